@@ -1,0 +1,198 @@
+/* The data model of tgen: what the spec files say, parsed once and validated once.
+ *
+ * Every record carries the file position it came from so that later stages (validation,
+ * emission, formula checking) can report `file:line:col: error: ...` without re-parsing.
+ * Records are immutable after validate(); all memory is owned by one arena (tg_arena) that is
+ * freed as a whole, so no record has its own destructor. Target-language (C) types do not
+ * appear here: api_*.c derives C names and signatures from these records. */
+#ifndef TGEN_MODEL_H
+#define TGEN_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A position in a spec file: 1-based line and column. `file` points at an interned string. */
+typedef struct tgm_loc {
+    const char *file;
+    int line, col;
+} tgm_loc;
+
+/* ---- arena: every allocation of the model lives here ---- */
+typedef struct tgm_arena tgm_arena;
+tgm_arena *tgm_arena_new(void);
+void tgm_arena_free(tgm_arena *a);
+void *tgm_alloc(tgm_arena *a, size_t n);              /* zeroed, never NULL (aborts on OOM) */
+char *tgm_strndup(tgm_arena *a, const char *s, size_t n);
+char *tgm_strdup(tgm_arena *a, const char *s);
+
+/* ---- diagnostics ---- */
+/* Prints `file:line:col: error: <msg>` to the diagnostics sink (stderr by default) and counts
+ * the error; parsing continues where it can so that one run reports several errors. */
+void tgm_error(tgm_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tgm_error_count(void);
+
+/* ---- types of the schema language ---- */
+typedef enum tgm_base {
+    TGM_TENSOR, TGM_INT, TGM_SYMINT, TGM_FLOAT, TGM_BOOL, TGM_STR, TGM_SCALAR,
+    TGM_SCALAR_TYPE, TGM_LAYOUT, TGM_DEVICE, TGM_MEMORY_FORMAT, TGM_GENERATOR,
+    TGM_DIMNAME, TGM_STORAGE, TGM_STREAM, TGM_QSCHEME, TGM_CONST_QUANTIZER_PTR,
+    TGM_SYMFLOAT, TGM_BASE_COUNT
+} tgm_base;
+
+/* An alias annotation: `(a)`, `(a!)`, `(a -> *)`, `(b!)`. */
+typedef struct tgm_alias {
+    const char *set;          /* "a"; NULL when the type has no annotation */
+    bool is_write;            /* the `!` */
+    const char *after;        /* "*" in `(a -> *)`, else NULL */
+} tgm_alias;
+
+/* `Tensor(a!)?[]` etc. Optional and list wrap the base in the order the schema writes them:
+ * `Tensor?[]` is a list of optional tensors (elem_optional), `int[]?` an optional list. */
+typedef struct tgm_type {
+    tgm_base base;
+    bool elem_optional;       /* `T?` (for non-lists), or `T?[]` (optional elements of a list) */
+    bool is_list;             /* `T[]` or `T[N]` */
+    int list_size;            /* N of `T[N]`, 0 when absent */
+    bool list_optional;       /* `T[]?` / `T[N]?` */
+    tgm_alias alias;          /* on Tensor only */
+} tgm_type;
+
+/* A default value as written in the schema, kept as text plus its kind. */
+typedef enum tgm_default_kind {
+    TGM_DEF_NONE_GIVEN,       /* no default */
+    TGM_DEF_NONE,             /* None */
+    TGM_DEF_INT, TGM_DEF_FLOAT, TGM_DEF_BOOL, TGM_DEF_STR,
+    TGM_DEF_INT_LIST,         /* [0, 1] or a bare int used for an int[N] (broadcast) */
+    TGM_DEF_FLOAT_LIST,
+    TGM_DEF_BOOL_LIST,        /* [True, False] */
+    TGM_DEF_IDENT,            /* a named constant such as Mean, long, contiguous_format */
+} tgm_default_kind;
+
+typedef struct tgm_default {
+    tgm_default_kind kind;
+    const char *text;         /* exactly as written, e.g. "1", "[0,1]", "Mean", "'none'" */
+    int64_t i;                /* TGM_DEF_INT / TGM_DEF_BOOL (0/1) */
+    double f;                 /* TGM_DEF_FLOAT */
+    const int64_t *ints;      /* TGM_DEF_INT_LIST / BOOL_LIST values */
+    const double *floats;     /* TGM_DEF_FLOAT_LIST values */
+    int n;                    /* list length */
+} tgm_default;
+
+typedef struct tgm_arg {
+    tgm_loc loc;
+    const char *name;
+    tgm_type type;
+    tgm_default def;
+    bool kwarg_only;          /* after `*` */
+    bool is_out;              /* kwarg-only, write-aliased Tensor: an out= argument */
+} tgm_arg;
+
+typedef struct tgm_return {
+    tgm_loc loc;
+    const char *name;         /* NULL when unnamed */
+    tgm_type type;
+} tgm_return;
+
+/* A parsed schema: `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`. */
+typedef struct tgm_schema {
+    tgm_loc loc;              /* position of the schema string's first character */
+    const char *text;         /* the schema string exactly as written */
+    const char *base;         /* "add" (without trailing underscore, without dunders kept: see below) */
+    const char *overload;     /* "Tensor"; "" when none */
+    const char *full_name;    /* "add.Tensor" or "add" */
+    bool inplace;             /* the name ends in `_` (add_), dunder names excluded */
+    bool dunder;              /* __iand__ etc.; base keeps the full dunder name */
+    tgm_arg *args; int nargs;
+    tgm_return *rets; int nrets;
+} tgm_schema;
+
+/* Schema kind, derived once by validate(). */
+typedef enum tgm_kind {
+    TGM_KIND_FUNCTIONAL, TGM_KIND_INPLACE, TGM_KIND_OUT, TGM_KIND_MUTABLE, TGM_KIND_SCRATCH
+} tgm_kind;
+
+/* Dispatch keys tgen knows. Only the first four are compiled by this project; the rest are
+ * accepted (PyTorch's own file uses them) and ignored by the emitters. */
+typedef enum tgm_key {
+    TGM_KEY_CPU, TGM_KEY_CUDA, TGM_KEY_COMPOSITE_IMPLICIT, TGM_KEY_COMPOSITE_EXPLICIT,
+    TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL, TGM_KEY_OTHER /* a known PyTorch key we ignore */
+} tgm_key;
+
+typedef struct tgm_dispatch_entry {
+    tgm_loc loc;
+    tgm_key key;
+    const char *key_name;     /* as written, one key (comma-joined keys are split) */
+    const char *kernel;       /* the kernel name, e.g. "add_out" */
+} tgm_dispatch_entry;
+
+/* One `- func:` entry of native_functions.yaml. */
+typedef struct tgm_func {
+    tgm_loc loc;              /* position of the `- func:` line */
+    tgm_schema schema;
+    tgm_kind kind;
+    bool variant_function, variant_method;   /* `variants:`; default: function only */
+    tgm_dispatch_entry *dispatch; int ndispatch;
+    bool has_dispatch;        /* a `dispatch:` field was present */
+    bool structured;          /* structured: True (an out= kernel that others delegate to) */
+    const char *structured_delegate;    /* "add.out" or NULL */
+    tgm_loc structured_delegate_loc;
+    const char *structured_inherits;
+    const char **autogen; int nautogen; /* "add.Scalar_out", ... */
+    tgm_loc autogen_loc;
+    const char **tags; int ntags;
+    const char *c_name;       /* tensorgen extension `c_name:` overriding the C function name */
+    const char *doc;          /* tensorgen extension `doc:` one-paragraph description */
+    bool manual_cpp_binding;
+    /* Filled by validate(): the entries this one is tied to. */
+    struct tgm_func *delegate;          /* target of structured_delegate */
+    struct tgm_func *functional;        /* for inplace/out variants: the functional sibling */
+    bool is_autogen;          /* synthesised from another entry's `autogen:` */
+    struct tgm_func *autogen_from;      /* the entry whose autogen list produced this one */
+} tgm_func;
+
+/* ---- derivatives.yaml ---- */
+typedef struct tgm_formula {
+    tgm_loc loc;              /* position of the formula text's first character */
+    const char *vars;         /* the key as written: "self", "self, other", "result" */
+    const char **var_names; int nvars;    /* split and trimmed */
+    const char *text;         /* the formula, as written */
+    struct tgm_expr *expr;    /* parsed formula (issue 3); NULL until the formula parser runs */
+} tgm_formula;
+
+typedef struct tgm_derivative {
+    tgm_loc loc;              /* position of `- name:` */
+    const char *name_text;    /* the schema as written under `name:` */
+    tgm_loc name_loc;
+    tgm_schema schema;        /* parsed */
+    tgm_func *func;           /* the matching native function (set by validate) */
+    tgm_formula *formulas; int nformulas;          /* per differentiable input / joint key */
+    tgm_formula *result_formulas; int nresult;     /* `result:` forward-mode formulas, kept as text */
+    const char **non_differentiable; int nnondiff;
+    bool *output_differentiability; int noutput_diff;
+    tgm_loc output_differentiability_loc;
+    const char *dispatch_note;                      /* derivatives `dispatch:` kept as text */
+} tgm_derivative;
+
+/* The whole model: both files. */
+typedef struct tgm_model {
+    tgm_arena *arena;
+    tgm_func **funcs; int nfuncs;              /* in file order; autogen'ed entries appended */
+    tgm_derivative **derivs; int nderivs;
+} tgm_model;
+
+/* Parsing: returns the number of errors reported (0 on success). On error the model may be
+ * partially filled and must not be emitted. */
+int tgm_parse_native_functions(tgm_model *m, const char *path);
+int tgm_parse_derivatives(tgm_model *m, const char *path);
+/* Parse one schema string. `loc` is the position of its first character; columns of errors
+ * inside the string are offset from it. Returns 0 on success. */
+int tgm_parse_schema(tgm_arena *a, const char *text, tgm_loc loc, tgm_schema *out);
+/* Cross-entry validation: kinds, duplicate overloads, delegate/autogen targets, derivative
+ * names with no matching schema, variants consistency. Returns the number of errors. */
+int tgm_validate(tgm_model *m);
+
+tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);
+const char *tgm_base_name(tgm_base b);   /* "Tensor", "int", ... as written in schemas */
+
+#endif

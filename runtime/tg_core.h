@@ -1,0 +1,146 @@
+/* tensorgen core types: tensors, dtypes, devices, lists, optionals, errors, scopes.
+ * The operator functions themselves are generated (generated/tg_ops.h); include the umbrella
+ * header <tensorgen.h> rather than this file. */
+#ifndef TG_CORE_H
+#define TG_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- dtypes, in PyTorch's promotion order within each category ---- */
+typedef enum tg_dtype {
+    TG_DTYPE_NONE = -1,       /* "no dtype given" for ScalarType? arguments */
+    TG_BOOL = 0,
+    TG_UINT8, TG_INT8, TG_INT16, TG_INT32, TG_INT64,
+    TG_FLOAT16, TG_BFLOAT16, TG_FLOAT32, TG_FLOAT64,
+    TG_NUM_DTYPES
+} tg_dtype;
+
+const char *tg_dtype_name(tg_dtype t);       /* "float32", ... */
+size_t tg_dtype_size(tg_dtype t);            /* bytes per element */
+bool tg_dtype_is_floating(tg_dtype t);
+bool tg_dtype_is_integral(tg_dtype t, bool include_bool);
+/* PyTorch's promote_types(a, b). */
+tg_dtype tg_promote_types(tg_dtype a, tg_dtype b);
+/* The default floating dtype (float32 unless changed). */
+tg_dtype tg_get_default_dtype(void);
+
+/* ---- devices ---- */
+typedef enum tg_device_type { TG_DEVICE_NONE = -1, TG_CPU = 0, TG_CUDA = 1 } tg_device_type;
+typedef struct tg_device { int8_t type; int8_t index; } tg_device;
+#define TG_DEVICE_CPU ((tg_device){ TG_CPU, 0 })
+#define TG_DEVICE_UNSET ((tg_device){ TG_DEVICE_NONE, -1 })
+
+typedef enum tg_layout { TG_LAYOUT_NONE = -1, TG_STRIDED = 0 } tg_layout;
+typedef enum tg_memory_format {
+    TG_MEMORY_FORMAT_NONE = -1, TG_CONTIGUOUS_FORMAT = 0, TG_PRESERVE_FORMAT,
+    TG_CHANNELS_LAST, TG_CHANNELS_LAST_3D
+} tg_memory_format;
+
+/* ---- tensors (opaque) ---- */
+typedef struct tg_tensor tg_tensor;
+typedef struct tg_generator tg_generator;
+
+/* References: every function that returns a tg_tensor* returns a NEW reference owned by the
+ * caller; arguments are borrowed. tg_release(NULL) is a no-op. */
+tg_tensor *tg_retain(tg_tensor *t);
+void tg_release(tg_tensor *t);
+
+int64_t tg_tensor_dim(const tg_tensor *t);
+int64_t tg_tensor_size(const tg_tensor *t, int64_t d);     /* negative d counts from the end */
+int64_t tg_tensor_stride(const tg_tensor *t, int64_t d);
+const int64_t *tg_tensor_sizes(const tg_tensor *t);
+const int64_t *tg_tensor_strides(const tg_tensor *t);
+int64_t tg_tensor_numel(const tg_tensor *t);
+int64_t tg_tensor_storage_offset(const tg_tensor *t);
+tg_dtype tg_tensor_dtype(const tg_tensor *t);
+tg_device tg_tensor_device(const tg_tensor *t);
+bool tg_tensor_is_contiguous(const tg_tensor *t);
+/* Pointer to element [0,...,0] (storage data + offset); valid while t lives. CPU only. */
+void *tg_tensor_data(const tg_tensor *t);
+
+/* Creates a contiguous CPU tensor of the given shape and dtype holding a copy of `data`
+ * (numel elements of dtype; NULL data leaves it uninitialised). Returns a new reference. */
+tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim, tg_dtype dtype);
+/* Copies the tensor's elements (any strides) converted to double into out[numel]. */
+int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel);
+/* The single element of a one-element tensor, as double. NaN and an error otherwise. */
+double tg_item(const tg_tensor *t);
+/* Prints like PyTorch's repr: tensor([[1., 2.], ...], dtype=...). */
+void tg_print(const tg_tensor *t);
+
+bool tg_tensor_requires_grad(const tg_tensor *t);
+tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad);  /* returns t */
+tg_tensor *tg_tensor_grad(const tg_tensor *t);   /* new reference or NULL */
+
+/* ---- lists and optionals used by generated signatures ---- */
+typedef struct tg_int_list { const int64_t *data; int64_t len; } tg_int_list;
+typedef struct tg_tensor_list { tg_tensor *const *data; int64_t len; } tg_tensor_list;
+typedef struct tg_opt_int { bool has_value; int64_t value; } tg_opt_int;
+typedef struct tg_opt_float { bool has_value; double value; } tg_opt_float;
+typedef struct tg_opt_bool { bool has_value; bool value; } tg_opt_bool;
+typedef tg_opt_float tg_opt_scalar;
+
+/* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
+ * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
+#define TG_INTS(...) ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
+    (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) })
+#define TG_NO_INTS ((tg_int_list){ NULL, 0 })
+extern const int64_t tg__empty_int_list_storage[1];
+#define TG_INTS_EMPTY ((tg_int_list){ tg__empty_int_list_storage, 0 })
+#define TG_TENSORS(...) ((tg_tensor_list){ (tg_tensor *const[]){ __VA_ARGS__ }, \
+    (int64_t)(sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *)) })
+/* Optionals: TG_SOME(v) inside an options initializer (`.dim = TG_SOME(1)`), or the typed
+ * forms where a value of the type is needed. */
+#define TG_SOME(v) { .has_value = true, .value = (v) }
+#define TG_OPT_INT(v) ((tg_opt_int){ true, (v) })
+#define TG_OPT_FLOAT(v) ((tg_opt_float){ true, (v) })
+#define TG_OPT_BOOL(v) ((tg_opt_bool){ true, (v) })
+#define TG_NONE_INT ((tg_opt_int){ false, 0 })
+#define TG_NONE_FLOAT ((tg_opt_float){ false, 0 })
+#define TG_NONE_BOOL ((tg_opt_bool){ false, false })
+
+/* ---- errors ---- */
+/* The first error recorded on this thread since the last tg_clear_error(), or NULL. The
+ * message names the operator: "add: The size of tensor a (3) must match ...". */
+const char *tg_last_error(void);
+void tg_clear_error(void);
+/* Warnings (e.g. deprecated behaviour) go to a callback; the default prints to stderr. */
+typedef void (*tg_warning_handler)(const char *msg, void *user);
+void tg_set_warning_handler(tg_warning_handler fn, void *user);
+
+/* ---- scopes: free every tensor made inside at once ---- */
+/* Tensors returned by operators while a scope is open are recorded in it; tg_scope_end()
+ * releases the scope's reference to each, except those passed to tg_scope_keep(), which
+ * move to the enclosing scope (or to the caller when there is none). Scopes nest. */
+void tg_scope_begin(void);
+tg_tensor *tg_scope_keep(tg_tensor *t);    /* returns t */
+void tg_scope_end(void);
+
+/* ---- grad mode (thread-local) ---- */
+bool tg_is_grad_enabled(void);
+bool tg_set_grad_enabled(bool enabled);      /* returns the previous mode */
+
+/* ---- random numbers ---- */
+/* The default CPU generator is seeded from the clock unless tg_manual_seed() is called. */
+void tg_manual_seed(uint64_t seed);
+tg_generator *tg_generator_new(uint64_t seed);
+void tg_generator_free(tg_generator *g);
+
+/* ---- threads ---- */
+void tg_set_num_threads(int n);
+int tg_get_num_threads(void);
+
+/* ---- live objects (leak checking) ---- */
+int64_t tg_live_tensors(void);
+int64_t tg_live_storages(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,264 @@
+/* The runtime's internal interface: what kernels/ and generated/ may use. Not installed.
+ *
+ * Who may use what (DESIGN.md): kernels use tensors, errors, the iterator and the reduction
+ * planner, and never the dispatcher or autograd; generated/ uses the dispatcher, boxed stacks
+ * and the small helpers marked "for generated code". The runtime never names an operator. */
+#ifndef TG_INTERNAL_H
+#define TG_INTERNAL_H
+
+#include "tg_core.h"
+#include <stdarg.h>
+
+#define TG_MAX_DIMS 16
+
+/* ------------------------------------------------------------------ storage and tensors */
+
+/* A refcounted buffer shared by a tensor and all its views. */
+typedef struct tg_storage {
+    int64_t refcount;         /* atomic */
+    void *data;
+    size_t nbytes;
+    tg_device device;
+    bool owns_data;           /* false for tg_tensor_from_blob-style external memory */
+} tg_storage;
+
+struct tg_autograd_meta;      /* defined by the autograd engine (issue 3) */
+
+struct tg_tensor {
+    int64_t refcount;         /* atomic */
+    tg_storage *storage;
+    int64_t storage_offset;   /* in elements */
+    int64_t ndim;
+    int64_t sizes[TG_MAX_DIMS];
+    int64_t strides[TG_MAX_DIMS];   /* in elements */
+    tg_dtype dtype;
+    tg_device device;
+    bool is_wrapped_number;   /* a Scalar wrapped as a 0-dim tensor: weak in type promotion */
+    bool requires_grad;
+    int64_t *version;         /* shared by views of one base; heap cell, refcounted with base */
+    tg_tensor *view_base;     /* the tensor this one views (owned reference), or NULL */
+    struct tg_autograd_meta *autograd;   /* grad, grad_fn, hooks; NULL when unused */
+};
+
+/* New contiguous tensor (uninitialised) of the shape; NULL + error on bad shape or OOM.
+ * `op` names the operator for error messages. */
+tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype, tg_device device);
+tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype);  /* same shape, contiguous */
+/* A view sharing t's storage and version counter with the given geometry. */
+tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
+                         int64_t ndim, int64_t storage_offset);
+/* Wraps a Scalar as a 0-dim tensor: int64 when v is integral and `is_integral`, else float64;
+ * bool for TG_BOOL. Marked as a wrapped number. */
+tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device);
+tg_tensor *tg__wrapped_scalar(double v, bool is_integral);
+bool tg__is_contiguous(const tg_tensor *t);
+int64_t tg__numel(const tg_tensor *t);
+/* Resizes `out` (an out= argument) to the given shape: allowed when it already has the shape,
+ * or has zero elements (storage is reallocated). Otherwise an error naming `op`. */
+int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t ndim);
+/* Normalises a possibly negative dim against ndim (a 0-dim tensor accepts -1 and 0).
+ * Returns -1 with "Dimension out of range (expected to be in range of [-2, 1], but got 3)". */
+int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim);
+void tg__bump_version(tg_tensor *t);   /* after an in-place write */
+/* For out= glue (autogen and composites): resizes `out` like tg__resize_out to result's shape,
+ * checks result's dtype can be cast to out's (PyTorch: "result type Float can't be cast to the
+ * desired output type Long"), copies, and returns a new reference to out. */
+tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result);
+
+/* Element conversion helpers used by the reference paths (any dtype <-> double/int64). */
+double tg__load_double(const void *p, tg_dtype t);
+void tg__store_double(void *p, tg_dtype t, double v);
+int64_t tg__load_int64(const void *p, tg_dtype t);
+void tg__store_int64(void *p, tg_dtype t, int64_t v);
+/* float16 / bfloat16 conversions (round to nearest even). */
+float tg__half_to_float(uint16_t h);
+uint16_t tg__float_to_half(float f);
+float tg__bf16_to_float(uint16_t h);
+uint16_t tg__float_to_bf16(float f);
+
+/* ------------------------------------------------------------------ allocator */
+/* 64-byte aligned CPU memory; freed blocks are cached by size class and reused. Thread-safe. */
+void *tg__cpu_alloc(size_t nbytes);
+void tg__cpu_free(void *p, size_t nbytes);
+void tg__cpu_allocator_empty_cache(void);
+
+/* ------------------------------------------------------------------ errors */
+/* Records "<op>: <message>" as this thread's error unless one is already recorded (the first
+ * error wins). Always returns NULL so kernels can `return tg__error(...)`. */
+void *tg__error(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *tg__verror(const char *op, const char *fmt, va_list ap);
+bool tg__has_error(void);
+void tg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Scopes: every tensor handed to a caller by the public API passes through this, which records
+ * it in the innermost open scope (generated code calls it on returned tensors). */
+tg_tensor *tg__scope_track(tg_tensor *t);
+
+/* ------------------------------------------------------------------ iterator */
+/* One broadcasting, type-promoting strided iteration (PyTorch's TensorIterator is the model).
+ *
+ * Operands: outputs first, then inputs. A NULL output is allocated with the broadcast shape
+ * and the result dtype. After build, all operands share one shape of `ndim` dims, coalesced
+ * and reordered so that dim 0 is the fastest-moving; `strides[op][d]` are in BYTES.
+ * Inputs whose dtype differs from the common dtype are converted into temporaries by build
+ * (or cast on the fly by the loop when TG_ITER_NO_INPUT_CAST is set), and an output whose
+ * dtype differs from the computation dtype is computed into a temporary and copied back by
+ * tg__iter_finish(). Kernels therefore see one dtype, `it->dtype`, for every operand unless
+ * they opt out. */
+#define TG_ITER_MAX_OPERANDS 8
+
+typedef enum tg_iter_flags {
+    TG_ITER_PROMOTE_INPUTS = 1 << 0,      /* compute in the promoted dtype of the inputs */
+    TG_ITER_INT_TO_FLOAT = 1 << 1,        /* ... promoted further to the default float (div, exp) */
+    TG_ITER_BOOL_OUTPUT = 1 << 2,         /* outputs are bool (comparisons) */
+    TG_ITER_NO_BROADCAST_OUT = 1 << 3,    /* in-place: output shape may not grow */
+    TG_ITER_NO_INPUT_CAST = 1 << 4,       /* kernel reads inputs in their own dtype */
+    TG_ITER_KEEP_OUTPUT_DTYPE = 1 << 5,   /* compute in the output's dtype (copy_, to) */
+} tg_iter_flags;
+
+typedef struct tg_iter {
+    const char *op;
+    int noutputs, ninputs, nops;
+    tg_tensor *operands[TG_ITER_MAX_OPERANDS];   /* owned references (temporaries included) */
+    tg_tensor *user_outputs[TG_ITER_MAX_OPERANDS]; /* where results go after finish */
+    tg_dtype dtype;                /* computation dtype (common dtype) */
+    tg_dtype result_dtype;         /* dtype of allocated outputs */
+    int64_t shape[TG_MAX_DIMS];    /* broadcast shape in the user's dim order */
+    int64_t shape_ndim;
+    int ndim;                      /* after coalescing */
+    int64_t sizes[TG_MAX_DIMS];    /* coalesced, fastest first */
+    int64_t strides[TG_ITER_MAX_OPERANDS][TG_MAX_DIMS];   /* bytes */
+    char *data[TG_ITER_MAX_OPERANDS];                      /* base pointers */
+    int64_t numel;
+    bool is_contiguous;            /* every operand contiguous in the same order: 1-D fast path */
+} tg_iter;
+
+/* Builds the iteration. `outputs[i]` may be NULL (allocate). Returns 0, or -1 with an error
+ * recorded (shape mismatch in PyTorch's words, unsafe cast to an out= dtype, ...). */
+int tg__iter_build(tg_iter *it, const char *op, int flags,
+                   tg_tensor **outputs, int noutputs, tg_tensor *const *inputs, int ninputs);
+/* A 1-D inner loop over n elements: data[k] points at operand k's first element, strides[k]
+ * is its step in bytes. `ctx` is the kernel's own closure. */
+typedef void (*tg_iter_loop1d)(char **data, const int64_t *strides, int64_t n, void *ctx);
+/* Runs `loop` over every element, splitting the range across OpenMP threads when numel is
+ * above the grain size (32768). */
+void tg__iter_for_each(tg_iter *it, tg_iter_loop1d loop, void *ctx);
+/* Copies temporaries back into user outputs, returns output `i` as a new reference, and
+ * releases everything the iterator holds. Call exactly once after a successful build. */
+tg_tensor *tg__iter_finish(tg_iter *it, int i);
+/* Releases everything on an error path (after a successful build). */
+void tg__iter_abort(tg_iter *it);
+
+/* ------------------------------------------------------------------ reductions */
+/* A reduction over `dims` (None/empty = all dims) of `self`: the output shape (with or without
+ * kept dims) and a plan that views self as [outer, inner] where the reduced dims are "inner".
+ * For each output element o (in the output's contiguous order), the reduced elements are at
+ *   self_data + outer_offset(o) + inner offsets
+ * Kernels iterate with tg__reduce_for_each, which hands each (output element, inner index set)
+ * pair to the kernel as an inner loop over `inner_numel` elements with one stride when the
+ * reduced dims coalesce to one, else via the general offset table. */
+typedef struct tg_reduce_plan {
+    const char *op;
+    int64_t out_sizes[TG_MAX_DIMS]; int64_t out_ndim;      /* user-facing output shape */
+    bool reduce_dim[TG_MAX_DIMS];                          /* per input dim */
+    int64_t outer_numel, inner_numel;
+    int outer_ndim, inner_ndim;
+    int64_t outer_sizes[TG_MAX_DIMS], outer_strides[TG_MAX_DIMS];   /* input strides, elements */
+    int64_t inner_sizes[TG_MAX_DIMS], inner_strides[TG_MAX_DIMS];   /* coalesced, fastest first */
+} tg_reduce_plan;
+
+/* dims may be NULL/ndims 0 meaning all. Errors for out-of-range or repeated dims ("dim 1
+ * appears multiple times in the list of dims"). */
+int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *self,
+                         const int64_t *dims, int64_t ndims, bool keepdim);
+/* Element offset (in elements, from self's data pointer) of the first reduced element of
+ * output element o, and of the j-th reduced element relative to it. */
+int64_t tg__reduce_outer_offset(const tg_reduce_plan *p, int64_t o);
+int64_t tg__reduce_inner_offset(const tg_reduce_plan *p, int64_t j);
+
+/* ------------------------------------------------------------------ parallelism */
+int64_t tg__grain_size(void);       /* 32768 elements */
+/* Runs fn(begin, end, ctx) over [0, n) in chunks across the intra-op OpenMP threads (serially
+ * when n < grain or when already inside a parallel region). */
+void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e, void *ctx), void *ctx);
+
+/* ------------------------------------------------------------------ random numbers */
+/* Philox-free simple design: a 64-bit counter-based generator (splitmix64 -> xoshiro256**). */
+tg_generator *tg__default_generator(void);
+uint64_t tg__random_u64(tg_generator *g);           /* thread-safe */
+double tg__random_uniform(tg_generator *g);         /* [0, 1) */
+double tg__random_normal(tg_generator *g);          /* N(0, 1) */
+
+/* ------------------------------------------------------------------ dispatcher */
+/* Keys in priority order: a higher key wins. A 64-bit key set has bit k set for key k. */
+typedef enum tg_dispatch_key {
+    TG_KEY_CPU = 0,
+    TG_KEY_CUDA = 1,
+    TG_KEY_AUTOGRAD = 8,      /* generated recording kernels (issue 3) */
+    TG_NUM_KEYS = 9
+} tg_dispatch_key;
+typedef uint64_t tg_keyset;
+
+/* Boxed values: every operator can be called with its arguments on a stack. */
+typedef enum tg_ivalue_tag {
+    TG_IV_NONE, TG_IV_TENSOR, TG_IV_INT, TG_IV_DOUBLE, TG_IV_BOOL, TG_IV_INT_LIST,
+    TG_IV_TENSOR_LIST, TG_IV_DTYPE, TG_IV_DEVICE, TG_IV_STRING, TG_IV_GENERATOR, TG_IV_LAYOUT,
+    TG_IV_MEMORY_FORMAT
+} tg_ivalue_tag;
+
+typedef struct tg_ivalue {
+    tg_ivalue_tag tag;
+    union {
+        tg_tensor *t;            /* TENSOR: the stack owns a reference */
+        int64_t i;               /* INT, DTYPE, LAYOUT, MEMORY_FORMAT */
+        double d;
+        bool b;
+        tg_int_list ints;        /* points into caller memory while the call runs */
+        tg_tensor_list tensors;  /* likewise */
+        tg_device device;
+        const char *s;
+        tg_generator *g;
+    } v;
+} tg_ivalue;
+
+#define TG_STACK_MAX 32
+typedef struct tg_stack { tg_ivalue v[TG_STACK_MAX]; int n; } tg_stack;
+
+/* One operator's row in the dispatch table. `kernels[k]` is the unboxed kernel for key k
+ * (a function pointer of the operator's kernel signature, cast to void(*)(void)), or NULL.
+ * `call_boxed` pops the operator's arguments from the stack, calls `kernel` with them (cast
+ * back to its signature) and pushes the results. */
+typedef void (*tg_fnptr)(void);
+typedef struct tg_op_entry {
+    const char *name;             /* "add.Tensor" */
+    const char *schema;           /* the full schema string */
+    tg_fnptr kernels[TG_NUM_KEYS];
+    int (*call_boxed)(tg_fnptr kernel, tg_stack *s);
+    int16_t ntensor_args;         /* for boxed key-set computation */
+} tg_op_entry;
+
+/* The key set of one call: the union of its tensors' keys (device key, plus TG_KEY_AUTOGRAD
+ * when grad mode is on and a tensor requires grad), minus the thread-local excluded keys. */
+tg_keyset tg__tensor_keys(const tg_tensor *t);
+tg_keyset tg__excluded_keys(void);
+/* Picks the kernel for a key set from a row: the highest key whose kernel is set. A missing
+ * device kernel gives the CUDA->CPU fallback (returns NULL and sets *fallback) or an error
+ * that lists the keys the operator has. Inline fast path in the generated stubs. */
+tg_fnptr tg__dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *fallback);
+/* Boxed call by name ("add.Tensor"): the shared path for fallbacks, out-of-tree ops and
+ * dynamic callers. Arguments are on the stack (all of them, defaults included); results
+ * replace them. Returns 0 or -1 with an error recorded. */
+int tg_call_boxed(const char *name, tg_stack *s);
+/* Out-of-tree registration: a library registers its own table (generated by tgen) at load
+ * time; takes a lock. Names must not collide with existing ones. */
+int tg_register_ops(const char *ns, tg_op_entry *entries, int n);
+const tg_op_entry *tg__find_op(const char *name);
+
+/* Helpers for generated code: argument checks shared by every stub. */
+static inline bool tg__any_null(tg_tensor *const *ts, int n) {
+    for (int i = 0; i < n; i++) if (!ts[i]) return true;
+    return false;
+}
+
+#endif
