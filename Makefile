@@ -1,0 +1,167 @@
+# tensorgen build.
+#
+#   make            regenerate generated/ if a spec, template or tgen changed; build tgen,
+#                   libtensorgen.{a,so} and the examples
+#   make gen        force regeneration (tgen rewrites only files whose text changed)
+#   make test       build and run the test suite, then again under ASan+UBSan (leaks fail)
+#   make bench      print one JSON line per benchmark workload (see bench/README.md)
+#   make install PREFIX=/usr/local
+#
+# Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
+# libcriterion-dev (tests only), gcc with OpenMP.
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= gcc
+OPT      ?= -O3 -march=native
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Wno-unused-parameter
+INCLUDES := -Iruntime -Igenerated -Ikernels/cpu -Ikernels
+DEPFLAGS  = -MMD -MP
+
+# OpenBLAS: prefer the OpenMP build so BLAS and our kernels share one thread pool (two pools
+# on two cores fight, costing PyTorch 3-5x); fall back to whichever libopenblas is installed.
+OPENBLAS_OMP_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
+ifneq ($(wildcard $(OPENBLAS_OMP_DIR)/libopenblas.so),)
+  BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-openmp
+  BLAS_LIBS   := -L$(OPENBLAS_OMP_DIR) -Wl,-rpath,$(OPENBLAS_OMP_DIR) -lopenblas
+else
+  BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+  BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+endif
+
+CFLAGS   ?=
+LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CFLAGS)
+LIBS       := $(BLAS_LIBS) -fopenmp -lm -lpthread
+YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+
+# Sanitizer flavour of everything, used by `make test`.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+# ------------------------------------------------------------------ sources
+TGEN_SRC  := $(wildcard codegen/*.c)
+LIB_SRC   := $(wildcard runtime/*.c) $(wildcard kernels/cpu/*.c) \
+             $(wildcard kernels/composite/*.c) $(wildcard generated/*.c)
+TEST_SRC  := $(wildcard tests/*/test_*.c)
+TEST_COMMON := $(filter-out $(TEST_SRC),$(wildcard tests/*/*.c tests/*.c))
+EX_SRC    := $(wildcard examples/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+SPECS     := $(wildcard specs/*.yaml)
+TEMPLATES := $(wildcard templates/*.in)
+DERIVS    := $(wildcard specs/derivatives.yaml)
+
+LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o)
+TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
+EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+
+.PHONY: all gen test test-plain test-san bench install clean check-generated
+all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
+
+# ------------------------------------------------------------------ tgen and generation
+$(BUILD)/tgen: $(TGEN_OBJ)
+	$(CC) -o $@ $^ $(YAML_LIBS)
+
+$(BUILD)/obj/codegen/%.o: codegen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 -g $(WARN) $(DEPFLAGS) -c $< -o $@
+
+TGEN_ARGS = --gen --native specs/native_functions.yaml \
+            $(if $(DERIVS),--derivatives $(DERIVS)) \
+            --templates templates --out generated --docs docs
+
+# The stamp records that generated/ matches the specs, templates and tgen. tgen only touches
+# files whose text changed, so an edit of one op recompiles only what depends on it.
+$(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
+	@mkdir -p $(BUILD)
+	$(BUILD)/tgen $(TGEN_ARGS)
+	@touch $@
+
+gen: $(BUILD)/tgen
+	$(BUILD)/tgen $(TGEN_ARGS)
+	@touch $(BUILD)/gen.stamp
+
+# Fails when generated/ is not what `make gen` produces (CI runs this).
+check-generated: gen
+	@git diff --exit-code --stat -- generated docs/ops.md || \
+	  { echo "generated/ is stale: run 'make gen' and commit the result" >&2; exit 1; }
+
+# ------------------------------------------------------------------ library
+# Order-only on the stamp: generation runs first, but only files whose text tgen changed
+# (tracked through -MMD) cause recompilation.
+$(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/libtensorgen.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtensorgen.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LIBS)
+
+$(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
+	@rm -f $@
+	ar rcs $@ $^
+
+# ------------------------------------------------------------------ examples and bench
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
+
+$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(BUILD)/libtensorgen.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) -o $@ $(BENCH_SRC) $(BUILD)/libtensorgen.a $(LIBS)
+
+bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
+	@bench/run.sh $(BUILD)
+
+# ------------------------------------------------------------------ tests
+# All test files link into one Criterion binary (one summary line); the sanitizer flavour
+# links the same tests against the ASan+UBSan library. Leaks fail through LeakSanitizer and
+# through each test's tg_live_tensors()/tg_live_storages() check.
+TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS)
+
+$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(LIBS) -lcriterion
+
+$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(LIBS) -lcriterion
+
+# The API compile test: the public header must compile warning-free with gcc and clang.
+API_TEST := tests/api/api_compile_check.c
+$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h
+	@mkdir -p $(BUILD)
+	@if [ -f $(API_TEST) ]; then \
+	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \
+	    $$cc -std=c11 -Wall -Wextra -Werror -Iruntime -Igenerated -fsyntax-only $(API_TEST) || exit 1; \
+	  done; fi
+	@touch $@
+
+test: test-plain test-san
+
+test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
+	TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2
+
+test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
+	TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(BUILD)/tests/tg_tests_san -j2
+
+# ------------------------------------------------------------------ install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/tensorgen $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 runtime/tensorgen.h runtime/tg_core.h generated/tg_ops.h $(DESTDIR)$(PREFIX)/include/tensorgen/
+	install -m 644 $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/tgen $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|g' tensorgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tensorgen.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
