@@ -31,6 +31,17 @@ char *tgm_strdup(tgm_arena *a, const char *s);
  * the error; parsing continues where it can so that one run reports several errors. */
 void tgm_error(tgm_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tgm_error_count(void);
+/* `file:line:col: note: <msg>`, not counted: the second location of a two-place error
+ * (the first definition of a duplicate overload, the function a derivative almost matches). */
+void tgm_note(tgm_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Where a YAML scalar's text came from. A quoted or folded scalar's text differs from the bytes
+ * in the file (quotes, escapes, joined lines), so `loc.col + offset` is wrong for it; a span
+ * lets tgm_text_loc map an offset in the text back to the file. NULL for plain one-line
+ * scalars and synthesised text, where `loc.col + offset` is exact. */
+typedef struct tgm_span tgm_span;
+/* The position of byte `offset` of `text`, whose first character is at `start`. */
+tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size_t offset);
 
 /* ---- types of the schema language ---- */
 typedef enum tgm_base {
@@ -105,6 +116,7 @@ typedef struct tgm_schema {
     bool dunder;              /* __iand__ etc.; base keeps the full dunder name */
     tgm_arg *args; int nargs;
     tgm_return *rets; int nrets;
+    const tgm_span *span;     /* for tgm_text_loc; NULL when text is plain or synthesised */
 } tgm_schema;
 
 /* Schema kind, derived once by validate(). */
@@ -126,6 +138,14 @@ typedef struct tgm_dispatch_entry {
     const char *kernel;       /* the kernel name, e.g. "add_out" */
 } tgm_dispatch_entry;
 
+/* One line of `ufunc_inner_loop:` (`Generic: add (AllAndComplex, BFloat16, Half)`). */
+typedef struct tgm_ufunc_loop {
+    tgm_loc loc;
+    const char *key;          /* Generic, ScalarOnly, CPUScalar, CPUVector, CUDAFunctor, ... */
+    const char *name;         /* "add" */
+    const char *dtypes;       /* "AllAndComplex, BFloat16, Half" (text inside the parentheses) */
+} tgm_ufunc_loop;
+
 /* One `- func:` entry of native_functions.yaml. */
 typedef struct tgm_func {
     tgm_loc loc;              /* position of the `- func:` line */
@@ -144,6 +164,12 @@ typedef struct tgm_func {
     const char *c_name;       /* tensorgen extension `c_name:` overriding the C function name */
     const char *doc;          /* tensorgen extension `doc:` one-paragraph description */
     bool manual_cpp_binding;
+    /* Fields PyTorch uses that tgen keeps but does not act on (yet). */
+    const char *python_module;          /* nn, linalg, special, fft, sparse, nested or NULL */
+    const char *device_check;           /* NoCheck / ExactSame, NULL when absent */
+    bool device_guard;                  /* default true */
+    const char **cpp_no_default_args; int ncpp_no_default_args;
+    tgm_ufunc_loop *ufunc_inner_loop; int nufunc_inner_loop;
     /* Filled by validate(): the entries this one is tied to. */
     struct tgm_func *delegate;          /* target of structured_delegate */
     struct tgm_func *functional;        /* for inplace/out variants: the functional sibling */
@@ -158,6 +184,7 @@ typedef struct tgm_formula {
     const char **var_names; int nvars;    /* split and trimmed */
     const char *text;         /* the formula, as written */
     struct tgm_expr *expr;    /* parsed formula (issue 3); NULL until the formula parser runs */
+    const tgm_span *span;     /* for tgm_text_loc(loc, span, text, offset) */
 } tgm_formula;
 
 typedef struct tgm_derivative {
@@ -170,6 +197,9 @@ typedef struct tgm_derivative {
     tgm_formula *result_formulas; int nresult;     /* `result:` forward-mode formulas, kept as text */
     const char **non_differentiable; int nnondiff;
     bool *output_differentiability; int noutput_diff;
+    /* PyTorch allows a C++ condition instead of True/False (`["!dtype || ..."]`): its text,
+     * or NULL for a plain bool; same length as output_differentiability (those entries: true). */
+    const char **output_differentiability_cond;
     tgm_loc output_differentiability_loc;
     const char *dispatch_note;                      /* derivatives `dispatch:` kept as text */
 } tgm_derivative;
@@ -179,6 +209,7 @@ typedef struct tgm_model {
     tgm_arena *arena;
     tgm_func **funcs; int nfuncs;              /* in file order; autogen'ed entries appended */
     tgm_derivative **derivs; int nderivs;
+    struct tgm_name_map *func_index;           /* full_name -> func; built by tgm_validate */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
@@ -192,7 +223,10 @@ int tgm_parse_schema(tgm_arena *a, const char *text, tgm_loc loc, tgm_schema *ou
  * names with no matching schema, variants consistency. Returns the number of errors. */
 int tgm_validate(tgm_model *m);
 
-tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);
+tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);   /* NULL when absent */
+/* The schema in canonical form (`add.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) ->
+ * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
+char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);
 const char *tgm_base_name(tgm_base b);   /* "Tensor", "int", ... as written in schemas */
 
 #endif
