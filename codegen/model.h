@@ -87,6 +87,8 @@ typedef struct tgm_default {
     double f;                 /* TGM_DEF_FLOAT */
     const int64_t *ints;      /* TGM_DEF_INT_LIST / BOOL_LIST values */
     const double *floats;     /* TGM_DEF_FLOAT_LIST values */
+    const char *str;          /* TGM_DEF_STR: the string without quotes, escapes decoded;
+                               * TGM_DEF_IDENT: the identifier (same as text) */
     int n;                    /* list length */
 } tgm_default;
 
