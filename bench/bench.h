@@ -1,0 +1,45 @@
+/* Shared helpers of build/bench/tg_bench: timing, statistics and the JSON line format of
+ * ../shared/bench-anchors (see bench/README.md). */
+#ifndef TG_BENCH_H
+#define TG_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BENCH_MAX_REPEATS 64
+
+/* Settings every workload reads; filled once by main(). */
+typedef struct bench_config {
+    int threads;            /* intra-op threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, else 2) */
+    int repeats;            /* timed repeats per workload (>= 7) */
+    const char *coretype;   /* OPENBLAS_CORETYPE or "auto" */
+    const char *only;       /* comma list of name substrings, or NULL for all */
+} bench_config;
+
+extern bench_config bench_cfg;
+
+/* Monotonic wall clock in seconds. */
+double bench_now(void);
+
+/* True when the workload `name` was selected (--only). */
+bool bench_wanted(const char *name);
+
+/* A timed body: runs the workload once (one "call"); returns false on failure. */
+typedef bool (*bench_body)(void *ctx);
+
+/* Runs `body` `inner` times per repeat, after `warmup` untimed repeats, for bench_cfg.repeats
+ * repeats; stores seconds PER CALL of each repeat in secs[]. Returns false if a call failed. */
+bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *secs);
+
+/* Converts per-call seconds into the unit and prints one JSON line. `work` is the amount one
+ * call does in the unit's numerator (bytes for GB/s, FLOP for GFLOP/s); `scale` converts
+ * seconds for time units (1e9 for ns/call, 1e3 for ms). Exactly one of them is used:
+ * work > 0 means a throughput (higher is better), else a time (lower is better). */
+void bench_emit(const char *name, const char *unit, const char *src, const double *secs,
+                double work, double scale);
+
+/* Baselines measured in the same process (bench/baselines.c). */
+void bench_stream(void);
+void bench_blas_direct(void);
+
+#endif

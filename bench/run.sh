@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints one JSON line per measurement on stdout (format: BENCH.md and
+# ../shared/bench-anchors/README.md); notes and a comparison table go to stderr. `make bench`
+# calls it as `bench/run.sh build` after building build/bench/tg_bench and build/tgen.
+#
+#   bench/run.sh [BUILD_DIR]       default BUILD_DIR: build
+#
+# Environment:
+#   OMP_NUM_THREADS / OPENBLAS_NUM_THREADS   threads (default 2), used by every part
+#   BENCH_ONLY=a,b        only workloads whose name contains one of the words
+#   BENCH_REPEATS=N       timed repeats (default 7)
+#   BENCH_ANCHORS=0       skip the anchor programs and PyTorch even when they are present
+#   BENCH_OUT=file        where the JSON lines are also saved (default BUILD_DIR/bench/results.jsonl)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+REPEATS=${BENCH_REPEATS:-7}
+ONLY=${BENCH_ONLY:-}
+ANCHORS=../shared/bench-anchors
+PYTORCH_SPECS=../shared/pytorch-1.13.1
+PY=/usr/bin/python3          # Debian's python sees python3-torch; a pyenv python3 may not
+THREADS=${OMP_NUM_THREADS:-${OPENBLAS_NUM_THREADS:-2}}
+export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
+CORETYPE=${OPENBLAS_CORETYPE:-auto}
+OUT=${BENCH_OUT:-$BUILD/bench/results.jsonl}
+
+note() { echo "bench: $*" >&2; }
+wanted() {   # wanted NAME: true when BENCH_ONLY is empty or one of its words is in NAME
+  [ -z "$ONLY" ] && return 0
+  local w; IFS=, read -ra ws <<< "$ONLY"
+  for w in "${ws[@]}"; do [ -n "$w" ] && [[ "$1" == *"$w"* ]] && return 0; done
+  return 1
+}
+# Appends "coretype" to the anchors' lines (tg_bench prints it itself).
+tag_coretype() { sed -u "s/}\$/, \"coretype\": \"$1\"}/"; }
+
+for f in "$BUILD/bench/tg_bench" "$BUILD/tgen"; do
+  [ -x "$f" ] || { echo "bench: $f is missing; run 'make bench' (or 'make' first)" >&2; exit 1; }
+done
+mkdir -p "$(dirname "$OUT")"
+: > "$OUT"
+note "threads=$THREADS OPENBLAS_CORETYPE=$CORETYPE cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p') nproc=$(nproc)"
+
+# ---------------------------------------------------------------- tgen wall times
+# Times a command: 1 warm-up run, then $REPEATS runs; prints the JSON line (seconds).
+time_cmd() {
+  local name=$1; shift
+  "$@" >/dev/null 2>&1 || { note "$name skipped: '$*' failed"; "$@" 2>&1 | head -5 >&2; return; }
+  local i t0 t1 times=()
+  for ((i = 0; i < REPEATS; i++)); do
+    t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
+    times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
+  done
+  printf '%s\n' "${times[@]}" | sort -g | awk -v name="$name" -v ct="$CORETYPE" '
+    { v[NR] = $1 }
+    END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+          printf "{\"name\": \"%s\", \"unit\": \"s\", \"value\": %.4f, \"best\": %.4f, \"median\": %.4f, \"n\": %d, \"threads\": 1, \"src\": \"tensorgen\", \"coretype\": \"%s\"}\n", name, m, v[1], m, NR, ct }'
+}
+
+tgen_bench() {
+  if wanted tgen_check_pytorch_specs; then
+    if [ -f "$PYTORCH_SPECS/native_functions.yaml" ]; then
+      time_cmd tgen_check_pytorch_specs "$BUILD/tgen" --check \
+        --native "$PYTORCH_SPECS/native_functions.yaml" --derivatives "$PYTORCH_SPECS/derivatives.yaml"
+    else
+      note "tgen_check_pytorch_specs skipped: $PYTORCH_SPECS is absent"
+    fi
+  fi
+  if wanted tgen_gen_project_specs; then
+    # What `make gen` does (parse, validate, render every file, write those whose text
+    # changed), pointed at a scratch directory so the checked-in generated/ is not touched.
+    # The untimed warm-up run fills it, so timed runs compare and write nothing, like a
+    # `make gen` on an up-to-date tree.
+    local tmp; tmp=$(mktemp -d)
+    local derivs=(); [ -f specs/derivatives.yaml ] && derivs=(--derivatives specs/derivatives.yaml)
+    time_cmd tgen_gen_project_specs "$BUILD/tgen" --gen --native specs/native_functions.yaml \
+      "${derivs[@]}" --templates templates --out "$tmp" --docs "$tmp"
+    rm -rf "$tmp"
+  fi
+}
+
+# ---------------------------------------------------------------- anchors and PyTorch
+anchor_bench() {
+  if [ "${BENCH_ANCHORS:-1}" = 0 ]; then note "anchors skipped (BENCH_ANCHORS=0)"; return; fi
+  if [ ! -d "$ANCHORS" ]; then note "anchors skipped: $ANCHORS is absent"; return; fi
+  local dir=$BUILD/anchors; mkdir -p "$dir"
+  # Build lines from the anchors' README.
+  if wanted stream_; then
+    if gcc -O3 -march=native -ffast-math -fopenmp -o "$dir/bandwidth" "$ANCHORS/bandwidth.c" 2>/dev/null; then
+      "$dir/bandwidth" | grep -E '"stream_(add|sum)"' | tag_coretype none
+    else note "anchor bandwidth did not build"; fi
+  fi
+  if wanted sgemm_; then
+    if gcc -O3 -march=native -o "$dir/blas_bench" "$ANCHORS/blas_bench.c" -lopenblas 2>/dev/null; then
+      "$dir/blas_bench" | tag_coretype "$CORETYPE"
+    else note "anchor blas_bench did not build (libopenblas-dev?)"; fi
+  fi
+  if "$PY" -c 'import torch' 2>/dev/null; then
+    local sel=overhead_torch_add,add_16M,exp_16M,sum_16M,mm_,softmax
+    [ -n "$ONLY" ] && sel=$ONLY
+    "$PY" "$ANCHORS/torch_bench.py" --threads "$THREADS" --repeats "$REPEATS" --only "$sel" \
+      | tag_coretype "$CORETYPE"
+  else
+    note "PyTorch figures skipped: $PY cannot import torch (apt-get install python3-torch)"
+  fi
+}
+
+# ---------------------------------------------------------------- run
+{
+  "$BUILD/bench/tg_bench" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"}
+  tgen_bench
+  anchor_bench
+} | tee "$OUT"
+
+# ---------------------------------------------------------------- comparison (stderr)
+# One row per tensorgen workload: its median next to PyTorch's and the baseline's from this run.
+awk '
+  function field(k,   m) { if (match($0, "\"" k "\": \"?[^,\"}]*")) { m = substr($0, RSTART, RLENGTH); sub(/^"[^"]*": "?/, "", m); return m } return "" }
+  { v[field("src") ":" field("name")] = field("value"); u[field("name")] = field("unit")
+    if (field("src") == "tensorgen") order[++n] = field("name") }
+  function get(k) { return (k in v) ? v[k] : "-" }
+  END {
+    if (!n) exit
+    torch["overhead_add_1elem"] = "overhead_torch_add_1elem"; torch["overhead_add_out_1elem"] = "overhead_torch_add_out_1elem"
+    base["add_16M_out"] = "stream:stream_add_16M"; base["add_16M_alloc"] = "stream:stream_add_16M"
+    base["sum_16M"] = "stream:stream_sum_16M"
+    for (s = 256; s <= 2048; s *= 2) base["mm_" s] = "openblas-direct:blas_sgemm_" s
+    printf "\n%-28s %-8s %12s %12s %12s  %s\n", "workload", "unit", "tensorgen", "torch", "baseline", "(baseline)" > "/dev/stderr"
+    for (i = 1; i <= n; i++) {
+      w = order[i]; t = (w in torch) ? torch[w] : w
+      printf "%-28s %-8s %12s %12s %12s  %s\n", w, u[w], get("tensorgen:" w), get("torch:" t),
+             (w in base) ? get(base[w]) : "-", (w in base) ? base[w] : "" > "/dev/stderr"
+    }
+  }' "$OUT"
+note "JSON lines saved in $OUT"
