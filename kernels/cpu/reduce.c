@@ -1,0 +1,746 @@
+/* Reductions: sum, mean, prod, amax, amin, max.dim, min.dim, argmax, argmin, var, std.
+ *
+ * Every reduction views `self` as [outer, inner]: the kept dims (outer, one per output
+ * element, in the output's row-major order) and the reduced dims (inner). The reference path
+ * walks the inner elements of one output as "lines" (runs along the innermost reduced dim with
+ * one stride) and folds them into a partial result; the fast paths sit next to it:
+ *
+ *  - contiguous float32/float64 lines are summed with AVX2 into several independent float64
+ *    accumulators (float32 sums therefore accumulate in double: relative error ~1e-16 * n
+ *    before the final rounding to float, far below float32's own 6e-8);
+ *  - a reduction whose kept innermost dim has stride 1 (sum over dim 0 of a row-major matrix)
+ *    is computed "vertically": a block of outputs accumulates whole rows at once, so memory is
+ *    read in order instead of with a large stride;
+ *  - when there are few outputs (a full reduction), each output's inner range is cut into
+ *    fixed 64K-element chunks reduced in parallel into partials that are merged in chunk order,
+ *    so the result does not depend on the number of threads.
+ *
+ * Accumulation: float dtypes (incl. float16/bfloat16) in double; integral dtypes in int64 with
+ * wrap-around (sum/prod of ints and bools produce int64 by default, as in PyTorch). var/std use
+ * two passes per chunk in double (mean, then the corrected sum of squared deviations) and
+ * Chan's formula to merge chunks. max/min/argmax/argmin return the first occurrence of the
+ * extreme; NaN propagates and wins (the first NaN's index is returned). */
+#include "tg_kutil.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if __has_include("tg_kernels.h")
+#include "tg_kernels.h"
+#else
+typedef struct tg_values_indices { tg_tensor *values; tg_tensor *indices; } tg_values_indices;
+tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
+tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
+tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+#endif
+
+#define CHUNK 65536          /* inner elements per parallel chunk of a full reduction */
+#define VBLOCK 512           /* outputs per block of the vertical path */
+
+typedef enum rkind { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_VAR, R_STD } rkind;
+
+/* self seen as [outer, inner]; dims slowest first, strides in elements, size-1 dims dropped
+ * and neighbouring dims coalesced (inner dims keep logical order for the arg reductions, whose
+ * index is the row-major position among the reduced elements). */
+typedef struct rview {
+    int64_t outer_numel, inner_numel;
+    int on, in;
+    int64_t osz[TG_MAX_DIMS], ost[TG_MAX_DIMS];
+    int64_t isz[TG_MAX_DIMS], ist[TG_MAX_DIMS];
+} rview;
+
+/* One partial result: whichever fields the kind uses. */
+typedef struct partial {
+    double d;          /* sum, product, extreme value (float) or mean (var) */
+    double m2;         /* var: sum of squared deviations */
+    double dev;        /* var: sum of deviations (the correction term of the two-pass formula) */
+    int64_t i;         /* integer sum/product/extreme */
+    int64_t idx;       /* arg reductions: index of the extreme */
+    int64_t pos;       /* arg reductions: index of the next element */
+    int64_t n;         /* var: element count */
+    bool nan, any;
+} partial;
+
+typedef struct rctx {
+    rkind kind;
+    bool integer;              /* accumulate in int64 (integral output / input) */
+    rview v;
+    const char *base;          /* self's data */
+    tg_dtype dt;               /* self's dtype */
+    size_t esz;
+    int64_t correction;
+    tg_tensor *out, *out2;     /* values (or the only output), indices */
+    char *ob, *ob2;
+    bool ocontig, ocontig2;
+} rctx;
+
+/* ------------------------------------------------------------------ the view */
+
+static int push_dim(int64_t *sz, int64_t *st, int n, int64_t size, int64_t stride)
+{
+    if (n > 0 && st[n - 1] == stride * size) {      /* merge into the previous (slower) dim */
+        sz[n - 1] *= size;
+        st[n - 1] = stride;
+        return n;
+    }
+    sz[n] = size;
+    st[n] = stride;
+    return n + 1;
+}
+
+static void build_view(rview *v, const tg_tensor *self, const bool *reduce, bool any_order)
+{
+    int64_t rsz[TG_MAX_DIMS], rst[TG_MAX_DIMS];
+    int nr = 0;
+    v->on = v->in = 0;
+    v->outer_numel = v->inner_numel = 1;
+    for (int64_t d = 0; d < self->ndim; d++) {
+        int64_t s = self->sizes[d];
+        if (reduce[d]) v->inner_numel *= s; else v->outer_numel *= s;
+        if (s == 1) continue;
+        if (reduce[d]) { rsz[nr] = s; rst[nr] = self->strides[d]; nr++; }
+        else v->on = push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
+    }
+    if (any_order) {   /* order-insensitive ops: walk memory in stride order (insertion sort) */
+        for (int a = 1; a < nr; a++)
+            for (int b = a; b > 0 && rst[b - 1] < rst[b]; b--) {
+                int64_t t = rst[b]; rst[b] = rst[b - 1]; rst[b - 1] = t;
+                t = rsz[b]; rsz[b] = rsz[b - 1]; rsz[b - 1] = t;
+            }
+    }
+    for (int a = 0; a < nr; a++) v->in = push_dim(v->isz, v->ist, v->in, rsz[a], rst[a]);
+    if (v->on == 0) { v->on = 1; v->osz[0] = 1; v->ost[0] = 0; }
+    if (v->in == 0) { v->in = 1; v->isz[0] = 1; v->ist[0] = 0; }
+}
+
+static int64_t outer_offset(const rview *v, int64_t o)
+{
+    int64_t off = 0;
+    for (int d = v->on - 1; d >= 0 && o > 0; d--) {
+        off += (o % v->osz[d]) * v->ost[d];
+        o /= v->osz[d];
+    }
+    return off;
+}
+
+/* ------------------------------------------------------------------ line folds */
+
+__attribute__((target("avx2"))) static double sum_f32_avx2(const float *x, int64_t n)
+{
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+        __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
+        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
+        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
+        a4 = _mm256_add_pd(a4, _mm256_cvtps_pd(_mm256_castps256_ps128(v2)));
+        a5 = _mm256_add_pd(a5, _mm256_cvtps_pd(_mm256_extractf128_ps(v2, 1)));
+        a6 = _mm256_add_pd(a6, _mm256_cvtps_pd(_mm256_castps256_ps128(v3)));
+        a7 = _mm256_add_pd(a7, _mm256_cvtps_pd(_mm256_extractf128_ps(v3, 1)));
+    }
+    a0 = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+    a4 = _mm256_add_pd(_mm256_add_pd(a4, a5), _mm256_add_pd(a6, a7));
+    a0 = _mm256_add_pd(a0, a4);
+    double t[4];
+    _mm256_storeu_pd(t, a0);
+    double s = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; i < n; i++) s += x[i];
+    return s;
+}
+
+__attribute__((target("avx2"))) static double sum_f64_avx2(const double *x, int64_t n)
+{
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
+        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
+        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
+        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
+    }
+    a0 = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+    double t[4];
+    _mm256_storeu_pd(t, a0);
+    double s = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; i < n; i++) s += x[i];
+    return s;
+}
+
+static bool have_avx2(void)
+{
+    static int cached = -1;
+    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return cached;
+}
+
+/* Sum of one float line in double; float64 lines longer than 4096 are summed block by block
+ * so that rounding error grows with the number of blocks, not elements. */
+static double sum_line_double(const char *p, int64_t n, int64_t stride, tg_dtype dt)
+{
+    double s = 0;
+    if (dt == TG_FLOAT32 && stride == 1 && have_avx2()) return sum_f32_avx2((const float *)p, n);
+    if (dt == TG_FLOAT64 && stride == 1) {
+        for (int64_t b = 0; b < n; b += 4096) {
+            int64_t m = n - b < 4096 ? n - b : 4096;
+            const double *x = (const double *)p + b;
+            if (have_avx2()) { s += sum_f64_avx2(x, m); continue; }
+            double a[4] = {0, 0, 0, 0};
+            int64_t i = 0;
+            for (; i + 4 <= m; i += 4) { a[0] += x[i]; a[1] += x[i + 1]; a[2] += x[i + 2]; a[3] += x[i + 3]; }
+            for (; i < m; i++) a[0] += x[i];
+            s += (a[0] + a[1]) + (a[2] + a[3]);
+        }
+        return s;
+    }
+    if (dt == TG_FLOAT32) {
+        const float *x = (const float *)p;
+        for (int64_t i = 0; i < n; i++) s += x[i * stride];
+        return s;
+    }
+    size_t esz = tg_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) s += tg__load_double(p + i * stride * (int64_t)esz, dt);
+    return s;
+}
+
+/* Folds one line (n elements, `stride` elements apart) into the partial. */
+static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64_t stride)
+{
+    int64_t step = stride * (int64_t)c->esz;
+    switch (c->kind) {
+    case R_SUM: case R_MEAN:
+        if (c->integer) {
+            uint64_t s = (uint64_t)r->i;
+            if (c->dt == TG_INT64) {
+                const int64_t *x = (const int64_t *)p;
+                for (int64_t k = 0; k < n; k++) s += (uint64_t)x[k * stride];
+            } else {
+                for (int64_t k = 0; k < n; k++) s += (uint64_t)tg__load_int64(p + k * step, c->dt);
+            }
+            r->i = (int64_t)s;
+        } else {
+            r->d += sum_line_double(p, n, stride, c->dt);
+        }
+        break;
+    case R_PROD:
+        for (int64_t k = 0; k < n; k++) {
+            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__load_int64(p + k * step, c->dt));
+            else r->d *= tg__load_double(p + k * step, c->dt);
+        }
+        break;
+    case R_MAX: case R_MIN: {
+        bool mx = c->kind == R_MAX;
+        for (int64_t k = 0; k < n; k++) {
+            if (c->integer) {
+                int64_t x = tg__load_int64(p + k * step, c->dt);
+                if (!r->any || (mx ? x > r->i : x < r->i)) r->i = x;
+            } else {
+                double x = tg__load_double(p + k * step, c->dt);
+                if (x != x) r->nan = true;
+                else if (!r->any || (mx ? x > r->d : x < r->d)) r->d = x;
+            }
+            r->any = true;
+        }
+        break;
+    }
+    case R_ARGMAX: case R_ARGMIN: {
+        bool mx = c->kind == R_ARGMAX;
+        for (int64_t k = 0; k < n; k++, r->pos++) {
+            if (r->nan) continue;
+            if (c->integer) {
+                int64_t x = tg__load_int64(p + k * step, c->dt);
+                if (!r->any || (mx ? x > r->i : x < r->i)) { r->i = x; r->idx = r->pos; }
+            } else {
+                double x = tg__load_double(p + k * step, c->dt);
+                if (x != x) { r->nan = true; r->d = x; r->idx = r->pos; }
+                else if (!r->any || (mx ? x > r->d : x < r->d)) { r->d = x; r->idx = r->pos; }
+            }
+            r->any = true;
+        }
+        break;
+    }
+    case R_VAR: case R_STD:   /* handled by var_sum_cb / var_dev_cb */
+        break;
+    }
+}
+
+typedef void (*line_cb)(const rctx *c, partial *r, const char *p, int64_t n, int64_t stride);
+
+/* Calls cb for every line of the inner elements [b, e) (row-major over the inner dims) of the
+ * output whose first element is at `base`. */
+static void inner_range(const rctx *c, const char *base, int64_t b, int64_t e, line_cb cb, partial *r)
+{
+    const rview *v = &c->v;
+    int last = v->in - 1;
+    int64_t idx[TG_MAX_DIMS], off = 0, rem = b;
+    for (int d = last; d >= 0; d--) {
+        idx[d] = rem % v->isz[d];
+        rem /= v->isz[d];
+        off += idx[d] * v->ist[d];
+    }
+    int64_t L = v->isz[last], S = v->ist[last];
+    for (int64_t pos = b; pos < e;) {
+        int64_t n = L - idx[last];
+        if (n > e - pos) n = e - pos;
+        cb(c, r, base + off * (int64_t)c->esz, n, S);
+        pos += n;
+        idx[last] += n;
+        off += n * S;
+        if (idx[last] < L) continue;
+        off -= L * S;
+        idx[last] = 0;
+        for (int d = last - 1; d >= 0; d--) {
+            off += v->ist[d];
+            if (++idx[d] < v->isz[d]) break;
+            off -= v->isz[d] * v->ist[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* var/std first pass: plain sum into r->d. */
+static void var_sum_cb(const rctx *c, partial *r, const char *p, int64_t n, int64_t stride)
+{
+    r->d += sum_line_double(p, n, stride, c->dt);
+}
+
+/* var/std second pass: squared deviations from the mean r->d into r->m2, and the plain
+ * deviations into r->dev (for the corrected two-pass formula). */
+static void var_dev_cb(const rctx *c, partial *r, const char *p, int64_t n, int64_t stride)
+{
+    int64_t step = stride * (int64_t)c->esz;
+    double mean = r->d, m2 = 0, dev = 0;
+    if (c->dt == TG_FLOAT32) {
+        const float *x = (const float *)p;
+        for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
+    } else if (c->dt == TG_FLOAT64) {
+        const double *x = (const double *)p;
+        for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
+    } else {
+        for (int64_t k = 0; k < n; k++) {
+            double dx = tg__load_double(p + k * step, c->dt) - mean;
+            m2 += dx * dx;
+            dev += dx;
+        }
+    }
+    r->m2 += m2;
+    r->dev += dev;
+}
+
+static void fold_cb(const rctx *c, partial *r, const char *p, int64_t n, int64_t stride)
+{
+    fold_line(c, r, p, n, stride);
+}
+
+static void partial_init(const rctx *c, partial *r, int64_t begin)
+{
+    memset(r, 0, sizeof *r);
+    r->pos = begin;
+    if (c->kind == R_PROD) { r->d = 1; r->i = 1; }
+}
+
+/* Reduces inner elements [b, e) of output o into r. */
+static void compute_partial(const rctx *c, int64_t o, int64_t b, int64_t e, partial *r)
+{
+    const char *base = c->base + outer_offset(&c->v, o) * (int64_t)c->esz;
+    partial_init(c, r, b);
+    if (c->kind == R_VAR || c->kind == R_STD) {
+        inner_range(c, base, b, e, var_sum_cb, r);
+        r->n = e - b;
+        r->d = r->n ? r->d / (double)r->n : 0;
+        inner_range(c, base, b, e, var_dev_cb, r);
+        if (r->n) r->m2 -= r->dev * r->dev / (double)r->n;   /* corrected two-pass */
+        return;
+    }
+    inner_range(c, base, b, e, fold_cb, r);
+}
+
+/* Merges b (the later chunk) into a (the earlier one). */
+static void merge_partial(const rctx *c, partial *a, const partial *b)
+{
+    switch (c->kind) {
+    case R_SUM: case R_MEAN:
+        a->d += b->d;
+        a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
+        break;
+    case R_PROD:
+        a->d *= b->d;
+        a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+        break;
+    case R_MAX: case R_MIN: {
+        bool mx = c->kind == R_MAX;
+        if (!b->any) break;
+        a->nan |= b->nan;
+        if (!a->any || (c->integer ? (mx ? b->i > a->i : b->i < a->i) : (mx ? b->d > a->d : b->d < a->d))) {
+            a->d = b->d;
+            a->i = b->i;
+        }
+        a->any = true;
+        break;
+    }
+    case R_ARGMAX: case R_ARGMIN: {
+        bool mx = c->kind == R_ARGMAX;
+        if (a->nan || !b->any) break;
+        if (b->nan || !a->any ||
+            (c->integer ? (mx ? b->i > a->i : b->i < a->i) : (mx ? b->d > a->d : b->d < a->d)))
+            *a = *b;
+        break;
+    }
+    case R_VAR: case R_STD: {   /* Chan et al. */
+        if (b->n == 0) break;
+        if (a->n == 0) { *a = *b; break; }
+        double na = (double)a->n, nb = (double)b->n, delta = b->d - a->d;
+        a->m2 += b->m2 + delta * delta * na * nb / (na + nb);
+        a->d += delta * nb / (na + nb);
+        a->n += b->n;
+        break;
+    }
+    }
+}
+
+static char *out_at(const tg_tensor *t, char *base, bool contig, int64_t o)
+{
+    return base + (contig ? o : tg__k_offset(t, o)) * (int64_t)tg_dtype_size(t->dtype);
+}
+
+static void store_result(const rctx *c, int64_t o, const partial *r)
+{
+    char *p = out_at(c->out, c->ob, c->ocontig, o);
+    tg_dtype odt = c->out->dtype;
+    switch (c->kind) {
+    case R_SUM: case R_PROD:
+        if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+        break;
+    case R_MEAN:
+        tg__store_double(p, odt, r->d / (double)c->v.inner_numel);
+        break;
+    case R_MAX: case R_MIN:
+        if (c->integer) tg__store_int64(p, odt, r->i);
+        else tg__store_double(p, odt, r->nan ? NAN : r->d);
+        break;
+    case R_ARGMAX: case R_ARGMIN:
+        if (c->out2) {    /* max.dim / min.dim: values, then indices */
+            if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+            p = out_at(c->out2, c->ob2, c->ocontig2, o);
+        }
+        *(int64_t *)p = r->idx;
+        break;
+    case R_VAR: case R_STD: {
+        double den = (double)r->n - (double)c->correction;
+        double var = (r->n ? r->m2 : NAN) / (den > 0 ? den : 0);
+        tg__store_double(p, odt, c->kind == R_STD ? sqrt(var) : var);
+        break;
+    }
+    }
+}
+
+/* ------------------------------------------------------------------ drivers */
+
+static void outputs_task(int64_t b, int64_t e, void *ctx)
+{
+    const rctx *c = ctx;
+    partial r;
+    for (int64_t o = b; o < e; o++) {
+        compute_partial(c, o, 0, c->v.inner_numel, &r);
+        store_result(c, o, &r);
+    }
+}
+
+typedef struct chunk_job { const rctx *c; int64_t o; partial *parts; } chunk_job;
+
+static void chunks_task(int64_t b, int64_t e, void *ctx)
+{
+    chunk_job *j = ctx;
+    int64_t n = j->c->v.inner_numel;
+    for (int64_t k = b; k < e; k++) {
+        int64_t hi = (k + 1) * CHUNK < n ? (k + 1) * CHUNK : n;
+        compute_partial(j->c, j->o, k * CHUNK, hi, &j->parts[k]);
+    }
+}
+
+/* Vertical sums: outputs o..o+nb-1 are consecutive in memory (the kept innermost dim has
+ * stride 1), so each inner element position contributes a contiguous row of nb values. */
+__attribute__((target("avx2"))) static void add_row_f32_avx2(double *acc, const float *x, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 v = _mm256_loadu_ps(x + k);
+        _mm256_storeu_pd(acc + k, _mm256_add_pd(_mm256_loadu_pd(acc + k), _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
+        _mm256_storeu_pd(acc + k + 4, _mm256_add_pd(_mm256_loadu_pd(acc + k + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
+    }
+    for (; k < n; k++) acc[k] += x[k];
+}
+
+static void add_row(double *acc, const char *p, int64_t n, tg_dtype dt)
+{
+    if (dt == TG_FLOAT32 && have_avx2()) { add_row_f32_avx2(acc, (const float *)p, n); return; }
+    if (dt == TG_FLOAT32) { const float *x = (const float *)p; for (int64_t k = 0; k < n; k++) acc[k] += x[k]; return; }
+    const double *x = (const double *)p;
+    for (int64_t k = 0; k < n; k++) acc[k] += x[k];
+}
+
+static void vertical_task(int64_t b, int64_t e, void *ctx)
+{
+    const rctx *c = ctx;
+    const rview *v = &c->v;
+    int64_t run = v->osz[v->on - 1];
+    int64_t blocks_per_run = (run + VBLOCK - 1) / VBLOCK;
+    double acc[VBLOCK];
+    for (int64_t t = b; t < e; t++) {
+        int64_t o0 = (t / blocks_per_run) * run + (t % blocks_per_run) * VBLOCK;
+        int64_t nb = run - (t % blocks_per_run) * VBLOCK;
+        if (nb > VBLOCK) nb = VBLOCK;
+        const char *base = c->base + outer_offset(v, o0) * (int64_t)c->esz;
+        memset(acc, 0, sizeof(double) * (size_t)nb);
+        int64_t idx[TG_MAX_DIMS] = {0}, off = 0;
+        for (int64_t j = 0; j < v->inner_numel; j++) {
+            add_row(acc, base + off * (int64_t)c->esz, nb, c->dt);
+            for (int d = v->in - 1; d >= 0; d--) {
+                off += v->ist[d];
+                if (++idx[d] < v->isz[d]) break;
+                off -= v->isz[d] * v->ist[d];
+                idx[d] = 0;
+            }
+        }
+        for (int64_t k = 0; k < nb; k++) {
+            partial r = { .d = acc[k] };
+            store_result(c, o0 + k, &r);
+        }
+    }
+}
+
+static bool use_vertical(const rctx *c)
+{
+    const rview *v = &c->v;
+    return (c->kind == R_SUM || c->kind == R_MEAN) && !c->integer &&
+           (c->dt == TG_FLOAT32 || c->dt == TG_FLOAT64) && v->ost[v->on - 1] == 1 &&
+           v->osz[v->on - 1] >= 16 && v->inner_numel >= 2 && v->ist[v->in - 1] != 1;
+}
+
+static int run_reduce(rctx *c)
+{
+    const rview *v = &c->v;
+    if (v->outer_numel == 0) return 0;
+    if (use_vertical(c)) {
+        int64_t run = v->osz[v->on - 1];
+        int64_t ntasks = (v->outer_numel / run) * ((run + VBLOCK - 1) / VBLOCK);
+        int64_t per = (int64_t)VBLOCK * v->inner_numel;
+        tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per, vertical_task, c);
+        return 0;
+    }
+    if (v->outer_numel >= 8 || v->inner_numel < 2 * CHUNK) {
+        int64_t inner = v->inner_numel > 0 ? v->inner_numel : 1;
+        int64_t grain = inner >= tg__grain_size() ? 1 : tg__grain_size() / inner;
+        tg__parallel_for(v->outer_numel, grain, outputs_task, c);
+        return 0;
+    }
+    int64_t nch = (v->inner_numel + CHUNK - 1) / CHUNK;
+    partial *parts = malloc(sizeof(partial) * (size_t)nch);
+    if (!parts) { tg__error("reduce", "out of memory"); return -1; }
+    for (int64_t o = 0; o < v->outer_numel; o++) {
+        chunk_job j = { c, o, parts };
+        tg__parallel_for(nch, 1, chunks_task, &j);
+        for (int64_t k = 1; k < nch; k++) merge_partial(c, &parts[0], &parts[k]);
+        store_result(c, o, &parts[0]);
+    }
+    free(parts);
+    return 0;
+}
+
+/* Shared body: plans the reduction over dims (NULL/0 = all), prepares the output(s) and runs.
+ * `out2` / `out2p` are the indices output of max.dim/min.dim (else NULL). */
+static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims,
+                                int64_t ndims, bool keepdim, tg_dtype odt, tg_tensor *out,
+                                tg_tensor *out2, tg_tensor **res2, int64_t correction)
+{
+    tg_reduce_plan plan;
+    if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
+    rctx c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.dt = self->dtype;
+    c.esz = tg_dtype_size(self->dtype);
+    c.base = tg__k_data(self);
+    c.correction = correction;
+    bool ordered = kind == R_ARGMAX || kind == R_ARGMIN;
+    build_view(&c.v, self, plan.reduce_dim, !ordered);
+    if (kind == R_SUM || kind == R_PROD) c.integer = tg_dtype_is_integral(odt, true);
+    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) c.integer = tg_dtype_is_integral(self->dtype, true);
+
+    tg_tensor *res = tg__k_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt);
+    if (!res) return NULL;
+    if (res2) {
+        *res2 = tg__k_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64);
+        if (!*res2) { tg_release(res); return NULL; }
+        c.out2 = *res2;
+        c.ob2 = tg__k_data(*res2);
+        c.ocontig2 = tg__is_contiguous(*res2);
+    }
+    c.out = res;
+    c.ob = tg__k_data(res);
+    c.ocontig = tg__is_contiguous(res);
+    if (run_reduce(&c) != 0) {
+        tg_release(res);
+        if (res2) { tg_release(*res2); *res2 = NULL; }
+        return NULL;
+    }
+    if (out) tg__bump_version(res);
+    if (res2 && out2) tg__bump_version(*res2);
+    return res;
+}
+
+/* PyTorch's check that a reduction with no identity (max, amax, argmax) has elements.
+ * `dims` NULL means "no dim given". Returns 0 or -1 with the error recorded. */
+static int check_nonempty(const char *op, const char *fn, const tg_tensor *self,
+                          const int64_t *dims, int64_t ndims, bool wrap)
+{
+    if (tg__numel(self) != 0) return 0;
+    if (!dims || ndims == 0) {
+        tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0. "
+                  "Specify the reduction dim with the 'dim' argument.", fn);
+        return -1;
+    }
+    for (int64_t k = 0; k < ndims; k++) {
+        int64_t d = tg__wrap_dim(op, dims[k], self->ndim);
+        if (d < 0) return -1;
+        if (self->sizes[d] == 0) {
+            tg__error(op, "%s: Expected reduction dim %lld to have non-zero size.", fn,
+                      (long long)(wrap ? d : dims[k]));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+/* sum over dim (None/empty = all) of self (any shape); out has the reduced shape. */
+tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
+                 : out ? out->dtype
+                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype in = dtype != TG_DTYPE_NONE ? dtype
+                : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    if (!tg_dtype_is_floating(in))
+        return tg__error("mean", "mean(): could not infer output dtype. %s dtype must be either a "
+                         "floating point or complex dtype. Got: %s",
+                         dtype != TG_DTYPE_NONE ? "Optional" : "Input",
+                         tg__k_scalar_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype : out ? out->dtype : self->dtype;
+    return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+/* prod over one dim; the full product is the composite `prod` (flatten, then this). */
+tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
+                 : out ? out->dtype
+                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    int64_t d[1] = { dim };
+    return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
+}
+
+static tg_tensor *amax_amin(const char *op, const char *fn, rkind kind, tg_tensor *self,
+                            tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    if (out && out->dtype != self->dtype)
+        return tg__error(op, "Expected the dtype for input and out to match, but got %s for "
+                         "input's dtype and %s for out's dtype.",
+                         tg__k_scalar_name(self->dtype), tg__k_scalar_name(out->dtype));
+    if (check_nonempty(op, fn, self, dim.data, dim.len, false) != 0) return NULL;
+    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+}
+
+tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    return amax_amin("amax", "amax()", R_MAX, self, dim, keepdim, out);
+}
+
+tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    return amax_amin("amin", "amin()", R_MIN, self, dim, keepdim, out);
+}
+
+/* values and int64 indices of the extreme along dim; self is any shape. */
+static tg_values_indices max_min_dim(const char *op, const char *fn, rkind kind, tg_tensor *self,
+                                     int64_t dim, bool keepdim, tg_tensor *values, tg_tensor *indices)
+{
+    tg_values_indices r = { NULL, NULL };
+    int64_t d[1] = { dim };
+    if (check_nonempty(op, fn, self, d, 1, true) != 0) return r;
+    tg_tensor *idx = NULL;
+    r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
+    r.indices = r.values ? idx : NULL;
+    return r;
+}
+
+tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
+{
+    return max_min_dim("max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values);
+}
+
+tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
+{
+    return max_min_dim("min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices);
+}
+
+/* index (int64) of the extreme along dim, or in the flattened tensor when dim is None. */
+static tg_tensor *arg_common(const char *op, const char *fn, rkind kind, tg_tensor *self,
+                             tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    int64_t d[1] = { dim.value };
+    if (dim.has_value) {
+        if (check_nonempty(op, fn, self, d, 1, true) != 0) return NULL;
+    } else if (tg__numel(self) == 0) {
+        return tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
+    }
+    return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim,
+                         TG_INT64, out, NULL, NULL, 0);
+}
+
+tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    return arg_common("argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
+}
+
+tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    return arg_common("argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
+}
+
+static tg_tensor *var_std(const char *op, rkind kind, tg_tensor *self, tg_int_list dim,
+                          tg_opt_int correction, bool keepdim, tg_tensor *out)
+{
+    if (!tg_dtype_is_floating(self->dtype))
+        return tg__error(op, "std and var only support floating point and complex dtypes");
+    int64_t corr = correction.has_value ? correction.value : 1;
+    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+}
+
+tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
+{
+    return var_std("var", R_VAR, self, dim, correction, keepdim, out);
+}
+
+tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
+{
+    return var_std("std", R_STD, self, dim, correction, keepdim, out);
+}

@@ -1,0 +1,91 @@
+/* Small helpers shared by the reduce, linalg, shape and nn kernels and the view composites:
+ * PyTorch's dtype names for error messages, out= preparation, and element offsets of a tensor
+ * visited in its logical (row-major) order. Everything is static inline; no state. */
+#ifndef TG_KUTIL_H
+#define TG_KUTIL_H
+
+#include "tg_internal.h"
+#include <stdio.h>
+
+/* PyTorch's ScalarType names ("Float", "Long"), as in "expected scalar type Float but found
+ * Double" and "Got: Long". */
+static inline const char *tg__k_scalar_name(tg_dtype t)
+{
+    switch (t) {
+    case TG_BOOL: return "Bool";
+    case TG_UINT8: return "Byte";
+    case TG_INT8: return "Char";
+    case TG_INT16: return "Short";
+    case TG_INT32: return "Int";
+    case TG_INT64: return "Long";
+    case TG_FLOAT16: return "Half";
+    case TG_BFLOAT16: return "BFloat16";
+    case TG_FLOAT32: return "Float";
+    case TG_FLOAT64: return "Double";
+    default: return "Undefined";
+    }
+}
+
+/* PyTorch's TypeMeta names ("float", "long int"), as in "Expected out tensor to have dtype
+ * float, but got double instead". */
+static inline const char *tg__k_meta_name(tg_dtype t)
+{
+    switch (t) {
+    case TG_BOOL: return "bool";
+    case TG_UINT8: return "unsigned char";
+    case TG_INT8: return "signed char";
+    case TG_INT16: return "short int";
+    case TG_INT32: return "int";
+    case TG_INT64: return "long int";
+    case TG_FLOAT16: return "c10::Half";
+    case TG_BFLOAT16: return "c10::BFloat16";
+    case TG_FLOAT32: return "float";
+    case TG_FLOAT64: return "double";
+    default: return "nullptr (uninitialized)";
+    }
+}
+
+/* Structured out= handling. out == NULL: allocates a contiguous tensor of the shape and dtype.
+ * Otherwise checks out's dtype is exactly `dtype` (PyTorch's structured kernels require it),
+ * resizes it when it has no elements, and requires the exact shape otherwise. Returns a new
+ * reference (to the new tensor or to out), or NULL with an error recorded. */
+static inline tg_tensor *tg__k_prepare_out(const char *op, tg_tensor *out, const int64_t *sizes,
+                                           int64_t ndim, tg_dtype dtype)
+{
+    if (!out) return tg__empty(op, sizes, ndim, dtype, TG_DEVICE_CPU);
+    if (out->dtype != dtype)
+        return tg__error(op, "Expected out tensor to have dtype %s, but got %s instead",
+                         tg__k_meta_name(dtype), tg__k_meta_name(out->dtype));
+    if (tg__resize_out(op, out, sizes, ndim) != 0) return NULL;
+    return tg_retain(out);
+}
+
+/* Element offset (from t's data pointer) of the element with row-major linear index `i`. */
+static inline int64_t tg__k_offset(const tg_tensor *t, int64_t i)
+{
+    int64_t off = 0;
+    for (int64_t d = t->ndim - 1; d >= 0 && i > 0; d--) {
+        int64_t s = t->sizes[d];
+        off += (i % s) * t->strides[d];
+        i /= s;
+    }
+    return off;
+}
+
+static inline char *tg__k_data(const tg_tensor *t)
+{
+    return (char *)t->storage->data + t->storage_offset * (int64_t)tg_dtype_size(t->dtype);
+}
+
+/* Formats sizes as "[2, 3]" into buf (for error messages). */
+static inline const char *tg__k_fmt_sizes(char *buf, size_t cap, const int64_t *sizes, int64_t n)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, cap - k, "[");
+    for (int64_t i = 0; i < n && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
+#endif
