@@ -1,0 +1,274 @@
+/* softmax and log_softmax (_softmax.out / _log_softmax.out).
+ *
+ * self is viewed as [outer, n, inner] around `dim`. Numerically stable: each slice subtracts
+ * its maximum before exponentiating, so exp never overflows and the largest term is 1.
+ *
+ * Reference path (any float dtype and strides): softmax_ref, computing in double.
+ * Fast path: float32 with the reduced dim contiguous (stride 1, e.g. the last dim of a
+ * contiguous tensor): three fused passes over each row, parallel over rows:
+ *   softmax:     m = max(x);  out = exp(x - m) and s = sum(out);  out *= 1 / s
+ *   log_softmax: m = max(x);  s = sum(exp(x - m));               out = x - m - log(s)
+ * The rows are short enough (a few KB) that passes 2 and 3 hit L1/L2, so the row is read from
+ * memory once and written once. exp is AVX2 exp256_ps, the vector form of the pointwise
+ * engineer's tg__pw_exp_f32 (same algorithm and constants, so the same results), which is the
+ * scalar fallback and tail. */
+#include "tg_kutil.h"
+#include "pointwise_scalar.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#if __has_include("tg_kernels.h")
+#include "tg_kernels.h"
+#else
+tg_tensor *tg__cpu_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+tg_tensor *tg__cpu_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+#endif
+
+typedef struct sm_job {
+    bool log;
+    tg_dtype dt;
+    const char *x;
+    char *y;
+    int64_t n, inner;                  /* slice length, inner extent */
+    int64_t xs_outer, xs_dim, xs_inner; /* self strides (elements) */
+    int64_t ys_outer, ys_dim, ys_inner; /* out strides (elements) */
+} sm_job;
+
+/* ------------------------------------------------------------------ reference path */
+
+/* One slice: n elements at x (stride xs) into y (stride ys), in double. */
+static void softmax_ref_slice(const sm_job *j, const char *x, char *y)
+{
+    size_t e = tg_dtype_size(j->dt);
+    int64_t xs = j->xs_dim * (int64_t)e, ys = j->ys_dim * (int64_t)e;
+    double m = -INFINITY, s = 0;
+    for (int64_t k = 0; k < j->n; k++) {
+        double v = tg__load_double(x + k * xs, j->dt);
+        if (v > m || v != v) m = v;
+        if (m != m) break;
+    }
+    for (int64_t k = 0; k < j->n; k++) s += exp(tg__load_double(x + k * xs, j->dt) - m);
+    double ls = log(s);
+    for (int64_t k = 0; k < j->n; k++) {
+        double v = tg__load_double(x + k * xs, j->dt) - m;
+        tg__store_double(y + k * ys, j->dt, j->log ? v - ls : exp(v) / s);
+    }
+}
+
+/* ------------------------------------------------------------------ float32 rows */
+
+__attribute__((target("avx2,fma"))) static inline __m256 exp256_ps(__m256 x)
+{
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-103.97283172607422f);
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);          /* NaN -> lo (fixed below) */
+    __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
+    __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
+    __m256 nf = _mm256_sub_ps(t, magic);
+    __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* n / 2 rounded toward zero, as C's integer division in the scalar version */
+    __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(n, _mm256_srli_epi32(n, 31)), 1);
+    __m256i n2 = _mm256_sub_epi32(n, n1);
+    __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return y;
+}
+
+__attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Row max; NaN anywhere gives NaN. */
+__attribute__((target("avx2,fma"))) static float row_max_avx2(const float *x, int64_t n)
+{
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, bad = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m256 a = _mm256_loadu_ps(x + k), b = _mm256_loadu_ps(x + k + 8);
+        m0 = _mm256_max_ps(m0, a);
+        m1 = _mm256_max_ps(m1, b);
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+    }
+    m0 = _mm256_max_ps(m0, m1);
+    float t[8], m = -INFINITY;
+    _mm256_storeu_ps(t, m0);
+    for (int i = 0; i < 8; i++) m = t[i] > m ? t[i] : m;
+    if (_mm256_movemask_ps(bad)) return NAN;
+    for (; k < n; k++) {
+        if (x[k] != x[k]) return NAN;
+        m = x[k] > m ? x[k] : m;
+    }
+    return m;
+}
+
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x, float *y, int64_t n, bool lg)
+{
+    float m = row_max_avx2(x, n);
+    __m256 vm = _mm256_set1_ps(m), s0 = _mm256_setzero_ps(), s1 = s0;
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m256 a = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k), vm));
+        __m256 b = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + 8), vm));
+        if (!lg) { _mm256_storeu_ps(y + k, a); _mm256_storeu_ps(y + k + 8, b); }
+        s0 = _mm256_add_ps(s0, a);
+        s1 = _mm256_add_ps(s1, b);
+    }
+    float s = hsum256(_mm256_add_ps(s0, s1));
+    for (; k < n; k++) {
+        float e = tg__pw_exp_f32(x[k] - m);
+        if (!lg) y[k] = e;
+        s += e;
+    }
+    if (lg) {
+        __m256 c = _mm256_set1_ps(m + logf(s));
+        for (k = 0; k + 8 <= n; k += 8) _mm256_storeu_ps(y + k, _mm256_sub_ps(_mm256_loadu_ps(x + k), c));
+        for (; k < n; k++) y[k] = x[k] - (m + logf(s));
+    } else {
+        __m256 r = _mm256_set1_ps(1.0f / s);
+        for (k = 0; k + 8 <= n; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(y + k), r));
+        for (; k < n; k++) y[k] *= 1.0f / s;
+    }
+}
+
+/* Portable float32 row, the same three passes. */
+static void softmax_row_f32(const float *x, float *y, int64_t n, bool lg)
+{
+    float m = -INFINITY, s = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (x[k] != x[k]) { m = NAN; break; }
+        m = x[k] > m ? x[k] : m;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        float e = tg__pw_exp_f32(x[k] - m);
+        if (!lg) y[k] = e;
+        s += e;
+    }
+    float c = m + logf(s), r = 1.0f / s;
+    for (int64_t k = 0; k < n; k++) y[k] = lg ? x[k] - c : y[k] * r;
+}
+
+static bool have_avx2_fma(void)
+{
+    static int cached = -1;
+    if (cached < 0) cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return cached;
+}
+
+/* ------------------------------------------------------------------ drivers */
+
+static bool fast_rows(const sm_job *j)
+{
+    return j->dt == TG_FLOAT32 && j->xs_dim == 1 && j->ys_dim == 1;
+}
+
+static void slices_task(int64_t b, int64_t e, void *ctx)
+{
+    const sm_job *j = ctx;
+    size_t es = tg_dtype_size(j->dt);
+    bool avx = have_avx2_fma();
+    for (int64_t s = b; s < e; s++) {
+        int64_t o = s / j->inner, i = s % j->inner;
+        const char *x = j->x + (o * j->xs_outer + i * j->xs_inner) * (int64_t)es;
+        char *y = j->y + (o * j->ys_outer + i * j->ys_inner) * (int64_t)es;
+        if (!fast_rows(j)) softmax_ref_slice(j, x, y);
+        else if (avx) softmax_row_avx2((const float *)x, (float *)y, j->n, j->log);
+        else softmax_row_f32((const float *)x, (float *)y, j->n, j->log);
+    }
+}
+
+/* Strides of t viewed as [outer, n, inner] around d (outer/inner collapsed when possible;
+ * returns false when they do not collapse, in which case the caller works on a copy). */
+static bool view3(const tg_tensor *t, int64_t d, int64_t *so, int64_t *sd, int64_t *si)
+{
+    *sd = t->ndim ? t->strides[d] : 1;
+    *si = 1;
+    *so = 1;
+    /* inner dims (after d) must collapse to one stride; likewise outer dims (before d) */
+    int64_t expect = -1;
+    for (int64_t k = t->ndim - 1; k > d; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *si = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    expect = -1;
+    for (int64_t k = d - 1; k >= 0; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *so = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    return true;
+}
+
+static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim,
+                                 bool half_to_float, tg_tensor *out)
+{
+    int64_t d = tg__wrap_dim(op, dim, self->ndim);
+    if (d < 0) return NULL;
+    bool last = self->ndim == 0 || d == self->ndim - 1;
+    if (!tg_dtype_is_floating(self->dtype))
+        return tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'", lg ? "log_softmax" : "softmax",
+                         last ? "_lastdim" : "", tg__k_scalar_name(self->dtype));
+    if (half_to_float)
+        return tg__error(op, "%s with half to float conversion is not supported on CPU",
+                         lg ? "log_softmax" : "softmax");
+    tg_tensor *res = tg__k_prepare_out(op, out, self->sizes, self->ndim, self->dtype);
+    if (!res) return NULL;
+    int64_t n = self->ndim ? self->sizes[d] : 1;
+    int64_t numel = tg__numel(self);
+    if (numel == 0) return res;
+    sm_job j = { lg, self->dtype, tg__k_data(self), tg__k_data(res), n, 1, 0, 0, 0, 0, 0, 0 };
+    for (int64_t k = d + 1; k < self->ndim; k++) j.inner *= self->sizes[k];
+    bool ok = view3(self, d, &j.xs_outer, &j.xs_dim, &j.xs_inner) &&
+              view3(res, d, &j.ys_outer, &j.ys_dim, &j.ys_inner);
+    if (!ok) {
+        /* strides that do not collapse to [outer, n, inner]: walk slices by linear index */
+        size_t es = tg_dtype_size(self->dtype);
+        int64_t nslices = numel / n;
+        for (int64_t s = 0; s < nslices; s++) {
+            int64_t o = s / j.inner, i = s % j.inner, lin = (o * n) * j.inner + i;
+            sm_job one = j;
+            one.xs_dim = self->strides[d];
+            one.ys_dim = res->strides[d];
+            softmax_ref_slice(&one, j.x + tg__k_offset(self, lin) * (int64_t)es,
+                              j.y + tg__k_offset(res, lin) * (int64_t)es);
+        }
+    } else {
+        int64_t slices = numel / n;
+        int64_t grain = n >= tg__grain_size() ? 1 : tg__grain_size() / n;
+        tg__parallel_for(slices, grain, slices_task, &j);
+    }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+/* self is any shape; out has self's shape; softmax along dim. */
+tg_tensor *tg__cpu_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+{
+    return softmax_common("_softmax", false, self, dim, half_to_float, out);
+}
+
+tg_tensor *tg__cpu_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+{
+    return softmax_common("_log_softmax", true, self, dim, half_to_float, out);
+}
