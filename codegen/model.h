@@ -162,6 +162,7 @@ typedef struct tgm_func {
     const char *structured_inherits;
     const char **autogen; int nautogen; /* "add.Scalar_out", ... */
     tgm_loc autogen_loc;
+    const tgm_loc *autogen_locs;        /* where each name of `autogen:` is (nautogen of them) */
     const char **tags; int ntags;
     const char *c_name;       /* tensorgen extension `c_name:` overriding the C function name */
     const char *doc;          /* tensorgen extension `doc:` one-paragraph description */
@@ -184,6 +185,7 @@ typedef struct tgm_formula {
     tgm_loc loc;              /* position of the formula text's first character */
     const char *vars;         /* the key as written: "self", "self, other", "result" */
     const char **var_names; int nvars;    /* split and trimmed */
+    tgm_loc vars_loc;         /* position of the key (`self, other:`) */
     const char *text;         /* the formula, as written */
     struct tgm_expr *expr;    /* parsed formula (issue 3); NULL until the formula parser runs */
     const tgm_span *span;     /* for tgm_text_loc(loc, span, text, offset) */

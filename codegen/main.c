@@ -1,0 +1,102 @@
+/* tgen's command line: parse and validate the spec files, then (with --gen) hand the model to
+ * the emitters. Exit status: 0 on success, 1 when the specs (or emission) had errors, 2 for a
+ * bad command line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+#include "frontend.h"
+
+static const char usage[] =
+    "usage: tgen --check NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "       tgen --gen --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
+    "                  --templates DIR --out DIR [--docs DIR]\n"
+    "       tgen --help\n"
+    "\n"
+    "  --check   parse and validate the spec files; print a one-line summary\n"
+    "  --gen     parse, validate, then write the generated sources into --out (only files\n"
+    "            whose text changed) and the operator reference into --docs\n"
+    "\n"
+    "Errors are printed as `file:line:col: error: message`. Exit status: 0 ok, 1 errors in\n"
+    "the specs, 2 bad command line.\n";
+
+/* Parses both files and validates them. Validation only runs on cleanly parsed files: an entry
+ * that failed to parse is missing from the model, and checks against it would only repeat the
+ * first error in other words. Returns the number of errors. */
+static int load(tgm_model *m, const char *native, const char *derivs)
+{
+    int errors = tgm_parse_native_functions(m, native);
+    if (derivs)
+        errors += tgm_parse_derivatives(m, derivs);
+    if (errors == 0)
+        errors = tgm_validate(m);
+    return errors;
+}
+
+static int explicit_funcs(const tgm_model *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->nfuncs; i++)
+        n += !m->funcs[i]->is_autogen;
+    return n;
+}
+
+static int run_check(int argc, char **argv)
+{
+    if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && argv[1][0] == '-')) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    tgm_model m = { .arena = tgm_arena_new() };
+    int errors = load(&m, argv[0], argc == 2 ? argv[1] : NULL);
+    if (!errors)
+        printf("ok: %d functions, %d derivatives\n", explicit_funcs(&m), m.nderivs);
+    tgm_arena_free(m.arena);
+    return errors ? 1 : 0;
+}
+
+static int run_gen(int argc, char **argv)
+{
+    const char *native = NULL, *derivs = NULL;
+    tgen_emit_options o = { 0 };
+    for (int i = 0; i < argc; i++) {
+        const char **slot = !strcmp(argv[i], "--native")        ? &native
+                            : !strcmp(argv[i], "--derivatives") ? &derivs
+                            : !strcmp(argv[i], "--templates")   ? &o.templates_dir
+                            : !strcmp(argv[i], "--out")         ? &o.out_dir
+                            : !strcmp(argv[i], "--docs")        ? &o.docs_dir
+                                                                : NULL;
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "tgen: %s '%s'\n%s", slot ? "missing value after" : "unknown option",
+                    argv[i], usage);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (!native || !o.templates_dir || !o.out_dir) {
+        fprintf(stderr, "tgen: --gen needs --native, --templates and --out\n%s", usage);
+        return 2;
+    }
+    tgm_model m = { .arena = tgm_arena_new() };
+    int errors = load(&m, native, derivs);
+    if (!errors) {
+        o.source_desc = derivs ? tgm__printf(m.arena, "%s, %s", native, derivs) : native;
+        errors = tgen_emit_all(&m, &o);
+    }
+    tgm_arena_free(m.arena);
+    return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "--check"))
+        return run_check(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--gen"))
+        return run_gen(argc - 2, argv + 2);
+    fputs(usage, stderr);
+    return 2;
+}

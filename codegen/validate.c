@@ -1,0 +1,282 @@
+/* Validation: what one entry cannot check alone. Runs once after parsing both files; fills
+ * the derived fields of the model (kind, delegate, functional, derivative->func, the autogen
+ * entries, the name index) and reports every inconsistency it finds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "frontend.h"
+
+tgm_func *tgm_find_func(const tgm_model *m, const char *full_name)
+{
+    if (m->func_index)
+        return tgm__map_get(m->func_index, full_name);
+    for (int i = 0; i < m->nfuncs; i++)
+        if (!strcmp(m->funcs[i]->schema.full_name, full_name))
+            return m->funcs[i];
+    return NULL;
+}
+
+/* ---- per entry ---- */
+
+static void check_inplace(tgm_arena *a, const tgm_func *f)
+{
+    const tgm_schema *s = &f->schema;
+    const tgm_arg *self = s->nargs > 0 ? &s->args[0] : NULL;
+    if (!self || strcmp(self->name, "self") || self->type.base != TGM_TENSOR ||
+        !self->type.alias.is_write) {
+        tgm_error(self ? self->loc : s->loc,
+                  "in-place function '%s' must take a write-aliased 'self' first, such as "
+                  "'Tensor(a!) self'", s->full_name);
+        return;
+    }
+    /* `-> ()` is allowed: PyTorch's _foreach_*_ functions return nothing. */
+    const tgm_type *t = s->nrets > 0 ? &s->rets[0].type : NULL;
+    if (t && !(t->alias.set && !strcmp(t->alias.set, self->type.alias.set) && t->alias.is_write &&
+               t->is_list == self->type.is_list))
+        tgm_error(s->rets[0].loc, "in-place function '%s' must return self as '%s', not '%s'",
+                  s->full_name, tgm__type_str(a, &self->type), tgm__type_str(a, t));
+}
+
+static void check_out(tgm_arena *a, const tgm_func *f)
+{
+    const tgm_schema *s = &f->schema;
+    if (s->nrets == 0)
+        return;   /* PyTorch's out= functions with list outs return () */
+    int k = 0;
+    for (int i = 0; i < s->nargs; i++) {
+        const tgm_arg *out = &s->args[i];
+        if (!out->is_out)
+            continue;
+        if (k >= s->nrets) {
+            tgm_error(s->rets[s->nrets - 1].loc,
+                      "out= function '%s' must return its out= argument '%s' too", s->full_name,
+                      out->name);
+            return;
+        }
+        const tgm_type *t = &s->rets[k].type;
+        if (!t->alias.set || !t->alias.is_write || strcmp(t->alias.set, out->type.alias.set) ||
+            t->is_list != out->type.is_list) {
+            tgm_error(s->rets[k].loc,
+                      "out= function '%s' must return its out= arguments in order: return %d "
+                      "should be '%s', not '%s'",
+                      s->full_name, k + 1, tgm__type_str(a, &out->type), tgm__type_str(a, t));
+            return;
+        }
+        k++;
+    }
+    if (k < s->nrets)
+        tgm_error(s->rets[k].loc, "out= function '%s' returns more values than it has out= arguments",
+                  s->full_name);
+}
+
+static void check_func(tgm_model *m, tgm_func *f)
+{
+    const tgm_schema *s = &f->schema;
+    if (f->kind == TGM_KIND_INPLACE)
+        check_inplace(m->arena, f);
+    if (s->inplace) {
+        for (int i = 0; i < s->nargs; i++)
+            if (s->args[i].is_out)
+                tgm_error(s->args[i].loc, "in-place function '%s' cannot have out= arguments",
+                          s->full_name);
+    }
+    if (f->kind == TGM_KIND_OUT || f->kind == TGM_KIND_SCRATCH)
+        check_out(m->arena, f);
+    if (f->variant_method) {
+        int i = 0;
+        while (i < s->nargs && strcmp(s->args[i].name, "self"))
+            i++;
+        if (i == s->nargs || s->args[i].type.base != TGM_TENSOR || s->args[i].kwarg_only)
+            tgm_error(s->loc, "'%s' has a method variant but no positional 'Tensor self' argument",
+                      s->full_name);
+    }
+    if (!f->variant_function && !f->variant_method)
+        tgm_error(f->loc, "'%s' has no variants", s->full_name);
+    if (f->structured && f->kind != TGM_KIND_OUT)
+        tgm_error(f->loc, "'structured: True' is only allowed on out= functions, and '%s' is not one",
+                  s->full_name);
+    if (f->structured_inherits && !f->structured)
+        tgm_error(f->loc, "'structured_inherits' needs 'structured: True'");
+    if (f->structured && f->structured_delegate)
+        tgm_error(f->structured_delegate_loc,
+                  "a structured function cannot also have a 'structured_delegate'");
+}
+
+static void check_delegate(tgm_model *m, tgm_func *f)
+{
+    if (!f->structured_delegate)
+        return;
+    tgm_func *d = tgm_find_func(m, f->structured_delegate);
+    if (!d) {
+        tgm_error(f->structured_delegate_loc, "structured_delegate '%s' does not name a function",
+                  f->structured_delegate);
+        return;
+    }
+    if (!d->structured) {
+        tgm_error(f->structured_delegate_loc,
+                  "structured_delegate '%s' is not structured (it needs 'structured: True')",
+                  f->structured_delegate);
+        tgm_note(d->loc, "'%s' is declared here", d->schema.full_name);
+        return;
+    }
+    f->delegate = d;
+}
+
+/* ---- functional siblings ----
+ * PyTorch groups an operator's functional, in-place and out= overloads by signature: the
+ * schema with the in-place `_`, the overload name, out= arguments, alias annotations, defaults
+ * and return names taken away. */
+
+static const char *signature(tgm_arena *a, const tgm_func *f)
+{
+    const tgm_schema *s = &f->schema;
+    const char *base = s->base;
+    if (s->dunder && f->kind == TGM_KIND_INPLACE)   /* __iand__ -> __and__ */
+        base = tgm__printf(a, "__%s", s->base + 3);
+    char *sig = tgm__printf(a, "%s(", base);
+    for (int i = 0; i < s->nargs; i++) {
+        if (s->args[i].is_out)
+            continue;
+        tgm_type t = s->args[i].type;
+        t.alias = (tgm_alias){ 0 };
+        sig = tgm__printf(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
+                          tgm__type_str(a, &t), s->args[i].name);
+    }
+    sig = tgm__printf(a, "%s)->", sig);
+    for (int i = 0; i < s->nrets; i++) {
+        tgm_type t = s->rets[i].type;
+        t.alias = (tgm_alias){ 0 };
+        sig = tgm__printf(a, "%s%s,", sig, tgm__type_str(a, &t));
+    }
+    return sig;
+}
+
+static void link_functional(tgm_model *m)
+{
+    /* Signatures only live during this pass, in a scratch arena. */
+    tgm_arena *tmp = tgm_arena_new();
+    tgm_name_map *by_sig = tgm__map_new(tmp);
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i]->kind == TGM_KIND_FUNCTIONAL)
+            tgm__map_put(by_sig, signature(tmp, m->funcs[i]), m->funcs[i]);
+    for (int i = 0; i < m->nfuncs; i++) {
+        tgm_func *f = m->funcs[i];
+        if (f->kind != TGM_KIND_FUNCTIONAL)
+            f->functional = tgm__map_get(by_sig, signature(tmp, f));
+    }
+    tgm_arena_free(tmp);
+}
+
+/* ---- derivatives ---- */
+
+static bool same_signature(const tgm_schema *a, const tgm_schema *b)
+{
+    if (a->nargs != b->nargs || a->nrets != b->nrets)
+        return false;
+    for (int i = 0; i < a->nargs; i++)
+        if (strcmp(a->args[i].name, b->args[i].name) || a->args[i].kwarg_only != b->args[i].kwarg_only ||
+            !tgm__type_eq(&a->args[i].type, &b->args[i].type))
+            return false;
+    for (int i = 0; i < a->nrets; i++)
+        if (!tgm__type_eq(&a->rets[i].type, &b->rets[i].type))
+            return false;
+    return true;
+}
+
+static bool is_output_name(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nrets; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
+        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
+            return true;
+    }
+    return false;
+}
+
+static bool is_arg_name(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nargs; i++)
+        if (!strcmp(s->args[i].name, name))
+            return true;
+    return false;
+}
+
+static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
+{
+    const tgm_schema *s = &dv->schema;
+    tgm_name_map *seen = tgm__map_new(a);
+    for (int i = 0; i < dv->nformulas; i++) {
+        const tgm_formula *f = &dv->formulas[i];
+        for (int k = 0; k < f->nvars; k++) {
+            const char *v = f->var_names[k];
+            if (!is_arg_name(s, v))
+                tgm_error(f->vars_loc, "'%s' is not an argument of '%s'", v, s->full_name);
+            else if (tgm__map_put(seen, v, (void *)f))
+                tgm_error(f->vars_loc, "more than one formula for '%s'", v);
+        }
+    }
+    for (int i = 0; i < dv->nresult; i++) {
+        const tgm_formula *f = &dv->result_formulas[i];
+        for (int k = 0; k < f->nvars; k++)
+            if (!is_output_name(s, f->var_names[k]))
+                tgm_error(f->vars_loc, "'%s' is neither an argument nor an output of '%s'",
+                          f->var_names[k], s->full_name);
+    }
+    for (int i = 0; i < dv->nnondiff; i++)
+        if (!is_arg_name(s, dv->non_differentiable[i]))
+            tgm_error(dv->loc, "non_differentiable '%s' is not an argument of '%s'",
+                      dv->non_differentiable[i], s->full_name);
+    if (dv->output_differentiability && dv->noutput_diff != s->nrets)
+        tgm_error(dv->output_differentiability_loc,
+                  "'output_differentiability' has %d entries but '%s' returns %d value%s",
+                  dv->noutput_diff, s->full_name, s->nrets, s->nrets == 1 ? "" : "s");
+}
+
+static void check_derivatives(tgm_model *m)
+{
+    tgm_name_map *done = tgm__map_new(m->arena);
+    for (int i = 0; i < m->nderivs; i++) {
+        tgm_derivative *dv = m->derivs[i];
+        tgm_func *f = tgm_find_func(m, dv->schema.full_name);
+        if (!f || !same_signature(&f->schema, &dv->schema)) {
+            tgm_error(dv->name_loc, "no native function matches derivative schema '%s'",
+                      dv->name_text);
+            if (f)
+                tgm_note(f->schema.loc, "'%s' is declared as '%s'", f->schema.full_name,
+                         f->schema.text);
+            continue;
+        }
+        tgm_derivative *prev = tgm__map_put(done, f->schema.full_name, dv);
+        if (prev) {
+            tgm_error(dv->name_loc, "second derivative entry for '%s'", f->schema.full_name);
+            tgm_note(prev->name_loc, "the first one is here");
+            continue;
+        }
+        dv->func = f;
+        check_formula_vars(m->arena, dv);
+    }
+}
+
+int tgm_validate(tgm_model *m)
+{
+    int before = tgm_error_count();
+    m->func_index = tgm__map_new(m->arena);
+    int nexplicit = m->nfuncs;
+    for (int i = 0; i < nexplicit; i++) {
+        tgm_func *f = m->funcs[i];
+        f->kind = tgm__schema_kind(&f->schema);
+        tgm_func *prev = tgm__map_put(m->func_index, f->schema.full_name, f);
+        if (prev) {
+            tgm_error(f->schema.loc, "duplicate overload '%s'", f->schema.full_name);
+            tgm_note(prev->schema.loc, "previous definition of '%s' is here", f->schema.full_name);
+        }
+        check_func(m, f);
+    }
+    tgm__autogen_all(m);
+    for (int i = 0; i < nexplicit; i++)
+        check_delegate(m, m->funcs[i]);
+    link_functional(m);
+    check_derivatives(m);
+    return tgm_error_count() - before;
+}

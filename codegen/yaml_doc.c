@@ -1,0 +1,314 @@
+/* Loading a spec file with libyaml's document API, and turning libyaml's marks into tgm_locs.
+ *
+ * The document API (a node tree with a start mark per node) is fast enough for PyTorch's
+ * 520 KB file and keeps the parsers simple: they look fields up in a mapping instead of
+ * tracking a state machine over events. The file's bytes are kept so that an offset inside a
+ * quoted or folded scalar can be mapped back to its line and column (tgm_text_loc). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+
+static bool read_file(tgm_arena *a, const char *path, tgm_yaml_doc *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tgm_error((tgm_loc){ d->path, 0, 0 }, "cannot open file: %s", strerror(errno));
+        return false;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    bool ok = buf && !ferror(f);
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        tgm_error((tgm_loc){ d->path, 0, 0 }, "cannot read file");
+        return false;
+    }
+    d->src = tgm_strndup(a, buf, len);
+    d->len = len;
+    free(buf);
+    return true;
+}
+
+static void index_lines(tgm_arena *a, tgm_yaml_doc *d)
+{
+    int n = 1;
+    for (size_t i = 0; i < d->len; i++)
+        n += d->src[i] == '\n';
+    d->line_start = tgm_alloc(a, (size_t)(n + 1) * sizeof *d->line_start);
+    d->nlines = 0;
+    d->line_start[d->nlines++] = 0;
+    for (size_t i = 0; i < d->len; i++)
+        if (d->src[i] == '\n')
+            d->line_start[d->nlines++] = i + 1;
+}
+
+static tgm_loc mark_loc(const tgm_yaml_doc *d, yaml_mark_t m)
+{
+    return (tgm_loc){ d->path, (int)m.line + 1, (int)m.column + 1 };
+}
+
+static void report_yaml_error(const tgm_yaml_doc *d, const yaml_parser_t *p)
+{
+    if (p->error == YAML_MEMORY_ERROR) {
+        tgm_error((tgm_loc){ d->path, 0, 0 }, "out of memory while parsing YAML");
+        return;
+    }
+    if (p->error == YAML_READER_ERROR) {
+        /* Reader errors (bad UTF-8, control characters) only have a byte offset. */
+        size_t off = p->problem_offset;
+        int line = 0;
+        while (line + 1 < d->nlines && d->line_start[line + 1] <= off)
+            line++;
+        tgm_loc loc = { d->path, line + 1, (int)(off - d->line_start[line]) + 1 };
+        tgm_error(loc, "invalid YAML input: %s", p->problem ? p->problem : "unreadable byte");
+        return;
+    }
+    tgm_loc loc = mark_loc(d, p->problem_mark);
+    const char *problem = p->problem ? p->problem : "malformed YAML";
+    if (p->context)
+        tgm_error(loc, "%s (%s at %d:%d)", problem, p->context, (int)p->context_mark.line + 1,
+                  (int)p->context_mark.column + 1);
+    else
+        tgm_error(loc, "%s", problem);
+}
+
+bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->path = tgm_strdup(a, path);
+    if (!read_file(a, path, d))
+        return false;
+    index_lines(a, d);
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) {
+        tgm_error((tgm_loc){ d->path, 0, 0 }, "cannot initialise the YAML parser");
+        return false;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)d->src, d->len);
+    bool ok = yaml_parser_load(&p, &d->doc) != 0;
+    if (ok)
+        d->loaded = true;
+    else
+        report_yaml_error(d, &p);
+    yaml_parser_delete(&p);
+    return ok;
+}
+
+void tgm__yaml_done(tgm_yaml_doc *d)
+{
+    if (d->loaded)
+        yaml_document_delete(&d->doc);
+    d->loaded = false;
+}
+
+tgm_loc tgm__node_loc(const tgm_yaml_doc *d, const yaml_node_t *n)
+{
+    return mark_loc(d, n->start_mark);
+}
+
+/* Byte offset of a mark: libyaml counts columns in characters, so walk UTF-8 lead bytes. */
+static size_t mark_offset(const tgm_yaml_doc *d, yaml_mark_t m)
+{
+    if ((int)m.line >= d->nlines)
+        return d->len;
+    size_t off = d->line_start[m.line];
+    for (size_t c = 0; c < m.column && off < d->len; c++) {
+        off++;
+        while (off < d->len && ((unsigned char)d->src[off] & 0xC0) == 0x80)
+            off++;
+    }
+    return off;
+}
+
+static bool is_block_scalar(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && (n->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+                                           n->data.scalar.style == YAML_FOLDED_SCALAR_STYLE);
+}
+
+static bool is_quoted(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE &&
+           (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+            n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+/* Where the text of a scalar starts, as a byte offset and a loc. */
+static size_t text_start(const tgm_yaml_doc *d, const yaml_node_t *n, tgm_loc *loc)
+{
+    size_t off = mark_offset(d, n->start_mark);
+    *loc = tgm__node_loc(d, n);
+    if (is_quoted(n)) {
+        loc->col++;
+        return off + 1;
+    }
+    if (is_block_scalar(n)) {
+        /* `|` or `>` ends its line; the text starts at the first non-blank after it. */
+        while (off < d->len && d->src[off] != '\n')
+            off++;
+        while (off < d->len && (d->src[off] == '\n' || d->src[off] == ' ')) {
+            if (d->src[off] == '\n') {
+                loc->line++;
+                loc->col = 1;
+            } else {
+                loc->col++;
+            }
+            off++;
+        }
+    }
+    return off;
+}
+
+tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n)
+{
+    tgm_loc loc;
+    text_start(d, n, &loc);
+    return loc;
+}
+
+const tgm_span *tgm__node_span(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n)
+{
+    if (!is_quoted(n) && !is_block_scalar(n) && n->start_mark.line == n->end_mark.line)
+        return NULL;
+    tgm_span *sp = tgm_alloc(a, sizeof *sp);
+    tgm_loc unused;
+    sp->src = d->src;
+    sp->start = text_start(d, n, &unused);
+    return sp;
+}
+
+/* Walks the file bytes and the decoded text side by side: equal bytes advance both, anything
+ * else in the file (quotes, escape backslashes, line breaks and indentation folded into one
+ * space) is skipped. That is exact for everything schemas and formulas contain. */
+tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size_t offset)
+{
+    tgm_loc loc = start;
+    if (!span) {
+        loc.col += (int)offset;
+        return loc;
+    }
+    const char *r = span->src + span->start;
+    size_t v = 0;
+    for (;;) {
+        if (!*r)
+            break;
+        bool match = text[v] && *r == text[v];
+        if (match && v == offset)
+            break;
+        if (!text[v] && v == offset)
+            break;
+        if (match)
+            v++;
+        if (*r == '\n') {
+            loc.line++;
+            loc.col = 1;
+        } else if (((unsigned char)*r & 0xC0) != 0x80) {
+            loc.col++;
+        }
+        r++;
+    }
+    return loc;
+}
+
+const char *tgm__scalar(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+const char *tgm__node_kind(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *field, bool *out)
+{
+    if (n->type == YAML_SCALAR_NODE && !is_quoted(n)) {
+        const char *s = tgm__scalar(n);
+        if (!strcmp(s, "True") || !strcmp(s, "true")) {
+            *out = true;
+            return true;
+        }
+        if (!strcmp(s, "False") || !strcmp(s, "false")) {
+            *out = false;
+            return true;
+        }
+    }
+    if (n->type == YAML_SCALAR_NODE)
+        tgm_error(tgm__node_loc(d, n), "'%s' must be True or False, not '%s'", field,
+                  tgm__scalar(n));
+    else
+        tgm_error(tgm__node_loc(d, n), "'%s' must be True or False, not %s", field,
+                  tgm__node_kind(n));
+    return false;
+}
+
+int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, const char *field,
+                    const char ***out, tgm_loc **locs)
+{
+    const char **names = NULL;
+    tgm_loc *ls = NULL;
+    int count = 0, cap = 0, lcap = 0, lcount = 0;
+    if (n->type == YAML_SCALAR_NODE) {
+        const char *s = tgm__scalar(n);
+        tgm_loc start = tgm__text_start(d, n);
+        const tgm_span *span = tgm__node_span(a, d, n);
+        for (const char *p = s;;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p), lead;
+            char *name = tgm__trim_dup(a, p, len, &lead);
+            tgm_loc loc = tgm_text_loc(start, span, s, (size_t)(p - s) + lead);
+            if (!*name) {
+                tgm_error(loc, "empty name in '%s'", field);
+                return -1;
+            }
+            *TGM_PUSH(a, names, count, cap) = name;
+            *TGM_PUSH(a, ls, lcount, lcap) = loc;
+            if (!e)
+                break;
+            p = e + 1;
+        }
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            yaml_node_t *item = yaml_document_get_node((yaml_document_t *)&d->doc, *it);
+            if (item->type != YAML_SCALAR_NODE || !*tgm__scalar(item)) {
+                tgm_error(tgm__node_loc(d, item), "'%s' items must be names, not %s", field,
+                          item->type == YAML_SCALAR_NODE ? "an empty string"
+                                                         : tgm__node_kind(item));
+                return -1;
+            }
+            *TGM_PUSH(a, names, count, cap) = tgm_strdup(a, tgm__scalar(item));
+            *TGM_PUSH(a, ls, lcount, lcap) = tgm__text_start(d, item);
+        }
+    } else {
+        tgm_error(tgm__node_loc(d, n), "'%s' must be a comma-separated string or a list, not %s",
+                  field, tgm__node_kind(n));
+        return -1;
+    }
+    *out = names;
+    if (locs)
+        *locs = ls;
+    return count;
+}
