@@ -29,6 +29,11 @@ bool tg_dtype_is_integral(tg_dtype t, bool include_bool);
 tg_dtype tg_promote_types(tg_dtype a, tg_dtype b);
 /* The default floating dtype (float32 unless changed). */
 tg_dtype tg_get_default_dtype(void);
+/* Sets the default floating dtype (float16, bfloat16, float32 or float64); process-wide.
+ * Returns the previous one, or TG_DTYPE_NONE with an error for a non-floating dtype. */
+tg_dtype tg_set_default_dtype(tg_dtype t);
+/* PyTorch's can_cast(from, to): false for float -> integral and for non-bool -> bool. */
+bool tg_can_cast(tg_dtype from, tg_dtype to);
 
 /* ---- devices ---- */
 typedef enum tg_device_type { TG_DEVICE_NONE = -1, TG_CPU = 0, TG_CUDA = 1 } tg_device_type;
@@ -71,8 +76,17 @@ tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t n
 int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel);
 /* The single element of a one-element tensor, as double. NaN and an error otherwise. */
 double tg_item(const tg_tensor *t);
+/* Wraps caller memory (CPU) without copying: sizes/strides in elements (strides NULL means
+ * contiguous). `deleter(data, ctx)` runs when the last tensor or view using the memory dies
+ * (NULL: the caller keeps ownership and must outlive the tensors). Returns a new reference. */
+tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *strides,
+                               int64_t ndim, tg_dtype dtype,
+                               void (*deleter)(void *data, void *ctx), void *ctx);
 /* Prints like PyTorch's repr: tensor([[1., 2.], ...], dtype=...). */
 void tg_print(const tg_tensor *t);
+/* The same text as tg_print (without the newline) in a malloc'd string the caller free()s;
+ * NULL on error. */
+char *tg_tensor_to_string(const tg_tensor *t);
 
 bool tg_tensor_requires_grad(const tg_tensor *t);
 tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad);  /* returns t */
@@ -131,6 +145,7 @@ bool tg_set_grad_enabled(bool enabled);      /* returns the previous mode */
 void tg_manual_seed(uint64_t seed);
 tg_generator *tg_generator_new(uint64_t seed);
 void tg_generator_free(tg_generator *g);
+void tg_generator_manual_seed(tg_generator *g, uint64_t seed);
 
 /* ---- threads ---- */
 void tg_set_num_threads(int n);

@@ -13,6 +13,11 @@
 
 /* ------------------------------------------------------------------ storage and tensors */
 
+/* Formats a shape PyTorch's way, "[3, 2]" ("[]" for 0-dim), into buf; returns buf. */
+char *tg__shape_str(char *buf, size_t cap, const int64_t *sizes, int64_t ndim);
+/* PyTorch's names for messages: "Float", "Long", "Bool", "Byte", "Half", ... */
+const char *tg__dtype_torch_name(tg_dtype t);
+
 /* A refcounted buffer shared by a tensor and all its views. */
 typedef struct tg_storage {
     int64_t refcount;         /* atomic */
@@ -20,6 +25,11 @@ typedef struct tg_storage {
     size_t nbytes;
     tg_device device;
     bool owns_data;           /* false for tg_tensor_from_blob-style external memory */
+    /* Runtime-private (tensor.c): where the struct and its bytes live, and the deleter of
+     * external memory. Kernels never need these. */
+    uint8_t alloc_kind;       /* TG__STORAGE_* in tensor.c */
+    void (*deleter)(void *data, void *ctx);
+    void *deleter_ctx;
 } tg_storage;
 
 struct tg_autograd_meta;      /* defined by the autograd engine (issue 3) */
@@ -60,6 +70,15 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
  * Returns -1 with "Dimension out of range (expected to be in range of [-2, 1], but got 3)". */
 int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim);
 void tg__bump_version(tg_tensor *t);   /* after an in-place write */
+int64_t tg__version(const tg_tensor *t);   /* the shared counter's value (autograd saves it) */
+void tg__storage_retain(tg_storage *s);
+void tg__storage_release(tg_storage *s);
+/* Copies src into dst elementwise, broadcasting src to dst's shape and converting dtypes
+ * (PyTorch's copy_ semantics, any strides, CPU). Bumps dst's version. 0 or -1 + error. */
+int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src);
+/* A contiguous tensor with t's values: a new reference to t itself when already contiguous,
+ * else a copy. */
+tg_tensor *tg__contiguous(const char *op, tg_tensor *t);
 /* For out= glue (autogen and composites): resizes `out` like tg__resize_out to result's shape,
  * checks result's dtype can be cast to out's (PyTorch: "result type Float can't be cast to the
  * desired output type Long"), copies, and returns a new reference to out. */
@@ -81,6 +100,19 @@ uint16_t tg__float_to_bf16(float f);
 void *tg__cpu_alloc(size_t nbytes);
 void tg__cpu_free(void *p, size_t nbytes);
 void tg__cpu_allocator_empty_cache(void);
+/* Bytes currently held in the allocator's cache (freed, not yet returned to the system). */
+size_t tg__cpu_allocator_cached_bytes(void);
+/* Non-CPU devices plug their allocator in at load time (the CUDA backend's caching allocator);
+ * tg__empty on that device fails with an error until one is registered. */
+typedef struct tg_device_allocator {
+    void *(*alloc)(size_t nbytes, tg_device device);     /* NULL on OOM (no error recorded) */
+    void (*free)(void *p, size_t nbytes, tg_device device);
+    /* Copies nbytes between host and device or within a device; 0, or -1 + error. */
+    int (*copy)(void *dst, tg_device dst_device, const void *src, tg_device src_device,
+                size_t nbytes);
+} tg_device_allocator;
+const tg_device_allocator *tg__device_allocator(tg_device_type type);   /* NULL if none */
+void tg__register_device_allocator(tg_device_type type, const tg_device_allocator *a);
 
 /* ------------------------------------------------------------------ errors */
 /* Records "<op>: <message>" as this thread's error unless one is already recorded (the first
@@ -94,6 +126,18 @@ void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(
 /* Scopes: every tensor handed to a caller by the public API passes through this, which records
  * it in the innermost open scope (generated code calls it on returned tensors). */
 tg_tensor *tg__scope_track(tg_tensor *t);
+
+/* ------------------------------------------------------------------ type promotion */
+/* PyTorch's result_type over operands: dimensioned tensors, zero-dim tensors and wrapped
+ * numbers form three priority groups; a lower group changes the result only when it is of a
+ * higher category (bool < integral < floating). TG_DTYPE_NONE stands for "undefined". */
+typedef struct tg_result_type_state { tg_dtype dim, zero, wrapped; } tg_result_type_state;
+#define TG_RESULT_TYPE_INIT ((tg_result_type_state){ TG_DTYPE_NONE, TG_DTYPE_NONE, TG_DTYPE_NONE })
+void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t);   /* NULL: skipped */
+/* A Scalar argument without wrapping it: is_integral picks int64, else the default float. */
+void tg__result_type_update_scalar(tg_result_type_state *s, double v, bool is_integral);
+tg_dtype tg__result_type_finish(const tg_result_type_state *s);
+tg_dtype tg__result_type(tg_tensor *const *ts, int n);
 
 /* ------------------------------------------------------------------ iterator */
 /* One broadcasting, type-promoting strided iteration (PyTorch's TensorIterator is the model).
@@ -132,6 +176,14 @@ typedef struct tg_iter {
     char *data[TG_ITER_MAX_OPERANDS];                      /* base pointers */
     int64_t numel;
     bool is_contiguous;            /* every operand contiguous in the same order: 1-D fast path */
+    /* The dtype of the data data[k] points at: it->dtype except for inputs under
+     * TG_ITER_NO_INPUT_CAST and bool outputs under TG_ITER_BOOL_OUTPUT. */
+    tg_dtype dtypes[TG_ITER_MAX_OPERANDS];
+    /* Runtime-private bookkeeping (iter.c). data[k] may point into scalar_buf, so a tg_iter
+     * must not be copied by value after build. */
+    uint32_t owned_operands;       /* bit k: operands[k] is an owned reference */
+    uint32_t owned_user_outputs;   /* bit k: user_outputs[k] was allocated by build */
+    _Alignas(16) unsigned char scalar_buf[TG_ITER_MAX_OPERANDS][16];
 } tg_iter;
 
 /* Builds the iteration. `outputs[i]` may be NULL (allocate). Returns 0, or -1 with an error
@@ -147,6 +199,9 @@ void tg__iter_for_each(tg_iter *it, tg_iter_loop1d loop, void *ctx);
 /* Copies temporaries back into user outputs, returns output `i` as a new reference, and
  * releases everything the iterator holds. Call exactly once after a successful build. */
 tg_tensor *tg__iter_finish(tg_iter *it, int i);
+/* Like tg__iter_finish for every output: outs[i] receives output i as a new reference (all
+ * NULL on a failed copy-back, with an error). For multi-output kernels. Returns 0 or -1. */
+int tg__iter_finish_all(tg_iter *it, tg_tensor **outs);
 /* Releases everything on an error path (after a successful build). */
 void tg__iter_abort(tg_iter *it);
 
@@ -176,6 +231,15 @@ int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *sel
  * output element o, and of the j-th reduced element relative to it. */
 int64_t tg__reduce_outer_offset(const tg_reduce_plan *p, int64_t o);
 int64_t tg__reduce_inner_offset(const tg_reduce_plan *p, int64_t j);
+/* Calls loop once per output element o (o in the output's contiguous order), splitting the
+ * outputs across threads when the work is above the grain size. The reduced elements of o are
+ * at (in elements, from self's data pointer)
+ *   in_offset + (inner_offsets ? inner_offsets[j] : j * inner_stride),   j in [0, n)
+ * with j running over the reduced dims in row-major order (so argmax's index is j).
+ * inner_offsets is NULL when the reduced dims coalesce to one. Returns 0, or -1 + error. */
+typedef void (*tg_reduce_loop)(int64_t o, int64_t in_offset, int64_t n, int64_t inner_stride,
+                               const int64_t *inner_offsets, void *ctx);
+int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx);
 
 /* ------------------------------------------------------------------ parallelism */
 int64_t tg__grain_size(void);       /* 32768 elements */
@@ -189,6 +253,8 @@ tg_generator *tg__default_generator(void);
 uint64_t tg__random_u64(tg_generator *g);           /* thread-safe */
 double tg__random_uniform(tg_generator *g);         /* [0, 1) */
 double tg__random_normal(tg_generator *g);          /* N(0, 1) */
+/* n draws under one lock (for kernels filling tensors; same stream as n single calls). */
+void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n);
 
 /* ------------------------------------------------------------------ dispatcher */
 /* Keys in priority order: a higher key wins. A 64-bit key set has bit k set for key k. */
@@ -242,6 +308,10 @@ typedef struct tg_op_entry {
  * when grad mode is on and a tensor requires grad), minus the thread-local excluded keys. */
 tg_keyset tg__tensor_keys(const tg_tensor *t);
 tg_keyset tg__excluded_keys(void);
+/* Sets this thread's excluded keys (autograd kernels exclude TG_KEY_AUTOGRAD while they
+ * redispatch); returns the previous set, to be restored. */
+tg_keyset tg__set_excluded_keys(tg_keyset ks);
+const char *tg__dispatch_key_name(int k);   /* "CPU", "CUDA", "Autograd" */
 /* Picks the kernel for a key set from a row: the highest key whose kernel is set. A missing
  * device kernel gives the CUDA->CPU fallback (returns NULL and sets *fallback) or an error
  * that lists the keys the operator has. Inline fast path in the generated stubs. */
@@ -254,6 +324,16 @@ int tg_call_boxed(const char *name, tg_stack *s);
  * time; takes a lock. Names must not collide with existing ones. */
 int tg_register_ops(const char *ns, tg_op_entry *entries, int n);
 const tg_op_entry *tg__find_op(const char *name);
+
+/* provided by generated code (tg_register.c): the in-tree operator table, sorted or not.
+ * Referenced weakly by the runtime so runtime-only test programs link without it. */
+const tg_op_entry *tg__generated_ops(int *n);
+
+/* provided by the autograd engine: frees a tensor's autograd meta when the tensor dies, and
+ * returns the accumulated .grad (a new reference or NULL). The runtime carries weak no-op
+ * defaults so that it links before the engine exists. */
+void tg__autograd_meta_free(struct tg_autograd_meta *m);
+tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *m);
 
 /* Helpers for generated code: argument checks shared by every stub. */
 static inline bool tg__any_null(tg_tensor *const *ts, int n) {

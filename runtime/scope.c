@@ -1,0 +1,99 @@
+/* Scopes (thread-local): tensors handed out by the public API while a scope is open are
+ * recorded in it, and tg_scope_end() drops the scope's reference to each of them.
+ *
+ * All open scopes share one array of entries; scope i owns entries [start[i], n). Keeping a
+ * tensor marks its newest entry; at the end of the scope kept entries are compacted to the
+ * front of its range, where they belong to the enclosing scope (or, with no enclosing scope,
+ * their reference passes to the caller). With no scope open, tracking costs one
+ * thread-local load. */
+#include "tg_rt.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define KEPT ((uintptr_t)1)        /* low bit of an entry: kept (tensor pointers are aligned) */
+
+static TG__TLS_HOT int depth;
+static _Thread_local uintptr_t *entries;
+static _Thread_local int64_t nentries, capentries;
+static _Thread_local int64_t *starts;
+static _Thread_local int capstarts;
+
+/* Frees this thread's arrays when it exits (tensors still recorded stay alive: a scope left
+ * open by an exiting thread is the caller's leak, reported by the leak counters). */
+static pthread_key_t scope_key;
+static pthread_once_t scope_key_once = PTHREAD_ONCE_INIT;
+static void scope_thread_exit(void *unused) {
+    (void)unused;
+    free(entries);
+    free(starts);
+    entries = NULL;
+    starts = NULL;
+    nentries = capentries = 0;
+    capstarts = depth = 0;
+}
+static void scope_key_init(void) { pthread_key_create(&scope_key, scope_thread_exit); }
+
+void tg_scope_begin(void) {
+    if (capstarts == 0) {
+        pthread_once(&scope_key_once, scope_key_init);
+        pthread_setspecific(scope_key, &scope_key);
+    }
+    if (depth == capstarts) {
+        int cap = capstarts ? capstarts * 2 : 8;
+        int64_t *s = realloc(starts, (size_t)cap * sizeof *s);
+        if (!s) { tg__error("scope_begin", "out of memory"); return; }
+        starts = s;
+        capstarts = cap;
+    }
+    starts[depth++] = nentries;
+}
+
+static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
+    if (nentries == capentries) {
+        int64_t cap = capentries ? capentries * 2 : 64;
+        uintptr_t *e = realloc(entries, (size_t)cap * sizeof *e);
+        if (!e) {
+            /* Cannot record it: the caller would never free it, so fail the call instead. */
+            tg_release(t);
+            return tg__error("scope", "out of memory recording a tensor in the open scope");
+        }
+        entries = e;
+        capentries = cap;
+    }
+    entries[nentries++] = (uintptr_t)t;
+    return t;
+}
+
+tg_tensor *tg__scope_track(tg_tensor *t) {
+    if (TG__LIKELY(depth == 0) || !t) return t;
+    return track_slow(t);
+}
+
+tg_tensor *tg_scope_keep(tg_tensor *t) {
+    if (depth == 0 || !t) return t;
+    for (int64_t i = nentries - 1; i >= starts[depth - 1]; i--) {
+        if (entries[i] == (uintptr_t)t) {       /* newest unkept entry of t */
+            entries[i] |= KEPT;
+            return t;
+        }
+    }
+    return t;   /* not made in this scope: it already belongs to someone else */
+}
+
+void tg_scope_end(void) {
+    if (depth == 0) return;
+    int64_t start = starts[--depth], kept = start;
+    int64_t end = nentries;
+    /* Release newest first, so that later results die before the inputs they came from. */
+    for (int64_t i = end - 1; i >= start; i--)
+        if (!(entries[i] & KEPT)) tg_release((tg_tensor *)entries[i]);
+    for (int64_t i = start; i < end; i++)
+        if (entries[i] & KEPT) entries[kept++] = entries[i] & ~KEPT;
+    nentries = depth > 0 ? kept : start;
+    if (depth == 0 && nentries == 0 && capentries > 4096) {
+        free(entries);             /* do not hold a huge array after a big scope */
+        entries = NULL;
+        capentries = 0;
+    }
+}
