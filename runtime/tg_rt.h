@@ -31,12 +31,11 @@ static inline bool tg__is_float(tg_dtype t) {
 }
 extern const uint8_t tg__dtype_sizes[TG_NUM_DTYPES];
 
-/* tensor.c: the CPU data allocation used by storages of every size (inline for tiny ones is
- * decided there). */
-tg_tensor *tg__alloc_tensor_struct(void);        /* zeroed header, refcount 1, owners 1 */
-
 /* grad_mode.c / dispatch.c */
 extern TG__TLS_HOT bool tg__grad_enabled_tls;
+
+/* registry.c: out-of-tree operators by full ("ns::name") or bare name; NULL if none. */
+const tg_op_entry *tg__registry_find(const char *name);
 
 /* copy_out.c: the conversion loop shared by tg__copy_into and iterator temporaries. */
 void tg__convert_loop(char *dst, tg_dtype dt, int64_t dstride, const char *src, tg_dtype st,
