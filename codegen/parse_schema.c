@@ -457,7 +457,7 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
     if (!ok) {
         char *tn = tgm__printf(p->a, "%s%s%s", base_names[b], ty->elem_optional ? "?" : "",
                                ty->is_list ? (ty->list_optional ? "[]?" : "[]") : "");
-        return fail(p, off, "default value '%s' does not fit type '%s'", d->text, tn);
+        return fail(p, off, "default value %s does not fit type '%s'", d->text, tn);
     }
     return true;
 }

@@ -1,0 +1,54 @@
+/* tgen must accept PyTorch 1.13.1's own spec files (kept beside the checkout in
+ * ../shared/pytorch-1.13.1; skipped when absent) and the project's spec, and its command line
+ * must behave as documented. Tests run from the repository root. */
+#include <criterion/criterion.h>
+
+#include "codegen/tgen_run.h"
+
+#define PT_DIR "../shared/pytorch-1.13.1"
+
+Test(tgen_pytorch, checks_pytorch_files)
+{
+    if (access(PT_DIR "/native_functions.yaml", R_OK) || access(PT_DIR "/derivatives.yaml", R_OK))
+        cr_skip_test("PyTorch's spec files are not in " PT_DIR);
+    const char *args[] = { "--check", PT_DIR "/native_functions.yaml", PT_DIR "/derivatives.yaml",
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen --check failed (status %d):\n%s", r.status, r.err ? r.err : "");
+    cr_expect_str_empty(r.err);
+    cr_expect_str_eq(r.out, "ok: 2493 functions, 639 derivatives\n");
+    tgen_result_free(&r);
+}
+
+Test(tgen_pytorch, checks_project_spec)
+{
+    bool have_derivs = access("specs/derivatives.yaml", R_OK) == 0;
+    const char *args[] = { "--check", "specs/native_functions.yaml",
+                           have_derivs ? "specs/derivatives.yaml" : NULL, NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "specs/ do not check clean (status %d):\n%s", r.status,
+                 r.err ? r.err : "");
+    cr_expect_str_empty(r.err);
+    cr_expect(r.out && !strncmp(r.out, "ok: ", 4), "unexpected summary: %s", r.out ? r.out : "");
+    tgen_result_free(&r);
+}
+
+Test(tgen_cli, help_and_usage)
+{
+    const char *help[] = { "--help", NULL };
+    tgen_result r = tgen_run(help);
+    cr_expect_eq(r.status, 0);
+    cr_expect(r.out && strstr(r.out, "tgen --check"), "no usage on stdout");
+    tgen_result_free(&r);
+
+    const char *bad[] = { "--frobnicate", NULL };
+    r = tgen_run(bad);
+    cr_expect_eq(r.status, 2, "a bad command line must exit 2, got %d", r.status);
+    cr_expect(r.err && strstr(r.err, "usage:"), "no usage on stderr");
+    tgen_result_free(&r);
+
+    const char *gen_missing[] = { "--gen", "--native", "specs/native_functions.yaml", NULL };
+    r = tgen_run(gen_missing);
+    cr_expect_eq(r.status, 2, "--gen without --templates/--out must exit 2, got %d", r.status);
+    tgen_result_free(&r);
+}

@@ -1,0 +1,91 @@
+/* Running the tgen binary from a Criterion test: path from $TGEN (default build/tgen), run
+ * from the repository root, stdout and stderr captured whole, exit status returned. Static
+ * inline so that each test file that includes it gets its own copy without warnings. */
+#ifndef TESTS_CODEGEN_TGEN_RUN_H
+#define TESTS_CODEGEN_TGEN_RUN_H
+
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static inline const char *tgen_path(void)
+{
+    const char *p = getenv("TGEN");
+    return p && *p ? p : "build/tgen";
+}
+
+/* The whole file as a NUL-terminated string (the caller frees it), or NULL. */
+static inline char *tgen_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0, n;
+    char *buf = malloc(cap);
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+typedef struct tgen_result {
+    int status;               /* exit status, or -1 when tgen could not be run */
+    char *out, *err;          /* captured stdout / stderr (free with tgen_result_free) */
+} tgen_result;
+
+/* Runs `tgen args...` (args NULL-terminated). */
+static inline tgen_result tgen_run(const char *const *args)
+{
+    tgen_result r = { -1, NULL, NULL };
+    char out_path[] = "/tmp/tgen_test_out_XXXXXX", err_path[] = "/tmp/tgen_test_err_XXXXXX";
+    int fo = mkstemp(out_path), fe = mkstemp(err_path);
+    if (fo < 0 || fe < 0)
+        return r;
+    const char *argv[32] = { tgen_path() };
+    int argc = 1;
+    for (; args[argc - 1] && argc < 31; argc++)
+        argv[argc] = args[argc - 1];
+    argv[argc] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fo, 1);
+    posix_spawn_file_actions_adddup2(&fa, fe, 2);
+    pid_t pid;
+    if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0) {
+        int ws;
+        if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws))
+            r.status = WEXITSTATUS(ws);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    close(fo);
+    close(fe);
+    r.out = tgen_slurp(out_path);
+    r.err = tgen_slurp(err_path);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+static inline void tgen_result_free(tgen_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+#endif
