@@ -155,7 +155,9 @@ typedef struct tgm_func {
     tgm_kind kind;
     bool variant_function, variant_method;   /* `variants:`; default: function only */
     tgm_dispatch_entry *dispatch; int ndispatch;
-    bool has_dispatch;        /* a `dispatch:` field was present */
+    bool has_dispatch;        /* a `dispatch:` field was present; the parser adds no default
+                               * entry (no dispatch and no delegate means CompositeImplicit-
+                               * Autograd with the C name as kernel: the emitters' rule) */
     bool structured;          /* structured: True (an out= kernel that others delegate to) */
     const char *structured_delegate;    /* "add.out" or NULL */
     tgm_loc structured_delegate_loc;
@@ -176,7 +178,9 @@ typedef struct tgm_func {
     /* Filled by validate(): the entries this one is tied to. */
     struct tgm_func *delegate;          /* target of structured_delegate */
     struct tgm_func *functional;        /* for inplace/out variants: the functional sibling */
-    bool is_autogen;          /* synthesised from another entry's `autogen:` */
+    bool is_autogen;          /* synthesised from another entry's `autogen:` (see autogen.c):
+                               * no dispatch, function variant only, schema.text canonical,
+                               * loc = the name inside `autogen:` */
     struct tgm_func *autogen_from;      /* the entry whose autogen list produced this one */
 } tgm_func;
 
@@ -199,13 +203,14 @@ typedef struct tgm_derivative {
     tgm_func *func;           /* the matching native function (set by validate) */
     tgm_formula *formulas; int nformulas;          /* per differentiable input / joint key */
     tgm_formula *result_formulas; int nresult;     /* `result:` forward-mode formulas, kept as text */
-    const char **non_differentiable; int nnondiff;
+    const char **non_differentiable; int nnondiff;  /* inputs whose formula is `non_differentiable` */
     bool *output_differentiability; int noutput_diff;
     /* PyTorch allows a C++ condition instead of True/False (`["!dtype || ..."]`): its text,
      * or NULL for a plain bool; same length as output_differentiability (those entries: true). */
     const char **output_differentiability_cond;
     tgm_loc output_differentiability_loc;
-    const char *dispatch_note;                      /* derivatives `dispatch:` kept as text */
+    const char *dispatch_note;  /* derivatives `dispatch:`: the formulas above are its `Default:`
+                                 * ones; this names the other keys ("AutogradNestedTensor") */
 } tgm_derivative;
 
 /* The whole model: both files. */

@@ -124,8 +124,22 @@ static void check_delegate(tgm_model *m, tgm_func *f)
 
 /* ---- functional siblings ----
  * PyTorch groups an operator's functional, in-place and out= overloads by signature: the
- * schema with the in-place `_`, the overload name, out= arguments, alias annotations, defaults
- * and return names taken away. */
+ * schema with the in-place `_`, the overload name, out= arguments, the tensor options of
+ * factories (an out= tensor already has them), alias annotations, defaults and return names
+ * taken away. */
+
+static bool is_tensor_option(const tgm_arg *a)
+{
+    static const struct { const char *name; tgm_base base; } opts[] = {
+        { "dtype", TGM_SCALAR_TYPE }, { "layout", TGM_LAYOUT },
+        { "device", TGM_DEVICE }, { "pin_memory", TGM_BOOL },
+    };
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (a->kwarg_only && !strcmp(a->name, opts[i].name) && a->type.base == opts[i].base &&
+            a->type.elem_optional && !a->type.is_list)
+            return true;
+    return false;
+}
 
 static const char *signature(tgm_arena *a, const tgm_func *f)
 {
@@ -135,7 +149,7 @@ static const char *signature(tgm_arena *a, const tgm_func *f)
         base = tgm__printf(a, "__%s", s->base + 3);
     char *sig = tgm__printf(a, "%s(", base);
     for (int i = 0; i < s->nargs; i++) {
-        if (s->args[i].is_out)
+        if (s->args[i].is_out || is_tensor_option(&s->args[i]))
             continue;
         tgm_type t = s->args[i].type;
         t.alias = (tgm_alias){ 0 };
