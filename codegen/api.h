@@ -1,0 +1,139 @@
+/* The C view of the model: names, types and kernel assignments of every operator, derived
+ * from the model by pure functions (api_names.c, api_types.c, api_ops.c) and shared by the
+ * emitters. docs/generated-code.md is the contract these functions implement. */
+#ifndef TGEN_API_H
+#define TGEN_API_H
+
+#include "model.h"
+
+/* ------------------------------------------------------------------ names (api_names.c) */
+
+/* The operator's C name without the tg_ prefix: `c_name:` or the naming rule ("add_scalar"). */
+const char *tga_cname(tgm_arena *a, const tgm_func *f);
+/* The operator's name in error messages: the schema name without its overload ("add_"). */
+const char *tga_opname(tgm_arena *a, const tgm_func *f);
+/* "TG_OP_ADD_SCALAR". */
+const char *tga_enum_name(tgm_arena *a, const char *cname);
+/* A schema identifier usable as a C identifier: C keywords get a trailing underscore. */
+const char *tga_ident(tgm_arena *a, const char *name);
+/* The symbol of a kernel named `kernel` under a dispatch key ("tg__cpu_add_out"); NULL for a
+ * key the project does not compile. */
+const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel);
+/* "cpu", "cuda", "composite": the symbol prefix of a key. */
+const char *tga_key_prefix(tgm_key key);
+/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed. */
+const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s);
+
+/* ------------------------------------------------------------------ types (api_types.c) */
+
+/* Every schema type an emitted operator may use, after optional/list wrapping. */
+typedef enum tga_kind {
+    TGA_UNSUPPORTED,
+    TGA_TENSOR, TGA_OPT_TENSOR, TGA_TENSOR_LIST,
+    TGA_INT, TGA_OPT_INT, TGA_INT_LIST, TGA_OPT_INT_LIST,
+    TGA_DOUBLE, TGA_OPT_DOUBLE,
+    TGA_BOOL, TGA_OPT_BOOL,
+    TGA_DTYPE, TGA_OPT_DTYPE, TGA_LAYOUT, TGA_OPT_LAYOUT, TGA_DEVICE, TGA_OPT_DEVICE,
+    TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT, TGA_OPT_GENERATOR,
+    TGA_STR, TGA_OPT_STR,
+    TGA_KIND_COUNT
+} tga_kind;
+
+tga_kind tga_type_kind(const tgm_type *t);
+/* The C type: "tg_tensor *", "tg_int_list", ... (NULL for TGA_UNSUPPORTED). */
+const char *tga_ctype(tga_kind k);
+/* A declaration "tg_tensor *self" / "int64_t dim" (pointer stars hug the name). */
+const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name);
+/* The boxed-value helpers in the generated code: `unbox_<suffix>` pops one, `box_<suffix>`
+ * pushes one (see templates/tg_boxed.c.in and tg_ops.c.in). */
+const char *tga_box_suffix(tga_kind k);
+/* The schema type as written, for messages: "Tensor?[]", "int[2]". */
+const char *tga_type_text(tgm_arena *a, const tgm_type *t);
+/* The initializer of a schema default for an argument of kind k, for an options struct
+ * field; NULL (with *why set) when the default cannot be expressed. A non-empty int list
+ * default points at the static array `list_storage`, whose values ("0, 1") go to
+ * *list_values (NULL otherwise). */
+const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
+                             const char *list_storage, const char **list_values, const char **why);
+bool tga_kind_is_tensor(tga_kind k);   /* Tensor, Tensor? or Tensor[]: part of the key set */
+
+/* ------------------------------------------------------------------ operators (api_ops.c) */
+
+typedef struct tga_arg {
+    const tgm_arg *arg;
+    const char *name;          /* C identifier */
+    tga_kind kind;
+    const char *default_expr;  /* initializer of its options field; NULL without a default */
+    const char *default_array; /* static storage of a non-empty int list default, or NULL */
+    const char *default_values;/* its values, "0, 1" */
+} tga_arg;
+
+typedef struct tga_ret {
+    const char *name;          /* field name in a result struct */
+    tga_kind kind;             /* TGA_TENSOR, TGA_INT, TGA_DOUBLE or TGA_BOOL */
+} tga_ret;
+
+/* Key-set slots of a kernel in its operator's row (bit k = tg_dispatch_key k). */
+enum { TGA_SLOT_CPU = 1 << 0, TGA_SLOT_CUDA = 1 << 1, TGA_SLOT_AUTOGRAD = 1 << 8 };
+
+typedef enum tga_origin {
+    TGA_KERNEL_WRITTEN,        /* named in dispatch: (or the implicit composite rule) */
+    TGA_KERNEL_STRUCTURED,     /* glue: functional / in-place entry of a structured kernel */
+    TGA_KERNEL_AUTOGEN,        /* glue: autogen'ed out= entry calling the functional kernel */
+} tga_origin;
+
+typedef struct tga_kernel {
+    const char *symbol;        /* "tg__cpu_add_out", "tg__structured_cpu_add" */
+    tgm_key key;               /* the dispatch key it was written for */
+    int slots;                 /* TGA_SLOT_* where the row holds it */
+    bool cuda_only;            /* compiled only with TG_WITH_CUDA */
+    tga_origin origin;
+    const char *target;        /* glue: the kernel it calls */
+    const char *call_args;     /* glue: the arguments it passes to `target` */
+    tgm_loc loc;
+} tga_kernel;
+
+typedef struct tga_op tga_op;
+struct tga_op {
+    const tgm_func *f;
+    int index;                 /* position in the op enum */
+    const char *cname;         /* "add" */
+    const char *opname;        /* "add" (error messages) */
+    const char *enum_name;     /* "TG_OP_ADD" */
+    const char *fn_name;       /* the C function: "tg_add_fn" with defaults, else "tg_add" */
+    const char *opts_name;     /* "tg_add_opts"; NULL without defaulted arguments */
+    const char *kfn_type;      /* kernel pointer typedef: "tg__kfn_add" */
+    const char *boxed_name;    /* boxed caller: "tg__boxed_add" */
+    tga_arg *args; int nargs;
+    int ndefaulted;
+    tga_ret *rets; int nrets;
+    const char *ret_ctype;     /* "tg_tensor *", "tg_values_indices", "int64_t" */
+    const char *ret_struct;    /* the result struct's name when nrets > 1, else NULL */
+    const char *ksig;          /* the kernel type without names, for consistency checks */
+    tga_kernel *kernels; int nkernels;
+    const tga_op *delegate;    /* structured_delegate target */
+    const tga_op *functional;  /* autogen: the functional entry whose kernels it wraps */
+};
+
+typedef struct tga_ops {
+    tga_op *ops; int n;
+} tga_ops;
+
+/* Builds the C view of every operator of the model, in model order. Reports unsupported
+ * types, name collisions, missing kernels and bad delegates through tgm_error; returns the
+ * number of errors (the view is complete enough to keep going either way). */
+int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out);
+
+/* Helpers over an op. */
+/* "tg_tensor *self, tg_tensor *other, double alpha": every argument, schema order. */
+const char *tga_kernel_params(tgm_arena *a, const tga_op *op);
+/* "self, other, alpha" (with `prefix` before defaulted ones, e.g. "opts."). */
+const char *tga_call_args(tgm_arena *a, const tga_op *op, const char *defaulted_prefix);
+/* Whether the op has a Device argument (factories pick their backend from it). */
+const tga_arg *tga_device_arg(const tga_op *op);
+/* An out= argument (kwarg-only, write-aliased Tensor). */
+bool tga_is_out_arg(const tgm_arg *a);
+/* The schema text on one line, for comments. */
+const char *tga_schema_comment(tgm_arena *a, const tgm_func *f);
+
+#endif

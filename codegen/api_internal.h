@@ -1,0 +1,12 @@
+/* Shared between the api_*.c files only. */
+#ifndef TGEN_API_INTERNAL_H
+#define TGEN_API_INTERNAL_H
+
+#include "api.h"
+
+/* Fills every op's kernels (written, structured glue, autogen glue) and checks them: missing
+ * delegates, structured kernels without a backend kernel, kernel symbols declared with two
+ * signatures. Returns the number of errors. */
+int tga_assign_kernels(tgm_arena *a, tga_ops *ops);
+
+#endif

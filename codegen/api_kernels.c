@@ -1,0 +1,293 @@
+/* Which kernel serves each dispatch key of each operator (docs/generated-code.md, "Kernels"):
+ *   - written kernels, from `dispatch:` or PyTorch's implicit CompositeImplicitAutograd rule;
+ *   - structured glue: a functional or in-place entry calls its delegate's out= kernel with
+ *     NULL outs (allocate) or out = self;
+ *   - autogen glue: a synthesised out= entry calls its functional entry's kernel, then copies
+ *     into `out`.
+ * Glue kernels are kernels like any other: they fill the same row slots as the kernel they
+ * wrap. */
+#include <string.h>
+
+#include "api.h"
+#include "api_internal.h"
+#include "template.h"
+
+static int key_slots(tgm_key key) {
+    switch (key) {
+    case TGM_KEY_CPU: return TGA_SLOT_CPU;
+    case TGM_KEY_CUDA: return TGA_SLOT_CUDA;
+    /* Implicit composites also serve autograd: autograd flows through the ops they call. */
+    case TGM_KEY_COMPOSITE_IMPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA | TGA_SLOT_AUTOGRAD;
+    case TGM_KEY_COMPOSITE_EXPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA;
+    default: return 0;
+    }
+}
+
+static tga_kernel *add_kernel(tgm_arena *a, tga_op *op) {
+    tga_kernel *k = tgm_alloc(a, sizeof *k * (size_t)(op->nkernels + 1));
+    if (op->nkernels) memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);
+    op->kernels = k;
+    return &k[op->nkernels++];
+}
+
+static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name) {
+    for (int i = 0; i < ops->n; i++) {
+        if (f && ops->ops[i].f == f) return &ops->ops[i];
+        if (!f && full_name && strcmp(ops->ops[i].f->schema.full_name, full_name) == 0) return &ops->ops[i];
+    }
+    return NULL;
+}
+
+static const tga_arg *find_arg(const tga_op *op, const char *schema_name) {
+    for (int i = 0; i < op->nargs; i++)
+        if (strcmp(op->args[i].arg->name, schema_name) == 0) return &op->args[i];
+    return NULL;
+}
+
+static bool has_backend_kernel(const tga_op *op) {
+    for (int i = 0; i < op->nkernels; i++)
+        if (op->kernels[i].key == TGM_KEY_CPU || op->kernels[i].key == TGM_KEY_CUDA) return true;
+    return false;
+}
+
+/* ------------------------------------------------------------------ written kernels */
+
+/* A backend kernel (CPU, CUDA) takes its slot from a composite one, as in PyTorch. */
+static void resolve_slots(tga_op *op) {
+    int specific = 0;
+    for (int i = 0; i < op->nkernels; i++)
+        if (op->kernels[i].key == TGM_KEY_CPU || op->kernels[i].key == TGM_KEY_CUDA)
+            specific |= op->kernels[i].slots;
+    for (int i = 0; i < op->nkernels; i++)
+        if (op->kernels[i].key != TGM_KEY_CPU && op->kernels[i].key != TGM_KEY_CUDA)
+            op->kernels[i].slots &= ~specific;
+}
+
+static int assign_written(tgm_arena *a, tga_op *op) {
+    const tgm_func *f = op->f;
+    if (f->is_autogen || f->structured_delegate) return 0;
+    if (!f->has_dispatch) {
+        tga_kernel *k = add_kernel(a, op);
+        k->key = TGM_KEY_COMPOSITE_IMPLICIT;
+        k->symbol = tga_kernel_symbol(a, k->key, op->cname);
+        k->slots = key_slots(k->key);
+        k->loc = f->loc;
+        return 0;
+    }
+    int errors = 0;
+    for (int i = 0; i < f->ndispatch; i++) {
+        const tgm_dispatch_entry *d = &f->dispatch[i];
+        if (d->key == TGM_KEY_OTHER) continue;
+        if (d->key == TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL) {
+            tgm_error(d->loc, "dispatch key '%s' is not compiled by tensorgen; use "
+                      "CompositeExplicitAutograd", d->key_name);
+            errors++;
+            continue;
+        }
+        tga_kernel *k = add_kernel(a, op);
+        k->key = d->key;
+        k->symbol = tga_kernel_symbol(a, d->key, d->kernel);
+        k->slots = key_slots(d->key);
+        k->cuda_only = d->key == TGM_KEY_CUDA;
+        k->loc = d->loc;
+    }
+    if (!errors && op->nkernels == 0) {
+        tgm_error(f->loc, "'%s' has no kernel for a key tensorgen compiles (CPU, CUDA, "
+                  "CompositeImplicitAutograd, CompositeExplicitAutograd)", f->schema.full_name);
+        errors++;
+    }
+    if (!errors && f->structured && !has_backend_kernel(op)) {
+        tgm_error(f->loc, "structured entry '%s' needs a CPU or CUDA kernel in `dispatch:`",
+                  f->schema.full_name);
+        errors++;
+    }
+    resolve_slots(op);
+    return errors;
+}
+
+/* ------------------------------------------------------------------ structured glue */
+
+/* The argument an in-place entry writes: its first write-aliased positional argument. */
+static const tga_arg *mutated_arg(const tga_op *op) {
+    for (int i = 0; i < op->nargs; i++)
+        if (!op->args[i].arg->kwarg_only && op->args[i].arg->type.alias.is_write) return &op->args[i];
+    return op->nargs ? &op->args[0] : NULL;
+}
+
+/* The delegate's arguments in its order, taken from `op` by name; out= arguments become NULL
+ * (functional) or the mutated argument (in-place). */
+static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_op *d, int *errors) {
+    bool inplace = op->f->schema.inplace || op->f->kind == TGM_KIND_INPLACE;
+    const tga_arg *self = inplace ? mutated_arg(op) : NULL;
+    int nouts = 0;
+    tgt_list args = { 0 };
+    for (int i = 0; i < d->nargs; i++) {
+        const tga_arg *da = &d->args[i];
+        if (tga_is_out_arg(da->arg)) {
+            nouts++;
+            tgt_list_add(&args, a, self ? self->name : "NULL");
+            continue;
+        }
+        const tga_arg *oa = find_arg(op, da->arg->name);
+        if (!oa || oa->kind != da->kind) {
+            tgm_error(op->f->loc, "'%s' delegates to '%s', whose argument '%s' it %s",
+                      op->f->schema.full_name, d->f->schema.full_name, da->arg->name,
+                      oa ? "has with another type" : "does not have");
+            (*errors)++;
+        }
+        tgt_list_add(&args, a, oa ? oa->name : da->name);
+    }
+    if (inplace && nouts != 1) {
+        tgm_error(op->f->loc, "in-place '%s' delegates to '%s', which has %d out= arguments "
+                  "(one expected)", op->f->schema.full_name, d->f->schema.full_name, nouts);
+        (*errors)++;
+    }
+    return tgt_list_join(&args, a, ", ");
+}
+
+static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+    const tgm_func *f = op->f;
+    if (!f->structured_delegate || f->is_autogen) return 0;
+    const tga_op *d = f->delegate ? find_op(ops, f->delegate, NULL) : find_op(ops, NULL, f->structured_delegate);
+    tgm_loc loc = f->structured_delegate_loc.line ? f->structured_delegate_loc : f->loc;
+    if (!d) {
+        tgm_error(loc, "structured_delegate '%s' of '%s' names no entry", f->structured_delegate,
+                  f->schema.full_name);
+        return 1;
+    }
+    if (!d->f->structured) {
+        tgm_error(loc, "structured_delegate '%s' of '%s' is not `structured: True`",
+                  f->structured_delegate, f->schema.full_name);
+        return 1;
+    }
+    int errors = 0;
+    const char *call_args = delegate_call_args(a, op, d, &errors);
+    if (op->ret_ctype && d->ret_ctype && strcmp(op->ret_ctype, d->ret_ctype) != 0) {
+        tgm_error(loc, "'%s' returns %s but its structured delegate '%s' returns %s",
+                  f->schema.full_name, op->ret_ctype, d->f->schema.full_name, d->ret_ctype);
+        errors++;
+    }
+    for (int i = 0; i < d->nkernels; i++) {
+        const tga_kernel *dk = &d->kernels[i];
+        if (dk->key != TGM_KEY_CPU && dk->key != TGM_KEY_CUDA) continue;
+        tga_kernel *k = add_kernel(a, op);
+        k->key = dk->key;
+        k->symbol = tgt_fmt(a, "tg__structured_%s_%s", tga_key_prefix(dk->key), op->cname);
+        k->slots = dk->slots;
+        k->cuda_only = dk->cuda_only;
+        k->origin = TGA_KERNEL_STRUCTURED;
+        k->target = dk->symbol;
+        k->call_args = call_args;
+        k->loc = loc;
+    }
+    return errors;
+}
+
+/* ------------------------------------------------------------------ autogen glue */
+
+/* The functional entry an autogen'ed `X.Y_out` copies from: `X.Y` (or `X` for `X.out`). */
+static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const tga_op *op) {
+    const tgm_schema *s = &op->f->schema;
+    const char *ov = s->overload ? s->overload : "";
+    size_t n = strlen(ov);
+    const tga_op *found = NULL;
+    if (n >= 4 && strcmp(ov + n - 4, "_out") == 0)
+        found = find_op(ops, NULL, tgt_fmt(a, "%s.%.*s", s->base, (int)(n - 4), ov));
+    else if (strcmp(ov, "out") == 0)
+        found = find_op(ops, NULL, s->base);
+    if (!found && op->f->autogen_from && op->f->autogen_from->kind == TGM_KIND_FUNCTIONAL)
+        found = find_op(ops, op->f->autogen_from, NULL);
+    if (!found && op->f->functional) found = find_op(ops, op->f->functional, NULL);
+    return found;
+}
+
+static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+    const tgm_func *f = op->f;
+    if (!f->is_autogen) return 0;
+    tgm_loc loc = f->autogen_from && f->autogen_from->autogen_loc.line ? f->autogen_from->autogen_loc : f->loc;
+    const tga_op *fn = autogen_functional(a, ops, op);
+    if (!fn) {
+        tgm_error(loc, "autogen '%s' needs a functional entry to copy from (e.g. '%s.%s')",
+                  f->schema.full_name, f->schema.base, "<overload>");
+        return 1;
+    }
+    int errors = 0, nouts = 0;
+    for (int i = 0; i < op->nargs; i++) nouts += tga_is_out_arg(op->args[i].arg);
+    if (nouts != 1 || fn->nrets != 1 || fn->rets[0].kind != TGA_TENSOR) {
+        tgm_error(loc, "autogen '%s': tgen synthesises out= glue for one Tensor result only",
+                  f->schema.full_name);
+        errors++;
+    }
+    tgt_list args = { 0 };
+    for (int i = 0; i < fn->nargs; i++) {
+        const tga_arg *oa = find_arg(op, fn->args[i].arg->name);
+        if (!oa || oa->kind != fn->args[i].kind) {
+            tgm_error(loc, "autogen '%s': argument '%s' of '%s' is missing or has another type",
+                      f->schema.full_name, fn->args[i].arg->name, fn->f->schema.full_name);
+            errors++;
+        }
+        tgt_list_add(&args, a, oa ? oa->name : fn->args[i].name);
+    }
+    const char *call_args = tgt_list_join(&args, a, ", ");
+    for (int i = 0; i < fn->nkernels; i++) {
+        const tga_kernel *fk = &fn->kernels[i];
+        tga_kernel *k = add_kernel(a, op);
+        k->key = fk->key;
+        k->symbol = tgt_fmt(a, "tg__autogen_%s_%s", tga_key_prefix(fk->key), op->cname);
+        k->slots = fk->slots;
+        k->cuda_only = fk->cuda_only;
+        k->origin = TGA_KERNEL_AUTOGEN;
+        k->target = fk->symbol;
+        k->call_args = call_args;
+        k->loc = loc;
+    }
+    if (!errors && fn->nkernels == 0) {
+        tgm_error(loc, "autogen '%s': '%s' has no kernel to wrap", f->schema.full_name,
+                  fn->f->schema.full_name);
+        errors++;
+    }
+    return errors;
+}
+
+/* ------------------------------------------------------------------ consistency */
+
+/* One symbol, one prototype: kernels shared between entries must have one signature. */
+static int check_kernel_symbols(const tga_ops *ops) {
+    int errors = 0;
+    for (int i = 0; i < ops->n; i++) {
+        const tga_op *op = &ops->ops[i];
+        for (int k = 0; k < op->nkernels; k++) {
+            const tga_kernel *ki = &op->kernels[k];
+            for (int j = 0; j < i; j++) {
+                const tga_op *o = &ops->ops[j];
+                bool clash = false;
+                for (int l = 0; l < o->nkernels && !clash; l++)
+                    clash = strcmp(o->kernels[l].symbol, ki->symbol) == 0 && strcmp(o->ksig, op->ksig) != 0;
+                if (!clash) continue;
+                tgm_error(ki->loc, "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
+                          "uses it as %s", ki->symbol, op->f->schema.full_name, op->ksig,
+                          o->f->schema.full_name, o->f->loc.file, o->f->loc.line, o->f->loc.col,
+                          o->ksig);
+                errors++;
+                break;
+            }
+        }
+    }
+    return errors;
+}
+
+int tga_assign_kernels(tgm_arena *a, tga_ops *ops) {
+    int errors = 0;
+    /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
+    for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);
+    for (int i = 0; i < ops->n; i++) errors += assign_structured(a, ops, &ops->ops[i]);
+    for (int i = 0; i < ops->n; i++) errors += assign_autogen(a, ops, &ops->ops[i]);
+    for (int i = 0; i < ops->n; i++) {
+        tga_op *op = &ops->ops[i];
+        if (op->f->structured_delegate && !op->f->is_autogen)
+            op->delegate = op->nkernels ? find_op(ops, NULL, op->f->structured_delegate) : NULL;
+        if (op->f->is_autogen) op->functional = autogen_functional(a, ops, op);
+    }
+    errors += check_kernel_symbols(ops);
+    return errors;
+}

@@ -1,0 +1,96 @@
+/* C names of operators, enum constants, kernels and result structs (docs/generated-code.md,
+ * "C names of operators"). Pure functions of the model. */
+#include <ctype.h>
+#include <string.h>
+
+#include "api.h"
+#include "template.h"
+
+/* Appends `word` lower-cased. */
+static void put_lower(tgt_buf *b, const char *word, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)tolower((unsigned char)word[i]);
+        tgt_putn(b, &c, 1);
+    }
+}
+
+const char *tga_cname(tgm_arena *a, const tgm_func *f) {
+    if (f->c_name) return f->c_name;
+    const tgm_schema *s = &f->schema;
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, s->base);
+    /* Overload words, `Tensor` dropped: add.Tensor -> add, pow.Tensor_Scalar -> pow_scalar. */
+    const char *p = s->overload ? s->overload : "";
+    while (*p) {
+        const char *us = strchr(p, '_');
+        size_t n = us ? (size_t)(us - p) : strlen(p);
+        if (n && !(n == 6 && memcmp(p, "Tensor", 6) == 0)) {
+            tgt_puts(&b, "_");
+            put_lower(&b, p, n);
+        }
+        p += n;
+        if (*p == '_') p++;
+    }
+    if (s->inplace && !s->dunder) tgt_puts(&b, "_");
+    char *name = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return name;
+}
+
+const char *tga_opname(tgm_arena *a, const tgm_func *f) {
+    const tgm_schema *s = &f->schema;
+    if (s->inplace && !s->dunder) return tgt_fmt(a, "%s_", s->base);
+    return s->base;
+}
+
+const char *tga_enum_name(tgm_arena *a, const char *cname) {
+    char *e = tgt_fmt(a, "TG_OP_%s", cname);
+    for (char *p = e; *p; p++) *p = (char)toupper((unsigned char)*p);
+    return e;
+}
+
+/* Names that cannot be C identifiers in our code: keywords, the macros of <stdbool.h>, and
+ * `opts` (the options parameter). Generated locals start with `tg_`, which no schema uses. */
+static const char *const reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    "NULL", "opts",
+};
+
+const char *tga_ident(tgm_arena *a, const char *name) {
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(reserved[i], name) == 0) return tgt_fmt(a, "%s_", name);
+    return name;
+}
+
+const char *tga_key_prefix(tgm_key key) {
+    switch (key) {
+    case TGM_KEY_CPU: return "cpu";
+    case TGM_KEY_CUDA: return "cuda";
+    case TGM_KEY_COMPOSITE_IMPLICIT:
+    case TGM_KEY_COMPOSITE_EXPLICIT: return "composite";
+    default: return NULL;
+    }
+}
+
+const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel) {
+    const char *prefix = tga_key_prefix(key);
+    return prefix ? tgt_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
+}
+
+const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s) {
+    bool named = true;
+    for (int i = 0; i < s->nrets; i++)
+        if (!s->rets[i].name) named = false;
+    if (!named) return tgt_fmt(a, "tg_tensors%d", s->nrets);
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, "tg");
+    for (int i = 0; i < s->nrets; i++) tgt_printf(&b, "_%s", s->rets[i].name);
+    char *name = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return name;
+}

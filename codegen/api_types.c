@@ -1,0 +1,272 @@
+/* Schema types as C types, defaults as C expressions, and the boxed-value helper each type
+ * uses (docs/generated-code.md, "Type mapping"). Pure functions of the model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "template.h"
+
+typedef struct kind_info {
+    const char *ctype;       /* C type of parameters, fields and kernel arguments */
+    const char *box;         /* suffix of the generated unbox_/box_ helpers */
+} kind_info;
+
+static const kind_info kinds[TGA_KIND_COUNT] = {
+    [TGA_UNSUPPORTED] = { NULL, NULL },
+    [TGA_TENSOR] = { "tg_tensor *", "tensor" },
+    [TGA_OPT_TENSOR] = { "tg_tensor *", "opt_tensor" },
+    [TGA_TENSOR_LIST] = { "tg_tensor_list", "tensor_list" },
+    [TGA_INT] = { "int64_t", "int" },
+    [TGA_OPT_INT] = { "tg_opt_int", "opt_int" },
+    [TGA_INT_LIST] = { "tg_int_list", "int_list" },
+    [TGA_OPT_INT_LIST] = { "tg_int_list", "opt_int_list" },
+    [TGA_DOUBLE] = { "double", "double" },
+    [TGA_OPT_DOUBLE] = { "tg_opt_float", "opt_double" },
+    [TGA_BOOL] = { "bool", "bool" },
+    [TGA_OPT_BOOL] = { "tg_opt_bool", "opt_bool" },
+    [TGA_DTYPE] = { "tg_dtype", "dtype" },
+    [TGA_OPT_DTYPE] = { "tg_dtype", "opt_dtype" },
+    [TGA_LAYOUT] = { "tg_layout", "layout" },
+    [TGA_OPT_LAYOUT] = { "tg_layout", "opt_layout" },
+    [TGA_DEVICE] = { "tg_device", "device" },
+    [TGA_OPT_DEVICE] = { "tg_device", "opt_device" },
+    [TGA_MEMORY_FORMAT] = { "tg_memory_format", "memory_format" },
+    [TGA_OPT_MEMORY_FORMAT] = { "tg_memory_format", "opt_memory_format" },
+    [TGA_OPT_GENERATOR] = { "tg_generator *", "opt_generator" },
+    [TGA_STR] = { "const char *", "str" },
+    [TGA_OPT_STR] = { "const char *", "opt_str" },
+};
+
+/* Picks between the plain and optional kind of a scalar-like type; lists of it unsupported. */
+static tga_kind plain_or_opt(const tgm_type *t, tga_kind plain, tga_kind opt) {
+    if (t->is_list) return TGA_UNSUPPORTED;
+    return t->elem_optional ? opt : plain;
+}
+
+tga_kind tga_type_kind(const tgm_type *t) {
+    switch (t->base) {
+    case TGM_TENSOR:
+        if (t->is_list) return t->elem_optional || t->list_optional ? TGA_UNSUPPORTED : TGA_TENSOR_LIST;
+        return t->elem_optional ? TGA_OPT_TENSOR : TGA_TENSOR;
+    case TGM_INT:
+    case TGM_SYMINT:
+        if (t->is_list) {
+            if (t->elem_optional) return TGA_UNSUPPORTED;
+            return t->list_optional ? TGA_OPT_INT_LIST : TGA_INT_LIST;
+        }
+        return t->elem_optional ? TGA_OPT_INT : TGA_INT;
+    case TGM_FLOAT:
+    case TGM_SCALAR: return plain_or_opt(t, TGA_DOUBLE, TGA_OPT_DOUBLE);
+    case TGM_BOOL: return plain_or_opt(t, TGA_BOOL, TGA_OPT_BOOL);
+    case TGM_SCALAR_TYPE: return plain_or_opt(t, TGA_DTYPE, TGA_OPT_DTYPE);
+    case TGM_LAYOUT: return plain_or_opt(t, TGA_LAYOUT, TGA_OPT_LAYOUT);
+    case TGM_DEVICE: return plain_or_opt(t, TGA_DEVICE, TGA_OPT_DEVICE);
+    case TGM_MEMORY_FORMAT: return plain_or_opt(t, TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT);
+    /* A Generator is a pointer either way; NULL means the default generator. */
+    case TGM_GENERATOR: return plain_or_opt(t, TGA_OPT_GENERATOR, TGA_OPT_GENERATOR);
+    case TGM_STR: return plain_or_opt(t, TGA_STR, TGA_OPT_STR);
+    default: return TGA_UNSUPPORTED;
+    }
+}
+
+const char *tga_ctype(tga_kind k) { return kinds[k].ctype; }
+const char *tga_box_suffix(tga_kind k) { return kinds[k].box; }
+
+bool tga_kind_is_tensor(tga_kind k) {
+    return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST;
+}
+
+const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name) {
+    const char *c = kinds[k].ctype;
+    size_t n = strlen(c);
+    if (n && c[n - 1] == '*') return tgt_fmt(a, "%s%s", c, name);
+    return tgt_fmt(a, "%s %s", c, name);
+}
+
+const char *tga_type_text(tgm_arena *a, const tgm_type *t) {
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, tgm_base_name(t->base));
+    if (t->elem_optional) tgt_puts(&b, "?");
+    if (t->is_list) {
+        if (t->list_size) tgt_printf(&b, "[%d]", t->list_size);
+        else tgt_puts(&b, "[]");
+        if (t->list_optional) tgt_puts(&b, "?");
+    }
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return s;
+}
+
+/* ------------------------------------------------------------------ defaults */
+
+typedef struct ident_map { const char *schema; const char *c; } ident_map;
+
+static const ident_map dtype_idents[] = {
+    { "bool", "TG_BOOL" }, { "uint8", "TG_UINT8" }, { "int8", "TG_INT8" },
+    { "short", "TG_INT16" }, { "int16", "TG_INT16" }, { "int", "TG_INT32" },
+    { "int32", "TG_INT32" }, { "long", "TG_INT64" }, { "int64", "TG_INT64" },
+    { "half", "TG_FLOAT16" }, { "float16", "TG_FLOAT16" }, { "bfloat16", "TG_BFLOAT16" },
+    { "float", "TG_FLOAT32" }, { "float32", "TG_FLOAT32" }, { "double", "TG_FLOAT64" },
+    { "float64", "TG_FLOAT64" }, { NULL, NULL },
+};
+static const ident_map layout_idents[] = { { "strided", "TG_STRIDED" }, { NULL, NULL } };
+static const ident_map memory_format_idents[] = {
+    { "contiguous_format", "TG_CONTIGUOUS_FORMAT" }, { "preserve_format", "TG_PRESERVE_FORMAT" },
+    { "channels_last", "TG_CHANNELS_LAST" }, { "channels_last_3d", "TG_CHANNELS_LAST_3D" },
+    { NULL, NULL },
+};
+/* `int reduction=Mean`: PyTorch's at::Reduction values. */
+static const ident_map int_idents[] = { { "None", "0" }, { "Mean", "1" }, { "Sum", "2" }, { NULL, NULL } };
+
+static const ident_map bool_idents[] = { { "True", "true" }, { "False", "false" }, { NULL, NULL } };
+
+static const char *map_ident(const ident_map *m, const char *text) {
+    for (; m->schema; m++)
+        if (strcmp(m->schema, text) == 0) return m->c;
+    return NULL;
+}
+
+/* Struct-valued defaults are brace lists, not the TG_NONE_* compound literals: gcc warns
+ * (-Woverride-init-side-effects, on by default) when a caller's designated initializer
+ * overrides a compound literal, because creating one counts as a side effect. */
+static const char *none_expr(tga_kind k) {
+    switch (k) {
+    case TGA_OPT_TENSOR: case TGA_OPT_GENERATOR: case TGA_OPT_STR: return "NULL";
+    case TGA_OPT_INT: return "{ false, 0 }";
+    case TGA_OPT_INT_LIST: return "{ NULL, 0 }";
+    case TGA_OPT_DOUBLE: return "{ false, 0 }";
+    case TGA_OPT_BOOL: return "{ false, false }";
+    case TGA_OPT_DTYPE: return "TG_DTYPE_NONE";
+    case TGA_OPT_LAYOUT: return "TG_LAYOUT_NONE";
+    case TGA_OPT_DEVICE: return "{ TG_DEVICE_NONE, -1 }";
+    case TGA_OPT_MEMORY_FORMAT: return "TG_MEMORY_FORMAT_NONE";
+    default: return NULL;
+    }
+}
+
+/* A floating literal as C reads it: the schema's text when it is a plain number. */
+static const char *double_expr(tgm_arena *a, const tgm_default *d) {
+    if (d->kind == TGM_DEF_INT) return tgt_fmt(a, "%lld", (long long)d->i);
+    if (isnan(d->f)) return "NAN";
+    if (isinf(d->f)) return d->f < 0 ? "-INFINITY" : "INFINITY";
+    if (d->text && *d->text && strspn(d->text, "0123456789.eE+-") == strlen(d->text)) return d->text;
+    return tgt_fmt(a, "%.17g", d->f);
+}
+
+/* The values of an int list default, "0, 1" (n of them): `[0, 1]`, `[]`, or a bare int that
+ * `int[N]` repeats N times. */
+static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_default *d, int *count) {
+    const int64_t *vals = d->ints;
+    int n = d->n;
+    int64_t single = d->i;
+    bool bare = d->kind == TGM_DEF_INT || (d->text && d->text[0] != '[');
+    if (bare) {
+        if (d->kind == TGM_DEF_INT_LIST && n >= 1) single = vals[0];
+        n = t->list_size > 0 ? t->list_size : 1;
+        vals = NULL;
+    }
+    tgt_buf b;
+    tgt_buf_init(&b);
+    for (int i = 0; i < n; i++) tgt_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    *count = n;
+    return s;
+}
+
+/* 'none' or "none" as a C string literal (from the decoded string when the parser gave one). */
+static const char *str_expr(tgm_arena *a, const tgm_default *d) {
+    const char *text = d->str ? d->str : d->text;
+    size_t n = strlen(text);
+    if (!d->str && n >= 2 && (text[0] == '\'' || text[0] == '"') && text[n - 1] == text[0]) {
+        text++;
+        n -= 2;
+    }
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '"' || c == '\\') tgt_printf(&b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f) tgt_printf(&b, "\\%03o", c);
+        else tgt_putn(&b, &text[i], 1);
+    }
+    tgt_puts(&b, "\"");
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return s;
+}
+
+static const char *ident_expr(tga_kind k, const char *text) {
+    switch (k) {
+    case TGA_DTYPE: case TGA_OPT_DTYPE: return map_ident(dtype_idents, text);
+    case TGA_LAYOUT: case TGA_OPT_LAYOUT: return map_ident(layout_idents, text);
+    case TGA_MEMORY_FORMAT: case TGA_OPT_MEMORY_FORMAT: return map_ident(memory_format_idents, text);
+    case TGA_INT: return map_ident(int_idents, text);
+    case TGA_BOOL: return map_ident(bool_idents, text);
+    default: return NULL;
+    }
+}
+
+/* The optional kinds wrap the plain value: `int? x=2` -> { true, 2 } (a brace list, see
+ * none_expr). */
+static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v) {
+    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL) return tgt_fmt(a, "{ true, %s }", v);
+    return v;
+}
+
+/* A present int list: the empty one, or `storage` (static, so that overriding it is no side
+ * effect either) holding the values. */
+static const char *int_list_expr(tgm_arena *a, const tgm_type *t, const tgm_default *d,
+                                 const char *storage, const char **values) {
+    int n;
+    *values = int_list_values(a, t, d, &n);
+    if (n == 0) {
+        *values = NULL;
+        return "{ tg__empty_int_list_storage, 0 }";
+    }
+    return tgt_fmt(a, "{ %s, %d }", storage, n);
+}
+
+const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
+                             const char *list_storage, const char **list_values, const char **why) {
+    *why = NULL;
+    *list_values = NULL;
+    const char *v = NULL;
+    switch (d->kind) {
+    case TGM_DEF_NONE_GIVEN: return NULL;
+    case TGM_DEF_NONE:
+        v = none_expr(k);
+        if (!v) *why = "None is not a value of this non-optional type";
+        return v;
+    case TGM_DEF_INT:
+    case TGM_DEF_INT_LIST:
+        if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST) return int_list_expr(a, t, d, list_storage, list_values);
+        if (d->kind == TGM_DEF_INT && (k == TGA_INT || k == TGA_OPT_INT))
+            return wrap_some(a, k, tgt_fmt(a, "%lld", (long long)d->i));
+        if (d->kind == TGM_DEF_INT && (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE))
+            return wrap_some(a, k, double_expr(a, d));
+        break;
+    case TGM_DEF_FLOAT:
+        if (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE) return wrap_some(a, k, double_expr(a, d));
+        break;
+    case TGM_DEF_BOOL:
+        if (k == TGA_BOOL || k == TGA_OPT_BOOL) return wrap_some(a, k, d->i ? "true" : "false");
+        break;
+    case TGM_DEF_STR:
+        if (k == TGA_STR || k == TGA_OPT_STR) return str_expr(a, d);
+        break;
+    case TGM_DEF_IDENT:
+        v = ident_expr(k, d->text);
+        if (v) return v;
+        *why = "unknown constant for this type";
+        return NULL;
+    default:
+        break;
+    }
+    *why = "a default of this kind cannot be given to this type";
+    return NULL;
+}

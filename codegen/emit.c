@@ -1,0 +1,157 @@
+/* tgen_emit_all: renders every generated file in memory, and writes the ones whose text
+ * changed only when nothing failed (via a temporary file and rename, so a reader never sees
+ * half a file and an unchanged file keeps its timestamp: make recompiles only what changed). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emit_internal.h"
+
+/* ------------------------------------------------------------------ context helpers */
+
+tgt_template tge_template(tge_ctx *c, const char *name) {
+    return tgt_load(c->arena, c->opts->templates_dir, name);
+}
+
+tgt_env *tge_env(tge_ctx *c) {
+    tgt_env *e = tgt_env_new(c->arena);
+    tgt_set(e, "source", c->source);
+    return e;
+}
+
+void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text) {
+    if (!text) return;   /* its template failed: already reported */
+    if (c->nfiles == TGE_MAX_FILES) {
+        tgm_error((tgm_loc){ name, 0, 0 }, "tgen: too many output files (raise TGE_MAX_FILES)");
+        return;
+    }
+    c->files[c->nfiles++] = (tge_file){ tgt_fmt(c->arena, "%s/%s", dir, name), text };
+}
+
+const char *tge_positional_params(tge_ctx *c, const tga_op *op) {
+    tgt_list params = { 0 };
+    for (int i = 0; i < op->nargs; i++) {
+        const tga_arg *ca = &op->args[i];
+        if (!ca->default_expr && ca->kind) tgt_list_add(&params, c->arena, tga_cdecl(c->arena, ca->kind, ca->name));
+    }
+    return tgt_list_join(&params, c->arena, ", ");
+}
+
+const char *tge_public_prototype(tge_ctx *c, const tga_op *op) {
+    const char *pos = tge_positional_params(c, op);
+    const char *params = pos;
+    if (op->opts_name) params = *pos ? tgt_fmt(c->arena, "%s, %s opts", pos, op->opts_name)
+                                     : tgt_fmt(c->arena, "%s opts", op->opts_name);
+    if (!*params) params = "void";
+    const char *ret = op->ret_ctype ? op->ret_ctype : "void";
+    size_t n = strlen(ret);
+    return tgt_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->fn_name, params);
+}
+
+const char *tge_error_value(tge_ctx *c, const tga_op *op) {
+    if (op->ret_struct) return tgt_fmt(c->arena, "(%s){ 0 }", op->ret_struct);
+    switch (op->nrets ? op->rets[0].kind : TGA_TENSOR) {
+    case TGA_INT: return "0";
+    case TGA_DOUBLE: return "NAN";
+    case TGA_BOOL: return "false";
+    default: return "NULL";
+    }
+}
+
+const char *tge_c_string(tge_ctx *c, const char *text) {
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, "\"");
+    for (const char *p = text; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\') tgt_printf(&b, "\\%c", ch);
+        else if (ch == '\n') tgt_puts(&b, "\\n");
+        else if (ch < 0x20 || ch == 0x7f) tgt_printf(&b, "\\%03o", ch);
+        else tgt_putn(&b, p, 1);
+    }
+    tgt_puts(&b, "\"");
+    char *s = tgt_take(&b, c->arena);
+    tgt_buf_free(&b);
+    return s;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+/* The file's current content (NULL when it does not exist or cannot be read). */
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    tgt_buf b;
+    tgt_buf_init(&b);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tgt_putn(&b, chunk, n);
+    fclose(f);
+    *len = b.len;
+    if (!b.data) tgt_putn(&b, "", 0);
+    return b.data;
+}
+
+static bool unchanged(const tge_file *f) {
+    size_t len = 0;
+    char *old = read_file(f->path, &len);
+    bool same = old && len == strlen(f->text) && memcmp(old, f->text, len) == 0;
+    free(old);
+    return same;
+}
+
+static int write_file(const tge_file *f) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", f->path, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    size_t len = strlen(f->text);
+    bool ok = out && fwrite(f->text, 1, len, out) == len;
+    if (out && fclose(out) != 0) ok = false;
+    if (ok && rename(tmp, f->path) != 0) ok = false;
+    if (!ok) {
+        tgm_error((tgm_loc){ f->path, 0, 0 }, "cannot write: %s", strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    printf("tgen: wrote %s\n", f->path);
+    return 0;
+}
+
+static void make_dir(const char *dir) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
+}
+
+/* ------------------------------------------------------------------ entry point */
+
+int tgen_emit_all(const tgm_model *m, const tgen_emit_options *o) {
+    int errors_before = tgm_error_count();
+    tge_ctx c = { 0 };
+    c.model = m;
+    c.opts = o;
+    c.arena = tgm_arena_new();
+    c.source = o->source_desc ? o->source_desc : "specs/native_functions.yaml";
+
+    tga_build_ops(m, c.arena, &c.ops);
+    if (tgm_error_count() == errors_before) {
+        tge_emit_ops_h(&c);
+        tge_emit_kernels_h(&c);
+        tge_emit_ops_c(&c);
+        tge_emit_register(&c);
+        tge_emit_structured(&c);
+        tge_emit_boxed(&c);
+        tge_emit_op_list(&c);
+        if (o->docs_dir) tge_emit_docs(&c);
+    }
+    if (tgm_error_count() == errors_before) {
+        make_dir(o->out_dir);
+        if (o->docs_dir) make_dir(o->docs_dir);
+        for (int i = 0; i < c.nfiles; i++)
+            if (!unchanged(&c.files[i])) write_file(&c.files[i]);
+    }
+    tgm_arena_free(c.arena);
+    return tgm_error_count() - errors_before;
+}

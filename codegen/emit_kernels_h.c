@@ -1,0 +1,55 @@
+/* generated/tg_kernels.h: kernel types and prototypes, glue and boxed-caller prototypes. */
+#include <string.h>
+
+#include "emit_internal.h"
+
+/* "tg_tensor *tg__cpu_add_out(tg_tensor *self, ...)": a declaration of `name` with op's
+ * kernel signature. */
+static const char *kernel_decl(tge_ctx *c, const tga_op *op, const char *name) {
+    const char *ret = op->ret_ctype;
+    size_t n = strlen(ret);
+    return tgt_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", name,
+                   tga_kernel_params(c->arena, op));
+}
+
+static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, const char *symbol) {
+    for (int i = 0; i <= op_index; i++) {
+        const tga_op *o = &c->ops.ops[i];
+        int nk = i == op_index ? kernel_index : o->nkernels;
+        for (int k = 0; k < nk; k++)
+            if (strcmp(o->kernels[k].symbol, symbol) == 0) return true;
+    }
+    return false;
+}
+
+void tge_emit_kernels_h(tge_ctx *c) {
+    tgt_template file = tge_template(c, "tg_kernels.h.in");
+    tgt_list types = { 0 }, protos = { 0 }, glue = { 0 }, boxed = { 0 };
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        const char *ret = op->ret_ctype;
+        tgt_list_addf(&types, c->arena, "typedef %s%s(*%s)(%s);", ret,
+                      ret[strlen(ret) - 1] == '*' ? "" : " ", op->kfn_type,
+                      tga_kernel_params(c->arena, op));
+        tgt_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
+                      op->boxed_name, op->f->schema.full_name);
+        for (int k = 0; k < op->nkernels; k++) {
+            const tga_kernel *kn = &op->kernels[k];
+            if (kn->origin == TGA_KERNEL_WRITTEN) {
+                if (declared_before(c, i, k, kn->symbol)) continue;
+                tgt_list_addf(&protos, c->arena, "/* %s */\n%s;\n", tga_schema_comment(c->arena, op->f),
+                              kernel_decl(c, op, kn->symbol));
+            } else {
+                tgt_list_addf(&glue, c->arena, "%s;   /* %s */", kernel_decl(c, op, kn->symbol),
+                              op->f->schema.full_name);
+            }
+        }
+    }
+    if (glue.n == 0) tgt_list_add(&glue, c->arena, "/* (none) */");
+    tgt_env *e = tge_env(c);
+    tgt_set_list(e, "kernel_types", &types);
+    tgt_set_list(e, "kernel_protos", &protos);
+    tgt_set_list(e, "glue_protos", &glue);
+    tgt_set_list(e, "boxed_protos", &boxed);
+    tge_add_file(c, c->opts->out_dir, "tg_kernels.h", tgt_render_str(&file, e, c->arena));
+}
