@@ -26,6 +26,7 @@ void *tgm__map_put(tgm_name_map *m, const char *key, void *val);
 struct tgm_span {
     const char *src;          /* the whole file, NUL-terminated */
     size_t start;             /* byte offset of the text's first character (after a quote) */
+    char quote;               /* '\'', '"' or 0: how escapes are spelled */
 };
 
 /* ---- a loaded YAML file ---- */

@@ -191,12 +191,16 @@ const tgm_span *tgm__node_span(tgm_arena *a, const tgm_yaml_doc *d, const yaml_n
     tgm_loc unused;
     sp->src = d->src;
     sp->start = text_start(d, n, &unused);
+    sp->quote = n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE   ? '\''
+                : n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ? '"'
+                                                                          : 0;
     return sp;
 }
 
-/* Walks the file bytes and the decoded text side by side: equal bytes advance both, anything
- * else in the file (quotes, escape backslashes, line breaks and indentation folded into one
- * space) is skipped. That is exact for everything schemas and formulas contain. */
+/* Walks the file bytes and the decoded text side by side: an escape (`''` in single quotes,
+ * `\x` in double quotes) is one text character, equal bytes advance both, anything else in
+ * the file (line breaks and indentation folded into one space, an escaped line break) is
+ * skipped. That is exact for everything schemas and formulas contain. */
 tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size_t offset)
 {
     tgm_loc loc = start;
@@ -209,6 +213,19 @@ tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size
     for (;;) {
         if (!*r)
             break;
+        int esc = 0;   /* bytes of an escape sequence that stands for one text character */
+        if (span->quote == '\'' && r[0] == '\'' && r[1] == '\'')
+            esc = 2;
+        else if (span->quote == '"' && r[0] == '\\' && r[1] && r[1] != '\n')
+            esc = 2;
+        if (esc) {
+            if (v == offset)
+                break;
+            v += text[v] != 0;
+            r += esc;
+            loc.col += esc;
+            continue;
+        }
         bool match = text[v] && *r == text[v];
         if (match && v == offset)
             break;

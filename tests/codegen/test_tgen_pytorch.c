@@ -33,6 +33,16 @@ Test(tgen_pytorch, checks_project_spec)
     tgen_result_free(&r);
 }
 
+Test(tgen_pytorch, checks_unusual_but_valid_spellings)
+{
+    const char *args[] = { "--check", "tests/codegen/good/edge_cases.yaml", NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "edge_cases.yaml does not check clean (status %d):\n%s", r.status,
+                 r.err ? r.err : "");
+    cr_expect_str_eq(r.out, "ok: 8 functions, 0 derivatives\n");
+    tgen_result_free(&r);
+}
+
 Test(tgen_cli, help_and_usage)
 {
     const char *help[] = { "--help", NULL };
