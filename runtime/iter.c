@@ -28,27 +28,25 @@ static const char *device_str(tg_device d, char *buf, size_t cap) {
 
 /* The iteration's device: the first operand that is not a CPU zero-dim tensor, else CPU.
  * Every other operand must be on it, except CPU zero-dim tensors (scalars travel as values). */
+static int check_one_device(tg_iter *it, const tg_tensor *t, const tg_tensor **first) {
+    if (t->device.type == TG_CPU && t->ndim == 0) return 0;
+    if (!*first) { *first = t; return 0; }
+    tg_device d = (*first)->device;
+    if (t->device.type == d.type && t->device.index == d.index) return 0;
+    char a[32], b[32];
+    tg__error(it->op, "Expected all tensors to be on the same device, but found at least two "
+              "devices, %s and %s!", device_str(d, a, sizeof a), device_str(t->device, b, sizeof b));
+    return -1;
+}
+
+/* Returns 0 and sets *first to the operand that defines the device (NULL: CPU). */
 static int check_devices(tg_iter *it, tg_tensor **outputs, tg_tensor *const *inputs,
-                         tg_device *dev) {
-    const tg_tensor *ops[TG_ITER_MAX_OPERANDS];
-    int n = 0;
-    for (int i = 0; i < it->noutputs; i++) if (outputs[i]) ops[n++] = outputs[i];
-    for (int i = 0; i < it->ninputs; i++) ops[n++] = inputs[i];
-    *dev = TG_DEVICE_CPU;
-    bool found = false;
-    for (int i = 0; i < n; i++) {
-        const tg_tensor *t = ops[i];
-        bool cpu_scalar = t->device.type == TG_CPU && t->ndim == 0;
-        if (cpu_scalar) continue;
-        if (!found) { *dev = t->device; found = true; continue; }
-        if (t->device.type != dev->type || t->device.index != dev->index) {
-            char a[32], b[32];
-            tg__error(it->op, "Expected all tensors to be on the same device, but found at "
-                      "least two devices, %s and %s!", device_str(*dev, a, sizeof a),
-                      device_str(t->device, b, sizeof b));
-            return -1;
-        }
-    }
+                         const tg_tensor **first) {
+    *first = NULL;
+    for (int i = 0; i < it->noutputs; i++)
+        if (outputs[i] && check_one_device(it, outputs[i], first)) return -1;
+    for (int i = 0; i < it->ninputs; i++)
+        if (check_one_device(it, inputs[i], first)) return -1;
     return 0;
 }
 
@@ -56,6 +54,11 @@ static int check_devices(tg_iter *it, tg_tensor **outputs, tg_tensor *const *inp
  * the next operand, and the dim in the message counts in the broadcast shape. */
 static int broadcast_into(tg_iter *it, const tg_tensor *t) {
     int64_t nd = it->shape_ndim > t->ndim ? it->shape_ndim : t->ndim;
+    if (t->ndim == it->shape_ndim) {             /* common case: same rank, often same shape */
+        int64_t i = 0;
+        while (i < nd && t->sizes[i] == it->shape[i]) i++;
+        if (i == nd) return 0;
+    }
     int64_t out[TG_MAX_DIMS];
     for (int64_t i = nd - 1; i >= 0; i--) {
         int64_t off = nd - 1 - i;
@@ -69,7 +72,7 @@ static int broadcast_into(tg_iter *it, const tg_tensor *t) {
         }
         out[i] = sa == 1 ? sb : sa;
     }
-    memcpy(it->shape, out, (size_t)nd * sizeof(int64_t));
+    for (int64_t i = 0; i < nd; i++) it->shape[i] = out[i];
     it->shape_ndim = nd;
     return 0;
 }
@@ -90,7 +93,14 @@ static int compute_dtype(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor 
     if ((flags & TG_ITER_KEEP_OUTPUT_DTYPE) && it->noutputs > 0 && outputs[0]) {
         common = outputs[0]->dtype;
     } else if (flags & TG_ITER_PROMOTE_INPUTS) {
-        common = tg__result_type(inputs, it->ninputs);
+        /* Fast path: inputs of one dtype, none a wrapped number, promote to that dtype. */
+        common = it->ninputs > 0 ? inputs[0]->dtype : TG_DTYPE_NONE;
+        for (int i = 0; i < it->ninputs; i++) {
+            if (inputs[i]->dtype != common || inputs[i]->is_wrapped_number) {
+                common = tg__result_type(inputs, it->ninputs);
+                break;
+            }
+        }
     } else if (it->ninputs > 0) {
         common = inputs[0]->dtype;
     } else if (it->noutputs > 0 && outputs[0]) {
@@ -112,8 +122,13 @@ static bool has_internal_overlap(const tg_tensor *t) {
     return false;
 }
 
-static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, tg_device dev,
+static inline char *data_ptr(const tg_tensor *t, tg_dtype dt) {
+    return (char *)t->storage->data + t->storage_offset * elem_size(dt);
+}
+
+static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_tensor *devt,
                         tg_tensor *const *inputs) {
+    tg_device dev = devt ? devt->device : TG_DEVICE_CPU;
     char a[256], b[256];
     if (!out) {
         tg_tensor *t = tg__empty(it->op, it->shape, it->shape_ndim, it->result_dtype, dev);
@@ -247,11 +262,75 @@ static void coalesce_dims(tg_iter *it) {
 }
 
 static void release_owned(tg_iter *it) {
+    if (!(it->owned_operands | it->owned_user_outputs)) return;
     for (int k = 0; k < it->nops; k++)
         if (it->owned_operands & (1u << k)) tg_release(it->operands[k]);
     for (int k = 0; k < it->noutputs; k++)
         if (it->owned_user_outputs & (1u << k)) tg_release(it->user_outputs[k]);
     it->owned_operands = it->owned_user_outputs = 0;
+}
+
+static inline bool same_sizes(const tg_tensor *a, const tg_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int64_t i = 0; i < a->ndim; i++) if (a->sizes[i] != b->sizes[i]) return false;
+    return true;
+}
+
+/* The common case in one pass: CPU operands of one shape, all contiguous, inputs of one dtype
+ * (no wrapped numbers), given outputs already of the result dtype. Then no broadcasting,
+ * promotion, conversion or dim sorting is needed: the iteration is one contiguous dim.
+ * Returns 1 when it built the iteration, 0 when the general path must run (nothing was
+ * touched that it would not overwrite), -1 on an allocation error. */
+static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *const *inputs) {
+    if (it->ninputs == 0 || (flags & TG_ITER_KEEP_OUTPUT_DTYPE)) return 0;
+    const tg_tensor *t0 = inputs[0];
+    tg_dtype dt = t0->dtype;
+    for (int i = 0; i < it->ninputs; i++) {
+        const tg_tensor *t = inputs[i];
+        if (!t || t->device.type != TG_CPU || t->is_wrapped_number || t->dtype != dt ||
+            (t != t0 && !same_sizes(t, t0)) || !tg__is_contiguous_fast(t))
+            return 0;
+    }
+    if ((flags & TG_ITER_INT_TO_FLOAT) && !tg__is_float(dt)) return 0;
+    tg_dtype rdt = (flags & TG_ITER_BOOL_OUTPUT) ? TG_BOOL : dt;
+    for (int i = 0; i < it->noutputs; i++) {
+        const tg_tensor *o = outputs[i];
+        if (o && (o->device.type != TG_CPU || o->dtype != rdt || !same_sizes(o, t0) ||
+                  !tg__is_contiguous_fast(o)))
+            return 0;
+    }
+    it->dtype = dt;
+    it->result_dtype = rdt;
+    it->shape_ndim = t0->ndim;
+    int64_t numel = 1;
+    for (int64_t d = 0; d < t0->ndim; d++) {
+        it->shape[d] = t0->sizes[d];
+        numel *= t0->sizes[d];
+    }
+    for (int i = 0; i < it->noutputs; i++) {
+        tg_tensor *o = outputs[i];
+        if (!o) {
+            o = tg__empty(it->op, t0->sizes, t0->ndim, rdt, TG_DEVICE_CPU);
+            if (!o) { release_owned(it); return -1; }
+            it->owned_user_outputs |= 1u << i;
+        }
+        it->user_outputs[i] = it->operands[i] = o;
+        it->dtypes[i] = rdt;
+        it->data[i] = data_ptr(o, rdt);
+        it->strides[i][0] = elem_size(rdt);
+    }
+    for (int i = 0; i < it->ninputs; i++) {
+        int k = it->noutputs + i;
+        it->operands[k] = inputs[i];
+        it->dtypes[k] = dt;
+        it->data[k] = data_ptr(inputs[i], dt);
+        it->strides[k][0] = elem_size(dt);
+    }
+    it->ndim = 1;
+    it->sizes[0] = numel;
+    it->numel = numel;
+    it->is_contiguous = true;
+    return 1;
 }
 
 int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, int noutputs,
@@ -266,10 +345,12 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
                   TG_ITER_MAX_OPERANDS, noutputs, ninputs);
         return -1;
     }
+    int fast = build_fast(it, flags, outputs, inputs);
+    if (fast) return fast > 0 ? 0 : -1;
     for (int i = 0; i < ninputs; i++)
         if (!inputs[i]) { tg__error(op, "expected a tensor, got NULL"); return -1; }
-    tg_device dev;
-    if (check_devices(it, outputs, inputs, &dev)) return -1;
+    const tg_tensor *devt;
+    if (check_devices(it, outputs, inputs, &devt)) return -1;
 
     /* Broadcast shape: inputs, plus outputs that must keep their shape (in place). */
     it->shape_ndim = 0;
@@ -283,7 +364,7 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
 
     uint32_t in_buf = 0;          /* inputs converted into scalar_buf */
     for (int i = 0; i < noutputs; i++)
-        if (setup_output(it, i, flags, outputs[i], dev, inputs)) goto fail;
+        if (setup_output(it, i, flags, outputs[i], devt, inputs)) goto fail;
     for (int i = 0; i < ninputs; i++) {
         int r = setup_input(it, noutputs + i, flags, inputs[i]);
         if (r < 0) goto fail;
@@ -301,7 +382,7 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
         const tg_tensor *t = it->operands[k];
         int64_t es = elem_size(it->dtypes[k]);
         bool zero = (in_buf >> k) & 1;
-        it->data[k] = zero ? (char *)it->scalar_buf[k] : (char *)tg_tensor_data(t);
+        it->data[k] = zero ? (char *)it->scalar_buf[k] : data_ptr(t, t->dtype);
         for (int64_t d = 0; d < nd; d++) {
             int64_t td = t->ndim - 1 - d;       /* t's dim aligned with broadcast dim nd-1-d */
             it->strides[k][d] = (zero || td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td] * es;

@@ -34,6 +34,14 @@ extern const uint8_t tg__dtype_sizes[TG_NUM_DTYPES];
 /* grad_mode.c / dispatch.c */
 extern TG__TLS_HOT bool tg__grad_enabled_tls;
 
+/* tg__is_contiguous with the one- and zero-dim cases inline (the iterator's fast path). */
+bool tg__is_contiguous(const tg_tensor *t);
+static inline bool tg__is_contiguous_fast(const tg_tensor *t) {
+    if (t->ndim == 0) return true;
+    if (t->ndim == 1) return t->strides[0] == 1 || t->sizes[0] <= 1;
+    return tg__is_contiguous(t);
+}
+
 /* registry.c: out-of-tree operators by full ("ns::name") or bare name; NULL if none. */
 const tg_op_entry *tg__registry_find(const char *name);
 
