@@ -175,6 +175,7 @@ static const char *found(const parser *p)
 {
     switch (p->t.kind) {
     case T_EOF: return "end of schema";
+    case T_STR: return tgm__printf(p->a, "the string %.*s", (int)p->t.len, p->s + p->t.off);
     default: return tgm__printf(p->a, "'%.*s'", (int)p->t.len, p->s + p->t.off);
     }
 }
