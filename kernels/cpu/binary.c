@@ -1,0 +1,335 @@
+/* Binary pointwise kernels: add, sub (with alpha), mul, div (true, trunc, floor), pow,
+ * maximum, minimum. Every kernel is `out = f(self, other)` with broadcasting and PyTorch's
+ * type promotion, done by the iterator:
+ *
+ *   self (any shape), other (broadcastable) -> out (broadcast shape, promoted dtype)
+ *   out == NULL: allocated; out == self: in place (out may not grow); else the user's out=.
+ *
+ * Structure (llm.c habit): the scalar function of each operator lives in pointwise_scalar.h;
+ * binary_ref_loop applies it to any dtype and any strides through per-element loads and
+ * stores (the reference path); binary_loop_f32/f64/i64 apply the same function to one dtype
+ * with the contiguous and scalar-broadcast cases as tight vectorisable loops (the fast paths).
+ * Both call the same scalar function, so they agree bit for bit; tests check it by running
+ * with tg__pw_force_reference set. */
+#include "tg_internal.h"
+#include "pointwise_loops.h"
+#include "pointwise_scalar.h"
+#if __has_include("tg_kernels.h")
+#include "tg_kernels.h"
+#endif
+
+int tg__pw_force_reference = 0;
+
+typedef float (*pw2_f32_fn)(float a, float b, float alpha);
+typedef double (*pw2_f64_fn)(double a, double b, double alpha);
+typedef int64_t (*pw2_i64_fn)(int64_t a, int64_t b, int64_t alpha);
+
+typedef struct binary_op binary_op;
+
+/* What a loop needs: the operator, the computation dtype, alpha in each compute type, and a
+ * flag a loop sets when it meets an integer division by zero (reported after the loop, on the
+ * calling thread, since errors are thread-local). */
+typedef struct binary_ctx {
+    const binary_op *op;
+    tg_dtype dtype;
+    float alpha_f32;
+    double alpha_f64;
+    int64_t alpha_i64;
+    int zero_div;
+} binary_ctx;
+
+struct binary_op {
+    const char *name;
+    pw2_f32_fn f32;
+    pw2_f64_fn f64;
+    pw2_i64_fn i64;          /* NULL: the operator never computes in an integer dtype */
+    bool int_div;            /* integer b == 0 is PyTorch's "ZeroDivisionError" */
+    tg_iter_loop1d fast_f32, fast_f64, fast_i64;   /* NULL: reference path only */
+};
+
+/* ------------------------------------------------------------------ reference path */
+
+/* Any dtype, any strides: data[0] = out, data[1] = a, data[2] = b, all of ctx->dtype. */
+static void binary_ref_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    binary_ctx *c = vctx;
+    const binary_op *op = c->op;
+    const tg_dtype t = c->dtype;
+    char *o = data[0];
+    const char *a = data[1], *b = data[2];
+    switch (tg__pw_kind(t)) {
+    case TG_PW_F32:
+        for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2])
+            tg__pw_store_f32(o, t, op->f32(tg__pw_load_f32(a, t), tg__pw_load_f32(b, t), c->alpha_f32));
+        break;
+    case TG_PW_F64:
+        for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2])
+            tg__pw_store_f64(o, t, op->f64(tg__pw_load_f64(a, t), tg__pw_load_f64(b, t), c->alpha_f64));
+        break;
+    case TG_PW_I64:
+        for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2]) {
+            int64_t x = tg__pw_load_i64(a, t), y = tg__pw_load_i64(b, t);
+            if (op->int_div && y == 0) {
+                __atomic_store_n(&c->zero_div, 1, __ATOMIC_RELAXED);
+                return;
+            }
+            tg__pw_store_i64(o, t, op->i64(x, y, c->alpha_i64));
+        }
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ fast paths
+ * One dtype, f known at compile time once these are inlined into the per-operator loops
+ * below (always_inline makes the function pointer a constant), so each case is a plain loop
+ * the compiler vectorises. `omp simd` asserts there is no loop-carried dependence, which also
+ * holds in place (out == a: each element is read before it is written). */
+
+static inline __attribute__((always_inline)) void
+binary_loop_f32(char **data, const int64_t *strides, int64_t n, float alpha, pw2_f32_fn f)
+{
+    float *out = (float *)data[0];
+    const float *a = (const float *)data[1], *b = (const float *)data[2];
+    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
+    if (so == 4 && sa == 4 && sb == 4) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
+    } else if (so == 4 && sa == 4 && sb == 0) {
+        const float bv = b[0];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
+    } else if (so == 4 && sa == 0 && sb == 4) {
+        const float av = a[0];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(av, b[i], alpha);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            *(float *)(data[0] + i * so) =
+                f(*(const float *)(data[1] + i * sa), *(const float *)(data[2] + i * sb), alpha);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+binary_loop_f64(char **data, const int64_t *strides, int64_t n, double alpha, pw2_f64_fn f)
+{
+    double *out = (double *)data[0];
+    const double *a = (const double *)data[1], *b = (const double *)data[2];
+    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
+    if (so == 8 && sa == 8 && sb == 8) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
+    } else if (so == 8 && sa == 8 && sb == 0) {
+        const double bv = b[0];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
+    } else if (so == 8 && sa == 0 && sb == 8) {
+        const double av = a[0];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(av, b[i], alpha);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            *(double *)(data[0] + i * so) =
+                f(*(const double *)(data[1] + i * sa), *(const double *)(data[2] + i * sb), alpha);
+    }
+}
+
+/* int64 only (the other integer widths take the reference path); never for divisions. */
+static inline __attribute__((always_inline)) void
+binary_loop_i64(char **data, const int64_t *strides, int64_t n, int64_t alpha, pw2_i64_fn f)
+{
+    int64_t *out = (int64_t *)data[0];
+    const int64_t *a = (const int64_t *)data[1], *b = (const int64_t *)data[2];
+    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
+    if (so == 8 && sa == 8 && sb == 8) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
+    } else if (so == 8 && sa == 8 && sb == 0) {
+        const int64_t bv = b[0];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            *(int64_t *)(data[0] + i * so) =
+                f(*(const int64_t *)(data[1] + i * sa), *(const int64_t *)(data[2] + i * sb), alpha);
+    }
+}
+
+#define CTX(v) ((binary_ctx *)(v))
+static void add_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_add_f32); }
+static void add_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_add_f64); }
+static void add_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_add_i64); }
+static void sub_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_sub_f32); }
+static void sub_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_sub_f64); }
+static void sub_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_sub_i64); }
+static void mul_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_mul_f32); }
+static void mul_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_mul_f64); }
+static void mul_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_mul_i64); }
+static void div_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_div_f32); }
+static void div_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_div_f64); }
+static void div_trunc_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_div_trunc_f32); }
+static void div_trunc_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_div_trunc_f64); }
+static void pow_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_pow_f32); }
+static void pow_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_pow_f64); }
+static void maximum_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_maximum_f32); }
+static void maximum_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_maximum_f64); }
+static void maximum_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_maximum_i64); }
+static void minimum_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_minimum_f32); }
+static void minimum_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_minimum_f64); }
+static void minimum_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_minimum_i64); }
+#undef CTX
+
+/* ------------------------------------------------------------------ the operators */
+static const binary_op op_add = { "add", tg__pw_add_f32, tg__pw_add_f64, tg__pw_add_i64, false, add_f32, add_f64, add_i64 };
+static const binary_op op_sub = { "sub", tg__pw_sub_f32, tg__pw_sub_f64, tg__pw_sub_i64, false, sub_f32, sub_f64, sub_i64 };
+static const binary_op op_mul = { "mul", tg__pw_mul_f32, tg__pw_mul_f64, tg__pw_mul_i64, false, mul_f32, mul_f64, mul_i64 };
+static const binary_op op_div = { "div", tg__pw_div_f32, tg__pw_div_f64, NULL, false, div_f32, div_f64, NULL };
+static const binary_op op_div_trunc = { "div", tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64, true, div_trunc_f32, div_trunc_f64, NULL };
+/* Python's floor division branches per element: no vectorised loop to gain. */
+static const binary_op op_div_floor = { "div", tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64, true, NULL, NULL, NULL };
+static const binary_op op_pow = { "pow", tg__pw_pow_f32, tg__pw_pow_f64, tg__pw_pow_i64, false, pow_f32, pow_f64, NULL };
+static const binary_op op_maximum = { "maximum", tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64, false, maximum_f32, maximum_f64, maximum_i64 };
+static const binary_op op_minimum = { "minimum", tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64, false, minimum_f32, minimum_f64, minimum_i64 };
+
+/* The loop for this operator and computation dtype: a fast one when there is one and every
+ * operand holds the computation dtype, else the reference loop. */
+static tg_iter_loop1d binary_pick_loop(const binary_op *op, const tg_iter *it)
+{
+    if (tg__pw_force_reference) return binary_ref_loop;
+    for (int k = 0; k < it->nops; k++)
+        if (it->dtypes[k] != it->dtype) return binary_ref_loop;
+    tg_iter_loop1d fast = NULL;
+    switch (it->dtype) {
+    case TG_FLOAT32: fast = op->fast_f32; break;
+    case TG_FLOAT64: fast = op->fast_f64; break;
+    case TG_INT64: fast = op->fast_i64; break;
+    default: break;
+    }
+    return fast ? fast : binary_ref_loop;
+}
+
+/* Checks that need the computation dtype, after the iterator chose it. */
+typedef int (*binary_dtype_check)(const char *op, tg_dtype t, double alpha);
+
+static int check_alpha(const char *op, tg_dtype t, double alpha)
+{
+    if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha)) {
+        tg__error(op, "For integral input tensors, argument alpha must not be a floating point number.");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_not_bool_div_trunc(const char *op, tg_dtype t, double alpha)
+{
+    (void)alpha;
+    if (t != TG_BOOL) return 0;
+    tg__error(op, "\"div_trunc_cpu\" not implemented for 'Bool'");
+    return -1;
+}
+
+static int check_not_bool_div_floor(const char *op, tg_dtype t, double alpha)
+{
+    (void)alpha;
+    if (t != TG_BOOL) return 0;
+    tg__error(op, "\"div_floor_cpu\" not implemented for 'Bool'");
+    return -1;
+}
+
+static int check_not_bool_pow(const char *op, tg_dtype t, double alpha)
+{
+    (void)alpha;
+    if (t != TG_BOOL) return 0;
+    tg__error(op, "\"pow\" not implemented for 'Bool'");
+    return -1;
+}
+
+/* Runs one binary operator: builds the iteration (broadcast, promotion, out= checks), checks
+ * the dtype, runs the loop over every element (in parallel above the grain size) and returns
+ * the result as a new reference. */
+static tg_tensor *binary_run(const binary_op *op, int flags, binary_dtype_check check,
+                             tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
+{
+    tg_iter it;
+    tg_tensor *outs[1] = { out };
+    tg_tensor *ins[2] = { self, other };
+    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
+    if (tg__iter_build(&it, op->name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (check && check(op->name, it.dtype, alpha) != 0) {
+        tg__iter_abort(&it);
+        return NULL;
+    }
+    binary_ctx ctx = {
+        .op = op, .dtype = it.dtype, .alpha_f32 = (float)alpha, .alpha_f64 = alpha,
+        .alpha_i64 = tg__pw_is_integral_scalar(alpha) ? (int64_t)alpha : 0, .zero_div = 0,
+    };
+    tg__iter_for_each(&it, binary_pick_loop(op, &it), &ctx);
+    if (ctx.zero_div) {
+        tg__iter_abort(&it);
+        return tg__error(op->name, "ZeroDivisionError");
+    }
+    return tg__iter_finish(&it, 0);
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+/* add.out: out = self + alpha * other. */
+tg_tensor *tg__cpu_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
+{
+    return binary_run(&op_add, TG_ITER_PROMOTE_INPUTS, check_alpha, self, other, alpha, out);
+}
+
+/* sub.out: out = self - alpha * other; PyTorch refuses bool operands. */
+tg_tensor *tg__cpu_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
+{
+    if (self->dtype == TG_BOOL && other->dtype == TG_BOOL)
+        return tg__error("sub", "Subtraction, the `-` operator, with two bool tensors is not "
+                         "supported. Use the `^` or `logical_xor()` operator instead.");
+    if (self->dtype == TG_BOOL || other->dtype == TG_BOOL)
+        return tg__error("sub", "Subtraction, the `-` operator, with a bool tensor is not "
+                         "supported. If you are trying to invert a mask, use the `~` or "
+                         "`logical_not()` operator instead.");
+    return binary_run(&op_sub, TG_ITER_PROMOTE_INPUTS, check_alpha, self, other, alpha, out);
+}
+
+/* mul.out: out = self * other (bool: logical and). */
+tg_tensor *tg__cpu_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return binary_run(&op_mul, TG_ITER_PROMOTE_INPUTS, NULL, self, other, 1, out);
+}
+
+/* div.out: true division; integer and bool operands compute in the default float dtype. */
+tg_tensor *tg__cpu_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return binary_run(&op_div, TG_ITER_PROMOTE_INPUTS | TG_ITER_INT_TO_FLOAT, NULL, self, other, 1, out);
+}
+
+/* div.out_mode: rounding_mode NULL (true division), "trunc" (toward zero) or "floor"
+ * (Python's //). The rounded modes keep integer dtypes; an integer zero divisor is an error. */
+tg_tensor *tg__cpu_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode,
+                                tg_tensor *out)
+{
+    if (!rounding_mode) return tg__cpu_div_out(self, other, out);
+    if (strcmp(rounding_mode, "trunc") == 0)
+        return binary_run(&op_div_trunc, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_trunc, self, other, 1, out);
+    if (strcmp(rounding_mode, "floor") == 0)
+        return binary_run(&op_div_floor, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_floor, self, other, 1, out);
+    return tg__error("div", "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                     "but found '%s'", rounding_mode);
+}
+
+/* pow.Tensor_Tensor_out: out = self ** exponent. */
+tg_tensor *tg__cpu_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
+{
+    return binary_run(&op_pow, TG_ITER_PROMOTE_INPUTS, check_not_bool_pow, self, exponent, 1, out);
+}
+
+/* maximum.out / minimum.out: elementwise max/min, NaN if either side is NaN. */
+tg_tensor *tg__cpu_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return binary_run(&op_maximum, TG_ITER_PROMOTE_INPUTS, NULL, self, other, 1, out);
+}
+
+tg_tensor *tg__cpu_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return binary_run(&op_minimum, TG_ITER_PROMOTE_INPUTS, NULL, self, other, 1, out);
+}
