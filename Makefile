@@ -102,7 +102,7 @@ $(BUILD)/libtensorgen.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/libtensorgen.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LIBS)
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(LIBS)
 
 $(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
 	@rm -f $@
