@@ -8,7 +8,11 @@
  * them. Every function returns a new reference, or NULL with an error recorded; intermediates
  * are released on every path. */
 #include "tg_kutil.h"
+#if __has_include("tensorgen.h")
 #include "tensorgen.h"
+#else
+#include "tg_ops.h"
+#endif
 #include "tg_kernels.h"
 
 #include <stdlib.h>

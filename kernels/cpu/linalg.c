@@ -123,8 +123,8 @@ static mat contiguous_mat(char *p, int64_t rows, int64_t cols)
 /* float32/float64 gemm through cblas; A, B, C any strides. Returns 0 or -1 (out of memory). */
 static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double beta, mat C)
 {
-    CBLAS_TRANSPOSE tc;
-    int64_t ldc;
+    CBLAS_TRANSPOSE tc = CblasNoTrans;
+    int64_t ldc = 1;
     if (!blas_layout(&C, &tc, &ldc)) {          /* C unusable: compute into a buffer */
         char *buf = pack(&C, dt, dt);
         if (!buf) return -1;
@@ -140,8 +140,8 @@ static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
         return gemm_blas(dt, K, alpha, Bt, At, beta, Ct);
     }
     char *abuf = NULL, *bbuf = NULL;
-    CBLAS_TRANSPOSE ta, tb;
-    int64_t lda, ldb;
+    CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
+    int64_t lda = 1, ldb = 1;
     if (!blas_layout(&A, &ta, &lda)) {
         if (!(abuf = pack(&A, dt, dt))) return -1;
         A = contiguous_mat(abuf, A.rows, A.cols);

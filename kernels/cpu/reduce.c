@@ -283,6 +283,7 @@ typedef void (*line_cb)(const rctx *c, partial *r, const char *p, int64_t n, int
 static void inner_range(const rctx *c, const char *base, int64_t b, int64_t e, line_cb cb, partial *r)
 {
     const rview *v = &c->v;
+    if (b >= e) return;
     int last = v->in - 1;
     int64_t idx[TG_MAX_DIMS], off = 0, rem = b;
     for (int d = last; d >= 0; d--) {

@@ -1,0 +1,116 @@
+/* Helpers for the reduce / linalg / shape / views / softmax tests: building tensors from
+ * arrays, reading them back, comparing with a stated metric, and the leak check. All static:
+ * every test file links into one binary. */
+#ifndef KT_UTIL_H
+#define KT_UTIL_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_ops.h"
+
+/* A tensor of `dtype` holding the given float64 values (converted), contiguous. */
+static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_t ndim, tg_dtype dtype)
+{
+    int64_t n = 1;
+    for (int64_t i = 0; i < ndim; i++) n *= shape[i];
+    if (dtype == TG_FLOAT64 || !v) return tg_tensor_from_data(v, shape, ndim, dtype);
+    char *p = malloc(tg_dtype_size(dtype) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        switch (dtype) {
+        case TG_FLOAT32: ((float *)p)[i] = (float)v[i]; break;
+        case TG_INT64: ((int64_t *)p)[i] = (int64_t)v[i]; break;
+        case TG_INT32: ((int32_t *)p)[i] = (int32_t)v[i]; break;
+        case TG_UINT8: ((uint8_t *)p)[i] = (uint8_t)v[i]; break;
+        case TG_INT8: ((int8_t *)p)[i] = (int8_t)v[i]; break;
+        case TG_INT16: ((int16_t *)p)[i] = (int16_t)v[i]; break;
+        case TG_BOOL: ((bool *)p)[i] = v[i] != 0; break;
+        case TG_BFLOAT16: {          /* round to nearest even */
+            float f = (float)v[i];
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            u += 0x7fff + ((u >> 16) & 1);
+            ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+            break;
+        }
+        default: {                   /* float16 */
+            _Float16 x = (_Float16)v[i];
+            memcpy(p + 2 * i, &x, 2);
+        }
+        }
+    }
+    tg_tensor *r = tg_tensor_from_data(p, shape, ndim, dtype);
+    free(p);
+    return r;
+}
+
+static inline tg_tensor *kt_tensor_i64(const int64_t *v, const int64_t *shape, int64_t ndim)
+{
+    return tg_tensor_from_data(v, shape, ndim, TG_INT64);
+}
+
+/* Uniform random doubles in [lo, hi) from a fixed LCG (reproducible, no library RNG). */
+static inline void kt_fill_random(double *v, int64_t n, uint64_t seed, double lo, double hi)
+{
+    uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        v[i] = lo + (hi - lo) * (double)(s >> 11) * (1.0 / 9007199254740992.0);
+    }
+}
+
+/* Reads a tensor's elements (any strides) as doubles; caller frees. */
+static inline double *kt_values(const tg_tensor *t)
+{
+    int64_t n = tg_tensor_numel(t);
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    cr_assert(tg_tensor_to_doubles(t, v, n) == 0, "to_doubles: %s", tg_last_error());
+    return v;
+}
+
+static inline void kt_assert_shape(const tg_tensor *t, const int64_t *shape, int64_t ndim)
+{
+    cr_assert_eq(tg_tensor_dim(t), ndim, "ndim %lld, expected %lld", (long long)tg_tensor_dim(t), (long long)ndim);
+    for (int64_t i = 0; i < ndim; i++)
+        cr_assert_eq(tg_tensor_size(t, i), shape[i], "size(%lld) = %lld, expected %lld", (long long)i,
+                     (long long)tg_tensor_size(t, i), (long long)shape[i]);
+}
+
+/* Metric: every element satisfies |got - want| <= atol + rtol * |want|; NaN must match NaN and
+ * infinities must match exactly. */
+static inline void kt_assert_close(const tg_tensor *t, const double *want, int64_t n, double rtol, double atol,
+                                   const char *what)
+{
+    cr_assert_eq(tg_tensor_numel(t), n, "%s: numel %lld, expected %lld", what, (long long)tg_tensor_numel(t), (long long)n);
+    double *got = kt_values(t);
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        if (isnan(w)) { cr_assert(isnan(g), "%s[%lld]: got %.17g, expected nan", what, (long long)i, g); continue; }
+        if (isinf(w)) { cr_assert(g == w, "%s[%lld]: got %.17g, expected %g", what, (long long)i, g, w); continue; }
+        cr_assert(fabs(g - w) <= atol + rtol * fabs(w), "%s[%lld]: got %.17g, expected %.17g (rtol %g, atol %g)",
+                  what, (long long)i, g, w, rtol, atol);
+    }
+    free(got);
+}
+
+static inline void kt_assert_error(const char *needle)
+{
+    const char *e = tg_last_error();
+    cr_assert(e, "expected an error containing \"%s\", got none", needle);
+    cr_assert(strstr(e, needle), "error \"%s\" does not contain \"%s\"", e, needle);
+    tg_clear_error();
+}
+
+/* Leak check: every test records the live counts first and compares at the end. */
+typedef struct kt_live { int64_t tensors, storages; } kt_live;
+static inline kt_live kt_live_now(void) { return (kt_live){ tg_live_tensors(), tg_live_storages() }; }
+static inline void kt_assert_no_leak(kt_live base)
+{
+    cr_assert_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors", (long long)(tg_live_tensors() - base.tensors));
+    cr_assert_eq(tg_live_storages(), base.storages, "leaked %lld storages", (long long)(tg_live_storages() - base.storages));
+}
+
+#endif

@@ -1,0 +1,403 @@
+/* Reductions: sum, mean, prod, amax, amin, max.dim, min.dim, argmax, argmin, var, std.
+ *
+ * Table tests: tests/fixtures/reduce_linalg_fixtures.h holds a 3x4x5 float64 input and a
+ * 3x4x5 int64 input and, for each case (op, input view, dims, keepdim, correction), what
+ * PyTorch 1.13 returns (gen_reduce_linalg.py). Views: 0 contiguous, 1 permute(2, 0, 1),
+ * 2 x[:, ::2, 1:]. Each float case runs in float64 (metric: |got - want| <= 1e-12 + 1e-12 |want|,
+ * i.e. rounding only) and float32 (inputs rounded to float32, so |got - want| <= 2e-5 +
+ * 2e-5 |want|: 60 terms of size ~3 each rounded by 6e-8 relative); indices must be equal.
+ * Large inputs exercise the fast paths (vectorised rows, vertical sums, chunked full
+ * reductions) against float64 loops written here. */
+#include "kt_util.h"
+#include "../fixtures/reduce_linalg_fixtures.h"
+
+static tg_tensor *make_view(tg_tensor *x, int view)
+{
+    if (view == 1) return tg_permute(x, TG_INTS(2, 0, 1));
+    if (view == 2) {
+        tg_tensor *a = tg_slice(x, .dim = 1, .step = 2);
+        tg_tensor *b = tg_slice(a, .dim = 2, .start = TG_SOME(1));
+        tg_release(a);
+        return b;
+    }
+    return tg_retain(x);
+}
+
+static tg_values_indices run_case(const fx_reduce_case *c, tg_tensor *x)
+{
+    tg_values_indices r = { NULL, NULL };
+    tg_int_list dims = c->has_dims ? (tg_int_list){ c->dims, c->ndims } : TG_NO_INTS;
+    tg_int_list adims = c->has_dims ? dims : TG_INTS_EMPTY;
+    tg_opt_int d1 = c->has_dims ? TG_OPT_INT(c->dims[0]) : TG_NONE_INT;
+    switch (c->kind) {
+    case FX_SUM: r.values = tg_sum(x, .dim = dims, .keepdim = c->keepdim); break;
+    case FX_MEAN: r.values = tg_mean(x, .dim = dims, .keepdim = c->keepdim); break;
+    case FX_PROD: r.values = tg_prod_dim(x, c->dims[0], .keepdim = c->keepdim); break;
+    case FX_AMAX: r.values = tg_amax(x, .dim = adims, .keepdim = c->keepdim); break;
+    case FX_AMIN: r.values = tg_amin(x, .dim = adims, .keepdim = c->keepdim); break;
+    case FX_ARGMAX: r.indices = tg_argmax(x, .dim = d1, .keepdim = c->keepdim); break;
+    case FX_ARGMIN: r.indices = tg_argmin(x, .dim = d1, .keepdim = c->keepdim); break;
+    case FX_MAXDIM: r = tg_max_dim(x, c->dims[0], .keepdim = c->keepdim); break;
+    case FX_MINDIM: r = tg_min_dim(x, c->dims[0], .keepdim = c->keepdim); break;
+    case FX_VAR: r.values = tg_var(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim); break;
+    case FX_STD: r.values = tg_std(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim); break;
+    }
+    return r;
+}
+
+static void check_case(size_t i, tg_dtype dt)
+{
+    const fx_reduce_case *c = &fx_reduce_cases[i];
+    int64_t shape[3] = { 3, 4, 5 };
+    tg_tensor *base;
+    if (c->integer) {
+        if (dt != TG_FLOAT64) return;          /* integer cases run once, in int64 */
+        base = kt_tensor_i64(fx_xi345, shape, 3);
+    } else {
+        base = kt_tensor(fx_x345, shape, 3, dt);
+    }
+    tg_tensor *x = make_view(base, c->view);
+    cr_assert(x, "view: %s", tg_last_error());
+    tg_values_indices r = run_case(c, x);
+    bool want_values = c->values != NULL, want_idx = c->indices != NULL;
+    cr_assert(!want_values || r.values, "case %zu: %s", i, tg_last_error());
+    cr_assert(!want_idx || r.indices, "case %zu: %s", i, tg_last_error());
+    int64_t n = 1;
+    for (int64_t k = 0; k < c->ndim; k++) n *= c->shape[k];
+    char what[64];
+    snprintf(what, sizeof what, "case %zu (%s)", i, tg_dtype_name(dt));
+    if (want_values) {
+        kt_assert_shape(r.values, c->shape, c->ndim);
+        double tol = c->integer || dt == TG_FLOAT64 ? 1e-12 : 2e-5;
+        kt_assert_close(r.values, c->values, n, tol, tol, what);
+        if (c->integer && (c->kind == FX_SUM || c->kind == FX_PROD))
+            cr_assert_eq(tg_tensor_dtype(r.values), TG_INT64, "%s: sum/prod of int64 is int64", what);
+        else
+            cr_assert_eq(tg_tensor_dtype(r.values), tg_tensor_dtype(x), "%s: dtype", what);
+    }
+    if (want_idx) {
+        kt_assert_shape(r.indices, c->shape, c->ndim);
+        cr_assert_eq(tg_tensor_dtype(r.indices), TG_INT64);
+        const int64_t *got = tg_tensor_data(r.indices);
+        for (int64_t k = 0; k < n; k++)
+            cr_assert_eq(got[k], c->indices[k], "%s: index[%lld] = %lld, expected %lld", what, (long long)k,
+                         (long long)got[k], (long long)c->indices[k]);
+    }
+    tg_release(r.values);
+    tg_release(r.indices);
+    tg_release(x);
+    tg_release(base);
+}
+
+Test(reduce, fixture_table_float64)
+{
+    kt_live live = kt_live_now();
+    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++) check_case(i, TG_FLOAT64);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, fixture_table_float32)
+{
+    kt_live live = kt_live_now();
+    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++) check_case(i, TG_FLOAT32);
+    kt_assert_no_leak(live);
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+Test(reduce, sum_dtypes)
+{
+    kt_live live = kt_live_now();
+    double v[6] = { 1, 0, 1, 1, 0, 1 };
+    int64_t s[2] = { 2, 3 };
+    tg_dtype ints[] = { TG_BOOL, TG_UINT8, TG_INT8, TG_INT16, TG_INT32, TG_INT64 };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        tg_tensor *x = kt_tensor(v, s, 2, ints[i]);
+        tg_tensor *r = tg_sum(x, .dim = TG_INTS(1));
+        cr_assert(r, "%s", tg_last_error());
+        cr_assert_eq(tg_tensor_dtype(r), TG_INT64, "sum of %s is int64", tg_dtype_name(ints[i]));
+        kt_assert_close(r, (double[]){ 2, 2 }, 2, 0, 0, "int sum");
+        tg_tensor *f = tg_sum(x, .dtype = TG_FLOAT64);
+        cr_assert_eq(tg_tensor_dtype(f), TG_FLOAT64);
+        kt_assert_close(f, (double[]){ 4 }, 1, 0, 0, "sum dtype=float64");
+        tg_release(f); tg_release(r); tg_release(x);
+    }
+    /* float16 / bfloat16 keep their dtype; accumulate in higher precision (exact here) */
+    tg_dtype halfs[] = { TG_FLOAT16, TG_BFLOAT16 };
+    double h[4] = { 0.5, 1.5, 2.0, 4.0 };
+    for (size_t i = 0; i < 2; i++) {
+        tg_tensor *x = kt_tensor(h, (int64_t[]){ 4 }, 1, halfs[i]);
+        tg_tensor *r = tg_sum(x);
+        tg_tensor *m = tg_mean(x);
+        cr_assert_eq(tg_tensor_dtype(r), halfs[i]);
+        kt_assert_close(r, (double[]){ 8 }, 1, 0, 0, "half sum");
+        kt_assert_close(m, (double[]){ 2 }, 1, 0, 0, "half mean");
+        tg_release(x); tg_release(r); tg_release(m);
+    }
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, int_overflow_wraps_like_int64)
+{
+    kt_live live = kt_live_now();
+    int64_t v[2] = { INT64_MAX, 1 };
+    tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
+    tg_tensor *r = tg_sum(x);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(r), INT64_MIN);
+    tg_release(r); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, mean_requires_floating)
+{
+    kt_live live = kt_live_now();
+    tg_clear_error();
+    int64_t v[2] = { 1, 2 };
+    tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
+    cr_assert_null(tg_mean(x));
+    kt_assert_error("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long");
+    tg_tensor *m = tg_mean(x, .dtype = TG_FLOAT64);
+    cr_assert(m, "%s", tg_last_error());
+    kt_assert_close(m, (double[]){ 1.5 }, 1, 0, 0, "mean dtype=float64 of int");
+    cr_assert_null(tg_var(x));
+    kt_assert_error("std and var only support floating point and complex dtypes");
+    tg_release(m); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+/* ---------------------------------------------------------------- empty, zero-dim, NaN */
+
+Test(reduce, empty_inputs)
+{
+    kt_live live = kt_live_now();
+    tg_clear_error();
+    tg_tensor *x = kt_tensor(NULL, (int64_t[]){ 0, 3 }, 2, TG_FLOAT32);
+    tg_tensor *s = tg_sum(x, .dim = TG_INTS(0));
+    kt_assert_shape(s, (int64_t[]){ 3 }, 1);
+    kt_assert_close(s, (double[]){ 0, 0, 0 }, 3, 0, 0, "sum of empty");
+    tg_tensor *m = tg_mean(x, .dim = TG_INTS(0));
+    kt_assert_close(m, (double[]){ NAN, NAN, NAN }, 3, 0, 0, "mean of empty");
+    tg_tensor *p = tg_prod_dim(x, 0);
+    kt_assert_close(p, (double[]){ 1, 1, 1 }, 3, 0, 0, "prod of empty");
+    tg_tensor *a1 = tg_amax(x, .dim = TG_INTS(1));
+    cr_assert(a1, "%s", tg_last_error());
+    kt_assert_shape(a1, (int64_t[]){ 0 }, 1);
+    tg_tensor *sall = tg_sum(x);
+    kt_assert_close(sall, (double[]){ 0 }, 1, 0, 0, "full sum of empty");
+    tg_tensor *v = tg_var(x);
+    kt_assert_close(v, (double[]){ NAN }, 1, 0, 0, "var of empty");
+
+    cr_assert_null(tg_amax(x));
+    kt_assert_error("amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+    cr_assert_null(tg_amin(x, .dim = TG_INTS(0)));
+    kt_assert_error("amin(): Expected reduction dim 0 to have non-zero size.");
+    tg_values_indices r = tg_max_dim(x, 0);
+    cr_assert_null(r.values);
+    cr_assert_null(r.indices);
+    kt_assert_error("max(): Expected reduction dim 0 to have non-zero size.");
+    cr_assert_null(tg_argmax(x));
+    kt_assert_error("argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+    cr_assert_null(tg_max(x));
+    kt_assert_error("max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+    tg_release(s); tg_release(m); tg_release(p); tg_release(a1); tg_release(sall); tg_release(v); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, zero_dim)
+{
+    kt_live live = kt_live_now();
+    tg_tensor *x = kt_tensor((double[]){ 2.5 }, NULL, 0, TG_FLOAT32);
+    tg_tensor *s = tg_sum(x);
+    kt_assert_shape(s, NULL, 0);
+    kt_assert_close(s, (double[]){ 2.5 }, 1, 0, 0, "sum 0-d");
+    tg_tensor *s0 = tg_sum(x, .dim = TG_INTS(0), .keepdim = true);
+    kt_assert_shape(s0, NULL, 0);
+    tg_values_indices m = tg_max_dim(x, -1);
+    cr_assert(m.values, "%s", tg_last_error());
+    kt_assert_shape(m.values, NULL, 0);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(m.indices), 0);
+    tg_tensor *mx = tg_max(x);
+    kt_assert_close(mx, (double[]){ 2.5 }, 1, 0, 0, "max 0-d");
+    tg_tensor *pr = tg_prod(x);
+    kt_assert_close(pr, (double[]){ 2.5 }, 1, 0, 0, "prod 0-d");
+    tg_tensor *sd = tg_std(x);
+    kt_assert_close(sd, (double[]){ NAN }, 1, 0, 0, "std of one element, correction 1");
+    tg_tensor *sd0 = tg_std(x, .correction = TG_SOME(0));
+    kt_assert_close(sd0, (double[]){ 0 }, 1, 0, 0, "std of one element, correction 0");
+    tg_release(s); tg_release(s0); tg_release(m.values); tg_release(m.indices); tg_release(mx);
+    tg_release(pr); tg_release(sd); tg_release(sd0); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, nan_propagates_and_wins)
+{
+    kt_live live = kt_live_now();
+    double v[8] = { 1, NAN, 5, NAN, -3, 7, 2, 0 };
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ 2, 4 }, 2, TG_FLOAT32);
+    tg_tensor *a = tg_amax(x, .dim = TG_INTS(1));
+    kt_assert_close(a, (double[]){ NAN, 7 }, 2, 0, 0, "amax with NaN");
+    tg_tensor *b = tg_amin(x);
+    kt_assert_close(b, (double[]){ NAN }, 1, 0, 0, "amin with NaN");
+    tg_values_indices m = tg_max_dim(x, 1);
+    kt_assert_close(m.values, (double[]){ NAN, 7 }, 2, 0, 0, "max.dim values");
+    const int64_t *mi = tg_tensor_data(m.indices);
+    cr_assert(mi[0] == 1 && mi[1] == 1, "max.dim indices %lld %lld", (long long)mi[0], (long long)mi[1]);
+    tg_tensor *am = tg_argmin(x);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(am), 1, "argmin over all: first NaN");
+    tg_tensor *mx = tg_max(x);
+    kt_assert_close(mx, (double[]){ NAN }, 1, 0, 0, "max with NaN");
+    tg_release(a); tg_release(b); tg_release(m.values); tg_release(m.indices); tg_release(am); tg_release(mx);
+    tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, first_occurrence_of_ties)
+{
+    kt_live live = kt_live_now();
+    double v[6] = { 3, 1, 3, 1, 3, 1 };
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ 6 }, 1, TG_FLOAT64);
+    tg_tensor *a = tg_argmax(x), *b = tg_argmin(x);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(a), 0);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(b), 1);
+    tg_release(a); tg_release(b); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+/* ---------------------------------------------------------------- out= */
+
+Test(reduce, out_variants)
+{
+    kt_live live = kt_live_now();
+    tg_clear_error();
+    double v[6] = { 1, 2, 3, 4, 5, 6 };
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
+    tg_tensor *out = kt_tensor((double[]){ 0, 0 }, (int64_t[]){ 2 }, 1, TG_FLOAT32);
+    tg_tensor *r = tg_sum_out(x, out, .dim = TG_INTS(1));
+    cr_assert_eq(r, out, "out= returns out");
+    kt_assert_close(out, (double[]){ 6, 15 }, 2, 0, 0, "sum out=");
+    tg_release(r);
+    /* out of another float dtype: sum takes out's dtype */
+    tg_tensor *o64 = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT64);
+    r = tg_sum_out(x, o64, .dim = TG_INTS(0));
+    cr_assert(r, "%s", tg_last_error());
+    kt_assert_shape(o64, (int64_t[]){ 3 }, 1);
+    kt_assert_close(o64, (double[]){ 5, 7, 9 }, 3, 0, 0, "sum out= resized");
+    tg_release(r);
+    /* wrong non-empty shape */
+    cr_assert_null(tg_sum_out(x, out, .dim = TG_INTS(0)));
+    tg_clear_error();
+    /* amax: out dtype must match */
+    cr_assert_null(tg_amax_out(x, o64, .dim = TG_INTS(0)));
+    kt_assert_error("Expected the dtype for input and out to match, but got Float for input's dtype and Double for out's dtype.");
+    /* max.dim out= into a transposed (non-contiguous) values tensor */
+    tg_tensor *vals = kt_tensor(NULL, (int64_t[]){ 1, 2 }, 2, TG_FLOAT32);
+    tg_tensor *valsT = tg_t(vals);
+    tg_tensor *idx = kt_tensor(NULL, (int64_t[]){ 2, 1 }, 2, TG_INT64);
+    tg_values_indices m = tg_max_dim_out(x, 1, valsT, idx, .keepdim = true);
+    cr_assert(m.values, "%s", tg_last_error());
+    kt_assert_close(vals, (double[]){ 3, 6 }, 2, 0, 0, "max.dim out= values");
+    kt_assert_close(idx, (double[]){ 2, 2 }, 2, 0, 0, "max.dim out= indices");
+    tg_release(m.values); tg_release(m.indices);
+    tg_release(vals); tg_release(valsT); tg_release(idx);
+    tg_release(out); tg_release(o64); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, dim_errors)
+{
+    kt_live live = kt_live_now();
+    tg_clear_error();
+    tg_tensor *x = kt_tensor((double[]){ 1, 2, 3, 4 }, (int64_t[]){ 2, 2 }, 2, TG_FLOAT32);
+    cr_assert_null(tg_sum(x, .dim = TG_INTS(2)));
+    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    cr_assert_null(tg_sum(x, .dim = TG_INTS(1, -1)));
+    kt_assert_error("appears multiple times in the list of dims");
+    tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+/* ---------------------------------------------------------------- fast paths vs float64 loops */
+
+Test(reduce, large_float32_paths)
+{
+    kt_live live = kt_live_now();
+    const int64_t R = 600, C = 700;
+    double *v = malloc(sizeof(double) * R * C);
+    kt_fill_random(v, R * C, 7, -1, 3);
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ R, C }, 2, TG_FLOAT32);
+    /* the float32 values, exactly, for the float64 references */
+    double *xf = kt_values(x);
+    double *want = calloc((size_t)(R > C ? R : C), sizeof(double));
+
+    /* rows (contiguous inner), metric: rel 1e-6 (one float32 rounding of a float64 sum) */
+    for (int64_t i = 0; i < R; i++) { want[i] = 0; for (int64_t j = 0; j < C; j++) want[i] += xf[i * C + j]; }
+    tg_tensor *s1 = tg_sum(x, .dim = TG_INTS(1));
+    kt_assert_close(s1, want, R, 1e-6, 1e-6, "row sums");
+    /* columns (vertical path) */
+    for (int64_t j = 0; j < C; j++) { want[j] = 0; for (int64_t i = 0; i < R; i++) want[j] += xf[i * C + j]; }
+    tg_tensor *s0 = tg_sum(x, .dim = TG_INTS(0));
+    kt_assert_close(s0, want, C, 1e-6, 1e-6, "column sums");
+    /* the same columns through a transposed view (rows of x^T are strided) */
+    tg_tensor *xt = tg_t(x);
+    tg_tensor *st = tg_sum(xt, .dim = TG_INTS(1));
+    kt_assert_close(st, want, C, 1e-6, 1e-6, "row sums of transpose");
+    /* full reduction: chunked and merged; float64 reference */
+    double tot = 0;
+    for (int64_t i = 0; i < R * C; i++) tot += xf[i];
+    tg_tensor *sa = tg_sum(x), *ma = tg_mean(xt);
+    kt_assert_close(sa, &tot, 1, 1e-6, 0, "full sum");
+    double mean = tot / (double)(R * C);
+    kt_assert_close(ma, &mean, 1, 1e-6, 0, "full mean of transpose");
+    /* var/std over everything vs two-pass float64 */
+    double m2 = 0;
+    for (int64_t i = 0; i < R * C; i++) m2 += (xf[i] - mean) * (xf[i] - mean);
+    double var = m2 / (double)(R * C - 1), sd = sqrt(var);
+    tg_tensor *va = tg_var(x), *sda = tg_std(xt);
+    kt_assert_close(va, &var, 1, 1e-6, 0, "full var");
+    kt_assert_close(sda, &sd, 1, 1e-6, 0, "full std");
+    /* argmax over all with a planted maximum late in the array */
+    float *px = tg_tensor_data(x);
+    px[R * C - 5] = 10.0f;
+    tg_tensor *am = tg_argmax(x);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(am), R * C - 5);
+    px[R * C / 2] = NAN;
+    tg_tensor *am2 = tg_argmax(x);
+    cr_assert_eq(*(int64_t *)tg_tensor_data(am2), R * C / 2, "NaN wins over a later max");
+    tg_release(s1); tg_release(s0); tg_release(xt); tg_release(st); tg_release(sa); tg_release(ma);
+    tg_release(va); tg_release(sda); tg_release(am); tg_release(am2); tg_release(x);
+    free(v); free(xf); free(want);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, var_is_stable_with_large_offset)
+{
+    kt_live live = kt_live_now();
+    const int64_t n = 300000;
+    double *v = malloc(sizeof(double) * n);
+    kt_fill_random(v, n, 3, 0, 1);
+    for (int64_t i = 0; i < n; i++) v[i] += 1e8;
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ n }, 1, TG_FLOAT64);
+    double mean = 0, m2 = 0;
+    for (int64_t i = 0; i < n; i++) mean += v[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++) m2 += (v[i] - mean) * (v[i] - mean);
+    double want = m2 / (double)(n - 1);
+    tg_tensor *r = tg_var(x);
+    /* metric: rel 1e-6 (a naive sum-of-squares formula loses every digit here) */
+    kt_assert_close(r, &want, 1, 1e-6, 0, "var with offset 1e8");
+    tg_release(r); tg_release(x); free(v);
+    kt_assert_no_leak(live);
+}
+
+Test(reduce, expanded_input)
+{
+    kt_live live = kt_live_now();
+    tg_tensor *x = kt_tensor((double[]){ 1, 2, 3 }, (int64_t[]){ 1, 3 }, 2, TG_FLOAT32);
+    tg_tensor *e = tg_expand(x, TG_INTS(4, 3));
+    tg_tensor *s = tg_sum(e, .dim = TG_INTS(0));
+    kt_assert_close(s, (double[]){ 4, 8, 12 }, 3, 0, 0, "sum of expanded");
+    tg_tensor *p = tg_prod(e);
+    kt_assert_close(p, (double[]){ 1296 }, 1, 0, 0, "prod of expanded");
+    tg_release(s); tg_release(p); tg_release(e); tg_release(x);
+    kt_assert_no_leak(live);
+}
