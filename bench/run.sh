@@ -61,7 +61,7 @@ tgen_bench() {
   if wanted tgen_check_pytorch_specs; then
     if [ -f "$PYTORCH_SPECS/native_functions.yaml" ]; then
       time_cmd tgen_check_pytorch_specs "$BUILD/tgen" --check \
-        --native "$PYTORCH_SPECS/native_functions.yaml" --derivatives "$PYTORCH_SPECS/derivatives.yaml"
+        "$PYTORCH_SPECS/native_functions.yaml" "$PYTORCH_SPECS/derivatives.yaml"
     else
       note "tgen_check_pytorch_specs skipped: $PYTORCH_SPECS is absent"
     fi
