@@ -3,7 +3,7 @@
  * catches a generated header that warns in user code (the options macros override their own
  * defaults, see generated/tg_ops.h). It is also linked into the test binary, so it defines
  * functions only (no main, no tests); nothing calls them. */
-#include "tg_ops.h"
+#include "tensorgen.h"
 
 tg_tensor *api_check_binary(tg_tensor *a, tg_tensor *b);
 tg_tensor *api_check_reduce(tg_tensor *x);
