@@ -55,7 +55,8 @@ static const char *signature(tge_ctx *c, const tga_op *op) {
 static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     tgt_env *e = tge_env(c);
     tgt_set(e, "cname", op->cname);
-    tgt_set(e, "doc", op->f->doc ? op->f->doc : "");
+    /* With its blank line, so that an operator without `doc:` gets no empty paragraph. */
+    tgt_set(e, "doc", op->f->doc && *op->f->doc ? tgt_fmt(c->arena, "%s\n\n", op->f->doc) : "");
     tgt_set(e, "signature", signature(c, op));
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "call", call_line(c, op));
