@@ -17,6 +17,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if __has_include("tg_kernels.h")
@@ -120,32 +121,46 @@ __attribute__((target("avx2,fma"))) static float row_max_avx2(const float *x, in
     return m;
 }
 
-__attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x, float *y, int64_t n, bool lg)
+/* One float32 row. `tmp` (n floats, L1-resident) holds exp(x - m) between passes 2 and 3 so
+ * that y is written exactly once, with non-temporal stores when y is 32-byte aligned: the row
+ * never has to be read into the cache before being overwritten (no write-allocate traffic). */
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x, float *y, float *tmp,
+                                                                 int64_t n, bool lg)
 {
     float m = row_max_avx2(x, n);
     __m256 vm = _mm256_set1_ps(m), s0 = _mm256_setzero_ps(), s1 = s0;
+    float *e = lg ? NULL : tmp;
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) {
         __m256 a = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k), vm));
         __m256 b = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + 8), vm));
-        if (!lg) { _mm256_storeu_ps(y + k, a); _mm256_storeu_ps(y + k + 8, b); }
+        if (e) { _mm256_storeu_ps(e + k, a); _mm256_storeu_ps(e + k + 8, b); }
         s0 = _mm256_add_ps(s0, a);
         s1 = _mm256_add_ps(s1, b);
     }
     float s = hsum256(_mm256_add_ps(s0, s1));
     for (; k < n; k++) {
-        float e = tg__pw_exp_f32(x[k] - m);
-        if (!lg) y[k] = e;
-        s += e;
+        float v = tg__pw_exp_f32(x[k] - m);
+        if (e) e[k] = v;
+        s += v;
     }
+    bool nt = ((uintptr_t)y & 31) == 0;
     if (lg) {
-        __m256 c = _mm256_set1_ps(m + logf(s));
-        for (k = 0; k + 8 <= n; k += 8) _mm256_storeu_ps(y + k, _mm256_sub_ps(_mm256_loadu_ps(x + k), c));
-        for (; k < n; k++) y[k] = x[k] - (m + logf(s));
+        float c = m + logf(s);
+        __m256 vc = _mm256_set1_ps(c);
+        for (k = 0; k + 8 <= n; k += 8) {
+            __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + k), vc);
+            if (nt) _mm256_stream_ps(y + k, v); else _mm256_storeu_ps(y + k, v);
+        }
+        for (; k < n; k++) y[k] = x[k] - c;
     } else {
-        __m256 r = _mm256_set1_ps(1.0f / s);
-        for (k = 0; k + 8 <= n; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(y + k), r));
-        for (; k < n; k++) y[k] *= 1.0f / s;
+        float r = 1.0f / s;
+        __m256 vr = _mm256_set1_ps(r);
+        for (k = 0; k + 8 <= n; k += 8) {
+            __m256 v = _mm256_mul_ps(_mm256_loadu_ps(e + k), vr);
+            if (nt) _mm256_stream_ps(y + k, v); else _mm256_storeu_ps(y + k, v);
+        }
+        for (; k < n; k++) y[k] = e[k] * r;
     }
 }
 
@@ -184,15 +199,20 @@ static void slices_task(int64_t b, int64_t e, void *ctx)
 {
     const sm_job *j = ctx;
     size_t es = tg_dtype_size(j->dt);
-    bool avx = have_avx2_fma();
+    bool avx = have_avx2_fma() && fast_rows(j);
+    float stack_tmp[4096];
+    float *tmp = stack_tmp;
+    if (avx && j->n > 4096 && !(tmp = malloc(sizeof(float) * (size_t)j->n))) avx = false;
     for (int64_t s = b; s < e; s++) {
         int64_t o = s / j->inner, i = s % j->inner;
         const char *x = j->x + (o * j->xs_outer + i * j->xs_inner) * (int64_t)es;
         char *y = j->y + (o * j->ys_outer + i * j->ys_inner) * (int64_t)es;
         if (!fast_rows(j)) softmax_ref_slice(j, x, y);
-        else if (avx) softmax_row_avx2((const float *)x, (float *)y, j->n, j->log);
+        else if (avx) softmax_row_avx2((const float *)x, (float *)y, tmp, j->n, j->log);
         else softmax_row_f32((const float *)x, (float *)y, j->n, j->log);
     }
+    if (avx) _mm_sfence();       /* order the non-temporal stores before the caller reads y */
+    if (tmp != stack_tmp) free(tmp);
 }
 
 /* Strides of t viewed as [outer, n, inner] around d (outer/inner collapsed when possible;
