@@ -8,7 +8,8 @@
  * TG__CACHE_CAP bytes; tg__cpu_allocator_empty_cache() returns everything to the system,
  * and an allocation that fails empties the cache and retries before reporting out of memory.
  *
- * Under AddressSanitizer cached blocks are poisoned, so use-after-free is still caught. */
+ * Under AddressSanitizer cached blocks are poisoned (all but their link word), so
+ * use-after-free is still caught. */
 #include "tg_rt.h"
 
 #include <pthread.h>
@@ -16,7 +17,9 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+/* The link word stays unpoisoned: LeakSanitizer ignores pointers stored in poisoned memory
+ * and would report every cached block behind the first as leaked. */
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((char *)(p) + sizeof(void *), (n) - sizeof(void *))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
 #define POISON(p, n) ((void)(p), (void)(n))
@@ -24,24 +27,34 @@
 #endif
 
 #define ALIGN 64
-#define MIN_LOG 6                        /* class 0 is 64 bytes */
 #define MAX_LOG 47                       /* larger requests are refused (OOM) */
-#define NCLASS ((MAX_LOG - MIN_LOG) * 4 + 1)
+#define NCLASS (4 + (MAX_LOG - 7) * 4)
 #define THREAD_MAX_BYTES ((size_t)64 << 10)
 #define THREAD_PER_CLASS 8
 #define TG__CACHE_CAP ((size_t)1 << 30)
 
 typedef struct free_block { struct free_block *next; } free_block;
 
-/* Size class of n bytes and its rounded size. n <= 64 is class 0; above, for 2^k < n <=
- * 2^(k+1) the classes are 5/4, 6/4, 7/4 and 8/4 of 2^k. */
+/* Size classes: 64, 128, 192, 256 bytes, then for 2^k < n <= 2^(k+1) (k >= 8) the four
+ * classes 5/4, 6/4, 7/4 and 8/4 of 2^k. Every class is a multiple of 64, as aligned_alloc
+ * requires. */
 static int size_class(size_t n, size_t *rounded) {
-    if (n <= ALIGN) { *rounded = ALIGN; return 0; }
+    if (n <= 4 * ALIGN) {
+        size_t q = n ? (n + ALIGN - 1) / ALIGN : 1;
+        *rounded = q * ALIGN;
+        return (int)q - 1;
+    }
     int k = 63 - __builtin_clzll((unsigned long long)(n - 1));     /* 2^k < n <= 2^(k+1) */
     size_t step = (size_t)1 << (k - 2);
     size_t q = (n + step - 1) / step;                                /* 5..8 */
     *rounded = q * step;
-    return (k - MIN_LOG) * 4 + (int)(q - 4);
+    return 4 + (k - 8) * 4 + (int)(q - 5);
+}
+
+static size_t class_size(int c) {
+    if (c < 4) return (size_t)(c + 1) * ALIGN;
+    int k = (c - 4) / 4 + 8;
+    return ((size_t)1 << (k - 2)) * (size_t)((c - 4) % 4 + 5);
 }
 
 /* ---- global cache ---- */
@@ -92,17 +105,12 @@ static void *global_get(int c, size_t rounded) {
 static void tcache_flush(void *unused) {
     (void)unused;
     for (int c = 0; c < NCLASS; c++) {
-        size_t rounded;
+        size_t rounded = class_size(c);
         while (tcache.head[c]) {
             free_block *b = tcache.head[c];
             UNPOISON(b, sizeof *b);
             tcache.head[c] = b->next;
             tcache.count[c]--;
-            if (c == 0) rounded = ALIGN;
-            else {
-                int k = (c - 1) / 4 + MIN_LOG;
-                rounded = ((size_t)1 << (k - 2)) * (size_t)((c - 1) % 4 + 5);
-            }
             global_put(b, c, rounded);
         }
     }

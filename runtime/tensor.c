@@ -28,7 +28,10 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+/* Cached blocks are poisoned except the free-list link (t.storage, the second word), which
+ * LeakSanitizer must be able to follow. */
+#define POISON(p, n) (ASAN_POISON_MEMORY_REGION((p), 8), \
+                      ASAN_POISON_MEMORY_REGION((char *)(p) + 16, (n) - 16))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
 #define POISON(p, n) ((void)(p), (void)(n))

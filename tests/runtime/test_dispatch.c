@@ -1,0 +1,92 @@
+/* Dispatch: key sets, highest-key-wins, autograd fall-through, CUDA fallback, error text;
+ * out-of-tree registration and boxed calls by name. */
+#include "rt_test.h"
+
+TestSuite(rt_dispatch, .fini = rt_leak_check);
+
+static void k_cpu(void) {}
+static void k_cuda(void) {}
+static void k_autograd(void) {}
+
+#define KEY(k) ((tg_keyset)1 << (k))
+
+Test(rt_dispatch, tensor_keys) {
+    tg_tensor *t = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);
+    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU));
+    tg_tensor_set_requires_grad(t, true);
+    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU) | KEY(TG_KEY_AUTOGRAD));
+    tg_set_grad_enabled(false);
+    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU));
+    tg_set_grad_enabled(true);
+    tg_release(t);
+}
+
+Test(rt_dispatch, lookup) {
+    tg_op_entry e = { .name = "add.Tensor" };
+    e.kernels[TG_KEY_CPU] = k_cpu;
+    e.kernels[TG_KEY_AUTOGRAD] = k_autograd;
+    bool fb;
+    tg_keyset cpu = KEY(TG_KEY_CPU), ag = KEY(TG_KEY_AUTOGRAD);
+    cr_expect_eq(tg__dispatch_lookup(&e, cpu, &fb), k_cpu);
+    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_autograd);
+    cr_expect_eq(tg__dispatch_lookup(&e, 0, &fb), k_cpu, "no tensors: CPU");
+    /* excluded keys: an autograd kernel redispatching below itself */
+    tg_keyset prev = tg__set_excluded_keys(ag);
+    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
+    cr_expect_eq(tg__set_excluded_keys(prev), ag);
+    /* autograd without a kernel falls through to the backend */
+    e.kernels[TG_KEY_AUTOGRAD] = NULL;
+    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
+    /* CUDA without a kernel: fall back to CPU */
+    e.kernels[TG_KEY_AUTOGRAD] = k_autograd;
+    cr_expect_null(tg__dispatch_lookup(&e, KEY(TG_KEY_CUDA), &fb));
+    cr_expect(fb);
+    cr_expect_null(tg_last_error());
+    /* ... or fail when the caller cannot fall back */
+    cr_expect_null(tg__dispatch_lookup(&e, KEY(TG_KEY_CUDA), NULL));
+    cr_expect_str_eq(tg_last_error(), "add.Tensor: no kernel for key CUDA; the operator has "
+                     "kernels for: CPU, Autograd");
+    tg_clear_error();
+    tg_op_entry g = { .name = "mm" };
+    g.kernels[TG_KEY_CUDA] = k_cuda;
+    cr_expect_eq(tg__dispatch_lookup(&g, KEY(TG_KEY_CUDA) | ag, &fb), k_cuda);
+    cr_expect_null(tg__dispatch_lookup(&g, cpu, &fb));
+    cr_expect_str_eq(tg_last_error(), "mm: no kernel for key CPU; the operator has kernels for: CUDA");
+    tg_clear_error();
+}
+
+/* An out-of-tree operator "twice(Tensor self) -> Tensor" with a CPU kernel and boxed entry. */
+typedef tg_tensor *(*twice_fn)(tg_tensor *);
+static tg_tensor *twice_cpu(tg_tensor *self) { return rt_add(self, self, NULL, TG_ITER_PROMOTE_INPUTS); }
+static int twice_boxed(tg_fnptr k, tg_stack *s) {
+    if (s->n != 1 || s->v[0].tag != TG_IV_TENSOR) {
+        tg__error("twice", "expected one tensor argument");
+        return -1;
+    }
+    tg_tensor *self = s->v[0].v.t;
+    tg_tensor *r = ((twice_fn)k)(self);
+    tg_release(self);                        /* the stack owned the argument */
+    s->v[0].v.t = r;
+    return r ? 0 : -1;
+}
+static tg_op_entry my_ops[1] = { { .name = "twice", .schema = "twice(Tensor self) -> Tensor",
+                                   .call_boxed = twice_boxed, .ntensor_args = 1 } };
+
+Test(rt_dispatch, registry_and_boxed_calls) {
+    my_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
+    cr_assert_eq(tg_register_ops("rttest", my_ops, 1), 0);
+    cr_expect_eq(tg__find_op("rttest::twice"), &my_ops[0]);
+    cr_expect_eq(tg__find_op("twice"), &my_ops[0]);
+    cr_expect_eq(tg_register_ops("rttest", my_ops, 1), -1);
+    cr_expect_str_eq(tg_last_error(), "register_ops: operator rttest::twice is already registered");
+    tg_clear_error();
+    tg_stack s = { .n = 1 };
+    s.v[0].tag = TG_IV_TENSOR;
+    s.v[0].v.t = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
+    cr_assert_eq(tg_call_boxed("rttest::twice", &s), 0);
+    rt_expect_values(s.v[0].v.t, (double[]){ 0, 2, 4 }, 3);
+    tg_release(s.v[0].v.t);
+    cr_expect_eq(tg_call_boxed("no_such_op.Tensor", &s), -1);
+    cr_expect_str_eq(tg_last_error(), "call_boxed: unknown operator 'no_such_op.Tensor'");
+    tg_clear_error();
+}
