@@ -37,14 +37,24 @@ static int infer_size(const char *op, tg_int_list shape, int64_t numel, int64_t 
             return -1;
         }
     }
-    bool ok = numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0);
-    if (ok && infer >= 0) out[infer] = numel / prod;
-    if (!ok || (infer >= 0 && prod == 0)) {
-        char buf[256];
+    char buf[256];
+    if (infer >= 0 && prod == 0) {
+        if (numel == 0)
+            tg__error(op, "cannot reshape tensor of 0 elements into shape %s because the unspecified "
+                      "dimension size -1 can be any value and is ambiguous",
+                      tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len));
+        else
+            tg__error(op, "shape '%s' is invalid for input of size %lld",
+                      tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len), (long long)numel);
+        return -1;
+    }
+    bool ok = infer >= 0 ? numel % prod == 0 : numel == prod;
+    if (!ok) {
         tg__error(op, "shape '%s' is invalid for input of size %lld",
                   tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len), (long long)numel);
         return -1;
     }
+    if (infer >= 0) out[infer] = numel / prod;
     return 0;
 }
 

@@ -60,7 +60,7 @@ Test(views, view_and_reshape)
     tg_tensor *e = kt_tensor(NULL, (int64_t[]){ 0, 3 }, 2, TG_FLOAT32);
     tg_tensor *e2 = tg_view(e, TG_INTS(3, 0, -1));
     cr_assert_null(e2);
-    kt_assert_error("shape '[3, 0, -1]' is invalid for input of size 0");
+    kt_assert_error("cannot reshape tensor of 0 elements into shape [3, 0, -1] because the unspecified dimension size -1 can be any value and is ambiguous");
     tg_tensor *e3 = tg_view(e, TG_INTS(3, 0));
     kt_assert_shape(e3, (int64_t[]){ 3, 0 }, 2);
     tg_release(x); tg_release(v); tg_release(t); tg_release(t2); tg_release(r1); tg_release(r2);
