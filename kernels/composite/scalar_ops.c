@@ -78,14 +78,18 @@ tg_tensor *tg__composite_div_scalar_(tg_tensor *self, double other)
 /* ------------------------------------------------------------------ pow */
 
 /* pow.Tensor_Scalar refuses an integral tensor to a negative integral power (the Tensor_Tensor
- * overload instead gives 0, 1 or -1 for such elements). */
+ * overload instead gives 0, 1 or -1 for such elements), and converts the exponent to the
+ * result dtype with PyTorch's overflow check (uint8 ** 300 is an error). */
 static int check_pow_exponent(const tg_tensor *self, double exponent)
 {
     if (tg_dtype_is_integral(self->dtype, true) && tg__pw_is_integral_scalar(exponent) && exponent < 0) {
         tg__error("pow", "Integers to negative integer powers are not allowed.");
         return -1;
     }
-    return 0;
+    tg_result_type_state st = TG_RESULT_TYPE_INIT;
+    tg__result_type_update(&st, self);
+    tg__result_type_update_scalar(&st, exponent, tg__pw_is_integral_scalar(exponent));
+    return tg__pw_check_scalar("pow", exponent, tg__result_type_finish(&st));
 }
 
 tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent)

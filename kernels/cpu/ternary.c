@@ -160,6 +160,11 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
     int flags = TG_ITER_PROMOTE_INPUTS;
     if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
+    /* PyTorch's two-bound tensor kernel has no bool instantiation (one bound does). */
+    if (it.dtype == TG_BOOL && min && max && !scalar_min && !scalar_max) {
+        tg__iter_abort(&it);
+        return tg__error("clamp", "\"clamp_cpu\" not implemented for 'Bool'");
+    }
     /* PyTorch converts Scalar bounds to the result dtype with an overflow check. */
     if ((scalar_min && tg__pw_check_scalar("clamp", *scalar_min, it.dtype) != 0) ||
         (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, it.dtype) != 0)) {
