@@ -9,9 +9,9 @@
  *   softmax:     m = max(x);  out = exp(x - m) and s = sum(out);  out *= 1 / s
  *   log_softmax: m = max(x);  s = sum(exp(x - m));               out = x - m - log(s)
  * The rows are short enough (a few KB) that passes 2 and 3 hit L1/L2, so the row is read from
- * memory once and written once. exp is AVX2 exp256_ps, the vector form of the pointwise
- * engineer's tg__pw_exp_f32 (same algorithm and constants, so the same results), which is the
- * scalar fallback and tail. */
+ * memory once and written once. exp is exp256_nonpos, the AVX2 form of the pointwise
+ * engineer's tg__pw_exp_f32 (same algorithm and constants) specialised to x <= 0; rows whose
+ * max is not finite, and vector tails, use tg__pw_exp_f32 itself. */
 #include "tg_kutil.h"
 #include "pointwise_scalar.h"
 
@@ -60,11 +60,17 @@ static void softmax_ref_slice(const sm_job *j, const char *x, char *y)
 
 /* ------------------------------------------------------------------ float32 rows */
 
-__attribute__((target("avx2,fma"))) static inline __m256 exp256_ps(__m256 x)
+/* e^x for x <= 0 (softmax feeds it x - max, never NaN: rows with a non-finite max take the
+ * scalar path). The algorithm and constants of tg__pw_exp_f32: n = round(x / ln 2),
+ * r = x - n ln 2 (Cody-Waite), e^r by Cephes' polynomial, times 2^n. Restricting the domain
+ * drops the overflow, NaN and split-scale (subnormal) cases: n is in [-126, 0] so 2^n is one
+ * normal exponent, and x below -87.34 (where e^x < FLT_MIN) gives 0. Half the instructions of
+ * the general version; results agree with it wherever e^x >= FLT_MIN. */
+__attribute__((target("avx2,fma"))) static inline __m256 exp256_nonpos(__m256 x)
 {
-    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-103.97283172607422f);
+    const __m256 lo = _mm256_set1_ps(-87.33654475f);                /* ln(FLT_MIN) */
     const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);          /* NaN -> lo (fixed below) */
+    __m256 xc = _mm256_max_ps(x, lo);
     __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
     __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
     __m256 nf = _mm256_sub_ps(t, magic);
@@ -77,17 +83,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 exp256_ps(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
     p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    /* n / 2 rounded toward zero, as C's integer division in the scalar version */
-    __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(n, _mm256_srli_epi32(n, 31)), 1);
-    __m256i n2 = _mm256_sub_epi32(n, n1);
-    __m256i bias = _mm256_set1_epi32(127);
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-    return y;
+    __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+    return _mm256_and_ps(_mm256_mul_ps(p, scale), _mm256_cmp_ps(x, lo, _CMP_GE_OQ));
 }
 
 __attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v)
@@ -121,6 +118,23 @@ __attribute__((target("avx2,fma"))) static float row_max_avx2(const float *x, in
     return m;
 }
 
+/* Portable float32 row, the same three passes. */
+static void softmax_row_f32(const float *x, float *y, int64_t n, bool lg)
+{
+    float m = -INFINITY, s = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (x[k] != x[k]) { m = NAN; break; }
+        m = x[k] > m ? x[k] : m;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        float e = tg__pw_exp_f32(x[k] - m);
+        if (!lg) y[k] = e;
+        s += e;
+    }
+    float c = m + logf(s), r = 1.0f / s;
+    for (int64_t k = 0; k < n; k++) y[k] = lg ? x[k] - c : y[k] * r;
+}
+
 /* One float32 row. `tmp` (n floats, L1-resident) holds exp(x - m) between passes 2 and 3 so
  * that y is written exactly once, with non-temporal stores when y is 32-byte aligned: the row
  * never has to be read into the cache before being overwritten (no write-allocate traffic). */
@@ -128,12 +142,16 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x,
                                                                  int64_t n, bool lg)
 {
     float m = row_max_avx2(x, n);
+    if (!isfinite(m)) {      /* NaN, or an infinite max: the general exp handles those rows */
+        softmax_row_f32(x, y, n, lg);
+        return;
+    }
     __m256 vm = _mm256_set1_ps(m), s0 = _mm256_setzero_ps(), s1 = s0;
     float *e = lg ? NULL : tmp;
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) {
-        __m256 a = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k), vm));
-        __m256 b = exp256_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + 8), vm));
+        __m256 a = exp256_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + k), vm));
+        __m256 b = exp256_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + k + 8), vm));
         if (e) { _mm256_storeu_ps(e + k, a); _mm256_storeu_ps(e + k + 8, b); }
         s0 = _mm256_add_ps(s0, a);
         s1 = _mm256_add_ps(s1, b);
@@ -162,23 +180,6 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x,
         }
         for (; k < n; k++) y[k] = e[k] * r;
     }
-}
-
-/* Portable float32 row, the same three passes. */
-static void softmax_row_f32(const float *x, float *y, int64_t n, bool lg)
-{
-    float m = -INFINITY, s = 0;
-    for (int64_t k = 0; k < n; k++) {
-        if (x[k] != x[k]) { m = NAN; break; }
-        m = x[k] > m ? x[k] : m;
-    }
-    for (int64_t k = 0; k < n; k++) {
-        float e = tg__pw_exp_f32(x[k] - m);
-        if (!lg) y[k] = e;
-        s += e;
-    }
-    float c = m + logf(s), r = 1.0f / s;
-    for (int64_t k = 0; k < n; k++) y[k] = lg ? x[k] - c : y[k] * r;
 }
 
 static bool have_avx2_fma(void)
