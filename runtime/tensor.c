@@ -181,7 +181,7 @@ static const char *device_name(tg_device d) { return d.type == TG_CUDA ? "cuda" 
 
 /* ------------------------------------------------------------------ storages */
 
-static void storage_free_data(tg_storage *s) {
+static inline void storage_free_data(tg_storage *s) {
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
@@ -293,35 +293,38 @@ static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev) {
     return t;
 }
 
-static int check_shape(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
-                       size_t *nbytes_out, int64_t *numel_out) {
+/* The error half of check_shape, out of line so the check itself stays small. */
+static __attribute__((noinline, cold)) int shape_error(const char *op, const int64_t *sizes,
+                                                        int64_t ndim, tg_dtype dtype) {
     char buf[256];
-    if (ndim < 0 || ndim > TG_MAX_DIMS) {
+    if (ndim < 0 || ndim > TG_MAX_DIMS)
         tg__error(op, "tensors may have at most %d dimensions, got %lld", TG_MAX_DIMS,
                   (long long)ndim);
-        return -1;
-    }
-    if (dtype < 0 || dtype >= TG_NUM_DTYPES) {
+    else if (dtype < 0 || dtype >= TG_NUM_DTYPES)
         tg__error(op, "invalid dtype %d", (int)dtype);
-        return -1;
-    }
-    uint64_t numel = 1;
-    bool overflow = false;
-    for (int64_t i = 0; i < ndim; i++) {
+    for (int64_t i = 0; i < ndim && i < TG_MAX_DIMS; i++) {
         if (sizes[i] < 0) {
             tg__error(op, "Trying to create tensor with negative dimension %lld: %s",
                       (long long)sizes[i], tg__shape_str(buf, sizeof buf, sizes, ndim));
             return -1;
         }
-        if (__builtin_mul_overflow(numel, (uint64_t)sizes[i], &numel)) overflow = true;
     }
-    uint64_t nbytes;
-    if (overflow || numel > INT64_MAX ||
-        __builtin_mul_overflow(numel, (uint64_t)tg__dtype_sizes[dtype], &nbytes)) {
-        tg__error(op, "the number of elements of a tensor of shape %s overflows int64",
-                  tg__shape_str(buf, sizeof buf, sizes, ndim));
-        return -1;
-    }
+    tg__error(op, "the number of elements of a tensor of shape %s overflows int64",
+              tg__shape_str(buf, sizeof buf, sizes, ndim));
+    return -1;
+}
+
+static inline int check_shape(const char *op, const int64_t *sizes, int64_t ndim,
+                              tg_dtype dtype, size_t *nbytes_out, int64_t *numel_out) {
+    if (TG__UNLIKELY(ndim < 0 || ndim > TG_MAX_DIMS || dtype < 0 || dtype >= TG_NUM_DTYPES))
+        return shape_error(op, sizes, ndim, dtype);
+    uint64_t numel = 1, nbytes = 0;
+    bool bad = false;
+    for (int64_t i = 0; i < ndim; i++)     /* a negative size becomes huge: overflow or > max */
+        bad |= sizes[i] < 0 || __builtin_mul_overflow(numel, (uint64_t)sizes[i], &numel);
+    bad |= numel > INT64_MAX ||
+           __builtin_mul_overflow(numel, (uint64_t)tg__dtype_sizes[dtype], &nbytes);
+    if (TG__UNLIKELY(bad)) return shape_error(op, sizes, ndim, dtype);
     *nbytes_out = (size_t)nbytes;
     *numel_out = (int64_t)numel;
     return 0;
@@ -339,8 +342,8 @@ static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, i
 
 tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
                      tg_device device) {
-    size_t nbytes;
-    int64_t numel;
+    size_t nbytes = 0;
+    int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
     tblock *b = block_alloc();
     if (!b) return tg__error(op, "out of memory allocating a tensor header");
@@ -437,8 +440,8 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
                                int64_t ndim, tg_dtype dtype,
                                void (*deleter)(void *data, void *ctx), void *ctx) {
     const char *op = "tensor_from_blob";
-    size_t nbytes;
-    int64_t numel;
+    size_t nbytes = 0;
+    int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
     int64_t span = numel ? 1 : 0;          /* elements from data[0] to the furthest one */
     if (strides) {
@@ -558,8 +561,8 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
                   tg__shape_str(b, sizeof b, sizes, ndim));
         return -1;
     }
-    size_t nbytes;
-    int64_t numel;
+    size_t nbytes = 0;
+    int64_t numel = 0;
     if (check_shape(op, sizes, ndim, out->dtype, &nbytes, &numel)) return -1;
     if (nbytes > 0) {
         tg_storage *s = malloc(sizeof *s);
