@@ -140,6 +140,7 @@ tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tens
 {
     if (steps < 0) return tg__error("linspace", "number of steps must be non-negative");
     if (tg__numel(out) != steps && tg__resize_out("linspace", out, &steps, 1) != 0) return NULL;
+    if (steps == 1) return tg__cpu_fill_(out, start);       /* PyTorch: start, not end */
     const tg_dtype t = out->dtype;
     const int64_t halfway = steps / 2;
     switch (tg__pw_kind(t)) {

@@ -76,9 +76,11 @@ tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *o
     tg_tensor *ins[3] = { cond, self, other };
     int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_NO_INPUT_CAST;
     if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    int rc = tg__iter_build(&it, "where", flags, outs, 1, ins, 3);
-    tg_release(cond);
-    if (rc != 0) return NULL;
+    /* The iterator borrows its inputs: cond lives until the loop is done. */
+    if (tg__iter_build(&it, "where", flags, outs, 1, ins, 3) != 0) {
+        tg_release(cond);
+        return NULL;
+    }
     where_ctx ctx;
     for (int k = 0; k < 4; k++) ctx.dt[k] = it.dtypes[k];
     tg_iter_loop1d loop = where_ref_loop;
@@ -86,7 +88,9 @@ tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *o
         ctx.dt[3] == ctx.dt[0] && tg_dtype_size(ctx.dt[0]) == 4)
         loop = where_4byte_loop;
     tg__iter_for_each(&it, loop, &ctx);
-    return tg__iter_finish(&it, 0);
+    tg_tensor *r = tg__iter_finish(&it, 0);
+    tg_release(cond);
+    return r;
 }
 
 /* ------------------------------------------------------------------ clamp */
