@@ -242,6 +242,20 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         break;
     case R_MAX: case R_MIN: {
         bool mx = c->kind == R_MAX;
+        if (c->dt == TG_FLOAT32 && n > 0) {   /* typed loop: no per-element dtype switch */
+            const float *x = (const float *)p;
+            float best = r->any ? (float)r->d : x[0];
+            bool nan = false;
+            for (int64_t k = 0; k < n; k++) {
+                float v = x[k * stride];
+                nan |= v != v;
+                best = mx ? (v > best ? v : best) : (v < best ? v : best);
+            }
+            r->nan |= nan;
+            r->d = best;
+            r->any = true;
+            break;
+        }
         for (int64_t k = 0; k < n; k++) {
             if (c->integer) {
                 int64_t x = tg__load_int64(p + k * step, c->dt);

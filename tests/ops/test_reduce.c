@@ -341,6 +341,15 @@ Test(reduce, large_float32_paths)
     tg_tensor *xt = tg_t(x);
     tg_tensor *st = tg_sum(xt, .dim = TG_INTS(1));
     kt_assert_close(st, want, C, 1e-6, 1e-6, "row sums of transpose");
+    /* extremes along rows and over everything (chunked) */
+    for (int64_t i = 0; i < R; i++) { want[i] = -INFINITY; for (int64_t j = 0; j < C; j++) want[i] = fmax(want[i], xf[i * C + j]); }
+    tg_tensor *mx1 = tg_amax(x, .dim = TG_INTS(1));
+    kt_assert_close(mx1, want, R, 0, 0, "row maxima");
+    double lo = INFINITY;
+    for (int64_t i = 0; i < R * C; i++) lo = fmin(lo, xf[i]);
+    tg_tensor *mn = tg_amin(xt);
+    kt_assert_close(mn, &lo, 1, 0, 0, "global minimum");
+    tg_release(mx1); tg_release(mn);
     /* full reduction: chunked and merged; float64 reference */
     double tot = 0;
     for (int64_t i = 0; i < R * C; i++) tot += xf[i];
