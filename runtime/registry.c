@@ -58,10 +58,10 @@ int tg_register_ops(const char *ns, tg_op_entry *entries, int n) {
             rc = -1;
             break;
         }
-        regs[nregs + added].full = full;
-        regs[nregs + added].e = &entries[i];
-        added++;
+        regs[nregs].full = full;
+        regs[nregs].e = &entries[i];
         nregs++;         /* visible to find_locked for duplicate checks within the batch */
+        added++;
     }
     if (rc) {            /* all or nothing */
         for (int i = 0; i < added; i++) free(regs[nregs - 1 - i].full);

@@ -90,3 +90,59 @@ Test(rt_dispatch, registry_and_boxed_calls) {
     cr_expect_str_eq(tg_last_error(), "call_boxed: unknown operator 'no_such_op.Tensor'");
     tg_clear_error();
 }
+
+/* ---- the CUDA -> CPU fallback, against a fake device whose memory is host memory ---- */
+
+static void *fake_alloc(size_t n, tg_device d) { (void)d; return malloc(n ? n : 1); }
+static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
+static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n) {
+    (void)dd; (void)sd; memcpy(dst, src, n); return 0;
+}
+static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
+
+/* inc_(Tensor(a!) self) -> Tensor(a!): self += 1 in place, CPU kernel only */
+static tg_tensor *inc_cpu(tg_tensor *self) {
+    tg_tensor *one = tg__scalar_tensor(1, self->dtype, TG_DEVICE_CPU);
+    tg_tensor *r = rt_add(self, one, self, TG_ITER_PROMOTE_INPUTS);
+    tg_release(one);
+    return r;
+}
+static tg_op_entry fb_ops[2] = {
+    { .name = "twice2", .call_boxed = twice_boxed, .ntensor_args = 1 },
+    { .name = "inc_", .call_boxed = twice_boxed, .ntensor_args = 1 },
+};
+
+static int nwarn;
+static void count_warn(const char *msg, void *user) { (void)msg; (void)user; nwarn++; }
+
+Test(rt_dispatch, cuda_fallback_runs_cpu_kernel) {
+    tg__register_device_allocator(TG_CUDA, &fake_cuda);
+    tg_set_warning_handler(count_warn, NULL);
+    fb_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
+    fb_ops[1].kernels[TG_KEY_CPU] = (tg_fnptr)inc_cpu;
+    cr_assert_eq(tg_register_ops("rtfb", fb_ops, 2), 0);
+    tg_device cuda = { TG_CUDA, 0 };
+    tg_tensor *g = tg__empty("t", (int64_t[]){ 3 }, 1, TG_FLOAT32, cuda);
+    tg_tensor *h = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
+    cr_assert_eq(tg__copy_into("copy_", g, h), 0);
+    for (int rep = 0; rep < 2; rep++) {
+        tg_stack s = { .n = 1 };
+        s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
+        cr_assert_eq(tg_call_boxed("rtfb::twice2", &s), 0, "%s", tg_last_error());
+        tg_tensor *r = s.v[0].v.t;
+        cr_expect_eq(r->device.type, TG_CUDA, "the result moves to the inputs' device");
+        rt_expect_values(r, (double[]){ 0, 2, 4 }, 3);
+        tg_release(r);
+    }
+    cr_expect_eq(nwarn, 1, "warned once");
+    /* in place: the device tensor itself is updated and returned */
+    tg_stack s = { .n = 1 };
+    s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
+    cr_assert_eq(tg_call_boxed("inc_", &s), 0, "%s", tg_last_error());
+    cr_expect_eq(s.v[0].v.t, g);
+    rt_expect_values(g, (double[]){ 1, 2, 3 }, 3);
+    tg_release(s.v[0].v.t);
+    tg_release(g);
+    tg_release(h);
+    tg_set_warning_handler(NULL, NULL);
+}
