@@ -11,11 +11,7 @@
  * leaks on error paths. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
-#if __has_include("tensorgen.h")
 #include "tensorgen.h"
-#else
-#include "tg_ops.h"
-#endif
 #include "tg_kernels.h"
 
 #include <string.h>

@@ -9,11 +9,7 @@
  * and autograd flow through it. Every function returns a new reference or NULL. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
-#if __has_include("tensorgen.h")
 #include "tensorgen.h"
-#else
-#include "tg_ops.h"
-#endif
 #include "tg_kernels.h"
 
 static tg_tensor *wrap(double v) { return tg__wrapped_scalar(v, tg__pw_is_integral_scalar(v)); }

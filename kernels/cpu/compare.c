@@ -10,9 +10,7 @@
  * bool output, one plain loop per operator. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 typedef enum cmp_op { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_op;
 

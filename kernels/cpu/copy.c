@@ -12,9 +12,7 @@
  * contiguous: typed loops; (4) the reference: per-element tg__pw_convert. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 typedef struct copy_ctx { tg_dtype dst, src; } copy_ctx;
 

@@ -12,9 +12,7 @@
 #include "tg_kutil.h"
 #include <float.h>
 #include <stdio.h>
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 /* Element i (in row-major order) of t, for writes through any strides. */
 static inline char *elem_ptr(const tg_tensor *t, int64_t i)

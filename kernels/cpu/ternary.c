@@ -10,9 +10,7 @@
 #include "tg_internal.h"
 #include "pointwise_loops.h"
 #include "pointwise_scalar.h"
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 /* ------------------------------------------------------------------ where */
 

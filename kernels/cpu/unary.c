@@ -13,9 +13,7 @@
 #include "tg_internal.h"
 #include "pointwise_loops.h"
 #include "pointwise_scalar.h"
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 typedef float (*pw1_f32_fn)(float x);
 typedef double (*pw1_f64_fn)(double x);

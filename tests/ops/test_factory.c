@@ -10,6 +10,15 @@
 #include <string.h>
 
 #include "kt_util.h"
+#include "tg_cover.h"
+
+TG_COVERS("empty.memory_format", "empty_like", "fill_.Scalar", "zero_", "zeros", "zeros.out",
+          "zeros_like", "ones", "ones.out", "ones_like", "full", "full.out", "full_like",
+          "arange", "arange.start", "arange.start_step", "arange.out", "arange.start_out",
+          "linspace", "linspace.out", "eye", "eye.m", "eye.out", "eye.m_out",
+          "uniform_", "normal_", "random_.from", "rand", "rand.generator", "rand_like",
+          "randn", "randn.generator", "randn_like", "randint", "randint.low", "randint_like",
+          "randint_like.low_dtype");
 
 static void expect_error(tg_tensor *r, const char *msg)
 {
@@ -124,6 +133,9 @@ Test(factory, zeros_ones_full_dtypes)
     cr_assert(tg_tensor_size(zl, 0) == 4 && tg_tensor_size(zl, 1) == 3);
     cr_assert(tg_tensor_stride(zl, 0) == 1 && tg_tensor_stride(zl, 1) == 4, "strides (%lld, %lld)",
               (long long)tg_tensor_stride(zl, 0), (long long)tg_tensor_stride(zl, 1));
+    tg_tensor *el = tg_empty_like(bt, .dtype = TG_BOOL);
+    cr_assert(tg_tensor_dtype(el) == TG_BOOL && tg_tensor_stride(el, 0) == 1 && tg_tensor_stride(el, 1) == 4);
+    tg_release(el);
     tg_tensor *ol = tg_ones_like(bt, .dtype = TG_FLOAT64, .memory_format = TG_CONTIGUOUS_FORMAT);
     cr_assert(tg_tensor_dtype(ol) == TG_FLOAT64 && tg_tensor_is_contiguous(ol));
     tg_tensor *sl = tg_slice(base, .dim = 1, .start = TG_SOME(0), .end = TG_SOME(4), .step = 2);
@@ -196,6 +208,12 @@ Test(factory, linspace)
     tg_tensor *h = tg_linspace(0, 1, 7, .dtype = TG_FLOAT64);
     expect_close(h, TG_FLOAT64, (double[]){ 0, 1.0 / 6, 2.0 / 6, 0.5, 4.0 / 6, 5.0 / 6, 1 }, 7, 1e-15);
     expect_error(tg_linspace(0, 1, -1), "number of steps must be non-negative");
+    tg_tensor *out = tg_empty(TG_INTS(0), .dtype = TG_FLOAT64);
+    tg_tensor *r = tg_linspace_out(1, 2, 3, out);
+    cr_assert_eq(r, out);
+    expect_values(out, TG_FLOAT64, (double[]){ 1, 1.5, 2 }, 3);
+    tg_release(r);
+    tg_release(out);
     tg_release(a); tg_release(b); tg_release(c); tg_release(d); tg_release(e); tg_release(f);
     tg_release(g); tg_release(h);
     LEAK_CHECK_END;
@@ -219,6 +237,11 @@ Test(factory, eye)
     cr_assert_eq(r, out);
     expect_values(out, TG_FLOAT32, (double[]){ 1, 0, 0, 1 }, 4);
     tg_release(r);
+    tg_tensor *out2 = tg_empty(TG_INTS(0), .dtype = TG_INT32);
+    r = tg_eye_m_out(1, 3, out2);
+    expect_values(out2, TG_INT32, (double[]){ 1, 0, 0 }, 3);
+    tg_release(r);
+    tg_release(out2);
     tg_release(a); tg_release(b); tg_release(c); tg_release(z); tg_release(out);
     LEAK_CHECK_END;
 }
@@ -281,6 +304,13 @@ Test(factory, seeds_and_generators_reproduce)
     tg_tensor *b = tg_randn(TG_INTS(100));
     tg_generator *g1 = tg_generator_new(5), *g2 = tg_generator_new(5);
     tg_tensor *c = tg_rand_generator(TG_INTS(100), g1), *d = tg_rand_generator(TG_INTS(100), g2);
+    tg_tensor *e = tg_randn_generator(TG_INTS(100), g1), *f = tg_randn_generator(TG_INTS(100), g2);
+    tg_tensor *gl = tg_randn_like(e, .dtype = TG_FLOAT64);
+    cr_assert(gl && tg_tensor_dtype(gl) == TG_FLOAT64 && tg_tensor_numel(gl) == 100);
+    double *ev = kt_values(e), *fv = kt_values(f);
+    cr_assert(memcmp(ev, fv, 100 * sizeof(double)) == 0);
+    free(ev); free(fv);
+    tg_release(e); tg_release(f); tg_release(gl);
     double *av = kt_values(a), *bv = kt_values(b), *cv = kt_values(c), *dv = kt_values(d);
     cr_assert(memcmp(av, bv, 100 * sizeof(double)) == 0);
     cr_assert(memcmp(cv, dv, 100 * sizeof(double)) == 0);
@@ -334,6 +364,11 @@ Test(factory, random_errors_in_pytorch_words)
     expect_error(tg_randn(TG_INTS(3), .dtype = TG_INT64), "\"normal_kernel_cpu\" not implemented for 'Long'");
     tg_tensor *i8 = tg_zeros(TG_INTS(2), .dtype = TG_INT8), *f = tg_zeros(TG_INTS(3));
     expect_error(tg_rand_like(i8), "\"check_uniform_bounds\" not implemented for 'Char'");
+    tg_tensor *rl = tg_rand_like(f, .dtype = TG_FLOAT64);
+    double mean, sd, lo, hi;
+    moments(rl, &mean, &sd, &lo, &hi);
+    cr_assert(tg_tensor_dtype(rl) == TG_FLOAT64 && lo >= 0 && hi < 1);
+    tg_release(rl);
     expect_error(tg_uniform_(f, .from = 1, .to = 0), "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
     expect_error(tg_normal_(f, .mean = 0, .std = -1), "normal expects std >= 0.0, but found std -1");
     tg_release(i8); tg_release(f);

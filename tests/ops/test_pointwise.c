@@ -22,6 +22,28 @@
 #include "pointwise_loops.h"
 #include "pointwise_scalar.h"
 #include "fixtures/pointwise_fixtures.h"
+#include "tg_cover.h"
+
+TG_COVERS("add.Tensor", "add_.Tensor", "add.out", "add.Scalar", "add_.Scalar", "add.Scalar_out",
+          "sub.Tensor", "sub_.Tensor", "sub.out", "sub.Scalar", "sub_.Scalar", "sub.Scalar_out",
+          "mul.Tensor", "mul_.Tensor", "mul.out", "mul.Scalar", "mul_.Scalar", "mul.Scalar_out",
+          "div.Tensor", "div_.Tensor", "div.out", "div.Tensor_mode", "div_.Tensor_mode",
+          "div.out_mode", "div.Scalar", "div_.Scalar", "div.Scalar_out",
+          "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", "pow.Tensor_Scalar",
+          "pow_.Scalar", "pow.Tensor_Scalar_out", "pow.Scalar",
+          "maximum", "maximum.out", "minimum", "minimum.out");
+TG_COVERS("eq.Tensor", "eq_.Tensor", "eq.Tensor_out", "eq.Scalar", "eq_.Scalar", "eq.Scalar_out",
+          "ne.Tensor", "ne_.Tensor", "ne.Tensor_out", "ne.Scalar", "ne_.Scalar", "ne.Scalar_out",
+          "lt.Tensor", "lt_.Tensor", "lt.Tensor_out", "lt.Scalar", "lt_.Scalar", "lt.Scalar_out",
+          "le.Tensor", "le_.Tensor", "le.Tensor_out", "le.Scalar", "le_.Scalar", "le.Scalar_out",
+          "gt.Tensor", "gt_.Tensor", "gt.Tensor_out", "gt.Scalar", "gt_.Scalar", "gt.Scalar_out",
+          "ge.Tensor", "ge_.Tensor", "ge.Tensor_out", "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
+TG_COVERS("where.self", "where.self_out", "where.ScalarSelf", "where.ScalarOther",
+          "clamp", "clamp_", "clamp.out", "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out",
+          "neg", "neg_", "neg.out", "abs", "abs_", "abs.out", "exp", "exp_", "exp.out",
+          "log", "log_", "log.out", "sqrt", "sqrt_", "sqrt.out", "rsqrt", "rsqrt_", "rsqrt.out",
+          "sin", "sin_", "sin.out", "cos", "cos_", "cos.out", "tanh", "tanh_", "tanh.out",
+          "sigmoid", "sigmoid_", "sigmoid.out", "relu", "relu_", "relu.out", "copy_");
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -118,8 +140,8 @@ static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_ten
     *none = false;
 #define PW3(name, fn, fn_out, fn_) \
     if (!strcmp(op, name)) return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? fn_out : fn_;
-#define PW2(name, fn, fn_) \
-    if (!strcmp(op, name)) { *none = mode == PW_OUT; return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? NULL : fn_; }
+#define PW2(name, fn, fn_out) /* no in-place variant */ \
+    if (!strcmp(op, name)) { *none = mode == PW_INPLACE; return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? fn_out : NULL; }
     PW3("add", tg_add(a, b), tg_add_out(a, b, out), tg_add_(a, b))
     PW3("add_alpha", tg_add(a, b, .alpha = 2), tg_add_out(a, b, out, .alpha = 2), tg_add_(a, b, .alpha = 2))
     PW3("sub", tg_sub(a, b), tg_sub_out(a, b, out), tg_sub_(a, b))
@@ -134,10 +156,13 @@ static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_ten
     PW3("le", tg_le(a, b), tg_le_out(a, b, out), tg_le_(a, b))
     PW3("gt", tg_gt(a, b), tg_gt_out(a, b, out), tg_gt_(a, b))
     PW3("ge", tg_ge(a, b), tg_ge_out(a, b, out), tg_ge_(a, b))
-    PW2("add_scalar", tg_add_scalar(a, c->s0), tg_add_scalar_(a, c->s0))
-    PW2("sub_scalar", tg_sub_scalar(a, c->s0), tg_sub_scalar_(a, c->s0))
-    PW2("mul_scalar", tg_mul_scalar(a, c->s0), tg_mul_scalar_(a, c->s0))
-    PW2("div_scalar", tg_div_scalar(a, c->s0), tg_div_scalar_(a, c->s0))
+    PW3("add_scalar", tg_add_scalar(a, c->s0), tg_add_scalar_out(a, c->s0, out), tg_add_scalar_(a, c->s0))
+    PW3("sub_scalar", tg_sub_scalar(a, c->s0), tg_sub_scalar_out(a, c->s0, out), tg_sub_scalar_(a, c->s0))
+    PW3("mul_scalar", tg_mul_scalar(a, c->s0), tg_mul_scalar_out(a, c->s0, out), tg_mul_scalar_(a, c->s0))
+    PW3("div_scalar", tg_div_scalar(a, c->s0), tg_div_scalar_out(a, c->s0, out), tg_div_scalar_(a, c->s0))
+    PW2("maximum", tg_maximum(a, b), tg_maximum_out(a, b, out))
+    PW2("minimum", tg_minimum(a, b), tg_minimum_out(a, b, out))
+    PW2("where", tg_where(a, b, d), tg_where_out(a, b, d, out))
     PW3("pow_scalar", tg_pow_scalar(a, c->s0), tg_pow_scalar_out(a, c->s0, out), tg_pow_scalar_(a, c->s0))
     PW3("eq_scalar", tg_eq_scalar(a, c->s0), tg_eq_scalar_out(a, c->s0, out), tg_eq_scalar_(a, c->s0))
     PW3("ne_scalar", tg_ne_scalar(a, c->s0), tg_ne_scalar_out(a, c->s0, out), tg_ne_scalar_(a, c->s0))
@@ -164,10 +189,7 @@ static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_ten
 #undef PW3
 #undef PW2
     if (mode != PW_FUNCTIONAL) { *none = true; return NULL; }
-    if (!strcmp(op, "maximum")) return tg_maximum(a, b);
-    if (!strcmp(op, "minimum")) return tg_minimum(a, b);
     if (!strcmp(op, "pow_scalar_self")) return tg_pow_scalar_self(c->s0, a);
-    if (!strcmp(op, "where")) return tg_where(a, b, d);
     if (!strcmp(op, "where_scalar_other")) return tg_where_scalar_other(a, b, c->s0);
     if (!strcmp(op, "where_scalar_self")) return tg_where_scalar_self(a, c->s0, b);
     cr_assert_fail("unknown op %s", op);
