@@ -7,6 +7,9 @@
  * (one rounding of the result to 11 / 8 bits after a float32 product). Integer products exact. */
 #include "kt_util.h"
 #include "../fixtures/reduce_linalg_fixtures.h"
+#include "tg_cover.h"
+
+TG_COVERS("mm", "mm.out", "bmm", "bmm.out", "addmm", "addmm_", "addmm.out", "matmul", "matmul.out");
 
 /* ref (n, p) = a (n, m) @ b (m, p), row-major float64 arrays. */
 static void ref_mm(const double *a, const double *b, double *c, int64_t n, int64_t m, int64_t p)
@@ -298,5 +301,24 @@ Test(linalg, matmul_errors)
     cr_assert_null(tg_matmul(b1, b2));
     tg_clear_error();
     tg_release(s); tg_release(m); tg_release(v3); tg_release(v4); tg_release(b1); tg_release(b2);
+    kt_assert_no_leak(live);
+}
+
+Test(linalg, bmm_out_and_addmm_out)
+{
+    kt_live live = kt_live_now();
+    tg_tensor *a = kt_tensor((double[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32);
+    tg_tensor *o = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT32);
+    tg_tensor *r = tg_bmm_out(a, a, o);
+    cr_assert_eq(r, o);
+    kt_assert_close(o, (double[]){ 7, 10, 15, 22, 67, 78, 91, 106 }, 8, 0, 0, "bmm.out");
+    tg_release(r);
+    tg_tensor *m = kt_tensor((double[]){ 1, 2, 3, 4 }, (int64_t[]){ 2, 2 }, 2, TG_FLOAT32);
+    tg_tensor *bias = kt_tensor((double[]){ 1, -1 }, (int64_t[]){ 2 }, 1, TG_FLOAT32);
+    tg_tensor *o2 = kt_tensor(NULL, (int64_t[]){ 2, 2 }, 2, TG_FLOAT32);
+    r = tg_addmm_out(bias, m, m, o2, .beta = 2);
+    cr_assert_eq(r, o2);
+    kt_assert_close(o2, (double[]){ 9, 8, 17, 20 }, 4, 0, 0, "addmm.out");
+    tg_release(r); tg_release(a); tg_release(o); tg_release(m); tg_release(bias); tg_release(o2);
     kt_assert_no_leak(live);
 }

@@ -10,6 +10,12 @@
  * reductions) against float64 loops written here. */
 #include "kt_util.h"
 #include "../fixtures/reduce_linalg_fixtures.h"
+#include "tg_cover.h"
+
+TG_COVERS("sum.dim_IntList", "sum.IntList_out", "mean.dim", "mean.out", "prod", "prod.dim_int",
+          "prod.int_out", "amax", "amax.out", "amin", "amin.out", "max", "max.dim", "max.dim_max", "min",
+          "min.dim", "min.dim_min", "argmax", "argmax.out", "argmin", "argmin.out", "var.correction",
+          "var.correction_out", "std.correction", "std.correction_out");
 
 static tg_tensor *make_view(tg_tensor *x, int view)
 {
@@ -408,5 +414,42 @@ Test(reduce, expanded_input)
     tg_tensor *p = tg_prod(e);
     kt_assert_close(p, (double[]){ 1296 }, 1, 0, 0, "prod of expanded");
     tg_release(s); tg_release(p); tg_release(e); tg_release(x);
+    kt_assert_no_leak(live);
+}
+
+/* Every remaining out= variant once, into preallocated outputs (values by hand). */
+Test(reduce, out_variants_all)
+{
+    kt_live live = kt_live_now();
+    tg_clear_error();
+    tg_tensor *x = kt_tensor((double[]){ 1, 4, 2, 8, 3, 5 }, (int64_t[]){ 2, 3 }, 2, TG_FLOAT64);
+    tg_tensor *o = kt_tensor(NULL, (int64_t[]){ 2 }, 1, TG_FLOAT64);
+    tg_tensor *oi = kt_tensor(NULL, (int64_t[]){ 2 }, 1, TG_INT64);
+    tg_tensor *r;
+    r = tg_mean_out(x, o, .dim = TG_INTS(1));
+    kt_assert_close(o, (double[]){ 7.0 / 3, 16.0 / 3 }, 2, 1e-15, 0, "mean.out"); tg_release(r);
+    r = tg_prod_dim_out(x, 1, o);
+    kt_assert_close(o, (double[]){ 8, 120 }, 2, 0, 0, "prod.int_out"); tg_release(r);
+    r = tg_amin_out(x, o, .dim = TG_INTS(1));
+    kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "amin.out"); tg_release(r);
+    r = tg_argmax_out(x, oi, .dim = TG_SOME(1));
+    kt_assert_close(oi, (double[]){ 1, 0 }, 2, 0, 0, "argmax.out"); tg_release(r);
+    r = tg_argmin_out(x, oi, .dim = TG_SOME(1));
+    kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "argmin.out"); tg_release(r);
+    r = tg_var_out(x, o, .dim = TG_INTS(1), .correction = TG_SOME(0));
+    kt_assert_close(o, (double[]){ 14.0 / 9, 38.0 / 9 }, 2, 1e-14, 0, "var.out"); tg_release(r);
+    r = tg_std_out(x, o, .dim = TG_INTS(1));
+    kt_assert_close(o, (double[]){ sqrt(7.0 / 3), sqrt(19.0 / 3) }, 2, 1e-14, 0, "std.out"); tg_release(r);
+    tg_values_indices m = tg_min_dim_out(x, 1, o, oi);
+    kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "min.dim_min values");
+    kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "min.dim_min indices");
+    tg_release(m.values); tg_release(m.indices);
+    tg_values_indices m2 = tg_min_dim(x, 0);
+    kt_assert_close(m2.values, (double[]){ 1, 3, 2 }, 3, 0, 0, "min.dim values");
+    tg_release(m2.values); tg_release(m2.indices);
+    tg_tensor *mn = tg_min(x);
+    kt_assert_close(mn, (double[]){ 1 }, 1, 0, 0, "min");
+    tg_release(mn);
+    tg_release(x); tg_release(o); tg_release(oi);
     kt_assert_no_leak(live);
 }

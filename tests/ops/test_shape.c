@@ -1,6 +1,9 @@
 /* cat and stack: PyTorch's rules, checked by hand-computed expectations (small inputs, exact
  * comparisons: |got - want| == 0). */
 #include "kt_util.h"
+#include "tg_cover.h"
+
+TG_COVERS("cat", "cat.out", "stack", "stack.out");
 
 static tg_tensor *seq(int64_t r, int64_t c, double start, tg_dtype dt)
 {

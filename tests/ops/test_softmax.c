@@ -8,6 +8,9 @@
  * |got - want| <= 1e-6 + 1e-5 |want|: the fast exp has < 2 ulp error, the row sum ~1e-7 relative. */
 #include "kt_util.h"
 #include "../fixtures/reduce_linalg_fixtures.h"
+#include "tg_cover.h"
+
+TG_COVERS("softmax.int", "_softmax", "_softmax.out", "log_softmax.int", "_log_softmax", "_log_softmax.out");
 
 Test(softmax, fixture_dims_and_dtypes)
 {
@@ -50,6 +53,13 @@ Test(softmax, dtype_argument_and_out)
     tg_tensor *r = tg__log_softmax_out(x, 1, false, out);
     cr_assert_eq(r, out);
     kt_assert_close(out, fx_lsm32_d1, 28, 1e-5, 1e-6, "_log_softmax.out");
+    tg_release(r);
+    r = tg__softmax_out(x, 0, false, out);
+    cr_assert_eq(r, out);
+    kt_assert_close(out, fx_sm32_d0, 28, 1e-5, 1e-6, "_softmax.out");
+    tg_tensor *l = tg__log_softmax(x, 0, false);
+    kt_assert_close(l, fx_lsm32_d0, 28, 1e-5, 1e-6, "_log_softmax");
+    tg_release(l);
     tg_release(r); tg_release(out); tg_release(s); tg_release(x);
     kt_assert_no_leak(live);
 }

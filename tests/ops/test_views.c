@@ -4,6 +4,11 @@
  * incompatible layout, contiguous of a non-contiguous tensor, clone, to). */
 #include "kt_util.h"
 #include "tg_internal.h"
+#include "tg_cover.h"
+
+TG_COVERS("as_strided", "view", "reshape", "transpose.int", "t", "permute", "squeeze", "squeeze.dim",
+          "unsqueeze", "expand", "slice.Tensor", "select.int", "flatten.using_ints", "contiguous", "clone",
+          "to.dtype", "_to_copy");
 
 static tg_tensor *arange(int64_t n, tg_dtype dt)
 {
