@@ -85,12 +85,12 @@ anchor_bench() {
   if [ ! -d "$ANCHORS" ]; then note "anchors skipped: $ANCHORS is absent"; return; fi
   local dir=$BUILD/anchors; mkdir -p "$dir"
   # Build lines from the anchors' README.
-  if wanted stream_; then
+  if wanted stream_add || wanted stream_sum || wanted add_16M || wanted sum_16M; then
     if gcc -O3 -march=native -ffast-math -fopenmp -o "$dir/bandwidth" "$ANCHORS/bandwidth.c" 2>/dev/null; then
       "$dir/bandwidth" | grep -E '"stream_(add|sum)"' | tag_coretype none
     else note "anchor bandwidth did not build"; fi
   fi
-  if wanted sgemm_; then
+  if wanted cblas_sgemm_ || wanted mm_; then
     if gcc -O3 -march=native -o "$dir/blas_bench" "$ANCHORS/blas_bench.c" -lopenblas 2>/dev/null; then
       "$dir/blas_bench" | tag_coretype "$CORETYPE"
     else note "anchor blas_bench did not build (libopenblas-dev?)"; fi
