@@ -91,6 +91,18 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         if (tg__copy_into("copy_", self, src) != 0) return NULL;
         return tg_retain(self);
     }
+    /* PyTorch's overlap rule for contiguous operands on one storage: the same memory is a
+     * no-op, partly shared memory is an error (strided aliasing is not detected, as there). */
+    if (self->storage == src->storage && tg__is_contiguous(self) && tg__is_contiguous(src)) {
+        const char *d = tg_tensor_data(self), *s = tg_tensor_data(src);
+        int64_t dn = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
+        int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
+        if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
+        if (dn > 0 && sn > 0 && d < s + sn && s < d + dn)
+            return tg__error("copy_", "unsupported operation: some elements of the input tensor "
+                             "and the written-to tensor refer to a single memory location. Please "
+                             "clone() the tensor before performing the operation.");
+    }
     if (!tg__pw_force_reference && self->dtype == src->dtype && same_shape(self, src) &&
         tg__is_contiguous(self) && tg__is_contiguous(src)) {
         memcpy_ctx mc = { (char *)tg_tensor_data(self), (const char *)tg_tensor_data(src) };

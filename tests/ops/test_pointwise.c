@@ -437,6 +437,10 @@ Test(pointwise, copy_conversions_and_broadcast)
     for (int64_t i = 0; i < n; i += 4099) cr_assert_eq(pv[i], (float)i);
     cr_assert_eq(pv[n - 1], (float)(n - 1));
 
+    tg_tensor *s01 = tg_slice(big, .start = TG_SOME(0), .end = TG_SOME(10)), *s12 = tg_slice(big, .start = TG_SOME(1), .end = TG_SOME(11));
+    expect_error(tg_copy_(s12, s01), "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
+    tg_release(s01); tg_release(s12);
+
     tg_release(src); tg_release(u8); tg_release(s2); tg_release(i32); tg_release(d); tg_release(h);
     tg_release(b); tg_release(row); tg_release(m); tg_release(mt); tg_release(src2);
     tg_release(big); tg_release(dst);
