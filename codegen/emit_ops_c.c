@@ -60,20 +60,29 @@ static const char *result_suffix(tga_kind k) {
     }
 }
 
-/* The kernel call and the return, tracking every returned tensor in the open scope. */
+/* The kernel call and the return. The kernel runs with scope recording suspended (what its
+ * inner public calls return is its own business); what it returns is recorded afterwards. */
 static const char *call_and_return(tge_ctx *c, const tga_op *op) {
     const char *call = tgt_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
-    if (!op->ret_struct) {
-        if (op->rets && op->rets[0].kind != TGA_TENSOR) return tgt_fmt(c->arena, "return %s;", call);
-        return tgt_fmt(c->arena, "return track(%s);", call);
-    }
+    bool tensor_result = op->ret_struct || !op->rets || op->rets[0].kind == TGA_TENSOR;
     tgt_buf b;
     tgt_buf_init(&b);
-    tgt_printf(&b, "%s tg_r = %s;\n", op->ret_struct, call);
-    for (int r = 0; r < op->nrets; r++)
-        if (op->rets[r].kind == TGA_TENSOR)
-            tgt_printf(&b, "tg_r.%s = track(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
-    tgt_puts(&b, "return tg_r;");
+    if (!tensor_result) {
+        tgt_printf(&b, "return %s;", call);
+    } else {
+        const char *type = op->ret_struct ? op->ret_struct : "tg_tensor *";
+        tgt_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgt_printf(&b, "%s%stg_r = %s;\n", type, op->ret_struct ? " " : "", call);
+        tgt_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        if (!op->ret_struct) {
+            tgt_puts(&b, "return track(tg_r);");
+        } else {
+            for (int r = 0; r < op->nrets; r++)
+                if (op->rets[r].kind == TGA_TENSOR)
+                    tgt_printf(&b, "tg_r.%s = track(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
+            tgt_puts(&b, "return tg_r;");
+        }
+    }
     char *s = tgt_take(&b, c->arena);
     tgt_buf_free(&b);
     return s;

@@ -170,7 +170,10 @@ tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
     bool tg_fallback = false;
     tg__kfn_empty tg_kernel = (tg__kfn_empty)pick_kernel(TG_OP_EMPTY, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -198,7 +201,10 @@ tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts)
     bool tg_fallback = false;
     tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)pick_kernel(TG_OP_EMPTY_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_empty_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
@@ -222,7 +228,10 @@ tg_tensor *tg_fill_(tg_tensor *self, double value)
     bool tg_fallback = false;
     tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)pick_kernel(TG_OP_FILL_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_fill_(self, value) : NULL;
-    return track(tg_kernel(self, value));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, value);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
@@ -245,7 +254,10 @@ tg_tensor *tg_zero_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)pick_kernel(TG_OP_ZERO_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zero_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -271,7 +283,10 @@ tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
     bool tg_fallback = false;
     tg__kfn_zeros tg_kernel = (tg__kfn_zeros)pick_kernel(TG_OP_ZEROS, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
@@ -295,7 +310,10 @@ tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)pick_kernel(TG_OP_ZEROS_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros_out(size, out) : NULL;
-    return track(tg_kernel(size, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -323,7 +341,10 @@ tg_tensor *tg_zeros_like_fn(tg_tensor *self, tg_zeros_like_opts opts)
     bool tg_fallback = false;
     tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)pick_kernel(TG_OP_ZEROS_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -349,7 +370,10 @@ tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
     bool tg_fallback = false;
     tg__kfn_ones tg_kernel = (tg__kfn_ones)pick_kernel(TG_OP_ONES, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
@@ -373,7 +397,10 @@ tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)pick_kernel(TG_OP_ONES_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones_out(size, out) : NULL;
-    return track(tg_kernel(size, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -401,7 +428,10 @@ tg_tensor *tg_ones_like_fn(tg_tensor *self, tg_ones_like_opts opts)
     bool tg_fallback = false;
     tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)pick_kernel(TG_OP_ONES_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -428,7 +458,10 @@ tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
     bool tg_fallback = false;
     tg__kfn_full tg_kernel = (tg__kfn_full)pick_kernel(TG_OP_FULL, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
@@ -453,7 +486,10 @@ tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_full_out tg_kernel = (tg__kfn_full_out)pick_kernel(TG_OP_FULL_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full_out(size, fill_value, out) : NULL;
-    return track(tg_kernel(size, fill_value, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, fill_value, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -482,7 +518,10 @@ tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts
     bool tg_fallback = false;
     tg__kfn_full_like tg_kernel = (tg__kfn_full_like)pick_kernel(TG_OP_FULL_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full_like(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -508,7 +547,10 @@ tg_tensor *tg_arange_fn(double end, tg_arange_opts opts)
     bool tg_fallback = false;
     tg__kfn_arange tg_kernel = (tg__kfn_arange)pick_kernel(TG_OP_ARANGE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange(end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(end, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -535,7 +577,10 @@ tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opt
     bool tg_fallback = false;
     tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)pick_kernel(TG_OP_ARANGE_START, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -563,7 +608,10 @@ tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_ste
     bool tg_fallback = false;
     tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)pick_kernel(TG_OP_ARANGE_START_STEP, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start_step(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
@@ -587,7 +635,10 @@ tg_tensor *tg_arange_out(double end, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)pick_kernel(TG_OP_ARANGE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_out(end, out) : NULL;
-    return track(tg_kernel(end, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(end, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -613,7 +664,10 @@ tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_a
     bool tg_fallback = false;
     tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)pick_kernel(TG_OP_ARANGE_START_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start_out(start, end, opts.step, out) : NULL;
-    return track(tg_kernel(start, end, opts.step, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(start, end, opts.step, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -641,7 +695,10 @@ tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_o
     bool tg_fallback = false;
     tg__kfn_linspace tg_kernel = (tg__kfn_linspace)pick_kernel(TG_OP_LINSPACE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linspace(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
@@ -667,7 +724,10 @@ tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *o
     bool tg_fallback = false;
     tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)pick_kernel(TG_OP_LINSPACE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linspace_out(start, end, steps, out) : NULL;
-    return track(tg_kernel(start, end, steps, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(start, end, steps, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -693,7 +753,10 @@ tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts)
     bool tg_fallback = false;
     tg__kfn_eye tg_kernel = (tg__kfn_eye)pick_kernel(TG_OP_EYE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye(n, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(n, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(n, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -720,7 +783,10 @@ tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts)
     bool tg_fallback = false;
     tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)pick_kernel(TG_OP_EYE_M, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_m(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!) */
@@ -744,7 +810,10 @@ tg_tensor *tg_eye_out(int64_t n, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)pick_kernel(TG_OP_EYE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_out(n, out) : NULL;
-    return track(tg_kernel(n, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(n, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
@@ -769,7 +838,10 @@ tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)pick_kernel(TG_OP_EYE_M_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_m_out(n, m, out) : NULL;
-    return track(tg_kernel(n, m, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(n, m, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -795,7 +867,10 @@ tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts)
     bool tg_fallback = false;
     tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)pick_kernel(TG_OP_UNIFORM_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_uniform_(self, opts.from, opts.to, opts.generator) : NULL;
-    return track(tg_kernel(self, opts.from, opts.to, opts.generator));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.from, opts.to, opts.generator);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -821,7 +896,10 @@ tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts)
     bool tg_fallback = false;
     tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)pick_kernel(TG_OP_NORMAL_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_normal_(self, opts.mean, opts.std, opts.generator) : NULL;
-    return track(tg_kernel(self, opts.mean, opts.std, opts.generator));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.mean, opts.std, opts.generator);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
@@ -847,7 +925,10 @@ tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random
     bool tg_fallback = false;
     tg__kfn_random_ tg_kernel = (tg__kfn_random_)pick_kernel(TG_OP_RANDOM_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_random_(self, from, to, opts.generator) : NULL;
-    return track(tg_kernel(self, from, to, opts.generator));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, from, to, opts.generator);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -873,7 +954,10 @@ tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
     bool tg_fallback = false;
     tg__kfn_rand tg_kernel = (tg__kfn_rand)pick_kernel(TG_OP_RAND, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -900,7 +984,10 @@ tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_ra
     bool tg_fallback = false;
     tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)pick_kernel(TG_OP_RAND_GENERATOR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -928,7 +1015,10 @@ tg_tensor *tg_rand_like_fn(tg_tensor *self, tg_rand_like_opts opts)
     bool tg_fallback = false;
     tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)pick_kernel(TG_OP_RAND_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -954,7 +1044,10 @@ tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
     bool tg_fallback = false;
     tg__kfn_randn tg_kernel = (tg__kfn_randn)pick_kernel(TG_OP_RANDN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -981,7 +1074,10 @@ tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_r
     bool tg_fallback = false;
     tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)pick_kernel(TG_OP_RANDN_GENERATOR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1009,7 +1105,10 @@ tg_tensor *tg_randn_like_fn(tg_tensor *self, tg_randn_like_opts opts)
     bool tg_fallback = false;
     tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)pick_kernel(TG_OP_RANDN_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1036,7 +1135,10 @@ tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
     bool tg_fallback = false;
     tg__kfn_randint tg_kernel = (tg__kfn_randint)pick_kernel(TG_OP_RANDINT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1064,7 +1166,10 @@ tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_ran
     bool tg_fallback = false;
     tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)pick_kernel(TG_OP_RANDINT_LOW, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
-    return track(tg_kernel(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1093,7 +1198,10 @@ tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opt
     bool tg_fallback = false;
     tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)pick_kernel(TG_OP_RANDINT_LIKE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_like(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1123,7 +1231,10 @@ tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg
     bool tg_fallback = false;
     tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)pick_kernel(TG_OP_RANDINT_LIKE_LOW, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_like_low(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
-    return track(tg_kernel(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -1149,7 +1260,10 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)
     bool tg_fallback = false;
     tg__kfn_add tg_kernel = (tg__kfn_add)pick_kernel(TG_OP_ADD, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -1175,7 +1289,10 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts)
     bool tg_fallback = false;
     tg__kfn_add_ tg_kernel = (tg__kfn_add_)pick_kernel(TG_OP_ADD_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -1203,7 +1320,10 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
     bool tg_fallback = false;
     tg__kfn_add_out tg_kernel = (tg__kfn_add_out)pick_kernel(TG_OP_ADD_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_out(self, other, opts.alpha, out) : NULL;
-    return track(tg_kernel(self, other, opts.alpha, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1228,7 +1348,10 @@ tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts op
     bool tg_fallback = false;
     tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)pick_kernel(TG_OP_ADD_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
@@ -1253,7 +1376,10 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
     bool tg_fallback = false;
     tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)pick_kernel(TG_OP_ADD_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar_(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -1279,7 +1405,10 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts)
     bool tg_fallback = false;
     tg__kfn_sub tg_kernel = (tg__kfn_sub)pick_kernel(TG_OP_SUB, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -1305,7 +1434,10 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts)
     bool tg_fallback = false;
     tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)pick_kernel(TG_OP_SUB_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -1333,7 +1465,10 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
     bool tg_fallback = false;
     tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)pick_kernel(TG_OP_SUB_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_out(self, other, opts.alpha, out) : NULL;
-    return track(tg_kernel(self, other, opts.alpha, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1358,7 +1493,10 @@ tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts op
     bool tg_fallback = false;
     tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)pick_kernel(TG_OP_SUB_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
@@ -1383,7 +1521,10 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
     bool tg_fallback = false;
     tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)pick_kernel(TG_OP_SUB_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar_(self, other, opts.alpha) : NULL;
-    return track(tg_kernel(self, other, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -1408,7 +1549,10 @@ tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_mul tg_kernel = (tg__kfn_mul)pick_kernel(TG_OP_MUL, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -1433,7 +1577,10 @@ tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)pick_kernel(TG_OP_MUL_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1460,7 +1607,10 @@ tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)pick_kernel(TG_OP_MUL_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -1484,7 +1634,10 @@ tg_tensor *tg_mul_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)pick_kernel(TG_OP_MUL_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -1508,7 +1661,10 @@ tg_tensor *tg_mul_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)pick_kernel(TG_OP_MUL_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -1533,7 +1689,10 @@ tg_tensor *tg_div(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_div tg_kernel = (tg__kfn_div)pick_kernel(TG_OP_DIV, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -1558,7 +1717,10 @@ tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_div_ tg_kernel = (tg__kfn_div_)pick_kernel(TG_OP_DIV_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1585,7 +1747,10 @@ tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_div_out tg_kernel = (tg__kfn_div_out)pick_kernel(TG_OP_DIV_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
@@ -1611,7 +1776,10 @@ tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_m
     bool tg_fallback = false;
     tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)pick_kernel(TG_OP_DIV_MODE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode(self, other, rounding_mode) : NULL;
-    return track(tg_kernel(self, other, rounding_mode));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
@@ -1637,7 +1805,10 @@ tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_
     bool tg_fallback = false;
     tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)pick_kernel(TG_OP_DIV_MODE_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode_(self, other, rounding_mode) : NULL;
-    return track(tg_kernel(self, other, rounding_mode));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
@@ -1665,7 +1836,10 @@ tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *roundi
     bool tg_fallback = false;
     tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)pick_kernel(TG_OP_DIV_MODE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode_out(self, other, rounding_mode, out) : NULL;
-    return track(tg_kernel(self, other, rounding_mode, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, rounding_mode, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -1689,7 +1863,10 @@ tg_tensor *tg_div_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)pick_kernel(TG_OP_DIV_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -1713,7 +1890,10 @@ tg_tensor *tg_div_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)pick_kernel(TG_OP_DIV_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
@@ -1738,7 +1918,10 @@ tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent)
     bool tg_fallback = false;
     tg__kfn_pow tg_kernel = (tg__kfn_pow)pick_kernel(TG_OP_POW, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow(self, exponent) : NULL;
-    return track(tg_kernel(self, exponent));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
@@ -1763,7 +1946,10 @@ tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent)
     bool tg_fallback = false;
     tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)pick_kernel(TG_OP_POW_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_(self, exponent) : NULL;
-    return track(tg_kernel(self, exponent));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1790,7 +1976,10 @@ tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)pick_kernel(TG_OP_POW_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_out(self, exponent, out) : NULL;
-    return track(tg_kernel(self, exponent, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
@@ -1814,7 +2003,10 @@ tg_tensor *tg_pow_scalar(tg_tensor *self, double exponent)
     bool tg_fallback = false;
     tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)pick_kernel(TG_OP_POW_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar(self, exponent) : NULL;
-    return track(tg_kernel(self, exponent));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
@@ -1838,7 +2030,10 @@ tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent)
     bool tg_fallback = false;
     tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)pick_kernel(TG_OP_POW_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_(self, exponent) : NULL;
-    return track(tg_kernel(self, exponent));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1864,7 +2059,10 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)pick_kernel(TG_OP_POW_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_out(self, exponent, out) : NULL;
-    return track(tg_kernel(self, exponent, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
@@ -1888,7 +2086,10 @@ tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent)
     bool tg_fallback = false;
     tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)pick_kernel(TG_OP_POW_SCALAR_SELF, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_self(self, exponent) : NULL;
-    return track(tg_kernel(self, exponent));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, exponent);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
@@ -1913,7 +2114,10 @@ tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_maximum tg_kernel = (tg__kfn_maximum)pick_kernel(TG_OP_MAXIMUM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_maximum(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1940,7 +2144,10 @@ tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)pick_kernel(TG_OP_MAXIMUM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_maximum_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
@@ -1965,7 +2172,10 @@ tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_minimum tg_kernel = (tg__kfn_minimum)pick_kernel(TG_OP_MINIMUM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_minimum(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1992,7 +2202,10 @@ tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)pick_kernel(TG_OP_MINIMUM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_minimum_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2017,7 +2230,10 @@ tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_eq tg_kernel = (tg__kfn_eq)pick_kernel(TG_OP_EQ, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2042,7 +2258,10 @@ tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)pick_kernel(TG_OP_EQ_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2069,7 +2288,10 @@ tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)pick_kernel(TG_OP_EQ_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2093,7 +2315,10 @@ tg_tensor *tg_eq_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)pick_kernel(TG_OP_EQ_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2117,7 +2342,10 @@ tg_tensor *tg_eq_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)pick_kernel(TG_OP_EQ_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2143,7 +2371,10 @@ tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)pick_kernel(TG_OP_EQ_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2168,7 +2399,10 @@ tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_ne tg_kernel = (tg__kfn_ne)pick_kernel(TG_OP_NE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2193,7 +2427,10 @@ tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)pick_kernel(TG_OP_NE_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2220,7 +2457,10 @@ tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)pick_kernel(TG_OP_NE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2244,7 +2484,10 @@ tg_tensor *tg_ne_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)pick_kernel(TG_OP_NE_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2268,7 +2511,10 @@ tg_tensor *tg_ne_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)pick_kernel(TG_OP_NE_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2294,7 +2540,10 @@ tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)pick_kernel(TG_OP_NE_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2319,7 +2568,10 @@ tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_lt tg_kernel = (tg__kfn_lt)pick_kernel(TG_OP_LT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2344,7 +2596,10 @@ tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)pick_kernel(TG_OP_LT_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2371,7 +2626,10 @@ tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)pick_kernel(TG_OP_LT_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2395,7 +2653,10 @@ tg_tensor *tg_lt_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)pick_kernel(TG_OP_LT_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2419,7 +2680,10 @@ tg_tensor *tg_lt_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)pick_kernel(TG_OP_LT_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2445,7 +2709,10 @@ tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)pick_kernel(TG_OP_LT_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2470,7 +2737,10 @@ tg_tensor *tg_le(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_le tg_kernel = (tg__kfn_le)pick_kernel(TG_OP_LE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2495,7 +2765,10 @@ tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_le_ tg_kernel = (tg__kfn_le_)pick_kernel(TG_OP_LE_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2522,7 +2795,10 @@ tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_le_out tg_kernel = (tg__kfn_le_out)pick_kernel(TG_OP_LE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2546,7 +2822,10 @@ tg_tensor *tg_le_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)pick_kernel(TG_OP_LE_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2570,7 +2849,10 @@ tg_tensor *tg_le_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)pick_kernel(TG_OP_LE_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2596,7 +2878,10 @@ tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)pick_kernel(TG_OP_LE_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2621,7 +2906,10 @@ tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_gt tg_kernel = (tg__kfn_gt)pick_kernel(TG_OP_GT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2646,7 +2934,10 @@ tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)pick_kernel(TG_OP_GT_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2673,7 +2964,10 @@ tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)pick_kernel(TG_OP_GT_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2697,7 +2991,10 @@ tg_tensor *tg_gt_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)pick_kernel(TG_OP_GT_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2721,7 +3018,10 @@ tg_tensor *tg_gt_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)pick_kernel(TG_OP_GT_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2747,7 +3047,10 @@ tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)pick_kernel(TG_OP_GT_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2772,7 +3075,10 @@ tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_ge tg_kernel = (tg__kfn_ge)pick_kernel(TG_OP_GE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2797,7 +3103,10 @@ tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)pick_kernel(TG_OP_GE_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2824,7 +3133,10 @@ tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)pick_kernel(TG_OP_GE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2848,7 +3160,10 @@ tg_tensor *tg_ge_scalar(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)pick_kernel(TG_OP_GE_SCALAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2872,7 +3187,10 @@ tg_tensor *tg_ge_scalar_(tg_tensor *self, double other)
     bool tg_fallback = false;
     tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)pick_kernel(TG_OP_GE_SCALAR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar_(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2898,7 +3216,10 @@ tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)pick_kernel(TG_OP_GE_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
@@ -2925,7 +3246,10 @@ tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_where tg_kernel = (tg__kfn_where)pick_kernel(TG_OP_WHERE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where(condition, self, other) : NULL;
-    return track(tg_kernel(condition, self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(condition, self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2954,7 +3278,10 @@ tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
     bool tg_fallback = false;
     tg__kfn_where_out tg_kernel = (tg__kfn_where_out)pick_kernel(TG_OP_WHERE_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_out(condition, self, other, out) : NULL;
-    return track(tg_kernel(condition, self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(condition, self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
@@ -2980,7 +3307,10 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
     bool tg_fallback = false;
     tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)pick_kernel(TG_OP_WHERE_SCALAR_SELF, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_scalar_self(condition, self, other) : NULL;
-    return track(tg_kernel(condition, self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(condition, self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
@@ -3006,7 +3336,10 @@ tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double o
     bool tg_fallback = false;
     tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)pick_kernel(TG_OP_WHERE_SCALAR_OTHER, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_scalar_other(condition, self, other) : NULL;
-    return track(tg_kernel(condition, self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(condition, self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
@@ -3031,7 +3364,10 @@ tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts)
     bool tg_fallback = false;
     tg__kfn_clamp tg_kernel = (tg__kfn_clamp)pick_kernel(TG_OP_CLAMP, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp(self, opts.min, opts.max) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
@@ -3056,7 +3392,10 @@ tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts)
     bool tg_fallback = false;
     tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)pick_kernel(TG_OP_CLAMP_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_(self, opts.min, opts.max) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3083,7 +3422,10 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
     bool tg_fallback = false;
     tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)pick_kernel(TG_OP_CLAMP_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_out(self, opts.min, opts.max, out) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
@@ -3108,7 +3450,10 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts)
     bool tg_fallback = false;
     tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)pick_kernel(TG_OP_CLAMP_TENSOR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor(self, opts.min, opts.max) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
@@ -3133,7 +3478,10 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts)
     bool tg_fallback = false;
     tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)pick_kernel(TG_OP_CLAMP_TENSOR_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor_(self, opts.min, opts.max) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3160,7 +3508,10 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
     bool tg_fallback = false;
     tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)pick_kernel(TG_OP_CLAMP_TENSOR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor_out(self, opts.min, opts.max, out) : NULL;
-    return track(tg_kernel(self, opts.min, opts.max, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* neg(Tensor self) -> Tensor */
@@ -3183,7 +3534,10 @@ tg_tensor *tg_neg(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_neg tg_kernel = (tg__kfn_neg)pick_kernel(TG_OP_NEG, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
@@ -3206,7 +3560,10 @@ tg_tensor *tg_neg_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)pick_kernel(TG_OP_NEG_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3231,7 +3588,10 @@ tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)pick_kernel(TG_OP_NEG_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* abs(Tensor self) -> Tensor */
@@ -3254,7 +3614,10 @@ tg_tensor *tg_abs(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_abs tg_kernel = (tg__kfn_abs)pick_kernel(TG_OP_ABS, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
@@ -3277,7 +3640,10 @@ tg_tensor *tg_abs_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)pick_kernel(TG_OP_ABS_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3302,7 +3668,10 @@ tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)pick_kernel(TG_OP_ABS_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* exp(Tensor self) -> Tensor */
@@ -3325,7 +3694,10 @@ tg_tensor *tg_exp(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_exp tg_kernel = (tg__kfn_exp)pick_kernel(TG_OP_EXP, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
@@ -3348,7 +3720,10 @@ tg_tensor *tg_exp_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)pick_kernel(TG_OP_EXP_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3373,7 +3748,10 @@ tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)pick_kernel(TG_OP_EXP_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* log(Tensor self) -> Tensor */
@@ -3396,7 +3774,10 @@ tg_tensor *tg_log(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_log tg_kernel = (tg__kfn_log)pick_kernel(TG_OP_LOG, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
@@ -3419,7 +3800,10 @@ tg_tensor *tg_log_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_log_ tg_kernel = (tg__kfn_log_)pick_kernel(TG_OP_LOG_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3444,7 +3828,10 @@ tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_log_out tg_kernel = (tg__kfn_log_out)pick_kernel(TG_OP_LOG_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sqrt(Tensor self) -> Tensor */
@@ -3467,7 +3854,10 @@ tg_tensor *tg_sqrt(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)pick_kernel(TG_OP_SQRT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
@@ -3490,7 +3880,10 @@ tg_tensor *tg_sqrt_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)pick_kernel(TG_OP_SQRT_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3515,7 +3908,10 @@ tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)pick_kernel(TG_OP_SQRT_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rsqrt(Tensor self) -> Tensor */
@@ -3538,7 +3934,10 @@ tg_tensor *tg_rsqrt(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)pick_kernel(TG_OP_RSQRT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
@@ -3561,7 +3960,10 @@ tg_tensor *tg_rsqrt_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)pick_kernel(TG_OP_RSQRT_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3586,7 +3988,10 @@ tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)pick_kernel(TG_OP_RSQRT_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sin(Tensor self) -> Tensor */
@@ -3609,7 +4014,10 @@ tg_tensor *tg_sin(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sin tg_kernel = (tg__kfn_sin)pick_kernel(TG_OP_SIN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
@@ -3632,7 +4040,10 @@ tg_tensor *tg_sin_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)pick_kernel(TG_OP_SIN_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3657,7 +4068,10 @@ tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)pick_kernel(TG_OP_SIN_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* cos(Tensor self) -> Tensor */
@@ -3680,7 +4094,10 @@ tg_tensor *tg_cos(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_cos tg_kernel = (tg__kfn_cos)pick_kernel(TG_OP_COS, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
@@ -3703,7 +4120,10 @@ tg_tensor *tg_cos_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)pick_kernel(TG_OP_COS_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3728,7 +4148,10 @@ tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)pick_kernel(TG_OP_COS_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* tanh(Tensor self) -> Tensor */
@@ -3751,7 +4174,10 @@ tg_tensor *tg_tanh(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_tanh tg_kernel = (tg__kfn_tanh)pick_kernel(TG_OP_TANH, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
@@ -3774,7 +4200,10 @@ tg_tensor *tg_tanh_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)pick_kernel(TG_OP_TANH_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3799,7 +4228,10 @@ tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)pick_kernel(TG_OP_TANH_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sigmoid(Tensor self) -> Tensor */
@@ -3822,7 +4254,10 @@ tg_tensor *tg_sigmoid(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)pick_kernel(TG_OP_SIGMOID, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
@@ -3845,7 +4280,10 @@ tg_tensor *tg_sigmoid_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)pick_kernel(TG_OP_SIGMOID_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3870,7 +4308,10 @@ tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)pick_kernel(TG_OP_SIGMOID_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* relu(Tensor self) -> Tensor */
@@ -3893,7 +4334,10 @@ tg_tensor *tg_relu(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_relu tg_kernel = (tg__kfn_relu)pick_kernel(TG_OP_RELU, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
@@ -3916,7 +4360,10 @@ tg_tensor *tg_relu_(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)pick_kernel(TG_OP_RELU_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu_(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3941,7 +4388,10 @@ tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)pick_kernel(TG_OP_RELU_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu_out(self, out) : NULL;
-    return track(tg_kernel(self, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -3967,7 +4417,10 @@ tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
     bool tg_fallback = false;
     tg__kfn_sum tg_kernel = (tg__kfn_sum)pick_kernel(TG_OP_SUM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -3995,7 +4448,10 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
     bool tg_fallback = false;
     tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)pick_kernel(TG_OP_SUM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -4021,7 +4477,10 @@ tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
     bool tg_fallback = false;
     tg__kfn_mean tg_kernel = (tg__kfn_mean)pick_kernel(TG_OP_MEAN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mean(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -4049,7 +4508,10 @@ tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts
     bool tg_fallback = false;
     tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)pick_kernel(TG_OP_MEAN_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
@@ -4073,7 +4535,10 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts)
     bool tg_fallback = false;
     tg__kfn_prod tg_kernel = (tg__kfn_prod)pick_kernel(TG_OP_PROD, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod(self, opts.dtype) : NULL;
-    return track(tg_kernel(self, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -4099,7 +4564,10 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts)
     bool tg_fallback = false;
     tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)pick_kernel(TG_OP_PROD_DIM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod_dim(self, dim, opts.keepdim, opts.dtype) : NULL;
-    return track(tg_kernel(self, dim, opts.keepdim, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -4127,7 +4595,10 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
     bool tg_fallback = false;
     tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)pick_kernel(TG_OP_PROD_DIM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod_dim_out(self, dim, opts.keepdim, opts.dtype, out) : NULL;
-    return track(tg_kernel(self, dim, opts.keepdim, opts.dtype, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -4152,7 +4623,10 @@ tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
     bool tg_fallback = false;
     tg__kfn_amax tg_kernel = (tg__kfn_amax)pick_kernel(TG_OP_AMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amax(self, opts.dim, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4179,7 +4653,10 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
     bool tg_fallback = false;
     tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)pick_kernel(TG_OP_AMAX_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amax_out(self, opts.dim, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -4204,7 +4681,10 @@ tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
     bool tg_fallback = false;
     tg__kfn_amin tg_kernel = (tg__kfn_amin)pick_kernel(TG_OP_AMIN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amin(self, opts.dim, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4231,7 +4711,10 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
     bool tg_fallback = false;
     tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)pick_kernel(TG_OP_AMIN_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amin_out(self, opts.dim, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* max(Tensor self) -> Tensor */
@@ -4254,7 +4737,10 @@ tg_tensor *tg_max(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_max tg_kernel = (tg__kfn_max)pick_kernel(TG_OP_MAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -4279,7 +4765,9 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
     bool tg_fallback = false;
     tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)pick_kernel(TG_OP_MAX_DIM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
+    int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
     tg_r.values = track(tg_r.values);
     tg_r.indices = track(tg_r.indices);
     return tg_r;
@@ -4311,7 +4799,9 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
     bool tg_fallback = false;
     tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)pick_kernel(TG_OP_MAX_DIM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max_dim_out(self, dim, opts.keepdim, max, max_values) : (tg_values_indices){ 0 };
+    int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, max, max_values);
+    tg__scope_leave_kernel(tg_sc);
     tg_r.values = track(tg_r.values);
     tg_r.indices = track(tg_r.indices);
     return tg_r;
@@ -4337,7 +4827,10 @@ tg_tensor *tg_min(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_min tg_kernel = (tg__kfn_min)pick_kernel(TG_OP_MIN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -4362,7 +4855,9 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
     bool tg_fallback = false;
     tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)pick_kernel(TG_OP_MIN_DIM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
+    int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
     tg_r.values = track(tg_r.values);
     tg_r.indices = track(tg_r.indices);
     return tg_r;
@@ -4394,7 +4889,9 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
     bool tg_fallback = false;
     tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)pick_kernel(TG_OP_MIN_DIM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min_dim_out(self, dim, opts.keepdim, min, min_indices) : (tg_values_indices){ 0 };
+    int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, min, min_indices);
+    tg__scope_leave_kernel(tg_sc);
     tg_r.values = track(tg_r.values);
     tg_r.indices = track(tg_r.indices);
     return tg_r;
@@ -4422,7 +4919,10 @@ tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts)
     bool tg_fallback = false;
     tg__kfn_argmax tg_kernel = (tg__kfn_argmax)pick_kernel(TG_OP_ARGMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmax(self, opts.dim, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4449,7 +4949,10 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
     bool tg_fallback = false;
     tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)pick_kernel(TG_OP_ARGMAX_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmax_out(self, opts.dim, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
@@ -4474,7 +4977,10 @@ tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts)
     bool tg_fallback = false;
     tg__kfn_argmin tg_kernel = (tg__kfn_argmin)pick_kernel(TG_OP_ARGMIN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmin(self, opts.dim, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4501,7 +5007,10 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
     bool tg_fallback = false;
     tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)pick_kernel(TG_OP_ARGMIN_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmin_out(self, opts.dim, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -4527,7 +5036,10 @@ tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
     bool tg_fallback = false;
     tg__kfn_var tg_kernel = (tg__kfn_var)pick_kernel(TG_OP_VAR, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_var(self, opts.dim, opts.correction, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.correction, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
@@ -4555,7 +5067,10 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
     bool tg_fallback = false;
     tg__kfn_var_out tg_kernel = (tg__kfn_var_out)pick_kernel(TG_OP_VAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -4581,7 +5096,10 @@ tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
     bool tg_fallback = false;
     tg__kfn_std tg_kernel = (tg__kfn_std)pick_kernel(TG_OP_STD, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_std(self, opts.dim, opts.correction, opts.keepdim) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.correction, opts.keepdim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
@@ -4609,7 +5127,10 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
     bool tg_fallback = false;
     tg__kfn_std_out tg_kernel = (tg__kfn_std_out)pick_kernel(TG_OP_STD_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
@@ -4634,7 +5155,10 @@ tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2)
     bool tg_fallback = false;
     tg__kfn_mm tg_kernel = (tg__kfn_mm)pick_kernel(TG_OP_MM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mm(self, mat2) : NULL;
-    return track(tg_kernel(self, mat2));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat2);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4661,7 +5185,10 @@ tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)pick_kernel(TG_OP_MM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mm_out(self, mat2, out) : NULL;
-    return track(tg_kernel(self, mat2, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat2, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
@@ -4686,7 +5213,10 @@ tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2)
     bool tg_fallback = false;
     tg__kfn_bmm tg_kernel = (tg__kfn_bmm)pick_kernel(TG_OP_BMM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_bmm(self, mat2) : NULL;
-    return track(tg_kernel(self, mat2));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat2);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4713,7 +5243,10 @@ tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)pick_kernel(TG_OP_BMM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_bmm_out(self, mat2, out) : NULL;
-    return track(tg_kernel(self, mat2, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat2, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -4742,7 +5275,10 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
     bool tg_fallback = false;
     tg__kfn_addmm tg_kernel = (tg__kfn_addmm)pick_kernel(TG_OP_ADDMM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
-    return track(tg_kernel(self, mat1, mat2, opts.beta, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
@@ -4771,7 +5307,10 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
     bool tg_fallback = false;
     tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)pick_kernel(TG_OP_ADDMM_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm_(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
-    return track(tg_kernel(self, mat1, mat2, opts.beta, opts.alpha));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -4802,7 +5341,10 @@ tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg
     bool tg_fallback = false;
     tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)pick_kernel(TG_OP_ADDMM_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm_out(self, mat1, mat2, opts.beta, opts.alpha, out) : NULL;
-    return track(tg_kernel(self, mat1, mat2, opts.beta, opts.alpha, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
@@ -4827,7 +5369,10 @@ tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other)
     bool tg_fallback = false;
     tg__kfn_matmul tg_kernel = (tg__kfn_matmul)pick_kernel(TG_OP_MATMUL, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_matmul(self, other) : NULL;
-    return track(tg_kernel(self, other));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4854,7 +5399,10 @@ tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)pick_kernel(TG_OP_MATMUL_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_matmul_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
@@ -4880,7 +5428,10 @@ tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list strid
     bool tg_fallback = false;
     tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)pick_kernel(TG_OP_AS_STRIDED, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_as_strided(self, size, stride, opts.storage_offset) : NULL;
-    return track(tg_kernel(self, size, stride, opts.storage_offset));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, size, stride, opts.storage_offset);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
@@ -4904,7 +5455,10 @@ tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
     bool tg_fallback = false;
     tg__kfn_view tg_kernel = (tg__kfn_view)pick_kernel(TG_OP_VIEW, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_view(self, size) : NULL;
-    return track(tg_kernel(self, size));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, size);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a) */
@@ -4928,7 +5482,10 @@ tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
     bool tg_fallback = false;
     tg__kfn_reshape tg_kernel = (tg__kfn_reshape)pick_kernel(TG_OP_RESHAPE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_reshape(self, shape) : NULL;
-    return track(tg_kernel(self, shape));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, shape);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
@@ -4953,7 +5510,10 @@ tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
     bool tg_fallback = false;
     tg__kfn_transpose tg_kernel = (tg__kfn_transpose)pick_kernel(TG_OP_TRANSPOSE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_transpose(self, dim0, dim1) : NULL;
-    return track(tg_kernel(self, dim0, dim1));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim0, dim1);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
@@ -4976,7 +5536,10 @@ tg_tensor *tg_t(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_t tg_kernel = (tg__kfn_t)pick_kernel(TG_OP_T, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_t(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
@@ -5000,7 +5563,10 @@ tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
     bool tg_fallback = false;
     tg__kfn_permute tg_kernel = (tg__kfn_permute)pick_kernel(TG_OP_PERMUTE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_permute(self, dims) : NULL;
-    return track(tg_kernel(self, dims));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dims);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
@@ -5023,7 +5589,10 @@ tg_tensor *tg_squeeze(tg_tensor *self)
     bool tg_fallback = false;
     tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)pick_kernel(TG_OP_SQUEEZE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_squeeze(self) : NULL;
-    return track(tg_kernel(self));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
@@ -5047,7 +5616,10 @@ tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim)
     bool tg_fallback = false;
     tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)pick_kernel(TG_OP_SQUEEZE_DIM, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_squeeze_dim(self, dim) : NULL;
-    return track(tg_kernel(self, dim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
@@ -5071,7 +5643,10 @@ tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim)
     bool tg_fallback = false;
     tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)pick_kernel(TG_OP_UNSQUEEZE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_unsqueeze(self, dim) : NULL;
-    return track(tg_kernel(self, dim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
@@ -5096,7 +5671,10 @@ tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
     bool tg_fallback = false;
     tg__kfn_expand tg_kernel = (tg__kfn_expand)pick_kernel(TG_OP_EXPAND, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_expand(self, size, opts.implicit) : NULL;
-    return track(tg_kernel(self, size, opts.implicit));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, size, opts.implicit);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
@@ -5123,7 +5701,10 @@ tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts)
     bool tg_fallback = false;
     tg__kfn_slice tg_kernel = (tg__kfn_slice)pick_kernel(TG_OP_SLICE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_slice(self, opts.dim, opts.start, opts.end, opts.step) : NULL;
-    return track(tg_kernel(self, opts.dim, opts.start, opts.end, opts.step));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.start, opts.end, opts.step);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
@@ -5148,7 +5729,10 @@ tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index)
     bool tg_fallback = false;
     tg__kfn_select tg_kernel = (tg__kfn_select)pick_kernel(TG_OP_SELECT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_select(self, dim, index) : NULL;
-    return track(tg_kernel(self, dim, index));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, index);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a) */
@@ -5173,7 +5757,10 @@ tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts)
     bool tg_fallback = false;
     tg__kfn_flatten tg_kernel = (tg__kfn_flatten)pick_kernel(TG_OP_FLATTEN, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_flatten(self, opts.start_dim, opts.end_dim) : NULL;
-    return track(tg_kernel(self, opts.start_dim, opts.end_dim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.start_dim, opts.end_dim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a) */
@@ -5197,7 +5784,10 @@ tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts)
     bool tg_fallback = false;
     tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)pick_kernel(TG_OP_CONTIGUOUS, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_contiguous(self, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
@@ -5221,7 +5811,10 @@ tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts)
     bool tg_fallback = false;
     tg__kfn_clone tg_kernel = (tg__kfn_clone)pick_kernel(TG_OP_CLONE, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clone(self, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -5245,7 +5838,10 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts)
     bool tg_fallback = false;
     tg__kfn_cat tg_kernel = (tg__kfn_cat)pick_kernel(TG_OP_CAT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cat(tensors, opts.dim) : NULL;
-    return track(tg_kernel(tensors, opts.dim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5271,7 +5867,10 @@ tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts
     bool tg_fallback = false;
     tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)pick_kernel(TG_OP_CAT_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cat_out(tensors, opts.dim, out) : NULL;
-    return track(tg_kernel(tensors, opts.dim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
@@ -5295,7 +5894,10 @@ tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts)
     bool tg_fallback = false;
     tg__kfn_stack tg_kernel = (tg__kfn_stack)pick_kernel(TG_OP_STACK, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_stack(tensors, opts.dim) : NULL;
-    return track(tg_kernel(tensors, opts.dim));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5321,7 +5923,10 @@ tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_
     bool tg_fallback = false;
     tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)pick_kernel(TG_OP_STACK_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_stack_out(tensors, opts.dim, out) : NULL;
-    return track(tg_kernel(tensors, opts.dim, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
@@ -5348,7 +5953,10 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
     bool tg_fallback = false;
     tg__kfn_to tg_kernel = (tg__kfn_to)pick_kernel(TG_OP_TO, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_to(self, dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
-    return track(tg_kernel(self, dtype, opts.non_blocking, opts.copy, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dtype, opts.non_blocking, opts.copy, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
@@ -5377,7 +5985,10 @@ tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts)
     bool tg_fallback = false;
     tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)pick_kernel(TG_OP__TO_COPY, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__to_copy(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format) : NULL;
-    return track(tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
@@ -5403,7 +6014,10 @@ tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts)
     bool tg_fallback = false;
     tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)pick_kernel(TG_OP_COPY_, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_copy_(self, src, opts.non_blocking) : NULL;
-    return track(tg_kernel(self, src, opts.non_blocking));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, src, opts.non_blocking);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
@@ -5428,7 +6042,10 @@ tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts)
     bool tg_fallback = false;
     tg__kfn_softmax tg_kernel = (tg__kfn_softmax)pick_kernel(TG_OP_SOFTMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_softmax(self, dim, opts.dtype) : NULL;
-    return track(tg_kernel(self, dim, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -5453,7 +6070,10 @@ tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
     bool tg_fallback = false;
     tg__kfn__softmax tg_kernel = (tg__kfn__softmax)pick_kernel(TG_OP__SOFTMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__softmax(self, dim, half_to_float) : NULL;
-    return track(tg_kernel(self, dim, half_to_float));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5480,7 +6100,10 @@ tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_
     bool tg_fallback = false;
     tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)pick_kernel(TG_OP__SOFTMAX_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__softmax_out(self, dim, half_to_float, out) : NULL;
-    return track(tg_kernel(self, dim, half_to_float, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
@@ -5505,7 +6128,10 @@ tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts o
     bool tg_fallback = false;
     tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)pick_kernel(TG_OP_LOG_SOFTMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_softmax(self, dim, opts.dtype) : NULL;
-    return track(tg_kernel(self, dim, opts.dtype));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -5530,7 +6156,10 @@ tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
     bool tg_fallback = false;
     tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)pick_kernel(TG_OP__LOG_SOFTMAX, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__log_softmax(self, dim, half_to_float) : NULL;
-    return track(tg_kernel(self, dim, half_to_float));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5557,7 +6186,10 @@ tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
     bool tg_fallback = false;
     tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)pick_kernel(TG_OP__LOG_SOFTMAX_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__log_softmax_out(self, dim, half_to_float, out) : NULL;
-    return track(tg_kernel(self, dim, half_to_float, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5584,7 +6216,10 @@ tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
     bool tg_fallback = false;
     tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)pick_kernel(TG_OP_ADD_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar_out(self, other, opts.alpha, out) : NULL;
-    return track(tg_kernel(self, other, opts.alpha, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5611,7 +6246,10 @@ tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
     bool tg_fallback = false;
     tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)pick_kernel(TG_OP_SUB_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar_out(self, other, opts.alpha, out) : NULL;
-    return track(tg_kernel(self, other, opts.alpha, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5637,7 +6275,10 @@ tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)pick_kernel(TG_OP_MUL_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5663,6 +6304,9 @@ tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     bool tg_fallback = false;
     tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)pick_kernel(TG_OP_DIV_SCALAR_OUT, tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar_out(self, other, out) : NULL;
-    return track(tg_kernel(self, other, out));
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
 }
 

@@ -151,9 +151,28 @@ out:
     return rc;
 }
 
+/* A boxed call consumes its arguments whether it succeeds or not. */
+static int fail_and_drop(tg_stack *s) {
+    for (int i = 0; s && i < s->n; i++)
+        if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
+    if (s) s->n = 0;
+    return -1;
+}
+
+/* Runs a kernel with scope recording suspended, like the generated stubs do. */
+static int call_kernel(const tg_op_entry *e, tg_fnptr fn, tg_stack *s) {
+    int token = tg__scope_enter_kernel();
+    int rc = fn ? e->call_boxed(fn, s) : run_fallback(e, s);
+    tg__scope_leave_kernel(token);
+    return rc;
+}
+
 int tg_call_boxed(const char *name, tg_stack *s) {
     const tg_op_entry *e = tg__find_op(name);
-    if (!e) { tg__error("call_boxed", "unknown operator '%s'", name ? name : "(null)"); return -1; }
+    if (!e) {
+        tg__error("call_boxed", "unknown operator '%s'", name ? name : "(null)");
+        return fail_and_drop(s);
+    }
     if (!s) { tg__error(e->name, "no argument stack"); return -1; }
     tg_keyset ks = 0;
     for (int i = 0; i < s->n; i++) {
@@ -163,10 +182,13 @@ int tg_call_boxed(const char *name, tg_stack *s) {
             for (int64_t j = 0; j < v->v.tensors.len; j++)
                 if (v->v.tensors.data[j]) ks |= tg__tensor_keys(v->v.tensors.data[j]);
     }
+    ks &= ~tg__excluded_keys();
     bool fallback = false;
     tg_fnptr fn = tg__dispatch_lookup(e, ks, &fallback);
-    if (!e->call_boxed) { tg__error(e->name, "the operator has no boxed entry"); return -1; }
-    if (fallback) return run_fallback(e, s);
-    if (!fn) return -1;
-    return e->call_boxed(fn, s);
+    if (!e->call_boxed) {
+        tg__error(e->name, "the operator has no boxed entry");
+        return fail_and_drop(s);
+    }
+    if (!fn && !fallback) return fail_and_drop(s);
+    return call_kernel(e, fallback ? NULL : fn, s);
 }

@@ -14,6 +14,9 @@
 #define KEPT ((uintptr_t)1)        /* low bit of an entry: kept (tensor pointers are aligned) */
 
 static TG__TLS_HOT int depth;
+/* Non-zero while a kernel runs under an open scope: what kernels get from their own inner
+ * public calls belongs to the kernel (it releases or returns it), not to the user's scope. */
+static TG__TLS_HOT int suspended;
 static _Thread_local uintptr_t *entries;
 static _Thread_local int64_t nentries, capentries;
 static _Thread_local int64_t *starts;
@@ -30,7 +33,7 @@ static void scope_thread_exit(void *unused) {
     entries = NULL;
     starts = NULL;
     nentries = capentries = 0;
-    capstarts = depth = 0;
+    capstarts = depth = suspended = 0;
 }
 static void scope_key_init(void) { pthread_key_create(&scope_key, scope_thread_exit); }
 
@@ -66,8 +69,18 @@ static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
 }
 
 tg_tensor *tg__scope_track(tg_tensor *t) {
-    if (TG__LIKELY(depth == 0) || !t) return t;
+    if (TG__LIKELY(depth == 0) || suspended || !t) return t;
     return track_slow(t);
+}
+
+int tg__scope_enter_kernel(void) {
+    if (TG__LIKELY(depth == 0) || suspended) return 0;
+    suspended = 1;
+    return 1;
+}
+
+void tg__scope_leave_kernel(int token) {
+    if (token) suspended = 0;
 }
 
 tg_tensor *tg_scope_keep(tg_tensor *t) {

@@ -126,6 +126,11 @@ void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(
 /* Scopes: every tensor handed to a caller by the public API passes through this, which records
  * it in the innermost open scope (generated code calls it on returned tensors). */
 tg_tensor *tg__scope_track(tg_tensor *t);
+/* Brackets a kernel call made by a public function: while a scope is open, tensors that the
+ * kernel's own inner public calls return are not recorded (the kernel owns them). Returns a
+ * token for tg__scope_leave_kernel; the result is tracked after leaving. */
+int tg__scope_enter_kernel(void);
+void tg__scope_leave_kernel(int token);
 
 /* ------------------------------------------------------------------ type promotion */
 /* PyTorch's result_type over operands: dimensioned tensors, zero-dim tensors and wrapped
