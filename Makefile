@@ -10,6 +10,7 @@
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
 # libcriterion-dev (tests only), gcc with OpenMP.
 
+SHELL    := /bin/bash
 PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= gcc
@@ -149,9 +150,13 @@ test: test-plain test-san
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 	TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2
 
+# Criterion counts a test as passed even when LeakSanitizer reports at its process's exit, so
+# any sanitizer report in the log fails the run.
 test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
-	TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(BUILD)/tests/tg_tests_san -j2
+	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(BUILD)/tests/tg_tests_san -j2 2>&1 | tee $(BUILD)/tests/san.log
+	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
+	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
 # ------------------------------------------------------------------ install
 install: all

@@ -86,8 +86,14 @@ Test(rt_dispatch, registry_and_boxed_calls) {
     cr_assert_eq(tg_call_boxed("rttest::twice", &s), 0);
     rt_expect_values(s.v[0].v.t, (double[]){ 0, 2, 4 }, 3);
     tg_release(s.v[0].v.t);
+    /* A failed call consumes its arguments too: the fresh tensor pushed here is released. */
+    int64_t live = tg_live_tensors();
+    s.n = 1;
+    s.v[0].v.t = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
     cr_expect_eq(tg_call_boxed("no_such_op.Tensor", &s), -1);
     cr_expect_str_eq(tg_last_error(), "call_boxed: unknown operator 'no_such_op.Tensor'");
+    cr_expect_eq(s.n, 0);
+    cr_expect_eq(tg_live_tensors(), live);
     tg_clear_error();
 }
 
