@@ -140,6 +140,62 @@ void tg_scope_end(void);
 bool tg_is_grad_enabled(void);
 bool tg_set_grad_enabled(bool enabled);      /* returns the previous mode */
 
+/* ---- autograd ---- */
+/* A node of the backward graph (PyTorch's grad_fn), e.g. "AddBackward0"; opaque. */
+typedef struct tg_node tg_node;
+
+/* Computes the gradient of `root` w.r.t. every leaf that requires grad and accumulates it
+ * into the leaves' .grad. `.grad` is d(out)/d(root), required when root has more than one
+ * element ("grad can be implicitly created only for scalar outputs"); `.retain_graph` keeps
+ * the saved tensors for another backward; `.create_graph` records the backward itself, for
+ * higher-order derivatives. Returns 0, or -1 with an error recorded. */
+typedef struct tg_backward_opts {
+    tg_tensor *grad;
+    bool retain_graph;
+    bool create_graph;
+} tg_backward_opts;
+int tg_backward_fn(tg_tensor *root, tg_backward_opts opts);
+#define tg_backward(root, ...) \
+    tg_backward_fn((root), (tg_backward_opts){ .grad = NULL, .retain_graph = false, .create_graph = false, __VA_ARGS__ })
+
+/* Gradients of `outputs` w.r.t. `inputs`, returned in grads[i] (new references; NULL for an
+ * input the outputs do not depend on, which is an error unless .allow_unused) instead of being
+ * accumulated into .grad. `.grad_outputs` (one per output, or empty) seeds the outputs. */
+typedef struct tg_grad_opts {
+    tg_tensor_list grad_outputs;
+    bool retain_graph;
+    bool create_graph;
+    bool allow_unused;
+} tg_grad_opts;
+int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads, tg_grad_opts opts);
+#define tg_grad(outputs, inputs, grads, ...) \
+    tg_grad_fn((outputs), (inputs), (grads), (tg_grad_opts){ .grad_outputs = { NULL, 0 }, \
+               .retain_graph = false, .create_graph = false, .allow_unused = false, __VA_ARGS__ })
+
+/* Sets (a new reference is taken) or clears (NULL) a tensor's .grad. */
+void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad);
+bool tg_tensor_is_leaf(const tg_tensor *t);
+/* A new tensor sharing t's data with no history and requires_grad false. */
+tg_tensor *tg_tensor_detach(tg_tensor *t);
+/* Keeps .grad for a non-leaf tensor too. */
+void tg_tensor_retain_grad(tg_tensor *t);
+/* Runs fn(grad, ctx) when the gradient w.r.t. t is computed, before it is used; fn returns
+ * NULL to keep grad, or a new reference that replaces it. */
+typedef tg_tensor *(*tg_grad_hook)(tg_tensor *grad, void *ctx);
+int tg_tensor_register_hook(tg_tensor *t, tg_grad_hook fn, void *ctx);
+
+/* Inspection: t's grad_fn (borrowed; NULL for leaves), its name ("AddBackward0",
+ * "AccumulateGrad"), and its next functions (borrowed; NULL where no gradient flows). */
+tg_node *tg_tensor_grad_fn(const tg_tensor *t);
+const char *tg_node_name(const tg_node *n);
+int tg_node_num_next(const tg_node *n);
+tg_node *tg_node_next(const tg_node *n, int i, int *input_nr);
+
+/* Grad mode off for a block: TG_NO_GRAD { ... } (do not leave the block with return/goto). */
+#define TG_NO_GRAD                                                                         \
+    for (bool tg__ng_prev = tg_set_grad_enabled(false), tg__ng_once = true; tg__ng_once;  \
+         tg__ng_once = false, tg_set_grad_enabled(tg__ng_prev))
+
 /* ---- random numbers ---- */
 /* The default CPU generator is seeded from the clock unless tg_manual_seed() is called. */
 void tg_manual_seed(uint64_t seed);
