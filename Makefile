@@ -114,7 +114,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
 
-$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(BUILD)/libtensorgen.a
+$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) -o $@ $(BENCH_SRC) $(BUILD)/libtensorgen.a $(LIBS)
 
