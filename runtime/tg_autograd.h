@@ -145,4 +145,20 @@ void tg__saved_ints_release(tg_saved_ints *s);
  * backward: "the derivative for 'foo' is not implemented". */
 int tg__not_implemented(const char *what);
 
+/* ---- provided by generated code ----
+ * The engine never names an operator (DESIGN.md), so the few operations it needs come from
+ * generated/tg_autograd.c (templates/tg_autograd.c.in). There are deliberately no weak
+ * fallbacks: a library without them must fail to link. Each returns a new reference, or NULL
+ * with an error recorded. The engine calls them with grad mode set as the backward runs it
+ * (on only for create_graph), so under create_graph they record history like any op. */
+/* Zeros of m's shape, dtype and device (a gradient no node produced). */
+tg_tensor *tg__autograd_zeros(const tg_output_meta *m);
+/* grad summed over broadcast dimensions down to m's shape (the engine has checked that m's
+ * shape is expandable to grad's), then cast to m's dtype when it differs. grad is borrowed. */
+tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const tg_output_meta *m);
+/* a + b (same shape), a new tensor; a and b are borrowed. */
+tg_tensor *tg__autograd_accumulate(tg_tensor *a, tg_tensor *b);
+/* Ones shaped like t (the implicit gradient of a scalar root). */
+tg_tensor *tg__autograd_ones_like(tg_tensor *t);
+
 #endif
