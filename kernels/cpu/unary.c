@@ -13,6 +13,7 @@
 #include "tg_internal.h"
 #include "pointwise_loops.h"
 #include "pointwise_scalar.h"
+#include "exp_f32_vec.h"
 #include "tg_kernels.h"
 
 typedef float (*pw1_f32_fn)(float x);
@@ -92,7 +93,13 @@ static void abs_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop
 static void abs_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_abs_f64); }
 static void relu_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_relu_f32); }
 static void relu_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_relu_f64); }
-static void exp_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_exp_f32); }
+static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    int64_t done = 0;
+    if (s[0] == 4 && s[1] == 4) done = tg__exp_f32_vec((float *)d[0], (const float *)d[1], n);
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, tg__pw_exp_f32);
+}
 static void exp_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_exp_f64); }
 static void log_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_log_f32); }
 static void log_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_log_f64); }
