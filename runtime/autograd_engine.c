@@ -164,7 +164,7 @@ static bool table_rehash(workspace *ws, uint32_t size) {
 /* The entry of n, added when missing (*added set). -1 on OOM (error recorded). */
 static int32_t entry_get(workspace *ws, tg_node *n, bool *added) {
     *added = false;
-    if (!ws->table && !table_rehash(ws, 64)) goto oom;
+    if (!ws->table && !table_rehash(ws, 16)) goto oom;
     uint32_t i = hash_node(n, ws->table_mask);
     for (;; i = (i + 1) & ws->table_mask) {
         int32_t e = ws->table[i];

@@ -8,8 +8,9 @@
 
 struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t) {
     if (t->autograd) return t->autograd;
-    struct tg_autograd_meta *m = calloc(1, sizeof *m);
+    struct tg_autograd_meta *m = tg__ag_block_alloc(sizeof *m);
     if (!m) return tg__error("autograd", "out of memory allocating autograd metadata");
+    *m = (struct tg_autograd_meta){ 0 };
     t->autograd = m;
     return m;
 }
@@ -31,7 +32,7 @@ void tg__autograd_meta_free(struct tg_autograd_meta *m) {
     }
     tg__hook_list_free(m->hooks);
     tg_tensor *g = m->grad;
-    free(m);
+    tg__ag_block_free(m);
     tg_release(g);
     tg__node_release(fn);
 }

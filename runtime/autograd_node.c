@@ -25,14 +25,18 @@ static TG__TLS_HOT uint64_t next_sequence_nr;
 static _Thread_local tg_node **free_list;
 static _Thread_local size_t free_len, free_cap;
 static _Thread_local bool draining;
+static _Thread_local bool key_registered;     /* the exit destructor is armed */
 
 static pthread_key_t node_key;
 static pthread_once_t node_key_once = PTHREAD_ONCE_INIT;
+static void cache_clear(void);
 static void node_thread_exit(void *unused) {
     (void)unused;
     free(free_list);
     free_list = NULL;
     free_len = free_cap = 0;
+    cache_clear();
+    key_registered = false;       /* a later free during thread exit re-arms the key */
 }
 static void node_key_init(void) { pthread_key_create(&node_key, node_thread_exit); }
 
@@ -40,14 +44,80 @@ static void node_key_init(void) { pthread_key_create(&node_key, node_thread_exit
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
+/* Freed nodes (and metas: tg__ag_block_alloc) are kept per thread by size class (64-byte steps up to 512 bytes, at most
+ * CACHE_MAX each) and reused: a small graph's nodes then cost no malloc. A node freed on
+ * another thread simply joins that thread's cache. Each allocation starts with a 16-byte
+ * prefix holding its class. Sanitizer builds do not cache, so use-after-free is caught. */
+#define CLASS_BYTES 64
+#define NUM_CLASSES 8
+#if defined(__SANITIZE_ADDRESS__)
+#define CACHE_MAX 0
+#else
+#define CACHE_MAX 64
+#endif
+#define PREFIX 16
+
+typedef struct cached_block { struct cached_block *next; } cached_block;
+static _Thread_local cached_block *cache_head[NUM_CLASSES];
+static _Thread_local int cache_len[NUM_CLASSES];
+
+static void ensure_thread_key(void) {
+    if (key_registered) return;
+    pthread_once(&node_key_once, node_key_init);
+    pthread_setspecific(node_key, &node_key);
+    key_registered = true;
+}
+
+static void cache_clear(void) {
+    for (int c = 0; c < NUM_CLASSES; c++) {
+        while (cache_head[c]) {
+            cached_block *b = cache_head[c];
+            cache_head[c] = b->next;
+            free(b);
+        }
+        cache_len[c] = 0;
+    }
+}
+
+void *tg__ag_block_alloc(size_t total) {
+    size_t cls = (total + PREFIX - 1) / CLASS_BYTES;
+    char *p;
+    if (cls < NUM_CLASSES && cache_head[cls]) {
+        p = (char *)cache_head[cls];
+        cache_head[cls] = cache_head[cls]->next;
+        cache_len[cls]--;
+    } else {
+        p = malloc(cls < NUM_CLASSES ? (cls + 1) * CLASS_BYTES : total + PREFIX);
+        if (!p) return NULL;
+    }
+    *(size_t *)p = cls;
+    return p + PREFIX;
+}
+
+void tg__ag_block_free(void *q) {
+    char *p = (char *)q - PREFIX;
+    size_t cls = *(size_t *)p;
+    if (cls < NUM_CLASSES && cache_len[cls] < CACHE_MAX) {
+        ensure_thread_key();
+        ((cached_block *)p)->next = cache_head[cls];
+        cache_head[cls] = (cached_block *)p;
+        cache_len[cls]++;
+        return;
+    }
+    free(p);
+}
+
 tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next) {
     if (size < sizeof(tg_node) || num_outputs < 0 || num_next < 0)
         return tg__error("autograd", "invalid node layout for %s", vt ? vt->name : "?");
     size_t edges_at = align16(size);
     size_t outputs_at = edges_at + align16((size_t)num_next * sizeof(tg_edge));
+    /* Only the first ndim sizes of each output are ever read, but the struct is zeroed
+     * whole: it is small and generated code may copy it. */
     size_t total = outputs_at + (size_t)num_outputs * sizeof(tg_output_meta);
-    char *p = calloc(1, total);
+    char *p = tg__ag_block_alloc(total);
     if (!p) return tg__error("autograd", "out of memory allocating a %s node", vt->name);
+    memset(p, 0, total);
     tg_node *n = (tg_node *)p;
     n->refcount = 1;
     n->vt = vt;
@@ -80,15 +150,12 @@ static void node_destroy(tg_node *n) {
     tg__hook_list_free(n->pre_hooks);
     for (int i = 0; i < n->num_next; i++)
         if (n->next[i].node) tg__node_release(n->next[i].node);
-    free(n);
+    tg__ag_block_free(n);
 }
 
 static bool free_list_push(tg_node *n) {
     if (free_len == free_cap) {
-        if (!free_list) {
-            pthread_once(&node_key_once, node_key_init);
-            pthread_setspecific(node_key, &node_key);
-        }
+        ensure_thread_key();
         size_t cap = free_cap ? free_cap * 2 : 64;
         tg_node **l = realloc(free_list, cap * sizeof *l);
         if (!l) return false;

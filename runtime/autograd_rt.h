@@ -45,6 +45,10 @@ static inline void tg__meta_unlock(struct tg_autograd_meta *m) {
 struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t);
 
 /* autograd_node.c */
+/* Small blocks for nodes and metas from a per-thread cache (malloc when it is empty);
+ * NULL on OOM (no error recorded). */
+void *tg__ag_block_alloc(size_t nbytes);
+void tg__ag_block_free(void *p);
 /* The AccumulateGrad node of a leaf: holds the leaf; its apply accumulates into .grad. */
 typedef struct tg__accumulate_node {
     tg_node base;
