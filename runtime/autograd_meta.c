@@ -7,11 +7,18 @@
 #include <stdlib.h>
 
 struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t) {
-    if (t->autograd) return t->autograd;
-    struct tg_autograd_meta *m = tg__ag_block_alloc(sizeof *m);
+    struct tg_autograd_meta *m = __atomic_load_n(&t->autograd, __ATOMIC_ACQUIRE);
+    if (m) return m;
+    m = tg__ag_block_alloc(sizeof *m);
     if (!m) return tg__error("autograd", "out of memory allocating autograd metadata");
     *m = (struct tg_autograd_meta){ 0 };
-    t->autograd = m;
+    /* A leaf shared by threads (a parameter) may get its meta from two forwards at once. */
+    struct tg_autograd_meta *expected = NULL;
+    if (!__atomic_compare_exchange_n(&t->autograd, &expected, m, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        tg__ag_block_free(m);
+        return expected;
+    }
     return m;
 }
 
@@ -47,6 +54,10 @@ tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm) {
 
 void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad) {
     if (!t) return;
+    if (grad == t) {
+        tg__error("set_grad", "can't assign Variable as its own grad");
+        return;
+    }
     if (grad) {
         char a[256], b[256];
         bool same = grad->ndim == t->ndim;

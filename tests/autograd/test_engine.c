@@ -304,3 +304,81 @@ Test(autograd_engine, grad_fn_inspection) {
     cr_expect_eq(tg_node_next(tg_tensor_grad_fn(s), 0, NULL), fn);
     tg_release(s); tg_release(d); tg_release(c); tg_release(a); tg_release(k);
 }
+
+/* ------------------------------------------------------------------ more semantics */
+
+Test(autograd_engine, grad_accumulates_in_place_and_set_grad_checks) {
+    tg_tensor *a = en_leaf(EN_VEC(1, 2)), *b = EN_VEC(3, 4);
+    tg_tensor *c = en_mul(a, b), *s = en_sum(c);
+    cr_assert_eq(tg_backward(s, .retain_graph = true), 0);
+    tg_tensor *held = tg_tensor_grad(a);      /* an optimizer holding .grad sees the sum */
+    cr_assert_eq(tg_backward(s), 0);
+    EN_EXPECT(held, 6, 8);
+    tg_release(held);
+    tg_tensor_set_grad(a, a);
+    en_expect_error("can't assign Variable as its own grad");
+    tg_tensor *wrong = EN_VEC(1, 2, 3);
+    tg_tensor_set_grad(a, wrong);
+    en_expect_error("assigned grad has data of a different size: [3] vs [2]");
+    tg_release(wrong);
+    tg_release(s); tg_release(c); tg_release(a); tg_release(b);
+}
+
+Test(autograd_engine, saved_output_does_not_keep_output_alive) {
+    tg_tensor *a = en_leaf(EN_VEC(0, 1));
+    tg_tensor *e = en_exp(a), *s = en_sum(e);
+    int64_t live = tg_live_tensors();
+    tg_release(e);                            /* only the node's alias keeps its storage */
+    cr_expect_eq(tg_live_tensors(), live - 1);
+    cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
+    EN_EXPECT_GRAD(a, 1, exp(1.0));
+    tg_release(s); tg_release(a);
+}
+
+Test(autograd_engine, grad_with_several_outputs_and_grad_outputs) {
+    tg_tensor *a = en_leaf(EN_VEC(1, 2)), *b = en_leaf(EN_VEC(3, 4));
+    tg_tensor *c = en_mul(a, b), *d = en_add(a, b);
+    tg_tensor *gc = EN_VEC(1, 10), *gd = EN_VEC(100, 1000);
+    tg_tensor *g[2] = { NULL, NULL };
+    cr_assert_eq(tg_grad(TG_TENSORS(c, d), TG_TENSORS(a, b), g,
+                         .grad_outputs = TG_TENSORS(gc, gd)), 0, "%s", tg_last_error());
+    EN_EXPECT(g[0], 1 * 3 + 100, 10 * 4 + 1000);
+    EN_EXPECT(g[1], 1 * 1 + 100, 10 * 2 + 1000);
+    tg_release(g[0]); tg_release(g[1]);
+    tg_release(gc); tg_release(gd); tg_release(c); tg_release(d); tg_release(a); tg_release(b);
+}
+
+/* A hook that runs a whole backward of its own (a nested task on the same thread). */
+static tg_tensor *hook_nested(tg_tensor *g, void *ctx) {
+    tg_tensor *x = ctx;
+    bool prev = tg_set_grad_enabled(true);    /* hooks run with the backward's grad mode (off) */
+    tg_tensor *y = en_mul(x, x), *s = en_sum(y);
+    if (tg_backward(s) != 0) hook_calls = -100;
+    tg_set_grad_enabled(prev);
+    tg_release(s); tg_release(y);
+    hook_calls++;
+    return NULL;
+}
+
+Test(autograd_engine, nested_backward_from_a_hook) {
+    tg_tensor *a = en_leaf(EN_VEC(1)), *x = en_leaf(EN_VEC(3));
+    tg_tensor *c = en_mul(a, a), *s = en_sum(c);
+    cr_assert_eq(tg_tensor_register_hook(c, hook_nested, x), 0);
+    cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
+    cr_expect_eq(hook_calls, 1);
+    EN_EXPECT_GRAD(a, 2);
+    EN_EXPECT_GRAD(x, 6);
+    tg_release(s); tg_release(c); tg_release(a); tg_release(x);
+}
+
+Test(autograd_engine, create_graph_gives_grad_with_history) {
+    tg_tensor *a = en_leaf(EN_VEC(2));
+    tg_tensor *c = en_mul(a, a), *s = en_sum(c);
+    cr_assert_eq(tg_backward(s, .create_graph = true), 0, "%s", tg_last_error());
+    tg_tensor *g = tg_tensor_grad(a);
+    EN_EXPECT(g, 4);
+    cr_expect(tg_tensor_requires_grad(g) && !tg_tensor_is_leaf(g));
+    tg_release(g);
+    tg_tensor_set_grad(a, NULL);              /* .grad -> graph -> a: break the cycle */
+    tg_release(s); tg_release(c); tg_release(a);
+}
