@@ -69,6 +69,10 @@ char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t) {
 /* ------------------------------------------------------------------ saved tensors */
 
 void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr) {
+    /* An output without history (not differentiable: integral indices, or recorded with
+     * grad mode off) cannot be in a cycle with this node and must not get the node as its
+     * grad_fn on unpack: it is kept like an input. */
+    is_output = is_output && t && t->requires_grad;
     *s = (tg_saved){ NULL, 0, output_nr, is_output, t != NULL };
     if (!t) return;
     s->data = is_output ? output_alias(t) : tg_retain(t);

@@ -104,7 +104,8 @@ typedef struct tg_saved {
     bool defined;           /* something (possibly NULL for Tensor?) was saved */
 } tg_saved;
 
-/* Saves t (NULL allowed for Tensor? arguments). For outputs pass is_output = true. */
+/* Saves t (NULL allowed for Tensor? arguments). For outputs pass is_output = true, after
+ * tg__set_history (an output without history, e.g. integral indices, is kept like an input). */
 void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr);
 /* A new reference to the saved tensor, with its history: an input keeps its own grad_fn; an
  * output gets `owner` back as grad_fn (so create_graph differentiates through it). Errors:
