@@ -80,7 +80,20 @@ typedef enum tga_origin {
     TGA_KERNEL_WRITTEN,        /* named in dispatch: (or the implicit composite rule) */
     TGA_KERNEL_STRUCTURED,     /* glue: functional / in-place entry of a structured kernel */
     TGA_KERNEL_AUTOGEN,        /* glue: autogen'ed out= entry calling the functional kernel */
+    TGA_KERNEL_AUTOGRAD,       /* generated autograd kernel (tg_autograd.c), see tga_autograd */
 } tga_origin;
+
+/* What an operator's generated autograd kernel does (api_autograd.c; docs/generated-code.md,
+ * "Autograd"). Only with a derivatives file; ops that get none keep whatever their written
+ * kernels put in the autograd slot (CompositeImplicitAutograd) or leave it empty. */
+typedef enum tga_autograd {
+    TGA_AUTOGRAD_NONE,
+    TGA_AUTOGRAD_RECORD,       /* has a derivative entry (its own, or its functional sibling's
+                                * for an in-place op): records that node */
+    TGA_AUTOGRAD_OUT,          /* out=: refuses arguments that require grad */
+    TGA_AUTOGRAD_NOT_IMPL,     /* differentiable-looking, no formula: records a node whose
+                                * backward fails naming the operator */
+} tga_autograd;
 
 typedef struct tga_kernel {
     const char *symbol;        /* "tg__cpu_add_out", "tg__structured_cpu_add" */
@@ -113,6 +126,8 @@ struct tga_op {
     tga_kernel *kernels; int nkernels;
     const tga_op *delegate;    /* structured_delegate target */
     const tga_op *functional;  /* autogen: the functional entry whose kernels it wraps */
+    tga_autograd autograd;     /* its generated autograd kernel, if any */
+    const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */
 };
 
 typedef struct tga_ops {

@@ -9,4 +9,8 @@
  * signatures. Returns the number of errors. */
 int tga_assign_kernels(tgm_arena *a, tga_ops *ops);
 
+/* Gives every operator its generated autograd kernel (tga_autograd), in the autograd slot of its
+ * row, replacing what written kernels put there. Nothing without derivative entries. */
+int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops);
+
 #endif

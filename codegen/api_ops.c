@@ -185,6 +185,7 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out) {
     errors += check_public_names(a, out);
     errors += check_result_structs(a, out);
     errors += tga_assign_kernels(a, out);
+    errors += tga_assign_autograd(m, a, out);
     return errors;
 }
 

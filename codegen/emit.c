@@ -144,6 +144,7 @@ int tgen_emit_all(const tgm_model *m, const tgen_emit_options *o) {
         tge_emit_structured(&c);
         tge_emit_boxed(&c);
         tge_emit_op_list(&c);
+        tge_emit_autograd(&c);
         if (o->docs_dir) tge_emit_docs(&c);
     }
     if (tgm_error_count() == errors_before) {

@@ -34,6 +34,10 @@ static const char *dispatch_line(tge_ctx *c, const tga_op *op) {
             what = tgt_fmt(c->arena, " (structured: calls `%s`)", kn->target);
         else if (kn->origin == TGA_KERNEL_AUTOGEN)
             what = tgt_fmt(c->arena, " (autogen: `%s`, then copy into out)", kn->target);
+        else if (kn->origin == TGA_KERNEL_AUTOGRAD)
+            what = op->autograd == TGA_AUTOGRAD_RECORD ? " (records the backward node)"
+                   : op->autograd == TGA_AUTOGRAD_OUT ? " (refuses arguments that require grad)"
+                                                      : " (backward not implemented)";
         tgt_list_addf(&parts, c->arena, "%s → `%s`%s%s", slot_names(c, kn->slots), kn->symbol, what,
                       kn->cuda_only ? " (builds with CUDA)" : "");
     }

@@ -24,7 +24,7 @@ static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, co
 
 void tge_emit_kernels_h(tge_ctx *c) {
     tgt_template file = tge_template(c, "tg_kernels.h.in");
-    tgt_list types = { 0 }, protos = { 0 }, glue = { 0 }, boxed = { 0 };
+    tgt_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *ret = op->ret_ctype;
@@ -39,6 +39,9 @@ void tge_emit_kernels_h(tge_ctx *c) {
                 if (declared_before(c, i, k, kn->symbol)) continue;
                 tgt_list_addf(&protos, c->arena, "/* %s */\n%s;\n", tga_schema_comment(c->arena, op->f),
                               kernel_decl(c, op, kn->symbol));
+            } else if (kn->origin == TGA_KERNEL_AUTOGRAD) {
+                tgt_list_addf(&autograd, c->arena, "%s;   /* %s */", kernel_decl(c, op, kn->symbol),
+                              op->f->schema.full_name);
             } else {
                 tgt_list_addf(&glue, c->arena, "%s;   /* %s */", kernel_decl(c, op, kn->symbol),
                               op->f->schema.full_name);
@@ -46,10 +49,12 @@ void tge_emit_kernels_h(tge_ctx *c) {
         }
     }
     if (glue.n == 0) tgt_list_add(&glue, c->arena, "/* (none) */");
+    if (autograd.n == 0) tgt_list_add(&autograd, c->arena, "/* (none: no derivatives file) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "kernel_types", &types);
     tgt_set_list(e, "kernel_protos", &protos);
     tgt_set_list(e, "glue_protos", &glue);
+    tgt_set_list(e, "autograd_protos", &autograd);
     tgt_set_list(e, "boxed_protos", &boxed);
     tge_add_file(c, c->opts->out_dir, "tg_kernels.h", tgt_render_str(&file, e, c->arena));
 }

@@ -40,7 +40,8 @@ void tge_emit_structured(tge_ctx *c) {
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++)
-            if (op->kernels[k].origin != TGA_KERNEL_WRITTEN)
+            if (op->kernels[k].origin == TGA_KERNEL_STRUCTURED ||
+                op->kernels[k].origin == TGA_KERNEL_AUTOGEN)
                 tgt_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
     }
     tgt_env *e = tge_env(c);

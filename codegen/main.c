@@ -5,15 +5,20 @@
 #include <string.h>
 
 #include "emit.h"
+#include "formula.h"
 #include "frontend.h"
 
 static const char usage[] =
-    "usage: tgen --check NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "usage: tgen --check [--strict] [--verbose] NATIVE.yaml [DERIVATIVES.yaml]\n"
     "       tgen --gen --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
     "                  --templates DIR --out DIR [--docs DIR]\n"
     "       tgen --help\n"
     "\n"
-    "  --check   parse and validate the spec files; print a one-line summary\n"
+    "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
+    "            only) and print a one-line summary with how many parsed\n"
+    "  --strict  with --check: also type-check every formula against the schemas, as --gen\n"
+    "            does; a formula that does not parse or check is an error\n"
+    "  --verbose with --check: list the formulas that do not parse, with the reason\n"
     "  --gen     parse, validate, then write the generated sources into --out (only files\n"
     "            whose text changed) and the operator reference into --docs\n"
     "\n"
@@ -41,16 +46,60 @@ static int explicit_funcs(const tgm_model *m)
     return n;
 }
 
+/* Parses every formula of the derivatives file, syntax only: PyTorch's own file has C++ in
+ * some formulas (lambdas, templates), which is counted, not an error. Returns how many parsed;
+ * *total gets how many there are. */
+static int parse_formulas(tgm_model *m, bool verbose, int *total)
+{
+    int parsed = 0;
+    *total = 0;
+    for (int i = 0; i < m->nderivs; i++) {
+        tgm_derivative *dv = m->derivs[i];
+        for (int pass = 0; pass < 2; pass++) {
+            tgm_formula *fs = pass ? dv->result_formulas : dv->formulas;
+            int n = pass ? dv->nresult : dv->nformulas;
+            for (int k = 0; k < n; k++) {
+                tgf_syntax_error err;
+                (*total)++;
+                if (tgf_parse_formula(m->arena, &fs[k], &err)) {
+                    parsed++;
+                } else if (verbose) {
+                    tgm_loc l = tgf_loc(&fs[k], err.offset);
+                    printf("%s:%d:%d: formula for '%s' of '%s' does not parse: %s\n", l.file, l.line,
+                           l.col, fs[k].vars, dv->schema.full_name, err.msg);
+                }
+            }
+        }
+    }
+    return parsed;
+}
+
 static int run_check(int argc, char **argv)
 {
+    bool strict = false, verbose = false;
+    for (; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
+        if (!strcmp(argv[0], "--strict"))
+            strict = true;
+        else if (!strcmp(argv[0], "--verbose"))
+            verbose = true;
+        else
+            break;
+    }
     if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && argv[1][0] == '-')) {
         fputs(usage, stderr);
         return 2;
     }
     tgm_model m = { .arena = tgm_arena_new() };
     int errors = load(&m, argv[0], argc == 2 ? argv[1] : NULL);
-    if (!errors)
-        printf("ok: %d functions, %d derivatives\n", explicit_funcs(&m), m.nderivs);
+    if (!errors && strict)
+        errors = tgf_check_model(&m);
+    if (!errors) {
+        int total, parsed = parse_formulas(&m, verbose, &total);
+        printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
+        if (argc == 2)
+            printf(", %d/%d formulas parsed", parsed, total);
+        printf("\n");
+    }
     tgm_arena_free(m.arena);
     return errors ? 1 : 0;
 }

@@ -184,6 +184,46 @@ typedef struct tgm_func {
     struct tgm_func *autogen_from;      /* the entry whose autogen list produced this one */
 } tgm_func;
 
+/* ---- formula expressions (codegen/formula_parse.c) ----
+ * The syntax tree of one derivative formula, as written: no names are resolved here (that is
+ * formula_check.c's job, against the schemas). Every node records the bytes of the formula
+ * text it spans, so that any later stage can point an error at it with tgm_text_loc. */
+typedef enum tgm_expr_kind {
+    TGM_EXPR_INT,             /* 2, 0x10: `i` */
+    TGM_EXPR_FLOAT,           /* 0.5, 1e-5: `f` */
+    TGM_EXPR_BOOL,            /* true/false (also True/False): `b` */
+    TGM_EXPR_STR,             /* "floor": `str` (escapes decoded) */
+    TGM_EXPR_NAME,            /* grad, self, result, at::zeros (qualified names keep `::`) */
+    TGM_EXPR_CALL,            /* name(args...) */
+    TGM_EXPR_METHOD,          /* args[0].name(args[1...]) */
+    TGM_EXPR_INDEX,           /* args[0][args[1]] */
+    TGM_EXPR_LIST,            /* {args...} */
+    TGM_EXPR_UNARY,           /* op args[0] */
+    TGM_EXPR_BINARY,          /* args[0] op args[1] */
+    TGM_EXPR_COND,            /* args[0] ? args[1] : args[2] */
+} tgm_expr_kind;
+
+typedef enum tgm_expr_op {
+    TGM_EOP_NONE,
+    TGM_EOP_ADD, TGM_EOP_SUB, TGM_EOP_MUL, TGM_EOP_DIV,
+    TGM_EOP_EQ, TGM_EOP_NE, TGM_EOP_LT, TGM_EOP_LE, TGM_EOP_GT, TGM_EOP_GE,
+    TGM_EOP_AND, TGM_EOP_OR,
+    TGM_EOP_NEG, TGM_EOP_PLUS, TGM_EOP_NOT,
+} tgm_expr_op;
+
+typedef struct tgm_expr {
+    tgm_expr_kind kind;
+    tgm_expr_op op;           /* UNARY / BINARY */
+    size_t offset, len;       /* the node's bytes in the formula text */
+    size_t name_offset;       /* NAME / CALL / METHOD: where `name` starts */
+    const char *name;         /* NAME / CALL / METHOD */
+    int64_t i;
+    double f;
+    bool b;
+    const char *str;
+    struct tgm_expr **args; int nargs;
+} tgm_expr;
+
 /* ---- derivatives.yaml ---- */
 typedef struct tgm_formula {
     tgm_loc loc;              /* position of the formula text's first character */
@@ -191,7 +231,7 @@ typedef struct tgm_formula {
     const char **var_names; int nvars;    /* split and trimmed */
     tgm_loc vars_loc;         /* position of the key (`self, other:`) */
     const char *text;         /* the formula, as written */
-    struct tgm_expr *expr;    /* parsed formula (issue 3); NULL until the formula parser runs */
+    tgm_expr *expr;           /* parsed formula; NULL until tgf_parse_formula succeeds */
     const tgm_span *span;     /* for tgm_text_loc(loc, span, text, offset) */
 } tgm_formula;
 

@@ -1,6 +1,7 @@
 /* tgen's error table: every malformed spec in tests/codegen/bad/ must fail with exactly the
  * diagnostics in its .expected file (file:line:col included) and exit status 1. The table is
- * tests/codegen/errors.tsv; tests run from the repository root. */
+ * tests/codegen/errors.tsv (an optional fourth column holds extra --check flags, such as
+ * --strict for formula type errors); tests run from the repository root. */
 #include <criterion/criterion.h>
 
 #include "codegen/tgen_run.h"
@@ -8,9 +9,14 @@
 #define TABLE "tests/codegen/errors.tsv"
 
 /* Checks one row; returns false after reporting a mismatch. */
-static bool check_case(const char *name, const char *native, const char *derivs)
+static bool check_case(const char *name, const char *native, const char *derivs, const char *flags)
 {
-    const char *args[] = { "--check", native, strcmp(derivs, "-") ? derivs : NULL, NULL };
+    const char *args[] = { "--check", native, strcmp(derivs, "-") ? derivs : NULL, NULL, NULL };
+    if (*flags) {   /* `--check --strict native derivs` */
+        args[1] = flags;
+        args[2] = native;
+        args[3] = strcmp(derivs, "-") ? derivs : NULL;
+    }
     char expected_path[512];
     snprintf(expected_path, sizeof expected_path, "tests/codegen/bad/%s.expected", name);
     char *expected = tgen_slurp(expected_path);
@@ -37,11 +43,11 @@ Test(tgen_errors, table)
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || !line[0])
             continue;
-        char name[128], native[256], derivs[256];
-        cr_assert(sscanf(line, "%127[^\t]\t%255[^\t]\t%255s", name, native, derivs) == 3,
-                  TABLE ": malformed row '%s'", line);
+        char name[128], native[256], derivs[256], flags[64] = "";
+        int n = sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%63s", name, native, derivs, flags);
+        cr_assert(n == 3 || n == 4, TABLE ": malformed row '%s'", line);
         rows++;
-        failed += !check_case(name, native, derivs);
+        failed += !check_case(name, native, derivs, flags);
     }
     free(table);
     cr_expect_geq(rows, 30, TABLE " has only %d cases", rows);

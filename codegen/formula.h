@@ -1,0 +1,152 @@
+/* Derivative formulas: from text to C.
+ *
+ *   formula_lex.c, formula_parse.c   text -> tgm_expr (model.h), syntax only; used both by
+ *                                     `tgen --check` (which only counts what parses) and by
+ *                                     the checker
+ *   formula_check.c, formula_names.c  tgm_expr -> tgf_node: names resolved against the entry's
+ *                                     schema, operators resolved against the spec's overloads,
+ *                                     every node typed; errors point into the formula
+ *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
+ *   emit_autograd.c                  node structs, apply functions, autograd kernels
+ *
+ * The formula language is documented in docs/generated-code.md ("Autograd"). */
+#ifndef TGEN_FORMULA_H
+#define TGEN_FORMULA_H
+
+#include "api.h"
+#include "model.h"
+
+/* ------------------------------------------------------------------ syntax (lex, parse) */
+
+typedef struct tgf_syntax_error {
+    size_t offset;            /* byte of the formula text the error points at */
+    char msg[256];
+} tgf_syntax_error;
+
+typedef enum tgf_tok_kind {
+    TGF_TOK_EOF, TGF_TOK_IDENT, TGF_TOK_INT, TGF_TOK_FLOAT, TGF_TOK_STR, TGF_TOK_PUNCT,
+} tgf_tok_kind;
+
+typedef struct tgf_token {
+    tgf_tok_kind kind;
+    size_t offset, len;       /* in the formula text */
+    int64_t i;                /* INT */
+    double f;                 /* FLOAT */
+    const char *text;         /* IDENT: the identifier; STR: the decoded string; PUNCT: "==" */
+} tgf_token;
+
+typedef struct tgf_lexer {
+    tgm_arena *arena;
+    const char *src;
+    size_t pos;
+} tgf_lexer;
+
+/* The next token; false with *err set on a character or literal the language does not have. */
+bool tgf_lex(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err);
+
+/* Parses f->text into f->expr (arena nodes). Prints nothing: returns false with *err set, so
+ * that `tgen --check` can count failures and the checker can report them with a location. */
+bool tgf_parse_formula(tgm_arena *a, tgm_formula *f, tgf_syntax_error *err);
+/* The position of byte `offset` of a formula's text in its file. */
+tgm_loc tgf_loc(const tgm_formula *f, size_t offset);
+
+/* ------------------------------------------------------------------ checked formulas */
+
+typedef enum tgf_node_kind {
+    TGF_LIT,                  /* a literal: `c` is its C text (int, double, bool, string) */
+    TGF_GRAD,                 /* grads[index], borrowed */
+    TGF_INPUT,                /* forward input `index` (schema argument index), a saved value */
+    TGF_OUTPUT,               /* forward output `index`, a saved tensor */
+    TGF_META,                 /* `meta` of tensor args[0]; SIZE has the dim in args[1] */
+    TGF_CALL,                 /* callee(args...), trailing defaulted parameters omitted */
+    TGF_COP,                  /* C operator `c` on scalars: args[0] (unary) or args[0..1] */
+    TGF_COND,                 /* args[0] ? args[1] : args[2], only the chosen branch runs */
+    TGF_LIST,                 /* {args...}: an int list or a tensor list (see type) */
+    TGF_NOT_IMPL,             /* not_implemented("reason"): `c` is the reason */
+} tgf_node_kind;
+
+typedef enum tgf_meta { TGF_SIZES, TGF_SIZE, TGF_DIM, TGF_NUMEL, TGF_SCALAR_TYPE } tgf_meta;
+
+typedef struct tgf_node {
+    tgf_node_kind kind;
+    tga_kind type;            /* the value's type; TGA_UNSUPPORTED for a tuple (ntuple > 0) */
+    int ntuple;               /* a call with several Tensor returns: how many */
+    const tgm_expr *src;
+    const char *c;
+    int index;
+    tgf_meta meta;
+    const tga_op *callee;
+    struct tgf_node **args; int nargs;
+} tgf_node;
+
+/* How a formula uses a forward input or output (bits), which decides what a node saves. */
+enum {
+    TGF_USE_TENSOR = 1 << 0,  /* the tensor itself: tg_saved */
+    TGF_USE_SIZES = 1 << 1,   /* only through sizes()/size(d): tg_saved_sizes */
+    TGF_USE_DIM = 1 << 2,     /* dim(): int64_t */
+    TGF_USE_NUMEL = 1 << 3,   /* numel(): int64_t */
+    TGF_USE_DTYPE = 1 << 4,   /* scalar_type(): tg_dtype */
+    TGF_USE_VALUE = 1 << 5,   /* a non-tensor argument, saved by value */
+};
+
+typedef struct tgf_formula {
+    const tgm_formula *src;
+    tgf_node *root;           /* type Tensor, a tuple of nvars tensors, or TGF_NOT_IMPL */
+    int *edges;               /* [src->nvars]: the next edge of each variable; -1 for the
+                               * elements of a Tensor[] (see tgf_deriv.list_arg) */
+} tgf_formula;
+
+typedef struct tgf_deriv {
+    const tgm_derivative *dv;
+    const tga_op *op;         /* the entry's (functional) operator */
+    const char *node_name;    /* "AddBackward0" */
+    tgf_formula *formulas; int nformulas;
+    int nedges;
+    int *edge_arg;            /* [nedges]: the schema argument index of each next edge */
+    int list_arg;             /* a Tensor[] argument whose formula is not_implemented: its
+                               * elements get the edges after the nedges fixed ones; -1 */
+    unsigned *input_uses;     /* [op->nargs]: TGF_USE_* */
+    unsigned *output_uses;    /* [op->nrets] */
+    bool *output_diff;        /* [op->nrets]: output_differentiability (Tensor returns only) */
+    bool uses_grads;          /* some formula reads grad / grads[i] */
+} tgf_deriv;
+
+typedef struct tgf_derivs {
+    tgf_deriv *d; int n;
+    const tgf_deriv **by_op;  /* [ops->n]: the entry whose node an op records (functional and
+                               * in-place ops), or NULL */
+} tgf_derivs;
+
+/* Parses and type-checks every formula of the model against `ops`, names the nodes and works
+ * out what each saves. Errors are `file:line:col: error:` into the formula; returns their
+ * number. */
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out);
+
+/* `tgen --check --strict`: builds the C view and checks every formula; returns the errors. */
+int tgf_check_model(const tgm_model *m);
+
+/* formula_names.c: operator lookup and the node naming rule. */
+/* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */
+const char *tgf_node_base_name(tgm_arena *a, const char *base);
+/* The functional, non-out ops named `name` ("add", or "add_" for the in-place ones), in spec
+ * order; `at::` is dropped. Returns how many (up to max). */
+int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int max);
+/* Whether a value of type `have` can be passed for a parameter of kind `want`. */
+bool tgf_accepts(tga_kind want, tga_kind have);
+/* "Tensor", "int[]", "Tensor?" ...: a kind as the schema language writes it, for messages. */
+const char *tgf_kind_text(tga_kind k);
+
+/* ------------------------------------------------------------------ C (formula_c.c) */
+
+/* The C function `fn` computing formula f of d from the node `n` (type `node_type`) and the
+ * output gradients: `static tg_tensor *fn(node_type *n, tg_tensor *const *grads)` returning a
+ * new reference or NULL with an error recorded; for a joint formula `static int fn(node_type *n,
+ * tg_tensor *const *grads, tg_tensor **out)` filling out[e] for each needed edge e, returning
+ * 0 or -1. Every temporary is released on every path. */
+const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
+                        const char *node_type);
+/* The C name of a node field: "self", "self_sizes", "result", "other_scalar_type" (use is one
+ * TGF_USE_* bit; 0 gives the bare name, e.g. for "<name>_defined"). */
+const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use);
+
+#endif

@@ -1,0 +1,393 @@
+/* Checked formulas -> C. Every tensor an operator returns goes into its own temporary
+ * (declared NULL at the top of the function, released at its end on every path), so a failing
+ * call anywhere just jumps to the end: the function returns NULL (or -1) with the operator's
+ * error recorded and leaks nothing. Scalars are plain C expressions, except size(d), which can
+ * fail (a dimension out of range). Saved tensors are unpacked once, at the top, which is also
+ * where a freed graph or an in-place modification is reported (tg__saved_unpack). */
+#include <stdarg.h>
+#include <string.h>
+
+#include "formula.h"
+#include "template.h"
+
+typedef struct cc {
+    tgm_arena *a;
+    const tgf_deriv *d;
+    tgt_list decls, releases;
+    tgt_buf body;
+    int ntemps, depth;
+    bool live[512];                    /* tensor temporaries that still own a tensor (the
+                                        * first 512; later ones are released at the end) */
+    bool gotos;
+    bool *unpack_in, *unpack_out;      /* saved tensors this formula reads */
+} cc;
+
+/* A compiled value: C text, and the temporary that owns it (-1: borrowed or not a tensor). */
+typedef struct val {
+    const char *c;
+    int temp;
+} val;
+
+static void line(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(cc *c, const char *fmt, ...)
+{
+    for (int i = 0; i <= c->depth; i++)
+        tgt_puts(&c->body, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    tgt_vprintf(&c->body, fmt, ap);
+    va_end(ap);
+    tgt_puts(&c->body, "\n");
+}
+
+static const char *fail_jump(cc *c)
+{
+    c->gotos = true;
+    return "goto done;";
+}
+
+/* A new temporary of C type `ctype`; tensors (and tuples of them) are released at the end. */
+static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
+{
+    int k = c->ntemps++;
+    if (tuple_of) {
+        tgt_list_addf(&c->decls, c->a, "%s t%d = { 0 };", ctype, k);
+        for (int i = 0; i < tuple_of->nrets; i++)
+            tgt_list_addf(&c->releases, c->a, "tg_release(t%d.%s);", k, tuple_of->rets[i].name);
+    } else if (!strcmp(ctype, "tg_tensor *")) {
+        if (k < 512)
+            c->live[k] = true;
+        tgt_list_addf(&c->decls, c->a, "tg_tensor *t%d = NULL;", k);
+        tgt_list_addf(&c->releases, c->a, "tg_release(t%d);", k);
+    } else {
+        bool scalar = !strcmp(ctype, "int64_t") || !strcmp(ctype, "double") ||
+                      !strcmp(ctype, "bool") || !strcmp(ctype, "tg_dtype");
+        tgt_list_addf(&c->decls, c->a, "%s t%d = %s;", ctype, k, scalar ? "0" : "{ 0 }");
+    }
+    return k;
+}
+
+const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use)
+{
+    const char *base;
+    if (output)
+        base = d->op->nrets == 1 ? "result" : tgt_fmt(a, "result%d", index);
+    else {
+        base = tga_ident(a, d->op->f->schema.args[index].name);
+        if (!strcmp(base, "base") || !strcmp(base, "n"))   /* the node header; the node */
+            base = tgt_fmt(a, "%s_", base);
+    }
+    switch (use) {
+    case TGF_USE_SIZES: return tgt_fmt(a, "%s_sizes", base);
+    case TGF_USE_DIM: return tgt_fmt(a, "%s_dim", base);
+    case TGF_USE_NUMEL: return tgt_fmt(a, "%s_numel", base);
+    case TGF_USE_DTYPE: return tgt_fmt(a, "%s_scalar_type", base);
+    default: return base;
+    }
+}
+
+/* ------------------------------------------------------------------ saved values */
+
+static void find_unpacks(cc *c, const tgf_node *n, bool as_meta)
+{
+    if (n->kind == TGF_INPUT || n->kind == TGF_OUTPUT) {
+        bool out = n->kind == TGF_OUTPUT;
+        unsigned uses = out ? c->d->output_uses[n->index] : c->d->input_uses[n->index];
+        bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
+        /* Metadata comes from the tensor itself when the node keeps the tensor anyway. */
+        if (tensor && (!as_meta || (uses & TGF_USE_TENSOR)))
+            (out ? c->unpack_out : c->unpack_in)[n->index] = true;
+        return;
+    }
+    for (int i = 0; i < n->nargs; i++)
+        find_unpacks(c, n->args[i], n->kind == TGF_META && i == 0);
+}
+
+static void emit_unpacks(cc *c)
+{
+    const tga_op *op = c->d->op;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? op->nrets : op->nargs;
+        for (int i = 0; i < n; i++) {
+            if (!(pass ? c->unpack_out : c->unpack_in)[i])
+                continue;
+            const char *f = tgf_saved_field(c->a, c->d, pass, i, TGF_USE_TENSOR);
+            tgt_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
+            tgt_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
+            if (!pass && op->args[i].kind == TGA_OPT_TENSOR)
+                line(c, "if (n->%s_defined && !(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f,
+                     f, f, fail_jump(c));
+            else
+                line(c, "if (!(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f, f, fail_jump(c));
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ expressions */
+
+static val compile(cc *c, const tgf_node *n);
+
+static val plain(const char *text) { return (val){ text, -1 }; }
+
+/* The metadata of a saved input/output kept without its tensor. */
+static const char *saved_meta(cc *c, const tgf_node *src, tgf_meta meta)
+{
+    bool out = src->kind == TGF_OUTPUT;
+    unsigned uses = out ? c->d->output_uses[src->index] : c->d->input_uses[src->index];
+    const char *sizes = tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_SIZES);
+    switch (meta) {
+    case TGF_SIZES:
+    case TGF_SIZE: return tgt_fmt(c->a, "tg__saved_sizes_list(&n->%s)", sizes);
+    case TGF_DIM:
+        return uses & TGF_USE_SIZES ? tgt_fmt(c->a, "n->%s.ndim", sizes)
+                                    : tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DIM));
+    case TGF_NUMEL:
+        return uses & TGF_USE_SIZES ? tgt_fmt(c->a, "tg__gen_numel(tg__saved_sizes_list(&n->%s))", sizes)
+                                    : tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
+    case TGF_SCALAR_TYPE:
+        return tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DTYPE));
+    }
+    return "0";
+}
+
+static val compile_meta(cc *c, const tgf_node *n)
+{
+    const tgf_node *src = n->args[0];
+    const char *text = NULL;
+    bool saved = (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
+                 !(src->kind == TGF_INPUT ? c->unpack_in : c->unpack_out)[src->index];
+    if (saved) {
+        text = saved_meta(c, src, n->meta);
+    } else {
+        const char *t = compile(c, src).c;
+        switch (n->meta) {
+        case TGF_SIZES:
+        case TGF_SIZE: text = tgt_fmt(c->a, "tg__gen_sizes(%s)", t); break;
+        case TGF_DIM: text = tgt_fmt(c->a, "tg_tensor_dim(%s)", t); break;
+        case TGF_NUMEL: text = tgt_fmt(c->a, "tg_tensor_numel(%s)", t); break;
+        case TGF_SCALAR_TYPE: text = tgt_fmt(c->a, "tg_tensor_dtype(%s)", t); break;
+        }
+    }
+    if (n->meta != TGF_SIZE)
+        return plain(text);
+    const char *d = compile(c, n->args[1]).c;
+    int k = temp(c, "int64_t", NULL);
+    line(c, "if (tg__gen_size(%s, %s, &t%d)) %s", text, d, k, fail_jump(c));
+    return plain(tgt_fmt(c->a, "t%d", k));
+}
+
+/* `v` (of type have) as an argument for parameter kind `want`. */
+static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v)
+{
+    tga_kind want = p->kind;
+    if (want == have)
+        return v;
+    switch (want) {
+    case TGA_OPT_INT: return tgt_fmt(c->a, "(tg_opt_int){ true, %s }", v);
+    case TGA_DOUBLE: return tgt_fmt(c->a, "(double)(%s)", v);
+    case TGA_OPT_DOUBLE: return tgt_fmt(c->a, "(tg_opt_float){ true, (double)(%s) }", v);
+    case TGA_OPT_BOOL: return tgt_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
+    case TGA_INT_LIST:
+    case TGA_OPT_INT_LIST:
+        if (have == TGA_INT) {   /* one int for an int[N]: N copies */
+            tgt_list l = { 0 };
+            for (int i = 0; i < p->arg->type.list_size; i++)
+                tgt_list_add(&l, c->a, v);
+            return tgt_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }",
+                           tgt_list_join(&l, c->a, ", "), p->arg->type.list_size);
+        }
+        return v;
+    default: return v;   /* Tensor/Tensor?, ScalarType?, str?: the same C type */
+    }
+}
+
+static const char *call_text(cc *c, const tgf_node *n)
+{
+    const tga_op *op = n->callee;
+    tgt_list pos = { 0 }, opts = { 0 };
+    for (int i = 0; i < op->nargs; i++) {
+        const tga_arg *p = &op->args[i];
+        const char *v = i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
+                                     : p->default_expr;
+        if (p->default_expr)
+            tgt_list_addf(&opts, c->a, ".%s = %s", p->name, v);
+        else
+            tgt_list_add(&pos, c->a, v);
+    }
+    if (op->opts_name)
+        tgt_list_addf(&pos, c->a, "(%s){ %s }", op->opts_name, tgt_list_join(&opts, c->a, ", "));
+    return tgt_fmt(c->a, "%s(%s)", op->fn_name, tgt_list_join(&pos, c->a, ", "));
+}
+
+/* Drops the tensors made for the arguments of a call once it returned: each temporary is
+ * used once (formulas are trees), so backward holds no more intermediates than it needs.
+ * (A list from tg__gen_sizes(t) points into t: it is an argument of this call or a deeper
+ * one, so t is still alive when it is read.) */
+static void drop_args(cc *c, int first, int last)
+{
+    for (int k = first; k < last && k < 512; k++)
+        if (c->live[k]) {
+            line(c, "TG__GEN_DROP(t%d);", k);
+            c->live[k] = false;
+        }
+}
+
+static val compile_call(cc *c, const tgf_node *n)
+{
+    const tga_op *op = n->callee;
+    int first = c->ntemps;
+    const char *call = call_text(c, n);
+    int last = c->ntemps;
+    if (n->ntuple) {
+        int k = temp(c, op->ret_ctype, op);
+        line(c, "t%d = %s;", k, call);
+        line(c, "if (!t%d.%s) %s", k, op->rets[0].name, fail_jump(c));
+        drop_args(c, first, last);
+        return (val){ tgt_fmt(c->a, "t%d", k), k };
+    }
+    if (n->type != TGA_TENSOR) {   /* an int/float/bool result: no error channel */
+        int k = temp(c, tga_ctype(n->type), NULL);
+        line(c, "t%d = %s;", k, call);
+        drop_args(c, first, last);
+        return plain(tgt_fmt(c->a, "t%d", k));
+    }
+    int k = temp(c, "tg_tensor *", NULL);
+    line(c, "if (!(t%d = %s)) %s", k, call, fail_jump(c));
+    drop_args(c, first, last);
+    return (val){ tgt_fmt(c->a, "t%d", k), k };
+}
+
+/* Stores v into temporary k: an owned tensor moves, a borrowed one is retained. */
+static void store(cc *c, int k, const tgf_node *n, val v)
+{
+    if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR)
+        line(c, "t%d = %s;", k, v.c);
+    else if (v.temp >= 0) {
+        line(c, "t%d = t%d;\n%*st%d = NULL;", k, v.temp, 4 * (c->depth + 1), "", v.temp);
+        if (v.temp < 512)
+            c->live[v.temp] = false;
+    }
+    else
+        line(c, "t%d = tg_retain(%s);", k, v.c);
+}
+
+/* `(a == b)` -> `a == b`, for `if (...)`: clang warns about doubled parentheses there. */
+static const char *unparen(cc *c, const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 2 || s[0] != '(' || s[n - 1] != ')')
+        return s;
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+        if (depth == 0 && i < n - 1)
+            return s;   /* `(a) + (b)`: the outer ones are not a pair */
+    }
+    return tgm_strndup(c->a, s + 1, n - 2);
+}
+
+static val compile_cond(cc *c, const tgf_node *n)
+{
+    const char *cond = unparen(c, compile(c, n->args[0]).c);
+    int k = temp(c, tga_ctype(n->type), NULL);
+    line(c, "if (%s) {", cond);
+    c->depth++;
+    store(c, k, n, compile(c, n->args[1]));
+    c->depth--;
+    line(c, "} else {");
+    c->depth++;
+    store(c, k, n, compile(c, n->args[2]));
+    c->depth--;
+    line(c, "}");
+    bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
+    return (val){ tgt_fmt(c->a, "t%d", k), tensor ? k : -1 };
+}
+
+static val compile_list(cc *c, const tgf_node *n)
+{
+    if (n->nargs == 0)
+        return plain(n->type == TGA_INT_LIST ? "TG_INTS_EMPTY" : "(tg_tensor_list){ NULL, 0 }");
+    tgt_list items = { 0 };
+    for (int i = 0; i < n->nargs; i++)
+        tgt_list_add(&items, c->a, compile(c, n->args[i]).c);
+    const char *elems = tgt_list_join(&items, c->a, ", ");
+    if (n->type == TGA_INT_LIST)
+        return plain(tgt_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
+    return plain(tgt_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
+}
+
+static val compile(cc *c, const tgf_node *n)
+{
+    switch (n->kind) {
+    case TGF_LIT: return plain(n->c);
+    case TGF_GRAD: return plain(tgt_fmt(c->a, "grads[%d]", n->index));
+    case TGF_INPUT:
+    case TGF_OUTPUT: {
+        bool out = n->kind == TGF_OUTPUT;
+        const char *f = tgf_saved_field(c->a, c->d, out, n->index, TGF_USE_TENSOR);
+        if (n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR)
+            return plain(tgt_fmt(c->a, "s_%s", f));
+        return plain(tgt_fmt(c->a, "n->%s", f));
+    }
+    case TGF_META: return compile_meta(c, n);
+    case TGF_CALL: return compile_call(c, n);
+    case TGF_COP:
+        if (n->nargs == 1)
+            return plain(tgt_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
+        return plain(tgt_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c,
+                             compile(c, n->args[1]).c));
+    case TGF_COND: return compile_cond(c, n);
+    case TGF_LIST: return compile_list(c, n);
+    case TGF_NOT_IMPL: break;
+    }
+    return plain("NULL");
+}
+
+/* ------------------------------------------------------------------ functions */
+
+const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
+                        const char *node_type)
+{
+    cc c = { .a = a, .d = d };
+    tgt_buf_init(&c.body);
+    c.unpack_in = tgm_alloc(a, sizeof(bool) * (size_t)(d->op->nargs + 1));
+    c.unpack_out = tgm_alloc(a, sizeof(bool) * (size_t)(d->op->nrets + 1));
+    find_unpacks(&c, f->root, false);
+    emit_unpacks(&c);
+    val v = compile(&c, f->root);
+    bool joint = f->src->nvars > 1;
+    if (joint) {
+        const tga_op *op = f->root->callee;
+        for (int k = 0; k < f->src->nvars; k++)
+            line(&c, "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
+                 f->edges[k], "", f->edges[k], v.c, op->rets[k].name, "", v.c, op->rets[k].name);
+        line(&c, "tg_rc = 0;");
+    } else if (v.temp >= 0) {
+        line(&c, "tg_r = %s;", v.c);
+        line(&c, "%s = NULL;", v.c);
+    } else {
+        line(&c, "tg_r = tg_retain(%s);", v.c);
+    }
+
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
+    if (joint)
+        tgt_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn, node_type);
+    else
+        tgt_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
+    tgt_puts(&b, joint ? "    int tg_rc = -1;\n" : "    tg_tensor *tg_r = NULL;\n");
+    for (int i = 0; i < c.decls.n; i++)
+        tgt_printf(&b, "    %s\n", c.decls.items[i]);
+    tgt_puts(&b, "    (void)n;\n    (void)grads;\n");
+    tgt_puts(&b, c.body.data ? c.body.data : "");
+    if (c.gotos)
+        tgt_puts(&b, "done:\n");
+    for (int i = 0; i < c.releases.n; i++)
+        tgt_printf(&b, "    %s\n", c.releases.items[i]);
+    tgt_puts(&b, joint ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    tgt_buf_free(&c.body);
+    return s;
+}

@@ -1,0 +1,394 @@
+/* The formula checker: tgm_expr -> tgf_node. Resolves every name against the derivative
+ * entry's schema (grad, grads[i], inputs, outputs), every call against the spec's overloads
+ * (first functional overload of that base name whose parameters accept the arguments, in spec
+ * order), desugars the operators (`a * b` is a call of `mul`), and types every node. The first
+ * error of a formula is reported, at the node it concerns; the rest of that formula is skipped
+ * (later errors would be consequences). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formula_check.h"
+#include "template.h"
+
+#define MAX_CANDIDATES 64
+
+void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    c->errors++;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* Binary operators report at the end of their left operand: point at the operator. */
+    while (c->f->text[offset] == ' ')
+        offset++;
+    tgm_error(tgf_loc(c->f, offset), "%s", msg);
+}
+
+static tgf_node *mk(tgf_checker *c, tgf_node_kind kind, tga_kind type, const tgm_expr *src)
+{
+    tgf_node *n = tgm_alloc(c->a, sizeof *n);
+    n->kind = kind;
+    n->type = type;
+    n->src = src;
+    return n;
+}
+
+static void set_args(tgf_checker *c, tgf_node *n, tgf_node **args, int nargs)
+{
+    n->nargs = nargs;
+    n->args = tgm_alloc(c->a, sizeof *n->args * (size_t)(nargs ? nargs : 1));
+    memcpy(n->args, args, sizeof *args * (size_t)nargs);
+}
+
+static bool is_tensor(const tgf_node *n) { return n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR; }
+static bool is_number(const tgf_node *n) { return n->type == TGA_INT || n->type == TGA_DOUBLE; }
+
+static const char *type_text(const tgf_node *n)
+{
+    return n->ntuple ? "a tuple of tensors" : tgf_kind_text(n->type);
+}
+
+/* ------------------------------------------------------------------ calls */
+
+/* Whether `arg` can be passed for parameter `p`; a bare int for an `int[N]` parameter is
+ * accepted too (PyTorch's IntArrayRef converts from one int). */
+static bool accepts(const tga_arg *p, const tgf_node *arg)
+{
+    if (arg->ntuple)
+        return false;
+    if (tgf_accepts(p->kind, arg->type))
+        return true;
+    return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
+           p->arg->type.list_size > 0;
+}
+
+static bool viable(const tga_op *op, tgf_node **args, int nargs)
+{
+    if (nargs > op->nargs)
+        return false;
+    for (int i = 0; i < nargs; i++)
+        if (!accepts(&op->args[i], args[i]))
+            return false;
+    for (int i = nargs; i < op->nargs; i++)
+        if (!op->args[i].default_expr)
+            return false;
+    return true;
+}
+
+static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op, tgf_node **args,
+                           int nargs)
+{
+    tgf_node *n = mk(c, TGF_CALL, TGA_UNSUPPORTED, src);
+    n->callee = op;
+    set_args(c, n, args, nargs);
+    if (op->nrets == 1) {
+        n->type = op->rets[0].kind;
+        return n;
+    }
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind != TGA_TENSOR) {
+            tgf_fail(c, src->offset, "'%s' returns a value other than a Tensor among several; "
+                     "formulas cannot use it", op->f->schema.full_name);
+            return NULL;
+        }
+    n->ntuple = op->nrets;
+    return n;
+}
+
+/* "(Tensor, int)" */
+static const char *arg_types(tgf_checker *c, tgf_node **args, int nargs)
+{
+    tgt_list l = { 0 };
+    for (int i = 0; i < nargs; i++)
+        tgt_list_add(&l, c->a, type_text(args[i]));
+    return tgt_fmt(c->a, "(%s)", tgt_list_join(&l, c->a, ", "));
+}
+
+tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
+                           tgf_node **args, int nargs)
+{
+    const tga_op *cands[MAX_CANDIDATES];
+    int n = tgf_find_ops(c->ops, name, cands, MAX_CANDIDATES);
+    if (n == 0) {
+        tgf_fail(c, name_at, "unknown operator '%s' (no function, in-place or method variant of "
+                 "that name in the native functions)", name);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (viable(cands[i], args, nargs))
+            return call_node(c, src, cands[i], args, nargs);
+    /* Which overloads could take this many arguments at all? */
+    int min_args = 1 << 30, max_args = 0;
+    tgt_list tried = { 0 };
+    bool count_ok = false;
+    for (int i = 0; i < n; i++) {
+        int req = 0;
+        for (int k = 0; k < cands[i]->nargs; k++)
+            if (!cands[i]->args[k].default_expr)
+                req = k + 1;
+        min_args = req < min_args ? req : min_args;
+        max_args = cands[i]->nargs > max_args ? cands[i]->nargs : max_args;
+        count_ok |= nargs >= req && nargs <= cands[i]->nargs;
+        tgt_list_add(&tried, c->a, cands[i]->f->schema.full_name);
+    }
+    if (!count_ok) {
+        const char *range = min_args == max_args ? tgt_fmt(c->a, "%d", min_args)
+                                                 : tgt_fmt(c->a, "%d to %d", min_args, max_args);
+        tgf_fail(c, name_at, "'%s' takes %s argument%s, not %d", name, range,
+                 max_args == 1 ? "" : "s", nargs);
+        return NULL;
+    }
+    tgf_fail(c, name_at, "no overload of '%s' accepts %s; tried %s", name,
+             arg_types(c, args, nargs), tgt_list_join(&tried, c->a, ", "));
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ names */
+
+static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
+{
+    const tga_op *op = c->d->op;
+    if (i < 0 || i >= op->nrets) {
+        tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%d]",
+                 op->f->schema.full_name, op->nrets, op->nrets == 1 ? "" : "s", i);
+        return NULL;
+    }
+    if (!c->d->output_diff[i]) {
+        tgf_fail(c, src->offset, "output %d of '%s' is not differentiable, so it has no gradient",
+                 i, op->f->schema.full_name);
+        return NULL;
+    }
+    tgf_node *n = mk(c, TGF_GRAD, TGA_TENSOR, src);
+    n->index = i;
+    return n;
+}
+
+/* The output a name stands for: `result` (one output), `result0`..., or a return name. */
+static int output_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nrets; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
+        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
+            return i;
+    }
+    return -1;
+}
+
+static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
+{
+    const tga_op *op = c->d->op;
+    const tgm_schema *s = &op->f->schema;
+    if (!strcmp(e->name, "grad"))
+        return grad_node(c, e, 0);
+    for (int i = 0; i < s->nargs; i++)
+        if (!strcmp(s->args[i].name, e->name)) {
+            if (op->args[i].kind == TGA_TENSOR_LIST) {
+                tgf_fail(c, e->offset, "Tensor[] argument '%s' cannot be used in a formula "
+                         "(saving tensor lists is not supported)", e->name);
+                return NULL;
+            }
+            tgf_node *n = mk(c, TGF_INPUT, op->args[i].kind, e);
+            n->index = i;
+            return n;
+        }
+    int out = output_index(s, e->name);
+    if (out >= 0) {
+        tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
+        n->index = out;
+        if (n->type != TGA_TENSOR) {
+            tgf_fail(c, e->offset, "output '%s' of '%s' is not a Tensor", e->name, s->full_name);
+            return NULL;
+        }
+        return n;
+    }
+    if (!strcmp(e->name, "grads"))
+        tgf_fail(c, e->offset, "'grads' needs an index: grads[0] is the gradient of output 0");
+    else if (!strcmp(e->name, "result"))
+        tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
+                 s->nrets, s->nrets - 1, s->rets[0].name ? " or the return names" : "");
+    else
+        tgf_fail(c, e->offset, "unknown name '%s' (not grad, grads[i], an argument or an output "
+                 "of '%s')", e->name, s->full_name);
+    return NULL;
+}
+
+static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
+{
+    const tgm_expr *base = e->args[0], *ix = e->args[1];
+    if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads")) {
+        tgf_fail(c, e->offset, "only 'grads' can be indexed (grads[i])");
+        return NULL;
+    }
+    if (ix->kind != TGM_EXPR_INT) {
+        tgf_fail(c, ix->offset, "the index of 'grads' must be an integer literal");
+        return NULL;
+    }
+    return grad_node(c, e, (int)ix->i);
+}
+
+/* ------------------------------------------------------------------ methods */
+
+static const struct { const char *name; tgf_meta meta; tga_kind type; int nargs; } metas[] = {
+    { "sizes", TGF_SIZES, TGA_INT_LIST, 0 }, { "sym_sizes", TGF_SIZES, TGA_INT_LIST, 0 },
+    { "size", TGF_SIZE, TGA_INT, 1 }, { "sym_size", TGF_SIZE, TGA_INT, 1 },
+    { "dim", TGF_DIM, TGA_INT, 0 }, { "numel", TGF_NUMEL, TGA_INT, 0 },
+    { "sym_numel", TGF_NUMEL, TGA_INT, 0 }, { "scalar_type", TGF_SCALAR_TYPE, TGA_DTYPE, 0 },
+};
+
+static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
+{
+    tgf_node *args[64];
+    if (e->nargs > 64) {
+        tgf_fail(c, e->offset, "too many arguments");
+        return NULL;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (!(args[i] = tgf_check_expr(c, e->args[i])))
+            return NULL;
+    tgf_node *recv = args[0];
+    for (size_t m = 0; m < sizeof metas / sizeof metas[0]; m++) {
+        if (strcmp(e->name, metas[m].name) || !is_tensor(recv))
+            continue;
+        if (recv->type == TGA_OPT_TENSOR) {
+            tgf_fail(c, e->name_offset, "'%s()' of a Tensor? (it may be None)", e->name);
+            return NULL;
+        }
+        if (e->nargs - 1 != metas[m].nargs) {
+            tgf_fail(c, e->name_offset, "'%s()' takes %s", e->name,
+                     metas[m].nargs ? "one int argument (the dimension)" : "no arguments");
+            return NULL;
+        }
+        if (metas[m].nargs && args[1]->type != TGA_INT) {
+            tgf_fail(c, e->args[1]->offset, "the dimension of 'size()' must be an int, not %s",
+                     type_text(args[1]));
+            return NULL;
+        }
+        tgf_node *n = mk(c, TGF_META, metas[m].type, e);
+        n->meta = metas[m].meta;
+        set_args(c, n, args, e->nargs);
+        return n;
+    }
+    if (!is_tensor(recv)) {
+        tgf_fail(c, e->name_offset, "'.%s()' called on %s: methods are operators called on a "
+                 "Tensor, or the metadata of one", e->name, type_text(recv));
+        return NULL;
+    }
+    return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
+}
+
+static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
+{
+    if (!strcmp(e->name, "not_implemented")) {
+        tgf_fail(c, e->name_offset, "not_implemented(\"...\") must be the whole formula");
+        return NULL;
+    }
+    tgf_node *args[64];
+    if (e->nargs > 64) {
+        tgf_fail(c, e->offset, "too many arguments");
+        return NULL;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (!(args[i] = tgf_check_expr(c, e->args[i])))
+            return NULL;
+    return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
+}
+
+static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
+{
+    tgf_node *args[64];
+    if (e->nargs > 64) {
+        tgf_fail(c, e->offset, "a list literal has at most 64 elements");
+        return NULL;
+    }
+    tga_kind elem = TGA_INT;
+    for (int i = 0; i < e->nargs; i++) {
+        if (!(args[i] = tgf_check_expr(c, e->args[i])))
+            return NULL;
+        tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
+        if (i == 0 && k == TGA_TENSOR)
+            elem = TGA_TENSOR;
+        if (args[i]->ntuple || (k != TGA_INT && k != TGA_TENSOR) || k != elem) {
+            tgf_fail(c, e->args[i]->offset, "list elements must be all ints or all tensors; "
+                     "element %d is %s", i, type_text(args[i]));
+            return NULL;
+        }
+    }
+    tgf_node *n = mk(c, TGF_LIST, elem == TGA_INT ? TGA_INT_LIST : TGA_TENSOR_LIST, e);
+    set_args(c, n, args, e->nargs);
+    return n;
+}
+
+/* ------------------------------------------------------------------ expressions */
+
+tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
+{
+    if (c->failed)
+        return NULL;
+    tgf_node *n;
+    switch (e->kind) {
+    case TGM_EXPR_INT:
+        n = mk(c, TGF_LIT, TGA_INT, e);
+        n->c = tgt_fmt(c->a, "INT64_C(%lld)", (long long)e->i);
+        return n;
+    case TGM_EXPR_FLOAT:
+        n = mk(c, TGF_LIT, TGA_DOUBLE, e);
+        n->c = tgt_fmt(c->a, "%.17g", e->f);
+        if (!strpbrk(n->c, ".eEn"))
+            n->c = tgt_fmt(c->a, "%s.0", n->c);
+        return n;
+    case TGM_EXPR_BOOL:
+        n = mk(c, TGF_LIT, TGA_BOOL, e);
+        n->c = e->b ? "true" : "false";
+        return n;
+    case TGM_EXPR_STR:
+        n = mk(c, TGF_LIT, TGA_STR, e);
+        n->c = tgf_c_string(c->a, e->str);
+        return n;
+    case TGM_EXPR_NAME: return check_name(c, e);
+    case TGM_EXPR_INDEX: return check_index(c, e);
+    case TGM_EXPR_CALL: return check_call(c, e);
+    case TGM_EXPR_METHOD: return check_method(c, e);
+    case TGM_EXPR_LIST: return check_list(c, e);
+    case TGM_EXPR_UNARY:
+    case TGM_EXPR_BINARY:
+    case TGM_EXPR_COND: return tgf_check_operator(c, e);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ helpers for operators */
+
+tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type,
+                  tgf_node *l, tgf_node *r)
+{
+    tgf_node *n = mk(c, TGF_COP, type, src);
+    n->c = op;
+    tgf_node *args[2] = { l, r };
+    set_args(c, n, args, r ? 2 : 1);
+    return n;
+}
+
+tgf_node *tgf_lit(tgf_checker *c, const tgm_expr *src, tga_kind type, const char *text)
+{
+    tgf_node *n = mk(c, TGF_LIT, type, src);
+    n->c = text;
+    return n;
+}
+
+tgf_node *tgf_cond(tgf_checker *c, const tgm_expr *src, tga_kind type, tgf_node **args)
+{
+    tgf_node *n = mk(c, TGF_COND, type, src);
+    set_args(c, n, args, 3);
+    return n;
+}
+
+bool tgf_is_tensor(const tgf_node *n) { return is_tensor(n); }
+bool tgf_is_number(const tgf_node *n) { return is_number(n); }
+const char *tgf_type_text(const tgf_node *n) { return type_text(n); }

@@ -1,0 +1,221 @@
+/* Whole derivative entries: which inputs get next edges (the formula keys, in file order),
+ * what each formula must produce (one Tensor, or a tuple of one per key of a joint formula),
+ * what the node must save (tgf_deriv.input_uses / output_uses), the node's name, and which
+ * operators record it (the entry's own, plus in-place siblings of a functional entry). */
+#include <stdio.h>
+#include <string.h>
+
+#include "formula_check.h"
+#include "template.h"
+
+static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
+{
+    for (int i = 0; i < ops->n; i++)
+        if (ops->ops[i].f == f)
+            return &ops->ops[i];
+    return NULL;
+}
+
+static int arg_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nargs; i++)
+        if (!strcmp(s->args[i].name, name))
+            return i;
+    return -1;
+}
+
+/* `not_implemented("reason")` as the whole formula. */
+static bool is_not_implemented(const tgm_expr *e)
+{
+    return e->kind == TGM_EXPR_CALL && !strcmp(e->name, "not_implemented") && e->nargs == 1 &&
+           e->args[0]->kind == TGM_EXPR_STR;
+}
+
+/* Marks what the node must save for the inputs and outputs a formula reads. */
+static void mark_uses(tgf_deriv *d, const tgf_node *n, bool as_meta, tgf_meta meta)
+{
+    if (n->kind == TGF_INPUT || n->kind == TGF_OUTPUT) {
+        unsigned *uses = n->kind == TGF_INPUT ? &d->input_uses[n->index] : &d->output_uses[n->index];
+        bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
+        if (!tensor)
+            *uses |= TGF_USE_VALUE;
+        else if (!as_meta)
+            *uses |= TGF_USE_TENSOR;
+        else
+            *uses |= meta == TGF_SCALAR_TYPE ? TGF_USE_DTYPE : meta == TGF_DIM ? TGF_USE_DIM
+                   : meta == TGF_NUMEL ? TGF_USE_NUMEL : TGF_USE_SIZES;
+        return;
+    }
+    if (n->kind == TGF_GRAD)
+        d->uses_grads = true;
+    for (int i = 0; i < n->nargs; i++)
+        mark_uses(d, n->args[i], n->kind == TGF_META && i == 0, n->meta);
+}
+
+/* Assigns next edges to the formula's keys; false after an error. */
+static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge_arg)
+{
+    const tgm_formula *f = tf->src;
+    const tga_op *op = c->d->op;
+    tf->edges = tgm_alloc(c->a, sizeof *tf->edges * (size_t)f->nvars);
+    for (int k = 0; k < f->nvars; k++) {
+        int ai = arg_index(&op->f->schema, f->var_names[k]);
+        if (ai < 0)
+            return false;   /* validate.c reported it */
+        tga_kind kind = op->args[ai].kind;
+        if (kind == TGA_TENSOR_LIST) {
+            /* Formulas have no Tensor[] results: a Tensor[] input can only be declared
+             * not_implemented (its elements then get edges, and backward fails clearly). */
+            bool ni = f->nvars == 1 && (f->expr || tgf_parse_formula(c->a, (tgm_formula *)f, &(tgf_syntax_error){ 0 })) &&
+                      is_not_implemented(f->expr);
+            if (!ni || c->d->list_arg >= 0) {
+                tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported%s",
+                          f->var_names[k], ni ? " for two lists" : " (only not_implemented(\"...\"))");
+                c->errors++;
+                return false;
+            }
+            c->d->list_arg = ai;
+            tf->edges[k] = -1;
+            continue;
+        }
+        if (kind != TGA_TENSOR && kind != TGA_OPT_TENSOR) {
+            tgm_error(f->vars_loc, "'%s' is a %s argument of '%s'; only tensors have gradients",
+                      f->var_names[k], tgf_kind_text(kind), op->f->schema.full_name);
+            c->errors++;
+            return false;
+        }
+        edge_arg[*nedges] = ai;
+        tf->edges[k] = (*nedges)++;
+    }
+    return true;
+}
+
+static void check_formula(tgf_checker *c, tgf_formula *tf)
+{
+    tgm_formula *f = (tgm_formula *)tf->src;
+    c->f = f;
+    c->failed = false;
+    tgf_syntax_error err;
+    if (!f->expr && !tgf_parse_formula(c->a, f, &err)) {
+        tgf_fail(c, err.offset, "%s", err.msg);
+        return;
+    }
+    if (is_not_implemented(f->expr)) {
+        tf->root = tgm_alloc(c->a, sizeof *tf->root);
+        tf->root->kind = TGF_NOT_IMPL;
+        tf->root->src = f->expr;
+        tf->root->c = f->expr->args[0]->str;
+        return;
+    }
+    tgf_node *root = tgf_check_expr(c, f->expr);
+    if (!root)
+        return;
+    if (f->nvars == 1 && root->type != TGA_TENSOR) {
+        tgf_fail(c, f->expr->offset, "the formula for '%s' must give a Tensor, not %s", f->vars,
+                 tgf_type_text(root));
+        return;
+    }
+    if (f->nvars > 1 && root->ntuple != f->nvars) {
+        tgf_fail(c, f->expr->offset, "the joint formula for '%s' must give %d tensors (a call of "
+                 "an operator with %d Tensor returns), not %s", f->vars, f->nvars, f->nvars,
+                 tgf_type_text(root));
+        return;
+    }
+    tf->root = root;
+    mark_uses(c->d, root, false, TGF_SIZES);
+}
+
+static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
+{
+    if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
+        tgm_error(dv->name_loc, "'%s' is an out= function; derivatives are declared for the "
+                  "functional (and in-place) variants", dv->schema.full_name);
+        return false;
+    }
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind != TGA_TENSOR) {
+            tgm_error(dv->name_loc, "'%s' returns %s; only operators returning tensors are "
+                      "differentiable", dv->schema.full_name, tgf_kind_text(op->rets[i].kind));
+            return false;
+        }
+    return true;
+}
+
+static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, int number)
+{
+    d->dv = dv;
+    d->op = op_of(c->ops, dv->func);
+    c->d = d;
+    if (!d->op || !check_entry_op(c, dv, d->op)) {
+        c->errors += d->op != NULL;
+        d->op = NULL;
+        return;
+    }
+    const tga_op *op = d->op;
+    d->node_name = tgt_fmt(c->a, "%s%d", tgf_node_base_name(c->a, dv->schema.base), number);
+    d->input_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nargs + 1));
+    d->output_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nrets + 1));
+    d->output_diff = tgm_alloc(c->a, sizeof(bool) * (size_t)(op->nrets + 1));
+    for (int i = 0; i < op->nrets; i++)
+        d->output_diff[i] = !dv->output_differentiability || i >= dv->noutput_diff ||
+                            dv->output_differentiability[i];
+    int nvars = 0;
+    for (int i = 0; i < dv->nformulas; i++)
+        nvars += dv->formulas[i].nvars;
+    d->edge_arg = tgm_alloc(c->a, sizeof(int) * (size_t)(nvars + 1));
+    d->list_arg = -1;
+    d->formulas = tgm_alloc(c->a, sizeof *d->formulas * (size_t)(dv->nformulas + 1));
+    d->nformulas = dv->nformulas;
+    for (int i = 0; i < dv->nformulas; i++) {
+        d->formulas[i].src = &dv->formulas[i];
+        if (assign_edges(c, &d->formulas[i], &d->nedges, d->edge_arg))
+            check_formula(c, &d->formulas[i]);
+    }
+}
+
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out)
+{
+    tgf_checker c = { .a = a, .ops = ops };
+    out->n = m->nderivs;
+    out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
+    out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
+    for (int i = 0; i < m->nderivs; i++) {
+        const tgm_derivative *dv = m->derivs[i];
+        if (!dv->func)
+            continue;
+        /* N of XBackwardN counts the entries of the same base name before this one. */
+        int number = 0;
+        for (int j = 0; j < i; j++)
+            number += !strcmp(m->derivs[j]->schema.base, dv->schema.base);
+        check_entry(&c, dv, &out->d[i], number);
+    }
+    for (int i = 0; i < m->nderivs; i++) {
+        const tgf_deriv *d = &out->d[i];
+        if (d->op)
+            out->by_op[d->op->index] = d;
+    }
+    /* In-place variants record their functional sibling's node (same arguments by name and
+     * position: validate.c pairs them by signature). */
+    for (int i = 0; i < ops->n; i++) {
+        const tgm_func *f = ops->ops[i].f;
+        if (out->by_op[i] || f->kind != TGM_KIND_INPLACE || !f->functional)
+            continue;
+        const tga_op *fn = op_of(ops, f->functional);
+        if (fn && out->by_op[fn->index] && ops->ops[i].nrets == 1)
+            out->by_op[i] = out->by_op[fn->index];
+    }
+    return c.errors;
+}
+
+int tgf_check_model(const tgm_model *m)
+{
+    tgm_arena *a = tgm_arena_new();
+    int before = tgm_error_count();
+    tga_ops ops;
+    if (tga_build_ops(m, a, &ops) == 0) {
+        tgf_derivs ds;
+        tgf_check_all(m, &ops, a, &ds);
+    }
+    tgm_arena_free(a);
+    return tgm_error_count() - before;
+}

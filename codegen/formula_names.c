@@ -1,0 +1,107 @@
+/* What the formula checker looks up: operators by base name, which argument types a
+ * parameter accepts, and the names of backward nodes. */
+#include <ctype.h>
+#include <string.h>
+
+#include "formula_check.h"
+#include "template.h"
+
+const char *tgf_node_base_name(tgm_arena *a, const char *base)
+{
+    /* PyTorch's rule: `_softmax` -> Softmax, `log_softmax` -> LogSoftmax, `mse_loss` -> MseLoss. */
+    tgt_buf b;
+    tgt_buf_init(&b);
+    bool up = true;
+    for (const char *p = base; *p; p++) {
+        if (*p == '_') {
+            up = true;
+            continue;
+        }
+        char c = up ? (char)toupper((unsigned char)*p) : *p;
+        tgt_putn(&b, &c, 1);
+        up = false;
+    }
+    tgt_puts(&b, "Backward");
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return s;
+}
+
+int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int max)
+{
+    if (!strncmp(name, "at::", 4))
+        name = name + 4;
+    size_t n = strlen(name);
+    bool inplace = n > 1 && name[n - 1] == '_' && !(n > 4 && !strncmp(name, "__", 2));
+    int count = 0;
+    for (int i = 0; i < ops->n && count < max; i++) {
+        const tga_op *op = &ops->ops[i];
+        const tgm_schema *s = &op->f->schema;
+        /* The in-place ones only when asked for by name (`mul_`); out= ones never: a formula
+         * has nowhere to put their outputs. */
+        if (op->f->kind == TGM_KIND_OUT || op->f->kind == TGM_KIND_SCRATCH ||
+            op->f->kind == TGM_KIND_MUTABLE)
+            continue;
+        if (s->inplace != inplace || (op->f->kind == TGM_KIND_INPLACE) != inplace)
+            continue;
+        if (strlen(s->base) != n - inplace || strncmp(s->base, name, n - inplace))
+            continue;
+        found[count++] = op;
+    }
+    return count;
+}
+
+bool tgf_accepts(tga_kind want, tga_kind have)
+{
+    if (want == have)
+        return true;
+    switch (want) {
+    /* A Tensor? value (an optional input) where a Tensor is wanted: the call fails at run time
+     * with "argument ... is NULL" when it is None, like PyTorch's undefined tensors. */
+    case TGA_TENSOR: return have == TGA_OPT_TENSOR;
+    case TGA_OPT_TENSOR: return have == TGA_TENSOR;
+    case TGA_OPT_INT: return have == TGA_INT;
+    case TGA_DOUBLE: return have == TGA_INT;
+    case TGA_OPT_DOUBLE: return have == TGA_INT || have == TGA_DOUBLE;
+    case TGA_OPT_BOOL: return have == TGA_BOOL;
+    case TGA_OPT_INT_LIST: return have == TGA_INT_LIST;
+    case TGA_OPT_DTYPE: return have == TGA_DTYPE;
+    case TGA_OPT_STR: return have == TGA_STR;
+    default: return false;
+    }
+}
+
+const char *tgf_kind_text(tga_kind k)
+{
+    static const char *const text[TGA_KIND_COUNT] = {
+        [TGA_UNSUPPORTED] = "?", [TGA_TENSOR] = "Tensor", [TGA_OPT_TENSOR] = "Tensor?",
+        [TGA_TENSOR_LIST] = "Tensor[]", [TGA_INT] = "int", [TGA_OPT_INT] = "int?",
+        [TGA_INT_LIST] = "int[]", [TGA_OPT_INT_LIST] = "int[]?", [TGA_DOUBLE] = "Scalar",
+        [TGA_OPT_DOUBLE] = "Scalar?", [TGA_BOOL] = "bool", [TGA_OPT_BOOL] = "bool?",
+        [TGA_DTYPE] = "ScalarType", [TGA_OPT_DTYPE] = "ScalarType?", [TGA_LAYOUT] = "Layout",
+        [TGA_OPT_LAYOUT] = "Layout?", [TGA_DEVICE] = "Device", [TGA_OPT_DEVICE] = "Device?",
+        [TGA_MEMORY_FORMAT] = "MemoryFormat", [TGA_OPT_MEMORY_FORMAT] = "MemoryFormat?",
+        [TGA_OPT_GENERATOR] = "Generator?", [TGA_STR] = "str", [TGA_OPT_STR] = "str?",
+    };
+    return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
+}
+
+const char *tgf_c_string(tgm_arena *a, const char *text)
+{
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_puts(&b, "\"");
+    for (const char *p = text; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\')
+            tgt_printf(&b, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            tgt_printf(&b, "\\%03o", ch);
+        else
+            tgt_putn(&b, p, 1);
+    }
+    tgt_puts(&b, "\"");
+    char *s = tgt_take(&b, a);
+    tgt_buf_free(&b);
+    return s;
+}
