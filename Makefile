@@ -78,6 +78,12 @@ $(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
 	$(BUILD)/tgen $(TGEN_ARGS)
 	@touch $@
 
+# Including the stamp makes GNU make bring generated/ up to date before anything else and then
+# restart, so the $(wildcard generated/*.c) above sees a file that generation just created.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+-include $(BUILD)/gen.stamp
+endif
+
 gen: $(BUILD)/tgen
 	$(BUILD)/tgen $(TGEN_ARGS)
 	@touch $(BUILD)/gen.stamp
