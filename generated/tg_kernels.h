@@ -686,6 +686,182 @@ tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, d
 tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* mul.Scalar_out */
 tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* div.Scalar_out */
 
+/* ---- autograd kernels (tg_autograd.c): record a backward node, then run the op below
+ * autograd; out= variants refuse arguments that require grad ---- */
+
+tg_tensor *tg__autograd_kernel_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* empty_like */
+tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value);   /* fill_.Scalar */
+tg_tensor *tg__autograd_kernel_zeros_out(tg_int_list size, tg_tensor *out);   /* zeros.out */
+tg_tensor *tg__autograd_kernel_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* zeros_like */
+tg_tensor *tg__autograd_kernel_ones_out(tg_int_list size, tg_tensor *out);   /* ones.out */
+tg_tensor *tg__autograd_kernel_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* ones_like */
+tg_tensor *tg__autograd_kernel_full_out(tg_int_list size, double fill_value, tg_tensor *out);   /* full.out */
+tg_tensor *tg__autograd_kernel_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* full_like */
+tg_tensor *tg__autograd_kernel_arange_out(double end, tg_tensor *out);   /* arange.out */
+tg_tensor *tg__autograd_kernel_arange_start_out(double start, double end, double step, tg_tensor *out);   /* arange.start_out */
+tg_tensor *tg__autograd_kernel_linspace_out(double start, double end, int64_t steps, tg_tensor *out);   /* linspace.out */
+tg_tensor *tg__autograd_kernel_eye_out(int64_t n, tg_tensor *out);   /* eye.out */
+tg_tensor *tg__autograd_kernel_eye_m_out(int64_t n, int64_t m, tg_tensor *out);   /* eye.m_out */
+tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator);   /* uniform_ */
+tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator);   /* normal_ */
+tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator);   /* random_.from */
+tg_tensor *tg__autograd_kernel_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* rand_like */
+tg_tensor *tg__autograd_kernel_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* randn_like */
+tg_tensor *tg__autograd_kernel_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* randint_like */
+tg_tensor *tg__autograd_kernel_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);   /* randint_like.low_dtype */
+tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha);   /* add.Tensor */
+tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha);   /* add_.Tensor */
+tg_tensor *tg__autograd_kernel_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);   /* add.out */
+tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha);   /* sub.Tensor */
+tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha);   /* sub_.Tensor */
+tg_tensor *tg__autograd_kernel_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);   /* sub.out */
+tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other);   /* mul.Tensor */
+tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other);   /* mul_.Tensor */
+tg_tensor *tg__autograd_kernel_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* mul.out */
+tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other);   /* div.Tensor */
+tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other);   /* div_.Tensor */
+tg_tensor *tg__autograd_kernel_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* div.out */
+tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div.Tensor_mode */
+tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div_.Tensor_mode */
+tg_tensor *tg__autograd_kernel_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);   /* div.out_mode */
+tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent);   /* pow.Tensor_Tensor */
+tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent);   /* pow_.Tensor */
+tg_tensor *tg__autograd_kernel_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);   /* pow.Tensor_Tensor_out */
+tg_tensor *tg__autograd_kernel_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);   /* pow.Tensor_Scalar_out */
+tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other);   /* maximum */
+tg_tensor *tg__autograd_kernel_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* maximum.out */
+tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other);   /* minimum */
+tg_tensor *tg__autograd_kernel_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* minimum.out */
+tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other);   /* eq.Tensor */
+tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other);   /* eq_.Tensor */
+tg_tensor *tg__autograd_kernel_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* eq.Tensor_out */
+tg_tensor *tg__autograd_kernel_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* eq.Scalar_out */
+tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other);   /* ne.Tensor */
+tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other);   /* ne_.Tensor */
+tg_tensor *tg__autograd_kernel_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* ne.Tensor_out */
+tg_tensor *tg__autograd_kernel_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* ne.Scalar_out */
+tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other);   /* lt.Tensor */
+tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other);   /* lt_.Tensor */
+tg_tensor *tg__autograd_kernel_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* lt.Tensor_out */
+tg_tensor *tg__autograd_kernel_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* lt.Scalar_out */
+tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other);   /* le.Tensor */
+tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other);   /* le_.Tensor */
+tg_tensor *tg__autograd_kernel_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* le.Tensor_out */
+tg_tensor *tg__autograd_kernel_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* le.Scalar_out */
+tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other);   /* gt.Tensor */
+tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other);   /* gt_.Tensor */
+tg_tensor *tg__autograd_kernel_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* gt.Tensor_out */
+tg_tensor *tg__autograd_kernel_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* gt.Scalar_out */
+tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other);   /* ge.Tensor */
+tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other);   /* ge_.Tensor */
+tg_tensor *tg__autograd_kernel_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* ge.Tensor_out */
+tg_tensor *tg__autograd_kernel_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* ge.Scalar_out */
+tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);   /* where.self */
+tg_tensor *tg__autograd_kernel_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* where.self_out */
+tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp */
+tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp_ */
+tg_tensor *tg__autograd_kernel_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out);   /* clamp.out */
+tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp.Tensor */
+tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp_.Tensor */
+tg_tensor *tg__autograd_kernel_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out);   /* clamp.Tensor_out */
+tg_tensor *tg__autograd_kernel_neg(tg_tensor *self);   /* neg */
+tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self);   /* neg_ */
+tg_tensor *tg__autograd_kernel_neg_out(tg_tensor *self, tg_tensor *out);   /* neg.out */
+tg_tensor *tg__autograd_kernel_abs(tg_tensor *self);   /* abs */
+tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self);   /* abs_ */
+tg_tensor *tg__autograd_kernel_abs_out(tg_tensor *self, tg_tensor *out);   /* abs.out */
+tg_tensor *tg__autograd_kernel_exp(tg_tensor *self);   /* exp */
+tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self);   /* exp_ */
+tg_tensor *tg__autograd_kernel_exp_out(tg_tensor *self, tg_tensor *out);   /* exp.out */
+tg_tensor *tg__autograd_kernel_log(tg_tensor *self);   /* log */
+tg_tensor *tg__autograd_kernel_log_(tg_tensor *self);   /* log_ */
+tg_tensor *tg__autograd_kernel_log_out(tg_tensor *self, tg_tensor *out);   /* log.out */
+tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self);   /* sqrt */
+tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self);   /* sqrt_ */
+tg_tensor *tg__autograd_kernel_sqrt_out(tg_tensor *self, tg_tensor *out);   /* sqrt.out */
+tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self);   /* rsqrt */
+tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self);   /* rsqrt_ */
+tg_tensor *tg__autograd_kernel_rsqrt_out(tg_tensor *self, tg_tensor *out);   /* rsqrt.out */
+tg_tensor *tg__autograd_kernel_sin(tg_tensor *self);   /* sin */
+tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self);   /* sin_ */
+tg_tensor *tg__autograd_kernel_sin_out(tg_tensor *self, tg_tensor *out);   /* sin.out */
+tg_tensor *tg__autograd_kernel_cos(tg_tensor *self);   /* cos */
+tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self);   /* cos_ */
+tg_tensor *tg__autograd_kernel_cos_out(tg_tensor *self, tg_tensor *out);   /* cos.out */
+tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self);   /* tanh */
+tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self);   /* tanh_ */
+tg_tensor *tg__autograd_kernel_tanh_out(tg_tensor *self, tg_tensor *out);   /* tanh.out */
+tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self);   /* sigmoid */
+tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self);   /* sigmoid_ */
+tg_tensor *tg__autograd_kernel_sigmoid_out(tg_tensor *self, tg_tensor *out);   /* sigmoid.out */
+tg_tensor *tg__autograd_kernel_relu(tg_tensor *self);   /* relu */
+tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self);   /* relu_ */
+tg_tensor *tg__autograd_kernel_relu_out(tg_tensor *self, tg_tensor *out);   /* relu.out */
+tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* sum.dim_IntList */
+tg_tensor *tg__autograd_kernel_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);   /* sum.IntList_out */
+tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* mean.dim */
+tg_tensor *tg__autograd_kernel_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);   /* mean.out */
+tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype);   /* prod.dim_int */
+tg_tensor *tg__autograd_kernel_prod_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);   /* prod.int_out */
+tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amax */
+tg_tensor *tg__autograd_kernel_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);   /* amax.out */
+tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amin */
+tg_tensor *tg__autograd_kernel_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);   /* amin.out */
+tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* max.dim */
+tg_values_indices tg__autograd_kernel_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);   /* max.dim_max */
+tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* min.dim */
+tg_values_indices tg__autograd_kernel_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);   /* min.dim_min */
+tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmax */
+tg_tensor *tg__autograd_kernel_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);   /* argmax.out */
+tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmin */
+tg_tensor *tg__autograd_kernel_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);   /* argmin.out */
+tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* var.correction */
+tg_tensor *tg__autograd_kernel_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);   /* var.correction_out */
+tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* std.correction */
+tg_tensor *tg__autograd_kernel_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);   /* std.correction_out */
+tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2);   /* mm */
+tg_tensor *tg__autograd_kernel_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);   /* mm.out */
+tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2);   /* bmm */
+tg_tensor *tg__autograd_kernel_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);   /* bmm.out */
+tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm */
+tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm_ */
+tg_tensor *tg__autograd_kernel_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);   /* addmm.out */
+tg_tensor *tg__autograd_kernel_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);   /* matmul.out */
+tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset);   /* as_strided */
+tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size);   /* view */
+tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1);   /* transpose.int */
+tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims);   /* permute */
+tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self);   /* squeeze */
+tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim);   /* squeeze.dim */
+tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim);   /* unsqueeze */
+tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit);   /* expand */
+tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step);   /* slice.Tensor */
+tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index);   /* select.int */
+tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format);   /* clone */
+tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim);   /* cat */
+tg_tensor *tg__autograd_kernel_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);   /* cat.out */
+tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);   /* stack.out */
+tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);   /* _to_copy */
+tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking);   /* copy_ */
+tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _softmax */
+tg_tensor *tg__autograd_kernel__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);   /* _softmax.out */
+tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _log_softmax */
+tg_tensor *tg__autograd_kernel__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);   /* _log_softmax.out */
+tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step);   /* slice_backward */
+tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index);   /* select_backward */
+tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);   /* threshold_backward */
+tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);   /* _softmax_backward_data */
+tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);   /* _log_softmax_backward_data */
+tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);   /* nll_loss_forward */
+tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);   /* nll_loss_backward */
+tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train);   /* native_dropout */
+tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);   /* sgd_step_ */
+tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);   /* adam_step_ */
+tg_tensor *tg__autograd_kernel_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out);   /* add.Scalar_out */
+tg_tensor *tg__autograd_kernel_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out);   /* sub.Scalar_out */
+tg_tensor *tg__autograd_kernel_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* mul.Scalar_out */
+tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* div.Scalar_out */
+
 /* ---- boxed callers (tg_boxed.c): pop the operator's arguments, call `kernel`, push its
  * results; they consume their arguments whether they succeed or not ---- */
 

@@ -323,7 +323,7 @@ tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts);
     tg_empty_fn((size), (tg_empty_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_empty_like. */
+ * Kernels: tg__composite_empty_like, tg__autograd_kernel_empty_like. */
 typedef struct tg_empty_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -337,7 +337,7 @@ tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts);
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_fill_. */
+ * Kernels: tg__cpu_fill_, tg__autograd_kernel_fill_. */
 tg_tensor *tg_fill_(tg_tensor *self, double value);
 
 /* zero_(Tensor(a!) self) -> Tensor(a!)
@@ -359,11 +359,11 @@ tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts);
 
 /* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_zeros_out. */
+ * Kernels: tg__composite_zeros_out, tg__autograd_kernel_zeros_out. */
 tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out);
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_zeros_like. */
+ * Kernels: tg__composite_zeros_like, tg__autograd_kernel_zeros_like. */
 typedef struct tg_zeros_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -389,11 +389,11 @@ tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts);
 
 /* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_ones_out. */
+ * Kernels: tg__composite_ones_out, tg__autograd_kernel_ones_out. */
 tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out);
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_ones_like. */
+ * Kernels: tg__composite_ones_like, tg__autograd_kernel_ones_like. */
 typedef struct tg_ones_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -419,11 +419,11 @@ tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts);
 
 /* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_full_out. */
+ * Kernels: tg__composite_full_out, tg__autograd_kernel_full_out. */
 tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out);
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_full_like. */
+ * Kernels: tg__composite_full_like, tg__autograd_kernel_full_like. */
 typedef struct tg_full_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -474,12 +474,12 @@ tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_ste
 
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_arange_out. */
+ * Kernels: tg__composite_arange_out, tg__autograd_kernel_arange_out. */
 tg_tensor *tg_arange_out(double end, tg_tensor *out);
 
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_arange_out. */
+ * Kernels: tg__cpu_arange_out, tg__autograd_kernel_arange_start_out. */
 typedef struct tg_arange_start_out_opts {
     double step;   /* default 1 */
 } tg_arange_start_out_opts;
@@ -501,7 +501,7 @@ tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_o
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_linspace_out. */
+ * Kernels: tg__cpu_linspace_out, tg__autograd_kernel_linspace_out. */
 tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *out);
 
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -530,17 +530,17 @@ tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts);
 
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_eye_out. */
+ * Kernels: tg__composite_eye_out, tg__autograd_kernel_eye_out. */
 tg_tensor *tg_eye_out(int64_t n, tg_tensor *out);
 
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_eye_out. */
+ * Kernels: tg__cpu_eye_out, tg__autograd_kernel_eye_m_out. */
 tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out);
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_uniform_. */
+ * Kernels: tg__cpu_uniform_, tg__autograd_kernel_uniform_. */
 typedef struct tg_uniform__opts {
     double from;   /* default 0 */
     double to;   /* default 1 */
@@ -552,7 +552,7 @@ tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts);
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_normal_. */
+ * Kernels: tg__cpu_normal_, tg__autograd_kernel_normal_. */
 typedef struct tg_normal__opts {
     double mean;   /* default 0 */
     double std;   /* default 1 */
@@ -564,7 +564,7 @@ tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts);
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_random_. */
+ * Kernels: tg__cpu_random_, tg__autograd_kernel_random_. */
 typedef struct tg_random__opts {
     tg_generator *generator;   /* default None */
 } tg_random__opts;
@@ -597,7 +597,7 @@ tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_ra
     tg_rand_generator_fn((size), (generator), (tg_rand_generator_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
 
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_rand_like. */
+ * Kernels: tg__composite_rand_like, tg__autograd_kernel_rand_like. */
 typedef struct tg_rand_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -634,7 +634,7 @@ tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_r
     tg_randn_generator_fn((size), (generator), (tg_randn_generator_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
 
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_randn_like. */
+ * Kernels: tg__composite_randn_like, tg__autograd_kernel_randn_like. */
 typedef struct tg_randn_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -671,7 +671,7 @@ tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_ran
     tg_randint_low_fn((low), (high), (size), (tg_randint_low_opts){ .dtype = TG_INT64, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
 
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_randint_like. */
+ * Kernels: tg__composite_randint_like, tg__autograd_kernel_randint_like. */
 typedef struct tg_randint_like_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -684,7 +684,7 @@ tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opt
     tg_randint_like_fn((self), (high), (tg_randint_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_randint_like_low. */
+ * Kernels: tg__composite_randint_like_low, tg__autograd_kernel_randint_like_low. */
 typedef struct tg_randint_like_low_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -697,7 +697,7 @@ tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg
     tg_randint_like_low_fn((self), (low), (high), (tg_randint_like_low_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * Kernel: tg__structured_cpu_add. */
+ * Kernels: tg__structured_cpu_add, tg__autograd_kernel_add. */
 typedef struct tg_add_opts {
     double alpha;   /* default 1 */
 } tg_add_opts;
@@ -707,7 +707,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts);
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_add_. */
+ * Kernels: tg__structured_cpu_add_, tg__autograd_kernel_add_. */
 typedef struct tg_add__opts {
     double alpha;   /* default 1 */
 } tg_add__opts;
@@ -717,7 +717,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts);
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_add_out. */
+ * Kernels: tg__cpu_add_out, tg__autograd_kernel_add_out. */
 typedef struct tg_add_out_opts {
     double alpha;   /* default 1 */
 } tg_add_out_opts;
@@ -745,7 +745,7 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
     tg_add_scalar__fn((self), (other), (tg_add_scalar__opts){ .alpha = 1, __VA_ARGS__ })
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * Kernel: tg__structured_cpu_sub. */
+ * Kernels: tg__structured_cpu_sub, tg__autograd_kernel_sub. */
 typedef struct tg_sub_opts {
     double alpha;   /* default 1 */
 } tg_sub_opts;
@@ -755,7 +755,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts);
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_sub_. */
+ * Kernels: tg__structured_cpu_sub_, tg__autograd_kernel_sub_. */
 typedef struct tg_sub__opts {
     double alpha;   /* default 1 */
 } tg_sub__opts;
@@ -765,7 +765,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts);
 
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_sub_out. */
+ * Kernels: tg__cpu_sub_out, tg__autograd_kernel_sub_out. */
 typedef struct tg_sub_out_opts {
     double alpha;   /* default 1 */
 } tg_sub_out_opts;
@@ -793,17 +793,17 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
     tg_sub_scalar__fn((self), (other), (tg_sub_scalar__opts){ .alpha = 1, __VA_ARGS__ })
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_mul. */
+ * Kernels: tg__structured_cpu_mul, tg__autograd_kernel_mul. */
 tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other);
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_mul_. */
+ * Kernels: tg__structured_cpu_mul_, tg__autograd_kernel_mul_. */
 tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other);
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_mul_out. */
+ * Kernels: tg__cpu_mul_out, tg__autograd_kernel_mul_out. */
 tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor
@@ -816,31 +816,31 @@ tg_tensor *tg_mul_scalar(tg_tensor *self, double other);
 tg_tensor *tg_mul_scalar_(tg_tensor *self, double other);
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_div. */
+ * Kernels: tg__structured_cpu_div, tg__autograd_kernel_div. */
 tg_tensor *tg_div(tg_tensor *self, tg_tensor *other);
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_div_. */
+ * Kernels: tg__structured_cpu_div_, tg__autograd_kernel_div_. */
 tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other);
 
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_div_out. */
+ * Kernels: tg__cpu_div_out, tg__autograd_kernel_div_out. */
 tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
- * Kernel: tg__structured_cpu_div_mode. */
+ * Kernels: tg__structured_cpu_div_mode, tg__autograd_kernel_div_mode. */
 tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_div_mode_. */
+ * Kernels: tg__structured_cpu_div_mode_, tg__autograd_kernel_div_mode_. */
 tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);
 
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_div_mode_out. */
+ * Kernels: tg__cpu_div_mode_out, tg__autograd_kernel_div_mode_out. */
 tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor
@@ -853,17 +853,17 @@ tg_tensor *tg_div_scalar(tg_tensor *self, double other);
 tg_tensor *tg_div_scalar_(tg_tensor *self, double other);
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
- * Kernel: tg__structured_cpu_pow. */
+ * Kernels: tg__structured_cpu_pow, tg__autograd_kernel_pow. */
 tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent);
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_pow_. */
+ * Kernels: tg__structured_cpu_pow_, tg__autograd_kernel_pow_. */
 tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent);
 
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_pow_out. */
+ * Kernels: tg__cpu_pow_out, tg__autograd_kernel_pow_out. */
 tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);
 
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
@@ -877,7 +877,7 @@ tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent);
 
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_pow_scalar_out. */
+ * Kernels: tg__composite_pow_scalar_out, tg__autograd_kernel_pow_scalar_out. */
 tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);
 
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor
@@ -885,35 +885,35 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);
 tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent);
 
 /* maximum(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_maximum. */
+ * Kernels: tg__structured_cpu_maximum, tg__autograd_kernel_maximum. */
 tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other);
 
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_maximum_out. */
+ * Kernels: tg__cpu_maximum_out, tg__autograd_kernel_maximum_out. */
 tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* minimum(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_minimum. */
+ * Kernels: tg__structured_cpu_minimum, tg__autograd_kernel_minimum. */
 tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other);
 
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_minimum_out. */
+ * Kernels: tg__cpu_minimum_out, tg__autograd_kernel_minimum_out. */
 tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_eq. */
+ * Kernels: tg__structured_cpu_eq, tg__autograd_kernel_eq. */
 tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other);
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_eq_. */
+ * Kernels: tg__structured_cpu_eq_, tg__autograd_kernel_eq_. */
 tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other);
 
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_eq_out. */
+ * Kernels: tg__cpu_eq_out, tg__autograd_kernel_eq_out. */
 tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor
@@ -927,21 +927,21 @@ tg_tensor *tg_eq_scalar_(tg_tensor *self, double other);
 
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_eq_scalar_out. */
+ * Kernels: tg__composite_eq_scalar_out, tg__autograd_kernel_eq_scalar_out. */
 tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_ne. */
+ * Kernels: tg__structured_cpu_ne, tg__autograd_kernel_ne. */
 tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other);
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_ne_. */
+ * Kernels: tg__structured_cpu_ne_, tg__autograd_kernel_ne_. */
 tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other);
 
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_ne_out. */
+ * Kernels: tg__cpu_ne_out, tg__autograd_kernel_ne_out. */
 tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor
@@ -955,21 +955,21 @@ tg_tensor *tg_ne_scalar_(tg_tensor *self, double other);
 
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_ne_scalar_out. */
+ * Kernels: tg__composite_ne_scalar_out, tg__autograd_kernel_ne_scalar_out. */
 tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_lt. */
+ * Kernels: tg__structured_cpu_lt, tg__autograd_kernel_lt. */
 tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other);
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_lt_. */
+ * Kernels: tg__structured_cpu_lt_, tg__autograd_kernel_lt_. */
 tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other);
 
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_lt_out. */
+ * Kernels: tg__cpu_lt_out, tg__autograd_kernel_lt_out. */
 tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -983,21 +983,21 @@ tg_tensor *tg_lt_scalar_(tg_tensor *self, double other);
 
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_lt_scalar_out. */
+ * Kernels: tg__composite_lt_scalar_out, tg__autograd_kernel_lt_scalar_out. */
 tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_le. */
+ * Kernels: tg__structured_cpu_le, tg__autograd_kernel_le. */
 tg_tensor *tg_le(tg_tensor *self, tg_tensor *other);
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_le_. */
+ * Kernels: tg__structured_cpu_le_, tg__autograd_kernel_le_. */
 tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other);
 
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_le_out. */
+ * Kernels: tg__cpu_le_out, tg__autograd_kernel_le_out. */
 tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1011,21 +1011,21 @@ tg_tensor *tg_le_scalar_(tg_tensor *self, double other);
 
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_le_scalar_out. */
+ * Kernels: tg__composite_le_scalar_out, tg__autograd_kernel_le_scalar_out. */
 tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_gt. */
+ * Kernels: tg__structured_cpu_gt, tg__autograd_kernel_gt. */
 tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other);
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_gt_. */
+ * Kernels: tg__structured_cpu_gt_, tg__autograd_kernel_gt_. */
 tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other);
 
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_gt_out. */
+ * Kernels: tg__cpu_gt_out, tg__autograd_kernel_gt_out. */
 tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1039,21 +1039,21 @@ tg_tensor *tg_gt_scalar_(tg_tensor *self, double other);
 
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_gt_scalar_out. */
+ * Kernels: tg__composite_gt_scalar_out, tg__autograd_kernel_gt_scalar_out. */
 tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_ge. */
+ * Kernels: tg__structured_cpu_ge, tg__autograd_kernel_ge. */
 tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other);
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_ge_. */
+ * Kernels: tg__structured_cpu_ge_, tg__autograd_kernel_ge_. */
 tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other);
 
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_ge_out. */
+ * Kernels: tg__cpu_ge_out, tg__autograd_kernel_ge_out. */
 tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1067,16 +1067,16 @@ tg_tensor *tg_ge_scalar_(tg_tensor *self, double other);
 
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_ge_scalar_out. */
+ * Kernels: tg__composite_ge_scalar_out, tg__autograd_kernel_ge_scalar_out. */
 tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
- * Kernel: tg__structured_cpu_where. */
+ * Kernels: tg__structured_cpu_where, tg__autograd_kernel_where. */
 tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);
 
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_where_out. */
+ * Kernels: tg__cpu_where_out, tg__autograd_kernel_where_out. */
 tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
@@ -1088,7 +1088,7 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
 tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double other);
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
- * Kernel: tg__structured_cpu_clamp. */
+ * Kernels: tg__structured_cpu_clamp, tg__autograd_kernel_clamp. */
 typedef struct tg_clamp_opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1099,7 +1099,7 @@ tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts);
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_clamp_. */
+ * Kernels: tg__structured_cpu_clamp_, tg__autograd_kernel_clamp_. */
 typedef struct tg_clamp__opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1110,7 +1110,7 @@ tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts);
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_clamp_out. */
+ * Kernels: tg__cpu_clamp_out, tg__autograd_kernel_clamp_out. */
 typedef struct tg_clamp_out_opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1120,7 +1120,7 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
     tg_clamp_out_fn((self), (out), (tg_clamp_out_opts){ .min = { false, 0 }, .max = { false, 0 }, __VA_ARGS__ })
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
- * Kernel: tg__structured_cpu_clamp_tensor. */
+ * Kernels: tg__structured_cpu_clamp_tensor, tg__autograd_kernel_clamp_tensor. */
 typedef struct tg_clamp_tensor_opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1131,7 +1131,7 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts);
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_clamp_tensor_. */
+ * Kernels: tg__structured_cpu_clamp_tensor_, tg__autograd_kernel_clamp_tensor_. */
 typedef struct tg_clamp_tensor__opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1142,7 +1142,7 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts);
 
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_clamp_tensor_out. */
+ * Kernels: tg__cpu_clamp_tensor_out, tg__autograd_kernel_clamp_tensor_out. */
 typedef struct tg_clamp_tensor_out_opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1152,161 +1152,161 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
     tg_clamp_tensor_out_fn((self), (out), (tg_clamp_tensor_out_opts){ .min = NULL, .max = NULL, __VA_ARGS__ })
 
 /* neg(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_neg. */
+ * Kernels: tg__structured_cpu_neg, tg__autograd_kernel_neg. */
 tg_tensor *tg_neg(tg_tensor *self);
 
 /* neg_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_neg_. */
+ * Kernels: tg__structured_cpu_neg_, tg__autograd_kernel_neg_. */
 tg_tensor *tg_neg_(tg_tensor *self);
 
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_neg_out. */
+ * Kernels: tg__cpu_neg_out, tg__autograd_kernel_neg_out. */
 tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out);
 
 /* abs(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_abs. */
+ * Kernels: tg__structured_cpu_abs, tg__autograd_kernel_abs. */
 tg_tensor *tg_abs(tg_tensor *self);
 
 /* abs_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_abs_. */
+ * Kernels: tg__structured_cpu_abs_, tg__autograd_kernel_abs_. */
 tg_tensor *tg_abs_(tg_tensor *self);
 
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_abs_out. */
+ * Kernels: tg__cpu_abs_out, tg__autograd_kernel_abs_out. */
 tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out);
 
 /* exp(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_exp. */
+ * Kernels: tg__structured_cpu_exp, tg__autograd_kernel_exp. */
 tg_tensor *tg_exp(tg_tensor *self);
 
 /* exp_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_exp_. */
+ * Kernels: tg__structured_cpu_exp_, tg__autograd_kernel_exp_. */
 tg_tensor *tg_exp_(tg_tensor *self);
 
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_exp_out. */
+ * Kernels: tg__cpu_exp_out, tg__autograd_kernel_exp_out. */
 tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out);
 
 /* log(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_log. */
+ * Kernels: tg__structured_cpu_log, tg__autograd_kernel_log. */
 tg_tensor *tg_log(tg_tensor *self);
 
 /* log_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_log_. */
+ * Kernels: tg__structured_cpu_log_, tg__autograd_kernel_log_. */
 tg_tensor *tg_log_(tg_tensor *self);
 
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_log_out. */
+ * Kernels: tg__cpu_log_out, tg__autograd_kernel_log_out. */
 tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out);
 
 /* sqrt(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_sqrt. */
+ * Kernels: tg__structured_cpu_sqrt, tg__autograd_kernel_sqrt. */
 tg_tensor *tg_sqrt(tg_tensor *self);
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_sqrt_. */
+ * Kernels: tg__structured_cpu_sqrt_, tg__autograd_kernel_sqrt_. */
 tg_tensor *tg_sqrt_(tg_tensor *self);
 
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_sqrt_out. */
+ * Kernels: tg__cpu_sqrt_out, tg__autograd_kernel_sqrt_out. */
 tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out);
 
 /* rsqrt(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_rsqrt. */
+ * Kernels: tg__structured_cpu_rsqrt, tg__autograd_kernel_rsqrt. */
 tg_tensor *tg_rsqrt(tg_tensor *self);
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_rsqrt_. */
+ * Kernels: tg__structured_cpu_rsqrt_, tg__autograd_kernel_rsqrt_. */
 tg_tensor *tg_rsqrt_(tg_tensor *self);
 
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_rsqrt_out. */
+ * Kernels: tg__cpu_rsqrt_out, tg__autograd_kernel_rsqrt_out. */
 tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out);
 
 /* sin(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_sin. */
+ * Kernels: tg__structured_cpu_sin, tg__autograd_kernel_sin. */
 tg_tensor *tg_sin(tg_tensor *self);
 
 /* sin_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_sin_. */
+ * Kernels: tg__structured_cpu_sin_, tg__autograd_kernel_sin_. */
 tg_tensor *tg_sin_(tg_tensor *self);
 
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_sin_out. */
+ * Kernels: tg__cpu_sin_out, tg__autograd_kernel_sin_out. */
 tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out);
 
 /* cos(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_cos. */
+ * Kernels: tg__structured_cpu_cos, tg__autograd_kernel_cos. */
 tg_tensor *tg_cos(tg_tensor *self);
 
 /* cos_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_cos_. */
+ * Kernels: tg__structured_cpu_cos_, tg__autograd_kernel_cos_. */
 tg_tensor *tg_cos_(tg_tensor *self);
 
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_cos_out. */
+ * Kernels: tg__cpu_cos_out, tg__autograd_kernel_cos_out. */
 tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out);
 
 /* tanh(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_tanh. */
+ * Kernels: tg__structured_cpu_tanh, tg__autograd_kernel_tanh. */
 tg_tensor *tg_tanh(tg_tensor *self);
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_tanh_. */
+ * Kernels: tg__structured_cpu_tanh_, tg__autograd_kernel_tanh_. */
 tg_tensor *tg_tanh_(tg_tensor *self);
 
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_tanh_out. */
+ * Kernels: tg__cpu_tanh_out, tg__autograd_kernel_tanh_out. */
 tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out);
 
 /* sigmoid(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_sigmoid. */
+ * Kernels: tg__structured_cpu_sigmoid, tg__autograd_kernel_sigmoid. */
 tg_tensor *tg_sigmoid(tg_tensor *self);
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_sigmoid_. */
+ * Kernels: tg__structured_cpu_sigmoid_, tg__autograd_kernel_sigmoid_. */
 tg_tensor *tg_sigmoid_(tg_tensor *self);
 
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_sigmoid_out. */
+ * Kernels: tg__cpu_sigmoid_out, tg__autograd_kernel_sigmoid_out. */
 tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out);
 
 /* relu(Tensor self) -> Tensor
- * Kernel: tg__structured_cpu_relu. */
+ * Kernels: tg__structured_cpu_relu, tg__autograd_kernel_relu. */
 tg_tensor *tg_relu(tg_tensor *self);
 
 /* relu_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_relu_. */
+ * Kernels: tg__structured_cpu_relu_, tg__autograd_kernel_relu_. */
 tg_tensor *tg_relu_(tg_tensor *self);
 
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_relu_out. */
+ * Kernels: tg__cpu_relu_out, tg__autograd_kernel_relu_out. */
 tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out);
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernel: tg__structured_cpu_sum. */
+ * Kernels: tg__structured_cpu_sum, tg__autograd_kernel_sum. */
 typedef struct tg_sum_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1318,7 +1318,7 @@ tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts);
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_sum_out. */
+ * Kernels: tg__cpu_sum_out, tg__autograd_kernel_sum_out. */
 typedef struct tg_sum_out_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1329,7 +1329,7 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts);
     tg_sum_out_fn((self), (out), (tg_sum_out_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernel: tg__structured_cpu_mean. */
+ * Kernels: tg__structured_cpu_mean, tg__autograd_kernel_mean. */
 typedef struct tg_mean_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1341,7 +1341,7 @@ tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts);
 
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_mean_out. */
+ * Kernels: tg__cpu_mean_out, tg__autograd_kernel_mean_out. */
 typedef struct tg_mean_out_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1361,7 +1361,7 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts);
     tg_prod_fn((self), (tg_prod_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernel: tg__structured_cpu_prod_dim. */
+ * Kernels: tg__structured_cpu_prod_dim, tg__autograd_kernel_prod_dim. */
 typedef struct tg_prod_dim_opts {
     bool keepdim;   /* default False */
     tg_dtype dtype;   /* default None */
@@ -1372,7 +1372,7 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts);
 
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_prod_out. */
+ * Kernels: tg__cpu_prod_out, tg__autograd_kernel_prod_dim_out. */
 typedef struct tg_prod_dim_out_opts {
     bool keepdim;   /* default False */
     tg_dtype dtype;   /* default None */
@@ -1382,7 +1382,7 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
     tg_prod_dim_out_fn((self), (dim), (out), (tg_prod_dim_out_opts){ .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_amax. */
+ * Kernels: tg__structured_cpu_amax, tg__autograd_kernel_amax. */
 typedef struct tg_amax_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1393,7 +1393,7 @@ tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts);
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_amax_out. */
+ * Kernels: tg__cpu_amax_out, tg__autograd_kernel_amax_out. */
 typedef struct tg_amax_out_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1403,7 +1403,7 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
     tg_amax_out_fn((self), (out), (tg_amax_out_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_amin. */
+ * Kernels: tg__structured_cpu_amin, tg__autograd_kernel_amin. */
 typedef struct tg_amin_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1414,7 +1414,7 @@ tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts);
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_amin_out. */
+ * Kernels: tg__cpu_amin_out, tg__autograd_kernel_amin_out. */
 typedef struct tg_amin_out_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1428,7 +1428,7 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
 tg_tensor *tg_max(tg_tensor *self);
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * Kernel: tg__structured_cpu_max_dim. */
+ * Kernels: tg__structured_cpu_max_dim, tg__autograd_kernel_max_dim. */
 typedef struct tg_max_dim_opts {
     bool keepdim;   /* default False */
 } tg_max_dim_opts;
@@ -1438,7 +1438,7 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
 
 /* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_max_dim_out. */
+ * Kernels: tg__cpu_max_dim_out, tg__autograd_kernel_max_dim_out. */
 typedef struct tg_max_dim_out_opts {
     bool keepdim;   /* default False */
 } tg_max_dim_out_opts;
@@ -1451,7 +1451,7 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
 tg_tensor *tg_min(tg_tensor *self);
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * Kernel: tg__structured_cpu_min_dim. */
+ * Kernels: tg__structured_cpu_min_dim, tg__autograd_kernel_min_dim. */
 typedef struct tg_min_dim_opts {
     bool keepdim;   /* default False */
 } tg_min_dim_opts;
@@ -1461,7 +1461,7 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
 
 /* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_min_dim_out. */
+ * Kernels: tg__cpu_min_dim_out, tg__autograd_kernel_min_dim_out. */
 typedef struct tg_min_dim_out_opts {
     bool keepdim;   /* default False */
 } tg_min_dim_out_opts;
@@ -1470,7 +1470,7 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
     tg_min_dim_out_fn((self), (dim), (min), (min_indices), (tg_min_dim_out_opts){ .keepdim = false, __VA_ARGS__ })
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_argmax. */
+ * Kernels: tg__structured_cpu_argmax, tg__autograd_kernel_argmax. */
 typedef struct tg_argmax_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1481,7 +1481,7 @@ tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts);
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_argmax_out. */
+ * Kernels: tg__cpu_argmax_out, tg__autograd_kernel_argmax_out. */
 typedef struct tg_argmax_out_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1491,7 +1491,7 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
     tg_argmax_out_fn((self), (out), (tg_argmax_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_argmin. */
+ * Kernels: tg__structured_cpu_argmin, tg__autograd_kernel_argmin. */
 typedef struct tg_argmin_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1502,7 +1502,7 @@ tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts);
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_argmin_out. */
+ * Kernels: tg__cpu_argmin_out, tg__autograd_kernel_argmin_out. */
 typedef struct tg_argmin_out_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1512,7 +1512,7 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
     tg_argmin_out_fn((self), (out), (tg_argmin_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_var. */
+ * Kernels: tg__structured_cpu_var, tg__autograd_kernel_var. */
 typedef struct tg_var_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1524,7 +1524,7 @@ tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts);
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_var_out. */
+ * Kernels: tg__cpu_var_out, tg__autograd_kernel_var_out. */
 typedef struct tg_var_out_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1535,7 +1535,7 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts);
     tg_var_out_fn((self), (out), (tg_var_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
- * Kernel: tg__structured_cpu_std. */
+ * Kernels: tg__structured_cpu_std, tg__autograd_kernel_std. */
 typedef struct tg_std_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1547,7 +1547,7 @@ tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts);
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_std_out. */
+ * Kernels: tg__cpu_std_out, tg__autograd_kernel_std_out. */
 typedef struct tg_std_out_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1558,25 +1558,25 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts);
     tg_std_out_fn((self), (out), (tg_std_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* mm(Tensor self, Tensor mat2) -> Tensor
- * Kernel: tg__structured_cpu_mm. */
+ * Kernels: tg__structured_cpu_mm, tg__autograd_kernel_mm. */
 tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2);
 
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_mm_out. */
+ * Kernels: tg__cpu_mm_out, tg__autograd_kernel_mm_out. */
 tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor
- * Kernel: tg__structured_cpu_bmm. */
+ * Kernels: tg__structured_cpu_bmm, tg__autograd_kernel_bmm. */
 tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2);
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_bmm_out. */
+ * Kernels: tg__cpu_bmm_out, tg__autograd_kernel_bmm_out. */
 tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * Kernel: tg__structured_cpu_addmm. */
+ * Kernels: tg__structured_cpu_addmm, tg__autograd_kernel_addmm. */
 typedef struct tg_addmm_opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1587,7 +1587,7 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__structured_cpu_addmm_. */
+ * Kernels: tg__structured_cpu_addmm_, tg__autograd_kernel_addmm_. */
 typedef struct tg_addmm__opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1598,7 +1598,7 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_addmm_out. */
+ * Kernels: tg__cpu_addmm_out, tg__autograd_kernel_addmm_out. */
 typedef struct tg_addmm_out_opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1613,11 +1613,11 @@ tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other);
 
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_matmul_out. */
+ * Kernels: tg__composite_matmul_out, tg__autograd_kernel_matmul_out. */
 tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
- * Kernel: tg__composite_as_strided. */
+ * Kernels: tg__composite_as_strided, tg__autograd_kernel_as_strided. */
 typedef struct tg_as_strided_opts {
     tg_opt_int storage_offset;   /* default None */
 } tg_as_strided_opts;
@@ -1626,7 +1626,7 @@ tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list strid
     tg_as_strided_fn((self), (size), (stride), (tg_as_strided_opts){ .storage_offset = { false, 0 }, __VA_ARGS__ })
 
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a)
- * Kernel: tg__composite_view. */
+ * Kernels: tg__composite_view, tg__autograd_kernel_view. */
 tg_tensor *tg_view(tg_tensor *self, tg_int_list size);
 
 /* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
@@ -1634,7 +1634,7 @@ tg_tensor *tg_view(tg_tensor *self, tg_int_list size);
 tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape);
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * Kernel: tg__composite_transpose. */
+ * Kernels: tg__composite_transpose, tg__autograd_kernel_transpose. */
 tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1);
 
 /* t(Tensor(a) self) -> Tensor(a)
@@ -1642,23 +1642,23 @@ tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1);
 tg_tensor *tg_t(tg_tensor *self);
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)
- * Kernel: tg__composite_permute. */
+ * Kernels: tg__composite_permute, tg__autograd_kernel_permute. */
 tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims);
 
 /* squeeze(Tensor(a) self) -> Tensor(a)
- * Kernel: tg__composite_squeeze. */
+ * Kernels: tg__composite_squeeze, tg__autograd_kernel_squeeze. */
 tg_tensor *tg_squeeze(tg_tensor *self);
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
- * Kernel: tg__composite_squeeze_dim. */
+ * Kernels: tg__composite_squeeze_dim, tg__autograd_kernel_squeeze_dim. */
 tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim);
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
- * Kernel: tg__composite_unsqueeze. */
+ * Kernels: tg__composite_unsqueeze, tg__autograd_kernel_unsqueeze. */
 tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim);
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
- * Kernel: tg__composite_expand. */
+ * Kernels: tg__composite_expand, tg__autograd_kernel_expand. */
 typedef struct tg_expand_opts {
     bool implicit;   /* default False */
 } tg_expand_opts;
@@ -1667,7 +1667,7 @@ tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts);
     tg_expand_fn((self), (size), (tg_expand_opts){ .implicit = false, __VA_ARGS__ })
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
- * Kernel: tg__composite_slice. */
+ * Kernels: tg__composite_slice, tg__autograd_kernel_slice. */
 typedef struct tg_slice_opts {
     int64_t dim;   /* default 0 */
     tg_opt_int start;   /* default None */
@@ -1679,7 +1679,7 @@ tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts);
     tg_slice_fn((self), (tg_slice_opts){ .dim = 0, .start = { false, 0 }, .end = { false, 0 }, .step = 1, __VA_ARGS__ })
 
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a)
- * Kernel: tg__composite_select. */
+ * Kernels: tg__composite_select, tg__autograd_kernel_select. */
 tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index);
 
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
@@ -1702,7 +1702,7 @@ tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts);
     tg_contiguous_fn((self), (tg_contiguous_opts){ .memory_format = TG_CONTIGUOUS_FORMAT, __VA_ARGS__ })
 
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_clone. */
+ * Kernels: tg__composite_clone, tg__autograd_kernel_clone. */
 typedef struct tg_clone_opts {
     tg_memory_format memory_format;   /* default None */
 } tg_clone_opts;
@@ -1711,7 +1711,7 @@ tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts);
     tg_clone_fn((self), (tg_clone_opts){ .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor
- * Kernel: tg__structured_cpu_cat. */
+ * Kernels: tg__structured_cpu_cat, tg__autograd_kernel_cat. */
 typedef struct tg_cat_opts {
     int64_t dim;   /* default 0 */
 } tg_cat_opts;
@@ -1721,7 +1721,7 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts);
 
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_cat_out. */
+ * Kernels: tg__cpu_cat_out, tg__autograd_kernel_cat_out. */
 typedef struct tg_cat_out_opts {
     int64_t dim;   /* default 0 */
 } tg_cat_out_opts;
@@ -1740,7 +1740,7 @@ tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts);
 
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__composite_stack_out. */
+ * Kernels: tg__composite_stack_out, tg__autograd_kernel_stack_out. */
 typedef struct tg_stack_out_opts {
     int64_t dim;   /* default 0 */
 } tg_stack_out_opts;
@@ -1760,7 +1760,7 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts);
     tg_to_fn((self), (dtype), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
- * Kernel: tg__composite_to_copy. */
+ * Kernels: tg__composite_to_copy, tg__autograd_kernel__to_copy. */
 typedef struct tg__to_copy_opts {
     tg_dtype dtype;   /* default None */
     tg_layout layout;   /* default None */
@@ -1775,7 +1775,7 @@ tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts);
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_copy_. */
+ * Kernels: tg__cpu_copy_, tg__autograd_kernel_copy_. */
 typedef struct tg_copy__opts {
     bool non_blocking;   /* default False */
 } tg_copy__opts;
@@ -1793,12 +1793,12 @@ tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts);
     tg_softmax_fn((self), (dim), (tg_softmax_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
- * Kernel: tg__structured_cpu__softmax. */
+ * Kernels: tg__structured_cpu__softmax, tg__autograd_kernel__softmax. */
 tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float);
 
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_softmax_out. */
+ * Kernels: tg__cpu_softmax_out, tg__autograd_kernel__softmax_out. */
 tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
@@ -1811,12 +1811,12 @@ tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts o
     tg_log_softmax_fn((self), (dim), (tg_log_softmax_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
- * Kernel: tg__structured_cpu__log_softmax. */
+ * Kernels: tg__structured_cpu__log_softmax, tg__autograd_kernel__log_softmax. */
 tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float);
 
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__cpu_log_softmax_out. */
+ * Kernels: tg__cpu_log_softmax_out, tg__autograd_kernel__log_softmax_out. */
 tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor
@@ -1850,12 +1850,12 @@ tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims);
 
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor
  * Zeros of `input_sizes` with grad_output written into the slice [start:end:step] of dim.
- * Kernel: tg__composite_slice_backward. */
+ * Kernels: tg__composite_slice_backward, tg__autograd_kernel_slice_backward. */
 tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step);
 
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor
  * Zeros of `input_sizes` with grad_output written at `index` of dim.
- * Kernel: tg__composite_select_backward. */
+ * Kernels: tg__composite_select_backward, tg__autograd_kernel_select_backward. */
 tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index);
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor
@@ -1927,19 +1927,19 @@ tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
  * grad_output where self > threshold, else 0 (relu's gradient with self = relu's result and
  * threshold 0).
- * Kernel: tg__cpu_threshold_backward. */
+ * Kernels: tg__cpu_threshold_backward, tg__autograd_kernel_threshold_backward. */
 tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);
 
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
  * output * (grad_output - sum(grad_output * output, dim)), the gradient of _softmax given
  * its output, in input_dtype.
- * Kernel: tg__cpu_softmax_backward_data. */
+ * Kernels: tg__cpu_softmax_backward_data, tg__autograd_kernel__softmax_backward_data. */
 tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
  * grad_output - exp(output) * sum(grad_output, dim), the gradient of _log_softmax given its
  * output, in input_dtype.
- * Kernel: tg__cpu_log_softmax_backward_data. */
+ * Kernels: tg__cpu_log_softmax_backward_data, tg__autograd_kernel__log_softmax_backward_data. */
 tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
@@ -1981,12 +1981,12 @@ tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts o
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight)
  * nll_loss for self (C) or (N, C); total_weight is the sum of weight[target] over the
  * targets not ignored.
- * Kernel: tg__cpu_nll_loss_forward. */
+ * Kernels: tg__cpu_nll_loss_forward, tg__autograd_kernel_nll_loss_forward. */
 tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);
 
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor
  * The gradient of nll_loss_forward with respect to self.
- * Kernel: tg__cpu_nll_loss_backward. */
+ * Kernels: tg__cpu_nll_loss_backward, tg__autograd_kernel_nll_loss_backward. */
 tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
 
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
@@ -2013,7 +2013,7 @@ tg_tensor *tg_dropout(tg_tensor *input, double p, bool train);
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
  * (output, mask) with mask (bool) keeping each element with probability 1 - p and output =
  * input * mask / (1 - p); with train=False, (a copy of input, all-true mask).
- * Kernel: tg__cpu_native_dropout. */
+ * Kernels: tg__cpu_native_dropout, tg__autograd_kernel_native_dropout. */
 tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
 
 /* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
@@ -2026,7 +2026,7 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
  * != 0; first_step=True initialises it with the (decayed) gradient, as SGD does when a
  * parameter has no buffer yet.
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_sgd_step_. */
+ * Kernels: tg__cpu_sgd_step_, tg__autograd_kernel_sgd_step_. */
 typedef struct tg_sgd_step__opts {
     double momentum;   /* default 0 */
     double dampening;   /* default 0 */
@@ -2044,7 +2044,7 @@ tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum
  * self; `step` counts steps from 1 (this one included). max_exp_avg_sq is needed with
  * amsgrad.
  * In place: returns a new reference to `self`.
- * Kernel: tg__cpu_adam_step_. */
+ * Kernels: tg__cpu_adam_step_, tg__autograd_kernel_adam_step_. */
 typedef struct tg_adam_step__opts {
     double lr;   /* default 0.001 */
     double beta1;   /* default 0.9 */
@@ -2061,7 +2061,7 @@ tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__autogen_composite_add_scalar_out. */
+ * Kernels: tg__autogen_composite_add_scalar_out, tg__autograd_kernel_add_scalar_out. */
 typedef struct tg_add_scalar_out_opts {
     double alpha;   /* default 1 */
 } tg_add_scalar_out_opts;
@@ -2071,7 +2071,7 @@ tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__autogen_composite_sub_scalar_out. */
+ * Kernels: tg__autogen_composite_sub_scalar_out, tg__autograd_kernel_sub_scalar_out. */
 typedef struct tg_sub_scalar_out_opts {
     double alpha;   /* default 1 */
 } tg_sub_scalar_out_opts;
@@ -2081,12 +2081,12 @@ tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__autogen_composite_mul_scalar_out. */
+ * Kernels: tg__autogen_composite_mul_scalar_out, tg__autograd_kernel_mul_scalar_out. */
 tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernel: tg__autogen_composite_div_scalar_out. */
+ * Kernels: tg__autogen_composite_div_scalar_out, tg__autograd_kernel_div_scalar_out. */
 tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 

@@ -22,6 +22,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_empty_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_empty_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_empty_like,
         },
         .call_boxed = tg__boxed_empty_like,
         .ntensor_args = 1,
@@ -31,6 +32,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_fill_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_fill_,
         },
         .call_boxed = tg__boxed_fill_,
         .ntensor_args = 1,
@@ -62,6 +64,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_zeros_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zeros_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_zeros_out,
         },
         .call_boxed = tg__boxed_zeros_out,
         .ntensor_args = 1,
@@ -72,6 +75,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_zeros_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zeros_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_zeros_like,
         },
         .call_boxed = tg__boxed_zeros_like,
         .ntensor_args = 1,
@@ -92,6 +96,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_ones_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ones_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ones_out,
         },
         .call_boxed = tg__boxed_ones_out,
         .ntensor_args = 1,
@@ -102,6 +107,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_ones_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ones_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ones_like,
         },
         .call_boxed = tg__boxed_ones_like,
         .ntensor_args = 1,
@@ -122,6 +128,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_full_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_full_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_full_out,
         },
         .call_boxed = tg__boxed_full_out,
         .ntensor_args = 1,
@@ -132,6 +139,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_full_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_full_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_full_like,
         },
         .call_boxed = tg__boxed_full_like,
         .ntensor_args = 1,
@@ -172,6 +180,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_arange_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_arange_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_arange_out,
         },
         .call_boxed = tg__boxed_arange_out,
         .ntensor_args = 1,
@@ -181,6 +190,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_arange_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_arange_start_out,
         },
         .call_boxed = tg__boxed_arange_start_out,
         .ntensor_args = 1,
@@ -200,6 +210,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_linspace_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_linspace_out,
         },
         .call_boxed = tg__boxed_linspace_out,
         .ntensor_args = 1,
@@ -230,6 +241,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_eye_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_eye_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eye_out,
         },
         .call_boxed = tg__boxed_eye_out,
         .ntensor_args = 1,
@@ -239,6 +251,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eye_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eye_m_out,
         },
         .call_boxed = tg__boxed_eye_m_out,
         .ntensor_args = 1,
@@ -248,6 +261,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_uniform_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_uniform_,
         },
         .call_boxed = tg__boxed_uniform_,
         .ntensor_args = 1,
@@ -257,6 +271,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_normal_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_normal_,
         },
         .call_boxed = tg__boxed_normal_,
         .ntensor_args = 1,
@@ -266,6 +281,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_random_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_random_,
         },
         .call_boxed = tg__boxed_random_,
         .ntensor_args = 1,
@@ -296,6 +312,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_rand_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_rand_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rand_like,
         },
         .call_boxed = tg__boxed_rand_like,
         .ntensor_args = 1,
@@ -326,6 +343,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randn_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randn_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randn_like,
         },
         .call_boxed = tg__boxed_randn_like,
         .ntensor_args = 1,
@@ -356,6 +374,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randint_like,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint_like,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randint_like,
         },
         .call_boxed = tg__boxed_randint_like,
         .ntensor_args = 1,
@@ -366,6 +385,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randint_like_low,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint_like_low,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randint_like_low,
         },
         .call_boxed = tg__boxed_randint_like_low,
         .ntensor_args = 1,
@@ -375,6 +395,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,
         },
         .call_boxed = tg__boxed_add,
         .ntensor_args = 2,
@@ -384,6 +405,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_,
         },
         .call_boxed = tg__boxed_add_,
         .ntensor_args = 2,
@@ -393,6 +415,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_add_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,
         },
         .call_boxed = tg__boxed_add_out,
         .ntensor_args = 3,
@@ -424,6 +447,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub,
         },
         .call_boxed = tg__boxed_sub,
         .ntensor_args = 2,
@@ -433,6 +457,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_,
         },
         .call_boxed = tg__boxed_sub_,
         .ntensor_args = 2,
@@ -442,6 +467,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sub_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_out,
         },
         .call_boxed = tg__boxed_sub_out,
         .ntensor_args = 3,
@@ -473,6 +499,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul,
         },
         .call_boxed = tg__boxed_mul,
         .ntensor_args = 2,
@@ -482,6 +509,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_,
         },
         .call_boxed = tg__boxed_mul_,
         .ntensor_args = 2,
@@ -491,6 +519,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mul_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_out,
         },
         .call_boxed = tg__boxed_mul_out,
         .ntensor_args = 3,
@@ -522,6 +551,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div,
         },
         .call_boxed = tg__boxed_div,
         .ntensor_args = 2,
@@ -531,6 +561,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_,
         },
         .call_boxed = tg__boxed_div_,
         .ntensor_args = 2,
@@ -540,6 +571,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_out,
         },
         .call_boxed = tg__boxed_div_out,
         .ntensor_args = 3,
@@ -549,6 +581,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode,
         },
         .call_boxed = tg__boxed_div_mode,
         .ntensor_args = 2,
@@ -558,6 +591,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_,
         },
         .call_boxed = tg__boxed_div_mode_,
         .ntensor_args = 2,
@@ -567,6 +601,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_mode_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_out,
         },
         .call_boxed = tg__boxed_div_mode_out,
         .ntensor_args = 3,
@@ -598,6 +633,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow,
         },
         .call_boxed = tg__boxed_pow,
         .ntensor_args = 2,
@@ -607,6 +643,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_,
         },
         .call_boxed = tg__boxed_pow_,
         .ntensor_args = 2,
@@ -616,6 +653,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_pow_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_out,
         },
         .call_boxed = tg__boxed_pow_out,
         .ntensor_args = 3,
@@ -648,7 +686,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_pow_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_pow_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_pow_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_scalar_out,
         },
         .call_boxed = tg__boxed_pow_scalar_out,
         .ntensor_args = 2,
@@ -669,6 +707,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_maximum,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum,
         },
         .call_boxed = tg__boxed_maximum,
         .ntensor_args = 2,
@@ -678,6 +717,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_maximum_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum_out,
         },
         .call_boxed = tg__boxed_maximum_out,
         .ntensor_args = 3,
@@ -687,6 +727,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_minimum,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum,
         },
         .call_boxed = tg__boxed_minimum,
         .ntensor_args = 2,
@@ -696,6 +737,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_minimum_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum_out,
         },
         .call_boxed = tg__boxed_minimum_out,
         .ntensor_args = 3,
@@ -705,6 +747,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq,
         },
         .call_boxed = tg__boxed_eq,
         .ntensor_args = 2,
@@ -714,6 +757,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_,
         },
         .call_boxed = tg__boxed_eq_,
         .ntensor_args = 2,
@@ -723,6 +767,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eq_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_out,
         },
         .call_boxed = tg__boxed_eq_out,
         .ntensor_args = 3,
@@ -755,7 +800,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_eq_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_eq_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_eq_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_scalar_out,
         },
         .call_boxed = tg__boxed_eq_scalar_out,
         .ntensor_args = 2,
@@ -765,6 +810,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne,
         },
         .call_boxed = tg__boxed_ne,
         .ntensor_args = 2,
@@ -774,6 +820,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_,
         },
         .call_boxed = tg__boxed_ne_,
         .ntensor_args = 2,
@@ -783,6 +830,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ne_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_out,
         },
         .call_boxed = tg__boxed_ne_out,
         .ntensor_args = 3,
@@ -815,7 +863,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_ne_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ne_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_ne_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_scalar_out,
         },
         .call_boxed = tg__boxed_ne_scalar_out,
         .ntensor_args = 2,
@@ -825,6 +873,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt,
         },
         .call_boxed = tg__boxed_lt,
         .ntensor_args = 2,
@@ -834,6 +883,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_,
         },
         .call_boxed = tg__boxed_lt_,
         .ntensor_args = 2,
@@ -843,6 +893,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_lt_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_out,
         },
         .call_boxed = tg__boxed_lt_out,
         .ntensor_args = 3,
@@ -875,7 +926,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_lt_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_lt_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_lt_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_scalar_out,
         },
         .call_boxed = tg__boxed_lt_scalar_out,
         .ntensor_args = 2,
@@ -885,6 +936,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le,
         },
         .call_boxed = tg__boxed_le,
         .ntensor_args = 2,
@@ -894,6 +946,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_,
         },
         .call_boxed = tg__boxed_le_,
         .ntensor_args = 2,
@@ -903,6 +956,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_le_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_out,
         },
         .call_boxed = tg__boxed_le_out,
         .ntensor_args = 3,
@@ -935,7 +989,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_le_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_le_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_le_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_scalar_out,
         },
         .call_boxed = tg__boxed_le_scalar_out,
         .ntensor_args = 2,
@@ -945,6 +999,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt,
         },
         .call_boxed = tg__boxed_gt,
         .ntensor_args = 2,
@@ -954,6 +1009,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_,
         },
         .call_boxed = tg__boxed_gt_,
         .ntensor_args = 2,
@@ -963,6 +1019,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_gt_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_out,
         },
         .call_boxed = tg__boxed_gt_out,
         .ntensor_args = 3,
@@ -995,7 +1052,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_gt_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_gt_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_gt_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_scalar_out,
         },
         .call_boxed = tg__boxed_gt_scalar_out,
         .ntensor_args = 2,
@@ -1005,6 +1062,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge,
         },
         .call_boxed = tg__boxed_ge,
         .ntensor_args = 2,
@@ -1014,6 +1072,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_,
         },
         .call_boxed = tg__boxed_ge_,
         .ntensor_args = 2,
@@ -1023,6 +1082,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ge_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_out,
         },
         .call_boxed = tg__boxed_ge_out,
         .ntensor_args = 3,
@@ -1055,7 +1115,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_ge_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ge_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_ge_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_scalar_out,
         },
         .call_boxed = tg__boxed_ge_scalar_out,
         .ntensor_args = 2,
@@ -1065,6 +1125,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_where,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where,
         },
         .call_boxed = tg__boxed_where,
         .ntensor_args = 3,
@@ -1074,6 +1135,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_where_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where_out,
         },
         .call_boxed = tg__boxed_where_out,
         .ntensor_args = 4,
@@ -1105,6 +1167,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp,
         },
         .call_boxed = tg__boxed_clamp,
         .ntensor_args = 1,
@@ -1114,6 +1177,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_,
         },
         .call_boxed = tg__boxed_clamp_,
         .ntensor_args = 1,
@@ -1123,6 +1187,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_out,
         },
         .call_boxed = tg__boxed_clamp_out,
         .ntensor_args = 2,
@@ -1132,6 +1197,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor,
         },
         .call_boxed = tg__boxed_clamp_tensor,
         .ntensor_args = 3,
@@ -1141,6 +1207,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_,
         },
         .call_boxed = tg__boxed_clamp_tensor_,
         .ntensor_args = 3,
@@ -1150,6 +1217,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_tensor_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_out,
         },
         .call_boxed = tg__boxed_clamp_tensor_out,
         .ntensor_args = 4,
@@ -1159,6 +1227,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg,
         },
         .call_boxed = tg__boxed_neg,
         .ntensor_args = 1,
@@ -1168,6 +1237,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_,
         },
         .call_boxed = tg__boxed_neg_,
         .ntensor_args = 1,
@@ -1177,6 +1247,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_neg_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_out,
         },
         .call_boxed = tg__boxed_neg_out,
         .ntensor_args = 2,
@@ -1186,6 +1257,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs,
         },
         .call_boxed = tg__boxed_abs,
         .ntensor_args = 1,
@@ -1195,6 +1267,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_,
         },
         .call_boxed = tg__boxed_abs_,
         .ntensor_args = 1,
@@ -1204,6 +1277,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_abs_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_out,
         },
         .call_boxed = tg__boxed_abs_out,
         .ntensor_args = 2,
@@ -1213,6 +1287,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp,
         },
         .call_boxed = tg__boxed_exp,
         .ntensor_args = 1,
@@ -1222,6 +1297,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_,
         },
         .call_boxed = tg__boxed_exp_,
         .ntensor_args = 1,
@@ -1231,6 +1307,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_exp_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_out,
         },
         .call_boxed = tg__boxed_exp_out,
         .ntensor_args = 2,
@@ -1240,6 +1317,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log,
         },
         .call_boxed = tg__boxed_log,
         .ntensor_args = 1,
@@ -1249,6 +1327,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_,
         },
         .call_boxed = tg__boxed_log_,
         .ntensor_args = 1,
@@ -1258,6 +1337,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_out,
         },
         .call_boxed = tg__boxed_log_out,
         .ntensor_args = 2,
@@ -1267,6 +1347,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt,
         },
         .call_boxed = tg__boxed_sqrt,
         .ntensor_args = 1,
@@ -1276,6 +1357,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_,
         },
         .call_boxed = tg__boxed_sqrt_,
         .ntensor_args = 1,
@@ -1285,6 +1367,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sqrt_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_out,
         },
         .call_boxed = tg__boxed_sqrt_out,
         .ntensor_args = 2,
@@ -1294,6 +1377,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt,
         },
         .call_boxed = tg__boxed_rsqrt,
         .ntensor_args = 1,
@@ -1303,6 +1387,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_,
         },
         .call_boxed = tg__boxed_rsqrt_,
         .ntensor_args = 1,
@@ -1312,6 +1397,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_rsqrt_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_out,
         },
         .call_boxed = tg__boxed_rsqrt_out,
         .ntensor_args = 2,
@@ -1321,6 +1407,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin,
         },
         .call_boxed = tg__boxed_sin,
         .ntensor_args = 1,
@@ -1330,6 +1417,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_,
         },
         .call_boxed = tg__boxed_sin_,
         .ntensor_args = 1,
@@ -1339,6 +1427,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sin_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_out,
         },
         .call_boxed = tg__boxed_sin_out,
         .ntensor_args = 2,
@@ -1348,6 +1437,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos,
         },
         .call_boxed = tg__boxed_cos,
         .ntensor_args = 1,
@@ -1357,6 +1447,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_,
         },
         .call_boxed = tg__boxed_cos_,
         .ntensor_args = 1,
@@ -1366,6 +1457,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cos_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_out,
         },
         .call_boxed = tg__boxed_cos_out,
         .ntensor_args = 2,
@@ -1375,6 +1467,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh,
         },
         .call_boxed = tg__boxed_tanh,
         .ntensor_args = 1,
@@ -1384,6 +1477,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_,
         },
         .call_boxed = tg__boxed_tanh_,
         .ntensor_args = 1,
@@ -1393,6 +1487,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_tanh_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_out,
         },
         .call_boxed = tg__boxed_tanh_out,
         .ntensor_args = 2,
@@ -1402,6 +1497,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid,
         },
         .call_boxed = tg__boxed_sigmoid,
         .ntensor_args = 1,
@@ -1411,6 +1507,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_,
         },
         .call_boxed = tg__boxed_sigmoid_,
         .ntensor_args = 1,
@@ -1420,6 +1517,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sigmoid_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_out,
         },
         .call_boxed = tg__boxed_sigmoid_out,
         .ntensor_args = 2,
@@ -1429,6 +1527,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu,
         },
         .call_boxed = tg__boxed_relu,
         .ntensor_args = 1,
@@ -1438,6 +1537,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_,
         },
         .call_boxed = tg__boxed_relu_,
         .ntensor_args = 1,
@@ -1447,6 +1547,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_relu_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_out,
         },
         .call_boxed = tg__boxed_relu_out,
         .ntensor_args = 2,
@@ -1456,6 +1557,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sum,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum,
         },
         .call_boxed = tg__boxed_sum,
         .ntensor_args = 1,
@@ -1465,6 +1567,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sum_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum_out,
         },
         .call_boxed = tg__boxed_sum_out,
         .ntensor_args = 2,
@@ -1474,6 +1577,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mean,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean,
         },
         .call_boxed = tg__boxed_mean,
         .ntensor_args = 1,
@@ -1483,6 +1587,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mean_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean_out,
         },
         .call_boxed = tg__boxed_mean_out,
         .ntensor_args = 2,
@@ -1503,6 +1608,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_prod_dim,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim,
         },
         .call_boxed = tg__boxed_prod_dim,
         .ntensor_args = 1,
@@ -1512,6 +1618,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_prod_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim_out,
         },
         .call_boxed = tg__boxed_prod_dim_out,
         .ntensor_args = 2,
@@ -1521,6 +1628,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amax,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax,
         },
         .call_boxed = tg__boxed_amax,
         .ntensor_args = 1,
@@ -1530,6 +1638,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amax_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax_out,
         },
         .call_boxed = tg__boxed_amax_out,
         .ntensor_args = 2,
@@ -1539,6 +1648,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amin,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin,
         },
         .call_boxed = tg__boxed_amin,
         .ntensor_args = 1,
@@ -1548,6 +1658,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amin_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin_out,
         },
         .call_boxed = tg__boxed_amin_out,
         .ntensor_args = 2,
@@ -1568,6 +1679,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_max_dim,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim,
         },
         .call_boxed = tg__boxed_max_dim,
         .ntensor_args = 1,
@@ -1577,6 +1689,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_max_dim_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim_out,
         },
         .call_boxed = tg__boxed_max_dim_out,
         .ntensor_args = 3,
@@ -1597,6 +1710,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_min_dim,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim,
         },
         .call_boxed = tg__boxed_min_dim,
         .ntensor_args = 1,
@@ -1606,6 +1720,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_min_dim_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim_out,
         },
         .call_boxed = tg__boxed_min_dim_out,
         .ntensor_args = 3,
@@ -1615,6 +1730,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmax,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax,
         },
         .call_boxed = tg__boxed_argmax,
         .ntensor_args = 1,
@@ -1624,6 +1740,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmax_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax_out,
         },
         .call_boxed = tg__boxed_argmax_out,
         .ntensor_args = 2,
@@ -1633,6 +1750,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmin,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin,
         },
         .call_boxed = tg__boxed_argmin,
         .ntensor_args = 1,
@@ -1642,6 +1760,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmin_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin_out,
         },
         .call_boxed = tg__boxed_argmin_out,
         .ntensor_args = 2,
@@ -1651,6 +1770,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_var,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var,
         },
         .call_boxed = tg__boxed_var,
         .ntensor_args = 1,
@@ -1660,6 +1780,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_var_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var_out,
         },
         .call_boxed = tg__boxed_var_out,
         .ntensor_args = 2,
@@ -1669,6 +1790,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_std,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std,
         },
         .call_boxed = tg__boxed_std,
         .ntensor_args = 1,
@@ -1678,6 +1800,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_std_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std_out,
         },
         .call_boxed = tg__boxed_std_out,
         .ntensor_args = 2,
@@ -1687,6 +1810,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mm,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm,
         },
         .call_boxed = tg__boxed_mm,
         .ntensor_args = 2,
@@ -1696,6 +1820,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mm_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm_out,
         },
         .call_boxed = tg__boxed_mm_out,
         .ntensor_args = 3,
@@ -1705,6 +1830,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_bmm,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm,
         },
         .call_boxed = tg__boxed_bmm,
         .ntensor_args = 2,
@@ -1714,6 +1840,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_bmm_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm_out,
         },
         .call_boxed = tg__boxed_bmm_out,
         .ntensor_args = 3,
@@ -1723,6 +1850,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm,
         },
         .call_boxed = tg__boxed_addmm,
         .ntensor_args = 3,
@@ -1732,6 +1860,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_,
         },
         .call_boxed = tg__boxed_addmm_,
         .ntensor_args = 3,
@@ -1741,6 +1870,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_addmm_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_out,
         },
         .call_boxed = tg__boxed_addmm_out,
         .ntensor_args = 4,
@@ -1762,7 +1892,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_matmul_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_matmul_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_matmul_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_matmul_out,
         },
         .call_boxed = tg__boxed_matmul_out,
         .ntensor_args = 3,
@@ -1773,6 +1903,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_as_strided,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_as_strided,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_as_strided,
         },
         .call_boxed = tg__boxed_as_strided,
         .ntensor_args = 1,
@@ -1783,6 +1914,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_view,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_view,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_view,
         },
         .call_boxed = tg__boxed_view,
         .ntensor_args = 1,
@@ -1804,6 +1936,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_transpose,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_transpose,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_transpose,
         },
         .call_boxed = tg__boxed_transpose,
         .ntensor_args = 1,
@@ -1825,6 +1958,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_permute,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_permute,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_permute,
         },
         .call_boxed = tg__boxed_permute,
         .ntensor_args = 1,
@@ -1835,6 +1969,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_squeeze,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_squeeze,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_squeeze,
         },
         .call_boxed = tg__boxed_squeeze,
         .ntensor_args = 1,
@@ -1845,6 +1980,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_squeeze_dim,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_squeeze_dim,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_squeeze_dim,
         },
         .call_boxed = tg__boxed_squeeze_dim,
         .ntensor_args = 1,
@@ -1855,6 +1991,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_unsqueeze,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_unsqueeze,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_unsqueeze,
         },
         .call_boxed = tg__boxed_unsqueeze,
         .ntensor_args = 1,
@@ -1865,6 +2002,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_expand,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_expand,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_expand,
         },
         .call_boxed = tg__boxed_expand,
         .ntensor_args = 1,
@@ -1875,6 +2013,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_slice,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_slice,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_slice,
         },
         .call_boxed = tg__boxed_slice,
         .ntensor_args = 1,
@@ -1885,6 +2024,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_select,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_select,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_select,
         },
         .call_boxed = tg__boxed_select,
         .ntensor_args = 1,
@@ -1917,6 +2057,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_clone,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clone,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clone,
         },
         .call_boxed = tg__boxed_clone,
         .ntensor_args = 1,
@@ -1926,6 +2067,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cat,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat,
         },
         .call_boxed = tg__boxed_cat,
         .ntensor_args = 1,
@@ -1935,6 +2077,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cat_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat_out,
         },
         .call_boxed = tg__boxed_cat_out,
         .ntensor_args = 2,
@@ -1956,7 +2099,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_stack_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_stack_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_stack_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_stack_out,
         },
         .call_boxed = tg__boxed_stack_out,
         .ntensor_args = 2,
@@ -1978,6 +2121,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_to_copy,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_to_copy,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__to_copy,
         },
         .call_boxed = tg__boxed__to_copy,
         .ntensor_args = 1,
@@ -1987,6 +2131,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_copy_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_copy_,
         },
         .call_boxed = tg__boxed_copy_,
         .ntensor_args = 2,
@@ -2007,6 +2152,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__softmax,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax,
         },
         .call_boxed = tg__boxed__softmax,
         .ntensor_args = 1,
@@ -2016,6 +2162,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_out,
         },
         .call_boxed = tg__boxed__softmax_out,
         .ntensor_args = 2,
@@ -2036,6 +2183,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__log_softmax,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax,
         },
         .call_boxed = tg__boxed__log_softmax,
         .ntensor_args = 1,
@@ -2045,6 +2193,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_out,
         },
         .call_boxed = tg__boxed__log_softmax_out,
         .ntensor_args = 2,
@@ -2110,6 +2259,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_slice_backward,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_slice_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_slice_backward,
         },
         .call_boxed = tg__boxed_slice_backward,
         .ntensor_args = 1,
@@ -2120,6 +2270,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_select_backward,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_select_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_select_backward,
         },
         .call_boxed = tg__boxed_select_backward,
         .ntensor_args = 1,
@@ -2239,6 +2390,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_threshold_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_threshold_backward,
         },
         .call_boxed = tg__boxed_threshold_backward,
         .ntensor_args = 2,
@@ -2248,6 +2400,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_backward_data,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_backward_data,
         },
         .call_boxed = tg__boxed__softmax_backward_data,
         .ntensor_args = 2,
@@ -2257,6 +2410,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_backward_data,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_backward_data,
         },
         .call_boxed = tg__boxed__log_softmax_backward_data,
         .ntensor_args = 2,
@@ -2299,6 +2453,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_forward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_forward,
         },
         .call_boxed = tg__boxed_nll_loss_forward,
         .ntensor_args = 3,
@@ -2308,6 +2463,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_backward,
         },
         .call_boxed = tg__boxed_nll_loss_backward,
         .ntensor_args = 5,
@@ -2339,6 +2495,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_native_dropout,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_native_dropout,
         },
         .call_boxed = tg__boxed_native_dropout,
         .ntensor_args = 1,
@@ -2359,6 +2516,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sgd_step_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sgd_step_,
         },
         .call_boxed = tg__boxed_sgd_step_,
         .ntensor_args = 3,
@@ -2368,6 +2526,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_adam_step_,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_adam_step_,
         },
         .call_boxed = tg__boxed_adam_step_,
         .ntensor_args = 5,
@@ -2378,7 +2537,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__autogen_composite_add_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_add_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autogen_composite_add_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_scalar_out,
         },
         .call_boxed = tg__boxed_add_scalar_out,
         .ntensor_args = 2,
@@ -2389,7 +2548,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__autogen_composite_sub_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_sub_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autogen_composite_sub_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_scalar_out,
         },
         .call_boxed = tg__boxed_sub_scalar_out,
         .ntensor_args = 2,
@@ -2400,7 +2559,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__autogen_composite_mul_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_mul_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autogen_composite_mul_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_scalar_out,
         },
         .call_boxed = tg__boxed_mul_scalar_out,
         .ntensor_args = 2,
@@ -2411,7 +2570,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__autogen_composite_div_scalar_out,
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_div_scalar_out,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autogen_composite_div_scalar_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_scalar_out,
         },
         .call_boxed = tg__boxed_div_scalar_out,
         .ntensor_args = 2,
