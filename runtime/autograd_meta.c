@@ -12,6 +12,11 @@ struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t) {
     m = tg__ag_block_alloc(sizeof *m);
     if (!m) return tg__error("autograd", "out of memory allocating autograd metadata");
     *m = (struct tg_autograd_meta){ 0 };
+    /* The caller's reference is the only one (a fresh output): nobody else can look. */
+    if (__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) == 1) {
+        t->autograd = m;
+        return m;
+    }
     /* A leaf shared by threads (a parameter) may get its meta from two forwards at once. */
     struct tg_autograd_meta *expected = NULL;
     if (!__atomic_compare_exchange_n(&t->autograd, &expected, m, false, __ATOMIC_ACQ_REL,
