@@ -349,11 +349,12 @@ Test(pointwise, exp_f32_within_1ulp_of_expf)
 Test(pointwise, exp_f32_tensor_path_matches_reference_bitwise)
 {
     int64_t live = tg_live_tensors();
-    const int64_t n = (int64_t)((1ull << 32) / 4099) + 4;
+    const int64_t n = (int64_t)(((1ull << 32) + 4098) / 4099) + 4;   /* the bit patterns + 4 */
     float *xv = malloc(sizeof(float) * (size_t)n);
     int64_t k = 0;
     for (uint64_t u = 0; u < (1ull << 32); u += 4099) xv[k++] = tg__pw_f32_from_bits((uint32_t)u);
     xv[k++] = INFINITY; xv[k++] = -INFINITY; xv[k++] = 88.72283935546875f; xv[k++] = -103.97283172607422f;
+    cr_assert_eq(k, n);
     tg_tensor *x = f32(xv, n), *e = tg_exp(x);
     const float *ev = tg_tensor_data(e);
     for (int64_t i = 0; i < n; i++) {
