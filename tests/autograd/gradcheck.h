@@ -1,0 +1,138 @@
+/* gradcheck: analytical gradients (the autograd engine) against finite differences.
+ *
+ * A function under test maps input tensors to output tensors. gc_gradcheck perturbs every
+ * element of every input that requires grad by +-eps (central differences, in float64) to
+ * build the numerical Jacobian of every floating output, computes the analytical Jacobian
+ * with tg_grad (one one-hot grad_output per output element when the output is small, random
+ * vector-Jacobian products otherwise), runs tg_backward once with a random grad_output and
+ * compares what it accumulated into the inputs' .grad, and checks that every gradient has its
+ * input's shape and dtype. gc_gradgradcheck does the same for the function
+ * (inputs, v) -> vjp(inputs, v) computed with create_graph, i.e. second derivatives.
+ *
+ * Metric (PyTorch's gradcheck): |analytical - numerical| <= atol + rtol * |numerical| for every
+ * Jacobian entry, with eps 1e-6, atol 1e-5, rtol 1e-3 by default.
+ *
+ * The test cases (tests/autograd/test_gradcheck.c) describe their inputs declaratively
+ * (gc_input: shape, value domain, memory layout), so broadcast and non-contiguous inputs are
+ * one word in the table. */
+#ifndef GRADCHECK_H
+#define GRADCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorgen.h"
+
+#define GC_MAX_INPUTS 8
+#define GC_MAX_OUTPUTS 6
+#define GC_MAX_DIMS 4
+
+/* Values an input is filled with (uniform, from a fixed LCG seeded per case). */
+typedef enum gc_domain {
+    GC_REAL,       /* [-1, 1) */
+    GC_POS,        /* [0.5, 2): log, sqrt, rsqrt, pow bases, divisors */
+    GC_AWAY0,      /* +-[0.5, 1.5): away from the kinks of relu, abs, clamp at 0 */
+    GC_UNIT,       /* [-0.9, 0.9) */
+    GC_DISTINCT,   /* a shuffled arithmetic sequence with gaps of 0.1: max, min, amax without ties */
+    GC_INDEX,      /* int64 in [0, hi): class targets, never differentiated */
+    GC_MASK,       /* bool, about half true: where's condition, never differentiated */
+} gc_domain;
+
+/* How an input is laid out in memory. */
+typedef enum gc_layout {
+    GC_CONTIG,
+    GC_TRANSPOSED, /* the transpose of a contiguous tensor (last two dims swapped in memory) */
+    GC_STRIDED,    /* every other element of the last dim of a twice-as-wide tensor */
+} gc_layout;
+
+typedef struct gc_input {
+    bool used;
+    int8_t ndim;                  /* 0: a zero-dim tensor */
+    int64_t shape[GC_MAX_DIMS];
+    gc_domain domain;
+    gc_layout layout;
+    bool constant;                /* requires_grad false (not differentiated) */
+    int64_t hi;                   /* GC_INDEX: values in [0, hi) */
+} gc_input;
+
+/* A function under test: fills out[] with new references (at most GC_MAX_OUTPUTS) and returns
+ * how many, or -1 after an error (tg_last_error) with nothing left in out[]. */
+typedef int (*gc_fn)(tg_tensor *const *in, tg_tensor **out);
+
+/* The same, with a context (what the harness itself calls). */
+typedef struct gc_func {
+    int (*call)(const void *ctx, tg_tensor *const *in, tg_tensor **out);
+    const void *ctx;
+} gc_func;
+
+typedef struct gc_opts {
+    double eps, atol, rtol;       /* 0: PyTorch's defaults 1e-6, 1e-5, 1e-3 */
+    int64_t full_max;             /* outputs with at most this many elements get the full
+                                     Jacobian, larger ones GC_VJPS random products (0: 128) */
+    uint64_t seed;                /* for the random grad_outputs */
+} gc_opts;
+
+#define GC_VJPS 4
+
+/* A new tensor of `spec`'s shape, domain and layout: float64 (int64 for GC_INDEX, bool for
+ * GC_MASK), requires_grad unless spec->constant or not floating. *seed advances. */
+tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed);
+
+/* First-order check of f at in[0..n_in) (inputs requiring grad are differentiated). Returns
+ * true, or false with a message naming the output, input and element in msg. Everything it
+ * creates is released; the inputs are left as they were (values, no .grad). */
+bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts,
+                  char *msg, size_t msg_size);
+
+/* Second-order check: gc_gradcheck of g(in..., v...) = d(sum_o <v_o, f_o(in)>)/d(in) computed
+ * by tg_grad with create_graph, over the inputs and random v (one per floating output). */
+bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts,
+                      char *msg, size_t msg_size);
+
+/* ------------------------------------------------------------------ the case table */
+
+/* One gradcheck case: the operator it covers, what is special about it, the function and its
+ * inputs. The table is tests/autograd/gc_cases.c; tests/autograd/test_gradcheck.c runs every
+ * case and fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
+typedef struct gc_case {
+    const char *op;               /* schema name covered: "add.Tensor" */
+    const char *label;            /* "broadcast (3,1) + (1,4), alpha 2" */
+    gc_fn fn;
+    gc_input in[GC_MAX_INPUTS];
+    bool gradgrad;                /* also check second derivatives */
+    double eps;                   /* 0: the default 1e-6 (float32 outputs need more) */
+    const char *expect_error;     /* the check must fail with an error containing this */
+} gc_case;
+
+extern const gc_case gc_cases[];
+extern const int gc_num_cases;
+
+/* Shapes of the table: REAL(3, 1) is a (3, 1) float64 leaf requiring grad with values in
+ * [-1, 1); _T / _S variants are transposed / strided views; CONST is not differentiated;
+ * INDEX(hi, shape...) is int64 in [0, hi); MASK is bool; REAL0 is zero-dim. */
+#define GC_NARG(...) GC_NARG_(__VA_ARGS__, 4, 3, 2, 1, 0)
+#define GC_NARG_(a, b, c, d, n, ...) n
+#define GC_IN(dom, lay, ...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
+                               .domain = (dom), .layout = (lay) }
+#define REAL(...) GC_IN(GC_REAL, GC_CONTIG, __VA_ARGS__)
+#define REAL_T(...) GC_IN(GC_REAL, GC_TRANSPOSED, __VA_ARGS__)
+#define REAL_S(...) GC_IN(GC_REAL, GC_STRIDED, __VA_ARGS__)
+#define POS(...) GC_IN(GC_POS, GC_CONTIG, __VA_ARGS__)
+#define POS_T(...) GC_IN(GC_POS, GC_TRANSPOSED, __VA_ARGS__)
+#define POS_S(...) GC_IN(GC_POS, GC_STRIDED, __VA_ARGS__)
+#define AWAY0(...) GC_IN(GC_AWAY0, GC_CONTIG, __VA_ARGS__)
+#define AWAY0_T(...) GC_IN(GC_AWAY0, GC_TRANSPOSED, __VA_ARGS__)
+#define UNIT(...) GC_IN(GC_UNIT, GC_CONTIG, __VA_ARGS__)
+#define DISTINCT(...) GC_IN(GC_DISTINCT, GC_CONTIG, __VA_ARGS__)
+#define DISTINCT_T(...) GC_IN(GC_DISTINCT, GC_TRANSPOSED, __VA_ARGS__)
+#define CONST(...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
+                     .domain = GC_REAL, .constant = true }
+#define INDEX(hi_, ...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
+                          .domain = GC_INDEX, .constant = true, .hi = (hi_) }
+#define MASK(...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
+                    .domain = GC_MASK, .constant = true }
+#define REAL0 { .used = true, .ndim = 0, .domain = GC_REAL }
+#define POS0 { .used = true, .ndim = 0, .domain = GC_POS }
+
+#endif

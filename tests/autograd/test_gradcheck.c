@@ -1,0 +1,155 @@
+/* Runs every case of the gradcheck table (gc_cases.c) in its own process, with the second
+ * derivatives of the cases marked gradgrad, and fails the suite when an operator that has a
+ * derivative (generated/tg_grad_op_list.h, from specs/derivatives.yaml) has no case.
+ *
+ * Metric: PyTorch's gradcheck, |analytical - numerical| <= 1e-5 + 1e-3 |numerical| per
+ * Jacobian entry, central differences with eps 1e-6, float64 (gradcheck.h). */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gradcheck.h"
+#include "tg_grad_op_list.h"
+#include "tg_op_list.h"
+
+static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
+{
+    return ((const gc_case *)ctx)->fn(in, out);
+}
+
+/* The inputs the case describes, from a seed fixed per case. Returns how many. */
+static int make_inputs(const gc_case *c, int index, tg_tensor **in)
+{
+    uint64_t seed = 0x5eed0000u + (uint64_t)index;
+    int n = 0;
+    for (; n < GC_MAX_INPUTS && c->in[n].used; n++) {
+        in[n] = gc_make_input(&c->in[n], &seed);
+        cr_assert(in[n], "%s [%s]: input %d: %s", c->op, c->label, n, tg_last_error());
+        const gc_input *s = &c->in[n];
+        if (s->layout != GC_CONTIG && s->ndim >= 2 && s->shape[s->ndim - 1] > 1 && s->shape[s->ndim - 2] > 1)
+            cr_assert(!tg_tensor_is_contiguous(in[n]), "%s [%s]: input %d should be non-contiguous",
+                      c->op, c->label, n);
+    }
+    return n;
+}
+
+/* Cases call operators thousands of times; a warning (mse_loss with a broadcast target warns
+ * like PyTorch) is counted, not printed. */
+static void count_warning(const char *msg, void *user)
+{
+    (void)msg;
+    ++*(int *)user;
+}
+
+static void run_case(int index)
+{
+    const gc_case *c = &gc_cases[index];
+    int warnings = 0;
+    tg_set_warning_handler(count_warning, &warnings);
+    int64_t tensors0 = tg_live_tensors(), storages0 = tg_live_storages();
+    tg_tensor *in[GC_MAX_INPUTS] = { NULL };
+    int n = make_inputs(c, index, in);
+    gc_opts o = { .eps = c->eps, .seed = (uint64_t)index + 1 };
+    char msg[512];
+    gc_func f = { call_case, c };
+    bool ok = gc_gradcheck(f, in, n, &o, msg, sizeof msg);
+    if (c->expect_error) {
+        cr_expect(!ok, "%s [%s]: expected a failure mentioning \"%s\", but gradcheck passed", c->op,
+                  c->label, c->expect_error);
+        cr_expect(ok || strstr(msg, c->expect_error), "%s [%s]: expected an error mentioning \"%s\", got: %s",
+                  c->op, c->label, c->expect_error, msg);
+    } else {
+        cr_expect(ok, "gradcheck %s [%s]: %s", c->op, c->label, msg);
+        if (ok && c->gradgrad) {
+            ok = gc_gradgradcheck(f, in, n, &o, msg, sizeof msg);
+            cr_expect(ok, "gradgradcheck %s [%s]: %s", c->op, c->label, msg);
+        }
+    }
+    tg_clear_error();
+    for (int i = 0; i < n; i++) tg_release(in[i]);
+    cr_expect_eq(tg_live_tensors(), tensors0, "%s [%s]: leaked %lld tensors", c->op, c->label,
+                 (long long)(tg_live_tensors() - tensors0));
+    cr_expect_eq(tg_live_storages(), storages0, "%s [%s]: leaked %lld storages", c->op, c->label,
+                 (long long)(tg_live_storages() - storages0));
+}
+
+/* One process per case: the parameter is the case's index in gc_cases (an index rather than
+ * the struct, whose pointers would not survive the copy into the test's process). */
+#define GC_MAX_CASES 512
+static int case_indices[GC_MAX_CASES];
+
+ParameterizedTestParameters(gradcheck, op)
+{
+    cr_assert(gc_num_cases <= GC_MAX_CASES, "raise GC_MAX_CASES");
+    for (int i = 0; i < gc_num_cases; i++) case_indices[i] = i;
+    return cr_make_param_array(int, case_indices, (size_t)gc_num_cases);
+}
+
+ParameterizedTest(int *index, gradcheck, op)
+{
+    run_case(*index);
+}
+
+/* ------------------------------------------------------------------ coverage */
+
+static bool has_case(const char *op)
+{
+    for (int i = 0; i < gc_num_cases; i++)
+        if (strcmp(gc_cases[i].op, op) == 0) return true;
+    return false;
+}
+
+static bool is_operator(const char *name)
+{
+#define GC__KNOWN(cname, schema_name) if (strcmp(name, schema_name) == 0) return true;
+    TG_OP_LIST(GC__KNOWN)
+#undef GC__KNOWN
+    return false;
+}
+
+Test(gradcheck, every_differentiable_operator_has_a_case)
+{
+    int missing = 0, total = 0;
+#define GC__CHECK(cname, schema_name)                                                       \
+    total++;                                                                                \
+    if (!has_case(schema_name)) {                                                           \
+        fprintf(stderr, "no gradcheck case covers operator %s (tg_%s)\n", schema_name, #cname); \
+        missing++;                                                                          \
+    }
+    TG_DIFFERENTIABLE_OP_LIST(GC__CHECK)
+#undef GC__CHECK
+    cr_expect_eq(missing, 0, "%d of %d differentiable operators have no gradcheck case (listed on stderr)",
+                 missing, total);
+}
+
+Test(gradcheck, cases_name_real_operators)
+{
+    for (int i = 0; i < gc_num_cases; i++)
+        cr_expect(is_operator(gc_cases[i].op), "gradcheck case %d names '%s', which is not an operator in the spec",
+                  i, gc_cases[i].op);
+}
+
+/* The harness itself must catch a wrong gradient: d/dx of detach(x) * x is x (the detached
+ * factor is a constant to autograd), while the function's values are x^2, whose derivative
+ * is 2x. */
+static int wrong_grad(tg_tensor *const *in, tg_tensor **out)
+{
+    tg_tensor *d = tg_tensor_detach(in[0]);
+    out[0] = tg_mul(d, in[0]);
+    tg_release(d);
+    return 1;
+}
+
+Test(gradcheck, harness_detects_a_wrong_gradient)
+{
+    static const gc_case wrong = { .op = "mul.Tensor", .label = "detach(x) * x", .fn = wrong_grad };
+    uint64_t seed = 1;
+    gc_input spec = POS(3, 2);
+    tg_tensor *x = gc_make_input(&spec, &seed);
+    char msg[512];
+    cr_expect(!gc_gradcheck((gc_func){ call_case, &wrong }, &x, 1, NULL, msg, sizeof msg));
+    cr_expect(strstr(msg, "analytical") != NULL, "message: %s", msg);
+    tg_release(x);
+    cr_expect_eq(tg_live_tensors(), 0);
+}
