@@ -384,7 +384,7 @@ GC_FN(f_var_backward) { y[0] = tg_var_backward(x[0], x[1], TG_INTS(1), TG_NONE_I
 
 /* ------------------------------------------------------------------ the table */
 
-const gc_case gc_cases[] = {
+static const gc_case cases[] = {
     /* fills: the old values get no gradient */
     { "fill_.Scalar", "fill a clone", f_fill_, { REAL(3, 4) } },
     { "fill_.Scalar", "filled clone times x1", f_fill_mul, { REAL(3, 4), REAL(3, 4) } },
@@ -615,4 +615,4 @@ const gc_case gc_cases[] = {
     { "var_backward", "dim 1", f_var_backward, { REAL(3), REAL(3, 4) } },
 };
 
-const int gc_num_cases = (int)(sizeof gc_cases / sizeof gc_cases[0]);
+GC_REGISTER(cases);

@@ -513,3 +513,27 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
     for (int k = 0; k < g.n_v; k++) tg_release(all[n_in + k]);
     return ok;
 }
+
+/* ------------------------------------------------------------------ registered cases */
+
+/* GNU ld defines these for a section whose name is a C identifier. */
+extern const gc_case_table __start_gc_case_tables[];
+extern const gc_case_table __stop_gc_case_tables[];
+
+int gc_num_cases(void)
+{
+    int64_t n = 0;
+    for (const gc_case_table *t = __start_gc_case_tables; t < __stop_gc_case_tables; t++)
+        if (t->cases) n += t->n;
+    return (int)n;
+}
+
+const gc_case *gc_case_at(int i)
+{
+    for (const gc_case_table *t = __start_gc_case_tables; t < __stop_gc_case_tables; t++) {
+        if (!t->cases) continue;
+        if (i < t->n) return &t->cases[i];
+        i -= (int)t->n;
+    }
+    return NULL;
+}

@@ -93,8 +93,9 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
 /* ------------------------------------------------------------------ the case table */
 
 /* One gradcheck case: the operator it covers, what is special about it, the function and its
- * inputs. The table is tests/autograd/gc_cases.c; tests/autograd/test_gradcheck.c runs every
- * case and fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
+ * inputs. Tables of cases are registered with GC_REGISTER (the main one is
+ * tests/autograd/gc_cases.c); tests/autograd/test_gradcheck.c runs every registered case and
+ * fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
 typedef struct gc_case {
     const char *op;               /* schema name covered: "add.Tensor" */
     const char *label;            /* "broadcast (3,1) + (1,4), alpha 2" */
@@ -105,8 +106,25 @@ typedef struct gc_case {
     const char *expect_error;     /* the check must fail with an error containing this */
 } gc_case;
 
-extern const gc_case gc_cases[];
-extern const int gc_num_cases;
+/* Registers a static array of cases from any file linked into the tests:
+ *
+ *     static const gc_case my_cases[] = { { "my_op", "label", f_my_op, { REAL(3, 4) } } };
+ *     GC_REGISTER(my_cases);
+ *
+ * A descriptor of the array lands in the `gc_case_tables` linker section (16 bytes, 16-byte
+ * aligned, so the section is a plain array of them), which the runner walks. */
+typedef struct gc_case_table {
+    const gc_case *cases;
+    int64_t n;
+} gc_case_table;
+
+#define GC_REGISTER(array)                                                                 \
+    __attribute__((used, section("gc_case_tables"), aligned(16))) static const gc_case_table \
+        array##_gc_table = { (array), (int64_t)(sizeof(array) / sizeof((array)[0])) }
+
+/* Every registered case, in link order: how many, and the i-th. */
+int gc_num_cases(void);
+const gc_case *gc_case_at(int i);
 
 /* Shapes of the table: REAL(3, 1) is a (3, 1) float64 leaf requiring grad with values in
  * [-1, 1); _T / _S variants are transposed / strided views; CONST is not differentiated;

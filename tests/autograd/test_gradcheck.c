@@ -1,6 +1,6 @@
-/* Runs every case of the gradcheck table (gc_cases.c) in its own process, with the second
- * derivatives of the cases marked gradgrad, and fails the suite when an operator that has a
- * derivative (generated/tg_grad_op_list.h, from specs/derivatives.yaml) has no case.
+/* Runs every registered gradcheck case (gc_cases.c and any other GC_REGISTER table) in its own
+ * process, with the second derivatives of the cases marked gradgrad, and fails the suite when an
+ * operator that has a derivative (generated/tg_grad_op_list.h, from specs/derivatives.yaml) has no case.
  *
  * Metric: PyTorch's gradcheck, |analytical - numerical| <= 1e-5 + 1e-3 |numerical| per
  * Jacobian entry, central differences with eps 1e-6, float64 (gradcheck.h). */
@@ -44,7 +44,7 @@ static void count_warning(const char *msg, void *user)
 
 static void run_case(int index)
 {
-    const gc_case *c = &gc_cases[index];
+    const gc_case *c = gc_case_at(index);
     int warnings = 0;
     tg_set_warning_handler(count_warning, &warnings);
     int64_t tensors0 = tg_live_tensors(), storages0 = tg_live_storages();
@@ -74,16 +74,18 @@ static void run_case(int index)
                  (long long)(tg_live_storages() - storages0));
 }
 
-/* One process per case: the parameter is the case's index in gc_cases (an index rather than
- * the struct, whose pointers would not survive the copy into the test's process). */
-#define GC_MAX_CASES 512
+/* One process per case: the parameter is the case's index among the registered cases (an
+ * index rather than the struct, whose pointers would not survive the copy into the test's
+ * process). */
+#define GC_MAX_CASES 1024
 static int case_indices[GC_MAX_CASES];
 
 ParameterizedTestParameters(gradcheck, op)
 {
-    cr_assert(gc_num_cases <= GC_MAX_CASES, "raise GC_MAX_CASES");
-    for (int i = 0; i < gc_num_cases; i++) case_indices[i] = i;
-    return cr_make_param_array(int, case_indices, (size_t)gc_num_cases);
+    int n = gc_num_cases();
+    cr_assert(n <= GC_MAX_CASES, "raise GC_MAX_CASES");
+    for (int i = 0; i < n; i++) case_indices[i] = i;
+    return cr_make_param_array(int, case_indices, (size_t)n);
 }
 
 ParameterizedTest(int *index, gradcheck, op)
@@ -95,8 +97,8 @@ ParameterizedTest(int *index, gradcheck, op)
 
 static bool has_case(const char *op)
 {
-    for (int i = 0; i < gc_num_cases; i++)
-        if (strcmp(gc_cases[i].op, op) == 0) return true;
+    for (int i = 0; i < gc_num_cases(); i++)
+        if (strcmp(gc_case_at(i)->op, op) == 0) return true;
     return false;
 }
 
@@ -125,9 +127,9 @@ Test(gradcheck, every_differentiable_operator_has_a_case)
 
 Test(gradcheck, cases_name_real_operators)
 {
-    for (int i = 0; i < gc_num_cases; i++)
-        cr_expect(is_operator(gc_cases[i].op), "gradcheck case %d names '%s', which is not an operator in the spec",
-                  i, gc_cases[i].op);
+    for (int i = 0; i < gc_num_cases(); i++)
+        cr_expect(is_operator(gc_case_at(i)->op), "gradcheck case %d names '%s', which is not an operator in the spec",
+                  i, gc_case_at(i)->op);
 }
 
 /* The harness itself must catch a wrong gradient: d/dx of detach(x) * x is x (the detached
