@@ -26,26 +26,10 @@ tg_tensor *tg__detached_alias(tg_tensor *t) {
     return tg__make_view(t, t->sizes, t->strides, t->ndim, t->storage_offset);
 }
 
-/* Whether t's version counter lives as long as its storage. tensor.c keeps a base tensor's
- * counter right after the storage struct embedded in the tensor's block, and that block is
- * freed only when both the tensor and the embedded storage are gone; so an alias that holds
- * the storage keeps the counter alive without holding t. (A tensor whose storage was
- * replaced by an out= resize keeps its counter in its own block instead.) */
-static bool version_lives_with_storage(const tg_tensor *t) {
-    return (const char *)t->version == (const char *)t->storage + sizeof(tg_storage);
-}
-
 /* A detached alias of output t that does not keep t alive (see the top comment). */
 static tg_tensor *output_alias(tg_tensor *t) {
-    if (t->view_base) return tg__detached_alias(t);      /* holds the root base, not t */
-    if (version_lives_with_storage(t)) {
-        tg_tensor *v = tg__detached_alias(t);
-        if (!v) return NULL;
-        tg_tensor *base = v->view_base;                  /* == t: drop that reference */
-        v->view_base = NULL;
-        tg_release(base);
-        return v;
-    }
+    tg_tensor *v = tg__alias_without_owner(t);
+    if (v) return v;
     /* Rare (an out= tensor later used in place): save a copy. In-place edits of t after
      * this are then not detected, but the gradient uses the values as they were. */
     if (t->device.type == TG_CPU) {

@@ -376,6 +376,25 @@ tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype) {
     return tg__empty(op, t->sizes, t->ndim, dtype == TG_DTYPE_NONE ? t->dtype : dtype, t->device);
 }
 
+/* A base tensor's version cell lives in its block next to the embedded storage, and that
+ * block outlives the tensor while the storage is referenced; so a view that holds only the
+ * storage keeps the cell valid. False for a base whose storage was replaced (an out= resize
+ * reallocates it), whose cell then lives with the tensor alone. */
+static bool version_lives_with_storage(const tg_tensor *t) {
+    return (const char *)t->version == (const char *)t->storage + sizeof(tg_storage);
+}
+
+tg_tensor *tg__alias_without_owner(tg_tensor *t) {
+    if (!t) return NULL;
+    if (!t->view_base && !version_lives_with_storage(t)) return NULL;
+    tg_tensor *v = tg__make_view(t, t->sizes, t->strides, t->ndim, t->storage_offset);
+    if (v && v->view_base == t) {         /* t is a base: the storage alone keeps the cell */
+        v->view_base = NULL;
+        tg_release(t);
+    }
+    return v;
+}
+
 tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
                          int64_t ndim, int64_t storage_offset) {
     if (!t) return NULL;

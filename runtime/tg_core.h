@@ -148,7 +148,8 @@ typedef struct tg_node tg_node;
  * into the leaves' .grad. `.grad` is d(out)/d(root), required when root has more than one
  * element ("grad can be implicitly created only for scalar outputs"); `.retain_graph` keeps
  * the saved tensors for another backward; `.create_graph` records the backward itself, for
- * higher-order derivatives. Returns 0, or -1 with an error recorded. */
+ * higher-order derivatives (and implies .retain_graph, as in PyTorch). Returns 0, or -1 with
+ * an error recorded. */
 typedef struct tg_backward_opts {
     tg_tensor *grad;
     bool retain_graph;

@@ -57,6 +57,10 @@ tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype);  
 /* A view sharing t's storage and version counter with the given geometry. */
 tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
                          int64_t ndim, int64_t storage_offset);
+/* A view of all of t (same storage and version counter) that does not keep t itself alive:
+ * autograd saves its outputs this way, so output -> node -> saved output is no cycle. NULL
+ * (no error) when t's version counter would not outlive t; the caller then copies. */
+tg_tensor *tg__alias_without_owner(tg_tensor *t);
 /* Wraps a Scalar as a 0-dim tensor: int64 when v is integral and `is_integral`, else float64;
  * bool for TG_BOOL. Marked as a wrapped number. */
 tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device);
