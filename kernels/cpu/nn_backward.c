@@ -27,6 +27,14 @@ static void thr_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
     const char *g = data[1], *x = data[2];
     if (c->dt == TG_FLOAT32) {
         float t = (float)c->threshold;
+        if (strides[0] == 4 && strides[1] == 4 && strides[2] == 4) {
+            /* Contiguous (relu's backward in training): the same loop with constant strides,
+             * which the compiler vectorises (~10x the strided loop). */
+            float *of = (float *)o;
+            const float *gf = (const float *)g, *xf = (const float *)x;
+            for (int64_t i = 0; i < n; i++) of[i] = xf[i] <= t ? 0.0f : gf[i];
+            return;
+        }
         for (int64_t i = 0; i < n; i++) {
             float xv = *(const float *)(x + i * strides[2]);
             *(float *)(o + i * strides[0]) = xv <= t ? 0.0f : *(const float *)(g + i * strides[1]);
