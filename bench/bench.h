@@ -38,6 +38,9 @@ bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *s
 void bench_emit(const char *name, const char *unit, const char *src, const double *secs,
                 double work, double scale);
 
+/* Autograd workloads: the tiny-graph overhead and the MLP training step (bench/bench_autograd.c). */
+void bench_autograd(void);
+
 /* Baselines measured in the same process (bench/baselines.c). */
 void bench_stream(void);
 void bench_blas_direct(void);

@@ -96,12 +96,29 @@ anchor_bench() {
     else note "anchor blas_bench did not build (libopenblas-dev?)"; fi
   fi
   if "$PY" -c 'import torch' 2>/dev/null; then
-    local sel=overhead_torch_add,add_16M,exp_16M,sum_16M,mm_,softmax
+    local sel=overhead_torch_add,overhead_autograd,add_16M,exp_16M,sum_16M,mm_,softmax,mlp
     [ -n "$ONLY" ] && sel=$ONLY
     "$PY" "$ANCHORS/torch_bench.py" --threads "$THREADS" --repeats "$REPEATS" --only "$sel" \
       | tag_coretype "$CORETYPE"
+    # PyTorch's best configuration for the BLAS-heavy MLP on 2 cores (as run_all.sh): ATen on
+    # one thread, OpenBLAS's own pool on two, so the two pools do not fight for the cores.
+    if wanted mlp_784_512_512_10_b128_sgd_step; then
+      OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=2 "$PY" "$ANCHORS/torch_bench.py" --child --threads 1 \
+        --repeats "$REPEATS" --only mlp \
+        | sed -u 's/"src": "torch"/"src": "torch_omp1_blas2"/' | tag_coretype "$CORETYPE"
+    fi
   else
     note "PyTorch figures skipped: $PY cannot import torch (apt-get install python3-torch)"
+  fi
+  # libtorch's C++ overhead (dispatcher, autograd) without Python, when libtorch-dev is there.
+  if wanted overhead_autograd || wanted overhead_add; then
+    if [ -x "$dir/libtorch_overhead" ] && [ "$dir/libtorch_overhead" -nt "$ANCHORS/libtorch_overhead.cpp" ] ||
+       g++ -O2 -std=c++17 -o "$dir/libtorch_overhead" "$ANCHORS/libtorch_overhead.cpp" \
+         -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 2>/dev/null; then
+      "$dir/libtorch_overhead" 1 | tag_coretype "$CORETYPE"
+    else
+      note "anchor libtorch_overhead did not build (libtorch-dev?)"
+    fi
   fi
 }
 
@@ -125,10 +142,13 @@ awk '
     base["add_16M_out"] = "stream:stream_add_16M"; base["add_16M_alloc"] = "stream:stream_add_16M"
     base["sum_16M"] = "stream:stream_sum_16M"
     for (s = 256; s <= 2048; s *= 2) base["mm_" s] = "openblas-direct:blas_sgemm_" s
-    printf "\n%-28s %-8s %12s %12s %12s  %s\n", "workload", "unit", "tensorgen", "torch", "baseline", "(baseline)" > "/dev/stderr"
+    base["overhead_add_1elem"] = "libtorch:cpp_at_add_1elem"; base["overhead_add_out_1elem"] = "libtorch:cpp_at_add_out_1elem"
+    base["overhead_autograd_mul_sum_backward_1elem"] = "libtorch:cpp_autograd_mul_sum_backward_1elem"
+    base["mlp_784_512_512_10_b128_sgd_step"] = "torch_omp1_blas2:mlp_784_512_512_10_b128_sgd_step"
+    printf "\n%-34s %-8s %12s %12s %12s  %s\n", "workload", "unit", "tensorgen", "torch", "baseline", "(baseline)" > "/dev/stderr"
     for (i = 1; i <= n; i++) {
       w = order[i]; t = (w in torch) ? torch[w] : w
-      printf "%-28s %-8s %12s %12s %12s  %s\n", w, u[w], get("tensorgen:" w), get("torch:" t),
+      printf "%-34s %-8s %12s %12s %12s  %s\n", w, u[w], get("tensorgen:" w), get("torch:" t),
              (w in base) ? get(base[w]) : "-", (w in base) ? base[w] : "" > "/dev/stderr"
     }
   }' "$OUT"

@@ -134,6 +134,7 @@ int main(int argc, char **argv) {
     bench_blas_direct();
     bench_mm();
     bench_softmax();
+    bench_autograd();
 
     if (tg_live_tensors() != 0)
         fprintf(stderr, "tg_bench: %lld tensors still alive at exit\n", (long long)tg_live_tensors());
