@@ -94,6 +94,27 @@ static tg_tensor *to_device(const char *op, tg_tensor *c, tg_device dev) {
 
 typedef struct moved { tg_tensor *orig, *cpu; } moved;   /* owned references */
 
+/* Result *slot (owned) of the CPU kernel, on the device: the original of an in-place/out=
+ * argument, or a copy. 0, or -1 + error (the slot is then NULL). */
+static int result_to_device(const char *op, tg_tensor **slot, const moved *mv, int nmv, tg_device dev) {
+    tg_tensor *r = *slot, *d = NULL;
+    if (!r || r->device.type != TG_CPU) return 0;
+    for (int k = 0; k < nmv && !d; k++) if (mv[k].cpu == r) d = tg_retain(mv[k].orig);
+    if (!d) d = to_device(op, r, dev);
+    tg_release(r);
+    *slot = d;
+    return d ? 0 : -1;
+}
+
+/* Releases the results a kernel pushed (tensors and owned tensor lists). */
+static void drop_results(tg_stack *s) {
+    for (int i = 0; i < s->n; i++) {
+        if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
+        if (s->v[i].tag == TG_IV_TENSOR_LIST) tg_tensor_list_release(s->v[i].v.tensors);
+    }
+    s->n = 0;
+}
+
 static int run_fallback(const tg_op_entry *e, tg_stack *s) {
     tg__warn_once(e->name, "%s: no CUDA kernel; falling back to the CPU kernel (arguments are "
                   "copied to the CPU and results back)", e->name);
@@ -131,16 +152,15 @@ static int run_fallback(const tg_op_entry *e, tg_stack *s) {
         if (tg__version(c) == 0) continue;
         if (tg__resize_out(e->name, o, c->sizes, c->ndim) || to_device_into(e->name, o, c)) rc = -1;
     }
+    bool have_results = rc == 0;
     for (int j = 0; rc == 0 && j < s->n; j++) {    /* results */
         tg_ivalue *v = &s->v[j];
-        if (v->tag != TG_IV_TENSOR || !v->v.t || v->v.t->device.type != TG_CPU) continue;
-        tg_tensor *r = v->v.t, *d = NULL;
-        for (int k = 0; k < nmv && !d; k++) if (mv[k].cpu == r) d = tg_retain(mv[k].orig);
-        if (!d) d = to_device(e->name, r, dev);
-        tg_release(r);
-        v->v.t = d;
-        if (!d) rc = -1;
+        if (v->tag == TG_IV_TENSOR) rc = result_to_device(e->name, &v->v.t, mv, nmv, dev);
+        /* A Tensor[] result owns its array: its elements are replaced in place. */
+        for (int64_t i = 0; v->tag == TG_IV_TENSOR_LIST && rc == 0 && i < v->v.tensors.len; i++)
+            rc = result_to_device(e->name, (tg_tensor **)&v->v.tensors.data[i], mv, nmv, dev);
     }
+    if (have_results && rc != 0) drop_results(s);  /* the caller gets an error, not half a result */
 out:
     for (int k = 0; k < nmv; k++) { tg_release(mv[k].orig); tg_release(mv[k].cpu); }
     for (int i = 0; i < nargs; i++) {

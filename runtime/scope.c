@@ -12,6 +12,10 @@
 #include <stdlib.h>
 
 #define KEPT ((uintptr_t)1)        /* low bit of an entry: kept (tensor pointers are aligned) */
+/* Bit 1: the entry is the malloc'd array of a Tensor[] result (freed, not released, at the
+ * end; its elements have entries of their own). malloc and tensor pointers are 16-aligned. */
+#define ARRAY ((uintptr_t)2)
+#define PTR(e) ((e) & ~(KEPT | ARRAY))
 
 static TG__TLS_HOT int depth;
 /* Non-zero while a kernel runs under an open scope: what kernels get from their own inner
@@ -52,17 +56,23 @@ void tg_scope_begin(void) {
     starts[depth++] = nentries;
 }
 
+/* Room for `more` entries; false on out of memory. */
+static bool reserve(int64_t more) {
+    if (nentries + more <= capentries) return true;
+    int64_t cap = capentries ? capentries * 2 : 64;
+    while (cap < nentries + more) cap *= 2;
+    uintptr_t *e = realloc(entries, (size_t)cap * sizeof *e);
+    if (!e) return false;
+    entries = e;
+    capentries = cap;
+    return true;
+}
+
 static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
-    if (nentries == capentries) {
-        int64_t cap = capentries ? capentries * 2 : 64;
-        uintptr_t *e = realloc(entries, (size_t)cap * sizeof *e);
-        if (!e) {
-            /* Cannot record it: the caller would never free it, so fail the call instead. */
-            tg_release(t);
-            return tg__error("scope", "out of memory recording a tensor in the open scope");
-        }
-        entries = e;
-        capentries = cap;
+    if (!reserve(1)) {
+        /* Cannot record it: the caller would never free it, so fail the call instead. */
+        tg_release(t);
+        return tg__error("scope", "out of memory recording a tensor in the open scope");
     }
     entries[nentries++] = (uintptr_t)t;
     return t;
@@ -71,6 +81,19 @@ static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
 tg_tensor *tg__scope_track(tg_tensor *t) {
     if (TG__LIKELY(depth == 0) || suspended || !t) return t;
     return track_slow(t);
+}
+
+tg_tensor_list tg__scope_track_list(tg_tensor_list l) {
+    if (TG__LIKELY(depth == 0) || suspended || !l.data) return l;
+    if (!reserve(l.len + 1)) {
+        tg_tensor_list_release(l);
+        tg__error("scope", "out of memory recording a tensor list in the open scope");
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    /* The array first: released newest first, the elements go before their array. */
+    entries[nentries++] = (uintptr_t)l.data | ARRAY;
+    for (int64_t i = 0; i < l.len; i++) entries[nentries++] = (uintptr_t)l.data[i];
+    return l;
 }
 
 int tg__scope_enter_kernel(void) {
@@ -94,13 +117,29 @@ tg_tensor *tg_scope_keep(tg_tensor *t) {
     return t;   /* not made in this scope: it already belongs to someone else */
 }
 
+tg_tensor_list tg_scope_keep_list(tg_tensor_list l) {
+    if (depth == 0 || !l.data) return l;
+    for (int64_t i = 0; i < l.len; i++) tg_scope_keep(l.data[i]);
+    uintptr_t array = (uintptr_t)l.data | ARRAY;
+    for (int64_t i = nentries - 1; i >= starts[depth - 1]; i--) {
+        if (entries[i] == array) {
+            entries[i] |= KEPT;
+            break;
+        }
+    }
+    return l;
+}
+
 void tg_scope_end(void) {
     if (depth == 0) return;
     int64_t start = starts[--depth], kept = start;
     int64_t end = nentries;
     /* Release newest first, so that later results die before the inputs they came from. */
-    for (int64_t i = end - 1; i >= start; i--)
-        if (!(entries[i] & KEPT)) tg_release((tg_tensor *)entries[i]);
+    for (int64_t i = end - 1; i >= start; i--) {
+        if (entries[i] & KEPT) continue;
+        if (entries[i] & ARRAY) free((void *)PTR(entries[i]));
+        else tg_release((tg_tensor *)entries[i]);
+    }
     for (int64_t i = start; i < end; i++)
         if (entries[i] & KEPT) entries[kept++] = entries[i] & ~KEPT;
     nentries = depth > 0 ? kept : start;

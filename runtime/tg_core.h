@@ -100,6 +100,15 @@ typedef struct tg_opt_float { bool has_value; double value; } tg_opt_float;
 typedef struct tg_opt_bool { bool has_value; bool value; } tg_opt_bool;
 typedef tg_opt_float tg_opt_scalar;
 
+/* A Tensor[] result (tg_split, tg_unbind, tg_chunk, ...) is a tg_tensor_list whose `data`
+ * array is heap memory owned by the caller together with a new reference to each element;
+ * `data` is never NULL on success (an empty result has len 0), and an error gives
+ * { NULL, 0 }. Outside a scope, give it back with tg_tensor_list_release. Inside a scope the
+ * scope owns the elements and the array (tg_scope_end frees both), like any result: do not
+ * release it yourself, keep it with tg_scope_keep_list (or keep single elements with
+ * tg_scope_keep, and the array is freed at the scope's end). */
+void tg_tensor_list_release(tg_tensor_list l);   /* elements and array; { NULL, 0 } is a no-op */
+
 /* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
  * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
 #define TG_INTS(...) ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
@@ -134,6 +143,9 @@ void tg_set_warning_handler(tg_warning_handler fn, void *user);
  * move to the enclosing scope (or to the caller when there is none). Scopes nest. */
 void tg_scope_begin(void);
 tg_tensor *tg_scope_keep(tg_tensor *t);    /* returns t */
+/* Keeps a Tensor[] result: every element and the array move to the enclosing scope (or to the
+ * caller, who then calls tg_tensor_list_release). Returns l. */
+tg_tensor_list tg_scope_keep_list(tg_tensor_list l);
 void tg_scope_end(void);
 
 /* ---- grad mode (thread-local) ---- */
