@@ -35,6 +35,8 @@ static bool tensor_in_out(const tga_op *op)
     bool in = false;
     for (int i = 0; i < op->nargs; i++)
         in |= tga_kind_is_tensor(op->args[i].kind);
+    if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)   /* a node output per element */
+        return in;
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind != TGA_TENSOR)
             return false;

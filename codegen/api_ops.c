@@ -49,9 +49,11 @@ static int build_args(tgm_arena *a, tga_op *op) {
     return errors;
 }
 
+/* A Tensor[] return is a tg_tensor_list owning its array (docs/c-api.md, "Results"). */
 static tga_kind ret_kind(const tgm_type *t) {
     tga_kind k = tga_type_kind(t);
-    return k == TGA_TENSOR || k == TGA_INT || k == TGA_DOUBLE || k == TGA_BOOL ? k : TGA_UNSUPPORTED;
+    return k == TGA_TENSOR || k == TGA_TENSOR_LIST || k == TGA_INT || k == TGA_DOUBLE ||
+           k == TGA_BOOL ? k : TGA_UNSUPPORTED;
 }
 
 static int build_rets(tgm_arena *a, tga_op *op) {
@@ -68,7 +70,9 @@ static int build_rets(tgm_arena *a, tga_op *op) {
         const tgm_return *r = &s->rets[i];
         op->rets[i].kind = ret_kind(&r->type);
         op->rets[i].name = r->name ? tga_ident(a, r->name) : tgt_fmt(a, "r%d", i);
+        /* A list among several returns would need a struct field owning an array: not yet. */
         if (op->rets[i].kind == TGA_UNSUPPORTED ||
+            (s->nrets > 1 && op->rets[i].kind == TGA_TENSOR_LIST) ||
             (s->nrets > 1 && !r->name && op->rets[i].kind != TGA_TENSOR)) {
             tgm_error(r->loc, "return type '%s' of '%s' has no C mapping in tgen",
                       tga_type_text(a, &r->type), s->full_name);

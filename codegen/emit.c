@@ -57,6 +57,7 @@ const char *tge_error_value(tge_ctx *c, const tga_op *op) {
     case TGA_INT: return "0";
     case TGA_DOUBLE: return "NAN";
     case TGA_BOOL: return "false";
+    case TGA_TENSOR_LIST: return "(tg_tensor_list){ NULL, 0 }";
     default: return "NULL";
     }
 }

@@ -98,6 +98,9 @@ static const char *node_code(tge_ctx *c, const tgf_deriv *d)
         source_fields(c, d, false, i, op->args[i].kind, &fields);
     for (int i = 0; i < op->nrets; i++)
         source_fields(c, d, true, i, op->rets[i].kind, &fields);
+    for (int k = 0; k < d->nlist_sizes; k++)
+        tgt_list_addf(&fields, c->arena, "tg_int_list %s;   /* points after the struct */",
+                      tgf_list_size_field(c->arena, d, k));
     tgt_printf(&b, "/* %s: %s */\ntypedef struct %s {\n", d->node_name,
                comment_text(c, d->dv->name_text), type);
     for (int i = 0; i < fields.n; i++)
@@ -124,6 +127,9 @@ static const char *node_code(tge_ctx *c, const tgf_deriv *d)
                        tge_c_string(c, f->root->c));
         else if (f->src->nvars > 1)
             tgt_printf(&b, "    if (%s)\n        tg_rc = %s(n, grads, out);\n", cond, fn_name(c, d, f));
+        else if (f->edges[0] < 0)   /* a Tensor[] argument: one gradient per element edge */
+            tgt_printf(&b, "    if (%s)\n        tg_rc = tg__gen_distribute(node, %d, %s(n, grads), out, \"%s\");\n",
+                       cond, d->nedges, fn_name(c, d, f), f->src->vars);
         else
             tgt_printf(&b, "    if (%s && !(out[%d] = %s(n, grads)))\n        tg_rc = -1;\n", cond,
                        f->edges[0], fn_name(c, d, f));
@@ -287,6 +293,9 @@ static const char *extra_bytes(tge_ctx *c, const tgf_deriv *d, const tga_op *op)
         else if (k == TGA_STR || k == TGA_OPT_STR)
             tgt_list_addf(&strs, c->arena, "tg__gen_str_bytes(%s)", op->args[i].name);
     }
+    for (int k = 0; k < d->nlist_sizes; k++)
+        tgt_list_addf(&ints, c->arena, "(size_t)%s.len * sizeof(int64_t)",
+                      op->args[d->list_sizes[k].arg].name);
     for (int i = 0; i < strs.n; i++)
         tgt_list_add(&ints, c->arena, strs.items[i]);
     return ints.n ? tgt_list_join(&ints, c->arena, " + ") : NULL;
@@ -329,8 +338,76 @@ static const char *num_next(tge_ctx *c, const tga_op *op)
     return l.n ? tgt_fmt(c->arena, "%d + %s", fixed, lists) : tgt_fmt(c->arena, "%d", fixed);
 }
 
+/* A dim of `xs.size(d)` in terms of the kernel's parameters (literals, int arguments and C
+ * operators: formula_check.c allows nothing else there). */
+static const char *record_expr(tge_ctx *c, const tga_op *op, const tgf_node *n)
+{
+    switch (n->kind) {
+    case TGF_LIT: return n->c;
+    case TGF_INPUT: return op->args[n->index].name;
+    case TGF_COP:
+        if (n->nargs == 1)
+            return tgt_fmt(c->arena, "(%s%s)", n->c, record_expr(c, op, n->args[0]));
+        return tgt_fmt(c->arena, "(%s %s %s)", record_expr(c, op, n->args[0]), n->c,
+                       record_expr(c, op, n->args[1]));
+    default: return "0";
+    }
+}
+
+/* Saves each `xs.size(d)` the formulas read: the elements' sizes, after the struct. */
+static void save_list_sizes(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op)
+{
+    for (int k = 0; k < d->nlist_sizes; k++)
+        tgt_printf(b, "    tg_n->%s = tg__gen_keep_list_sizes(%s, %s, &tg_cursor);\n",
+                   tgf_list_size_field(c->arena, d, k), op->args[d->list_sizes[k].arg].name,
+                   record_expr(c, op, d->list_sizes[k].dim));
+}
+
+/* An op returning one Tensor[]: its node has an output per element, so the op runs first (it
+ * is never in place, so the inputs saved after it are as they were), then the node is made
+ * with the list's length and every element gets history. */
+static const char *record_list_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl)
+{
+    const char *fail = tge_error_value(c, op);
+    tgt_buf b;
+    tgt_buf_init(&b);
+    tgt_printf(&b, "%s\n{\n", decl);
+    tensor_args(c, op, &b, "tg__any_requires_grad", below_call(c, op), true);
+    tgt_printf(&b, "    tg_tensor_list tg_r = %s;\n    if (!tg_r.data)\n        return tg_r;\n", below_call(c, op));
+    const char *node = d ? "&tg_n->base" : "tg_n";
+    const char *extra = d ? extra_bytes(c, d, op) : NULL;
+    if (d) {
+        const char *next = d->list_arg < 0 ? tgt_fmt(c->arena, "%d", d->nedges)
+                           : tgt_fmt(c->arena, "%d + (int)%s.len", d->nedges, op->args[d->list_arg].name);
+        tgt_printf(&b, "    %s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, (int)tg_r.len, %s);\n",
+                   node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
+                   d->node_name, next);
+    } else {
+        tgt_printf(&b, "    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, (int)tg_r.len, %s);\n",
+                   op->cname, num_next(c, op));
+    }
+    tgt_printf(&b, "    if (!tg_n) {\n        tg_tensor_list_release(tg_r);\n        return %s;\n    }\n", fail);
+    if (extra)
+        tgt_puts(&b, "    char *tg_cursor = (char *)(tg_n + 1);\n");
+    set_edges(c, &b, op, d, node);
+    if (d)
+        save_list_sizes(c, &b, d, op);
+    for (int i = 0; d && i < op->nargs; i++)
+        save_source(c, &b, d, op, false, i, false);
+    if (!d || d->output_diff[0])
+        tgt_printf(&b, "    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
+                      "        if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
+                      "            tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);\n", node);
+    tgt_printf(&b, "    tg__node_release(%s);\n    return tg_r;\n}\n", node);
+    char *s = tgt_take(&b, c->arena);
+    tgt_buf_free(&b);
+    return s;
+}
+
 static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl)
 {
+    if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)
+        return record_list_kernel(c, op, d, decl);
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
     const char *fail = tge_error_value(c, op);
     tgt_buf b;
@@ -356,6 +433,8 @@ static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *
     if (d && extra_bytes(c, d, op))
         tgt_puts(&b, "    char *tg_cursor = (char *)(tg_n + 1);\n");
     set_edges(c, &b, op, d, node);
+    if (d)
+        save_list_sizes(c, &b, d, op);
     for (int i = 0; d && i < op->nargs; i++)
         save_source(c, &b, d, op, false, i, inplace);
     const char *ret = op->ret_ctype;

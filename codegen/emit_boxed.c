@@ -8,6 +8,7 @@ static const char *push_results(tge_ctx *c, const tga_op *op) {
     if (!op->ret_struct) {
         tga_kind k = op->rets ? op->rets[0].kind : TGA_TENSOR;
         if (k == TGA_TENSOR) return "return push_tensors(tg_s, &tg_r, 1);";
+        if (k == TGA_TENSOR_LIST) return "return push_tensor_list(tg_s, tg_r);";
         return tgt_fmt(c->arena, "return push_%s(tg_s, tg_r);", tga_box_suffix(k));
     }
     bool all_tensors = true;

@@ -56,6 +56,7 @@ static const char *result_suffix(tga_kind k) {
     case TGA_INT: return "int";
     case TGA_DOUBLE: return "double";
     case TGA_BOOL: return "bool";
+    case TGA_TENSOR_LIST: return "tensor_list";
     default: return "tensor";
     }
 }
@@ -64,10 +65,17 @@ static const char *result_suffix(tga_kind k) {
  * inner public calls return is its own business); what it returns is recorded afterwards. */
 static const char *call_and_return(tge_ctx *c, const tga_op *op) {
     const char *call = tgt_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
-    bool tensor_result = op->ret_struct || !op->rets || op->rets[0].kind == TGA_TENSOR;
+    tga_kind k0 = op->rets ? op->rets[0].kind : TGA_TENSOR;
+    bool tensor_result = op->ret_struct || k0 == TGA_TENSOR;
     tgt_buf b;
     tgt_buf_init(&b);
-    if (!tensor_result) {
+    if (!op->ret_struct && k0 == TGA_TENSOR_LIST) {
+        /* The list's array and elements are recorded in the open scope together. */
+        tgt_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgt_printf(&b, "tg_tensor_list tg_r = %s;\n", call);
+        tgt_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgt_puts(&b, "return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;");
+    } else if (!tensor_result) {
         tgt_printf(&b, "return %s;", call);
     } else {
         const char *type = op->ret_struct ? op->ret_struct : "tg_tensor *";

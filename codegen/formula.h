@@ -55,9 +55,12 @@ tgm_loc tgf_loc(const tgm_formula *f, size_t offset);
 typedef enum tgf_node_kind {
     TGF_LIT,                  /* a literal: `c` is its C text (int, double, bool, string) */
     TGF_GRAD,                 /* grads[index], borrowed */
+    TGF_GRADS,                /* grads: every output's gradient as a Tensor[], borrowed */
     TGF_INPUT,                /* forward input `index` (schema argument index), a saved value */
     TGF_OUTPUT,               /* forward output `index`, a saved tensor */
-    TGF_META,                 /* `meta` of tensor args[0]; SIZE has the dim in args[1] */
+    TGF_META,                 /* `meta` of tensor args[0]; SIZE has the dim in args[1]; on a
+                               * Tensor[] input (only size(d), an int[]) `index` is its
+                               * tgf_deriv.list_sizes entry */
     TGF_CALL,                 /* callee(args...), trailing defaulted parameters omitted */
     TGF_COP,                  /* C operator `c` on scalars: args[0] (unary) or args[0..1] */
     TGF_COND,                 /* args[0] ? args[1] : args[2], only the chosen branch runs */
@@ -96,6 +99,15 @@ typedef struct tgf_formula {
                                * elements of a Tensor[] (see tgf_deriv.list_arg) */
 } tgf_formula;
 
+/* `xs.size(d)` of a Tensor[] input xs: each element's size along d, saved by value when the
+ * op runs (d is an int literal or argument, so it is known then). */
+typedef struct tgf_list_size {
+    int arg;                  /* the Tensor[] argument */
+    const tgf_node *dim;      /* literals, int arguments and C operators on them */
+} tgf_list_size;
+
+#define TGF_MAX_LIST_SIZES 8
+
 typedef struct tgf_deriv {
     const tgm_derivative *dv;
     const tga_op *op;         /* the entry's (functional) operator */
@@ -103,8 +115,11 @@ typedef struct tgf_deriv {
     tgf_formula *formulas; int nformulas;
     int nedges;
     int *edge_arg;            /* [nedges]: the schema argument index of each next edge */
-    int list_arg;             /* a Tensor[] argument whose formula is not_implemented: its
-                               * elements get the edges after the nedges fixed ones; -1 */
+    int list_arg;             /* the Tensor[] argument with a formula (type Tensor[], one
+                               * gradient per element) or not_implemented: its elements get
+                               * the edges after the nedges fixed ones; -1 */
+    tgf_list_size list_sizes[TGF_MAX_LIST_SIZES]; int nlist_sizes;
+    bool list_output;         /* the op returns one Tensor[]: a node output per element */
     unsigned *input_uses;     /* [op->nargs]: TGF_USE_* */
     unsigned *output_uses;    /* [op->nrets] */
     bool *output_diff;        /* [op->nrets]: output_differentiability (Tensor returns only) */
@@ -140,7 +155,8 @@ const char *tgf_kind_text(tga_kind k);
 
 /* The C function `fn` computing formula f of d from the node `n` (type `node_type`) and the
  * output gradients: `static tg_tensor *fn(node_type *n, tg_tensor *const *grads)` returning a
- * new reference or NULL with an error recorded; for a joint formula `static int fn(node_type *n,
+ * new reference or NULL with an error recorded (for a Tensor[] argument `static tg_tensor_list
+ * fn(...)` returning an owned list, or { NULL, 0 }); for a joint formula `static int fn(node_type *n,
  * tg_tensor *const *grads, tg_tensor **out)` filling out[e] for each needed edge e, returning
  * 0 or -1. Every temporary is released on every path. */
 const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
@@ -148,5 +164,7 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
 /* The C name of a node field: "self", "self_sizes", "result", "other_scalar_type" (use is one
  * TGF_USE_* bit; 0 gives the bare name, e.g. for "<name>_defined"). */
 const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use);
+/* The node field of list_sizes[k]: "tensors_size_0". */
+const char *tgf_list_size_field(tgm_arena *a, const tgf_deriv *d, int k);
 
 #endif

@@ -18,6 +18,7 @@ typedef struct cc {
     int ntemps, depth;
     bool live[512];                    /* tensor temporaries that still own a tensor (the
                                         * first 512; later ones are released at the end) */
+    bool is_list[512];                 /* ... an owned Tensor[] (array and elements) */
     bool gotos;
     bool *unpack_in, *unpack_out;      /* saved tensors this formula reads */
 } cc;
@@ -54,6 +55,11 @@ static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
         tgt_list_addf(&c->decls, c->a, "%s t%d = { 0 };", ctype, k);
         for (int i = 0; i < tuple_of->nrets; i++)
             tgt_list_addf(&c->releases, c->a, "tg_release(t%d.%s);", k, tuple_of->rets[i].name);
+    } else if (!strcmp(ctype, "tg_tensor_list")) {
+        if (k < 512)
+            c->live[k] = c->is_list[k] = true;
+        tgt_list_addf(&c->decls, c->a, "tg_tensor_list t%d = { NULL, 0 };", k);
+        tgt_list_addf(&c->releases, c->a, "tg_tensor_list_release(t%d);", k);
     } else if (!strcmp(ctype, "tg_tensor *")) {
         if (k < 512)
             c->live[k] = true;
@@ -84,6 +90,12 @@ const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int i
     case TGF_USE_DTYPE: return tgt_fmt(a, "%s_scalar_type", base);
     default: return base;
     }
+}
+
+const char *tgf_list_size_field(tgm_arena *a, const tgf_deriv *d, int k)
+{
+    const tgf_list_size *ls = &d->list_sizes[k];
+    return tgt_fmt(a, "%s_size_%d", tga_ident(a, d->op->f->schema.args[ls->arg].name), k);
 }
 
 /* ------------------------------------------------------------------ saved values */
@@ -154,6 +166,8 @@ static val compile_meta(cc *c, const tgf_node *n)
 {
     const tgf_node *src = n->args[0];
     const char *text = NULL;
+    if (src->type == TGA_TENSOR_LIST)   /* xs.size(d): saved when the op ran */
+        return plain(tgt_fmt(c->a, "n->%s", tgf_list_size_field(c->a, c->d, n->index)));
     bool saved = (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
                  !(src->kind == TGF_INPUT ? c->unpack_in : c->unpack_out)[src->index];
     if (saved) {
@@ -227,7 +241,7 @@ static void drop_args(cc *c, int first, int last)
 {
     for (int k = first; k < last && k < 512; k++)
         if (c->live[k]) {
-            line(c, "TG__GEN_DROP(t%d);", k);
+            line(c, c->is_list[k] ? "TG__GEN_DROP_LIST(t%d);" : "TG__GEN_DROP(t%d);", k);
             c->live[k] = false;
         }
 }
@@ -242,6 +256,12 @@ static val compile_call(cc *c, const tgf_node *n)
         int k = temp(c, op->ret_ctype, op);
         line(c, "t%d = %s;", k, call);
         line(c, "if (!t%d.%s) %s", k, op->rets[0].name, fail_jump(c));
+        drop_args(c, first, last);
+        return (val){ tgt_fmt(c->a, "t%d", k), k };
+    }
+    if (n->type == TGA_TENSOR_LIST) {   /* owned: the array and a reference per element */
+        int k = temp(c, "tg_tensor_list", NULL);
+        line(c, "if (!(t%d = %s).data) %s", k, call, fail_jump(c));
         drop_args(c, first, last);
         return (val){ tgt_fmt(c->a, "t%d", k), k };
     }
@@ -321,6 +341,7 @@ static val compile(cc *c, const tgf_node *n)
     switch (n->kind) {
     case TGF_LIT: return plain(n->c);
     case TGF_GRAD: return plain(tgt_fmt(c->a, "grads[%d]", n->index));
+    case TGF_GRADS: return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
     case TGF_INPUT:
     case TGF_OUTPUT: {
         bool out = n->kind == TGF_OUTPUT;
@@ -356,7 +377,13 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     emit_unpacks(&c);
     val v = compile(&c, f->root);
     bool joint = f->src->nvars > 1;
-    if (joint) {
+    bool list = f->root->type == TGA_TENSOR_LIST;
+    if (list && v.temp >= 0) {
+        line(&c, "tg_r = %s;", v.c);
+        line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
+    } else if (list) {   /* borrowed (grads, a list literal): the caller gets its own */
+        line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
+    } else if (joint) {
         const tga_op *op = f->root->callee;
         for (int k = 0; k < f->src->nvars; k++)
             line(&c, "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
@@ -374,9 +401,12 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     tgt_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
     if (joint)
         tgt_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn, node_type);
+    else if (list)
+        tgt_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
     else
         tgt_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
-    tgt_puts(&b, joint ? "    int tg_rc = -1;\n" : "    tg_tensor *tg_r = NULL;\n");
+    tgt_puts(&b, joint ? "    int tg_rc = -1;\n" : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
+                                                        : "    tg_tensor *tg_r = NULL;\n");
     for (int i = 0; i < c.decls.n; i++)
         tgt_printf(&b, "    %s\n", c.decls.items[i]);
     tgt_puts(&b, "    (void)n;\n    (void)grads;\n");

@@ -154,6 +154,11 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
 static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
 {
     const tga_op *op = c->d->op;
+    if (c->d->list_output) {
+        tgf_fail(c, src->offset, "'%s' returns Tensor[]: use 'grads', the gradients of its "
+                 "elements (a Tensor[])", op->f->schema.full_name);
+        return NULL;
+    }
     if (i < 0 || i >= op->nrets) {
         tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%d]",
                  op->f->schema.full_name, op->nrets, op->nrets == 1 ? "" : "s", i);
@@ -167,6 +172,20 @@ static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
     tgf_node *n = mk(c, TGF_GRAD, TGA_TENSOR, src);
     n->index = i;
     return n;
+}
+
+/* `grads`: the gradients of every output (of every element of a Tensor[] output), zeros for
+ * those that got none, as one Tensor[]. */
+static tgf_node *grads_node(tgf_checker *c, const tgm_expr *src)
+{
+    const tga_op *op = c->d->op;
+    for (int i = 0; i < op->nrets; i++)
+        if (!c->d->output_diff[i]) {
+            tgf_fail(c, src->offset, "'grads' of '%s' would include output %d, which is not "
+                     "differentiable; use grads[i]", op->f->schema.full_name, i);
+            return NULL;
+        }
+    return mk(c, TGF_GRADS, TGA_TENSOR_LIST, src);
 }
 
 /* The output a name stands for: `result` (one output), `result0`..., or a return name. */
@@ -190,8 +209,9 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
             if (op->args[i].kind == TGA_TENSOR_LIST) {
-                tgf_fail(c, e->offset, "Tensor[] argument '%s' cannot be used in a formula "
-                         "(saving tensor lists is not supported)", e->name);
+                tgf_fail(c, e->offset, "Tensor[] argument '%s' can only be used as '%s.size(d)' "
+                         "(each element's size along d; saving tensor lists is not supported)",
+                         e->name, e->name);
                 return NULL;
             }
             tgf_node *n = mk(c, TGF_INPUT, op->args[i].kind, e);
@@ -209,8 +229,8 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
         return n;
     }
     if (!strcmp(e->name, "grads"))
-        tgf_fail(c, e->offset, "'grads' needs an index: grads[0] is the gradient of output 0");
-    else if (!strcmp(e->name, "result"))
+        return grads_node(c, e);
+    if (!strcmp(e->name, "result"))
         tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
                  s->nrets, s->nrets - 1, s->rets[0].name ? " or the return names" : "");
     else
@@ -242,6 +262,72 @@ static const struct { const char *name; tgf_meta meta; tga_kind type; int nargs;
     { "sym_numel", TGF_NUMEL, TGA_INT, 0 }, { "scalar_type", TGF_SCALAR_TYPE, TGA_DTYPE, 0 },
 };
 
+/* Whether a node's value is known when the op runs (literals, non-tensor arguments and C
+ * operators on them), so that the recording kernel can evaluate it. */
+static bool known_at_record(const tgf_node *n)
+{
+    if (n->kind == TGF_LIT)
+        return true;
+    if (n->kind == TGF_INPUT)
+        return !tga_kind_is_tensor(n->type);
+    if (n->kind != TGF_COP)
+        return false;
+    for (int i = 0; i < n->nargs; i++)
+        if (!known_at_record(n->args[i]))
+            return false;
+    return true;
+}
+
+/* The Tensor[] input a method is called on, or -1. */
+static int list_receiver(tgf_checker *c, const tgm_expr *e)
+{
+    const tgm_expr *r = e->args[0];
+    const tga_op *op = c->d->op;
+    if (r->kind != TGM_EXPR_NAME)
+        return -1;
+    for (int i = 0; i < op->nargs; i++)
+        if (!strcmp(op->f->schema.args[i].name, r->name))
+            return op->args[i].kind == TGA_TENSOR_LIST ? i : -1;
+    return -1;
+}
+
+/* `xs.size(d)` of a Tensor[] input: an int[], saved by value when the op runs. */
+static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
+{
+    const char *name = e->args[0]->name;
+    if (strcmp(e->name, "size") && strcmp(e->name, "sym_size")) {
+        tgf_fail(c, e->name_offset, "'%s' is a Tensor[]: of its metadata only '%s.size(d)' (each "
+                 "element's size along d, an int[]) is available", name, name);
+        return NULL;
+    }
+    if (e->nargs != 2) {
+        tgf_fail(c, e->name_offset, "'%s()' takes one int argument (the dimension)", e->name);
+        return NULL;
+    }
+    tgf_node *dim = tgf_check_expr(c, e->args[1]);
+    if (!dim)
+        return NULL;
+    if (dim->type != TGA_INT || !known_at_record(dim)) {
+        tgf_fail(c, e->args[1]->offset, "the dimension of '%s.size()' must be an int literal or "
+                 "int argument (it is read when the op runs), not %s", name,
+                 dim->type != TGA_INT ? type_text(dim) : "a value computed in backward");
+        return NULL;
+    }
+    if (c->d->nlist_sizes == TGF_MAX_LIST_SIZES) {
+        tgf_fail(c, e->offset, "more than %d uses of Tensor[] sizes in one entry", TGF_MAX_LIST_SIZES);
+        return NULL;
+    }
+    tgf_node *recv = mk(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
+    recv->index = arg;
+    tgf_node *n = mk(c, TGF_META, TGA_INT_LIST, e);
+    n->meta = TGF_SIZE;
+    n->index = c->d->nlist_sizes;
+    c->d->list_sizes[c->d->nlist_sizes++] = (tgf_list_size){ arg, dim };
+    tgf_node *args[2] = { recv, dim };
+    set_args(c, n, args, 2);
+    return n;
+}
+
 static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
 {
     tgf_node *args[64];
@@ -249,6 +335,9 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
         tgf_fail(c, e->offset, "too many arguments");
         return NULL;
     }
+    int list_arg = list_receiver(c, e);
+    if (list_arg >= 0)
+        return check_list_size(c, e, list_arg);
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i])))
             return NULL;

@@ -34,6 +34,9 @@ static bool is_not_implemented(const tgm_expr *e)
 /* Marks what the node must save for the inputs and outputs a formula reads. */
 static void mark_uses(tgf_deriv *d, const tgf_node *n, bool as_meta, tgf_meta meta)
 {
+    /* xs.size(d) of a Tensor[]: saved as d->list_sizes (its dim is read when the op runs). */
+    if (n->kind == TGF_META && n->args[0]->type == TGA_TENSOR_LIST)
+        return;
     if (n->kind == TGF_INPUT || n->kind == TGF_OUTPUT) {
         unsigned *uses = n->kind == TGF_INPUT ? &d->input_uses[n->index] : &d->output_uses[n->index];
         bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
@@ -46,7 +49,7 @@ static void mark_uses(tgf_deriv *d, const tgf_node *n, bool as_meta, tgf_meta me
                    : meta == TGF_NUMEL ? TGF_USE_NUMEL : TGF_USE_SIZES;
         return;
     }
-    if (n->kind == TGF_GRAD)
+    if (n->kind == TGF_GRAD || n->kind == TGF_GRADS)
         d->uses_grads = true;
     for (int i = 0; i < n->nargs; i++)
         mark_uses(d, n->args[i], n->kind == TGF_META && i == 0, n->meta);
@@ -64,13 +67,13 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
             return false;   /* validate.c reported it */
         tga_kind kind = op->args[ai].kind;
         if (kind == TGA_TENSOR_LIST) {
-            /* Formulas have no Tensor[] results: a Tensor[] input can only be declared
-             * not_implemented (its elements then get edges, and backward fails clearly). */
-            bool ni = f->nvars == 1 && (f->expr || tgf_parse_formula(c->a, (tgm_formula *)f, &(tgf_syntax_error){ 0 })) &&
-                      is_not_implemented(f->expr);
-            if (!ni || c->d->list_arg >= 0) {
-                tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported%s",
-                          f->var_names[k], ni ? " for two lists" : " (only not_implemented(\"...\"))");
+            /* The formula gives a Tensor[] of one gradient per element (or is not_implemented);
+             * the elements get the edges after the fixed ones, so one list per entry. */
+            const char *why = f->nvars > 1 ? "in a joint formula"
+                              : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry" : NULL;
+            if (why) {
+                tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported %s",
+                          f->var_names[k], why);
                 c->errors++;
                 return false;
             }
@@ -110,7 +113,12 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
     tgf_node *root = tgf_check_expr(c, f->expr);
     if (!root)
         return;
-    if (f->nvars == 1 && root->type != TGA_TENSOR) {
+    if (tf->edges[0] < 0 && root->type != TGA_TENSOR_LIST) {
+        tgf_fail(c, f->expr->offset, "the formula for '%s' (a Tensor[] argument) must give a "
+                 "Tensor[] (one gradient per element), not %s", f->vars, tgf_type_text(root));
+        return;
+    }
+    if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR) {
         tgf_fail(c, f->expr->offset, "the formula for '%s' must give a Tensor, not %s", f->vars,
                  tgf_type_text(root));
         return;
@@ -130,6 +138,13 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
         tgm_error(dv->name_loc, "'%s' is an out= function; derivatives are declared for the "
                   "functional (and in-place) variants", dv->schema.full_name);
+        return false;
+    }
+    if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST) {
+        if (op->f->kind == TGM_KIND_FUNCTIONAL)
+            return true;
+        tgm_error(dv->name_loc, "'%s' returns Tensor[] in place; only functional operators "
+                  "returning Tensor[] are differentiable", dv->schema.full_name);
         return false;
     }
     for (int i = 0; i < op->nrets; i++)
@@ -164,6 +179,7 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         nvars += dv->formulas[i].nvars;
     d->edge_arg = tgm_alloc(c->a, sizeof(int) * (size_t)(nvars + 1));
     d->list_arg = -1;
+    d->list_output = op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST;
     d->formulas = tgm_alloc(c->a, sizeof *d->formulas * (size_t)(dv->nformulas + 1));
     d->nformulas = dv->nformulas;
     for (int i = 0; i < dv->nformulas; i++) {

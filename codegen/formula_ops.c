@@ -131,6 +131,12 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
                  "a branch of '?:' cannot be a list literal");
         return NULL;
     }
+    /* Branches hold one owned value; a list would need ownership per element. */
+    if (a->type == TGA_TENSOR_LIST || b->type == TGA_TENSOR_LIST) {
+        tgf_fail(c, (a->type == TGA_TENSOR_LIST ? e->args[1] : e->args[2])->offset,
+                 "a branch of '?:' cannot be a Tensor[]");
+        return NULL;
+    }
     tga_kind t = a->type == b->type ? a->type
                : tgf_is_number(a) && tgf_is_number(b) ? TGA_DOUBLE
                : tgf_is_tensor(a) && tgf_is_tensor(b) ? TGA_OPT_TENSOR

@@ -5,6 +5,7 @@
  * and the few operator calls the engine needs (at the end). The engine (runtime/autograd_*.c)
  * runs the nodes; it never names an operator itself. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg_autograd.h"
@@ -16,6 +17,87 @@
 
 /* Releases a formula's temporary as soon as the call that used it returned. */
 #define TG__GEN_DROP(t) (tg_release(t), (t) = NULL)
+
+/* The same for an owned Tensor[] temporary (a call such as split_with_sizes returned it). */
+#define TG__GEN_DROP_LIST(t) (tg_tensor_list_release(t), (t) = (tg_tensor_list){ NULL, 0 })
+
+/* An owned copy of a borrowed Tensor[] (grads, a list literal) for a formula's result. */
+TG__GEN_HELPER tg_tensor_list tg__gen_list_copy(tg_tensor_list l)
+{
+    tg_tensor **items = tg__tensor_list_alloc("backward", l.len);
+    if (!items)
+        return (tg_tensor_list){ NULL, 0 };
+    for (int64_t i = 0; i < l.len; i++)
+        items[i] = tg_retain(l.data[i]);
+    return (tg_tensor_list){ items, l.len };
+}
+
+/* `xs.size(d)` of a Tensor[] input, saved at *cursor when the op runs: each element's size
+ * along d (d counted from the element's own end when negative, which for cat is the result's:
+ * the elements it concatenates have its number of dims). A legacy 1-D empty element, which cat
+ * skips, gives 0, and so does a d out of range (the op itself reports that error). */
+TG__GEN_HELPER tg_int_list tg__gen_keep_list_sizes(tg_tensor_list l, int64_t d, char **cursor)
+{
+    if (l.len == 0)
+        return TG_INTS_EMPTY;
+    int64_t *out = (int64_t *)(void *)*cursor;
+    for (int64_t i = 0; i < l.len; i++) {
+        const int64_t *sizes = tg_tensor_sizes(l.data[i]);
+        int64_t nd = tg_tensor_dim(l.data[i]), dd = d < 0 ? d + nd : d;
+        bool legacy_empty = nd == 1 && sizes[0] == 0;
+        out[i] = legacy_empty || dd < 0 || dd >= nd ? 0 : sizes[dd];
+    }
+    *cursor += (size_t)l.len * sizeof(int64_t);
+    return (tg_int_list){ out, l.len };
+}
+
+/* The gradient g for next edge i, or, when that input has no elements and g's shape differs
+ * (a legacy 1-D empty input of cat gets a [2, 0, 4] piece of grad), an empty gradient of the
+ * input's own shape: the engine would not accept the piece. */
+TG__GEN_HELPER tg_tensor *tg__gen_fit_empty(const tg_node *node, int i, tg_tensor *g)
+{
+    const tg_output_meta *m = &node->next[i].node->outputs[node->next[i].input_nr];
+    int64_t numel = 1;
+    for (int64_t k = 0; k < m->ndim; k++)
+        numel *= m->sizes[k];
+    bool same = tg_tensor_dim(g) == m->ndim;
+    for (int64_t k = 0; same && k < m->ndim; k++)
+        same = tg_tensor_sizes(g)[k] == m->sizes[k];
+    if (numel != 0 || same)
+        return g;
+    tg_release(g);
+    return tg__autograd_zeros(m);
+}
+
+/* Hands the gradients of a Tensor[] argument's formula (owned list l, or { NULL, 0 } after an
+ * error) to the element edges first, first + 1, ...: one per element, or an error naming the
+ * node when the formula gave another number. The array is freed. 0 or -1. */
+TG__GEN_HELPER int tg__gen_distribute(tg_node *node, int first, tg_tensor_list l, tg_tensor **out,
+                                      const char *what)
+{
+    if (!l.data)
+        return -1;
+    int64_t want = node->num_next - first;
+    if (l.len != want) {
+        tg__error(NULL, "Function %s: the formula for '%s' gave %lld gradients for %lld tensors",
+                  node->vt->name, what, (long long)l.len, (long long)want);
+        tg_tensor_list_release(l);
+        return -1;
+    }
+    int rc = 0;
+    for (int64_t j = 0; j < l.len; j++) {
+        tg_tensor *g = l.data[j];
+        int e = first + (int)j;
+        if (rc != 0 || !tg__node_needs_input_grad(node, e)) {
+            tg_release(g);
+            continue;
+        }
+        if (!(out[e] = tg__gen_fit_empty(node, e, g)))
+            rc = -1;
+    }
+    free((void *)l.data);
+    return rc;
+}
 
 /* A tensor's sizes as an int list, valid while the tensor lives. */
 TG__GEN_HELPER tg_int_list tg__gen_sizes(const tg_tensor *t)
@@ -3324,7 +3406,24 @@ static const tg_node_vtable SelectBackwardBackward0_vtable = { "SelectBackwardBa
 /* CatBackward0: cat(Tensor[] tensors, int dim=0) -> Tensor */
 typedef struct tg__node_CatBackward0 {
     tg_node base;
+    int64_t dim;
+    tg_int_list tensors_size_0;   /* points after the struct */
 } tg__node_CatBackward0;
+
+/* tensors: split_with_sizes(grad, tensors.size(dim), dim) */
+static tg_tensor_list CatBackward0_tensors(tg__node_CatBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor_list tg_r = { NULL, 0 };
+    tg_tensor_list t0 = { NULL, 0 };
+    (void)n;
+    (void)grads;
+    if (!(t0 = tg_split_with_sizes_fn(grads[0], n->tensors_size_0, (tg_split_with_sizes_opts){ .dim = n->dim })).data) goto done;
+    tg_r = t0;
+    t0 = (tg_tensor_list){ NULL, 0 };
+done:
+    tg_tensor_list_release(t0);
+    return tg_r;
+}
 
 static int CatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
@@ -3334,12 +3433,120 @@ static int CatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
     (void)grads;
     (void)out;
     if (tg_rc == 0 && tg__gen_needs_from(node, 0))
-        tg_rc = tg__not_implemented("cat: gradients for a Tensor[] input; the formula language has no Tensor[] results yet");
+        tg_rc = tg__gen_distribute(node, 0, CatBackward0_tensors(n, grads), out, "tensors");
     tg__scope_leave_kernel(tg_sc);
     return tg_rc;
 }
 
 static const tg_node_vtable CatBackward0_vtable = { "CatBackward0", CatBackward0_apply, NULL };
+
+/* SplitBackward0: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+typedef struct tg__node_SplitBackward0 {
+    tg_node base;
+    int64_t dim;
+} tg__node_SplitBackward0;
+
+/* self: cat(grads, dim) */
+static tg_tensor *SplitBackward0_self(tg__node_SplitBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SplitBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SplitBackward0 *n = (tg__node_SplitBackward0 *)node;
+    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    (void)n;
+    (void)grads;
+    (void)out;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg__scope_leave_kernel(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable SplitBackward0_vtable = { "SplitBackward0", SplitBackward0_apply, NULL };
+
+/* SplitWithSizesBackward0: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+typedef struct tg__node_SplitWithSizesBackward0 {
+    tg_node base;
+    int64_t dim;
+} tg__node_SplitWithSizesBackward0;
+
+/* self: cat(grads, dim) */
+static tg_tensor *SplitWithSizesBackward0_self(tg__node_SplitWithSizesBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SplitWithSizesBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SplitWithSizesBackward0 *n = (tg__node_SplitWithSizesBackward0 *)node;
+    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    (void)n;
+    (void)grads;
+    (void)out;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitWithSizesBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg__scope_leave_kernel(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable SplitWithSizesBackward0_vtable = { "SplitWithSizesBackward0", SplitWithSizesBackward0_apply, NULL };
+
+/* UnbindBackward0: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+typedef struct tg__node_UnbindBackward0 {
+    tg_node base;
+    int64_t dim;
+} tg__node_UnbindBackward0;
+
+/* self: stack(grads, dim) */
+static tg_tensor *UnbindBackward0_self(tg__node_UnbindBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(t0 = tg_stack_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_stack_opts){ .dim = n->dim }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int UnbindBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_UnbindBackward0 *n = (tg__node_UnbindBackward0 *)node;
+    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    (void)n;
+    (void)grads;
+    (void)out;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UnbindBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg__scope_leave_kernel(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable UnbindBackward0_vtable = { "UnbindBackward0", UnbindBackward0_apply, NULL };
 
 /* CloneBackward0: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_CloneBackward0 {
@@ -7936,11 +8143,14 @@ tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
     if (!(tg__any_requires_grad(tensors.data, (int)tensors.len)))
         return tg__below_cat(tensors, dim);
-    tg__node_CatBackward0 *tg_n = (tg__node_CatBackward0 *)tg__node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len);
+    tg__node_CatBackward0 *tg_n = (tg__node_CatBackward0 *)tg__node_new(sizeof *tg_n + (size_t)tensors.len * sizeof(int64_t), &CatBackward0_vtable, 1, 0 + (int)tensors.len);
     if (!tg_n)
         return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
     for (int64_t tg_i = 0; tg_i < tensors.len; tg_i++)
         tg__node_set_next_edge(&tg_n->base, 0 + (int)tg_i, tensors.data[tg_i]);
+    tg_n->tensors_size_0 = tg__gen_keep_list_sizes(tensors, dim, &tg_cursor);
+    tg_n->dim = dim;
     tg_tensor *tg_r = tg__below_cat(tensors, dim);
     if (!tg_r) {
         tg__node_release(&tg_n->base);
@@ -7984,6 +8194,99 @@ tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg
     if (tg__check_out_no_grad("stack", tensors.data, (int)tensors.len) || tg__check_out_no_grad("stack", tg_in, 1))
         return NULL;
     return tg__below_stack_out(tensors, dim, out);
+}
+
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list tg__below_split(tg_tensor *self, int64_t split_size, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor_list tg_r = tg_split_fn(self, split_size, (tg_split_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__any_requires_grad(tg_in, 1)))
+        return tg__below_split(self, split_size, dim);
+    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
+    if (!tg_r.data)
+        return tg_r;
+    tg__node_SplitBackward0 *tg_n = (tg__node_SplitBackward0 *)tg__node_new(sizeof *tg_n, &SplitBackward0_vtable, (int)tg_r.len, 1);
+    if (!tg_n) {
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
+        if (tg__gen_differentiable(tg_r.data[tg_i]))
+            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg__node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list tg__below_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor_list tg_r = tg_split_with_sizes_fn(self, split_sizes, (tg_split_with_sizes_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__any_requires_grad(tg_in, 1)))
+        return tg__below_split_with_sizes(self, split_sizes, dim);
+    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
+    if (!tg_r.data)
+        return tg_r;
+    tg__node_SplitWithSizesBackward0 *tg_n = (tg__node_SplitWithSizesBackward0 *)tg__node_new(sizeof *tg_n, &SplitWithSizesBackward0_vtable, (int)tg_r.len, 1);
+    if (!tg_n) {
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
+        if (tg__gen_differentiable(tg_r.data[tg_i]))
+            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg__node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list tg__below_unbind(tg_tensor *self, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor_list tg_r = tg_unbind_fn(self, (tg_unbind_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__any_requires_grad(tg_in, 1)))
+        return tg__below_unbind(self, dim);
+    tg_tensor_list tg_r = tg__below_unbind(self, dim);
+    if (!tg_r.data)
+        return tg_r;
+    tg__node_UnbindBackward0 *tg_n = (tg__node_UnbindBackward0 *)tg__node_new(sizeof *tg_n, &UnbindBackward0_vtable, (int)tg_r.len, 1);
+    if (!tg_n) {
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
+        if (tg__gen_differentiable(tg_r.data[tg_i]))
+            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg__node_release(&tg_n->base);
+    return tg_r;
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */

@@ -154,6 +154,17 @@ static inline TG__UNUSED int push_tensors(tg_stack *s, tg_tensor *const *ts, int
     for (int i = 0; i < n; i++) s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = ts[i] };
     return 0;
 }
+/* A Tensor[] result: the stack takes over the kernel's array and element references (the
+ * caller of tg_call_boxed releases them with tg_tensor_list_release). */
+static inline TG__UNUSED int push_tensor_list(tg_stack *s, tg_tensor_list l) {
+    if (!l.data) return -1;   /* the kernel recorded its error */
+    if (s->n >= TG_STACK_MAX) {
+        tg_tensor_list_release(l);
+        return -1;
+    }
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
+    return 0;
+}
 static inline TG__UNUSED int push_int(tg_stack *s, int64_t v) {
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = v };
     return 0;
@@ -3403,6 +3414,68 @@ int tg__boxed_stack_out(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_tensor *tg_r = ((tg__kfn_stack_out)tg_kernel)(tensors, dim, out);
     drop_args(tg_s, 3);
     return push_tensors(tg_s, &tg_r, 1);
+}
+
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+int tg__boxed_split(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 3) return underflow(tg_s, "split.Tensor", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t split_size;
+    int64_t dim;
+    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "split.Tensor", "self", "Tensor");
+    if (unbox_int(&tg_a[1], &split_size)) return bad_arg(tg_s, 3, 1, "split.Tensor", "split_size", "SymInt");
+    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "split.Tensor", "dim", "int");
+    tg_tensor_list tg_r = ((tg__kfn_split)tg_kernel)(self, split_size, dim);
+    drop_args(tg_s, 3);
+    return push_tensor_list(tg_s, tg_r);
+}
+
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+int tg__boxed_split_with_sizes(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 3) return underflow(tg_s, "split_with_sizes", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list split_sizes;
+    int64_t dim;
+    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "split_with_sizes", "self", "Tensor");
+    if (unbox_int_list(&tg_a[1], &split_sizes)) return bad_arg(tg_s, 3, 1, "split_with_sizes", "split_sizes", "SymInt[]");
+    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "split_with_sizes", "dim", "int");
+    tg_tensor_list tg_r = ((tg__kfn_split_with_sizes)tg_kernel)(self, split_sizes, dim);
+    drop_args(tg_s, 3);
+    return push_tensor_list(tg_s, tg_r);
+}
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+int tg__boxed_unbind(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 2) return underflow(tg_s, "unbind.int", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t dim;
+    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "unbind.int", "self", "Tensor");
+    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "unbind.int", "dim", "int");
+    tg_tensor_list tg_r = ((tg__kfn_unbind)tg_kernel)(self, dim);
+    drop_args(tg_s, 2);
+    return push_tensor_list(tg_s, tg_r);
+}
+
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
+int tg__boxed_chunk(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 3) return underflow(tg_s, "chunk", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t chunks;
+    int64_t dim;
+    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "chunk", "self", "Tensor");
+    if (unbox_int(&tg_a[1], &chunks)) return bad_arg(tg_s, 3, 1, "chunk", "chunks", "int");
+    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "chunk", "dim", "int");
+    tg_tensor_list tg_r = ((tg__kfn_chunk)tg_kernel)(self, chunks, dim);
+    drop_args(tg_s, 3);
+    return push_tensor_list(tg_s, tg_r);
 }
 
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */

@@ -96,6 +96,9 @@
     X(select, "select.int") \
     X(clone, "clone") \
     X(cat, "cat") \
+    X(split, "split.Tensor") \
+    X(split_with_sizes, "split_with_sizes") \
+    X(unbind, "unbind.int") \
     X(_to_copy, "_to_copy") \
     X(copy_, "copy_") \
     X(_softmax, "_softmax") \

@@ -216,6 +216,10 @@ typedef tg_tensor *(*tg__kfn_cat)(tg_tensor_list tensors, int64_t dim);
 typedef tg_tensor *(*tg__kfn_cat_out)(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
 typedef tg_tensor *(*tg__kfn_stack)(tg_tensor_list tensors, int64_t dim);
 typedef tg_tensor *(*tg__kfn_stack_out)(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
+typedef tg_tensor_list (*tg__kfn_split)(tg_tensor *self, int64_t split_size, int64_t dim);
+typedef tg_tensor_list (*tg__kfn_split_with_sizes)(tg_tensor *self, tg_int_list split_sizes, int64_t dim);
+typedef tg_tensor_list (*tg__kfn_unbind)(tg_tensor *self, int64_t dim);
+typedef tg_tensor_list (*tg__kfn_chunk)(tg_tensor *self, int64_t chunks, int64_t dim);
 typedef tg_tensor *(*tg__kfn_to)(tg_tensor *self, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
 typedef tg_tensor *(*tg__kfn__to_copy)(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);
 typedef tg_tensor *(*tg__kfn_copy_)(tg_tensor *self, tg_tensor *src, bool non_blocking);
@@ -531,6 +535,14 @@ tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
 tg_tensor *tg__composite_stack(tg_tensor_list tensors, int64_t dim);
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__composite_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+tg_tensor_list tg__composite_split(tg_tensor *self, int64_t split_size, int64_t dim);
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+tg_tensor_list tg__composite_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim);
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim);
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
+tg_tensor_list tg__composite_chunk(tg_tensor *self, int64_t chunks, int64_t dim);
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 tg_tensor *tg__composite_to_dtype(tg_tensor *self, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
@@ -841,6 +853,9 @@ tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_fo
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim);   /* cat */
 tg_tensor *tg__autograd_kernel_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);   /* cat.out */
 tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);   /* stack.out */
+tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim);   /* split.Tensor */
+tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim);   /* split_with_sizes */
+tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim);   /* unbind.int */
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);   /* _to_copy */
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking);   /* copy_ */
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _softmax */
@@ -1068,6 +1083,10 @@ int tg__boxed_cat(tg_fnptr kernel, tg_stack *s);   /* cat */
 int tg__boxed_cat_out(tg_fnptr kernel, tg_stack *s);   /* cat.out */
 int tg__boxed_stack(tg_fnptr kernel, tg_stack *s);   /* stack */
 int tg__boxed_stack_out(tg_fnptr kernel, tg_stack *s);   /* stack.out */
+int tg__boxed_split(tg_fnptr kernel, tg_stack *s);   /* split.Tensor */
+int tg__boxed_split_with_sizes(tg_fnptr kernel, tg_stack *s);   /* split_with_sizes */
+int tg__boxed_unbind(tg_fnptr kernel, tg_stack *s);   /* unbind.int */
+int tg__boxed_chunk(tg_fnptr kernel, tg_stack *s);   /* chunk */
 int tg__boxed_to(tg_fnptr kernel, tg_stack *s);   /* to.dtype */
 int tg__boxed__to_copy(tg_fnptr kernel, tg_stack *s);   /* _to_copy */
 int tg__boxed_copy_(tg_fnptr kernel, tg_stack *s);   /* copy_ */

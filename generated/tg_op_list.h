@@ -208,6 +208,10 @@
     X(cat_out, "cat.out") \
     X(stack, "stack") \
     X(stack_out, "stack.out") \
+    X(split, "split.Tensor") \
+    X(split_with_sizes, "split_with_sizes") \
+    X(unbind, "unbind.int") \
+    X(chunk, "chunk") \
     X(to, "to.dtype") \
     X(_to_copy, "_to_copy") \
     X(copy_, "copy_") \

@@ -130,6 +130,12 @@ static inline TG__UNUSED tg_tensor *result_tensor(tg_stack *s, int n, int i) {
     tg_ivalue *v = boxed_result(s, n, i);
     return v && v->tag == TG_IV_TENSOR ? track(v->v.t) : NULL;
 }
+/* A Tensor[] result: the stack owned the array and the elements; now the caller does. */
+static inline TG__UNUSED tg_tensor_list result_tensor_list(tg_stack *s, int n, int i) {
+    tg_ivalue *v = boxed_result(s, n, i);
+    if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
+    return tg__scope_track_list(v->v.tensors);
+}
 static inline TG__UNUSED int64_t result_int(tg_stack *s, int n, int i) {
     tg_ivalue *v = boxed_result(s, n, i);
     return v && v->tag == TG_IV_INT ? v->v.i : 0;
@@ -5927,6 +5933,117 @@ tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
     tg__scope_leave_kernel(tg_sc);
     return track(tg_r);
+}
+
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list fallback_split(tg_tensor *self, int64_t split_size, int64_t dim)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, self);
+    box_int(&tg_s, split_size);
+    box_int(&tg_s, dim);
+    if (tg_call_boxed("split.Tensor", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts opts)
+{
+    if (!self) { null_arg("split", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_split tg_kernel = (tg__kfn_split)pick_kernel(TG_OP_SPLIT, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_split(self, split_size, opts.dim) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor_list tg_r = tg_kernel(self, split_size, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;
+}
+
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, self);
+    box_int_list(&tg_s, split_sizes);
+    box_int(&tg_s, dim);
+    if (tg_call_boxed("split_with_sizes", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts)
+{
+    if (!self) { null_arg("split_with_sizes", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)pick_kernel(TG_OP_SPLIT_WITH_SIZES, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_split_with_sizes(self, split_sizes, opts.dim) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor_list tg_r = tg_kernel(self, split_sizes, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;
+}
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list fallback_unbind(tg_tensor *self, int64_t dim)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, self);
+    box_int(&tg_s, dim);
+    if (tg_call_boxed("unbind.int", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts)
+{
+    if (!self) { null_arg("unbind", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_unbind tg_kernel = (tg__kfn_unbind)pick_kernel(TG_OP_UNBIND, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_unbind(self, opts.dim) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor_list tg_r = tg_kernel(self, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;
+}
+
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
+static tg_tensor_list fallback_chunk(tg_tensor *self, int64_t chunks, int64_t dim)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, self);
+    box_int(&tg_s, chunks);
+    box_int(&tg_s, dim);
+    if (tg_call_boxed("chunk", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts)
+{
+    if (!self) { null_arg("chunk", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_chunk tg_kernel = (tg__kfn_chunk)pick_kernel(TG_OP_CHUNK, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_chunk(self, chunks, opts.dim) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor_list tg_r = tg_kernel(self, chunks, opts.dim);
+    tg__scope_leave_kernel(tg_sc);
+    return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;
 }
 
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */

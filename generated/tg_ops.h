@@ -241,6 +241,10 @@ typedef enum tg_op {
     TG_OP_CAT_OUT,   /* cat.out */
     TG_OP_STACK,   /* stack */
     TG_OP_STACK_OUT,   /* stack.out */
+    TG_OP_SPLIT,   /* split.Tensor */
+    TG_OP_SPLIT_WITH_SIZES,   /* split_with_sizes */
+    TG_OP_UNBIND,   /* unbind.int */
+    TG_OP_CHUNK,   /* chunk */
     TG_OP_TO,   /* to.dtype */
     TG_OP__TO_COPY,   /* _to_copy */
     TG_OP_COPY_,   /* copy_ */
@@ -1747,6 +1751,42 @@ typedef struct tg_stack_out_opts {
 tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_opts opts);
 #define tg_stack_out(tensors, out, ...) \
     tg_stack_out_fn((tensors), (out), (tg_stack_out_opts){ .dim = 0, __VA_ARGS__ })
+
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+ * Kernels: tg__composite_split, tg__autograd_kernel_split. */
+typedef struct tg_split_opts {
+    int64_t dim;   /* default 0 */
+} tg_split_opts;
+tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts opts);
+#define tg_split(self, split_size, ...) \
+    tg_split_fn((self), (split_size), (tg_split_opts){ .dim = 0, __VA_ARGS__ })
+
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+ * Kernels: tg__composite_split_with_sizes, tg__autograd_kernel_split_with_sizes. */
+typedef struct tg_split_with_sizes_opts {
+    int64_t dim;   /* default 0 */
+} tg_split_with_sizes_opts;
+tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts);
+#define tg_split_with_sizes(self, split_sizes, ...) \
+    tg_split_with_sizes_fn((self), (split_sizes), (tg_split_with_sizes_opts){ .dim = 0, __VA_ARGS__ })
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+ * Kernels: tg__composite_unbind, tg__autograd_kernel_unbind. */
+typedef struct tg_unbind_opts {
+    int64_t dim;   /* default 0 */
+} tg_unbind_opts;
+tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts);
+#define tg_unbind(self, ...) \
+    tg_unbind_fn((self), (tg_unbind_opts){ .dim = 0, __VA_ARGS__ })
+
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+ * Kernel: tg__composite_chunk. */
+typedef struct tg_chunk_opts {
+    int64_t dim;   /* default 0 */
+} tg_chunk_opts;
+tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts);
+#define tg_chunk(self, chunks, ...) \
+    tg_chunk_fn((self), (chunks), (tg_chunk_opts){ .dim = 0, __VA_ARGS__ })
 
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
  * Kernel: tg__composite_to_dtype. */

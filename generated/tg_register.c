@@ -2104,6 +2104,50 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .call_boxed = tg__boxed_stack_out,
         .ntensor_args = 2,
     },
+    [TG_OP_SPLIT] = {
+        .name = "split.Tensor",
+        .schema = "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_split,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_split,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_split,
+        },
+        .call_boxed = tg__boxed_split,
+        .ntensor_args = 1,
+    },
+    [TG_OP_SPLIT_WITH_SIZES] = {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_split_with_sizes,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_split_with_sizes,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_split_with_sizes,
+        },
+        .call_boxed = tg__boxed_split_with_sizes,
+        .ntensor_args = 1,
+    },
+    [TG_OP_UNBIND] = {
+        .name = "unbind.int",
+        .schema = "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_unbind,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_unbind,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_unbind,
+        },
+        .call_boxed = tg__boxed_unbind,
+        .ntensor_args = 1,
+    },
+    [TG_OP_CHUNK] = {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_chunk,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_chunk,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_chunk,
+        },
+        .call_boxed = tg__boxed_chunk,
+        .ntensor_args = 1,
+    },
     [TG_OP_TO] = {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
