@@ -561,12 +561,10 @@ static const gc_case cases[] = {
     { "contiguous", "of a transposed input", f_contiguous, { REAL_T(3, 4) } },
     { "slice_backward", "(2,4) into (5,4) [1:5:2]", f_slice_backward, { REAL(2, 4) } },
     { "select_backward", "(3) into (3,4) at [:, 2]", f_select_backward, { REAL(3) } },
-    /* cat's formula is not_implemented (a Tensor[] input needs Tensor[] formula results):
-     * the forward works and backward fails naming it; stack is cat of unsqueezed inputs. */
-    { "cat", "dim 1: not implemented", f_cat, { REAL(3, 2), REAL(3, 4) },
-      .expect_error = "the derivative for 'cat" },
-    { "stack", "dim 0: not implemented (cat)", f_stack, { REAL(3, 2), REAL(3, 2) },
-      .expect_error = "the derivative for 'cat" },
+    /* cat's Tensor[] input: one gradient per element (more cases, and split, unbind, chunk,
+     * in test_gradcheck_lists.c); stack is cat of unsqueezed inputs. */
+    { "cat", "dim 1", f_cat, { REAL(3, 2), REAL(3, 4) } },
+    { "stack", "dim 0", f_stack, { REAL(3, 2), REAL(3, 2) } },
 
     /* copies and conversions */
     { "clone", "transposed", f_clone, { REAL_T(3, 4) } },
