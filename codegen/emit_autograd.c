@@ -273,7 +273,7 @@ static void save_source(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op
         if (kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST)
             tgt_printf(b, "    tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);\n", F(TGF_USE_VALUE), v);
         else if (kind == TGA_STR || kind == TGA_OPT_STR)
-            tgt_printf(b, "    tg_n->%s = tg__gen_keep_str(%s, &tg_cursor);\n", F(TGF_USE_VALUE), v);
+            ;   /* copied last by save_strings: int lists before them stay 8-byte aligned */
         else
             tgt_printf(b, "    tg_n->%s = %s;\n", F(TGF_USE_VALUE), v);
     }
@@ -354,6 +354,18 @@ static const char *record_expr(tge_ctx *c, const tga_op *op, const tgf_node *n)
     }
 }
 
+/* Copies the string arguments the formulas read after every int list in the node's trailing
+ * storage (extra_bytes reserves ints first for the same reason: alignment). */
+static void save_strings(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        tga_kind k = op->args[i].kind;
+        if ((d->input_uses[i] & TGF_USE_VALUE) && (k == TGA_STR || k == TGA_OPT_STR))
+            tgt_printf(b, "    tg_n->%s = tg__gen_keep_str(%s, &tg_cursor);\n",
+                       tgf_saved_field(c->arena, d, false, i, TGF_USE_VALUE), op->args[i].name);
+    }
+}
+
 /* Saves each `xs.size(d)` the formulas read: the elements' sizes, after the struct. */
 static void save_list_sizes(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op)
 {
@@ -394,6 +406,8 @@ static const char *record_list_kernel(tge_ctx *c, const tga_op *op, const tgf_de
         save_list_sizes(c, &b, d, op);
     for (int i = 0; d && i < op->nargs; i++)
         save_source(c, &b, d, op, false, i, false);
+    if (d)
+        save_strings(c, &b, d, op);
     if (!d || d->output_diff[0])
         tgt_printf(&b, "    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
                       "        if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
@@ -437,6 +451,8 @@ static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *
         save_list_sizes(c, &b, d, op);
     for (int i = 0; d && i < op->nargs; i++)
         save_source(c, &b, d, op, false, i, inplace);
+    if (d)
+        save_strings(c, &b, d, op);
     const char *ret = op->ret_ctype;
     tgt_printf(&b, "    %s%stg_r = %s;\n", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", below_call(c, op));
     tgt_printf(&b, "    if (!%s) {\n        tg__node_release(%s);\n        return %s;\n    }\n",

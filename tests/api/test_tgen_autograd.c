@@ -119,6 +119,18 @@ Test(tgen_autograd, saves_only_what_formulas_use)
     expect_in(autograd_c, "tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);", "the max.dim kernel");
 }
 
+/* Int lists are copied into the node's trailing storage before strings, whatever the
+ * argument order, so that they stay 8-byte aligned. */
+Test(tgen_autograd, keeps_int_lists_before_strings)
+{
+    char *k = section_to(autograd_c, "tg__autograd_kernel_str_then_ints(", "\n}\n");
+    const char *ints = strstr(k, "tg__gen_keep_ints(dims, &tg_cursor)");
+    const char *str = strstr(k, "tg__gen_keep_str(mode, &tg_cursor)");
+    cr_assert(ints && str, "the kernel does not keep both values:\n%s", k);
+    cr_expect(ints < str, "the string is copied before the int list:\n%s", k);
+    free(k);
+}
+
 Test(tgen_autograd, names_nodes_like_pytorch)
 {
     expect_in(autograd_c, "{ \"AddBackward0\", AddBackward0_apply", "add.Tensor");
