@@ -295,6 +295,11 @@ static void copy_broadcast(mat C, const tg_tensor *self, size_t e)
         cs = self->sizes[0] == 1 ? 0 : self->strides[0];
     }
     const char *s = tg__k_data(self);
+    if (cs == 1 && C.cs == 1) {          /* rows of self contiguous (linear's bias): row copies */
+        for (int64_t i = 0; i < C.rows; i++)
+            memcpy(C.p + i * C.rs * (int64_t)e, s + i * rs * (int64_t)e, (size_t)C.cols * e);
+        return;
+    }
     for (int64_t i = 0; i < C.rows; i++)
         for (int64_t j = 0; j < C.cols; j++)
             memcpy(C.p + (i * C.rs + j * C.cs) * (int64_t)e, s + (i * rs + j * cs) * (int64_t)e, e);
