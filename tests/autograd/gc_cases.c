@@ -8,10 +8,6 @@
  * GC_POS for log and sqrt, GC_DISTINCT for max and min, which would otherwise tie). */
 #include "gradcheck.h"
 
-/* Table rows name op, label, function and inputs positionally and the rest by designator;
- * the fields left out are zero on purpose. */
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-
 #define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
 
 /* In-place operators: self is a clone of x[0]; the result is the op's return value. */

@@ -126,6 +126,10 @@ typedef struct gc_case_table {
 int gc_num_cases(void);
 const gc_case *gc_case_at(int i);
 
+/* Case tables name op, label, function and inputs positionally and the rest by designator;
+ * the fields they leave out are zero on purpose, for every file that includes this header. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 /* Shapes of the table: REAL(3, 1) is a (3, 1) float64 leaf requiring grad with values in
  * [-1, 1); _T / _S variants are transposed / strided views; CONST is not differentiated;
  * INDEX(hi, shape...) is int64 in [0, hi); MASK is bool; REAL0 is zero-dim. */
