@@ -54,6 +54,61 @@ static void convert_cb(char **data, const int64_t *strides, int64_t n, void *ctx
     tg__convert_loop(data[0], it->dtypes[0], strides[0], data[1], it->dtypes[1], strides[1], n);
 }
 
+/* ---- transposed 2-D copies ---- */
+
+/* dst (R, C) row-major and src laid out as its transpose (strides (1, R)), one 2/4/8-byte
+ * dtype: a transposed gradient becoming a parameter's contiguous .grad, contiguous() of a t()
+ * view. The element loop reads src a cache line per element; 16 x 16 tiles keep both sides in
+ * cache (larger ones thrash L1 sets when a stride is a power of two: 512 floats is 2 KiB).
+ * Parallel over blocks of rows. */
+#define TR_TILE 16
+
+typedef struct tr_job { char *d; const char *s; int64_t R, C; size_t e; } tr_job;
+
+static void tr_blocks(int64_t b, int64_t end, void *ctx) {
+    const tr_job *j = ctx;
+    const int64_t R = j->R, C = j->C;
+    for (int64_t ib = b; ib < end; ib++) {
+        int64_t i0 = ib * TR_TILE, i1 = i0 + TR_TILE < R ? i0 + TR_TILE : R;
+        for (int64_t j0 = 0; j0 < C; j0 += TR_TILE) {
+            int64_t j1 = j0 + TR_TILE < C ? j0 + TR_TILE : C;
+            if (j->e == 4) {
+                uint32_t *d = (uint32_t *)j->d;
+                const uint32_t *s = (const uint32_t *)j->s;
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t c = j0; c < j1; c++) d[i * C + c] = s[c * R + i];
+            } else if (j->e == 8) {
+                uint64_t *d = (uint64_t *)j->d;
+                const uint64_t *s = (const uint64_t *)j->s;
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t c = j0; c < j1; c++) d[i * C + c] = s[c * R + i];
+            } else {
+                uint16_t *d = (uint16_t *)j->d;
+                const uint16_t *s = (const uint16_t *)j->s;
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t c = j0; c < j1; c++) d[i * C + c] = s[c * R + i];
+            }
+        }
+    }
+}
+
+bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src) {
+    if (dst->ndim != 2 || src->ndim != 2 || dst->dtype != src->dtype || dst->storage == src->storage ||
+        dst->device.type != TG_CPU || src->device.type != TG_CPU)
+        return false;
+    size_t e = tg__dtype_sizes[dst->dtype];
+    int64_t R = dst->sizes[0], C = dst->sizes[1];
+    if ((e != 2 && e != 4 && e != 8) || src->sizes[0] != R || src->sizes[1] != C || R * C < 1024)
+        return false;
+    if (dst->strides[0] != C || dst->strides[1] != 1 || src->strides[0] != 1 || src->strides[1] != R)
+        return false;
+    tr_job j = { tg_tensor_data(dst), tg_tensor_data(src), R, C, e };
+    int64_t blocks = (R + TR_TILE - 1) / TR_TILE;
+    int64_t grain = tg__grain_size() / (TR_TILE * C) + 1;      /* blocks worth a thread */
+    tg__parallel_for(blocks, grain, tr_blocks, &j);
+    return true;
+}
+
 /* Contiguous same-dtype copies between devices go through the device's copy hook. */
 static int copy_across_devices(const char *op, tg_tensor *dst, const tg_tensor *src) {
     tg_device_type ty = dst->device.type != TG_CPU ? (tg_device_type)dst->device.type
@@ -81,6 +136,10 @@ int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src) {
             return copy_across_devices(op, dst, src);
     }
     if (dst->device.type != TG_CPU) return copy_across_devices(op, dst, src);
+    if (tg__copy_transposed_2d(dst, src)) {
+        tg__bump_version(dst);
+        return 0;
+    }
     tg_iter it;
     tg_tensor *outs[1] = { dst };
     tg_tensor *ins[1] = { (tg_tensor *)src };

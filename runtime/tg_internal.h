@@ -80,6 +80,10 @@ void tg__storage_release(tg_storage *s);
 /* Copies src into dst elementwise, broadcasting src to dst's shape and converting dtypes
  * (PyTorch's copy_ semantics, any strides, CPU). Bumps dst's version. 0 or -1 + error. */
 int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src);
+/* The fast case of a same-dtype copy where dst is a row-major matrix and src is laid out as
+ * its transpose (a t() view of a contiguous matrix): copies in cache tiles and returns true
+ * (without bumping dst's version), or returns false having done nothing. */
+bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src);
 /* A contiguous tensor with t's values: a new reference to t itself when already contiguous,
  * else a copy. */
 tg_tensor *tg__contiguous(const char *op, tg_tensor *t);

@@ -111,6 +111,10 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         tg__bump_version(self);
         return tg_retain(self);
     }
+    if (!tg__pw_force_reference && tg__copy_transposed_2d(self, src)) {   /* contiguous() of a t() */
+        tg__bump_version(self);
+        return tg_retain(self);
+    }
     tg_iter it;
     tg_tensor *outs[1] = { self };
     tg_tensor *ins[1] = { src };
