@@ -2759,6 +2759,85 @@ static void MmBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MmBackward0_vtable = { "MmBackward0", MmBackward0_apply, MmBackward0_release_saved };
 
+/* LinearBackward0: linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+typedef struct tg__node_LinearBackward0 {
+    tg_node base;
+    tg_saved input;
+    tg_saved weight;
+} tg__node_LinearBackward0;
+
+/* input: grad.matmul(weight) */
+static tg_tensor *LinearBackward0_input(tg__node_LinearBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
+    if (!(t0 = tg_matmul(grads[0], s_weight))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_weight);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* weight: linear_weight_backward(grad, input) */
+static tg_tensor *LinearBackward0_weight(tg__node_LinearBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_input = tg__saved_unpack(&n->input, &n->base))) goto done;
+    if (!(t0 = tg_linear_weight_backward(grads[0], s_input))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_input);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* bias: grad */
+static tg_tensor *LinearBackward0_bias(tg__node_LinearBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    (void)grads;
+    tg_r = tg_retain(grads[0]);
+    return tg_r;
+}
+
+static int LinearBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
+    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    (void)n;
+    (void)grads;
+    (void)out;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LinearBackward0_input(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LinearBackward0_weight(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 2) && !(out[2] = LinearBackward0_bias(n, grads)))
+        tg_rc = -1;
+    tg__scope_leave_kernel(tg_sc);
+    return tg_rc;
+}
+
+static void LinearBackward0_release_saved(tg_node *node)
+{
+    tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
+    tg__saved_release(&n->input);
+    tg__saved_release(&n->weight);
+}
+
+static const tg_node_vtable LinearBackward0_vtable = { "LinearBackward0", LinearBackward0_apply, LinearBackward0_release_saved };
+
 /* BmmBackward0: bmm(Tensor self, Tensor mat2) -> Tensor */
 typedef struct tg__node_BmmBackward0 {
     tg_node base;
@@ -8602,6 +8681,39 @@ tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output
     tg__saved_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    if (!tg_r) {
+        tg__node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg__set_history(tg_r, &tg_n->base, 0);
+    tg__node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+static tg_tensor *tg__below_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_linear_fn(input, weight, (tg_linear_opts){ .bias = bias });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__any_requires_grad(tg_in, 3)))
+        return tg__below_linear(input, weight, bias);
+    tg__node_LinearBackward0 *tg_n = (tg__node_LinearBackward0 *)tg__node_new(sizeof *tg_n, &LinearBackward0_vtable, 1, 3);
+    if (!tg_n)
+        return NULL;
+    tg__node_set_next_edge(&tg_n->base, 0, input);
+    tg__node_set_next_edge(&tg_n->base, 1, weight);
+    tg__node_set_next_edge(&tg_n->base, 2, bias);
+    tg__saved_save(&tg_n->input, input, false, 0);
+    tg__saved_save(&tg_n->weight, weight, false, 0);
+    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
     if (!tg_r) {
         tg__node_release(&tg_n->base);
         return NULL;

@@ -3702,6 +3702,20 @@ int tg__boxed_scale_grad_by_count(tg_fnptr tg_kernel, tg_stack *tg_s)
     return push_tensors(tg_s, &tg_r, 1);
 }
 
+/* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
+int tg__boxed_linear_weight_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 2) return underflow(tg_s, "linear_weight_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad;
+    tg_tensor *input;
+    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 2, 0, "linear_weight_backward", "grad", "Tensor");
+    if (unbox_tensor(&tg_a[1], &input)) return bad_arg(tg_s, 2, 1, "linear_weight_backward", "input", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_linear_weight_backward)tg_kernel)(grad, input);
+    drop_args(tg_s, 2);
+    return push_tensors(tg_s, &tg_r, 1);
+}
+
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
 int tg__boxed_permute_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {

@@ -108,6 +108,7 @@
     X(threshold_backward, "threshold_backward") \
     X(_softmax_backward_data, "_softmax_backward_data") \
     X(_log_softmax_backward_data, "_log_softmax_backward_data") \
+    X(linear, "linear") \
     X(nll_loss_forward, "nll_loss_forward") \
     X(nll_loss_backward, "nll_loss_backward") \
     X(native_dropout, "native_dropout") \

@@ -233,6 +233,7 @@ typedef tg_tensor *(*tg__kfn_sum_to_size)(tg_tensor *self, tg_int_list size);
 typedef tg_tensor *(*tg__kfn_sum_backward)(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim);
 typedef tg_tensor *(*tg__kfn_restore_reduced_dims)(tg_tensor *output, tg_int_list dims, bool keepdim);
 typedef tg_tensor *(*tg__kfn_scale_grad_by_count)(tg_tensor *grad, tg_tensor *mask, tg_int_list dims);
+typedef tg_tensor *(*tg__kfn_linear_weight_backward)(tg_tensor *grad, tg_tensor *input);
 typedef tg_tensor *(*tg__kfn_permute_backward)(tg_tensor *grad, tg_int_list dims);
 typedef tg_tensor *(*tg__kfn_slice_backward)(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step);
 typedef tg_tensor *(*tg__kfn_select_backward)(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index);
@@ -565,6 +566,8 @@ tg_tensor *tg__composite_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int
 tg_tensor *tg__composite_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool keepdim);
 /* scale_grad_by_count(Tensor grad, Tensor mask, int[1] dims) -> Tensor */
 tg_tensor *tg__composite_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list dims);
+/* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
+tg_tensor *tg__composite_linear_weight_backward(tg_tensor *grad, tg_tensor *input);
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
 tg_tensor *tg__composite_permute_backward(tg_tensor *grad, tg_int_list dims);
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
@@ -867,6 +870,7 @@ tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_li
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);   /* threshold_backward */
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);   /* _softmax_backward_data */
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);   /* _log_softmax_backward_data */
+tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias);   /* linear */
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);   /* nll_loss_forward */
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);   /* nll_loss_backward */
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train);   /* native_dropout */
@@ -1100,6 +1104,7 @@ int tg__boxed_sum_to_size(tg_fnptr kernel, tg_stack *s);   /* sum_to_size */
 int tg__boxed_sum_backward(tg_fnptr kernel, tg_stack *s);   /* sum_backward */
 int tg__boxed_restore_reduced_dims(tg_fnptr kernel, tg_stack *s);   /* restore_reduced_dims */
 int tg__boxed_scale_grad_by_count(tg_fnptr kernel, tg_stack *s);   /* scale_grad_by_count */
+int tg__boxed_linear_weight_backward(tg_fnptr kernel, tg_stack *s);   /* linear_weight_backward */
 int tg__boxed_permute_backward(tg_fnptr kernel, tg_stack *s);   /* permute_backward */
 int tg__boxed_slice_backward(tg_fnptr kernel, tg_stack *s);   /* slice_backward */
 int tg__boxed_select_backward(tg_fnptr kernel, tg_stack *s);   /* select_backward */

@@ -225,6 +225,7 @@
     X(sum_backward, "sum_backward") \
     X(restore_reduced_dims, "restore_reduced_dims") \
     X(scale_grad_by_count, "scale_grad_by_count") \
+    X(linear_weight_backward, "linear_weight_backward") \
     X(permute_backward, "permute_backward") \
     X(slice_backward, "slice_backward") \
     X(select_backward, "select_backward") \

@@ -6422,6 +6422,34 @@ tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list 
     return track(tg_r);
 }
 
+/* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
+static tg_tensor *fallback_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, grad);
+    box_tensor(&tg_s, input);
+    if (tg_call_boxed("linear_weight_backward", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return NULL;
+    }
+    return result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
+{
+    if (!grad) return null_arg("linear_weight_backward", "grad");
+    if (!input) return null_arg("linear_weight_backward", "input");
+    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(input)) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)pick_kernel(TG_OP_LINEAR_WEIGHT_BACKWARD, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_linear_weight_backward(grad, input) : NULL;
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(grad, input);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
+}
+
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
 static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
 {

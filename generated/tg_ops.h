@@ -258,6 +258,7 @@ typedef enum tg_op {
     TG_OP_SUM_BACKWARD,   /* sum_backward */
     TG_OP_RESTORE_REDUCED_DIMS,   /* restore_reduced_dims */
     TG_OP_SCALE_GRAD_BY_COUNT,   /* scale_grad_by_count */
+    TG_OP_LINEAR_WEIGHT_BACKWARD,   /* linear_weight_backward */
     TG_OP_PERMUTE_BACKWARD,   /* permute_backward */
     TG_OP_SLICE_BACKWARD,   /* slice_backward */
     TG_OP_SELECT_BACKWARD,   /* select_backward */
@@ -1883,6 +1884,12 @@ tg_tensor *tg_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool kee
  * Kernel: tg__composite_scale_grad_by_count. */
 tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list dims);
 
+/* linear_weight_backward(Tensor grad, Tensor input) -> Tensor
+ * The gradient of linear for weight, grad^T @ input over the flattened leading dims
+ * (out_features, in_features), contiguous.
+ * Kernel: tg__composite_linear_weight_backward. */
+tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input);
+
 /* permute_backward(Tensor grad, int[] dims) -> Tensor
  * grad permuted by the inverse of `dims` (the gradient of permute).
  * Kernel: tg__composite_permute_backward. */
@@ -1985,7 +1992,7 @@ tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *outp
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  * input @ weight^T + bias. input is (*, in_features), weight (out_features, in_features),
  * bias (out_features); the result is (*, out_features).
- * Kernel: tg__composite_linear. */
+ * Kernels: tg__composite_linear, tg__autograd_kernel_linear. */
 typedef struct tg_linear_opts {
     tg_tensor *bias;   /* default None */
 } tg_linear_opts;

@@ -2286,6 +2286,17 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .call_boxed = tg__boxed_scale_grad_by_count,
         .ntensor_args = 2,
     },
+    [TG_OP_LINEAR_WEIGHT_BACKWARD] = {
+        .name = "linear_weight_backward",
+        .schema = "linear_weight_backward(Tensor grad, Tensor input) -> Tensor",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_linear_weight_backward,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_linear_weight_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_linear_weight_backward,
+        },
+        .call_boxed = tg__boxed_linear_weight_backward,
+        .ntensor_args = 2,
+    },
     [TG_OP_PERMUTE_BACKWARD] = {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
@@ -2465,7 +2476,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_linear,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_linear,
-            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_linear,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_linear,
         },
         .call_boxed = tg__boxed_linear,
         .ntensor_args = 3,

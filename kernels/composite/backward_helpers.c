@@ -97,6 +97,27 @@ tg_tensor *tg__composite_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, t
     return then2(count, share, tg_mul(share, mask));
 }
 
+/* grad (*, out)^T @ input (*, in) -> (out, in), leading dims flattened; a 1-D input (in) with
+ * grad (out) gives their outer product. */
+tg_tensor *tg__composite_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
+{
+    if (input->ndim == 1) {
+        tg_tensor *g = tg_unsqueeze(grad, 1), *x = tg_unsqueeze(input, 0);
+        tg_tensor *r = g && x ? tg_mm(g, x) : NULL;
+        tg_release(g);
+        tg_release(x);
+        return r;
+    }
+    tg_tensor *g2 = input->ndim == 2 ? tg_retain(grad) : tg_reshape(grad, TG_INTS(-1, grad->sizes[grad->ndim - 1]));
+    tg_tensor *x2 = input->ndim == 2 ? tg_retain(input) : tg_reshape(input, TG_INTS(-1, input->sizes[input->ndim - 1]));
+    tg_tensor *gt = g2 ? tg_t(g2) : NULL;
+    tg_tensor *r = gt && x2 ? tg_mm(gt, x2) : NULL;
+    tg_release(gt);
+    tg_release(g2);
+    tg_release(x2);
+    return r;
+}
+
 /* grad permuted back: result dim dims[i] is grad dim i. */
 tg_tensor *tg__composite_permute_backward(tg_tensor *grad, tg_int_list dims)
 {

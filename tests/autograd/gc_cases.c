@@ -585,6 +585,8 @@ static const gc_case cases[] = {
     /* layers and losses */
     { "linear", "(5,3) x (4,3)^T + (4)", f_linear, { REAL(5, 3), REAL(4, 3), REAL(4) } },
     { "linear", "no bias, batched (2,5,3)", f_linear_nobias, { REAL(2, 5, 3), REAL_T(4, 3) } },
+    { "linear", "1-D input (weight's gradient is an outer product)", f_linear, { REAL(3), REAL(4, 3), REAL(4) },
+      .gradgrad = true },
     { "mse_loss", "mean", f_mse_loss, { REAL(3, 4), REAL(3, 4) }, .gradgrad = true },
     { "mse_loss", "sum, target broadcast", f_mse_loss_sum, { REAL(3, 4), REAL(4) } },
     { "mse_loss", "none, transposed", f_mse_loss_none, { REAL_T(3, 4), CONST(3, 4) } },

@@ -14,7 +14,7 @@ TG_COVERS("sum_to_size", "sum_backward", "restore_reduced_dims", "scale_grad_by_
           "sign", "clamp_backward", "clamp_backward.Tensor", "clamp_backward_min", "clamp_backward_max",
           "div_tensor_self_backward", "div_tensor_other_backward", "threshold_backward", "_softmax_backward_data",
           "_log_softmax_backward_data", "native_dropout_backward");
-TG_COVERS("linear", "mse_loss", "nll_loss", "nll_loss_forward", "nll_loss_backward", "cross_entropy_loss", "dropout",
+TG_COVERS("linear", "linear_weight_backward", "mse_loss", "nll_loss", "nll_loss_forward", "nll_loss_backward", "cross_entropy_loss", "dropout",
           "native_dropout");
 
 #define RT 1e-10
@@ -235,6 +235,39 @@ Test(nn_helpers, softmax_backward_data)
     tg_release(y);
     tg_release(g);
     kt_assert_no_leak(live);
+}
+
+/* linear's weight gradient grad^T @ input, against mm(t(grad), input) on the flattened
+ * leading dims, and the outer product for a 1-D input. The result must be contiguous: it
+ * becomes weight.grad without a copy. */
+Test(nn_ops, linear_weight_backward)
+{
+    int64_t live = tg_live_tensors();
+    tg_manual_seed(7);
+    tg_tensor *grad = tg_randn(TG_INTS(2, 5, 4), .dtype = TG_FLOAT64);
+    tg_tensor *input = tg_randn(TG_INTS(2, 5, 3), .dtype = TG_FLOAT64);
+    tg_tensor *g2 = tg_reshape(grad, TG_INTS(10, 4)), *x2 = tg_reshape(input, TG_INTS(10, 3));
+    tg_tensor *gt = tg_t(g2);
+    tg_tensor *want = tg_mm(gt, x2);
+    tg_tensor *got = tg_linear_weight_backward(grad, input);
+    cr_assert(got, "%s", tg_last_error());
+    kt_assert_shape(got, (int64_t[]){ 4, 3 }, 2);
+    cr_expect(tg_tensor_is_contiguous(got));
+    double w[12];
+    cr_assert_eq(tg_tensor_to_doubles(want, w, 12), 0);
+    kt_assert_close(got, w, 12, RT, AT, "linear_weight_backward 3-D");
+    tg_tensor *g1 = tg_randn(TG_INTS(4), .dtype = TG_FLOAT64), *x1 = tg_randn(TG_INTS(3), .dtype = TG_FLOAT64);
+    tg_tensor *outer = tg_linear_weight_backward(g1, x1);
+    double gv[4], xv[3], ov[12];
+    tg_tensor_to_doubles(g1, gv, 4);
+    tg_tensor_to_doubles(x1, xv, 3);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) ov[i * 3 + j] = gv[i] * xv[j];
+    kt_assert_shape(outer, (int64_t[]){ 4, 3 }, 2);
+    kt_assert_close(outer, ov, 12, RT, AT, "linear_weight_backward 1-D");
+    tg_tensor *all[] = { grad, input, g2, x2, gt, want, got, g1, x1, outer };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tg_release(all[i]);
+    cr_assert_eq(tg_live_tensors(), live);
 }
 
 /* ------------------------------------------------------------------ linear and mse_loss */
