@@ -13,23 +13,10 @@
 #include "tg_kutil.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
+#include "composite_util.h"
 
 #include <math.h>
 #include <string.h>
-
-/* Releases `old` and passes `r` through (r may be NULL after an error). */
-static tg_tensor *then(tg_tensor *old, tg_tensor *r)
-{
-    tg_release(old);
-    return r;
-}
-
-static tg_tensor *then2(tg_tensor *a, tg_tensor *b, tg_tensor *r)
-{
-    tg_release(a);
-    tg_release(b);
-    return r;
-}
 
 /* t with a size-1 dim inserted at each of `dims` (wrapped against the final rank `ndim`),
  * in increasing order, so that t lines up with the unreduced tensor. */
@@ -45,7 +32,7 @@ static tg_tensor *unsqueeze_multiple(const char *op, tg_tensor *t, tg_int_list d
     }
     tg_tensor *r = tg_retain(t);
     for (int64_t d = 0; d < ndim && r; d++)
-        if (at[d]) r = then(r, tg_unsqueeze(r, d));
+        if (at[d]) r = tg__then(r, tg_unsqueeze(r, d));
     return r;
 }
 
@@ -69,7 +56,7 @@ tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size)
         if (d < lead || (size.data[d - lead] == 1 && self->sizes[d] != 1)) dims[n++] = d;
     if (n == 0 && lead == 0) return tg_retain(self);
     tg_tensor *r = n ? tg_sum(self, .dim = ((tg_int_list){ dims, n }), .keepdim = true) : tg_retain(self);
-    return then(r, tg_reshape(r, size));
+    return tg__then(r, tg_reshape(r, size));
 }
 
 /* The gradient of sum(self, dims, keepdim), self of shape `sizes`: grad with the reduced dims
@@ -79,7 +66,7 @@ tg_tensor *tg__composite_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int
     tg_tensor *g = !keepdim && sizes.len > 0 && dims.data && dims.len > 0
                        ? unsqueeze_multiple("sum_backward", grad, dims, sizes.len)
                        : tg_retain(grad);
-    return then(g, tg_expand(g, sizes));
+    return tg__then(g, tg_expand(g, sizes));
 }
 
 tg_tensor *tg__composite_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool keepdim)
@@ -94,7 +81,7 @@ tg_tensor *tg__composite_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, t
 {
     tg_tensor *count = tg_sum(mask, .dim = dims, .keepdim = true);
     tg_tensor *share = tg_div(grad, count);
-    return then2(count, share, tg_mul(share, mask));
+    return tg__then2(count, share, tg_mul(share, mask));
 }
 
 /* grad (*, out)^T @ input (*, in) -> (out, in), leading dims flattened; a 1-D input (in) with
@@ -197,9 +184,9 @@ tg_tensor *tg__composite_value_selecting_reduction_backward(tg_tensor *grad, int
     tg_tensor *g = keepdim ? tg_retain(grad) : tg_unsqueeze(grad, d);
     tg_tensor *idx = keepdim ? tg_retain(indices) : tg_unsqueeze(indices, d);
     tg_tensor *ar = tg_arange(sizes.data[d], .dtype = TG_INT64, .device = grad->device);
-    ar = then(ar, tg_view(ar, ((tg_int_list){ shape, sizes.len })));
-    tg_tensor *mask = then2(ar, idx, tg_eq(ar, idx));
-    return then2(mask, g, tg_where_scalar_other(mask, g, 0));
+    ar = tg__then(ar, tg_view(ar, ((tg_int_list){ shape, sizes.len })));
+    tg_tensor *mask = tg__then2(ar, idx, tg_eq(ar, idx));
+    return tg__then2(mask, g, tg_where_scalar_other(mask, g, 0));
 }
 
 /* 2 / (N - correction) * grad * (self - mean), N the number of reduced elements. Over all
@@ -229,13 +216,13 @@ tg_tensor *tg__composite_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_l
     if (all && dof <= 0) {
         tg_tensor *eq = tg_eq(self, mean);
         tg_tensor *inf = tg_full_like(self, INFINITY);
-        tg_tensor *w = then2(eq, inf, tg_where_scalar_self(eq, NAN, inf));
-        return then2(g, mean, then(w, tg_mul(g, w)));
+        tg_tensor *w = tg__then2(eq, inf, tg_where_scalar_self(eq, NAN, inf));
+        return tg__then2(g, mean, tg__then(w, tg_mul(g, w)));
     }
     tg_tensor *scaled = tg_mul_scalar(g, 2.0 / (double)dof);
     tg_tensor *centred = tg_sub(self, mean);
-    tg_tensor *r = then2(scaled, centred, tg_mul(scaled, centred));
-    return then2(g, mean, r);
+    tg_tensor *r = tg__then2(scaled, centred, tg_mul(scaled, centred));
+    return tg__then2(g, mean, r);
 }
 
 /* The gradient of prod(input, dim, keepdim): grad times the product of the other elements of
@@ -263,10 +250,10 @@ tg_tensor *tg__composite_prod_backward(tg_tensor *grad, tg_tensor *input, tg_ten
         tg_tensor *safe = tg_where_scalar_self(zero, 1, input);
         tg_tensor *by_div = tg_div(r, safe);
         tg_tensor *count = tg_sum(zero, .dim = TG_INTS(d), .keepdim = true);
-        tg_tensor *only_one = then(count, tg_eq_scalar(count, 1));
+        tg_tensor *only_one = tg__then(count, tg_eq_scalar(count, 1));
         tg_tensor *rest = tg_prod_dim(safe, d, .keepdim = true);
-        tg_tensor *at_zero = then2(only_one, rest, tg_where_scalar_other(only_one, rest, 0));
-        others = then2(at_zero, by_div, tg_where(zero, at_zero, by_div));
+        tg_tensor *at_zero = tg__then2(only_one, rest, tg_where_scalar_other(only_one, rest, 0));
+        others = tg__then2(at_zero, by_div, tg_where(zero, at_zero, by_div));
         tg_release(safe);
     }
     tg_tensor *out = tg_mul(g, others);
@@ -285,19 +272,19 @@ tg_tensor *tg__composite_sign(tg_tensor *self)
     tg_tensor *p = pos ? tg_to(pos, self->dtype) : NULL, *n = neg ? tg_to(neg, self->dtype) : NULL;
     tg_release(pos);
     tg_release(neg);
-    return then2(p, n, tg_sub(p, n));
+    return tg__then2(p, n, tg_sub(p, n));
 }
 
 /* grad where the bounds hold (min <= self <= max), else 0. */
 static tg_tensor *where_mask(tg_tensor *mask, tg_tensor *grad, bool grad_where_true)
 {
     tg_tensor *r = grad_where_true ? tg_where_scalar_other(mask, grad, 0) : tg_where_scalar_self(mask, 0, grad);
-    return then(mask, r);
+    return tg__then(mask, r);
 }
 
 static tg_tensor *both(tg_tensor *a, tg_tensor *b)
 {
-    return then2(a, b, tg_mul(a, b));      /* logical and of two bool tensors */
+    return tg__then2(a, b, tg_mul(a, b));      /* logical and of two bool tensors */
 }
 
 tg_tensor *tg__composite_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min, tg_opt_float max)
@@ -346,14 +333,14 @@ tg_tensor *tg__composite_div_tensor_other_backward(tg_tensor *grad, tg_tensor *s
 {
     if (rounding_mode) return tg_zeros_like(grad);
     tg_tensor *q = tg_div(self, other);
-    q = then(q, tg_div(q, other));
+    q = tg__then(q, tg_div(q, other));
     tg_tensor *ng = tg_neg(grad);
-    return then2(q, ng, tg_mul(ng, q));
+    return tg__then2(q, ng, tg_mul(ng, q));
 }
 
 /* grad_output * mask * scale (mask is native_dropout's bool mask). */
 tg_tensor *tg__composite_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, double scale)
 {
     tg_tensor *m = tg_mul(grad_output, mask);
-    return then(m, tg_mul_scalar(m, scale));
+    return tg__then(m, tg_mul_scalar(m, scale));
 }

@@ -8,24 +8,12 @@
 #include "tg_kutil.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
+#include "composite_util.h"
 
 #include <math.h>
 #include <string.h>
 
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
-
-static tg_tensor *then(tg_tensor *old, tg_tensor *r)
-{
-    tg_release(old);
-    return r;
-}
-
-static tg_tensor *then2(tg_tensor *a, tg_tensor *b, tg_tensor *r)
-{
-    tg_release(a);
-    tg_release(b);
-    return r;
-}
 
 static int check_reduction(const char *op, int64_t reduction)
 {
@@ -37,8 +25,8 @@ static int check_reduction(const char *op, int64_t reduction)
 /* loss reduced as asked; `loss` is consumed. */
 static tg_tensor *reduce_loss(tg_tensor *loss, int64_t reduction)
 {
-    if (reduction == RED_MEAN) return then(loss, tg_mean(loss));
-    if (reduction == RED_SUM) return then(loss, tg_sum(loss));
+    if (reduction == RED_MEAN) return tg__then(loss, tg_mean(loss));
+    if (reduction == RED_SUM) return tg__then(loss, tg_sum(loss));
     return loss;
 }
 
@@ -50,10 +38,10 @@ tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *
 {
     tg_tensor *wt = tg_t(weight);
     if (!wt) return NULL;
-    if (input->ndim == 2 && bias) return then(wt, tg_addmm(bias, input, wt));
-    tg_tensor *out = then(wt, tg_matmul(input, wt));
+    if (input->ndim == 2 && bias) return tg__then(wt, tg_addmm(bias, input, wt));
+    tg_tensor *out = tg__then(wt, tg_matmul(input, wt));
     if (!bias || !out) return out;
-    return then(out, tg_add(out, bias));
+    return tg__then(out, tg_add(out, bias));
 }
 
 /* ------------------------------------------------------------------ mse_loss */
@@ -69,7 +57,7 @@ tg_tensor *tg__composite_mse_loss(tg_tensor *self, tg_tensor *target, int64_t re
                  tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
     }
     tg_tensor *d = tg_sub(self, target);
-    return reduce_loss(then(d, tg_mul(d, d)), reduction);
+    return reduce_loss(tg__then(d, tg_mul(d, d)), reduction);
 }
 
 /* ------------------------------------------------------------------ nll_loss */
@@ -102,7 +90,7 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
         for (int64_t d = 2; d < self->ndim; d++) perm[k++] = d;
         perm[k++] = 1;
         tg_tensor *p = tg_permute(self, ((tg_int_list){ perm, k }));
-        x = then(p, tg_reshape(p, TG_INTS(-1, self->sizes[1])));
+        x = tg__then(p, tg_reshape(p, TG_INTS(-1, self->sizes[1])));
         t = tg_reshape(target, TG_INTS(-1));
     }
     tg_output_total_weight r = tg_nll_loss_forward(x, t, weight, reduction, ignore_index);
@@ -111,7 +99,7 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
     if (total_weight) *total_weight = r.total_weight;
     else tg_release(r.total_weight);
     if (r.output && self->ndim > 2 && reduction == RED_NONE)
-        r.output = then(r.output, tg_view(r.output, ((tg_int_list){ out_size, nout })));
+        r.output = tg__then(r.output, tg_view(r.output, ((tg_int_list){ out_size, nout })));
     if (!r.output && total_weight) {
         tg_release(*total_weight);
         *total_weight = NULL;
@@ -158,24 +146,24 @@ static tg_tensor *cross_entropy_prob(tg_tensor *self, tg_tensor *target, tg_tens
     tg_tensor *t = tg_retain(target);
     if (label_smoothing > 0.0) {
         tg_tensor *k = tg_mul_scalar(target, 1 - label_smoothing);
-        t = then2(t, k, tg_add_scalar(k, label_smoothing / (double)n_classes));
+        t = tg__then2(t, k, tg_add_scalar(k, label_smoothing / (double)n_classes));
     }
-    tg_tensor *prod = then2(logp, t, tg_mul(logp, t));
+    tg_tensor *prod = tg__then2(logp, t, tg_mul(logp, t));
     if (weight) {
         tg_tensor *w = weight_along_class_dim(weight, self->ndim);
-        prod = then2(prod, w, tg_mul(prod, w));
+        prod = tg__then2(prod, w, tg_mul(prod, w));
     }
     tg_tensor *s;
     if (reduction == RED_NONE) {
-        s = then(prod, tg_sum(prod, .dim = TG_INTS(class_dim)));
+        s = tg__then(prod, tg_sum(prod, .dim = TG_INTS(class_dim)));
     } else {
-        s = then(prod, tg_sum(prod));
+        s = tg__then(prod, tg_sum(prod));
         if (reduction == RED_MEAN) {
             double samples = n_classes ? (double)(tg__numel(self) / n_classes) : 0.0;
-            s = then(s, tg_div_scalar(s, samples));
+            s = tg__then(s, tg_div_scalar(s, samples));
         }
     }
-    return then(s, tg_neg(s));
+    return tg__then(s, tg_neg(s));
 }
 
 /* Class-index targets with label smoothing: (1 - ls) * nll + ls / C * smooth, smooth being
@@ -190,21 +178,21 @@ static tg_tensor *cross_entropy_smoothed(tg_tensor *logp, tg_tensor *target, tg_
     tg_tensor *nll = nll_nd(logp, target, weight, reduction, ignore_index, &total_weight);
     if (!nll) return NULL;
     tg_tensor *x = weight ? weight_along_class_dim(weight, logp->ndim) : NULL;
-    tg_tensor *lw = x ? then(x, tg_mul(logp, x)) : tg_retain(logp);
-    tg_tensor *smooth = then(lw, tg_sum(lw, .dim = TG_INTS(class_dim)));
-    smooth = then(smooth, tg_neg(smooth));
+    tg_tensor *lw = x ? tg__then(x, tg_mul(logp, x)) : tg_retain(logp);
+    tg_tensor *smooth = tg__then(lw, tg_sum(lw, .dim = TG_INTS(class_dim)));
+    smooth = tg__then(smooth, tg_neg(smooth));
     tg_tensor *ignored = tg_eq_scalar(target, (double)ignore_index);
-    smooth = then2(smooth, ignored, tg_where_scalar_self(ignored, 0, smooth));
+    smooth = tg__then2(smooth, ignored, tg_where_scalar_self(ignored, 0, smooth));
     if (reduction == RED_MEAN) {
-        smooth = then(smooth, tg_sum(smooth));
-        smooth = then(smooth, tg_div(smooth, total_weight));
+        smooth = tg__then(smooth, tg_sum(smooth));
+        smooth = tg__then(smooth, tg_div(smooth, total_weight));
     } else {
         smooth = reduce_loss(smooth, reduction);
     }
     tg_release(total_weight);
-    tg_tensor *a = then(nll, tg_mul_scalar(nll, 1 - label_smoothing));
-    tg_tensor *b = then(smooth, tg_mul_scalar(smooth, label_smoothing / (double)n_classes));
-    return then2(a, b, tg_add(a, b));
+    tg_tensor *a = tg__then(nll, tg_mul_scalar(nll, 1 - label_smoothing));
+    tg_tensor *b = tg__then(smooth, tg_mul_scalar(smooth, label_smoothing / (double)n_classes));
+    return tg__then2(a, b, tg_add(a, b));
 }
 
 tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
@@ -230,8 +218,8 @@ tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_te
     tg_tensor *logp = tg_log_softmax(self, class_dim);
     if (!logp) return NULL;
     if (label_smoothing > 0.0)
-        return then(logp, cross_entropy_smoothed(logp, target, weight, reduction, ignore_index, label_smoothing));
-    return then(logp, nll_nd(logp, target, weight, reduction, ignore_index, NULL));
+        return tg__then(logp, cross_entropy_smoothed(logp, target, weight, reduction, ignore_index, label_smoothing));
+    return tg__then(logp, nll_nd(logp, target, weight, reduction, ignore_index, NULL));
 }
 
 /* ------------------------------------------------------------------ dropout */

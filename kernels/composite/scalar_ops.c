@@ -11,64 +11,61 @@
 #include "pointwise_loops.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
+#include "composite_util.h"
 
 static tg_tensor *wrap(double v) { return tg__wrapped_scalar(v, tg__pw_is_integral_scalar(v)); }
 
-/* Releases the wrapper w and passes r through. The public functions return NULL (keeping the
- * first error) when given a NULL tensor, so a failed wrap needs no separate path. */
-static tg_tensor *done(tg_tensor *w, tg_tensor *r)
-{
-    tg_release(w);
-    return r;
-}
+/* tg__then(w, op(..., w)) releases the wrapper w and passes the result through. The public
+ * functions return NULL (keeping the first error) when given a NULL tensor, so a failed wrap
+ * needs no separate path. */
 
 /* ------------------------------------------------------------------ arithmetic */
 tg_tensor *tg__composite_add_scalar(tg_tensor *self, double other, double alpha)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_add(self, w, .alpha = alpha));
+    return tg__then(w, tg_add(self, w, .alpha = alpha));
 }
 
 tg_tensor *tg__composite_add_scalar_(tg_tensor *self, double other, double alpha)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_add_(self, w, .alpha = alpha));
+    return tg__then(w, tg_add_(self, w, .alpha = alpha));
 }
 
 tg_tensor *tg__composite_sub_scalar(tg_tensor *self, double other, double alpha)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_sub(self, w, .alpha = alpha));
+    return tg__then(w, tg_sub(self, w, .alpha = alpha));
 }
 
 tg_tensor *tg__composite_sub_scalar_(tg_tensor *self, double other, double alpha)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_sub_(self, w, .alpha = alpha));
+    return tg__then(w, tg_sub_(self, w, .alpha = alpha));
 }
 
 tg_tensor *tg__composite_mul_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_mul(self, w));
+    return tg__then(w, tg_mul(self, w));
 }
 
 tg_tensor *tg__composite_mul_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_mul_(self, w));
+    return tg__then(w, tg_mul_(self, w));
 }
 
 tg_tensor *tg__composite_div_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_div(self, w));
+    return tg__then(w, tg_div(self, w));
 }
 
 tg_tensor *tg__composite_div_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_div_(self, w));
+    return tg__then(w, tg_div_(self, w));
 }
 
 /* ------------------------------------------------------------------ pow */
@@ -92,137 +89,137 @@ tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
     tg_tensor *w = wrap(exponent);
-    return done(w, tg_pow(self, w));
+    return tg__then(w, tg_pow(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
     tg_tensor *w = wrap(exponent);
-    return done(w, tg_pow_(self, w));
+    return tg__then(w, tg_pow_(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
     tg_tensor *w = wrap(exponent);
-    return done(w, tg_pow_out(self, w, out));
+    return tg__then(w, tg_pow_out(self, w, out));
 }
 
 /* pow.Scalar: self ** exponent with a Scalar base (2 ** int_tensor stays integral). */
 tg_tensor *tg__composite_pow_scalar_self(double self, tg_tensor *exponent)
 {
     tg_tensor *w = wrap(self);
-    return done(w, tg_pow(w, exponent));
+    return tg__then(w, tg_pow(w, exponent));
 }
 
 /* ------------------------------------------------------------------ comparisons */
 tg_tensor *tg__composite_eq_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_eq(self, w));
+    return tg__then(w, tg_eq(self, w));
 }
 
 tg_tensor *tg__composite_eq_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_eq_(self, w));
+    return tg__then(w, tg_eq_(self, w));
 }
 
 tg_tensor *tg__composite_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_eq_out(self, w, out));
+    return tg__then(w, tg_eq_out(self, w, out));
 }
 
 tg_tensor *tg__composite_ne_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ne(self, w));
+    return tg__then(w, tg_ne(self, w));
 }
 
 tg_tensor *tg__composite_ne_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ne_(self, w));
+    return tg__then(w, tg_ne_(self, w));
 }
 
 tg_tensor *tg__composite_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ne_out(self, w, out));
+    return tg__then(w, tg_ne_out(self, w, out));
 }
 
 tg_tensor *tg__composite_lt_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_lt(self, w));
+    return tg__then(w, tg_lt(self, w));
 }
 
 tg_tensor *tg__composite_lt_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_lt_(self, w));
+    return tg__then(w, tg_lt_(self, w));
 }
 
 tg_tensor *tg__composite_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_lt_out(self, w, out));
+    return tg__then(w, tg_lt_out(self, w, out));
 }
 
 tg_tensor *tg__composite_le_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_le(self, w));
+    return tg__then(w, tg_le(self, w));
 }
 
 tg_tensor *tg__composite_le_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_le_(self, w));
+    return tg__then(w, tg_le_(self, w));
 }
 
 tg_tensor *tg__composite_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_le_out(self, w, out));
+    return tg__then(w, tg_le_out(self, w, out));
 }
 
 tg_tensor *tg__composite_gt_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_gt(self, w));
+    return tg__then(w, tg_gt(self, w));
 }
 
 tg_tensor *tg__composite_gt_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_gt_(self, w));
+    return tg__then(w, tg_gt_(self, w));
 }
 
 tg_tensor *tg__composite_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_gt_out(self, w, out));
+    return tg__then(w, tg_gt_out(self, w, out));
 }
 
 tg_tensor *tg__composite_ge_scalar(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ge(self, w));
+    return tg__then(w, tg_ge(self, w));
 }
 
 tg_tensor *tg__composite_ge_scalar_(tg_tensor *self, double other)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ge_(self, w));
+    return tg__then(w, tg_ge_(self, w));
 }
 
 tg_tensor *tg__composite_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *w = wrap(other);
-    return done(w, tg_ge_out(self, w, out));
+    return tg__then(w, tg_ge_out(self, w, out));
 }
 
 /* ------------------------------------------------------------------ where */
