@@ -11,6 +11,11 @@
 #include "tg_internal.h"
 #include "tg_ops.h"
 
+/* CUDA kernels (.cu, compiled as C++) implement these with C linkage. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- kernel types, one per operator ---- */
 
 typedef tg_tensor *(*tg__kfn_empty)(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);
@@ -1140,5 +1145,9 @@ int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_stack *s);   /* div.Scalar_out 
 /* ---- the op table (tg_register.c), indexed by tg_op; the runtime reaches it through
  * tg__generated_ops() ---- */
 extern const tg_op_entry tg__builtin_ops[TG_NUM_OPS];
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -26,7 +26,9 @@
  * arguments above work. gcc reports -Woverride-init at the caller's line, so it cannot be
  * silenced around the macros alone; it is off for the rest of every file that includes
  * this header. */
-#if defined(__clang__)
+#if defined(__cplusplus)
+/* C++ (CUDA kernels) does not use the option macros. */
+#elif defined(__clang__)
 #pragma clang diagnostic ignored "-Winitializer-overrides"
 #elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Woverride-init"

@@ -9,6 +9,14 @@
 #include "tg_core.h"
 #include <stdarg.h>
 
+/* CUDA kernels (.cu, compiled as C++) include this header too. */
+#ifdef __cplusplus
+#define TG__ALIGNAS(n) alignas(n)
+extern "C" {
+#else
+#define TG__ALIGNAS(n) _Alignas(n)
+#endif
+
 #define TG_MAX_DIMS 16
 
 /* ------------------------------------------------------------------ storage and tensors */
@@ -200,7 +208,7 @@ typedef struct tg_iter {
      * must not be copied by value after build. */
     uint32_t owned_operands;       /* bit k: operands[k] is an owned reference */
     uint32_t owned_user_outputs;   /* bit k: user_outputs[k] was allocated by build */
-    _Alignas(16) unsigned char scalar_buf[TG_ITER_MAX_OPERANDS][16];
+    TG__ALIGNAS(16) unsigned char scalar_buf[TG_ITER_MAX_OPERANDS][16];
 } tg_iter;
 
 /* Builds the iteration. `outputs[i]` may be NULL (allocate). Returns 0, or -1 with an error
@@ -367,5 +375,9 @@ static inline bool tg__any_null(tg_tensor *const *ts, int n) {
     for (int i = 0; i < n; i++) if (!ts[i]) return true;
     return false;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
