@@ -1,0 +1,335 @@
+/* Matrix products on CUDA: mm, bmm, addmm, on cuBLAS. Semantics, shape checks and messages
+ * are the CPU kernels' (kernels/cpu/linalg.c); integral and bool dtypes are rejected as
+ * PyTorch's CUDA kernels do ("\"addmm_cuda\" not implemented for 'Long'").
+ *
+ * Every product is one call of gemm(): C (M, N) = alpha * A (M, K) @ B (K, N) + beta * C for
+ * `batch` matrices `bs*` elements apart (bmm uses cublasGemmStridedBatchedEx, mm/addmm
+ * cublasGemmEx). cuBLAS is column-major, our matrices are row-major: a row-major C is the
+ * column-major C^T, so we ask cuBLAS for C^T = B^T A^T. An operand whose strides are those of a
+ * row-major matrix is passed with CUBLAS_OP_N, one laid out as a transpose (a t() view) with
+ * CUBLAS_OP_T and its column stride as leading dimension: transposes are flags, never copies.
+ * Only operands with other strides (both > 1, e.g. a slice of every other column) are copied
+ * to a contiguous temporary; a column-major C is handled as C^T = B^T A^T with the roles
+ * swapped.
+ *
+ * dtypes: float32 (cublasGemmEx, CUDA_R_32F, CUBLAS_COMPUTE_32F: full float32, TF32 off),
+ * float64 (CUBLAS_COMPUTE_64F), float16/bfloat16 (CUDA_R_16F / CUDA_R_16BF storage, float32
+ * accumulation and float alpha/beta). TF32 tensor cores for float32 are opt-in: set the
+ * environment variable TG_CUDA_ALLOW_TF32=1 before the first CUDA matmul (PyTorch's
+ * torch.backends.cuda.matmul.allow_tf32); results then carry ~1e-3 relative error.
+ *
+ * The runtime owns one cuBLAS handle per device (tg__cublas_handle, math mode
+ * CUBLAS_DEFAULT_MATH), bound to the device's stream; TF32 is chosen per call through the
+ * compute type. */
+#include "kc_common.cuh"
+
+#include <cublas_v2.h>
+#include <limits.h>
+#include <stdlib.h>
+
+extern "C" {
+tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
+tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
+tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);
+}
+
+/* ------------------------------------------------------------------ cuBLAS */
+
+static int cublas_check(const char *op, cublasStatus_t s)
+{
+    return tg__cublas_check(op, (int)s);
+}
+
+static bool tf32_allowed(void)
+{
+    const char *e = getenv("TG_CUDA_ALLOW_TF32");
+    return e && e[0] == '1';
+}
+
+/* ------------------------------------------------------------------ layouts */
+
+/* A matrix operand of one batch: rows x cols at p, strides in elements. */
+struct mat {
+    char *p;
+    int64_t rows, cols, rs, cs;
+};
+
+/* How cuBLAS can read a row-major-called operand: trans = false with ld = row stride, trans =
+ * true (stored as its transpose) with ld = column stride, or not at all. As the CPU's. */
+static bool blas_layout(const mat &m, bool *trans, int64_t *ld)
+{
+    int64_t r = m.rows, c = m.cols;
+    if ((m.cs == 1 || c == 1) && (r == 1 || m.rs >= (c > 1 ? c : 1))) {
+        *trans = false;
+        *ld = r == 1 ? (c > 1 ? c : 1) : m.rs;
+        return *ld >= (c > 1 ? c : 1);
+    }
+    if ((m.rs == 1 || r == 1) && (c == 1 || m.cs >= (r > 1 ? r : 1))) {
+        *trans = true;
+        *ld = c == 1 ? (r > 1 ? r : 1) : m.cs;
+        return *ld >= (r > 1 ? r : 1);
+    }
+    return false;
+}
+
+static mat mat_of(const tg_tensor *t, int64_t batch_dims)
+{
+    mat m = { kc_data(t), t->sizes[batch_dims], t->sizes[batch_dims + 1], t->strides[batch_dims],
+              t->strides[batch_dims + 1] };
+    return m;
+}
+
+/* One cuBLAS problem: C = alpha A B + beta C for `batch` matrices, batch strides in elements. */
+struct gemm_args {
+    tg_dtype dt;
+    int64_t batch, K;
+    mat A, B, C;
+    int64_t bsa, bsb, bsc;
+    double alpha, beta;
+};
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* Calls cuBLAS for operands already in usable layouts with a row-major C. */
+static int gemm_call(const char *op, cublasHandle_t h, const gemm_args &g)
+{
+    bool ta, tb, tc;
+    int64_t lda, ldb, ldc;
+    blas_layout(g.A, &ta, &lda);
+    blas_layout(g.B, &tb, &ldb);
+    blas_layout(g.C, &tc, &ldc);
+    int64_t M = g.C.rows, N = g.C.cols, K = g.K;
+    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc) ||
+        !fits_int(g.batch)) {
+        tg__error(op, "matrix dimensions exceed cuBLAS's 32-bit limits");
+        return -1;
+    }
+    cudaDataType_t ty;
+    cublasComputeType_t ct;
+    float af = (float)g.alpha, bf = (float)g.beta;
+    const void *alpha = &af, *beta = &bf;
+    switch (g.dt) {
+    case TG_FLOAT64: ty = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; alpha = &g.alpha; beta = &g.beta; break;
+    case TG_FLOAT16: ty = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
+    case TG_BFLOAT16: ty = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
+    default: ty = CUDA_R_32F; ct = tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F; break;
+    }
+    /* Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M). */
+    cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasStatus_t s;
+    if (g.batch == 1) {
+        s = cublasGemmEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb, g.A.p, ty, (int)lda, beta,
+                         g.C.p, ty, (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
+        return cublas_check(op, s);
+    }
+    s = cublasGemmStridedBatchedEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb, (long long)g.bsb,
+                                   g.A.p, ty, (int)lda, (long long)g.bsa, beta, g.C.p, ty, (int)ldc, (long long)g.bsc,
+                                   (int)g.batch, ct, CUBLAS_GEMM_DEFAULT);
+    return cublas_check(op, s);
+}
+
+/* C = beta * C for K == 0 (beta == 0 writes zeros, ignoring C's old contents). */
+template <typename T>
+__global__ void scale_kernel(T *c, int64_t batch, int64_t rows, int64_t cols, int64_t bs, int64_t rs, int64_t cs,
+                             double beta)
+{
+    int64_t n = batch * rows * cols;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t b = i / (rows * cols), r = (i / cols) % rows, k = i % cols;
+        T *p = c + b * bs + r * rs + k * cs;
+        *p = kc_from_double<T>(beta == 0 ? 0.0 : beta * kc_to_double(*p));
+    }
+}
+
+/* When t's matrices are not in a layout cuBLAS can read, *tmp becomes a contiguous copy and
+ * *m, *bs point into it (else *tmp stays NULL). 0, or -1 + error. */
+static int fix_operand(const char *op, tg_tensor *t, int64_t batch_dims, mat *m, int64_t *bs, cudaStream_t st,
+                       tg_tensor **tmp)
+{
+    bool tr;
+    int64_t ld;
+    *tmp = NULL;
+    if (blas_layout(*m, &tr, &ld)) return 0;
+    *tmp = kc_contiguous(op, t, t->dtype, st);
+    if (!*tmp) return -1;
+    *m = mat_of(*tmp, batch_dims);
+    if (batch_dims) *bs = (*tmp)->strides[0];
+    return 0;
+}
+
+/* C (res, batch_dims 0 or 1) = alpha * a @ b + beta * C. a, b, res on one device. */
+static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int64_t batch_dims, double alpha,
+                double beta, cudaStream_t st)
+{
+    gemm_args g;
+    g.dt = res->dtype;
+    g.batch = batch_dims ? res->sizes[0] : 1;
+    g.K = a->sizes[batch_dims + 1];
+    g.A = mat_of(a, batch_dims);
+    g.B = mat_of(b, batch_dims);
+    g.C = mat_of(res, batch_dims);
+    g.bsa = batch_dims ? a->strides[0] : 0;
+    g.bsb = batch_dims ? b->strides[0] : 0;
+    g.bsc = batch_dims ? res->strides[0] : 0;
+    g.alpha = alpha;
+    g.beta = beta;
+    if (g.batch == 0 || g.C.rows == 0 || g.C.cols == 0) return 0;
+    if (g.K == 0) {
+        int rc = 0;
+        kc_dispatch_float(g.dt, [&](auto tag) {
+            using T = decltype(tag);
+            int64_t n = g.batch * g.C.rows * g.C.cols;
+            scale_kernel<T><<<kc_blocks(n, 256), 256, 0, st>>>((T *)g.C.p, g.batch, g.C.rows, g.C.cols, g.bsc, g.C.rs,
+                                                               g.C.cs, beta);
+            rc = kc_launch_check(op);
+        });
+        return rc;
+    }
+    cublasHandle_t h = tg__cublas_handle(op, res->device.index);   /* bound to the stream */
+    if (!h) return -1;
+    /* C: row-major, column-major (swap roles: C^T = B^T A^T), or a temporary. */
+    bool tc;
+    int64_t ldc;
+    tg_tensor *ctmp = NULL;
+    if (!blas_layout(g.C, &tc, &ldc) || (batch_dims && g.bsc == 0 && g.batch > 1)) {
+        ctmp = tg__empty(op, res->sizes, res->ndim, res->dtype, res->device);
+        if (!ctmp || (beta != 0 && kc_copy(op, ctmp, res, st) != 0)) { tg_release(ctmp); return -1; }
+        g.C = mat_of(ctmp, batch_dims);
+        g.bsc = batch_dims ? ctmp->strides[0] : 0;
+        tc = false;
+    }
+    tg_tensor *atmp = NULL, *btmp = NULL;
+    int rc = fix_operand(op, a, batch_dims, &g.A, &g.bsa, st, &atmp);
+    if (rc == 0) rc = fix_operand(op, b, batch_dims, &g.B, &g.bsb, st, &btmp);
+    if (rc == 0 && tc) {     /* column-major C: C^T = B^T A^T, all row-major-called */
+        mat At = { g.A.p, g.A.cols, g.A.rows, g.A.cs, g.A.rs }, Bt = { g.B.p, g.B.cols, g.B.rows, g.B.cs, g.B.rs };
+        mat Ct = { g.C.p, g.C.cols, g.C.rows, g.C.cs, g.C.rs };
+        int64_t bsa = g.bsa;
+        g.A = Bt;
+        g.B = At;
+        g.C = Ct;
+        g.bsa = g.bsb;
+        g.bsb = bsa;
+    }
+    if (rc == 0) rc = gemm_call(op, h, g);
+    if (rc == 0 && ctmp) rc = kc_copy(op, res, ctmp, st);
+    tg_release(atmp);
+    tg_release(btmp);
+    tg_release(ctmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *a, const tg_tensor *b)
+{
+    if (a->dtype != b->dtype) {
+        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(a->dtype), tg__k_scalar_name(b->dtype));
+        return -1;
+    }
+    if (!tg_dtype_is_floating(a->dtype)) {
+        tg__error(op, "\"%s\" not implemented for '%s'", cuda_name, tg__k_scalar_name(a->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+/* self is (n, m), mat2 is (m, p), out is (n, p). */
+extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
+{
+    if (self->ndim != 2) return (tg_tensor *)tg__error("mm", "self must be a matrix");
+    if (mat2->ndim != 2) return (tg_tensor *)tg__error("mm", "mat2 must be a matrix");
+    if (self->sizes[1] != mat2->sizes[0])
+        return (tg_tensor *)tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                                      (long long)self->sizes[0], (long long)self->sizes[1],
+                                      (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (kc_same_device("mm", self, mat2) || kc_same_device("mm", self, out)) return NULL;
+    if (check_dtypes("mm", "addmm_cuda", self, mat2) != 0) return NULL;
+    int rc;
+    cudaStream_t st = kc_stream("mm", self->device, &rc);
+    if (rc) return NULL;
+    int64_t shape[2] = { self->sizes[0], mat2->sizes[1] };
+    tg_tensor *res = kc_prepare_out("mm", out, shape, 2, self->dtype, self->device);
+    if (!res) return NULL;
+    if (gemm("mm", self, mat2, res, 0, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+/* self is (b, n, m), mat2 is (b, m, p), out is (b, n, p): one strided-batched call. */
+extern "C" tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
+{
+    if (self->ndim != 3) return (tg_tensor *)tg__error("bmm", "batch1 must be a 3D tensor");
+    if (mat2->ndim != 3) return (tg_tensor *)tg__error("bmm", "batch2 must be a 3D tensor");
+    if (self->sizes[0] != mat2->sizes[0])
+        return (tg_tensor *)tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                                      (long long)self->sizes[0], (long long)mat2->sizes[0]);
+    if (self->sizes[2] != mat2->sizes[1])
+        return (tg_tensor *)tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                                      (long long)self->sizes[1], (long long)self->sizes[2],
+                                      (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
+    if (kc_same_device("bmm", self, mat2) || kc_same_device("bmm", self, out)) return NULL;
+    if (check_dtypes("bmm", "bmm_cuda", self, mat2) != 0) return NULL;
+    int rc;
+    cudaStream_t st = kc_stream("bmm", self->device, &rc);
+    if (rc) return NULL;
+    int64_t shape[3] = { self->sizes[0], self->sizes[1], mat2->sizes[2] };
+    tg_tensor *res = kc_prepare_out("bmm", out, shape, 3, self->dtype, self->device);
+    if (!res) return NULL;
+    if (gemm("bmm", self, mat2, res, 1, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+/* self broadcasts to (n, p), mat1 is (n, m), mat2 is (m, p), out is (n, p):
+ * out = beta * self + alpha * mat1 @ mat2. out == self is the in-place addmm_. */
+extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha,
+                                         tg_tensor *out)
+{
+    const char *op = "addmm";
+    if (mat1->ndim != 2)
+        return (tg_tensor *)tg__error(op, "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
+    if (mat2->ndim != 2)
+        return (tg_tensor *)tg__error(op, "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
+    if (mat1->sizes[1] != mat2->sizes[0])
+        return (tg_tensor *)tg__error(op, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                                      (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                                      (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (kc_same_device(op, mat1, mat2) || kc_same_device(op, mat1, self) || kc_same_device(op, mat1, out)) return NULL;
+    if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 || check_dtypes(op, "addmm_cuda", self, mat1) != 0) return NULL;
+    int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
+    bool inplace = out == self;
+    if (inplace) {
+        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1])
+            return (tg_tensor *)tg__error(op, "input shape is incompatible with matrix multiplication "
+                                          "(%lldx%lld @ %lldx%lld != %lldx%lld)",
+                                          (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                                          (long long)mat2->sizes[0], (long long)mat2->sizes[1],
+                                          (long long)(self->ndim > 0 ? self->sizes[0] : 1),
+                                          (long long)(self->ndim > 1 ? self->sizes[1] : 1));
+    } else {
+        if (self->ndim > 2) return (tg_tensor *)tg__error(op, "self must be a matrix");
+        for (int64_t d = 0; d < self->ndim; d++) {
+            int64_t want = shape[2 - self->ndim + d];
+            if (self->sizes[d] != want && self->sizes[d] != 1) {
+                char a[64], b[64];
+                return (tg_tensor *)tg__error(op, "The expanded size of the tensor (%lld) must match the existing "
+                                              "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
+                                              "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
+                                              (long long)(2 - self->ndim + d), tg__k_fmt_sizes(a, sizeof a, shape, 2),
+                                              tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+            }
+        }
+    }
+    int rc;
+    cudaStream_t st = kc_stream(op, mat1->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *res = kc_prepare_out(op, out, shape, 2, mat1->dtype, mat1->device);
+    if (!res) return NULL;
+    if (!inplace && beta != 0 && kc_copy(op, res, self, st) != 0) { tg_release(res); return NULL; }
+    if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) { tg_release(res); return NULL; }
+    if (out) tg__bump_version(res);
+    return res;
+}

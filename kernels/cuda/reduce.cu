@@ -1,0 +1,628 @@
+/* Reductions on CUDA: sum, mean, prod, amax, amin, max.dim, min.dim, argmax, argmin, var, std.
+ * Semantics, dtype rules and messages are the CPU kernels' (kernels/cpu/reduce.c).
+ *
+ * self is viewed as [outer, inner] exactly as on the CPU (reduced dims "inner", coalesced;
+ * order-insensitive reductions walk the inner dims in stride order, the arg reductions in
+ * logical order so that the index is the row-major position among the reduced elements).
+ * Every reduction runs in two kernels:
+ *
+ *  1. partial kernels fold a range of one output's inner elements into a `partial` record and
+ *     write it to a workspace [outer, splits]:
+ *      - block path (the reduced dims are the fastest-moving in memory, e.g. a full reduction
+ *        or a sum over the last dim): a group of threads (the whole 256-thread block when the
+ *        rows are long, one warp when they are short) strides over the range with coalesced
+ *        loads, 8 loads in flight per thread, then merges in shared memory;
+ *      - thread path (the kept dims are the fastest-moving, e.g. a sum over dim 0 of a
+ *        row-major matrix): one thread per (output, split); neighbouring threads read
+ *        neighbouring outputs, so loads are coalesced across the warp.
+ *     `splits` cuts long ranges so that the device is full even with few outputs.
+ *  2. finish_kernel merges an output's partials in split order (so results do not depend on
+ *     scheduling) and stores the value (and index) converted to the output's dtype.
+ *
+ * Accumulation as on the CPU: floating dtypes (float16/bfloat16 included) in double, integral
+ * in int64 with wrap-around; var/std by Welford per thread and Chan's formula across threads
+ * and splits, in double. max/min/argmax/argmin keep the first occurrence of the extreme; NaN
+ * propagates and wins (the first NaN's index). */
+#include "kc_common.cuh"
+
+extern "C" {
+tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
+tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
+tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+}
+
+/* The accumulation kinds (mean folds like sum, std like var; the finish tells them apart). */
+enum { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_VAR, R_STD };
+
+#define THREADS 256
+#define UNROLL 8
+
+/* self as [outer, inner]: dims slowest first, strides in elements (kernels/cpu/reduce.c). */
+struct rview {
+    int on, in;
+    int64_t outer_numel, inner_numel;
+    int64_t osz[TG_MAX_DIMS], ost[TG_MAX_DIMS];
+    int64_t isz[TG_MAX_DIMS], ist[TG_MAX_DIMS];
+};
+
+/* One partial result: whichever fields the kind uses. */
+struct partial {
+    double d;          /* sum, product, extreme value (floating), Welford mean */
+    double m2;         /* var: sum of squared deviations from the mean */
+    int64_t i;         /* integral sum/product/extreme */
+    int64_t idx;       /* arg reductions: index of the extreme */
+    int64_t n;         /* var: element count */
+    bool nan, any;
+};
+
+/* ------------------------------------------------------------------ the view (host) */
+
+static int push_dim(int64_t *sz, int64_t *st, int n, int64_t size, int64_t stride)
+{
+    if (n > 0 && st[n - 1] == stride * size) {
+        sz[n - 1] *= size;
+        st[n - 1] = stride;
+        return n;
+    }
+    sz[n] = size;
+    st[n] = stride;
+    return n + 1;
+}
+
+static void build_view(rview *v, const tg_tensor *self, const bool *reduce, bool any_order)
+{
+    int64_t rsz[TG_MAX_DIMS], rst[TG_MAX_DIMS];
+    int nr = 0;
+    memset(v, 0, sizeof *v);
+    v->outer_numel = v->inner_numel = 1;
+    for (int64_t d = 0; d < self->ndim; d++) {
+        int64_t s = self->sizes[d];
+        if (reduce[d]) v->inner_numel *= s; else v->outer_numel *= s;
+        if (s == 1) continue;
+        if (reduce[d]) { rsz[nr] = s; rst[nr] = self->strides[d]; nr++; }
+        else v->on = push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
+    }
+    if (any_order) {
+        for (int a = 1; a < nr; a++)
+            for (int b = a; b > 0 && rst[b - 1] < rst[b]; b--) {
+                int64_t t = rst[b]; rst[b] = rst[b - 1]; rst[b - 1] = t;
+                t = rsz[b]; rsz[b] = rsz[b - 1]; rsz[b - 1] = t;
+            }
+    }
+    for (int a = 0; a < nr; a++) v->in = push_dim(v->isz, v->ist, v->in, rsz[a], rst[a]);
+    if (v->on == 0) { v->on = 1; v->osz[0] = 1; v->ost[0] = 0; }
+    if (v->in == 0) { v->in = 1; v->isz[0] = 1; v->ist[0] = 0; }
+}
+
+/* ------------------------------------------------------------------ folds (device) */
+
+__device__ __forceinline__ int64_t outer_offset(const rview &v, int64_t o)
+{
+    int64_t off = 0;
+    for (int d = v.on - 1; d >= 0 && o > 0; d--) {
+        off += (o % v.osz[d]) * v.ost[d];
+        o /= v.osz[d];
+    }
+    return off;
+}
+
+__device__ __forceinline__ int64_t inner_offset(const rview &v, int64_t j)
+{
+    if (v.in == 1) return j * v.ist[0];
+    int64_t off = 0;
+    for (int d = v.in - 1; d >= 0 && j > 0; d--) {
+        off += (j % v.isz[d]) * v.ist[d];
+        j /= v.isz[d];
+    }
+    return off;
+}
+
+template <int K> __device__ __forceinline__ void p_init(partial &r)
+{
+    r.d = K == R_PROD ? 1.0 : 0.0;
+    r.i = K == R_PROD ? 1 : 0;
+    r.m2 = 0;
+    r.idx = 0;
+    r.n = 0;
+    r.nan = false;
+    r.any = false;
+}
+
+/* Folds element x with index j (its row-major position among the reduced elements). Within
+ * one thread j only grows, so strict comparisons keep the first occurrence. */
+template <int K, typename T> __device__ __forceinline__ void p_fold(partial &r, T x, int64_t j, bool integer)
+{
+    if (K == R_SUM) {
+        if (integer) r.i = (int64_t)((uint64_t)r.i + (uint64_t)kc_to_int64(x));
+        else r.d += kc_to_double(x);
+    } else if (K == R_PROD) {
+        if (integer) r.i = (int64_t)((uint64_t)r.i * (uint64_t)kc_to_int64(x));
+        else r.d *= kc_to_double(x);
+    } else if (K == R_MAX || K == R_MIN) {
+        if (integer) {
+            int64_t v = kc_to_int64(x);
+            if (!r.any || (K == R_MAX ? v > r.i : v < r.i)) r.i = v;
+        } else {
+            double v = kc_to_double(x);
+            if (v != v) r.nan = true;
+            else if (!r.any || (K == R_MAX ? v > r.d : v < r.d)) r.d = v;
+        }
+        r.any = true;
+    } else if (K == R_ARGMAX || K == R_ARGMIN) {
+        if (r.nan) return;
+        if (integer) {
+            int64_t v = kc_to_int64(x);
+            if (!r.any || (K == R_ARGMAX ? v > r.i : v < r.i)) { r.i = v; r.idx = j; }
+        } else {
+            double v = kc_to_double(x);
+            if (v != v) { r.nan = true; r.d = v; r.idx = j; }
+            else if (!r.any || (K == R_ARGMAX ? v > r.d : v < r.d)) { r.d = v; r.idx = j; }
+        }
+        r.any = true;
+    } else {   /* R_VAR: Welford */
+        double v = kc_to_double(x);
+        r.n++;
+        double delta = v - r.d;
+        r.d += delta / (double)r.n;
+        r.m2 += delta * (v - r.d);
+    }
+}
+
+/* a = a (+) b, for partials of any two index sets (the arg kinds break ties by index). */
+template <int K> __device__ __forceinline__ void p_merge(partial &a, const partial &b, bool integer)
+{
+    if (K == R_SUM) {
+        a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+        a.d += b.d;
+    } else if (K == R_PROD) {
+        a.i = (int64_t)((uint64_t)a.i * (uint64_t)b.i);
+        a.d *= b.d;
+    } else if (K == R_MAX || K == R_MIN) {
+        a.nan |= b.nan;
+        if (!b.any) return;
+        bool better = integer ? (K == R_MAX ? b.i > a.i : b.i < a.i) : (K == R_MAX ? b.d > a.d : b.d < a.d);
+        if (!a.any || better) { a.d = b.d; a.i = b.i; }
+        a.any = true;
+    } else if (K == R_ARGMAX || K == R_ARGMIN) {
+        if (!b.any) return;
+        if (!a.any) { a = b; return; }
+        if (a.nan || b.nan) {
+            if (b.nan && (!a.nan || b.idx < a.idx)) a = b;
+            return;
+        }
+        bool better = integer ? (K == R_ARGMAX ? b.i > a.i : b.i < a.i) : (K == R_ARGMAX ? b.d > a.d : b.d < a.d);
+        bool equal = integer ? b.i == a.i : b.d == a.d;
+        if (better || (equal && b.idx < a.idx)) a = b;
+    } else {   /* R_VAR: Chan et al. */
+        if (b.n == 0) return;
+        if (a.n == 0) { a = b; return; }
+        double na = (double)a.n, nb = (double)b.n, delta = b.d - a.d;
+        a.m2 += b.m2 + delta * delta * na * nb / (na + nb);
+        a.d += delta * nb / (na + nb);
+        a.n += b.n;
+    }
+}
+
+/* ------------------------------------------------------------------ partial kernels */
+
+/* Block path. Work item w = (output o, split s), o = w / splits; a group of `group` threads
+ * (256 or 32) folds inner elements [s * chunk, min((s + 1) * chunk, inner)) of o and its
+ * first thread writes parts[w]. Every thread runs the same number of outer iterations, so
+ * the __syncthreads() calls are uniform. */
+template <int K, typename T>
+__global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, int64_t splits, int64_t chunk,
+                                                        int group, bool integer, partial *parts)
+{
+    __shared__ partial sm[THREADS];
+    int per_block = THREADS / group;
+    int g = threadIdx.x / group, lane = threadIdx.x % group;
+    int64_t items = v.outer_numel * splits;
+    for (int64_t w0 = (int64_t)blockIdx.x * per_block; w0 < items; w0 += (int64_t)gridDim.x * per_block) {
+        int64_t w = w0 + g;
+        partial r;
+        p_init<K>(r);
+        if (w < items) {
+            int64_t o = w / splits, s = w % splits;
+            int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
+            const T *p = base + outer_offset(v, o);
+            int64_t j = jb + lane;
+            if (v.in == 1) {
+                int64_t st = v.ist[0];
+                for (; j + (UNROLL - 1) * group < je; j += UNROLL * group) {
+                    T x[UNROLL];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++) x[u] = p[(j + u * group) * st];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++) p_fold<K, T>(r, x[u], j + u * group, integer);
+                }
+                for (; j < je; j += group) p_fold<K, T>(r, p[j * st], j, integer);
+            } else {
+                for (; j < je; j += group) p_fold<K, T>(r, p[inner_offset(v, j)], j, integer);
+            }
+        }
+        sm[threadIdx.x] = r;
+        __syncthreads();
+        for (int h = group / 2; h > 0; h /= 2) {
+            if (lane < h) p_merge<K>(sm[threadIdx.x], sm[threadIdx.x + h], integer);
+            __syncthreads();
+        }
+        if (lane == 0 && w < items) parts[w] = sm[threadIdx.x];
+        __syncthreads();
+    }
+}
+
+/* Thread path: one thread per work item; item t is output o = t % outer (neighbouring threads
+ * read neighbouring outputs), split s = t / outer. The inner index walks incrementally. */
+template <int K, typename T>
+__global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t chunk, bool integer, partial *parts)
+{
+    int64_t items = v.outer_numel * splits;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < items; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t o = t % v.outer_numel, s = t / v.outer_numel;
+        int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
+        partial r;
+        p_init<K>(r);
+        if (jb < je) {
+            const T *p = base + outer_offset(v, o);
+            int64_t idx[TG_MAX_DIMS], off = 0, rem = jb;
+            for (int d = v.in - 1; d >= 0; d--) {
+                idx[d] = rem % v.isz[d];
+                rem /= v.isz[d];
+                off += idx[d] * v.ist[d];
+            }
+            for (int64_t j = jb; j < je; j++) {
+                p_fold<K, T>(r, p[off], j, integer);
+                for (int d = v.in - 1; d >= 0; d--) {
+                    off += v.ist[d];
+                    if (++idx[d] < v.isz[d]) break;
+                    off -= v.isz[d] * v.ist[d];
+                    idx[d] = 0;
+                }
+            }
+        }
+        parts[o * splits + s] = r;
+    }
+}
+
+/* ------------------------------------------------------------------ finish */
+
+struct rout {
+    char *p, *p2;        /* values (or the only output), indices (max.dim / min.dim) */
+    kc_geo g, g2;
+    int dt;
+};
+
+/* Merges output o's partials in split order and stores the result like the CPU's
+ * store_result. `kind` is the user-facing kind (mean and std finish differently). */
+template <int K>
+__global__ void finish_kernel(const partial *parts, int64_t outer, int64_t splits, int kind, bool integer,
+                              int64_t inner_numel, int64_t correction, rout out)
+{
+    for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < outer; o += (int64_t)gridDim.x * blockDim.x) {
+        partial r = parts[o * splits];
+        for (int64_t s = 1; s < splits; s++) p_merge<K>(r, parts[o * splits + s], integer);
+        int esz = out.dt == TG_FLOAT64 || out.dt == TG_INT64 ? 8 : out.dt == TG_FLOAT32 || out.dt == TG_INT32 ? 4
+                : out.dt == TG_FLOAT16 || out.dt == TG_BFLOAT16 || out.dt == TG_INT16 ? 2 : 1;
+        char *p = out.p + kc_offset(out.g, o) * esz;
+        switch (kind) {
+        case R_SUM: case R_PROD:
+            if (integer) kc_store_int64(p, out.dt, r.i); else kc_store_double(p, out.dt, r.d);
+            break;
+        case R_MEAN:
+            kc_store_double(p, out.dt, r.d / (double)inner_numel);
+            break;
+        case R_MAX: case R_MIN:
+            if (integer) kc_store_int64(p, out.dt, r.i);
+            else kc_store_double(p, out.dt, r.nan ? (double)NAN : r.d);
+            break;
+        case R_ARGMAX: case R_ARGMIN:
+            if (out.p2) {
+                if (integer) kc_store_int64(p, out.dt, r.i); else kc_store_double(p, out.dt, r.d);
+                p = out.p2 + kc_offset(out.g2, o) * 8;
+            }
+            *(int64_t *)p = r.idx;
+            break;
+        default: {   /* R_VAR, R_STD */
+            double den = (double)r.n - (double)correction;
+            double var = (r.n ? r.m2 : (double)NAN) / (den > 0 ? den : 0);
+            kc_store_double(p, out.dt, kind == R_STD ? sqrt(var) : var);
+            break;
+        }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ drivers (host) */
+
+static int sm_count(int dev)
+{
+    static int cached[64];
+    if (dev < 0 || dev >= 64) return 132;
+    if (!cached[dev]) {
+        int n = 0;
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+            (void)cudaGetLastError();
+            n = 132;
+        }
+        cached[dev] = n;
+    }
+    return cached[dev];
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The block path suits reductions whose innermost reduced dim is the fastest in memory. */
+static bool use_block_path(const rview &v)
+{
+    if (v.inner_numel <= 16) return false;
+    if (v.ist[v.in - 1] == 1) return true;
+    return !(v.ost[v.on - 1] == 1 && v.outer_numel >= 32);
+}
+
+template <int K, typename T>
+static int launch_partials(const char *op, const rview &v, const T *base, bool integer, partial **parts_out,
+                           int64_t *splits_out, tg_tensor **ws, tg_device dev, cudaStream_t st)
+{
+    int sms = sm_count(dev.index);
+    int64_t splits = 1, chunk = v.inner_numel > 0 ? v.inner_numel : 1;
+    bool block = use_block_path(v);
+    int group = THREADS;
+    if (block) {
+        group = v.inner_numel <= 2048 ? 32 : THREADS;
+        int64_t want_items = (int64_t)sms * 8 * (THREADS / group);        /* ~8 blocks per SM */
+        if (v.outer_numel < want_items) {
+            splits = ceil_div(want_items, v.outer_numel);
+            int64_t max_splits = ceil_div(v.inner_numel, (int64_t)group * UNROLL * 4);
+            if (splits > max_splits) splits = max_splits;
+            if (splits < 1) splits = 1;
+        }
+    } else {
+        int64_t want_threads = (int64_t)sms * 2048;
+        if (v.outer_numel < want_threads) {
+            splits = ceil_div(want_threads, v.outer_numel);
+            int64_t max_splits = ceil_div(v.inner_numel, 64);
+            if (splits > max_splits) splits = max_splits;
+            if (splits < 1) splits = 1;
+        }
+    }
+    if (v.inner_numel > 0) chunk = ceil_div(v.inner_numel, splits);
+    int64_t items = v.outer_numel * splits;
+    int64_t wsz = items * (int64_t)sizeof(partial);
+    *ws = tg__empty(op, &wsz, 1, TG_UINT8, dev);
+    if (!*ws) return -1;
+    partial *parts = (partial *)kc_data(*ws);
+    if (block) {
+        int64_t blocks = ceil_div(items, THREADS / group);
+        unsigned grid = (unsigned)(blocks < (int64_t)sms * 32 ? blocks : (int64_t)sms * 32);
+        block_kernel<K, T><<<grid, THREADS, 0, st>>>(base, v, splits, chunk, group, integer, parts);
+    } else {
+        thread_kernel<K, T><<<kc_blocks(items, THREADS), THREADS, 0, st>>>(base, v, splits, chunk, integer, parts);
+    }
+    *parts_out = parts;
+    *splits_out = splits;
+    return kc_launch_check(op);
+}
+
+template <int K>
+static int run_kind(const char *op, int kind, const rview &v, const tg_tensor *self, bool integer,
+                    int64_t correction, const rout &out, cudaStream_t st)
+{
+    partial *parts = NULL;
+    int64_t splits = 1;
+    tg_tensor *ws = NULL;
+    int rc = -1;
+    kc_dispatch(self->dtype, [&](auto tag) {
+        using T = decltype(tag);
+        rc = launch_partials<K, T>(op, v, (const T *)kc_data(self), integer, &parts, &splits, &ws, self->device, st);
+    });
+    if (rc == 0) {
+        finish_kernel<K><<<kc_blocks(v.outer_numel, THREADS), THREADS, 0, st>>>(parts, v.outer_numel, splits, kind,
+                                                                               integer, v.inner_numel, correction, out);
+        rc = kc_launch_check(op);
+    }
+    tg_release(ws);    /* the caching allocator reuses it in stream order */
+    return rc;
+}
+
+static int run_reduce(const char *op, int kind, const rview &v, const tg_tensor *self, bool integer,
+                      int64_t correction, const rout &out, cudaStream_t st)
+{
+    switch (kind) {
+    case R_SUM: case R_MEAN: return run_kind<R_SUM>(op, kind, v, self, integer, correction, out, st);
+    case R_PROD: return run_kind<R_PROD>(op, kind, v, self, integer, correction, out, st);
+    case R_MAX: return run_kind<R_MAX>(op, kind, v, self, integer, correction, out, st);
+    case R_MIN: return run_kind<R_MIN>(op, kind, v, self, integer, correction, out, st);
+    case R_ARGMAX: return run_kind<R_ARGMAX>(op, kind, v, self, integer, correction, out, st);
+    case R_ARGMIN: return run_kind<R_ARGMIN>(op, kind, v, self, integer, correction, out, st);
+    default: return run_kind<R_VAR>(op, kind, v, self, integer, correction, out, st);
+    }
+}
+
+/* The CPU's reduce_common on the device: plans over dims (NULL/0 = all), prepares the
+ * output(s) on self's device and runs. out2/res2: max.dim/min.dim's indices. */
+static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const int64_t *dims, int64_t ndims,
+                                bool keepdim, tg_dtype odt, tg_tensor *out, tg_tensor *out2, tg_tensor **res2,
+                                int64_t correction)
+{
+    tg_reduce_plan plan;
+    if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
+    rview v;
+    build_view(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
+    bool integer = false;
+    if (kind == R_SUM || kind == R_PROD) integer = tg_dtype_is_integral(odt, true);
+    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) integer = tg_dtype_is_integral(self->dtype, true);
+    int rc = 0;
+    cudaStream_t st = kc_stream(op, self->device, &rc);
+    if (rc) return NULL;
+    if (kc_same_device(op, self, out) || kc_same_device(op, self, out2)) return NULL;
+    tg_tensor *res = kc_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
+    if (!res) return NULL;
+    rout ro;
+    memset(&ro, 0, sizeof ro);
+    ro.p = kc_data(res);
+    ro.g = kc_geo_of(res);
+    ro.dt = (int)odt;
+    if (res2) {
+        *res2 = kc_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
+        if (!*res2) { tg_release(res); return NULL; }
+        ro.p2 = kc_data(*res2);
+        ro.g2 = kc_geo_of(*res2);
+    }
+    if (v.outer_numel > 0 && run_reduce(op, kind, v, self, integer, correction, ro, st) != 0) {
+        tg_release(res);
+        if (res2) { tg_release(*res2); *res2 = NULL; }
+        return NULL;
+    }
+    if (out) tg__bump_version(res);
+    if (res2 && out2) tg__bump_version(*res2);
+    return res;
+}
+
+/* PyTorch's check that a reduction with no identity has elements (the CPU kernel's). */
+static int check_nonempty(const char *op, const char *fn, const tg_tensor *self, const int64_t *dims, int64_t ndims,
+                          bool wrap)
+{
+    if (tg__numel(self) != 0) return 0;
+    if (!dims || ndims == 0) {
+        tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0. "
+                  "Specify the reduction dim with the 'dim' argument.", fn);
+        return -1;
+    }
+    for (int64_t k = 0; k < ndims; k++) {
+        int64_t d = tg__wrap_dim(op, dims[k], self->ndim);
+        if (d < 0) return -1;
+        if (self->sizes[d] == 0) {
+            tg__error(op, "%s: Expected reduction dim %lld to have non-zero size.", fn, (long long)(wrap ? d : dims[k]));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+extern "C" tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
+                 : out ? out->dtype
+                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+extern "C" tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype in = dtype != TG_DTYPE_NONE ? dtype : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    if (!tg_dtype_is_floating(in))
+        return (tg_tensor *)tg__error("mean", "mean(): could not infer output dtype. %s dtype must be either a "
+                                      "floating point or complex dtype. Got: %s",
+                                      dtype != TG_DTYPE_NONE ? "Optional" : "Input",
+                                      tg__k_scalar_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype : out ? out->dtype : self->dtype;
+    return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
+                 : out ? out->dtype
+                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    int64_t d[1] = { dim };
+    return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
+}
+
+static tg_tensor *amax_amin(const char *op, const char *fn, int kind, tg_tensor *self, tg_int_list dim, bool keepdim,
+                            tg_tensor *out)
+{
+    if (out && out->dtype != self->dtype)
+        return (tg_tensor *)tg__error(op, "Expected the dtype for input and out to match, but got %s for "
+                                      "input's dtype and %s for out's dtype.",
+                                      tg__k_scalar_name(self->dtype), tg__k_scalar_name(out->dtype));
+    if (check_nonempty(op, fn, self, dim.data, dim.len, false) != 0) return NULL;
+    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+}
+
+extern "C" tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    return amax_amin("amax", "amax()", R_MAX, self, dim, keepdim, out);
+}
+
+extern "C" tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    return amax_amin("amin", "amin()", R_MIN, self, dim, keepdim, out);
+}
+
+static tg_values_indices max_min_dim(const char *op, const char *fn, int kind, tg_tensor *self, int64_t dim,
+                                     bool keepdim, tg_tensor *values, tg_tensor *indices)
+{
+    tg_values_indices r = { NULL, NULL };
+    int64_t d[1] = { dim };
+    if (check_nonempty(op, fn, self, d, 1, true) != 0) return r;
+    tg_tensor *idx = NULL;
+    r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
+    r.indices = r.values ? idx : NULL;
+    return r;
+}
+
+extern "C" tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max,
+                                                  tg_tensor *max_values)
+{
+    return max_min_dim("max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values);
+}
+
+extern "C" tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min,
+                                                  tg_tensor *min_indices)
+{
+    return max_min_dim("min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices);
+}
+
+static tg_tensor *arg_common(const char *op, const char *fn, int kind, tg_tensor *self, tg_opt_int dim, bool keepdim,
+                             tg_tensor *out)
+{
+    int64_t d[1] = { dim.value };
+    if (dim.has_value) {
+        if (check_nonempty(op, fn, self, d, 1, true) != 0) return NULL;
+    } else if (tg__numel(self) == 0) {
+        return (tg_tensor *)tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
+    }
+    return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim, TG_INT64, out, NULL,
+                         NULL, 0);
+}
+
+extern "C" tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    return arg_common("argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
+}
+
+extern "C" tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    return arg_common("argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
+}
+
+static tg_tensor *var_std(const char *op, int kind, tg_tensor *self, tg_int_list dim, tg_opt_int correction,
+                          bool keepdim, tg_tensor *out)
+{
+    if (!tg_dtype_is_floating(self->dtype))
+        return (tg_tensor *)tg__error(op, "std and var only support floating point and complex dtypes");
+    int64_t corr = correction.has_value ? correction.value : 1;
+    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+}
+
+extern "C" tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
+                                       tg_tensor *out)
+{
+    return var_std("var", R_VAR, self, dim, correction, keepdim, out);
+}
+
+extern "C" tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
+                                       tg_tensor *out)
+{
+    return var_std("std", R_STD, self, dim, correction, keepdim, out);
+}

@@ -1,0 +1,366 @@
+/* softmax and log_softmax on CUDA (_softmax.out, _log_softmax.out) and their backward data
+ * ops. Semantics and messages are the CPU kernels' (kernels/cpu/nn.c, nn_backward.c).
+ *
+ * self is seen as slices along dim: slice s = (o, i) of [outer, n, inner] has its first
+ * element at row-major index o * n * inner + i and steps by self's stride along dim, so any
+ * strides work without copies (offsets come from the tensor's geometry).
+ *
+ *  - inner == 1 (softmax over the last dim, the common case): one block per slice (rows
+ *    grid-strided over blocks). Each thread keeps an online (max, sum of exp(x - max)) pair
+ *    over its elements, rescaling the sum when the max grows; the pairs are combined in shared
+ *    memory; a second pass writes exp(x - m) / s or x - m - log(s). The row is read twice
+ *    (the second time mostly from L2) and written once.
+ *  - inner > 1 (softmax over a leading dim): one thread per slice; neighbouring threads handle
+ *    neighbouring i, so their loads are coalesced.
+ *
+ * Computation in float for float16/bfloat16/float32 (exp: expf), double for float64. NaN in a
+ * slice makes the slice NaN; a slice of all -inf gives NaN (0/0), as on the CPU.
+ * half_to_float (float16 input, float32 output) is supported, as in PyTorch's CUDA kernel. */
+#include "kc_common.cuh"
+
+extern "C" {
+tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
+tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
+                                              tg_dtype input_dtype);
+}
+
+#define THREADS 256
+
+/* Slices of one operand: first element of slice s and the step along dim, in elements. */
+struct slices {
+    kc_geo g;
+    int64_t n, inner, step;
+};
+
+__device__ __forceinline__ int64_t slice_base(const slices &sl, int64_t s)
+{
+    int64_t o = s / sl.inner, i = s % sl.inner;
+    return kc_offset(sl.g, o * sl.n * sl.inner + i);
+}
+
+template <typename A> __device__ __forceinline__ A nan_max(A a, A b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ float kexp(float x) { return expf(x); }
+__device__ __forceinline__ double kexp(double x) { return exp(x); }
+__device__ __forceinline__ float klog(float x) { return logf(x); }
+__device__ __forceinline__ double klog(double x) { return log(x); }
+
+/* (m, s) <- (m, s) combined with element x: s is the sum of exp(v - m) over the elements. */
+template <typename A> __device__ __forceinline__ void online_add(A &m, A &s, A x)
+{
+    A mn = nan_max(m, x);
+    if (mn == -(A)INFINITY) return;          /* only -inf so far: nothing to add yet */
+    s = s * kexp(m - mn) + kexp(x - mn);
+    m = mn;
+}
+
+template <typename A> __device__ __forceinline__ void online_merge(A &m, A &s, A m2, A s2)
+{
+    A mn = nan_max(m, m2);
+    if (mn == -(A)INFINITY) return;
+    s = s * kexp(m - mn) + s2 * kexp(m2 - mn);
+    m = mn;
+}
+
+template <typename T, typename U, bool LOG>
+__global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
+{
+    typedef typename kc_acc<T>::type A;
+    __shared__ A sm_m[THREADS], sm_s[THREADS];
+    for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
+        const T *xp = x + slice_base(xs, s);
+        U *yp = y + slice_base(ys, s);
+        A m = -(A)INFINITY, sum = 0;
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, (A)kc_to_float(xp[k * xs.step]));
+        sm_m[threadIdx.x] = m;
+        sm_s[threadIdx.x] = sum;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h /= 2) {
+            if (threadIdx.x < h) {
+                A m1 = sm_m[threadIdx.x], s1 = sm_s[threadIdx.x];
+                online_merge(m1, s1, sm_m[threadIdx.x + h], sm_s[threadIdx.x + h]);
+                sm_m[threadIdx.x] = m1;
+                sm_s[threadIdx.x] = s1;
+            }
+            __syncthreads();
+        }
+        m = sm_m[0];
+        sum = sm_s[0];         /* a slice of only -inf keeps 0: exp(nan) / 0 -> NaN, as the CPU's */
+        __syncthreads();       /* everyone has read sm[0] before the next slice overwrites it */
+        A c = m + klog(sum), r = (A)1 / sum;
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) {
+            A v = (A)kc_to_float(xp[k * xs.step]);
+            A o = LOG ? v - c : kexp(v - m) * r;
+            yp[k * ys.step] = kc_from_float<U>((float)o);
+        }
+    }
+}
+
+/* double must not round through float: the float64 instantiation reads and writes directly. */
+template <bool LOG>
+__global__ void __launch_bounds__(THREADS) softmax_block_kernel_f64(const double *x, slices xs, double *y, slices ys,
+                                                                    int64_t nslices)
+{
+    __shared__ double sm_m[THREADS], sm_s[THREADS];
+    for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
+        const double *xp = x + slice_base(xs, s);
+        double *yp = y + slice_base(ys, s);
+        double m = -INFINITY, sum = 0;
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, xp[k * xs.step]);
+        sm_m[threadIdx.x] = m;
+        sm_s[threadIdx.x] = sum;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h /= 2) {
+            if (threadIdx.x < h) {
+                double m1 = sm_m[threadIdx.x], s1 = sm_s[threadIdx.x];
+                online_merge(m1, s1, sm_m[threadIdx.x + h], sm_s[threadIdx.x + h]);
+                sm_m[threadIdx.x] = m1;
+                sm_s[threadIdx.x] = s1;
+            }
+            __syncthreads();
+        }
+        m = sm_m[0];
+        sum = sm_s[0];
+        __syncthreads();
+        double c = m + log(sum), r = 1.0 / sum;
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) {
+            double v = xp[k * xs.step];
+            yp[k * ys.step] = LOG ? v - c : exp(v - m) * r;
+        }
+    }
+}
+
+/* One thread per slice (inner > 1). A is the computation type. */
+template <typename T, typename U, typename A, bool LOG>
+__global__ void softmax_thread_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
+{
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
+        const T *xp = x + slice_base(xs, s);
+        U *yp = y + slice_base(ys, s);
+        A m = -(A)INFINITY, sum = 0;
+        for (int64_t k = 0; k < xs.n; k++) online_add(m, sum, (A)kc_to_double(xp[k * xs.step]));
+        A c = m + klog(sum), r = (A)1 / sum;
+        for (int64_t k = 0; k < xs.n; k++) {
+            A v = (A)kc_to_double(xp[k * xs.step]);
+            yp[k * ys.step] = kc_from_double<U>((double)(LOG ? v - c : kexp(v - m) * r));
+        }
+    }
+}
+
+static slices slices_of(const tg_tensor *t, int64_t d)
+{
+    slices sl;
+    sl.g = kc_geo_of(t);
+    sl.n = t->ndim ? t->sizes[d] : 1;
+    sl.step = t->ndim ? t->strides[d] : 0;
+    sl.inner = 1;
+    for (int64_t k = d + 1; k < t->ndim; k++) sl.inner *= t->sizes[k];
+    return sl;
+}
+
+static unsigned block_threads(int64_t n)
+{
+    return n <= 32 ? 32 : n <= 64 ? 64 : n <= 128 ? 128 : THREADS;
+}
+
+template <typename T, typename U, bool LOG>
+static void launch_forward(const tg_tensor *self, tg_tensor *res, int64_t d, cudaStream_t st)
+{
+    slices xs = slices_of(self, d), ys = slices_of(res, d);
+    int64_t nslices = tg__numel(self) / xs.n;
+    typedef typename kc_acc<T>::type A;
+    if (xs.inner == 1) {
+        unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
+        softmax_block_kernel<T, U, LOG><<<grid, block_threads(xs.n), 0, st>>>((const T *)kc_data(self), xs,
+                                                                             (U *)kc_data(res), ys, nslices);
+    } else {
+        softmax_thread_kernel<T, U, A, LOG><<<kc_blocks(nslices, THREADS), THREADS, 0, st>>>(
+            (const T *)kc_data(self), xs, (U *)kc_data(res), ys, nslices);
+    }
+}
+
+template <bool LOG>
+static void launch_forward_f64(const tg_tensor *self, tg_tensor *res, int64_t d, cudaStream_t st)
+{
+    slices xs = slices_of(self, d), ys = slices_of(res, d);
+    int64_t nslices = tg__numel(self) / xs.n;
+    if (xs.inner == 1) {
+        unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
+        softmax_block_kernel_f64<LOG><<<grid, block_threads(xs.n), 0, st>>>((const double *)kc_data(self), xs,
+                                                                           (double *)kc_data(res), ys, nslices);
+    } else {
+        softmax_thread_kernel<double, double, double, LOG><<<kc_blocks(nslices, THREADS), THREADS, 0, st>>>(
+            (const double *)kc_data(self), xs, (double *)kc_data(res), ys, nslices);
+    }
+}
+
+template <bool LOG>
+static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, int64_t d, bool h2f, cudaStream_t st)
+{
+    switch (self->dtype) {
+    case TG_FLOAT64: launch_forward_f64<LOG>(self, res, d, st); break;
+    case TG_FLOAT32: launch_forward<float, float, LOG>(self, res, d, st); break;
+    case TG_BFLOAT16: launch_forward<__nv_bfloat16, __nv_bfloat16, LOG>(self, res, d, st); break;
+    default:
+        if (h2f) launch_forward<__half, float, LOG>(self, res, d, st);
+        else launch_forward<__half, __half, LOG>(self, res, d, st);
+        break;
+    }
+    return kc_launch_check(op);
+}
+
+static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim, bool half_to_float,
+                                 tg_tensor *out)
+{
+    int64_t d = tg__wrap_dim(op, dim, self->ndim);
+    if (d < 0) return NULL;
+    bool last = self->ndim == 0 || d == self->ndim - 1;
+    if (!tg_dtype_is_floating(self->dtype))
+        return (tg_tensor *)tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'",
+                                      lg ? "log_softmax" : "softmax", last ? "_lastdim" : "",
+                                      tg__k_scalar_name(self->dtype));
+    if (half_to_float && self->dtype != TG_FLOAT16)
+        return (tg_tensor *)tg__error(op, "conversion is supported for Half type only");
+    if (kc_same_device(op, self, out)) return NULL;
+    int rc;
+    cudaStream_t st = kc_stream(op, self->device, &rc);
+    if (rc) return NULL;
+    tg_dtype odt = half_to_float ? TG_FLOAT32 : self->dtype;
+    tg_tensor *res = kc_prepare_out(op, out, self->sizes, self->ndim, odt, self->device);
+    if (!res) return NULL;
+    if (tg__numel(self) == 0) return res;
+    rc = lg ? run_forward<true>(op, self, res, d, half_to_float, st) : run_forward<false>(op, self, res, d, half_to_float, st);
+    if (rc) { tg_release(res); return NULL; }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+extern "C" tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+{
+    return softmax_common("_softmax", false, self, dim, half_to_float, out);
+}
+
+extern "C" tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+{
+    return softmax_common("_log_softmax", true, self, dim, half_to_float, out);
+}
+
+/* ------------------------------------------------------------------ backward */
+
+/*   softmax:     gi = y * (g - sum(g * y))        (y = softmax output)
+ *   log_softmax: gi = g - exp(y) * sum(g)         (y = log_softmax output)
+ * g, y and gi share a dtype T (y converted first when it differs); A is the computation type
+ * (sums in double for every dtype, as the CPU's). One block per slice when inner == 1. */
+template <typename T, bool LOG>
+__global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices gs, const T *y, slices ys, T *o,
+                                                            slices os, int64_t nslices)
+{
+    typedef typename kc_acc<T>::type A;
+    __shared__ double sm[THREADS];
+    for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
+        const T *gp = g + slice_base(gs, s), *yp = y + slice_base(ys, s);
+        T *op = o + slice_base(os, s);
+        double acc = 0;
+        for (int64_t k = threadIdx.x; k < gs.n; k += blockDim.x) {
+            double gv = kc_to_double(gp[k * gs.step]);
+            acc += LOG ? gv : gv * kc_to_double(yp[k * ys.step]);
+        }
+        sm[threadIdx.x] = acc;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h /= 2) {
+            if (threadIdx.x < h) sm[threadIdx.x] += sm[threadIdx.x + h];
+            __syncthreads();
+        }
+        A a = (A)sm[0];
+        __syncthreads();
+        for (int64_t k = threadIdx.x; k < gs.n; k += blockDim.x) {
+            A gv = (A)kc_to_double(gp[k * gs.step]), yv = (A)kc_to_double(yp[k * ys.step]);
+            op[k * os.step] = kc_from_double<T>((double)(LOG ? gv - kexp(yv) * a : yv * (gv - a)));
+        }
+    }
+}
+
+template <typename T, bool LOG>
+__global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, T *o, slices os, int64_t nslices)
+{
+    typedef typename kc_acc<T>::type A;
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
+        const T *gp = g + slice_base(gs, s), *yp = y + slice_base(ys, s);
+        T *op = o + slice_base(os, s);
+        double acc = 0;
+        for (int64_t k = 0; k < gs.n; k++) {
+            double gv = kc_to_double(gp[k * gs.step]);
+            acc += LOG ? gv : gv * kc_to_double(yp[k * ys.step]);
+        }
+        A a = (A)acc;
+        for (int64_t k = 0; k < gs.n; k++) {
+            A gv = (A)kc_to_double(gp[k * gs.step]), yv = (A)kc_to_double(yp[k * ys.step]);
+            op[k * os.step] = kc_from_double<T>((double)(LOG ? gv - kexp(yv) * a : yv * (gv - a)));
+        }
+    }
+}
+
+static tg_tensor *softmax_backward(const char *op, const char *check_name, bool lg, tg_tensor *grad_output,
+                                   tg_tensor *output, int64_t dim)
+{
+    if (grad_output->ndim != output->ndim ||
+        memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
+        char a[256], b[256];
+        return (tg_tensor *)tg__error(op, "Expected tensor for argument #1 'grad_output' to have the same size as "
+                                      "tensor for argument #2 'output'; but %s does not equal %s (while checking "
+                                      "arguments for %s)",
+                                      tg__k_fmt_sizes(a, sizeof a, grad_output->sizes, grad_output->ndim),
+                                      tg__k_fmt_sizes(b, sizeof b, output->sizes, output->ndim), check_name);
+    }
+    tg_dtype rdt = grad_output->dtype;
+    if (!tg_dtype_is_floating(rdt))
+        return (tg_tensor *)tg__error(op, "\"%s\" not implemented for '%s'", op, tg__k_scalar_name(rdt));
+    int64_t d = tg__wrap_dim(op, dim, output->ndim);
+    if (d < 0) return NULL;
+    if (kc_same_device(op, grad_output, output)) return NULL;
+    int rc;
+    cudaStream_t st = kc_stream(op, grad_output->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *y = output->dtype == rdt ? tg_retain(output) : kc_contiguous(op, output, rdt, st);
+    tg_tensor *res = y ? tg__empty(op, grad_output->sizes, grad_output->ndim, rdt, grad_output->device) : NULL;
+    if (!res) { tg_release(y); return NULL; }
+    int64_t numel = tg__numel(res);
+    if (numel > 0) {
+        slices gs = slices_of(grad_output, d), ys = slices_of(y, d), os = slices_of(res, d);
+        int64_t nslices = numel / gs.n;
+        kc_dispatch_float(rdt, [&](auto tag) {
+            using T = decltype(tag);
+            const T *gp = (const T *)kc_data(grad_output), *yp = (const T *)kc_data(y);
+            T *o = (T *)kc_data(res);
+            if (gs.inner == 1) {
+                unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
+                if (lg) smb_block_kernel<T, true><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                else smb_block_kernel<T, false><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+            } else {
+                unsigned grid = kc_blocks(nslices, THREADS);
+                if (lg) smb_thread_kernel<T, true><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                else smb_thread_kernel<T, false><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+            }
+        });
+        rc = kc_launch_check(op);
+    }
+    tg_release(y);
+    if (rc) { tg_release(res); return NULL; }
+    return res;
+}
+
+/* The result has grad_output's dtype, as the CPU kernels'. */
+extern "C" tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
+                                                     tg_dtype input_dtype)
+{
+    (void)input_dtype;
+    return softmax_backward("_softmax_backward_data", "softmax_backward", false, grad_output, output, dim);
+}
+
+extern "C" tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
+                                                         tg_dtype input_dtype)
+{
+    (void)input_dtype;
+    return softmax_backward("_log_softmax_backward_data", "log_softmax_backward", true, grad_output, output, dim);
+}
