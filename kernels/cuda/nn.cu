@@ -1,0 +1,367 @@
+/* nll_loss_forward, nll_loss_backward and native_dropout on CUDA. Semantics, dtype rules and
+ * messages are the CPU kernels' (kernels/cpu/loss.c, dropout.c).
+ *
+ * nll_loss: self (C) or (N, C) log-probabilities, target () or (N) int64/uint8 class indices,
+ * weight (C) or NULL, any strides. The forward runs in one block (the samples are few next to
+ * the N * C input): per-thread double sums of the losses and of the weights, merged in shared
+ * memory in a fixed order, so the result is deterministic. A target out of [0, C) (and not
+ * ignore_index) is an error "Target 7 is out of bounds." like the CPU's: the kernels record the
+ * first offending sample in a device word that the host reads back, so these two operators
+ * synchronise the stream once per call.
+ *
+ * native_dropout: mask[i] = u[i] < 1 - p with u[i] uniform 32-bit draws from Philox4x32-10
+ * (Salmon et al. 2011) keyed by a 64-bit seed taken from the default generator on each call
+ * (tg_manual_seed makes runs reproducible; the CUDA stream of draws differs from the CPU's),
+ * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
+#include "kc_common.cuh"
+
+extern "C" {
+tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                                 int64_t reduction, int64_t ignore_index);
+tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                      int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
+tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
+}
+
+enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
+#define THREADS 256
+
+/* ------------------------------------------------------------------ nll_loss */
+
+/* Operand pointers and strides (elements) for the kernels. */
+struct nll_dev {
+    const char *x, *t, *w;
+    int xdt, tdt;
+    int64_t xs0, xs1, ts, ws;
+    int64_t n, c;
+    int64_t ignore_index;
+};
+
+/* Target of sample i: 1 counted, 0 ignored, -1 out of bounds (first such sample recorded). */
+__device__ __forceinline__ int nll_target(const nll_dev &a, int64_t i, int64_t *t, unsigned long long *bad)
+{
+    int64_t esz = a.tdt == TG_INT64 ? 8 : 1;
+    *t = kc_load_int64(a.t + i * a.ts * esz, a.tdt);
+    if (*t == a.ignore_index) return 0;
+    if (*t < 0 || *t >= a.c) { atomicMin(bad, (unsigned long long)i); return -1; }
+    return 1;
+}
+
+__device__ __forceinline__ int esize(int dt)
+{
+    return dt == TG_FLOAT64 || dt == TG_INT64 ? 8 : dt == TG_FLOAT32 || dt == TG_INT32 ? 4
+         : dt == TG_FLOAT16 || dt == TG_BFLOAT16 || dt == TG_INT16 ? 2 : 1;
+}
+
+__device__ __forceinline__ double nll_weight(const nll_dev &a, int64_t t)
+{
+    return a.w ? kc_load_double(a.w + t * a.ws * esize(a.xdt), a.xdt) : 1.0;
+}
+
+/* One block. per_sample: out (N) gets each loss; else out[0] the mean or sum. tw[0] the total
+ * weight (0 for per-sample losses, as PyTorch). */
+__global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool per_sample, int reduction, char *out,
+                                                              char *tw, unsigned long long *bad)
+{
+    __shared__ double s_loss[THREADS], s_w[THREADS];
+    double loss_sum = 0, w_sum = 0;
+    int es = esize(a.xdt);
+    for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
+        int64_t t;
+        double loss = 0;
+        if (nll_target(a, i, &t, bad) > 0) {
+            double w = nll_weight(a, t);
+            loss = -kc_load_double(a.x + (i * a.xs0 + t * a.xs1) * es, a.xdt) * w;
+            w_sum += w;
+            loss_sum += loss;
+        }
+        if (per_sample) kc_store_double(out + i * es, a.xdt, loss);
+    }
+    s_loss[threadIdx.x] = loss_sum;
+    s_w[threadIdx.x] = w_sum;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h /= 2) {
+        if (threadIdx.x < h) {
+            s_loss[threadIdx.x] += s_loss[threadIdx.x + h];
+            s_w[threadIdx.x] += s_w[threadIdx.x + h];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        if (!per_sample) kc_store_double(out, a.xdt, reduction == RED_MEAN ? s_loss[0] / s_w[0] : s_loss[0]);
+        kc_store_double(tw, a.xdt, per_sample ? 0.0 : s_w[0]);
+    }
+}
+
+/* gi (N, C) contiguous, zero-filled before: gi[i, t] = weight[t] * g_i. For the reduced
+ * forms g_i = -(grad / total_weight) (mean) or -grad (sum), with grad and total_weight read
+ * from device memory (or passed by value when they are host scalars: go_host / tw_host). */
+__global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, char *gi, const char *go, int godt,
+                                    int64_t gos, double go_host, const char *tw, int twdt, double tw_host,
+                                    unsigned long long *bad)
+{
+    int es = esize(a.xdt);
+    double scale = 0;
+    if (!per_sample) {
+        double g = go ? kc_load_double(go, godt) : go_host;
+        double w = tw ? kc_load_double(tw, twdt) : tw_host;
+        scale = -(reduction == RED_MEAN ? g / w : g);
+    }
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t t;
+        if (nll_target(a, i, &t, bad) <= 0) continue;
+        double g = per_sample ? -kc_load_double(go + i * gos * esize(godt), godt) : scale;
+        kc_store_double(gi + (i * a.c + t) * es, a.xdt, nll_weight(a, t) * g);
+    }
+}
+
+/* The CPU's checks in PyTorch's order (kernels/cpu/loss.c), plus devices. 0 or -1 + error. */
+static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight, nll_dev *a)
+{
+    char s1[256], s2[256];
+    if (self->ndim < 1 || self->ndim > 2) { tg__error(op, "input tensor should be 1D or 2D"); return -1; }
+    if (target->ndim > 1) { tg__error(op, "0D or 1D target tensor expected, multi-target not supported"); return -1; }
+    bool no_batch_dim = self->ndim == 1 && target->ndim == 0;
+    if (!no_batch_dim && (target->ndim == 0 || self->sizes[0] != target->sizes[0])) {
+        tg__error(op, "size mismatch (got input: %s, target: %s)", tg__k_fmt_sizes(s1, sizeof s1, self->sizes, self->ndim),
+                  tg__k_fmt_sizes(s2, sizeof s2, target->sizes, target->ndim));
+        return -1;
+    }
+    int64_t c = self->sizes[self->ndim - 1];
+    if (weight && !(weight->ndim == 1 && weight->sizes[0] == c)) {
+        tg__error(op, "weight tensor should be defined either for all %lld classes or no classes but got weight tensor "
+                  "of shape: %s", (long long)c, tg__k_fmt_sizes(s1, sizeof s1, weight->sizes, weight->ndim));
+        return -1;
+    }
+    if (!tg_dtype_is_floating(self->dtype)) {
+        tg__error(op, "\"nll_loss_out_frame\" not implemented for '%s'", tg__k_scalar_name(self->dtype));
+        return -1;
+    }
+    if (target->dtype != TG_INT64 && target->dtype != TG_UINT8) {
+        tg__error(op, "expected scalar type Long but found %s", tg__k_scalar_name(target->dtype));
+        return -1;
+    }
+    if (weight && weight->dtype != self->dtype) {
+        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(self->dtype),
+                  tg__k_scalar_name(weight->dtype));
+        return -1;
+    }
+    if (kc_same_device(op, self, target) || kc_same_device(op, self, weight)) return -1;
+    bool batched = self->ndim == 2;
+    a->x = kc_data(self);
+    a->t = kc_data(target);
+    a->w = weight ? kc_data(weight) : NULL;
+    a->xdt = (int)self->dtype;
+    a->tdt = (int)target->dtype;
+    a->n = batched ? self->sizes[0] : 1;
+    a->c = c;
+    a->xs0 = batched ? self->strides[0] : 0;
+    a->xs1 = self->strides[self->ndim - 1];
+    a->ts = target->ndim ? target->strides[0] : 0;
+    a->ws = weight ? weight->strides[0] : 0;
+    return 0;
+}
+
+/* Reads the out-of-bounds word back (synchronising the stream) and records the CPU's error
+ * for the first offending sample. 0 or -1. */
+static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_dev, cudaStream_t st)
+{
+    unsigned long long bad = 0;
+    if (kc_check(op, cudaMemcpyAsync(&bad, bad_dev, sizeof bad, cudaMemcpyDeviceToHost, st)) ||
+        kc_check(op, cudaStreamSynchronize(st)))
+        return -1;
+    if (bad == ~0ULL) return 0;
+    int64_t t = 0;
+    int64_t esz = a.tdt == TG_INT64 ? 8 : 1;
+    if (kc_check(op, cudaMemcpy(&t, a.t + (int64_t)bad * a.ts * esz, (size_t)esz, cudaMemcpyDeviceToHost))) return -1;
+    if (a.tdt == TG_UINT8) t &= 0xff;
+    tg__error(op, "Target %lld is out of bounds.", (long long)t);
+    return -1;
+}
+
+/* A device word initialised to "no bad sample" (all ones), in a small workspace tensor. */
+static tg_tensor *bad_word(const char *op, tg_device dev, cudaStream_t st)
+{
+    int64_t n = 8;
+    tg_tensor *w = tg__empty(op, &n, 1, TG_UINT8, dev);
+    if (w && kc_check(op, cudaMemsetAsync(kc_data(w), 0xff, 8, st))) { tg_release(w); w = NULL; }
+    return w;
+}
+
+extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                                            int64_t reduction, int64_t ignore_index)
+{
+    const char *op = "nll_loss_forward";
+    tg_output_total_weight res = { NULL, NULL };
+    nll_dev a;
+    if (nll_check(op, self, target, weight, &a) != 0) return res;
+    a.ignore_index = ignore_index;
+    int rc;
+    cudaStream_t st = kc_stream(op, self->device, &rc);
+    if (rc) return res;
+    bool per_sample = reduction == RED_NONE && self->ndim == 2;
+    int64_t none = 0;
+    tg_tensor *out = per_sample ? tg__empty(op, &a.n, 1, self->dtype, self->device)
+                                : tg__empty(op, &none, 0, self->dtype, self->device);
+    tg_tensor *tw = out ? tg__empty(op, &none, 0, self->dtype, self->device) : NULL;
+    tg_tensor *bad = tw ? bad_word(op, self->device, st) : NULL;
+    if (!bad) goto fail;
+    nll_forward_kernel<<<1, THREADS, 0, st>>>(a, per_sample, (int)reduction, kc_data(out), kc_data(tw),
+                                              (unsigned long long *)kc_data(bad));
+    if (kc_launch_check(op) || nll_bounds(op, a, (unsigned long long *)kc_data(bad), st)) goto fail;
+    tg_release(bad);
+    res.output = out;
+    res.total_weight = tw;
+    return res;
+fail:
+    tg_release(out);
+    tg_release(tw);
+    tg_release(bad);
+    return res;
+}
+
+extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target,
+                                                 tg_tensor *weight, int64_t reduction, int64_t ignore_index,
+                                                 tg_tensor *total_weight)
+{
+    const char *op = "nll_loss_backward";
+    char s1[256];
+    nll_dev a;
+    if (nll_check(op, self, target, weight, &a) != 0) return NULL;
+    a.ignore_index = ignore_index;
+    bool per_sample = reduction == RED_NONE && self->ndim == 2;
+    if (tg__numel(total_weight) != 1)
+        return (tg_tensor *)tg__error(op, "expected total_weight to be a single element tensor, got: %s (%lld elements)",
+                                      tg__k_fmt_sizes(s1, sizeof s1, total_weight->sizes, total_weight->ndim),
+                                      (long long)tg__numel(total_weight));
+    if (per_sample && (grad_output->ndim != 1 || grad_output->sizes[0] != a.n))
+        return (tg_tensor *)tg__error(op, "Expected a tensor of dimension 1 and tensor.size[0] == %lld but got: "
+                                      "dimension %lld and tensor.size[0] == %lld", (long long)a.n,
+                                      (long long)grad_output->ndim,
+                                      (long long)(grad_output->ndim ? grad_output->sizes[0] : 1));
+    if (!per_sample && tg__numel(grad_output) != 1)
+        return (tg_tensor *)tg__error(op, "Expected a single element grad_output tensor, but got: %s",
+                                      tg__k_fmt_sizes(s1, sizeof s1, grad_output->sizes, grad_output->ndim));
+    /* A one-element grad_output or total_weight may be a host (CPU) scalar: read it here. */
+    bool go_host = grad_output->device.type == TG_CPU, tw_host = total_weight->device.type == TG_CPU;
+    if (go_host && (per_sample || grad_output->ndim != 0)) {
+        if (kc_same_device(op, self, grad_output)) return NULL;
+    }
+    if (tw_host && total_weight->ndim != 0 && kc_same_device(op, self, total_weight)) return NULL;
+    int rc;
+    cudaStream_t st = kc_stream(op, self->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, self->dtype, self->device);
+    tg_tensor *bad = gi ? bad_word(op, self->device, st) : NULL;
+    if (!bad) { tg_release(gi); return NULL; }
+    int64_t n = tg__numel(gi);
+    if (n && kc_check(op, cudaMemsetAsync(kc_data(gi), 0, (size_t)n * tg_dtype_size(gi->dtype), st))) goto fail;
+    {
+        double gov = go_host ? tg__load_double(kc_data(grad_output), grad_output->dtype) : 0;
+        double twv = tw_host ? tg__load_double(kc_data(total_weight), total_weight->dtype) : 0;
+        int64_t gos = grad_output->ndim ? grad_output->strides[0] : 0;
+        nll_backward_kernel<<<kc_blocks(a.n, THREADS), THREADS, 0, st>>>(
+            a, per_sample, (int)reduction, kc_data(gi), go_host ? NULL : kc_data(grad_output), (int)grad_output->dtype,
+            gos, gov, tw_host ? NULL : kc_data(total_weight), (int)total_weight->dtype, twv,
+            (unsigned long long *)kc_data(bad));
+    }
+    if (kc_launch_check(op) || nll_bounds(op, a, (unsigned long long *)kc_data(bad), st)) goto fail;
+    tg_release(bad);
+    return gi;
+fail:
+    tg_release(gi);
+    tg_release(bad);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ dropout */
+
+/* Philox4x32-10: four 32-bit outputs for a 128-bit counter and a 64-bit key. */
+__device__ __forceinline__ uint4 philox4x32_10(uint4 ctr, uint2 key)
+{
+    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+        uint32_t hi0 = __umulhi(M0, ctr.x), lo0 = M0 * ctr.x;
+        uint32_t hi1 = __umulhi(M1, ctr.z), lo1 = M1 * ctr.z;
+        ctr = make_uint4(hi1 ^ ctr.y ^ key.x, lo1, hi0 ^ ctr.w ^ key.y, lo0);
+        key.x += W0;
+        key.y += W1;
+    }
+    return ctr;
+}
+
+/* x, y contiguous (n elements), m bool. keep when the 32-bit draw is below keep_below
+ * (q * 2^32; 2^32 keeps everything). */
+template <typename T>
+__global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t seed, uint64_t keep_below, float scale_f,
+                               double scale_d)
+{
+    uint2 key = make_uint2((uint32_t)seed, (uint32_t)(seed >> 32));
+    int64_t groups = (n + 3) / 4;
+    for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < groups; g += (int64_t)gridDim.x * blockDim.x) {
+        uint4 r = philox4x32_10(make_uint4((uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, 0), key);
+        uint32_t u[4] = { r.x, r.y, r.z, r.w };
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int64_t i = g * 4 + k;
+            if (i >= n) break;
+            bool keep = (uint64_t)u[k] < keep_below;
+            m[i] = keep;
+            /* input * mask * scale: a dropped NaN or inf stays NaN, as PyTorch's input.mul(mask) */
+            if (sizeof(T) == 8) y[i] = kc_from_double<T>(kc_to_double(x[i]) * (keep ? 1.0 : 0.0) * scale_d);
+            else y[i] = kc_from_float<T>(kc_to_float(x[i]) * (keep ? 1.0f : 0.0f) * scale_f);
+        }
+    }
+}
+
+extern "C" tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+{
+    const char *op = "native_dropout";
+    tg_tensors2 res = { NULL, NULL };
+    bool training = !train.has_value || train.value;
+    if (training && !(1 - p >= 0 && 1 - p <= 1)) {
+        tg__error(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
+        return res;
+    }
+    if (!tg_dtype_is_floating(input->dtype)) {
+        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__k_scalar_name(input->dtype));
+        return res;
+    }
+    int rc;
+    cudaStream_t st = kc_stream(op, input->device, &rc);
+    if (rc) return res;
+    tg_tensor *x = kc_contiguous(op, input, input->dtype, st);
+    tg_tensor *out = x ? tg__empty(op, x->sizes, x->ndim, x->dtype, x->device) : NULL;
+    tg_tensor *mask = out ? tg__empty(op, x->sizes, x->ndim, TG_BOOL, x->device) : NULL;
+    if (!mask) goto fail;
+    {
+        int64_t n = tg__numel(x);
+        if (n && !training) {
+            if (kc_check(op, cudaMemcpyAsync(kc_data(out), kc_data(x), (size_t)n * tg_dtype_size(x->dtype),
+                                             cudaMemcpyDeviceToDevice, st)) ||
+                kc_check(op, cudaMemsetAsync(kc_data(mask), 1, (size_t)n, st)))
+                goto fail;
+        } else if (n) {
+            double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
+            uint64_t keep_below = (uint64_t)ldexp(q, 32);
+            uint64_t seed = tg__random_u64(tg__default_generator());
+            kc_dispatch_float(x->dtype, [&](auto tag) {
+                using T = decltype(tag);
+                dropout_kernel<T><<<kc_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
+                    (const T *)kc_data(x), (T *)kc_data(out), (bool *)kc_data(mask), n, seed, keep_below, (float)scale,
+                    scale);
+            });
+            if (kc_launch_check(op)) goto fail;
+        }
+    }
+    tg_release(x);
+    res.r0 = out;
+    res.r1 = mask;
+    return res;
+fail:
+    tg_release(x);
+    tg_release(out);
+    tg_release(mask);
+    return res;
+}
