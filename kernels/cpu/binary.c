@@ -13,6 +13,7 @@
  * with tg__pw_force_reference set. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
+#include "pointwise_checks.h"
 #include "pointwise_scalar.h"
 #include "tg_kernels.h"
 
@@ -208,38 +209,11 @@ static tg_iter_loop1d binary_pick_loop(const binary_op *op, const tg_iter *it)
 /* Checks that need the computation dtype, after the iterator chose it. */
 typedef int (*binary_dtype_check)(const char *op, tg_dtype t, double alpha);
 
-static int check_alpha(const char *op, tg_dtype t, double alpha)
-{
-    if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha)) {
-        tg__error(op, "For integral input tensors, argument alpha must not be a floating point number.");
-        return -1;
-    }
-    return 0;
-}
-
-static int check_not_bool_div_trunc(const char *op, tg_dtype t, double alpha)
-{
-    (void)alpha;
-    if (t != TG_BOOL) return 0;
-    tg__error(op, "\"div_trunc_cpu\" not implemented for 'Bool'");
-    return -1;
-}
-
-static int check_not_bool_div_floor(const char *op, tg_dtype t, double alpha)
-{
-    (void)alpha;
-    if (t != TG_BOOL) return 0;
-    tg__error(op, "\"div_floor_cpu\" not implemented for 'Bool'");
-    return -1;
-}
-
-static int check_not_bool_pow(const char *op, tg_dtype t, double alpha)
-{
-    (void)alpha;
-    if (t != TG_BOOL) return 0;
-    tg__error(op, "\"pow\" not implemented for 'Bool'");
-    return -1;
-}
+/* The shared checks (pointwise_checks.h), in this signature. */
+static int check_alpha(const char *op, tg_dtype t, double alpha) { return tg__pw_check_alpha(op, t, alpha); }
+static int check_not_bool_div_trunc(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "div_trunc", "cpu"); }
+static int check_not_bool_div_floor(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "div_floor", "cpu"); }
+static int check_not_bool_pow(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "pow", NULL); }
 
 /* Runs one binary operator: builds the iteration (broadcast, promotion, out= checks), checks
  * the dtype, runs the loop over every element (in parallel above the grain size) and returns
@@ -279,13 +253,7 @@ tg_tensor *tg__cpu_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_t
 /* sub.out: out = self - alpha * other; PyTorch refuses bool operands. */
 tg_tensor *tg__cpu_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
-    if (self->dtype == TG_BOOL && other->dtype == TG_BOOL)
-        return tg__error("sub", "Subtraction, the `-` operator, with two bool tensors is not "
-                         "supported. Use the `^` or `logical_xor()` operator instead.");
-    if (self->dtype == TG_BOOL || other->dtype == TG_BOOL)
-        return tg__error("sub", "Subtraction, the `-` operator, with a bool tensor is not "
-                         "supported. If you are trying to invert a mask, use the `~` or "
-                         "`logical_not()` operator instead.");
+    if (tg__pw_check_sub_operands(self->dtype, other->dtype) != 0) return NULL;
     return binary_run(&op_sub, TG_ITER_PROMOTE_INPUTS, check_alpha, self, other, alpha, out);
 }
 
@@ -306,13 +274,16 @@ tg_tensor *tg__cpu_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 tg_tensor *tg__cpu_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode,
                                 tg_tensor *out)
 {
-    if (!rounding_mode) return tg__cpu_div_out(self, other, out);
-    if (strcmp(rounding_mode, "trunc") == 0)
+    tg_pw_div_mode mode;
+    if (tg__pw_parse_div_mode(rounding_mode, &mode) != 0) return NULL;
+    switch (mode) {
+    case TG_PW_DIV_TRUNC:
         return binary_run(&op_div_trunc, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_trunc, self, other, 1, out);
-    if (strcmp(rounding_mode, "floor") == 0)
+    case TG_PW_DIV_FLOOR:
         return binary_run(&op_div_floor, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_floor, self, other, 1, out);
-    return tg__error("div", "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                     "but found '%s'", rounding_mode);
+    default:
+        return tg__cpu_div_out(self, other, out);
+    }
 }
 
 /* pow.Tensor_Tensor_out: out = self ** exponent. */

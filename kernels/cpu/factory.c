@@ -10,8 +10,7 @@
 #include "tg_internal.h"
 #include "pointwise_loops.h"
 #include "tg_kutil.h"
-#include <float.h>
-#include <stdio.h>
+#include "factory_checks.h"
 #include "tg_kernels.h"
 
 /* Element i (in row-major order) of t, for writes through any strides. */
@@ -51,13 +50,6 @@ tg_tensor *tg__cpu_fill_(tg_tensor *self, double value)
     return tg__iter_finish(&it, 0);
 }
 
-/* Formats a Scalar the way C++ streams print a double ("1", "0.5", "1e+10"). */
-static const char *fmt_num(char *buf, size_t cap, double v)
-{
-    snprintf(buf, cap, "%g", v);
-    return buf;
-}
-
 /* ------------------------------------------------------------------ arange */
 
 /* Writes n values f(i) = start + i * step in the accumulation type of out's dtype: int64 for
@@ -86,45 +78,10 @@ static void arange_fill(tg_tensor *out, int64_t n, double start, double step, in
  * (so a step of 0.5 is "step must be nonzero"), as in PyTorch. */
 tg_tensor *tg__cpu_arange_out(double start, double end, double step, tg_tensor *out)
 {
-    const tg_dtype t = out->dtype;
-    const bool integral = !tg_dtype_is_floating(t);
-    char a[64], b[64];
-    int64_t istart = 0, iend = 0, istep = 0;
-    double size_d;
-    if (integral) {
-        if (!isfinite(start) || !isfinite(end))
-            return tg__error("arange", "unsupported range: %s -> %s", fmt_num(a, sizeof a, start), fmt_num(b, sizeof b, end));
-        istart = tg__pw_f64_to_i64(start);
-        iend = tg__pw_f64_to_i64(end);
-        istep = tg__pw_f64_to_i64(step);
-        if (istep == 0) return tg__error("arange", "step must be nonzero");
-        if (t == TG_INT64) size_d = ceil((double)(iend - istart) / (double)istep);
-        else size_d = ceil((end - start) / step);
-        if (!((istep > 0 && iend >= istart) || (istep < 0 && iend <= istart)))
-            return tg__error("arange", "upper bound and larger bound inconsistent with step sign");
-    } else {
-        if (!(step > 0 || step < 0)) return tg__error("arange", "step must be nonzero");
-        if (!isfinite(start) || !isfinite(end))
-            return tg__error("arange", "unsupported range: %s -> %s", fmt_num(a, sizeof a, start), fmt_num(b, sizeof b, end));
-        if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
-            return tg__error("arange", "upper bound and larger bound inconsistent with step sign");
-        size_d = ceil((end - start) / step);
-    }
-    if (!(size_d >= 0 && size_d <= 9223372036854775807.0))
-        return tg__error("arange", "invalid size, possible overflow?");
-    int64_t size = (int64_t)size_d;
-    if (tg__numel(out) != size) {
-        if (tg__numel(out) > 0) {
-            char shape[256];
-            tg__warn("The number of elements in the out tensor of shape %s is %lld which does "
-                     "not match the computed number of elements %lld. Note that this may occur "
-                     "as a result of rounding error. The out tensor will be resized to a tensor "
-                     "of shape (%lld,).", tg__shape_str(shape, sizeof shape, out->sizes, out->ndim),
-                     (long long)tg__numel(out), (long long)size, (long long)size);
-        }
-        if (tg__resize_out("arange", out, &size, 1) != 0) return NULL;
-    }
-    arange_fill(out, size, start, step, istart, istep);
+    tg_arange_plan p;
+    if (tg__arange_plan_make(&p, start, end, step, out->dtype) != 0) return NULL;
+    if (tg__arange_resize_out(out, p.size) != 0) return NULL;
+    arange_fill(out, p.size, p.start, p.step, p.istart, p.istep);
     tg__bump_version(out);
     return tg_retain(out);
 }
@@ -136,8 +93,7 @@ tg_tensor *tg__cpu_arange_out(double start, double end, double step, tg_tensor *
  * double step and truncate; float16/bfloat16 round the step to their own precision. */
 tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
-    if (steps < 0) return tg__error("linspace", "number of steps must be non-negative");
-    if (tg__numel(out) != steps && tg__resize_out("linspace", out, &steps, 1) != 0) return NULL;
+    if (tg__linspace_check(steps, out) != 0) return NULL;
     if (steps == 1) return tg__cpu_fill_(out, start);       /* PyTorch: start, not end */
     const tg_dtype t = out->dtype;
     const int64_t halfway = steps / 2;
@@ -192,10 +148,7 @@ tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tens
 /* eye.m_out: out (n, m) = 1 on the diagonal, 0 elsewhere. */
 tg_tensor *tg__cpu_eye_out(int64_t n, int64_t m, tg_tensor *out)
 {
-    if (n < 0) return tg__error("eye", "n must be greater or equal to 0, got %lld", (long long)n);
-    if (m < 0) return tg__error("eye", "m must be greater or equal to 0, got %lld", (long long)m);
-    int64_t sizes[2] = { n, m };
-    if (tg__resize_out("eye", out, sizes, 2) != 0) return NULL;
+    if (tg__eye_check(n, m, out) != 0) return NULL;
     tg_tensor *r = tg__cpu_fill_(out, 0);
     if (!r) return NULL;
     tg_release(r);
@@ -230,17 +183,6 @@ static tg_tensor *random_fill(const char *op, tg_tensor *self, gen_batch_fn fn, 
     return rc == 0 ? tg_retain(self) : NULL;
 }
 
-/* Mantissa digits of a floating dtype: the number of random bits a uniform value uses. */
-static int float_digits(tg_dtype t)
-{
-    switch (t) {
-    case TG_FLOAT16: return 11;
-    case TG_BFLOAT16: return 8;
-    case TG_FLOAT32: return 24;
-    default: return 53;
-    }
-}
-
 typedef struct uniform_state { tg_generator *gen; double from, to; } uniform_state;
 
 static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
@@ -248,7 +190,7 @@ static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
     const uniform_state *s = vstate;
     uint64_t r[256];
     tg__random_u64_n(s->gen, r, n);
-    const int digits = float_digits(t);
+    const int digits = tg__random_float_digits(t);
     const double scale = ldexp(1.0, -digits);
     const int64_t es = (int64_t)tg_dtype_size(t);
     for (int64_t i = 0; i < n; i++) {
@@ -260,18 +202,7 @@ static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 /* uniform_: self ~ U[from, to), floating dtypes only. */
 tg_tensor *tg__cpu_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
-    if (!tg_dtype_is_floating(self->dtype))
-        return tg__error("uniform_", "\"check_uniform_bounds\" not implemented for '%s'",
-                         tg__dtype_torch_name(self->dtype));
-    char a[64], b[64];
-    if (from > to)
-        return tg__error("uniform_", "uniform_ expects to return a [from, to) range, but found "
-                         "from=%s > to=%s", fmt_num(a, sizeof a, from), fmt_num(b, sizeof b, to));
-    double limit = self->dtype == TG_FLOAT64 ? DBL_MAX : self->dtype == TG_FLOAT16 ? 65504.0 : FLT_MAX;
-    if (to - from > limit)
-        return tg__error("uniform_", "uniform_ expects to-from <= std::numeric_limits<%s>::max(), "
-                         "but found to=%s and from=%s which result in to-from to exceed the limit",
-                         tg__dtype_torch_name(self->dtype), fmt_num(b, sizeof b, to), fmt_num(a, sizeof a, from));
+    if (tg__uniform_check(self->dtype, from, to) != 0) return NULL;
     uniform_state s = { generator, from, to };
     return random_fill("uniform_", self, uniform_batch, &s);
 }
@@ -298,12 +229,7 @@ static void normal_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 /* normal_: self ~ N(mean, std^2), floating dtypes only. */
 tg_tensor *tg__cpu_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
-    if (!tg_dtype_is_floating(self->dtype))
-        return tg__error("normal_", "\"normal_kernel_cpu\" not implemented for '%s'",
-                         tg__dtype_torch_name(self->dtype));
-    char a[64];
-    if (!(std >= 0.0))
-        return tg__error("normal_", "normal expects std >= 0.0, but found std %s", fmt_num(a, sizeof a, std));
+    if (tg__normal_check(self->dtype, std, "cpu") != 0) return NULL;
     normal_state s = { generator, mean, std };
     return random_fill("normal_", self, normal_batch, &s);
 }
@@ -325,57 +251,12 @@ static void int_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
     }
 }
 
-/* The inclusive bounds a random_ value of dtype t must lie in (an error outside). */
-static void dtype_bounds(tg_dtype t, double *lo, double *hi)
-{
-    switch (t) {
-    case TG_BOOL: *lo = 0; *hi = 1; break;
-    case TG_UINT8: *lo = 0; *hi = 255; break;
-    case TG_INT8: *lo = -128; *hi = 127; break;
-    case TG_INT16: *lo = -32768; *hi = 32767; break;
-    case TG_INT32: *lo = -2147483648.0; *hi = 2147483647.0; break;
-    case TG_FLOAT16: *lo = -65504; *hi = 65504; break;
-    default: *lo = -INFINITY; *hi = INFINITY; break;
-    }
-}
-
 /* random_.from: self ~ uniform integers in [from, to), or [from, max of the dtype] when to is
  * None (2^mantissa digits for floating dtypes); from = INT64_MIN with to None means every
  * 64-bit value (int64 and floating dtypes only). */
 tg_tensor *tg__cpu_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
-    const tg_dtype t = self->dtype;
-    const char *tname = tg__k_meta_name(t);
-    double lo, hi;
-    dtype_bounds(t, &lo, &hi);
     int_state s = { generator, from, 0 };
-    if (to.has_value) {
-        if (from >= to.value)
-            return tg__error("random_", "random_ expects 'from' to be less than 'to', but got "
-                             "from=%lld >= to=%lld", (long long)from, (long long)to.value);
-        if ((double)from < lo || (double)from > hi)
-            return tg__error("random_", "from is out of bounds for %s", tname);
-        if ((double)(to.value - 1) < lo || (double)(to.value - 1) > hi)
-            return tg__error("random_", "to - 1 is out of bounds for %s", tname);
-        s.range = (uint64_t)to.value - (uint64_t)from;
-    } else if (from == INT64_MIN) {
-        if (t == TG_BOOL || t == TG_FLOAT16)
-            return tg__error("random_", "\"random_full_64_bits_range_kernel_cpu\" not implemented "
-                             "for '%s'", tg__dtype_torch_name(t));
-        if (t != TG_INT64 && !tg_dtype_is_floating(t))
-            return tg__error("random_", "random_full_64_bits_range_kernel_cpu handles only int64, "
-                             "double, float and bfloat16");
-        s.range = 0;
-    } else {
-        int64_t to_inc = tg_dtype_is_floating(t) ? (int64_t)1 << float_digits(t) : (int64_t)hi;
-        if (t == TG_INT64) to_inc = INT64_MAX;
-        if (from > to_inc)
-            return tg__error("random_", "random_ expects 'from' casted to dtype to be less than "
-                             "or equal to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
-                             (long long)from, (long long)to_inc);
-        if ((double)from < lo)
-            return tg__error("random_", "from is out of bounds for %s", tname);
-        s.range = (uint64_t)to_inc - (uint64_t)from + 1;    /* 2^64 wraps to 0: every value */
-    }
+    if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cpu", &s.range) != 0) return NULL;
     return random_fill("random_", self, int_batch, &s);
 }

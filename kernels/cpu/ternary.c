@@ -9,6 +9,7 @@
  * clamp against scalar bounds), calling the same scalar functions. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
+#include "pointwise_checks.h"
 #include "pointwise_scalar.h"
 #include "tg_kernels.h"
 
@@ -52,14 +53,10 @@ static void where_4byte_loop(char **data, const int64_t *strides, int64_t n, voi
 /* where.self_out: out = condition ? self : other. */
 tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (condition->dtype != TG_BOOL && condition->dtype != TG_UINT8)
-        return tg__error("where", "where expected condition to be a boolean tensor, but got a "
-                         "tensor with dtype %s", tg__dtype_torch_name(condition->dtype));
+    if (tg__pw_check_where_condition(condition->dtype) != 0) return NULL;
     tg_tensor *cond = tg_retain(condition);
     if (condition->dtype == TG_UINT8) {
-        tg__warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
-                      "deprecated and will be removed in a future version of PyTorch. Use a "
-                      "boolean condition instead.");
+        tg__pw_warn_where_uint8();
         /* As bool, so that it cannot take part in type promotion (a bool operand never
          * changes a result type; uint8 would). */
         tg_release(cond);
@@ -162,14 +159,9 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
     int flags = TG_ITER_PROMOTE_INPUTS;
     if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
-    /* PyTorch's two-bound tensor kernel has no bool instantiation (one bound does). */
-    if (it.dtype == TG_BOOL && min && max && !scalar_min && !scalar_max) {
-        tg__iter_abort(&it);
-        return tg__error("clamp", "\"clamp_cpu\" not implemented for 'Bool'");
-    }
-    /* PyTorch converts Scalar bounds to the result dtype with an overflow check. */
-    if ((scalar_min && tg__pw_check_scalar("clamp", *scalar_min, it.dtype) != 0) ||
-        (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, it.dtype) != 0)) {
+    /* PyTorch's two-bound tensor kernel has no bool instantiation (one bound does); Scalar
+     * bounds are converted to the result dtype with an overflow check. */
+    if (tg__pw_check_clamp_dtype(it.dtype, min != NULL, max != NULL, scalar_min, scalar_max, "cpu") != 0) {
         tg__iter_abort(&it);
         return NULL;
     }
@@ -187,8 +179,7 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
 /* clamp.out: out = min(max(self, min), max) with Scalar bounds (either may be None). */
 tg_tensor *tg__cpu_clamp_out(tg_tensor *self, tg_opt_scalar min, tg_opt_scalar max, tg_tensor *out)
 {
-    if (!min.has_value && !max.has_value)
-        return tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (tg__pw_check_clamp_bounds(min.has_value, max.has_value) != 0) return NULL;
     tg_tensor *tmin = NULL, *tmax = NULL;
     if (min.has_value && !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
         return NULL;
@@ -206,7 +197,6 @@ tg_tensor *tg__cpu_clamp_out(tg_tensor *self, tg_opt_scalar min, tg_opt_scalar m
 /* clamp.Tensor_out: the bounds are tensors broadcast against self (either may be NULL). */
 tg_tensor *tg__cpu_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out)
 {
-    if (!min && !max)
-        return tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (tg__pw_check_clamp_bounds(min != NULL, max != NULL) != 0) return NULL;
     return clamp_run(self, min, max, out, NULL, NULL);
 }

@@ -12,6 +12,7 @@
  * of these; we provide them). */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
+#include "pointwise_checks.h"
 #include "pointwise_scalar.h"
 #include "exp_f32_vec.h"
 #include "tg_kernels.h"
@@ -25,7 +26,6 @@ typedef struct unary_op {
     pw1_f32_fn f32;
     pw1_f64_fn f64;
     pw1_i64_fn i64;           /* NULL: integer inputs are promoted to float first */
-    const char *bool_error;   /* PyTorch's message for a bool input, or NULL when allowed */
     tg_iter_loop1d fast_f32, fast_f64;
 } unary_op;
 
@@ -116,25 +116,22 @@ static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loo
 static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_sigmoid_f32); }
 static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_sigmoid_f64); }
 
-static const unary_op op_neg = { "neg", tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64,
-    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-    "invert a mask, use the `~` or `logical_not()` operator instead.", neg_f32, neg_f64 };
-static const unary_op op_abs = { "abs", tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64,
-    "\"abs_cpu\" not implemented for 'Bool'", abs_f32, abs_f64 };
-static const unary_op op_relu = { "relu", tg__pw_relu_f32, tg__pw_relu_f64, tg__pw_relu_i64,
-    "Boolean inputs not supported for relu", relu_f32, relu_f64 };
-static const unary_op op_exp = { "exp", tg__pw_exp_f32, tg__pw_exp_f64, NULL, NULL, exp_f32, exp_f64 };
-static const unary_op op_log = { "log", tg__pw_log_f32, tg__pw_log_f64, NULL, NULL, log_f32, log_f64 };
-static const unary_op op_sqrt = { "sqrt", tg__pw_sqrt_f32, tg__pw_sqrt_f64, NULL, NULL, sqrt_f32, sqrt_f64 };
-static const unary_op op_rsqrt = { "rsqrt", tg__pw_rsqrt_f32, tg__pw_rsqrt_f64, NULL, NULL, rsqrt_f32, rsqrt_f64 };
-static const unary_op op_sin = { "sin", tg__pw_sin_f32, tg__pw_sin_f64, NULL, NULL, sin_f32, sin_f64 };
-static const unary_op op_cos = { "cos", tg__pw_cos_f32, tg__pw_cos_f64, NULL, NULL, cos_f32, cos_f64 };
-static const unary_op op_tanh = { "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL, NULL, tanh_f32, tanh_f64 };
-static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64, NULL, NULL, sigmoid_f32, sigmoid_f64 };
+/* neg, abs and relu refuse bool inputs (tg__pw_check_unary_bool, shared with CUDA). */
+static const unary_op op_neg = { "neg", tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64, neg_f32, neg_f64 };
+static const unary_op op_abs = { "abs", tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64, abs_f32, abs_f64 };
+static const unary_op op_relu = { "relu", tg__pw_relu_f32, tg__pw_relu_f64, tg__pw_relu_i64, relu_f32, relu_f64 };
+static const unary_op op_exp = { "exp", tg__pw_exp_f32, tg__pw_exp_f64, NULL, exp_f32, exp_f64 };
+static const unary_op op_log = { "log", tg__pw_log_f32, tg__pw_log_f64, NULL, log_f32, log_f64 };
+static const unary_op op_sqrt = { "sqrt", tg__pw_sqrt_f32, tg__pw_sqrt_f64, NULL, sqrt_f32, sqrt_f64 };
+static const unary_op op_rsqrt = { "rsqrt", tg__pw_rsqrt_f32, tg__pw_rsqrt_f64, NULL, rsqrt_f32, rsqrt_f64 };
+static const unary_op op_sin = { "sin", tg__pw_sin_f32, tg__pw_sin_f64, NULL, sin_f32, sin_f64 };
+static const unary_op op_cos = { "cos", tg__pw_cos_f32, tg__pw_cos_f64, NULL, cos_f32, cos_f64 };
+static const unary_op op_tanh = { "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL, tanh_f32, tanh_f64 };
+static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64, NULL, sigmoid_f32, sigmoid_f64 };
 
 static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 {
-    if (op->bool_error && self->dtype == TG_BOOL) return tg__error(op->name, "%s", op->bool_error);
+    if (tg__pw_check_unary_bool(op->name, self->dtype, "cpu") != 0) return NULL;
     int flags = TG_ITER_PROMOTE_INPUTS | (op->i64 ? 0 : TG_ITER_INT_TO_FLOAT);
     if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     tg_iter it;

@@ -34,6 +34,8 @@
 extern "C" {
 cudaStream_t tg__cuda_stream(int device);
 int tg__cuda_check(const char *op, int cuda_error);
+void *tg__cuda_alloc(const char *op, size_t nbytes, int device);
+void tg__cuda_free(void *p, size_t nbytes, int device);
 }
 #endif
 
@@ -129,6 +131,16 @@ static inline void tg__cuda_dispatch_compute(tg_dtype t, F &&f)
     case TG_PW_F32: f(tg_cuda_type_tag<float>{}); break;
     case TG_PW_F64: f(tg_cuda_type_tag<double>{}); break;
     case TG_PW_I64: f(tg_cuda_type_tag<int64_t>{}); break;
+    }
+}
+
+/* tg__pw_kind for device code. */
+__host__ __device__ __forceinline__ tg_pw_kind tg__cuda_kind(tg_dtype t)
+{
+    switch (t) {
+    case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: return TG_PW_F32;
+    case TG_FLOAT64: return TG_PW_F64;
+    default: return TG_PW_I64;
     }
 }
 
@@ -284,6 +296,23 @@ static inline tg_cuda_offsets<N> tg__cuda_offsets_from_iter(const tg_iter *it)
     }
     return o;
 }
+
+/* The calculator for one tensor on its own: element i in row-major order -> byte offset from
+ * its first element (kernels that write a tensor directly: factories, random fills). */
+static inline tg_cuda_offsets<1> tg__cuda_offsets_from_tensor(const tg_tensor *t)
+{
+    tg_cuda_offsets<1> o;
+    const int64_t es = (int64_t)tg_dtype_size(t->dtype);
+    o.ndim = (int)t->ndim;
+    for (int d = 0; d < TG_MAX_DIMS; d++) {
+        o.sizes[d] = d < t->ndim ? t->sizes[t->ndim - 1 - d] : 1;
+        o.strides[d][0] = d < t->ndim ? t->strides[t->ndim - 1 - d] * es : 0;
+    }
+    return o;
+}
+
+/* A tensor's first element on the device. */
+static inline char *tg__cuda_data(const tg_tensor *t) { return (char *)tg_tensor_data(t); }
 
 /* ------------------------------------------------------------------ host-scalar rule */
 

@@ -1,0 +1,120 @@
+/* Argument checks of the pointwise operators, shared by the CPU kernels (binary.c, unary.c,
+ * ternary.c, nn_backward.c) and the CUDA kernels (kernels/cuda/*.cu), so that both backends
+ * refuse the same inputs with the same (PyTorch's) words. Each returns 0, or records the error
+ * naming `op` and returns -1.
+ *
+ * PyTorch names the kernel in some messages ("\"div_trunc_cpu\" not implemented for 'Bool'");
+ * those take the backend's suffix ("cpu" or "cuda") as CUDA's ATen does. Compiles as C and as
+ * C++ (host code only). */
+#ifndef TG_POINTWISE_CHECKS_H
+#define TG_POINTWISE_CHECKS_H
+
+#include "pointwise_loops.h"
+#include <string.h>
+
+/* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
+ * suffix, for kernels PyTorch names without one, like "pow"). */
+static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *kernel, const char *backend)
+{
+    if (t != TG_BOOL) return 0;
+    if (backend) tg__error(op, "\"%s_%s\" not implemented for 'Bool'", kernel, backend);
+    else tg__error(op, "\"%s\" not implemented for 'Bool'", kernel);
+    return -1;
+}
+
+/* add/sub: an integral (or bool) computation takes only an integral alpha. */
+static inline int tg__pw_check_alpha(const char *op, tg_dtype t, double alpha)
+{
+    if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha)) {
+        tg__error(op, "For integral input tensors, argument alpha must not be a floating point number.");
+        return -1;
+    }
+    return 0;
+}
+
+/* sub refuses bool operands, before anything else. */
+static inline int tg__pw_check_sub_operands(tg_dtype self, tg_dtype other)
+{
+    if (self == TG_BOOL && other == TG_BOOL) {
+        tg__error("sub", "Subtraction, the `-` operator, with two bool tensors is not "
+                  "supported. Use the `^` or `logical_xor()` operator instead.");
+        return -1;
+    }
+    if (self == TG_BOOL || other == TG_BOOL) {
+        tg__error("sub", "Subtraction, the `-` operator, with a bool tensor is not "
+                  "supported. If you are trying to invert a mask, use the `~` or "
+                  "`logical_not()` operator instead.");
+        return -1;
+    }
+    return 0;
+}
+
+/* div's rounding_mode: NULL (true division), "trunc" or "floor". */
+typedef enum tg_pw_div_mode { TG_PW_DIV_TRUE, TG_PW_DIV_TRUNC, TG_PW_DIV_FLOOR } tg_pw_div_mode;
+
+static inline int tg__pw_parse_div_mode(const char *rounding_mode, tg_pw_div_mode *mode)
+{
+    if (!rounding_mode) { *mode = TG_PW_DIV_TRUE; return 0; }
+    if (strcmp(rounding_mode, "trunc") == 0) { *mode = TG_PW_DIV_TRUNC; return 0; }
+    if (strcmp(rounding_mode, "floor") == 0) { *mode = TG_PW_DIV_FLOOR; return 0; }
+    tg__error("div", "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+              "but found '%s'", rounding_mode);
+    return -1;
+}
+
+/* Unary operators that refuse bool inputs (checked on the input's dtype, before the
+ * iteration): neg, abs, relu. NULL when the operator accepts bool. */
+static inline int tg__pw_check_unary_bool(const char *op, tg_dtype t, const char *backend)
+{
+    if (t != TG_BOOL) return 0;
+    if (strcmp(op, "neg") == 0) {
+        tg__error(op, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+        return -1;
+    }
+    if (strcmp(op, "abs") == 0) return tg__pw_check_not_bool(op, t, "abs", backend);
+    if (strcmp(op, "relu") == 0) {
+        tg__error(op, "Boolean inputs not supported for relu");
+        return -1;
+    }
+    return 0;
+}
+
+/* where: the condition is bool (uint8 is accepted with a deprecation warning, by the caller). */
+static inline int tg__pw_check_where_condition(tg_dtype t)
+{
+    if (t == TG_BOOL || t == TG_UINT8) return 0;
+    tg__error("where", "where expected condition to be a boolean tensor, but got a tensor with "
+              "dtype %s", tg__dtype_torch_name(t));
+    return -1;
+}
+
+static inline void tg__pw_warn_where_uint8(void)
+{
+    tg__warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
+                  "deprecated and will be removed in a future version of PyTorch. Use a "
+                  "boolean condition instead.");
+}
+
+/* clamp: at least one bound. */
+static inline int tg__pw_check_clamp_bounds(bool has_min, bool has_max)
+{
+    if (has_min || has_max) return 0;
+    tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
+    return -1;
+}
+
+/* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool
+ * instantiation, and Scalar bounds must fit the dtype. */
+static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool tensor_max,
+                                           const double *scalar_min, const double *scalar_max,
+                                           const char *backend)
+{
+    if (t == TG_BOOL && tensor_min && tensor_max && !scalar_min && !scalar_max)
+        return tg__pw_check_not_bool("clamp", t, "clamp", backend);
+    if (scalar_min && tg__pw_check_scalar("clamp", *scalar_min, t) != 0) return -1;
+    if (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, t) != 0) return -1;
+    return 0;
+}
+
+#endif

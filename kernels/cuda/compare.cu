@@ -1,0 +1,52 @@
+/* CUDA comparison kernels: eq, ne, lt, le, gt, ge, as kernels/cpu/compare.c:
+ *
+ *   self (any shape), other (broadcastable) -> out (broadcast shape, bool)
+ *
+ * The inputs are promoted to their common dtype and compared there (integers as int64, exact
+ * beyond 2^53; float16/bfloat16/float32 as float, which orders them as the CPU's double
+ * comparison does); NaN compares unequal to everything. In place (out == self) the bool result
+ * is stored into self's dtype as 0/1. One functor serves the six operators: the operator is a
+ * kernel argument, so the switch is uniform across a warp. */
+#include "pointwise.cuh"
+#include "tg_kernels.h"
+
+typedef enum tg_cuda_cmp { TG_CUDA_EQ, TG_CUDA_NE, TG_CUDA_LT, TG_CUDA_LE, TG_CUDA_GT, TG_CUDA_GE } tg_cuda_cmp;
+
+struct tg_cuda_cmp_fn {
+    tg_cuda_cmp op;
+    template <class C>
+    __device__ bool operator()(C a, C b) const
+    {
+        switch (op) {
+        case TG_CUDA_EQ: return a == b;
+        case TG_CUDA_NE: return a != b;
+        case TG_CUDA_LT: return a < b;
+        case TG_CUDA_LE: return a <= b;
+        case TG_CUDA_GT: return a > b;
+        default: return a >= b;
+        }
+    }
+};
+
+static tg_tensor *cmp_run(const char *name, tg_cuda_cmp op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    tg_iter it;
+    tg_tensor *outs[1] = { out };
+    tg_tensor *ins[2] = { self, other };
+    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS;
+    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
+    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, tg_cuda_cmp_fn{ op }) != 0) {
+        tg__iter_abort(&it);
+        return NULL;
+    }
+    return tg__iter_finish(&it, 0);
+}
+
+/* eq.Tensor_out ... ge.Tensor_out: out = (self OP other), bool. */
+extern "C" tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("eq", TG_CUDA_EQ, self, other, out); }
+extern "C" tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ne", TG_CUDA_NE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("lt", TG_CUDA_LT, self, other, out); }
+extern "C" tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("le", TG_CUDA_LE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("gt", TG_CUDA_GT, self, other, out); }
+extern "C" tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ge", TG_CUDA_GE, self, other, out); }

@@ -1,0 +1,146 @@
+/* CUDA copy_: self[...] = src on one device, broadcasting src to self's shape and converting
+ * any dtype to any dtype, with any strides on either side (kernels/cpu/copy.c's semantics:
+ * PyTorch's static_cast chain, see tg__cuda_convert).
+ *
+ *   self (written in place, keeps its shape and dtype), src (broadcastable to self)
+ *
+ * Paths: (1) same dtype, same shape, both contiguous: one device-to-device cudaMemcpyAsync;
+ * (2) otherwise the iterator (broadcast, coalescing) and one kernel: element bytes moved when
+ * the dtypes agree, converted per element when they do not. A zero-dim CPU src (a Scalar
+ * tensor) is read on the host and written as a fill.
+ *
+ * Copies between devices (CPU <-> CUDA, or two GPUs) are not this kernel's: it hands them to
+ * the runtime's tg__copy_into, which moves bytes across (engineer A's tg__cuda_memcpy) and
+ * comes back here for the same-device conversions. */
+#include "tg_cuda.cuh"
+#include "pointwise.cuh"
+#include "tg_kernels.h"
+
+/* data: dst, src. src_host: src is a host value, already in dst's dtype, in hv. */
+struct tg_cuda_copy_args {
+    char *dst;
+    const char *src;
+    tg_dtype dt, st;
+    bool src_host;
+    alignas(8) unsigned char hv[8];
+    int64_t n;
+};
+
+__device__ __forceinline__ void tg__cuda_move_elem(char *d, const char *s, int size)
+{
+    switch (size) {
+    case 1: *(uint8_t *)d = *(const uint8_t *)s; break;
+    case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
+    case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
+    default: *(uint64_t *)d = *(const uint64_t *)s; break;
+    }
+}
+
+__global__ void tg__cuda_copy_kernel(tg_cuda_copy_args a, tg_cuda_offsets<2> oc)
+{
+    const int size = a.dt == TG_BOOL || a.dt == TG_UINT8 || a.dt == TG_INT8 ? 1
+                   : a.dt == TG_INT16 || a.dt == TG_FLOAT16 || a.dt == TG_BFLOAT16 ? 2
+                   : a.dt == TG_INT32 || a.dt == TG_FLOAT32 ? 4 : 8;
+    const int64_t step = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
+        int64_t off[2];
+        oc.get(i, off);
+        char *d = a.dst + off[0];
+        if (a.src_host) tg__cuda_move_elem(d, (const char *)a.hv, size);
+        else if (a.dt == a.st) tg__cuda_move_elem(d, a.src + off[1], size);
+        else tg__cuda_convert(d, a.dt, a.src + off[1], a.st);
+    }
+}
+
+static bool same_shape(const tg_tensor *a, const tg_tensor *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int64_t i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
+    return true;
+}
+
+static bool same_device(const tg_tensor *a, const tg_tensor *b)
+{
+    return a->device.type == b->device.type && a->device.index == b->device.index;
+}
+
+/* The iterator path (2). 0 or -1 + error; bumps self's version through finish. */
+static int copy_iter(tg_tensor *self, tg_tensor *src)
+{
+    tg_iter it;
+    tg_tensor *outs[1] = { self };
+    tg_tensor *ins[1] = { src };
+    if (tg__iter_build(&it, "copy_", TG_ITER_KEEP_OUTPUT_DTYPE | TG_CUDA_ITER_FLAGS |
+                       TG_ITER_NO_BROADCAST_OUT, outs, 1, ins, 1) != 0)
+        return -1;
+    int rc = tg__cuda_check_outputs(&it);
+    if (rc == 0 && it.numel > 0) {
+        const int device = tg__cuda_iter_device(&it);
+        tg_cuda_device_guard guard(device);
+        tg_cuda_copy_args a;
+        memset(&a, 0, sizeof a);
+        a.dst = it.data[0];
+        a.src = it.data[1];
+        a.dt = it.dtypes[0];
+        a.st = it.dtypes[1];
+        a.n = it.numel;
+        a.src_host = tg__cuda_is_host_operand(&it, 1);
+        if (a.src_host) {
+            tg__pw_convert((char *)a.hv, a.dt, it.data[1], a.st);
+            a.src = NULL;
+        }
+        tg_cuda_offsets<2> oc = tg__cuda_offsets_from_iter<2>(&it);
+        tg__cuda_copy_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(a, oc);
+        rc = tg__cuda_launch_ok("copy_");
+    }
+    if (rc != 0) {
+        tg__iter_abort(&it);
+        return -1;
+    }
+    tg_tensor *r = tg__iter_finish(&it, 0);
+    if (!r) return -1;
+    tg_release(r);
+    return 0;
+}
+
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
+extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
+{
+    (void)non_blocking;
+    if (self == src) return tg_retain(self);
+    const bool src_scalar = src->device.type == TG_CPU && src->ndim == 0;
+    if (!same_device(self, src) && !(src_scalar && self->device.type == TG_CUDA)) {
+        /* Across devices: the runtime moves the bytes and calls back for conversions. */
+        if (tg__copy_into("copy_", self, src) != 0) return NULL;
+        return tg_retain(self);
+    }
+    /* PyTorch's overlap rule for contiguous operands on one storage (as on the CPU). */
+    if (self->storage == src->storage && tg__is_contiguous(self) && tg__is_contiguous(src)) {
+        const char *d = (const char *)tg_tensor_data(self), *s = (const char *)tg_tensor_data(src);
+        int64_t dn = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
+        int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
+        if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
+        if (dn > 0 && sn > 0 && d < s + sn && s < d + dn) {
+            tg__error("copy_", "unsupported operation: some elements of the input tensor "
+                      "and the written-to tensor refer to a single memory location. Please "
+                      "clone() the tensor before performing the operation.");
+            return NULL;
+        }
+    }
+    if (!src_scalar && self->dtype == src->dtype && same_shape(self, src) &&
+        tg__is_contiguous(self) && tg__is_contiguous(src)) {
+        size_t nbytes = (size_t)tg__numel(self) * tg_dtype_size(self->dtype);
+        if (nbytes > 0) {
+            const int device = tg__cuda_device_of(self);
+            tg_cuda_device_guard guard(device);
+            if (tg__cuda_ok("copy_", cudaMemcpyAsync(tg_tensor_data(self), tg_tensor_data(src), nbytes,
+                                                     cudaMemcpyDeviceToDevice, tg__cuda_stream(device))) != 0)
+                return NULL;
+        }
+        tg__bump_version(self);
+        return tg_retain(self);
+    }
+    if (copy_iter(self, src) != 0) return NULL;
+    return tg_retain(self);
+}
