@@ -8,7 +8,8 @@
 #   make install PREFIX=/usr/local
 #
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
-# libcriterion-dev (tests only), gcc with OpenMP.
+# libcriterion-dev (tests only), gcc with OpenMP. Optional: the CUDA toolkit (nvcc, cuBLAS);
+# when nvcc is found the CUDA backend is built (docs/cuda.md), `make CUDA=0` leaves it out.
 
 SHELL    := /bin/bash
 PREFIX   ?= /usr/local
@@ -31,9 +32,36 @@ else
   BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 endif
 
+# CUDA: built when nvcc is found (CUDA=0 forces it off). Every C file then sees TG_WITH_CUDA and
+# the toolkit's headers; kernels/cuda/*.cu compile for sm_90 (H100/H200) plus PTX for newer
+# GPUs; the library links cudart and cuBLAS with an rpath to the toolkit.
+NVCC ?= $(shell command -v nvcc 2>/dev/null)
+ifneq ($(strip $(NVCC)),)
+  CUDA ?= 1
+else
+  CUDA ?= 0
+endif
+ifeq ($(CUDA),1)
+  ifeq ($(strip $(NVCC)),)
+    $(error CUDA=1 but nvcc was not found: put it on PATH or pass NVCC=/path/to/nvcc)
+  endif
+  CUDA_HOME   ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+  CUDA_CFLAGS := -DTG_WITH_CUDA -I$(CUDA_HOME)/include
+  CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+  CUDA_ARCH   ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_ARCH) -DTG_WITH_CUDA \
+                 -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda \
+                 -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu)
+else
+  CUDA_CFLAGS :=
+  CUDA_LIBS   :=
+  CU_SRC      :=
+endif
+
 CFLAGS   ?=
-LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CFLAGS)
-LIBS       := $(BLAS_LIBS) -fopenmp -lm -lpthread
+LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
+LIBS       := $(BLAS_LIBS) $(CUDA_LIBS) -fopenmp -lm -lpthread
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -51,8 +79,10 @@ SPECS     := $(wildcard specs/*.yaml)
 TEMPLATES := $(wildcard templates/*.in)
 DERIVS    := $(wildcard specs/derivatives.yaml)
 
-LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o)
+# CUDA objects are shared by both flavours (nvcc code is not instrumented by the sanitizers).
+CU_OBJ       := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
@@ -102,7 +132,11 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
 
 $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu | $(BUILD)/gen.stamp
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/libtensorgen.a: $(LIB_OBJ)
 	@rm -f $@
@@ -118,11 +152,11 @@ $(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
 # ------------------------------------------------------------------ examples and bench
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated $(CUDA_CFLAGS) -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
 
 $(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) -o $@ $(BENCH_SRC) $(BUILD)/libtensorgen.a $(LIBS)
+	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BUILD)/libtensorgen.a $(LIBS)
 
 bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 	@bench/run.sh $(BUILD)
@@ -131,7 +165,7 @@ bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 # All test files link into one Criterion binary (one summary line); the sanitizer flavour
 # links the same tests against the ASan+UBSan library. Leaks fail through LeakSanitizer and
 # through each test's tg_live_tensors()/tg_live_storages() check.
-TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS)
+TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS) $(CUDA_CFLAGS)
 
 $(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
@@ -156,10 +190,14 @@ test: test-plain test-san
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 	TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2
 
+# The CUDA driver maps memory where ASan keeps its shadow gap: without protect_shadow_gap=0 the
+# first CUDA call under ASan fails on a machine with a GPU.
+SAN_CUDA_OPTS := $(if $(filter 1,$(CUDA)),:protect_shadow_gap=0)
+
 # Criterion counts a test as passed even when LeakSanitizer reports at its process's exit, so
 # any sanitizer report in the log fails the run.
 test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
-	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1$(SAN_CUDA_OPTS) UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(BUILD)/tests/tg_tests_san -j2 2>&1 | tee $(BUILD)/tests/san.log
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi

@@ -109,33 +109,99 @@ bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src) {
     return true;
 }
 
-/* Contiguous same-dtype copies between devices go through the device's copy hook. */
-static int copy_across_devices(const char *op, tg_tensor *dst, const tg_tensor *src) {
+/* ------------------------------------------------------------------ copies with a device */
+/* Bytes move between devices only as contiguous same-dtype blocks (the device hook's copy);
+ * broadcasting, conversion and strides are done on one side: on the CPU by the loop below,
+ * on a device by its copy_ kernel (tg__cuda_copy_, referenced weakly so the runtime links
+ * without it). */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking) __attribute__((weak));
+#endif
+
+static bool same_geometry(const tg_tensor *a, const tg_tensor *b) {
+    if (a->ndim != b->ndim || a->dtype != b->dtype) return false;
+    for (int64_t i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
+    return true;
+}
+
+static bool same_device(tg_device a, tg_device b) { return a.type == b.type && a.index == b.index; }
+
+/* Raw copy of a contiguous same-shape, same-dtype pair through the device hook. */
+static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src) {
     tg_device_type ty = dst->device.type != TG_CPU ? (tg_device_type)dst->device.type
                                                    : (tg_device_type)src->device.type;
     const tg_device_allocator *a = tg__device_allocator(ty);
-    bool same = dst->ndim == src->ndim && dst->dtype == src->dtype;
-    for (int64_t i = 0; same && i < dst->ndim; i++) same = dst->sizes[i] == src->sizes[i];
-    if (!a || !same || !tg__is_contiguous(dst) || !tg__is_contiguous(src)) {
-        tg__error(op, "copies between devices need a device backend and contiguous tensors of "
-                  "one shape and dtype");
+    if (!a) {
+        tg__error(op, "no device backend for a copy to or from a %s tensor (was the library built "
+                  "with CUDA support?)", ty == TG_CUDA ? "cuda" : "device");
         return -1;
     }
     size_t n = (size_t)tg__numel(dst) * tg__dtype_sizes[dst->dtype];
-    if (n && a->copy(tg_tensor_data(dst), dst->device, tg_tensor_data(src), src->device, n))
-        return -1;
-    tg__bump_version(dst);
-    return 0;
+    return n ? a->copy(tg_tensor_data(dst), dst->device, tg_tensor_data(src), src->device, n) : 0;
+}
+
+/* dst = src on one device (broadcasting, converting, any strides). */
+static int copy_within_device(const char *op, tg_tensor *dst, const tg_tensor *src) {
+    if (same_geometry(dst, src) && tg__is_contiguous(dst) && tg__is_contiguous(src))
+        return raw_copy(op, dst, src);
+#ifdef TG_WITH_CUDA
+    if (dst->device.type == TG_CUDA && tg__cuda_copy_) {
+        tg_tensor *r = tg__cuda_copy_(dst, (tg_tensor *)src, false);
+        if (!r) return -1;
+        tg_release(r);
+        return 0;
+    }
+#endif
+    tg__error(op, "this build has no %s copy kernel for strided or converting copies",
+              dst->device.type == TG_CUDA ? "CUDA" : "device");
+    return -1;
+}
+
+/* A contiguous copy of t in t's own dtype: on `dev` (t's device, or the CPU). New reference. */
+static tg_tensor *contiguous_on(const char *op, const tg_tensor *t, tg_device dev) {
+    if (same_device(dev, t->device) && tg__is_contiguous(t)) return tg_retain((tg_tensor *)t);
+    tg_tensor *c = tg__empty(op, t->sizes, t->ndim, t->dtype, dev);
+    if (!c) return NULL;
+    int rc;
+    if (same_device(dev, t->device)) {
+        rc = dev.type == TG_CPU ? tg__copy_into(op, c, t) : copy_within_device(op, c, t);
+    } else {
+        tg_tensor *s = contiguous_on(op, t, t->device);
+        rc = s ? raw_copy(op, c, s) : -1;
+        tg_release(s);
+    }
+    if (rc) { tg_release(c); return NULL; }
+    return c;
+}
+
+/* dst = src where at least one of them is not on the CPU. */
+static int copy_with_device(const char *op, tg_tensor *dst, const tg_tensor *src) {
+    int rc;
+    if (same_device(dst->device, src->device)) {
+        rc = copy_within_device(op, dst, src);
+    } else if (same_geometry(dst, src) && tg__is_contiguous(dst) && tg__is_contiguous(src)) {
+        rc = raw_copy(op, dst, src);
+    } else if (dst->device.type == TG_CPU) {
+        /* device -> CPU: bring src over as it is, then broadcast/convert on the CPU */
+        tg_tensor *h = contiguous_on(op, src, TG_DEVICE_CPU);
+        rc = h ? tg__copy_into(op, dst, h) : -1;
+        tg_release(h);
+    } else {
+        /* CPU or another device -> device: src contiguous on dst's device, then a copy there */
+        tg_tensor *d = contiguous_on(op, src, dst->device);
+        rc = d ? copy_within_device(op, dst, d) : -1;
+        tg_release(d);
+    }
+    if (rc == 0) tg__bump_version(dst);
+    return rc;
 }
 
 int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src) {
     if (!dst || !src) return -1;
     if (dst == src) return 0;
-    if (dst->device.type != src->device.type || dst->device.index != src->device.index) {
-        if (!(src->device.type == TG_CPU && src->ndim == 0))
-            return copy_across_devices(op, dst, src);
-    }
-    if (dst->device.type != TG_CPU) return copy_across_devices(op, dst, src);
+    if (dst->device.type != TG_CPU || src->device.type != TG_CPU)
+        return copy_with_device(op, dst, src);
     if (tg__copy_transposed_2d(dst, src)) {
         tg__bump_version(dst);
         return 0;

@@ -160,7 +160,8 @@ static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_
                   tg__dtype_torch_name(it->result_dtype), tg__dtype_torch_name(out->dtype));
         return -1;
     }
-    if (out->dtype == it->result_dtype || (flags & TG_ITER_KEEP_OUTPUT_DTYPE)) {
+    if (out->dtype == it->result_dtype ||
+        (flags & (TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_OUTPUT_CAST))) {
         it->operands[i] = out;
         it->dtypes[i] = out->dtype;
         return 0;

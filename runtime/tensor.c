@@ -172,9 +172,24 @@ void tg__register_device_allocator(tg_device_type type, const tg_device_allocato
     if (type >= 0 && type < 2) __atomic_store_n(&device_allocators[type], a, __ATOMIC_RELEASE);
 }
 
+#ifdef TG_WITH_CUDA
+void tg__cuda_register_allocator(void);                                 /* cuda_alloc.c */
+const tg_device_allocator *tg__cuda_allocator(void);
+void *tg__cuda_alloc(const char *op, size_t nbytes, int device);
+#endif
+
 const tg_device_allocator *tg__device_allocator(tg_device_type type) {
     if (type < 0 || type >= 2) return NULL;
-    return __atomic_load_n(&device_allocators[type], __ATOMIC_ACQUIRE);
+    const tg_device_allocator *a = __atomic_load_n(&device_allocators[type], __ATOMIC_ACQUIRE);
+#ifdef TG_WITH_CUDA
+    /* The CUDA backend registers itself on first use (no constructor: a static library would
+     * drop an object file nothing references). */
+    if (!a && type == TG_CUDA) {
+        tg__cuda_register_allocator();
+        a = __atomic_load_n(&device_allocators[type], __ATOMIC_ACQUIRE);
+    }
+#endif
+    return a;
 }
 
 static const char *device_name(tg_device d) { return d.type == TG_CUDA ? "cuda" : "cpu"; }
@@ -220,6 +235,12 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
         return -1;
     }
     s->alloc_kind = (s->alloc_kind & ~TG__DATA_MASK) | TG__DATA_DEVICE;
+#ifdef TG_WITH_CUDA
+    /* The CUDA allocator records its own error naming op ("CUDA out of memory. Tried to
+     * allocate ...", "CUDA error: no CUDA-capable device is detected"): the first one wins. */
+    if (a == tg__cuda_allocator()) s->data = tg__cuda_alloc(op, nbytes, dev.index);
+    else
+#endif
     s->data = a->alloc(nbytes, dev);
     if (!s->data) {
         tg__error(op, "CUDA out of memory. Tried to allocate %zu bytes.", nbytes);

@@ -40,6 +40,26 @@ typedef enum tg_device_type { TG_DEVICE_NONE = -1, TG_CPU = 0, TG_CUDA = 1 } tg_
 typedef struct tg_device { int8_t type; int8_t index; } tg_device;
 #define TG_DEVICE_CPU ((tg_device){ TG_CPU, 0 })
 #define TG_DEVICE_UNSET ((tg_device){ TG_DEVICE_NONE, -1 })
+/* CUDA device i (0-based), e.g. tg_to_device(t, TG_DEVICE_CUDA(0)). */
+#define TG_DEVICE_CUDA(i) ((tg_device){ TG_CUDA, (int8_t)(i) })
+
+/* ---- CUDA (docs/cuda.md) ----
+ * Present in every build. tg_cuda_is_built() says whether the library was compiled with the
+ * CUDA backend (nvcc found at build time); without it, or without a GPU and driver, there are
+ * no devices and creating a CUDA tensor fails with an error naming the operator ("empty: CUDA
+ * error: no CUDA-capable device is detected"). Memory figures are per device, in bytes, as
+ * the caching allocator counts them (sizes rounded up to its size classes). */
+bool tg_cuda_is_built(void);
+bool tg_cuda_is_available(void);             /* at least one device */
+int tg_cuda_device_count(void);
+/* Waits for all work queued on every device. 0, or -1 with an error (a failed kernel reports
+ * here at the latest, as in PyTorch). */
+int tg_cuda_synchronize(void);
+int64_t tg_cuda_memory_allocated(int device);       /* held by live tensors and workspaces */
+int64_t tg_cuda_memory_reserved(int device);        /* obtained from the driver: live + cached */
+int64_t tg_cuda_max_memory_allocated(int device);   /* peak of memory_allocated */
+/* Returns every cached (unused) block to the driver; live tensors are untouched. */
+void tg_cuda_empty_cache(void);
 
 typedef enum tg_layout { TG_LAYOUT_NONE = -1, TG_STRIDED = 0 } tg_layout;
 typedef enum tg_memory_format {

@@ -184,6 +184,11 @@ typedef enum tg_iter_flags {
     TG_ITER_NO_BROADCAST_OUT = 1 << 3,    /* in-place: output shape may not grow */
     TG_ITER_NO_INPUT_CAST = 1 << 4,       /* kernel reads inputs in their own dtype */
     TG_ITER_KEEP_OUTPUT_DTYPE = 1 << 5,   /* compute in the output's dtype (copy_, to) */
+    /* Kernel writes each output in its own dtype (it->dtypes[i]): a given out= tensor of
+     * another (castable) dtype is written directly instead of through a temporary copied back
+     * by finish. CUDA kernels use it with TG_ITER_NO_INPUT_CAST, so they never need host-side
+     * cast temporaries: they load it->dtypes[k], compute in it->dtype, store it->dtypes[i]. */
+    TG_ITER_NO_OUTPUT_CAST = 1 << 6,
 } tg_iter_flags;
 
 typedef struct tg_iter {
@@ -202,7 +207,9 @@ typedef struct tg_iter {
     int64_t numel;
     bool is_contiguous;            /* every operand contiguous in the same order: 1-D fast path */
     /* The dtype of the data data[k] points at: it->dtype except for inputs under
-     * TG_ITER_NO_INPUT_CAST and bool outputs under TG_ITER_BOOL_OUTPUT. */
+     * TG_ITER_NO_INPUT_CAST, outputs under TG_ITER_NO_OUTPUT_CAST and bool outputs under
+     * TG_ITER_BOOL_OUTPUT. Under CUDA, data[k] of a CPU zero-dim input (allowed next to CUDA
+     * operands) is a HOST pointer: read the value on the host and pass it by value. */
     tg_dtype dtypes[TG_ITER_MAX_OPERANDS];
     /* Runtime-private bookkeeping (iter.c). data[k] may point into scalar_buf, so a tg_iter
      * must not be copied by value after build. */
