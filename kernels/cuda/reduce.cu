@@ -11,7 +11,10 @@
  *      - block path (the reduced dims are the fastest-moving in memory, e.g. a full reduction
  *        or a sum over the last dim): a group of threads (the whole 256-thread block when the
  *        rows are long, one warp when they are short) strides over the range with coalesced
- *        loads, 8 loads in flight per thread, then merges in shared memory;
+ *        loads, 8 loads in flight per thread, then merges in shared memory. With few outputs
+ *        the ranges are split so that the grid is exactly one wave of resident blocks
+ *        (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a full reduction streams the input
+ *        once at close to copy bandwidth;
  *      - thread path (the kept dims are the fastest-moving, e.g. a sum over dim 0 of a
  *        row-major matrix): one thread per (output, split); neighbouring threads read
  *        neighbouring outputs, so loads are coalesced across the warp.
@@ -234,7 +237,16 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
             int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
             const T *p = base + outer_offset(v, o);
             int64_t j = jb + lane;
-            if (v.in == 1) {
+            if (v.in == 1 && v.ist[0] == 1) {      /* contiguous: no stride multiply */
+                for (; j + (UNROLL - 1) * group < je; j += UNROLL * group) {
+                    T x[UNROLL];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++) x[u] = p[j + u * group];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++) p_fold<K, T>(r, x[u], j + u * group, integer);
+                }
+                for (; j < je; j += group) p_fold<K, T>(r, p[j], j, integer);
+            } else if (v.in == 1) {
                 int64_t st = v.ist[0];
                 for (; j + (UNROLL - 1) * group < je; j += UNROLL * group) {
                     T x[UNROLL];
@@ -377,9 +389,17 @@ static int launch_partials(const char *op, const rview &v, const T *base, bool i
     int group = THREADS;
     if (block) {
         group = v.inner_numel <= 2048 ? 32 : THREADS;
-        int64_t want_items = (int64_t)sms * 8 * (THREADS / group);        /* ~8 blocks per SM */
+        /* One full wave: as many blocks as can be resident at once (no half-empty tail wave
+         * when a few outputs are split across the whole device). */
+        int resident = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, block_kernel<K, T>, THREADS, 0) != cudaSuccess ||
+            resident < 1) {
+            (void)cudaGetLastError();
+            resident = 4;
+        }
+        int64_t want_items = (int64_t)sms * resident * (THREADS / group);
         if (v.outer_numel < want_items) {
-            splits = ceil_div(want_items, v.outer_numel);
+            splits = want_items / v.outer_numel;
             int64_t max_splits = ceil_div(v.inner_numel, (int64_t)group * UNROLL * 4);
             if (splits > max_splits) splits = max_splits;
             if (splits < 1) splits = 1;
