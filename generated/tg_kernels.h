@@ -279,6 +279,8 @@ tg_tensor *tg__composite_empty(tg_int_list size, tg_dtype dtype, tg_layout layou
 tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 tg_tensor *tg__cpu_fill_(tg_tensor *self, double value);
+/* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+tg_tensor *tg__cuda_fill_(tg_tensor *self, double value);
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__composite_zero_(tg_tensor *self);
 /* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -309,10 +311,14 @@ tg_tensor *tg__composite_arange_start_step(double start, double end, double step
 tg_tensor *tg__composite_arange_out(double end, tg_tensor *out);
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_arange_out(double start, double end, double step, tg_tensor *out);
+/* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_arange_out(double start, double end, double step, tg_tensor *out);
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 tg_tensor *tg__composite_linspace(double start, double end, int64_t steps, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory);
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tensor *out);
+/* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_linspace_out(double start, double end, int64_t steps, tg_tensor *out);
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 tg_tensor *tg__composite_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory);
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -321,12 +327,20 @@ tg_tensor *tg__composite_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout l
 tg_tensor *tg__composite_eye_out(int64_t n, tg_tensor *out);
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_eye_out(int64_t n, int64_t m, tg_tensor *out);
+/* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_eye_out(int64_t n, int64_t m, tg_tensor *out);
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__cpu_uniform_(tg_tensor *self, double from, double to, tg_generator *generator);
+/* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
+tg_tensor *tg__cuda_uniform_(tg_tensor *self, double from, double to, tg_generator *generator);
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__cpu_normal_(tg_tensor *self, double mean, double std, tg_generator *generator);
+/* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
+tg_tensor *tg__cuda_normal_(tg_tensor *self, double mean, double std, tg_generator *generator);
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__cpu_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator);
+/* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
+tg_tensor *tg__cuda_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator);
 /* rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 tg_tensor *tg__composite_rand(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory);
 /* rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -349,32 +363,44 @@ tg_tensor *tg__composite_randint_like(tg_tensor *self, int64_t high, tg_dtype dt
 tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format);
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
+/* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__composite_add_scalar(tg_tensor *self, double other, double alpha);
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__composite_add_scalar_(tg_tensor *self, double other, double alpha);
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
+/* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__composite_sub_scalar(tg_tensor *self, double other, double alpha);
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__composite_sub_scalar_(tg_tensor *self, double other, double alpha);
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_mul_scalar(tg_tensor *self, double other);
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__composite_mul_scalar_(tg_tensor *self, double other);
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
+/* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_div_scalar(tg_tensor *self, double other);
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__composite_div_scalar_(tg_tensor *self, double other);
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);
+/* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
 tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent);
 /* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
@@ -385,10 +411,16 @@ tg_tensor *tg__composite_pow_scalar_out(tg_tensor *self, double exponent, tg_ten
 tg_tensor *tg__composite_pow_scalar_self(double self, tg_tensor *exponent);
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_eq_scalar(tg_tensor *self, double other);
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -397,6 +429,8 @@ tg_tensor *tg__composite_eq_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_ne_scalar(tg_tensor *self, double other);
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -405,6 +439,8 @@ tg_tensor *tg__composite_ne_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_lt_scalar(tg_tensor *self, double other);
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -413,6 +449,8 @@ tg_tensor *tg__composite_lt_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_le_scalar(tg_tensor *self, double other);
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -421,6 +459,8 @@ tg_tensor *tg__composite_le_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_gt_scalar(tg_tensor *self, double other);
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -429,6 +469,8 @@ tg_tensor *tg__composite_gt_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_ge_scalar(tg_tensor *self, double other);
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -437,36 +479,64 @@ tg_tensor *tg__composite_ge_scalar_(tg_tensor *self, double other);
 tg_tensor *tg__composite_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);
+/* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 tg_tensor *tg__composite_where_scalar_self(tg_tensor *condition, double self, tg_tensor *other);
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__composite_where_scalar_other(tg_tensor *condition, tg_tensor *self, double other);
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out);
+/* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out);
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out);
+/* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out);
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_neg_out(tg_tensor *self, tg_tensor *out);
+/* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_neg_out(tg_tensor *self, tg_tensor *out);
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_abs_out(tg_tensor *self, tg_tensor *out);
+/* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_abs_out(tg_tensor *self, tg_tensor *out);
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_exp_out(tg_tensor *self, tg_tensor *out);
+/* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_exp_out(tg_tensor *self, tg_tensor *out);
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_log_out(tg_tensor *self, tg_tensor *out);
+/* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_log_out(tg_tensor *self, tg_tensor *out);
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sqrt_out(tg_tensor *self, tg_tensor *out);
+/* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_sqrt_out(tg_tensor *self, tg_tensor *out);
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_rsqrt_out(tg_tensor *self, tg_tensor *out);
+/* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_rsqrt_out(tg_tensor *self, tg_tensor *out);
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sin_out(tg_tensor *self, tg_tensor *out);
+/* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_sin_out(tg_tensor *self, tg_tensor *out);
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_cos_out(tg_tensor *self, tg_tensor *out);
+/* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_cos_out(tg_tensor *self, tg_tensor *out);
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_tanh_out(tg_tensor *self, tg_tensor *out);
+/* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_tanh_out(tg_tensor *self, tg_tensor *out);
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sigmoid_out(tg_tensor *self, tg_tensor *out);
+/* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_sigmoid_out(tg_tensor *self, tg_tensor *out);
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_relu_out(tg_tensor *self, tg_tensor *out);
+/* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_relu_out(tg_tensor *self, tg_tensor *out);
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -555,6 +625,8 @@ tg_tensor *tg__composite_to_dtype(tg_tensor *self, tg_dtype dtype, bool non_bloc
 tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking);
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
+tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking);
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__composite_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype);
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
@@ -601,6 +673,8 @@ tg_tensor *tg__composite_div_tensor_self_backward(tg_tensor *grad, tg_tensor *ot
 tg_tensor *tg__composite_div_tensor_other_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *other, const char *rounding_mode);
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
 tg_tensor *tg__cpu_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);
+/* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
+tg_tensor *tg__cuda_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 tg_tensor *tg__cpu_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
@@ -631,58 +705,111 @@ tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_a
 /* ---- glue kernels for structured_delegate and autogen entries (tg_structured.c) ---- */
 
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha);   /* add.Tensor */
+tg_tensor *tg__structured_cuda_add(tg_tensor *self, tg_tensor *other, double alpha);   /* add.Tensor */
 tg_tensor *tg__structured_cpu_add_(tg_tensor *self, tg_tensor *other, double alpha);   /* add_.Tensor */
+tg_tensor *tg__structured_cuda_add_(tg_tensor *self, tg_tensor *other, double alpha);   /* add_.Tensor */
 tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alpha);   /* sub.Tensor */
+tg_tensor *tg__structured_cuda_sub(tg_tensor *self, tg_tensor *other, double alpha);   /* sub.Tensor */
 tg_tensor *tg__structured_cpu_sub_(tg_tensor *self, tg_tensor *other, double alpha);   /* sub_.Tensor */
+tg_tensor *tg__structured_cuda_sub_(tg_tensor *self, tg_tensor *other, double alpha);   /* sub_.Tensor */
 tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other);   /* mul.Tensor */
+tg_tensor *tg__structured_cuda_mul(tg_tensor *self, tg_tensor *other);   /* mul.Tensor */
 tg_tensor *tg__structured_cpu_mul_(tg_tensor *self, tg_tensor *other);   /* mul_.Tensor */
+tg_tensor *tg__structured_cuda_mul_(tg_tensor *self, tg_tensor *other);   /* mul_.Tensor */
 tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other);   /* div.Tensor */
+tg_tensor *tg__structured_cuda_div(tg_tensor *self, tg_tensor *other);   /* div.Tensor */
 tg_tensor *tg__structured_cpu_div_(tg_tensor *self, tg_tensor *other);   /* div_.Tensor */
+tg_tensor *tg__structured_cuda_div_(tg_tensor *self, tg_tensor *other);   /* div_.Tensor */
 tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div.Tensor_mode */
+tg_tensor *tg__structured_cuda_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div.Tensor_mode */
 tg_tensor *tg__structured_cpu_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div_.Tensor_mode */
+tg_tensor *tg__structured_cuda_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div_.Tensor_mode */
 tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent);   /* pow.Tensor_Tensor */
+tg_tensor *tg__structured_cuda_pow(tg_tensor *self, tg_tensor *exponent);   /* pow.Tensor_Tensor */
 tg_tensor *tg__structured_cpu_pow_(tg_tensor *self, tg_tensor *exponent);   /* pow_.Tensor */
+tg_tensor *tg__structured_cuda_pow_(tg_tensor *self, tg_tensor *exponent);   /* pow_.Tensor */
 tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other);   /* maximum */
+tg_tensor *tg__structured_cuda_maximum(tg_tensor *self, tg_tensor *other);   /* maximum */
 tg_tensor *tg__structured_cpu_minimum(tg_tensor *self, tg_tensor *other);   /* minimum */
+tg_tensor *tg__structured_cuda_minimum(tg_tensor *self, tg_tensor *other);   /* minimum */
 tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other);   /* eq.Tensor */
+tg_tensor *tg__structured_cuda_eq(tg_tensor *self, tg_tensor *other);   /* eq.Tensor */
 tg_tensor *tg__structured_cpu_eq_(tg_tensor *self, tg_tensor *other);   /* eq_.Tensor */
+tg_tensor *tg__structured_cuda_eq_(tg_tensor *self, tg_tensor *other);   /* eq_.Tensor */
 tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other);   /* ne.Tensor */
+tg_tensor *tg__structured_cuda_ne(tg_tensor *self, tg_tensor *other);   /* ne.Tensor */
 tg_tensor *tg__structured_cpu_ne_(tg_tensor *self, tg_tensor *other);   /* ne_.Tensor */
+tg_tensor *tg__structured_cuda_ne_(tg_tensor *self, tg_tensor *other);   /* ne_.Tensor */
 tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other);   /* lt.Tensor */
+tg_tensor *tg__structured_cuda_lt(tg_tensor *self, tg_tensor *other);   /* lt.Tensor */
 tg_tensor *tg__structured_cpu_lt_(tg_tensor *self, tg_tensor *other);   /* lt_.Tensor */
+tg_tensor *tg__structured_cuda_lt_(tg_tensor *self, tg_tensor *other);   /* lt_.Tensor */
 tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other);   /* le.Tensor */
+tg_tensor *tg__structured_cuda_le(tg_tensor *self, tg_tensor *other);   /* le.Tensor */
 tg_tensor *tg__structured_cpu_le_(tg_tensor *self, tg_tensor *other);   /* le_.Tensor */
+tg_tensor *tg__structured_cuda_le_(tg_tensor *self, tg_tensor *other);   /* le_.Tensor */
 tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other);   /* gt.Tensor */
+tg_tensor *tg__structured_cuda_gt(tg_tensor *self, tg_tensor *other);   /* gt.Tensor */
 tg_tensor *tg__structured_cpu_gt_(tg_tensor *self, tg_tensor *other);   /* gt_.Tensor */
+tg_tensor *tg__structured_cuda_gt_(tg_tensor *self, tg_tensor *other);   /* gt_.Tensor */
 tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other);   /* ge.Tensor */
+tg_tensor *tg__structured_cuda_ge(tg_tensor *self, tg_tensor *other);   /* ge.Tensor */
 tg_tensor *tg__structured_cpu_ge_(tg_tensor *self, tg_tensor *other);   /* ge_.Tensor */
+tg_tensor *tg__structured_cuda_ge_(tg_tensor *self, tg_tensor *other);   /* ge_.Tensor */
 tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);   /* where.self */
+tg_tensor *tg__structured_cuda_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);   /* where.self */
 tg_tensor *tg__structured_cpu_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp */
+tg_tensor *tg__structured_cuda_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp */
 tg_tensor *tg__structured_cpu_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp_ */
+tg_tensor *tg__structured_cuda_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp_ */
 tg_tensor *tg__structured_cpu_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp.Tensor */
+tg_tensor *tg__structured_cuda_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp.Tensor */
 tg_tensor *tg__structured_cpu_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp_.Tensor */
+tg_tensor *tg__structured_cuda_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max);   /* clamp_.Tensor */
 tg_tensor *tg__structured_cpu_neg(tg_tensor *self);   /* neg */
+tg_tensor *tg__structured_cuda_neg(tg_tensor *self);   /* neg */
 tg_tensor *tg__structured_cpu_neg_(tg_tensor *self);   /* neg_ */
+tg_tensor *tg__structured_cuda_neg_(tg_tensor *self);   /* neg_ */
 tg_tensor *tg__structured_cpu_abs(tg_tensor *self);   /* abs */
+tg_tensor *tg__structured_cuda_abs(tg_tensor *self);   /* abs */
 tg_tensor *tg__structured_cpu_abs_(tg_tensor *self);   /* abs_ */
+tg_tensor *tg__structured_cuda_abs_(tg_tensor *self);   /* abs_ */
 tg_tensor *tg__structured_cpu_exp(tg_tensor *self);   /* exp */
+tg_tensor *tg__structured_cuda_exp(tg_tensor *self);   /* exp */
 tg_tensor *tg__structured_cpu_exp_(tg_tensor *self);   /* exp_ */
+tg_tensor *tg__structured_cuda_exp_(tg_tensor *self);   /* exp_ */
 tg_tensor *tg__structured_cpu_log(tg_tensor *self);   /* log */
+tg_tensor *tg__structured_cuda_log(tg_tensor *self);   /* log */
 tg_tensor *tg__structured_cpu_log_(tg_tensor *self);   /* log_ */
+tg_tensor *tg__structured_cuda_log_(tg_tensor *self);   /* log_ */
 tg_tensor *tg__structured_cpu_sqrt(tg_tensor *self);   /* sqrt */
+tg_tensor *tg__structured_cuda_sqrt(tg_tensor *self);   /* sqrt */
 tg_tensor *tg__structured_cpu_sqrt_(tg_tensor *self);   /* sqrt_ */
+tg_tensor *tg__structured_cuda_sqrt_(tg_tensor *self);   /* sqrt_ */
 tg_tensor *tg__structured_cpu_rsqrt(tg_tensor *self);   /* rsqrt */
+tg_tensor *tg__structured_cuda_rsqrt(tg_tensor *self);   /* rsqrt */
 tg_tensor *tg__structured_cpu_rsqrt_(tg_tensor *self);   /* rsqrt_ */
+tg_tensor *tg__structured_cuda_rsqrt_(tg_tensor *self);   /* rsqrt_ */
 tg_tensor *tg__structured_cpu_sin(tg_tensor *self);   /* sin */
+tg_tensor *tg__structured_cuda_sin(tg_tensor *self);   /* sin */
 tg_tensor *tg__structured_cpu_sin_(tg_tensor *self);   /* sin_ */
+tg_tensor *tg__structured_cuda_sin_(tg_tensor *self);   /* sin_ */
 tg_tensor *tg__structured_cpu_cos(tg_tensor *self);   /* cos */
+tg_tensor *tg__structured_cuda_cos(tg_tensor *self);   /* cos */
 tg_tensor *tg__structured_cpu_cos_(tg_tensor *self);   /* cos_ */
+tg_tensor *tg__structured_cuda_cos_(tg_tensor *self);   /* cos_ */
 tg_tensor *tg__structured_cpu_tanh(tg_tensor *self);   /* tanh */
+tg_tensor *tg__structured_cuda_tanh(tg_tensor *self);   /* tanh */
 tg_tensor *tg__structured_cpu_tanh_(tg_tensor *self);   /* tanh_ */
+tg_tensor *tg__structured_cuda_tanh_(tg_tensor *self);   /* tanh_ */
 tg_tensor *tg__structured_cpu_sigmoid(tg_tensor *self);   /* sigmoid */
+tg_tensor *tg__structured_cuda_sigmoid(tg_tensor *self);   /* sigmoid */
 tg_tensor *tg__structured_cpu_sigmoid_(tg_tensor *self);   /* sigmoid_ */
+tg_tensor *tg__structured_cuda_sigmoid_(tg_tensor *self);   /* sigmoid_ */
 tg_tensor *tg__structured_cpu_relu(tg_tensor *self);   /* relu */
+tg_tensor *tg__structured_cuda_relu(tg_tensor *self);   /* relu */
 tg_tensor *tg__structured_cpu_relu_(tg_tensor *self);   /* relu_ */
+tg_tensor *tg__structured_cuda_relu_(tg_tensor *self);   /* relu_ */
 tg_tensor *tg__structured_cpu_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* sum.dim_IntList */
 tg_tensor *tg__structured_cpu_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* mean.dim */
 tg_tensor *tg__structured_cpu_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype);   /* prod.dim_int */

@@ -344,7 +344,7 @@ tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts);
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_fill_, tg__autograd_kernel_fill_. */
+ * Kernels: tg__cpu_fill_, tg__cuda_fill_, tg__autograd_kernel_fill_. */
 tg_tensor *tg_fill_(tg_tensor *self, double value);
 
 /* zero_(Tensor(a!) self) -> Tensor(a!)
@@ -486,7 +486,7 @@ tg_tensor *tg_arange_out(double end, tg_tensor *out);
 
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_arange_out, tg__autograd_kernel_arange_start_out. */
+ * Kernels: tg__cpu_arange_out, tg__cuda_arange_out, tg__autograd_kernel_arange_start_out. */
 typedef struct tg_arange_start_out_opts {
     double step;   /* default 1 */
 } tg_arange_start_out_opts;
@@ -508,7 +508,7 @@ tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_o
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_linspace_out, tg__autograd_kernel_linspace_out. */
+ * Kernels: tg__cpu_linspace_out, tg__cuda_linspace_out, tg__autograd_kernel_linspace_out. */
 tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *out);
 
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -542,12 +542,12 @@ tg_tensor *tg_eye_out(int64_t n, tg_tensor *out);
 
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_eye_out, tg__autograd_kernel_eye_m_out. */
+ * Kernels: tg__cpu_eye_out, tg__cuda_eye_out, tg__autograd_kernel_eye_m_out. */
 tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out);
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_uniform_, tg__autograd_kernel_uniform_. */
+ * Kernels: tg__cpu_uniform_, tg__cuda_uniform_, tg__autograd_kernel_uniform_. */
 typedef struct tg_uniform__opts {
     double from;   /* default 0 */
     double to;   /* default 1 */
@@ -559,7 +559,7 @@ tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts);
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_normal_, tg__autograd_kernel_normal_. */
+ * Kernels: tg__cpu_normal_, tg__cuda_normal_, tg__autograd_kernel_normal_. */
 typedef struct tg_normal__opts {
     double mean;   /* default 0 */
     double std;   /* default 1 */
@@ -571,7 +571,7 @@ tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts);
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_random_, tg__autograd_kernel_random_. */
+ * Kernels: tg__cpu_random_, tg__cuda_random_, tg__autograd_kernel_random_. */
 typedef struct tg_random__opts {
     tg_generator *generator;   /* default None */
 } tg_random__opts;
@@ -704,7 +704,7 @@ tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg
     tg_randint_like_low_fn((self), (low), (high), (tg_randint_like_low_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * Kernels: tg__structured_cpu_add, tg__autograd_kernel_add. */
+ * Kernels: tg__structured_cpu_add, tg__structured_cuda_add, tg__autograd_kernel_add. */
 typedef struct tg_add_opts {
     double alpha;   /* default 1 */
 } tg_add_opts;
@@ -714,7 +714,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts);
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_add_, tg__autograd_kernel_add_. */
+ * Kernels: tg__structured_cpu_add_, tg__structured_cuda_add_, tg__autograd_kernel_add_. */
 typedef struct tg_add__opts {
     double alpha;   /* default 1 */
 } tg_add__opts;
@@ -724,7 +724,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts);
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_add_out, tg__autograd_kernel_add_out. */
+ * Kernels: tg__cpu_add_out, tg__cuda_add_out, tg__autograd_kernel_add_out. */
 typedef struct tg_add_out_opts {
     double alpha;   /* default 1 */
 } tg_add_out_opts;
@@ -752,7 +752,7 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
     tg_add_scalar__fn((self), (other), (tg_add_scalar__opts){ .alpha = 1, __VA_ARGS__ })
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * Kernels: tg__structured_cpu_sub, tg__autograd_kernel_sub. */
+ * Kernels: tg__structured_cpu_sub, tg__structured_cuda_sub, tg__autograd_kernel_sub. */
 typedef struct tg_sub_opts {
     double alpha;   /* default 1 */
 } tg_sub_opts;
@@ -762,7 +762,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts);
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_sub_, tg__autograd_kernel_sub_. */
+ * Kernels: tg__structured_cpu_sub_, tg__structured_cuda_sub_, tg__autograd_kernel_sub_. */
 typedef struct tg_sub__opts {
     double alpha;   /* default 1 */
 } tg_sub__opts;
@@ -772,7 +772,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts);
 
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_sub_out, tg__autograd_kernel_sub_out. */
+ * Kernels: tg__cpu_sub_out, tg__cuda_sub_out, tg__autograd_kernel_sub_out. */
 typedef struct tg_sub_out_opts {
     double alpha;   /* default 1 */
 } tg_sub_out_opts;
@@ -800,17 +800,17 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
     tg_sub_scalar__fn((self), (other), (tg_sub_scalar__opts){ .alpha = 1, __VA_ARGS__ })
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_mul, tg__autograd_kernel_mul. */
+ * Kernels: tg__structured_cpu_mul, tg__structured_cuda_mul, tg__autograd_kernel_mul. */
 tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other);
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_mul_, tg__autograd_kernel_mul_. */
+ * Kernels: tg__structured_cpu_mul_, tg__structured_cuda_mul_, tg__autograd_kernel_mul_. */
 tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other);
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_mul_out, tg__autograd_kernel_mul_out. */
+ * Kernels: tg__cpu_mul_out, tg__cuda_mul_out, tg__autograd_kernel_mul_out. */
 tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor
@@ -823,31 +823,31 @@ tg_tensor *tg_mul_scalar(tg_tensor *self, double other);
 tg_tensor *tg_mul_scalar_(tg_tensor *self, double other);
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_div, tg__autograd_kernel_div. */
+ * Kernels: tg__structured_cpu_div, tg__structured_cuda_div, tg__autograd_kernel_div. */
 tg_tensor *tg_div(tg_tensor *self, tg_tensor *other);
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_div_, tg__autograd_kernel_div_. */
+ * Kernels: tg__structured_cpu_div_, tg__structured_cuda_div_, tg__autograd_kernel_div_. */
 tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other);
 
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_div_out, tg__autograd_kernel_div_out. */
+ * Kernels: tg__cpu_div_out, tg__cuda_div_out, tg__autograd_kernel_div_out. */
 tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
- * Kernels: tg__structured_cpu_div_mode, tg__autograd_kernel_div_mode. */
+ * Kernels: tg__structured_cpu_div_mode, tg__structured_cuda_div_mode, tg__autograd_kernel_div_mode. */
 tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_div_mode_, tg__autograd_kernel_div_mode_. */
+ * Kernels: tg__structured_cpu_div_mode_, tg__structured_cuda_div_mode_, tg__autograd_kernel_div_mode_. */
 tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);
 
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_div_mode_out, tg__autograd_kernel_div_mode_out. */
+ * Kernels: tg__cpu_div_mode_out, tg__cuda_div_mode_out, tg__autograd_kernel_div_mode_out. */
 tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor
@@ -860,17 +860,17 @@ tg_tensor *tg_div_scalar(tg_tensor *self, double other);
 tg_tensor *tg_div_scalar_(tg_tensor *self, double other);
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
- * Kernels: tg__structured_cpu_pow, tg__autograd_kernel_pow. */
+ * Kernels: tg__structured_cpu_pow, tg__structured_cuda_pow, tg__autograd_kernel_pow. */
 tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent);
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_pow_, tg__autograd_kernel_pow_. */
+ * Kernels: tg__structured_cpu_pow_, tg__structured_cuda_pow_, tg__autograd_kernel_pow_. */
 tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent);
 
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_pow_out, tg__autograd_kernel_pow_out. */
+ * Kernels: tg__cpu_pow_out, tg__cuda_pow_out, tg__autograd_kernel_pow_out. */
 tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);
 
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
@@ -892,35 +892,35 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);
 tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent);
 
 /* maximum(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_maximum, tg__autograd_kernel_maximum. */
+ * Kernels: tg__structured_cpu_maximum, tg__structured_cuda_maximum, tg__autograd_kernel_maximum. */
 tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other);
 
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_maximum_out, tg__autograd_kernel_maximum_out. */
+ * Kernels: tg__cpu_maximum_out, tg__cuda_maximum_out, tg__autograd_kernel_maximum_out. */
 tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* minimum(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_minimum, tg__autograd_kernel_minimum. */
+ * Kernels: tg__structured_cpu_minimum, tg__structured_cuda_minimum, tg__autograd_kernel_minimum. */
 tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other);
 
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_minimum_out, tg__autograd_kernel_minimum_out. */
+ * Kernels: tg__cpu_minimum_out, tg__cuda_minimum_out, tg__autograd_kernel_minimum_out. */
 tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_eq, tg__autograd_kernel_eq. */
+ * Kernels: tg__structured_cpu_eq, tg__structured_cuda_eq, tg__autograd_kernel_eq. */
 tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other);
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_eq_, tg__autograd_kernel_eq_. */
+ * Kernels: tg__structured_cpu_eq_, tg__structured_cuda_eq_, tg__autograd_kernel_eq_. */
 tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other);
 
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_eq_out, tg__autograd_kernel_eq_out. */
+ * Kernels: tg__cpu_eq_out, tg__cuda_eq_out, tg__autograd_kernel_eq_out. */
 tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor
@@ -938,17 +938,17 @@ tg_tensor *tg_eq_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_ne, tg__autograd_kernel_ne. */
+ * Kernels: tg__structured_cpu_ne, tg__structured_cuda_ne, tg__autograd_kernel_ne. */
 tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other);
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_ne_, tg__autograd_kernel_ne_. */
+ * Kernels: tg__structured_cpu_ne_, tg__structured_cuda_ne_, tg__autograd_kernel_ne_. */
 tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other);
 
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_ne_out, tg__autograd_kernel_ne_out. */
+ * Kernels: tg__cpu_ne_out, tg__cuda_ne_out, tg__autograd_kernel_ne_out. */
 tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor
@@ -966,17 +966,17 @@ tg_tensor *tg_ne_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_lt, tg__autograd_kernel_lt. */
+ * Kernels: tg__structured_cpu_lt, tg__structured_cuda_lt, tg__autograd_kernel_lt. */
 tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other);
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_lt_, tg__autograd_kernel_lt_. */
+ * Kernels: tg__structured_cpu_lt_, tg__structured_cuda_lt_, tg__autograd_kernel_lt_. */
 tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other);
 
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_lt_out, tg__autograd_kernel_lt_out. */
+ * Kernels: tg__cpu_lt_out, tg__cuda_lt_out, tg__autograd_kernel_lt_out. */
 tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -994,17 +994,17 @@ tg_tensor *tg_lt_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_le, tg__autograd_kernel_le. */
+ * Kernels: tg__structured_cpu_le, tg__structured_cuda_le, tg__autograd_kernel_le. */
 tg_tensor *tg_le(tg_tensor *self, tg_tensor *other);
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_le_, tg__autograd_kernel_le_. */
+ * Kernels: tg__structured_cpu_le_, tg__structured_cuda_le_, tg__autograd_kernel_le_. */
 tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other);
 
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_le_out, tg__autograd_kernel_le_out. */
+ * Kernels: tg__cpu_le_out, tg__cuda_le_out, tg__autograd_kernel_le_out. */
 tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1022,17 +1022,17 @@ tg_tensor *tg_le_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_gt, tg__autograd_kernel_gt. */
+ * Kernels: tg__structured_cpu_gt, tg__structured_cuda_gt, tg__autograd_kernel_gt. */
 tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other);
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_gt_, tg__autograd_kernel_gt_. */
+ * Kernels: tg__structured_cpu_gt_, tg__structured_cuda_gt_, tg__autograd_kernel_gt_. */
 tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other);
 
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_gt_out, tg__autograd_kernel_gt_out. */
+ * Kernels: tg__cpu_gt_out, tg__cuda_gt_out, tg__autograd_kernel_gt_out. */
 tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1050,17 +1050,17 @@ tg_tensor *tg_gt_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_ge, tg__autograd_kernel_ge. */
+ * Kernels: tg__structured_cpu_ge, tg__structured_cuda_ge, tg__autograd_kernel_ge. */
 tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other);
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_ge_, tg__autograd_kernel_ge_. */
+ * Kernels: tg__structured_cpu_ge_, tg__structured_cuda_ge_, tg__autograd_kernel_ge_. */
 tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other);
 
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_ge_out, tg__autograd_kernel_ge_out. */
+ * Kernels: tg__cpu_ge_out, tg__cuda_ge_out, tg__autograd_kernel_ge_out. */
 tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1078,12 +1078,12 @@ tg_tensor *tg_ge_scalar_(tg_tensor *self, double other);
 tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
- * Kernels: tg__structured_cpu_where, tg__autograd_kernel_where. */
+ * Kernels: tg__structured_cpu_where, tg__structured_cuda_where, tg__autograd_kernel_where. */
 tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);
 
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_where_out, tg__autograd_kernel_where_out. */
+ * Kernels: tg__cpu_where_out, tg__cuda_where_out, tg__autograd_kernel_where_out. */
 tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
@@ -1095,7 +1095,7 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
 tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double other);
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
- * Kernels: tg__structured_cpu_clamp, tg__autograd_kernel_clamp. */
+ * Kernels: tg__structured_cpu_clamp, tg__structured_cuda_clamp, tg__autograd_kernel_clamp. */
 typedef struct tg_clamp_opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1106,7 +1106,7 @@ tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts);
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_clamp_, tg__autograd_kernel_clamp_. */
+ * Kernels: tg__structured_cpu_clamp_, tg__structured_cuda_clamp_, tg__autograd_kernel_clamp_. */
 typedef struct tg_clamp__opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1117,7 +1117,7 @@ tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts);
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_clamp_out, tg__autograd_kernel_clamp_out. */
+ * Kernels: tg__cpu_clamp_out, tg__cuda_clamp_out, tg__autograd_kernel_clamp_out. */
 typedef struct tg_clamp_out_opts {
     tg_opt_float min;   /* default None */
     tg_opt_float max;   /* default None */
@@ -1127,7 +1127,7 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
     tg_clamp_out_fn((self), (out), (tg_clamp_out_opts){ .min = { false, 0 }, .max = { false, 0 }, __VA_ARGS__ })
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
- * Kernels: tg__structured_cpu_clamp_tensor, tg__autograd_kernel_clamp_tensor. */
+ * Kernels: tg__structured_cpu_clamp_tensor, tg__structured_cuda_clamp_tensor, tg__autograd_kernel_clamp_tensor. */
 typedef struct tg_clamp_tensor_opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1138,7 +1138,7 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts);
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_clamp_tensor_, tg__autograd_kernel_clamp_tensor_. */
+ * Kernels: tg__structured_cpu_clamp_tensor_, tg__structured_cuda_clamp_tensor_, tg__autograd_kernel_clamp_tensor_. */
 typedef struct tg_clamp_tensor__opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1149,7 +1149,7 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts);
 
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_clamp_tensor_out, tg__autograd_kernel_clamp_tensor_out. */
+ * Kernels: tg__cpu_clamp_tensor_out, tg__cuda_clamp_tensor_out, tg__autograd_kernel_clamp_tensor_out. */
 typedef struct tg_clamp_tensor_out_opts {
     tg_tensor *min;   /* default None */
     tg_tensor *max;   /* default None */
@@ -1159,157 +1159,157 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
     tg_clamp_tensor_out_fn((self), (out), (tg_clamp_tensor_out_opts){ .min = NULL, .max = NULL, __VA_ARGS__ })
 
 /* neg(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_neg, tg__autograd_kernel_neg. */
+ * Kernels: tg__structured_cpu_neg, tg__structured_cuda_neg, tg__autograd_kernel_neg. */
 tg_tensor *tg_neg(tg_tensor *self);
 
 /* neg_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_neg_, tg__autograd_kernel_neg_. */
+ * Kernels: tg__structured_cpu_neg_, tg__structured_cuda_neg_, tg__autograd_kernel_neg_. */
 tg_tensor *tg_neg_(tg_tensor *self);
 
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_neg_out, tg__autograd_kernel_neg_out. */
+ * Kernels: tg__cpu_neg_out, tg__cuda_neg_out, tg__autograd_kernel_neg_out. */
 tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out);
 
 /* abs(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_abs, tg__autograd_kernel_abs. */
+ * Kernels: tg__structured_cpu_abs, tg__structured_cuda_abs, tg__autograd_kernel_abs. */
 tg_tensor *tg_abs(tg_tensor *self);
 
 /* abs_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_abs_, tg__autograd_kernel_abs_. */
+ * Kernels: tg__structured_cpu_abs_, tg__structured_cuda_abs_, tg__autograd_kernel_abs_. */
 tg_tensor *tg_abs_(tg_tensor *self);
 
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_abs_out, tg__autograd_kernel_abs_out. */
+ * Kernels: tg__cpu_abs_out, tg__cuda_abs_out, tg__autograd_kernel_abs_out. */
 tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out);
 
 /* exp(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_exp, tg__autograd_kernel_exp. */
+ * Kernels: tg__structured_cpu_exp, tg__structured_cuda_exp, tg__autograd_kernel_exp. */
 tg_tensor *tg_exp(tg_tensor *self);
 
 /* exp_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_exp_, tg__autograd_kernel_exp_. */
+ * Kernels: tg__structured_cpu_exp_, tg__structured_cuda_exp_, tg__autograd_kernel_exp_. */
 tg_tensor *tg_exp_(tg_tensor *self);
 
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_exp_out, tg__autograd_kernel_exp_out. */
+ * Kernels: tg__cpu_exp_out, tg__cuda_exp_out, tg__autograd_kernel_exp_out. */
 tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out);
 
 /* log(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_log, tg__autograd_kernel_log. */
+ * Kernels: tg__structured_cpu_log, tg__structured_cuda_log, tg__autograd_kernel_log. */
 tg_tensor *tg_log(tg_tensor *self);
 
 /* log_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_log_, tg__autograd_kernel_log_. */
+ * Kernels: tg__structured_cpu_log_, tg__structured_cuda_log_, tg__autograd_kernel_log_. */
 tg_tensor *tg_log_(tg_tensor *self);
 
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_log_out, tg__autograd_kernel_log_out. */
+ * Kernels: tg__cpu_log_out, tg__cuda_log_out, tg__autograd_kernel_log_out. */
 tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out);
 
 /* sqrt(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_sqrt, tg__autograd_kernel_sqrt. */
+ * Kernels: tg__structured_cpu_sqrt, tg__structured_cuda_sqrt, tg__autograd_kernel_sqrt. */
 tg_tensor *tg_sqrt(tg_tensor *self);
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_sqrt_, tg__autograd_kernel_sqrt_. */
+ * Kernels: tg__structured_cpu_sqrt_, tg__structured_cuda_sqrt_, tg__autograd_kernel_sqrt_. */
 tg_tensor *tg_sqrt_(tg_tensor *self);
 
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_sqrt_out, tg__autograd_kernel_sqrt_out. */
+ * Kernels: tg__cpu_sqrt_out, tg__cuda_sqrt_out, tg__autograd_kernel_sqrt_out. */
 tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out);
 
 /* rsqrt(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_rsqrt, tg__autograd_kernel_rsqrt. */
+ * Kernels: tg__structured_cpu_rsqrt, tg__structured_cuda_rsqrt, tg__autograd_kernel_rsqrt. */
 tg_tensor *tg_rsqrt(tg_tensor *self);
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_rsqrt_, tg__autograd_kernel_rsqrt_. */
+ * Kernels: tg__structured_cpu_rsqrt_, tg__structured_cuda_rsqrt_, tg__autograd_kernel_rsqrt_. */
 tg_tensor *tg_rsqrt_(tg_tensor *self);
 
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_rsqrt_out, tg__autograd_kernel_rsqrt_out. */
+ * Kernels: tg__cpu_rsqrt_out, tg__cuda_rsqrt_out, tg__autograd_kernel_rsqrt_out. */
 tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out);
 
 /* sin(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_sin, tg__autograd_kernel_sin. */
+ * Kernels: tg__structured_cpu_sin, tg__structured_cuda_sin, tg__autograd_kernel_sin. */
 tg_tensor *tg_sin(tg_tensor *self);
 
 /* sin_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_sin_, tg__autograd_kernel_sin_. */
+ * Kernels: tg__structured_cpu_sin_, tg__structured_cuda_sin_, tg__autograd_kernel_sin_. */
 tg_tensor *tg_sin_(tg_tensor *self);
 
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_sin_out, tg__autograd_kernel_sin_out. */
+ * Kernels: tg__cpu_sin_out, tg__cuda_sin_out, tg__autograd_kernel_sin_out. */
 tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out);
 
 /* cos(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_cos, tg__autograd_kernel_cos. */
+ * Kernels: tg__structured_cpu_cos, tg__structured_cuda_cos, tg__autograd_kernel_cos. */
 tg_tensor *tg_cos(tg_tensor *self);
 
 /* cos_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_cos_, tg__autograd_kernel_cos_. */
+ * Kernels: tg__structured_cpu_cos_, tg__structured_cuda_cos_, tg__autograd_kernel_cos_. */
 tg_tensor *tg_cos_(tg_tensor *self);
 
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_cos_out, tg__autograd_kernel_cos_out. */
+ * Kernels: tg__cpu_cos_out, tg__cuda_cos_out, tg__autograd_kernel_cos_out. */
 tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out);
 
 /* tanh(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_tanh, tg__autograd_kernel_tanh. */
+ * Kernels: tg__structured_cpu_tanh, tg__structured_cuda_tanh, tg__autograd_kernel_tanh. */
 tg_tensor *tg_tanh(tg_tensor *self);
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_tanh_, tg__autograd_kernel_tanh_. */
+ * Kernels: tg__structured_cpu_tanh_, tg__structured_cuda_tanh_, tg__autograd_kernel_tanh_. */
 tg_tensor *tg_tanh_(tg_tensor *self);
 
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_tanh_out, tg__autograd_kernel_tanh_out. */
+ * Kernels: tg__cpu_tanh_out, tg__cuda_tanh_out, tg__autograd_kernel_tanh_out. */
 tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out);
 
 /* sigmoid(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_sigmoid, tg__autograd_kernel_sigmoid. */
+ * Kernels: tg__structured_cpu_sigmoid, tg__structured_cuda_sigmoid, tg__autograd_kernel_sigmoid. */
 tg_tensor *tg_sigmoid(tg_tensor *self);
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_sigmoid_, tg__autograd_kernel_sigmoid_. */
+ * Kernels: tg__structured_cpu_sigmoid_, tg__structured_cuda_sigmoid_, tg__autograd_kernel_sigmoid_. */
 tg_tensor *tg_sigmoid_(tg_tensor *self);
 
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_sigmoid_out, tg__autograd_kernel_sigmoid_out. */
+ * Kernels: tg__cpu_sigmoid_out, tg__cuda_sigmoid_out, tg__autograd_kernel_sigmoid_out. */
 tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out);
 
 /* relu(Tensor self) -> Tensor
- * Kernels: tg__structured_cpu_relu, tg__autograd_kernel_relu. */
+ * Kernels: tg__structured_cpu_relu, tg__structured_cuda_relu, tg__autograd_kernel_relu. */
 tg_tensor *tg_relu(tg_tensor *self);
 
 /* relu_(Tensor(a!) self) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_relu_, tg__autograd_kernel_relu_. */
+ * Kernels: tg__structured_cpu_relu_, tg__structured_cuda_relu_, tg__autograd_kernel_relu_. */
 tg_tensor *tg_relu_(tg_tensor *self);
 
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_relu_out, tg__autograd_kernel_relu_out. */
+ * Kernels: tg__cpu_relu_out, tg__cuda_relu_out, tg__autograd_kernel_relu_out. */
 tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out);
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -1818,7 +1818,7 @@ tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts);
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_copy_, tg__autograd_kernel_copy_. */
+ * Kernels: tg__cpu_copy_, tg__cuda_copy_, tg__autograd_kernel_copy_. */
 typedef struct tg_copy__opts {
     bool non_blocking;   /* default False */
 } tg_copy__opts;
@@ -1976,7 +1976,7 @@ tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
  * grad_output where self > threshold, else 0 (relu's gradient with self = relu's result and
  * threshold 0).
- * Kernels: tg__cpu_threshold_backward, tg__autograd_kernel_threshold_backward. */
+ * Kernels: tg__cpu_threshold_backward, tg__cuda_threshold_backward, tg__autograd_kernel_threshold_backward. */
 tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);
 
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor

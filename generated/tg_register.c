@@ -32,6 +32,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_fill_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_fill_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_fill_,
         },
         .call_boxed = tg__boxed_fill_,
@@ -190,6 +193,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_arange_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_arange_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_arange_start_out,
         },
         .call_boxed = tg__boxed_arange_start_out,
@@ -210,6 +216,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_linspace_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_linspace_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_linspace_out,
         },
         .call_boxed = tg__boxed_linspace_out,
@@ -251,6 +260,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eye_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_eye_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eye_m_out,
         },
         .call_boxed = tg__boxed_eye_m_out,
@@ -261,6 +273,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_uniform_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_uniform_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_uniform_,
         },
         .call_boxed = tg__boxed_uniform_,
@@ -271,6 +286,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_normal_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_normal_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_normal_,
         },
         .call_boxed = tg__boxed_normal_,
@@ -281,6 +299,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_random_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_random_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_random_,
         },
         .call_boxed = tg__boxed_random_,
@@ -395,6 +416,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_add,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,
         },
         .call_boxed = tg__boxed_add,
@@ -405,6 +429,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_add_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_,
         },
         .call_boxed = tg__boxed_add_,
@@ -415,6 +442,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_add_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_add_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,
         },
         .call_boxed = tg__boxed_add_out,
@@ -447,6 +477,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sub,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub,
         },
         .call_boxed = tg__boxed_sub,
@@ -457,6 +490,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sub_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_,
         },
         .call_boxed = tg__boxed_sub_,
@@ -467,6 +503,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sub_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sub_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_out,
         },
         .call_boxed = tg__boxed_sub_out,
@@ -499,6 +538,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mul,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul,
         },
         .call_boxed = tg__boxed_mul,
@@ -509,6 +551,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mul_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_,
         },
         .call_boxed = tg__boxed_mul_,
@@ -519,6 +564,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mul_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mul_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_out,
         },
         .call_boxed = tg__boxed_mul_out,
@@ -551,6 +599,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div,
         },
         .call_boxed = tg__boxed_div,
@@ -561,6 +612,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_,
         },
         .call_boxed = tg__boxed_div_,
@@ -571,6 +625,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_div_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_out,
         },
         .call_boxed = tg__boxed_div_out,
@@ -581,6 +638,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_mode,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode,
         },
         .call_boxed = tg__boxed_div_mode,
@@ -591,6 +651,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_mode_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_,
         },
         .call_boxed = tg__boxed_div_mode_,
@@ -601,6 +664,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_mode_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_div_mode_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_out,
         },
         .call_boxed = tg__boxed_div_mode_out,
@@ -633,6 +699,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_pow,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow,
         },
         .call_boxed = tg__boxed_pow,
@@ -643,6 +712,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_pow_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_,
         },
         .call_boxed = tg__boxed_pow_,
@@ -653,6 +725,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_pow_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_pow_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_out,
         },
         .call_boxed = tg__boxed_pow_out,
@@ -707,6 +782,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_maximum,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_maximum,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum,
         },
         .call_boxed = tg__boxed_maximum,
@@ -717,6 +795,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_maximum_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_maximum_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum_out,
         },
         .call_boxed = tg__boxed_maximum_out,
@@ -727,6 +808,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_minimum,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_minimum,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum,
         },
         .call_boxed = tg__boxed_minimum,
@@ -737,6 +821,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_minimum_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_minimum_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum_out,
         },
         .call_boxed = tg__boxed_minimum_out,
@@ -747,6 +834,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_eq,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq,
         },
         .call_boxed = tg__boxed_eq,
@@ -757,6 +847,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_eq_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_,
         },
         .call_boxed = tg__boxed_eq_,
@@ -767,6 +860,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eq_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_eq_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_out,
         },
         .call_boxed = tg__boxed_eq_out,
@@ -810,6 +906,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ne,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne,
         },
         .call_boxed = tg__boxed_ne,
@@ -820,6 +919,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ne_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_,
         },
         .call_boxed = tg__boxed_ne_,
@@ -830,6 +932,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ne_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_ne_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_out,
         },
         .call_boxed = tg__boxed_ne_out,
@@ -873,6 +978,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_lt,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt,
         },
         .call_boxed = tg__boxed_lt,
@@ -883,6 +991,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_lt_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_,
         },
         .call_boxed = tg__boxed_lt_,
@@ -893,6 +1004,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_lt_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_lt_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_out,
         },
         .call_boxed = tg__boxed_lt_out,
@@ -936,6 +1050,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_le,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le,
         },
         .call_boxed = tg__boxed_le,
@@ -946,6 +1063,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_le_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_,
         },
         .call_boxed = tg__boxed_le_,
@@ -956,6 +1076,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_le_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_le_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_out,
         },
         .call_boxed = tg__boxed_le_out,
@@ -999,6 +1122,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_gt,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt,
         },
         .call_boxed = tg__boxed_gt,
@@ -1009,6 +1135,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_gt_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_,
         },
         .call_boxed = tg__boxed_gt_,
@@ -1019,6 +1148,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_gt_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_gt_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_out,
         },
         .call_boxed = tg__boxed_gt_out,
@@ -1062,6 +1194,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ge,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge,
         },
         .call_boxed = tg__boxed_ge,
@@ -1072,6 +1207,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ge_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_,
         },
         .call_boxed = tg__boxed_ge_,
@@ -1082,6 +1220,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ge_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_ge_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_out,
         },
         .call_boxed = tg__boxed_ge_out,
@@ -1125,6 +1266,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_where,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_where,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where,
         },
         .call_boxed = tg__boxed_where,
@@ -1135,6 +1279,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_where_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_where_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where_out,
         },
         .call_boxed = tg__boxed_where_out,
@@ -1167,6 +1314,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp,
         },
         .call_boxed = tg__boxed_clamp,
@@ -1177,6 +1327,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_,
         },
         .call_boxed = tg__boxed_clamp_,
@@ -1187,6 +1340,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_clamp_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_out,
         },
         .call_boxed = tg__boxed_clamp_out,
@@ -1197,6 +1353,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_tensor,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor,
         },
         .call_boxed = tg__boxed_clamp_tensor,
@@ -1207,6 +1366,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_tensor_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_,
         },
         .call_boxed = tg__boxed_clamp_tensor_,
@@ -1217,6 +1379,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_tensor_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_clamp_tensor_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_out,
         },
         .call_boxed = tg__boxed_clamp_tensor_out,
@@ -1227,6 +1392,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_neg,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg,
         },
         .call_boxed = tg__boxed_neg,
@@ -1237,6 +1405,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_neg_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_,
         },
         .call_boxed = tg__boxed_neg_,
@@ -1247,6 +1418,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_neg_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_neg_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_out,
         },
         .call_boxed = tg__boxed_neg_out,
@@ -1257,6 +1431,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_abs,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs,
         },
         .call_boxed = tg__boxed_abs,
@@ -1267,6 +1444,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_abs_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_,
         },
         .call_boxed = tg__boxed_abs_,
@@ -1277,6 +1457,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_abs_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_abs_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_out,
         },
         .call_boxed = tg__boxed_abs_out,
@@ -1287,6 +1470,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_exp,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp,
         },
         .call_boxed = tg__boxed_exp,
@@ -1297,6 +1483,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_exp_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_,
         },
         .call_boxed = tg__boxed_exp_,
@@ -1307,6 +1496,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_exp_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_exp_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_out,
         },
         .call_boxed = tg__boxed_exp_out,
@@ -1317,6 +1509,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_log,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log,
         },
         .call_boxed = tg__boxed_log,
@@ -1327,6 +1522,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_log_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_,
         },
         .call_boxed = tg__boxed_log_,
@@ -1337,6 +1535,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_out,
         },
         .call_boxed = tg__boxed_log_out,
@@ -1347,6 +1548,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sqrt,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt,
         },
         .call_boxed = tg__boxed_sqrt,
@@ -1357,6 +1561,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sqrt_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_,
         },
         .call_boxed = tg__boxed_sqrt_,
@@ -1367,6 +1574,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sqrt_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sqrt_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_out,
         },
         .call_boxed = tg__boxed_sqrt_out,
@@ -1377,6 +1587,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_rsqrt,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt,
         },
         .call_boxed = tg__boxed_rsqrt,
@@ -1387,6 +1600,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_rsqrt_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_,
         },
         .call_boxed = tg__boxed_rsqrt_,
@@ -1397,6 +1613,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_rsqrt_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_rsqrt_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_out,
         },
         .call_boxed = tg__boxed_rsqrt_out,
@@ -1407,6 +1626,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sin,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin,
         },
         .call_boxed = tg__boxed_sin,
@@ -1417,6 +1639,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sin_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_,
         },
         .call_boxed = tg__boxed_sin_,
@@ -1427,6 +1652,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sin_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sin_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_out,
         },
         .call_boxed = tg__boxed_sin_out,
@@ -1437,6 +1665,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cos,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos,
         },
         .call_boxed = tg__boxed_cos,
@@ -1447,6 +1678,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cos_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_,
         },
         .call_boxed = tg__boxed_cos_,
@@ -1457,6 +1691,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cos_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_cos_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_out,
         },
         .call_boxed = tg__boxed_cos_out,
@@ -1467,6 +1704,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_tanh,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh,
         },
         .call_boxed = tg__boxed_tanh,
@@ -1477,6 +1717,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_tanh_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_,
         },
         .call_boxed = tg__boxed_tanh_,
@@ -1487,6 +1730,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_tanh_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_tanh_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_out,
         },
         .call_boxed = tg__boxed_tanh_out,
@@ -1497,6 +1743,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sigmoid,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid,
         },
         .call_boxed = tg__boxed_sigmoid,
@@ -1507,6 +1756,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sigmoid_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_,
         },
         .call_boxed = tg__boxed_sigmoid_,
@@ -1517,6 +1769,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sigmoid_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sigmoid_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_out,
         },
         .call_boxed = tg__boxed_sigmoid_out,
@@ -1527,6 +1782,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_relu,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu,
         },
         .call_boxed = tg__boxed_relu,
@@ -1537,6 +1795,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_relu_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_,
         },
         .call_boxed = tg__boxed_relu_,
@@ -1547,6 +1808,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_relu_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_relu_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_out,
         },
         .call_boxed = tg__boxed_relu_out,
@@ -2175,6 +2439,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_copy_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_copy_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_copy_,
         },
         .call_boxed = tg__boxed_copy_,
@@ -2445,6 +2712,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_threshold_backward,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_threshold_backward,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_threshold_backward,
         },
         .call_boxed = tg__boxed_threshold_backward,

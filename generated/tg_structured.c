@@ -13,11 +13,27 @@ tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alph
     return tg__cpu_add_out(self, other, alpha, NULL);
 }
 
+/* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_add(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    return tg__cuda_add_out(self, other, alpha, NULL);
+}
+#endif
+
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     return tg__cpu_add_out(self, other, alpha, self);
 }
+
+/* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_add_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    return tg__cuda_add_out(self, other, alpha, self);
+}
+#endif
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alpha)
@@ -25,11 +41,27 @@ tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alph
     return tg__cpu_sub_out(self, other, alpha, NULL);
 }
 
+/* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sub(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    return tg__cuda_sub_out(self, other, alpha, NULL);
+}
+#endif
+
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     return tg__cpu_sub_out(self, other, alpha, self);
 }
+
+/* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sub_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    return tg__cuda_sub_out(self, other, alpha, self);
+}
+#endif
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other)
@@ -37,11 +69,27 @@ tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other)
     return tg__cpu_mul_out(self, other, NULL);
 }
 
+/* mul.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_mul(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_mul_out(self, other, NULL);
+}
+#endif
+
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_mul_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_mul_out(self, other, self);
 }
+
+/* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_mul_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_mul_out(self, other, self);
+}
+#endif
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other)
@@ -49,11 +97,27 @@ tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other)
     return tg__cpu_div_out(self, other, NULL);
 }
 
+/* div.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_div(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_div_out(self, other, NULL);
+}
+#endif
+
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_div_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_div_out(self, other, self);
 }
+
+/* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_div_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_div_out(self, other, self);
+}
+#endif
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
@@ -61,11 +125,27 @@ tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const 
     return tg__cpu_div_mode_out(self, other, rounding_mode, NULL);
 }
 
+/* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    return tg__cuda_div_mode_out(self, other, rounding_mode, NULL);
+}
+#endif
+
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     return tg__cpu_div_mode_out(self, other, rounding_mode, self);
 }
+
+/* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    return tg__cuda_div_mode_out(self, other, rounding_mode, self);
+}
+#endif
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent)
@@ -73,11 +153,27 @@ tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent)
     return tg__cpu_pow_out(self, exponent, NULL);
 }
 
+/* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_pow(tg_tensor *self, tg_tensor *exponent)
+{
+    return tg__cuda_pow_out(self, exponent, NULL);
+}
+#endif
+
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     return tg__cpu_pow_out(self, exponent, self);
 }
+
+/* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_pow_(tg_tensor *self, tg_tensor *exponent)
+{
+    return tg__cuda_pow_out(self, exponent, self);
+}
+#endif
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other)
@@ -85,11 +181,27 @@ tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other)
     return tg__cpu_maximum_out(self, other, NULL);
 }
 
+/* maximum(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_maximum(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_maximum_out(self, other, NULL);
+}
+#endif
+
 /* minimum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_minimum(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_minimum_out(self, other, NULL);
 }
+
+/* minimum(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_minimum(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_minimum_out(self, other, NULL);
+}
+#endif
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other)
@@ -97,11 +209,27 @@ tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other)
     return tg__cpu_eq_out(self, other, NULL);
 }
 
+/* eq.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_eq(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_eq_out(self, other, NULL);
+}
+#endif
+
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_eq_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_eq_out(self, other, self);
 }
+
+/* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_eq_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_eq_out(self, other, self);
+}
+#endif
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other)
@@ -109,11 +237,27 @@ tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other)
     return tg__cpu_ne_out(self, other, NULL);
 }
 
+/* ne.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_ne(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_ne_out(self, other, NULL);
+}
+#endif
+
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_ne_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_ne_out(self, other, self);
 }
+
+/* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_ne_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_ne_out(self, other, self);
+}
+#endif
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other)
@@ -121,11 +265,27 @@ tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other)
     return tg__cpu_lt_out(self, other, NULL);
 }
 
+/* lt.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_lt(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_lt_out(self, other, NULL);
+}
+#endif
+
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_lt_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_lt_out(self, other, self);
 }
+
+/* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_lt_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_lt_out(self, other, self);
+}
+#endif
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other)
@@ -133,11 +293,27 @@ tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other)
     return tg__cpu_le_out(self, other, NULL);
 }
 
+/* le.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_le(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_le_out(self, other, NULL);
+}
+#endif
+
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_le_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_le_out(self, other, self);
 }
+
+/* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_le_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_le_out(self, other, self);
+}
+#endif
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other)
@@ -145,11 +321,27 @@ tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other)
     return tg__cpu_gt_out(self, other, NULL);
 }
 
+/* gt.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_gt(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_gt_out(self, other, NULL);
+}
+#endif
+
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_gt_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_gt_out(self, other, self);
 }
+
+/* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_gt_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_gt_out(self, other, self);
+}
+#endif
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other)
@@ -157,11 +349,27 @@ tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other)
     return tg__cpu_ge_out(self, other, NULL);
 }
 
+/* ge.Tensor(Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_ge(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_ge_out(self, other, NULL);
+}
+#endif
+
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_ge_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_ge_out(self, other, self);
 }
+
+/* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_ge_(tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_ge_out(self, other, self);
+}
+#endif
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
@@ -169,11 +377,27 @@ tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_te
     return tg__cpu_where_out(condition, self, other, NULL);
 }
 
+/* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
+{
+    return tg__cuda_where_out(condition, self, other, NULL);
+}
+#endif
+
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 tg_tensor *tg__structured_cpu_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     return tg__cpu_clamp_out(self, min, max, NULL);
 }
+
+/* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    return tg__cuda_clamp_out(self, min, max, NULL);
+}
+#endif
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
@@ -181,11 +405,27 @@ tg_tensor *tg__structured_cpu_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_f
     return tg__cpu_clamp_out(self, min, max, self);
 }
 
+/* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    return tg__cuda_clamp_out(self, min, max, self);
+}
+#endif
+
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 tg_tensor *tg__structured_cpu_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     return tg__cpu_clamp_tensor_out(self, min, max, NULL);
 }
+
+/* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    return tg__cuda_clamp_tensor_out(self, min, max, NULL);
+}
+#endif
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
@@ -193,11 +433,27 @@ tg_tensor *tg__structured_cpu_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_
     return tg__cpu_clamp_tensor_out(self, min, max, self);
 }
 
+/* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    return tg__cuda_clamp_tensor_out(self, min, max, self);
+}
+#endif
+
 /* neg(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_neg(tg_tensor *self)
 {
     return tg__cpu_neg_out(self, NULL);
 }
+
+/* neg(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_neg(tg_tensor *self)
+{
+    return tg__cuda_neg_out(self, NULL);
+}
+#endif
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_neg_(tg_tensor *self)
@@ -205,11 +461,27 @@ tg_tensor *tg__structured_cpu_neg_(tg_tensor *self)
     return tg__cpu_neg_out(self, self);
 }
 
+/* neg_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_neg_(tg_tensor *self)
+{
+    return tg__cuda_neg_out(self, self);
+}
+#endif
+
 /* abs(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_abs(tg_tensor *self)
 {
     return tg__cpu_abs_out(self, NULL);
 }
+
+/* abs(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_abs(tg_tensor *self)
+{
+    return tg__cuda_abs_out(self, NULL);
+}
+#endif
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_abs_(tg_tensor *self)
@@ -217,11 +489,27 @@ tg_tensor *tg__structured_cpu_abs_(tg_tensor *self)
     return tg__cpu_abs_out(self, self);
 }
 
+/* abs_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_abs_(tg_tensor *self)
+{
+    return tg__cuda_abs_out(self, self);
+}
+#endif
+
 /* exp(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_exp(tg_tensor *self)
 {
     return tg__cpu_exp_out(self, NULL);
 }
+
+/* exp(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_exp(tg_tensor *self)
+{
+    return tg__cuda_exp_out(self, NULL);
+}
+#endif
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_exp_(tg_tensor *self)
@@ -229,11 +517,27 @@ tg_tensor *tg__structured_cpu_exp_(tg_tensor *self)
     return tg__cpu_exp_out(self, self);
 }
 
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_exp_(tg_tensor *self)
+{
+    return tg__cuda_exp_out(self, self);
+}
+#endif
+
 /* log(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_log(tg_tensor *self)
 {
     return tg__cpu_log_out(self, NULL);
 }
+
+/* log(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_log(tg_tensor *self)
+{
+    return tg__cuda_log_out(self, NULL);
+}
+#endif
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_log_(tg_tensor *self)
@@ -241,11 +545,27 @@ tg_tensor *tg__structured_cpu_log_(tg_tensor *self)
     return tg__cpu_log_out(self, self);
 }
 
+/* log_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_log_(tg_tensor *self)
+{
+    return tg__cuda_log_out(self, self);
+}
+#endif
+
 /* sqrt(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sqrt(tg_tensor *self)
 {
     return tg__cpu_sqrt_out(self, NULL);
 }
+
+/* sqrt(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sqrt(tg_tensor *self)
+{
+    return tg__cuda_sqrt_out(self, NULL);
+}
+#endif
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sqrt_(tg_tensor *self)
@@ -253,11 +573,27 @@ tg_tensor *tg__structured_cpu_sqrt_(tg_tensor *self)
     return tg__cpu_sqrt_out(self, self);
 }
 
+/* sqrt_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sqrt_(tg_tensor *self)
+{
+    return tg__cuda_sqrt_out(self, self);
+}
+#endif
+
 /* rsqrt(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_rsqrt(tg_tensor *self)
 {
     return tg__cpu_rsqrt_out(self, NULL);
 }
+
+/* rsqrt(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_rsqrt(tg_tensor *self)
+{
+    return tg__cuda_rsqrt_out(self, NULL);
+}
+#endif
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_rsqrt_(tg_tensor *self)
@@ -265,11 +601,27 @@ tg_tensor *tg__structured_cpu_rsqrt_(tg_tensor *self)
     return tg__cpu_rsqrt_out(self, self);
 }
 
+/* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_rsqrt_(tg_tensor *self)
+{
+    return tg__cuda_rsqrt_out(self, self);
+}
+#endif
+
 /* sin(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sin(tg_tensor *self)
 {
     return tg__cpu_sin_out(self, NULL);
 }
+
+/* sin(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sin(tg_tensor *self)
+{
+    return tg__cuda_sin_out(self, NULL);
+}
+#endif
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sin_(tg_tensor *self)
@@ -277,11 +629,27 @@ tg_tensor *tg__structured_cpu_sin_(tg_tensor *self)
     return tg__cpu_sin_out(self, self);
 }
 
+/* sin_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sin_(tg_tensor *self)
+{
+    return tg__cuda_sin_out(self, self);
+}
+#endif
+
 /* cos(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_cos(tg_tensor *self)
 {
     return tg__cpu_cos_out(self, NULL);
 }
+
+/* cos(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_cos(tg_tensor *self)
+{
+    return tg__cuda_cos_out(self, NULL);
+}
+#endif
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_cos_(tg_tensor *self)
@@ -289,11 +657,27 @@ tg_tensor *tg__structured_cpu_cos_(tg_tensor *self)
     return tg__cpu_cos_out(self, self);
 }
 
+/* cos_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_cos_(tg_tensor *self)
+{
+    return tg__cuda_cos_out(self, self);
+}
+#endif
+
 /* tanh(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_tanh(tg_tensor *self)
 {
     return tg__cpu_tanh_out(self, NULL);
 }
+
+/* tanh(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_tanh(tg_tensor *self)
+{
+    return tg__cuda_tanh_out(self, NULL);
+}
+#endif
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_tanh_(tg_tensor *self)
@@ -301,11 +685,27 @@ tg_tensor *tg__structured_cpu_tanh_(tg_tensor *self)
     return tg__cpu_tanh_out(self, self);
 }
 
+/* tanh_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_tanh_(tg_tensor *self)
+{
+    return tg__cuda_tanh_out(self, self);
+}
+#endif
+
 /* sigmoid(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sigmoid(tg_tensor *self)
 {
     return tg__cpu_sigmoid_out(self, NULL);
 }
+
+/* sigmoid(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sigmoid(tg_tensor *self)
+{
+    return tg__cuda_sigmoid_out(self, NULL);
+}
+#endif
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sigmoid_(tg_tensor *self)
@@ -313,17 +713,41 @@ tg_tensor *tg__structured_cpu_sigmoid_(tg_tensor *self)
     return tg__cpu_sigmoid_out(self, self);
 }
 
+/* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sigmoid_(tg_tensor *self)
+{
+    return tg__cuda_sigmoid_out(self, self);
+}
+#endif
+
 /* relu(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_relu(tg_tensor *self)
 {
     return tg__cpu_relu_out(self, NULL);
 }
 
+/* relu(Tensor self) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_relu(tg_tensor *self)
+{
+    return tg__cuda_relu_out(self, NULL);
+}
+#endif
+
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_relu_(tg_tensor *self)
 {
     return tg__cpu_relu_out(self, self);
 }
+
+/* relu_(Tensor(a!) self) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_relu_(tg_tensor *self)
+{
+    return tg__cuda_relu_out(self, self);
+}
+#endif
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)

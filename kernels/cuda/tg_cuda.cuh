@@ -26,18 +26,8 @@
 #include "pointwise_loops.h"     /* host-side helpers: tg__pw_kind, scalar checks, loads */
 #include "pointwise_scalar.h"    /* the scalar functions (__host__ __device__ under nvcc) */
 
-/* Engineer A's runtime interface (runtime/tg_cuda_rt.h). Declared here as well, with the
- * contract's signatures, so that this header compiles before that file exists. */
-#if __has_include("tg_cuda_rt.h")
+/* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
 #include "tg_cuda_rt.h"
-#else
-extern "C" {
-cudaStream_t tg__cuda_stream(int device);
-int tg__cuda_check(const char *op, int cuda_error);
-void *tg__cuda_alloc(const char *op, size_t nbytes, int device);
-void tg__cuda_free(void *p, size_t nbytes, int device);
-}
-#endif
 
 /* ------------------------------------------------------------------ status checks */
 
