@@ -43,12 +43,22 @@ static inline tg_tensor *cc_rand(const int64_t *shape, int64_t ndim, tg_dtype dt
     return t;
 }
 
-/* The same values on CUDA device 0 (same shape, dtype and strides' logical order). */
+/* A contiguous copy of t on `dev` (a fresh leaf: empty there, then copy_). Call inside a
+ * scope: the scope owns the results. */
+static inline tg_tensor *cc_copy_to(tg_tensor *t, tg_device dev)
+{
+    tg_int_list size = { tg_tensor_sizes(t), tg_tensor_dim(t) };
+    tg_tensor *d = tg_empty(size, .dtype = tg_tensor_dtype(t), .device = dev);
+    cr_assert(d, "empty on %s: %s", dev.type == TG_CUDA ? "CUDA" : "CPU", tg_last_error());
+    cr_assert(tg_copy_(d, t), "copy_: %s", tg_last_error());
+    return d;
+}
+
+/* The same values on CUDA device 0. */
 static inline tg_tensor *cc_cuda(tg_tensor *t)
 {
-    tg_tensor *r = tg_to_device(t, TG_DEVICE_CUDA(0));
-    cr_assert(r, "to_device: %s", tg_last_error());
-    cr_assert_eq(tg_tensor_device(r).type, TG_CUDA, "to_device did not give a CUDA tensor");
+    tg_tensor *r = cc_copy_to(t, TG_DEVICE_CUDA(0));
+    cr_assert_eq(tg_tensor_device(r).type, TG_CUDA, "not a CUDA tensor");
     return r;
 }
 

@@ -132,7 +132,7 @@ Test(cuda_nn, native_dropout)
         for (int64_t i = 0; i < n; i++) kept += m[i] != 0;
         double q = 1 - p, sigma = sqrt(n * p * q);
         cr_assert(fabs((double)kept - n * q) < 5 * sigma, "kept %lld of %lld for p = %g", (long long)kept, (long long)n, p);
-        tg_tensor *mask_cpu = tg_to_device(r.r1, TG_DEVICE_CPU);
+        tg_tensor *mask_cpu = cc_copy_to(r.r1, TG_DEVICE_CPU);
         double scale = 1 / q;
         tg_tensor *want = tg_mul(tg_mul(x, mask_cpu), kt_tensor(&scale, NULL, 0, dt));
         cc_assert_close(r.r0, want, cc_round_tol(dt, 1e-7, 1e-15), 0, "dropout output = x * mask * scale");

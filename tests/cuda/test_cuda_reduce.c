@@ -28,7 +28,7 @@ static tg_tensor *view_of(tg_tensor *x, int view)
 {
     if (view == 1) return tg_permute(x, TG_INTS(2, 0, 1));
     if (view == 2) return tg_slice(x, .dim = 1, .step = 2);
-    return tg_retain(x);
+    return x;                       /* views and x alike belong to the open scope */
 }
 
 /* Runs one reduction; dims NULL = all dims. Returns values and indices (either may be NULL). */
