@@ -11,6 +11,7 @@
  *  - integral dtypes: gemm_ref, the plain reference loop (int64 accumulation, wrap-around).
  */
 #include "tg_kutil.h"
+#include "linalg_checks.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -202,16 +203,7 @@ static mat mat_of(const tg_tensor *t, int64_t batch_dims)
 
 static int check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b)
 {
-    if (a->dtype != b->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(a->dtype),
-                  tg__k_scalar_name(b->dtype));
-        return -1;
-    }
-    if (a->dtype == TG_BOOL) {
-        tg__error(op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
-        return -1;
-    }
-    return 0;
+    return tg__matmul_check_dtypes(op, a, b, false, "addmm_impl_cpu_");
 }
 
 /* ------------------------------------------------------------------ kernels */
@@ -219,12 +211,7 @@ static int check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b)
 /* self is (n, m), mat2 is (m, p), out is (n, p). */
 tg_tensor *tg__cpu_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (self->ndim != 2) return tg__error("mm", "self must be a matrix");
-    if (mat2->ndim != 2) return tg__error("mm", "mat2 must be a matrix");
-    if (self->sizes[1] != mat2->sizes[0])
-        return tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                         (long long)self->sizes[0], (long long)self->sizes[1],
-                         (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (tg__mm_check_shapes(self, mat2) != 0) return NULL;
     if (check_dtypes("mm", self, mat2) != 0) return NULL;
     int64_t shape[2] = { self->sizes[0], mat2->sizes[1] };
     tg_tensor *res = tg__k_prepare_out("mm", out, shape, 2, self->dtype);
@@ -263,15 +250,7 @@ static void bmm_task(int64_t lo, int64_t hi, void *ctx)
  * BLAS's own threading to pay off. */
 tg_tensor *tg__cpu_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (self->ndim != 3) return tg__error("bmm", "batch1 must be a 3D tensor");
-    if (mat2->ndim != 3) return tg__error("bmm", "batch2 must be a 3D tensor");
-    if (self->sizes[0] != mat2->sizes[0])
-        return tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
-                         (long long)self->sizes[0], (long long)mat2->sizes[0]);
-    if (self->sizes[2] != mat2->sizes[1])
-        return tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
-                         (long long)self->sizes[1], (long long)self->sizes[2],
-                         (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
+    if (tg__bmm_check_shapes(self, mat2) != 0) return NULL;
     if (check_dtypes("bmm", self, mat2) != 0) return NULL;
     int64_t shape[3] = { self->sizes[0], self->sizes[1], mat2->sizes[2] };
     tg_tensor *res = tg__k_prepare_out("bmm", out, shape, 3, self->dtype);
@@ -309,40 +288,11 @@ static void copy_broadcast(mat C, const tg_tensor *self, size_t e)
  * out = beta * self + alpha * mat1 @ mat2. out == self is the in-place addmm_. */
 tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out)
 {
-    if (mat1->ndim != 2)
-        return tg__error("addmm", "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
-    if (mat2->ndim != 2)
-        return tg__error("addmm", "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
-    if (mat1->sizes[1] != mat2->sizes[0])
-        return tg__error("addmm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                         (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                         (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
     if (check_dtypes("addmm", mat1, mat2) != 0 || check_dtypes("addmm", self, mat1) != 0) return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
     bool inplace = out == self;
-    if (inplace) {
-        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1])
-            return tg__error("addmm", "input shape is incompatible with matrix multiplication "
-                             "(%lldx%lld @ %lldx%lld != %lldx%lld)",
-                             (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                             (long long)mat2->sizes[0], (long long)mat2->sizes[1],
-                             (long long)(self->ndim > 0 ? self->sizes[0] : 1),
-                             (long long)(self->ndim > 1 ? self->sizes[1] : 1));
-    } else {
-        bool ok = self->ndim <= 2;
-        for (int64_t d = 0; ok && d < self->ndim; d++) {
-            int64_t want = shape[2 - self->ndim + d];
-            if (self->sizes[d] != want && self->sizes[d] != 1) {
-                char a[64], b[64];
-                return tg__error("addmm", "The expanded size of the tensor (%lld) must match the existing "
-                                 "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                                 "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
-                                 (long long)(2 - self->ndim + d), tg__k_fmt_sizes(a, sizeof a, shape, 2),
-                                 tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
-            }
-        }
-        if (!ok) return tg__error("addmm", "self must be a matrix");
-    }
+    if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
     tg_tensor *res = tg__k_prepare_out("addmm", out, shape, 2, mat1->dtype);
     if (!res) return NULL;
     mat C = mat_of(res, 0);

@@ -7,6 +7,7 @@
  * the samples not ignored (NaN when that is 0, as PyTorch), 2 sums. Sums run in double over
  * the samples, which are few next to the N * C input: the loops are serial. */
 #include "tg_kutil.h"
+#include "loss_checks.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,39 +33,10 @@ static void nll_args_release(nll_args *a)
 /* Shape and dtype checks in PyTorch's order, then contiguous operands. 0 or -1 + error. */
 static int nll_prepare(nll_args *a, const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight)
 {
-    char s1[256], s2[256];
     memset(a, 0, sizeof *a);
     a->op = op;
-    if (self->ndim < 1 || self->ndim > 2) { tg__error(op, "input tensor should be 1D or 2D"); return -1; }
-    if (target->ndim > 1) {
-        tg__error(op, "0D or 1D target tensor expected, multi-target not supported");
-        return -1;
-    }
-    bool no_batch_dim = self->ndim == 1 && target->ndim == 0;
-    if (!no_batch_dim && (target->ndim == 0 || self->sizes[0] != target->sizes[0])) {
-        tg__error(op, "size mismatch (got input: %s, target: %s)", tg__k_fmt_sizes(s1, sizeof s1, self->sizes, self->ndim),
-                  tg__k_fmt_sizes(s2, sizeof s2, target->sizes, target->ndim));
-        return -1;
-    }
+    if (tg__nll_check(op, self, target, weight) != 0) return -1;
     a->c = self->sizes[self->ndim - 1];
-    if (weight && !(weight->ndim == 1 && weight->sizes[0] == a->c)) {
-        tg__error(op, "weight tensor should be defined either for all %lld classes or no classes but got weight tensor "
-                  "of shape: %s", (long long)a->c, tg__k_fmt_sizes(s1, sizeof s1, weight->sizes, weight->ndim));
-        return -1;
-    }
-    if (!tg_dtype_is_floating(self->dtype)) {
-        tg__error(op, "\"nll_loss_out_frame\" not implemented for '%s'", tg__k_scalar_name(self->dtype));
-        return -1;
-    }
-    if (target->dtype != TG_INT64 && target->dtype != TG_UINT8) {
-        tg__error(op, "expected scalar type Long but found %s", tg__k_scalar_name(target->dtype));
-        return -1;
-    }
-    if (weight && weight->dtype != self->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(self->dtype),
-                  tg__k_scalar_name(weight->dtype));
-        return -1;
-    }
     a->batched = self->ndim == 2;
     a->n = a->batched ? self->sizes[0] : 1;
     a->x = tg__contiguous(op, self);
@@ -140,26 +112,12 @@ tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
                                      int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
     const char *op = "nll_loss_backward";
-    char s1[256];
     nll_args a;
     if (nll_prepare(&a, op, self, target, weight) != 0) return NULL;
     bool per_sample = reduction == RED_NONE && a.batched;
-    if (tg__numel(total_weight) != 1) {
+    if (tg__nll_backward_check(op, grad_output, total_weight, per_sample, a.n) != 0) {
         nll_args_release(&a);
-        return tg__error(op, "expected total_weight to be a single element tensor, got: %s (%lld elements)",
-                         tg__k_fmt_sizes(s1, sizeof s1, total_weight->sizes, total_weight->ndim),
-                         (long long)tg__numel(total_weight));
-    }
-    if (per_sample && (grad_output->ndim != 1 || grad_output->sizes[0] != a.n)) {
-        nll_args_release(&a);
-        return tg__error(op, "Expected a tensor of dimension 1 and tensor.size[0] == %lld but got: dimension %lld and "
-                         "tensor.size[0] == %lld", (long long)a.n, (long long)grad_output->ndim,
-                         (long long)(grad_output->ndim ? grad_output->sizes[0] : 1));
-    }
-    if (!per_sample && tg__numel(grad_output) != 1) {
-        nll_args_release(&a);
-        return tg__error(op, "Expected a single element grad_output tensor, but got: %s",
-                         tg__k_fmt_sizes(s1, sizeof s1, grad_output->sizes, grad_output->ndim));
+        return NULL;
     }
     tg_dtype dt = self->dtype;
     size_t es = tg_dtype_size(dt);

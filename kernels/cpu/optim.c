@@ -9,36 +9,12 @@
  * match torch.optim to a few ulp. These operators have no derivatives: call them with grad
  * mode off (TG_NO_GRAD), as torch.optim runs under torch.no_grad(). */
 #include "tg_kutil.h"
+#include "optim_checks.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "tg_kernels.h"
-
-/* ------------------------------------------------------------------ checks */
-
-static int check_operand(const char *op, const char *what, const tg_tensor *self, const tg_tensor *t)
-{
-    char a[256], b[256];
-    if (t->ndim != self->ndim || memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
-        tg__error(op, "%s has shape %s but the parameter has shape %s", what, tg__k_fmt_sizes(a, sizeof a, t->sizes, t->ndim),
-                  tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
-        return -1;
-    }
-    if (t->dtype != self->dtype) {
-        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what, tg__k_scalar_name(t->dtype),
-                  tg__k_scalar_name(self->dtype));
-        return -1;
-    }
-    return 0;
-}
-
-static int check_param(const char *op, const tg_tensor *self)
-{
-    if (tg_dtype_is_floating(self->dtype)) return 0;
-    tg__error(op, "expected a floating point parameter, but got %s", tg__k_scalar_name(self->dtype));
-    return -1;
-}
 
 /* True when every non-NULL operand is contiguous, float32/float64. */
 static bool fast_ok(tg_tensor *const *ts, int n)
@@ -128,16 +104,9 @@ tg_tensor *tg__cpu_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *moment
                              double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
     const char *op = "sgd_step_";
-    if (!(lr >= 0)) return tg__error(op, "Invalid learning rate: %g", lr);
-    if (!(momentum >= 0)) return tg__error(op, "Invalid momentum value: %g", momentum);
-    if (!(weight_decay >= 0)) return tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-    if (nesterov && (momentum <= 0 || dampening != 0))
-        return tg__error(op, "Nesterov momentum requires a momentum and zero dampening");
-    if (momentum != 0 && !momentum_buffer)
-        return tg__error(op, "momentum_buffer is required when momentum != 0");
-    if (check_param(op, self) != 0 || check_operand(op, "grad", self, grad) != 0) return NULL;
+    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov) != 0)
+        return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
-    if (buf && check_operand(op, "momentum_buffer", self, buf) != 0) return NULL;
     sgd_ctx c = { tg__k_data(self), tg__k_data(grad), buf ? tg__k_data(buf) : NULL, lr, momentum, dampening,
                   weight_decay, nesterov, maximize, first_step };
     if (fast_ok((tg_tensor *const[]){ self, grad, buf }, 3))
@@ -232,18 +201,10 @@ tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_a
                               double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
 {
     const char *op = "adam_step_";
-    if (!(lr >= 0)) return tg__error(op, "Invalid learning rate: %g", lr);
-    if (!(eps >= 0)) return tg__error(op, "Invalid epsilon value: %g", eps);
-    if (!(beta1 >= 0 && beta1 < 1)) return tg__error(op, "Invalid beta parameter at index 0: %g", beta1);
-    if (!(beta2 >= 0 && beta2 < 1)) return tg__error(op, "Invalid beta parameter at index 1: %g", beta2);
-    if (!(weight_decay >= 0)) return tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-    if (step < 1) return tg__error(op, "step counts from 1 (this step included), but got %lld", (long long)step);
-    if (amsgrad && !max_exp_avg_sq) return tg__error(op, "max_exp_avg_sq is required with amsgrad");
-    if (check_param(op, self) != 0 || check_operand(op, "grad", self, grad) != 0 ||
-        check_operand(op, "exp_avg", self, exp_avg) != 0 || check_operand(op, "exp_avg_sq", self, exp_avg_sq) != 0)
+    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
+                       amsgrad) != 0)
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
-    if (vmax && check_operand(op, "max_exp_avg_sq", self, vmax) != 0) return NULL;
     adam_ctx c = { tg__k_data(self), tg__k_data(grad), tg__k_data(exp_avg), tg__k_data(exp_avg_sq),
                    vmax ? tg__k_data(vmax) : NULL, lr, beta1, beta2, eps, weight_decay, 0, 0,
                    amsgrad, maximize, decoupled_weight_decay };

@@ -6,6 +6,7 @@
  * Reference path: element by element with dtype conversion (copy_any). Fast path: same dtype
  * and both sides contiguous, one memcpy per (input, outer row), parallel over rows. */
 #include "tg_kutil.h"
+#include "shape_checks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +16,6 @@
 #else
 tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
 #endif
-
-/* PyTorch's canCast for real dtypes: no float -> integral, no non-bool -> bool. */
-static bool can_cast(tg_dtype from, tg_dtype to)
-{
-    if (tg_dtype_is_floating(from) && tg_dtype_is_integral(to, true)) return false;
-    if (from != TG_BOOL && to == TG_BOOL) return false;
-    return true;
-}
-
-/* Legacy behaviour: 1-D tensors with no elements are ignored by cat. */
-static bool skipped(const tg_tensor *t)
-{
-    return t->ndim == 1 && t->sizes[0] == 0;
-}
 
 /* Copies src (any strides, any dtype) into dst region of out: src element with row-major
  * index (o, c) (as [outer, inner_src]) goes to out's (o, col0 + c). */
@@ -70,72 +57,18 @@ static void cat_rows(int64_t b, int64_t e, void *ctx)
     }
 }
 
-/* Checks the inputs against the first non-skipped one and computes the output shape. */
-static int cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape, int64_t *ndim)
-{
-    const tg_tensor *ref = NULL;
-    int64_t refi = 0;
-    for (int64_t i = 0; i < ts.len; i++) {
-        if (ts.data[i]->ndim == 0) {
-            tg__error("cat", "zero-dimensional tensor (at position %lld) cannot be concatenated", (long long)i);
-            return -1;
-        }
-        if (!ref && !skipped(ts.data[i])) { ref = ts.data[i]; refi = i; }
-    }
-    if (!ref) {           /* every input is a legacy empty tensor */
-        *ndim = 1;
-        shape[0] = 0;
-        int64_t d = tg__wrap_dim("cat", *pdim, 1);
-        if (d < 0) return -1;
-        *pdim = d;
-        return 0;
-    }
-    int64_t d = tg__wrap_dim("cat", *pdim, ref->ndim);
-    if (d < 0) return -1;
-    *pdim = d;
-    *ndim = ref->ndim;
-    memcpy(shape, ref->sizes, sizeof(int64_t) * (size_t)ref->ndim);
-    shape[d] = 0;
-    for (int64_t i = 0; i < ts.len; i++) {
-        const tg_tensor *t = ts.data[i];
-        if (skipped(t)) continue;
-        if (t->ndim != ref->ndim) {
-            tg__error("cat", "Tensors must have same number of dimensions: got %lld and %lld",
-                      (long long)ref->ndim, (long long)t->ndim);
-            return -1;
-        }
-        for (int64_t k = 0; k < ref->ndim; k++) {
-            if (k == d || t->sizes[k] == ref->sizes[k]) continue;
-            tg__error("cat", "Sizes of tensors must match except in dimension %lld. Expected size %lld "
-                      "but got size %lld for tensor number %lld in the list.", (long long)d,
-                      (long long)ref->sizes[k], (long long)t->sizes[k], (long long)i);
-            return -1;
-        }
-        shape[d] += t->sizes[d];
-    }
-    (void)refi;
-    return 0;
-}
-
 /* tensors: n tensors of equal shape except along dim (legacy 1-D empty ones ignored);
  * out has their shape with the dim sizes summed, and the promoted dtype (or out's, castable). */
 tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
     if (tensors.len == 0) return tg__error("cat", "torch.cat(): expected a non-empty list of Tensors");
     int64_t shape[TG_MAX_DIMS], ndim = 0;
-    if (cat_shape(tensors, &dim, shape, &ndim) != 0) return NULL;
+    if (tg__cat_shape(tensors, &dim, shape, &ndim) != 0) return NULL;
     tg_dtype dt = tensors.data[0]->dtype;
     for (int64_t i = 1; i < tensors.len; i++) dt = tg_promote_types(dt, tensors.data[i]->dtype);
     tg_tensor *res;
     if (out) {
-        if (!can_cast(dt, out->dtype))
-            return tg__error("cat", "result type %s can't be cast to the desired output type %s",
-                             tg__k_scalar_name(dt), tg__k_scalar_name(out->dtype));
-        for (int64_t i = 0; i < tensors.len; i++)
-            if (tensors.data[i]->storage == out->storage && tg__numel(tensors.data[i]) > 0)
-                return tg__error("cat", "unsupported operation: the input tensors cannot refer to any "
-                                 "of the output memory locations. Found overlap in input tensor %lld.",
-                                 (long long)i);
+        if (tg__cat_check_out(tensors, dt, out) != 0) return NULL;
         if (tg__resize_out("cat", out, shape, ndim) != 0) return NULL;
         res = tg_retain(out);
     } else {
@@ -151,7 +84,7 @@ tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
     bool out_contig = tg__is_contiguous(res);
     for (int64_t i = 0; i < tensors.len; i++) {
         const tg_tensor *t = tensors.data[i];
-        if (skipped(t) || tg__numel(t) == 0) continue;
+        if (tg__cat_skipped(t) || tg__numel(t) == 0) continue;
         int64_t inner = t->sizes[dim] * after;
         pp[np++] = (cat_piece){ t, res, inner, shape[dim] * after, col,
                                 out_contig && t->dtype == res->dtype && tg__is_contiguous(t) };

@@ -22,6 +22,7 @@
  * CUBLAS_DEFAULT_MATH), bound to the device's stream; TF32 is chosen per call through the
  * compute type. */
 #include "kc_common.cuh"
+#include "linalg_checks.h"     /* the CPU kernels' shape and dtype checks */
 
 #include <cublas_v2.h>
 #include <limits.h>
@@ -223,15 +224,7 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
 
 static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *a, const tg_tensor *b)
 {
-    if (a->dtype != b->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(a->dtype), tg__k_scalar_name(b->dtype));
-        return -1;
-    }
-    if (!tg_dtype_is_floating(a->dtype)) {
-        tg__error(op, "\"%s\" not implemented for '%s'", cuda_name, tg__k_scalar_name(a->dtype));
-        return -1;
-    }
-    return 0;
+    return tg__matmul_check_dtypes(op, a, b, true, cuda_name);
 }
 
 /* ------------------------------------------------------------------ kernels */
@@ -239,12 +232,7 @@ static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *
 /* self is (n, m), mat2 is (m, p), out is (n, p). */
 extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (self->ndim != 2) return (tg_tensor *)tg__error("mm", "self must be a matrix");
-    if (mat2->ndim != 2) return (tg_tensor *)tg__error("mm", "mat2 must be a matrix");
-    if (self->sizes[1] != mat2->sizes[0])
-        return (tg_tensor *)tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                                      (long long)self->sizes[0], (long long)self->sizes[1],
-                                      (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (tg__mm_check_shapes(self, mat2) != 0) return NULL;
     if (kc_same_device("mm", self, mat2) || kc_same_device("mm", self, out)) return NULL;
     if (check_dtypes("mm", "addmm_cuda", self, mat2) != 0) return NULL;
     int rc;
@@ -261,15 +249,7 @@ extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tenso
 /* self is (b, n, m), mat2 is (b, m, p), out is (b, n, p): one strided-batched call. */
 extern "C" tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (self->ndim != 3) return (tg_tensor *)tg__error("bmm", "batch1 must be a 3D tensor");
-    if (mat2->ndim != 3) return (tg_tensor *)tg__error("bmm", "batch2 must be a 3D tensor");
-    if (self->sizes[0] != mat2->sizes[0])
-        return (tg_tensor *)tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
-                                      (long long)self->sizes[0], (long long)mat2->sizes[0]);
-    if (self->sizes[2] != mat2->sizes[1])
-        return (tg_tensor *)tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
-                                      (long long)self->sizes[1], (long long)self->sizes[2],
-                                      (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
+    if (tg__bmm_check_shapes(self, mat2) != 0) return NULL;
     if (kc_same_device("bmm", self, mat2) || kc_same_device("bmm", self, out)) return NULL;
     if (check_dtypes("bmm", "bmm_cuda", self, mat2) != 0) return NULL;
     int rc;
@@ -289,40 +269,12 @@ extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
                                          tg_tensor *out)
 {
     const char *op = "addmm";
-    if (mat1->ndim != 2)
-        return (tg_tensor *)tg__error(op, "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
-    if (mat2->ndim != 2)
-        return (tg_tensor *)tg__error(op, "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
-    if (mat1->sizes[1] != mat2->sizes[0])
-        return (tg_tensor *)tg__error(op, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                                      (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                                      (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+    if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
     if (kc_same_device(op, mat1, mat2) || kc_same_device(op, mat1, self) || kc_same_device(op, mat1, out)) return NULL;
     if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 || check_dtypes(op, "addmm_cuda", self, mat1) != 0) return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
     bool inplace = out == self;
-    if (inplace) {
-        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1])
-            return (tg_tensor *)tg__error(op, "input shape is incompatible with matrix multiplication "
-                                          "(%lldx%lld @ %lldx%lld != %lldx%lld)",
-                                          (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                                          (long long)mat2->sizes[0], (long long)mat2->sizes[1],
-                                          (long long)(self->ndim > 0 ? self->sizes[0] : 1),
-                                          (long long)(self->ndim > 1 ? self->sizes[1] : 1));
-    } else {
-        if (self->ndim > 2) return (tg_tensor *)tg__error(op, "self must be a matrix");
-        for (int64_t d = 0; d < self->ndim; d++) {
-            int64_t want = shape[2 - self->ndim + d];
-            if (self->sizes[d] != want && self->sizes[d] != 1) {
-                char a[64], b[64];
-                return (tg_tensor *)tg__error(op, "The expanded size of the tensor (%lld) must match the existing "
-                                              "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                                              "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
-                                              (long long)(2 - self->ndim + d), tg__k_fmt_sizes(a, sizeof a, shape, 2),
-                                              tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
-            }
-        }
-    }
+    if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
     int rc;
     cudaStream_t st = kc_stream(op, mat1->device, &rc);
     if (rc) return NULL;

@@ -14,6 +14,7 @@
  * (tg_manual_seed makes runs reproducible; the CUDA stream of draws differs from the CPU's),
  * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
 #include "kc_common.cuh"
+#include "loss_checks.h"       /* the CPU kernels' argument checks */
 
 extern "C" {
 tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
@@ -115,37 +116,11 @@ __global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, c
     }
 }
 
-/* The CPU's checks in PyTorch's order (kernels/cpu/loss.c), plus devices. 0 or -1 + error. */
+/* The shared checks (loss_checks.h), then devices; fills the kernels' view. 0 or -1 + error. */
 static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight, nll_dev *a)
 {
-    char s1[256], s2[256];
-    if (self->ndim < 1 || self->ndim > 2) { tg__error(op, "input tensor should be 1D or 2D"); return -1; }
-    if (target->ndim > 1) { tg__error(op, "0D or 1D target tensor expected, multi-target not supported"); return -1; }
-    bool no_batch_dim = self->ndim == 1 && target->ndim == 0;
-    if (!no_batch_dim && (target->ndim == 0 || self->sizes[0] != target->sizes[0])) {
-        tg__error(op, "size mismatch (got input: %s, target: %s)", tg__k_fmt_sizes(s1, sizeof s1, self->sizes, self->ndim),
-                  tg__k_fmt_sizes(s2, sizeof s2, target->sizes, target->ndim));
-        return -1;
-    }
+    if (tg__nll_check(op, self, target, weight) != 0) return -1;
     int64_t c = self->sizes[self->ndim - 1];
-    if (weight && !(weight->ndim == 1 && weight->sizes[0] == c)) {
-        tg__error(op, "weight tensor should be defined either for all %lld classes or no classes but got weight tensor "
-                  "of shape: %s", (long long)c, tg__k_fmt_sizes(s1, sizeof s1, weight->sizes, weight->ndim));
-        return -1;
-    }
-    if (!tg_dtype_is_floating(self->dtype)) {
-        tg__error(op, "\"nll_loss_out_frame\" not implemented for '%s'", tg__k_scalar_name(self->dtype));
-        return -1;
-    }
-    if (target->dtype != TG_INT64 && target->dtype != TG_UINT8) {
-        tg__error(op, "expected scalar type Long but found %s", tg__k_scalar_name(target->dtype));
-        return -1;
-    }
-    if (weight && weight->dtype != self->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(self->dtype),
-                  tg__k_scalar_name(weight->dtype));
-        return -1;
-    }
     if (kc_same_device(op, self, target) || kc_same_device(op, self, weight)) return -1;
     bool batched = self->ndim == 2;
     a->x = kc_data(self);
@@ -225,23 +200,11 @@ extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tens
                                                  tg_tensor *total_weight)
 {
     const char *op = "nll_loss_backward";
-    char s1[256];
     nll_dev a;
     if (nll_check(op, self, target, weight, &a) != 0) return NULL;
     a.ignore_index = ignore_index;
     bool per_sample = reduction == RED_NONE && self->ndim == 2;
-    if (tg__numel(total_weight) != 1)
-        return (tg_tensor *)tg__error(op, "expected total_weight to be a single element tensor, got: %s (%lld elements)",
-                                      tg__k_fmt_sizes(s1, sizeof s1, total_weight->sizes, total_weight->ndim),
-                                      (long long)tg__numel(total_weight));
-    if (per_sample && (grad_output->ndim != 1 || grad_output->sizes[0] != a.n))
-        return (tg_tensor *)tg__error(op, "Expected a tensor of dimension 1 and tensor.size[0] == %lld but got: "
-                                      "dimension %lld and tensor.size[0] == %lld", (long long)a.n,
-                                      (long long)grad_output->ndim,
-                                      (long long)(grad_output->ndim ? grad_output->sizes[0] : 1));
-    if (!per_sample && tg__numel(grad_output) != 1)
-        return (tg_tensor *)tg__error(op, "Expected a single element grad_output tensor, but got: %s",
-                                      tg__k_fmt_sizes(s1, sizeof s1, grad_output->sizes, grad_output->ndim));
+    if (tg__nll_backward_check(op, grad_output, total_weight, per_sample, a.n) != 0) return NULL;
     /* A one-element grad_output or total_weight may be a host (CPU) scalar: read it here. */
     bool go_host = grad_output->device.type == TG_CPU, tw_host = total_weight->device.type == TG_CPU;
     if (go_host && (per_sample || grad_output->ndim != 0)) {

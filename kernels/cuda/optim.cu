@@ -9,6 +9,7 @@
  * double: agreement to the storage type's rounding). Contiguous operands are indexed
  * directly, others through their geometry. */
 #include "kc_common.cuh"
+#include "optim_checks.h"      /* the CPU kernels' argument checks */
 
 extern "C" {
 tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum,
@@ -22,29 +23,12 @@ tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_
 #define THREADS 256
 #define NOPS 5
 
-/* ------------------------------------------------------------------ checks (as the CPU's) */
-
-static int check_operand(const char *op, const char *what, const tg_tensor *self, const tg_tensor *t)
+/* The shared checks (optim_checks.h), then every operand on the parameter's device. */
+static int same_devices(const char *op, tg_tensor *const *ts)
 {
-    char a[256], b[256];
-    if (t->ndim != self->ndim || memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
-        tg__error(op, "%s has shape %s but the parameter has shape %s", what, tg__k_fmt_sizes(a, sizeof a, t->sizes, t->ndim),
-                  tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
-        return -1;
-    }
-    if (t->dtype != self->dtype) {
-        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what, tg__k_scalar_name(t->dtype),
-                  tg__k_scalar_name(self->dtype));
-        return -1;
-    }
-    return kc_same_device(op, self, t);
-}
-
-static int check_param(const char *op, const tg_tensor *self)
-{
-    if (tg_dtype_is_floating(self->dtype)) return 0;
-    tg__error(op, "expected a floating point parameter, but got %s", tg__k_scalar_name(self->dtype));
-    return -1;
+    for (int k = 1; k < NOPS; k++)
+        if (ts[k] && kc_same_device(op, ts[0], ts[k])) return -1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ operands */
@@ -113,20 +97,14 @@ extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
                                          bool maximize, bool first_step)
 {
     const char *op = "sgd_step_";
-    if (!(lr >= 0)) return (tg_tensor *)tg__error(op, "Invalid learning rate: %g", lr);
-    if (!(momentum >= 0)) return (tg_tensor *)tg__error(op, "Invalid momentum value: %g", momentum);
-    if (!(weight_decay >= 0)) return (tg_tensor *)tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-    if (nesterov && (momentum <= 0 || dampening != 0))
-        return (tg_tensor *)tg__error(op, "Nesterov momentum requires a momentum and zero dampening");
-    if (momentum != 0 && !momentum_buffer)
-        return (tg_tensor *)tg__error(op, "momentum_buffer is required when momentum != 0");
-    if (check_param(op, self) != 0 || check_operand(op, "grad", self, grad) != 0) return NULL;
+    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov) != 0)
+        return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
-    if (buf && check_operand(op, "momentum_buffer", self, buf) != 0) return NULL;
     int rc;
     cudaStream_t st = kc_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, buf, NULL, NULL };
+    if (same_devices(op, ts)) return NULL;
     ops o = ops_of(ts);
     sgd_args c = { lr, momentum, dampening, weight_decay, nesterov, maximize, first_step, buf != NULL };
     int64_t n = tg__numel(self);
@@ -184,23 +162,15 @@ extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
                                           bool decoupled_weight_decay)
 {
     const char *op = "adam_step_";
-    if (!(lr >= 0)) return (tg_tensor *)tg__error(op, "Invalid learning rate: %g", lr);
-    if (!(eps >= 0)) return (tg_tensor *)tg__error(op, "Invalid epsilon value: %g", eps);
-    if (!(beta1 >= 0 && beta1 < 1)) return (tg_tensor *)tg__error(op, "Invalid beta parameter at index 0: %g", beta1);
-    if (!(beta2 >= 0 && beta2 < 1)) return (tg_tensor *)tg__error(op, "Invalid beta parameter at index 1: %g", beta2);
-    if (!(weight_decay >= 0)) return (tg_tensor *)tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-    if (step < 1)
-        return (tg_tensor *)tg__error(op, "step counts from 1 (this step included), but got %lld", (long long)step);
-    if (amsgrad && !max_exp_avg_sq) return (tg_tensor *)tg__error(op, "max_exp_avg_sq is required with amsgrad");
-    if (check_param(op, self) != 0 || check_operand(op, "grad", self, grad) != 0 ||
-        check_operand(op, "exp_avg", self, exp_avg) != 0 || check_operand(op, "exp_avg_sq", self, exp_avg_sq) != 0)
+    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
+                       amsgrad) != 0)
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
-    if (vmax && check_operand(op, "max_exp_avg_sq", self, vmax) != 0) return NULL;
     int rc;
     cudaStream_t st = kc_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, exp_avg, exp_avg_sq, vmax };
+    if (same_devices(op, ts)) return NULL;
     ops o = ops_of(ts);
     adam_args c = { lr, beta1, beta2, eps, weight_decay, 0, 0, amsgrad, maximize, decoupled_weight_decay };
     c.step_size = lr / (1 - pow(beta1, (double)step));

@@ -27,6 +27,7 @@
  * and splits, in double. max/min/argmax/argmin keep the first occurrence of the extreme; NaN
  * propagates and wins (the first NaN's index). */
 #include "kc_common.cuh"
+#include "reduce_checks.h"     /* the CPU kernels' argument checks and dtypes */
 
 extern "C" {
 tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
@@ -506,54 +507,24 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
     return res;
 }
 
-/* PyTorch's check that a reduction with no identity has elements (the CPU kernel's). */
-static int check_nonempty(const char *op, const char *fn, const tg_tensor *self, const int64_t *dims, int64_t ndims,
-                          bool wrap)
-{
-    if (tg__numel(self) != 0) return 0;
-    if (!dims || ndims == 0) {
-        tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0. "
-                  "Specify the reduction dim with the 'dim' argument.", fn);
-        return -1;
-    }
-    for (int64_t k = 0; k < ndims; k++) {
-        int64_t d = tg__wrap_dim(op, dims[k], self->ndim);
-        if (d < 0) return -1;
-        if (self->sizes[d] == 0) {
-            tg__error(op, "%s: Expected reduction dim %lld to have non-zero size.", fn, (long long)(wrap ? d : dims[k]));
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ kernels */
 
 extern "C" tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
-                 : out ? out->dtype
-                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
     return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
 }
 
 extern "C" tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype in = dtype != TG_DTYPE_NONE ? dtype : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
-    if (!tg_dtype_is_floating(in))
-        return (tg_tensor *)tg__error("mean", "mean(): could not infer output dtype. %s dtype must be either a "
-                                      "floating point or complex dtype. Got: %s",
-                                      dtype != TG_DTYPE_NONE ? "Optional" : "Input",
-                                      tg__k_scalar_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
-    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype : out ? out->dtype : self->dtype;
+    tg_dtype odt;
+    if (tg__reduce_mean_dtype(self, dtype, out, &odt) != 0) return NULL;
     return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
 }
 
 extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = dtype != TG_DTYPE_NONE ? dtype
-                 : out ? out->dtype
-                 : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
     int64_t d[1] = { dim };
     return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
 }
@@ -561,11 +532,7 @@ extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepd
 static tg_tensor *amax_amin(const char *op, const char *fn, int kind, tg_tensor *self, tg_int_list dim, bool keepdim,
                             tg_tensor *out)
 {
-    if (out && out->dtype != self->dtype)
-        return (tg_tensor *)tg__error(op, "Expected the dtype for input and out to match, but got %s for "
-                                      "input's dtype and %s for out's dtype.",
-                                      tg__k_scalar_name(self->dtype), tg__k_scalar_name(out->dtype));
-    if (check_nonempty(op, fn, self, dim.data, dim.len, false) != 0) return NULL;
+    if (tg__reduce_check_amax(op, fn, self, dim, out) != 0) return NULL;
     return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
 }
 
@@ -584,7 +551,7 @@ static tg_values_indices max_min_dim(const char *op, const char *fn, int kind, t
 {
     tg_values_indices r = { NULL, NULL };
     int64_t d[1] = { dim };
-    if (check_nonempty(op, fn, self, d, 1, true) != 0) return r;
+    if (tg__reduce_check_nonempty(op, fn, self, d, 1, true) != 0) return r;
     tg_tensor *idx = NULL;
     r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
     r.indices = r.values ? idx : NULL;
@@ -607,11 +574,7 @@ static tg_tensor *arg_common(const char *op, const char *fn, int kind, tg_tensor
                              tg_tensor *out)
 {
     int64_t d[1] = { dim.value };
-    if (dim.has_value) {
-        if (check_nonempty(op, fn, self, d, 1, true) != 0) return NULL;
-    } else if (tg__numel(self) == 0) {
-        return (tg_tensor *)tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
-    }
+    if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
     return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim, TG_INT64, out, NULL,
                          NULL, 0);
 }
@@ -629,8 +592,7 @@ extern "C" tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool 
 static tg_tensor *var_std(const char *op, int kind, tg_tensor *self, tg_int_list dim, tg_opt_int correction,
                           bool keepdim, tg_tensor *out)
 {
-    if (!tg_dtype_is_floating(self->dtype))
-        return (tg_tensor *)tg__error(op, "std and var only support floating point and complex dtypes");
+    if (tg__reduce_check_var(op, self) != 0) return NULL;
     int64_t corr = correction.has_value ? correction.value : 1;
     return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
 }

@@ -1,0 +1,114 @@
+/* Shape and dtype checks of the matrix products (mm, bmm, addmm), shared by the CPU kernels
+ * (kernels/cpu/linalg.c) and the CUDA kernels (kernels/cuda/linalg.cu): PyTorch's messages,
+ * in PyTorch's order. Static inline, C and C++. Each returns 0, or -1 with the error recorded. */
+#ifndef TG_LINALG_CHECKS_H
+#define TG_LINALG_CHECKS_H
+
+#include "tg_kutil.h"
+
+/* self (n, m) @ mat2 (m, p). */
+static inline int tg__mm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
+{
+    if (self->ndim != 2) { tg__error("mm", "self must be a matrix"); return -1; }
+    if (mat2->ndim != 2) { tg__error("mm", "mat2 must be a matrix"); return -1; }
+    if (self->sizes[1] != mat2->sizes[0]) {
+        tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                  (long long)self->sizes[0], (long long)self->sizes[1],
+                  (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* self (b, n, m) @ mat2 (b, m, p). */
+static inline int tg__bmm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
+{
+    if (self->ndim != 3) { tg__error("bmm", "batch1 must be a 3D tensor"); return -1; }
+    if (mat2->ndim != 3) { tg__error("bmm", "batch2 must be a 3D tensor"); return -1; }
+    if (self->sizes[0] != mat2->sizes[0]) {
+        tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                  (long long)self->sizes[0], (long long)mat2->sizes[0]);
+        return -1;
+    }
+    if (self->sizes[2] != mat2->sizes[1]) {
+        tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                  (long long)self->sizes[1], (long long)self->sizes[2],
+                  (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
+        return -1;
+    }
+    return 0;
+}
+
+/* addmm's mat1 (n, m) @ mat2 (m, p). */
+static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *mat2)
+{
+    if (mat1->ndim != 2) {
+        tg__error("addmm", "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
+        return -1;
+    }
+    if (mat2->ndim != 2) {
+        tg__error("addmm", "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
+        return -1;
+    }
+    if (mat1->sizes[1] != mat2->sizes[0]) {
+        tg__error("addmm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                  (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                  (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* addmm's self against the product's shape (n, p): exactly that shape in place (out == self),
+ * else broadcastable to it. */
+static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *mat1, const tg_tensor *mat2,
+                                       const int64_t *shape, bool inplace)
+{
+    if (inplace) {
+        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1]) {
+            tg__error("addmm", "input shape is incompatible with matrix multiplication "
+                      "(%lldx%lld @ %lldx%lld != %lldx%lld)",
+                      (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                      (long long)mat2->sizes[0], (long long)mat2->sizes[1],
+                      (long long)(self->ndim > 0 ? self->sizes[0] : 1),
+                      (long long)(self->ndim > 1 ? self->sizes[1] : 1));
+            return -1;
+        }
+        return 0;
+    }
+    bool ok = self->ndim <= 2;
+    for (int64_t d = 0; ok && d < self->ndim; d++) {
+        int64_t want = shape[2 - self->ndim + d];
+        if (self->sizes[d] != want && self->sizes[d] != 1) {
+            char a[64], b[64];
+            tg__error("addmm", "The expanded size of the tensor (%lld) must match the existing "
+                      "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
+                      "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
+                      (long long)(2 - self->ndim + d), tg__k_fmt_sizes(a, sizeof a, shape, 2),
+                      tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+            return -1;
+        }
+    }
+    if (!ok) { tg__error("addmm", "self must be a matrix"); return -1; }
+    return 0;
+}
+
+/* Both operands of one dtype, and a dtype the backend implements: `impl` names the backend's
+ * kernel in PyTorch's message ("addmm_impl_cpu_", "addmm_cuda", "bmm_cuda"). The CPU rejects
+ * bool only; CUDA (cuBLAS) every non-floating dtype. */
+static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b, bool floating_only,
+                                          const char *impl)
+{
+    if (a->dtype != b->dtype) {
+        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(a->dtype),
+                  tg__k_scalar_name(b->dtype));
+        return -1;
+    }
+    if (floating_only ? !tg_dtype_is_floating(a->dtype) : a->dtype == TG_BOOL) {
+        tg__error(op, "\"%s\" not implemented for '%s'", impl, tg__k_scalar_name(a->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+#endif

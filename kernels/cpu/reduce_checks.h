@@ -1,0 +1,89 @@
+/* Argument checks and output dtypes of the reductions, shared by the CPU kernels
+ * (kernels/cpu/reduce.c) and the CUDA kernels (kernels/cuda/reduce.cu) so that both report
+ * PyTorch's messages identically. Static inline, C and C++. */
+#ifndef TG_REDUCE_CHECKS_H
+#define TG_REDUCE_CHECKS_H
+
+#include "tg_kutil.h"
+
+/* PyTorch's check that a reduction with no identity (max, amax, argmax) has elements.
+ * `dims` NULL means "no dim given"; `wrap` reports the wrapped dim. 0 or -1 + error. */
+static inline int tg__reduce_check_nonempty(const char *op, const char *fn, const tg_tensor *self,
+                                            const int64_t *dims, int64_t ndims, bool wrap)
+{
+    if (tg__numel(self) != 0) return 0;
+    if (!dims || ndims == 0) {
+        tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0. "
+                  "Specify the reduction dim with the 'dim' argument.", fn);
+        return -1;
+    }
+    for (int64_t k = 0; k < ndims; k++) {
+        int64_t d = tg__wrap_dim(op, dims[k], self->ndim);
+        if (d < 0) return -1;
+        if (self->sizes[d] == 0) {
+            tg__error(op, "%s: Expected reduction dim %lld to have non-zero size.", fn,
+                      (long long)(wrap ? d : dims[k]));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Output dtype of sum and prod: the dtype argument, else out's, else int64 for integral
+ * inputs (bool included), else self's. */
+static inline tg_dtype tg__reduce_sum_dtype(const tg_tensor *self, tg_dtype dtype, const tg_tensor *out)
+{
+    return dtype != TG_DTYPE_NONE ? dtype
+         : out ? out->dtype
+         : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+}
+
+/* Output dtype of mean into *odt; integral inputs without a floating dtype argument are an
+ * error. 0 or -1. */
+static inline int tg__reduce_mean_dtype(const tg_tensor *self, tg_dtype dtype, const tg_tensor *out, tg_dtype *odt)
+{
+    tg_dtype in = dtype != TG_DTYPE_NONE ? dtype
+                : tg_dtype_is_integral(self->dtype, true) ? TG_INT64 : self->dtype;
+    if (!tg_dtype_is_floating(in)) {
+        tg__error("mean", "mean(): could not infer output dtype. %s dtype must be either a "
+                  "floating point or complex dtype. Got: %s",
+                  dtype != TG_DTYPE_NONE ? "Optional" : "Input",
+                  tg__k_scalar_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
+        return -1;
+    }
+    *odt = dtype != TG_DTYPE_NONE ? dtype : out ? out->dtype : self->dtype;
+    return 0;
+}
+
+/* amax/amin: out's dtype must be self's, and the reduction needs elements. 0 or -1. */
+static inline int tg__reduce_check_amax(const char *op, const char *fn, const tg_tensor *self, tg_int_list dim,
+                                        const tg_tensor *out)
+{
+    if (out && out->dtype != self->dtype) {
+        tg__error(op, "Expected the dtype for input and out to match, but got %s for "
+                  "input's dtype and %s for out's dtype.",
+                  tg__k_scalar_name(self->dtype), tg__k_scalar_name(out->dtype));
+        return -1;
+    }
+    return tg__reduce_check_nonempty(op, fn, self, dim.data, dim.len, false);
+}
+
+/* argmax/argmin: the dim (when given) must have elements; without a dim, the input. */
+static inline int tg__reduce_check_arg(const char *op, const char *fn, const tg_tensor *self, tg_opt_int dim)
+{
+    int64_t d[1] = { dim.value };
+    if (dim.has_value) return tg__reduce_check_nonempty(op, fn, self, d, 1, true);
+    if (tg__numel(self) != 0) return 0;
+    tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
+    return -1;
+}
+
+/* var/std accept floating dtypes only. 0 or -1. */
+static inline int tg__reduce_check_var(const char *op, const tg_tensor *self)
+{
+    if (tg_dtype_is_floating(self->dtype)) return 0;
+    tg__error(op, "std and var only support floating point and complex dtypes");
+    return -1;
+}
+
+#endif
