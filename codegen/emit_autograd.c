@@ -48,6 +48,8 @@ static void source_fields(tge_ctx *c, const tgf_deriv *d, bool out, int i, tga_k
         tgt_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_NUMEL));
     if (u & TGF_USE_DTYPE)
         tgt_list_addf(fields, c->arena, "tg_dtype %s;", F(TGF_USE_DTYPE));
+    if (u & TGF_USE_DEVICE)
+        tgt_list_addf(fields, c->arena, "tg_device %s;", F(TGF_USE_DEVICE));
     if (u & TGF_USE_VALUE)
         tgt_list_addf(fields, c->arena, "%s;%s", tga_cdecl(c->arena, kind, F(TGF_USE_VALUE)),
                       kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST || kind == TGA_STR ||
@@ -269,6 +271,8 @@ static void save_source(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op
         tgt_printf(b, "    tg_n->%s = tg_tensor_numel(%s);\n", F(TGF_USE_NUMEL), v);
     if (u & TGF_USE_DTYPE)
         tgt_printf(b, "    tg_n->%s = tg_tensor_dtype(%s);\n", F(TGF_USE_DTYPE), v);
+    if (u & TGF_USE_DEVICE)
+        tgt_printf(b, "    tg_n->%s = tg_tensor_device(%s);\n", F(TGF_USE_DEVICE), v);
     if (u & TGF_USE_VALUE) {
         if (kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST)
             tgt_printf(b, "    tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);\n", F(TGF_USE_VALUE), v);

@@ -68,7 +68,7 @@ typedef enum tgf_node_kind {
     TGF_NOT_IMPL,             /* not_implemented("reason"): `c` is the reason */
 } tgf_node_kind;
 
-typedef enum tgf_meta { TGF_SIZES, TGF_SIZE, TGF_DIM, TGF_NUMEL, TGF_SCALAR_TYPE } tgf_meta;
+typedef enum tgf_meta { TGF_SIZES, TGF_SIZE, TGF_DIM, TGF_NUMEL, TGF_SCALAR_TYPE, TGF_DEVICE } tgf_meta;
 
 typedef struct tgf_node {
     tgf_node_kind kind;
@@ -90,6 +90,7 @@ enum {
     TGF_USE_NUMEL = 1 << 3,   /* numel(): int64_t */
     TGF_USE_DTYPE = 1 << 4,   /* scalar_type(): tg_dtype */
     TGF_USE_VALUE = 1 << 5,   /* a non-tensor argument, saved by value */
+    TGF_USE_DEVICE = 1 << 6,  /* device(): tg_device (gradients go back to the input's device) */
 };
 
 typedef struct tgf_formula {

@@ -88,6 +88,7 @@ const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int i
     case TGF_USE_DIM: return tgt_fmt(a, "%s_dim", base);
     case TGF_USE_NUMEL: return tgt_fmt(a, "%s_numel", base);
     case TGF_USE_DTYPE: return tgt_fmt(a, "%s_scalar_type", base);
+    case TGF_USE_DEVICE: return tgt_fmt(a, "%s_device", base);
     default: return base;
     }
 }
@@ -158,6 +159,8 @@ static const char *saved_meta(cc *c, const tgf_node *src, tgf_meta meta)
                                     : tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
     case TGF_SCALAR_TYPE:
         return tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DTYPE));
+    case TGF_DEVICE:
+        return tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DEVICE));
     }
     return "0";
 }
@@ -180,6 +183,7 @@ static val compile_meta(cc *c, const tgf_node *n)
         case TGF_DIM: text = tgt_fmt(c->a, "tg_tensor_dim(%s)", t); break;
         case TGF_NUMEL: text = tgt_fmt(c->a, "tg_tensor_numel(%s)", t); break;
         case TGF_SCALAR_TYPE: text = tgt_fmt(c->a, "tg_tensor_dtype(%s)", t); break;
+        case TGF_DEVICE: text = tgt_fmt(c->a, "tg_tensor_device(%s)", t); break;
         }
     }
     if (n->meta != TGF_SIZE)

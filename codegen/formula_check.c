@@ -260,6 +260,7 @@ static const struct { const char *name; tgf_meta meta; tga_kind type; int nargs;
     { "size", TGF_SIZE, TGA_INT, 1 }, { "sym_size", TGF_SIZE, TGA_INT, 1 },
     { "dim", TGF_DIM, TGA_INT, 0 }, { "numel", TGF_NUMEL, TGA_INT, 0 },
     { "sym_numel", TGF_NUMEL, TGA_INT, 0 }, { "scalar_type", TGF_SCALAR_TYPE, TGA_DTYPE, 0 },
+    { "device", TGF_DEVICE, TGA_DEVICE, 0 },
 };
 
 /* Whether a node's value is known when the op runs (literals, non-tensor arguments and C

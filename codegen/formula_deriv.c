@@ -45,7 +45,8 @@ static void mark_uses(tgf_deriv *d, const tgf_node *n, bool as_meta, tgf_meta me
         else if (!as_meta)
             *uses |= TGF_USE_TENSOR;
         else
-            *uses |= meta == TGF_SCALAR_TYPE ? TGF_USE_DTYPE : meta == TGF_DIM ? TGF_USE_DIM
+            *uses |= meta == TGF_SCALAR_TYPE ? TGF_USE_DTYPE : meta == TGF_DEVICE ? TGF_USE_DEVICE
+                   : meta == TGF_DIM ? TGF_USE_DIM
                    : meta == TGF_NUMEL ? TGF_USE_NUMEL : TGF_USE_SIZES;
         return;
     }

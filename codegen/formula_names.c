@@ -66,6 +66,7 @@ bool tgf_accepts(tga_kind want, tga_kind have)
     case TGA_OPT_BOOL: return have == TGA_BOOL;
     case TGA_OPT_INT_LIST: return have == TGA_INT_LIST;
     case TGA_OPT_DTYPE: return have == TGA_DTYPE;
+    case TGA_OPT_DEVICE: return have == TGA_DEVICE;   /* one C type: tg_device */
     case TGA_OPT_STR: return have == TGA_STR;
     default: return false;
     }

@@ -3661,16 +3661,18 @@ static const tg_node_vtable CloneBackward0_vtable = { "CloneBackward0", CloneBac
 typedef struct tg__node_ToCopyBackward0 {
     tg_node base;
     tg_dtype self_scalar_type;
+    tg_device self_device;
+    tg_layout layout;
 } tg__node_ToCopyBackward0;
 
-/* self: grad.to(self.scalar_type()) */
+/* self: _to_copy(grad, self.scalar_type(), layout, self.device()) */
 static tg_tensor *ToCopyBackward0_self(tg__node_ToCopyBackward0 *n, tg_tensor *const *grads)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
     (void)grads;
-    if (!(t0 = tg_to_fn(grads[0], n->self_scalar_type, (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg__to_copy_fn(grads[0], (tg__to_copy_opts){ .dtype = n->self_scalar_type, .layout = n->layout, .device = n->self_device, .pin_memory = { false, false }, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -8387,6 +8389,8 @@ tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layo
         return NULL;
     tg__node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
+    tg_n->self_device = tg_tensor_device(self);
+    tg_n->layout = layout;
     tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
     if (!tg_r) {
         tg__node_release(&tg_n->base);

@@ -3498,6 +3498,28 @@ int tg__boxed_to(tg_fnptr tg_kernel, tg_stack *tg_s)
     return push_tensors(tg_s, &tg_r, 1);
 }
 
+/* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+int tg__boxed_to_device(tg_fnptr tg_kernel, tg_stack *tg_s)
+{
+    if (tg_s->n < 6) return underflow(tg_s, "to.device", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_device device;
+    tg_dtype dtype;
+    bool non_blocking;
+    bool copy;
+    tg_memory_format memory_format;
+    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "to.device", "self", "Tensor");
+    if (unbox_device(&tg_a[1], &device)) return bad_arg(tg_s, 6, 1, "to.device", "device", "Device");
+    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "to.device", "dtype", "ScalarType?");
+    if (unbox_bool(&tg_a[3], &non_blocking)) return bad_arg(tg_s, 6, 3, "to.device", "non_blocking", "bool");
+    if (unbox_bool(&tg_a[4], &copy)) return bad_arg(tg_s, 6, 4, "to.device", "copy", "bool");
+    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "to.device", "memory_format", "MemoryFormat?");
+    tg_tensor *tg_r = ((tg__kfn_to_device)tg_kernel)(self, device, dtype, non_blocking, copy, memory_format);
+    drop_args(tg_s, 6);
+    return push_tensors(tg_s, &tg_r, 1);
+}
+
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed__to_copy(tg_fnptr tg_kernel, tg_stack *tg_s)
 {

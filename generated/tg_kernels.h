@@ -226,6 +226,7 @@ typedef tg_tensor_list (*tg__kfn_split_with_sizes)(tg_tensor *self, tg_int_list 
 typedef tg_tensor_list (*tg__kfn_unbind)(tg_tensor *self, int64_t dim);
 typedef tg_tensor_list (*tg__kfn_chunk)(tg_tensor *self, int64_t chunks, int64_t dim);
 typedef tg_tensor *(*tg__kfn_to)(tg_tensor *self, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
+typedef tg_tensor *(*tg__kfn_to_device)(tg_tensor *self, tg_device device, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
 typedef tg_tensor *(*tg__kfn__to_copy)(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);
 typedef tg_tensor *(*tg__kfn_copy_)(tg_tensor *self, tg_tensor *src, bool non_blocking);
 typedef tg_tensor *(*tg__kfn_softmax)(tg_tensor *self, int64_t dim, tg_dtype dtype);
@@ -539,38 +540,66 @@ tg_tensor *tg__cpu_relu_out(tg_tensor *self, tg_tensor *out);
 tg_tensor *tg__cuda_relu_out(tg_tensor *self, tg_tensor *out);
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+/* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+/* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__composite_prod(tg_tensor *self, tg_dtype dtype);
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
+/* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+/* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
+/* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
 /* max(Tensor self) -> Tensor */
 tg_tensor *tg__composite_max(tg_tensor *self);
 /* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices) */
 tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
+/* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices) */
+tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
 /* min(Tensor self) -> Tensor */
 tg_tensor *tg__composite_min(tg_tensor *self);
 /* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
+/* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+/* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
+/* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+/* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
+/* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
+/* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
+/* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);
+/* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);
 /* matmul(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__composite_matmul(tg_tensor *self, tg_tensor *other);
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -607,6 +636,8 @@ tg_tensor *tg__composite_contiguous(tg_tensor *self, tg_memory_format memory_for
 tg_tensor *tg__composite_clone(tg_tensor *self, tg_memory_format memory_format);
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
+/* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
 tg_tensor *tg__composite_stack(tg_tensor_list tensors, int64_t dim);
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
@@ -621,6 +652,8 @@ tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim);
 tg_tensor_list tg__composite_chunk(tg_tensor *self, int64_t chunks, int64_t dim);
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 tg_tensor *tg__composite_to_dtype(tg_tensor *self, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
+/* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+tg_tensor *tg__composite_to_device(tg_tensor *self, tg_device device, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format);
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format);
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
@@ -631,10 +664,14 @@ tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking);
 tg_tensor *tg__composite_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype);
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+/* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__composite_log_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype);
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
+/* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor */
 tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size);
 /* sum_backward(Tensor grad, SymInt[] sizes, int[1]? dims, bool keepdim) -> Tensor */
@@ -677,8 +714,12 @@ tg_tensor *tg__cpu_threshold_backward(tg_tensor *grad_output, tg_tensor *self, d
 tg_tensor *tg__cuda_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold);
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 tg_tensor *tg__cpu_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
+/* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
+tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 tg_tensor *tg__cpu_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
+/* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
+tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias);
 /* mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
@@ -687,20 +728,30 @@ tg_tensor *tg__composite_mse_loss(tg_tensor *self, tg_tensor *target, int64_t re
 tg_tensor *tg__composite_nll_loss(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
 tg_output_total_weight tg__cpu_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);
+/* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
+tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
 tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
+/* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
+tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor */
 tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
 /* dropout(Tensor input, float p, bool train) -> Tensor */
 tg_tensor *tg__composite_dropout(tg_tensor *input, double p, bool train);
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
 tg_tensors2 tg__cpu_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
+/* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
+tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
 /* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor */
 tg_tensor *tg__composite_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, double scale);
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 tg_tensor *tg__cpu_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);
+/* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
+tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
 tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);
+/* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
+tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);
 
 /* ---- glue kernels for structured_delegate and autogen entries (tg_structured.c) ---- */
 
@@ -811,23 +862,41 @@ tg_tensor *tg__structured_cuda_relu(tg_tensor *self);   /* relu */
 tg_tensor *tg__structured_cpu_relu_(tg_tensor *self);   /* relu_ */
 tg_tensor *tg__structured_cuda_relu_(tg_tensor *self);   /* relu_ */
 tg_tensor *tg__structured_cpu_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* sum.dim_IntList */
+tg_tensor *tg__structured_cuda_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* sum.dim_IntList */
 tg_tensor *tg__structured_cpu_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* mean.dim */
+tg_tensor *tg__structured_cuda_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype);   /* mean.dim */
 tg_tensor *tg__structured_cpu_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype);   /* prod.dim_int */
+tg_tensor *tg__structured_cuda_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype);   /* prod.dim_int */
 tg_tensor *tg__structured_cpu_amax(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amax */
+tg_tensor *tg__structured_cuda_amax(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amax */
 tg_tensor *tg__structured_cpu_amin(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amin */
+tg_tensor *tg__structured_cuda_amin(tg_tensor *self, tg_int_list dim, bool keepdim);   /* amin */
 tg_values_indices tg__structured_cpu_max_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* max.dim */
+tg_values_indices tg__structured_cuda_max_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* max.dim */
 tg_values_indices tg__structured_cpu_min_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* min.dim */
+tg_values_indices tg__structured_cuda_min_dim(tg_tensor *self, int64_t dim, bool keepdim);   /* min.dim */
 tg_tensor *tg__structured_cpu_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmax */
+tg_tensor *tg__structured_cuda_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmax */
 tg_tensor *tg__structured_cpu_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmin */
+tg_tensor *tg__structured_cuda_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim);   /* argmin */
 tg_tensor *tg__structured_cpu_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* var.correction */
+tg_tensor *tg__structured_cuda_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* var.correction */
 tg_tensor *tg__structured_cpu_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* std.correction */
+tg_tensor *tg__structured_cuda_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim);   /* std.correction */
 tg_tensor *tg__structured_cpu_mm(tg_tensor *self, tg_tensor *mat2);   /* mm */
+tg_tensor *tg__structured_cuda_mm(tg_tensor *self, tg_tensor *mat2);   /* mm */
 tg_tensor *tg__structured_cpu_bmm(tg_tensor *self, tg_tensor *mat2);   /* bmm */
+tg_tensor *tg__structured_cuda_bmm(tg_tensor *self, tg_tensor *mat2);   /* bmm */
 tg_tensor *tg__structured_cpu_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm */
+tg_tensor *tg__structured_cuda_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm */
 tg_tensor *tg__structured_cpu_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm_ */
+tg_tensor *tg__structured_cuda_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha);   /* addmm_ */
 tg_tensor *tg__structured_cpu_cat(tg_tensor_list tensors, int64_t dim);   /* cat */
+tg_tensor *tg__structured_cuda_cat(tg_tensor_list tensors, int64_t dim);   /* cat */
 tg_tensor *tg__structured_cpu__softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _softmax */
+tg_tensor *tg__structured_cuda__softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _softmax */
 tg_tensor *tg__structured_cpu__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _log_softmax */
+tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float);   /* _log_softmax */
 tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out);   /* add.Scalar_out */
 tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out);   /* sub.Scalar_out */
 tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* mul.Scalar_out */
@@ -1224,6 +1293,7 @@ int tg__boxed_split_with_sizes(tg_fnptr kernel, tg_stack *s);   /* split_with_si
 int tg__boxed_unbind(tg_fnptr kernel, tg_stack *s);   /* unbind.int */
 int tg__boxed_chunk(tg_fnptr kernel, tg_stack *s);   /* chunk */
 int tg__boxed_to(tg_fnptr kernel, tg_stack *s);   /* to.dtype */
+int tg__boxed_to_device(tg_fnptr kernel, tg_stack *s);   /* to.device */
 int tg__boxed__to_copy(tg_fnptr kernel, tg_stack *s);   /* _to_copy */
 int tg__boxed_copy_(tg_fnptr kernel, tg_stack *s);   /* copy_ */
 int tg__boxed_softmax(tg_fnptr kernel, tg_stack *s);   /* softmax.int */

@@ -213,6 +213,7 @@
     X(unbind, "unbind.int") \
     X(chunk, "chunk") \
     X(to, "to.dtype") \
+    X(to_device, "to.device") \
     X(_to_copy, "_to_copy") \
     X(copy_, "copy_") \
     X(softmax, "softmax.int") \
@@ -258,5 +259,71 @@
     X(mul_scalar_out, "mul.Scalar_out") \
     X(div_scalar_out, "div.Scalar_out") \
     /* end of TG_OP_LIST */
+
+/* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
+ * every build; tests/cuda/test_cuda_coverage.c checks each has a CUDA-vs-CPU case. */
+#define TG_CUDA_OP_LIST(X) \
+    X(fill_, "fill_.Scalar") \
+    X(arange_start_out, "arange.start_out") \
+    X(linspace_out, "linspace.out") \
+    X(eye_m_out, "eye.m_out") \
+    X(uniform_, "uniform_") \
+    X(normal_, "normal_") \
+    X(random_, "random_.from") \
+    X(add_out, "add.out") \
+    X(sub_out, "sub.out") \
+    X(mul_out, "mul.out") \
+    X(div_out, "div.out") \
+    X(div_mode_out, "div.out_mode") \
+    X(pow_out, "pow.Tensor_Tensor_out") \
+    X(maximum_out, "maximum.out") \
+    X(minimum_out, "minimum.out") \
+    X(eq_out, "eq.Tensor_out") \
+    X(ne_out, "ne.Tensor_out") \
+    X(lt_out, "lt.Tensor_out") \
+    X(le_out, "le.Tensor_out") \
+    X(gt_out, "gt.Tensor_out") \
+    X(ge_out, "ge.Tensor_out") \
+    X(where_out, "where.self_out") \
+    X(clamp_out, "clamp.out") \
+    X(clamp_tensor_out, "clamp.Tensor_out") \
+    X(neg_out, "neg.out") \
+    X(abs_out, "abs.out") \
+    X(exp_out, "exp.out") \
+    X(log_out, "log.out") \
+    X(sqrt_out, "sqrt.out") \
+    X(rsqrt_out, "rsqrt.out") \
+    X(sin_out, "sin.out") \
+    X(cos_out, "cos.out") \
+    X(tanh_out, "tanh.out") \
+    X(sigmoid_out, "sigmoid.out") \
+    X(relu_out, "relu.out") \
+    X(sum_out, "sum.IntList_out") \
+    X(mean_out, "mean.out") \
+    X(prod_dim_out, "prod.int_out") \
+    X(amax_out, "amax.out") \
+    X(amin_out, "amin.out") \
+    X(max_dim_out, "max.dim_max") \
+    X(min_dim_out, "min.dim_min") \
+    X(argmax_out, "argmax.out") \
+    X(argmin_out, "argmin.out") \
+    X(var_out, "var.correction_out") \
+    X(std_out, "std.correction_out") \
+    X(mm_out, "mm.out") \
+    X(bmm_out, "bmm.out") \
+    X(addmm_out, "addmm.out") \
+    X(cat_out, "cat.out") \
+    X(copy_, "copy_") \
+    X(_softmax_out, "_softmax.out") \
+    X(_log_softmax_out, "_log_softmax.out") \
+    X(threshold_backward, "threshold_backward") \
+    X(_softmax_backward_data, "_softmax_backward_data") \
+    X(_log_softmax_backward_data, "_log_softmax_backward_data") \
+    X(nll_loss_forward, "nll_loss_forward") \
+    X(nll_loss_backward, "nll_loss_backward") \
+    X(native_dropout, "native_dropout") \
+    X(sgd_step_, "sgd_step_") \
+    X(adam_step_, "adam_step_") \
+    /* end of TG_CUDA_OP_LIST */
 
 #endif

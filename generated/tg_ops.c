@@ -6076,6 +6076,37 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
     return track(tg_r);
 }
 
+/* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+static tg_tensor *fallback_to_device(tg_tensor *self, tg_device device, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format)
+{
+    tg_stack tg_s;
+    tg_s.n = 0;
+    box_tensor(&tg_s, self);
+    box_device(&tg_s, device);
+    box_opt_dtype(&tg_s, dtype);
+    box_bool(&tg_s, non_blocking);
+    box_bool(&tg_s, copy);
+    box_opt_memory_format(&tg_s, memory_format);
+    if (tg_call_boxed("to.device", &tg_s) != 0) {
+        drop_stack(&tg_s);
+        return NULL;
+    }
+    return result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts opts)
+{
+    if (!self) return null_arg("to", "self");
+    tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
+    bool tg_fallback = false;
+    tg__kfn_to_device tg_kernel = (tg__kfn_to_device)pick_kernel(TG_OP_TO_DEVICE, tg_ks, &tg_fallback);
+    if (!tg_kernel) return tg_fallback ? fallback_to_device(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
+    int tg_sc = tg__scope_enter_kernel();
+    tg_tensor *tg_r = tg_kernel(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format);
+    tg__scope_leave_kernel(tg_sc);
+    return track(tg_r);
+}
+
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {

@@ -248,6 +248,7 @@ typedef enum tg_op {
     TG_OP_UNBIND,   /* unbind.int */
     TG_OP_CHUNK,   /* chunk */
     TG_OP_TO,   /* to.dtype */
+    TG_OP_TO_DEVICE,   /* to.device */
     TG_OP__TO_COPY,   /* _to_copy */
     TG_OP_COPY_,   /* copy_ */
     TG_OP_SOFTMAX,   /* softmax.int */
@@ -1313,7 +1314,7 @@ tg_tensor *tg_relu_(tg_tensor *self);
 tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out);
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernels: tg__structured_cpu_sum, tg__autograd_kernel_sum. */
+ * Kernels: tg__structured_cpu_sum, tg__structured_cuda_sum, tg__autograd_kernel_sum. */
 typedef struct tg_sum_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1325,7 +1326,7 @@ tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts);
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_sum_out, tg__autograd_kernel_sum_out. */
+ * Kernels: tg__cpu_sum_out, tg__cuda_sum_out, tg__autograd_kernel_sum_out. */
 typedef struct tg_sum_out_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1336,7 +1337,7 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts);
     tg_sum_out_fn((self), (out), (tg_sum_out_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernels: tg__structured_cpu_mean, tg__autograd_kernel_mean. */
+ * Kernels: tg__structured_cpu_mean, tg__structured_cuda_mean, tg__autograd_kernel_mean. */
 typedef struct tg_mean_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1348,7 +1349,7 @@ tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts);
 
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_mean_out, tg__autograd_kernel_mean_out. */
+ * Kernels: tg__cpu_mean_out, tg__cuda_mean_out, tg__autograd_kernel_mean_out. */
 typedef struct tg_mean_out_opts {
     tg_int_list dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1368,7 +1369,7 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts);
     tg_prod_fn((self), (tg_prod_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * Kernels: tg__structured_cpu_prod_dim, tg__autograd_kernel_prod_dim. */
+ * Kernels: tg__structured_cpu_prod_dim, tg__structured_cuda_prod_dim, tg__autograd_kernel_prod_dim. */
 typedef struct tg_prod_dim_opts {
     bool keepdim;   /* default False */
     tg_dtype dtype;   /* default None */
@@ -1379,7 +1380,7 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts);
 
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_prod_out, tg__autograd_kernel_prod_dim_out. */
+ * Kernels: tg__cpu_prod_out, tg__cuda_prod_out, tg__autograd_kernel_prod_dim_out. */
 typedef struct tg_prod_dim_out_opts {
     bool keepdim;   /* default False */
     tg_dtype dtype;   /* default None */
@@ -1389,7 +1390,7 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
     tg_prod_dim_out_fn((self), (dim), (out), (tg_prod_dim_out_opts){ .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_amax, tg__autograd_kernel_amax. */
+ * Kernels: tg__structured_cpu_amax, tg__structured_cuda_amax, tg__autograd_kernel_amax. */
 typedef struct tg_amax_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1400,7 +1401,7 @@ tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts);
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_amax_out, tg__autograd_kernel_amax_out. */
+ * Kernels: tg__cpu_amax_out, tg__cuda_amax_out, tg__autograd_kernel_amax_out. */
 typedef struct tg_amax_out_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1410,7 +1411,7 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
     tg_amax_out_fn((self), (out), (tg_amax_out_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_amin, tg__autograd_kernel_amin. */
+ * Kernels: tg__structured_cpu_amin, tg__structured_cuda_amin, tg__autograd_kernel_amin. */
 typedef struct tg_amin_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1421,7 +1422,7 @@ tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts);
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_amin_out, tg__autograd_kernel_amin_out. */
+ * Kernels: tg__cpu_amin_out, tg__cuda_amin_out, tg__autograd_kernel_amin_out. */
 typedef struct tg_amin_out_opts {
     tg_int_list dim;   /* default [] */
     bool keepdim;   /* default False */
@@ -1435,7 +1436,7 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
 tg_tensor *tg_max(tg_tensor *self);
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * Kernels: tg__structured_cpu_max_dim, tg__autograd_kernel_max_dim. */
+ * Kernels: tg__structured_cpu_max_dim, tg__structured_cuda_max_dim, tg__autograd_kernel_max_dim. */
 typedef struct tg_max_dim_opts {
     bool keepdim;   /* default False */
 } tg_max_dim_opts;
@@ -1445,7 +1446,7 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
 
 /* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_max_dim_out, tg__autograd_kernel_max_dim_out. */
+ * Kernels: tg__cpu_max_dim_out, tg__cuda_max_dim_out, tg__autograd_kernel_max_dim_out. */
 typedef struct tg_max_dim_out_opts {
     bool keepdim;   /* default False */
 } tg_max_dim_out_opts;
@@ -1458,7 +1459,7 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
 tg_tensor *tg_min(tg_tensor *self);
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * Kernels: tg__structured_cpu_min_dim, tg__autograd_kernel_min_dim. */
+ * Kernels: tg__structured_cpu_min_dim, tg__structured_cuda_min_dim, tg__autograd_kernel_min_dim. */
 typedef struct tg_min_dim_opts {
     bool keepdim;   /* default False */
 } tg_min_dim_opts;
@@ -1468,7 +1469,7 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
 
 /* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_min_dim_out, tg__autograd_kernel_min_dim_out. */
+ * Kernels: tg__cpu_min_dim_out, tg__cuda_min_dim_out, tg__autograd_kernel_min_dim_out. */
 typedef struct tg_min_dim_out_opts {
     bool keepdim;   /* default False */
 } tg_min_dim_out_opts;
@@ -1477,7 +1478,7 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
     tg_min_dim_out_fn((self), (dim), (min), (min_indices), (tg_min_dim_out_opts){ .keepdim = false, __VA_ARGS__ })
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_argmax, tg__autograd_kernel_argmax. */
+ * Kernels: tg__structured_cpu_argmax, tg__structured_cuda_argmax, tg__autograd_kernel_argmax. */
 typedef struct tg_argmax_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1488,7 +1489,7 @@ tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts);
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_argmax_out, tg__autograd_kernel_argmax_out. */
+ * Kernels: tg__cpu_argmax_out, tg__cuda_argmax_out, tg__autograd_kernel_argmax_out. */
 typedef struct tg_argmax_out_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1498,7 +1499,7 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
     tg_argmax_out_fn((self), (out), (tg_argmax_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_argmin, tg__autograd_kernel_argmin. */
+ * Kernels: tg__structured_cpu_argmin, tg__structured_cuda_argmin, tg__autograd_kernel_argmin. */
 typedef struct tg_argmin_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1509,7 +1510,7 @@ tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts);
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_argmin_out, tg__autograd_kernel_argmin_out. */
+ * Kernels: tg__cpu_argmin_out, tg__cuda_argmin_out, tg__autograd_kernel_argmin_out. */
 typedef struct tg_argmin_out_opts {
     tg_opt_int dim;   /* default None */
     bool keepdim;   /* default False */
@@ -1519,7 +1520,7 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
     tg_argmin_out_fn((self), (out), (tg_argmin_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_var, tg__autograd_kernel_var. */
+ * Kernels: tg__structured_cpu_var, tg__structured_cuda_var, tg__autograd_kernel_var. */
 typedef struct tg_var_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1531,7 +1532,7 @@ tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts);
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_var_out, tg__autograd_kernel_var_out. */
+ * Kernels: tg__cpu_var_out, tg__cuda_var_out, tg__autograd_kernel_var_out. */
 typedef struct tg_var_out_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1542,7 +1543,7 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts);
     tg_var_out_fn((self), (out), (tg_var_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
- * Kernels: tg__structured_cpu_std, tg__autograd_kernel_std. */
+ * Kernels: tg__structured_cpu_std, tg__structured_cuda_std, tg__autograd_kernel_std. */
 typedef struct tg_std_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1554,7 +1555,7 @@ tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts);
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_std_out, tg__autograd_kernel_std_out. */
+ * Kernels: tg__cpu_std_out, tg__cuda_std_out, tg__autograd_kernel_std_out. */
 typedef struct tg_std_out_opts {
     tg_int_list dim;   /* default None */
     tg_opt_int correction;   /* default None */
@@ -1565,25 +1566,25 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts);
     tg_std_out_fn((self), (out), (tg_std_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
 
 /* mm(Tensor self, Tensor mat2) -> Tensor
- * Kernels: tg__structured_cpu_mm, tg__autograd_kernel_mm. */
+ * Kernels: tg__structured_cpu_mm, tg__structured_cuda_mm, tg__autograd_kernel_mm. */
 tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2);
 
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_mm_out, tg__autograd_kernel_mm_out. */
+ * Kernels: tg__cpu_mm_out, tg__cuda_mm_out, tg__autograd_kernel_mm_out. */
 tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor
- * Kernels: tg__structured_cpu_bmm, tg__autograd_kernel_bmm. */
+ * Kernels: tg__structured_cpu_bmm, tg__structured_cuda_bmm, tg__autograd_kernel_bmm. */
 tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2);
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_bmm_out, tg__autograd_kernel_bmm_out. */
+ * Kernels: tg__cpu_bmm_out, tg__cuda_bmm_out, tg__autograd_kernel_bmm_out. */
 tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * Kernels: tg__structured_cpu_addmm, tg__autograd_kernel_addmm. */
+ * Kernels: tg__structured_cpu_addmm, tg__structured_cuda_addmm, tg__autograd_kernel_addmm. */
 typedef struct tg_addmm_opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1594,7 +1595,7 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernels: tg__structured_cpu_addmm_, tg__autograd_kernel_addmm_. */
+ * Kernels: tg__structured_cpu_addmm_, tg__structured_cuda_addmm_, tg__autograd_kernel_addmm_. */
 typedef struct tg_addmm__opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1605,7 +1606,7 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_addmm_out, tg__autograd_kernel_addmm_out. */
+ * Kernels: tg__cpu_addmm_out, tg__cuda_addmm_out, tg__autograd_kernel_addmm_out. */
 typedef struct tg_addmm_out_opts {
     double beta;   /* default 1 */
     double alpha;   /* default 1 */
@@ -1718,7 +1719,7 @@ tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts);
     tg_clone_fn((self), (tg_clone_opts){ .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor
- * Kernels: tg__structured_cpu_cat, tg__autograd_kernel_cat. */
+ * Kernels: tg__structured_cpu_cat, tg__structured_cuda_cat, tg__autograd_kernel_cat. */
 typedef struct tg_cat_opts {
     int64_t dim;   /* default 0 */
 } tg_cat_opts;
@@ -1728,7 +1729,7 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts);
 
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_cat_out, tg__autograd_kernel_cat_out. */
+ * Kernels: tg__cpu_cat_out, tg__cuda_cat_out, tg__autograd_kernel_cat_out. */
 typedef struct tg_cat_out_opts {
     int64_t dim;   /* default 0 */
 } tg_cat_out_opts;
@@ -1802,6 +1803,18 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts);
 #define tg_to(self, dtype, ...) \
     tg_to_fn((self), (dtype), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
+/* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+ * Kernel: tg__composite_to_device. */
+typedef struct tg_to_device_opts {
+    tg_dtype dtype;   /* default None */
+    bool non_blocking;   /* default False */
+    bool copy;   /* default False */
+    tg_memory_format memory_format;   /* default None */
+} tg_to_device_opts;
+tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts opts);
+#define tg_to_device(self, device, ...) \
+    tg_to_device_fn((self), (device), (tg_to_device_opts){ .dtype = TG_DTYPE_NONE, .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
+
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
  * Kernels: tg__composite_to_copy, tg__autograd_kernel__to_copy. */
 typedef struct tg__to_copy_opts {
@@ -1836,12 +1849,12 @@ tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts);
     tg_softmax_fn((self), (dim), (tg_softmax_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
- * Kernels: tg__structured_cpu__softmax, tg__autograd_kernel__softmax. */
+ * Kernels: tg__structured_cpu__softmax, tg__structured_cuda__softmax, tg__autograd_kernel__softmax. */
 tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float);
 
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_softmax_out, tg__autograd_kernel__softmax_out. */
+ * Kernels: tg__cpu_softmax_out, tg__cuda_softmax_out, tg__autograd_kernel__softmax_out. */
 tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
@@ -1854,12 +1867,12 @@ tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts o
     tg_log_softmax_fn((self), (dim), (tg_log_softmax_opts){ .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
- * Kernels: tg__structured_cpu__log_softmax, tg__autograd_kernel__log_softmax. */
+ * Kernels: tg__structured_cpu__log_softmax, tg__structured_cuda__log_softmax, tg__autograd_kernel__log_softmax. */
 tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float);
 
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__cpu_log_softmax_out, tg__autograd_kernel__log_softmax_out. */
+ * Kernels: tg__cpu_log_softmax_out, tg__cuda_log_softmax_out, tg__autograd_kernel__log_softmax_out. */
 tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
 
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor
@@ -1982,13 +1995,13 @@ tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
  * output * (grad_output - sum(grad_output * output, dim)), the gradient of _softmax given
  * its output, in input_dtype.
- * Kernels: tg__cpu_softmax_backward_data, tg__autograd_kernel__softmax_backward_data. */
+ * Kernels: tg__cpu_softmax_backward_data, tg__cuda_softmax_backward_data, tg__autograd_kernel__softmax_backward_data. */
 tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
  * grad_output - exp(output) * sum(grad_output, dim), the gradient of _log_softmax given its
  * output, in input_dtype.
- * Kernels: tg__cpu_log_softmax_backward_data, tg__autograd_kernel__log_softmax_backward_data. */
+ * Kernels: tg__cpu_log_softmax_backward_data, tg__cuda_log_softmax_backward_data, tg__autograd_kernel__log_softmax_backward_data. */
 tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
@@ -2030,12 +2043,12 @@ tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts o
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight)
  * nll_loss for self (C) or (N, C); total_weight is the sum of weight[target] over the
  * targets not ignored.
- * Kernels: tg__cpu_nll_loss_forward, tg__autograd_kernel_nll_loss_forward. */
+ * Kernels: tg__cpu_nll_loss_forward, tg__cuda_nll_loss_forward, tg__autograd_kernel_nll_loss_forward. */
 tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index);
 
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor
  * The gradient of nll_loss_forward with respect to self.
- * Kernels: tg__cpu_nll_loss_backward, tg__autograd_kernel_nll_loss_backward. */
+ * Kernels: tg__cpu_nll_loss_backward, tg__cuda_nll_loss_backward, tg__autograd_kernel_nll_loss_backward. */
 tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
 
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
@@ -2062,7 +2075,7 @@ tg_tensor *tg_dropout(tg_tensor *input, double p, bool train);
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
  * (output, mask) with mask (bool) keeping each element with probability 1 - p and output =
  * input * mask / (1 - p); with train=False, (a copy of input, all-true mask).
- * Kernels: tg__cpu_native_dropout, tg__autograd_kernel_native_dropout. */
+ * Kernels: tg__cpu_native_dropout, tg__cuda_native_dropout, tg__autograd_kernel_native_dropout. */
 tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
 
 /* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
@@ -2075,7 +2088,7 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
  * != 0; first_step=True initialises it with the (decayed) gradient, as SGD does when a
  * parameter has no buffer yet.
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_sgd_step_, tg__autograd_kernel_sgd_step_. */
+ * Kernels: tg__cpu_sgd_step_, tg__cuda_sgd_step_, tg__autograd_kernel_sgd_step_. */
 typedef struct tg_sgd_step__opts {
     double momentum;   /* default 0 */
     double dampening;   /* default 0 */
@@ -2093,7 +2106,7 @@ tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum
  * self; `step` counts steps from 1 (this one included). max_exp_avg_sq is needed with
  * amsgrad.
  * In place: returns a new reference to `self`.
- * Kernels: tg__cpu_adam_step_, tg__autograd_kernel_adam_step_. */
+ * Kernels: tg__cpu_adam_step_, tg__cuda_adam_step_, tg__autograd_kernel_adam_step_. */
 typedef struct tg_adam_step__opts {
     double lr;   /* default 0.001 */
     double beta1;   /* default 0.9 */

@@ -1821,6 +1821,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sum,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sum,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum,
         },
         .call_boxed = tg__boxed_sum,
@@ -1831,6 +1834,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sum_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sum_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum_out,
         },
         .call_boxed = tg__boxed_sum_out,
@@ -1841,6 +1847,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mean,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mean,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean,
         },
         .call_boxed = tg__boxed_mean,
@@ -1851,6 +1860,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mean_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mean_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean_out,
         },
         .call_boxed = tg__boxed_mean_out,
@@ -1872,6 +1884,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_prod_dim,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_prod_dim,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim,
         },
         .call_boxed = tg__boxed_prod_dim,
@@ -1882,6 +1897,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_prod_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_prod_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim_out,
         },
         .call_boxed = tg__boxed_prod_dim_out,
@@ -1892,6 +1910,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amax,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_amax,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax,
         },
         .call_boxed = tg__boxed_amax,
@@ -1902,6 +1923,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amax_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_amax_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax_out,
         },
         .call_boxed = tg__boxed_amax_out,
@@ -1912,6 +1936,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amin,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_amin,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin,
         },
         .call_boxed = tg__boxed_amin,
@@ -1922,6 +1949,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amin_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_amin_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin_out,
         },
         .call_boxed = tg__boxed_amin_out,
@@ -1943,6 +1973,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_max_dim,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_max_dim,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim,
         },
         .call_boxed = tg__boxed_max_dim,
@@ -1953,6 +1986,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_max_dim_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_max_dim_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim_out,
         },
         .call_boxed = tg__boxed_max_dim_out,
@@ -1974,6 +2010,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_min_dim,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_min_dim,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim,
         },
         .call_boxed = tg__boxed_min_dim,
@@ -1984,6 +2023,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_min_dim_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_min_dim_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim_out,
         },
         .call_boxed = tg__boxed_min_dim_out,
@@ -1994,6 +2036,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmax,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_argmax,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax,
         },
         .call_boxed = tg__boxed_argmax,
@@ -2004,6 +2049,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmax_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_argmax_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax_out,
         },
         .call_boxed = tg__boxed_argmax_out,
@@ -2014,6 +2062,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmin,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_argmin,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin,
         },
         .call_boxed = tg__boxed_argmin,
@@ -2024,6 +2075,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmin_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_argmin_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin_out,
         },
         .call_boxed = tg__boxed_argmin_out,
@@ -2034,6 +2088,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_var,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_var,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var,
         },
         .call_boxed = tg__boxed_var,
@@ -2044,6 +2101,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_var_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_var_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var_out,
         },
         .call_boxed = tg__boxed_var_out,
@@ -2054,6 +2114,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_std,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_std,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std,
         },
         .call_boxed = tg__boxed_std,
@@ -2064,6 +2127,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_std_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_std_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std_out,
         },
         .call_boxed = tg__boxed_std_out,
@@ -2074,6 +2140,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mm,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mm,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm,
         },
         .call_boxed = tg__boxed_mm,
@@ -2084,6 +2153,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mm_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mm_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm_out,
         },
         .call_boxed = tg__boxed_mm_out,
@@ -2094,6 +2166,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_bmm,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_bmm,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm,
         },
         .call_boxed = tg__boxed_bmm,
@@ -2104,6 +2179,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_bmm_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_bmm_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm_out,
         },
         .call_boxed = tg__boxed_bmm_out,
@@ -2114,6 +2192,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_addmm,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm,
         },
         .call_boxed = tg__boxed_addmm,
@@ -2124,6 +2205,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_addmm_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_,
         },
         .call_boxed = tg__boxed_addmm_,
@@ -2134,6 +2218,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_addmm_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_addmm_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_out,
         },
         .call_boxed = tg__boxed_addmm_out,
@@ -2331,6 +2418,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cat,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cat,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat,
         },
         .call_boxed = tg__boxed_cat,
@@ -2341,6 +2431,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cat_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_cat_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat_out,
         },
         .call_boxed = tg__boxed_cat_out,
@@ -2423,6 +2516,17 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .call_boxed = tg__boxed_to,
         .ntensor_args = 1,
     },
+    [TG_OP_TO_DEVICE] = {
+        .name = "to.device",
+        .schema = "to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_to_device,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_to_device,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_to_device,
+        },
+        .call_boxed = tg__boxed_to_device,
+        .ntensor_args = 1,
+    },
     [TG_OP__TO_COPY] = {
         .name = "_to_copy",
         .schema = "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
@@ -2463,6 +2567,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__softmax,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda__softmax,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax,
         },
         .call_boxed = tg__boxed__softmax,
@@ -2473,6 +2580,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_softmax_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_out,
         },
         .call_boxed = tg__boxed__softmax_out,
@@ -2494,6 +2604,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__log_softmax,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda__log_softmax,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax,
         },
         .call_boxed = tg__boxed__log_softmax,
@@ -2504,6 +2617,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_out,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_softmax_out,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_out,
         },
         .call_boxed = tg__boxed__log_softmax_out,
@@ -2725,6 +2841,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_backward_data,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_softmax_backward_data,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_backward_data,
         },
         .call_boxed = tg__boxed__softmax_backward_data,
@@ -2735,6 +2854,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_backward_data,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_softmax_backward_data,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_backward_data,
         },
         .call_boxed = tg__boxed__log_softmax_backward_data,
@@ -2778,6 +2900,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_forward,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_nll_loss_forward,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_forward,
         },
         .call_boxed = tg__boxed_nll_loss_forward,
@@ -2788,6 +2913,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_backward,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_nll_loss_backward,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_backward,
         },
         .call_boxed = tg__boxed_nll_loss_backward,
@@ -2820,6 +2948,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_native_dropout,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_native_dropout,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_native_dropout,
         },
         .call_boxed = tg__boxed_native_dropout,
@@ -2841,6 +2972,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sgd_step_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sgd_step_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sgd_step_,
         },
         .call_boxed = tg__boxed_sgd_step_,
@@ -2851,6 +2985,9 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
         .schema = "adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_adam_step_,
+            #ifdef TG_WITH_CUDA
+            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_adam_step_,
+            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_adam_step_,
         },
         .call_boxed = tg__boxed_adam_step_,

@@ -16,4 +16,12 @@
     __attribute__((used, section("tg_cover"))) static const char *const                    \
         TG__COVER_CAT(tg__covers_, __LINE__)[] = { __VA_ARGS__ }
 
+/* The same for CUDA comparison cases (tests/cuda): TG_CUDA_COVERS("add.out", ...) at file
+ * scope, outside any #ifdef TG_WITH_CUDA, lands in `tg_cuda_cover`; the CUDA coverage test
+ * (tests/cuda/test_cuda_coverage.c) fails for an operator of TG_CUDA_OP_LIST (the ops with a
+ * `CUDA:` kernel) that no CUDA case names. */
+#define TG_CUDA_COVERS(...)                                                                \
+    __attribute__((used, section("tg_cuda_cover"))) static const char *const               \
+        TG__COVER_CAT(tg__cuda_covers_, __LINE__)[] = { __VA_ARGS__ }
+
 #endif

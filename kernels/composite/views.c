@@ -436,14 +436,33 @@ tg_tensor *tg__composite_to_dtype(tg_tensor *self, tg_dtype dtype, bool non_bloc
     return tg__to_copy(self, .dtype = dtype);
 }
 
-/* A new contiguous tensor with self's values converted to dtype (default: self's). */
+/* self on `device` (and dtype, when given): self itself when nothing changes and no copy is
+ * asked for, else _to_copy (which autograd differentiates back to self's device). */
+tg_tensor *tg__composite_to_device(tg_tensor *self, tg_device device, tg_dtype dtype,
+                                   bool non_blocking, bool copy, tg_memory_format memory_format)
+{
+    (void)memory_format;
+    if (device.type == TG_CUDA && device.index < 0) device.index = 0;
+    if (device.type == TG_CPU) device.index = 0;
+    tg_dtype dt = dtype == TG_DTYPE_NONE ? self->dtype : dtype;
+    if (!copy && dt == self->dtype && device.type == self->device.type &&
+        device.index == self->device.index)
+        return tg_retain(self);
+    return tg__to_copy(self, .dtype = dt, .device = device, .non_blocking = non_blocking);
+}
+
+/* A new contiguous tensor with self's values converted to dtype (default: self's), on device
+ * (default: self's). */
 tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
                                  tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
     (void)layout; (void)pin_memory; (void)non_blocking; (void)memory_format;
-    if (device.type != TG_DEVICE_NONE && device.type != TG_CPU)
-        return tg__error("_to_copy", "only CPU tensors are supported by this build");
-    tg_tensor *r = tg__empty_like("_to_copy", self, dtype == TG_DTYPE_NONE ? self->dtype : dtype);
+    tg_device dev = device.type == TG_DEVICE_NONE ? self->device : device;
+    if (dev.type == TG_CUDA && dev.index < 0) dev.index = 0;      /* "cuda": device 0 */
+    if (dev.type == TG_CPU) dev.index = 0;
+    /* On another device the copy_ below moves the bytes (tg__copy_into) and converts there. */
+    tg_tensor *r = tg__empty("_to_copy", self->sizes, self->ndim,
+                             dtype == TG_DTYPE_NONE ? self->dtype : dtype, dev);
     if (!r) return NULL;
     tg_tensor *c = tg_copy_(r, self);
     if (!c) { tg_release(r); return NULL; }
