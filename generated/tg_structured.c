@@ -755,11 +755,27 @@ tg_tensor *tg__structured_cpu_sum(tg_tensor *self, tg_int_list dim, bool keepdim
     return tg__cpu_sum_out(self, dim, keepdim, dtype, NULL);
 }
 
+/* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    return tg__cuda_sum_out(self, dim, keepdim, dtype, NULL);
+}
+#endif
+
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     return tg__cpu_mean_out(self, dim, keepdim, dtype, NULL);
 }
+
+/* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    return tg__cuda_mean_out(self, dim, keepdim, dtype, NULL);
+}
+#endif
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
@@ -767,11 +783,27 @@ tg_tensor *tg__structured_cpu_prod_dim(tg_tensor *self, int64_t dim, bool keepdi
     return tg__cpu_prod_out(self, dim, keepdim, dtype, NULL);
 }
 
+/* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
+{
+    return tg__cuda_prod_out(self, dim, keepdim, dtype, NULL);
+}
+#endif
+
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     return tg__cpu_amax_out(self, dim, keepdim, NULL);
 }
+
+/* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    return tg__cuda_amax_out(self, dim, keepdim, NULL);
+}
+#endif
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
@@ -779,11 +811,27 @@ tg_tensor *tg__structured_cpu_amin(tg_tensor *self, tg_int_list dim, bool keepdi
     return tg__cpu_amin_out(self, dim, keepdim, NULL);
 }
 
+/* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    return tg__cuda_amin_out(self, dim, keepdim, NULL);
+}
+#endif
+
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__structured_cpu_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     return tg__cpu_max_dim_out(self, dim, keepdim, NULL, NULL);
 }
+
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+#ifdef TG_WITH_CUDA
+tg_values_indices tg__structured_cuda_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    return tg__cuda_max_dim_out(self, dim, keepdim, NULL, NULL);
+}
+#endif
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__structured_cpu_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
@@ -791,11 +839,27 @@ tg_values_indices tg__structured_cpu_min_dim(tg_tensor *self, int64_t dim, bool 
     return tg__cpu_min_dim_out(self, dim, keepdim, NULL, NULL);
 }
 
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+#ifdef TG_WITH_CUDA
+tg_values_indices tg__structured_cuda_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    return tg__cuda_min_dim_out(self, dim, keepdim, NULL, NULL);
+}
+#endif
+
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     return tg__cpu_argmax_out(self, dim, keepdim, NULL);
 }
+
+/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
+{
+    return tg__cuda_argmax_out(self, dim, keepdim, NULL);
+}
+#endif
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
@@ -803,11 +867,27 @@ tg_tensor *tg__structured_cpu_argmin(tg_tensor *self, tg_opt_int dim, bool keepd
     return tg__cpu_argmin_out(self, dim, keepdim, NULL);
 }
 
+/* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
+{
+    return tg__cuda_argmin_out(self, dim, keepdim, NULL);
+}
+#endif
+
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     return tg__cpu_var_out(self, dim, correction, keepdim, NULL);
 }
+
+/* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    return tg__cuda_var_out(self, dim, correction, keepdim, NULL);
+}
+#endif
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
@@ -815,11 +895,27 @@ tg_tensor *tg__structured_cpu_std(tg_tensor *self, tg_int_list dim, tg_opt_int c
     return tg__cpu_std_out(self, dim, correction, keepdim, NULL);
 }
 
+/* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    return tg__cuda_std_out(self, dim, correction, keepdim, NULL);
+}
+#endif
+
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__structured_cpu_mm(tg_tensor *self, tg_tensor *mat2)
 {
     return tg__cpu_mm_out(self, mat2, NULL);
 }
+
+/* mm(Tensor self, Tensor mat2) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_mm(tg_tensor *self, tg_tensor *mat2)
+{
+    return tg__cuda_mm_out(self, mat2, NULL);
+}
+#endif
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__structured_cpu_bmm(tg_tensor *self, tg_tensor *mat2)
@@ -827,11 +923,27 @@ tg_tensor *tg__structured_cpu_bmm(tg_tensor *self, tg_tensor *mat2)
     return tg__cpu_bmm_out(self, mat2, NULL);
 }
 
+/* bmm(Tensor self, Tensor mat2) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_bmm(tg_tensor *self, tg_tensor *mat2)
+{
+    return tg__cuda_bmm_out(self, mat2, NULL);
+}
+#endif
+
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     return tg__cpu_addmm_out(self, mat1, mat2, beta, alpha, NULL);
 }
+
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    return tg__cuda_addmm_out(self, mat1, mat2, beta, alpha, NULL);
+}
+#endif
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
@@ -839,11 +951,27 @@ tg_tensor *tg__structured_cpu_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor
     return tg__cpu_addmm_out(self, mat1, mat2, beta, alpha, self);
 }
 
+/* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    return tg__cuda_addmm_out(self, mat1, mat2, beta, alpha, self);
+}
+#endif
+
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 tg_tensor *tg__structured_cpu_cat(tg_tensor_list tensors, int64_t dim)
 {
     return tg__cpu_cat_out(tensors, dim, NULL);
 }
+
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda_cat(tg_tensor_list tensors, int64_t dim)
+{
+    return tg__cuda_cat_out(tensors, dim, NULL);
+}
+#endif
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__structured_cpu__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
@@ -851,11 +979,27 @@ tg_tensor *tg__structured_cpu__softmax(tg_tensor *self, int64_t dim, bool half_t
     return tg__cpu_softmax_out(self, dim, half_to_float, NULL);
 }
 
+/* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    return tg__cuda_softmax_out(self, dim, half_to_float, NULL);
+}
+#endif
+
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__structured_cpu__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     return tg__cpu_log_softmax_out(self, dim, half_to_float, NULL);
 }
+
+/* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
+#ifdef TG_WITH_CUDA
+tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    return tg__cuda_log_softmax_out(self, dim, half_to_float, NULL);
+}
+#endif
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
