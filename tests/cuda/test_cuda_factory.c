@@ -22,6 +22,13 @@
 #include "../ops/kt_util.h"
 #include "tg_cover.h"
 
+/* Which CUDA kernels these cases compare (tests/cuda/test_cuda_coverage.c); declared in
+ * every build. */
+#ifdef TG_CUDA_COVERS
+TG_CUDA_COVERS("fill_.Scalar", "arange.start_out", "linspace.out", "eye.m_out", "uniform_", "normal_",
+               "random_.from");
+#endif
+
 #ifndef TG_WITH_CUDA
 
 Test(cuda_factory, not_built)
@@ -30,11 +37,6 @@ Test(cuda_factory, not_built)
 }
 
 #else
-
-#ifdef TG_CUDA_COVERS
-TG_CUDA_COVERS("fill_.Scalar", "arange.start_out", "linspace.out", "eye.m_out", "uniform_", "normal_",
-               "random_.from");
-#endif
 
 #define CF_REQUIRE_DEVICE()                                                                 \
     do {                                                                                    \

@@ -25,15 +25,8 @@
 #include "../ops/kt_util.h"
 #include "tg_cover.h"
 
-#ifndef TG_WITH_CUDA
-
-Test(cuda_pointwise, not_built)
-{
-    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
-}
-
-#else
-
+/* Which CUDA kernels these cases compare (tests/cuda/test_cuda_coverage.c); declared in
+ * every build. */
 #ifdef TG_CUDA_COVERS
 TG_CUDA_COVERS("add.out", "sub.out", "mul.out", "div.out", "div.out_mode", "pow.Tensor_Tensor_out",
                "maximum.out", "minimum.out", "neg.out", "abs.out", "exp.out", "log.out", "sqrt.out",
@@ -42,6 +35,15 @@ TG_CUDA_COVERS("add.out", "sub.out", "mul.out", "div.out", "div.out_mode", "pow.
                "ge.Tensor_out", "where.self_out", "clamp.out", "clamp.Tensor_out", "copy_",
                "threshold_backward");
 #endif
+
+#ifndef TG_WITH_CUDA
+
+Test(cuda_pointwise, not_built)
+{
+    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
+}
+
+#else
 
 /* ------------------------------------------------------------------ helpers */
 
