@@ -1,5 +1,5 @@
 /* Argument checks of the pointwise operators, shared by the CPU kernels (binary.c, unary.c,
- * ternary.c, nn_backward.c) and the CUDA kernels (kernels/cuda/*.cu), so that both backends
+ * ternary.c) and the CUDA kernels (the .cu files of kernels/cuda), so that both backends
  * refuse the same inputs with the same (PyTorch's) words. Each returns 0, or records the error
  * naming `op` and returns -1.
  *

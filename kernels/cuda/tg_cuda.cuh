@@ -1,4 +1,4 @@
-/* Device utilities shared by every CUDA kernel file (kernels/cuda/*.cu):
+/* Device utilities shared by every CUDA kernel file (the .cu files of kernels/cuda):
  *
  *   - status checks that turn a CUDA error into a library error (TG_CUDA_CHECK, tg__cuda_ok);
  *   - launch configuration (tg__cuda_blocks) and a device guard;

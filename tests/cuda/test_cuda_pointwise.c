@@ -47,9 +47,9 @@ Test(cuda_pointwise, not_built)
 
 /* ------------------------------------------------------------------ helpers */
 
-#define CP_REQUIRE_DEVICE()                                                                 \
+#define CP_REQUIRE_DEVICE(name)                                                                 \
     do {                                                                                    \
-        if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", __func__);  \
+        if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", name);  \
     } while (0)
 
 /* Random CPU tensor of dtype dt, values uniform in [lo, hi) (integer dtypes: floored; bool:
@@ -243,7 +243,7 @@ static void cp_run_binary(const cp_bin_case *c, tg_dtype da, tg_dtype db, cp_lay
 
 Test(cuda_pointwise, binary_same_dtype_every_layout)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::binary_same_dtype_every_layout");
     kt_live base = kt_live_now();
     for (size_t i = 0; i < sizeof cp_bin_cases / sizeof cp_bin_cases[0]; i++)
         for (size_t d = 0; d < CP_NDTYPES; d++) {
@@ -255,7 +255,7 @@ Test(cuda_pointwise, binary_same_dtype_every_layout)
 
 Test(cuda_pointwise, binary_mixed_dtypes)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::binary_mixed_dtypes");
     kt_live base = kt_live_now();
     static const tg_dtype pairs[][2] = {
         { TG_FLOAT32, TG_INT64 }, { TG_INT32, TG_FLOAT64 }, { TG_FLOAT16, TG_FLOAT32 }, { TG_BFLOAT16, TG_INT64 },
@@ -274,7 +274,7 @@ Test(cuda_pointwise, binary_mixed_dtypes)
 /* out= into another dtype (the result is converted on store) and in place. */
 Test(cuda_pointwise, binary_out_and_in_place)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::binary_out_and_in_place");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 17, 31 };
     tg_tensor *a = cp_rand(shape, 2, TG_INT32, 1, -50, 50), *b = cp_rand(shape, 2, TG_INT32, 2, -50, 50);
@@ -318,7 +318,7 @@ static const cp_un_case cp_un_cases[] = {
 
 Test(cuda_pointwise, unary_every_dtype_and_layout)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::unary_every_dtype_and_layout");
     kt_live base = kt_live_now();
     for (size_t i = 0; i < sizeof cp_un_cases / sizeof cp_un_cases[0]; i++)
         for (size_t d = 0; d < CP_NDTYPES; d++)
@@ -347,7 +347,7 @@ Test(cuda_pointwise, unary_every_dtype_and_layout)
 
 Test(cuda_pointwise, unary_out_and_in_place)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::unary_out_and_in_place");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 1001 };
     tg_tensor *a = cp_rand(shape, 1, TG_FLOAT32, 5, -3, 3), *ad = cp_cuda(a);
@@ -362,7 +362,7 @@ Test(cuda_pointwise, unary_out_and_in_place)
 
 Test(cuda_pointwise, where_every_layout)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::where_every_layout");
     kt_live base = kt_live_now();
     static const tg_dtype pairs[][2] = { { TG_FLOAT32, TG_FLOAT32 }, { TG_FLOAT16, TG_FLOAT64 },
                                          { TG_INT64, TG_INT8 }, { TG_BOOL, TG_BFLOAT16 } };
@@ -383,7 +383,7 @@ Test(cuda_pointwise, where_every_layout)
 
 Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::clamp_scalar_and_tensor_bounds");
     kt_live base = kt_live_now();
     static const tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8 };
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
@@ -411,7 +411,7 @@ Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
 
 Test(cuda_pointwise, copy_every_dtype_pair)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::copy_every_dtype_pair");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 19, 23 };
     for (size_t s = 0; s < CP_NDTYPES; s++)
@@ -434,7 +434,7 @@ Test(cuda_pointwise, copy_every_dtype_pair)
 /* Broadcast src, a transposed src or destination, a CPU Scalar src, and copies across devices. */
 Test(cuda_pointwise, copy_layouts_and_devices)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::copy_layouts_and_devices");
     kt_live base = kt_live_now();
     const int64_t row[1] = { 23 }, shape[2] = { 19, 23 }, tshape[2] = { 23, 19 };
     tg_tensor *r = cp_rand(row, 1, TG_FLOAT64, 71, -1, 1), *rd = cp_cuda(r);
@@ -470,7 +470,7 @@ Test(cuda_pointwise, copy_layouts_and_devices)
 
 Test(cuda_pointwise, errors_match_the_cpu)
 {
-    CP_REQUIRE_DEVICE();
+    CP_REQUIRE_DEVICE("cuda_pointwise::errors_match_the_cpu");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 8 };
     tg_tensor *a = cp_rand(shape, 1, TG_FLOAT32, 81, -1, 1), *ad = cp_cuda(a);
