@@ -99,16 +99,29 @@ TG_PW float tg__pw_exp_f32(float x)
 TG_PW double tg__pw_exp_f64(double x) { return exp(x); }
 
 /* ------------------------------------------------------------------ binary arithmetic */
-/* add/sub: a + alpha * b, a - alpha * b (alpha is 1 for the plain operators). */
+/* add/sub: a + alpha * b, a - alpha * b (alpha is 1 for the plain operators). On the device the
+ * product and the sum are rounded separately (_rn intrinsics), as gcc does here in ISO C mode:
+ * nvcc would otherwise fuse them into one multiply-add and differ from the CPU in the last bit
+ * (or more, when a and alpha * b nearly cancel). */
+#if defined(__CUDA_ARCH__)
+TG_PW float tg__pw_add_f32(float a, float b, float alpha) { return __fadd_rn(a, __fmul_rn(alpha, b)); }
+TG_PW double tg__pw_add_f64(double a, double b, double alpha) { return __dadd_rn(a, __dmul_rn(alpha, b)); }
+#else
 TG_PW float tg__pw_add_f32(float a, float b, float alpha) { return a + alpha * b; }
 TG_PW double tg__pw_add_f64(double a, double b, double alpha) { return a + alpha * b; }
+#endif
 TG_PW int64_t tg__pw_add_i64(int64_t a, int64_t b, int64_t alpha)
 {
     return (int64_t)((uint64_t)a + (uint64_t)alpha * (uint64_t)b);
 }
 
+#if defined(__CUDA_ARCH__)
+TG_PW float tg__pw_sub_f32(float a, float b, float alpha) { return __fsub_rn(a, __fmul_rn(alpha, b)); }
+TG_PW double tg__pw_sub_f64(double a, double b, double alpha) { return __dsub_rn(a, __dmul_rn(alpha, b)); }
+#else
 TG_PW float tg__pw_sub_f32(float a, float b, float alpha) { return a - alpha * b; }
 TG_PW double tg__pw_sub_f64(double a, double b, double alpha) { return a - alpha * b; }
+#endif
 TG_PW int64_t tg__pw_sub_i64(int64_t a, int64_t b, int64_t alpha)
 {
     return (int64_t)((uint64_t)a - (uint64_t)alpha * (uint64_t)b);
