@@ -10,8 +10,8 @@
  *
  * Metric: |cuda - cpu| <= atol + rtol * |cpu| per element, NaN only against NaN, infinities
  * equal. Bounds: integers and bool exact; float64 rtol 1e-12 (CUDA's libm and glibc are each
- * within 1-2 ulp); float32 rtol 1e-5, atol 1e-6 (libm ulps, and nvcc contracting a + alpha * b
- * into one fused multiply-add; the atol covers sin/cos near their zeros); float16 and bfloat16
+ * within 1-2 ulp); float32 rtol 1e-5, atol 1e-6 (CUDA's libm ulps, and the exp/sigmoid polynomial
+ * which nvcc may fuse into multiply-adds; the atol covers sin/cos near their zeros); float16 and bfloat16
  * rtol 1e-2, atol 1e-2 (one unit in the last place after computing in float).
  *
  * Built in every build: without TG_WITH_CUDA one test skips ("built without CUDA"), without a
