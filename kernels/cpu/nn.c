@@ -14,6 +14,7 @@
  * max is not finite, and vector tails, use tg__pw_exp_f32 itself. */
 #include "tg_kutil.h"
 #include "pointwise_scalar.h"
+#include "softmax_checks.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -246,10 +247,7 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
 {
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NULL;
-    bool last = self->ndim == 0 || d == self->ndim - 1;
-    if (!tg_dtype_is_floating(self->dtype))
-        return tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'", lg ? "log_softmax" : "softmax",
-                         last ? "_lastdim" : "", tg__k_scalar_name(self->dtype));
+    if (tg__softmax_check_dtype(op, lg, self, d) != 0) return NULL;
     if (half_to_float)
         return tg__error(op, "%s with half to float conversion is not supported on CPU",
                          lg ? "log_softmax" : "softmax");

@@ -10,6 +10,7 @@
  *   log_softmax: gi = g - exp(y) * sum(g)         (y = log_softmax output)
  * float32 and float64 have typed loops (sums in double); float16/bfloat16 compute in float32. */
 #include "tg_kutil.h"
+#include "softmax_checks.h"
 
 #include <math.h>
 #include <string.h>
@@ -124,17 +125,8 @@ static void smb_range(int64_t b, int64_t e, void *ctx)
 static tg_tensor *softmax_backward(const char *op, const char *check_name, bool log, tg_tensor *grad_output,
                                    tg_tensor *output, int64_t dim)
 {
-    if (grad_output->ndim != output->ndim ||
-        memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
-        char a[256], b[256];
-        return tg__error(op, "Expected tensor for argument #1 'grad_output' to have the same size as tensor for argument "
-                         "#2 'output'; but %s does not equal %s (while checking arguments for %s)",
-                         tg__k_fmt_sizes(a, sizeof a, grad_output->sizes, grad_output->ndim),
-                         tg__k_fmt_sizes(b, sizeof b, output->sizes, output->ndim), check_name);
-    }
+    if (tg__softmax_backward_check(op, check_name, grad_output, output) != 0) return NULL;
     tg_dtype rdt = grad_output->dtype;
-    if (!tg_dtype_is_floating(rdt))
-        return tg__error(op, "\"%s\" not implemented for '%s'", op, tg__k_scalar_name(rdt));
     int64_t d = tg__wrap_dim(op, dim, output->ndim);
     if (d < 0) return NULL;
     tg_dtype cdt = rdt == TG_FLOAT64 ? TG_FLOAT64 : TG_FLOAT32;

@@ -17,6 +17,7 @@
  * slice makes the slice NaN; a slice of all -inf gives NaN (0/0), as on the CPU.
  * half_to_float (float16 input, float32 output) is supported, as in PyTorch's CUDA kernel. */
 #include "kc_common.cuh"
+#include "softmax_checks.h"    /* the CPU kernels' argument checks */
 
 extern "C" {
 tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
@@ -215,11 +216,7 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
 {
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NULL;
-    bool last = self->ndim == 0 || d == self->ndim - 1;
-    if (!tg_dtype_is_floating(self->dtype))
-        return (tg_tensor *)tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'",
-                                      lg ? "log_softmax" : "softmax", last ? "_lastdim" : "",
-                                      tg__k_scalar_name(self->dtype));
+    if (tg__softmax_check_dtype(op, lg, self, d) != 0) return NULL;
     if (half_to_float && self->dtype != TG_FLOAT16)
         return (tg_tensor *)tg__error(op, "conversion is supported for Half type only");
     if (kc_same_device(op, self, out)) return NULL;
@@ -304,18 +301,8 @@ __global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, 
 static tg_tensor *softmax_backward(const char *op, const char *check_name, bool lg, tg_tensor *grad_output,
                                    tg_tensor *output, int64_t dim)
 {
-    if (grad_output->ndim != output->ndim ||
-        memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
-        char a[256], b[256];
-        return (tg_tensor *)tg__error(op, "Expected tensor for argument #1 'grad_output' to have the same size as "
-                                      "tensor for argument #2 'output'; but %s does not equal %s (while checking "
-                                      "arguments for %s)",
-                                      tg__k_fmt_sizes(a, sizeof a, grad_output->sizes, grad_output->ndim),
-                                      tg__k_fmt_sizes(b, sizeof b, output->sizes, output->ndim), check_name);
-    }
+    if (tg__softmax_backward_check(op, check_name, grad_output, output) != 0) return NULL;
     tg_dtype rdt = grad_output->dtype;
-    if (!tg_dtype_is_floating(rdt))
-        return (tg_tensor *)tg__error(op, "\"%s\" not implemented for '%s'", op, tg__k_scalar_name(rdt));
     int64_t d = tg__wrap_dim(op, dim, output->ndim);
     if (d < 0) return NULL;
     if (kc_same_device(op, grad_output, output)) return NULL;

@@ -11,12 +11,6 @@
 #include "../ops/kt_util.h"
 #include "tg_cover.h"
 
-#ifndef TG_CUDA_COVERS
-/* The CUDA coverage section (tests/tg_cover.h) is engineer A's; until it lands the
- * declarations compile to nothing. */
-#define TG_CUDA_COVERS(...) extern int tg__cuda_covers_placeholder
-#endif
-
 #define CC_SKIP_NO_CUDA_BUILD() cr_skip_test("built without CUDA (nvcc not found or CUDA=0)")
 
 #ifdef TG_WITH_CUDA

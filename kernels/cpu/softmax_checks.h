@@ -1,0 +1,40 @@
+/* Argument checks of _softmax / _log_softmax and their backward data ops, shared by the CPU
+ * kernels (kernels/cpu/nn.c, nn_backward.c) and the CUDA kernels (kernels/cuda/softmax.cu):
+ * PyTorch's messages. Static inline, C and C++. Each returns 0, or -1 with the error recorded. */
+#ifndef TG_SOFTMAX_CHECKS_H
+#define TG_SOFTMAX_CHECKS_H
+
+#include "tg_kutil.h"
+#include <string.h>
+
+/* Floating inputs only; `d` is the wrapped dim (PyTorch names the last-dim kernel). */
+static inline int tg__softmax_check_dtype(const char *op, bool lg, const tg_tensor *self, int64_t d)
+{
+    if (tg_dtype_is_floating(self->dtype)) return 0;
+    bool last = self->ndim == 0 || d == self->ndim - 1;
+    tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'", lg ? "log_softmax" : "softmax", last ? "_lastdim" : "",
+              tg__k_scalar_name(self->dtype));
+    return -1;
+}
+
+/* grad_output and output of one shape, a floating grad_output. */
+static inline int tg__softmax_backward_check(const char *op, const char *check_name, const tg_tensor *grad_output,
+                                             const tg_tensor *output)
+{
+    if (grad_output->ndim != output->ndim ||
+        memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
+        char a[256], b[256];
+        tg__error(op, "Expected tensor for argument #1 'grad_output' to have the same size as tensor for argument "
+                  "#2 'output'; but %s does not equal %s (while checking arguments for %s)",
+                  tg__k_fmt_sizes(a, sizeof a, grad_output->sizes, grad_output->ndim),
+                  tg__k_fmt_sizes(b, sizeof b, output->sizes, output->ndim), check_name);
+        return -1;
+    }
+    if (!tg_dtype_is_floating(grad_output->dtype)) {
+        tg__error(op, "\"%s\" not implemented for '%s'", op, tg__k_scalar_name(grad_output->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+#endif
