@@ -154,9 +154,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated $(CUDA_CFLAGS) -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
 
-$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BUILD)/libtensorgen.a
+# With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
+BENCH_CU_OBJ := $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
+
+$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BUILD)/libtensorgen.a $(LIBS)
+	$(CC) $(CSTD) $(OPT) $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a $(LIBS)
 
 bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 	@bench/run.sh $(BUILD)

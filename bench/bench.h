@@ -41,6 +41,10 @@ void bench_emit(const char *name, const char *unit, const char *src, const doubl
 /* Autograd workloads: the tiny-graph overhead and the MLP training step (bench/bench_autograd.c). */
 void bench_autograd(void);
 
+/* GPU workloads and their baselines (bench/bench_cuda.c): only in builds with TG_WITH_CUDA,
+ * and a note on stderr instead when no device is present. */
+void bench_cuda(void);
+
 /* Baselines measured in the same process (bench/baselines.c). */
 void bench_stream(void);
 void bench_blas_direct(void);

@@ -135,6 +135,9 @@ int main(int argc, char **argv) {
     bench_mm();
     bench_softmax();
     bench_autograd();
+#ifdef TG_WITH_CUDA
+    bench_cuda();
+#endif
 
     if (tg_live_tensors() != 0)
         fprintf(stderr, "tg_bench: %lld tensors still alive at exit\n", (long long)tg_live_tensors());

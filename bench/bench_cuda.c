@@ -1,0 +1,285 @@
+/* GPU workloads of build/bench/tg_bench (bench/README.md, "GPU"), with baselines measured in
+ * the same run: cudaMemcpy device-to-device bandwidth, cuBLAS called directly, an empty kernel
+ * launch. Compiled only with TG_WITH_CUDA and run only when a device is present (otherwise one
+ * note on stderr). Device time comes from cudaEvents on tensorgen's stream of device 0; the
+ * per-op overhead is host wall time per call (what a caller waits for before the next call).
+ *
+ * BENCH_TF32=1 lets float32 matmuls (tensorgen's and the cuBLAS baseline alike) use TF32
+ * tensor cores; by default they are full float32 (CUBLAS_DEFAULT_MATH). */
+#ifdef TG_WITH_CUDA
+
+#include "bench.h"
+#include "tensorgen.h"
+#include "tg_cuda_rt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N256M (256L * 1024 * 1024)
+
+int bench_launch_empty(cudaStream_t s, long n);    /* bench_cuda_launch.cu */
+
+typedef struct gctx { tg_tensor *a, *b, *out; void *pa, *pb, *pc; int64_t n; bool bf16; } gctx;
+
+static cudaStream_t stream0(void) { return tg__cuda_stream(0); }
+
+/* Times `body` with cudaEvents: `inner` calls per repeat after one warm-up repeat; per-call
+ * seconds into secs[]. False when a call or a CUDA call failed (error on stderr). */
+static bool gpu_time(bench_body body, void *ctx, int64_t inner, double *secs) {
+    cudaEvent_t e0, e1;
+    if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) return false;
+    bool ok = true;
+    for (int64_t i = 0; ok && i < inner; i++) ok = body(ctx);          /* warm-up */
+    for (int r = 0; ok && r < bench_cfg.repeats; r++) {
+        cudaEventRecord(e0, stream0());
+        for (int64_t i = 0; ok && i < inner; i++) ok = body(ctx);
+        cudaEventRecord(e1, stream0());
+        ok = ok && cudaEventSynchronize(e1) == cudaSuccess;
+        float ms = 0;
+        ok = ok && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+        secs[r] = ms * 1e-3 / (double)inner;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return ok && tg_cuda_synchronize() == 0;
+}
+
+static void gpu_run(const char *name, const char *unit, const char *src, bench_body body, void *c,
+                    bool ok, int64_t inner, double work, double scale) {
+    if (!bench_wanted(name)) return;
+    double secs[BENCH_MAX_REPEATS];
+    if (!ok || !gpu_time(body, c, inner, secs)) {
+        fprintf(stderr, "tg_bench: %s skipped: %s\n", name,
+                tg_last_error() ? tg_last_error() : cudaGetErrorString(cudaGetLastError()));
+        tg_clear_error();
+        return;
+    }
+    bench_emit(name, unit, src, secs, work, scale);
+}
+
+static bool done(tg_tensor *r) {
+    if (!r) return false;
+    tg_release(r);
+    return true;
+}
+
+static tg_tensor *on_gpu(tg_tensor *t) {     /* consumes t */
+    tg_tensor *g = t ? tg_to_device(t, TG_DEVICE_CUDA(0)) : NULL;
+    tg_release(t);
+    return g;
+}
+
+static void release3(gctx *c) {
+    tg_release(c->a); tg_release(c->b); tg_release(c->out);
+    c->a = c->b = c->out = NULL;
+}
+
+/* ---------------------------------------------------------------- memory-bound */
+
+static bool body_add_out(void *p) { gctx *c = p; return done(tg_add_out(c->a, c->b, c->out)); }
+static bool body_sum(void *p)     { gctx *c = p; return done(tg_sum(c->a)); }
+static bool body_memcpy(void *p) {
+    gctx *c = p;
+    return cudaMemcpyAsync(c->pc, c->pa, (size_t)c->n * 4, cudaMemcpyDeviceToDevice, stream0()) == cudaSuccess;
+}
+
+static void bench_gpu_memory(void) {
+    gctx c = { 0 };
+    c.n = N256M;
+    c.a = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
+    c.b = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
+    c.out = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
+    bool ok = c.a && c.b && c.out;
+    if (ok) {      /* random inputs: uniform_ on the device when it has a kernel, else fallback */
+        tg_tensor *r1 = tg_uniform_(c.a), *r2 = tg_uniform_(c.b);
+        ok = r1 && r2;
+        tg_release(r1); tg_release(r2);
+    }
+    if (ok) { c.pa = c.a->storage->data; c.pc = c.out->storage->data; }
+    double bytes = 4.0 * (double)N256M;
+    /* cudaMemcpy reads and writes every byte: 2 x 4 x N, the same count as a copy kernel */
+    gpu_run("cuda_memcpy_d2d_256M", "GB/s", "cuda", body_memcpy, &c, ok, 5, 2 * bytes, 0);
+    gpu_run("cuda_add_256M_out", "GB/s", "tensorgen", body_add_out, &c, ok, 5, 3 * bytes, 0);
+    gpu_run("cuda_sum_256M", "GB/s", "tensorgen", body_sum, &c, ok, 5, bytes, 0);
+    release3(&c);
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+static bool body_mm_out(void *p) { gctx *c = p; return done(tg_mm_out(c->a, c->b, c->out)); }
+
+/* out = a @ b for row-major (n, n) matrices: cuBLAS is column-major, so it computes
+ * out^T = b^T @ a^T by swapping the operands. */
+static bool body_cublas(void *p) {
+    gctx *c = p;
+    cublasHandle_t h = tg__cublas_handle("bench", 0);
+    if (!h) return false;
+    int n = (int)c->n;
+    float one = 1.0f, zero = 0.0f;
+    cudaDataType_t t = c->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t ct = c->bf16 ? CUBLAS_COMPUTE_32F
+                           : getenv("BENCH_TF32") ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, c->pb, t, n, c->pa, t, n, &zero,
+                        c->pc, t, n, ct, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+}
+
+static void bench_gpu_mm(void) {
+    if (getenv("BENCH_TF32")) {
+        cublasHandle_t h = tg__cublas_handle("bench", 0);
+        if (h) cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
+    }
+    const int64_t sizes[] = { 4096, 8192 };
+    for (int bf = 0; bf < 2; bf++) {
+        for (int k = 0; k < 2; k++) {
+            int64_t n = sizes[k];
+            char name[64], base[64];
+            snprintf(name, sizeof name, "cuda_mm_%lld_%s%s", (long long)n, bf ? "bf16" : "f32",
+                     !bf && getenv("BENCH_TF32") ? "_tf32" : "");
+            snprintf(base, sizeof base, "cublas_gemm_%lld_%s%s", (long long)n, bf ? "bf16" : "f32",
+                     !bf && getenv("BENCH_TF32") ? "_tf32" : "");
+            if (!bench_wanted(name) && !bench_wanted(base)) continue;
+            tg_dtype dt = bf ? TG_BFLOAT16 : TG_FLOAT32;
+            gctx c = { 0 };
+            c.n = n;
+            c.bf16 = bf;
+            c.a = on_gpu(tg_randn(TG_INTS(n, n), .dtype = dt));
+            c.b = on_gpu(tg_randn(TG_INTS(n, n), .dtype = dt));
+            c.out = tg_empty(TG_INTS(n, n), .dtype = dt, .device = TG_DEVICE_CUDA(0));
+            bool ok = c.a && c.b && c.out;
+            if (ok) { c.pa = c.a->storage->data; c.pb = c.b->storage->data; c.pc = c.out->storage->data; }
+            double flop = 2.0 * (double)n * (double)n * (double)n;
+            gpu_run(base, "GFLOP/s", "cublas", body_cublas, &c, ok, 3, flop, 0);
+            gpu_run(name, "GFLOP/s", "tensorgen", body_mm_out, &c, ok, 3, flop, 0);
+            release3(&c);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- softmax */
+
+static bool body_softmax(void *p) { gctx *c = p; return done(tg_softmax(c->a, -1)); }
+
+static void bench_gpu_softmax(void) {
+    const int64_t shapes[][2] = { { 4096, 1024 }, { 8192, 8192 }, { 65536, 128 } };
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "cuda_softmax_%lldx%lld_lastdim", (long long)shapes[k][0],
+                 (long long)shapes[k][1]);
+        if (!bench_wanted(name)) continue;
+        gctx c = { 0 };
+        c.a = on_gpu(tg_randn(TG_INTS(shapes[k][0], shapes[k][1])));
+        gpu_run(name, "ms", "tensorgen", body_softmax, &c, c.a != NULL, 20, 0, 1e3);
+        release3(&c);
+    }
+}
+
+/* ---------------------------------------------------------------- MLP training step */
+
+#define MLP_LAYERS 3
+typedef struct gmlp { tg_tensor *p[2 * MLP_LAYERS]; tg_tensor *x, *y; } gmlp;
+
+/* The CPU workload's step (bench/bench_autograd.c) with every tensor on device 0. */
+static bool body_mlp(void *p) {
+    gmlp *c = p;
+    for (int i = 0; i < 2 * MLP_LAYERS; i++) tg_tensor_set_grad(c->p[i], NULL);
+    tg_scope_begin();
+    tg_tensor *h = c->x;
+    for (int l = 0; l < MLP_LAYERS; l++) {
+        h = tg_linear(h, c->p[2 * l], .bias = c->p[2 * l + 1]);
+        if (l < MLP_LAYERS - 1) h = tg_relu(h);
+    }
+    tg_tensor *loss = tg_cross_entropy(h, c->y);
+    bool ok = loss && tg_backward(loss) == 0;
+    tg_scope_end();
+    TG_NO_GRAD {
+        for (int i = 0; ok && i < 2 * MLP_LAYERS; i++) {
+            tg_tensor *g = tg_tensor_grad(c->p[i]);
+            tg_tensor *r = tg_sgd_step_(c->p[i], g, NULL, 0.01);
+            ok = r != NULL;
+            tg_release(r);
+            tg_release(g);
+        }
+    }
+    return ok;
+}
+
+static void bench_gpu_mlp(void) {
+    const char *name = "cuda_mlp_784_512_512_10_b128_sgd_step";
+    if (!bench_wanted(name)) return;
+    static const int64_t w[MLP_LAYERS + 1] = { 784, 512, 512, 10 };
+    gmlp c = { 0 };
+    bool ok = true;
+    c.x = on_gpu(tg_rand(TG_INTS(128, w[0])));
+    c.y = on_gpu(tg_randint(10, TG_INTS(128)));
+    ok = c.x && c.y;
+    for (int l = 0; l < MLP_LAYERS; l++) {
+        double bound = 1.0 / sqrt((double)w[l]);
+        tg_scope_begin();
+        tg_tensor *wt = tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1], w[l])), 2 * bound), -bound);
+        tg_tensor *bt = tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1])), 2 * bound), -bound);
+        c.p[2 * l] = wt ? tg_scope_keep(tg_to_device(wt, TG_DEVICE_CUDA(0))) : NULL;
+        c.p[2 * l + 1] = bt ? tg_scope_keep(tg_to_device(bt, TG_DEVICE_CUDA(0))) : NULL;
+        tg_scope_end();
+        ok = ok && c.p[2 * l] && c.p[2 * l + 1];
+        if (c.p[2 * l]) tg_tensor_set_requires_grad(c.p[2 * l], true);
+        if (c.p[2 * l + 1]) tg_tensor_set_requires_grad(c.p[2 * l + 1], true);
+    }
+    gpu_run(name, "ms/step", "tensorgen", body_mlp, &c, ok, 50, 0, 1e3);
+    for (int i = 0; i < 2 * MLP_LAYERS; i++) {
+        if (c.p[i]) tg_tensor_set_grad(c.p[i], NULL);
+        tg_release(c.p[i]);
+    }
+    tg_release(c.x);
+    tg_release(c.y);
+}
+
+/* ---------------------------------------------------------------- per-op overhead */
+
+static bool body_add1(void *p) { gctx *c = p; return done(tg_add_out(c->a, c->b, c->out)); }
+
+/* Host wall time per call of `inner` calls, the queue drained at the end of each repeat. */
+static void host_time(const char *name, const char *src, bench_body body, void *c, bool ok, int64_t inner) {
+    if (!bench_wanted(name)) return;
+    double secs[BENCH_MAX_REPEATS];
+    for (int64_t i = 0; ok && i < 1000; i++) ok = body(c);
+    for (int r = 0; ok && r < bench_cfg.repeats; r++) {
+        double t0 = bench_now();
+        for (int64_t i = 0; ok && i < inner; i++) ok = body(c);
+        ok = ok && tg_cuda_synchronize() == 0;
+        secs[r] = (bench_now() - t0) / (double)inner;
+    }
+    if (!ok) {
+        fprintf(stderr, "tg_bench: %s skipped: %s\n", name, tg_last_error() ? tg_last_error() : "CUDA call failed");
+        tg_clear_error();
+        return;
+    }
+    bench_emit(name, "ns/call", src, secs, 0, 1e9);
+}
+
+static bool body_empty_launch(void *p) { (void)p; return bench_launch_empty(stream0(), 1) == 0; }
+
+static void bench_gpu_overhead(void) {
+    gctx c = { 0 };
+    c.a = on_gpu(tg_randn(TG_INTS(1)));
+    c.b = on_gpu(tg_randn(TG_INTS(1)));
+    c.out = tg_empty(TG_INTS(1), .device = TG_DEVICE_CUDA(0));
+    host_time("cuda_empty_kernel_launch", "cuda", body_empty_launch, NULL, true, 100000);
+    host_time("cuda_overhead_add_out_1elem", "tensorgen", body_add1, &c, c.a && c.b && c.out, 100000);
+    release3(&c);
+}
+
+void bench_cuda(void) {
+    if (!tg_cuda_is_available()) {
+        fprintf(stderr, "tg_bench: GPU workloads skipped: no CUDA device\n");
+        return;
+    }
+    bench_gpu_overhead();
+    bench_gpu_memory();
+    bench_gpu_mm();
+    bench_gpu_softmax();
+    bench_gpu_mlp();
+    tg_cuda_empty_cache();
+}
+
+#endif /* TG_WITH_CUDA */
