@@ -190,8 +190,12 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 
 test: test-plain test-san
 
+# Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
+# and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary.
+SHOW_TEST_RESULTS := grep -vE '^\[(RUN |PASS)\]|^\[====\] Running'
+
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
-	TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2
+	set -o pipefail; TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2 --verbose 2>&1 | $(SHOW_TEST_RESULTS)
 
 # The CUDA driver maps memory where ASan keeps its shadow gap: without protect_shadow_gap=0 the
 # first CUDA call under ASan fails on a machine with a GPU.
@@ -201,7 +205,7 @@ SAN_CUDA_OPTS := $(if $(filter 1,$(CUDA)),:protect_shadow_gap=0)
 # any sanitizer report in the log fails the run.
 test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1$(SAN_CUDA_OPTS) UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(BUILD)/tests/tg_tests_san -j2 2>&1 | tee $(BUILD)/tests/san.log
+	  $(BUILD)/tests/tg_tests_san -j2 --verbose 2>&1 | tee $(BUILD)/tests/san.log | $(SHOW_TEST_RESULTS)
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
