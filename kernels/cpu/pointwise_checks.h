@@ -80,20 +80,28 @@ static inline int tg__pw_check_unary_bool(const char *op, tg_dtype t, const char
     return 0;
 }
 
-/* where: the condition is bool (uint8 is accepted with a deprecation warning, by the caller). */
-static inline int tg__pw_check_where_condition(tg_dtype t)
+/* where's condition as a bool tensor (a new reference), or NULL with PyTorch's error. A uint8
+ * condition is accepted with a deprecation warning and converted to bool (on its device), so
+ * that it cannot take part in type promotion: a bool operand never changes a result type, a
+ * uint8 one would. */
+static inline tg_tensor *tg__pw_where_condition(tg_tensor *condition)
 {
-    if (t == TG_BOOL || t == TG_UINT8) return 0;
-    tg__error("where", "where expected condition to be a boolean tensor, but got a tensor with "
-              "dtype %s", tg__dtype_torch_name(t));
-    return -1;
-}
-
-static inline void tg__pw_warn_where_uint8(void)
-{
+    tg_dtype t = condition->dtype;
+    if (t == TG_BOOL) return tg_retain(condition);
+    if (t != TG_UINT8) {
+        tg__error("where", "where expected condition to be a boolean tensor, but got a tensor "
+                  "with dtype %s", tg__dtype_torch_name(t));
+        return NULL;
+    }
     tg__warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
                   "deprecated and will be removed in a future version of PyTorch. Use a "
                   "boolean condition instead.");
+    tg_tensor *cond = tg__empty_like("where", condition, TG_BOOL);
+    if (cond && tg__copy_into("where", cond, condition) != 0) {
+        tg_release(cond);
+        return NULL;
+    }
+    return cond;
 }
 
 /* clamp: at least one bound. */

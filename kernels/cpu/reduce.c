@@ -22,6 +22,7 @@
  * extreme; NaN propagates and wins (the first NaN's index is returned). */
 #include "tg_kutil.h"
 #include "reduce_checks.h"
+#include "reduce_view.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -47,18 +48,6 @@ tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correcti
 
 #define CHUNK 65536          /* inner elements per parallel chunk of a full reduction */
 #define VBLOCK 512           /* outputs per block of the vertical path */
-
-typedef enum rkind { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_VAR, R_STD } rkind;
-
-/* self seen as [outer, inner]; dims slowest first, strides in elements, size-1 dims dropped
- * and neighbouring dims coalesced (inner dims keep logical order for the arg reductions, whose
- * index is the row-major position among the reduced elements). */
-typedef struct rview {
-    int64_t outer_numel, inner_numel;
-    int on, in;
-    int64_t osz[TG_MAX_DIMS], ost[TG_MAX_DIMS];
-    int64_t isz[TG_MAX_DIMS], ist[TG_MAX_DIMS];
-} rview;
 
 /* One partial result: whichever fields the kind uses. */
 typedef struct partial {
@@ -86,53 +75,6 @@ typedef struct rctx {
 } rctx;
 
 /* ------------------------------------------------------------------ the view */
-
-static int push_dim(int64_t *sz, int64_t *st, int n, int64_t size, int64_t stride)
-{
-    if (n > 0 && st[n - 1] == stride * size) {      /* merge into the previous (slower) dim */
-        sz[n - 1] *= size;
-        st[n - 1] = stride;
-        return n;
-    }
-    sz[n] = size;
-    st[n] = stride;
-    return n + 1;
-}
-
-static void build_view(rview *v, const tg_tensor *self, const bool *reduce, bool any_order)
-{
-    int64_t rsz[TG_MAX_DIMS], rst[TG_MAX_DIMS];
-    int nr = 0;
-    v->on = v->in = 0;
-    v->outer_numel = v->inner_numel = 1;
-    for (int64_t d = 0; d < self->ndim; d++) {
-        int64_t s = self->sizes[d];
-        if (reduce[d]) v->inner_numel *= s; else v->outer_numel *= s;
-        if (s == 1) continue;
-        if (reduce[d]) { rsz[nr] = s; rst[nr] = self->strides[d]; nr++; }
-        else v->on = push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
-    }
-    if (any_order) {   /* order-insensitive ops: walk memory in stride order (insertion sort) */
-        for (int a = 1; a < nr; a++)
-            for (int b = a; b > 0 && rst[b - 1] < rst[b]; b--) {
-                int64_t t = rst[b]; rst[b] = rst[b - 1]; rst[b - 1] = t;
-                t = rsz[b]; rsz[b] = rsz[b - 1]; rsz[b - 1] = t;
-            }
-    }
-    for (int a = 0; a < nr; a++) v->in = push_dim(v->isz, v->ist, v->in, rsz[a], rst[a]);
-    if (v->on == 0) { v->on = 1; v->osz[0] = 1; v->ost[0] = 0; }
-    if (v->in == 0) { v->in = 1; v->isz[0] = 1; v->ist[0] = 0; }
-}
-
-static int64_t outer_offset(const rview *v, int64_t o)
-{
-    int64_t off = 0;
-    for (int d = v->on - 1; d >= 0 && o > 0; d--) {
-        off += (o % v->osz[d]) * v->ost[d];
-        o /= v->osz[d];
-    }
-    return off;
-}
 
 /* ------------------------------------------------------------------ line folds */
 
@@ -370,7 +312,7 @@ static void partial_init(const rctx *c, partial *r, int64_t begin)
 /* Reduces inner elements [b, e) of output o into r. */
 static void compute_partial(const rctx *c, int64_t o, int64_t b, int64_t e, partial *r)
 {
-    const char *base = c->base + outer_offset(&c->v, o) * (int64_t)c->esz;
+    const char *base = c->base + tg__rv_outer_offset(&c->v, o) * (int64_t)c->esz;
     partial_init(c, r, b);
     if (c->kind == R_VAR || c->kind == R_STD) {
         inner_range(c, base, b, e, var_sum_cb, r);
@@ -518,7 +460,7 @@ static void vertical_task(int64_t b, int64_t e, void *ctx)
         int64_t o0 = (t / blocks_per_run) * run + (t % blocks_per_run) * VBLOCK;
         int64_t nb = run - (t % blocks_per_run) * VBLOCK;
         if (nb > VBLOCK) nb = VBLOCK;
-        const char *base = c->base + outer_offset(v, o0) * (int64_t)c->esz;
+        const char *base = c->base + tg__rv_outer_offset(v, o0) * (int64_t)c->esz;
         memset(acc, 0, sizeof(double) * (size_t)nb);
         int64_t idx[TG_MAX_DIMS] = {0}, off = 0;
         for (int64_t j = 0; j < v->inner_numel; j++) {
@@ -591,7 +533,7 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.base = tg__k_data(self);
     c.correction = correction;
     bool ordered = kind == R_ARGMAX || kind == R_ARGMIN;
-    build_view(&c.v, self, plan.reduce_dim, !ordered);
+    tg__rv_build(&c.v, self, plan.reduce_dim, !ordered);
     if (kind == R_SUM || kind == R_PROD) c.integer = tg_dtype_is_integral(odt, true);
     else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) c.integer = tg_dtype_is_integral(self->dtype, true);
 

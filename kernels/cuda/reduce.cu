@@ -28,6 +28,7 @@
  * propagates and wins (the first NaN's index). */
 #include "kc_common.cuh"
 #include "reduce_checks.h"     /* the CPU kernels' argument checks and dtypes */
+#include "reduce_view.h"      /* the [outer, inner] view, shared with the CPU kernels */
 
 extern "C" {
 tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
@@ -43,19 +44,9 @@ tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correct
 tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
 }
 
-/* The accumulation kinds (mean folds like sum, std like var; the finish tells them apart). */
-enum { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_VAR, R_STD };
 
 #define THREADS 256
 #define UNROLL 8
-
-/* self as [outer, inner]: dims slowest first, strides in elements (kernels/cpu/reduce.c). */
-struct rview {
-    int on, in;
-    int64_t outer_numel, inner_numel;
-    int64_t osz[TG_MAX_DIMS], ost[TG_MAX_DIMS];
-    int64_t isz[TG_MAX_DIMS], ist[TG_MAX_DIMS];
-};
 
 /* One partial result: whichever fields the kind uses. */
 struct partial {
@@ -67,67 +58,7 @@ struct partial {
     bool nan, any;
 };
 
-/* ------------------------------------------------------------------ the view (host) */
-
-static int push_dim(int64_t *sz, int64_t *st, int n, int64_t size, int64_t stride)
-{
-    if (n > 0 && st[n - 1] == stride * size) {
-        sz[n - 1] *= size;
-        st[n - 1] = stride;
-        return n;
-    }
-    sz[n] = size;
-    st[n] = stride;
-    return n + 1;
-}
-
-static void build_view(rview *v, const tg_tensor *self, const bool *reduce, bool any_order)
-{
-    int64_t rsz[TG_MAX_DIMS], rst[TG_MAX_DIMS];
-    int nr = 0;
-    memset(v, 0, sizeof *v);
-    v->outer_numel = v->inner_numel = 1;
-    for (int64_t d = 0; d < self->ndim; d++) {
-        int64_t s = self->sizes[d];
-        if (reduce[d]) v->inner_numel *= s; else v->outer_numel *= s;
-        if (s == 1) continue;
-        if (reduce[d]) { rsz[nr] = s; rst[nr] = self->strides[d]; nr++; }
-        else v->on = push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
-    }
-    if (any_order) {
-        for (int a = 1; a < nr; a++)
-            for (int b = a; b > 0 && rst[b - 1] < rst[b]; b--) {
-                int64_t t = rst[b]; rst[b] = rst[b - 1]; rst[b - 1] = t;
-                t = rsz[b]; rsz[b] = rsz[b - 1]; rsz[b - 1] = t;
-            }
-    }
-    for (int a = 0; a < nr; a++) v->in = push_dim(v->isz, v->ist, v->in, rsz[a], rst[a]);
-    if (v->on == 0) { v->on = 1; v->osz[0] = 1; v->ost[0] = 0; }
-    if (v->in == 0) { v->in = 1; v->isz[0] = 1; v->ist[0] = 0; }
-}
-
 /* ------------------------------------------------------------------ folds (device) */
-
-__device__ __forceinline__ int64_t outer_offset(const rview &v, int64_t o)
-{
-    int64_t off = 0;
-    for (int d = v.on - 1; d >= 0 && o > 0; d--) {
-        off += (o % v.osz[d]) * v.ost[d];
-        o /= v.osz[d];
-    }
-    return off;
-}
-
-__device__ __forceinline__ int64_t inner_offset(const rview &v, int64_t j)
-{
-    if (v.in == 1) return j * v.ist[0];
-    int64_t off = 0;
-    for (int d = v.in - 1; d >= 0 && j > 0; d--) {
-        off += (j % v.isz[d]) * v.ist[d];
-        j /= v.isz[d];
-    }
-    return off;
-}
 
 template <int K> __device__ __forceinline__ void p_init(partial &r)
 {
@@ -236,7 +167,7 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
         if (w < items) {
             int64_t o = w / splits, s = w % splits;
             int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
-            const T *p = base + outer_offset(v, o);
+            const T *p = base + tg__rv_outer_offset(&v, o);
             int64_t j = jb + lane;
             if (v.in == 1 && v.ist[0] == 1) {      /* contiguous: no stride multiply */
                 for (; j + (UNROLL - 1) * group < je; j += UNROLL * group) {
@@ -258,7 +189,7 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
                 }
                 for (; j < je; j += group) p_fold<K, T>(r, p[j * st], j, integer);
             } else {
-                for (; j < je; j += group) p_fold<K, T>(r, p[inner_offset(v, j)], j, integer);
+                for (; j < je; j += group) p_fold<K, T>(r, p[tg__rv_inner_offset(&v, j)], j, integer);
             }
         }
         sm[threadIdx.x] = r;
@@ -284,7 +215,7 @@ __global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t ch
         partial r;
         p_init<K>(r);
         if (jb < je) {
-            const T *p = base + outer_offset(v, o);
+            const T *p = base + tg__rv_outer_offset(&v, o);
             int64_t idx[TG_MAX_DIMS], off = 0, rem = jb;
             for (int d = v.in - 1; d >= 0; d--) {
                 idx[d] = rem % v.isz[d];
@@ -476,7 +407,7 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
     tg_reduce_plan plan;
     if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
     rview v;
-    build_view(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
+    tg__rv_build(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
     bool integer = false;
     if (kind == R_SUM || kind == R_PROD) integer = tg_dtype_is_integral(odt, true);
     else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) integer = tg_dtype_is_integral(self->dtype, true);

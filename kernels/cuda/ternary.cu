@@ -74,18 +74,8 @@ static int where_launch(tg_iter *it)
 /* where.self_out: out = condition ? self : other. */
 extern "C" tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (tg__pw_check_where_condition(condition->dtype) != 0) return NULL;
-    tg_tensor *cond = tg_retain(condition);
-    if (condition->dtype == TG_UINT8) {
-        tg__pw_warn_where_uint8();
-        /* As bool, so that it cannot take part in type promotion (see the CPU kernel). */
-        tg_release(cond);
-        cond = tg__empty_like("where", condition, TG_BOOL);
-        if (!cond || tg__copy_into("where", cond, condition) != 0) {
-            tg_release(cond);
-            return NULL;
-        }
-    }
+    tg_tensor *cond = tg__pw_where_condition(condition);
+    if (!cond) return NULL;
     tg_iter it;
     tg_tensor *outs[1] = { out };
     tg_tensor *ins[3] = { cond, self, other };
