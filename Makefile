@@ -3,7 +3,8 @@
 #   make            regenerate generated/ if a spec, template or tgen changed; build tgen,
 #                   libtensorgen.{a,so} and the examples
 #   make gen        force regeneration (tgen rewrites only files whose text changed)
-#   make test       build and run the test suite, then again under ASan+UBSan (leaks fail)
+#   make test       build and run the test suite, then again under ASan+UBSan (leaks fail),
+#                   then the CUDA backend on the CPU emulator (test-cuda-emu, below)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
 #   make install PREFIX=/usr/local
 #
@@ -53,6 +54,16 @@ ifeq ($(CUDA),1)
                  -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
   CU_SRC      := $(wildcard kernels/cuda/*.cu)
+else ifeq ($(CUDA),emu)
+  # The CUDA backend built by g++ against tests/cuda_emu, which runs kernels, streams, the
+  # allocator and cuBLAS calls on the CPU (docs/cuda.md, "Testing without a GPU"), under UBSan.
+  EMU_DIR     := tests/cuda_emu
+  EMU_SAN     := -fsanitize=undefined -fno-sanitize-recover=undefined
+  CUDA_CFLAGS := -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include $(EMU_SAN)
+  CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
+  EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function $(EMU_SAN) \
+                  -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include -I$(EMU_DIR)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu)
 else
   CUDA_CFLAGS :=
   CUDA_LIBS   :=
@@ -86,7 +97,7 @@ LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all gen test test-plain test-san bench install clean check-generated
+.PHONY: all gen test test-plain test-san test-cuda-emu bench install clean check-generated
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -134,16 +145,42 @@ $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
+ifeq ($(CUDA),emu)
+# Launches rewritten for g++ (tests/cuda_emu/unchevron.pl); the headers too, beside the sources,
+# so that their quoted includes find the rewritten copies first.
+EMU_SRC := $(BUILD)/emu-src
+EMU_CUH := $(patsubst %,$(EMU_SRC)/%,$(wildcard kernels/cuda/*.cuh))
+EMU_OBJ := $(patsubst $(EMU_DIR)/%.cpp,$(BUILD)/emu/%.o,$(wildcard $(EMU_DIR)/*.cpp))
+
+.SECONDARY: $(EMU_CUH) $(patsubst %,$(EMU_SRC)/%,$(CU_SRC))
+$(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
+	@mkdir -p $(dir $@)
+	perl $(EMU_DIR)/unchevron.pl $< > $@
+
+$(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda -MMD -MP -x c++ -c $< -o $@
+
+$(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/libcudaemu.a: $(EMU_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+else
 $(BUILD)/obj/%.o: %.cu | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+endif
 
-$(BUILD)/libtensorgen.a: $(LIB_OBJ)
+# With CUDA=emu, everything linking the library also links the emulator (in LIBS).
+$(BUILD)/libtensorgen.a: $(LIB_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(LIB_OBJ)
 
-$(BUILD)/libtensorgen.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(LIBS)
+$(BUILD)/libtensorgen.so: $(LIB_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
+	$(CC) -shared -Wl,--no-undefined -o $@ $(LIB_OBJ) $(LIBS)
 
 $(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
 	@rm -f $@
@@ -188,7 +225,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-san
+test: test-plain test-san test-cuda-emu
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary.
@@ -208,6 +245,11 @@ test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 	  $(BUILD)/tests/tg_tests_san -j2 --verbose 2>&1 | tee $(BUILD)/tests/san.log | $(SHOW_TEST_RESULTS)
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
+
+# The whole suite again with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA
+# test runs, on two emulated devices, without a GPU. Its own build tree; needs only g++ and perl.
+test-cuda-emu:
+	$(MAKE) --no-print-directory CUDA=emu BUILD=$(BUILD)/cuda-emu OPT=-O1 test-plain
 
 # ------------------------------------------------------------------ install
 install: all

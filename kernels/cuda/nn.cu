@@ -15,6 +15,7 @@
  * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
 #include "kc_common.cuh"
 #include "loss_checks.h"       /* the CPU kernels' argument checks */
+#include "philox.cuh"
 
 extern "C" {
 tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
@@ -239,31 +240,16 @@ fail:
 
 /* ------------------------------------------------------------------ dropout */
 
-/* Philox4x32-10: four 32-bit outputs for a 128-bit counter and a 64-bit key. */
-__device__ __forceinline__ uint4 philox4x32_10(uint4 ctr, uint2 key)
-{
-    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-#pragma unroll
-    for (int r = 0; r < 10; r++) {
-        uint32_t hi0 = __umulhi(M0, ctr.x), lo0 = M0 * ctr.x;
-        uint32_t hi1 = __umulhi(M1, ctr.z), lo1 = M1 * ctr.z;
-        ctr = make_uint4(hi1 ^ ctr.y ^ key.x, lo1, hi0 ^ ctr.w ^ key.y, lo0);
-        key.x += W0;
-        key.y += W1;
-    }
-    return ctr;
-}
-
 /* x, y contiguous (n elements), m bool. keep when the 32-bit draw is below keep_below
  * (q * 2^32; 2^32 keeps everything). */
 template <typename T>
 __global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t seed, uint64_t keep_below, float scale_f,
                                double scale_d)
 {
-    uint2 key = make_uint2((uint32_t)seed, (uint32_t)(seed >> 32));
+    uint2 key = tg__philox_key(seed);
     int64_t groups = (n + 3) / 4;
     for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < groups; g += (int64_t)gridDim.x * blockDim.x) {
-        uint4 r = philox4x32_10(make_uint4((uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, 0), key);
+        uint4 r = tg__philox4x32_10(make_uint4((uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, 0), key);
         uint32_t u[4] = { r.x, r.y, r.z, r.w };
 #pragma unroll
         for (int k = 0; k < 4; k++) {

@@ -4,7 +4,7 @@
  * Stream: each call draws one 64-bit key from the tg_generator (the default one when NULL), so
  * a sequence of calls is reproducible after tg_manual_seed and every call gets fresh numbers.
  * Elements are taken in groups of four (row-major order); group g runs Philox4x32-10
- * (curand_kernel.h) with that key as the seed and g as the subsequence, and gets four 64-bit
+ * (philox.cuh) keyed by that draw on the counters (g, 0) and (g, 1), and gets four 64-bit
  * words r[0..3], one per element: uniform_ and random_ use r[j] for element j as the CPU uses
  * its j-th draw, normal_ runs Box-Muller on (r[0], r[1]) and (r[2], r[3]) as the CPU does on
  * its pairs. The values therefore follow the CPU's formulas exactly; the sequences are not the
@@ -13,7 +13,7 @@
 #include "factory_checks.h"
 #include "tg_kutil.h"
 #include "tg_kernels.h"
-#include <curand_kernel.h>
+#include "philox.cuh"
 
 typedef enum tg_cuda_rand_kind { TG_CUDA_RAND_UNIFORM, TG_CUDA_RAND_NORMAL, TG_CUDA_RAND_INT } tg_cuda_rand_kind;
 
@@ -33,9 +33,10 @@ __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_
     const int64_t groups = (a.n + 3) / 4;
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += step) {
-        curandStatePhilox4_32_10_t st;
-        curand_init(a.seed, (unsigned long long)g, 0, &st);
-        uint4 w0 = curand4(&st), w1 = curand4(&st);
+        const uint2 key = tg__philox_key(a.seed);
+        const uint32_t glo = (uint32_t)g, ghi = (uint32_t)((uint64_t)g >> 32);
+        const uint4 w0 = tg__philox4x32_10(make_uint4(glo, ghi, 0, 0), key);
+        const uint4 w1 = tg__philox4x32_10(make_uint4(glo, ghi, 1, 0), key);
         uint64_t r[4] = {
             ((uint64_t)w0.x << 32) | w0.y, ((uint64_t)w0.z << 32) | w0.w,
             ((uint64_t)w1.x << 32) | w1.y, ((uint64_t)w1.z << 32) | w1.w,
