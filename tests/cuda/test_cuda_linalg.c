@@ -102,7 +102,7 @@ Test(cuda_linalg, addmm)
         cc_assert_close(tg_addmm(gbias, ga, gb), tg_addmm(bias, a, b), tol(dt), tol(dt), "addmm 1-D bias");
         cc_assert_close(tg_addmm(gfull, ga, gb, .beta = 0.5, .alpha = 2), tg_addmm(full, a, b, .beta = 0.5, .alpha = 2),
                         tol(dt), tol(dt), "addmm beta 0.5 alpha 2");
-        cc_assert_close(tg_addmm(gfull, tg_t(gb), tg_t(ga), .beta = 0), tg_addmm(tg_t(full), tg_t(b), tg_t(a), .beta = 0),
+        cc_assert_close(tg_addmm(tg_t(gfull), tg_t(gb), tg_t(ga), .beta = 0), tg_addmm(tg_t(full), tg_t(b), tg_t(a), .beta = 0),
                         tol(dt), tol(dt), "addmm transposed, beta 0");
         tg_tensor *k0a = cc_rand((int64_t[]){ 40, 0 }, 2, dt, 5, -1, 1), *k0b = cc_rand((int64_t[]){ 0, 24 }, 2, dt, 6, -1, 1);
         cc_assert_close(tg_addmm(gfull, cc_cuda(k0a), cc_cuda(k0b), .beta = 3), tg_addmm(full, k0a, k0b, .beta = 3), tol(dt),

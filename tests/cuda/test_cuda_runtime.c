@@ -203,9 +203,10 @@ Test(cuda_runtime, non_contiguous_and_converting_copies)
     expect_values(back, (double[]){ 1, 2, 3, 4, 5, 6 }, 6);
     /* copy_ from the CPU into a strided CUDA view */
     tg_tensor *h = tg_tensor_from_data((float[]){ 9, 8, 7, 6, 5, 4 }, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
-    cr_assert(tg_copy_(gt, h), "%s", tg_last_error());
+    tg_tensor *r = tg_copy_(gt, h);                        /* a new reference to gt */
+    cr_assert(r == gt, "%s", tg_last_error());
     expect_values(g, (double[]){ 9, 6, 8, 5, 7, 4 }, 6);
-    tg_release(m); tg_release(mt); tg_release(g); tg_release(gt); tg_release(back); tg_release(h);
+    tg_release(m); tg_release(mt); tg_release(g); tg_release(gt); tg_release(back); tg_release(h); tg_release(r);
     expect_no_leaks();
 }
 

@@ -1,5 +1,5 @@
 /* cuda-emu kernel execution: a grid runs block after block; the threads of a block are fibers
- * (ucontext) on the calling OS thread, resumed in thread order. A fiber runs until it finishes
+ * on the calling OS thread, resumed in thread order. A fiber runs until it finishes
  * or reaches __syncthreads; when every unfinished thread of the block waits at the barrier, all
  * are released (threads that have exited count as arrived, as on sm_70 and later). So shared
  * memory, barriers and atomics mean what they mean on the device, and a missing barrier shows:
@@ -7,7 +7,6 @@
 #include "emu_internal.h"
 
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #include <vector>
 
@@ -18,22 +17,61 @@ namespace tg_emu {
 
 static const size_t kStack = 256 * 1024;
 
+/* The context switch: saves the callee-saved registers on the current stack, stores the stack
+ * pointer in *from, and resumes the stack `to` (made by switch_to's own pushes, or by
+ * new_stack). Everything else is caller-saved across this call. glibc's swapcontext would also
+ * save the signal mask, a system call per switch: two thirds of the emulator's time. */
+extern "C" void tg_emu_switch(void **from, void *to);
+__asm__(".text\n"
+        ".globl tg_emu_switch\n"
+        ".type tg_emu_switch,@function\n"
+        "tg_emu_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size tg_emu_switch,.-tg_emu_switch\n");
+
 struct Fiber {
-    ucontext_t ctx;
+    void *sp = nullptr;
     char *stack = nullptr;
     bool done = false;
     uint3 tid;
 };
 
 static thread_local std::vector<Fiber> *pool;
-static thread_local ucontext_t scheduler;
+static thread_local void *scheduler_sp;
 static thread_local Fiber *running_fiber;
 static thread_local const std::function<void()> *body;
 
-static void fiber_main()
+[[noreturn]] static void fiber_main()
 {
     (*body)();
-    running_fiber->done = true;     /* returning switches to uc_link: the scheduler */
+    Fiber *f = running_fiber;
+    f->done = true;
+    tg_emu_switch(&f->sp, scheduler_sp);     /* never resumed */
+    __builtin_unreachable();
+}
+
+/* A fresh context on f's stack that starts in fiber_main: what tg_emu_switch pops (control
+ * words, six registers), then fiber_main as the return address, entered with the stack
+ * aligned as after a call. */
+static void new_stack(Fiber &f)
+{
+    uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;                                   /* fiber_main's (absent) return address */
+    *--sp = (void *)&fiber_main;
+    for (int i = 0; i < 6; i++) *--sp = nullptr;       /* rbp rbx r12 r13 r14 r15 */
+    uint32_t cw[2];
+    __asm__ volatile("stmxcsr %0" : "=m"(cw[0]));
+    __asm__ volatile("fnstcw %0" : "=m"(*(uint16_t *)&cw[1]));
+    cw[1] &= 0xffff;
+    *--sp = *(void **)cw;
+    f.sp = sp;
 }
 
 static Fiber &fiber(size_t i)
@@ -68,11 +106,7 @@ void run_grid(const char *name, dim3 grid, dim3 block, const std::function<void(
                     f.done = false;
                     f.tid = uint3{ (unsigned)(t % block.x), (unsigned)(t / block.x % block.y),
                                    (unsigned)(t / ((size_t)block.x * block.y)) };
-                    getcontext(&f.ctx);
-                    f.ctx.uc_stack.ss_sp = f.stack;
-                    f.ctx.uc_stack.ss_size = kStack;
-                    f.ctx.uc_link = &scheduler;
-                    makecontext(&f.ctx, fiber_main, 0);
+                    new_stack(f);
                 }
                 /* Each pass resumes every unfinished thread once: it runs to the next barrier
                  * or to its end. After a pass every unfinished thread waits at the barrier. */
@@ -83,7 +117,7 @@ void run_grid(const char *name, dim3 grid, dim3 block, const std::function<void(
                         if (f.done) continue;
                         running_fiber = &f;
                         tg_emu_threadIdx = f.tid;
-                        swapcontext(&scheduler, &f.ctx);
+                        tg_emu_switch(&scheduler_sp, f.sp);
                         if (!f.done) left++;
                     }
                 }
@@ -99,6 +133,5 @@ void tg_emu_syncthreads(void)
     using namespace tg_emu;
     Fiber *f = running_fiber;
     if (!f) return;                             /* host code: nothing to wait for */
-    swapcontext(&f->ctx, &scheduler);
-    tg_emu_threadIdx = f->tid;
+    tg_emu_switch(&f->sp, scheduler_sp);
 }
