@@ -110,6 +110,9 @@ Test(cuda_runtime, built_without_cuda)
 
 Test(cuda_runtime, no_device_is_a_clear_error)
 {
+#ifdef TG_CUDA_EMU
+    setenv("TG_CUDA_EMU_DEVICES", "0", 1);     /* this test's process: an emulator without devices */
+#endif
     if (tg_cuda_is_available())
         cr_skip_test("a CUDA device is present: the no-device error path is not run");
     cr_expect(tg_cuda_is_built());
