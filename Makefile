@@ -228,8 +228,9 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 test: test-plain test-san test-cuda-emu
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
-# and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary.
-SHOW_TEST_RESULTS := grep -vE '^\[(RUN |PASS)\]|^\[====\] Running'
+# and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
+# repeated by every instance of a parameterized test is shown once.
+SHOW_TEST_RESULTS := grep -vE '^\[(RUN |PASS)\]|^\[====\] Running' | awk '!/^\[SKIP\]/ || !seen[$$0]++'
 
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 	set -o pipefail; TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2 --verbose 2>&1 | $(SHOW_TEST_RESULTS)

@@ -74,14 +74,35 @@ static tg_tensor *tensor_like(const tg_tensor *t, const double *vals)
 
 /* ------------------------------------------------------------------ inputs */
 
+/* An uninitialised float64 tensor of spec's shape on `device`, laid out as spec->layout says
+ * (a view of a larger or transposed base). */
+static tg_tensor *layout_view(const gc_input *spec, tg_device device)
+{
+    int64_t nd = spec->ndim;
+    int64_t base_shape[GC_MAX_DIMS];
+    for (int64_t d = 0; d < nd; d++) base_shape[d] = spec->shape[d];
+    gc_layout layout = spec->layout;
+    if (layout == GC_TRANSPOSED && nd < 2) layout = GC_STRIDED;
+    if (layout == GC_STRIDED && nd < 1) layout = GC_CONTIG;
+    if (layout == GC_TRANSPOSED) {
+        base_shape[nd - 1] = spec->shape[nd - 2];
+        base_shape[nd - 2] = spec->shape[nd - 1];
+    } else if (layout == GC_STRIDED) {
+        base_shape[nd - 1] = 2 * spec->shape[nd - 1];
+    }
+    tg_tensor *base = tg_zeros(((tg_int_list){ base_shape, nd }), .dtype = TG_FLOAT64, .device = device);
+    if (!base) return NULL;
+    tg_tensor *view = layout == GC_TRANSPOSED ? tg_transpose(base, -1, -2)
+                    : layout == GC_STRIDED   ? tg_slice(base, .dim = nd - 1, .step = 2)
+                                             : tg_retain(base);
+    tg_release(base);
+    return view;
+}
+
 tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed)
 {
     int64_t nd = spec->ndim, numel = 1;
-    int64_t base_shape[GC_MAX_DIMS];
-    for (int64_t d = 0; d < nd; d++) {
-        base_shape[d] = spec->shape[d];
-        numel *= spec->shape[d];
-    }
+    for (int64_t d = 0; d < nd; d++) numel *= spec->shape[d];
     if (spec->domain == GC_INDEX || spec->domain == GC_MASK) {
         bool is_index = spec->domain == GC_INDEX;
         void *buf = malloc((size_t)(numel ? numel : 1) * 8);
@@ -96,22 +117,8 @@ tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed)
     }
 
     /* The memory the input lives in, then the (possibly non-contiguous) view of it. */
-    gc_layout layout = spec->layout;
-    if (layout == GC_TRANSPOSED && nd < 2) layout = GC_STRIDED;
-    if (layout == GC_STRIDED && nd < 1) layout = GC_CONTIG;
-    if (layout == GC_TRANSPOSED) {
-        base_shape[nd - 1] = spec->shape[nd - 2];
-        base_shape[nd - 2] = spec->shape[nd - 1];
-    } else if (layout == GC_STRIDED) {
-        base_shape[nd - 1] = 2 * spec->shape[nd - 1];
-    }
-    tg_tensor *base = tg_zeros(((tg_int_list){ base_shape, nd }), .dtype = TG_FLOAT64);
-    tg_tensor *view = layout == GC_TRANSPOSED ? tg_transpose(base, -1, -2)
-                    : layout == GC_STRIDED   ? tg_slice(base, .dim = nd - 1, .step = 2)
-                                             : tg_retain(base);
-    tg_release(base);
+    tg_tensor *view = layout_view(spec, TG_DEVICE_CPU);
     if (!view) return NULL;
-
     /* GC_DISTINCT: a shuffled sequence (k - numel/2) / 10, so no two values tie. */
     int64_t *perm = NULL;
     if (spec->domain == GC_DISTINCT) {
@@ -140,6 +147,22 @@ tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed)
     tg_tensor *leaf = tg_tensor_detach(view);
     tg_release(view);
     if (leaf && !spec->constant) tg_tensor_set_requires_grad(leaf, true);
+    return leaf;
+}
+
+tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device device)
+{
+    tg_tensor *cpu = gc_make_input(spec, seed);
+    if (!cpu || device.type == TG_CPU) return cpu;
+    bool floating = tg_dtype_is_floating(tg_tensor_dtype(cpu));
+    tg_tensor *view = floating ? layout_view(spec, device) : tg_empty(((tg_int_list){ spec->shape, spec->ndim }),
+                                                                     .dtype = tg_tensor_dtype(cpu), .device = device);
+    tg_tensor *done = view ? tg_copy_(view, cpu) : NULL;
+    tg_release(done);
+    tg_tensor *leaf = done ? tg_tensor_detach(view) : NULL;
+    tg_release(view);
+    if (leaf && tg_tensor_requires_grad(cpu)) tg_tensor_set_requires_grad(leaf, true);
+    tg_release(cpu);
     return leaf;
 }
 

@@ -78,6 +78,8 @@ typedef struct gc_opts {
 /* A new tensor of `spec`'s shape, domain and layout: float64 (int64 for GC_INDEX, bool for
  * GC_MASK), requires_grad unless spec->constant or not floating. *seed advances. */
 tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed);
+/* The same values (the same seed gives the same tensor) with the same layout on `device`. */
+tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device device);
 
 /* First-order check of f at in[0..n_in) (inputs requiring grad are differentiated). Returns
  * true, or false with a message naming the output, input and element in msg. Everything it
