@@ -1,6 +1,7 @@
 /* Gradients on CUDA against gradients on the CPU for differentiable ops whose forward and
  * backward run on the CUDA kernels of this family: mm, sum, softmax, log_softmax,
- * cross_entropy, linear, mse_loss, cat.
+ * cross_entropy, linear, mse_loss, cat; and three training steps of a small MLP end to end
+ * (tests/cuda/test_cuda_grad_table.c runs every gradcheck case, in float64, on both devices).
  *
  * Each case builds the same leaves on both devices (the CUDA leaves are copies of the CPU
  * ones made before requires_grad is set, so both are leaves), computes a scalar loss
@@ -93,6 +94,65 @@ Test(cuda_grad, cuda_vs_cpu)
             grad_case(c, t ? TG_FLOAT32 : TG_FLOAT64);
             tg_scope_end();
         }
+    kt_assert_no_leak(base);
+}
+
+/* Three training steps of a 12-32-32-5 perceptron (linear, relu, cross_entropy, backward, Adam
+ * at lr 0.01) from the same weights and batch on both devices: the weights and Adam's moments
+ * after the steps agree. float64, bound 1e-10: the devices sum in different orders, and Adam,
+ * which divides by the gradient's running magnitude, turns float32 noise on a near-zero
+ * gradient into a full step of lr (float32 kernels are compared op by op elsewhere). */
+Test(cuda_grad, mlp_training_steps)
+{
+    CC_REQUIRE_DEVICE("cuda_grad::mlp_training_steps");
+    kt_live base = kt_live_now();
+    enum { L = 3, P = 2 * L };
+    static const int64_t width[L + 1] = { 12, 32, 32, 5 };
+    tg_scope_begin();
+    tg_tensor *p[2][P], *state[2][P][3];
+    for (int k = 0; k < P; k++) {
+        int l = k / 2;
+        int64_t shape[2] = { width[l + 1], width[l] };
+        tg_tensor *c = cc_rand(shape, k % 2 ? 1 : 2, TG_FLOAT64, 100 + (uint64_t)k, -0.3, 0.3);
+        p[0][k] = c;
+        p[1][k] = cc_cuda(c);
+        for (int d = 0; d < 2; d++) {
+            tg_tensor_set_requires_grad(p[d][k], true);
+            for (int j = 0; j < 3; j++) state[d][k][j] = tg_zeros_like(p[d][k]);
+        }
+    }
+    tg_tensor *x[2], *y[2];
+    x[0] = cc_rand((int64_t[]){ 16, 12 }, 2, TG_FLOAT64, 7, -1, 1);
+    y[0] = cc_rand((int64_t[]){ 16 }, 1, TG_INT64, 8, 0, 5);
+    x[1] = cc_cuda(x[0]);
+    y[1] = cc_cuda(y[0]);
+    for (int step = 1; step <= 3; step++)
+        for (int d = 0; d < 2; d++) {
+            tg_tensor *h = x[d];
+            for (int l = 0; l < L; l++) {
+                h = tg_linear(h, p[d][2 * l], .bias = p[d][2 * l + 1]);
+                if (l < L - 1) h = tg_relu(h);
+            }
+            tg_tensor *loss = tg_cross_entropy(h, y[d]);
+            cr_assert(loss && tg_backward(loss) == 0, "step %d on %s: %s", step, d ? "CUDA" : "CPU", tg_last_error());
+            TG_NO_GRAD {
+                for (int k = 0; k < P; k++) {
+                    tg_tensor *g = tg_tensor_grad(p[d][k]);
+                    cr_assert(tg_adam_step_(p[d][k], g, state[d][k][0], state[d][k][1], state[d][k][2], step,
+                                            .lr = 0.01),
+                              "adam on %s: %s", d ? "CUDA" : "CPU", tg_last_error());
+                    tg_tensor_set_grad(p[d][k], NULL);
+                }
+            }
+        }
+    for (int k = 0; k < P; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s %d after three steps", k % 2 ? "bias" : "weight", k / 2);
+        cc_assert_close(p[1][k], p[0][k], 1e-10, 1e-10, what);
+        cc_assert_close(state[1][k][0], state[0][k][0], 1e-10, 1e-10, "Adam's first moment");
+        cc_assert_close(state[1][k][1], state[0][k][1], 1e-10, 1e-10, "Adam's second moment");
+    }
+    tg_scope_end();
     kt_assert_no_leak(base);
 }
 
