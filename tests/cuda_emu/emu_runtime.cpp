@@ -146,7 +146,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxGridSize[2] = 65535;
     prop->major = 9;
     prop->minor = 0;
-    prop->multiProcessorCount = 2;    /* few: emulated grids stay small */
+    /* Few by default, so that emulated grids stay small; TG_CUDA_EMU_SMS=132 sizes grids for an H200. */
+    const char *sms = getenv("TG_CUDA_EMU_SMS");
+    prop->multiProcessorCount = sms && atoi(sms) > 0 ? atoi(sms) : 2;
     prop->maxThreadsPerMultiProcessor = 2048;
     return cudaSuccess;
 }
