@@ -248,9 +248,15 @@ test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
 # The whole suite again with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA
-# test runs, on two emulated devices, without a GPU. Its own build tree; needs only g++ and perl.
+# test runs, on two emulated devices, without a GPU, under UBSan (a report fails the run). Its
+# own build tree; needs only g++ and perl.
+EMU_BUILD := $(BUILD)/cuda-emu
 test-cuda-emu:
-	$(MAKE) --no-print-directory CUDA=emu BUILD=$(BUILD)/cuda-emu OPT=-O1 test-plain
+	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests
+	set -o pipefail; TGEN=$(EMU_BUILD)/tgen UBSAN_OPTIONS=print_stacktrace=1 $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 \
+	  | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
+	@if grep -q 'runtime error:' $(EMU_BUILD)/tests/emu.log; then \
+	  echo "UBSan reports above: failing the run" >&2; exit 1; fi
 
 # ------------------------------------------------------------------ install
 install: all
