@@ -61,7 +61,7 @@ else ifeq ($(CUDA),emu)
   EMU_SAN     := -fsanitize=undefined -fno-sanitize-recover=undefined
   CUDA_CFLAGS := -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include $(EMU_SAN)
   CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
-  EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function $(EMU_SAN) \
+  EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function -Wno-unknown-pragmas $(EMU_SAN) \
                   -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include -I$(EMU_DIR)
   CU_SRC      := $(wildcard kernels/cuda/*.cu)
 else
