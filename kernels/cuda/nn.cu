@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool pe
     s_w[threadIdx.x] = w_sum;
     __syncthreads();
     for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if (threadIdx.x < h) {
+        if ((int)threadIdx.x < h) {
             s_loss[threadIdx.x] += s_loss[threadIdx.x + h];
             s_w[threadIdx.x] += s_w[threadIdx.x + h];
         }

@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slic
         sm_s[threadIdx.x] = sum;
         __syncthreads();
         for (int h = blockDim.x / 2; h > 0; h /= 2) {
-            if (threadIdx.x < h) {
+            if ((int)threadIdx.x < h) {
                 A m1 = sm_m[threadIdx.x], s1 = sm_s[threadIdx.x];
                 online_merge(m1, s1, sm_m[threadIdx.x + h], sm_s[threadIdx.x + h]);
                 sm_m[threadIdx.x] = m1;
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(THREADS) softmax_block_kernel_f64(const double
         sm_s[threadIdx.x] = sum;
         __syncthreads();
         for (int h = blockDim.x / 2; h > 0; h /= 2) {
-            if (threadIdx.x < h) {
+            if ((int)threadIdx.x < h) {
                 double m1 = sm_m[threadIdx.x], s1 = sm_s[threadIdx.x];
                 online_merge(m1, s1, sm_m[threadIdx.x + h], sm_s[threadIdx.x + h]);
                 sm_m[threadIdx.x] = m1;
@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices g
         sm[threadIdx.x] = acc;
         __syncthreads();
         for (int h = blockDim.x / 2; h > 0; h /= 2) {
-            if (threadIdx.x < h) sm[threadIdx.x] += sm[threadIdx.x + h];
+            if ((int)threadIdx.x < h) sm[threadIdx.x] += sm[threadIdx.x + h];
             __syncthreads();
         }
         A a = (A)sm[0];
