@@ -56,9 +56,10 @@ ifeq ($(CUDA),1)
   CU_SRC      := $(wildcard kernels/cuda/*.cu)
 else ifeq ($(CUDA),emu)
   # The CUDA backend built by g++ against tests/cuda_emu, which runs kernels, streams, the
-  # allocator and cuBLAS calls on the CPU (docs/cuda.md, "Testing without a GPU"), under UBSan.
+  # allocator and cuBLAS calls on the CPU (docs/cuda.md, "Testing without a GPU"), under
+  # ASan, LeakSanitizer and UBSan.
   EMU_DIR     := tests/cuda_emu
-  EMU_SAN     := -fsanitize=undefined -fno-sanitize-recover=undefined
+  EMU_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   CUDA_CFLAGS := -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include $(EMU_SAN)
   CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
   EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function -Wno-unknown-pragmas $(EMU_SAN) \
@@ -248,15 +249,16 @@ test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
 # The whole suite again with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA
-# test runs, on two emulated devices, without a GPU, under UBSan (a report fails the run). Its
-# own build tree; needs only g++ and perl.
+# test runs, on two emulated devices, without a GPU, under ASan, LeakSanitizer and UBSan (a
+# report fails the run; the emulator's own SIGSEGV handler explains faults on device memory, so
+# ASan leaves SIGSEGV to it). Its own build tree; needs only g++ and perl.
 EMU_BUILD := $(BUILD)/cuda-emu
 test-cuda-emu:
 	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests
-	set -o pipefail; TGEN=$(EMU_BUILD)/tgen UBSAN_OPTIONS=print_stacktrace=1 $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 \
-	  | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
-	@if grep -q 'runtime error:' $(EMU_BUILD)/tests/emu.log; then \
-	  echo "UBSan reports above: failing the run" >&2; exit 1; fi
+	set -o pipefail; TGEN=$(EMU_BUILD)/tgen ASAN_OPTIONS=detect_leaks=1:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
+	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(EMU_BUILD)/tests/emu.log; then \
+	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
 # ------------------------------------------------------------------ install
 install: all

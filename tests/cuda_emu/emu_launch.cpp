@@ -8,6 +8,11 @@
 
 #include <sys/mman.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <vector>
 
 thread_local uint3 tg_emu_threadIdx, tg_emu_blockIdx;
@@ -47,12 +52,41 @@ static thread_local void *scheduler_sp;
 static thread_local Fiber *running_fiber;
 static thread_local const std::function<void()> *body;
 
+/* Stack switches, told to AddressSanitizer when the emulator is built with it so that it knows
+ * which stack is live (a fiber learns the scheduler's stack each time it is resumed). */
+#if defined(__SANITIZE_ADDRESS__)
+static thread_local const void *scheduler_bottom;
+static thread_local size_t scheduler_size;
+/* From the scheduler into fiber f. */
+static void enter_fiber(Fiber &f)
+{
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, f.stack, kStack);
+    tg_emu_switch(&scheduler_sp, f.sp);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+}
+/* From fiber f back to the scheduler; `last`: f has finished and is never resumed. */
+static void leave_fiber(Fiber &f, bool last)
+{
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(last ? nullptr : &fake, scheduler_bottom, scheduler_size);
+    tg_emu_switch(&f.sp, scheduler_sp);
+    __sanitizer_finish_switch_fiber(fake, &scheduler_bottom, &scheduler_size);
+}
+#define ENTERED_FIBER() __sanitizer_finish_switch_fiber(nullptr, &scheduler_bottom, &scheduler_size)
+#else
+static void enter_fiber(Fiber &f) { tg_emu_switch(&scheduler_sp, f.sp); }
+static void leave_fiber(Fiber &f, bool) { tg_emu_switch(&f.sp, scheduler_sp); }
+#define ENTERED_FIBER() ((void)0)
+#endif
+
 [[noreturn]] static void fiber_main()
 {
+    ENTERED_FIBER();
     (*body)();
     Fiber *f = running_fiber;
     f->done = true;
-    tg_emu_switch(&f->sp, scheduler_sp);     /* never resumed */
+    leave_fiber(*f, true);                  /* never resumed */
     __builtin_unreachable();
 }
 
@@ -61,6 +95,9 @@ static thread_local const std::function<void()> *body;
  * aligned as after a call. */
 static void new_stack(Fiber &f)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_UNPOISON_MEMORY_REGION(f.stack, kStack);      /* the last thread ended inside frames */
+#endif
     uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
     void **sp = (void **)top;
     *--sp = nullptr;                                   /* fiber_main's (absent) return address */
@@ -117,7 +154,7 @@ void run_grid(const char *name, dim3 grid, dim3 block, const std::function<void(
                         if (f.done) continue;
                         running_fiber = &f;
                         tg_emu_threadIdx = f.tid;
-                        tg_emu_switch(&scheduler_sp, f.sp);
+                        enter_fiber(f);
                         if (!f.done) left++;
                     }
                 }
@@ -133,5 +170,5 @@ void tg_emu_syncthreads(void)
     using namespace tg_emu;
     Fiber *f = running_fiber;
     if (!f) return;                             /* host code: nothing to wait for */
-    tg_emu_switch(&f->sp, scheduler_sp);
+    leave_fiber(*f, false);
 }
