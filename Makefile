@@ -160,7 +160,8 @@ $(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
 
 $(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda -MMD -MP -x c++ -c $< -o $@
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda -MMD -MP \
+	  -include cuda_runtime.h -x c++ -c $< -o $@
 
 $(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)
 	@mkdir -p $(dir $@)
@@ -193,7 +194,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
 	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated $(CUDA_CFLAGS) -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
 
 # With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
-BENCH_CU_OBJ := $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
+BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
 
 $(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
@@ -251,14 +252,19 @@ test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 # The whole suite again with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA
 # test runs, on two emulated devices, without a GPU, under ASan, LeakSanitizer and UBSan (a
 # report fails the run; the emulator's own SIGSEGV handler explains faults on device memory, so
-# ASan leaves SIGSEGV to it). Its own build tree; needs only g++ and perl.
+# ASan leaves SIGSEGV to it). Then the GPU benchmarks run once at toy sizes (BENCH_SMOKE=1), so
+# that bench/bench_cuda.c is known to work before a GPU session relies on it: any workload it
+# skips fails the run. Its own build tree; needs only g++ and perl.
 EMU_BUILD := $(BUILD)/cuda-emu
+EMU_ENV   := ASAN_OPTIONS=detect_leaks=1:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1
 test-cuda-emu:
-	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests
-	set -o pipefail; TGEN=$(EMU_BUILD)/tgen ASAN_OPTIONS=detect_leaks=1:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests $(EMU_BUILD)/bench/tg_bench
+	set -o pipefail; TGEN=$(EMU_BUILD)/tgen $(EMU_ENV) \
 	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
-	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(EMU_BUILD)/tests/emu.log; then \
-	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
+	$(EMU_ENV) BENCH_SMOKE=1 $(EMU_BUILD)/bench/tg_bench --only cuda_,cublas_ >$(EMU_BUILD)/bench/smoke.jsonl 2>>$(EMU_BUILD)/tests/emu.log
+	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
+	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
+	  grep -E 'skipped' $(EMU_BUILD)/tests/emu.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
 
 # ------------------------------------------------------------------ install
 install: all

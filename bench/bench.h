@@ -14,6 +14,8 @@ typedef struct bench_config {
     int repeats;            /* timed repeats per workload (>= 7) */
     const char *coretype;   /* OPENBLAS_CORETYPE or "auto" */
     const char *only;       /* comma list of name substrings, or NULL for all */
+    bool smoke;             /* BENCH_SMOKE=1: tiny sizes, one call, one repeat: checks that the
+                               GPU workloads run (on the CUDA emulator too), measures nothing */
 } bench_config;
 
 extern bench_config bench_cfg;

@@ -4,6 +4,11 @@
  * note on stderr). Device time comes from cudaEvents on tensorgen's stream of device 0; the
  * per-op overhead is host wall time per call (what a caller waits for before the next call).
  *
+ * BENCH_SMOKE=1 shrinks every workload (sizes, calls per repeat) so that the whole set runs in
+ * seconds on the CUDA emulator: `make test-cuda-emu` uses it to check that this file works
+ * before a GPU session depends on it. Names keep their full-size spelling; the figures mean
+ * nothing then.
+ *
  * BENCH_TF32=1 lets float32 matmuls (tensorgen's and the cuBLAS baseline alike) use TF32
  * tensor cores; by default they are full float32 (CUBLAS_DEFAULT_MATH). */
 #ifdef TG_WITH_CUDA
@@ -19,6 +24,9 @@
 #define N256M (256L * 1024 * 1024)
 
 int bench_launch_empty(cudaStream_t s, long n);    /* bench_cuda_launch.cu */
+
+/* A size or a call count: the real one, or the smoke run's. */
+static int64_t scaled(int64_t full, int64_t smoke) { return bench_cfg.smoke ? smoke : full; }
 
 typedef struct gctx { tg_tensor *a, *b, *out; void *pa, *pb, *pc; int64_t n; bool bf16; } gctx;
 
@@ -86,10 +94,10 @@ static bool body_memcpy(void *p) {
 
 static void bench_gpu_memory(void) {
     gctx c = { 0 };
-    c.n = N256M;
-    c.a = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
-    c.b = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
-    c.out = tg_empty(TG_INTS(N256M), .device = TG_DEVICE_CUDA(0));
+    c.n = scaled(N256M, 1 << 16);
+    c.a = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
+    c.b = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
+    c.out = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
     bool ok = c.a && c.b && c.out;
     if (ok) {      /* random inputs: uniform_ on the device when it has a kernel, else fallback */
         tg_tensor *r1 = tg_uniform_(c.a), *r2 = tg_uniform_(c.b);
@@ -97,11 +105,11 @@ static void bench_gpu_memory(void) {
         tg_release(r1); tg_release(r2);
     }
     if (ok) { c.pa = c.a->storage->data; c.pc = c.out->storage->data; }
-    double bytes = 4.0 * (double)N256M;
+    double bytes = 4.0 * (double)c.n;
     /* cudaMemcpy reads and writes every byte: 2 x 4 x N, the same count as a copy kernel */
-    gpu_run("cuda_memcpy_d2d_256M", "GB/s", "cuda", body_memcpy, &c, ok, 5, 2 * bytes, 0);
-    gpu_run("cuda_add_256M_out", "GB/s", "tensorgen", body_add_out, &c, ok, 5, 3 * bytes, 0);
-    gpu_run("cuda_sum_256M", "GB/s", "tensorgen", body_sum, &c, ok, 5, bytes, 0);
+    gpu_run("cuda_memcpy_d2d_256M", "GB/s", "cuda", body_memcpy, &c, ok, scaled(5, 1), 2 * bytes, 0);
+    gpu_run("cuda_add_256M_out", "GB/s", "tensorgen", body_add_out, &c, ok, scaled(5, 1), 3 * bytes, 0);
+    gpu_run("cuda_sum_256M", "GB/s", "tensorgen", body_sum, &c, ok, scaled(5, 1), bytes, 0);
     release3(&c);
 }
 
@@ -129,7 +137,7 @@ static void bench_gpu_mm(void) {
         cublasHandle_t h = tg__cublas_handle("bench", 0);
         if (h) cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
     }
-    const int64_t sizes[] = { 4096, 8192 };
+    const int64_t sizes[] = { scaled(4096, 64), scaled(8192, 96) };
     for (int bf = 0; bf < 2; bf++) {
         for (int k = 0; k < 2; k++) {
             int64_t n = sizes[k];
@@ -149,8 +157,8 @@ static void bench_gpu_mm(void) {
             bool ok = c.a && c.b && c.out;
             if (ok) { c.pa = c.a->storage->data; c.pb = c.b->storage->data; c.pc = c.out->storage->data; }
             double flop = 2.0 * (double)n * (double)n * (double)n;
-            gpu_run(base, "GFLOP/s", "cublas", body_cublas, &c, ok, 3, flop, 0);
-            gpu_run(name, "GFLOP/s", "tensorgen", body_mm_out, &c, ok, 3, flop, 0);
+            gpu_run(base, "GFLOP/s", "cublas", body_cublas, &c, ok, scaled(3, 1), flop, 0);
+            gpu_run(name, "GFLOP/s", "tensorgen", body_mm_out, &c, ok, scaled(3, 1), flop, 0);
             release3(&c);
         }
     }
@@ -168,8 +176,8 @@ static void bench_gpu_softmax(void) {
                  (long long)shapes[k][1]);
         if (!bench_wanted(name)) continue;
         gctx c = { 0 };
-        c.a = on_gpu(tg_randn(TG_INTS(shapes[k][0], shapes[k][1])));
-        gpu_run(name, "ms", "tensorgen", body_softmax, &c, c.a != NULL, 20, 0, 1e3);
+        c.a = on_gpu(tg_randn(TG_INTS(scaled(shapes[k][0], shapes[k][0] / 64), scaled(shapes[k][1], 40 + k))));
+        gpu_run(name, "ms", "tensorgen", body_softmax, &c, c.a != NULL, scaled(20, 1), 0, 1e3);
         release3(&c);
     }
 }
@@ -207,11 +215,11 @@ static bool body_mlp(void *p) {
 static void bench_gpu_mlp(void) {
     const char *name = "cuda_mlp_784_512_512_10_b128_sgd_step";
     if (!bench_wanted(name)) return;
-    static const int64_t w[MLP_LAYERS + 1] = { 784, 512, 512, 10 };
+    const int64_t w[MLP_LAYERS + 1] = { scaled(784, 20), scaled(512, 24), scaled(512, 24), 10 }, batch = scaled(128, 16);
     gmlp c = { 0 };
     bool ok = true;
-    c.x = on_gpu(tg_rand(TG_INTS(128, w[0])));
-    c.y = on_gpu(tg_randint(10, TG_INTS(128)));
+    c.x = on_gpu(tg_rand(TG_INTS(batch, w[0])));
+    c.y = on_gpu(tg_randint(10, TG_INTS(batch)));
     ok = c.x && c.y;
     for (int l = 0; l < MLP_LAYERS; l++) {
         double bound = 1.0 / sqrt((double)w[l]);
@@ -225,7 +233,7 @@ static void bench_gpu_mlp(void) {
         if (c.p[2 * l]) tg_tensor_set_requires_grad(c.p[2 * l], true);
         if (c.p[2 * l + 1]) tg_tensor_set_requires_grad(c.p[2 * l + 1], true);
     }
-    gpu_run(name, "ms/step", "tensorgen", body_mlp, &c, ok, 50, 0, 1e3);
+    gpu_run(name, "ms/step", "tensorgen", body_mlp, &c, ok, scaled(50, 1), 0, 1e3);
     for (int i = 0; i < 2 * MLP_LAYERS; i++) {
         if (c.p[i]) tg_tensor_set_grad(c.p[i], NULL);
         tg_release(c.p[i]);
@@ -242,7 +250,7 @@ static bool body_add1(void *p) { gctx *c = p; return done(tg_add_out(c->a, c->b,
 static void host_time(const char *name, const char *src, bench_body body, void *c, bool ok, int64_t inner) {
     if (!bench_wanted(name)) return;
     double secs[BENCH_MAX_REPEATS];
-    for (int64_t i = 0; ok && i < 1000; i++) ok = body(c);
+    for (int64_t i = 0; ok && i < scaled(1000, 1); i++) ok = body(c);
     for (int r = 0; ok && r < bench_cfg.repeats; r++) {
         double t0 = bench_now();
         for (int64_t i = 0; ok && i < inner; i++) ok = body(c);
@@ -264,8 +272,8 @@ static void bench_gpu_overhead(void) {
     c.a = on_gpu(tg_randn(TG_INTS(1)));
     c.b = on_gpu(tg_randn(TG_INTS(1)));
     c.out = tg_empty(TG_INTS(1), .device = TG_DEVICE_CUDA(0));
-    host_time("cuda_empty_kernel_launch", "cuda", body_empty_launch, NULL, true, 100000);
-    host_time("cuda_overhead_add_out_1elem", "tensorgen", body_add1, &c, c.a && c.b && c.out, 100000);
+    host_time("cuda_empty_kernel_launch", "cuda", body_empty_launch, NULL, true, scaled(100000, 10));
+    host_time("cuda_overhead_add_out_1elem", "tensorgen", body_add1, &c, c.a && c.b && c.out, scaled(100000, 10));
     release3(&c);
 }
 

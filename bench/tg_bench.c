@@ -114,7 +114,9 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    bench_cfg.smoke = env_int("BENCH_SMOKE") != 0;
     if (bench_cfg.repeats < 7) bench_cfg.repeats = 7;
+    if (bench_cfg.smoke) bench_cfg.repeats = 1;
     if (bench_cfg.repeats > BENCH_MAX_REPEATS) bench_cfg.repeats = BENCH_MAX_REPEATS;
     bench_cfg.threads = env_int("OMP_NUM_THREADS") ? env_int("OMP_NUM_THREADS")
                       : env_int("OPENBLAS_NUM_THREADS") ? env_int("OPENBLAS_NUM_THREADS") : 2;

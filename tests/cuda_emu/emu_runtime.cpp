@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -381,6 +382,61 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     if (!s) return fail(cudaErrorInvalidResourceHandle);
     if (s->legacy) drain_device(s->device, true);
     drain(s);
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------ events */
+
+/* An event records the host's clock when the stream reaches it (so elapsed times are the
+ * emulator's own, meaningless as GPU figures). */
+struct CUevent_st {
+    Stream *stream;
+    bool done;
+    double ms;
+};
+
+static double now_ms()
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    if (!event) return fail(cudaErrorInvalidValue);
+    *event = new CUevent_st{ nullptr, false, 0 };
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    LOCKED;
+    Stream *s = stream_of(stream);
+    if (!event || !s) return fail(cudaErrorInvalidResourceHandle);
+    event->stream = s;
+    event->done = false;
+    enqueue(s, Op{ 0, "cudaEventRecord", [event] { event->ms = now_ms(); event->done = true; } });
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    LOCKED;
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    if (event->stream) drain(event->stream);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms || !start || !end) return fail(cudaErrorInvalidValue);
+    if (!start->done || !end->done) return fail(cudaErrorInvalidResourceHandle);
+    *ms = (float)(end->ms - start->ms);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    delete event;
     return cudaSuccess;
 }
 
