@@ -45,6 +45,11 @@ typedef struct tgm_yaml_doc {
 bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d);
 void tgm__yaml_done(tgm_yaml_doc *d);
 tgm_loc tgm__node_loc(const tgm_yaml_doc *d, const yaml_node_t *n);
+/* Loads `path` into *d and calls entry(user, item) for each item of its top-level list; a root
+ * that is not a list is reported as "expected a list of '- <first_key>:' entries, found ...".
+ * Returns the number of errors reported meanwhile. d is released before returning. */
+int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, const char *first_key,
+                             void (*entry)(void *user, yaml_node_t *item), void *user);
 /* Position of the first character of a scalar's text (after the opening quote). */
 tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n);
 /* The span of a scalar (NULL when plain and on one line: col + offset is exact). */

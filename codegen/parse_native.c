@@ -391,22 +391,11 @@ static void parse_entry(ctx *c, const yaml_node_t *entry)
         tgm__add_func(c->m, f);
 }
 
+static void entry_of(void *user, yaml_node_t *item) { parse_entry(user, item); }
+
 int tgm_parse_native_functions(tgm_model *m, const char *path)
 {
-    int before = tgm_error_count();
     tgm_yaml_doc d;
     ctx c = { m, m->arena, &d };
-    if (tgm__yaml_load(m->arena, path, &d)) {
-        yaml_node_t *root = yaml_document_get_root_node(&d.doc);
-        if (root && root->type != YAML_SEQUENCE_NODE) {
-            tgm_error(loc_of(&c, root), "expected a list of '- func:' entries, found %s",
-                      tgm__node_kind(root));
-        } else if (root) {
-            for (yaml_node_item_t *it = root->data.sequence.items.start;
-                 it < root->data.sequence.items.top; it++)
-                parse_entry(&c, node(&c, *it));
-        }
-    }
-    tgm__yaml_done(&d);
-    return tgm_error_count() - before;
+    return tgm__yaml_for_each_entry(m->arena, path, &d, "func", entry_of, &c);
 }

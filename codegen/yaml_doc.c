@@ -329,3 +329,21 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
         *locs = ls;
     return count;
 }
+
+int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, const char *first_key,
+                             void (*entry)(void *user, yaml_node_t *item), void *user)
+{
+    int before = tgm_error_count();
+    if (tgm__yaml_load(a, path, d)) {
+        yaml_node_t *root = yaml_document_get_root_node(&d->doc);
+        if (root && root->type != YAML_SEQUENCE_NODE) {
+            tgm_error(tgm__node_loc(d, root), "expected a list of '- %s:' entries, found %s", first_key,
+                      tgm__node_kind(root));
+        } else if (root) {
+            for (yaml_node_item_t *it = root->data.sequence.items.start; it < root->data.sequence.items.top; it++)
+                entry(user, yaml_document_get_node(&d->doc, *it));
+        }
+    }
+    tgm__yaml_done(d);
+    return tgm_error_count() - before;
+}
