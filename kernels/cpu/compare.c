@@ -7,7 +7,7 @@
  * converts the bool result back into self's dtype). NaN compares unequal to everything.
  * Reference path: cmp_ref_loop, any dtype and strides, compares in int64 for integer dtypes
  * (exact beyond 2^53) and in double otherwise. Fast paths: float32, float64 and int64 with
- * bool output, one plain loop per operator. */
+ * bool output, one plain loop per operator (CMP_FAST_LOOP). */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
 #include "tg_kernels.h"
@@ -60,76 +60,42 @@ static void cmp_ref_loop(char **data, const int64_t *strides, int64_t n, void *v
     }
 }
 
-/* Fast paths: bool out, inputs of one dtype. The operator switch is outside the loops. The
- * strided case falls back to the reference loop, which handles it at a lower speed. */
-static void cmp_f32_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    const cmp_ctx *c = vctx;
-    uint8_t *o = (uint8_t *)data[0];
-    const float *a = (const float *)data[1], *b = (const float *)data[2];
-    if (strides[0] != 1 || strides[1] != 4 || (strides[2] != 4 && strides[2] != 0)) {
-        cmp_ref_loop(data, strides, n, vctx);
-        return;
+/* out[i] = a[i] OP B for i < n, the operator switch outside the loops; B is an expression in
+ * i (b[i], or a value broadcast along the loop). */
+#define CMP_LOOPS(op, o, a, B, n)                                                         \
+    switch (op) {                                                                         \
+    case CMP_EQ: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] == (B); break;         \
+    case CMP_NE: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] != (B); break;         \
+    case CMP_LT: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] < (B); break;          \
+    case CMP_LE: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] <= (B); break;         \
+    case CMP_GT: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] > (B); break;          \
+    case CMP_GE: for (int64_t i = 0; i < (n); i++) (o)[i] = (a)[i] >= (B); break;         \
     }
-    if (strides[2] == 0) {
-        const float bv = b[0];
-        switch (c->op) {
-        case CMP_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == bv; break;
-        case CMP_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != bv; break;
-        case CMP_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i] < bv; break;
-        case CMP_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i] <= bv; break;
-        case CMP_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i] > bv; break;
-        case CMP_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i] >= bv; break;
-        }
-        return;
-    }
-    switch (c->op) {
-    case CMP_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
-    case CMP_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
-    case CMP_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i] < b[i]; break;
-    case CMP_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i] <= b[i]; break;
-    case CMP_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i] > b[i]; break;
-    case CMP_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i] >= b[i]; break;
-    }
-}
 
-static void cmp_f64_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    const cmp_ctx *c = vctx;
-    uint8_t *o = (uint8_t *)data[0];
-    const double *a = (const double *)data[1], *b = (const double *)data[2];
-    if (strides[0] != 1 || strides[1] != 8 || strides[2] != 8) {
-        cmp_ref_loop(data, strides, n, vctx);
-        return;
+/* Fast paths: bool out, inputs of one dtype T, contiguous, `other` contiguous or broadcast
+ * (stride 0). Other strides go to the reference loop, which handles them at a lower speed. */
+#define CMP_FAST_LOOP(name, T)                                                            \
+    static void name(char **data, const int64_t *strides, int64_t n, void *vctx)          \
+    {                                                                                     \
+        const cmp_ctx *c = vctx;                                                          \
+        uint8_t *o = (uint8_t *)data[0];                                                  \
+        const T *a = (const T *)data[1], *b = (const T *)data[2];                         \
+        if (strides[0] != 1 || strides[1] != sizeof(T) ||                                 \
+            (strides[2] != sizeof(T) && strides[2] != 0)) {                               \
+            cmp_ref_loop(data, strides, n, vctx);                                         \
+            return;                                                                       \
+        }                                                                                 \
+        if (strides[2] == 0) {                                                            \
+            const T bv = b[0];                                                            \
+            CMP_LOOPS(c->op, o, a, bv, n);                                                \
+        } else {                                                                          \
+            CMP_LOOPS(c->op, o, a, b[i], n);                                              \
+        }                                                                                 \
     }
-    switch (c->op) {
-    case CMP_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
-    case CMP_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
-    case CMP_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i] < b[i]; break;
-    case CMP_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i] <= b[i]; break;
-    case CMP_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i] > b[i]; break;
-    case CMP_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i] >= b[i]; break;
-    }
-}
 
-static void cmp_i64_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    const cmp_ctx *c = vctx;
-    uint8_t *o = (uint8_t *)data[0];
-    const int64_t *a = (const int64_t *)data[1], *b = (const int64_t *)data[2];
-    if (strides[0] != 1 || strides[1] != 8 || strides[2] != 8) {
-        cmp_ref_loop(data, strides, n, vctx);
-        return;
-    }
-    switch (c->op) {
-    case CMP_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
-    case CMP_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
-    case CMP_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i] < b[i]; break;
-    case CMP_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i] <= b[i]; break;
-    case CMP_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i] > b[i]; break;
-    case CMP_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i] >= b[i]; break;
-    }
-}
+CMP_FAST_LOOP(cmp_f32_loop, float)
+CMP_FAST_LOOP(cmp_f64_loop, double)
+CMP_FAST_LOOP(cmp_i64_loop, int64_t)
 
 static tg_tensor *cmp_run(const char *name, cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
