@@ -6,6 +6,7 @@
  * loop is serial (the generator is the bottleneck and the stream must not depend on the
  * thread count). */
 #include "tg_kutil.h"
+#include "dropout_checks.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,15 +47,8 @@ tg_tensors2 tg__cpu_native_dropout(tg_tensor *input, double p, tg_opt_bool train
 {
     const char *op = "native_dropout";
     tg_tensors2 res = { NULL, NULL };
-    bool training = !train.has_value || train.value;
-    if (training && !(1 - p >= 0 && 1 - p <= 1)) {
-        tg__error(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
-        return res;
-    }
-    if (!tg_dtype_is_floating(input->dtype)) {
-        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__k_scalar_name(input->dtype));
-        return res;
-    }
+    bool training;
+    if (tg__native_dropout_check(input, p, train, &training) != 0) return res;
     tg_tensor *x = tg__contiguous(op, input);
     tg_tensor *out = x ? tg__empty_like(op, x, x->dtype) : NULL;
     tg_tensor *mask = out ? tg__empty_like(op, x, TG_BOOL) : NULL;
