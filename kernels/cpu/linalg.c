@@ -17,13 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#else
-tg_tensor *tg__cpu_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
-tg_tensor *tg__cpu_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
-tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);
-#endif
 
 /* A matrix operand: rows x cols elements at p, strides in elements. */
 typedef struct mat {

@@ -21,12 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#else
-tg_tensor *tg__cpu_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
-tg_tensor *tg__cpu_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
-#endif
 
 typedef struct sm_job {
     bool log;

@@ -29,22 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#else
-typedef struct tg_values_indices { tg_tensor *values; tg_tensor *indices; } tg_values_indices;
-tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
-tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
-tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
-tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
-#endif
 
 #define CHUNK 65536          /* inner elements per parallel chunk of a full reduction */
 #define VBLOCK 512           /* outputs per block of the vertical path */

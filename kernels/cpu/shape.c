@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#else
-tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
-#endif
 
 /* Copies src (any strides, any dtype) into dst region of out: src element with row-major
  * index (o, c) (as [outer, inner_src]) goes to out's (o, col0 + c). */

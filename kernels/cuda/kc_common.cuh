@@ -16,11 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tg_cuda.cuh"   /* engineer B's device utilities: tg__cuda_ok, tg__cuda_stream */
+#include "tg_cuda.cuh"   /* the device utilities every CUDA file shares: tg__cuda_ok, tg__cuda_stream */
 #include "tg_kutil.h"
-#if __has_include("tg_kernels.h")
 #include "tg_kernels.h"
-#endif
 
 /* ------------------------------------------------------------------ status checks */
 

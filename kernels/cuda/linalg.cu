@@ -28,11 +28,6 @@
 #include <limits.h>
 #include <stdlib.h>
 
-extern "C" {
-tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
-tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out);
-tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out);
-}
 
 /* ------------------------------------------------------------------ cuBLAS */
 

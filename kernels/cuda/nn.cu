@@ -16,14 +16,8 @@
 #include "kc_common.cuh"
 #include "loss_checks.h"       /* the CPU kernels' argument checks */
 #include "philox.cuh"
+#include "dropout_checks.h"
 
-extern "C" {
-tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
-                                                 int64_t reduction, int64_t ignore_index);
-tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight,
-                                      int64_t reduction, int64_t ignore_index, tg_tensor *total_weight);
-tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train);
-}
 
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 #define THREADS 256
@@ -268,15 +262,8 @@ extern "C" tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_op
 {
     const char *op = "native_dropout";
     tg_tensors2 res = { NULL, NULL };
-    bool training = !train.has_value || train.value;
-    if (training && !(1 - p >= 0 && 1 - p <= 1)) {
-        tg__error(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
-        return res;
-    }
-    if (!tg_dtype_is_floating(input->dtype)) {
-        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__k_scalar_name(input->dtype));
-        return res;
-    }
+    bool training;
+    if (tg__native_dropout_check(input, p, train, &training) != 0) return res;
     int rc;
     cudaStream_t st = kc_stream(op, input->device, &rc);
     if (rc) return res;

@@ -11,14 +11,6 @@
 #include "kc_common.cuh"
 #include "optim_checks.h"      /* the CPU kernels' argument checks */
 
-extern "C" {
-tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum,
-                              double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);
-tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq,
-                               tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2,
-                               double eps, double weight_decay, bool amsgrad, bool maximize,
-                               bool decoupled_weight_decay);
-}
 
 #define THREADS 256
 #define NOPS 5

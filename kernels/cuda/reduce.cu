@@ -30,19 +30,6 @@
 #include "reduce_checks.h"     /* the CPU kernels' argument checks and dtypes */
 #include "reduce_view.h"      /* the [outer, inner] view, shared with the CPU kernels */
 
-extern "C" {
-tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out);
-tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out);
-tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values);
-tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices);
-tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
-tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out);
-}
 
 
 #define THREADS 256

@@ -19,13 +19,6 @@
 #include "kc_common.cuh"
 #include "softmax_checks.h"    /* the CPU kernels' argument checks */
 
-extern "C" {
-tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
-tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out);
-tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype);
-tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
-                                              tg_dtype input_dtype);
-}
 
 #define THREADS 256
 
