@@ -62,15 +62,8 @@ tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
     if (tg__cat_shape(tensors, &dim, shape, &ndim) != 0) return NULL;
     tg_dtype dt = tensors.data[0]->dtype;
     for (int64_t i = 1; i < tensors.len; i++) dt = tg_promote_types(dt, tensors.data[i]->dtype);
-    tg_tensor *res;
-    if (out) {
-        if (tg__cat_check_out(tensors, dt, out) != 0) return NULL;
-        if (tg__resize_out("cat", out, shape, ndim) != 0) return NULL;
-        res = tg_retain(out);
-    } else {
-        res = tg__empty("cat", shape, ndim, dt, TG_DEVICE_CPU);
-        if (!res) return NULL;
-    }
+    tg_tensor *res = tg__cat_result(tensors, dt, shape, ndim, out, TG_DEVICE_CPU);
+    if (!res) return NULL;
     int64_t outer = 1, after = 1;
     for (int64_t k = 0; k < dim; k++) outer *= shape[k];
     for (int64_t k = dim + 1; k < ndim; k++) after *= shape[k];

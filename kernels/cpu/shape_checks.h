@@ -84,4 +84,14 @@ static inline int tg__cat_check_out(tg_tensor_list tensors, tg_dtype dt, const t
     return 0;
 }
 
+/* cat's result (a new reference): out checked (tg__cat_check_out) and resized to shape, or a
+ * new tensor of dtype dt on dev. NULL + error. */
+static inline tg_tensor *tg__cat_result(tg_tensor_list tensors, tg_dtype dt, const int64_t *shape, int64_t ndim,
+                                        tg_tensor *out, tg_device dev)
+{
+    if (!out) return tg__empty("cat", shape, ndim, dt, dev);
+    if (tg__cat_check_out(tensors, dt, out) != 0 || tg__resize_out("cat", out, shape, ndim) != 0) return NULL;
+    return tg_retain(out);
+}
+
 #endif

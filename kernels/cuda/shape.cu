@@ -23,15 +23,8 @@ extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_t
     int rc;
     cudaStream_t st = kc_stream("cat", dev, &rc);
     if (rc) return NULL;
-    tg_tensor *res;
-    if (out) {
-        if (tg__cat_check_out(tensors, dt, out) != 0) return NULL;
-        if (tg__resize_out("cat", out, shape, ndim) != 0) return NULL;
-        res = tg_retain(out);
-    } else {
-        res = tg__empty("cat", shape, ndim, dt, dev);
-        if (!res) return NULL;
-    }
+    tg_tensor *res = tg__cat_result(tensors, dt, shape, ndim, out, dev);
+    if (!res) return NULL;
     int64_t col = 0;       /* the next input's offset along dim */
     size_t oes = tg_dtype_size(res->dtype);
     for (int64_t i = 0; i < tensors.len; i++) {
