@@ -81,7 +81,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c)
-LIB_SRC   := $(wildcard runtime/*.c) $(wildcard kernels/cpu/*.c) \
+LIB_SRC   := $(wildcard runtime/*/*.c) $(wildcard kernels/cpu/*.c) \
              $(wildcard kernels/composite/*.c) $(wildcard generated/*.c)
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 TEST_COMMON := $(filter-out $(TEST_SRC),$(wildcard tests/*/*.c tests/*.c))

@@ -15,7 +15,7 @@
 
 #include "bench.h"
 #include "tensorgen.h"
-#include "tg_cuda_rt.h"
+#include "cuda/cuda_rt.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_autograd.h"
+#include "autograd/autograd.h"
 #include "tg_kernels.h"
 
 /* ---- helpers of the compiled formulas and kernels ----
@@ -8991,7 +8991,7 @@ tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_
 }
 
 
-/* ---- operator calls for the engine (declared in tg_autograd.h) ---- */
+/* ---- operator calls for the engine (declared in runtime/autograd/autograd.h) ---- */
 
 /* Zeros for a gradient nobody produced. */
 tg_tensor *tg__autograd_zeros(const tg_output_meta *m)

@@ -8,7 +8,7 @@
 #ifndef TG_KERNELS_H
 #define TG_KERNELS_H
 
-#include "tg_internal.h"
+#include "dispatch/dispatch.h"
 #include "tg_ops.h"
 
 /* CUDA kernels (.cu, compiled as C++) implement these with C linkage. */

@@ -3039,7 +3039,7 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
     },
 };
 
-/* For the runtime (tg_internal.h): the table and its length, in op-enum order. */
+/* For the runtime (runtime/dispatch/dispatch.h): the table and its length, in op-enum order. */
 const tg_op_entry *tg__generated_ops(int *n) {
     if (n) *n = TG_NUM_OPS;
     return tg__builtin_ops;

@@ -9,7 +9,7 @@
  * device None is the CPU, *_like keep self's dtype, device and (memory_format preserve)
  * strides. Every function returns a new reference or NULL with an error; nothing
  * leaks on error paths. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"

@@ -7,7 +7,7 @@
  * int_tensor + 2 stays integral, int_tensor + 2.5 is the default float, uint8 + 300 stays
  * uint8 (and wraps). Then the Tensor overload is called through the public API, so dispatch
  * and autograd flow through it. Every function returns a new reference or NULL. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"

@@ -11,7 +11,7 @@
  * with the contiguous and scalar-broadcast cases as tight vectorisable loops (the fast paths).
  * Both call the same scalar function, so they agree bit for bit; tests check it by running
  * with tg__pw_force_reference set. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"

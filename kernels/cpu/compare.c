@@ -8,7 +8,7 @@
  * Reference path: cmp_ref_loop, any dtype and strides, compares in int64 for integer dtypes
  * (exact beyond 2^53) and in double otherwise. Fast paths: float32, float64 and int64 with
  * bool output, one plain loop per operator (CMP_FAST_LOOP). */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "tg_kernels.h"
 

@@ -10,7 +10,7 @@
  * Paths: (1) same dtype, both contiguous, same shape: memcpy split across the threads;
  * (2) same dtype otherwise: a strided move by element size; (3) float32 <-> float64
  * contiguous: typed loops; (4) the reference: per-element tg__pw_convert. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "tg_kernels.h"
 

@@ -7,7 +7,7 @@
  * a contiguous buffer from the generator (one lock per batch of 256 draws) and copy it into a
  * non-contiguous self; their sequences are this library's own (not PyTorch's Philox/mt19937
  * streams), their distributions and range checks are PyTorch's. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "tg_kutil.h"
 #include "factory_checks.h"

@@ -6,7 +6,7 @@
 #ifndef TG_POINTWISE_LOOPS_H
 #define TG_POINTWISE_LOOPS_H
 
-#include "tg_internal.h"
+#include "core/core.h"
 #include <math.h>
 #include <string.h>
 

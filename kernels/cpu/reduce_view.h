@@ -7,7 +7,7 @@
 #ifndef TG_REDUCE_VIEW_H
 #define TG_REDUCE_VIEW_H
 
-#include "tg_internal.h"
+#include "core/core.h"
 
 #if defined(__CUDACC__)
 #define TG__RV_FN static inline __host__ __device__

@@ -7,7 +7,7 @@
  *
  * Reference loops handle any dtype and strides; float32 has fast paths (contiguous select,
  * clamp against scalar bounds), calling the same scalar functions. */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"

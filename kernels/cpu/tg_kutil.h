@@ -4,7 +4,7 @@
 #ifndef TG_KUTIL_H
 #define TG_KUTIL_H
 
-#include "tg_internal.h"
+#include "core/core.h"
 #include <stdio.h>
 
 /* PyTorch's ScalarType names ("Float", "Long"), as in "expected scalar type Float but found

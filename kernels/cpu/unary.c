@@ -10,7 +10,7 @@
  * function (float32 exp and sigmoid use the vectorisable tg__pw_exp_f32). float16/bfloat16
  * compute in float through the reference loop (PyTorch 1.13 has no CPU half kernels for most
  * of these; we provide them). */
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"

@@ -144,3 +144,21 @@ extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_b
     if (copy_iter(self, src) != 0) return NULL;
     return tg_retain(self);
 }
+
+/* The core's strided-copy hook for CUDA tensors (tg__register_device_copy in core.h):
+ * tg__copy_into calls it for the device side of every copy that is not a contiguous byte
+ * copy. Registered when the library loads; the op table references this file's kernel, so a
+ * static link always keeps it. */
+static int copy_hook(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
+    (void)op;   /* tg__cuda_copy_ names "copy_" in its errors, as the operator does */
+    tg_tensor *r = tg__cuda_copy_(dst, (tg_tensor *)src, false);
+    if (!r) return -1;
+    tg_release(r);
+    return 0;
+}
+
+__attribute__((constructor)) static void register_copy_hook(void)
+{
+    tg__register_device_copy(TG_CUDA, copy_hook);
+}

@@ -22,12 +22,12 @@
 #include <stdint.h>
 #include <math.h>
 
-#include "tg_internal.h"
+#include "core/core.h"
 #include "pointwise_loops.h"     /* host-side helpers: tg__pw_kind, scalar checks, loads */
 #include "pointwise_scalar.h"    /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
-#include "tg_cuda_rt.h"
+#include "cuda/cuda_rt.h"
 
 /* ------------------------------------------------------------------ status checks */
 

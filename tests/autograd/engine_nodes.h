@@ -1,5 +1,5 @@
 /* Hand-written backward nodes for the engine's tests, built exactly as generated autograd
- * kernels build theirs (tg_autograd.h): node struct with tg_node first, next edges from the
+ * kernels build theirs (runtime/autograd/autograd.h): node struct with tg_node first, next edges from the
  * differentiable inputs, saved tensors, the op run below autograd, history on the result.
  * The engine is thereby tested without depending on tgen's generated nodes. All static: every
  * test file links into one binary. */
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tg_autograd.h"
+#include "autograd/autograd.h"
 #include "tg_ops.h"
 
 /* ------------------------------------------------------------------ tensors */

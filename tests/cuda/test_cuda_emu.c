@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tensorgen.h"
-#include "tg_cuda_rt.h"
+#include "cuda/cuda_rt.h"
 
 static float *device_floats(tg_tensor **t, int64_t n, float value)
 {

@@ -15,7 +15,7 @@
 
 #include "tensorgen.h"
 #include "tg_cover.h"
-#include "tg_internal.h"
+#include "core/core.h"
 
 TG_COVERS("to.device");
 TG_CUDA_COVERS((const char *)0);
@@ -99,7 +99,7 @@ Test(cuda_runtime, built_without_cuda)
 
 #else
 
-#include "tg_cuda_rt.h"
+#include "cuda/cuda_rt.h"
 
 #define REQUIRE_DEVICE(name)                                                           \
     do {                                                                               \

@@ -5,7 +5,7 @@
  * TENSOR_LIST result) and the CUDA -> CPU fallback with a list result. Every test checks that
  * no tensor or storage leaks; the sanitizer run checks that no array leaks. */
 #include "kt_util.h"
-#include "tg_internal.h"
+#include "core/core.h"
 #include "tg_kernels.h"
 #include "tg_cover.h"
 
@@ -288,7 +288,7 @@ Test(split, boxed_call_by_name_owns_the_list)
 /* The CUDA -> CPU fallback with a Tensor[] result: a fake device whose memory is host memory,
  * and an out-of-tree operator that has only a CPU kernel (unbind's). Every piece comes back on
  * the device. */
-static void *fake_alloc(size_t n, tg_device d) { (void)d; return malloc(n ? n : 1); }
+static void *fake_alloc(const char *op, size_t n, tg_device d) { (void)op; (void)d; return malloc(n ? n : 1); }
 static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
 static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
 {

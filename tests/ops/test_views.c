@@ -3,7 +3,7 @@
  * shared version counter, error messages, and copies where PyTorch copies (reshape of an
  * incompatible layout, contiguous of a non-contiguous tensor, clone, to). */
 #include "kt_util.h"
-#include "tg_internal.h"
+#include "core/core.h"
 #include "tg_cover.h"
 
 TG_COVERS("as_strided", "view", "reshape", "transpose.int", "t", "permute", "squeeze", "squeeze.dim",

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tg_internal.h"
+#include "core/core.h"
 
 /* Every test must leave no tensor or storage alive and no error recorded unless it clears it. */
 static inline void rt_leak_check(void) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tensorgen.h"
-#include "tg_internal.h"
+#include "core/core.h"
 
 static const int64_t shapes[][2] = { { 37, 53 }, { 64, 512 }, { 512, 17 }, { 33, 1024 } };
 static const tg_dtype dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_INT16, TG_INT64, TG_INT32 };

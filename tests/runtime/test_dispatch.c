@@ -1,6 +1,7 @@
 /* Dispatch: key sets, highest-key-wins, autograd fall-through, CUDA fallback, error text;
  * out-of-tree registration and boxed calls by name. */
 #include "rt_test.h"
+#include "dispatch/dispatch.h"
 
 TestSuite(rt_dispatch, .fini = rt_leak_check);
 
@@ -99,7 +100,7 @@ Test(rt_dispatch, registry_and_boxed_calls) {
 
 /* ---- the CUDA -> CPU fallback, against a fake device whose memory is host memory ---- */
 
-static void *fake_alloc(size_t n, tg_device d) { (void)d; return malloc(n ? n : 1); }
+static void *fake_alloc(const char *op, size_t n, tg_device d) { (void)op; (void)d; return malloc(n ? n : 1); }
 static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
 static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n) {
     (void)dd; (void)sd; memcpy(dst, src, n); return 0;

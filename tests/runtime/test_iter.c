@@ -294,7 +294,7 @@ Test(rt_iter, two_outputs) {
     tg_release(a); tg_release(outs[0]); tg_release(outs[1]);
 }
 
-static void *fake_alloc(size_t n, tg_device d) { (void)d; return malloc(n ? n : 1); }
+static void *fake_alloc(const char *op, size_t n, tg_device d) { (void)op; (void)d; return malloc(n ? n : 1); }
 static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
 static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n) {
     (void)dd; (void)sd; memcpy(dst, src, n); return 0;

@@ -1,0 +1,49 @@
+/* Private to the runtime: helpers shared by the files of every room (core, dispatch, autograd,
+ * cuda) that neither kernels nor generated code should see. */
+#ifndef TG_CORE_RT_PRIVATE_H
+#define TG_CORE_RT_PRIVATE_H
+
+#include "core/core.h"
+
+/* Thread-locals on hot paths use the initial-exec model: with -fPIC the default model calls
+ * __tls_get_addr on every access, which shows up in the 50 ns per-op budget. Only small
+ * variables use it (the static TLS surplus that dlopen relies on is small). */
+#define TG__TLS_HOT _Thread_local __attribute__((tls_model("initial-exec")))
+
+#define TG__LIKELY(x) __builtin_expect(!!(x), 1)
+#define TG__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Reference counts: a sole owner (count 1) releases without an atomic read-modify-write,
+ * since no other thread can hold a reference to increment from. Returns true when the
+ * caller dropped the last reference. */
+static inline bool tg__ref_dec(int64_t *rc) {
+    if (__atomic_load_n(rc, __ATOMIC_ACQUIRE) == 1) return true;
+    return __atomic_sub_fetch(rc, 1, __ATOMIC_ACQ_REL) == 0;
+}
+static inline void tg__ref_inc(int64_t *rc) {
+    __atomic_add_fetch(rc, 1, __ATOMIC_RELAXED);
+}
+
+/* dtype.c */
+extern tg_dtype tg__default_dtype_value;
+static inline bool tg__is_float(tg_dtype t) {
+    return t == TG_FLOAT16 || t == TG_BFLOAT16 || t == TG_FLOAT32 || t == TG_FLOAT64;
+}
+extern const uint8_t tg__dtype_sizes[TG_NUM_DTYPES];
+
+/* grad_mode.c / dispatch.c */
+extern TG__TLS_HOT bool tg__grad_enabled_tls;
+
+/* tg__is_contiguous with the one- and zero-dim cases inline (the iterator's fast path). */
+bool tg__is_contiguous(const tg_tensor *t);
+static inline bool tg__is_contiguous_fast(const tg_tensor *t) {
+    if (t->ndim == 0) return true;
+    if (t->ndim == 1) return t->strides[0] == 1 || t->sizes[0] <= 1;
+    return tg__is_contiguous(t);
+}
+
+/* copy_out.c: the conversion loop shared by tg__copy_into and iterator temporaries. */
+void tg__convert_loop(char *dst, tg_dtype dt, int64_t dstride, const char *src, tg_dtype st,
+                      int64_t sstride, int64_t n);
+
+#endif
