@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "tg_cover.h"
 #include "tg_grad_op_list.h"
-#include "tg_op_list.h"
 
 static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
 {
@@ -102,25 +102,10 @@ static bool has_case(const char *op)
     return false;
 }
 
-static bool is_operator(const char *name)
-{
-#define GC__KNOWN(cname, schema_name) if (strcmp(name, schema_name) == 0) return true;
-    TG_OP_LIST(GC__KNOWN)
-#undef GC__KNOWN
-    return false;
-}
-
 Test(gradcheck, every_differentiable_operator_has_a_case)
 {
-    int missing = 0, total = 0;
-#define GC__CHECK(cname, schema_name)                                                       \
-    total++;                                                                                \
-    if (!has_case(schema_name)) {                                                           \
-        fprintf(stderr, "no gradcheck case covers operator %s (tg_%s)\n", schema_name, #cname); \
-        missing++;                                                                          \
-    }
-    TG_DIFFERENTIABLE_OP_LIST(GC__CHECK)
-#undef GC__CHECK
+    static const cover_op ops[] = { TG_DIFFERENTIABLE_OP_LIST(COVER_OP) { 0 } };
+    int total, missing = cover_report_missing(ops, has_case, "gradcheck case", NULL, &total);
     cr_expect_eq(missing, 0, "%d of %d differentiable operators have no gradcheck case (listed on stderr)",
                  missing, total);
 }
@@ -128,8 +113,8 @@ Test(gradcheck, every_differentiable_operator_has_a_case)
 Test(gradcheck, cases_name_real_operators)
 {
     for (int i = 0; i < gc_num_cases(); i++)
-        cr_expect(is_operator(gc_case_at(i)->op), "gradcheck case %d names '%s', which is not an operator in the spec",
-                  i, gc_case_at(i)->op);
+        cr_expect(cover_is_operator(gc_case_at(i)->op),
+                  "gradcheck case %d names '%s', which is not an operator in the spec", i, gc_case_at(i)->op);
 }
 
 /* The harness itself must catch a wrong gradient: d/dx of detach(x) * x is x (the detached
