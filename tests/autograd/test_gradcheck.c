@@ -74,18 +74,13 @@ static void run_case(int index)
                  (long long)(tg_live_storages() - storages0));
 }
 
-/* One process per case: the parameter is the case's index among the registered cases (an
- * index rather than the struct, whose pointers would not survive the copy into the test's
- * process). */
-#define GC_MAX_CASES 1024
-static int case_indices[GC_MAX_CASES];
-
+/* One process per case: the parameter is the case's index among the registered cases. */
 ParameterizedTestParameters(gradcheck, op)
 {
-    int n = gc_num_cases();
-    cr_assert(n <= GC_MAX_CASES, "raise GC_MAX_CASES");
-    for (int i = 0; i < n; i++) case_indices[i] = i;
-    return cr_make_param_array(int, case_indices, (size_t)n);
+    size_t n;
+    int *indices = gc_case_indices(&n);
+    cr_assert(indices, "raise GC_MAX_CASES");
+    return cr_make_param_array(int, indices, n);
 }
 
 ParameterizedTest(int *index, gradcheck, op)

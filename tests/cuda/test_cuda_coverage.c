@@ -5,14 +5,14 @@
  * without TG_WITH_CUDA it skips like every CUDA test. */
 #include <criterion/criterion.h>
 
-#include "tg_cover.h"
+#include "cuda_cmp.h"
 #include "tg_op_list.h"
 
 #ifndef TG_WITH_CUDA
 
 Test(cuda_coverage, built_without_cuda)
 {
-    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
+    CC_SKIP_NO_CUDA_BUILD();
 }
 
 #else
