@@ -6,11 +6,14 @@
 #   make test       build and run the test suite, then again under ASan+UBSan (leaks fail),
 #                   then the CUDA backend on the CPU emulator (test-cuda-emu, below)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
+#   make format     lay out the hand-written C/C++/CUDA as .clang-format says (clang-format 14);
+#                   `make format-check` fails, naming the files, when one is laid out otherwise
 #   make install PREFIX=/usr/local
 #
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
-# libcriterion-dev (tests only), gcc with OpenMP. Optional: the CUDA toolkit (nvcc, cuBLAS);
-# when nvcc is found the CUDA backend is built (docs/cuda.md), `make CUDA=0` leaves it out.
+# libcriterion-dev (tests only), clang-format (make format only), gcc with OpenMP. Optional: the
+# CUDA toolkit (nvcc, cuBLAS); when nvcc is found the CUDA backend is built (docs/cuda.md),
+# `make CUDA=0` leaves it out.
 
 SHELL    := /bin/bash
 PREFIX   ?= /usr/local
@@ -98,7 +101,7 @@ LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all gen test test-plain test-san test-cuda-emu bench install clean check-generated
+.PHONY: all gen test test-plain test-san test-cuda-emu bench install clean check-generated format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -121,9 +124,12 @@ $(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
 	@touch $@
 
 # Including the stamp makes GNU make bring generated/ up to date before anything else and then
-# restart, so the $(wildcard generated/*.c) above sees a file that generation just created.
+# restart, so the $(wildcard generated/*.c) above sees a file that generation just created. Not
+# with clean, nor when every goal is format or format-check (they need neither tgen nor libyaml).
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check,$(MAKECMDGOALS)),all),)
 -include $(BUILD)/gen.stamp
+endif
 endif
 
 gen: $(BUILD)/tgen
@@ -265,6 +271,30 @@ test-cuda-emu:
 	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
 	  grep -E 'skipped' $(EMU_BUILD)/tests/emu.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
+
+# ------------------------------------------------------------------ formatting
+# One style for the hand-written C, C++ and CUDA: .clang-format at the top. Which files is decided
+# in one place, .ci/format-files (tracked *.c *.h *.cu *.cuh *.cpp under runtime/ codegen/
+# kernels/ tests/ bench/ examples/; not generated/, not tests/fixtures/). clang-format versions
+# other than 14 (Debian 12's, which .ci/install-deps installs) may lay out a few lines differently.
+CLANG_FORMAT ?= clang-format
+NEED_CLANG_FORMAT = command -v $(CLANG_FORMAT) >/dev/null || \
+	{ echo "$(CLANG_FORMAT) not found: install clang-format (.ci/install-deps does)" >&2; exit 1; }
+
+format:
+	@$(NEED_CLANG_FORMAT)
+	@.ci/format-files | xargs -r $(CLANG_FORMAT) -i
+
+# Fails, naming each file whose text differs from its formatted form (--dry-run --Werror).
+format-check:
+	@$(NEED_CLANG_FORMAT)
+	@files=$$(.ci/format-files) || exit 1; \
+	drift=$$(for f in $$files; do \
+	  $(CLANG_FORMAT) --dry-run --Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$drift" ]; then \
+	  echo "not formatted as .clang-format says (run 'make format'):" >&2; \
+	  echo "$$drift" | sed 's/^/  /' >&2; exit 1; fi; \
+	echo "format-check: $$(echo "$$files" | wc -l) files formatted as .clang-format says"
 
 # ------------------------------------------------------------------ install
 install: all

@@ -43,6 +43,19 @@ void bench_emit(const char *name, const char *unit, const char *src, const doubl
 /* Autograd workloads: the tiny-graph overhead and the MLP training step (bench/bench_autograd.c). */
 void bench_autograd(void);
 
+/* The MLP of the training-step workloads, on the CPU (bench/bench_autograd.c) and on the GPU
+ * (bench/bench_cuda.c): Linear, ReLU, Linear, ReLU, Linear, all tensors on one device. */
+#define BENCH_MLP_LAYERS 3
+typedef struct bench_mlp {
+    struct tg_tensor *p[2 * BENCH_MLP_LAYERS];  /* weight (out, in), bias (out) per layer, leaves
+                                                   that require grad */
+    struct tg_tensor *x, *y;                    /* (batch, in) inputs, (batch) int64 classes */
+} bench_mlp;
+
+/* One training step as a bench_body on a bench_mlp: opt.zero_grad(set_to_none=True);
+ * cross_entropy(model(x), y).backward(); opt.step() (plain SGD, lr 0.01). */
+bool bench_mlp_step(void *mlp);
+
 /* GPU workloads and their baselines (bench/bench_cuda.c): only in builds with TG_WITH_CUDA,
  * and a note on stderr instead when no device is present. */
 void bench_cuda(void);

@@ -26,30 +26,24 @@ static bool body_mul_sum_backward(void *p)
 
 /* ---- mlp_784_512_512_10_b128_sgd_step ---- */
 
-#define MLP_LAYERS 3
-static const int64_t mlp_widths[MLP_LAYERS + 1] = { 784, 512, 512, 10 };
+static const int64_t mlp_widths[BENCH_MLP_LAYERS + 1] = { 784, 512, 512, 10 };
 
-typedef struct mlp_ctx {
-    tg_tensor *p[2 * MLP_LAYERS];    /* weight (out, in), bias (out) per layer */
-    tg_tensor *x, *y;                /* (128, 784) in [0, 1), (128) classes */
-} mlp_ctx;
-
-/* opt.zero_grad(set_to_none=True); cross_entropy(model(x), y).backward(); opt.step(). */
-static bool body_mlp_step(void *p)
+/* Shared with the GPU workload (bench/bench_cuda.c), which runs it on device 0. */
+bool bench_mlp_step(void *p)
 {
-    mlp_ctx *c = p;
-    for (int i = 0; i < 2 * MLP_LAYERS; i++) tg_tensor_set_grad(c->p[i], NULL);
+    bench_mlp *c = p;
+    for (int i = 0; i < 2 * BENCH_MLP_LAYERS; i++) tg_tensor_set_grad(c->p[i], NULL);
     tg_scope_begin();
     tg_tensor *h = c->x;
-    for (int l = 0; l < MLP_LAYERS; l++) {
+    for (int l = 0; l < BENCH_MLP_LAYERS; l++) {
         h = tg_linear(h, c->p[2 * l], .bias = c->p[2 * l + 1]);
-        if (l < MLP_LAYERS - 1) h = tg_relu(h);
+        if (l < BENCH_MLP_LAYERS - 1) h = tg_relu(h);
     }
     tg_tensor *loss = tg_cross_entropy(h, c->y);
     bool ok = loss && tg_backward(loss) == 0;
     tg_scope_end();
     TG_NO_GRAD {
-        for (int i = 0; ok && i < 2 * MLP_LAYERS; i++) {
+        for (int i = 0; ok && i < 2 * BENCH_MLP_LAYERS; i++) {
             tg_tensor *g = tg_tensor_grad(c->p[i]);
             tg_tensor *r = tg_sgd_step_(c->p[i], g, NULL, 0.01);
             ok = r != NULL;
@@ -88,9 +82,10 @@ void bench_autograd(void)
 
     const char *mlp = "mlp_784_512_512_10_b128_sgd_step";
     if (bench_wanted(mlp)) {
-        mlp_ctx c = { .x = tg_rand(TG_INTS(128, 784)), .y = tg_randint(10, TG_INTS(128)) };
+        /* x (128, 784) in [0, 1), y (128) classes */
+        bench_mlp c = { .x = tg_rand(TG_INTS(128, 784)), .y = tg_randint(10, TG_INTS(128)) };
         bool ok = c.x && c.y;
-        for (int l = 0; l < MLP_LAYERS; l++) {      /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
+        for (int l = 0; l < BENCH_MLP_LAYERS; l++) { /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
             int64_t in = mlp_widths[l], out = mlp_widths[l + 1];
             double bound = 1.0 / sqrt((double)in);
             tg_scope_begin();
@@ -101,9 +96,9 @@ void bench_autograd(void)
             tg_tensor_set_requires_grad(c.p[2 * l], true);
             tg_tensor_set_requires_grad(c.p[2 * l + 1], true);
         }
-        ok = ok && bench_time(body_mlp_step, &c, 50, 1, secs);
+        ok = ok && bench_time(bench_mlp_step, &c, 50, 1, secs);
         emit_or_skip(mlp, "ms/step", ok, secs, 1e3);
-        for (int i = 0; i < 2 * MLP_LAYERS; i++) {
+        for (int i = 0; i < 2 * BENCH_MLP_LAYERS; i++) {
             tg_tensor_set_grad(c.p[i], NULL);
             tg_release(c.p[i]);
         }

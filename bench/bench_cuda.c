@@ -184,44 +184,16 @@ static void bench_gpu_softmax(void) {
 
 /* ---------------------------------------------------------------- MLP training step */
 
-#define MLP_LAYERS 3
-typedef struct gmlp { tg_tensor *p[2 * MLP_LAYERS]; tg_tensor *x, *y; } gmlp;
-
-/* The CPU workload's step (bench/bench_autograd.c) with every tensor on device 0. */
-static bool body_mlp(void *p) {
-    gmlp *c = p;
-    for (int i = 0; i < 2 * MLP_LAYERS; i++) tg_tensor_set_grad(c->p[i], NULL);
-    tg_scope_begin();
-    tg_tensor *h = c->x;
-    for (int l = 0; l < MLP_LAYERS; l++) {
-        h = tg_linear(h, c->p[2 * l], .bias = c->p[2 * l + 1]);
-        if (l < MLP_LAYERS - 1) h = tg_relu(h);
-    }
-    tg_tensor *loss = tg_cross_entropy(h, c->y);
-    bool ok = loss && tg_backward(loss) == 0;
-    tg_scope_end();
-    TG_NO_GRAD {
-        for (int i = 0; ok && i < 2 * MLP_LAYERS; i++) {
-            tg_tensor *g = tg_tensor_grad(c->p[i]);
-            tg_tensor *r = tg_sgd_step_(c->p[i], g, NULL, 0.01);
-            ok = r != NULL;
-            tg_release(r);
-            tg_release(g);
-        }
-    }
-    return ok;
-}
-
 static void bench_gpu_mlp(void) {
     const char *name = "cuda_mlp_784_512_512_10_b128_sgd_step";
     if (!bench_wanted(name)) return;
-    const int64_t w[MLP_LAYERS + 1] = { scaled(784, 20), scaled(512, 24), scaled(512, 24), 10 }, batch = scaled(128, 16);
-    gmlp c = { 0 };
+    const int64_t w[BENCH_MLP_LAYERS + 1] = { scaled(784, 20), scaled(512, 24), scaled(512, 24), 10 }, batch = scaled(128, 16);
+    bench_mlp c = { 0 };
     bool ok = true;
     c.x = on_gpu(tg_rand(TG_INTS(batch, w[0])));
     c.y = on_gpu(tg_randint(10, TG_INTS(batch)));
     ok = c.x && c.y;
-    for (int l = 0; l < MLP_LAYERS; l++) {
+    for (int l = 0; l < BENCH_MLP_LAYERS; l++) {
         double bound = 1.0 / sqrt((double)w[l]);
         tg_scope_begin();
         tg_tensor *wt = tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1], w[l])), 2 * bound), -bound);
@@ -233,8 +205,8 @@ static void bench_gpu_mlp(void) {
         if (c.p[2 * l]) tg_tensor_set_requires_grad(c.p[2 * l], true);
         if (c.p[2 * l + 1]) tg_tensor_set_requires_grad(c.p[2 * l + 1], true);
     }
-    gpu_run(name, "ms/step", "tensorgen", body_mlp, &c, ok, scaled(50, 1), 0, 1e3);
-    for (int i = 0; i < 2 * MLP_LAYERS; i++) {
+    gpu_run(name, "ms/step", "tensorgen", bench_mlp_step, &c, ok, scaled(50, 1), 0, 1e3);
+    for (int i = 0; i < 2 * BENCH_MLP_LAYERS; i++) {
         if (c.p[i]) tg_tensor_set_grad(c.p[i], NULL);
         tg_release(c.p[i]);
     }

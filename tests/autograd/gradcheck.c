@@ -560,3 +560,14 @@ const gc_case *gc_case_at(int i)
     }
     return NULL;
 }
+
+int *gc_case_indices(size_t *n)
+{
+    static int indices[GC_MAX_CASES];
+    int count = gc_num_cases();
+    *n = 0;
+    if (count > GC_MAX_CASES) return NULL;
+    for (int i = 0; i < count; i++) indices[i] = i;
+    *n = (size_t)count;
+    return indices;
+}

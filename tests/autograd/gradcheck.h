@@ -128,6 +128,13 @@ typedef struct gc_case_table {
 int gc_num_cases(void);
 const gc_case *gc_case_at(int i);
 
+/* The indices 0 .. gc_num_cases() - 1, as the parameter array of a ParameterizedTest that runs
+ * each case in its own process (tests/autograd/test_gradcheck.c, tests/cuda/
+ * test_cuda_grad_table.c): an index survives the copy into the test's process, the case's
+ * pointers would not. Stores the count in *n; NULL when more than GC_MAX_CASES are registered. */
+#define GC_MAX_CASES 1024
+int *gc_case_indices(size_t *n);
+
 /* Case tables name op, label, function and inputs positionally and the rest by designator;
  * the fields they leave out are zero on purpose, for every file that includes this header. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "tg_cover.h"
 #include "tg_grad_op_list.h"
-#include "tg_op_list.h"
 
 static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
 {
@@ -74,18 +74,13 @@ static void run_case(int index)
                  (long long)(tg_live_storages() - storages0));
 }
 
-/* One process per case: the parameter is the case's index among the registered cases (an
- * index rather than the struct, whose pointers would not survive the copy into the test's
- * process). */
-#define GC_MAX_CASES 1024
-static int case_indices[GC_MAX_CASES];
-
+/* One process per case: the parameter is the case's index among the registered cases. */
 ParameterizedTestParameters(gradcheck, op)
 {
-    int n = gc_num_cases();
-    cr_assert(n <= GC_MAX_CASES, "raise GC_MAX_CASES");
-    for (int i = 0; i < n; i++) case_indices[i] = i;
-    return cr_make_param_array(int, case_indices, (size_t)n);
+    size_t n;
+    int *indices = gc_case_indices(&n);
+    cr_assert(indices, "raise GC_MAX_CASES");
+    return cr_make_param_array(int, indices, n);
 }
 
 ParameterizedTest(int *index, gradcheck, op)
@@ -102,25 +97,10 @@ static bool has_case(const char *op)
     return false;
 }
 
-static bool is_operator(const char *name)
-{
-#define GC__KNOWN(cname, schema_name) if (strcmp(name, schema_name) == 0) return true;
-    TG_OP_LIST(GC__KNOWN)
-#undef GC__KNOWN
-    return false;
-}
-
 Test(gradcheck, every_differentiable_operator_has_a_case)
 {
-    int missing = 0, total = 0;
-#define GC__CHECK(cname, schema_name)                                                       \
-    total++;                                                                                \
-    if (!has_case(schema_name)) {                                                           \
-        fprintf(stderr, "no gradcheck case covers operator %s (tg_%s)\n", schema_name, #cname); \
-        missing++;                                                                          \
-    }
-    TG_DIFFERENTIABLE_OP_LIST(GC__CHECK)
-#undef GC__CHECK
+    static const cover_op ops[] = { TG_DIFFERENTIABLE_OP_LIST(COVER_OP) { 0 } };
+    int total, missing = cover_report_missing(ops, has_case, "gradcheck case", NULL, &total);
     cr_expect_eq(missing, 0, "%d of %d differentiable operators have no gradcheck case (listed on stderr)",
                  missing, total);
 }
@@ -128,8 +108,8 @@ Test(gradcheck, every_differentiable_operator_has_a_case)
 Test(gradcheck, cases_name_real_operators)
 {
     for (int i = 0; i < gc_num_cases(); i++)
-        cr_expect(is_operator(gc_case_at(i)->op), "gradcheck case %d names '%s', which is not an operator in the spec",
-                  i, gc_case_at(i)->op);
+        cr_expect(cover_is_operator(gc_case_at(i)->op),
+                  "gradcheck case %d names '%s', which is not an operator in the spec", i, gc_case_at(i)->op);
 }
 
 /* The harness itself must catch a wrong gradient: d/dx of detach(x) * x is x (the detached

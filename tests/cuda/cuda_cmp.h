@@ -1,6 +1,6 @@
-/* Helpers for the CUDA-vs-CPU tests of the reduce, linalg, nn and gradient families: random
- * CPU inputs, their CUDA copies, and comparisons with a stated metric. Everything is static;
- * every test file links into one binary.
+/* Helpers for the CUDA tests (tests/cuda): the skip rules every CUDA test follows (no CUDA
+ * build, no device), random CPU inputs, their CUDA copies, and comparisons with a stated
+ * metric. Everything is static; every test file links into one binary.
  *
  * Metric of cc_assert_close: for every element |cuda - cpu| <= atol + rtol * |cpu|, NaN only
  * against NaN, infinities equal; dtypes and shapes equal; the CUDA result lives on a CUDA
@@ -21,8 +21,8 @@
         if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", name); \
     } while (0)
 
-/* A contiguous CPU tensor of `dt` with uniform values in [lo, hi) (integers: truncated),
- * reproducible from `seed`. */
+/* A contiguous CPU tensor of `dt` with uniform values in [lo, hi) (integers: floored; bool:
+ * lo 0, hi 2 gives both values), reproducible from `seed`. */
 static inline tg_tensor *cc_rand(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed, double lo, double hi)
 {
     int64_t n = 1;

@@ -4,17 +4,15 @@
  * tests/tg_cover.h). The check needs no GPU, so it runs in every build with CUDA (CI's);
  * without TG_WITH_CUDA it skips like every CUDA test. */
 #include <criterion/criterion.h>
-#include <stdio.h>
-#include <string.h>
 
-#include "tg_cover.h"
+#include "cuda_cmp.h"
 #include "tg_op_list.h"
 
 #ifndef TG_WITH_CUDA
 
 Test(cuda_coverage, built_without_cuda)
 {
-    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
+    CC_SKIP_NO_CUDA_BUILD();
 }
 
 #else
@@ -26,33 +24,16 @@ extern const char *const __stop_tg_cuda_cover[];
 /* Keeps the section present (and __start/__stop defined) even before any test declares one. */
 TG_CUDA_COVERS((const char *)0);
 
-__attribute__((unused)) static bool covered(const char *name)
+static bool covered(const char *name)
 {
-    for (const char *const *p = __start_tg_cuda_cover; p < __stop_tg_cuda_cover; p++)
-        if (*p && strcmp(*p, name) == 0) return true;
-    return false;
-}
-
-static bool known(const char *name)
-{
-#define TG__KNOWN(cname, schema_name) if (strcmp(name, schema_name) == 0) return true;
-    TG_OP_LIST(TG__KNOWN)
-#undef TG__KNOWN
-    return false;
+    return cover_section_has(__start_tg_cuda_cover, __stop_tg_cuda_cover, name);
 }
 
 Test(cuda_coverage, every_cuda_kernel_has_a_comparison_case)
 {
-    int missing = 0, total = 0;
-#define TG__CHECK(cname, schema_name)                                                      \
-    total++;                                                                               \
-    if (!covered(schema_name)) {                                                           \
-        fprintf(stderr, "no CUDA test case covers operator %s (its `CUDA:` kernel)\n",     \
-                schema_name);                                                              \
-        missing++;                                                                         \
-    }
-    TG_CUDA_OP_LIST(TG__CHECK)
-#undef TG__CHECK
+    static const cover_op ops[] = { TG_CUDA_OP_LIST(COVER_OP) { 0 } };
+    int total, missing = cover_report_missing(ops, covered, "CUDA test case", "its `CUDA:` kernel",
+                                              &total);
     cr_expect_eq(missing, 0, "%d of %d operators with a CUDA kernel have no CUDA test case "
                  "(listed on stderr)", missing, total);
 }
@@ -60,8 +41,8 @@ Test(cuda_coverage, every_cuda_kernel_has_a_comparison_case)
 Test(cuda_coverage, covered_names_are_real_operators)
 {
     for (const char *const *p = __start_tg_cuda_cover; p < __stop_tg_cuda_cover; p++)
-        if (*p) cr_expect(known(*p), "TG_CUDA_COVERS names '%s', which is not an operator in the "
-                          "spec", *p);
+        if (*p) cr_expect(cover_is_operator(*p), "TG_CUDA_COVERS names '%s', which is not an operator "
+                          "in the spec", *p);
 }
 
 #endif

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/kt_util.h"
-#include "tg_cover.h"
+#include "cuda_cmp.h"
 
 /* Which CUDA kernels these cases compare (tests/cuda/test_cuda_coverage.c); declared in
  * every build. */
@@ -33,15 +32,10 @@ TG_CUDA_COVERS("fill_.Scalar", "arange.start_out", "linspace.out", "eye.m_out", 
 
 Test(cuda_factory, not_built)
 {
-    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
+    CC_SKIP_NO_CUDA_BUILD();
 }
 
 #else
-
-#define CF_REQUIRE_DEVICE(name)                                                                 \
-    do {                                                                                    \
-        if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", name);  \
-    } while (0)
 
 static const tg_dtype cf_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32,
                                       TG_INT16, TG_INT8, TG_UINT8, TG_BOOL };
@@ -72,7 +66,7 @@ static void cf_check_exact(tg_tensor *got, tg_tensor *want, const char *what)
 
 Test(cuda_factory, fill_every_dtype_contiguous_and_strided)
 {
-    CF_REQUIRE_DEVICE("cuda_factory::fill_every_dtype_contiguous_and_strided");
+    CC_REQUIRE_DEVICE("cuda_factory::fill_every_dtype_contiguous_and_strided");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 37, 41 };
     for (size_t d = 0; d < CF_NDTYPES; d++) {
@@ -94,7 +88,7 @@ Test(cuda_factory, fill_every_dtype_contiguous_and_strided)
 
 Test(cuda_factory, arange_linspace_eye_every_dtype)
 {
-    CF_REQUIRE_DEVICE("cuda_factory::arange_linspace_eye_every_dtype");
+    CC_REQUIRE_DEVICE("cuda_factory::arange_linspace_eye_every_dtype");
     kt_live base = kt_live_now();
     for (size_t d = 0; d < CF_NDTYPES; d++) {
         tg_dtype dt = cf_dtypes[d];
@@ -155,7 +149,7 @@ static void cf_moments(const tg_tensor *t, double *mean, double *sd)
 
 Test(cuda_factory, uniform_and_normal_distributions)
 {
-    CF_REQUIRE_DEVICE("cuda_factory::uniform_and_normal_distributions");
+    CC_REQUIRE_DEVICE("cuda_factory::uniform_and_normal_distributions");
     kt_live base = kt_live_now();
     static const tg_dtype fl[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 };
     const int64_t shape[2] = { 257, 129 };     /* n = 33153, not a multiple of 4 */
@@ -184,7 +178,7 @@ Test(cuda_factory, uniform_and_normal_distributions)
 
 Test(cuda_factory, random_ranges_and_reproducibility)
 {
-    CF_REQUIRE_DEVICE("cuda_factory::random_ranges_and_reproducibility");
+    CC_REQUIRE_DEVICE("cuda_factory::random_ranges_and_reproducibility");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 4099 };
     for (size_t d = 0; d < CF_NDTYPES; d++) {
@@ -225,7 +219,7 @@ Test(cuda_factory, random_ranges_and_reproducibility)
 
 Test(cuda_factory, random_errors_match_the_cpu)
 {
-    CF_REQUIRE_DEVICE("cuda_factory::random_errors_match_the_cpu");
+    CC_REQUIRE_DEVICE("cuda_factory::random_errors_match_the_cpu");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 4 };
     tg_tensor *i = cf_empty(shape, 1, TG_INT64, true), *f = cf_empty(shape, 1, TG_FLOAT32, true);

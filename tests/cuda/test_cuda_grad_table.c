@@ -125,15 +125,12 @@ static void run_case(int index)
     kt_assert_no_leak(base);
 }
 
-#define MAX_CASES 1024
-static int case_indices[MAX_CASES];
-
 ParameterizedTestParameters(cuda_grad_table, case)
 {
-    int n = gc_num_cases();
-    cr_assert(n <= MAX_CASES, "raise MAX_CASES");
-    for (int i = 0; i < n; i++) case_indices[i] = i;
-    return cr_make_param_array(int, case_indices, (size_t)n);
+    size_t n;
+    int *indices = gc_case_indices(&n);
+    cr_assert(indices, "raise GC_MAX_CASES");
+    return cr_make_param_array(int, indices, n);
 }
 
 ParameterizedTest(int *index, cuda_grad_table, case)

@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/kt_util.h"
-#include "tg_cover.h"
+#include "cuda_cmp.h"
 
 /* Which CUDA kernels these cases compare (tests/cuda/test_cuda_coverage.c); declared in
  * every build. */
@@ -40,33 +39,12 @@ TG_CUDA_COVERS("add.out", "sub.out", "mul.out", "div.out", "div.out_mode", "pow.
 
 Test(cuda_pointwise, not_built)
 {
-    cr_skip_test("built without CUDA (nvcc not found or CUDA=0)");
+    CC_SKIP_NO_CUDA_BUILD();
 }
 
 #else
 
 /* ------------------------------------------------------------------ helpers */
-
-#define CP_REQUIRE_DEVICE(name)                                                                 \
-    do {                                                                                    \
-        if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", name);  \
-    } while (0)
-
-/* Random CPU tensor of dtype dt, values uniform in [lo, hi) (integer dtypes: floored; bool:
- * lo 0, hi 2 gives both values), reproducible from seed. */
-static tg_tensor *cp_rand(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed, double lo, double hi)
-{
-    int64_t n = 1;
-    for (int64_t i = 0; i < ndim; i++) n *= shape[i];
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    kt_fill_random(v, n, seed, lo, hi);
-    if (!tg_dtype_is_floating(dt))
-        for (int64_t i = 0; i < n; i++) v[i] = floor(v[i]);
-    tg_tensor *t = kt_tensor(v, shape, ndim, dt);
-    free(v);
-    cr_assert(t, "cp_rand: %s", tg_last_error());
-    return t;
-}
 
 /* A contiguous copy of t on CUDA device 0 (through copy_, CPU -> CUDA). */
 static tg_tensor *cp_cuda(tg_tensor *t)
@@ -135,10 +113,10 @@ static void cp_input(cp_layout l, int k, tg_dtype dt, uint64_t seed, double lo, 
     static const int64_t same[2] = { 33, 65 }, bc_a[3] = { 4, 1, 7 }, bc_b[2] = { 3, 7 }, tr[2] = { 65, 33 };
     tg_tensor *base;
     switch (l) {
-    case CP_SAME: base = cp_rand(same, 2, dt, seed, lo, hi); break;
-    case CP_BROADCAST: base = k == 0 ? cp_rand(bc_a, 3, dt, seed, lo, hi) : cp_rand(bc_b, 2, dt, seed, lo, hi); break;
-    case CP_STRIDED: base = k == 0 ? cp_rand(tr, 2, dt, seed, lo, hi) : cp_rand(same, 2, dt, seed, lo, hi); break;
-    default: base = k == 0 ? cp_rand(same, 2, dt, seed, lo, hi) : cp_rand(NULL, 0, dt, seed, lo, hi); break;
+    case CP_SAME: base = cc_rand(same, 2, dt, seed, lo, hi); break;
+    case CP_BROADCAST: base = k == 0 ? cc_rand(bc_a, 3, dt, seed, lo, hi) : cc_rand(bc_b, 2, dt, seed, lo, hi); break;
+    case CP_STRIDED: base = k == 0 ? cc_rand(tr, 2, dt, seed, lo, hi) : cc_rand(same, 2, dt, seed, lo, hi); break;
+    default: base = k == 0 ? cc_rand(same, 2, dt, seed, lo, hi) : cc_rand(NULL, 0, dt, seed, lo, hi); break;
     }
     if (l == CP_SCALAR && k == 1) {          /* stays on the CPU on both sides */
         *cpu = base;
@@ -243,7 +221,7 @@ static void cp_run_binary(const cp_bin_case *c, tg_dtype da, tg_dtype db, cp_lay
 
 Test(cuda_pointwise, binary_same_dtype_every_layout)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::binary_same_dtype_every_layout");
+    CC_REQUIRE_DEVICE("cuda_pointwise::binary_same_dtype_every_layout");
     kt_live base = kt_live_now();
     for (size_t i = 0; i < sizeof cp_bin_cases / sizeof cp_bin_cases[0]; i++)
         for (size_t d = 0; d < CP_NDTYPES; d++) {
@@ -255,7 +233,7 @@ Test(cuda_pointwise, binary_same_dtype_every_layout)
 
 Test(cuda_pointwise, binary_mixed_dtypes)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::binary_mixed_dtypes");
+    CC_REQUIRE_DEVICE("cuda_pointwise::binary_mixed_dtypes");
     kt_live base = kt_live_now();
     static const tg_dtype pairs[][2] = {
         { TG_FLOAT32, TG_INT64 }, { TG_INT32, TG_FLOAT64 }, { TG_FLOAT16, TG_FLOAT32 }, { TG_BFLOAT16, TG_INT64 },
@@ -274,17 +252,17 @@ Test(cuda_pointwise, binary_mixed_dtypes)
 /* out= into another dtype (the result is converted on store) and in place. */
 Test(cuda_pointwise, binary_out_and_in_place)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::binary_out_and_in_place");
+    CC_REQUIRE_DEVICE("cuda_pointwise::binary_out_and_in_place");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 17, 31 };
-    tg_tensor *a = cp_rand(shape, 2, TG_INT32, 1, -50, 50), *b = cp_rand(shape, 2, TG_INT32, 2, -50, 50);
+    tg_tensor *a = cc_rand(shape, 2, TG_INT32, 1, -50, 50), *b = cc_rand(shape, 2, TG_INT32, 2, -50, 50);
     tg_tensor *ad = cp_cuda(a), *bd = cp_cuda(b);
-    tg_tensor *out = cp_rand(shape, 2, TG_FLOAT64, 3, 0, 1), *outd = cp_cuda(out);
+    tg_tensor *out = cc_rand(shape, 2, TG_FLOAT64, 3, 0, 1), *outd = cp_cuda(out);
     tg_tensor *r = tg_add_out(a, b, out, .alpha = 3), *rd = tg_add_out(ad, bd, outd, .alpha = 3);
     cr_assert_eq(rd, outd, "add.out returns its out tensor");
     cp_check(rd, r, "add.out int32 -> float64");
 
-    tg_tensor *f = cp_rand(shape, 2, TG_FLOAT32, 4, -3, 3), *fd = cp_cuda(f);
+    tg_tensor *f = cc_rand(shape, 2, TG_FLOAT32, 4, -3, 3), *fd = cp_cuda(f);
     tg_tensor *cmp = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32), *cmpd = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));
     cp_check(tg_lt_out(fd, ad, cmpd), tg_lt_out(f, a, cmp), "lt.Tensor_out into float32");
 
@@ -318,7 +296,7 @@ static const cp_un_case cp_un_cases[] = {
 
 Test(cuda_pointwise, unary_every_dtype_and_layout)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::unary_every_dtype_and_layout");
+    CC_REQUIRE_DEVICE("cuda_pointwise::unary_every_dtype_and_layout");
     kt_live base = kt_live_now();
     for (size_t i = 0; i < sizeof cp_un_cases / sizeof cp_un_cases[0]; i++)
         for (size_t d = 0; d < CP_NDTYPES; d++)
@@ -347,10 +325,10 @@ Test(cuda_pointwise, unary_every_dtype_and_layout)
 
 Test(cuda_pointwise, unary_out_and_in_place)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::unary_out_and_in_place");
+    CC_REQUIRE_DEVICE("cuda_pointwise::unary_out_and_in_place");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 1001 };
-    tg_tensor *a = cp_rand(shape, 1, TG_FLOAT32, 5, -3, 3), *ad = cp_cuda(a);
+    tg_tensor *a = cc_rand(shape, 1, TG_FLOAT32, 5, -3, 3), *ad = cp_cuda(a);
     tg_tensor *o = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64), *od = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64, .device = TG_DEVICE_CUDA(0));
     cp_check(tg_tanh_out(ad, od), tg_tanh_out(a, o), "tanh.out float32 -> float64");
     cp_check(tg_exp_(ad), tg_exp_(a), "exp_ in place");
@@ -362,7 +340,7 @@ Test(cuda_pointwise, unary_out_and_in_place)
 
 Test(cuda_pointwise, where_every_layout)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::where_every_layout");
+    CC_REQUIRE_DEVICE("cuda_pointwise::where_every_layout");
     kt_live base = kt_live_now();
     static const tg_dtype pairs[][2] = { { TG_FLOAT32, TG_FLOAT32 }, { TG_FLOAT16, TG_FLOAT64 },
                                          { TG_INT64, TG_INT8 }, { TG_BOOL, TG_BFLOAT16 } };
@@ -383,7 +361,7 @@ Test(cuda_pointwise, where_every_layout)
 
 Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::clamp_scalar_and_tensor_bounds");
+    CC_REQUIRE_DEVICE("cuda_pointwise::clamp_scalar_and_tensor_bounds");
     kt_live base = kt_live_now();
     static const tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8 };
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
@@ -411,7 +389,7 @@ Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
 
 Test(cuda_pointwise, copy_every_dtype_pair)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::copy_every_dtype_pair");
+    CC_REQUIRE_DEVICE("cuda_pointwise::copy_every_dtype_pair");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 19, 23 };
     for (size_t s = 0; s < CP_NDTYPES; s++)
@@ -421,7 +399,7 @@ Test(cuda_pointwise, copy_every_dtype_pair)
             snprintf(what, sizeof what, "copy_ %s -> %s", tg_dtype_name(st), tg_dtype_name(dt));
             /* negative values only for signed and floating sources (kt_tensor casts with C) */
             double lo = st == TG_BOOL || st == TG_UINT8 ? 0 : -100, hi = st == TG_BOOL ? 2 : 100;
-            tg_tensor *src = cp_rand(shape, 2, st, 61, lo, hi);
+            tg_tensor *src = cc_rand(shape, 2, st, 61, lo, hi);
             tg_tensor *srcd = cp_cuda(src);
             tg_tensor *dst = tg_empty(TG_INTS(19, 23), .dtype = dt);
             tg_tensor *dstd = tg_empty(TG_INTS(19, 23), .dtype = dt, .device = TG_DEVICE_CUDA(0));
@@ -434,23 +412,23 @@ Test(cuda_pointwise, copy_every_dtype_pair)
 /* Broadcast src, a transposed src or destination, a CPU Scalar src, and copies across devices. */
 Test(cuda_pointwise, copy_layouts_and_devices)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::copy_layouts_and_devices");
+    CC_REQUIRE_DEVICE("cuda_pointwise::copy_layouts_and_devices");
     kt_live base = kt_live_now();
     const int64_t row[1] = { 23 }, shape[2] = { 19, 23 }, tshape[2] = { 23, 19 };
-    tg_tensor *r = cp_rand(row, 1, TG_FLOAT64, 71, -1, 1), *rd = cp_cuda(r);
+    tg_tensor *r = cc_rand(row, 1, TG_FLOAT64, 71, -1, 1), *rd = cp_cuda(r);
     tg_tensor *dst = tg_empty(TG_INTS(19, 23), .dtype = TG_FLOAT32);
     tg_tensor *dstd = tg_empty(TG_INTS(19, 23), .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));
     cp_check(tg_copy_(dstd, rd), tg_copy_(dst, r), "copy_ broadcast row float64 -> float32");
 
-    tg_tensor *t = cp_rand(tshape, 2, TG_INT32, 73, -9, 9), *td = cp_cuda(t);
+    tg_tensor *t = cc_rand(tshape, 2, TG_INT32, 73, -9, 9), *td = cp_cuda(t);
     tg_tensor *tt = tg_transpose(t, 0, 1), *ttd = tg_transpose(td, 0, 1);
     cp_check(tg_copy_(dstd, ttd), tg_copy_(dst, tt), "copy_ transposed int32 -> float32");
 
-    tg_tensor *s = cp_rand(NULL, 0, TG_FLOAT64, 75, -3, 3);
+    tg_tensor *s = cc_rand(NULL, 0, TG_FLOAT64, 75, -3, 3);
     cp_check(tg_copy_(dstd, s), tg_copy_(dst, s), "copy_ CPU scalar -> CUDA");
 
     /* CPU -> strided CUDA destination, and CUDA -> CPU. */
-    tg_tensor *x = cp_rand(shape, 2, TG_FLOAT16, 77, -4, 4);
+    tg_tensor *x = cc_rand(shape, 2, TG_FLOAT16, 77, -4, 4);
     tg_tensor *big = tg_empty(TG_INTS(23, 19), .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));
     tg_tensor *bigt = tg_transpose(big, 0, 1);
     tg_tensor *back = tg_empty(TG_INTS(19, 23), .dtype = TG_FLOAT16);
@@ -470,11 +448,11 @@ Test(cuda_pointwise, copy_layouts_and_devices)
 
 Test(cuda_pointwise, errors_match_the_cpu)
 {
-    CP_REQUIRE_DEVICE("cuda_pointwise::errors_match_the_cpu");
+    CC_REQUIRE_DEVICE("cuda_pointwise::errors_match_the_cpu");
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 8 };
-    tg_tensor *a = cp_rand(shape, 1, TG_FLOAT32, 81, -1, 1), *ad = cp_cuda(a);
-    tg_tensor *i = cp_rand(shape, 1, TG_INT64, 83, -3, 3), *id = cp_cuda(i);
+    tg_tensor *a = cc_rand(shape, 1, TG_FLOAT32, 81, -1, 1), *ad = cp_cuda(a);
+    tg_tensor *i = cc_rand(shape, 1, TG_INT64, 83, -3, 3), *id = cp_cuda(i);
     tg_tensor *z = tg_zeros(TG_INTS(8), .dtype = TG_INT64, .device = TG_DEVICE_CUDA(0));
     tg_tensor *bd = tg_zeros(TG_INTS(8), .dtype = TG_BOOL, .device = TG_DEVICE_CUDA(0));
 

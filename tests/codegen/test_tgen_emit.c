@@ -35,9 +35,9 @@ static bool have(const char *cc) {
 
 Test(tgen_emit, errors_name_the_entry_and_write_nothing) {
     char *dir = make_tmpdir();
-    char *expected = tgen_slurp("tests/api/specs/emit_errors.expected");
-    cr_assert(expected, "cannot read tests/api/specs/emit_errors.expected");
-    tgen_result r = gen("tests/api/specs/emit_errors.yaml", dir);
+    char *expected = tgen_slurp("tests/codegen/emit/emit_errors.expected");
+    cr_assert(expected, "cannot read tests/codegen/emit/emit_errors.expected");
+    tgen_result r = gen("tests/codegen/emit/emit_errors.yaml", dir);
     cr_expect_eq(r.status, 1, "exit status %d, expected 1", r.status);
     cr_expect_str_eq(r.err ? r.err : "", expected, "stderr differs:\n%s", r.err ? r.err : "");
     char path[512];
@@ -68,7 +68,7 @@ static const char *const edge_user =
 
 Test(tgen_emit, edge_cases_compile_warning_free) {
     char *dir = make_tmpdir();
-    tgen_result r = gen("tests/api/specs/edge.yaml", dir);
+    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
 
@@ -97,14 +97,14 @@ Test(tgen_emit, edge_cases_compile_warning_free) {
 
 Test(tgen_emit, rewrites_only_changed_files) {
     char *dir = make_tmpdir();
-    tgen_result r1 = gen("tests/api/specs/edge.yaml", dir);
+    tgen_result r1 = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r1.status, 0, "tgen failed:\n%s", r1.err ? r1.err : "");
     cr_expect(r1.out && strstr(r1.out, "tg_ops.h"), "first run wrote nothing: %s", r1.out ? r1.out : "");
     char path[512];
     snprintf(path, sizeof path, "%s/tg_ops.c", dir);
     struct stat before, after;
     cr_assert(stat(path, &before) == 0);
-    tgen_result r2 = gen("tests/api/specs/edge.yaml", dir);
+    tgen_result r2 = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r2.status, 0);
     cr_expect_str_empty(r2.out ? r2.out : "", "second run rewrote files: %s", r2.out ? r2.out : "");
     cr_assert(stat(path, &after) == 0);

@@ -11,8 +11,8 @@
 
 #include "codegen/tgen_run.h"
 
-#define SPEC "tests/api/specs/autograd.yaml"
-#define DERIVS "tests/api/specs/autograd_derivs.yaml"
+#define SPEC "tests/codegen/emit/autograd.yaml"
+#define DERIVS "tests/codegen/emit/autograd_derivs.yaml"
 
 static char *dir;
 static char *autograd_c, *register_c, *grad_list_h;
