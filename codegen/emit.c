@@ -28,31 +28,31 @@ void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *tex
         tgm_error((tgm_loc){ name, 0, 0 }, "tgen: too many output files (raise TGE_MAX_FILES)");
         return;
     }
-    c->files[c->nfiles++] = (tge_file){ tgt_fmt(c->arena, "%s/%s", dir, name), text };
+    c->files[c->nfiles++] = (tge_file){ tgs_fmt(c->arena, "%s/%s", dir, name), text };
 }
 
 const char *tge_positional_params(tge_ctx *c, const tga_op *op) {
-    tgt_list params = { 0 };
+    tgs_list params = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
-        if (!ca->default_expr && ca->kind) tgt_list_add(&params, c->arena, tga_cdecl(c->arena, ca->kind, ca->name));
+        if (!ca->default_expr && ca->kind) tgs_list_add(&params, c->arena, tga_cdecl(c->arena, ca->kind, ca->name));
     }
-    return tgt_list_join(&params, c->arena, ", ");
+    return tgs_list_join(&params, c->arena, ", ");
 }
 
 const char *tge_public_prototype(tge_ctx *c, const tga_op *op) {
     const char *pos = tge_positional_params(c, op);
     const char *params = pos;
-    if (op->opts_name) params = *pos ? tgt_fmt(c->arena, "%s, %s opts", pos, op->opts_name)
-                                     : tgt_fmt(c->arena, "%s opts", op->opts_name);
+    if (op->opts_name) params = *pos ? tgs_fmt(c->arena, "%s, %s opts", pos, op->opts_name)
+                                     : tgs_fmt(c->arena, "%s opts", op->opts_name);
     if (!*params) params = "void";
     const char *ret = op->ret_ctype ? op->ret_ctype : "void";
     size_t n = strlen(ret);
-    return tgt_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->fn_name, params);
+    return tgs_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->fn_name, params);
 }
 
 const char *tge_error_value(tge_ctx *c, const tga_op *op) {
-    if (op->ret_struct) return tgt_fmt(c->arena, "(%s){ 0 }", op->ret_struct);
+    if (op->ret_struct) return tgs_fmt(c->arena, "(%s){ 0 }", op->ret_struct);
     switch (op->nrets ? op->rets[0].kind : TGA_TENSOR) {
     case TGA_INT: return "0";
     case TGA_DOUBLE: return "NAN";
@@ -62,37 +62,20 @@ const char *tge_error_value(tge_ctx *c, const tga_op *op) {
     }
 }
 
-const char *tge_c_string(tge_ctx *c, const char *text) {
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, "\"");
-    for (const char *p = text; *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\') tgt_printf(&b, "\\%c", ch);
-        else if (ch == '\n') tgt_puts(&b, "\\n");
-        else if (ch < 0x20 || ch == 0x7f) tgt_printf(&b, "\\%03o", ch);
-        else tgt_putn(&b, p, 1);
-    }
-    tgt_puts(&b, "\"");
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
-}
-
 /* ------------------------------------------------------------------ writing */
 
 /* The file's current content (NULL when it does not exist or cannot be read). */
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     char chunk[8192];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tgt_putn(&b, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tgs_putn(&b, chunk, n);
     fclose(f);
     *len = b.len;
-    if (!b.data) tgt_putn(&b, "", 0);
+    if (!b.data) tgs_putn(&b, "", 0);
     return b.data;
 }
 

@@ -51,7 +51,5 @@ const char *tge_error_value(tge_ctx *c, const tga_op *op);
 /* The options struct of an op with defaulted arguments, each default in a comment ("" else);
  * emit_ops_h.c. */
 const char *tge_opts_struct(tge_ctx *c, const tga_op *op);
-/* A C string literal with the text, escaped. */
-const char *tge_c_string(tge_ctx *c, const char *text);
 
 #endif

@@ -10,9 +10,9 @@ static const tga_arg *out_arg(const tga_op *op) {
 }
 
 static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) {
-    if (k->origin == TGA_KERNEL_STRUCTURED) return tgt_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
+    if (k->origin == TGA_KERNEL_STRUCTURED) return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
     const tga_arg *out = out_arg(op);
-    return tgt_fmt(c->arena,
+    return tgs_fmt(c->arena,
                    "tg_tensor *tg_result = %s(%s);\n"
                    "if (!tg_result) return NULL;\n"
                    "tg_tensor *tg_out = tg__copy_to_out(\"%s\", %s, tg_result);\n"
@@ -36,13 +36,13 @@ static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, con
 void tge_emit_structured(tge_ctx *c) {
     tgt_template file = tge_template(c, "tg_structured.c.in");
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
-    tgt_list items = { 0 };
+    tgs_list items = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++)
             if (op->kernels[k].origin == TGA_KERNEL_STRUCTURED ||
                 op->kernels[k].origin == TGA_KERNEL_AUTOGEN)
-                tgt_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
+                tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
     }
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "glue", &items);

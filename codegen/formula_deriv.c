@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "formula_check.h"
-#include "template.h"
+#include "strbuf.h"
 
 static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
 {
@@ -168,7 +168,7 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         return;
     }
     const tga_op *op = d->op;
-    d->node_name = tgt_fmt(c->a, "%s%d", tgf_node_base_name(c->a, dv->schema.base), number);
+    d->node_name = tgs_fmt(c->a, "%s%d", tgf_node_base_name(c->a, dv->schema.base), number);
     d->input_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nargs + 1));
     d->output_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nrets + 1));
     d->output_diff = tgm_alloc(c->a, sizeof(bool) * (size_t)(op->nrets + 1));

@@ -1,4 +1,5 @@
-/* Internals shared by tgen's front end (arena.c, yaml_doc.c, parse_*.c, validate.c, autogen.c).
+/* Internals shared by tgen's front end (arena.c, model.c, yaml_doc.c, parse_*.c, validate.c,
+ * autogen.c).
  * Nothing here is part of the model contract in model.h; emitters should not need it. */
 #ifndef TGEN_FRONTEND_H
 #define TGEN_FRONTEND_H
@@ -6,13 +7,7 @@
 #include <yaml.h>
 
 #include "model.h"
-
-/* ---- growable arrays in the arena ----
- * Returns `old` or a larger copy of it with room for at least `need` elements. The old block
- * stays in the arena (freed with it); doubling keeps the waste below the live size. */
-void *tgm__grow(tgm_arena *a, void *old, int count, int need, int *cap, size_t elsize);
-#define TGM_PUSH(a, arr, n, cap) \
-    ((arr) = tgm__grow((a), (arr), (n), (n) + 1, &(cap), sizeof *(arr)), &(arr)[(n)++])
+#include "strbuf.h"
 
 /* ---- string -> pointer hash map (open addressing), memory in the arena ---- */
 typedef struct tgm_name_map tgm_name_map;
@@ -63,14 +58,14 @@ bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *fie
 int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, const char *field,
                     const char ***out, tgm_loc **locs);
 
-/* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count). */
+/* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count;
+ * model.c). */
 void tgm__add_func(tgm_model *m, tgm_func *f);
 void tgm__add_deriv(tgm_model *m, tgm_derivative *d);
 
-/* ---- small helpers ---- */
+/* ---- small helpers (yaml_doc.c) ---- */
 bool tgm__is_ident(const char *s);                 /* [A-Za-z_][A-Za-z0-9_]* */
 char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead);   /* strip spaces */
-char *tgm__printf(tgm_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Schema parsing with a span for quoted/folded YAML scalars (tgm_parse_schema passes NULL). */
 int tgm__parse_schema_span(tgm_arena *a, const char *text, tgm_loc loc, const tgm_span *span,

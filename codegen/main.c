@@ -129,7 +129,7 @@ static int run_gen(int argc, char **argv)
     tgm_model m = { .arena = tgm_arena_new() };
     int errors = load(&m, native, derivs);
     if (!errors) {
-        o.source_desc = derivs ? tgm__printf(m.arena, "%s, %s", native, derivs) : native;
+        o.source_desc = derivs ? tgs_fmt(m.arena, "%s, %s", native, derivs) : native;
         errors = tgen_emit_all(&m, &o);
     }
     tgm_arena_free(m.arena);

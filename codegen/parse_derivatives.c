@@ -74,13 +74,13 @@ static void add_formula(ctx *c, tgm_derivative *dv, bool have_schema, const yaml
     f.span = tgm__node_span(c->a, c->d, v);
     if (!strcmp(f.text, "non_differentiable")) {
         for (int i = 0; i < f.nvars; i++)
-            *TGM_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
+            *TGS_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
         return;
     }
     if (have_schema && !is_input(&dv->schema, f.var_names[0]))
-        *TGM_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
+        *TGS_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
     else
-        *TGM_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
+        *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
 }
 
 static void parse_output_diff(ctx *c, tgm_derivative *dv, const yaml_node_t *v)
@@ -145,7 +145,7 @@ static void parse_dispatch(ctx *c, tgm_derivative *dv, bool have_schema, const y
             continue;
         }
         if (!is_default) {
-            others = others ? tgm__printf(c->a, "%s, %s", others, key) : tgm_strdup(c->a, key);
+            others = others ? tgs_fmt(c->a, "%s, %s", others, key) : tgm_strdup(c->a, key);
             continue;
         }
         have_default = true;

@@ -112,7 +112,7 @@ static void add_dispatch(ctx *c, tgm_func *f, int *cap, const char *key_name, tg
                   kernel, key_name);
         return;
     }
-    tgm_dispatch_entry *e = TGM_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
+    tgm_dispatch_entry *e = TGS_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
     *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel };
 }
 
@@ -202,7 +202,7 @@ static void field_ufunc(ctx *c, tgm_func *f, const yaml_node_t *v)
         /* `add (AllAndComplex, BFloat16, Half)`: a name and an optional dtype list. */
         const char *paren = strchr(text, '(');
         size_t n = paren ? (size_t)(paren - text) : strlen(text);
-        tgm_ufunc_loop *u = TGM_PUSH(c->a, f->ufunc_inner_loop, f->nufunc_inner_loop, cap);
+        tgm_ufunc_loop *u = TGS_PUSH(c->a, f->ufunc_inner_loop, f->nufunc_inner_loop, cap);
         u->loc = loc_of(c, k);
         u->key = key;
         u->name = tgm__trim_dup(c->a, text, n, NULL);

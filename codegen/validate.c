@@ -6,16 +6,6 @@
 
 #include "frontend.h"
 
-tgm_func *tgm_find_func(const tgm_model *m, const char *full_name)
-{
-    if (m->func_index)
-        return tgm__map_get(m->func_index, full_name);
-    for (int i = 0; i < m->nfuncs; i++)
-        if (!strcmp(m->funcs[i]->schema.full_name, full_name))
-            return m->funcs[i];
-    return NULL;
-}
-
 /* ---- per entry ---- */
 
 static void check_inplace(tgm_arena *a, const tgm_func *f)
@@ -146,21 +136,21 @@ static const char *signature(tgm_arena *a, const tgm_func *f)
     const tgm_schema *s = &f->schema;
     const char *base = s->base;
     if (s->dunder && f->kind == TGM_KIND_INPLACE)   /* __iand__ -> __and__ */
-        base = tgm__printf(a, "__%s", s->base + 3);
-    char *sig = tgm__printf(a, "%s(", base);
+        base = tgs_fmt(a, "__%s", s->base + 3);
+    char *sig = tgs_fmt(a, "%s(", base);
     for (int i = 0; i < s->nargs; i++) {
         if (s->args[i].is_out || is_tensor_option(&s->args[i]))
             continue;
         tgm_type t = s->args[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgm__printf(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
-                          tgm__type_str(a, &t), s->args[i].name);
+        sig = tgs_fmt(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
+                      tgm__type_str(a, &t), s->args[i].name);
     }
-    sig = tgm__printf(a, "%s)->", sig);
+    sig = tgs_fmt(a, "%s)->", sig);
     for (int i = 0; i < s->nrets; i++) {
         tgm_type t = s->rets[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgm__printf(a, "%s%s,", sig, tgm__type_str(a, &t));
+        sig = tgs_fmt(a, "%s%s,", sig, tgm__type_str(a, &t));
     }
     return sig;
 }

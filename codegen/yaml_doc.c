@@ -300,8 +300,8 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
                 tgm_error(loc, "empty name in '%s'", field);
                 return -1;
             }
-            *TGM_PUSH(a, names, count, cap) = name;
-            *TGM_PUSH(a, ls, lcount, lcap) = loc;
+            *TGS_PUSH(a, names, count, cap) = name;
+            *TGS_PUSH(a, ls, lcount, lcap) = loc;
             if (!e)
                 break;
             p = e + 1;
@@ -316,8 +316,8 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
                                                          : tgm__node_kind(item));
                 return -1;
             }
-            *TGM_PUSH(a, names, count, cap) = tgm_strdup(a, tgm__scalar(item));
-            *TGM_PUSH(a, ls, lcount, lcap) = tgm__text_start(d, item);
+            *TGS_PUSH(a, names, count, cap) = tgm_strdup(a, tgm__scalar(item));
+            *TGS_PUSH(a, ls, lcount, lcap) = tgm__text_start(d, item);
         }
     } else {
         tgm_error(tgm__node_loc(d, n), "'%s' must be a comma-separated string or a list, not %s",
@@ -346,4 +346,29 @@ int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, co
     }
     tgm__yaml_done(d);
     return tgm_error_count() - before;
+}
+
+/* ---- small helpers ---- */
+
+bool tgm__is_ident(const char *s)
+{
+    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return false;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead)
+{
+    size_t b = 0;
+    while (b < n && (s[b] == ' ' || s[b] == '\t'))
+        b++;
+    while (n > b && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (lead)
+        *lead = b;
+    return tgm_strndup(a, s + b, n - b);
 }
