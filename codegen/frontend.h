@@ -40,11 +40,28 @@ typedef struct tgm_yaml_doc {
 bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d);
 void tgm__yaml_done(tgm_yaml_doc *d);
 tgm_loc tgm__node_loc(const tgm_yaml_doc *d, const yaml_node_t *n);
-/* Loads `path` into *d and calls entry(user, item) for each item of its top-level list; a root
- * that is not a list is reported as "expected a list of '- <first_key>:' entries, found ...".
- * Returns the number of errors reported meanwhile. d is released before returning. */
-int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, const char *first_key,
-                             void (*entry)(void *user, yaml_node_t *item), void *user);
+/* The node numbered `id` (a mapping's key or value, a list's item) of the file's document. */
+yaml_node_t *tgm__yaml_node(const tgm_yaml_doc *d, int id);
+
+/* What a spec file's parser (parse_native.c, parse_derivatives.c) carries through the file:
+ * the model it appends to, its arena and the loaded file. */
+typedef struct tgm_parse_ctx {
+    tgm_model *m;
+    tgm_arena *a;
+    tgm_yaml_doc *d;
+} tgm_parse_ctx;
+/* Loads `path` and calls entry(c, item) for each item of its top-level list, with c naming m
+ * and the loaded file. A root that is not a list is reported as "expected a list of
+ * '- <first_key>:' entries, found ...", an item that is not a mapping as "expected an entry (a
+ * mapping with '<first_key>:'), found ...". The file is released before returning. Returns the
+ * number of errors reported meanwhile. */
+int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
+                       void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item));
+/* The name of the field of pair p of a mapping whose pairs start at `pairs`, or NULL after an
+ * error when it is not a string or (with a NULL-terminated `known` list) not a known field.
+ * A name that an earlier pair already has is reported ("field 'x' appears twice") and returned. */
+const char *tgm__field_name(const tgm_yaml_doc *d, const yaml_node_pair_t *pairs,
+                            const yaml_node_pair_t *p, const char *const *known);
 /* Position of the first character of a scalar's text (after the opening quote). */
 tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n);
 /* The span of a scalar (NULL when plain and on one line: col + offset is exact). */
