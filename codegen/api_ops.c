@@ -8,11 +8,6 @@
 #include "api_internal.h"
 #include "strbuf.h"
 
-bool tga_is_out_arg(const tgm_arg *a) {
-    if (a->is_out) return true;
-    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list && a->type.alias.is_write;
-}
-
 /* ------------------------------------------------------------------ arguments and returns */
 
 static int build_args(tgm_arena *a, tga_op *op) {
@@ -193,28 +188,6 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out) {
 }
 
 /* ------------------------------------------------------------------ helpers */
-
-const char *tga_kernel_params(tgm_arena *a, const tga_op *op) {
-    if (op->nargs == 0) return "void";
-    tgs_buf b;
-    tgs_buf_init(&b);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        tgs_printf(&b, "%s%s", i ? ", " : "",
-                   ca->kind ? tga_cdecl(a, ca->kind, ca->name) : ca->name);
-    }
-    return tgs_finish(&b, a);
-}
-
-const char *tga_call_args(tgm_arena *a, const tga_op *op, const char *defaulted_prefix) {
-    tgs_buf b;
-    tgs_buf_init(&b);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        tgs_printf(&b, "%s%s%s", i ? ", " : "", ca->default_expr ? defaulted_prefix : "", ca->name);
-    }
-    return tgs_finish(&b, a);
-}
 
 const tga_arg *tga_device_arg(const tga_op *op) {
     for (int i = 0; i < op->nargs; i++)

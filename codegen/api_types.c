@@ -264,3 +264,8 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
     *why = "a default of this kind cannot be given to this type";
     return NULL;
 }
+
+bool tga_is_out_arg(const tgm_arg *a) {
+    if (a->is_out) return true;
+    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list && a->type.alias.is_write;
+}

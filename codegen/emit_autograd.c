@@ -160,26 +160,18 @@ static const char *node_code(tge_ctx *c, const tgf_deriv *d)
 /* `static <ret> tg__below_<cname>(<params>)`: the public call with autograd excluded. */
 static const char *below_fn(tge_ctx *c, const tga_op *op)
 {
-    tgs_list pos = { 0 }, opts = { 0 };
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *a = &op->args[i];
-        if (a->default_expr)
-            tgs_list_addf(&opts, c->arena, ".%s = %s", a->name, a->name);
-        else
-            tgs_list_add(&pos, c->arena, a->name);
-    }
-    if (op->opts_name)
-        tgs_list_addf(&pos, c->arena, "(%s){ %s }", op->opts_name, tgs_list_join(&opts, c->arena, ", "));
-    const char *ret = op->ret_ctype;
-    const char *sep = ret[strlen(ret) - 1] == '*' ? "" : " ";
+    const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
+    for (int i = 0; i < op->nargs; i++)
+        args[i] = op->args[i].name;
+    const char *name = tgs_fmt(c->arena, "tg__below_%s", op->cname);
     return tgs_fmt(c->arena,
-                   "static %s%stg__below_%s(%s)\n{\n"
+                   "static %s\n{\n"
                    "    tg_keyset tg_prev = tg__autograd_below_begin();\n"
-                   "    %s%stg_r = %s(%s);\n"
+                   "    %s = %s;\n"
                    "    tg__autograd_below_end(tg_prev);\n"
                    "    return tg_r;\n}\n",
-                   ret, sep, op->cname, tga_kernel_params(c->arena, op), ret, sep, op->fn_name,
-                   tgs_list_join(&pos, c->arena, ", "));
+                   tga_kernel_decl(c->arena, op, name), tga_var_decl(c->arena, op->ret_ctype, "tg_r"),
+                   tga_public_call(c->arena, op, args));
 }
 
 static const char *below_call(tge_ctx *c, const tga_op *op)
@@ -223,7 +215,7 @@ static const char *out_kernel(tge_ctx *c, const tga_op *op, const char *decl)
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "%s\n{\n", decl);
-    tensor_args(c, op, &b, "tg__check_out_no_grad", tge_error_value(c, op), false);
+    tensor_args(c, op, &b, "tg__check_out_no_grad", tga_error_value(c->arena, op), false);
     tgs_printf(&b, "    return %s;\n}\n", below_call(c, op));
     return tgs_finish(&b, c->arena);
 }
@@ -250,7 +242,7 @@ static void save_source(tge_ctx *c, tgs_buf *b, const tgf_deriv *d, const tga_op
                           "    if (!tg_orig) {\n        tg__node_release(&tg_n->base);\n"
                           "        return %s;\n    }\n"
                           "    tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
-                          "    tg_release(tg_orig);\n", v, tge_error_value(c, op), F(TGF_USE_TENSOR));
+                          "    tg_release(tg_orig);\n", v, tga_error_value(c->arena, op), F(TGF_USE_TENSOR));
         } else {
             tgs_printf(b, "    tg__saved_save(&tg_n->%s, %s, %s, %d);\n", F(TGF_USE_TENSOR), v,
                        out ? "true" : "false", out ? i : 0);
@@ -380,7 +372,7 @@ static void save_list_sizes(tge_ctx *c, tgs_buf *b, const tgf_deriv *d, const tg
  * with the list's length and every element gets history. */
 static const char *record_list_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl)
 {
-    const char *fail = tge_error_value(c, op);
+    const char *fail = tga_error_value(c->arena, op);
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "%s\n{\n", decl);
@@ -421,7 +413,7 @@ static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *
     if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)
         return record_list_kernel(c, op, d, decl);
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
-    const char *fail = tge_error_value(c, op);
+    const char *fail = tga_error_value(c->arena, op);
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "%s\n{\n", decl);
@@ -451,8 +443,7 @@ static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *
         save_source(c, &b, d, op, false, i, inplace);
     if (d)
         save_strings(c, &b, d, op);
-    const char *ret = op->ret_ctype;
-    tgs_printf(&b, "    %s%stg_r = %s;\n", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", below_call(c, op));
+    tgs_printf(&b, "    %s = %s;\n", tga_var_decl(c->arena, op->ret_ctype, "tg_r"), below_call(c, op));
     tgs_printf(&b, "    if (!%s) {\n        tg__node_release(%s);\n        return %s;\n    }\n",
                ret_val(c, op, 0), node, fail);
     for (int i = 0; i < op->nrets; i++)
@@ -477,10 +468,8 @@ static const char *not_impl_node(tge_ctx *c, const tga_op *op)
 
 static const char *kernel_code(tge_ctx *c, const tga_op *op, const tgf_derivs *ds)
 {
-    const char *ret = op->ret_ctype;
-    const char *decl = tgs_fmt(c->arena, "%s%stg__autograd_kernel_%s(%s)", ret,
-                               ret[strlen(ret) - 1] == '*' ? "" : " ", op->cname,
-                               tga_kernel_params(c->arena, op));
+    const char *name = tgs_fmt(c->arena, "tg__autograd_kernel_%s", op->cname);
+    const char *decl = tga_kernel_decl(c->arena, op, name);
     const char *head = tgs_fmt(c->arena, "/* %s */\n%s\n", tga_schema_comment(c->arena, op->f),
                                below_fn(c, op));
     switch (op->autograd) {

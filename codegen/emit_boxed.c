@@ -43,7 +43,6 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
                       ca->arg->name, tga_type_text(c->arena, &ca->arg->type));
         tgs_list_add(&args, c->arena, ca->name);
     }
-    const char *ret = op->ret_ctype;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "name", op->boxed_name);
@@ -51,7 +50,7 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     tgt_set(e, "full_name", op->f->schema.full_name);
     tgt_set_list(e, "decls", &decls);
     tgt_set_list(e, "unbox", &unbox);
-    tgt_setf(e, "result_decl", "%s%stg_r", ret, ret[strlen(ret) - 1] == '*' ? "" : " ");
+    tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
     tgt_set(e, "kfn", op->kfn_type);
     tgt_set(e, "args", tgs_list_join(&args, c->arena, ", "));
     tgt_set(e, "push", push_results(c, op));

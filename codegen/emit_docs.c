@@ -51,9 +51,9 @@ static const char *variants(const tga_op *op) {
 }
 
 static const char *signature(tge_ctx *c, const tga_op *op) {
-    const char *proto = tgs_fmt(c->arena, "%s;", tge_public_prototype(c, op));
+    const char *proto = tgs_fmt(c->arena, "%s;", tga_public_prototype(c->arena, op));
     if (!op->opts_name) return proto;
-    return tgs_fmt(c->arena, "%s\n%s", tge_opts_struct(c, op), proto);
+    return tgs_fmt(c->arena, "%s\n%s", tga_opts_struct(c->arena, op), proto);
 }
 
 static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op) {

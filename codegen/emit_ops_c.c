@@ -23,7 +23,7 @@ static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out) {
                           op->opname, ca->arg->name);
         else
             tgs_list_addf(out, c->arena, "if (%s) { null_arg(\"%s\", \"%s\"); return %s; }", cond,
-                          op->opname, ca->arg->name, tge_error_value(c, op));
+                          op->opname, ca->arg->name, tga_error_value(c->arena, op));
     }
 }
 
@@ -106,8 +106,6 @@ static const char *unbox_results(tge_ctx *c, const tga_op *op) {
 }
 
 static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
-    const char *ret = op->ret_ctype;
-    const char *sep = ret[strlen(ret) - 1] == '*' ? "" : " ";
     tgs_list boxes = { 0 }, checks = { 0 };
     for (int i = 0; i < op->nargs; i++)
         tgs_list_addf(&boxes, c->arena, "box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
@@ -116,12 +114,12 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
-    tgt_setf(e, "fallback_decl", "%s%sfallback_%s(%s)", ret, sep, op->cname, tga_kernel_params(c->arena, op));
+    tgt_set(e, "fallback_decl", tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "fallback_%s", op->cname)));
     tgt_set_list(e, "box_args", &boxes);
     tgt_set(e, "full_name", op->f->schema.full_name);
-    tgt_set(e, "error_value", tge_error_value(c, op));
+    tgt_set(e, "error_value", tga_error_value(c->arena, op));
     tgt_set(e, "unbox_results", unbox_results(c, op));
-    tgt_set(e, "prototype", tge_public_prototype(c, op));
+    tgt_set(e, "prototype", tga_public_prototype(c->arena, op));
     tgt_set_list(e, "null_checks", &checks);
     tgt_set(e, "keys", key_expr(c, op));
     tgt_set(e, "kfn", op->kfn_type);

@@ -4,22 +4,6 @@
 
 #include "emit_internal.h"
 
-/* "typedef struct tg_add_opts { double alpha; ... } tg_add_opts;" with each default. */
-const char *tge_opts_struct(tge_ctx *c, const tga_op *op) {
-    if (!op->opts_name) return "";
-    tgs_buf b;
-    tgs_buf_init(&b);
-    tgs_printf(&b, "typedef struct %s {\n", op->opts_name);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        if (!ca->default_expr) continue;
-        tgs_printf(&b, "    %s;   /* default %s */\n", tga_cdecl(c->arena, ca->kind, ca->name),
-                   ca->arg->def.text ? ca->arg->def.text : ca->default_expr);
-    }
-    tgs_printf(&b, "} %s;", op->opts_name);
-    return tgs_finish(&b, c->arena);
-}
-
 /* `#define tg_add(self, other, ...) tg_add_fn((self), (other), (tg_add_opts){ .alpha = 1,
  * __VA_ARGS__ })`: the defaults first, so the caller's designated initializers override them. */
 static const char *options_macro(tge_ctx *c, const tga_op *op) {
@@ -80,13 +64,13 @@ static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op) 
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "doc", doc_lines(c, op));
-    tgt_set(e, "opts_struct", tge_opts_struct(c, op));
+    tgt_set(e, "opts_struct", tga_opts_struct(c->arena, op));
     tgs_list arrays = { 0 };
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].default_array)
             tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];", op->args[i].default_array);
     tgt_set_list(e, "default_arrays", &arrays);
-    tgt_setf(e, "prototype", "%s;", tge_public_prototype(c, op));
+    tgt_setf(e, "prototype", "%s;", tga_public_prototype(c->arena, op));
     tgt_set(e, "macro", options_macro(c, op));
     return tgt_render_str(t, e, c->arena);
 }

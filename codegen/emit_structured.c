@@ -22,13 +22,11 @@ static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) 
 }
 
 static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k) {
-    const char *ret = op->ret_ctype;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "guard_begin", k->cuda_only ? "#ifdef TG_WITH_CUDA" : "");
     tgt_set(e, "guard_end", k->cuda_only ? "#endif" : "");
-    tgt_setf(e, "decl", "%s%s%s(%s)", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", k->symbol,
-             tga_kernel_params(c->arena, op));
+    tgt_set(e, "decl", tga_kernel_decl(c->arena, op, k->symbol));
     tgt_set(e, "body", glue_body(c, op, k));
     return tgt_render_str(t, e, c->arena);
 }
