@@ -44,8 +44,9 @@ tga_kind tga_type_kind(const tgm_type *t);
 const char *tga_ctype(tga_kind k);
 /* A declaration "tg_tensor *self" / "int64_t dim" (pointer stars hug the name). */
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name);
-/* The boxed-value helpers in the generated code: `unbox_<suffix>` pops one, `box_<suffix>`
- * pushes one (see templates/tg_boxed.c.in and tg_ops.c.in). */
+/* The suffix of the boxed-value helpers generated code calls for a kind: `tg__unbox_<suffix>`
+ * reads one argument from the stack, `tg__box_<suffix>` pushes one, `tg__push_<suffix>` pushes
+ * a result (runtime/dispatch/op_glue.h). */
 const char *tga_box_suffix(tga_kind k);
 /* The schema type as written, for messages: "Tensor?[]", "int[2]". */
 const char *tga_type_text(tgm_arena *a, const tgm_type *t);

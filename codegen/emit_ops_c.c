@@ -19,10 +19,10 @@ static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out) {
             cond = tgs_fmt(c->arena, "tg__any_null(%s.data, (int)%s.len)", ref, ref);
         else continue;
         if (returns_tensor)
-            tgs_list_addf(out, c->arena, "if (%s) return null_arg(\"%s\", \"%s\");", cond,
+            tgs_list_addf(out, c->arena, "if (%s) return tg__null_arg(\"%s\", \"%s\");", cond,
                           op->opname, ca->arg->name);
         else
-            tgs_list_addf(out, c->arena, "if (%s) { null_arg(\"%s\", \"%s\"); return %s; }", cond,
+            tgs_list_addf(out, c->arena, "if (%s) { tg__null_arg(\"%s\", \"%s\"); return %s; }", cond,
                           op->opname, ca->arg->name, tga_error_value(c->arena, op));
     }
 }
@@ -35,14 +35,14 @@ static const char *key_expr(tge_ctx *c, const tga_op *op) {
         const tga_arg *ca = &op->args[i];
         const char *ref = arg_ref(c, ca);
         if (ca->kind == TGA_TENSOR) tgs_list_addf(&terms, c->arena, "tg__tensor_keys(%s)", ref);
-        else if (ca->kind == TGA_OPT_TENSOR) tgs_list_addf(&terms, c->arena, "opt_keys(%s)", ref);
-        else if (ca->kind == TGA_TENSOR_LIST) tgs_list_addf(&terms, c->arena, "list_keys(%s)", ref);
+        else if (ca->kind == TGA_OPT_TENSOR) tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
+        else if (ca->kind == TGA_TENSOR_LIST) tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
     }
     if (terms.n == 1) return terms.items[0];
     if (terms.n) return tgs_fmt(c->arena, "(%s)", tgs_list_join(&terms, c->arena, " | "));
     const tga_arg *dev = tga_device_arg(op);
-    if (dev) return tgs_fmt(c->arena, "or_cpu(device_keys(%s))", arg_ref(c, dev));
-    return "or_cpu(0)";
+    if (dev) return tgs_fmt(c->arena, "tg__or_cpu(tg__device_keys(%s))", arg_ref(c, dev));
+    return "tg__or_cpu(0)";
 }
 
 static const char *call_args(tge_ctx *c, const tga_op *op) {
@@ -83,11 +83,11 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op) {
         tgs_printf(&b, "%s%stg_r = %s;\n", type, op->ret_struct ? " " : "", call);
         tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
         if (!op->ret_struct) {
-            tgs_puts(&b, "return track(tg_r);");
+            tgs_puts(&b, "return tg__track_result(tg_r);");
         } else {
             for (int r = 0; r < op->nrets; r++)
                 if (op->rets[r].kind == TGA_TENSOR)
-                    tgs_printf(&b, "tg_r.%s = track(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
+                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
             tgs_puts(&b, "return tg_r;");
         }
     }
@@ -97,10 +97,10 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op) {
 /* The fallback's results, taken from the stack tg_call_boxed leaves. */
 static const char *unbox_results(tge_ctx *c, const tga_op *op) {
     if (!op->ret_struct)
-        return tgs_fmt(c->arena, "return result_%s(&tg_s, 1, 0);", result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
+        return tgs_fmt(c->arena, "return tg__boxed_result_%s(&tg_s, 1, 0);", result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
     tgs_list fields = { 0 };
     for (int r = 0; r < op->nrets; r++)
-        tgs_list_addf(&fields, c->arena, "result_%s(&tg_s, %d, %d)", result_suffix(op->rets[r].kind),
+        tgs_list_addf(&fields, c->arena, "tg__boxed_result_%s(&tg_s, %d, %d)", result_suffix(op->rets[r].kind),
                       op->nrets, r);
     return tgs_fmt(c->arena, "return (%s){ %s };", op->ret_struct, tgs_list_join(&fields, c->arena, ", "));
 }
@@ -108,7 +108,7 @@ static const char *unbox_results(tge_ctx *c, const tga_op *op) {
 static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     tgs_list boxes = { 0 }, checks = { 0 };
     for (int i = 0; i < op->nargs; i++)
-        tgs_list_addf(&boxes, c->arena, "box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
+        tgs_list_addf(&boxes, c->arena, "tg__box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
                       op->args[i].name);
     null_checks(c, op, &checks);
 
