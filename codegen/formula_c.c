@@ -20,6 +20,7 @@ typedef struct cc {
                                         * first 512; later ones are released at the end) */
     bool is_list[512];                 /* ... an owned Tensor[] (array and elements) */
     bool gotos;
+    bool uses_grads;                   /* the body reads `grads` (else it is marked unused) */
     bool *unpack_in, *unpack_out;      /* saved tensors this formula reads */
 } cc;
 
@@ -344,8 +345,12 @@ static val compile(cc *c, const tgf_node *n)
 {
     switch (n->kind) {
     case TGF_LIT: return plain(n->c);
-    case TGF_GRAD: return plain(tgs_fmt(c->a, "grads[%d]", n->index));
-    case TGF_GRADS: return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
+    case TGF_GRAD:
+        c->uses_grads = true;
+        return plain(tgs_fmt(c->a, "grads[%d]", n->index));
+    case TGF_GRADS:
+        c->uses_grads = true;
+        return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
     case TGF_INPUT:
     case TGF_OUTPUT: {
         bool out = n->kind == TGF_OUTPUT;
@@ -413,7 +418,7 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
                                                         : "    tg_tensor *tg_r = NULL;\n");
     for (int i = 0; i < c.decls.n; i++)
         tgs_printf(&b, "    %s\n", c.decls.items[i]);
-    tgs_puts(&b, "    (void)n;\n    (void)grads;\n");
+    tgs_puts(&b, c.uses_grads ? "    (void)n;\n" : "    (void)n;\n    (void)grads;\n");
     tgs_puts(&b, c.body.data ? c.body.data : "");
     if (c.gotos)
         tgs_puts(&b, "done:\n");
