@@ -30,6 +30,22 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op) {
     return &k[op->nkernels++];
 }
 
+/* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
+ * slots, and is named tg__structured_<key>_<cname> or tg__autogen_<key>_<cname>. */
+static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
+                     const char *call_args, tgm_loc loc) {
+    tga_kernel *k = add_kernel(a, op);
+    k->key = wrapped->key;
+    k->symbol = tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
+                        tga_key_prefix(wrapped->key), op->cname);
+    k->slots = wrapped->slots;
+    k->cuda_only = wrapped->cuda_only;
+    k->origin = origin;
+    k->target = wrapped->symbol;
+    k->call_args = call_args;
+    k->loc = loc;
+}
+
 static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name) {
     for (int i = 0; i < ops->n; i++) {
         if (f && ops->ops[i].f == f) return &ops->ops[i];
@@ -167,19 +183,9 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
                   f->schema.full_name, op->ret_ctype, d->f->schema.full_name, d->ret_ctype);
         errors++;
     }
-    for (int i = 0; i < d->nkernels; i++) {
-        const tga_kernel *dk = &d->kernels[i];
-        if (dk->key != TGM_KEY_CPU && dk->key != TGM_KEY_CUDA) continue;
-        tga_kernel *k = add_kernel(a, op);
-        k->key = dk->key;
-        k->symbol = tgs_fmt(a, "tg__structured_%s_%s", tga_key_prefix(dk->key), op->cname);
-        k->slots = dk->slots;
-        k->cuda_only = dk->cuda_only;
-        k->origin = TGA_KERNEL_STRUCTURED;
-        k->target = dk->symbol;
-        k->call_args = call_args;
-        k->loc = loc;
-    }
+    for (int i = 0; i < d->nkernels; i++)
+        if (d->kernels[i].key == TGM_KEY_CPU || d->kernels[i].key == TGM_KEY_CUDA)
+            add_glue(a, op, &d->kernels[i], TGA_KERNEL_STRUCTURED, call_args, loc);
     return errors;
 }
 
@@ -229,18 +235,8 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
         tgs_list_add(&args, a, oa ? oa->name : fn->args[i].name);
     }
     const char *call_args = tgs_list_join(&args, a, ", ");
-    for (int i = 0; i < fn->nkernels; i++) {
-        const tga_kernel *fk = &fn->kernels[i];
-        tga_kernel *k = add_kernel(a, op);
-        k->key = fk->key;
-        k->symbol = tgs_fmt(a, "tg__autogen_%s_%s", tga_key_prefix(fk->key), op->cname);
-        k->slots = fk->slots;
-        k->cuda_only = fk->cuda_only;
-        k->origin = TGA_KERNEL_AUTOGEN;
-        k->target = fk->symbol;
-        k->call_args = call_args;
-        k->loc = loc;
-    }
+    for (int i = 0; i < fn->nkernels; i++)
+        add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
     if (!errors && fn->nkernels == 0) {
         tgm_error(loc, "autogen '%s': '%s' has no kernel to wrap", f->schema.full_name,
                   fn->f->schema.full_name);

@@ -519,13 +519,11 @@ void tge_emit_autograd(tge_ctx *c)
         tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
     if (kernels.n == 0)
         tgs_list_add(&kernels, c->arena, "/* (none) */");
-    tgt_template file = tge_template(c, "tg_autograd.c.in");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "nodes", &nodes);
     tgt_set_list(e, "kernels", &kernels);
-    tge_add_file(c, c->opts->out_dir, "tg_autograd.c", tgt_render_str(&file, e, c->arena));
-    tgt_template list = tge_template(c, "tg_grad_op_list.h.in");
+    tge_render_file(c, "tg_autograd.c.in", e, c->opts->out_dir, "tg_autograd.c");
     e = tge_env(c);
     tgt_set_list(e, "ops", &grad_ops);
-    tge_add_file(c, c->opts->out_dir, "tg_grad_op_list.h", tgt_render_str(&list, e, c->arena));
+    tge_render_file(c, "tg_grad_op_list.h.in", e, c->opts->out_dir, "tg_grad_op_list.h");
 }

@@ -58,11 +58,8 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_boxed(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_boxed.c.in");
-    tgt_template one = tge_template(c, "tg_boxed_caller.c.in");
-    tgs_list callers = { 0 };
-    for (int i = 0; i < c->ops.n; i++) tgs_list_add(&callers, c->arena, caller(c, &one, &c->ops.ops[i]));
+    tgs_list callers = tge_per_op(c, "tg_boxed_caller.c.in", caller);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "callers", &callers);
-    tge_add_file(c, c->opts->out_dir, "tg_boxed.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_boxed.c.in", e, c->opts->out_dir, "tg_boxed.c");
 }

@@ -12,6 +12,20 @@ tgt_env *tge_env(tge_ctx *c) {
     return e;
 }
 
+tgs_list tge_per_op(tge_ctx *c, const char *item_template,
+                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op)) {
+    tgt_template t = tge_template(c, item_template);
+    tgs_list items = { 0 };
+    for (int i = 0; i < c->ops.n; i++) tgs_list_add(&items, c->arena, item(c, &t, &c->ops.ops[i]));
+    return items;
+}
+
+void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
+                     const char *name) {
+    tgt_template t = tge_template(c, template_name);
+    tge_add_file(c, dir, name, tgt_render_str(&t, e, c->arena));
+}
+
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text) {
     if (!text) return;   /* its template failed: already reported */
     if (c->nfiles == TGE_MAX_FILES) {

@@ -70,20 +70,17 @@ static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_docs(tge_ctx *c) {
-    tgt_template file = tge_template(c, "ops.md.in");
-    tgt_template one = tge_template(c, "ops_entry.md.in");
-    tgs_list index = { 0 }, entries = { 0 };
+    tgs_list index = { 0 }, entries = tge_per_op(c, "ops_entry.md.in", entry);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         tgs_list kernels = { 0 };
         for (int k = 0; k < op->nkernels; k++) tgs_list_addf(&kernels, c->arena, "`%s`", op->kernels[k].symbol);
         tgs_list_addf(&index, c->arena, "| [`tg_%s`](#tg_%s) | `%s` | %s |", op->cname, op->cname,
                       op->f->schema.full_name, tgs_list_join(&kernels, c->arena, ", "));
-        tgs_list_add(&entries, c->arena, entry(c, &one, op));
     }
     tgt_env *e = tge_env(c);
     tgt_setf(e, "count", "%d", c->ops.n);
     tgt_set_list(e, "index", &index);
     tgt_set_list(e, "ops", &entries);
-    tge_add_file(c, c->opts->docs_dir, "ops.md", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "ops.md.in", e, c->opts->docs_dir, "ops.md");
 }

@@ -32,6 +32,12 @@ tgt_template tge_template(tge_ctx *c, const char *name);
 tgt_env *tge_env(tge_ctx *c);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
+/* Renders templates/<template_name> under e and queues it as <dir>/<name>. */
+void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
+                     const char *name);
+/* item(c, t, op) for every operator in op order, t being templates/<item_template>. */
+tgs_list tge_per_op(tge_ctx *c, const char *item_template,
+                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op));
 
 /* ---- one emitter per generated file, called by emit.c ---- */
 void tge_emit_ops_h(tge_ctx *c);         /* generated/tg_ops.h */

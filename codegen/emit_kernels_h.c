@@ -14,7 +14,6 @@ static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, co
 }
 
 void tge_emit_kernels_h(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_kernels.h.in");
     tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
@@ -45,5 +44,5 @@ void tge_emit_kernels_h(tge_ctx *c) {
     tgt_set_list(e, "glue_protos", &glue);
     tgt_set_list(e, "autograd_protos", &autograd);
     tgt_set_list(e, "boxed_protos", &boxed);
-    tge_add_file(c, c->opts->out_dir, "tg_kernels.h", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, "tg_kernels.h");
 }

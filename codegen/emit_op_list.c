@@ -3,7 +3,6 @@
 #include "emit_internal.h"
 
 void tge_emit_op_list(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_op_list.h.in");
     tgs_list items = { 0 }, cuda = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
@@ -18,5 +17,5 @@ void tge_emit_op_list(tge_ctx *c) {
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "ops", &items);
     tgt_set_list(e, "cuda_ops", &cuda);
-    tge_add_file(c, c->opts->out_dir, "tg_op_list.h", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_op_list.h.in", e, c->opts->out_dir, "tg_op_list.h");
 }

@@ -130,12 +130,9 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_ops_c(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_ops.c.in");
-    tgt_template one = tge_template(c, "tg_ops_stub.c.in");
-    tgs_list stubs = { 0 }, arrays = { 0 };
+    tgs_list stubs = tge_per_op(c, "tg_ops_stub.c.in", stub), arrays = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        tgs_list_add(&stubs, c->arena, stub(c, &one, op));
         for (int a = 0; a < op->nargs; a++)
             if (op->args[a].default_array)
                 tgs_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };", op->args[a].default_array,
@@ -145,5 +142,5 @@ void tge_emit_ops_c(tge_ctx *c) {
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_set_list(e, "stubs", &stubs);
-    tge_add_file(c, c->opts->out_dir, "tg_ops.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_ops.c.in", e, c->opts->out_dir, "tg_ops.c");
 }

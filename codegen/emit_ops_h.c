@@ -95,13 +95,10 @@ static void result_structs(tge_ctx *c, tgs_list *out) {
 }
 
 void tge_emit_ops_h(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_ops.h.in");
-    tgt_template decl = tge_template(c, "tg_ops_decl.h.in");
-    tgs_list enums = { 0 }, structs = { 0 }, decls = { 0 };
+    tgs_list enums = { 0 }, structs = { 0 }, decls = tge_per_op(c, "tg_ops_decl.h.in", op_decl);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         tgs_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name, op->f->schema.full_name);
-        tgs_list_add(&decls, c->arena, op_decl(c, &decl, op));
     }
     result_structs(c, &structs);
     if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");
@@ -109,5 +106,5 @@ void tge_emit_ops_h(tge_ctx *c) {
     tgt_set_list(e, "op_enum", &enums);
     tgt_set_list(e, "result_structs", &structs);
     tgt_set_list(e, "op_decls", &decls);
-    tge_add_file(c, c->opts->out_dir, "tg_ops.h", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_ops.h.in", e, c->opts->out_dir, "tg_ops.h");
 }

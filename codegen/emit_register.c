@@ -36,11 +36,8 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_register(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_register.c.in");
-    tgt_template one = tge_template(c, "tg_register_row.c.in");
-    tgs_list rows = { 0 };
-    for (int i = 0; i < c->ops.n; i++) tgs_list_add(&rows, c->arena, row(c, &one, &c->ops.ops[i]));
+    tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "rows", &rows);
-    tge_add_file(c, c->opts->out_dir, "tg_register.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_register.c.in", e, c->opts->out_dir, "tg_register.c");
 }

@@ -32,7 +32,6 @@ static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, con
 }
 
 void tge_emit_structured(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_structured.c.in");
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
     tgs_list items = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
@@ -44,5 +43,5 @@ void tge_emit_structured(tge_ctx *c) {
     }
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "glue", &items);
-    tge_add_file(c, c->opts->out_dir, "tg_structured.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");
 }

@@ -188,18 +188,6 @@ static tgf_node *grads_node(tgf_checker *c, const tgm_expr *src)
     return mk(c, TGF_GRADS, TGA_TENSOR_LIST, src);
 }
 
-/* The output a name stands for: `result` (one output), `result0`..., or a return name. */
-static int output_index(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nrets; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
-        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
-            return i;
-    }
-    return -1;
-}
-
 static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
 {
     const tga_op *op = c->d->op;
@@ -218,7 +206,7 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
             n->index = i;
             return n;
         }
-    int out = output_index(s, e->name);
+    int out = tgm_schema_output_index(s, e->name);
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;

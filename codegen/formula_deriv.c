@@ -16,14 +16,6 @@ static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
     return NULL;
 }
 
-static int arg_index(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return i;
-    return -1;
-}
-
 /* `not_implemented("reason")` as the whole formula. */
 static bool is_not_implemented(const tgm_expr *e)
 {
@@ -63,7 +55,7 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
     const tga_op *op = c->d->op;
     tf->edges = tgm_alloc(c->a, sizeof *tf->edges * (size_t)f->nvars);
     for (int k = 0; k < f->nvars; k++) {
-        int ai = arg_index(&op->f->schema, f->var_names[k]);
+        int ai = tgm_schema_arg_index(&op->f->schema, f->var_names[k]);
         if (ai < 0)
             return false;   /* validate.c reported it */
         tga_kind kind = op->args[ai].kind;

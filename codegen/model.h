@@ -257,5 +257,10 @@ tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);   /* NULL wh
  * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);
 const char *tgm_base_name(tgm_base b);   /* "Tensor", "int", ... as written in schemas */
+/* The index of the argument named `name`, or -1. */
+int tgm_schema_arg_index(const tgm_schema *s, const char *name);
+/* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,
+ * ... (several), or a return's own name; -1 when none. */
+int tgm_schema_output_index(const tgm_schema *s, const char *name);
 
 #endif

@@ -32,14 +32,6 @@ static bool split_vars(tgm_parse_ctx *c, const yaml_node_t *k, tgm_formula *f)
     return true;
 }
 
-static bool is_input(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return true;
-    return false;
-}
-
 /* One `key: formula` pair. Which list it goes to follows PyTorch: a key whose first name is an
  * argument is a backward formula, anything else a forward (result) formula. */
 static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
@@ -61,7 +53,7 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
             *TGS_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
         return;
     }
-    if (have_schema && !is_input(&dv->schema, f.var_names[0]))
+    if (have_schema && tgm_schema_arg_index(&dv->schema, f.var_names[0]) < 0)
         *TGS_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
     else
         *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;

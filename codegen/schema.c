@@ -1,4 +1,5 @@
-/* Pure functions over parsed schemas: canonical text, kind, type equality. */
+/* Pure functions over parsed schemas: canonical text, kind, type equality, argument and
+ * output lookup by name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,23 @@ bool tgm__type_eq(const tgm_type *a, const tgm_type *b)
            a->is_list == b->is_list && a->list_size == b->list_size &&
            a->list_optional == b->list_optional && str_eq(a->alias.set, b->alias.set) &&
            a->alias.is_write == b->alias.is_write && str_eq(a->alias.after, b->alias.after);
+}
+
+int tgm_schema_arg_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nargs; i++)
+        if (!strcmp(s->args[i].name, name))
+            return i;
+    return -1;
+}
+
+int tgm_schema_output_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nrets; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
+        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
+            return i;
+    }
+    return -1;
 }

@@ -187,25 +187,6 @@ static bool same_signature(const tgm_schema *a, const tgm_schema *b)
     return true;
 }
 
-static bool is_output_name(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nrets; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
-        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
-            return true;
-    }
-    return false;
-}
-
-static bool is_arg_name(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return true;
-    return false;
-}
-
 static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
 {
     const tgm_schema *s = &dv->schema;
@@ -214,7 +195,7 @@ static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
         const tgm_formula *f = &dv->formulas[i];
         for (int k = 0; k < f->nvars; k++) {
             const char *v = f->var_names[k];
-            if (!is_arg_name(s, v))
+            if (tgm_schema_arg_index(s, v) < 0)
                 tgm_error(f->vars_loc, "'%s' is not an argument of '%s'", v, s->full_name);
             else if (tgm__map_put(seen, v, (void *)f))
                 tgm_error(f->vars_loc, "more than one formula for '%s'", v);
@@ -223,12 +204,12 @@ static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
     for (int i = 0; i < dv->nresult; i++) {
         const tgm_formula *f = &dv->result_formulas[i];
         for (int k = 0; k < f->nvars; k++)
-            if (!is_output_name(s, f->var_names[k]))
+            if (tgm_schema_output_index(s, f->var_names[k]) < 0)
                 tgm_error(f->vars_loc, "'%s' is neither an argument nor an output of '%s'",
                           f->var_names[k], s->full_name);
     }
     for (int i = 0; i < dv->nnondiff; i++)
-        if (!is_arg_name(s, dv->non_differentiable[i]))
+        if (tgm_schema_arg_index(s, dv->non_differentiable[i]) < 0)
             tgm_error(dv->loc, "non_differentiable '%s' is not an argument of '%s'",
                       dv->non_differentiable[i], s->full_name);
     if (dv->output_differentiability && dv->noutput_diff != s->nrets)
