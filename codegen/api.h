@@ -44,8 +44,9 @@ tga_kind tga_type_kind(const tgm_type *t);
 const char *tga_ctype(tga_kind k);
 /* A declaration "tg_tensor *self" / "int64_t dim" (pointer stars hug the name). */
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name);
-/* The boxed-value helpers in the generated code: `unbox_<suffix>` pops one, `box_<suffix>`
- * pushes one (see templates/tg_boxed.c.in and tg_ops.c.in). */
+/* The suffix of the boxed-value helpers generated code calls for a kind: `tg__unbox_<suffix>`
+ * reads one argument from the stack, `tg__box_<suffix>` pushes one, `tg__push_<suffix>` pushes
+ * a result (runtime/dispatch/op_glue.h). */
 const char *tga_box_suffix(tga_kind k);
 /* The schema type as written, for messages: "Tensor?[]", "int[2]". */
 const char *tga_type_text(tgm_arena *a, const tgm_type *t);
@@ -56,6 +57,8 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t);
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
                              const char *list_storage, const char **list_values, const char **why);
 bool tga_kind_is_tensor(tga_kind k);   /* Tensor, Tensor? or Tensor[]: part of the key set */
+/* An out= argument (kwarg-only, write-aliased Tensor). */
+bool tga_is_out_arg(const tgm_arg *a);
 
 /* ------------------------------------------------------------------ operators (api_ops.c) */
 
@@ -140,15 +143,33 @@ typedef struct tga_ops {
 int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out);
 
 /* Helpers over an op. */
-/* "tg_tensor *self, tg_tensor *other, double alpha": every argument, schema order. */
-const char *tga_kernel_params(tgm_arena *a, const tga_op *op);
-/* "self, other, alpha" (with `prefix` before defaulted ones, e.g. "opts."). */
-const char *tga_call_args(tgm_arena *a, const tga_op *op, const char *defaulted_prefix);
 /* Whether the op has a Device argument (factories pick their backend from it). */
 const tga_arg *tga_device_arg(const tga_op *op);
-/* An out= argument (kwarg-only, write-aliased Tensor). */
-bool tga_is_out_arg(const tgm_arg *a);
 /* The schema text on one line, for comments. */
 const char *tga_schema_comment(tgm_arena *a, const tgm_func *f);
+
+/* ------------------------------------------------------------------ signatures (api_sig.c) */
+
+/* "tg_tensor *name" / "int64_t name": a declaration of `name` with the C type `ctype` (pointer
+ * stars hug the name). */
+const char *tga_var_decl(tgm_arena *a, const char *ctype, const char *name);
+/* "tg_tensor *self, tg_tensor *other, double alpha": every argument, schema order ("void"
+ * without any): the parameters of kernels, glue and boxed fallbacks. */
+const char *tga_kernel_params(tgm_arena *a, const tga_op *op);
+/* "tg_tensor *tg__cpu_add_out(tg_tensor *self, ...)": `name` declared with op's kernel type. */
+const char *tga_kernel_decl(tgm_arena *a, const tga_op *op, const char *name);
+/* The positional parameters of the public function ("tg_tensor *self, tg_tensor *other"). */
+const char *tga_positional_params(tgm_arena *a, const tga_op *op);
+/* "tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)". */
+const char *tga_public_prototype(tgm_arena *a, const tga_op *op);
+/* "typedef struct tg_add_opts { double alpha; ... } tg_add_opts;", each field with its default
+ * in a comment, for an op with defaulted arguments ("" else). */
+const char *tga_opts_struct(tgm_arena *a, const tga_op *op);
+/* The value a public function or kernel returns on error: "NULL", "(tg_values_indices){ 0 }". */
+const char *tga_error_value(tgm_arena *a, const tga_op *op);
+/* A call of the public function with the C expression args[i] for argument i (all of them,
+ * schema order), defaulted ones through the options struct:
+ * "tg_add_fn(self, w, (tg_add_opts){ .alpha = alpha })". */
+const char *tga_public_call(tgm_arena *a, const tga_op *op, const char *const *args);
 
 #endif

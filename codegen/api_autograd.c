@@ -12,7 +12,7 @@
 
 #include "api.h"
 #include "api_internal.h"
-#include "template.h"
+#include "strbuf.h"
 
 static const tgm_derivative *entry_of(const tgm_model *m, const tgm_func *f)
 {
@@ -76,7 +76,7 @@ int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
             k[j].slots &= ~TGA_SLOT_AUTOGRAD;
         op->kernels = k;
         k = &op->kernels[op->nkernels++];
-        k->symbol = tgt_fmt(a, "tg__autograd_kernel_%s", op->cname);
+        k->symbol = tgs_fmt(a, "tg__autograd_kernel_%s", op->cname);
         k->key = TGM_KEY_OTHER;
         k->slots = TGA_SLOT_AUTOGRAD;
         k->origin = TGA_KERNEL_AUTOGRAD;

@@ -10,7 +10,7 @@
 
 #include "api.h"
 #include "api_internal.h"
-#include "template.h"
+#include "strbuf.h"
 
 static int key_slots(tgm_key key) {
     switch (key) {
@@ -28,6 +28,22 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op) {
     if (op->nkernels) memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);
     op->kernels = k;
     return &k[op->nkernels++];
+}
+
+/* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
+ * slots, and is named tg__structured_<key>_<cname> or tg__autogen_<key>_<cname>. */
+static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
+                     const char *call_args, tgm_loc loc) {
+    tga_kernel *k = add_kernel(a, op);
+    k->key = wrapped->key;
+    k->symbol = tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
+                        tga_key_prefix(wrapped->key), op->cname);
+    k->slots = wrapped->slots;
+    k->cuda_only = wrapped->cuda_only;
+    k->origin = origin;
+    k->target = wrapped->symbol;
+    k->call_args = call_args;
+    k->loc = loc;
 }
 
 static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name) {
@@ -120,12 +136,12 @@ static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_
     bool inplace = op->f->schema.inplace || op->f->kind == TGM_KIND_INPLACE;
     const tga_arg *self = inplace ? mutated_arg(op) : NULL;
     int nouts = 0;
-    tgt_list args = { 0 };
+    tgs_list args = { 0 };
     for (int i = 0; i < d->nargs; i++) {
         const tga_arg *da = &d->args[i];
         if (tga_is_out_arg(da->arg)) {
             nouts++;
-            tgt_list_add(&args, a, self ? self->name : "NULL");
+            tgs_list_add(&args, a, self ? self->name : "NULL");
             continue;
         }
         const tga_arg *oa = find_arg(op, da->arg->name);
@@ -135,14 +151,14 @@ static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_
                       oa ? "has with another type" : "does not have");
             (*errors)++;
         }
-        tgt_list_add(&args, a, oa ? oa->name : da->name);
+        tgs_list_add(&args, a, oa ? oa->name : da->name);
     }
     if (inplace && nouts != 1) {
         tgm_error(op->f->loc, "in-place '%s' delegates to '%s', which has %d out= arguments "
                   "(one expected)", op->f->schema.full_name, d->f->schema.full_name, nouts);
         (*errors)++;
     }
-    return tgt_list_join(&args, a, ", ");
+    return tgs_list_join(&args, a, ", ");
 }
 
 static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
@@ -167,19 +183,9 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
                   f->schema.full_name, op->ret_ctype, d->f->schema.full_name, d->ret_ctype);
         errors++;
     }
-    for (int i = 0; i < d->nkernels; i++) {
-        const tga_kernel *dk = &d->kernels[i];
-        if (dk->key != TGM_KEY_CPU && dk->key != TGM_KEY_CUDA) continue;
-        tga_kernel *k = add_kernel(a, op);
-        k->key = dk->key;
-        k->symbol = tgt_fmt(a, "tg__structured_%s_%s", tga_key_prefix(dk->key), op->cname);
-        k->slots = dk->slots;
-        k->cuda_only = dk->cuda_only;
-        k->origin = TGA_KERNEL_STRUCTURED;
-        k->target = dk->symbol;
-        k->call_args = call_args;
-        k->loc = loc;
-    }
+    for (int i = 0; i < d->nkernels; i++)
+        if (d->kernels[i].key == TGM_KEY_CPU || d->kernels[i].key == TGM_KEY_CUDA)
+            add_glue(a, op, &d->kernels[i], TGA_KERNEL_STRUCTURED, call_args, loc);
     return errors;
 }
 
@@ -192,7 +198,7 @@ static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const 
     size_t n = strlen(ov);
     const tga_op *found = NULL;
     if (n >= 4 && strcmp(ov + n - 4, "_out") == 0)
-        found = find_op(ops, NULL, tgt_fmt(a, "%s.%.*s", s->base, (int)(n - 4), ov));
+        found = find_op(ops, NULL, tgs_fmt(a, "%s.%.*s", s->base, (int)(n - 4), ov));
     else if (strcmp(ov, "out") == 0)
         found = find_op(ops, NULL, s->base);
     if (!found && op->f->autogen_from && op->f->autogen_from->kind == TGM_KIND_FUNCTIONAL)
@@ -218,7 +224,7 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
                   f->schema.full_name);
         errors++;
     }
-    tgt_list args = { 0 };
+    tgs_list args = { 0 };
     for (int i = 0; i < fn->nargs; i++) {
         const tga_arg *oa = find_arg(op, fn->args[i].arg->name);
         if (!oa || oa->kind != fn->args[i].kind) {
@@ -226,21 +232,11 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
                       f->schema.full_name, fn->args[i].arg->name, fn->f->schema.full_name);
             errors++;
         }
-        tgt_list_add(&args, a, oa ? oa->name : fn->args[i].name);
+        tgs_list_add(&args, a, oa ? oa->name : fn->args[i].name);
     }
-    const char *call_args = tgt_list_join(&args, a, ", ");
-    for (int i = 0; i < fn->nkernels; i++) {
-        const tga_kernel *fk = &fn->kernels[i];
-        tga_kernel *k = add_kernel(a, op);
-        k->key = fk->key;
-        k->symbol = tgt_fmt(a, "tg__autogen_%s_%s", tga_key_prefix(fk->key), op->cname);
-        k->slots = fk->slots;
-        k->cuda_only = fk->cuda_only;
-        k->origin = TGA_KERNEL_AUTOGEN;
-        k->target = fk->symbol;
-        k->call_args = call_args;
-        k->loc = loc;
-    }
+    const char *call_args = tgs_list_join(&args, a, ", ");
+    for (int i = 0; i < fn->nkernels; i++)
+        add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
     if (!errors && fn->nkernels == 0) {
         tgm_error(loc, "autogen '%s': '%s' has no kernel to wrap", f->schema.full_name,
                   fn->f->schema.full_name);

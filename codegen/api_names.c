@@ -4,48 +4,46 @@
 #include <string.h>
 
 #include "api.h"
-#include "template.h"
+#include "strbuf.h"
 
 /* Appends `word` lower-cased. */
-static void put_lower(tgt_buf *b, const char *word, size_t n) {
+static void put_lower(tgs_buf *b, const char *word, size_t n) {
     for (size_t i = 0; i < n; i++) {
         char c = (char)tolower((unsigned char)word[i]);
-        tgt_putn(b, &c, 1);
+        tgs_putn(b, &c, 1);
     }
 }
 
 const char *tga_cname(tgm_arena *a, const tgm_func *f) {
     if (f->c_name) return f->c_name;
     const tgm_schema *s = &f->schema;
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, s->base);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, s->base);
     /* Overload words, `Tensor` dropped: add.Tensor -> add, pow.Tensor_Scalar -> pow_scalar. */
     const char *p = s->overload ? s->overload : "";
     while (*p) {
         const char *us = strchr(p, '_');
         size_t n = us ? (size_t)(us - p) : strlen(p);
         if (n && !(n == 6 && memcmp(p, "Tensor", 6) == 0)) {
-            tgt_puts(&b, "_");
+            tgs_puts(&b, "_");
             put_lower(&b, p, n);
         }
         p += n;
         if (*p == '_') p++;
     }
-    if (s->inplace && !s->dunder) tgt_puts(&b, "_");
-    char *name = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return name;
+    if (s->inplace && !s->dunder) tgs_puts(&b, "_");
+    return tgs_finish(&b, a);
 }
 
 const char *tga_opname(tgm_arena *a, const tgm_func *f) {
     const tgm_schema *s = &f->schema;
-    if (s->inplace && !s->dunder) return tgt_fmt(a, "%s_", s->base);
+    if (s->inplace && !s->dunder) return tgs_fmt(a, "%s_", s->base);
     return s->base;
 }
 
 const char *tga_enum_name(tgm_arena *a, const char *cname) {
-    char *e = tgt_fmt(a, "TG_OP_%s", cname);
+    char *e = tgs_fmt(a, "TG_OP_%s", cname);
     for (char *p = e; *p; p++) *p = (char)toupper((unsigned char)*p);
     return e;
 }
@@ -62,7 +60,7 @@ static const char *const reserved[] = {
 
 const char *tga_ident(tgm_arena *a, const char *name) {
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(reserved[i], name) == 0) return tgt_fmt(a, "%s_", name);
+        if (strcmp(reserved[i], name) == 0) return tgs_fmt(a, "%s_", name);
     return name;
 }
 
@@ -78,19 +76,17 @@ const char *tga_key_prefix(tgm_key key) {
 
 const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel) {
     const char *prefix = tga_key_prefix(key);
-    return prefix ? tgt_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
+    return prefix ? tgs_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
 }
 
 const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s) {
     bool named = true;
     for (int i = 0; i < s->nrets; i++)
         if (!s->rets[i].name) named = false;
-    if (!named) return tgt_fmt(a, "tg_tensors%d", s->nrets);
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, "tg");
-    for (int i = 0; i < s->nrets; i++) tgt_printf(&b, "_%s", s->rets[i].name);
-    char *name = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return name;
+    if (!named) return tgs_fmt(a, "tg_tensors%d", s->nrets);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, "tg");
+    for (int i = 0; i < s->nrets; i++) tgs_printf(&b, "_%s", s->rets[i].name);
+    return tgs_finish(&b, a);
 }

@@ -6,12 +6,7 @@
 
 #include "api.h"
 #include "api_internal.h"
-#include "template.h"
-
-bool tga_is_out_arg(const tgm_arg *a) {
-    if (a->is_out) return true;
-    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list && a->type.alias.is_write;
-}
+#include "strbuf.h"
 
 /* ------------------------------------------------------------------ arguments and returns */
 
@@ -34,7 +29,7 @@ static int build_args(tgm_arena *a, tga_op *op) {
             continue;
         }
         const char *why;
-        const char *storage = tgt_fmt(a, "tg__default_%s_%s", op->cname, sa->name);
+        const char *storage = tgs_fmt(a, "tg__default_%s_%s", op->cname, sa->name);
         ca->default_expr = tga_default_expr(a, ca->kind, &sa->type, &sa->def, storage,
                                             &ca->default_values, &why);
         if (ca->default_values) ca->default_array = storage;
@@ -69,7 +64,7 @@ static int build_rets(tgm_arena *a, tga_op *op) {
     for (int i = 0; i < s->nrets; i++) {
         const tgm_return *r = &s->rets[i];
         op->rets[i].kind = ret_kind(&r->type);
-        op->rets[i].name = r->name ? tga_ident(a, r->name) : tgt_fmt(a, "r%d", i);
+        op->rets[i].name = r->name ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
         /* A list among several returns would need a struct field owning an array: not yet. */
         if (op->rets[i].kind == TGA_UNSUPPORTED ||
             (s->nrets > 1 && op->rets[i].kind == TGA_TENSOR_LIST) ||
@@ -91,23 +86,22 @@ static int build_rets(tgm_arena *a, tga_op *op) {
 static void build_names(tgm_arena *a, tga_op *op) {
     op->opname = tga_opname(a, op->f);
     op->enum_name = tga_enum_name(a, op->cname);
-    op->fn_name = op->ndefaulted ? tgt_fmt(a, "tg_%s_fn", op->cname) : tgt_fmt(a, "tg_%s", op->cname);
-    op->opts_name = op->ndefaulted ? tgt_fmt(a, "tg_%s_opts", op->cname) : NULL;
-    op->kfn_type = tgt_fmt(a, "tg__kfn_%s", op->cname);
-    op->boxed_name = tgt_fmt(a, "tg__boxed_%s", op->cname);
+    op->fn_name = op->ndefaulted ? tgs_fmt(a, "tg_%s_fn", op->cname) : tgs_fmt(a, "tg_%s", op->cname);
+    op->opts_name = op->ndefaulted ? tgs_fmt(a, "tg_%s_opts", op->cname) : NULL;
+    op->kfn_type = tgs_fmt(a, "tg__kfn_%s", op->cname);
+    op->boxed_name = tgs_fmt(a, "tg__boxed_%s", op->cname);
 }
 
 static void build_ksig(tgm_arena *a, tga_op *op) {
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "%s(", op->ret_ctype ? op->ret_ctype : "?");
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_printf(&b, "%s(", op->ret_ctype ? op->ret_ctype : "?");
     for (int i = 0; i < op->nargs; i++) {
         const char *c = tga_ctype(op->args[i].kind);
-        tgt_printf(&b, "%s%s", i ? ", " : "", c ? c : "?");
+        tgs_printf(&b, "%s%s", i ? ", " : "", c ? c : "?");
     }
-    tgt_puts(&b, ")");
-    op->ksig = tgt_take(&b, a);
-    tgt_buf_free(&b);
+    tgs_puts(&b, ")");
+    op->ksig = tgs_finish(&b, a);
 }
 
 /* ------------------------------------------------------------------ collisions */
@@ -120,7 +114,7 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops) {
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
-        uses[n++] = (name_use){ tgt_fmt(a, "tg_%s", op->cname), op, "function" };
+        uses[n++] = (name_use){ tgs_fmt(a, "tg_%s", op->cname), op, "function" };
         if (op->opts_name) {
             uses[n++] = (name_use){ op->fn_name, op, "function" };
             uses[n++] = (name_use){ op->opts_name, op, "options struct" };
@@ -150,7 +144,7 @@ static int check_result_structs(tgm_arena *a, const tga_ops *ops) {
         if (!op->ret_struct) continue;
         for (int j = 0; j < ops->n; j++) {
             const tga_op *o = &ops->ops[j];
-            if (strcmp(tgt_fmt(a, "tg_%s", o->cname), op->ret_struct) == 0) {
+            if (strcmp(tgs_fmt(a, "tg_%s", o->cname), op->ret_struct) == 0) {
                 tgm_error(op->f->loc, "result struct '%s' of '%s' has the C name of '%s'",
                           op->ret_struct, op->f->schema.full_name, o->f->schema.full_name);
                 errors++;
@@ -194,32 +188,6 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out) {
 }
 
 /* ------------------------------------------------------------------ helpers */
-
-const char *tga_kernel_params(tgm_arena *a, const tga_op *op) {
-    if (op->nargs == 0) return "void";
-    tgt_buf b;
-    tgt_buf_init(&b);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        tgt_printf(&b, "%s%s", i ? ", " : "",
-                   ca->kind ? tga_cdecl(a, ca->kind, ca->name) : ca->name);
-    }
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
-}
-
-const char *tga_call_args(tgm_arena *a, const tga_op *op, const char *defaulted_prefix) {
-    tgt_buf b;
-    tgt_buf_init(&b);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        tgt_printf(&b, "%s%s%s", i ? ", " : "", ca->default_expr ? defaulted_prefix : "", ca->name);
-    }
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
-}
 
 const tga_arg *tga_device_arg(const tga_op *op) {
     for (int i = 0; i < op->nargs; i++)

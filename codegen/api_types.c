@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "template.h"
+#include "strbuf.h"
 
 typedef struct kind_info {
     const char *ctype;       /* C type of parameters, fields and kernel arguments */
@@ -81,23 +81,21 @@ bool tga_kind_is_tensor(tga_kind k) {
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name) {
     const char *c = kinds[k].ctype;
     size_t n = strlen(c);
-    if (n && c[n - 1] == '*') return tgt_fmt(a, "%s%s", c, name);
-    return tgt_fmt(a, "%s %s", c, name);
+    if (n && c[n - 1] == '*') return tgs_fmt(a, "%s%s", c, name);
+    return tgs_fmt(a, "%s %s", c, name);
 }
 
 const char *tga_type_text(tgm_arena *a, const tgm_type *t) {
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, tgm_base_name(t->base));
-    if (t->elem_optional) tgt_puts(&b, "?");
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, tgm_base_name(t->base));
+    if (t->elem_optional) tgs_puts(&b, "?");
     if (t->is_list) {
-        if (t->list_size) tgt_printf(&b, "[%d]", t->list_size);
-        else tgt_puts(&b, "[]");
-        if (t->list_optional) tgt_puts(&b, "?");
+        if (t->list_size) tgs_printf(&b, "[%d]", t->list_size);
+        else tgs_puts(&b, "[]");
+        if (t->list_optional) tgs_puts(&b, "?");
     }
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
+    return tgs_finish(&b, a);
 }
 
 /* ------------------------------------------------------------------ defaults */
@@ -149,11 +147,11 @@ static const char *none_expr(tga_kind k) {
 
 /* A floating literal as C reads it: the schema's text when it is a plain number. */
 static const char *double_expr(tgm_arena *a, const tgm_default *d) {
-    if (d->kind == TGM_DEF_INT) return tgt_fmt(a, "%lld", (long long)d->i);
+    if (d->kind == TGM_DEF_INT) return tgs_fmt(a, "%lld", (long long)d->i);
     if (isnan(d->f)) return "NAN";
     if (isinf(d->f)) return d->f < 0 ? "-INFINITY" : "INFINITY";
     if (d->text && *d->text && strspn(d->text, "0123456789.eE+-") == strlen(d->text)) return d->text;
-    return tgt_fmt(a, "%.17g", d->f);
+    return tgs_fmt(a, "%.17g", d->f);
 }
 
 /* The values of an int list default, "0, 1" (n of them): `[0, 1]`, `[]`, or a bare int that
@@ -168,13 +166,11 @@ static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_de
         n = t->list_size > 0 ? t->list_size : 1;
         vals = NULL;
     }
-    tgt_buf b;
-    tgt_buf_init(&b);
-    for (int i = 0; i < n; i++) tgt_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (int i = 0; i < n; i++) tgs_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
     *count = n;
-    return s;
+    return tgs_finish(&b, a);
 }
 
 /* 'none' or "none" as a C string literal (from the decoded string when the parser gave one). */
@@ -185,19 +181,17 @@ static const char *str_expr(tgm_arena *a, const tgm_default *d) {
         text++;
         n -= 2;
     }
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, "\"");
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, "\"");
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)text[i];
-        if (c == '"' || c == '\\') tgt_printf(&b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f) tgt_printf(&b, "\\%03o", c);
-        else tgt_putn(&b, &text[i], 1);
+        if (c == '"' || c == '\\') tgs_printf(&b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f) tgs_printf(&b, "\\%03o", c);
+        else tgs_putn(&b, &text[i], 1);
     }
-    tgt_puts(&b, "\"");
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
+    tgs_puts(&b, "\"");
+    return tgs_finish(&b, a);
 }
 
 static const char *ident_expr(tga_kind k, const char *text) {
@@ -214,7 +208,7 @@ static const char *ident_expr(tga_kind k, const char *text) {
 /* The optional kinds wrap the plain value: `int? x=2` -> { true, 2 } (a brace list, see
  * none_expr). */
 static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v) {
-    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL) return tgt_fmt(a, "{ true, %s }", v);
+    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL) return tgs_fmt(a, "{ true, %s }", v);
     return v;
 }
 
@@ -228,7 +222,7 @@ static const char *int_list_expr(tgm_arena *a, const tgm_type *t, const tgm_defa
         *values = NULL;
         return "{ tg__empty_int_list_storage, 0 }";
     }
-    return tgt_fmt(a, "{ %s, %d }", storage, n);
+    return tgs_fmt(a, "{ %s, %d }", storage, n);
 }
 
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
@@ -246,7 +240,7 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
     case TGM_DEF_INT_LIST:
         if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST) return int_list_expr(a, t, d, list_storage, list_values);
         if (d->kind == TGM_DEF_INT && (k == TGA_INT || k == TGA_OPT_INT))
-            return wrap_some(a, k, tgt_fmt(a, "%lld", (long long)d->i));
+            return wrap_some(a, k, tgs_fmt(a, "%lld", (long long)d->i));
         if (d->kind == TGM_DEF_INT && (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE))
             return wrap_some(a, k, double_expr(a, d));
         break;
@@ -269,4 +263,9 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
     }
     *why = "a default of this kind cannot be given to this type";
     return NULL;
+}
+
+bool tga_is_out_arg(const tgm_arg *a) {
+    if (a->is_out) return true;
+    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list && a->type.alias.is_write;
 }

@@ -1,7 +1,6 @@
-/* The arena that owns every record of the model, a string hash map over it, and tgen's
- * diagnostics. One arena per run: nothing in the model is freed on its own, so parsers can
+/* The arena that owns every record of the model (arena.h), and a string hash map over it
+ * (frontend.h). One arena per run: nothing in the model is freed on its own, so parsers can
  * share strings and sub-arrays freely and a failed parse leaks nothing. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,33 +89,6 @@ char *tgm_strdup(tgm_arena *a, const char *s)
     return tgm_strndup(a, s, strlen(s));
 }
 
-char *tgm__printf(tgm_arena *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = tgm_alloc(a, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return p;
-}
-
-void *tgm__grow(tgm_arena *a, void *old, int count, int need, int *cap, size_t elsize)
-{
-    if (need <= *cap)
-        return old;
-    int ncap = *cap ? *cap * 2 : 4;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = tgm_alloc(a, (size_t)ncap * elsize);
-    if (count)
-        memcpy(p, old, (size_t)count * elsize);
-    *cap = ncap;
-    return p;
-}
-
 /* ---- string map ---- */
 
 struct tgm_name_map {
@@ -183,94 +155,4 @@ void *tgm__map_put(tgm_name_map *m, const char *key, void *val)
     m->vals[i] = val;
     m->count++;
     return NULL;
-}
-
-/* ---- diagnostics ---- */
-
-static int g_errors;
-
-static void vdiag(tgm_loc loc, const char *what, const char *fmt, va_list ap)
-{
-    if (loc.file && loc.line > 0)
-        fprintf(stderr, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, what);
-    else if (loc.file)
-        fprintf(stderr, "%s: %s: ", loc.file, what);
-    else
-        fprintf(stderr, "tgen: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-void tgm_error(tgm_loc loc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vdiag(loc, "error", fmt, ap);
-    va_end(ap);
-    g_errors++;
-}
-
-void tgm_note(tgm_loc loc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vdiag(loc, "note", fmt, ap);
-    va_end(ap);
-}
-
-int tgm_error_count(void)
-{
-    return g_errors;
-}
-
-/* ---- helpers ---- */
-
-bool tgm__is_ident(const char *s)
-{
-    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return false;
-    for (s++; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
-            return false;
-    return true;
-}
-
-char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead)
-{
-    size_t b = 0;
-    while (b < n && (s[b] == ' ' || s[b] == '\t'))
-        b++;
-    while (n > b && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    if (lead)
-        *lead = b;
-    return tgm_strndup(a, s + b, n - b);
-}
-
-/* Capacity of a pointer array grown by doubling from 4: the count rounded up to a power of
- * two. Deriving it from the count keeps the model's arrays free of capacity fields. */
-static void push_ptr(tgm_arena *a, void ***arr, int *n, void *p)
-{
-    int cap = 4;
-    while (cap < *n)
-        cap *= 2;
-    if (*n == 0 || *n == cap) {
-        int ncap = *n == 0 ? 4 : cap * 2;
-        void **np = tgm_alloc(a, (size_t)ncap * sizeof *np);
-        if (*n)
-            memcpy(np, *arr, (size_t)*n * sizeof *np);
-        *arr = np;
-    }
-    (*arr)[(*n)++] = p;
-}
-
-void tgm__add_func(tgm_model *m, tgm_func *f)
-{
-    push_ptr(m->arena, (void ***)&m->funcs, &m->nfuncs, f);
-}
-
-void tgm__add_deriv(tgm_model *m, tgm_derivative *d)
-{
-    push_ptr(m->arena, (void ***)&m->derivs, &m->nderivs, d);
 }

@@ -47,13 +47,13 @@ static void make_functional(tgm_arena *a, const tgm_func *e, tgm_schema *s)
     const tgm_schema *es = &e->schema;
     int acap = 0, rcap = 0;
     for (int i = 0; i < es->nargs; i++) {
-        tgm_arg *arg = TGM_PUSH(a, s->args, s->nargs, acap);
+        tgm_arg *arg = TGS_PUSH(a, s->args, s->nargs, acap);
         *arg = es->args[i];
         arg->type = strip_write(arg->type);
         arg->is_out = false;
     }
     for (int i = 0; i < es->nrets; i++) {
-        tgm_return *r = TGM_PUSH(a, s->rets, s->nrets, rcap);
+        tgm_return *r = TGS_PUSH(a, s->rets, s->nrets, rcap);
         *r = es->rets[i];
         r->type = strip_write(r->type);
     }
@@ -61,8 +61,8 @@ static void make_functional(tgm_arena *a, const tgm_func *e, tgm_schema *s)
         const tgm_arg *arg = &es->args[i];
         if (!arg->type.alias.is_write || returns_alias(es, arg->type.alias.set))
             continue;
-        tgm_return *r = TGM_PUSH(a, s->rets, s->nrets, rcap);
-        *r = (tgm_return){ arg->loc, tgm__printf(a, "%s_out", arg->name), strip_write(arg->type) };
+        tgm_return *r = TGS_PUSH(a, s->rets, s->nrets, rcap);
+        *r = (tgm_return){ arg->loc, tgs_fmt(a, "%s_out", arg->name), strip_write(arg->type) };
     }
 }
 
@@ -85,7 +85,7 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
     const tgm_schema *es = &e->schema;
     int acap = 0, rcap = 0;
     for (int i = 0; i < es->nargs; i++) {
-        tgm_arg *arg = TGM_PUSH(a, s->args, s->nargs, acap);
+        tgm_arg *arg = TGS_PUSH(a, s->args, s->nargs, acap);
         *arg = es->args[i];
         if (i == 0 && e->kind == TGM_KIND_INPLACE)
             arg->type = strip_write(arg->type);
@@ -113,15 +113,15 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
     char next = 'a';
     int first_out = s->nargs;
     for (int i = 0; i < nres; i++) {
-        tgm_arg *out = TGM_PUSH(a, s->args, s->nargs, acap);
+        tgm_arg *out = TGS_PUSH(a, s->args, s->nargs, acap);
         *out = (tgm_arg){ .loc = loc, .kwarg_only = true, .is_out = true };
-        out->name = nres == 1 ? "out" : tgm__printf(a, "out%d", i);
+        out->name = nres == 1 ? "out" : tgs_fmt(a, "out%d", i);
         out->type = results[i].type;
         out->type.alias = (tgm_alias){ 0 };   /* E's own `(a!)` must not block letter a */
         out->type.alias = (tgm_alias){ unused_alias(a, s, &next), true, NULL };
     }
     for (int i = 0; i < nres && !any_list; i++) {
-        tgm_return *r = TGM_PUSH(a, s->rets, s->nrets, rcap);
+        tgm_return *r = TGS_PUSH(a, s->rets, s->nrets, rcap);
         *r = (tgm_return){ loc, results[i].name, s->args[first_out + i].type };
     }
     return true;
@@ -135,14 +135,14 @@ static void derivable_names(tgm_arena *a, const tgm_func *e, const char **out_na
     const tgm_schema *es = &e->schema;
     const char *base = es->base;
     if (es->dunder && e->kind == TGM_KIND_INPLACE)
-        base = tgm__printf(a, "__%s", es->base + 3);
+        base = tgs_fmt(a, "__%s", es->base + 3);
     const char *ov = es->overload;
-    *out_name = *ov ? tgm__printf(a, "%s.%s_out", base, ov) : tgm__printf(a, "%s.out", base);
+    *out_name = *ov ? tgs_fmt(a, "%s.%s_out", base, ov) : tgs_fmt(a, "%s.out", base);
     *fn_name = NULL;
-    const char *fbase = e->kind == TGM_KIND_MUTABLE ? tgm__printf(a, "%s_functional", base)
+    const char *fbase = e->kind == TGM_KIND_MUTABLE ? tgs_fmt(a, "%s_functional", base)
                         : e->kind == TGM_KIND_INPLACE ? base : NULL;
     if (fbase)
-        *fn_name = *ov ? tgm__printf(a, "%s.%s", fbase, ov) : fbase;
+        *fn_name = *ov ? tgs_fmt(a, "%s.%s", fbase, ov) : fbase;
 }
 
 static void synthesise(tgm_model *m, tgm_func *e, const char *name, tgm_loc loc)

@@ -1,6 +1,8 @@
-/* tgen_emit_all: renders every generated file in memory, and writes the ones whose text
- * changed only when nothing failed (via a temporary file and rename, so a reader never sees
- * half a file and an unchanged file keeps its timestamp: make recompiles only what changed). */
+/* The driver of emission: tge_emit_all builds the C view of the model, runs every emitter
+ * (each renders its files in memory, into the context of emit_ctx.c), and writes the files
+ * whose text changed only when nothing failed (via a temporary file and rename, so a reader
+ * never sees half a file and an unchanged file keeps its timestamp: make recompiles only what
+ * changed). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,89 +12,20 @@
 
 #include "emit_internal.h"
 
-/* ------------------------------------------------------------------ context helpers */
-
-tgt_template tge_template(tge_ctx *c, const char *name) {
-    return tgt_load(c->arena, c->opts->templates_dir, name);
-}
-
-tgt_env *tge_env(tge_ctx *c) {
-    tgt_env *e = tgt_env_new(c->arena);
-    tgt_set(e, "source", c->source);
-    return e;
-}
-
-void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text) {
-    if (!text) return;   /* its template failed: already reported */
-    if (c->nfiles == TGE_MAX_FILES) {
-        tgm_error((tgm_loc){ name, 0, 0 }, "tgen: too many output files (raise TGE_MAX_FILES)");
-        return;
-    }
-    c->files[c->nfiles++] = (tge_file){ tgt_fmt(c->arena, "%s/%s", dir, name), text };
-}
-
-const char *tge_positional_params(tge_ctx *c, const tga_op *op) {
-    tgt_list params = { 0 };
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        if (!ca->default_expr && ca->kind) tgt_list_add(&params, c->arena, tga_cdecl(c->arena, ca->kind, ca->name));
-    }
-    return tgt_list_join(&params, c->arena, ", ");
-}
-
-const char *tge_public_prototype(tge_ctx *c, const tga_op *op) {
-    const char *pos = tge_positional_params(c, op);
-    const char *params = pos;
-    if (op->opts_name) params = *pos ? tgt_fmt(c->arena, "%s, %s opts", pos, op->opts_name)
-                                     : tgt_fmt(c->arena, "%s opts", op->opts_name);
-    if (!*params) params = "void";
-    const char *ret = op->ret_ctype ? op->ret_ctype : "void";
-    size_t n = strlen(ret);
-    return tgt_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->fn_name, params);
-}
-
-const char *tge_error_value(tge_ctx *c, const tga_op *op) {
-    if (op->ret_struct) return tgt_fmt(c->arena, "(%s){ 0 }", op->ret_struct);
-    switch (op->nrets ? op->rets[0].kind : TGA_TENSOR) {
-    case TGA_INT: return "0";
-    case TGA_DOUBLE: return "NAN";
-    case TGA_BOOL: return "false";
-    case TGA_TENSOR_LIST: return "(tg_tensor_list){ NULL, 0 }";
-    default: return "NULL";
-    }
-}
-
-const char *tge_c_string(tge_ctx *c, const char *text) {
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, "\"");
-    for (const char *p = text; *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\') tgt_printf(&b, "\\%c", ch);
-        else if (ch == '\n') tgt_puts(&b, "\\n");
-        else if (ch < 0x20 || ch == 0x7f) tgt_printf(&b, "\\%03o", ch);
-        else tgt_putn(&b, p, 1);
-    }
-    tgt_puts(&b, "\"");
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
-}
-
 /* ------------------------------------------------------------------ writing */
 
 /* The file's current content (NULL when it does not exist or cannot be read). */
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     char chunk[8192];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tgt_putn(&b, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tgs_putn(&b, chunk, n);
     fclose(f);
     *len = b.len;
-    if (!b.data) tgt_putn(&b, "", 0);
+    if (!b.data) tgs_putn(&b, "", 0);
     return b.data;
 }
 
@@ -128,7 +61,7 @@ static void make_dir(const char *dir) {
 
 /* ------------------------------------------------------------------ entry point */
 
-int tgen_emit_all(const tgm_model *m, const tgen_emit_options *o) {
+int tge_emit_all(const tgm_model *m, const tge_options *o) {
     int errors_before = tgm_error_count();
     tge_ctx c = { 0 };
     c.model = m;

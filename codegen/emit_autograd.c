@@ -1,10 +1,19 @@
 /* generated/tg_autograd.c and generated/tg_grad_op_list.h: backward nodes (struct, compiled
  * formulas, apply, release_saved, vtable) per derivative entry, and the autograd kernel of each
- * operator (api_autograd.c decides which kind). docs/generated-code.md, "Autograd". */
+ * operator (api_autograd.c decides which kind). docs/generated-code.md, "Autograd".
+ *
+ * The fixed text is in templates/tg_autograd_*.c.in (node, release, kernel, not_impl, out,
+ * record, record_list); this file computes their holes: the node's fields, the calls of the
+ * compiled formulas (formula_c.c), and the lines that save, link and record per operator. */
 #include <string.h>
 
 #include "emit_internal.h"
 #include "formula.h"
+
+/* The templates of one run, loaded once. */
+typedef struct templates {
+    tgt_template node, release, kernel, not_impl, out, record, record_list;
+} templates;
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
 
@@ -23,323 +32,291 @@ static const char *comment_text(tge_ctx *c, const char *s)
 
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
 {
-    return tgt_fmt(c->arena, "tg__node_%s", d->node_name);
+    return tgs_fmt(c->arena, "tg__node_%s", d->node_name);
 }
 
 /* ------------------------------------------------------------------ node structs */
 
 /* The fields one input or output needs, by how the formulas use it. */
 static void source_fields(tge_ctx *c, const tgf_deriv *d, bool out, int i, tga_kind kind,
-                          tgt_list *fields)
+                          tgs_list *fields)
 {
     unsigned u = out ? d->output_uses[i] : d->input_uses[i];
 #define F(use) tgf_saved_field(c->arena, d, out, i, use)
     if (u & TGF_USE_TENSOR) {
-        tgt_list_addf(fields, c->arena, "tg_saved %s;", F(TGF_USE_TENSOR));
+        tgs_list_addf(fields, c->arena, "tg_saved %s;", F(TGF_USE_TENSOR));
         if (kind == TGA_OPT_TENSOR)
-            tgt_list_addf(fields, c->arena, "bool %s_defined;   /* not None */", F(0));
+            tgs_list_addf(fields, c->arena, "bool %s_defined;   /* not None */", F(0));
         return;
     }
     if (u & TGF_USE_SIZES)
-        tgt_list_addf(fields, c->arena, "tg_saved_sizes %s;", F(TGF_USE_SIZES));
+        tgs_list_addf(fields, c->arena, "tg_saved_sizes %s;", F(TGF_USE_SIZES));
     if ((u & TGF_USE_DIM) && !(u & TGF_USE_SIZES))
-        tgt_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_DIM));
+        tgs_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_DIM));
     if ((u & TGF_USE_NUMEL) && !(u & TGF_USE_SIZES))
-        tgt_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_NUMEL));
+        tgs_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_NUMEL));
     if (u & TGF_USE_DTYPE)
-        tgt_list_addf(fields, c->arena, "tg_dtype %s;", F(TGF_USE_DTYPE));
+        tgs_list_addf(fields, c->arena, "tg_dtype %s;", F(TGF_USE_DTYPE));
     if (u & TGF_USE_DEVICE)
-        tgt_list_addf(fields, c->arena, "tg_device %s;", F(TGF_USE_DEVICE));
+        tgs_list_addf(fields, c->arena, "tg_device %s;", F(TGF_USE_DEVICE));
     if (u & TGF_USE_VALUE)
-        tgt_list_addf(fields, c->arena, "%s;%s", tga_cdecl(c->arena, kind, F(TGF_USE_VALUE)),
+        tgs_list_addf(fields, c->arena, "%s;%s", tga_cdecl(c->arena, kind, F(TGF_USE_VALUE)),
                       kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST || kind == TGA_STR ||
                       kind == TGA_OPT_STR ? "   /* points after the struct */" : "");
 #undef F
 }
 
-static bool saves_tensors(const tgf_deriv *d)
-{
-    for (int i = 0; i < d->op->nargs; i++)
-        if (d->input_uses[i] & TGF_USE_TENSOR)
-            return true;
-    for (int i = 0; i < d->op->nrets; i++)
-        if (d->output_uses[i] & TGF_USE_TENSOR)
-            return true;
-    return false;
-}
-
-static const char *fn_name(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
-{
-    tgt_list l = { 0 };
-    for (int k = 0; k < f->src->nvars; k++)
-        tgt_list_add(&l, c->arena, f->src->var_names[k]);
-    return tgt_fmt(c->arena, "%s_%s", d->node_name, tgt_list_join(&l, c->arena, "_"));
-}
-
-static const char *needs_any(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
-{
-    tgt_list l = { 0 };
-    for (int k = 0; k < f->src->nvars; k++)
-        if (f->edges[k] < 0)   /* the elements of a Tensor[]: the edges after the fixed ones */
-            tgt_list_addf(&l, c->arena, "tg__gen_needs_from(node, %d)", d->nedges);
-        else
-            tgt_list_addf(&l, c->arena, "tg__node_needs_input_grad(node, %d)", f->edges[k]);
-    const char *s = tgt_list_join(&l, c->arena, " || ");
-    return f->src->nvars > 1 ? tgt_fmt(c->arena, "(%s)", s) : s;
-}
-
-static const char *node_code(tge_ctx *c, const tgf_deriv *d)
+static tgs_list node_fields(tge_ctx *c, const tgf_deriv *d)
 {
     const tga_op *op = d->op;
-    const char *type = node_type(c, d);
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_list fields = { 0 };
-    tgt_list_add(&fields, c->arena, "tg_node base;");
+    tgs_list fields = { 0 };
+    tgs_list_add(&fields, c->arena, "tg_node base;");
     for (int i = 0; i < op->nargs; i++)
         source_fields(c, d, false, i, op->args[i].kind, &fields);
     for (int i = 0; i < op->nrets; i++)
         source_fields(c, d, true, i, op->rets[i].kind, &fields);
     for (int k = 0; k < d->nlist_sizes; k++)
-        tgt_list_addf(&fields, c->arena, "tg_int_list %s;   /* points after the struct */",
+        tgs_list_addf(&fields, c->arena, "tg_int_list %s;   /* points after the struct */",
                       tgf_list_size_field(c->arena, d, k));
-    tgt_printf(&b, "/* %s: %s */\ntypedef struct %s {\n", d->node_name,
-               comment_text(c, d->dv->name_text), type);
-    for (int i = 0; i < fields.n; i++)
-        tgt_printf(&b, "    %s\n", fields.items[i]);
-    tgt_printf(&b, "} %s;\n\n", type);
+    return fields;
+}
 
-    for (int i = 0; i < d->nformulas; i++) {
-        const tgf_formula *f = &d->formulas[i];
-        if (f->root && f->root->kind != TGF_NOT_IMPL)
-            tgt_printf(&b, "%s\n", tgf_compile(c->arena, d, f, fn_name(c, d, f), type));
-    }
+static const char *fn_name(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
+{
+    tgs_list l = { 0 };
+    for (int k = 0; k < f->src->nvars; k++)
+        tgs_list_add(&l, c->arena, f->src->var_names[k]);
+    return tgs_fmt(c->arena, "%s_%s", d->node_name, tgs_list_join(&l, c->arena, "_"));
+}
 
-    tgt_printf(&b, "static int %s_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)\n{\n"
-               "    %s *n = (%s *)node;\n"
-               "    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;\n"
-               "    (void)n;\n    (void)grads;\n    (void)out;\n", d->node_name, type, type);
+static const char *needs_any(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
+{
+    tgs_list l = { 0 };
+    for (int k = 0; k < f->src->nvars; k++)
+        if (f->edges[k] < 0)   /* the elements of a Tensor[]: the edges after the fixed ones */
+            tgs_list_addf(&l, c->arena, "tg__gen_needs_from(node, %d)", d->nedges);
+        else
+            tgs_list_addf(&l, c->arena, "tg__node_needs_input_grad(node, %d)", f->edges[k]);
+    const char *s = tgs_list_join(&l, c->arena, " || ");
+    return f->src->nvars > 1 ? tgs_fmt(c->arena, "(%s)", s) : s;
+}
+
+/* The statement of apply that runs formula f when one of its inputs needs a gradient. */
+static const char *formula_call(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
+{
+    const char *cond = tgs_fmt(c->arena, "tg_rc == 0 && %s", needs_any(c, d, f));
+    const char *fn = fn_name(c, d, f);
+    if (f->root->kind == TGF_NOT_IMPL)
+        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__not_implemented(%s);", cond,
+                       tgs_c_string(c->arena, f->root->c));
+    if (f->src->nvars > 1)
+        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = %s(n, grads, out);", cond, fn);
+    if (f->edges[0] < 0)   /* a Tensor[] argument: one gradient per element edge */
+        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__gen_distribute(node, %d, %s(n, grads), out, \"%s\");",
+                       cond, d->nedges, fn, f->src->vars);
+    return tgs_fmt(c->arena, "if (%s && !(out[%d] = %s(n, grads)))\n    tg_rc = -1;", cond,
+                   f->edges[0], fn);
+}
+
+/* release_saved, for a node that saves tensors ("" otherwise). */
+static const char *release_saved(tge_ctx *c, const templates *t, const tgf_deriv *d, tgt_env *e)
+{
+    const tga_op *op = d->op;
+    tgs_list releases = { 0 };
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? op->nrets : op->nargs); i++)
+            if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
+                tgs_list_addf(&releases, c->arena, "tg__saved_release(&n->%s);",
+                              tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
+    if (releases.n == 0)
+        return "";
+    tgt_set_list(e, "releases", &releases);
+    return tgt_render_str(&t->release, e, c->arena);
+}
+
+static const char *node_code(tge_ctx *c, const templates *t, const tgf_deriv *d)
+{
+    tgs_list formulas = { 0 }, calls = { 0 }, unused = { 0 };
+    bool compiled = false;
+    const char *type = node_type(c, d);
     for (int i = 0; i < d->nformulas; i++) {
         const tgf_formula *f = &d->formulas[i];
         if (!f->root)
             continue;
-        const char *cond = tgt_fmt(c->arena, "tg_rc == 0 && %s", needs_any(c, d, f));
-        if (f->root->kind == TGF_NOT_IMPL)
-            tgt_printf(&b, "    if (%s)\n        tg_rc = tg__not_implemented(%s);\n", cond,
-                       tge_c_string(c, f->root->c));
-        else if (f->src->nvars > 1)
-            tgt_printf(&b, "    if (%s)\n        tg_rc = %s(n, grads, out);\n", cond, fn_name(c, d, f));
-        else if (f->edges[0] < 0)   /* a Tensor[] argument: one gradient per element edge */
-            tgt_printf(&b, "    if (%s)\n        tg_rc = tg__gen_distribute(node, %d, %s(n, grads), out, \"%s\");\n",
-                       cond, d->nedges, fn_name(c, d, f), f->src->vars);
-        else
-            tgt_printf(&b, "    if (%s && !(out[%d] = %s(n, grads)))\n        tg_rc = -1;\n", cond,
-                       f->edges[0], fn_name(c, d, f));
+        if (f->root->kind != TGF_NOT_IMPL) {
+            tgs_list_addf(&formulas, c->arena, "%s\n", tgf_compile(c->arena, d, f, fn_name(c, d, f), type));
+            compiled = true;
+        }
+        tgs_list_add(&calls, c->arena, formula_call(c, d, f));
     }
-    tgt_puts(&b, "    tg__scope_leave_kernel(tg_sc);\n    return tg_rc;\n}\n\n");
-
-    bool release = saves_tensors(d);
-    if (release) {
-        tgt_printf(&b, "static void %s_release_saved(tg_node *node)\n{\n    %s *n = (%s *)node;\n",
-                   d->node_name, type, type);
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < (pass ? op->nrets : op->nargs); i++)
-                if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
-                    tgt_printf(&b, "    tg__saved_release(&n->%s);\n",
-                               tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
-        tgt_puts(&b, "}\n\n");
+    if (!compiled) {   /* only compiled formulas are called with n, grads and out */
+        tgs_list_add(&unused, c->arena, "(void)n;");
+        tgs_list_add(&unused, c->arena, "(void)grads;");
+        tgs_list_add(&unused, c->arena, "(void)out;");
     }
-    tgt_printf(&b, "static const tg_node_vtable %s_vtable = { \"%s\", %s_apply, %s };\n",
-               d->node_name, d->node_name, d->node_name,
-               release ? tgt_fmt(c->arena, "%s_release_saved", d->node_name) : "NULL");
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+    tgt_env *e = tge_env(c);
+    tgt_set(e, "node", d->node_name);
+    tgt_set(e, "type", type);
+    tgt_set(e, "name_text", comment_text(c, d->dv->name_text));
+    tgs_list fields = node_fields(c, d);
+    tgt_set_list(e, "fields", &fields);
+    tgt_set_list(e, "formulas", &formulas);
+    tgt_set_list(e, "unused", &unused);
+    tgt_set_list(e, "calls", &calls);
+    const char *release = release_saved(c, t, d, e);
+    tgt_set(e, "release_saved", release);
+    tgt_set(e, "release", *release ? tgs_fmt(c->arena, "%s_release_saved", d->node_name) : "NULL");
+    return tgt_render_str(&t->node, e, c->arena);
 }
 
 /* ------------------------------------------------------------------ kernels */
 
-/* `static <ret> tg__below_<cname>(<params>)`: the public call with autograd excluded. */
-static const char *below_fn(tge_ctx *c, const tga_op *op)
-{
-    tgt_list pos = { 0 }, opts = { 0 };
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *a = &op->args[i];
-        if (a->default_expr)
-            tgt_list_addf(&opts, c->arena, ".%s = %s", a->name, a->name);
-        else
-            tgt_list_add(&pos, c->arena, a->name);
-    }
-    if (op->opts_name)
-        tgt_list_addf(&pos, c->arena, "(%s){ %s }", op->opts_name, tgt_list_join(&opts, c->arena, ", "));
-    const char *ret = op->ret_ctype;
-    const char *sep = ret[strlen(ret) - 1] == '*' ? "" : " ";
-    return tgt_fmt(c->arena,
-                   "static %s%stg__below_%s(%s)\n{\n"
-                   "    tg_keyset tg_prev = tg__autograd_below_begin();\n"
-                   "    %s%stg_r = %s(%s);\n"
-                   "    tg__autograd_below_end(tg_prev);\n"
-                   "    return tg_r;\n}\n",
-                   ret, sep, op->cname, tga_kernel_params(c->arena, op), ret, sep, op->fn_name,
-                   tgt_list_join(&pos, c->arena, ", "));
-}
-
 static const char *below_call(tge_ctx *c, const tga_op *op)
 {
-    tgt_list args = { 0 };
+    tgs_list args = { 0 };
     for (int i = 0; i < op->nargs; i++)
-        tgt_list_add(&args, c->arena, op->args[i].name);
-    return tgt_fmt(c->arena, "tg__below_%s(%s)", op->cname, tgt_list_join(&args, c->arena, ", "));
+        tgs_list_add(&args, c->arena, op->args[i].name);
+    return tgs_fmt(c->arena, "tg__below_%s(%s)", op->cname, tgs_list_join(&args, c->arena, ", "));
 }
 
-/* The tensors of the call, for tg__any_requires_grad and tg__check_out_no_grad: the array
- * `tg_in` of single tensors, and an expression per Tensor[] argument. */
-static void tensor_args(tge_ctx *c, const tga_op *op, tgt_buf *b, const char *check, const char *fail,
-                        bool negate)
+/* The test of the call's tensors by `check` (tg__any_requires_grad or tg__check_out_no_grad):
+ * the array `tg_in` of single tensors and an expression per Tensor[] argument; the kernel
+ * returns `fail` when the test holds (when it does not, with `negate`). Nothing without
+ * tensors. */
+static tgs_list tensor_check(tge_ctx *c, const tga_op *op, const char *check, const char *fail,
+                             bool negate)
 {
-    tgt_list single = { 0 }, tests = { 0 };
+    tgs_list single = { 0 }, tests = { 0 }, lines = { 0 };
+    const char *prefix = negate ? "" : tgs_fmt(c->arena, "\"%s\", ", op->opname);
     for (int i = 0; i < op->nargs; i++) {
+        const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind))
-            tgt_list_add(&single, c->arena, op->args[i].name);
+            tgs_list_add(&single, c->arena, name);
         else if (op->args[i].kind == TGA_TENSOR_LIST)
-            tgt_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check,
-                          negate ? "" : tgt_fmt(c->arena, "\"%s\", ", op->opname), op->args[i].name,
-                          op->args[i].name);
+            tgs_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check, prefix, name, name);
     }
     if (single.n) {
-        tgt_printf(b, "    tg_tensor *const tg_in[] = { %s };\n", tgt_list_join(&single, c->arena, ", "));
-        tgt_list_addf(&tests, c->arena, "%s(%stg_in, %d)", check,
-                      negate ? "" : tgt_fmt(c->arena, "\"%s\", ", op->opname), single.n);
+        tgs_list_addf(&lines, c->arena, "tg_tensor *const tg_in[] = { %s };",
+                      tgs_list_join(&single, c->arena, ", "));
+        tgs_list_addf(&tests, c->arena, "%s(%stg_in, %d)", check, prefix, single.n);
     }
-    const char *all = tgt_list_join(&tests, c->arena, " || ");
-    if (tests.n == 0)
-        return;
-    if (negate)
-        tgt_printf(b, "    if (!(%s))\n        return %s;\n", all, fail);
-    else
-        tgt_printf(b, "    if (%s)\n        return %s;\n", all, fail);
-}
-
-static const char *out_kernel(tge_ctx *c, const tga_op *op, const char *decl)
-{
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "%s\n{\n", decl);
-    tensor_args(c, op, &b, "tg__check_out_no_grad", tge_error_value(c, op), false);
-    tgt_printf(&b, "    return %s;\n}\n", below_call(c, op));
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+    const char *all = tgs_list_join(&tests, c->arena, " || ");
+    if (tests.n)
+        tgs_list_addf(&lines, c->arena, negate ? "if (!(%s))\n    return %s;" : "if (%s)\n    return %s;",
+                      all, fail);
+    return lines;
 }
 
 /* The value of output i of the call's result `tg_r`. */
 static const char *ret_val(tge_ctx *c, const tga_op *op, int i)
 {
-    return op->ret_struct ? tgt_fmt(c->arena, "tg_r.%s", op->rets[i].name) : "tg_r";
+    return op->ret_struct ? tgs_fmt(c->arena, "tg_r.%s", op->rets[i].name) : "tg_r";
 }
 
 /* Saves input i (before the op) or output i (after it) into the node `tg_n`. */
-static void save_source(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op, bool out, int i,
-                        bool inplace)
+static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool out, int i, bool inplace)
 {
+    const tga_op *op = d->op;
     unsigned u = out ? d->output_uses[i] : d->input_uses[i];
     const char *v = out ? ret_val(c, op, i) : op->args[i].name;
     tga_kind kind = out ? op->rets[i].kind : op->args[i].kind;
-#define F(use) tgf_saved_field(c->arena, d, out, i, use)
+    tgm_arena *a = c->arena;
+#define F(use) tgf_saved_field(a, d, out, i, use)
     if (u & TGF_USE_TENSOR) {
-        if (!out && inplace && i == 0) {
+        if (!out && inplace && i == 0)
             /* The formula needs self as it was: save a copy made before the op (PyTorch's
              * original_self), recorded by autograd so that double backward reaches self. */
-            tgt_printf(b, "    tg_tensor *tg_orig = tg_clone(%s);\n"
-                          "    if (!tg_orig) {\n        tg__node_release(&tg_n->base);\n"
-                          "        return %s;\n    }\n"
-                          "    tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
-                          "    tg_release(tg_orig);\n", v, tge_error_value(c, op), F(TGF_USE_TENSOR));
-        } else {
-            tgt_printf(b, "    tg__saved_save(&tg_n->%s, %s, %s, %d);\n", F(TGF_USE_TENSOR), v,
-                       out ? "true" : "false", out ? i : 0);
-        }
+            tgs_list_addf(lines, a, "tg_tensor *tg_orig = tg_clone(%s);\n"
+                                    "if (!tg_orig) {\n    tg__node_release(&tg_n->base);\n"
+                                    "    return %s;\n}\n"
+                                    "tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
+                                    "tg_release(tg_orig);", v, tga_error_value(a, op), F(TGF_USE_TENSOR));
+        else
+            tgs_list_addf(lines, a, "tg__saved_save(&tg_n->%s, %s, %s, %d);", F(TGF_USE_TENSOR), v,
+                          out ? "true" : "false", out ? i : 0);
         if (kind == TGA_OPT_TENSOR)
-            tgt_printf(b, "    tg_n->%s_defined = %s != NULL;\n", F(0), v);
+            tgs_list_addf(lines, a, "tg_n->%s_defined = %s != NULL;", F(0), v);
         return;
     }
     if (u & TGF_USE_SIZES)
-        tgt_printf(b, "    tg__saved_sizes_save(&tg_n->%s, %s);\n", F(TGF_USE_SIZES), v);
+        tgs_list_addf(lines, a, "tg__saved_sizes_save(&tg_n->%s, %s);", F(TGF_USE_SIZES), v);
     if ((u & TGF_USE_DIM) && !(u & TGF_USE_SIZES))
-        tgt_printf(b, "    tg_n->%s = tg_tensor_dim(%s);\n", F(TGF_USE_DIM), v);
+        tgs_list_addf(lines, a, "tg_n->%s = tg_tensor_dim(%s);", F(TGF_USE_DIM), v);
     if ((u & TGF_USE_NUMEL) && !(u & TGF_USE_SIZES))
-        tgt_printf(b, "    tg_n->%s = tg_tensor_numel(%s);\n", F(TGF_USE_NUMEL), v);
+        tgs_list_addf(lines, a, "tg_n->%s = tg_tensor_numel(%s);", F(TGF_USE_NUMEL), v);
     if (u & TGF_USE_DTYPE)
-        tgt_printf(b, "    tg_n->%s = tg_tensor_dtype(%s);\n", F(TGF_USE_DTYPE), v);
+        tgs_list_addf(lines, a, "tg_n->%s = tg_tensor_dtype(%s);", F(TGF_USE_DTYPE), v);
     if (u & TGF_USE_DEVICE)
-        tgt_printf(b, "    tg_n->%s = tg_tensor_device(%s);\n", F(TGF_USE_DEVICE), v);
+        tgs_list_addf(lines, a, "tg_n->%s = tg_tensor_device(%s);", F(TGF_USE_DEVICE), v);
     if (u & TGF_USE_VALUE) {
         if (kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST)
-            tgt_printf(b, "    tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);\n", F(TGF_USE_VALUE), v);
-        else if (kind == TGA_STR || kind == TGA_OPT_STR)
-            ;   /* copied last by save_strings: int lists before them stay 8-byte aligned */
-        else
-            tgt_printf(b, "    tg_n->%s = %s;\n", F(TGF_USE_VALUE), v);
+            tgs_list_addf(lines, a, "tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);", F(TGF_USE_VALUE), v);
+        else if (kind != TGA_STR && kind != TGA_OPT_STR)   /* strings: save_inputs, last */
+            tgs_list_addf(lines, a, "tg_n->%s = %s;", F(TGF_USE_VALUE), v);
     }
 #undef F
 }
 
 /* Bytes of int lists and strings the node keeps after its struct (ints first: aligned). */
-static const char *extra_bytes(tge_ctx *c, const tgf_deriv *d, const tga_op *op)
+static const char *extra_bytes(tge_ctx *c, const tgf_deriv *d)
 {
-    tgt_list ints = { 0 }, strs = { 0 };
+    const tga_op *op = d->op;
+    tgs_list ints = { 0 }, strs = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         if (!(d->input_uses[i] & TGF_USE_VALUE))
             continue;
         tga_kind k = op->args[i].kind;
         if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST)
-            tgt_list_addf(&ints, c->arena, "tg__gen_ints_bytes(%s)", op->args[i].name);
+            tgs_list_addf(&ints, c->arena, "tg__gen_ints_bytes(%s)", op->args[i].name);
         else if (k == TGA_STR || k == TGA_OPT_STR)
-            tgt_list_addf(&strs, c->arena, "tg__gen_str_bytes(%s)", op->args[i].name);
+            tgs_list_addf(&strs, c->arena, "tg__gen_str_bytes(%s)", op->args[i].name);
     }
     for (int k = 0; k < d->nlist_sizes; k++)
-        tgt_list_addf(&ints, c->arena, "(size_t)%s.len * sizeof(int64_t)",
+        tgs_list_addf(&ints, c->arena, "(size_t)%s.len * sizeof(int64_t)",
                       op->args[d->list_sizes[k].arg].name);
     for (int i = 0; i < strs.n; i++)
-        tgt_list_add(&ints, c->arena, strs.items[i]);
-    return ints.n ? tgt_list_join(&ints, c->arena, " + ") : NULL;
+        tgs_list_add(&ints, c->arena, strs.items[i]);
+    return ints.n ? tgs_list_join(&ints, c->arena, " + ") : NULL;
 }
 
 /* Edges: an entry's keys in order (RECORD), or every tensor argument (NOT_IMPL). */
-static void set_edges(tge_ctx *c, tgt_buf *b, const tga_op *op, const tgf_deriv *d, const char *node)
+static tgs_list edges(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *node)
 {
+    tgs_list lines = { 0 };
+    const char *loop = "for (int64_t tg_i = 0; tg_i < %s.len; tg_i++)\n"
+                       "    tg__node_set_next_edge(%s, %s, %s.data[tg_i]);";
     if (d) {
         for (int e = 0; e < d->nedges; e++)
-            tgt_printf(b, "    tg__node_set_next_edge(%s, %d, %s);\n", node, e,
-                       op->args[d->edge_arg[e]].name);
-        if (d->list_arg >= 0)
-            tgt_printf(b, "    for (int64_t tg_i = 0; tg_i < %s.len; tg_i++)\n"
-                          "        tg__node_set_next_edge(%s, %d + (int)tg_i, %s.data[tg_i]);\n",
-                       op->args[d->list_arg].name, node, d->nedges, op->args[d->list_arg].name);
-        return;
+            tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, %d, %s);", node, e,
+                          op->args[d->edge_arg[e]].name);
+        const char *list = d->list_arg >= 0 ? op->args[d->list_arg].name : NULL;
+        if (list)
+            tgs_list_addf(&lines, c->arena, loop, list, node,
+                          tgs_fmt(c->arena, "%d + (int)tg_i", d->nedges), list);
+        return lines;
     }
-    tgt_puts(b, "    int tg_e = 0;\n");
+    tgs_list_add(&lines, c->arena, "int tg_e = 0;");
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind))
-            tgt_printf(b, "    tg__node_set_next_edge(%s, tg_e++, %s);\n", node, name);
+            tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, tg_e++, %s);", node, name);
         else if (op->args[i].kind == TGA_TENSOR_LIST)
-            tgt_printf(b, "    for (int64_t tg_i = 0; tg_i < %s.len; tg_i++)\n"
-                          "        tg__node_set_next_edge(%s, tg_e++, %s.data[tg_i]);\n", name, node, name);
+            tgs_list_addf(&lines, c->arena, loop, name, node, "tg_e++", name);
     }
+    return lines;
 }
 
 static const char *num_next(tge_ctx *c, const tga_op *op)
 {
     int fixed = 0;
-    tgt_list l = { 0 };
+    tgs_list l = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         fixed += is_tensor_kind(op->args[i].kind);
         if (op->args[i].kind == TGA_TENSOR_LIST)
-            tgt_list_addf(&l, c->arena, "(int)%s.len", op->args[i].name);
+            tgs_list_addf(&l, c->arena, "(int)%s.len", op->args[i].name);
     }
-    const char *lists = tgt_list_join(&l, c->arena, " + ");
-    return l.n ? tgt_fmt(c->arena, "%d + %s", fixed, lists) : tgt_fmt(c->arena, "%d", fixed);
+    const char *lists = tgs_list_join(&l, c->arena, " + ");
+    return l.n ? tgs_fmt(c->arena, "%d + %s", fixed, lists) : tgs_fmt(c->arena, "%d", fixed);
 }
 
 /* A dim of `xs.size(d)` in terms of the kernel's parameters (literals, int arguments and C
@@ -351,188 +328,202 @@ static const char *record_expr(tge_ctx *c, const tga_op *op, const tgf_node *n)
     case TGF_INPUT: return op->args[n->index].name;
     case TGF_COP:
         if (n->nargs == 1)
-            return tgt_fmt(c->arena, "(%s%s)", n->c, record_expr(c, op, n->args[0]));
-        return tgt_fmt(c->arena, "(%s %s %s)", record_expr(c, op, n->args[0]), n->c,
+            return tgs_fmt(c->arena, "(%s%s)", n->c, record_expr(c, op, n->args[0]));
+        return tgs_fmt(c->arena, "(%s %s %s)", record_expr(c, op, n->args[0]), n->c,
                        record_expr(c, op, n->args[1]));
     default: return "0";
     }
 }
 
-/* Copies the string arguments the formulas read after every int list in the node's trailing
- * storage (extra_bytes reserves ints first for the same reason: alignment). */
-static void save_strings(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op)
+/* What the node keeps of the inputs, in the order its trailing storage needs: each
+ * `xs.size(d)` the formulas read (the elements' sizes), the inputs, then the strings after
+ * every int list (extra_bytes reserves ints first for the same reason: alignment). */
+static tgs_list save_inputs(tge_ctx *c, const tgf_deriv *d, bool inplace)
 {
+    const tga_op *op = d->op;
+    tgs_list lines = { 0 };
+    for (int k = 0; k < d->nlist_sizes; k++)
+        tgs_list_addf(&lines, c->arena, "tg_n->%s = tg__gen_keep_list_sizes(%s, %s, &tg_cursor);",
+                      tgf_list_size_field(c->arena, d, k), op->args[d->list_sizes[k].arg].name,
+                      record_expr(c, op, d->list_sizes[k].dim));
+    for (int i = 0; i < op->nargs; i++)
+        save_source(c, &lines, d, false, i, inplace);
     for (int i = 0; i < op->nargs; i++) {
         tga_kind k = op->args[i].kind;
         if ((d->input_uses[i] & TGF_USE_VALUE) && (k == TGA_STR || k == TGA_OPT_STR))
-            tgt_printf(b, "    tg_n->%s = tg__gen_keep_str(%s, &tg_cursor);\n",
-                       tgf_saved_field(c->arena, d, false, i, TGF_USE_VALUE), op->args[i].name);
+            tgs_list_addf(&lines, c->arena, "tg_n->%s = tg__gen_keep_str(%s, &tg_cursor);",
+                          tgf_saved_field(c->arena, d, false, i, TGF_USE_VALUE), op->args[i].name);
     }
+    return lines;
 }
 
-/* Saves each `xs.size(d)` the formulas read: the elements' sizes, after the struct. */
-static void save_list_sizes(tge_ctx *c, tgt_buf *b, const tgf_deriv *d, const tga_op *op)
+/* The holes shared by both record templates: the node (the entry's, or NotImplemented's when
+ * d is NULL) with `noutputs` outputs, its edges and what it saves of the inputs. */
+static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl,
+                           const char *noutputs, bool inplace)
 {
-    for (int k = 0; k < d->nlist_sizes; k++)
-        tgt_printf(b, "    tg_n->%s = tg__gen_keep_list_sizes(%s, %s, &tg_cursor);\n",
-                   tgf_list_size_field(c->arena, d, k), op->args[d->list_sizes[k].arg].name,
-                   record_expr(c, op, d->list_sizes[k].dim));
+    tgt_env *e = tge_env(c);
+    const char *node = d ? "&tg_n->base" : "tg_n";
+    const char *extra = d ? extra_bytes(c, d) : NULL;
+    tgs_list check = tensor_check(c, op, "tg__any_requires_grad", below_call(c, op), true);
+    tgs_list saves = { 0 }, links = edges(c, op, d, node);
+    if (d) {
+        const char *next = d->list_arg < 0 ? tgs_fmt(c->arena, "%d", d->nedges)
+                           : tgs_fmt(c->arena, "%d + (int)%s.len", d->nedges, op->args[d->list_arg].name);
+        tgt_setf(e, "node_new", "%s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, %s, %s);",
+                 node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
+                 d->node_name, noutputs, next);
+        saves = save_inputs(c, d, inplace);
+    } else {
+        tgt_setf(e, "node_new", "tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, %s, %s);",
+                 op->cname, noutputs, num_next(c, op));
+    }
+    tgt_set(e, "decl", decl);
+    tgt_set(e, "node", node);
+    tgt_set(e, "fail", tga_error_value(c->arena, op));
+    tgt_set(e, "below_call", below_call(c, op));
+    tgt_set(e, "cursor", extra ? "char *tg_cursor = (char *)(tg_n + 1);" : "");
+    tgt_set_list(e, "check", &check);
+    tgt_set_list(e, "edges", &links);
+    tgt_set_list(e, "save_inputs", &saves);
+    return e;
 }
 
 /* An op returning one Tensor[]: its node has an output per element, so the op runs first (it
  * is never in place, so the inputs saved after it are as they were), then the node is made
  * with the list's length and every element gets history. */
-static const char *record_list_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl)
+static const char *record_list_kernel(tge_ctx *c, const templates *t, const tga_op *op,
+                                      const tgf_deriv *d, const char *decl)
 {
-    const char *fail = tge_error_value(c, op);
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "%s\n{\n", decl);
-    tensor_args(c, op, &b, "tg__any_requires_grad", below_call(c, op), true);
-    tgt_printf(&b, "    tg_tensor_list tg_r = %s;\n    if (!tg_r.data)\n        return tg_r;\n", below_call(c, op));
-    const char *node = d ? "&tg_n->base" : "tg_n";
-    const char *extra = d ? extra_bytes(c, d, op) : NULL;
-    if (d) {
-        const char *next = d->list_arg < 0 ? tgt_fmt(c->arena, "%d", d->nedges)
-                           : tgt_fmt(c->arena, "%d + (int)%s.len", d->nedges, op->args[d->list_arg].name);
-        tgt_printf(&b, "    %s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, (int)tg_r.len, %s);\n",
-                   node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
-                   d->node_name, next);
-    } else {
-        tgt_printf(&b, "    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, (int)tg_r.len, %s);\n",
-                   op->cname, num_next(c, op));
-    }
-    tgt_printf(&b, "    if (!tg_n) {\n        tg_tensor_list_release(tg_r);\n        return %s;\n    }\n", fail);
-    if (extra)
-        tgt_puts(&b, "    char *tg_cursor = (char *)(tg_n + 1);\n");
-    set_edges(c, &b, op, d, node);
-    if (d)
-        save_list_sizes(c, &b, d, op);
-    for (int i = 0; d && i < op->nargs; i++)
-        save_source(c, &b, d, op, false, i, false);
-    if (d)
-        save_strings(c, &b, d, op);
+    tgt_env *e = record_env(c, op, d, decl, "(int)tg_r.len", false);
+    tgs_list history = { 0 };
     if (!d || d->output_diff[0])
-        tgt_printf(&b, "    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
-                      "        if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
-                      "            tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);\n", node);
-    tgt_printf(&b, "    tg__node_release(%s);\n    return tg_r;\n}\n", node);
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+        tgs_list_addf(&history, c->arena, "for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
+                                          "    if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
+                                          "        tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);",
+                      d ? "&tg_n->base" : "tg_n");
+    tgt_set_list(e, "history", &history);
+    return tgt_render_str(&t->record_list, e, c->arena);
 }
 
-static const char *record_kernel(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl)
+static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *op,
+                                 const tgf_deriv *d, const char *decl)
 {
     if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)
-        return record_list_kernel(c, op, d, decl);
+        return record_list_kernel(c, t, op, d, decl);
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
-    const char *fail = tge_error_value(c, op);
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "%s\n{\n", decl);
-    tensor_args(c, op, &b, "tg__any_requires_grad", below_call(c, op), true);
-    if (inplace)
-        tgt_printf(&b, "    if (tg__check_inplace(\"%s\", %s))\n        return %s;\n", op->opname,
-                   op->args[0].name, fail);
+    tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace);
     const char *node = d ? "&tg_n->base" : "tg_n";
-    if (d) {
-        const char *extra = extra_bytes(c, d, op);
-        const char *next = d->list_arg < 0 ? tgt_fmt(c->arena, "%d", d->nedges)
-                           : tgt_fmt(c->arena, "%d + (int)%s.len", d->nedges, op->args[d->list_arg].name);
-        tgt_printf(&b, "    %s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, %d, %s);\n",
-                   node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
-                   d->node_name, op->nrets, next);
-    } else {
-        tgt_printf(&b, "    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, %d, %s);\n",
-                   op->cname, op->nrets, num_next(c, op));
-    }
-    tgt_printf(&b, "    if (!tg_n)\n        return %s;\n", fail);
-    if (d && extra_bytes(c, d, op))
-        tgt_puts(&b, "    char *tg_cursor = (char *)(tg_n + 1);\n");
-    set_edges(c, &b, op, d, node);
-    if (d)
-        save_list_sizes(c, &b, d, op);
-    for (int i = 0; d && i < op->nargs; i++)
-        save_source(c, &b, d, op, false, i, inplace);
-    if (d)
-        save_strings(c, &b, d, op);
-    const char *ret = op->ret_ctype;
-    tgt_printf(&b, "    %s%stg_r = %s;\n", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", below_call(c, op));
-    tgt_printf(&b, "    if (!%s) {\n        tg__node_release(%s);\n        return %s;\n    }\n",
-               ret_val(c, op, 0), node, fail);
+    tgs_list history = { 0 }, saves = { 0 };
     for (int i = 0; i < op->nrets; i++)
         if (!d || d->output_diff[i])
-            tgt_printf(&b, "    if (tg__gen_differentiable(%s))\n        tg__set_history(%s, %s, %d);\n",
-                       ret_val(c, op, i), ret_val(c, op, i), node, i);
+            tgs_list_addf(&history, c->arena, "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
+                          ret_val(c, op, i), ret_val(c, op, i), node, i);
     for (int i = 0; d && i < op->nrets; i++)
-        save_source(c, &b, d, op, true, i, inplace);
-    tgt_printf(&b, "    tg__node_release(%s);\n    return tg_r;\n}\n", node);
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+        save_source(c, &saves, d, true, i, inplace);
+    const char *check = tgs_fmt(c->arena, "if (tg__check_inplace(\"%s\", %s))\n    return %s;",
+                                op->opname, op->nargs ? op->args[0].name : "NULL",
+                                tga_error_value(c->arena, op));
+    tgt_set(e, "inplace_check", inplace ? check : "");
+    tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
+    tgt_set(e, "result0", ret_val(c, op, 0));
+    tgt_set_list(e, "history", &history);
+    tgt_set_list(e, "save_outputs", &saves);
+    return tgt_render_str(&t->record, e, c->arena);
 }
 
-static const char *not_impl_node(tge_ctx *c, const tga_op *op)
+static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, const char *decl)
 {
-    return tgt_fmt(c->arena,
-                   "static int tg__ni_apply_%s(tg_node *node, tg_tensor *const *grads, tg_tensor **out)\n{\n"
-                   "    (void)node;\n    (void)grads;\n    (void)out;\n"
-                   "    return tg__not_implemented(\"%s\");\n}\n\n"
-                   "static const tg_node_vtable tg__ni_vtable_%s = { \"NotImplemented\", tg__ni_apply_%s, NULL };\n\n",
-                   op->cname, op->f->schema.full_name, op->cname, op->cname);
+    tgt_env *e = tge_env(c);
+    tgs_list check = tensor_check(c, op, "tg__check_out_no_grad", tga_error_value(c->arena, op), false);
+    tgt_set(e, "decl", decl);
+    tgt_set_list(e, "check", &check);
+    tgt_set(e, "below_call", below_call(c, op));
+    return tgt_render_str(&t->out, e, c->arena);
 }
 
-static const char *kernel_code(tge_ctx *c, const tga_op *op, const tgf_derivs *ds)
+/* The kernel proper, by kind; NULL for none (or an entry that failed to check: reported). A
+ * NotImplemented kernel comes with its node (*not_impl_node, "" for the others). */
+static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
+                               const tgf_derivs *ds, const char **not_impl_node)
 {
-    const char *ret = op->ret_ctype;
-    const char *decl = tgt_fmt(c->arena, "%s%stg__autograd_kernel_%s(%s)", ret,
-                               ret[strlen(ret) - 1] == '*' ? "" : " ", op->cname,
-                               tga_kernel_params(c->arena, op));
-    const char *head = tgt_fmt(c->arena, "/* %s */\n%s\n", tga_schema_comment(c->arena, op->f),
-                               below_fn(c, op));
+    const char *decl = tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__autograd_kernel_%s", op->cname));
+    *not_impl_node = "";
     switch (op->autograd) {
-    case TGA_AUTOGRAD_OUT: return tgt_fmt(c->arena, "%s%s", head, out_kernel(c, op, decl));
-    case TGA_AUTOGRAD_NOT_IMPL:
-        return tgt_fmt(c->arena, "%s%s%s", head, not_impl_node(c, op), record_kernel(c, op, NULL, decl));
+    case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
+    case TGA_AUTOGRAD_NOT_IMPL: {
+        tgt_env *e = tge_env(c);
+        tgt_set(e, "cname", op->cname);
+        tgt_set(e, "full_name", op->f->schema.full_name);
+        *not_impl_node = tgt_render_str(&t->not_impl, e, c->arena);
+        return record_kernel(c, t, op, NULL, decl);
+    }
     case TGA_AUTOGRAD_RECORD:
-        if (ds->by_op[op->index])
-            return tgt_fmt(c->arena, "%s%s", head, record_kernel(c, op, ds->by_op[op->index], decl));
-        return NULL;   /* its entry failed to check: already reported */
+        return ds->by_op[op->index] ? record_kernel(c, t, op, ds->by_op[op->index], decl) : NULL;
     default: return NULL;
     }
 }
 
+/* The schema comment, `tg__below_<cname>` (the public call with autograd excluded) and the
+ * kernel. */
+static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op, const tgf_derivs *ds)
+{
+    const char *not_impl_node;
+    const char *kernel = kernel_body(c, t, op, ds, &not_impl_node);
+    if (!kernel)
+        return NULL;
+    const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
+    for (int i = 0; i < op->nargs; i++)
+        args[i] = op->args[i].name;
+    tgt_env *e = tge_env(c);
+    tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
+    tgt_set(e, "below_decl", tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__below_%s", op->cname)));
+    tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
+    tgt_set(e, "public_call", tga_public_call(c->arena, op, args));
+    tgt_set(e, "not_impl_node", not_impl_node);
+    tgt_set(e, "kernel", kernel);
+    return tgt_render_str(&t->kernel, e, c->arena);
+}
+
 /* ------------------------------------------------------------------ files */
+
+static templates load_templates(tge_ctx *c)
+{
+    return (templates){
+        tge_template(c, "tg_autograd_node.c.in"), tge_template(c, "tg_autograd_release.c.in"),
+        tge_template(c, "tg_autograd_kernel.c.in"), tge_template(c, "tg_autograd_not_impl.c.in"),
+        tge_template(c, "tg_autograd_out.c.in"), tge_template(c, "tg_autograd_record.c.in"),
+        tge_template(c, "tg_autograd_record_list.c.in"),
+    };
+}
 
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
     if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0)
         return;
-    tgt_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
+    templates t = load_templates(c);
+    tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     for (int i = 0; i < ds.n; i++)
         if (ds.d[i].op)
-            tgt_list_addf(&nodes, c->arena, "%s\n", node_code(c, &ds.d[i]));
+            tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        const char *k = kernel_code(c, op, &ds);
+        const char *k = kernel_code(c, &t, op, &ds);
         if (k)
-            tgt_list_addf(&kernels, c->arena, "%s\n", k);
+            tgs_list_addf(&kernels, c->arena, "%s\n", k);
         if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i])
-            tgt_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname, op->f->schema.full_name);
+            tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname, op->f->schema.full_name);
     }
     if (nodes.n == 0)
-        tgt_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
+        tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
     if (kernels.n == 0)
-        tgt_list_add(&kernels, c->arena, "/* (none) */");
-    tgt_template file = tge_template(c, "tg_autograd.c.in");
+        tgs_list_add(&kernels, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "nodes", &nodes);
     tgt_set_list(e, "kernels", &kernels);
-    tge_add_file(c, c->opts->out_dir, "tg_autograd.c", tgt_render_str(&file, e, c->arena));
-    tgt_template list = tge_template(c, "tg_grad_op_list.h.in");
+    tge_render_file(c, "tg_autograd.c.in", e, c->opts->out_dir, "tg_autograd.c");
     e = tge_env(c);
     tgt_set_list(e, "ops", &grad_ops);
-    tge_add_file(c, c->opts->out_dir, "tg_grad_op_list.h", tgt_render_str(&list, e, c->arena));
+    tge_render_file(c, "tg_grad_op_list.h.in", e, c->opts->out_dir, "tg_grad_op_list.h");
 }

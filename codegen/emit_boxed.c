@@ -3,49 +3,46 @@
 
 #include "emit_internal.h"
 
-/* "return push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);" */
+/* "return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);" */
 static const char *push_results(tge_ctx *c, const tga_op *op) {
     if (!op->ret_struct) {
         tga_kind k = op->rets ? op->rets[0].kind : TGA_TENSOR;
-        if (k == TGA_TENSOR) return "return push_tensors(tg_s, &tg_r, 1);";
-        if (k == TGA_TENSOR_LIST) return "return push_tensor_list(tg_s, tg_r);";
-        return tgt_fmt(c->arena, "return push_%s(tg_s, tg_r);", tga_box_suffix(k));
+        if (k == TGA_TENSOR) return "return tg__push_tensors(tg_s, &tg_r, 1);";
+        if (k == TGA_TENSOR_LIST) return "return tg__push_tensor_list(tg_s, tg_r);";
+        return tgs_fmt(c->arena, "return tg__push_%s(tg_s, tg_r);", tga_box_suffix(k));
     }
     bool all_tensors = true;
     for (int r = 0; r < op->nrets; r++) all_tensors = all_tensors && op->rets[r].kind == TGA_TENSOR;
-    tgt_list fields = { 0 };
+    tgs_list fields = { 0 };
     if (all_tensors) {
-        for (int r = 0; r < op->nrets; r++) tgt_list_addf(&fields, c->arena, "tg_r.%s", op->rets[r].name);
-        return tgt_fmt(c->arena, "return push_tensors(tg_s, (tg_tensor *[]){ %s }, %d);",
-                       tgt_list_join(&fields, c->arena, ", "), op->nrets);
+        for (int r = 0; r < op->nrets; r++) tgs_list_addf(&fields, c->arena, "tg_r.%s", op->rets[r].name);
+        return tgs_fmt(c->arena, "return tg__push_tensors(tg_s, (tg_tensor *[]){ %s }, %d);",
+                       tgs_list_join(&fields, c->arena, ", "), op->nrets);
     }
     /* Mixed results: tensors first checked one by one. */
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     for (int r = 0; r < op->nrets; r++) {
         if (op->rets[r].kind == TGA_TENSOR)
-            tgt_printf(&b, "if (push_tensors(tg_s, &tg_r.%s, 1)) return -1;\n", op->rets[r].name);
+            tgs_printf(&b, "if (tg__push_tensors(tg_s, &tg_r.%s, 1)) return -1;\n", op->rets[r].name);
         else
-            tgt_printf(&b, "push_%s(tg_s, tg_r.%s);\n", tga_box_suffix(op->rets[r].kind), op->rets[r].name);
+            tgs_printf(&b, "tg__push_%s(tg_s, tg_r.%s);\n", tga_box_suffix(op->rets[r].kind), op->rets[r].name);
     }
-    tgt_puts(&b, "return 0;");
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+    tgs_puts(&b, "return 0;");
+    return tgs_finish(&b, c->arena);
 }
 
 static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
-    tgt_list decls = { 0 }, unbox = { 0 }, args = { 0 };
-    if (op->nargs) tgt_list_addf(&decls, c->arena, "const tg_ivalue *tg_a = &tg_s->v[tg_s->n - %d];", op->nargs);
+    tgs_list decls = { 0 }, unbox = { 0 }, args = { 0 };
+    if (op->nargs) tgs_list_addf(&decls, c->arena, "const tg_ivalue *tg_a = &tg_s->v[tg_s->n - %d];", op->nargs);
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
-        tgt_list_addf(&decls, c->arena, "%s;", tga_cdecl(c->arena, ca->kind, ca->name));
-        tgt_list_addf(&unbox, c->arena, "if (unbox_%s(&tg_a[%d], &%s)) return bad_arg(tg_s, %d, %d, \"%s\", \"%s\", \"%s\");",
+        tgs_list_addf(&decls, c->arena, "%s;", tga_cdecl(c->arena, ca->kind, ca->name));
+        tgs_list_addf(&unbox, c->arena, "if (tg__unbox_%s(&tg_a[%d], &%s)) return tg__boxed_bad_arg(tg_s, %d, %d, \"%s\", \"%s\", \"%s\");",
                       tga_box_suffix(ca->kind), i, ca->name, op->nargs, i, op->f->schema.full_name,
                       ca->arg->name, tga_type_text(c->arena, &ca->arg->type));
-        tgt_list_add(&args, c->arena, ca->name);
+        tgs_list_add(&args, c->arena, ca->name);
     }
-    const char *ret = op->ret_ctype;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "name", op->boxed_name);
@@ -53,19 +50,16 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     tgt_set(e, "full_name", op->f->schema.full_name);
     tgt_set_list(e, "decls", &decls);
     tgt_set_list(e, "unbox", &unbox);
-    tgt_setf(e, "result_decl", "%s%stg_r", ret, ret[strlen(ret) - 1] == '*' ? "" : " ");
+    tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
     tgt_set(e, "kfn", op->kfn_type);
-    tgt_set(e, "args", tgt_list_join(&args, c->arena, ", "));
+    tgt_set(e, "args", tgs_list_join(&args, c->arena, ", "));
     tgt_set(e, "push", push_results(c, op));
     return tgt_render_str(t, e, c->arena);
 }
 
 void tge_emit_boxed(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_boxed.c.in");
-    tgt_template one = tge_template(c, "tg_boxed_caller.c.in");
-    tgt_list callers = { 0 };
-    for (int i = 0; i < c->ops.n; i++) tgt_list_add(&callers, c->arena, caller(c, &one, &c->ops.ops[i]));
+    tgs_list callers = tge_per_op(c, "tg_boxed_caller.c.in", caller);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "callers", &callers);
-    tge_add_file(c, c->opts->out_dir, "tg_boxed.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_boxed.c.in", e, c->opts->out_dir, "tg_boxed.c");
 }

@@ -1,4 +1,6 @@
-/* Shared by emit.c and the emit_*.c files: the emission context and its output files. */
+/* Shared by emit.c (the driver), emit_ctx.c (the context) and the emitters (emit_*.c): the
+ * emission context and its output files. Emitters call only emit_ctx.c and the api and
+ * template stages, never emit.c or one another. */
 #ifndef TGEN_EMIT_INTERNAL_H
 #define TGEN_EMIT_INTERNAL_H
 
@@ -15,22 +17,29 @@ typedef struct tge_file {
 
 typedef struct tge_ctx {
     const tgm_model *model;
-    const tgen_emit_options *opts;
-    tgm_arena *arena;          /* everything emitted lives here until tgen_emit_all returns */
+    const tge_options *opts;
+    tgm_arena *arena;          /* everything emitted lives here until tge_emit_all returns */
     tga_ops ops;
     const char *source;        /* "specs/native_functions.yaml", for the generated-by line */
     tge_file files[TGE_MAX_FILES];
     int nfiles;
 } tge_ctx;
 
+/* ---- the context (emit_ctx.c) ---- */
 /* Loads templates/<name>; errors are reported and counted by tgm_error. */
 tgt_template tge_template(tge_ctx *c, const char *name);
 /* A fresh environment holding ${source}. */
 tgt_env *tge_env(tge_ctx *c);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
+/* Renders templates/<template_name> under e and queues it as <dir>/<name>. */
+void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
+                     const char *name);
+/* item(c, t, op) for every operator in op order, t being templates/<item_template>. */
+tgs_list tge_per_op(tge_ctx *c, const char *item_template,
+                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op));
 
-/* One emitter per generated file. */
+/* ---- one emitter per generated file, called by emit.c ---- */
 void tge_emit_ops_h(tge_ctx *c);         /* generated/tg_ops.h */
 void tge_emit_kernels_h(tge_ctx *c);     /* generated/tg_kernels.h */
 void tge_emit_ops_c(tge_ctx *c);         /* generated/tg_ops.c */
@@ -40,18 +49,5 @@ void tge_emit_boxed(tge_ctx *c);         /* generated/tg_boxed.c */
 void tge_emit_op_list(tge_ctx *c);       /* generated/tg_op_list.h */
 void tge_emit_autograd(tge_ctx *c);      /* generated/tg_autograd.c, tg_grad_op_list.h */
 void tge_emit_docs(tge_ctx *c);          /* docs/ops.md */
-
-/* Helpers used by several emitters (emit.c). */
-/* "tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)" */
-const char *tge_public_prototype(tge_ctx *c, const tga_op *op);
-/* The positional parameters of the public function ("tg_tensor *self, tg_tensor *other"). */
-const char *tge_positional_params(tge_ctx *c, const tga_op *op);
-/* The value a public function returns on error: "NULL", "(tg_values_indices){ 0 }", ... */
-const char *tge_error_value(tge_ctx *c, const tga_op *op);
-/* The options struct of an op with defaulted arguments, each default in a comment ("" else);
- * emit_ops_h.c. */
-const char *tge_opts_struct(tge_ctx *c, const tga_op *op);
-/* A C string literal with the text, escaped. */
-const char *tge_c_string(tge_ctx *c, const char *text);
 
 #endif

@@ -3,15 +3,6 @@
 
 #include "emit_internal.h"
 
-/* "tg_tensor *tg__cpu_add_out(tg_tensor *self, ...)": a declaration of `name` with op's
- * kernel signature. */
-static const char *kernel_decl(tge_ctx *c, const tga_op *op, const char *name) {
-    const char *ret = op->ret_ctype;
-    size_t n = strlen(ret);
-    return tgt_fmt(c->arena, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", name,
-                   tga_kernel_params(c->arena, op));
-}
-
 static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, const char *symbol) {
     for (int i = 0; i <= op_index; i++) {
         const tga_op *o = &c->ops.ops[i];
@@ -23,38 +14,35 @@ static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, co
 }
 
 void tge_emit_kernels_h(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_kernels.h.in");
-    tgt_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
+    tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        const char *ret = op->ret_ctype;
-        tgt_list_addf(&types, c->arena, "typedef %s%s(*%s)(%s);", ret,
-                      ret[strlen(ret) - 1] == '*' ? "" : " ", op->kfn_type,
-                      tga_kernel_params(c->arena, op));
-        tgt_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
+        const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
+        tgs_list_addf(&types, c->arena, "typedef %s;", tga_kernel_decl(c->arena, op, ptr));
+        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
                       op->boxed_name, op->f->schema.full_name);
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (kn->origin == TGA_KERNEL_WRITTEN) {
                 if (declared_before(c, i, k, kn->symbol)) continue;
-                tgt_list_addf(&protos, c->arena, "/* %s */\n%s;\n", tga_schema_comment(c->arena, op->f),
-                              kernel_decl(c, op, kn->symbol));
+                tgs_list_addf(&protos, c->arena, "/* %s */\n%s;\n", tga_schema_comment(c->arena, op->f),
+                              tga_kernel_decl(c->arena, op, kn->symbol));
             } else if (kn->origin == TGA_KERNEL_AUTOGRAD) {
-                tgt_list_addf(&autograd, c->arena, "%s;   /* %s */", kernel_decl(c, op, kn->symbol),
+                tgs_list_addf(&autograd, c->arena, "%s;   /* %s */", tga_kernel_decl(c->arena, op, kn->symbol),
                               op->f->schema.full_name);
             } else {
-                tgt_list_addf(&glue, c->arena, "%s;   /* %s */", kernel_decl(c, op, kn->symbol),
+                tgs_list_addf(&glue, c->arena, "%s;   /* %s */", tga_kernel_decl(c->arena, op, kn->symbol),
                               op->f->schema.full_name);
             }
         }
     }
-    if (glue.n == 0) tgt_list_add(&glue, c->arena, "/* (none) */");
-    if (autograd.n == 0) tgt_list_add(&autograd, c->arena, "/* (none: no derivatives file) */");
+    if (glue.n == 0) tgs_list_add(&glue, c->arena, "/* (none) */");
+    if (autograd.n == 0) tgs_list_add(&autograd, c->arena, "/* (none: no derivatives file) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "kernel_types", &types);
     tgt_set_list(e, "kernel_protos", &protos);
     tgt_set_list(e, "glue_protos", &glue);
     tgt_set_list(e, "autograd_protos", &autograd);
     tgt_set_list(e, "boxed_protos", &boxed);
-    tge_add_file(c, c->opts->out_dir, "tg_kernels.h", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, "tg_kernels.h");
 }

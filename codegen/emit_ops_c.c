@@ -5,50 +5,50 @@
 
 /* How the stub reads argument i: by name, or from the options struct. */
 static const char *arg_ref(tge_ctx *c, const tga_arg *ca) {
-    return ca->default_expr ? tgt_fmt(c->arena, "opts.%s", ca->name) : ca->name;
+    return ca->default_expr ? tgs_fmt(c->arena, "opts.%s", ca->name) : ca->name;
 }
 
 /* NULL checks of required tensors (and of each tensor of a list). */
-static void null_checks(tge_ctx *c, const tga_op *op, tgt_list *out) {
+static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out) {
     bool returns_tensor = !op->ret_struct && op->rets && op->rets[0].kind == TGA_TENSOR;
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         const char *ref = arg_ref(c, ca), *cond;
-        if (ca->kind == TGA_TENSOR) cond = tgt_fmt(c->arena, "!%s", ref);
+        if (ca->kind == TGA_TENSOR) cond = tgs_fmt(c->arena, "!%s", ref);
         else if (ca->kind == TGA_TENSOR_LIST)
-            cond = tgt_fmt(c->arena, "tg__any_null(%s.data, (int)%s.len)", ref, ref);
+            cond = tgs_fmt(c->arena, "tg__any_null(%s.data, (int)%s.len)", ref, ref);
         else continue;
         if (returns_tensor)
-            tgt_list_addf(out, c->arena, "if (%s) return null_arg(\"%s\", \"%s\");", cond,
+            tgs_list_addf(out, c->arena, "if (%s) return tg__null_arg(\"%s\", \"%s\");", cond,
                           op->opname, ca->arg->name);
         else
-            tgt_list_addf(out, c->arena, "if (%s) { null_arg(\"%s\", \"%s\"); return %s; }", cond,
-                          op->opname, ca->arg->name, tge_error_value(c, op));
+            tgs_list_addf(out, c->arena, "if (%s) { tg__null_arg(\"%s\", \"%s\"); return %s; }", cond,
+                          op->opname, ca->arg->name, tga_error_value(c->arena, op));
     }
 }
 
 /* The key set before exclusions: the union of the tensor arguments' keys; an op without
  * tensors dispatches on its device option, else on CPU. */
 static const char *key_expr(tge_ctx *c, const tga_op *op) {
-    tgt_list terms = { 0 };
+    tgs_list terms = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         const char *ref = arg_ref(c, ca);
-        if (ca->kind == TGA_TENSOR) tgt_list_addf(&terms, c->arena, "tg__tensor_keys(%s)", ref);
-        else if (ca->kind == TGA_OPT_TENSOR) tgt_list_addf(&terms, c->arena, "opt_keys(%s)", ref);
-        else if (ca->kind == TGA_TENSOR_LIST) tgt_list_addf(&terms, c->arena, "list_keys(%s)", ref);
+        if (ca->kind == TGA_TENSOR) tgs_list_addf(&terms, c->arena, "tg__tensor_keys(%s)", ref);
+        else if (ca->kind == TGA_OPT_TENSOR) tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
+        else if (ca->kind == TGA_TENSOR_LIST) tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
     }
     if (terms.n == 1) return terms.items[0];
-    if (terms.n) return tgt_fmt(c->arena, "(%s)", tgt_list_join(&terms, c->arena, " | "));
+    if (terms.n) return tgs_fmt(c->arena, "(%s)", tgs_list_join(&terms, c->arena, " | "));
     const tga_arg *dev = tga_device_arg(op);
-    if (dev) return tgt_fmt(c->arena, "or_cpu(device_keys(%s))", arg_ref(c, dev));
-    return "or_cpu(0)";
+    if (dev) return tgs_fmt(c->arena, "tg__or_cpu(tg__device_keys(%s))", arg_ref(c, dev));
+    return "tg__or_cpu(0)";
 }
 
 static const char *call_args(tge_ctx *c, const tga_op *op) {
-    tgt_list args = { 0 };
-    for (int i = 0; i < op->nargs; i++) tgt_list_add(&args, c->arena, arg_ref(c, &op->args[i]));
-    return tgt_list_join(&args, c->arena, ", ");
+    tgs_list args = { 0 };
+    for (int i = 0; i < op->nargs; i++) tgs_list_add(&args, c->arena, arg_ref(c, &op->args[i]));
+    return tgs_list_join(&args, c->arena, ", ");
 }
 
 static const char *result_suffix(tga_kind k) {
@@ -64,66 +64,62 @@ static const char *result_suffix(tga_kind k) {
 /* The kernel call and the return. The kernel runs with scope recording suspended (what its
  * inner public calls return is its own business); what it returns is recorded afterwards. */
 static const char *call_and_return(tge_ctx *c, const tga_op *op) {
-    const char *call = tgt_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
+    const char *call = tgs_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
     tga_kind k0 = op->rets ? op->rets[0].kind : TGA_TENSOR;
     bool tensor_result = op->ret_struct || k0 == TGA_TENSOR;
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     if (!op->ret_struct && k0 == TGA_TENSOR_LIST) {
         /* The list's array and elements are recorded in the open scope together. */
-        tgt_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
-        tgt_printf(&b, "tg_tensor_list tg_r = %s;\n", call);
-        tgt_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
-        tgt_puts(&b, "return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;");
+        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_printf(&b, "tg_tensor_list tg_r = %s;\n", call);
+        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgs_puts(&b, "return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;");
     } else if (!tensor_result) {
-        tgt_printf(&b, "return %s;", call);
+        tgs_printf(&b, "return %s;", call);
     } else {
         const char *type = op->ret_struct ? op->ret_struct : "tg_tensor *";
-        tgt_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
-        tgt_printf(&b, "%s%stg_r = %s;\n", type, op->ret_struct ? " " : "", call);
-        tgt_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_printf(&b, "%s%stg_r = %s;\n", type, op->ret_struct ? " " : "", call);
+        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
         if (!op->ret_struct) {
-            tgt_puts(&b, "return track(tg_r);");
+            tgs_puts(&b, "return tg__track_result(tg_r);");
         } else {
             for (int r = 0; r < op->nrets; r++)
                 if (op->rets[r].kind == TGA_TENSOR)
-                    tgt_printf(&b, "tg_r.%s = track(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
-            tgt_puts(&b, "return tg_r;");
+                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
+            tgs_puts(&b, "return tg_r;");
         }
     }
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
+    return tgs_finish(&b, c->arena);
 }
 
 /* The fallback's results, taken from the stack tg_call_boxed leaves. */
 static const char *unbox_results(tge_ctx *c, const tga_op *op) {
     if (!op->ret_struct)
-        return tgt_fmt(c->arena, "return result_%s(&tg_s, 1, 0);", result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
-    tgt_list fields = { 0 };
+        return tgs_fmt(c->arena, "return tg__boxed_result_%s(&tg_s, 1, 0);", result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
+    tgs_list fields = { 0 };
     for (int r = 0; r < op->nrets; r++)
-        tgt_list_addf(&fields, c->arena, "result_%s(&tg_s, %d, %d)", result_suffix(op->rets[r].kind),
+        tgs_list_addf(&fields, c->arena, "tg__boxed_result_%s(&tg_s, %d, %d)", result_suffix(op->rets[r].kind),
                       op->nrets, r);
-    return tgt_fmt(c->arena, "return (%s){ %s };", op->ret_struct, tgt_list_join(&fields, c->arena, ", "));
+    return tgs_fmt(c->arena, "return (%s){ %s };", op->ret_struct, tgs_list_join(&fields, c->arena, ", "));
 }
 
 static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
-    const char *ret = op->ret_ctype;
-    const char *sep = ret[strlen(ret) - 1] == '*' ? "" : " ";
-    tgt_list boxes = { 0 }, checks = { 0 };
+    tgs_list boxes = { 0 }, checks = { 0 };
     for (int i = 0; i < op->nargs; i++)
-        tgt_list_addf(&boxes, c->arena, "box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
+        tgs_list_addf(&boxes, c->arena, "tg__box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
                       op->args[i].name);
     null_checks(c, op, &checks);
 
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
-    tgt_setf(e, "fallback_decl", "%s%sfallback_%s(%s)", ret, sep, op->cname, tga_kernel_params(c->arena, op));
+    tgt_set(e, "fallback_decl", tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "fallback_%s", op->cname)));
     tgt_set_list(e, "box_args", &boxes);
     tgt_set(e, "full_name", op->f->schema.full_name);
-    tgt_set(e, "error_value", tge_error_value(c, op));
+    tgt_set(e, "error_value", tga_error_value(c->arena, op));
     tgt_set(e, "unbox_results", unbox_results(c, op));
-    tgt_set(e, "prototype", tge_public_prototype(c, op));
+    tgt_set(e, "prototype", tga_public_prototype(c->arena, op));
     tgt_set_list(e, "null_checks", &checks);
     tgt_set(e, "keys", key_expr(c, op));
     tgt_set(e, "kfn", op->kfn_type);
@@ -134,20 +130,17 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_ops_c(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_ops.c.in");
-    tgt_template one = tge_template(c, "tg_ops_stub.c.in");
-    tgt_list stubs = { 0 }, arrays = { 0 };
+    tgs_list stubs = tge_per_op(c, "tg_ops_stub.c.in", stub), arrays = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        tgt_list_add(&stubs, c->arena, stub(c, &one, op));
         for (int a = 0; a < op->nargs; a++)
             if (op->args[a].default_array)
-                tgt_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };", op->args[a].default_array,
+                tgs_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };", op->args[a].default_array,
                               op->args[a].default_values);
     }
-    if (arrays.n == 0) tgt_list_add(&arrays, c->arena, "/* (none) */");
+    if (arrays.n == 0) tgs_list_add(&arrays, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_set_list(e, "stubs", &stubs);
-    tge_add_file(c, c->opts->out_dir, "tg_ops.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_ops.c.in", e, c->opts->out_dir, "tg_ops.c");
 }

@@ -4,54 +4,36 @@
 
 #include "emit_internal.h"
 
-/* "typedef struct tg_add_opts { double alpha; ... } tg_add_opts;" with each default. */
-const char *tge_opts_struct(tge_ctx *c, const tga_op *op) {
-    if (!op->opts_name) return "";
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "typedef struct %s {\n", op->opts_name);
-    for (int i = 0; i < op->nargs; i++) {
-        const tga_arg *ca = &op->args[i];
-        if (!ca->default_expr) continue;
-        tgt_printf(&b, "    %s;   /* default %s */\n", tga_cdecl(c->arena, ca->kind, ca->name),
-                   ca->arg->def.text ? ca->arg->def.text : ca->default_expr);
-    }
-    tgt_printf(&b, "} %s;", op->opts_name);
-    char *s = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return s;
-}
-
 /* `#define tg_add(self, other, ...) tg_add_fn((self), (other), (tg_add_opts){ .alpha = 1,
  * __VA_ARGS__ })`: the defaults first, so the caller's designated initializers override them. */
 static const char *options_macro(tge_ctx *c, const tga_op *op) {
     if (!op->opts_name) return "";
-    tgt_list params = { 0 }, args = { 0 }, defaults = { 0 };
+    tgs_list params = { 0 }, args = { 0 }, defaults = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         if (ca->default_expr) {
-            tgt_list_addf(&defaults, c->arena, ".%s = %s", ca->name, ca->default_expr);
+            tgs_list_addf(&defaults, c->arena, ".%s = %s", ca->name, ca->default_expr);
         } else {
-            tgt_list_add(&params, c->arena, ca->name);
-            tgt_list_addf(&args, c->arena, "(%s)", ca->name);
+            tgs_list_add(&params, c->arena, ca->name);
+            tgs_list_addf(&args, c->arena, "(%s)", ca->name);
         }
     }
-    tgt_list_add(&params, c->arena, "...");
-    tgt_list_addf(&args, c->arena, "(%s){ %s, __VA_ARGS__ }", op->opts_name,
-                  tgt_list_join(&defaults, c->arena, ", "));
-    return tgt_fmt(c->arena, "#define tg_%s(%s) \\\n    %s(%s)", op->cname,
-                   tgt_list_join(&params, c->arena, ", "), op->fn_name,
-                   tgt_list_join(&args, c->arena, ", "));
+    tgs_list_add(&params, c->arena, "...");
+    tgs_list_addf(&args, c->arena, "(%s){ %s, __VA_ARGS__ }", op->opts_name,
+                  tgs_list_join(&defaults, c->arena, ", "));
+    return tgs_fmt(c->arena, "#define tg_%s(%s) \\\n    %s(%s)", op->cname,
+                   tgs_list_join(&params, c->arena, ", "), op->fn_name,
+                   tgs_list_join(&args, c->arena, ", "));
 }
 
 /* The doc comment's body: the spec's `doc:` wrapped at ~92 columns, plus ownership notes. */
 static const char *doc_lines(tge_ctx *c, const tga_op *op) {
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     const char *doc = op->f->doc;
     if (doc && *doc) {
         int col = 0;
-        tgt_puts(&b, " *");
+        tgs_puts(&b, " *");
         col = 2;
         const char *p = doc;
         while (*p) {
@@ -59,44 +41,42 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op) {
             if (!*p) break;
             size_t n = strcspn(p, " \n\t");
             if (col + 1 + (int)n > 92 && col > 2) {
-                tgt_puts(&b, "\n *");
+                tgs_puts(&b, "\n *");
                 col = 2;
             }
-            tgt_puts(&b, " ");
-            tgt_putn(&b, p, n);
+            tgs_puts(&b, " ");
+            tgs_putn(&b, p, n);
             col += 1 + (int)n;
             p += n;
         }
-        tgt_puts(&b, "\n");
+        tgs_puts(&b, "\n");
     }
     const tgm_schema *s = &op->f->schema;
-    if (s->inplace) tgt_printf(&b, " * In place: returns a new reference to `%s`.\n", op->nargs ? op->args[0].name : "self");
-    else if (op->f->kind == TGM_KIND_OUT) tgt_puts(&b, " * Writes into the out= tensor and returns a new reference to it.\n");
-    tgt_printf(&b, " * Kernel%s: ", op->nkernels == 1 ? "" : "s");
-    for (int i = 0; i < op->nkernels; i++) tgt_printf(&b, "%s%s", i ? ", " : "", op->kernels[i].symbol);
-    tgt_puts(&b, ".");
-    char *d = tgt_take(&b, c->arena);
-    tgt_buf_free(&b);
-    return d;
+    if (s->inplace) tgs_printf(&b, " * In place: returns a new reference to `%s`.\n", op->nargs ? op->args[0].name : "self");
+    else if (op->f->kind == TGM_KIND_OUT) tgs_puts(&b, " * Writes into the out= tensor and returns a new reference to it.\n");
+    tgs_printf(&b, " * Kernel%s: ", op->nkernels == 1 ? "" : "s");
+    for (int i = 0; i < op->nkernels; i++) tgs_printf(&b, "%s%s", i ? ", " : "", op->kernels[i].symbol);
+    tgs_puts(&b, ".");
+    return tgs_finish(&b, c->arena);
 }
 
 static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "doc", doc_lines(c, op));
-    tgt_set(e, "opts_struct", tge_opts_struct(c, op));
-    tgt_list arrays = { 0 };
+    tgt_set(e, "opts_struct", tga_opts_struct(c->arena, op));
+    tgs_list arrays = { 0 };
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].default_array)
-            tgt_list_addf(&arrays, c->arena, "extern const int64_t %s[];", op->args[i].default_array);
+            tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];", op->args[i].default_array);
     tgt_set_list(e, "default_arrays", &arrays);
-    tgt_setf(e, "prototype", "%s;", tge_public_prototype(c, op));
+    tgt_setf(e, "prototype", "%s;", tga_public_prototype(c->arena, op));
     tgt_set(e, "macro", options_macro(c, op));
     return tgt_render_str(t, e, c->arena);
 }
 
 /* Result structs, each once (several ops share tg_values_indices). */
-static void result_structs(tge_ctx *c, tgt_list *out) {
+static void result_structs(tge_ctx *c, tgs_list *out) {
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         if (!op->ret_struct) continue;
@@ -104,31 +84,27 @@ static void result_structs(tge_ctx *c, tgt_list *out) {
         for (int j = 0; j < i && !seen; j++)
             seen = c->ops.ops[j].ret_struct && strcmp(c->ops.ops[j].ret_struct, op->ret_struct) == 0;
         if (seen) continue;
-        tgt_buf b;
-        tgt_buf_init(&b);
-        tgt_printf(&b, "typedef struct %s {\n", op->ret_struct);
+        tgs_buf b;
+        tgs_buf_init(&b);
+        tgs_printf(&b, "typedef struct %s {\n", op->ret_struct);
         for (int r = 0; r < op->nrets; r++)
-            tgt_printf(&b, "    %s;\n", tga_cdecl(c->arena, op->rets[r].kind, op->rets[r].name));
-        tgt_printf(&b, "} %s;\n\n", op->ret_struct);
-        tgt_list_add(out, c->arena, tgt_take(&b, c->arena));
-        tgt_buf_free(&b);
+            tgs_printf(&b, "    %s;\n", tga_cdecl(c->arena, op->rets[r].kind, op->rets[r].name));
+        tgs_printf(&b, "} %s;\n\n", op->ret_struct);
+        tgs_list_add(out, c->arena, tgs_finish(&b, c->arena));
     }
 }
 
 void tge_emit_ops_h(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_ops.h.in");
-    tgt_template decl = tge_template(c, "tg_ops_decl.h.in");
-    tgt_list enums = { 0 }, structs = { 0 }, decls = { 0 };
+    tgs_list enums = { 0 }, structs = { 0 }, decls = tge_per_op(c, "tg_ops_decl.h.in", op_decl);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        tgt_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name, op->f->schema.full_name);
-        tgt_list_add(&decls, c->arena, op_decl(c, &decl, op));
+        tgs_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name, op->f->schema.full_name);
     }
     result_structs(c, &structs);
-    if (structs.n == 0) tgt_list_add(&structs, c->arena, "/* (none) */\n");
+    if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "op_enum", &enums);
     tgt_set_list(e, "result_structs", &structs);
     tgt_set_list(e, "op_decls", &decls);
-    tge_add_file(c, c->opts->out_dir, "tg_ops.h", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_ops.h.in", e, c->opts->out_dir, "tg_ops.h");
 }

@@ -7,28 +7,28 @@ static const struct { int slot; const char *key; } slot_keys[] = {
     { TGA_SLOT_AUTOGRAD, "TG_KEY_AUTOGRAD" },
 };
 
-static void kernel_slots(tge_ctx *c, const tga_op *op, tgt_list *out) {
+static void kernel_slots(tge_ctx *c, const tga_op *op, tgs_list *out) {
     for (size_t s = 0; s < sizeof slot_keys / sizeof slot_keys[0]; s++) {
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (!(kn->slots & slot_keys[s].slot)) continue;
-            const char *line = tgt_fmt(c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
-            if (kn->cuda_only) line = tgt_fmt(c->arena, "#ifdef TG_WITH_CUDA\n%s\n#endif", line);
-            tgt_list_add(out, c->arena, line);
+            const char *line = tgs_fmt(c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
+            if (kn->cuda_only) line = tgs_fmt(c->arena, "#ifdef TG_WITH_CUDA\n%s\n#endif", line);
+            tgs_list_add(out, c->arena, line);
             break;
         }
     }
 }
 
 static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op) {
-    tgt_list slots = { 0 };
+    tgs_list slots = { 0 };
     kernel_slots(c, op, &slots);
     int ntensor = 0;
     for (int i = 0; i < op->nargs; i++) ntensor += tga_kind_is_tensor(op->args[i].kind);
     tgt_env *e = tge_env(c);
     tgt_set(e, "enum", op->enum_name);
     tgt_set(e, "name", op->f->schema.full_name);
-    tgt_set(e, "schema", tge_c_string(c, tga_schema_comment(c->arena, op->f)));
+    tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_comment(c->arena, op->f)));
     tgt_set_list(e, "kernels", &slots);
     tgt_set(e, "boxed", op->boxed_name);
     tgt_setf(e, "ntensor", "%d", ntensor);
@@ -36,11 +36,8 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 }
 
 void tge_emit_register(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_register.c.in");
-    tgt_template one = tge_template(c, "tg_register_row.c.in");
-    tgt_list rows = { 0 };
-    for (int i = 0; i < c->ops.n; i++) tgt_list_add(&rows, c->arena, row(c, &one, &c->ops.ops[i]));
+    tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "rows", &rows);
-    tge_add_file(c, c->opts->out_dir, "tg_register.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_register.c.in", e, c->opts->out_dir, "tg_register.c");
 }

@@ -10,9 +10,9 @@ static const tga_arg *out_arg(const tga_op *op) {
 }
 
 static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) {
-    if (k->origin == TGA_KERNEL_STRUCTURED) return tgt_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
+    if (k->origin == TGA_KERNEL_STRUCTURED) return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
     const tga_arg *out = out_arg(op);
-    return tgt_fmt(c->arena,
+    return tgs_fmt(c->arena,
                    "tg_tensor *tg_result = %s(%s);\n"
                    "if (!tg_result) return NULL;\n"
                    "tg_tensor *tg_out = tg__copy_to_out(\"%s\", %s, tg_result);\n"
@@ -22,29 +22,26 @@ static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) 
 }
 
 static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k) {
-    const char *ret = op->ret_ctype;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "guard_begin", k->cuda_only ? "#ifdef TG_WITH_CUDA" : "");
     tgt_set(e, "guard_end", k->cuda_only ? "#endif" : "");
-    tgt_setf(e, "decl", "%s%s%s(%s)", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", k->symbol,
-             tga_kernel_params(c->arena, op));
+    tgt_set(e, "decl", tga_kernel_decl(c->arena, op, k->symbol));
     tgt_set(e, "body", glue_body(c, op, k));
     return tgt_render_str(t, e, c->arena);
 }
 
 void tge_emit_structured(tge_ctx *c) {
-    tgt_template file = tge_template(c, "tg_structured.c.in");
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
-    tgt_list items = { 0 };
+    tgs_list items = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++)
             if (op->kernels[k].origin == TGA_KERNEL_STRUCTURED ||
                 op->kernels[k].origin == TGA_KERNEL_AUTOGEN)
-                tgt_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
+                tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
     }
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "glue", &items);
-    tge_add_file(c, c->opts->out_dir, "tg_structured.c", tgt_render_str(&file, e, c->arena));
+    tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");
 }

@@ -8,18 +8,19 @@
 #include <string.h>
 
 #include "formula.h"
-#include "template.h"
+#include "strbuf.h"
 
 typedef struct cc {
     tgm_arena *a;
     const tgf_deriv *d;
-    tgt_list decls, releases;
-    tgt_buf body;
+    tgs_list decls, releases;
+    tgs_buf body;
     int ntemps, depth;
     bool live[512];                    /* tensor temporaries that still own a tensor (the
                                         * first 512; later ones are released at the end) */
     bool is_list[512];                 /* ... an owned Tensor[] (array and elements) */
     bool gotos;
+    bool uses_grads;                   /* the body reads `grads` (else it is marked unused) */
     bool *unpack_in, *unpack_out;      /* saved tensors this formula reads */
 } cc;
 
@@ -33,12 +34,12 @@ static void line(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3
 static void line(cc *c, const char *fmt, ...)
 {
     for (int i = 0; i <= c->depth; i++)
-        tgt_puts(&c->body, "    ");
+        tgs_puts(&c->body, "    ");
     va_list ap;
     va_start(ap, fmt);
-    tgt_vprintf(&c->body, fmt, ap);
+    tgs_vprintf(&c->body, fmt, ap);
     va_end(ap);
-    tgt_puts(&c->body, "\n");
+    tgs_puts(&c->body, "\n");
 }
 
 static const char *fail_jump(cc *c)
@@ -52,23 +53,23 @@ static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
 {
     int k = c->ntemps++;
     if (tuple_of) {
-        tgt_list_addf(&c->decls, c->a, "%s t%d = { 0 };", ctype, k);
+        tgs_list_addf(&c->decls, c->a, "%s t%d = { 0 };", ctype, k);
         for (int i = 0; i < tuple_of->nrets; i++)
-            tgt_list_addf(&c->releases, c->a, "tg_release(t%d.%s);", k, tuple_of->rets[i].name);
+            tgs_list_addf(&c->releases, c->a, "tg_release(t%d.%s);", k, tuple_of->rets[i].name);
     } else if (!strcmp(ctype, "tg_tensor_list")) {
         if (k < 512)
             c->live[k] = c->is_list[k] = true;
-        tgt_list_addf(&c->decls, c->a, "tg_tensor_list t%d = { NULL, 0 };", k);
-        tgt_list_addf(&c->releases, c->a, "tg_tensor_list_release(t%d);", k);
+        tgs_list_addf(&c->decls, c->a, "tg_tensor_list t%d = { NULL, 0 };", k);
+        tgs_list_addf(&c->releases, c->a, "tg_tensor_list_release(t%d);", k);
     } else if (!strcmp(ctype, "tg_tensor *")) {
         if (k < 512)
             c->live[k] = true;
-        tgt_list_addf(&c->decls, c->a, "tg_tensor *t%d = NULL;", k);
-        tgt_list_addf(&c->releases, c->a, "tg_release(t%d);", k);
+        tgs_list_addf(&c->decls, c->a, "tg_tensor *t%d = NULL;", k);
+        tgs_list_addf(&c->releases, c->a, "tg_release(t%d);", k);
     } else {
         bool scalar = !strcmp(ctype, "int64_t") || !strcmp(ctype, "double") ||
                       !strcmp(ctype, "bool") || !strcmp(ctype, "tg_dtype");
-        tgt_list_addf(&c->decls, c->a, "%s t%d = %s;", ctype, k, scalar ? "0" : "{ 0 }");
+        tgs_list_addf(&c->decls, c->a, "%s t%d = %s;", ctype, k, scalar ? "0" : "{ 0 }");
     }
     return k;
 }
@@ -77,18 +78,18 @@ const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int i
 {
     const char *base;
     if (output)
-        base = d->op->nrets == 1 ? "result" : tgt_fmt(a, "result%d", index);
+        base = d->op->nrets == 1 ? "result" : tgs_fmt(a, "result%d", index);
     else {
         base = tga_ident(a, d->op->f->schema.args[index].name);
         if (!strcmp(base, "base") || !strcmp(base, "n"))   /* the node header; the node */
-            base = tgt_fmt(a, "%s_", base);
+            base = tgs_fmt(a, "%s_", base);
     }
     switch (use) {
-    case TGF_USE_SIZES: return tgt_fmt(a, "%s_sizes", base);
-    case TGF_USE_DIM: return tgt_fmt(a, "%s_dim", base);
-    case TGF_USE_NUMEL: return tgt_fmt(a, "%s_numel", base);
-    case TGF_USE_DTYPE: return tgt_fmt(a, "%s_scalar_type", base);
-    case TGF_USE_DEVICE: return tgt_fmt(a, "%s_device", base);
+    case TGF_USE_SIZES: return tgs_fmt(a, "%s_sizes", base);
+    case TGF_USE_DIM: return tgs_fmt(a, "%s_dim", base);
+    case TGF_USE_NUMEL: return tgs_fmt(a, "%s_numel", base);
+    case TGF_USE_DTYPE: return tgs_fmt(a, "%s_scalar_type", base);
+    case TGF_USE_DEVICE: return tgs_fmt(a, "%s_device", base);
     default: return base;
     }
 }
@@ -96,7 +97,7 @@ const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int i
 const char *tgf_list_size_field(tgm_arena *a, const tgf_deriv *d, int k)
 {
     const tgf_list_size *ls = &d->list_sizes[k];
-    return tgt_fmt(a, "%s_size_%d", tga_ident(a, d->op->f->schema.args[ls->arg].name), k);
+    return tgs_fmt(a, "%s_size_%d", tga_ident(a, d->op->f->schema.args[ls->arg].name), k);
 }
 
 /* ------------------------------------------------------------------ saved values */
@@ -125,8 +126,8 @@ static void emit_unpacks(cc *c)
             if (!(pass ? c->unpack_out : c->unpack_in)[i])
                 continue;
             const char *f = tgf_saved_field(c->a, c->d, pass, i, TGF_USE_TENSOR);
-            tgt_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
-            tgt_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
+            tgs_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
+            tgs_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
             if (!pass && op->args[i].kind == TGA_OPT_TENSOR)
                 line(c, "if (n->%s_defined && !(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f,
                      f, f, fail_jump(c));
@@ -150,17 +151,17 @@ static const char *saved_meta(cc *c, const tgf_node *src, tgf_meta meta)
     const char *sizes = tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_SIZES);
     switch (meta) {
     case TGF_SIZES:
-    case TGF_SIZE: return tgt_fmt(c->a, "tg__saved_sizes_list(&n->%s)", sizes);
+    case TGF_SIZE: return tgs_fmt(c->a, "tg__saved_sizes_list(&n->%s)", sizes);
     case TGF_DIM:
-        return uses & TGF_USE_SIZES ? tgt_fmt(c->a, "n->%s.ndim", sizes)
-                                    : tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DIM));
+        return uses & TGF_USE_SIZES ? tgs_fmt(c->a, "n->%s.ndim", sizes)
+                                    : tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DIM));
     case TGF_NUMEL:
-        return uses & TGF_USE_SIZES ? tgt_fmt(c->a, "tg__gen_numel(tg__saved_sizes_list(&n->%s))", sizes)
-                                    : tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
+        return uses & TGF_USE_SIZES ? tgs_fmt(c->a, "tg__gen_numel(tg__saved_sizes_list(&n->%s))", sizes)
+                                    : tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
     case TGF_SCALAR_TYPE:
-        return tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DTYPE));
+        return tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DTYPE));
     case TGF_DEVICE:
-        return tgt_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DEVICE));
+        return tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DEVICE));
     }
     return "0";
 }
@@ -170,7 +171,7 @@ static val compile_meta(cc *c, const tgf_node *n)
     const tgf_node *src = n->args[0];
     const char *text = NULL;
     if (src->type == TGA_TENSOR_LIST)   /* xs.size(d): saved when the op ran */
-        return plain(tgt_fmt(c->a, "n->%s", tgf_list_size_field(c->a, c->d, n->index)));
+        return plain(tgs_fmt(c->a, "n->%s", tgf_list_size_field(c->a, c->d, n->index)));
     bool saved = (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
                  !(src->kind == TGF_INPUT ? c->unpack_in : c->unpack_out)[src->index];
     if (saved) {
@@ -179,11 +180,11 @@ static val compile_meta(cc *c, const tgf_node *n)
         const char *t = compile(c, src).c;
         switch (n->meta) {
         case TGF_SIZES:
-        case TGF_SIZE: text = tgt_fmt(c->a, "tg__gen_sizes(%s)", t); break;
-        case TGF_DIM: text = tgt_fmt(c->a, "tg_tensor_dim(%s)", t); break;
-        case TGF_NUMEL: text = tgt_fmt(c->a, "tg_tensor_numel(%s)", t); break;
-        case TGF_SCALAR_TYPE: text = tgt_fmt(c->a, "tg_tensor_dtype(%s)", t); break;
-        case TGF_DEVICE: text = tgt_fmt(c->a, "tg_tensor_device(%s)", t); break;
+        case TGF_SIZE: text = tgs_fmt(c->a, "tg__gen_sizes(%s)", t); break;
+        case TGF_DIM: text = tgs_fmt(c->a, "tg_tensor_dim(%s)", t); break;
+        case TGF_NUMEL: text = tgs_fmt(c->a, "tg_tensor_numel(%s)", t); break;
+        case TGF_SCALAR_TYPE: text = tgs_fmt(c->a, "tg_tensor_dtype(%s)", t); break;
+        case TGF_DEVICE: text = tgs_fmt(c->a, "tg_tensor_device(%s)", t); break;
         }
     }
     if (n->meta != TGF_SIZE)
@@ -191,7 +192,7 @@ static val compile_meta(cc *c, const tgf_node *n)
     const char *d = compile(c, n->args[1]).c;
     int k = temp(c, "int64_t", NULL);
     line(c, "if (tg__gen_size(%s, %s, &t%d)) %s", text, d, k, fail_jump(c));
-    return plain(tgt_fmt(c->a, "t%d", k));
+    return plain(tgs_fmt(c->a, "t%d", k));
 }
 
 /* `v` (of type have) as an argument for parameter kind `want`. */
@@ -201,18 +202,18 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
     if (want == have)
         return v;
     switch (want) {
-    case TGA_OPT_INT: return tgt_fmt(c->a, "(tg_opt_int){ true, %s }", v);
-    case TGA_DOUBLE: return tgt_fmt(c->a, "(double)(%s)", v);
-    case TGA_OPT_DOUBLE: return tgt_fmt(c->a, "(tg_opt_float){ true, (double)(%s) }", v);
-    case TGA_OPT_BOOL: return tgt_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
+    case TGA_OPT_INT: return tgs_fmt(c->a, "(tg_opt_int){ true, %s }", v);
+    case TGA_DOUBLE: return tgs_fmt(c->a, "(double)(%s)", v);
+    case TGA_OPT_DOUBLE: return tgs_fmt(c->a, "(tg_opt_float){ true, (double)(%s) }", v);
+    case TGA_OPT_BOOL: return tgs_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
     case TGA_INT_LIST:
     case TGA_OPT_INT_LIST:
         if (have == TGA_INT) {   /* one int for an int[N]: N copies */
-            tgt_list l = { 0 };
+            tgs_list l = { 0 };
             for (int i = 0; i < p->arg->type.list_size; i++)
-                tgt_list_add(&l, c->a, v);
-            return tgt_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }",
-                           tgt_list_join(&l, c->a, ", "), p->arg->type.list_size);
+                tgs_list_add(&l, c->a, v);
+            return tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }",
+                           tgs_list_join(&l, c->a, ", "), p->arg->type.list_size);
         }
         return v;
     default: return v;   /* Tensor/Tensor?, ScalarType?, str?: the same C type */
@@ -222,19 +223,19 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
 static const char *call_text(cc *c, const tgf_node *n)
 {
     const tga_op *op = n->callee;
-    tgt_list pos = { 0 }, opts = { 0 };
+    tgs_list pos = { 0 }, opts = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *p = &op->args[i];
         const char *v = i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
                                      : p->default_expr;
         if (p->default_expr)
-            tgt_list_addf(&opts, c->a, ".%s = %s", p->name, v);
+            tgs_list_addf(&opts, c->a, ".%s = %s", p->name, v);
         else
-            tgt_list_add(&pos, c->a, v);
+            tgs_list_add(&pos, c->a, v);
     }
     if (op->opts_name)
-        tgt_list_addf(&pos, c->a, "(%s){ %s }", op->opts_name, tgt_list_join(&opts, c->a, ", "));
-    return tgt_fmt(c->a, "%s(%s)", op->fn_name, tgt_list_join(&pos, c->a, ", "));
+        tgs_list_addf(&pos, c->a, "(%s){ %s }", op->opts_name, tgs_list_join(&opts, c->a, ", "));
+    return tgs_fmt(c->a, "%s(%s)", op->fn_name, tgs_list_join(&pos, c->a, ", "));
 }
 
 /* Drops the tensors made for the arguments of a call once it returned: each temporary is
@@ -261,24 +262,24 @@ static val compile_call(cc *c, const tgf_node *n)
         line(c, "t%d = %s;", k, call);
         line(c, "if (!t%d.%s) %s", k, op->rets[0].name, fail_jump(c));
         drop_args(c, first, last);
-        return (val){ tgt_fmt(c->a, "t%d", k), k };
+        return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
     if (n->type == TGA_TENSOR_LIST) {   /* owned: the array and a reference per element */
         int k = temp(c, "tg_tensor_list", NULL);
         line(c, "if (!(t%d = %s).data) %s", k, call, fail_jump(c));
         drop_args(c, first, last);
-        return (val){ tgt_fmt(c->a, "t%d", k), k };
+        return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
     if (n->type != TGA_TENSOR) {   /* an int/float/bool result: no error channel */
         int k = temp(c, tga_ctype(n->type), NULL);
         line(c, "t%d = %s;", k, call);
         drop_args(c, first, last);
-        return plain(tgt_fmt(c->a, "t%d", k));
+        return plain(tgs_fmt(c->a, "t%d", k));
     }
     int k = temp(c, "tg_tensor *", NULL);
     line(c, "if (!(t%d = %s)) %s", k, call, fail_jump(c));
     drop_args(c, first, last);
-    return (val){ tgt_fmt(c->a, "t%d", k), k };
+    return (val){ tgs_fmt(c->a, "t%d", k), k };
 }
 
 /* Stores v into temporary k: an owned tensor moves, a borrowed one is retained. */
@@ -324,42 +325,46 @@ static val compile_cond(cc *c, const tgf_node *n)
     c->depth--;
     line(c, "}");
     bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
-    return (val){ tgt_fmt(c->a, "t%d", k), tensor ? k : -1 };
+    return (val){ tgs_fmt(c->a, "t%d", k), tensor ? k : -1 };
 }
 
 static val compile_list(cc *c, const tgf_node *n)
 {
     if (n->nargs == 0)
         return plain(n->type == TGA_INT_LIST ? "TG_INTS_EMPTY" : "(tg_tensor_list){ NULL, 0 }");
-    tgt_list items = { 0 };
+    tgs_list items = { 0 };
     for (int i = 0; i < n->nargs; i++)
-        tgt_list_add(&items, c->a, compile(c, n->args[i]).c);
-    const char *elems = tgt_list_join(&items, c->a, ", ");
+        tgs_list_add(&items, c->a, compile(c, n->args[i]).c);
+    const char *elems = tgs_list_join(&items, c->a, ", ");
     if (n->type == TGA_INT_LIST)
-        return plain(tgt_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
-    return plain(tgt_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
+        return plain(tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
+    return plain(tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }
 
 static val compile(cc *c, const tgf_node *n)
 {
     switch (n->kind) {
     case TGF_LIT: return plain(n->c);
-    case TGF_GRAD: return plain(tgt_fmt(c->a, "grads[%d]", n->index));
-    case TGF_GRADS: return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
+    case TGF_GRAD:
+        c->uses_grads = true;
+        return plain(tgs_fmt(c->a, "grads[%d]", n->index));
+    case TGF_GRADS:
+        c->uses_grads = true;
+        return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
     case TGF_INPUT:
     case TGF_OUTPUT: {
         bool out = n->kind == TGF_OUTPUT;
         const char *f = tgf_saved_field(c->a, c->d, out, n->index, TGF_USE_TENSOR);
         if (n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR)
-            return plain(tgt_fmt(c->a, "s_%s", f));
-        return plain(tgt_fmt(c->a, "n->%s", f));
+            return plain(tgs_fmt(c->a, "s_%s", f));
+        return plain(tgs_fmt(c->a, "n->%s", f));
     }
     case TGF_META: return compile_meta(c, n);
     case TGF_CALL: return compile_call(c, n);
     case TGF_COP:
         if (n->nargs == 1)
-            return plain(tgt_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
-        return plain(tgt_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c,
+            return plain(tgs_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
+        return plain(tgs_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c,
                              compile(c, n->args[1]).c));
     case TGF_COND: return compile_cond(c, n);
     case TGF_LIST: return compile_list(c, n);
@@ -374,7 +379,7 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
                         const char *node_type)
 {
     cc c = { .a = a, .d = d };
-    tgt_buf_init(&c.body);
+    tgs_buf_init(&c.body);
     c.unpack_in = tgm_alloc(a, sizeof(bool) * (size_t)(d->op->nargs + 1));
     c.unpack_out = tgm_alloc(a, sizeof(bool) * (size_t)(d->op->nrets + 1));
     find_unpacks(&c, f->root, false);
@@ -400,28 +405,26 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
         line(&c, "tg_r = tg_retain(%s);", v.c);
     }
 
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
     if (joint)
-        tgt_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn, node_type);
+        tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn, node_type);
     else if (list)
-        tgt_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
+        tgs_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
     else
-        tgt_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
-    tgt_puts(&b, joint ? "    int tg_rc = -1;\n" : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
+        tgs_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
+    tgs_puts(&b, joint ? "    int tg_rc = -1;\n" : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
                                                         : "    tg_tensor *tg_r = NULL;\n");
     for (int i = 0; i < c.decls.n; i++)
-        tgt_printf(&b, "    %s\n", c.decls.items[i]);
-    tgt_puts(&b, "    (void)n;\n    (void)grads;\n");
-    tgt_puts(&b, c.body.data ? c.body.data : "");
+        tgs_printf(&b, "    %s\n", c.decls.items[i]);
+    tgs_puts(&b, c.uses_grads ? "    (void)n;\n" : "    (void)n;\n    (void)grads;\n");
+    tgs_puts(&b, c.body.data ? c.body.data : "");
     if (c.gotos)
-        tgt_puts(&b, "done:\n");
+        tgs_puts(&b, "done:\n");
     for (int i = 0; i < c.releases.n; i++)
-        tgt_printf(&b, "    %s\n", c.releases.items[i]);
-    tgt_puts(&b, joint ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    tgt_buf_free(&c.body);
-    return s;
+        tgs_printf(&b, "    %s\n", c.releases.items[i]);
+    tgs_puts(&b, joint ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
+    tgs_buf_free(&c.body);
+    return tgs_finish(&b, a);
 }

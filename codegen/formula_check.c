@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "formula_check.h"
-#include "template.h"
+#include "strbuf.h"
 
 #define MAX_CANDIDATES 64
 
@@ -104,10 +104,10 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
 /* "(Tensor, int)" */
 static const char *arg_types(tgf_checker *c, tgf_node **args, int nargs)
 {
-    tgt_list l = { 0 };
+    tgs_list l = { 0 };
     for (int i = 0; i < nargs; i++)
-        tgt_list_add(&l, c->a, type_text(args[i]));
-    return tgt_fmt(c->a, "(%s)", tgt_list_join(&l, c->a, ", "));
+        tgs_list_add(&l, c->a, type_text(args[i]));
+    return tgs_fmt(c->a, "(%s)", tgs_list_join(&l, c->a, ", "));
 }
 
 tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
@@ -125,7 +125,7 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
             return call_node(c, src, cands[i], args, nargs);
     /* Which overloads could take this many arguments at all? */
     int min_args = 1 << 30, max_args = 0;
-    tgt_list tried = { 0 };
+    tgs_list tried = { 0 };
     bool count_ok = false;
     for (int i = 0; i < n; i++) {
         int req = 0;
@@ -135,17 +135,17 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
         min_args = req < min_args ? req : min_args;
         max_args = cands[i]->nargs > max_args ? cands[i]->nargs : max_args;
         count_ok |= nargs >= req && nargs <= cands[i]->nargs;
-        tgt_list_add(&tried, c->a, cands[i]->f->schema.full_name);
+        tgs_list_add(&tried, c->a, cands[i]->f->schema.full_name);
     }
     if (!count_ok) {
-        const char *range = min_args == max_args ? tgt_fmt(c->a, "%d", min_args)
-                                                 : tgt_fmt(c->a, "%d to %d", min_args, max_args);
+        const char *range = min_args == max_args ? tgs_fmt(c->a, "%d", min_args)
+                                                 : tgs_fmt(c->a, "%d to %d", min_args, max_args);
         tgf_fail(c, name_at, "'%s' takes %s argument%s, not %d", name, range,
                  max_args == 1 ? "" : "s", nargs);
         return NULL;
     }
     tgf_fail(c, name_at, "no overload of '%s' accepts %s; tried %s", name,
-             arg_types(c, args, nargs), tgt_list_join(&tried, c->a, ", "));
+             arg_types(c, args, nargs), tgs_list_join(&tried, c->a, ", "));
     return NULL;
 }
 
@@ -188,18 +188,6 @@ static tgf_node *grads_node(tgf_checker *c, const tgm_expr *src)
     return mk(c, TGF_GRADS, TGA_TENSOR_LIST, src);
 }
 
-/* The output a name stands for: `result` (one output), `result0`..., or a return name. */
-static int output_index(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nrets; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
-        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
-            return i;
-    }
-    return -1;
-}
-
 static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
 {
     const tga_op *op = c->d->op;
@@ -218,7 +206,7 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
             n->index = i;
             return n;
         }
-    int out = output_index(s, e->name);
+    int out = tgm_schema_output_index(s, e->name);
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
@@ -425,13 +413,13 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
     switch (e->kind) {
     case TGM_EXPR_INT:
         n = mk(c, TGF_LIT, TGA_INT, e);
-        n->c = tgt_fmt(c->a, "INT64_C(%lld)", (long long)e->i);
+        n->c = tgs_fmt(c->a, "INT64_C(%lld)", (long long)e->i);
         return n;
     case TGM_EXPR_FLOAT:
         n = mk(c, TGF_LIT, TGA_DOUBLE, e);
-        n->c = tgt_fmt(c->a, "%.17g", e->f);
+        n->c = tgs_fmt(c->a, "%.17g", e->f);
         if (!strpbrk(n->c, ".eEn"))
-            n->c = tgt_fmt(c->a, "%s.0", n->c);
+            n->c = tgs_fmt(c->a, "%s.0", n->c);
         return n;
     case TGM_EXPR_BOOL:
         n = mk(c, TGF_LIT, TGA_BOOL, e);
@@ -439,7 +427,7 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
         return n;
     case TGM_EXPR_STR:
         n = mk(c, TGF_LIT, TGA_STR, e);
-        n->c = tgf_c_string(c->a, e->str);
+        n->c = tgs_c_string(c->a, e->str);
         return n;
     case TGM_EXPR_NAME: return check_name(c, e);
     case TGM_EXPR_INDEX: return check_index(c, e);

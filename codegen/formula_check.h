@@ -30,7 +30,5 @@ tgf_node *tgf_cond(tgf_checker *c, const tgm_expr *src, tga_kind type, tgf_node 
 bool tgf_is_tensor(const tgf_node *n);     /* Tensor or Tensor? */
 bool tgf_is_number(const tgf_node *n);     /* int or Scalar */
 const char *tgf_type_text(const tgf_node *n);
-/* A C string literal with the text escaped. */
-const char *tgf_c_string(tgm_arena *a, const char *text);
 
 #endif

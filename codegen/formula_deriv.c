@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "formula_check.h"
-#include "template.h"
+#include "strbuf.h"
 
 static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
 {
@@ -14,14 +14,6 @@ static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
         if (ops->ops[i].f == f)
             return &ops->ops[i];
     return NULL;
-}
-
-static int arg_index(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return i;
-    return -1;
 }
 
 /* `not_implemented("reason")` as the whole formula. */
@@ -63,7 +55,7 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
     const tga_op *op = c->d->op;
     tf->edges = tgm_alloc(c->a, sizeof *tf->edges * (size_t)f->nvars);
     for (int k = 0; k < f->nvars; k++) {
-        int ai = arg_index(&op->f->schema, f->var_names[k]);
+        int ai = tgm_schema_arg_index(&op->f->schema, f->var_names[k]);
         if (ai < 0)
             return false;   /* validate.c reported it */
         tga_kind kind = op->args[ai].kind;
@@ -168,7 +160,7 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         return;
     }
     const tga_op *op = d->op;
-    d->node_name = tgt_fmt(c->a, "%s%d", tgf_node_base_name(c->a, dv->schema.base), number);
+    d->node_name = tgs_fmt(c->a, "%s%d", tgf_node_base_name(c->a, dv->schema.base), number);
     d->input_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nargs + 1));
     d->output_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nrets + 1));
     d->output_diff = tgm_alloc(c->a, sizeof(bool) * (size_t)(op->nrets + 1));

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "formula.h"
-#include "template.h"
+#include "strbuf.h"
 
 static bool fail(tgf_syntax_error *err, size_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -65,8 +65,8 @@ static bool lex_string(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
 {
     const char *s = l->src + l->pos;
     char quote = s[0];
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     size_t i = 1;
     for (; s[i] && s[i] != quote; i++) {
         char c = s[i];
@@ -74,23 +74,20 @@ static bool lex_string(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
             static const char esc_in[] = "ntr0\\\"'", esc_out[] = "\n\t\r\0\\\"'";
             const char *e = s[i + 1] ? strchr(esc_in, s[i + 1]) : NULL;
             if (!e) {
-                tgt_buf_free(&b);
+                tgs_buf_free(&b);
                 return fail(err, l->pos + i, "unknown escape '\\%c' in a string", s[i + 1] ? s[i + 1] : ' ');
             }
             c = esc_out[e - esc_in];
             i++;
         }
-        tgt_putn(&b, &c, 1);
+        tgs_putn(&b, &c, 1);
     }
     if (!s[i]) {
-        tgt_buf_free(&b);
+        tgs_buf_free(&b);
         return fail(err, l->pos, "unterminated string");
     }
-    if (!b.data)
-        tgt_putn(&b, "", 0);
     t->kind = TGF_TOK_STR;
-    t->text = tgt_take(&b, l->arena);
-    tgt_buf_free(&b);
+    t->text = tgs_finish(&b, l->arena);
     t->len = i + 1;
     return true;
 }

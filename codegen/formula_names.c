@@ -4,13 +4,13 @@
 #include <string.h>
 
 #include "formula_check.h"
-#include "template.h"
+#include "strbuf.h"
 
 const char *tgf_node_base_name(tgm_arena *a, const char *base)
 {
     /* PyTorch's rule: `_softmax` -> Softmax, `log_softmax` -> LogSoftmax, `mse_loss` -> MseLoss. */
-    tgt_buf b;
-    tgt_buf_init(&b);
+    tgs_buf b;
+    tgs_buf_init(&b);
     bool up = true;
     for (const char *p = base; *p; p++) {
         if (*p == '_') {
@@ -18,13 +18,11 @@ const char *tgf_node_base_name(tgm_arena *a, const char *base)
             continue;
         }
         char c = up ? (char)toupper((unsigned char)*p) : *p;
-        tgt_putn(&b, &c, 1);
+        tgs_putn(&b, &c, 1);
         up = false;
     }
-    tgt_puts(&b, "Backward");
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
+    tgs_puts(&b, "Backward");
+    return tgs_finish(&b, a);
 }
 
 int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int max)
@@ -85,24 +83,4 @@ const char *tgf_kind_text(tga_kind k)
         [TGA_OPT_GENERATOR] = "Generator?", [TGA_STR] = "str", [TGA_OPT_STR] = "str?",
     };
     return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
-}
-
-const char *tgf_c_string(tgm_arena *a, const char *text)
-{
-    tgt_buf b;
-    tgt_buf_init(&b);
-    tgt_puts(&b, "\"");
-    for (const char *p = text; *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\')
-            tgt_printf(&b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            tgt_printf(&b, "\\%03o", ch);
-        else
-            tgt_putn(&b, p, 1);
-    }
-    tgt_puts(&b, "\"");
-    char *s = tgt_take(&b, a);
-    tgt_buf_free(&b);
-    return s;
 }

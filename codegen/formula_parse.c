@@ -72,7 +72,7 @@ static const char *tok_desc(parser *p)
     switch (p->tok.kind) {
     case TGF_TOK_EOF: return "the end of the formula";
     case TGF_TOK_STR: return "a string";
-    default: return tgm__printf(p->a, "'%.*s'", (int)p->tok.len, p->lex.src + p->tok.offset);
+    default: return tgs_fmt(p->a, "'%.*s'", (int)p->tok.len, p->lex.src + p->tok.offset);
     }
 }
 
@@ -98,7 +98,7 @@ static void finish(parser *p, tgm_expr *e)
 
 static void add_arg(parser *p, tgm_expr *e, tgm_expr *arg, int *cap)
 {
-    *TGM_PUSH(p->a, e->args, e->nargs, *cap) = arg;
+    *TGS_PUSH(p->a, e->args, e->nargs, *cap) = arg;
 }
 
 static tgm_expr *parse_cond(parser *p);
@@ -133,7 +133,7 @@ static tgm_expr *parse_name(parser *p)
             fail(p, p->tok.offset, "expected a name after '::', found %s", tok_desc(p));
             return NULL;
         }
-        name = tgm__printf(p->a, "%s::%s", name, p->tok.text);
+        name = tgs_fmt(p->a, "%s::%s", name, p->tok.text);
         advance(p);
     }
     if (!strcmp(name, "true") || !strcmp(name, "True") || !strcmp(name, "false") ||
@@ -200,7 +200,7 @@ static tgm_expr *parse_postfix(parser *p)
             }
             int cap = 0;
             e->kind = TGM_EXPR_CALL;
-            if (!parse_args(p, e, &cap, ")", tgm__printf(p->a, "the arguments of '%s'", e->name)))
+            if (!parse_args(p, e, &cap, ")", tgs_fmt(p->a, "the arguments of '%s'", e->name)))
                 return NULL;
             finish(p, e);
         } else if (accept(p, ".")) {
@@ -220,7 +220,7 @@ static tgm_expr *parse_postfix(parser *p)
             advance(p);
             int cap = 0;
             add_arg(p, m, e, &cap);
-            if (!parse_args(p, m, &cap, ")", tgm__printf(p->a, "the arguments of '%s'", m->name)))
+            if (!parse_args(p, m, &cap, ")", tgs_fmt(p->a, "the arguments of '%s'", m->name)))
                 return NULL;
             finish(p, m);
             e = m;

@@ -1,4 +1,5 @@
-/* Internals shared by tgen's front end (arena.c, yaml_doc.c, parse_*.c, validate.c, autogen.c).
+/* Internals shared by tgen's front end (arena.c, model.c, yaml_doc.c, parse_*.c, validate.c,
+ * autogen.c).
  * Nothing here is part of the model contract in model.h; emitters should not need it. */
 #ifndef TGEN_FRONTEND_H
 #define TGEN_FRONTEND_H
@@ -6,13 +7,7 @@
 #include <yaml.h>
 
 #include "model.h"
-
-/* ---- growable arrays in the arena ----
- * Returns `old` or a larger copy of it with room for at least `need` elements. The old block
- * stays in the arena (freed with it); doubling keeps the waste below the live size. */
-void *tgm__grow(tgm_arena *a, void *old, int count, int need, int *cap, size_t elsize);
-#define TGM_PUSH(a, arr, n, cap) \
-    ((arr) = tgm__grow((a), (arr), (n), (n) + 1, &(cap), sizeof *(arr)), &(arr)[(n)++])
+#include "strbuf.h"
 
 /* ---- string -> pointer hash map (open addressing), memory in the arena ---- */
 typedef struct tgm_name_map tgm_name_map;
@@ -45,11 +40,28 @@ typedef struct tgm_yaml_doc {
 bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d);
 void tgm__yaml_done(tgm_yaml_doc *d);
 tgm_loc tgm__node_loc(const tgm_yaml_doc *d, const yaml_node_t *n);
-/* Loads `path` into *d and calls entry(user, item) for each item of its top-level list; a root
- * that is not a list is reported as "expected a list of '- <first_key>:' entries, found ...".
- * Returns the number of errors reported meanwhile. d is released before returning. */
-int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, const char *first_key,
-                             void (*entry)(void *user, yaml_node_t *item), void *user);
+/* The node numbered `id` (a mapping's key or value, a list's item) of the file's document. */
+yaml_node_t *tgm__yaml_node(const tgm_yaml_doc *d, int id);
+
+/* What a spec file's parser (parse_native.c, parse_derivatives.c) carries through the file:
+ * the model it appends to, its arena and the loaded file. */
+typedef struct tgm_parse_ctx {
+    tgm_model *m;
+    tgm_arena *a;
+    tgm_yaml_doc *d;
+} tgm_parse_ctx;
+/* Loads `path` and calls entry(c, item) for each item of its top-level list, with c naming m
+ * and the loaded file. A root that is not a list is reported as "expected a list of
+ * '- <first_key>:' entries, found ...", an item that is not a mapping as "expected an entry (a
+ * mapping with '<first_key>:'), found ...". The file is released before returning. Returns the
+ * number of errors reported meanwhile. */
+int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
+                       void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item));
+/* The name of the field of pair p of a mapping whose pairs start at `pairs`, or NULL after an
+ * error when it is not a string or (with a NULL-terminated `known` list) not a known field.
+ * A name that an earlier pair already has is reported ("field 'x' appears twice") and returned. */
+const char *tgm__field_name(const tgm_yaml_doc *d, const yaml_node_pair_t *pairs,
+                            const yaml_node_pair_t *p, const char *const *known);
 /* Position of the first character of a scalar's text (after the opening quote). */
 tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n);
 /* The span of a scalar (NULL when plain and on one line: col + offset is exact). */
@@ -63,14 +75,14 @@ bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *fie
 int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, const char *field,
                     const char ***out, tgm_loc **locs);
 
-/* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count). */
+/* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count;
+ * model.c). */
 void tgm__add_func(tgm_model *m, tgm_func *f);
 void tgm__add_deriv(tgm_model *m, tgm_derivative *d);
 
-/* ---- small helpers ---- */
+/* ---- small helpers (yaml_doc.c) ---- */
 bool tgm__is_ident(const char *s);                 /* [A-Za-z_][A-Za-z0-9_]* */
 char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead);   /* strip spaces */
-char *tgm__printf(tgm_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Schema parsing with a span for quoted/folded YAML scalars (tgm_parse_schema passes NULL). */
 int tgm__parse_schema_span(tgm_arena *a, const char *text, tgm_loc loc, const tgm_span *span,

@@ -107,7 +107,7 @@ static int run_check(int argc, char **argv)
 static int run_gen(int argc, char **argv)
 {
     const char *native = NULL, *derivs = NULL;
-    tgen_emit_options o = { 0 };
+    tge_options o = { 0 };
     for (int i = 0; i < argc; i++) {
         const char **slot = !strcmp(argv[i], "--native")        ? &native
                             : !strcmp(argv[i], "--derivatives") ? &derivs
@@ -129,8 +129,8 @@ static int run_gen(int argc, char **argv)
     tgm_model m = { .arena = tgm_arena_new() };
     int errors = load(&m, native, derivs);
     if (!errors) {
-        o.source_desc = derivs ? tgm__printf(m.arena, "%s, %s", native, derivs) : native;
-        errors = tgen_emit_all(&m, &o);
+        o.source_desc = derivs ? tgs_fmt(m.arena, "%s, %s", native, derivs) : native;
+        errors = tge_emit_all(&m, &o);
     }
     tgm_arena_free(m.arena);
     return errors ? 1 : 0;

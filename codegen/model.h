@@ -12,28 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A position in a spec file: 1-based line and column. `file` points at an interned string. */
-typedef struct tgm_loc {
-    const char *file;
-    int line, col;
-} tgm_loc;
-
-/* ---- arena: every allocation of the model lives here ---- */
-typedef struct tgm_arena tgm_arena;
-tgm_arena *tgm_arena_new(void);
-void tgm_arena_free(tgm_arena *a);
-void *tgm_alloc(tgm_arena *a, size_t n);              /* zeroed, never NULL (aborts on OOM) */
-char *tgm_strndup(tgm_arena *a, const char *s, size_t n);
-char *tgm_strdup(tgm_arena *a, const char *s);
-
-/* ---- diagnostics ---- */
-/* Prints `file:line:col: error: <msg>` to the diagnostics sink (stderr by default) and counts
- * the error; parsing continues where it can so that one run reports several errors. */
-void tgm_error(tgm_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int tgm_error_count(void);
-/* `file:line:col: note: <msg>`, not counted: the second location of a two-place error
- * (the first definition of a duplicate overload, the function a derivative almost matches). */
-void tgm_note(tgm_loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include "arena.h"   /* tgm_arena: every allocation of the model lives there */
+#include "diag.h"    /* tgm_loc, tgm_error, tgm_note */
 
 /* Where a YAML scalar's text came from. A quoted or folded scalar's text differs from the bytes
  * in the file (quotes, escapes, joined lines), so `loc.col + offset` is wrong for it; a span
@@ -277,5 +257,10 @@ tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);   /* NULL wh
  * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);
 const char *tgm_base_name(tgm_base b);   /* "Tensor", "int", ... as written in schemas */
+/* The index of the argument named `name`, or -1. */
+int tgm_schema_arg_index(const tgm_schema *s, const char *name);
+/* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,
+ * ... (several), or a return's own name; -1 when none. */
+int tgm_schema_output_index(const tgm_schema *s, const char *name);
 
 #endif

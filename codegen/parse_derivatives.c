@@ -11,24 +11,8 @@
 
 #include "frontend.h"
 
-typedef struct ctx {
-    tgm_model *m;
-    tgm_arena *a;
-    tgm_yaml_doc *d;
-} ctx;
-
-static yaml_node_t *node(ctx *c, int id)
-{
-    return yaml_document_get_node(&c->d->doc, id);
-}
-
-static tgm_loc loc_of(ctx *c, const yaml_node_t *n)
-{
-    return tgm__node_loc(c->d, n);
-}
-
 /* Splits `self, other` into trimmed names; false (after an error) when a part is not a name. */
-static bool split_vars(ctx *c, const yaml_node_t *k, tgm_formula *f)
+static bool split_vars(tgm_parse_ctx *c, const yaml_node_t *k, tgm_formula *f)
 {
     const char **names;
     tgm_loc *locs;
@@ -42,30 +26,22 @@ static bool split_vars(ctx *c, const yaml_node_t *k, tgm_formula *f)
             return false;
         }
     f->vars = tgm_strdup(c->a, tgm__scalar(k));
-    f->vars_loc = loc_of(c, k);
+    f->vars_loc = tgm__node_loc(c->d, k);
     f->var_names = names;
     f->nvars = n;
     return true;
 }
 
-static bool is_input(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return true;
-    return false;
-}
-
 /* One `key: formula` pair. Which list it goes to follows PyTorch: a key whose first name is an
  * argument is a backward formula, anything else a forward (result) formula. */
-static void add_formula(ctx *c, tgm_derivative *dv, bool have_schema, const yaml_node_t *k,
-                        const yaml_node_t *v, int *fcap, int *rcap, int *ncap)
+static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
+                        const yaml_node_t *k, const yaml_node_t *v, int *fcap, int *rcap, int *ncap)
 {
     tgm_formula f = { 0 };
     if (!split_vars(c, k, &f))
         return;
     if (v->type != YAML_SCALAR_NODE) {
-        tgm_error(loc_of(c, v), "the formula for '%s' must be a string, not %s", f.vars,
+        tgm_error(tgm__node_loc(c->d, v), "the formula for '%s' must be a string, not %s", f.vars,
                   tgm__node_kind(v));
         return;
     }
@@ -74,20 +50,21 @@ static void add_formula(ctx *c, tgm_derivative *dv, bool have_schema, const yaml
     f.span = tgm__node_span(c->a, c->d, v);
     if (!strcmp(f.text, "non_differentiable")) {
         for (int i = 0; i < f.nvars; i++)
-            *TGM_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
+            *TGS_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
         return;
     }
-    if (have_schema && !is_input(&dv->schema, f.var_names[0]))
-        *TGM_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
+    if (have_schema && tgm_schema_arg_index(&dv->schema, f.var_names[0]) < 0)
+        *TGS_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
     else
-        *TGM_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
+        *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
 }
 
-static void parse_output_diff(ctx *c, tgm_derivative *dv, const yaml_node_t *v)
+static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_node_t *v)
 {
-    dv->output_differentiability_loc = loc_of(c, v);
+    dv->output_differentiability_loc = tgm__node_loc(c->d, v);
     if (v->type != YAML_SEQUENCE_NODE) {
-        tgm_error(loc_of(c, v), "'output_differentiability' must be a list of True/False, not %s",
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'output_differentiability' must be a list of True/False, not %s",
                   tgm__node_kind(v));
         return;
     }
@@ -96,9 +73,10 @@ static void parse_output_diff(ctx *c, tgm_derivative *dv, const yaml_node_t *v)
     dv->output_differentiability_cond = tgm_alloc(c->a, (size_t)n * sizeof(char *) + 1);
     dv->noutput_diff = n;
     for (int i = 0; i < n; i++) {
-        yaml_node_t *item = node(c, v->data.sequence.items.start[i]);
+        yaml_node_t *item = tgm__yaml_node(c->d, v->data.sequence.items.start[i]);
         if (item->type != YAML_SCALAR_NODE) {
-            tgm_error(loc_of(c, item), "'output_differentiability' items must be True or False, not %s",
+            tgm_error(tgm__node_loc(c->d, item),
+                      "'output_differentiability' items must be True or False, not %s",
                       tgm__node_kind(item));
             continue;
         }
@@ -114,43 +92,46 @@ static void parse_output_diff(ctx *c, tgm_derivative *dv, const yaml_node_t *v)
             dv->output_differentiability[i] = true;
             dv->output_differentiability_cond[i] = tgm_strdup(c->a, s);
         } else
-            tgm_error(loc_of(c, item),
+            tgm_error(tgm__node_loc(c->d, item),
                       "'output_differentiability' items must be True, False or a quoted condition, not '%s'",
                       s);
     }
 }
 
-static void parse_dispatch(ctx *c, tgm_derivative *dv, bool have_schema, const yaml_node_t *v,
-                           int *fcap, int *rcap, int *ncap)
+static void parse_dispatch(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
+                           const yaml_node_t *v, int *fcap, int *rcap, int *ncap)
 {
     if (v->type != YAML_MAPPING_NODE) {
-        tgm_error(loc_of(c, v), "'dispatch' must be a mapping of autograd keys to formulas, not %s",
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'dispatch' must be a mapping of autograd keys to formulas, not %s",
                   tgm__node_kind(v));
         return;
     }
     bool have_default = false;
     const char *others = NULL;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(c, p->key), *val = node(c, p->value);
+        yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
         const char *key = k->type == YAML_SCALAR_NODE ? tgm__scalar(k) : "";
         bool is_default = !strcmp(key, "Default");
         if (!is_default && strncmp(key, "Autograd", 8)) {
-            tgm_error(loc_of(c, k), "unknown derivatives dispatch key '%s' (expected Default or Autograd...)",
+            tgm_error(tgm__node_loc(c->d, k),
+                      "unknown derivatives dispatch key '%s' (expected Default or Autograd...)",
                       key);
             continue;
         }
         if (val->type != YAML_MAPPING_NODE) {
-            tgm_error(loc_of(c, val), "'%s' must be a mapping of formulas, not %s", key,
+            tgm_error(tgm__node_loc(c->d, val), "'%s' must be a mapping of formulas, not %s", key,
                       tgm__node_kind(val));
             continue;
         }
         if (!is_default) {
-            others = others ? tgm__printf(c->a, "%s, %s", others, key) : tgm_strdup(c->a, key);
+            others = others ? tgs_fmt(c->a, "%s, %s", others, key) : tgm_strdup(c->a, key);
             continue;
         }
         have_default = true;
         for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top; q++)
-            add_formula(c, dv, have_schema, node(c, q->key), node(c, q->value), fcap, rcap, ncap);
+            add_formula(c, dv, have_schema, tgm__yaml_node(c->d, q->key),
+                        tgm__yaml_node(c->d, q->value), fcap, rcap, ncap);
     }
     /* No `Default:` is allowed (PyTorch has an AutogradNestedTensor-only entry): then the
      * function has no formulas for the keys tgen compiles. */
@@ -158,39 +139,29 @@ static void parse_dispatch(ctx *c, tgm_derivative *dv, bool have_schema, const y
     dv->dispatch_note = others;
 }
 
-static void parse_entry(ctx *c, const yaml_node_t *entry)
+static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
-    if (entry->type != YAML_MAPPING_NODE) {
-        tgm_error(loc_of(c, entry), "expected an entry (a mapping with 'name:'), found %s",
-                  tgm__node_kind(entry));
-        return;
-    }
     tgm_derivative *dv = tgm_alloc(c->a, sizeof *dv);
-    dv->loc = loc_of(c, entry);
+    dv->loc = tgm__node_loc(c->d, entry);
     yaml_node_t *name = NULL, *dispatch = NULL, *first_formula = NULL;
     yaml_node_pair_t *pairs = entry->data.mapping.pairs.start, *end = entry->data.mapping.pairs.top;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
-        yaml_node_t *k = node(c, p->key);
-        if (k->type != YAML_SCALAR_NODE) {
-            tgm_error(loc_of(c, k), "field names must be strings, not %s", tgm__node_kind(k));
+        const char *key = tgm__field_name(c->d, pairs, p, NULL);
+        if (!key)
             continue;
-        }
-        for (yaml_node_pair_t *q = pairs; q < p; q++)
-            if (node(c, q->key)->type == YAML_SCALAR_NODE &&
-                !strcmp(tgm__scalar(node(c, q->key)), tgm__scalar(k)))
-                tgm_error(loc_of(c, k), "field '%s' appears twice", tgm__scalar(k));
-        if (!strcmp(tgm__scalar(k), "name"))
-            name = node(c, p->value);
-        else if (!strcmp(tgm__scalar(k), "dispatch"))
-            dispatch = k;
-        else if (strcmp(tgm__scalar(k), "output_differentiability") && !first_formula)
-            first_formula = k;
+        if (!strcmp(key, "name"))
+            name = tgm__yaml_node(c->d, p->value);
+        else if (!strcmp(key, "dispatch"))
+            dispatch = tgm__yaml_node(c->d, p->key);
+        else if (strcmp(key, "output_differentiability") && !first_formula)
+            first_formula = tgm__yaml_node(c->d, p->key);
     }
     bool ok = false;
     if (!name) {
         tgm_error(dv->loc, "entry has no 'name:' field");
     } else if (name->type != YAML_SCALAR_NODE) {
-        tgm_error(loc_of(c, name), "'name' must be a schema string, not %s", tgm__node_kind(name));
+        tgm_error(tgm__node_loc(c->d, name),
+                  "'name' must be a schema string, not %s", tgm__node_kind(name));
     } else {
         dv->name_text = tgm_strdup(c->a, tgm__scalar(name));
         dv->name_loc = tgm__text_start(c->d, name);
@@ -198,11 +169,11 @@ static void parse_entry(ctx *c, const yaml_node_t *entry)
                                     tgm__node_span(c->a, c->d, name), &dv->schema) == 0;
     }
     if (dispatch && first_formula)
-        tgm_error(loc_of(c, first_formula),
+        tgm_error(tgm__node_loc(c->d, first_formula),
                   "formulas must go under 'dispatch:' when an entry has one");
     int fcap = 0, rcap = 0, ncap = 0;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
-        yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+        yaml_node_t *k = tgm__yaml_node(c->d, p->key), *v = tgm__yaml_node(c->d, p->value);
         if (k->type != YAML_SCALAR_NODE || !strcmp(tgm__scalar(k), "name"))
             continue;
         if (!strcmp(tgm__scalar(k), "output_differentiability"))
@@ -216,11 +187,7 @@ static void parse_entry(ctx *c, const yaml_node_t *entry)
         tgm__add_deriv(c->m, dv);
 }
 
-static void entry_of(void *user, yaml_node_t *item) { parse_entry(user, item); }
-
 int tgm_parse_derivatives(tgm_model *m, const char *path)
 {
-    tgm_yaml_doc d;
-    ctx c = { m, m->arena, &d };
-    return tgm__yaml_for_each_entry(m->arena, path, &d, "name", entry_of, &c);
+    return tgm__parse_entries(m, path, "name", parse_entry);
 }

@@ -9,28 +9,12 @@
 
 #include "frontend.h"
 
-typedef struct ctx {
-    tgm_model *m;
-    tgm_arena *a;
-    tgm_yaml_doc *d;
-} ctx;
-
-static yaml_node_t *node(ctx *c, int id)
-{
-    return yaml_document_get_node(&c->d->doc, id);
-}
-
-static tgm_loc loc_of(ctx *c, const yaml_node_t *n)
-{
-    return tgm__node_loc(c->d, n);
-}
-
 /* The text of a scalar field, or NULL (after an error) when the value is not a scalar. */
-static const char *need_scalar(ctx *c, const yaml_node_t *v, const char *field)
+static const char *need_scalar(tgm_parse_ctx *c, const yaml_node_t *v, const char *field)
 {
     if (v->type == YAML_SCALAR_NODE)
         return tgm_strdup(c->a, tgm__scalar(v));
-    tgm_error(loc_of(c, v), "'%s' must be a string, not %s", field, tgm__node_kind(v));
+    tgm_error(tgm__node_loc(c->d, v), "'%s' must be a string, not %s", field, tgm__node_kind(v));
     return NULL;
 }
 
@@ -90,8 +74,8 @@ static bool is_kernel_name(const char *s)
     }
 }
 
-static void add_dispatch(ctx *c, tgm_func *f, int *cap, const char *key_name, tgm_loc key_loc,
-                         const yaml_node_t *v)
+static void add_dispatch(tgm_parse_ctx *c, tgm_func *f, int *cap, const char *key_name,
+                         tgm_loc key_loc, const yaml_node_t *v)
 {
     tgm_key key;
     if (!lookup_key(key_name, &key)) {
@@ -112,26 +96,28 @@ static void add_dispatch(ctx *c, tgm_func *f, int *cap, const char *key_name, tg
                   kernel, key_name);
         return;
     }
-    tgm_dispatch_entry *e = TGM_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
+    tgm_dispatch_entry *e = TGS_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
     *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel };
 }
 
-static void field_dispatch(ctx *c, tgm_func *f, const yaml_node_t *v)
+static void field_dispatch(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
 {
     f->has_dispatch = true;
     if (v->type != YAML_MAPPING_NODE) {
-        tgm_error(loc_of(c, v), "'dispatch' must be a mapping of dispatch keys to kernels, not %s",
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'dispatch' must be a mapping of dispatch keys to kernels, not %s",
                   tgm__node_kind(v));
         return;
     }
     int cap = 0;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(c, p->key), *val = node(c, p->value);
+        yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
         const char **keys;
         tgm_loc *locs;
         int n = tgm__node_names(c->a, c->d, k, "dispatch", &keys, &locs);
         if (k->type != YAML_SCALAR_NODE && n >= 0) {
-            tgm_error(loc_of(c, k), "dispatch keys must be names, not %s", tgm__node_kind(k));
+            tgm_error(tgm__node_loc(c->d, k),
+                      "dispatch keys must be names, not %s", tgm__node_kind(k));
             continue;
         }
         for (int i = 0; i < n; i++)   /* `CPU, CUDA: add_out` is one entry per key */
@@ -141,7 +127,7 @@ static void field_dispatch(ctx *c, tgm_func *f, const yaml_node_t *v)
 
 /* ---- other fields ---- */
 
-static void field_func(ctx *c, tgm_func *f, const yaml_node_t *v, bool *ok)
+static void field_func(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v, bool *ok)
 {
     const char *text = need_scalar(c, v, "func");
     *ok = false;
@@ -151,7 +137,7 @@ static void field_func(ctx *c, tgm_func *f, const yaml_node_t *v, bool *ok)
     *ok = tgm__parse_schema_span(c->a, text, loc, tgm__node_span(c->a, c->d, v), &f->schema) == 0;
 }
 
-static void field_variants(ctx *c, tgm_func *f, const yaml_node_t *v)
+static void field_variants(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
 {
     const char **names;
     tgm_loc *locs;
@@ -169,7 +155,7 @@ static void field_variants(ctx *c, tgm_func *f, const yaml_node_t *v)
     }
 }
 
-static void field_choice(ctx *c, const yaml_node_t *v, const char *field,
+static void field_choice(tgm_parse_ctx *c, const yaml_node_t *v, const char *field,
                          const char *const *allowed, const char **out)
 {
     const char *s = need_scalar(c, v, field);
@@ -183,18 +169,19 @@ static void field_choice(ctx *c, const yaml_node_t *v, const char *field,
     tgm_error(tgm__text_start(c->d, v), "unknown %s '%s'", field, s);
 }
 
-static void field_ufunc(ctx *c, tgm_func *f, const yaml_node_t *v)
+static void field_ufunc(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
 {
     static const char *const keys[] = { "Generic", "ScalarOnly", "CPUScalar", "CPUVector",
                                         "CUDAFunctor", "CUDAFunctorOnOther", "CUDAFunctorOnSelf",
                                         NULL };
     if (v->type != YAML_MAPPING_NODE) {
-        tgm_error(loc_of(c, v), "'ufunc_inner_loop' must be a mapping, not %s", tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'ufunc_inner_loop' must be a mapping, not %s", tgm__node_kind(v));
         return;
     }
     int cap = 0;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(c, p->key), *val = node(c, p->value);
+        yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
         const char *key = NULL, *text = need_scalar(c, val, "ufunc_inner_loop");
         field_choice(c, k, "ufunc_inner_loop key", keys, &key);
         if (!key || !text)
@@ -202,8 +189,8 @@ static void field_ufunc(ctx *c, tgm_func *f, const yaml_node_t *v)
         /* `add (AllAndComplex, BFloat16, Half)`: a name and an optional dtype list. */
         const char *paren = strchr(text, '(');
         size_t n = paren ? (size_t)(paren - text) : strlen(text);
-        tgm_ufunc_loop *u = TGM_PUSH(c->a, f->ufunc_inner_loop, f->nufunc_inner_loop, cap);
-        u->loc = loc_of(c, k);
+        tgm_ufunc_loop *u = TGS_PUSH(c->a, f->ufunc_inner_loop, f->nufunc_inner_loop, cap);
+        u->loc = tgm__node_loc(c->d, k);
         u->key = key;
         u->name = tgm__trim_dup(c->a, text, n, NULL);
         u->dtypes = "";
@@ -220,20 +207,22 @@ static void field_ufunc(ctx *c, tgm_func *f, const yaml_node_t *v)
     }
 }
 
-static void field_list_of_strings(ctx *c, const yaml_node_t *v, const char *field)
+static void field_list_of_strings(tgm_parse_ctx *c, const yaml_node_t *v, const char *field)
 {
     if (v->type != YAML_SEQUENCE_NODE) {
-        tgm_error(loc_of(c, v), "'%s' must be a list, not %s", field, tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v), "'%s' must be a list, not %s", field, tgm__node_kind(v));
         return;
     }
     for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
-        need_scalar(c, node(c, *it), field);
+        need_scalar(c, tgm__yaml_node(c->d, *it), field);
 }
 
-static void field_cpp_no_default_args(ctx *c, tgm_func *f, const yaml_node_t *v, bool have_schema)
+static void field_cpp_no_default_args(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v,
+                                      bool have_schema)
 {
     if (v->type != YAML_SEQUENCE_NODE) {
-        tgm_error(loc_of(c, v), "'cpp_no_default_args' must be a list, not %s", tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'cpp_no_default_args' must be a list, not %s", tgm__node_kind(v));
         return;
     }
     const char **names;
@@ -253,7 +242,7 @@ static void field_cpp_no_default_args(ctx *c, tgm_func *f, const yaml_node_t *v,
     }
 }
 
-static void field_name(ctx *c, const yaml_node_t *v, const char *field, const char **out,
+static void field_name(tgm_parse_ctx *c, const yaml_node_t *v, const char *field, const char **out,
                        tgm_loc *loc)
 {
     const char *s = need_scalar(c, v, field);
@@ -273,7 +262,7 @@ static const char *const known_fields[] = {
     "ufunc_inner_loop", "use_const_ref_for_mutable_tensors", "c_name", "doc", NULL,
 };
 
-static void parse_field(ctx *c, tgm_func *f, const char *key, const yaml_node_t *v,
+static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const yaml_node_t *v,
                         bool have_schema)
 {
     static const char *const device_checks[] = { "NoCheck", "ExactSame", NULL };
@@ -290,7 +279,7 @@ static void parse_field(ctx *c, tgm_func *f, const char *key, const yaml_node_t 
         field_name(c, v, key, &f->structured_inherits, NULL);
     else if (!strcmp(key, "autogen")) {
         tgm_loc *locs = NULL;
-        f->autogen_loc = loc_of(c, v);
+        f->autogen_loc = tgm__node_loc(c->d, v);
         int n = tgm__node_names(c->a, c->d, v, key, &f->autogen, &locs);
         f->nautogen = n > 0 ? n : 0;
         f->autogen_locs = locs;
@@ -325,52 +314,23 @@ static void parse_field(ctx *c, tgm_func *f, const char *key, const yaml_node_t 
         field_name(c, v, key, &f->doc, NULL);
 }
 
-static bool is_known_field(const char *key)
-{
-    for (int i = 0; known_fields[i]; i++)
-        if (!strcmp(key, known_fields[i]))
-            return true;
-    return false;
-}
-
-/* Checks the keys of an entry (scalars, known, not repeated); returns the `func` value node. */
-static yaml_node_t *check_keys(ctx *c, const yaml_node_t *entry)
+/* Checks the keys of an entry (strings, known, not repeated); returns the `func` value node. */
+static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     yaml_node_t *func = NULL;
-    for (yaml_node_pair_t *p = entry->data.mapping.pairs.start; p < entry->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = node(c, p->key);
-        if (k->type != YAML_SCALAR_NODE) {
-            tgm_error(loc_of(c, k), "field names must be strings, not %s", tgm__node_kind(k));
-            continue;
-        }
-        const char *key = tgm__scalar(k);
-        if (!is_known_field(key)) {
-            tgm_error(loc_of(c, k), "unknown field '%s'", key);
-            continue;
-        }
-        for (yaml_node_pair_t *q = entry->data.mapping.pairs.start; q < p; q++) {
-            yaml_node_t *qk = node(c, q->key);
-            if (qk->type == YAML_SCALAR_NODE && !strcmp(tgm__scalar(qk), key)) {
-                tgm_error(loc_of(c, k), "field '%s' appears twice", key);
-                break;
-            }
-        }
-        if (!strcmp(key, "func"))
-            func = node(c, p->value);
+    yaml_node_pair_t *pairs = entry->data.mapping.pairs.start, *end = entry->data.mapping.pairs.top;
+    for (yaml_node_pair_t *p = pairs; p < end; p++) {
+        const char *key = tgm__field_name(c->d, pairs, p, known_fields);
+        if (key && !strcmp(key, "func"))
+            func = tgm__yaml_node(c->d, p->value);
     }
     return func;
 }
 
-static void parse_entry(ctx *c, const yaml_node_t *entry)
+static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
-    if (entry->type != YAML_MAPPING_NODE) {
-        tgm_error(loc_of(c, entry), "expected an entry (a mapping with 'func:'), found %s",
-                  tgm__node_kind(entry));
-        return;
-    }
     tgm_func *f = tgm_alloc(c->a, sizeof *f);
-    f->loc = loc_of(c, entry);
+    f->loc = tgm__node_loc(c->d, entry);
     f->variant_function = true;
     f->device_guard = true;
     yaml_node_t *func = check_keys(c, entry);
@@ -381,9 +341,9 @@ static void parse_entry(ctx *c, const yaml_node_t *entry)
         field_func(c, f, func, &ok);
     for (yaml_node_pair_t *p = entry->data.mapping.pairs.start; p < entry->data.mapping.pairs.top;
          p++) {
-        yaml_node_t *k = node(c, p->key);
+        yaml_node_t *k = tgm__yaml_node(c->d, p->key);
         if (k->type == YAML_SCALAR_NODE && strcmp(tgm__scalar(k), "func"))
-            parse_field(c, f, tgm__scalar(k), node(c, p->value), ok);
+            parse_field(c, f, tgm__scalar(k), tgm__yaml_node(c->d, p->value), ok);
     }
     /* An entry whose schema did not parse is dropped so that validation does not report
      * consequences of that error (a delegate "not found" because its schema was broken). */
@@ -391,11 +351,7 @@ static void parse_entry(ctx *c, const yaml_node_t *entry)
         tgm__add_func(c->m, f);
 }
 
-static void entry_of(void *user, yaml_node_t *item) { parse_entry(user, item); }
-
 int tgm_parse_native_functions(tgm_model *m, const char *path)
 {
-    tgm_yaml_doc d;
-    ctx c = { m, m->arena, &d };
-    return tgm__yaml_for_each_entry(m->arena, path, &d, "func", entry_of, &c);
+    return tgm__parse_entries(m, path, "func", parse_entry);
 }

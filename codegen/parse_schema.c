@@ -175,8 +175,8 @@ static const char *found(const parser *p)
 {
     switch (p->t.kind) {
     case T_EOF: return "end of schema";
-    case T_STR: return tgm__printf(p->a, "the string %.*s", (int)p->t.len, p->s + p->t.off);
-    default: return tgm__printf(p->a, "'%.*s'", (int)p->t.len, p->s + p->t.off);
+    case T_STR: return tgs_fmt(p->a, "the string %.*s", (int)p->t.len, p->s + p->t.off);
+    default: return tgs_fmt(p->a, "'%.*s'", (int)p->t.len, p->s + p->t.off);
     }
 }
 
@@ -344,8 +344,8 @@ static bool parse_list_default(parser *p, tgm_default *d)
             return fail(p, p->t.off, "expected a number or a bool in the list default, found %s",
                         found(p));
         }
-        *TGM_PUSH(p->a, ints, n, icap) = iv;
-        *TGM_PUSH(p->a, floats, nf, fcap) = fv;
+        *TGS_PUSH(p->a, ints, n, icap) = iv;
+        *TGS_PUSH(p->a, floats, nf, fcap) = fv;
     }
     if (any_bool && any_num)
         return fail(p, p->t.off, "list default mixes bools and numbers");
@@ -456,8 +456,8 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
         ok = false;
     }
     if (!ok) {
-        char *tn = tgm__printf(p->a, "%s%s%s", base_names[b], ty->elem_optional ? "?" : "",
-                               ty->is_list ? (ty->list_optional ? "[]?" : "[]") : "");
+        char *tn = tgs_fmt(p->a, "%s%s%s", base_names[b], ty->elem_optional ? "?" : "",
+                           ty->is_list ? (ty->list_optional ? "[]?" : "[]") : "");
         return fail(p, off, "default value %s does not fit type '%s'", d->text, tn);
     }
     return true;
@@ -480,7 +480,7 @@ static bool parse_params(parser *p, tgm_schema *out)
             star_off = p->t.off;
             next(p);
         } else {
-            tgm_arg *arg = TGM_PUSH(p->a, out->args, out->nargs, cap);
+            tgm_arg *arg = TGS_PUSH(p->a, out->args, out->nargs, cap);
             memset(arg, 0, sizeof *arg);
             arg->loc = loc_at(p, p->t.off);
             if (!parse_type(p, &arg->type))
@@ -535,7 +535,7 @@ static bool parse_returns(parser *p, tgm_schema *out)
 {
     int cap = 0;
     if (!is_punct(p, '(')) {
-        tgm_return *r = TGM_PUSH(p->a, out->rets, out->nrets, cap);
+        tgm_return *r = TGS_PUSH(p->a, out->rets, out->nrets, cap);
         size_t name_off;
         return parse_return(p, r, &name_off);
     }
@@ -543,7 +543,7 @@ static bool parse_returns(parser *p, tgm_schema *out)
     while (!is_punct(p, ')')) {
         if (out->nrets > 0 && !expect(p, ',', "or ')' between returns"))
             return false;
-        tgm_return *r = TGM_PUSH(p->a, out->rets, out->nrets, cap);
+        tgm_return *r = TGS_PUSH(p->a, out->rets, out->nrets, cap);
         size_t name_off = 0;
         if (!parse_return(p, r, &name_off))
             return false;
@@ -576,7 +576,7 @@ static bool parse_name(parser *p, tgm_schema *out)
     out->base = out->inplace ? tgm_strndup(p->a, name, len - 1) : name;
     if (out->inplace && !*out->base)
         return fail(p, 0, "operator name '_' has no base name");
-    out->full_name = *out->overload ? tgm__printf(p->a, "%s.%s", name, out->overload) : name;
+    out->full_name = *out->overload ? tgs_fmt(p->a, "%s.%s", name, out->overload) : name;
     return true;
 }
 

@@ -1,107 +1,86 @@
-/* Pure functions over parsed schemas: canonical text, kind, type equality. */
+/* Pure functions over parsed schemas: canonical text, kind, type equality, argument and
+ * output lookup by name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frontend.h"
 
-/* A growable string in the arena, enough for schema text. */
-typedef struct sbuf {
-    tgm_arena *a;
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s)
+static void put_type(tgs_buf *b, const tgm_type *t)
 {
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 128;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *np = tgm_alloc(b->a, cap);
-        if (b->len)
-            memcpy(np, b->p, b->len);
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n + 1);
-    b->len += n;
-}
-
-static void put_type(sbuf *b, const tgm_type *t)
-{
-    sb_put(b, tgm_base_name(t->base));
+    tgs_puts(b, tgm_base_name(t->base));
     if (t->alias.set) {
-        sb_put(b, "(");
-        sb_put(b, t->alias.set);
+        tgs_puts(b, "(");
+        tgs_puts(b, t->alias.set);
         if (t->alias.is_write)
-            sb_put(b, "!");
+            tgs_puts(b, "!");
         if (t->alias.after) {
-            sb_put(b, " -> ");
-            sb_put(b, t->alias.after);
+            tgs_puts(b, " -> ");
+            tgs_puts(b, t->alias.after);
         }
-        sb_put(b, ")");
+        tgs_puts(b, ")");
     }
     if (t->elem_optional)
-        sb_put(b, "?");
+        tgs_puts(b, "?");
     if (t->is_list) {
         char n[16] = "";
         if (t->list_size)
             snprintf(n, sizeof n, "%d", t->list_size);
-        sb_put(b, "[");
-        sb_put(b, n);
-        sb_put(b, "]");
+        tgs_puts(b, "[");
+        tgs_puts(b, n);
+        tgs_puts(b, "]");
         if (t->list_optional)
-            sb_put(b, "?");
+            tgs_puts(b, "?");
     }
 }
 
 char *tgm__type_str(tgm_arena *a, const tgm_type *t)
 {
-    sbuf b = { .a = a };
+    tgs_buf b;
+    tgs_buf_init(&b);
     put_type(&b, t);
-    return b.p;
+    return tgs_finish(&b, a);
 }
 
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s)
 {
-    sbuf b = { .a = a };
-    sb_put(&b, s->full_name);
-    sb_put(&b, "(");
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, s->full_name);
+    tgs_puts(&b, "(");
     bool kw = false;
     for (int i = 0; i < s->nargs; i++) {
         const tgm_arg *arg = &s->args[i];
         if (i)
-            sb_put(&b, ", ");
+            tgs_puts(&b, ", ");
         if (arg->kwarg_only && !kw) {
-            sb_put(&b, "*, ");
+            tgs_puts(&b, "*, ");
             kw = true;
         }
         put_type(&b, &arg->type);
-        sb_put(&b, " ");
-        sb_put(&b, arg->name);
+        tgs_puts(&b, " ");
+        tgs_puts(&b, arg->name);
         if (arg->def.kind != TGM_DEF_NONE_GIVEN) {
-            sb_put(&b, "=");
-            sb_put(&b, arg->def.text);
+            tgs_puts(&b, "=");
+            tgs_puts(&b, arg->def.text);
         }
     }
-    sb_put(&b, ") -> ");
+    tgs_puts(&b, ") -> ");
     bool paren = s->nrets != 1;
     if (paren)
-        sb_put(&b, "(");
+        tgs_puts(&b, "(");
     for (int i = 0; i < s->nrets; i++) {
         if (i)
-            sb_put(&b, ", ");
+            tgs_puts(&b, ", ");
         put_type(&b, &s->rets[i].type);
         if (s->rets[i].name) {
-            sb_put(&b, " ");
-            sb_put(&b, s->rets[i].name);
+            tgs_puts(&b, " ");
+            tgs_puts(&b, s->rets[i].name);
         }
     }
     if (paren)
-        sb_put(&b, ")");
-    return b.p;
+        tgs_puts(&b, ")");
+    return tgs_finish(&b, a);
 }
 
 /* PyTorch's rule (an entry is exactly one of these): in-place by name; scratch when an out
@@ -141,4 +120,23 @@ bool tgm__type_eq(const tgm_type *a, const tgm_type *b)
            a->is_list == b->is_list && a->list_size == b->list_size &&
            a->list_optional == b->list_optional && str_eq(a->alias.set, b->alias.set) &&
            a->alias.is_write == b->alias.is_write && str_eq(a->alias.after, b->alias.after);
+}
+
+int tgm_schema_arg_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nargs; i++)
+        if (!strcmp(s->args[i].name, name))
+            return i;
+    return -1;
+}
+
+int tgm_schema_output_index(const tgm_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nrets; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
+        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
+            return i;
+    }
+    return -1;
 }

@@ -6,16 +6,6 @@
 
 #include "frontend.h"
 
-tgm_func *tgm_find_func(const tgm_model *m, const char *full_name)
-{
-    if (m->func_index)
-        return tgm__map_get(m->func_index, full_name);
-    for (int i = 0; i < m->nfuncs; i++)
-        if (!strcmp(m->funcs[i]->schema.full_name, full_name))
-            return m->funcs[i];
-    return NULL;
-}
-
 /* ---- per entry ---- */
 
 static void check_inplace(tgm_arena *a, const tgm_func *f)
@@ -146,21 +136,21 @@ static const char *signature(tgm_arena *a, const tgm_func *f)
     const tgm_schema *s = &f->schema;
     const char *base = s->base;
     if (s->dunder && f->kind == TGM_KIND_INPLACE)   /* __iand__ -> __and__ */
-        base = tgm__printf(a, "__%s", s->base + 3);
-    char *sig = tgm__printf(a, "%s(", base);
+        base = tgs_fmt(a, "__%s", s->base + 3);
+    char *sig = tgs_fmt(a, "%s(", base);
     for (int i = 0; i < s->nargs; i++) {
         if (s->args[i].is_out || is_tensor_option(&s->args[i]))
             continue;
         tgm_type t = s->args[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgm__printf(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
-                          tgm__type_str(a, &t), s->args[i].name);
+        sig = tgs_fmt(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
+                      tgm__type_str(a, &t), s->args[i].name);
     }
-    sig = tgm__printf(a, "%s)->", sig);
+    sig = tgs_fmt(a, "%s)->", sig);
     for (int i = 0; i < s->nrets; i++) {
         tgm_type t = s->rets[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgm__printf(a, "%s%s,", sig, tgm__type_str(a, &t));
+        sig = tgs_fmt(a, "%s%s,", sig, tgm__type_str(a, &t));
     }
     return sig;
 }
@@ -197,25 +187,6 @@ static bool same_signature(const tgm_schema *a, const tgm_schema *b)
     return true;
 }
 
-static bool is_output_name(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nrets; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, s->nrets == 1 ? "result" : "result%d", i);
-        if (!strcmp(name, buf) || (s->rets[i].name && !strcmp(name, s->rets[i].name)))
-            return true;
-    }
-    return false;
-}
-
-static bool is_arg_name(const tgm_schema *s, const char *name)
-{
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name))
-            return true;
-    return false;
-}
-
 static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
 {
     const tgm_schema *s = &dv->schema;
@@ -224,7 +195,7 @@ static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
         const tgm_formula *f = &dv->formulas[i];
         for (int k = 0; k < f->nvars; k++) {
             const char *v = f->var_names[k];
-            if (!is_arg_name(s, v))
+            if (tgm_schema_arg_index(s, v) < 0)
                 tgm_error(f->vars_loc, "'%s' is not an argument of '%s'", v, s->full_name);
             else if (tgm__map_put(seen, v, (void *)f))
                 tgm_error(f->vars_loc, "more than one formula for '%s'", v);
@@ -233,12 +204,12 @@ static void check_formula_vars(tgm_arena *a, tgm_derivative *dv)
     for (int i = 0; i < dv->nresult; i++) {
         const tgm_formula *f = &dv->result_formulas[i];
         for (int k = 0; k < f->nvars; k++)
-            if (!is_output_name(s, f->var_names[k]))
+            if (tgm_schema_output_index(s, f->var_names[k]) < 0)
                 tgm_error(f->vars_loc, "'%s' is neither an argument nor an output of '%s'",
                           f->var_names[k], s->full_name);
     }
     for (int i = 0; i < dv->nnondiff; i++)
-        if (!is_arg_name(s, dv->non_differentiable[i]))
+        if (tgm_schema_arg_index(s, dv->non_differentiable[i]) < 0)
             tgm_error(dv->loc, "non_differentiable '%s' is not an argument of '%s'",
                       dv->non_differentiable[i], s->full_name);
     if (dv->output_differentiability && dv->noutput_diff != s->nrets)

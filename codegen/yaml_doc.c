@@ -300,8 +300,8 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
                 tgm_error(loc, "empty name in '%s'", field);
                 return -1;
             }
-            *TGM_PUSH(a, names, count, cap) = name;
-            *TGM_PUSH(a, ls, lcount, lcap) = loc;
+            *TGS_PUSH(a, names, count, cap) = name;
+            *TGS_PUSH(a, ls, lcount, lcap) = loc;
             if (!e)
                 break;
             p = e + 1;
@@ -309,15 +309,15 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
     } else if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++) {
-            yaml_node_t *item = yaml_document_get_node((yaml_document_t *)&d->doc, *it);
+            yaml_node_t *item = tgm__yaml_node(d, *it);
             if (item->type != YAML_SCALAR_NODE || !*tgm__scalar(item)) {
                 tgm_error(tgm__node_loc(d, item), "'%s' items must be names, not %s", field,
                           item->type == YAML_SCALAR_NODE ? "an empty string"
                                                          : tgm__node_kind(item));
                 return -1;
             }
-            *TGM_PUSH(a, names, count, cap) = tgm_strdup(a, tgm__scalar(item));
-            *TGM_PUSH(a, ls, lcount, lcap) = tgm__text_start(d, item);
+            *TGS_PUSH(a, names, count, cap) = tgm_strdup(a, tgm__scalar(item));
+            *TGS_PUSH(a, ls, lcount, lcap) = tgm__text_start(d, item);
         }
     } else {
         tgm_error(tgm__node_loc(d, n), "'%s' must be a comma-separated string or a list, not %s",
@@ -330,20 +330,95 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
     return count;
 }
 
-int tgm__yaml_for_each_entry(tgm_arena *a, const char *path, tgm_yaml_doc *d, const char *first_key,
-                             void (*entry)(void *user, yaml_node_t *item), void *user)
+static void for_each_item(tgm_parse_ctx *c, const yaml_node_t *list, const char *first_key,
+                          void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item))
+{
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
+        yaml_node_t *item = tgm__yaml_node(c->d, *it);
+        if (item->type == YAML_MAPPING_NODE)
+            entry(c, item);
+        else
+            tgm_error(tgm__node_loc(c->d, item), "expected an entry (a mapping with '%s:'), found %s",
+                      first_key, tgm__node_kind(item));
+    }
+}
+
+int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
+                       void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item))
 {
     int before = tgm_error_count();
-    if (tgm__yaml_load(a, path, d)) {
-        yaml_node_t *root = yaml_document_get_root_node(&d->doc);
-        if (root && root->type != YAML_SEQUENCE_NODE) {
-            tgm_error(tgm__node_loc(d, root), "expected a list of '- %s:' entries, found %s", first_key,
-                      tgm__node_kind(root));
-        } else if (root) {
-            for (yaml_node_item_t *it = root->data.sequence.items.start; it < root->data.sequence.items.top; it++)
-                entry(user, yaml_document_get_node(&d->doc, *it));
+    tgm_yaml_doc d;
+    tgm_parse_ctx c = { m, m->arena, &d };
+    if (tgm__yaml_load(m->arena, path, &d)) {
+        yaml_node_t *root = yaml_document_get_root_node(&d.doc);
+        if (root && root->type != YAML_SEQUENCE_NODE)
+            tgm_error(tgm__node_loc(&d, root), "expected a list of '- %s:' entries, found %s",
+                      first_key, tgm__node_kind(root));
+        else if (root)
+            for_each_item(&c, root, first_key, entry);
+    }
+    tgm__yaml_done(&d);
+    return tgm_error_count() - before;
+}
+
+static bool is_known(const char *name, const char *const *known)
+{
+    for (int i = 0; known[i]; i++)
+        if (!strcmp(name, known[i]))
+            return true;
+    return false;
+}
+
+const char *tgm__field_name(const tgm_yaml_doc *d, const yaml_node_pair_t *pairs,
+                            const yaml_node_pair_t *p, const char *const *known)
+{
+    yaml_node_t *k = tgm__yaml_node(d, p->key);
+    if (k->type != YAML_SCALAR_NODE) {
+        tgm_error(tgm__node_loc(d, k), "field names must be strings, not %s", tgm__node_kind(k));
+        return NULL;
+    }
+    const char *name = tgm__scalar(k);
+    if (known && !is_known(name, known)) {
+        tgm_error(tgm__node_loc(d, k), "unknown field '%s'", name);
+        return NULL;
+    }
+    for (const yaml_node_pair_t *q = pairs; q < p; q++) {
+        yaml_node_t *qk = tgm__yaml_node(d, q->key);
+        if (qk->type == YAML_SCALAR_NODE && !strcmp(tgm__scalar(qk), name)) {
+            tgm_error(tgm__node_loc(d, k), "field '%s' appears twice", name);
+            break;
         }
     }
-    tgm__yaml_done(d);
-    return tgm_error_count() - before;
+    return name;
+}
+
+yaml_node_t *tgm__yaml_node(const tgm_yaml_doc *d, int id)
+{
+    return yaml_document_get_node((yaml_document_t *)&d->doc, id);
+}
+
+/* ---- small helpers ---- */
+
+bool tgm__is_ident(const char *s)
+{
+    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return false;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead)
+{
+    size_t b = 0;
+    while (b < n && (s[b] == ' ' || s[b] == '\t'))
+        b++;
+    while (n > b && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (lead)
+        *lead = b;
+    return tgm_strndup(a, s + b, n - b);
 }

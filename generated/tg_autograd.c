@@ -334,7 +334,6 @@ static tg_tensor *FillBackward0_self(tg__node_FillBackward0 *n, tg_tensor *const
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -347,9 +346,6 @@ static int FillBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_FillBackward0 *n = (tg__node_FillBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = FillBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -369,7 +365,6 @@ static tg_tensor *UniformBackward0_self(tg__node_UniformBackward0 *n, tg_tensor 
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -382,9 +377,6 @@ static int UniformBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_UniformBackward0 *n = (tg__node_UniformBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UniformBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -404,7 +396,6 @@ static tg_tensor *NormalBackward0_self(tg__node_NormalBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -417,9 +408,6 @@ static int NormalBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_NormalBackward0 *n = (tg__node_NormalBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NormalBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -439,7 +427,6 @@ static tg_tensor *RandomBackward0_self(tg__node_RandomBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -452,9 +439,6 @@ static int RandomBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_RandomBackward0 *n = (tg__node_RandomBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RandomBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -474,7 +458,6 @@ static tg_tensor *AddBackward0_self(tg__node_AddBackward0 *n, tg_tensor *const *
 {
     tg_tensor *tg_r = NULL;
     (void)n;
-    (void)grads;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -486,7 +469,6 @@ static tg_tensor *AddBackward0_other(tg__node_AddBackward0 *n, tg_tensor *const 
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (n->alpha == INT64_C(1)) {
         t0 = tg_retain(grads[0]);
     } else {
@@ -506,9 +488,6 @@ static int AddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_AddBackward0 *n = (tg__node_AddBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AddBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AddBackward0_other(n, grads)))
@@ -530,7 +509,6 @@ static tg_tensor *SubBackward0_self(tg__node_SubBackward0 *n, tg_tensor *const *
 {
     tg_tensor *tg_r = NULL;
     (void)n;
-    (void)grads;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -543,7 +521,6 @@ static tg_tensor *SubBackward0_other(tg__node_SubBackward0 *n, tg_tensor *const 
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
     (void)n;
-    (void)grads;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_neg(grads[0]))) goto done;
         t0 = t1;
@@ -566,9 +543,6 @@ static int SubBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_SubBackward0 *n = (tg__node_SubBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SubBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SubBackward0_other(n, grads)))
@@ -593,7 +567,6 @@ static tg_tensor *MulBackward0_self(tg__node_MulBackward0 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_other))) goto done;
     tg_r = t0;
@@ -611,7 +584,6 @@ static tg_tensor *MulBackward0_other(tg__node_MulBackward0 *n, tg_tensor *const 
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_self))) goto done;
     tg_r = t0;
@@ -626,9 +598,6 @@ static int MulBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MulBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MulBackward0_other(n, grads)))
@@ -660,7 +629,6 @@ static tg_tensor *DivBackward0_self(tg__node_DivBackward0 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_other))) goto done;
     tg_r = t0;
@@ -682,7 +650,6 @@ static tg_tensor *DivBackward0_other(tg__node_DivBackward0 *n, tg_tensor *const 
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_neg(grads[0]))) goto done;
@@ -708,9 +675,6 @@ static int DivBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = DivBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = DivBackward0_other(n, grads)))
@@ -743,7 +707,6 @@ static tg_tensor *DivBackward1_self(tg__node_DivBackward1 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_self_backward_fn(grads[0], s_other, (tg_div_tensor_self_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
     tg_r = t0;
@@ -762,7 +725,6 @@ static tg_tensor *DivBackward1_other(tg__node_DivBackward1 *n, tg_tensor *const 
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_other_backward_fn(grads[0], s_self, s_other, (tg_div_tensor_other_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
@@ -779,9 +741,6 @@ static int DivBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = DivBackward1_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = DivBackward1_other(n, grads)))
@@ -820,7 +779,6 @@ static tg_tensor *PowBackward0_self(tg__node_PowBackward0 *n, tg_tensor *const *
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_exponent = tg__saved_unpack(&n->exponent, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_exponent, (double)(INT64_C(0))))) goto done;
@@ -863,7 +821,6 @@ static tg_tensor *PowBackward0_exponent(tg__node_PowBackward0 *n, tg_tensor *con
     tg_tensor *t5 = NULL;
     tg_tensor *t6 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_exponent = tg__saved_unpack(&n->exponent, &n->base))) goto done;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
@@ -900,9 +857,6 @@ static int PowBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = PowBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = PowBackward0_exponent(n, grads)))
@@ -940,7 +894,6 @@ static tg_tensor *MaximumBackward0_self(tg__node_MaximumBackward0 *n, tg_tensor 
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
@@ -977,7 +930,6 @@ static tg_tensor *MaximumBackward0_other(tg__node_MaximumBackward0 *n, tg_tensor
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
@@ -1006,9 +958,6 @@ static int MaximumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaximumBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MaximumBackward0_other(n, grads)))
@@ -1045,7 +994,6 @@ static tg_tensor *MinimumBackward0_self(tg__node_MinimumBackward0 *n, tg_tensor 
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
@@ -1082,7 +1030,6 @@ static tg_tensor *MinimumBackward0_other(tg__node_MinimumBackward0 *n, tg_tensor
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
@@ -1111,9 +1058,6 @@ static int MinimumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MinimumBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MinimumBackward0_other(n, grads)))
@@ -1142,7 +1086,6 @@ static tg_tensor *EqBackward0_self(tg__node_EqBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1157,7 +1100,6 @@ static tg_tensor *EqBackward0_other(tg__node_EqBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1170,9 +1112,6 @@ static int EqBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_EqBackward0 *n = (tg__node_EqBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EqBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = EqBackward0_other(n, grads)))
@@ -1194,7 +1133,6 @@ static tg_tensor *NeBackward0_self(tg__node_NeBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1209,7 +1147,6 @@ static tg_tensor *NeBackward0_other(tg__node_NeBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1222,9 +1159,6 @@ static int NeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_NeBackward0 *n = (tg__node_NeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = NeBackward0_other(n, grads)))
@@ -1246,7 +1180,6 @@ static tg_tensor *LtBackward0_self(tg__node_LtBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1261,7 +1194,6 @@ static tg_tensor *LtBackward0_other(tg__node_LtBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1274,9 +1206,6 @@ static int LtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_LtBackward0 *n = (tg__node_LtBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LtBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LtBackward0_other(n, grads)))
@@ -1298,7 +1227,6 @@ static tg_tensor *LeBackward0_self(tg__node_LeBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1313,7 +1241,6 @@ static tg_tensor *LeBackward0_other(tg__node_LeBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1326,9 +1253,6 @@ static int LeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_LeBackward0 *n = (tg__node_LeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LeBackward0_other(n, grads)))
@@ -1350,7 +1274,6 @@ static tg_tensor *GtBackward0_self(tg__node_GtBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1365,7 +1288,6 @@ static tg_tensor *GtBackward0_other(tg__node_GtBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1378,9 +1300,6 @@ static int GtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_GtBackward0 *n = (tg__node_GtBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GtBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = GtBackward0_other(n, grads)))
@@ -1402,7 +1321,6 @@ static tg_tensor *GeBackward0_self(tg__node_GeBackward0 *n, tg_tensor *const *gr
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1417,7 +1335,6 @@ static tg_tensor *GeBackward0_other(tg__node_GeBackward0 *n, tg_tensor *const *g
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1430,9 +1347,6 @@ static int GeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_GeBackward0 *n = (tg__node_GeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = GeBackward0_other(n, grads)))
@@ -1456,7 +1370,6 @@ static tg_tensor *WhereBackward0_self(tg__node_WhereBackward0 *n, tg_tensor *con
     tg_tensor *s_condition = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_condition = tg__saved_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_other(s_condition, grads[0], (double)(INT64_C(0))))) goto done;
     tg_r = t0;
@@ -1474,7 +1387,6 @@ static tg_tensor *WhereBackward0_other(tg__node_WhereBackward0 *n, tg_tensor *co
     tg_tensor *s_condition = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_condition = tg__saved_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_self(s_condition, (double)(INT64_C(0)), grads[0]))) goto done;
     tg_r = t0;
@@ -1489,9 +1401,6 @@ static int WhereBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = WhereBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = WhereBackward0_other(n, grads)))
@@ -1523,7 +1432,6 @@ static tg_tensor *ClampBackward0_self(tg__node_ClampBackward0 *n, tg_tensor *con
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward(grads[0], s_self, n->min, n->max))) goto done;
     tg_r = t0;
@@ -1538,9 +1446,6 @@ static int ClampBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_ClampBackward0 *n = (tg__node_ClampBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ClampBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1574,7 +1479,6 @@ static tg_tensor *ClampBackward1_self(tg__node_ClampBackward1 *n, tg_tensor *con
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
@@ -1598,7 +1502,6 @@ static tg_tensor *ClampBackward1_min(tg__node_ClampBackward1 *n, tg_tensor *cons
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
@@ -1622,7 +1525,6 @@ static tg_tensor *ClampBackward1_max(tg__node_ClampBackward1 *n, tg_tensor *cons
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
@@ -1641,9 +1543,6 @@ static int ClampBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ClampBackward1_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ClampBackward1_min(n, grads)))
@@ -1675,7 +1574,6 @@ static tg_tensor *NegBackward0_self(tg__node_NegBackward0 *n, tg_tensor *const *
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_neg(grads[0]))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1688,9 +1586,6 @@ static int NegBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_NegBackward0 *n = (tg__node_NegBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NegBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1713,7 +1608,6 @@ static tg_tensor *AbsBackward0_self(tg__node_AbsBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sign(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
@@ -1731,9 +1625,6 @@ static int AbsBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_AbsBackward0 *n = (tg__node_AbsBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AbsBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1761,7 +1652,6 @@ static tg_tensor *ExpBackward0_self(tg__node_ExpBackward0 *n, tg_tensor *const *
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_result))) goto done;
     tg_r = t0;
@@ -1776,9 +1666,6 @@ static int ExpBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_ExpBackward0 *n = (tg__node_ExpBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ExpBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1806,7 +1693,6 @@ static tg_tensor *LogBackward0_self(tg__node_LogBackward0 *n, tg_tensor *const *
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_self))) goto done;
     tg_r = t0;
@@ -1821,9 +1707,6 @@ static int LogBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_LogBackward0 *n = (tg__node_LogBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1852,7 +1735,6 @@ static tg_tensor *SqrtBackward0_self(tg__node_SqrtBackward0 *n, tg_tensor *const
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(s_result, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_div(grads[0], t0))) goto done;
@@ -1870,9 +1752,6 @@ static int SqrtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_SqrtBackward0 *n = (tg__node_SqrtBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqrtBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1902,7 +1781,6 @@ static tg_tensor *RsqrtBackward0_self(tg__node_RsqrtBackward0 *n, tg_tensor *con
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(grads[0], (-0.5)))) goto done;
     if (!(t1 = tg_pow_scalar(s_result, (double)(INT64_C(3))))) goto done;
@@ -1923,9 +1801,6 @@ static int RsqrtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_RsqrtBackward0 *n = (tg__node_RsqrtBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RsqrtBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -1954,7 +1829,6 @@ static tg_tensor *SinBackward0_self(tg__node_SinBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_cos(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
@@ -1972,9 +1846,6 @@ static int SinBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_SinBackward0 *n = (tg__node_SinBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SinBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2004,7 +1875,6 @@ static tg_tensor *CosBackward0_self(tg__node_CosBackward0 *n, tg_tensor *const *
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sin(s_self))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
@@ -2025,9 +1895,6 @@ static int CosBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_CosBackward0 *n = (tg__node_CosBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CosBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2058,7 +1925,6 @@ static tg_tensor *TanhBackward0_self(tg__node_TanhBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(s_result, s_result))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
@@ -2082,9 +1948,6 @@ static int TanhBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_TanhBackward0 *n = (tg__node_TanhBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TanhBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2115,7 +1978,6 @@ static tg_tensor *SigmoidBackward0_self(tg__node_SigmoidBackward0 *n, tg_tensor 
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_neg(s_result))) goto done;
     if (!(t1 = tg_add_scalar_fn(t0, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
@@ -2139,9 +2001,6 @@ static int SigmoidBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_SigmoidBackward0 *n = (tg__node_SigmoidBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SigmoidBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2169,7 +2028,6 @@ static tg_tensor *ReluBackward0_self(tg__node_ReluBackward0 *n, tg_tensor *const
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_result, (double)(INT64_C(0))))) goto done;
     tg_r = t0;
@@ -2184,9 +2042,6 @@ static int ReluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_ReluBackward0 *n = (tg__node_ReluBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReluBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2215,7 +2070,6 @@ static tg_tensor *SumBackward0_self(tg__node_SumBackward0 *n, tg_tensor *const *
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_sum_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->keepdim))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2228,9 +2082,6 @@ static int SumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_SumBackward0 *n = (tg__node_SumBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SumBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2255,7 +2106,6 @@ static tg_tensor *MeanBackward0_self(tg__node_MeanBackward0 *n, tg_tensor *const
     int64_t t1 = 0;
     tg_tensor *t2 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_sum_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->keepdim))) goto done;
     if (tg_tensor_numel(grads[0]) == INT64_C(0)) {
         t1 = INT64_C(1);
@@ -2276,9 +2126,6 @@ static int MeanBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_MeanBackward0 *n = (tg__node_MeanBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MeanBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2305,7 +2152,6 @@ static tg_tensor *ProdBackward0_self(tg__node_ProdBackward0 *n, tg_tensor *const
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_to_fn(s_self, tg_tensor_dtype(grads[0]), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -2325,9 +2171,6 @@ static int ProdBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_ProdBackward0 *n = (tg__node_ProdBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ProdBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2363,7 +2206,6 @@ static tg_tensor *AmaxBackward0_self(tg__node_AmaxBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
@@ -2389,9 +2231,6 @@ static int AmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_AmaxBackward0 *n = (tg__node_AmaxBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AmaxBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2427,7 +2266,6 @@ static tg_tensor *AminBackward0_self(tg__node_AminBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
@@ -2453,9 +2291,6 @@ static int AminBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_AminBackward0 *n = (tg__node_AminBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AminBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2487,7 +2322,6 @@ static tg_tensor *MaxBackward0_self(tg__node_MaxBackward0 *n, tg_tensor *const *
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
     tg_r = t0;
@@ -2502,9 +2336,6 @@ static int MaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_MaxBackward0 *n = (tg__node_MaxBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaxBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2535,7 +2366,6 @@ static tg_tensor *MinBackward0_self(tg__node_MinBackward0 *n, tg_tensor *const *
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
     tg_r = t0;
@@ -2550,9 +2380,6 @@ static int MinBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_MinBackward0 *n = (tg__node_MinBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MinBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2583,7 +2410,6 @@ static tg_tensor *VarBackward0_self(tg__node_VarBackward0 *n, tg_tensor *const *
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_var_backward(grads[0], s_self, n->dim, n->correction, n->keepdim))) goto done;
     tg_r = t0;
@@ -2598,9 +2424,6 @@ static int VarBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_VarBackward0 *n = (tg__node_VarBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = VarBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2637,7 +2460,6 @@ static tg_tensor *StdBackward0_self(tg__node_StdBackward0 *n, tg_tensor *const *
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_result, (double)(INT64_C(0))))) goto done;
@@ -2666,9 +2488,6 @@ static int StdBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_StdBackward0 *n = (tg__node_StdBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = StdBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -2699,7 +2518,6 @@ static tg_tensor *MmBackward0_self(tg__node_MmBackward0 *n, tg_tensor *const *gr
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_t(s_mat2))) goto done;
     if (!(t1 = tg_mm(grads[0], t0))) goto done;
@@ -2721,7 +2539,6 @@ static tg_tensor *MmBackward0_mat2(tg__node_MmBackward0 *n, tg_tensor *const *gr
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_t(s_self))) goto done;
     if (!(t1 = tg_mm(t0, grads[0]))) goto done;
@@ -2739,9 +2556,6 @@ static int MmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 {
     tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MmBackward0_mat2(n, grads)))
@@ -2773,7 +2587,6 @@ static tg_tensor *LinearBackward0_input(tg__node_LinearBackward0 *n, tg_tensor *
     tg_tensor *s_weight = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_matmul(grads[0], s_weight))) goto done;
     tg_r = t0;
@@ -2791,7 +2604,6 @@ static tg_tensor *LinearBackward0_weight(tg__node_LinearBackward0 *n, tg_tensor 
     tg_tensor *s_input = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_input = tg__saved_unpack(&n->input, &n->base))) goto done;
     if (!(t0 = tg_linear_weight_backward(grads[0], s_input))) goto done;
     tg_r = t0;
@@ -2807,7 +2619,6 @@ static tg_tensor *LinearBackward0_bias(tg__node_LinearBackward0 *n, tg_tensor *c
 {
     tg_tensor *tg_r = NULL;
     (void)n;
-    (void)grads;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -2816,9 +2627,6 @@ static int LinearBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LinearBackward0_input(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LinearBackward0_weight(n, grads)))
@@ -2853,7 +2661,6 @@ static tg_tensor *BmmBackward0_self(tg__node_BmmBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_mat2, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(grads[0], t0))) goto done;
@@ -2875,7 +2682,6 @@ static tg_tensor *BmmBackward0_mat2(tg__node_BmmBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_self, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(t0, grads[0]))) goto done;
@@ -2893,9 +2699,6 @@ static int BmmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = BmmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = BmmBackward0_mat2(n, grads)))
@@ -2929,7 +2732,6 @@ static tg_tensor *AddmmBackward0_self(tg__node_AddmmBackward0 *n, tg_tensor *con
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (n->beta == INT64_C(1)) {
         t0 = tg_retain(grads[0]);
     } else {
@@ -2957,7 +2759,6 @@ static tg_tensor *AddmmBackward0_mat1(tg__node_AddmmBackward0 *n, tg_tensor *con
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat2))) goto done;
@@ -2999,7 +2800,6 @@ static tg_tensor *AddmmBackward0_mat2(tg__node_AddmmBackward0 *n, tg_tensor *con
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_mat1 = tg__saved_unpack(&n->mat1, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat1))) goto done;
@@ -3033,9 +2833,6 @@ static int AddmmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AddmmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AddmmBackward0_mat1(n, grads)))
@@ -3087,7 +2884,6 @@ static tg_tensor *ViewBackward0_self(tg__node_ViewBackward0 *n, tg_tensor *const
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3100,9 +2896,6 @@ static int ViewBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_ViewBackward0 *n = (tg__node_ViewBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ViewBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3124,7 +2917,6 @@ static tg_tensor *TransposeBackward0_self(tg__node_TransposeBackward0 *n, tg_ten
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_transpose(grads[0], n->dim0, n->dim1))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3137,9 +2929,6 @@ static int TransposeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_t
 {
     tg__node_TransposeBackward0 *n = (tg__node_TransposeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TransposeBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3160,7 +2949,6 @@ static tg_tensor *PermuteBackward0_self(tg__node_PermuteBackward0 *n, tg_tensor 
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_permute_backward(grads[0], n->dims))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3173,9 +2961,6 @@ static int PermuteBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_PermuteBackward0 *n = (tg__node_PermuteBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = PermuteBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3196,7 +2981,6 @@ static tg_tensor *SqueezeBackward0_self(tg__node_SqueezeBackward0 *n, tg_tensor 
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3209,9 +2993,6 @@ static int SqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_SqueezeBackward0 *n = (tg__node_SqueezeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqueezeBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3232,7 +3013,6 @@ static tg_tensor *SqueezeBackward1_self(tg__node_SqueezeBackward1 *n, tg_tensor 
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3245,9 +3025,6 @@ static int SqueezeBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_SqueezeBackward1 *n = (tg__node_SqueezeBackward1 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqueezeBackward1_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3268,7 +3045,6 @@ static tg_tensor *UnsqueezeBackward0_self(tg__node_UnsqueezeBackward0 *n, tg_ten
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_squeeze_dim(grads[0], n->dim))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3281,9 +3057,6 @@ static int UnsqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_t
 {
     tg__node_UnsqueezeBackward0 *n = (tg__node_UnsqueezeBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UnsqueezeBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3304,7 +3077,6 @@ static tg_tensor *ExpandBackward0_self(tg__node_ExpandBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_sum_to_size(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3317,9 +3089,6 @@ static int ExpandBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_ExpandBackward0 *n = (tg__node_ExpandBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ExpandBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3344,7 +3113,6 @@ static tg_tensor *SliceBackward0_self(tg__node_SliceBackward0 *n, tg_tensor *con
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_slice_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->start, n->end, n->step))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3357,9 +3125,6 @@ static int SliceBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_SliceBackward0 *n = (tg__node_SliceBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SliceBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3382,7 +3147,6 @@ static tg_tensor *SelectBackward0_self(tg__node_SelectBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_select_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->index))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3395,9 +3159,6 @@ static int SelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_SelectBackward0 *n = (tg__node_SelectBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SelectBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3421,7 +3182,6 @@ static tg_tensor *SliceBackwardBackward0_grad_output(tg__node_SliceBackwardBackw
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_slice_fn(grads[0], (tg_slice_opts){ .dim = n->dim, .start = n->start, .end = n->end, .step = n->step }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3434,9 +3194,6 @@ static int SliceBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, 
 {
     tg__node_SliceBackwardBackward0 *n = (tg__node_SliceBackwardBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SliceBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3458,7 +3215,6 @@ static tg_tensor *SelectBackwardBackward0_grad_output(tg__node_SelectBackwardBac
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_select(grads[0], n->dim, n->index))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3471,9 +3227,6 @@ static int SelectBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads,
 {
     tg__node_SelectBackwardBackward0 *n = (tg__node_SelectBackwardBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SelectBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3495,7 +3248,6 @@ static tg_tensor_list CatBackward0_tensors(tg__node_CatBackward0 *n, tg_tensor *
     tg_tensor_list tg_r = { NULL, 0 };
     tg_tensor_list t0 = { NULL, 0 };
     (void)n;
-    (void)grads;
     if (!(t0 = tg_split_with_sizes_fn(grads[0], n->tensors_size_0, (tg_split_with_sizes_opts){ .dim = n->dim })).data) goto done;
     tg_r = t0;
     t0 = (tg_tensor_list){ NULL, 0 };
@@ -3508,9 +3260,6 @@ static int CatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 {
     tg__node_CatBackward0 *n = (tg__node_CatBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__gen_needs_from(node, 0))
         tg_rc = tg__gen_distribute(node, 0, CatBackward0_tensors(n, grads), out, "tensors");
     tg__scope_leave_kernel(tg_sc);
@@ -3531,7 +3280,6 @@ static tg_tensor *SplitBackward0_self(tg__node_SplitBackward0 *n, tg_tensor *con
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3544,9 +3292,6 @@ static int SplitBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_SplitBackward0 *n = (tg__node_SplitBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3567,7 +3312,6 @@ static tg_tensor *SplitWithSizesBackward0_self(tg__node_SplitWithSizesBackward0 
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3580,9 +3324,6 @@ static int SplitWithSizesBackward0_apply(tg_node *node, tg_tensor *const *grads,
 {
     tg__node_SplitWithSizesBackward0 *n = (tg__node_SplitWithSizesBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitWithSizesBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3603,7 +3344,6 @@ static tg_tensor *UnbindBackward0_self(tg__node_UnbindBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_stack_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_stack_opts){ .dim = n->dim }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3616,9 +3356,6 @@ static int UnbindBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_UnbindBackward0 *n = (tg__node_UnbindBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UnbindBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3637,7 +3374,6 @@ static tg_tensor *CloneBackward0_self(tg__node_CloneBackward0 *n, tg_tensor *con
 {
     tg_tensor *tg_r = NULL;
     (void)n;
-    (void)grads;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -3646,9 +3382,6 @@ static int CloneBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 {
     tg__node_CloneBackward0 *n = (tg__node_CloneBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CloneBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3671,7 +3404,6 @@ static tg_tensor *ToCopyBackward0_self(tg__node_ToCopyBackward0 *n, tg_tensor *c
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg__to_copy_fn(grads[0], (tg__to_copy_opts){ .dtype = n->self_scalar_type, .layout = n->layout, .device = n->self_device, .pin_memory = { false, false }, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3684,9 +3416,6 @@ static int ToCopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 {
     tg__node_ToCopyBackward0 *n = (tg__node_ToCopyBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ToCopyBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3706,7 +3435,6 @@ static tg_tensor *CopyBackward0_self(tg__node_CopyBackward0 *n, tg_tensor *const
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3720,7 +3448,6 @@ static tg_tensor *CopyBackward0_src(tg__node_CopyBackward0 *n, tg_tensor *const 
 {
     tg_tensor *tg_r = NULL;
     (void)n;
-    (void)grads;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -3729,9 +3456,6 @@ static int CopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 {
     tg__node_CopyBackward0 *n = (tg__node_CopyBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CopyBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = CopyBackward0_src(n, grads)))
@@ -3757,7 +3481,6 @@ static tg_tensor *SoftmaxBackward0_self(tg__node_SoftmaxBackward0 *n, tg_tensor 
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
     tg_r = t0;
@@ -3772,9 +3495,6 @@ static int SoftmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 {
     tg__node_SoftmaxBackward0 *n = (tg__node_SoftmaxBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftmaxBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3804,7 +3524,6 @@ static tg_tensor *LogSoftmaxBackward0_self(tg__node_LogSoftmaxBackward0 *n, tg_t
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__log_softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
     tg_r = t0;
@@ -3819,9 +3538,6 @@ static int LogSoftmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_
 {
     tg__node_LogSoftmaxBackward0 *n = (tg__node_LogSoftmaxBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSoftmaxBackward0_self(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);
@@ -3852,7 +3568,6 @@ static tg_tensor *SoftmaxBackwardDataBackward0_grad_output(tg__node_SoftmaxBackw
     tg_tensor *s_output = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_output, n->dim, n->input_dtype))) goto done;
     tg_r = t0;
@@ -3879,7 +3594,6 @@ static tg_tensor *SoftmaxBackwardDataBackward0_output(tg__node_SoftmaxBackwardDa
     tg_tensor *t7 = NULL;
     tg_tensor *t8 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_grad_output = tg__saved_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
@@ -3920,9 +3634,6 @@ static int SoftmaxBackwardDataBackward0_apply(tg_node *node, tg_tensor *const *g
 {
     tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftmaxBackwardDataBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SoftmaxBackwardDataBackward0_output(n, grads)))
@@ -3958,7 +3669,6 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_grad_output(tg__node_LogSoftma
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_exp(s_output))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
@@ -3990,7 +3700,6 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_output(tg__node_LogSoftmaxBack
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_grad_output = tg__saved_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_sum_fn(s_grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
@@ -4019,9 +3728,6 @@ static int LogSoftmaxBackwardDataBackward0_apply(tg_node *node, tg_tensor *const
 {
     tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSoftmaxBackwardDataBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LogSoftmaxBackwardDataBackward0_output(n, grads)))
@@ -4053,7 +3759,6 @@ static tg_tensor *ThresholdBackwardBackward0_grad_output(tg__node_ThresholdBackw
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_self, n->threshold))) goto done;
     tg_r = t0;
@@ -4070,7 +3775,6 @@ static tg_tensor *ThresholdBackwardBackward0_self(tg__node_ThresholdBackwardBack
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -4083,9 +3787,6 @@ static int ThresholdBackwardBackward0_apply(tg_node *node, tg_tensor *const *gra
 {
     tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ThresholdBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ThresholdBackwardBackward0_self(n, grads)))
@@ -4124,7 +3825,6 @@ static tg_tensor *NllLossForwardBackward0_self(tg__node_NllLossForwardBackward0 
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
     if (!(s_target = tg__saved_unpack(&n->target, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
@@ -4145,9 +3845,6 @@ static int NllLossForwardBackward0_apply(tg_node *node, tg_tensor *const *grads,
 {
     tg__node_NllLossForwardBackward0 *n = (tg__node_NllLossForwardBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NllLossForwardBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1))
@@ -4185,7 +3882,6 @@ static tg_tensor *NllLossBackwardBackward0_grad_output(tg__node_NllLossBackwardB
     tg_tensor *s_weight = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_target = tg__saved_unpack(&n->target, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_nll_loss_fn(grads[0], s_target, (tg_nll_loss_opts){ .weight = s_weight, .reduction = n->reduction, .ignore_index = n->ignore_index }))) goto done;
@@ -4204,7 +3900,6 @@ static tg_tensor *NllLossBackwardBackward0_self(tg__node_NllLossBackwardBackward
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    (void)grads;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -4217,9 +3912,6 @@ static int NllLossBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads
 {
     tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NllLossBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = NllLossBackwardBackward0_self(n, grads)))
@@ -4254,7 +3946,6 @@ static tg_tensor *NativeDropoutBackward0_input(tg__node_NativeDropoutBackward0 *
     double t0 = 0;
     tg_tensor *t1 = NULL;
     (void)n;
-    (void)grads;
     if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
     if (n->p == INT64_C(1)) {
         t0 = 0.0;
@@ -4274,9 +3965,6 @@ static int NativeDropoutBackward0_apply(tg_node *node, tg_tensor *const *grads, 
 {
     tg__node_NativeDropoutBackward0 *n = (tg__node_NativeDropoutBackward0 *)node;
     int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NativeDropoutBackward0_input(n, grads)))
         tg_rc = -1;
     tg__scope_leave_kernel(tg_sc);

@@ -3,185 +3,15 @@
  * schema order) from the top of a tg_stack, calls a kernel of the operator cast back to its
  * type, and pushes the results in their place. A caller consumes its arguments (releasing
  * the stack's tensor references) whether it succeeds or not, and returns 0, or -1 with an
- * error recorded. The runtime uses them for calls by name, fallbacks and out-of-tree ops. */
+ * error recorded. The runtime uses them for calls by name, fallbacks and out-of-tree ops.
+ * The unboxing and pushing helpers are runtime/dispatch/op_glue.h's. */
 #include "tg_kernels.h"
-
-/* Helpers for every argument type; an op set that leaves some unused compiles quietly. */
-#if defined(__GNUC__)
-#define TG__UNUSED __attribute__((unused))
-#else
-#define TG__UNUSED
-#endif
-
-static const char *const tag_names[] = {
-    [TG_IV_NONE] = "None", [TG_IV_TENSOR] = "Tensor", [TG_IV_INT] = "int",
-    [TG_IV_DOUBLE] = "float", [TG_IV_BOOL] = "bool", [TG_IV_INT_LIST] = "int[]",
-    [TG_IV_TENSOR_LIST] = "Tensor[]", [TG_IV_DTYPE] = "ScalarType", [TG_IV_DEVICE] = "Device",
-    [TG_IV_STRING] = "str", [TG_IV_GENERATOR] = "Generator", [TG_IV_LAYOUT] = "Layout",
-    [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
-};
-
-/* Drops the top n values, releasing the tensors the stack owns. */
-static void drop_args(tg_stack *s, int n) {
-    for (int i = s->n - n; i < s->n; i++)
-        if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
-    s->n -= n;
-}
-
-static int underflow(tg_stack *s, const char *op, int nargs) {
-    tg__error(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
-    return -1;
-}
-
-static int bad_arg(tg_stack *s, int nargs, int i, const char *op, const char *arg, const char *type) {
-    tg_ivalue_tag tag = s->v[s->n - nargs + i].tag;
-    const char *got = (unsigned)tag < sizeof tag_names / sizeof tag_names[0] ? tag_names[tag] : "?";
-    if (tag == TG_IV_TENSOR || tag == TG_IV_TENSOR_LIST) got = "a NULL tensor";
-    drop_args(s, nargs);
-    tg__error(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
-    return -1;
-}
-
-/* ---- unboxing: true when the value does not fit the type ---- */
-
-static inline TG__UNUSED bool unbox_tensor(const tg_ivalue *v, tg_tensor **out) {
-    *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
-    return !*out;
-}
-static inline TG__UNUSED bool unbox_opt_tensor(const tg_ivalue *v, tg_tensor **out) {
-    *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
-    return v->tag != TG_IV_TENSOR && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_tensor_list(const tg_ivalue *v, tg_tensor_list *out) {
-    if (v->tag != TG_IV_TENSOR_LIST) return true;
-    *out = v->v.tensors;
-    return tg__any_null(out->data, (int)out->len);
-}
-static inline TG__UNUSED bool unbox_int(const tg_ivalue *v, int64_t *out) {
-    *out = v->v.i;
-    return v->tag != TG_IV_INT;
-}
-static inline TG__UNUSED bool unbox_opt_int(const tg_ivalue *v, tg_opt_int *out) {
-    *out = v->tag == TG_IV_INT ? TG_OPT_INT(v->v.i) : TG_NONE_INT;
-    return v->tag != TG_IV_INT && v->tag != TG_IV_NONE;
-}
-/* A present list is never .data == NULL (that means None). */
-static inline TG__UNUSED bool unbox_int_list(const tg_ivalue *v, tg_int_list *out) {
-    if (v->tag != TG_IV_INT_LIST) return true;
-    *out = v->v.ints.data ? v->v.ints : TG_INTS_EMPTY;
-    return false;
-}
-static inline TG__UNUSED bool unbox_opt_int_list(const tg_ivalue *v, tg_int_list *out) {
-    *out = TG_NO_INTS;
-    return v->tag == TG_IV_NONE ? false : unbox_int_list(v, out);
-}
-static inline TG__UNUSED bool unbox_double(const tg_ivalue *v, double *out) {
-    if (v->tag == TG_IV_INT) *out = (double)v->v.i;
-    else if (v->tag == TG_IV_BOOL) *out = v->v.b;
-    else *out = v->v.d;
-    return v->tag != TG_IV_DOUBLE && v->tag != TG_IV_INT && v->tag != TG_IV_BOOL;
-}
-static inline TG__UNUSED bool unbox_opt_double(const tg_ivalue *v, tg_opt_float *out) {
-    double d = 0;
-    *out = TG_NONE_FLOAT;
-    if (v->tag == TG_IV_NONE) return false;
-    if (unbox_double(v, &d)) return true;
-    *out = TG_OPT_FLOAT(d);
-    return false;
-}
-static inline TG__UNUSED bool unbox_bool(const tg_ivalue *v, bool *out) {
-    *out = v->v.b;
-    return v->tag != TG_IV_BOOL;
-}
-static inline TG__UNUSED bool unbox_opt_bool(const tg_ivalue *v, tg_opt_bool *out) {
-    *out = v->tag == TG_IV_BOOL ? TG_OPT_BOOL(v->v.b) : TG_NONE_BOOL;
-    return v->tag != TG_IV_BOOL && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_dtype(const tg_ivalue *v, tg_dtype *out) {
-    *out = (tg_dtype)v->v.i;
-    return v->tag != TG_IV_DTYPE;
-}
-static inline TG__UNUSED bool unbox_opt_dtype(const tg_ivalue *v, tg_dtype *out) {
-    *out = v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
-    return v->tag != TG_IV_DTYPE && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_layout(const tg_ivalue *v, tg_layout *out) {
-    *out = (tg_layout)v->v.i;
-    return v->tag != TG_IV_LAYOUT;
-}
-static inline TG__UNUSED bool unbox_opt_layout(const tg_ivalue *v, tg_layout *out) {
-    *out = v->tag == TG_IV_LAYOUT ? (tg_layout)v->v.i : TG_LAYOUT_NONE;
-    return v->tag != TG_IV_LAYOUT && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_device(const tg_ivalue *v, tg_device *out) {
-    *out = v->v.device;
-    return v->tag != TG_IV_DEVICE;
-}
-static inline TG__UNUSED bool unbox_opt_device(const tg_ivalue *v, tg_device *out) {
-    *out = v->tag == TG_IV_DEVICE ? v->v.device : TG_DEVICE_UNSET;
-    return v->tag != TG_IV_DEVICE && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_memory_format(const tg_ivalue *v, tg_memory_format *out) {
-    *out = (tg_memory_format)v->v.i;
-    return v->tag != TG_IV_MEMORY_FORMAT;
-}
-static inline TG__UNUSED bool unbox_opt_memory_format(const tg_ivalue *v, tg_memory_format *out) {
-    *out = v->tag == TG_IV_MEMORY_FORMAT ? (tg_memory_format)v->v.i : TG_MEMORY_FORMAT_NONE;
-    return v->tag != TG_IV_MEMORY_FORMAT && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_opt_generator(const tg_ivalue *v, tg_generator **out) {
-    *out = v->tag == TG_IV_GENERATOR ? v->v.g : NULL;
-    return v->tag != TG_IV_GENERATOR && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool unbox_str(const tg_ivalue *v, const char **out) {
-    *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
-    return !*out;
-}
-static inline TG__UNUSED bool unbox_opt_str(const tg_ivalue *v, const char **out) {
-    *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
-    return v->tag != TG_IV_STRING && v->tag != TG_IV_NONE;
-}
-
-/* ---- results: the stack takes the kernel's reference ---- */
-
-static inline TG__UNUSED int push_tensors(tg_stack *s, tg_tensor *const *ts, int n) {
-    bool ok = s->n + n <= TG_STACK_MAX;
-    for (int i = 0; i < n; i++) ok = ok && ts[i];
-    if (!ok) {
-        for (int i = 0; i < n; i++) tg_release(ts[i]);
-        return -1;   /* the kernel recorded its error */
-    }
-    for (int i = 0; i < n; i++) s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = ts[i] };
-    return 0;
-}
-/* A Tensor[] result: the stack takes over the kernel's array and element references (the
- * caller of tg_call_boxed releases them with tg_tensor_list_release). */
-static inline TG__UNUSED int push_tensor_list(tg_stack *s, tg_tensor_list l) {
-    if (!l.data) return -1;   /* the kernel recorded its error */
-    if (s->n >= TG_STACK_MAX) {
-        tg_tensor_list_release(l);
-        return -1;
-    }
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
-    return 0;
-}
-static inline TG__UNUSED int push_int(tg_stack *s, int64_t v) {
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = v };
-    return 0;
-}
-static inline TG__UNUSED int push_double(tg_stack *s, double v) {
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v };
-    return 0;
-}
-static inline TG__UNUSED int push_bool(tg_stack *s, bool v) {
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v };
-    return 0;
-}
+#include "dispatch/op_glue.h"
 
 /* empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_empty(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "empty.memory_format", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "empty.memory_format", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_int_list size;
     tg_dtype dtype;
@@ -189,21 +19,21 @@ int tg__boxed_empty(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 6, 0, "empty.memory_format", "size", "SymInt[]");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "empty.memory_format", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "empty.memory_format", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "empty.memory_format", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "empty.memory_format", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "empty.memory_format", "memory_format", "MemoryFormat?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 6, 0, "empty.memory_format", "size", "SymInt[]");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "empty.memory_format", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "empty.memory_format", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "empty.memory_format", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "empty.memory_format", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "empty.memory_format", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_empty)tg_kernel)(size, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_empty_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "empty_like", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "empty_like", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_dtype dtype;
@@ -211,81 +41,81 @@ int tg__boxed_empty_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "empty_like", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "empty_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "empty_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "empty_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "empty_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "empty_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "empty_like", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "empty_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "empty_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "empty_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "empty_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "empty_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_empty_like)tg_kernel)(self, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tg__boxed_fill_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "fill_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "fill_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double value;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "fill_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &value)) return bad_arg(tg_s, 2, 1, "fill_.Scalar", "value", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "fill_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &value)) return tg__boxed_bad_arg(tg_s, 2, 1, "fill_.Scalar", "value", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_fill_)tg_kernel)(self, value);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_zero_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "zero_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "zero_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "zero_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "zero_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_zero_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_zeros(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "zeros", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "zeros", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_int_list size;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 5, 0, "zeros", "size", "SymInt[]");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "zeros", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "zeros", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "zeros", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "zeros", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 5, 0, "zeros", "size", "SymInt[]");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "zeros", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "zeros", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "zeros", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "zeros", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_zeros)tg_kernel)(size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_zeros_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "zeros.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "zeros.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_int_list size;
     tg_tensor *out;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 2, 0, "zeros.out", "size", "SymInt[]");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "zeros.out", "out", "Tensor");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 2, 0, "zeros.out", "size", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "zeros.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_zeros_out)tg_kernel)(size, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_zeros_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "zeros_like", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "zeros_like", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_dtype dtype;
@@ -293,55 +123,55 @@ int tg__boxed_zeros_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "zeros_like", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "zeros_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "zeros_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "zeros_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "zeros_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "zeros_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "zeros_like", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "zeros_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "zeros_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "zeros_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "zeros_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "zeros_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_zeros_like)tg_kernel)(self, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_ones(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "ones", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "ones", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_int_list size;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 5, 0, "ones", "size", "SymInt[]");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "ones", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "ones", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "ones", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "ones", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 5, 0, "ones", "size", "SymInt[]");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "ones", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "ones", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "ones", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "ones", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_ones)tg_kernel)(size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_ones_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ones.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ones.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_int_list size;
     tg_tensor *out;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 2, 0, "ones.out", "size", "SymInt[]");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "ones.out", "out", "Tensor");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 2, 0, "ones.out", "size", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "ones.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ones_out)tg_kernel)(size, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_ones_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "ones_like", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "ones_like", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_dtype dtype;
@@ -349,21 +179,21 @@ int tg__boxed_ones_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "ones_like", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "ones_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "ones_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "ones_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "ones_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "ones_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "ones_like", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "ones_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "ones_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "ones_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "ones_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "ones_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_ones_like)tg_kernel)(self, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_full(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "full", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "full", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_int_list size;
     double fill_value;
@@ -371,37 +201,37 @@ int tg__boxed_full(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 6, 0, "full", "size", "SymInt[]");
-    if (unbox_double(&tg_a[1], &fill_value)) return bad_arg(tg_s, 6, 1, "full", "fill_value", "Scalar");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "full", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "full", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "full", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "full", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 6, 0, "full", "size", "SymInt[]");
+    if (tg__unbox_double(&tg_a[1], &fill_value)) return tg__boxed_bad_arg(tg_s, 6, 1, "full", "fill_value", "Scalar");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "full", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "full", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "full", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "full", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_full)tg_kernel)(size, fill_value, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_full_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "full.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "full.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_int_list size;
     double fill_value;
     tg_tensor *out;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 3, 0, "full.out", "size", "SymInt[]");
-    if (unbox_double(&tg_a[1], &fill_value)) return bad_arg(tg_s, 3, 1, "full.out", "fill_value", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "full.out", "out", "Tensor");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 3, 0, "full.out", "size", "SymInt[]");
+    if (tg__unbox_double(&tg_a[1], &fill_value)) return tg__boxed_bad_arg(tg_s, 3, 1, "full.out", "fill_value", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "full.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_full_out)tg_kernel)(size, fill_value, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_full_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "full_like", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "full_like", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     tg_tensor *self;
     double fill_value;
@@ -410,42 +240,42 @@ int tg__boxed_full_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 7, 0, "full_like", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &fill_value)) return bad_arg(tg_s, 7, 1, "full_like", "fill_value", "Scalar");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 7, 2, "full_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 7, 3, "full_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 7, 4, "full_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 7, 5, "full_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[6], &memory_format)) return bad_arg(tg_s, 7, 6, "full_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "full_like", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &fill_value)) return tg__boxed_bad_arg(tg_s, 7, 1, "full_like", "fill_value", "Scalar");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 2, "full_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 7, 3, "full_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 7, 4, "full_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 5, "full_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[6], &memory_format)) return tg__boxed_bad_arg(tg_s, 7, 6, "full_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_full_like)tg_kernel)(self, fill_value, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_arange(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "arange", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "arange", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     double end;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_double(&tg_a[0], &end)) return bad_arg(tg_s, 5, 0, "arange", "end", "Scalar");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "arange", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "arange", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "arange", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "arange", "pin_memory", "bool?");
+    if (tg__unbox_double(&tg_a[0], &end)) return tg__boxed_bad_arg(tg_s, 5, 0, "arange", "end", "Scalar");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "arange", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "arange", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "arange", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "arange", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_arange)tg_kernel)(end, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_arange_start(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "arange.start", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "arange.start", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     double start;
     double end;
@@ -453,21 +283,21 @@ int tg__boxed_arange_start(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_double(&tg_a[0], &start)) return bad_arg(tg_s, 6, 0, "arange.start", "start", "Scalar");
-    if (unbox_double(&tg_a[1], &end)) return bad_arg(tg_s, 6, 1, "arange.start", "end", "Scalar");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "arange.start", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "arange.start", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "arange.start", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "arange.start", "pin_memory", "bool?");
+    if (tg__unbox_double(&tg_a[0], &start)) return tg__boxed_bad_arg(tg_s, 6, 0, "arange.start", "start", "Scalar");
+    if (tg__unbox_double(&tg_a[1], &end)) return tg__boxed_bad_arg(tg_s, 6, 1, "arange.start", "end", "Scalar");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "arange.start", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "arange.start", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "arange.start", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "arange.start", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_arange_start)tg_kernel)(start, end, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_arange_start_step(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "arange.start_step", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "arange.start_step", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     double start;
     double end;
@@ -476,54 +306,54 @@ int tg__boxed_arange_start_step(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_double(&tg_a[0], &start)) return bad_arg(tg_s, 7, 0, "arange.start_step", "start", "Scalar");
-    if (unbox_double(&tg_a[1], &end)) return bad_arg(tg_s, 7, 1, "arange.start_step", "end", "Scalar");
-    if (unbox_double(&tg_a[2], &step)) return bad_arg(tg_s, 7, 2, "arange.start_step", "step", "Scalar");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 7, 3, "arange.start_step", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[4], &layout)) return bad_arg(tg_s, 7, 4, "arange.start_step", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[5], &device)) return bad_arg(tg_s, 7, 5, "arange.start_step", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[6], &pin_memory)) return bad_arg(tg_s, 7, 6, "arange.start_step", "pin_memory", "bool?");
+    if (tg__unbox_double(&tg_a[0], &start)) return tg__boxed_bad_arg(tg_s, 7, 0, "arange.start_step", "start", "Scalar");
+    if (tg__unbox_double(&tg_a[1], &end)) return tg__boxed_bad_arg(tg_s, 7, 1, "arange.start_step", "end", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &step)) return tg__boxed_bad_arg(tg_s, 7, 2, "arange.start_step", "step", "Scalar");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 3, "arange.start_step", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[4], &layout)) return tg__boxed_bad_arg(tg_s, 7, 4, "arange.start_step", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[5], &device)) return tg__boxed_bad_arg(tg_s, 7, 5, "arange.start_step", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[6], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 6, "arange.start_step", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_arange_start_step)tg_kernel)(start, end, step, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_arange_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "arange.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "arange.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     double end;
     tg_tensor *out;
-    if (unbox_double(&tg_a[0], &end)) return bad_arg(tg_s, 2, 0, "arange.out", "end", "Scalar");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "arange.out", "out", "Tensor");
+    if (tg__unbox_double(&tg_a[0], &end)) return tg__boxed_bad_arg(tg_s, 2, 0, "arange.out", "end", "Scalar");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "arange.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_arange_out)tg_kernel)(end, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_arange_start_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "arange.start_out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "arange.start_out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     double start;
     double end;
     double step;
     tg_tensor *out;
-    if (unbox_double(&tg_a[0], &start)) return bad_arg(tg_s, 4, 0, "arange.start_out", "start", "Scalar");
-    if (unbox_double(&tg_a[1], &end)) return bad_arg(tg_s, 4, 1, "arange.start_out", "end", "Scalar");
-    if (unbox_double(&tg_a[2], &step)) return bad_arg(tg_s, 4, 2, "arange.start_out", "step", "Scalar");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "arange.start_out", "out", "Tensor");
+    if (tg__unbox_double(&tg_a[0], &start)) return tg__boxed_bad_arg(tg_s, 4, 0, "arange.start_out", "start", "Scalar");
+    if (tg__unbox_double(&tg_a[1], &end)) return tg__boxed_bad_arg(tg_s, 4, 1, "arange.start_out", "end", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &step)) return tg__boxed_bad_arg(tg_s, 4, 2, "arange.start_out", "step", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "arange.start_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_arange_start_out)tg_kernel)(start, end, step, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_linspace(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "linspace", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "linspace", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     double start;
     double end;
@@ -532,60 +362,60 @@ int tg__boxed_linspace(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_double(&tg_a[0], &start)) return bad_arg(tg_s, 7, 0, "linspace", "start", "Scalar");
-    if (unbox_double(&tg_a[1], &end)) return bad_arg(tg_s, 7, 1, "linspace", "end", "Scalar");
-    if (unbox_int(&tg_a[2], &steps)) return bad_arg(tg_s, 7, 2, "linspace", "steps", "int");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 7, 3, "linspace", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[4], &layout)) return bad_arg(tg_s, 7, 4, "linspace", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[5], &device)) return bad_arg(tg_s, 7, 5, "linspace", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[6], &pin_memory)) return bad_arg(tg_s, 7, 6, "linspace", "pin_memory", "bool?");
+    if (tg__unbox_double(&tg_a[0], &start)) return tg__boxed_bad_arg(tg_s, 7, 0, "linspace", "start", "Scalar");
+    if (tg__unbox_double(&tg_a[1], &end)) return tg__boxed_bad_arg(tg_s, 7, 1, "linspace", "end", "Scalar");
+    if (tg__unbox_int(&tg_a[2], &steps)) return tg__boxed_bad_arg(tg_s, 7, 2, "linspace", "steps", "int");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 3, "linspace", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[4], &layout)) return tg__boxed_bad_arg(tg_s, 7, 4, "linspace", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[5], &device)) return tg__boxed_bad_arg(tg_s, 7, 5, "linspace", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[6], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 6, "linspace", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_linspace)tg_kernel)(start, end, steps, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_linspace_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "linspace.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "linspace.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     double start;
     double end;
     int64_t steps;
     tg_tensor *out;
-    if (unbox_double(&tg_a[0], &start)) return bad_arg(tg_s, 4, 0, "linspace.out", "start", "Scalar");
-    if (unbox_double(&tg_a[1], &end)) return bad_arg(tg_s, 4, 1, "linspace.out", "end", "Scalar");
-    if (unbox_int(&tg_a[2], &steps)) return bad_arg(tg_s, 4, 2, "linspace.out", "steps", "int");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "linspace.out", "out", "Tensor");
+    if (tg__unbox_double(&tg_a[0], &start)) return tg__boxed_bad_arg(tg_s, 4, 0, "linspace.out", "start", "Scalar");
+    if (tg__unbox_double(&tg_a[1], &end)) return tg__boxed_bad_arg(tg_s, 4, 1, "linspace.out", "end", "Scalar");
+    if (tg__unbox_int(&tg_a[2], &steps)) return tg__boxed_bad_arg(tg_s, 4, 2, "linspace.out", "steps", "int");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "linspace.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_linspace_out)tg_kernel)(start, end, steps, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_eye(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "eye", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "eye", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     int64_t n;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int(&tg_a[0], &n)) return bad_arg(tg_s, 5, 0, "eye", "n", "int");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "eye", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "eye", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "eye", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "eye", "pin_memory", "bool?");
+    if (tg__unbox_int(&tg_a[0], &n)) return tg__boxed_bad_arg(tg_s, 5, 0, "eye", "n", "int");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "eye", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "eye", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "eye", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "eye", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_eye)tg_kernel)(n, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_eye_m(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "eye.m", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "eye.m", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     int64_t n;
     int64_t m;
@@ -593,125 +423,125 @@ int tg__boxed_eye_m(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int(&tg_a[0], &n)) return bad_arg(tg_s, 6, 0, "eye.m", "n", "int");
-    if (unbox_int(&tg_a[1], &m)) return bad_arg(tg_s, 6, 1, "eye.m", "m", "int");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "eye.m", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "eye.m", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "eye.m", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "eye.m", "pin_memory", "bool?");
+    if (tg__unbox_int(&tg_a[0], &n)) return tg__boxed_bad_arg(tg_s, 6, 0, "eye.m", "n", "int");
+    if (tg__unbox_int(&tg_a[1], &m)) return tg__boxed_bad_arg(tg_s, 6, 1, "eye.m", "m", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "eye.m", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "eye.m", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "eye.m", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "eye.m", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_eye_m)tg_kernel)(n, m, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_eye_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "eye.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "eye.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     int64_t n;
     tg_tensor *out;
-    if (unbox_int(&tg_a[0], &n)) return bad_arg(tg_s, 2, 0, "eye.out", "n", "int");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "eye.out", "out", "Tensor");
+    if (tg__unbox_int(&tg_a[0], &n)) return tg__boxed_bad_arg(tg_s, 2, 0, "eye.out", "n", "int");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "eye.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eye_out)tg_kernel)(n, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_eye_m_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "eye.m_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "eye.m_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     int64_t n;
     int64_t m;
     tg_tensor *out;
-    if (unbox_int(&tg_a[0], &n)) return bad_arg(tg_s, 3, 0, "eye.m_out", "n", "int");
-    if (unbox_int(&tg_a[1], &m)) return bad_arg(tg_s, 3, 1, "eye.m_out", "m", "int");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "eye.m_out", "out", "Tensor");
+    if (tg__unbox_int(&tg_a[0], &n)) return tg__boxed_bad_arg(tg_s, 3, 0, "eye.m_out", "n", "int");
+    if (tg__unbox_int(&tg_a[1], &m)) return tg__boxed_bad_arg(tg_s, 3, 1, "eye.m_out", "m", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "eye.m_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eye_m_out)tg_kernel)(n, m, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 int tg__boxed_uniform_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "uniform_", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "uniform_", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     double from;
     double to;
     tg_generator *generator;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "uniform_", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &from)) return bad_arg(tg_s, 4, 1, "uniform_", "from", "float");
-    if (unbox_double(&tg_a[2], &to)) return bad_arg(tg_s, 4, 2, "uniform_", "to", "float");
-    if (unbox_opt_generator(&tg_a[3], &generator)) return bad_arg(tg_s, 4, 3, "uniform_", "generator", "Generator?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "uniform_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &from)) return tg__boxed_bad_arg(tg_s, 4, 1, "uniform_", "from", "float");
+    if (tg__unbox_double(&tg_a[2], &to)) return tg__boxed_bad_arg(tg_s, 4, 2, "uniform_", "to", "float");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 4, 3, "uniform_", "generator", "Generator?");
     tg_tensor *tg_r = ((tg__kfn_uniform_)tg_kernel)(self, from, to, generator);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 int tg__boxed_normal_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "normal_", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "normal_", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     double mean;
     double std;
     tg_generator *generator;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "normal_", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &mean)) return bad_arg(tg_s, 4, 1, "normal_", "mean", "float");
-    if (unbox_double(&tg_a[2], &std)) return bad_arg(tg_s, 4, 2, "normal_", "std", "float");
-    if (unbox_opt_generator(&tg_a[3], &generator)) return bad_arg(tg_s, 4, 3, "normal_", "generator", "Generator?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "normal_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &mean)) return tg__boxed_bad_arg(tg_s, 4, 1, "normal_", "mean", "float");
+    if (tg__unbox_double(&tg_a[2], &std)) return tg__boxed_bad_arg(tg_s, 4, 2, "normal_", "std", "float");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 4, 3, "normal_", "generator", "Generator?");
     tg_tensor *tg_r = ((tg__kfn_normal_)tg_kernel)(self, mean, std, generator);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
 int tg__boxed_random_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "random_.from", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "random_.from", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     int64_t from;
     tg_opt_int to;
     tg_generator *generator;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "random_.from", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &from)) return bad_arg(tg_s, 4, 1, "random_.from", "from", "int");
-    if (unbox_opt_int(&tg_a[2], &to)) return bad_arg(tg_s, 4, 2, "random_.from", "to", "int?");
-    if (unbox_opt_generator(&tg_a[3], &generator)) return bad_arg(tg_s, 4, 3, "random_.from", "generator", "Generator?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "random_.from", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &from)) return tg__boxed_bad_arg(tg_s, 4, 1, "random_.from", "from", "int");
+    if (tg__unbox_opt_int(&tg_a[2], &to)) return tg__boxed_bad_arg(tg_s, 4, 2, "random_.from", "to", "int?");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 4, 3, "random_.from", "generator", "Generator?");
     tg_tensor *tg_r = ((tg__kfn_random_)tg_kernel)(self, from, to, generator);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_rand(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "rand", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "rand", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_int_list size;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 5, 0, "rand", "size", "int[]");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "rand", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "rand", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "rand", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "rand", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 5, 0, "rand", "size", "int[]");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "rand", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "rand", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "rand", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "rand", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_rand)tg_kernel)(size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_rand_generator(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "rand.generator", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "rand.generator", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_int_list size;
     tg_generator *generator;
@@ -719,21 +549,21 @@ int tg__boxed_rand_generator(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 6, 0, "rand.generator", "size", "int[]");
-    if (unbox_opt_generator(&tg_a[1], &generator)) return bad_arg(tg_s, 6, 1, "rand.generator", "generator", "Generator?");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "rand.generator", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "rand.generator", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "rand.generator", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "rand.generator", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 6, 0, "rand.generator", "size", "int[]");
+    if (tg__unbox_opt_generator(&tg_a[1], &generator)) return tg__boxed_bad_arg(tg_s, 6, 1, "rand.generator", "generator", "Generator?");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "rand.generator", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "rand.generator", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "rand.generator", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "rand.generator", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_rand_generator)tg_kernel)(size, generator, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_rand_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "rand_like", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "rand_like", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_dtype dtype;
@@ -741,41 +571,41 @@ int tg__boxed_rand_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "rand_like", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "rand_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "rand_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "rand_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "rand_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "rand_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "rand_like", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "rand_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "rand_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "rand_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "rand_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "rand_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_rand_like)tg_kernel)(self, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_randn(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "randn", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "randn", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_int_list size;
     tg_dtype dtype;
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 5, 0, "randn", "size", "int[]");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "randn", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 5, 2, "randn", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 5, 3, "randn", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 5, 4, "randn", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 5, 0, "randn", "size", "int[]");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "randn", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 5, 2, "randn", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 5, 3, "randn", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 5, 4, "randn", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_randn)tg_kernel)(size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_randn_generator(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "randn.generator", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "randn.generator", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_int_list size;
     tg_generator *generator;
@@ -783,21 +613,21 @@ int tg__boxed_randn_generator(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int_list(&tg_a[0], &size)) return bad_arg(tg_s, 6, 0, "randn.generator", "size", "int[]");
-    if (unbox_opt_generator(&tg_a[1], &generator)) return bad_arg(tg_s, 6, 1, "randn.generator", "generator", "Generator?");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "randn.generator", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "randn.generator", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "randn.generator", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "randn.generator", "pin_memory", "bool?");
+    if (tg__unbox_int_list(&tg_a[0], &size)) return tg__boxed_bad_arg(tg_s, 6, 0, "randn.generator", "size", "int[]");
+    if (tg__unbox_opt_generator(&tg_a[1], &generator)) return tg__boxed_bad_arg(tg_s, 6, 1, "randn.generator", "generator", "Generator?");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "randn.generator", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "randn.generator", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "randn.generator", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "randn.generator", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_randn_generator)tg_kernel)(size, generator, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_randn_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "randn_like", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "randn_like", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_dtype dtype;
@@ -805,21 +635,21 @@ int tg__boxed_randn_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "randn_like", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 6, 1, "randn_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 6, 2, "randn_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 6, 3, "randn_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 6, 4, "randn_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "randn_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "randn_like", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 1, "randn_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 6, 2, "randn_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 6, 3, "randn_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 4, "randn_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "randn_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_randn_like)tg_kernel)(self, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_randint(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "randint", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "randint", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     int64_t high;
     tg_int_list size;
@@ -827,21 +657,21 @@ int tg__boxed_randint(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int(&tg_a[0], &high)) return bad_arg(tg_s, 6, 0, "randint", "high", "int");
-    if (unbox_int_list(&tg_a[1], &size)) return bad_arg(tg_s, 6, 1, "randint", "size", "int[]");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "randint", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 6, 3, "randint", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 6, 4, "randint", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 6, 5, "randint", "pin_memory", "bool?");
+    if (tg__unbox_int(&tg_a[0], &high)) return tg__boxed_bad_arg(tg_s, 6, 0, "randint", "high", "int");
+    if (tg__unbox_int_list(&tg_a[1], &size)) return tg__boxed_bad_arg(tg_s, 6, 1, "randint", "size", "int[]");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "randint", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 6, 3, "randint", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 6, 4, "randint", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 6, 5, "randint", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_randint)tg_kernel)(high, size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 int tg__boxed_randint_low(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "randint.low", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "randint.low", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     int64_t low;
     int64_t high;
@@ -850,22 +680,22 @@ int tg__boxed_randint_low(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_layout layout;
     tg_device device;
     tg_opt_bool pin_memory;
-    if (unbox_int(&tg_a[0], &low)) return bad_arg(tg_s, 7, 0, "randint.low", "low", "int");
-    if (unbox_int(&tg_a[1], &high)) return bad_arg(tg_s, 7, 1, "randint.low", "high", "int");
-    if (unbox_int_list(&tg_a[2], &size)) return bad_arg(tg_s, 7, 2, "randint.low", "size", "int[]");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 7, 3, "randint.low", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[4], &layout)) return bad_arg(tg_s, 7, 4, "randint.low", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[5], &device)) return bad_arg(tg_s, 7, 5, "randint.low", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[6], &pin_memory)) return bad_arg(tg_s, 7, 6, "randint.low", "pin_memory", "bool?");
+    if (tg__unbox_int(&tg_a[0], &low)) return tg__boxed_bad_arg(tg_s, 7, 0, "randint.low", "low", "int");
+    if (tg__unbox_int(&tg_a[1], &high)) return tg__boxed_bad_arg(tg_s, 7, 1, "randint.low", "high", "int");
+    if (tg__unbox_int_list(&tg_a[2], &size)) return tg__boxed_bad_arg(tg_s, 7, 2, "randint.low", "size", "int[]");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 3, "randint.low", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[4], &layout)) return tg__boxed_bad_arg(tg_s, 7, 4, "randint.low", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[5], &device)) return tg__boxed_bad_arg(tg_s, 7, 5, "randint.low", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[6], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 6, "randint.low", "pin_memory", "bool?");
     tg_tensor *tg_r = ((tg__kfn_randint_low)tg_kernel)(low, high, size, dtype, layout, device, pin_memory);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_randint_like(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "randint_like", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "randint_like", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     tg_tensor *self;
     int64_t high;
@@ -874,22 +704,22 @@ int tg__boxed_randint_like(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 7, 0, "randint_like", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &high)) return bad_arg(tg_s, 7, 1, "randint_like", "high", "int");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 7, 2, "randint_like", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[3], &layout)) return bad_arg(tg_s, 7, 3, "randint_like", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[4], &device)) return bad_arg(tg_s, 7, 4, "randint_like", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[5], &pin_memory)) return bad_arg(tg_s, 7, 5, "randint_like", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[6], &memory_format)) return bad_arg(tg_s, 7, 6, "randint_like", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "randint_like", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &high)) return tg__boxed_bad_arg(tg_s, 7, 1, "randint_like", "high", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 2, "randint_like", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[3], &layout)) return tg__boxed_bad_arg(tg_s, 7, 3, "randint_like", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[4], &device)) return tg__boxed_bad_arg(tg_s, 7, 4, "randint_like", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[5], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 5, "randint_like", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[6], &memory_format)) return tg__boxed_bad_arg(tg_s, 7, 6, "randint_like", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_randint_like)tg_kernel)(self, high, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_randint_like_low(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 8) return underflow(tg_s, "randint_like.low_dtype", 8);
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "randint_like.low_dtype", 8);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
     tg_tensor *self;
     int64_t low;
@@ -899,2191 +729,2191 @@ int tg__boxed_randint_like_low(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_device device;
     tg_opt_bool pin_memory;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 8, 0, "randint_like.low_dtype", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &low)) return bad_arg(tg_s, 8, 1, "randint_like.low_dtype", "low", "int");
-    if (unbox_int(&tg_a[2], &high)) return bad_arg(tg_s, 8, 2, "randint_like.low_dtype", "high", "int");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 8, 3, "randint_like.low_dtype", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[4], &layout)) return bad_arg(tg_s, 8, 4, "randint_like.low_dtype", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[5], &device)) return bad_arg(tg_s, 8, 5, "randint_like.low_dtype", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[6], &pin_memory)) return bad_arg(tg_s, 8, 6, "randint_like.low_dtype", "pin_memory", "bool?");
-    if (unbox_opt_memory_format(&tg_a[7], &memory_format)) return bad_arg(tg_s, 8, 7, "randint_like.low_dtype", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 8, 0, "randint_like.low_dtype", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &low)) return tg__boxed_bad_arg(tg_s, 8, 1, "randint_like.low_dtype", "low", "int");
+    if (tg__unbox_int(&tg_a[2], &high)) return tg__boxed_bad_arg(tg_s, 8, 2, "randint_like.low_dtype", "high", "int");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 8, 3, "randint_like.low_dtype", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[4], &layout)) return tg__boxed_bad_arg(tg_s, 8, 4, "randint_like.low_dtype", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[5], &device)) return tg__boxed_bad_arg(tg_s, 8, 5, "randint_like.low_dtype", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[6], &pin_memory)) return tg__boxed_bad_arg(tg_s, 8, 6, "randint_like.low_dtype", "pin_memory", "bool?");
+    if (tg__unbox_opt_memory_format(&tg_a[7], &memory_format)) return tg__boxed_bad_arg(tg_s, 8, 7, "randint_like.low_dtype", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_randint_like_low)tg_kernel)(self, low, high, dtype, layout, device, pin_memory, memory_format);
-    drop_args(tg_s, 8);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 int tg__boxed_add(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "add.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "add.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "add.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "add.Tensor", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "add.Tensor", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "add.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "add.Tensor", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "add.Tensor", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_add)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 int tg__boxed_add_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "add_.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "add_.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "add_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "add_.Tensor", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "add_.Tensor", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "add_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "add_.Tensor", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "add_.Tensor", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_add_)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_add_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "add.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "add.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "add.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 4, 1, "add.out", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 4, 2, "add.out", "alpha", "Scalar");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "add.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "add.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 4, 1, "add.out", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 2, "add.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "add.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_add_out)tg_kernel)(self, other, alpha, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 int tg__boxed_add_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "add.Scalar", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "add.Scalar", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "add.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "add.Scalar", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "add.Scalar", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "add.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "add.Scalar", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "add.Scalar", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_add_scalar)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 int tg__boxed_add_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "add_.Scalar", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "add_.Scalar", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "add_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "add_.Scalar", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "add_.Scalar", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "add_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "add_.Scalar", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "add_.Scalar", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_add_scalar_)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 int tg__boxed_sub(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "sub.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sub.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "sub.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "sub.Tensor", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "sub.Tensor", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sub.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "sub.Tensor", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "sub.Tensor", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_sub)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 int tg__boxed_sub_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "sub_.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sub_.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "sub_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "sub_.Tensor", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "sub_.Tensor", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sub_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "sub_.Tensor", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "sub_.Tensor", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_sub_)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sub_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "sub.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sub.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_tensor *other;
     double alpha;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "sub.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 4, 1, "sub.out", "other", "Tensor");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 4, 2, "sub.out", "alpha", "Scalar");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "sub.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "sub.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 4, 1, "sub.out", "other", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 2, "sub.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "sub.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sub_out)tg_kernel)(self, other, alpha, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 int tg__boxed_sub_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "sub.Scalar", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sub.Scalar", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "sub.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "sub.Scalar", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "sub.Scalar", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sub.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "sub.Scalar", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "sub.Scalar", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_sub_scalar)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 int tg__boxed_sub_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "sub_.Scalar", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sub_.Scalar", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "sub_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "sub_.Scalar", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 3, 2, "sub_.Scalar", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sub_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "sub_.Scalar", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 3, 2, "sub_.Scalar", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_sub_scalar_)tg_kernel)(self, other, alpha);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_mul(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "mul.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mul.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "mul.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "mul.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mul.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "mul.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mul)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_mul_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "mul_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mul_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "mul_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "mul_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mul_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "mul_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mul_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_mul_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "mul.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "mul.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "mul.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "mul.out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "mul.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "mul.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "mul.out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "mul.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mul_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_mul_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "mul.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mul.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "mul.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "mul.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mul.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "mul.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_mul_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_mul_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "mul_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mul_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "mul_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "mul_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mul_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "mul_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_mul_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_div(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "div.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "div.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "div.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "div.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "div.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "div.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_div_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "div_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "div_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "div_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "div_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "div_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "div_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_div_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "div.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "div.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "div.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "div.out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "div.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "div.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "div.out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "div.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 int tg__boxed_div_mode(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "div.Tensor_mode", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "div.Tensor_mode", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     const char *rounding_mode;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "div.Tensor_mode", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "div.Tensor_mode", "other", "Tensor");
-    if (unbox_opt_str(&tg_a[2], &rounding_mode)) return bad_arg(tg_s, 3, 2, "div.Tensor_mode", "rounding_mode", "str?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "div.Tensor_mode", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "div.Tensor_mode", "other", "Tensor");
+    if (tg__unbox_opt_str(&tg_a[2], &rounding_mode)) return tg__boxed_bad_arg(tg_s, 3, 2, "div.Tensor_mode", "rounding_mode", "str?");
     tg_tensor *tg_r = ((tg__kfn_div_mode)tg_kernel)(self, other, rounding_mode);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
 int tg__boxed_div_mode_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "div_.Tensor_mode", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "div_.Tensor_mode", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     const char *rounding_mode;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "div_.Tensor_mode", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "div_.Tensor_mode", "other", "Tensor");
-    if (unbox_opt_str(&tg_a[2], &rounding_mode)) return bad_arg(tg_s, 3, 2, "div_.Tensor_mode", "rounding_mode", "str?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "div_.Tensor_mode", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "div_.Tensor_mode", "other", "Tensor");
+    if (tg__unbox_opt_str(&tg_a[2], &rounding_mode)) return tg__boxed_bad_arg(tg_s, 3, 2, "div_.Tensor_mode", "rounding_mode", "str?");
     tg_tensor *tg_r = ((tg__kfn_div_mode_)tg_kernel)(self, other, rounding_mode);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_div_mode_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "div.out_mode", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "div.out_mode", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_tensor *other;
     const char *rounding_mode;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "div.out_mode", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 4, 1, "div.out_mode", "other", "Tensor");
-    if (unbox_opt_str(&tg_a[2], &rounding_mode)) return bad_arg(tg_s, 4, 2, "div.out_mode", "rounding_mode", "str?");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "div.out_mode", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "div.out_mode", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 4, 1, "div.out_mode", "other", "Tensor");
+    if (tg__unbox_opt_str(&tg_a[2], &rounding_mode)) return tg__boxed_bad_arg(tg_s, 4, 2, "div.out_mode", "rounding_mode", "str?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "div.out_mode", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_mode_out)tg_kernel)(self, other, rounding_mode, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_div_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "div.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "div.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "div.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "div.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "div.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "div.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_div_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_div_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "div_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "div_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "div_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "div_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "div_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "div_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_div_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 int tg__boxed_pow(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "pow.Tensor_Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "pow.Tensor_Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *exponent;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "pow.Tensor_Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &exponent)) return bad_arg(tg_s, 2, 1, "pow.Tensor_Tensor", "exponent", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "pow.Tensor_Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 2, 1, "pow.Tensor_Tensor", "exponent", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_pow)tg_kernel)(self, exponent);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
 int tg__boxed_pow_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "pow_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "pow_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *exponent;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "pow_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &exponent)) return bad_arg(tg_s, 2, 1, "pow_.Tensor", "exponent", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "pow_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 2, 1, "pow_.Tensor", "exponent", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_pow_)tg_kernel)(self, exponent);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_pow_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "pow.Tensor_Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "pow.Tensor_Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *exponent;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "pow.Tensor_Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &exponent)) return bad_arg(tg_s, 3, 1, "pow.Tensor_Tensor_out", "exponent", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "pow.Tensor_Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "pow.Tensor_Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 3, 1, "pow.Tensor_Tensor_out", "exponent", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "pow.Tensor_Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_pow_out)tg_kernel)(self, exponent, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
 int tg__boxed_pow_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "pow.Tensor_Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "pow.Tensor_Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double exponent;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "pow.Tensor_Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &exponent)) return bad_arg(tg_s, 2, 1, "pow.Tensor_Scalar", "exponent", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "pow.Tensor_Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 2, 1, "pow.Tensor_Scalar", "exponent", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_pow_scalar)tg_kernel)(self, exponent);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
 int tg__boxed_pow_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "pow_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "pow_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double exponent;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "pow_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &exponent)) return bad_arg(tg_s, 2, 1, "pow_.Scalar", "exponent", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "pow_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 2, 1, "pow_.Scalar", "exponent", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_pow_scalar_)tg_kernel)(self, exponent);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_pow_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "pow.Tensor_Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "pow.Tensor_Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double exponent;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "pow.Tensor_Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &exponent)) return bad_arg(tg_s, 3, 1, "pow.Tensor_Scalar_out", "exponent", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "pow.Tensor_Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "pow.Tensor_Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 3, 1, "pow.Tensor_Scalar_out", "exponent", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "pow.Tensor_Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_pow_scalar_out)tg_kernel)(self, exponent, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
 int tg__boxed_pow_scalar_self(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "pow.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "pow.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     double self;
     tg_tensor *exponent;
-    if (unbox_double(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "pow.Scalar", "self", "Scalar");
-    if (unbox_tensor(&tg_a[1], &exponent)) return bad_arg(tg_s, 2, 1, "pow.Scalar", "exponent", "Tensor");
+    if (tg__unbox_double(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "pow.Scalar", "self", "Scalar");
+    if (tg__unbox_tensor(&tg_a[1], &exponent)) return tg__boxed_bad_arg(tg_s, 2, 1, "pow.Scalar", "exponent", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_pow_scalar_self)tg_kernel)(self, exponent);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_maximum(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "maximum", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "maximum", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "maximum", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "maximum", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "maximum", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "maximum", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_maximum)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_maximum_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "maximum.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "maximum.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "maximum.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "maximum.out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "maximum.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "maximum.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "maximum.out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "maximum.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_maximum_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_minimum(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "minimum", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "minimum", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "minimum", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "minimum", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "minimum", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "minimum", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_minimum)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_minimum_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "minimum.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "minimum.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "minimum.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "minimum.out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "minimum.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "minimum.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "minimum.out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "minimum.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_minimum_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_eq(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "eq.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "eq.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "eq.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "eq.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "eq.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "eq.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eq)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_eq_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "eq_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "eq_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "eq_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "eq_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "eq_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "eq_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eq_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_eq_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "eq.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "eq.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "eq.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "eq.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "eq.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "eq.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "eq.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "eq.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eq_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_eq_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "eq.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "eq.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "eq.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "eq.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "eq.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "eq.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_eq_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_eq_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "eq_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "eq_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "eq_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "eq_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "eq_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "eq_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_eq_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_eq_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "eq.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "eq.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "eq.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "eq.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "eq.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "eq.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "eq.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "eq.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_eq_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_ne(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ne.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ne.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ne.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ne.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ne.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ne.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ne)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_ne_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ne_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ne_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ne_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ne_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ne_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ne_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ne_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_ne_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "ne.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "ne.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "ne.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "ne.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "ne.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "ne.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "ne.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "ne.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ne_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_ne_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ne.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ne.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ne.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ne.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ne.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ne.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_ne_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_ne_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ne_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ne_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ne_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ne_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ne_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ne_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_ne_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_ne_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "ne.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "ne.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "ne.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "ne.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "ne.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "ne.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "ne.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "ne.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ne_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_lt(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "lt.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "lt.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "lt.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "lt.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "lt.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "lt.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_lt)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_lt_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "lt_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "lt_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "lt_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "lt_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "lt_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "lt_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_lt_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_lt_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "lt.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "lt.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "lt.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "lt.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "lt.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "lt.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "lt.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "lt.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_lt_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_lt_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "lt.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "lt.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "lt.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "lt.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "lt.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "lt.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_lt_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_lt_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "lt_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "lt_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "lt_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "lt_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "lt_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "lt_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_lt_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_lt_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "lt.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "lt.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "lt.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "lt.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "lt.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "lt.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "lt.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "lt.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_lt_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_le(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "le.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "le.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "le.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "le.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "le.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "le.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_le)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_le_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "le_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "le_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "le_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "le_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "le_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "le_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_le_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_le_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "le.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "le.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "le.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "le.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "le.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "le.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "le.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "le.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_le_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_le_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "le.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "le.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "le.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "le.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "le.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "le.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_le_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_le_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "le_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "le_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "le_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "le_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "le_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "le_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_le_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_le_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "le.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "le.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "le.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "le.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "le.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "le.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "le.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "le.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_le_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_gt(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "gt.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gt.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "gt.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "gt.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gt.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "gt.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_gt)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_gt_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "gt_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gt_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "gt_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "gt_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gt_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "gt_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_gt_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_gt_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "gt.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "gt.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "gt.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "gt.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "gt.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "gt.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "gt.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "gt.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_gt_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_gt_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "gt.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gt.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "gt.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "gt.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gt.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "gt.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_gt_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_gt_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "gt_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gt_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "gt_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "gt_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gt_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "gt_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_gt_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_gt_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "gt.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "gt.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "gt.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "gt.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "gt.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "gt.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "gt.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "gt.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_gt_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_ge(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ge.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ge.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ge.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ge.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ge.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ge.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ge)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tg__boxed_ge_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ge_.Tensor", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ge_.Tensor", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ge_.Tensor", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ge_.Tensor", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ge_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ge_.Tensor", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ge_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_ge_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "ge.Tensor_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "ge.Tensor_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "ge.Tensor_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "ge.Tensor_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "ge.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "ge.Tensor_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "ge.Tensor_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "ge.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ge_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
 int tg__boxed_ge_scalar(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ge.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ge.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ge.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ge.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ge.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ge.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_ge_scalar)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 int tg__boxed_ge_scalar_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "ge_.Scalar", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "ge_.Scalar", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "ge_.Scalar", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "ge_.Scalar", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "ge_.Scalar", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "ge_.Scalar", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_ge_scalar_)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_ge_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "ge.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "ge.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "ge.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "ge.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "ge.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "ge.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "ge.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "ge.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_ge_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 int tg__boxed_where(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "where.self", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "where.self", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *condition;
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &condition)) return bad_arg(tg_s, 3, 0, "where.self", "condition", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 3, 1, "where.self", "self", "Tensor");
-    if (unbox_tensor(&tg_a[2], &other)) return bad_arg(tg_s, 3, 2, "where.self", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &condition)) return tg__boxed_bad_arg(tg_s, 3, 0, "where.self", "condition", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "where.self", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &other)) return tg__boxed_bad_arg(tg_s, 3, 2, "where.self", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_where)tg_kernel)(condition, self, other);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_where_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "where.self_out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "where.self_out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *condition;
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &condition)) return bad_arg(tg_s, 4, 0, "where.self_out", "condition", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "where.self_out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[2], &other)) return bad_arg(tg_s, 4, 2, "where.self_out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "where.self_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &condition)) return tg__boxed_bad_arg(tg_s, 4, 0, "where.self_out", "condition", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "where.self_out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &other)) return tg__boxed_bad_arg(tg_s, 4, 2, "where.self_out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "where.self_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_where_out)tg_kernel)(condition, self, other, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 int tg__boxed_where_scalar_self(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "where.ScalarSelf", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "where.ScalarSelf", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *condition;
     double self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &condition)) return bad_arg(tg_s, 3, 0, "where.ScalarSelf", "condition", "Tensor");
-    if (unbox_double(&tg_a[1], &self)) return bad_arg(tg_s, 3, 1, "where.ScalarSelf", "self", "Scalar");
-    if (unbox_tensor(&tg_a[2], &other)) return bad_arg(tg_s, 3, 2, "where.ScalarSelf", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &condition)) return tg__boxed_bad_arg(tg_s, 3, 0, "where.ScalarSelf", "condition", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "where.ScalarSelf", "self", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &other)) return tg__boxed_bad_arg(tg_s, 3, 2, "where.ScalarSelf", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_where_scalar_self)tg_kernel)(condition, self, other);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 int tg__boxed_where_scalar_other(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "where.ScalarOther", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "where.ScalarOther", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *condition;
     tg_tensor *self;
     double other;
-    if (unbox_tensor(&tg_a[0], &condition)) return bad_arg(tg_s, 3, 0, "where.ScalarOther", "condition", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 3, 1, "where.ScalarOther", "self", "Tensor");
-    if (unbox_double(&tg_a[2], &other)) return bad_arg(tg_s, 3, 2, "where.ScalarOther", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &condition)) return tg__boxed_bad_arg(tg_s, 3, 0, "where.ScalarOther", "condition", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "where.ScalarOther", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &other)) return tg__boxed_bad_arg(tg_s, 3, 2, "where.ScalarOther", "other", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_where_scalar_other)tg_kernel)(condition, self, other);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 int tg__boxed_clamp(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "clamp", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "clamp", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_opt_float min;
     tg_opt_float max;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "clamp", "self", "Tensor");
-    if (unbox_opt_double(&tg_a[1], &min)) return bad_arg(tg_s, 3, 1, "clamp", "min", "Scalar?");
-    if (unbox_opt_double(&tg_a[2], &max)) return bad_arg(tg_s, 3, 2, "clamp", "max", "Scalar?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "clamp", "self", "Tensor");
+    if (tg__unbox_opt_double(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 3, 1, "clamp", "min", "Scalar?");
+    if (tg__unbox_opt_double(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 3, 2, "clamp", "max", "Scalar?");
     tg_tensor *tg_r = ((tg__kfn_clamp)tg_kernel)(self, min, max);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
 int tg__boxed_clamp_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "clamp_", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "clamp_", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_opt_float min;
     tg_opt_float max;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "clamp_", "self", "Tensor");
-    if (unbox_opt_double(&tg_a[1], &min)) return bad_arg(tg_s, 3, 1, "clamp_", "min", "Scalar?");
-    if (unbox_opt_double(&tg_a[2], &max)) return bad_arg(tg_s, 3, 2, "clamp_", "max", "Scalar?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "clamp_", "self", "Tensor");
+    if (tg__unbox_opt_double(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 3, 1, "clamp_", "min", "Scalar?");
+    if (tg__unbox_opt_double(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 3, 2, "clamp_", "max", "Scalar?");
     tg_tensor *tg_r = ((tg__kfn_clamp_)tg_kernel)(self, min, max);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_clamp_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_opt_float min;
     tg_opt_float max;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "clamp.out", "self", "Tensor");
-    if (unbox_opt_double(&tg_a[1], &min)) return bad_arg(tg_s, 4, 1, "clamp.out", "min", "Scalar?");
-    if (unbox_opt_double(&tg_a[2], &max)) return bad_arg(tg_s, 4, 2, "clamp.out", "max", "Scalar?");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "clamp.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp.out", "self", "Tensor");
+    if (tg__unbox_opt_double(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp.out", "min", "Scalar?");
+    if (tg__unbox_opt_double(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp.out", "max", "Scalar?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_clamp_out)tg_kernel)(self, min, max, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 int tg__boxed_clamp_tensor(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "clamp.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "clamp.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "clamp.Tensor", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[1], &min)) return bad_arg(tg_s, 3, 1, "clamp.Tensor", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[2], &max)) return bad_arg(tg_s, 3, 2, "clamp.Tensor", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "clamp.Tensor", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 3, 1, "clamp.Tensor", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 3, 2, "clamp.Tensor", "max", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_clamp_tensor)tg_kernel)(self, min, max);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
 int tg__boxed_clamp_tensor_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "clamp_.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "clamp_.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "clamp_.Tensor", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[1], &min)) return bad_arg(tg_s, 3, 1, "clamp_.Tensor", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[2], &max)) return bad_arg(tg_s, 3, 2, "clamp_.Tensor", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "clamp_.Tensor", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 3, 1, "clamp_.Tensor", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 3, 2, "clamp_.Tensor", "max", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_clamp_tensor_)tg_kernel)(self, min, max);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_clamp_tensor_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp.Tensor_out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp.Tensor_out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "clamp.Tensor_out", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[1], &min)) return bad_arg(tg_s, 4, 1, "clamp.Tensor_out", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[2], &max)) return bad_arg(tg_s, 4, 2, "clamp.Tensor_out", "max", "Tensor?");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "clamp.Tensor_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp.Tensor_out", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &min)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp.Tensor_out", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &max)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp.Tensor_out", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp.Tensor_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_clamp_tensor_out)tg_kernel)(self, min, max, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* neg(Tensor self) -> Tensor */
 int tg__boxed_neg(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "neg", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "neg", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "neg", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "neg", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_neg)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_neg_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "neg_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "neg_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "neg_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "neg_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_neg_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_neg_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "neg.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "neg.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "neg.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "neg.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "neg.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "neg.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_neg_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* abs(Tensor self) -> Tensor */
 int tg__boxed_abs(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "abs", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "abs", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "abs", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "abs", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_abs)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_abs_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "abs_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "abs_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "abs_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "abs_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_abs_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_abs_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "abs.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "abs.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "abs.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "abs.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "abs.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "abs.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_abs_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* exp(Tensor self) -> Tensor */
 int tg__boxed_exp(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "exp", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "exp", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "exp", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "exp", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_exp)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_exp_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "exp_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "exp_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "exp_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "exp_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_exp_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_exp_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "exp.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "exp.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "exp.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "exp.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "exp.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "exp.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_exp_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* log(Tensor self) -> Tensor */
 int tg__boxed_log(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "log", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "log", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_log)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_log_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "log_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "log_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_log_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_log_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "log.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "log.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "log.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "log.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "log.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "log.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_log_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sqrt(Tensor self) -> Tensor */
 int tg__boxed_sqrt(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sqrt", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sqrt", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sqrt", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sqrt", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sqrt)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_sqrt_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sqrt_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sqrt_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sqrt_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sqrt_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sqrt_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sqrt_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "sqrt.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "sqrt.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "sqrt.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "sqrt.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "sqrt.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "sqrt.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sqrt_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rsqrt(Tensor self) -> Tensor */
 int tg__boxed_rsqrt(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "rsqrt", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "rsqrt", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "rsqrt", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "rsqrt", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_rsqrt)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_rsqrt_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "rsqrt_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "rsqrt_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "rsqrt_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "rsqrt_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_rsqrt_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_rsqrt_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "rsqrt.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "rsqrt.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "rsqrt.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "rsqrt.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "rsqrt.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "rsqrt.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_rsqrt_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sin(Tensor self) -> Tensor */
 int tg__boxed_sin(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sin", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sin", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sin", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sin", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sin)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_sin_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sin_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sin_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sin_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sin_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sin_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sin_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "sin.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "sin.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "sin.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "sin.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "sin.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "sin.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sin_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cos(Tensor self) -> Tensor */
 int tg__boxed_cos(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "cos", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "cos", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "cos", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "cos", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_cos)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_cos_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "cos_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "cos_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "cos_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "cos_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_cos_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_cos_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "cos.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "cos.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "cos.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "cos.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "cos.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "cos.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_cos_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* tanh(Tensor self) -> Tensor */
 int tg__boxed_tanh(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "tanh", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "tanh", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "tanh", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "tanh", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_tanh)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_tanh_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "tanh_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "tanh_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "tanh_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "tanh_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_tanh_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_tanh_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "tanh.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "tanh.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "tanh.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "tanh.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "tanh.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "tanh.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_tanh_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sigmoid(Tensor self) -> Tensor */
 int tg__boxed_sigmoid(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sigmoid", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sigmoid", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sigmoid", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sigmoid", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sigmoid)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_sigmoid_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sigmoid_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sigmoid_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sigmoid_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sigmoid_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sigmoid_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sigmoid_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "sigmoid.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "sigmoid.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "sigmoid.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "sigmoid.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "sigmoid.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "sigmoid.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sigmoid_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* relu(Tensor self) -> Tensor */
 int tg__boxed_relu(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "relu", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "relu", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "relu", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "relu", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_relu)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 int tg__boxed_relu_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "relu_", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "relu_", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "relu_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "relu_", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_relu_)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_relu_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "relu.out", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "relu.out", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "relu.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &out)) return bad_arg(tg_s, 2, 1, "relu.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "relu.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "relu.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_relu_out)tg_kernel)(self, out);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_sum(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "sum.dim_IntList", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sum.dim_IntList", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "sum.dim_IntList", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "sum.dim_IntList", "dim", "int[1]?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "sum.dim_IntList", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 4, 3, "sum.dim_IntList", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "sum.dim_IntList", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "sum.dim_IntList", "dim", "int[1]?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "sum.dim_IntList", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 3, "sum.dim_IntList", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_sum)tg_kernel)(self, dim, keepdim, dtype);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sum_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "sum.IntList_out", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "sum.IntList_out", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_dtype dtype;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "sum.IntList_out", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "sum.IntList_out", "dim", "int[1]?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 5, 2, "sum.IntList_out", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 5, 3, "sum.IntList_out", "dtype", "ScalarType?");
-    if (unbox_tensor(&tg_a[4], &out)) return bad_arg(tg_s, 5, 4, "sum.IntList_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "sum.IntList_out", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "sum.IntList_out", "dim", "int[1]?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 2, "sum.IntList_out", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 3, "sum.IntList_out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "sum.IntList_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sum_out)tg_kernel)(self, dim, keepdim, dtype, out);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_mean(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "mean.dim", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "mean.dim", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "mean.dim", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "mean.dim", "dim", "int[1]?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "mean.dim", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 4, 3, "mean.dim", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "mean.dim", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "mean.dim", "dim", "int[1]?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "mean.dim", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 3, "mean.dim", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_mean)tg_kernel)(self, dim, keepdim, dtype);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_mean_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "mean.out", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "mean.out", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_dtype dtype;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "mean.out", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "mean.out", "dim", "int[1]?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 5, 2, "mean.out", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 5, 3, "mean.out", "dtype", "ScalarType?");
-    if (unbox_tensor(&tg_a[4], &out)) return bad_arg(tg_s, 5, 4, "mean.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "mean.out", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "mean.out", "dim", "int[1]?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 2, "mean.out", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 3, "mean.out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "mean.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mean_out)tg_kernel)(self, dim, keepdim, dtype, out);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_prod(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "prod", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "prod", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "prod", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 2, 1, "prod", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "prod", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 2, 1, "prod", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_prod)tg_kernel)(self, dtype);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_prod_dim(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "prod.dim_int", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "prod.dim_int", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "prod.dim_int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "prod.dim_int", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "prod.dim_int", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 4, 3, "prod.dim_int", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "prod.dim_int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "prod.dim_int", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "prod.dim_int", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 3, "prod.dim_int", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_prod_dim)tg_kernel)(self, dim, keepdim, dtype);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_prod_dim_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "prod.int_out", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "prod.int_out", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
     tg_dtype dtype;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "prod.int_out", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "prod.int_out", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 5, 2, "prod.int_out", "keepdim", "bool");
-    if (unbox_opt_dtype(&tg_a[3], &dtype)) return bad_arg(tg_s, 5, 3, "prod.int_out", "dtype", "ScalarType?");
-    if (unbox_tensor(&tg_a[4], &out)) return bad_arg(tg_s, 5, 4, "prod.int_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "prod.int_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "prod.int_out", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 2, "prod.int_out", "keepdim", "bool");
+    if (tg__unbox_opt_dtype(&tg_a[3], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 3, "prod.int_out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "prod.int_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_prod_dim_out)tg_kernel)(self, dim, keepdim, dtype, out);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 int tg__boxed_amax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "amax", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "amax", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "amax", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "amax", "dim", "int[1]");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "amax", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "amax", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "amax", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "amax", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_amax)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_amax_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "amax.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "amax.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "amax.out", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "amax.out", "dim", "int[1]");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "amax.out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "amax.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "amax.out", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "amax.out", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "amax.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "amax.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_amax_out)tg_kernel)(self, dim, keepdim, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 int tg__boxed_amin(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "amin", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "amin", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "amin", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "amin", "dim", "int[1]");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "amin", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "amin", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "amin", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "amin", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_amin)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_amin_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "amin.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "amin.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "amin.out", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "amin.out", "dim", "int[1]");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "amin.out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "amin.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "amin.out", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "amin.out", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "amin.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "amin.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_amin_out)tg_kernel)(self, dim, keepdim, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* max(Tensor self) -> Tensor */
 int tg__boxed_max(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "max", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "max", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "max", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "max", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_max)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 int tg__boxed_max_dim(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "max.dim", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "max.dim", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "max.dim", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "max.dim", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "max.dim", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "max.dim", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "max.dim", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "max.dim", "keepdim", "bool");
     tg_values_indices tg_r = ((tg__kfn_max_dim)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
 }
 
 /* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices) */
 int tg__boxed_max_dim_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "max.dim_max", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "max.dim_max", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
     tg_tensor *max;
     tg_tensor *max_values;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "max.dim_max", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "max.dim_max", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 5, 2, "max.dim_max", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &max)) return bad_arg(tg_s, 5, 3, "max.dim_max", "max", "Tensor");
-    if (unbox_tensor(&tg_a[4], &max_values)) return bad_arg(tg_s, 5, 4, "max.dim_max", "max_values", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "max.dim_max", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "max.dim_max", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 2, "max.dim_max", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &max)) return tg__boxed_bad_arg(tg_s, 5, 3, "max.dim_max", "max", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &max_values)) return tg__boxed_bad_arg(tg_s, 5, 4, "max.dim_max", "max_values", "Tensor");
     tg_values_indices tg_r = ((tg__kfn_max_dim_out)tg_kernel)(self, dim, keepdim, max, max_values);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
 }
 
 /* min(Tensor self) -> Tensor */
 int tg__boxed_min(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "min", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "min", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "min", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "min", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_min)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 int tg__boxed_min_dim(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "min.dim", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "min.dim", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "min.dim", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "min.dim", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "min.dim", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "min.dim", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "min.dim", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "min.dim", "keepdim", "bool");
     tg_values_indices tg_r = ((tg__kfn_min_dim)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
 }
 
 /* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 int tg__boxed_min_dim_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "min.dim_min", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "min.dim_min", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     int64_t dim;
     bool keepdim;
     tg_tensor *min;
     tg_tensor *min_indices;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "min.dim_min", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "min.dim_min", "dim", "int");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 5, 2, "min.dim_min", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &min)) return bad_arg(tg_s, 5, 3, "min.dim_min", "min", "Tensor");
-    if (unbox_tensor(&tg_a[4], &min_indices)) return bad_arg(tg_s, 5, 4, "min.dim_min", "min_indices", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "min.dim_min", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "min.dim_min", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 2, "min.dim_min", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &min)) return tg__boxed_bad_arg(tg_s, 5, 3, "min.dim_min", "min", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &min_indices)) return tg__boxed_bad_arg(tg_s, 5, 4, "min.dim_min", "min_indices", "Tensor");
     tg_values_indices tg_r = ((tg__kfn_min_dim_out)tg_kernel)(self, dim, keepdim, min, min_indices);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 int tg__boxed_argmax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "argmax", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "argmax", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_opt_int dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "argmax", "self", "Tensor");
-    if (unbox_opt_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "argmax", "dim", "int?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "argmax", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "argmax", "self", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "argmax", "dim", "int?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "argmax", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_argmax)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_argmax_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "argmax.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "argmax.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_opt_int dim;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "argmax.out", "self", "Tensor");
-    if (unbox_opt_int(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "argmax.out", "dim", "int?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "argmax.out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "argmax.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "argmax.out", "self", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "argmax.out", "dim", "int?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "argmax.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "argmax.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_argmax_out)tg_kernel)(self, dim, keepdim, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 int tg__boxed_argmin(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "argmin", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "argmin", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_opt_int dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "argmin", "self", "Tensor");
-    if (unbox_opt_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "argmin", "dim", "int?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "argmin", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "argmin", "self", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "argmin", "dim", "int?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "argmin", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_argmin)tg_kernel)(self, dim, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_argmin_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "argmin.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "argmin.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_opt_int dim;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "argmin.out", "self", "Tensor");
-    if (unbox_opt_int(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "argmin.out", "dim", "int?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 4, 2, "argmin.out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "argmin.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "argmin.out", "self", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "argmin.out", "dim", "int?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "argmin.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "argmin.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_argmin_out)tg_kernel)(self, dim, keepdim, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 int tg__boxed_var(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "var.correction", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "var.correction", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     tg_opt_int correction;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "var.correction", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "var.correction", "dim", "int[1]?");
-    if (unbox_opt_int(&tg_a[2], &correction)) return bad_arg(tg_s, 4, 2, "var.correction", "correction", "int?");
-    if (unbox_bool(&tg_a[3], &keepdim)) return bad_arg(tg_s, 4, 3, "var.correction", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "var.correction", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "var.correction", "dim", "int[1]?");
+    if (tg__unbox_opt_int(&tg_a[2], &correction)) return tg__boxed_bad_arg(tg_s, 4, 2, "var.correction", "correction", "int?");
+    if (tg__unbox_bool(&tg_a[3], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 3, "var.correction", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_var)tg_kernel)(self, dim, correction, keepdim);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_var_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "var.correction_out", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "var.correction_out", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_int_list dim;
     tg_opt_int correction;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "var.correction_out", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "var.correction_out", "dim", "int[1]?");
-    if (unbox_opt_int(&tg_a[2], &correction)) return bad_arg(tg_s, 5, 2, "var.correction_out", "correction", "int?");
-    if (unbox_bool(&tg_a[3], &keepdim)) return bad_arg(tg_s, 5, 3, "var.correction_out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[4], &out)) return bad_arg(tg_s, 5, 4, "var.correction_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "var.correction_out", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "var.correction_out", "dim", "int[1]?");
+    if (tg__unbox_opt_int(&tg_a[2], &correction)) return tg__boxed_bad_arg(tg_s, 5, 2, "var.correction_out", "correction", "int?");
+    if (tg__unbox_bool(&tg_a[3], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 3, "var.correction_out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "var.correction_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_var_out)tg_kernel)(self, dim, correction, keepdim, out);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 int tg__boxed_std(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "std.correction", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "std.correction", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list dim;
     tg_opt_int correction;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "std.correction", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "std.correction", "dim", "int[1]?");
-    if (unbox_opt_int(&tg_a[2], &correction)) return bad_arg(tg_s, 4, 2, "std.correction", "correction", "int?");
-    if (unbox_bool(&tg_a[3], &keepdim)) return bad_arg(tg_s, 4, 3, "std.correction", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "std.correction", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "std.correction", "dim", "int[1]?");
+    if (tg__unbox_opt_int(&tg_a[2], &correction)) return tg__boxed_bad_arg(tg_s, 4, 2, "std.correction", "correction", "int?");
+    if (tg__unbox_bool(&tg_a[3], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 3, "std.correction", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_std)tg_kernel)(self, dim, correction, keepdim);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_std_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "std.correction_out", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "std.correction_out", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_int_list dim;
     tg_opt_int correction;
     bool keepdim;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "std.correction_out", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "std.correction_out", "dim", "int[1]?");
-    if (unbox_opt_int(&tg_a[2], &correction)) return bad_arg(tg_s, 5, 2, "std.correction_out", "correction", "int?");
-    if (unbox_bool(&tg_a[3], &keepdim)) return bad_arg(tg_s, 5, 3, "std.correction_out", "keepdim", "bool");
-    if (unbox_tensor(&tg_a[4], &out)) return bad_arg(tg_s, 5, 4, "std.correction_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "std.correction_out", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "std.correction_out", "dim", "int[1]?");
+    if (tg__unbox_opt_int(&tg_a[2], &correction)) return tg__boxed_bad_arg(tg_s, 5, 2, "std.correction_out", "correction", "int?");
+    if (tg__unbox_bool(&tg_a[3], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 3, "std.correction_out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "std.correction_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_std_out)tg_kernel)(self, dim, correction, keepdim, out);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 int tg__boxed_mm(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "mm", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mm", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *mat2;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "mm", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat2)) return bad_arg(tg_s, 2, 1, "mm", "mat2", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mm", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat2)) return tg__boxed_bad_arg(tg_s, 2, 1, "mm", "mat2", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mm)tg_kernel)(self, mat2);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_mm_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "mm.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "mm.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *mat2;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "mm.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat2)) return bad_arg(tg_s, 3, 1, "mm.out", "mat2", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "mm.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "mm.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat2)) return tg__boxed_bad_arg(tg_s, 3, 1, "mm.out", "mat2", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "mm.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mm_out)tg_kernel)(self, mat2, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 int tg__boxed_bmm(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "bmm", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "bmm", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *mat2;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "bmm", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat2)) return bad_arg(tg_s, 2, 1, "bmm", "mat2", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "bmm", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat2)) return tg__boxed_bad_arg(tg_s, 2, 1, "bmm", "mat2", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_bmm)tg_kernel)(self, mat2);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_bmm_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "bmm.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "bmm.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *mat2;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "bmm.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat2)) return bad_arg(tg_s, 3, 1, "bmm.out", "mat2", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "bmm.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "bmm.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat2)) return tg__boxed_bad_arg(tg_s, 3, 1, "bmm.out", "mat2", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "bmm.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_bmm_out)tg_kernel)(self, mat2, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 int tg__boxed_addmm(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "addmm", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "addmm", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_tensor *mat1;
     tg_tensor *mat2;
     double beta;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "addmm", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat1)) return bad_arg(tg_s, 5, 1, "addmm", "mat1", "Tensor");
-    if (unbox_tensor(&tg_a[2], &mat2)) return bad_arg(tg_s, 5, 2, "addmm", "mat2", "Tensor");
-    if (unbox_double(&tg_a[3], &beta)) return bad_arg(tg_s, 5, 3, "addmm", "beta", "Scalar");
-    if (unbox_double(&tg_a[4], &alpha)) return bad_arg(tg_s, 5, 4, "addmm", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "addmm", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat1)) return tg__boxed_bad_arg(tg_s, 5, 1, "addmm", "mat1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &mat2)) return tg__boxed_bad_arg(tg_s, 5, 2, "addmm", "mat2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 5, 3, "addmm", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "addmm", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_addmm)tg_kernel)(self, mat1, mat2, beta, alpha);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 int tg__boxed_addmm_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "addmm_", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "addmm_", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_tensor *mat1;
     tg_tensor *mat2;
     double beta;
     double alpha;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "addmm_", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat1)) return bad_arg(tg_s, 5, 1, "addmm_", "mat1", "Tensor");
-    if (unbox_tensor(&tg_a[2], &mat2)) return bad_arg(tg_s, 5, 2, "addmm_", "mat2", "Tensor");
-    if (unbox_double(&tg_a[3], &beta)) return bad_arg(tg_s, 5, 3, "addmm_", "beta", "Scalar");
-    if (unbox_double(&tg_a[4], &alpha)) return bad_arg(tg_s, 5, 4, "addmm_", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "addmm_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat1)) return tg__boxed_bad_arg(tg_s, 5, 1, "addmm_", "mat1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &mat2)) return tg__boxed_bad_arg(tg_s, 5, 2, "addmm_", "mat2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 5, 3, "addmm_", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "addmm_", "alpha", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_addmm_)tg_kernel)(self, mat1, mat2, beta, alpha);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_addmm_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "addmm.out", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "addmm.out", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_tensor *mat1;
@@ -3091,417 +2921,417 @@ int tg__boxed_addmm_out(tg_fnptr tg_kernel, tg_stack *tg_s)
     double beta;
     double alpha;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "addmm.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mat1)) return bad_arg(tg_s, 6, 1, "addmm.out", "mat1", "Tensor");
-    if (unbox_tensor(&tg_a[2], &mat2)) return bad_arg(tg_s, 6, 2, "addmm.out", "mat2", "Tensor");
-    if (unbox_double(&tg_a[3], &beta)) return bad_arg(tg_s, 6, 3, "addmm.out", "beta", "Scalar");
-    if (unbox_double(&tg_a[4], &alpha)) return bad_arg(tg_s, 6, 4, "addmm.out", "alpha", "Scalar");
-    if (unbox_tensor(&tg_a[5], &out)) return bad_arg(tg_s, 6, 5, "addmm.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "addmm.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mat1)) return tg__boxed_bad_arg(tg_s, 6, 1, "addmm.out", "mat1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &mat2)) return tg__boxed_bad_arg(tg_s, 6, 2, "addmm.out", "mat2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 6, 3, "addmm.out", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 6, 4, "addmm.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "addmm.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_addmm_out)tg_kernel)(self, mat1, mat2, beta, alpha, out);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
 int tg__boxed_matmul(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "matmul", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "matmul", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_tensor *other;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "matmul", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 2, 1, "matmul", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "matmul", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 2, 1, "matmul", "other", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_matmul)tg_kernel)(self, other);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_matmul_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "matmul.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "matmul.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "matmul.out", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "matmul.out", "other", "Tensor");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "matmul.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "matmul.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "matmul.out", "other", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "matmul.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_matmul_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
 int tg__boxed_as_strided(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "as_strided", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "as_strided", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     tg_int_list size;
     tg_int_list stride;
     tg_opt_int storage_offset;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "as_strided", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &size)) return bad_arg(tg_s, 4, 1, "as_strided", "size", "SymInt[]");
-    if (unbox_int_list(&tg_a[2], &stride)) return bad_arg(tg_s, 4, 2, "as_strided", "stride", "SymInt[]");
-    if (unbox_opt_int(&tg_a[3], &storage_offset)) return bad_arg(tg_s, 4, 3, "as_strided", "storage_offset", "SymInt?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "as_strided", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &size)) return tg__boxed_bad_arg(tg_s, 4, 1, "as_strided", "size", "SymInt[]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 4, 2, "as_strided", "stride", "SymInt[]");
+    if (tg__unbox_opt_int(&tg_a[3], &storage_offset)) return tg__boxed_bad_arg(tg_s, 4, 3, "as_strided", "storage_offset", "SymInt?");
     tg_tensor *tg_r = ((tg__kfn_as_strided)tg_kernel)(self, size, stride, storage_offset);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
 int tg__boxed_view(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "view", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "view", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_int_list size;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "view", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &size)) return bad_arg(tg_s, 2, 1, "view", "size", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "view", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &size)) return tg__boxed_bad_arg(tg_s, 2, 1, "view", "size", "SymInt[]");
     tg_tensor *tg_r = ((tg__kfn_view)tg_kernel)(self, size);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a) */
 int tg__boxed_reshape(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "reshape", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "reshape", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_int_list shape;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "reshape", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &shape)) return bad_arg(tg_s, 2, 1, "reshape", "shape", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "reshape", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &shape)) return tg__boxed_bad_arg(tg_s, 2, 1, "reshape", "shape", "SymInt[]");
     tg_tensor *tg_r = ((tg__kfn_reshape)tg_kernel)(self, shape);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 int tg__boxed_transpose(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "transpose.int", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "transpose.int", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim0;
     int64_t dim1;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "transpose.int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim0)) return bad_arg(tg_s, 3, 1, "transpose.int", "dim0", "int");
-    if (unbox_int(&tg_a[2], &dim1)) return bad_arg(tg_s, 3, 2, "transpose.int", "dim1", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "transpose.int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim0)) return tg__boxed_bad_arg(tg_s, 3, 1, "transpose.int", "dim0", "int");
+    if (tg__unbox_int(&tg_a[2], &dim1)) return tg__boxed_bad_arg(tg_s, 3, 2, "transpose.int", "dim1", "int");
     tg_tensor *tg_r = ((tg__kfn_transpose)tg_kernel)(self, dim0, dim1);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
 int tg__boxed_t(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "t", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "t", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "t", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "t", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_t)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
 int tg__boxed_permute(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "permute", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "permute", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_int_list dims;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "permute", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dims)) return bad_arg(tg_s, 2, 1, "permute", "dims", "int[]");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "permute", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dims)) return tg__boxed_bad_arg(tg_s, 2, 1, "permute", "dims", "int[]");
     tg_tensor *tg_r = ((tg__kfn_permute)tg_kernel)(self, dims);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
 int tg__boxed_squeeze(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "squeeze", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "squeeze", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "squeeze", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "squeeze", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_squeeze)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
 int tg__boxed_squeeze_dim(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "squeeze.dim", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "squeeze.dim", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "squeeze.dim", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "squeeze.dim", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "squeeze.dim", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "squeeze.dim", "dim", "int");
     tg_tensor *tg_r = ((tg__kfn_squeeze_dim)tg_kernel)(self, dim);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 int tg__boxed_unsqueeze(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "unsqueeze", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "unsqueeze", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "unsqueeze", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "unsqueeze", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "unsqueeze", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "unsqueeze", "dim", "int");
     tg_tensor *tg_r = ((tg__kfn_unsqueeze)tg_kernel)(self, dim);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
 int tg__boxed_expand(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "expand", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "expand", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_int_list size;
     bool implicit;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "expand", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &size)) return bad_arg(tg_s, 3, 1, "expand", "size", "SymInt[]");
-    if (unbox_bool(&tg_a[2], &implicit)) return bad_arg(tg_s, 3, 2, "expand", "implicit", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "expand", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &size)) return tg__boxed_bad_arg(tg_s, 3, 1, "expand", "size", "SymInt[]");
+    if (tg__unbox_bool(&tg_a[2], &implicit)) return tg__boxed_bad_arg(tg_s, 3, 2, "expand", "implicit", "bool");
     tg_tensor *tg_r = ((tg__kfn_expand)tg_kernel)(self, size, implicit);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
 int tg__boxed_slice(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "slice.Tensor", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "slice.Tensor", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     int64_t dim;
     tg_opt_int start;
     tg_opt_int end;
     int64_t step;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "slice.Tensor", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "slice.Tensor", "dim", "int");
-    if (unbox_opt_int(&tg_a[2], &start)) return bad_arg(tg_s, 5, 2, "slice.Tensor", "start", "SymInt?");
-    if (unbox_opt_int(&tg_a[3], &end)) return bad_arg(tg_s, 5, 3, "slice.Tensor", "end", "SymInt?");
-    if (unbox_int(&tg_a[4], &step)) return bad_arg(tg_s, 5, 4, "slice.Tensor", "step", "SymInt");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "slice.Tensor", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "slice.Tensor", "dim", "int");
+    if (tg__unbox_opt_int(&tg_a[2], &start)) return tg__boxed_bad_arg(tg_s, 5, 2, "slice.Tensor", "start", "SymInt?");
+    if (tg__unbox_opt_int(&tg_a[3], &end)) return tg__boxed_bad_arg(tg_s, 5, 3, "slice.Tensor", "end", "SymInt?");
+    if (tg__unbox_int(&tg_a[4], &step)) return tg__boxed_bad_arg(tg_s, 5, 4, "slice.Tensor", "step", "SymInt");
     tg_tensor *tg_r = ((tg__kfn_slice)tg_kernel)(self, dim, start, end, step);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
 int tg__boxed_select(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "select.int", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "select.int", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     int64_t index;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "select.int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "select.int", "dim", "int");
-    if (unbox_int(&tg_a[2], &index)) return bad_arg(tg_s, 3, 2, "select.int", "index", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "select.int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "select.int", "dim", "int");
+    if (tg__unbox_int(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 3, 2, "select.int", "index", "int");
     tg_tensor *tg_r = ((tg__kfn_select)tg_kernel)(self, dim, index);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a) */
 int tg__boxed_flatten(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "flatten.using_ints", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "flatten.using_ints", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t start_dim;
     int64_t end_dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "flatten.using_ints", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &start_dim)) return bad_arg(tg_s, 3, 1, "flatten.using_ints", "start_dim", "int");
-    if (unbox_int(&tg_a[2], &end_dim)) return bad_arg(tg_s, 3, 2, "flatten.using_ints", "end_dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "flatten.using_ints", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &start_dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "flatten.using_ints", "start_dim", "int");
+    if (tg__unbox_int(&tg_a[2], &end_dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "flatten.using_ints", "end_dim", "int");
     tg_tensor *tg_r = ((tg__kfn_flatten)tg_kernel)(self, start_dim, end_dim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a) */
 int tg__boxed_contiguous(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "contiguous", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "contiguous", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "contiguous", "self", "Tensor");
-    if (unbox_memory_format(&tg_a[1], &memory_format)) return bad_arg(tg_s, 2, 1, "contiguous", "memory_format", "MemoryFormat");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "contiguous", "self", "Tensor");
+    if (tg__unbox_memory_format(&tg_a[1], &memory_format)) return tg__boxed_bad_arg(tg_s, 2, 1, "contiguous", "memory_format", "MemoryFormat");
     tg_tensor *tg_r = ((tg__kfn_contiguous)tg_kernel)(self, memory_format);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed_clone(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "clone", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "clone", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "clone", "self", "Tensor");
-    if (unbox_opt_memory_format(&tg_a[1], &memory_format)) return bad_arg(tg_s, 2, 1, "clone", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "clone", "self", "Tensor");
+    if (tg__unbox_opt_memory_format(&tg_a[1], &memory_format)) return tg__boxed_bad_arg(tg_s, 2, 1, "clone", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_clone)tg_kernel)(self, memory_format);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 int tg__boxed_cat(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "cat", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "cat", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor_list tensors;
     int64_t dim;
-    if (unbox_tensor_list(&tg_a[0], &tensors)) return bad_arg(tg_s, 2, 0, "cat", "tensors", "Tensor[]");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "cat", "dim", "int");
+    if (tg__unbox_tensor_list(&tg_a[0], &tensors)) return tg__boxed_bad_arg(tg_s, 2, 0, "cat", "tensors", "Tensor[]");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "cat", "dim", "int");
     tg_tensor *tg_r = ((tg__kfn_cat)tg_kernel)(tensors, dim);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_cat_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "cat.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cat.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor_list tensors;
     int64_t dim;
     tg_tensor *out;
-    if (unbox_tensor_list(&tg_a[0], &tensors)) return bad_arg(tg_s, 3, 0, "cat.out", "tensors", "Tensor[]");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "cat.out", "dim", "int");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "cat.out", "out", "Tensor");
+    if (tg__unbox_tensor_list(&tg_a[0], &tensors)) return tg__boxed_bad_arg(tg_s, 3, 0, "cat.out", "tensors", "Tensor[]");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cat.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "cat.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_cat_out)tg_kernel)(tensors, dim, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
 int tg__boxed_stack(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "stack", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "stack", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor_list tensors;
     int64_t dim;
-    if (unbox_tensor_list(&tg_a[0], &tensors)) return bad_arg(tg_s, 2, 0, "stack", "tensors", "Tensor[]");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "stack", "dim", "int");
+    if (tg__unbox_tensor_list(&tg_a[0], &tensors)) return tg__boxed_bad_arg(tg_s, 2, 0, "stack", "tensors", "Tensor[]");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "stack", "dim", "int");
     tg_tensor *tg_r = ((tg__kfn_stack)tg_kernel)(tensors, dim);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_stack_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "stack.out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "stack.out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor_list tensors;
     int64_t dim;
     tg_tensor *out;
-    if (unbox_tensor_list(&tg_a[0], &tensors)) return bad_arg(tg_s, 3, 0, "stack.out", "tensors", "Tensor[]");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "stack.out", "dim", "int");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "stack.out", "out", "Tensor");
+    if (tg__unbox_tensor_list(&tg_a[0], &tensors)) return tg__boxed_bad_arg(tg_s, 3, 0, "stack.out", "tensors", "Tensor[]");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "stack.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "stack.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_stack_out)tg_kernel)(tensors, dim, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
 int tg__boxed_split(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "split.Tensor", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "split.Tensor", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t split_size;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "split.Tensor", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &split_size)) return bad_arg(tg_s, 3, 1, "split.Tensor", "split_size", "SymInt");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "split.Tensor", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "split.Tensor", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &split_size)) return tg__boxed_bad_arg(tg_s, 3, 1, "split.Tensor", "split_size", "SymInt");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "split.Tensor", "dim", "int");
     tg_tensor_list tg_r = ((tg__kfn_split)tg_kernel)(self, split_size, dim);
-    drop_args(tg_s, 3);
-    return push_tensor_list(tg_s, tg_r);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensor_list(tg_s, tg_r);
 }
 
 /* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
 int tg__boxed_split_with_sizes(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "split_with_sizes", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "split_with_sizes", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_int_list split_sizes;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "split_with_sizes", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &split_sizes)) return bad_arg(tg_s, 3, 1, "split_with_sizes", "split_sizes", "SymInt[]");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "split_with_sizes", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "split_with_sizes", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &split_sizes)) return tg__boxed_bad_arg(tg_s, 3, 1, "split_with_sizes", "split_sizes", "SymInt[]");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "split_with_sizes", "dim", "int");
     tg_tensor_list tg_r = ((tg__kfn_split_with_sizes)tg_kernel)(self, split_sizes, dim);
-    drop_args(tg_s, 3);
-    return push_tensor_list(tg_s, tg_r);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensor_list(tg_s, tg_r);
 }
 
 /* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
 int tg__boxed_unbind(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "unbind.int", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "unbind.int", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "unbind.int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 2, 1, "unbind.int", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "unbind.int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "unbind.int", "dim", "int");
     tg_tensor_list tg_r = ((tg__kfn_unbind)tg_kernel)(self, dim);
-    drop_args(tg_s, 2);
-    return push_tensor_list(tg_s, tg_r);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensor_list(tg_s, tg_r);
 }
 
 /* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
 int tg__boxed_chunk(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "chunk", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "chunk", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t chunks;
     int64_t dim;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "chunk", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &chunks)) return bad_arg(tg_s, 3, 1, "chunk", "chunks", "int");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 3, 2, "chunk", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "chunk", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &chunks)) return tg__boxed_bad_arg(tg_s, 3, 1, "chunk", "chunks", "int");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "chunk", "dim", "int");
     tg_tensor_list tg_r = ((tg__kfn_chunk)tg_kernel)(self, chunks, dim);
-    drop_args(tg_s, 3);
-    return push_tensor_list(tg_s, tg_r);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensor_list(tg_s, tg_r);
 }
 
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 int tg__boxed_to(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "to.dtype", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "to.dtype", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_dtype dtype;
     bool non_blocking;
     bool copy;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "to.dtype", "self", "Tensor");
-    if (unbox_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 5, 1, "to.dtype", "dtype", "ScalarType");
-    if (unbox_bool(&tg_a[2], &non_blocking)) return bad_arg(tg_s, 5, 2, "to.dtype", "non_blocking", "bool");
-    if (unbox_bool(&tg_a[3], &copy)) return bad_arg(tg_s, 5, 3, "to.dtype", "copy", "bool");
-    if (unbox_opt_memory_format(&tg_a[4], &memory_format)) return bad_arg(tg_s, 5, 4, "to.dtype", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "to.dtype", "self", "Tensor");
+    if (tg__unbox_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 5, 1, "to.dtype", "dtype", "ScalarType");
+    if (tg__unbox_bool(&tg_a[2], &non_blocking)) return tg__boxed_bad_arg(tg_s, 5, 2, "to.dtype", "non_blocking", "bool");
+    if (tg__unbox_bool(&tg_a[3], &copy)) return tg__boxed_bad_arg(tg_s, 5, 3, "to.dtype", "copy", "bool");
+    if (tg__unbox_opt_memory_format(&tg_a[4], &memory_format)) return tg__boxed_bad_arg(tg_s, 5, 4, "to.dtype", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_to)tg_kernel)(self, dtype, non_blocking, copy, memory_format);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 int tg__boxed_to_device(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "to.device", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "to.device", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_device device;
@@ -3509,21 +3339,21 @@ int tg__boxed_to_device(tg_fnptr tg_kernel, tg_stack *tg_s)
     bool non_blocking;
     bool copy;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "to.device", "self", "Tensor");
-    if (unbox_device(&tg_a[1], &device)) return bad_arg(tg_s, 6, 1, "to.device", "device", "Device");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 6, 2, "to.device", "dtype", "ScalarType?");
-    if (unbox_bool(&tg_a[3], &non_blocking)) return bad_arg(tg_s, 6, 3, "to.device", "non_blocking", "bool");
-    if (unbox_bool(&tg_a[4], &copy)) return bad_arg(tg_s, 6, 4, "to.device", "copy", "bool");
-    if (unbox_opt_memory_format(&tg_a[5], &memory_format)) return bad_arg(tg_s, 6, 5, "to.device", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "to.device", "self", "Tensor");
+    if (tg__unbox_device(&tg_a[1], &device)) return tg__boxed_bad_arg(tg_s, 6, 1, "to.device", "device", "Device");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 6, 2, "to.device", "dtype", "ScalarType?");
+    if (tg__unbox_bool(&tg_a[3], &non_blocking)) return tg__boxed_bad_arg(tg_s, 6, 3, "to.device", "non_blocking", "bool");
+    if (tg__unbox_bool(&tg_a[4], &copy)) return tg__boxed_bad_arg(tg_s, 6, 4, "to.device", "copy", "bool");
+    if (tg__unbox_opt_memory_format(&tg_a[5], &memory_format)) return tg__boxed_bad_arg(tg_s, 6, 5, "to.device", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn_to_device)tg_kernel)(self, device, dtype, non_blocking, copy, memory_format);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 int tg__boxed__to_copy(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "_to_copy", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "_to_copy", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     tg_tensor *self;
     tg_dtype dtype;
@@ -3532,230 +3362,230 @@ int tg__boxed__to_copy(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_opt_bool pin_memory;
     bool non_blocking;
     tg_memory_format memory_format;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 7, 0, "_to_copy", "self", "Tensor");
-    if (unbox_opt_dtype(&tg_a[1], &dtype)) return bad_arg(tg_s, 7, 1, "_to_copy", "dtype", "ScalarType?");
-    if (unbox_opt_layout(&tg_a[2], &layout)) return bad_arg(tg_s, 7, 2, "_to_copy", "layout", "Layout?");
-    if (unbox_opt_device(&tg_a[3], &device)) return bad_arg(tg_s, 7, 3, "_to_copy", "device", "Device?");
-    if (unbox_opt_bool(&tg_a[4], &pin_memory)) return bad_arg(tg_s, 7, 4, "_to_copy", "pin_memory", "bool?");
-    if (unbox_bool(&tg_a[5], &non_blocking)) return bad_arg(tg_s, 7, 5, "_to_copy", "non_blocking", "bool");
-    if (unbox_opt_memory_format(&tg_a[6], &memory_format)) return bad_arg(tg_s, 7, 6, "_to_copy", "memory_format", "MemoryFormat?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "_to_copy", "self", "Tensor");
+    if (tg__unbox_opt_dtype(&tg_a[1], &dtype)) return tg__boxed_bad_arg(tg_s, 7, 1, "_to_copy", "dtype", "ScalarType?");
+    if (tg__unbox_opt_layout(&tg_a[2], &layout)) return tg__boxed_bad_arg(tg_s, 7, 2, "_to_copy", "layout", "Layout?");
+    if (tg__unbox_opt_device(&tg_a[3], &device)) return tg__boxed_bad_arg(tg_s, 7, 3, "_to_copy", "device", "Device?");
+    if (tg__unbox_opt_bool(&tg_a[4], &pin_memory)) return tg__boxed_bad_arg(tg_s, 7, 4, "_to_copy", "pin_memory", "bool?");
+    if (tg__unbox_bool(&tg_a[5], &non_blocking)) return tg__boxed_bad_arg(tg_s, 7, 5, "_to_copy", "non_blocking", "bool");
+    if (tg__unbox_opt_memory_format(&tg_a[6], &memory_format)) return tg__boxed_bad_arg(tg_s, 7, 6, "_to_copy", "memory_format", "MemoryFormat?");
     tg_tensor *tg_r = ((tg__kfn__to_copy)tg_kernel)(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 int tg__boxed_copy_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "copy_", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "copy_", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *src;
     bool non_blocking;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "copy_", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &src)) return bad_arg(tg_s, 3, 1, "copy_", "src", "Tensor");
-    if (unbox_bool(&tg_a[2], &non_blocking)) return bad_arg(tg_s, 3, 2, "copy_", "non_blocking", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "copy_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &src)) return tg__boxed_bad_arg(tg_s, 3, 1, "copy_", "src", "Tensor");
+    if (tg__unbox_bool(&tg_a[2], &non_blocking)) return tg__boxed_bad_arg(tg_s, 3, 2, "copy_", "non_blocking", "bool");
     tg_tensor *tg_r = ((tg__kfn_copy_)tg_kernel)(self, src, non_blocking);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_softmax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "softmax.int", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "softmax.int", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "softmax.int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "softmax.int", "dim", "int");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 3, 2, "softmax.int", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "softmax.int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "softmax.int", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "softmax.int", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_softmax)tg_kernel)(self, dim, dtype);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 int tg__boxed__softmax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "_softmax", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "_softmax", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     bool half_to_float;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "_softmax", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "_softmax", "dim", "int");
-    if (unbox_bool(&tg_a[2], &half_to_float)) return bad_arg(tg_s, 3, 2, "_softmax", "half_to_float", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "_softmax", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "_softmax", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &half_to_float)) return tg__boxed_bad_arg(tg_s, 3, 2, "_softmax", "half_to_float", "bool");
     tg_tensor *tg_r = ((tg__kfn__softmax)tg_kernel)(self, dim, half_to_float);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed__softmax_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "_softmax.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "_softmax.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     int64_t dim;
     bool half_to_float;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "_softmax.out", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "_softmax.out", "dim", "int");
-    if (unbox_bool(&tg_a[2], &half_to_float)) return bad_arg(tg_s, 4, 2, "_softmax.out", "half_to_float", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "_softmax.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "_softmax.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "_softmax.out", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &half_to_float)) return tg__boxed_bad_arg(tg_s, 4, 2, "_softmax.out", "half_to_float", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "_softmax.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn__softmax_out)tg_kernel)(self, dim, half_to_float, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 int tg__boxed_log_softmax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "log_softmax.int", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "log_softmax.int", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     tg_dtype dtype;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "log_softmax.int", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "log_softmax.int", "dim", "int");
-    if (unbox_opt_dtype(&tg_a[2], &dtype)) return bad_arg(tg_s, 3, 2, "log_softmax.int", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "log_softmax.int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "log_softmax.int", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "log_softmax.int", "dtype", "ScalarType?");
     tg_tensor *tg_r = ((tg__kfn_log_softmax)tg_kernel)(self, dim, dtype);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 int tg__boxed__log_softmax(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "_log_softmax", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "_log_softmax", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     int64_t dim;
     bool half_to_float;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "_log_softmax", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 3, 1, "_log_softmax", "dim", "int");
-    if (unbox_bool(&tg_a[2], &half_to_float)) return bad_arg(tg_s, 3, 2, "_log_softmax", "half_to_float", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "_log_softmax", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "_log_softmax", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &half_to_float)) return tg__boxed_bad_arg(tg_s, 3, 2, "_log_softmax", "half_to_float", "bool");
     tg_tensor *tg_r = ((tg__kfn__log_softmax)tg_kernel)(self, dim, half_to_float);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed__log_softmax_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "_log_softmax.out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "_log_softmax.out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     int64_t dim;
     bool half_to_float;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "_log_softmax.out", "self", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 4, 1, "_log_softmax.out", "dim", "int");
-    if (unbox_bool(&tg_a[2], &half_to_float)) return bad_arg(tg_s, 4, 2, "_log_softmax.out", "half_to_float", "bool");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "_log_softmax.out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "_log_softmax.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "_log_softmax.out", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &half_to_float)) return tg__boxed_bad_arg(tg_s, 4, 2, "_log_softmax.out", "half_to_float", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "_log_softmax.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn__log_softmax_out)tg_kernel)(self, dim, half_to_float, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor */
 int tg__boxed_sum_to_size(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "sum_to_size", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "sum_to_size", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *self;
     tg_int_list size;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 2, 0, "sum_to_size", "self", "Tensor");
-    if (unbox_int_list(&tg_a[1], &size)) return bad_arg(tg_s, 2, 1, "sum_to_size", "size", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "sum_to_size", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &size)) return tg__boxed_bad_arg(tg_s, 2, 1, "sum_to_size", "size", "SymInt[]");
     tg_tensor *tg_r = ((tg__kfn_sum_to_size)tg_kernel)(self, size);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sum_backward(Tensor grad, SymInt[] sizes, int[1]? dims, bool keepdim) -> Tensor */
 int tg__boxed_sum_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "sum_backward", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sum_backward", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_int_list sizes;
     tg_int_list dims;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "sum_backward", "grad", "Tensor");
-    if (unbox_int_list(&tg_a[1], &sizes)) return bad_arg(tg_s, 4, 1, "sum_backward", "sizes", "SymInt[]");
-    if (unbox_opt_int_list(&tg_a[2], &dims)) return bad_arg(tg_s, 4, 2, "sum_backward", "dims", "int[1]?");
-    if (unbox_bool(&tg_a[3], &keepdim)) return bad_arg(tg_s, 4, 3, "sum_backward", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "sum_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &sizes)) return tg__boxed_bad_arg(tg_s, 4, 1, "sum_backward", "sizes", "SymInt[]");
+    if (tg__unbox_opt_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 4, 2, "sum_backward", "dims", "int[1]?");
+    if (tg__unbox_bool(&tg_a[3], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 3, "sum_backward", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_sum_backward)tg_kernel)(grad, sizes, dims, keepdim);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* restore_reduced_dims(Tensor output, int[1]? dims, bool keepdim) -> Tensor */
 int tg__boxed_restore_reduced_dims(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "restore_reduced_dims", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "restore_reduced_dims", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *output;
     tg_int_list dims;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &output)) return bad_arg(tg_s, 3, 0, "restore_reduced_dims", "output", "Tensor");
-    if (unbox_opt_int_list(&tg_a[1], &dims)) return bad_arg(tg_s, 3, 1, "restore_reduced_dims", "dims", "int[1]?");
-    if (unbox_bool(&tg_a[2], &keepdim)) return bad_arg(tg_s, 3, 2, "restore_reduced_dims", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &output)) return tg__boxed_bad_arg(tg_s, 3, 0, "restore_reduced_dims", "output", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &dims)) return tg__boxed_bad_arg(tg_s, 3, 1, "restore_reduced_dims", "dims", "int[1]?");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "restore_reduced_dims", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_restore_reduced_dims)tg_kernel)(output, dims, keepdim);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* scale_grad_by_count(Tensor grad, Tensor mask, int[1] dims) -> Tensor */
 int tg__boxed_scale_grad_by_count(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "scale_grad_by_count", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "scale_grad_by_count", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *grad;
     tg_tensor *mask;
     tg_int_list dims;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 3, 0, "scale_grad_by_count", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mask)) return bad_arg(tg_s, 3, 1, "scale_grad_by_count", "mask", "Tensor");
-    if (unbox_int_list(&tg_a[2], &dims)) return bad_arg(tg_s, 3, 2, "scale_grad_by_count", "dims", "int[1]");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "scale_grad_by_count", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "scale_grad_by_count", "mask", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 3, 2, "scale_grad_by_count", "dims", "int[1]");
     tg_tensor *tg_r = ((tg__kfn_scale_grad_by_count)tg_kernel)(grad, mask, dims);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
 int tg__boxed_linear_weight_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "linear_weight_backward", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "linear_weight_backward", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *grad;
     tg_tensor *input;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 2, 0, "linear_weight_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &input)) return bad_arg(tg_s, 2, 1, "linear_weight_backward", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 2, 0, "linear_weight_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 2, 1, "linear_weight_backward", "input", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_linear_weight_backward)tg_kernel)(grad, input);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
 int tg__boxed_permute_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 2) return underflow(tg_s, "permute_backward", 2);
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "permute_backward", 2);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
     tg_tensor *grad;
     tg_int_list dims;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 2, 0, "permute_backward", "grad", "Tensor");
-    if (unbox_int_list(&tg_a[1], &dims)) return bad_arg(tg_s, 2, 1, "permute_backward", "dims", "int[]");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 2, 0, "permute_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dims)) return tg__boxed_bad_arg(tg_s, 2, 1, "permute_backward", "dims", "int[]");
     tg_tensor *tg_r = ((tg__kfn_permute_backward)tg_kernel)(grad, dims);
-    drop_args(tg_s, 2);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
 int tg__boxed_slice_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "slice_backward", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "slice_backward", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *grad_output;
     tg_int_list input_sizes;
@@ -3763,341 +3593,341 @@ int tg__boxed_slice_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
     tg_opt_int start;
     tg_opt_int end;
     int64_t step;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 6, 0, "slice_backward", "grad_output", "Tensor");
-    if (unbox_int_list(&tg_a[1], &input_sizes)) return bad_arg(tg_s, 6, 1, "slice_backward", "input_sizes", "SymInt[]");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 6, 2, "slice_backward", "dim", "int");
-    if (unbox_opt_int(&tg_a[3], &start)) return bad_arg(tg_s, 6, 3, "slice_backward", "start", "SymInt?");
-    if (unbox_opt_int(&tg_a[4], &end)) return bad_arg(tg_s, 6, 4, "slice_backward", "end", "SymInt?");
-    if (unbox_int(&tg_a[5], &step)) return bad_arg(tg_s, 6, 5, "slice_backward", "step", "SymInt");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 6, 0, "slice_backward", "grad_output", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &input_sizes)) return tg__boxed_bad_arg(tg_s, 6, 1, "slice_backward", "input_sizes", "SymInt[]");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 6, 2, "slice_backward", "dim", "int");
+    if (tg__unbox_opt_int(&tg_a[3], &start)) return tg__boxed_bad_arg(tg_s, 6, 3, "slice_backward", "start", "SymInt?");
+    if (tg__unbox_opt_int(&tg_a[4], &end)) return tg__boxed_bad_arg(tg_s, 6, 4, "slice_backward", "end", "SymInt?");
+    if (tg__unbox_int(&tg_a[5], &step)) return tg__boxed_bad_arg(tg_s, 6, 5, "slice_backward", "step", "SymInt");
     tg_tensor *tg_r = ((tg__kfn_slice_backward)tg_kernel)(grad_output, input_sizes, dim, start, end, step);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
 int tg__boxed_select_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "select_backward", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "select_backward", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad_output;
     tg_int_list input_sizes;
     int64_t dim;
     int64_t index;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 4, 0, "select_backward", "grad_output", "Tensor");
-    if (unbox_int_list(&tg_a[1], &input_sizes)) return bad_arg(tg_s, 4, 1, "select_backward", "input_sizes", "SymInt[]");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 4, 2, "select_backward", "dim", "int");
-    if (unbox_int(&tg_a[3], &index)) return bad_arg(tg_s, 4, 3, "select_backward", "index", "int");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "select_backward", "grad_output", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &input_sizes)) return tg__boxed_bad_arg(tg_s, 4, 1, "select_backward", "input_sizes", "SymInt[]");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "select_backward", "dim", "int");
+    if (tg__unbox_int(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 4, 3, "select_backward", "index", "int");
     tg_tensor *tg_r = ((tg__kfn_select_backward)tg_kernel)(grad_output, input_sizes, dim, index);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor */
 int tg__boxed_value_selecting_reduction_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "value_selecting_reduction_backward", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "value_selecting_reduction_backward", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *grad;
     int64_t dim;
     tg_tensor *indices;
     tg_int_list sizes;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 5, 0, "value_selecting_reduction_backward", "grad", "Tensor");
-    if (unbox_int(&tg_a[1], &dim)) return bad_arg(tg_s, 5, 1, "value_selecting_reduction_backward", "dim", "int");
-    if (unbox_tensor(&tg_a[2], &indices)) return bad_arg(tg_s, 5, 2, "value_selecting_reduction_backward", "indices", "Tensor");
-    if (unbox_int_list(&tg_a[3], &sizes)) return bad_arg(tg_s, 5, 3, "value_selecting_reduction_backward", "sizes", "SymInt[]");
-    if (unbox_bool(&tg_a[4], &keepdim)) return bad_arg(tg_s, 5, 4, "value_selecting_reduction_backward", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "value_selecting_reduction_backward", "grad", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "value_selecting_reduction_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &indices)) return tg__boxed_bad_arg(tg_s, 5, 2, "value_selecting_reduction_backward", "indices", "Tensor");
+    if (tg__unbox_int_list(&tg_a[3], &sizes)) return tg__boxed_bad_arg(tg_s, 5, 3, "value_selecting_reduction_backward", "sizes", "SymInt[]");
+    if (tg__unbox_bool(&tg_a[4], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 4, "value_selecting_reduction_backward", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_value_selecting_reduction_backward)tg_kernel)(grad, dim, indices, sizes, keepdim);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* var_backward(Tensor grad, Tensor self, int[1]? dim, int? correction, bool keepdim) -> Tensor */
 int tg__boxed_var_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "var_backward", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "var_backward", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *grad;
     tg_tensor *self;
     tg_int_list dim;
     tg_opt_int correction;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 5, 0, "var_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 5, 1, "var_backward", "self", "Tensor");
-    if (unbox_opt_int_list(&tg_a[2], &dim)) return bad_arg(tg_s, 5, 2, "var_backward", "dim", "int[1]?");
-    if (unbox_opt_int(&tg_a[3], &correction)) return bad_arg(tg_s, 5, 3, "var_backward", "correction", "int?");
-    if (unbox_bool(&tg_a[4], &keepdim)) return bad_arg(tg_s, 5, 4, "var_backward", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "var_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "var_backward", "self", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 5, 2, "var_backward", "dim", "int[1]?");
+    if (tg__unbox_opt_int(&tg_a[3], &correction)) return tg__boxed_bad_arg(tg_s, 5, 3, "var_backward", "correction", "int?");
+    if (tg__unbox_bool(&tg_a[4], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 4, "var_backward", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_var_backward)tg_kernel)(grad, self, dim, correction, keepdim);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* prod_backward(Tensor grad, Tensor input, Tensor result, int dim, bool keepdim) -> Tensor */
 int tg__boxed_prod_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "prod_backward", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "prod_backward", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *grad;
     tg_tensor *input;
     tg_tensor *result;
     int64_t dim;
     bool keepdim;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 5, 0, "prod_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &input)) return bad_arg(tg_s, 5, 1, "prod_backward", "input", "Tensor");
-    if (unbox_tensor(&tg_a[2], &result)) return bad_arg(tg_s, 5, 2, "prod_backward", "result", "Tensor");
-    if (unbox_int(&tg_a[3], &dim)) return bad_arg(tg_s, 5, 3, "prod_backward", "dim", "int");
-    if (unbox_bool(&tg_a[4], &keepdim)) return bad_arg(tg_s, 5, 4, "prod_backward", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "prod_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 5, 1, "prod_backward", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &result)) return tg__boxed_bad_arg(tg_s, 5, 2, "prod_backward", "result", "Tensor");
+    if (tg__unbox_int(&tg_a[3], &dim)) return tg__boxed_bad_arg(tg_s, 5, 3, "prod_backward", "dim", "int");
+    if (tg__unbox_bool(&tg_a[4], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 4, "prod_backward", "keepdim", "bool");
     tg_tensor *tg_r = ((tg__kfn_prod_backward)tg_kernel)(grad, input, result, dim, keepdim);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sign(Tensor self) -> Tensor */
 int tg__boxed_sign(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 1) return underflow(tg_s, "sign", 1);
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "sign", 1);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
     tg_tensor *self;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 1, 0, "sign", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "sign", "self", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sign)tg_kernel)(self);
-    drop_args(tg_s, 1);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_backward(Tensor grad, Tensor self, Scalar? min, Scalar? max) -> Tensor */
 int tg__boxed_clamp_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp_backward", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp_backward", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_tensor *self;
     tg_opt_float min;
     tg_opt_float max;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "clamp_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "clamp_backward", "self", "Tensor");
-    if (unbox_opt_double(&tg_a[2], &min)) return bad_arg(tg_s, 4, 2, "clamp_backward", "min", "Scalar?");
-    if (unbox_opt_double(&tg_a[3], &max)) return bad_arg(tg_s, 4, 3, "clamp_backward", "max", "Scalar?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp_backward", "self", "Tensor");
+    if (tg__unbox_opt_double(&tg_a[2], &min)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp_backward", "min", "Scalar?");
+    if (tg__unbox_opt_double(&tg_a[3], &max)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp_backward", "max", "Scalar?");
     tg_tensor *tg_r = ((tg__kfn_clamp_backward)tg_kernel)(grad, self, min, max);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_backward.Tensor(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 int tg__boxed_clamp_backward_tensor(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp_backward.Tensor", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp_backward.Tensor", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "clamp_backward.Tensor", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "clamp_backward.Tensor", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &min)) return bad_arg(tg_s, 4, 2, "clamp_backward.Tensor", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[3], &max)) return bad_arg(tg_s, 4, 3, "clamp_backward.Tensor", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp_backward.Tensor", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp_backward.Tensor", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &min)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp_backward.Tensor", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &max)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp_backward.Tensor", "max", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_clamp_backward_tensor)tg_kernel)(grad, self, min, max);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_backward_min(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 int tg__boxed_clamp_backward_min(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp_backward_min", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp_backward_min", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "clamp_backward_min", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "clamp_backward_min", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &min)) return bad_arg(tg_s, 4, 2, "clamp_backward_min", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[3], &max)) return bad_arg(tg_s, 4, 3, "clamp_backward_min", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp_backward_min", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp_backward_min", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &min)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp_backward_min", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &max)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp_backward_min", "max", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_clamp_backward_min)tg_kernel)(grad, self, min, max);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* clamp_backward_max(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 int tg__boxed_clamp_backward_max(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "clamp_backward_max", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "clamp_backward_max", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_tensor *self;
     tg_tensor *min;
     tg_tensor *max;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "clamp_backward_max", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "clamp_backward_max", "self", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &min)) return bad_arg(tg_s, 4, 2, "clamp_backward_max", "min", "Tensor?");
-    if (unbox_opt_tensor(&tg_a[3], &max)) return bad_arg(tg_s, 4, 3, "clamp_backward_max", "max", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "clamp_backward_max", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "clamp_backward_max", "self", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &min)) return tg__boxed_bad_arg(tg_s, 4, 2, "clamp_backward_max", "min", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &max)) return tg__boxed_bad_arg(tg_s, 4, 3, "clamp_backward_max", "max", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_clamp_backward_max)tg_kernel)(grad, self, min, max);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div_tensor_self_backward(Tensor grad, Tensor other, str? rounding_mode=None) -> Tensor */
 int tg__boxed_div_tensor_self_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "div_tensor_self_backward", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "div_tensor_self_backward", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *grad;
     tg_tensor *other;
     const char *rounding_mode;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 3, 0, "div_tensor_self_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "div_tensor_self_backward", "other", "Tensor");
-    if (unbox_opt_str(&tg_a[2], &rounding_mode)) return bad_arg(tg_s, 3, 2, "div_tensor_self_backward", "rounding_mode", "str?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "div_tensor_self_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "div_tensor_self_backward", "other", "Tensor");
+    if (tg__unbox_opt_str(&tg_a[2], &rounding_mode)) return tg__boxed_bad_arg(tg_s, 3, 2, "div_tensor_self_backward", "rounding_mode", "str?");
     tg_tensor *tg_r = ((tg__kfn_div_tensor_self_backward)tg_kernel)(grad, other, rounding_mode);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div_tensor_other_backward(Tensor grad, Tensor self, Tensor other, str? rounding_mode=None) -> Tensor */
 int tg__boxed_div_tensor_other_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "div_tensor_other_backward", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "div_tensor_other_backward", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad;
     tg_tensor *self;
     tg_tensor *other;
     const char *rounding_mode;
-    if (unbox_tensor(&tg_a[0], &grad)) return bad_arg(tg_s, 4, 0, "div_tensor_other_backward", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 4, 1, "div_tensor_other_backward", "self", "Tensor");
-    if (unbox_tensor(&tg_a[2], &other)) return bad_arg(tg_s, 4, 2, "div_tensor_other_backward", "other", "Tensor");
-    if (unbox_opt_str(&tg_a[3], &rounding_mode)) return bad_arg(tg_s, 4, 3, "div_tensor_other_backward", "rounding_mode", "str?");
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "div_tensor_other_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "div_tensor_other_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &other)) return tg__boxed_bad_arg(tg_s, 4, 2, "div_tensor_other_backward", "other", "Tensor");
+    if (tg__unbox_opt_str(&tg_a[3], &rounding_mode)) return tg__boxed_bad_arg(tg_s, 4, 3, "div_tensor_other_backward", "rounding_mode", "str?");
     tg_tensor *tg_r = ((tg__kfn_div_tensor_other_backward)tg_kernel)(grad, self, other, rounding_mode);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
 int tg__boxed_threshold_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "threshold_backward", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "threshold_backward", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *grad_output;
     tg_tensor *self;
     double threshold;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 3, 0, "threshold_backward", "grad_output", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 3, 1, "threshold_backward", "self", "Tensor");
-    if (unbox_double(&tg_a[2], &threshold)) return bad_arg(tg_s, 3, 2, "threshold_backward", "threshold", "Scalar");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "threshold_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "threshold_backward", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &threshold)) return tg__boxed_bad_arg(tg_s, 3, 2, "threshold_backward", "threshold", "Scalar");
     tg_tensor *tg_r = ((tg__kfn_threshold_backward)tg_kernel)(grad_output, self, threshold);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 int tg__boxed__softmax_backward_data(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "_softmax_backward_data", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "_softmax_backward_data", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad_output;
     tg_tensor *output;
     int64_t dim;
     tg_dtype input_dtype;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 4, 0, "_softmax_backward_data", "grad_output", "Tensor");
-    if (unbox_tensor(&tg_a[1], &output)) return bad_arg(tg_s, 4, 1, "_softmax_backward_data", "output", "Tensor");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 4, 2, "_softmax_backward_data", "dim", "int");
-    if (unbox_dtype(&tg_a[3], &input_dtype)) return bad_arg(tg_s, 4, 3, "_softmax_backward_data", "input_dtype", "ScalarType");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "_softmax_backward_data", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &output)) return tg__boxed_bad_arg(tg_s, 4, 1, "_softmax_backward_data", "output", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "_softmax_backward_data", "dim", "int");
+    if (tg__unbox_dtype(&tg_a[3], &input_dtype)) return tg__boxed_bad_arg(tg_s, 4, 3, "_softmax_backward_data", "input_dtype", "ScalarType");
     tg_tensor *tg_r = ((tg__kfn__softmax_backward_data)tg_kernel)(grad_output, output, dim, input_dtype);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 int tg__boxed__log_softmax_backward_data(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "_log_softmax_backward_data", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "_log_softmax_backward_data", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *grad_output;
     tg_tensor *output;
     int64_t dim;
     tg_dtype input_dtype;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 4, 0, "_log_softmax_backward_data", "grad_output", "Tensor");
-    if (unbox_tensor(&tg_a[1], &output)) return bad_arg(tg_s, 4, 1, "_log_softmax_backward_data", "output", "Tensor");
-    if (unbox_int(&tg_a[2], &dim)) return bad_arg(tg_s, 4, 2, "_log_softmax_backward_data", "dim", "int");
-    if (unbox_dtype(&tg_a[3], &input_dtype)) return bad_arg(tg_s, 4, 3, "_log_softmax_backward_data", "input_dtype", "ScalarType");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "_log_softmax_backward_data", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &output)) return tg__boxed_bad_arg(tg_s, 4, 1, "_log_softmax_backward_data", "output", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "_log_softmax_backward_data", "dim", "int");
+    if (tg__unbox_dtype(&tg_a[3], &input_dtype)) return tg__boxed_bad_arg(tg_s, 4, 3, "_log_softmax_backward_data", "input_dtype", "ScalarType");
     tg_tensor *tg_r = ((tg__kfn__log_softmax_backward_data)tg_kernel)(grad_output, output, dim, input_dtype);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 int tg__boxed_linear(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "linear", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "linear", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *input;
     tg_tensor *weight;
     tg_tensor *bias;
-    if (unbox_tensor(&tg_a[0], &input)) return bad_arg(tg_s, 3, 0, "linear", "input", "Tensor");
-    if (unbox_tensor(&tg_a[1], &weight)) return bad_arg(tg_s, 3, 1, "linear", "weight", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &bias)) return bad_arg(tg_s, 3, 2, "linear", "bias", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "linear", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 3, 1, "linear", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 3, 2, "linear", "bias", "Tensor?");
     tg_tensor *tg_r = ((tg__kfn_linear)tg_kernel)(input, weight, bias);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
 int tg__boxed_mse_loss(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "mse_loss", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "mse_loss", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     tg_tensor *target;
     int64_t reduction;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "mse_loss", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &target)) return bad_arg(tg_s, 3, 1, "mse_loss", "target", "Tensor");
-    if (unbox_int(&tg_a[2], &reduction)) return bad_arg(tg_s, 3, 2, "mse_loss", "reduction", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "mse_loss", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &target)) return tg__boxed_bad_arg(tg_s, 3, 1, "mse_loss", "target", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &reduction)) return tg__boxed_bad_arg(tg_s, 3, 2, "mse_loss", "reduction", "int");
     tg_tensor *tg_r = ((tg__kfn_mse_loss)tg_kernel)(self, target, reduction);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor */
 int tg__boxed_nll_loss(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "nll_loss", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "nll_loss", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_tensor *target;
     tg_tensor *weight;
     int64_t reduction;
     int64_t ignore_index;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "nll_loss", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &target)) return bad_arg(tg_s, 5, 1, "nll_loss", "target", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &weight)) return bad_arg(tg_s, 5, 2, "nll_loss", "weight", "Tensor?");
-    if (unbox_int(&tg_a[3], &reduction)) return bad_arg(tg_s, 5, 3, "nll_loss", "reduction", "int");
-    if (unbox_int(&tg_a[4], &ignore_index)) return bad_arg(tg_s, 5, 4, "nll_loss", "ignore_index", "SymInt");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "nll_loss", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &target)) return tg__boxed_bad_arg(tg_s, 5, 1, "nll_loss", "target", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 5, 2, "nll_loss", "weight", "Tensor?");
+    if (tg__unbox_int(&tg_a[3], &reduction)) return tg__boxed_bad_arg(tg_s, 5, 3, "nll_loss", "reduction", "int");
+    if (tg__unbox_int(&tg_a[4], &ignore_index)) return tg__boxed_bad_arg(tg_s, 5, 4, "nll_loss", "ignore_index", "SymInt");
     tg_tensor *tg_r = ((tg__kfn_nll_loss)tg_kernel)(self, target, weight, reduction, ignore_index);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
 int tg__boxed_nll_loss_forward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 5) return underflow(tg_s, "nll_loss_forward", 5);
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "nll_loss_forward", 5);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
     tg_tensor *self;
     tg_tensor *target;
     tg_tensor *weight;
     int64_t reduction;
     int64_t ignore_index;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 5, 0, "nll_loss_forward", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &target)) return bad_arg(tg_s, 5, 1, "nll_loss_forward", "target", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &weight)) return bad_arg(tg_s, 5, 2, "nll_loss_forward", "weight", "Tensor?");
-    if (unbox_int(&tg_a[3], &reduction)) return bad_arg(tg_s, 5, 3, "nll_loss_forward", "reduction", "int");
-    if (unbox_int(&tg_a[4], &ignore_index)) return bad_arg(tg_s, 5, 4, "nll_loss_forward", "ignore_index", "int");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "nll_loss_forward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &target)) return tg__boxed_bad_arg(tg_s, 5, 1, "nll_loss_forward", "target", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 5, 2, "nll_loss_forward", "weight", "Tensor?");
+    if (tg__unbox_int(&tg_a[3], &reduction)) return tg__boxed_bad_arg(tg_s, 5, 3, "nll_loss_forward", "reduction", "int");
+    if (tg__unbox_int(&tg_a[4], &ignore_index)) return tg__boxed_bad_arg(tg_s, 5, 4, "nll_loss_forward", "ignore_index", "int");
     tg_output_total_weight tg_r = ((tg__kfn_nll_loss_forward)tg_kernel)(self, target, weight, reduction, ignore_index);
-    drop_args(tg_s, 5);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.output, tg_r.total_weight }, 2);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.output, tg_r.total_weight }, 2);
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
 int tg__boxed_nll_loss_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 7) return underflow(tg_s, "nll_loss_backward", 7);
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "nll_loss_backward", 7);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
     tg_tensor *grad_output;
     tg_tensor *self;
@@ -4106,22 +3936,22 @@ int tg__boxed_nll_loss_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
     int64_t reduction;
     int64_t ignore_index;
     tg_tensor *total_weight;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 7, 0, "nll_loss_backward", "grad_output", "Tensor");
-    if (unbox_tensor(&tg_a[1], &self)) return bad_arg(tg_s, 7, 1, "nll_loss_backward", "self", "Tensor");
-    if (unbox_tensor(&tg_a[2], &target)) return bad_arg(tg_s, 7, 2, "nll_loss_backward", "target", "Tensor");
-    if (unbox_opt_tensor(&tg_a[3], &weight)) return bad_arg(tg_s, 7, 3, "nll_loss_backward", "weight", "Tensor?");
-    if (unbox_int(&tg_a[4], &reduction)) return bad_arg(tg_s, 7, 4, "nll_loss_backward", "reduction", "int");
-    if (unbox_int(&tg_a[5], &ignore_index)) return bad_arg(tg_s, 7, 5, "nll_loss_backward", "ignore_index", "int");
-    if (unbox_tensor(&tg_a[6], &total_weight)) return bad_arg(tg_s, 7, 6, "nll_loss_backward", "total_weight", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 7, 0, "nll_loss_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 7, 1, "nll_loss_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &target)) return tg__boxed_bad_arg(tg_s, 7, 2, "nll_loss_backward", "target", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[3], &weight)) return tg__boxed_bad_arg(tg_s, 7, 3, "nll_loss_backward", "weight", "Tensor?");
+    if (tg__unbox_int(&tg_a[4], &reduction)) return tg__boxed_bad_arg(tg_s, 7, 4, "nll_loss_backward", "reduction", "int");
+    if (tg__unbox_int(&tg_a[5], &ignore_index)) return tg__boxed_bad_arg(tg_s, 7, 5, "nll_loss_backward", "ignore_index", "int");
+    if (tg__unbox_tensor(&tg_a[6], &total_weight)) return tg__boxed_bad_arg(tg_s, 7, 6, "nll_loss_backward", "total_weight", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_nll_loss_backward)tg_kernel)(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-    drop_args(tg_s, 7);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor */
 int tg__boxed_cross_entropy(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 6) return underflow(tg_s, "cross_entropy_loss", 6);
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "cross_entropy_loss", 6);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
     tg_tensor *self;
     tg_tensor *target;
@@ -4129,69 +3959,69 @@ int tg__boxed_cross_entropy(tg_fnptr tg_kernel, tg_stack *tg_s)
     int64_t reduction;
     int64_t ignore_index;
     double label_smoothing;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 6, 0, "cross_entropy_loss", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &target)) return bad_arg(tg_s, 6, 1, "cross_entropy_loss", "target", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &weight)) return bad_arg(tg_s, 6, 2, "cross_entropy_loss", "weight", "Tensor?");
-    if (unbox_int(&tg_a[3], &reduction)) return bad_arg(tg_s, 6, 3, "cross_entropy_loss", "reduction", "int");
-    if (unbox_int(&tg_a[4], &ignore_index)) return bad_arg(tg_s, 6, 4, "cross_entropy_loss", "ignore_index", "SymInt");
-    if (unbox_double(&tg_a[5], &label_smoothing)) return bad_arg(tg_s, 6, 5, "cross_entropy_loss", "label_smoothing", "float");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "cross_entropy_loss", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &target)) return tg__boxed_bad_arg(tg_s, 6, 1, "cross_entropy_loss", "target", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 6, 2, "cross_entropy_loss", "weight", "Tensor?");
+    if (tg__unbox_int(&tg_a[3], &reduction)) return tg__boxed_bad_arg(tg_s, 6, 3, "cross_entropy_loss", "reduction", "int");
+    if (tg__unbox_int(&tg_a[4], &ignore_index)) return tg__boxed_bad_arg(tg_s, 6, 4, "cross_entropy_loss", "ignore_index", "SymInt");
+    if (tg__unbox_double(&tg_a[5], &label_smoothing)) return tg__boxed_bad_arg(tg_s, 6, 5, "cross_entropy_loss", "label_smoothing", "float");
     tg_tensor *tg_r = ((tg__kfn_cross_entropy)tg_kernel)(self, target, weight, reduction, ignore_index, label_smoothing);
-    drop_args(tg_s, 6);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* dropout(Tensor input, float p, bool train) -> Tensor */
 int tg__boxed_dropout(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "dropout", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "dropout", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *input;
     double p;
     bool train;
-    if (unbox_tensor(&tg_a[0], &input)) return bad_arg(tg_s, 3, 0, "dropout", "input", "Tensor");
-    if (unbox_double(&tg_a[1], &p)) return bad_arg(tg_s, 3, 1, "dropout", "p", "float");
-    if (unbox_bool(&tg_a[2], &train)) return bad_arg(tg_s, 3, 2, "dropout", "train", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "dropout", "input", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &p)) return tg__boxed_bad_arg(tg_s, 3, 1, "dropout", "p", "float");
+    if (tg__unbox_bool(&tg_a[2], &train)) return tg__boxed_bad_arg(tg_s, 3, 2, "dropout", "train", "bool");
     tg_tensor *tg_r = ((tg__kfn_dropout)tg_kernel)(input, p, train);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
 int tg__boxed_native_dropout(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "native_dropout", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "native_dropout", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *input;
     double p;
     tg_opt_bool train;
-    if (unbox_tensor(&tg_a[0], &input)) return bad_arg(tg_s, 3, 0, "native_dropout", "input", "Tensor");
-    if (unbox_double(&tg_a[1], &p)) return bad_arg(tg_s, 3, 1, "native_dropout", "p", "float");
-    if (unbox_opt_bool(&tg_a[2], &train)) return bad_arg(tg_s, 3, 2, "native_dropout", "train", "bool?");
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "native_dropout", "input", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &p)) return tg__boxed_bad_arg(tg_s, 3, 1, "native_dropout", "p", "float");
+    if (tg__unbox_opt_bool(&tg_a[2], &train)) return tg__boxed_bad_arg(tg_s, 3, 2, "native_dropout", "train", "bool?");
     tg_tensors2 tg_r = ((tg__kfn_native_dropout)tg_kernel)(input, p, train);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
 }
 
 /* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor */
 int tg__boxed_native_dropout_backward(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "native_dropout_backward", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "native_dropout_backward", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *grad_output;
     tg_tensor *mask;
     double scale;
-    if (unbox_tensor(&tg_a[0], &grad_output)) return bad_arg(tg_s, 3, 0, "native_dropout_backward", "grad_output", "Tensor");
-    if (unbox_tensor(&tg_a[1], &mask)) return bad_arg(tg_s, 3, 1, "native_dropout_backward", "mask", "Tensor");
-    if (unbox_double(&tg_a[2], &scale)) return bad_arg(tg_s, 3, 2, "native_dropout_backward", "scale", "float");
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "native_dropout_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "native_dropout_backward", "mask", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &scale)) return tg__boxed_bad_arg(tg_s, 3, 2, "native_dropout_backward", "scale", "float");
     tg_tensor *tg_r = ((tg__kfn_native_dropout_backward)tg_kernel)(grad_output, mask, scale);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 10) return underflow(tg_s, "sgd_step_", 10);
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "sgd_step_", 10);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
     tg_tensor *self;
     tg_tensor *grad;
@@ -4203,25 +4033,25 @@ int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_stack *tg_s)
     bool nesterov;
     bool maximize;
     bool first_step;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 10, 0, "sgd_step_", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &grad)) return bad_arg(tg_s, 10, 1, "sgd_step_", "grad", "Tensor");
-    if (unbox_opt_tensor(&tg_a[2], &momentum_buffer)) return bad_arg(tg_s, 10, 2, "sgd_step_", "momentum_buffer", "Tensor?");
-    if (unbox_double(&tg_a[3], &lr)) return bad_arg(tg_s, 10, 3, "sgd_step_", "lr", "float");
-    if (unbox_double(&tg_a[4], &momentum)) return bad_arg(tg_s, 10, 4, "sgd_step_", "momentum", "float");
-    if (unbox_double(&tg_a[5], &dampening)) return bad_arg(tg_s, 10, 5, "sgd_step_", "dampening", "float");
-    if (unbox_double(&tg_a[6], &weight_decay)) return bad_arg(tg_s, 10, 6, "sgd_step_", "weight_decay", "float");
-    if (unbox_bool(&tg_a[7], &nesterov)) return bad_arg(tg_s, 10, 7, "sgd_step_", "nesterov", "bool");
-    if (unbox_bool(&tg_a[8], &maximize)) return bad_arg(tg_s, 10, 8, "sgd_step_", "maximize", "bool");
-    if (unbox_bool(&tg_a[9], &first_step)) return bad_arg(tg_s, 10, 9, "sgd_step_", "first_step", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 10, 0, "sgd_step_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &grad)) return tg__boxed_bad_arg(tg_s, 10, 1, "sgd_step_", "grad", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &momentum_buffer)) return tg__boxed_bad_arg(tg_s, 10, 2, "sgd_step_", "momentum_buffer", "Tensor?");
+    if (tg__unbox_double(&tg_a[3], &lr)) return tg__boxed_bad_arg(tg_s, 10, 3, "sgd_step_", "lr", "float");
+    if (tg__unbox_double(&tg_a[4], &momentum)) return tg__boxed_bad_arg(tg_s, 10, 4, "sgd_step_", "momentum", "float");
+    if (tg__unbox_double(&tg_a[5], &dampening)) return tg__boxed_bad_arg(tg_s, 10, 5, "sgd_step_", "dampening", "float");
+    if (tg__unbox_double(&tg_a[6], &weight_decay)) return tg__boxed_bad_arg(tg_s, 10, 6, "sgd_step_", "weight_decay", "float");
+    if (tg__unbox_bool(&tg_a[7], &nesterov)) return tg__boxed_bad_arg(tg_s, 10, 7, "sgd_step_", "nesterov", "bool");
+    if (tg__unbox_bool(&tg_a[8], &maximize)) return tg__boxed_bad_arg(tg_s, 10, 8, "sgd_step_", "maximize", "bool");
+    if (tg__unbox_bool(&tg_a[9], &first_step)) return tg__boxed_bad_arg(tg_s, 10, 9, "sgd_step_", "first_step", "bool");
     tg_tensor *tg_r = ((tg__kfn_sgd_step_)tg_kernel)(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
-    drop_args(tg_s, 10);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
 int tg__boxed_adam_step_(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 14) return underflow(tg_s, "adam_step_", 14);
+    if (tg_s->n < 14) return tg__boxed_underflow(tg_s, "adam_step_", 14);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 14];
     tg_tensor *self;
     tg_tensor *grad;
@@ -4237,90 +4067,90 @@ int tg__boxed_adam_step_(tg_fnptr tg_kernel, tg_stack *tg_s)
     bool amsgrad;
     bool maximize;
     bool decoupled_weight_decay;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 14, 0, "adam_step_", "self", "Tensor");
-    if (unbox_tensor(&tg_a[1], &grad)) return bad_arg(tg_s, 14, 1, "adam_step_", "grad", "Tensor");
-    if (unbox_tensor(&tg_a[2], &exp_avg)) return bad_arg(tg_s, 14, 2, "adam_step_", "exp_avg", "Tensor");
-    if (unbox_tensor(&tg_a[3], &exp_avg_sq)) return bad_arg(tg_s, 14, 3, "adam_step_", "exp_avg_sq", "Tensor");
-    if (unbox_opt_tensor(&tg_a[4], &max_exp_avg_sq)) return bad_arg(tg_s, 14, 4, "adam_step_", "max_exp_avg_sq", "Tensor?");
-    if (unbox_int(&tg_a[5], &step)) return bad_arg(tg_s, 14, 5, "adam_step_", "step", "int");
-    if (unbox_double(&tg_a[6], &lr)) return bad_arg(tg_s, 14, 6, "adam_step_", "lr", "float");
-    if (unbox_double(&tg_a[7], &beta1)) return bad_arg(tg_s, 14, 7, "adam_step_", "beta1", "float");
-    if (unbox_double(&tg_a[8], &beta2)) return bad_arg(tg_s, 14, 8, "adam_step_", "beta2", "float");
-    if (unbox_double(&tg_a[9], &eps)) return bad_arg(tg_s, 14, 9, "adam_step_", "eps", "float");
-    if (unbox_double(&tg_a[10], &weight_decay)) return bad_arg(tg_s, 14, 10, "adam_step_", "weight_decay", "float");
-    if (unbox_bool(&tg_a[11], &amsgrad)) return bad_arg(tg_s, 14, 11, "adam_step_", "amsgrad", "bool");
-    if (unbox_bool(&tg_a[12], &maximize)) return bad_arg(tg_s, 14, 12, "adam_step_", "maximize", "bool");
-    if (unbox_bool(&tg_a[13], &decoupled_weight_decay)) return bad_arg(tg_s, 14, 13, "adam_step_", "decoupled_weight_decay", "bool");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 14, 0, "adam_step_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &grad)) return tg__boxed_bad_arg(tg_s, 14, 1, "adam_step_", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &exp_avg)) return tg__boxed_bad_arg(tg_s, 14, 2, "adam_step_", "exp_avg", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &exp_avg_sq)) return tg__boxed_bad_arg(tg_s, 14, 3, "adam_step_", "exp_avg_sq", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[4], &max_exp_avg_sq)) return tg__boxed_bad_arg(tg_s, 14, 4, "adam_step_", "max_exp_avg_sq", "Tensor?");
+    if (tg__unbox_int(&tg_a[5], &step)) return tg__boxed_bad_arg(tg_s, 14, 5, "adam_step_", "step", "int");
+    if (tg__unbox_double(&tg_a[6], &lr)) return tg__boxed_bad_arg(tg_s, 14, 6, "adam_step_", "lr", "float");
+    if (tg__unbox_double(&tg_a[7], &beta1)) return tg__boxed_bad_arg(tg_s, 14, 7, "adam_step_", "beta1", "float");
+    if (tg__unbox_double(&tg_a[8], &beta2)) return tg__boxed_bad_arg(tg_s, 14, 8, "adam_step_", "beta2", "float");
+    if (tg__unbox_double(&tg_a[9], &eps)) return tg__boxed_bad_arg(tg_s, 14, 9, "adam_step_", "eps", "float");
+    if (tg__unbox_double(&tg_a[10], &weight_decay)) return tg__boxed_bad_arg(tg_s, 14, 10, "adam_step_", "weight_decay", "float");
+    if (tg__unbox_bool(&tg_a[11], &amsgrad)) return tg__boxed_bad_arg(tg_s, 14, 11, "adam_step_", "amsgrad", "bool");
+    if (tg__unbox_bool(&tg_a[12], &maximize)) return tg__boxed_bad_arg(tg_s, 14, 12, "adam_step_", "maximize", "bool");
+    if (tg__unbox_bool(&tg_a[13], &decoupled_weight_decay)) return tg__boxed_bad_arg(tg_s, 14, 13, "adam_step_", "decoupled_weight_decay", "bool");
     tg_tensor *tg_r = ((tg__kfn_adam_step_)tg_kernel)(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
-    drop_args(tg_s, 14);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 14);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_add_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "add.Scalar_out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "add.Scalar_out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     double other;
     double alpha;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "add.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 4, 1, "add.Scalar_out", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 4, 2, "add.Scalar_out", "alpha", "Scalar");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "add.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "add.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 4, 1, "add.Scalar_out", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 2, "add.Scalar_out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "add.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_add_scalar_out)tg_kernel)(self, other, alpha, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_sub_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 4) return underflow(tg_s, "sub.Scalar_out", 4);
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sub.Scalar_out", 4);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
     tg_tensor *self;
     double other;
     double alpha;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 4, 0, "sub.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 4, 1, "sub.Scalar_out", "other", "Scalar");
-    if (unbox_double(&tg_a[2], &alpha)) return bad_arg(tg_s, 4, 2, "sub.Scalar_out", "alpha", "Scalar");
-    if (unbox_tensor(&tg_a[3], &out)) return bad_arg(tg_s, 4, 3, "sub.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "sub.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 4, 1, "sub.Scalar_out", "other", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 2, "sub.Scalar_out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "sub.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_sub_scalar_out)tg_kernel)(self, other, alpha, out);
-    drop_args(tg_s, 4);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_mul_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "mul.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "mul.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "mul.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "mul.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "mul.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "mul.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "mul.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "mul.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_mul_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_div_scalar_out(tg_fnptr tg_kernel, tg_stack *tg_s)
 {
-    if (tg_s->n < 3) return underflow(tg_s, "div.Scalar_out", 3);
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "div.Scalar_out", 3);
     const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
     tg_tensor *self;
     double other;
     tg_tensor *out;
-    if (unbox_tensor(&tg_a[0], &self)) return bad_arg(tg_s, 3, 0, "div.Scalar_out", "self", "Tensor");
-    if (unbox_double(&tg_a[1], &other)) return bad_arg(tg_s, 3, 1, "div.Scalar_out", "other", "Scalar");
-    if (unbox_tensor(&tg_a[2], &out)) return bad_arg(tg_s, 3, 2, "div.Scalar_out", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "div.Scalar_out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &other)) return tg__boxed_bad_arg(tg_s, 3, 1, "div.Scalar_out", "other", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "div.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_scalar_out)tg_kernel)(self, other, out);
-    drop_args(tg_s, 3);
-    return push_tensors(tg_s, &tg_r, 1);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
 }
 

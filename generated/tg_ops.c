@@ -2,152 +2,10 @@
 /* The public operator functions: check tensor arguments, compute the dispatch key set, pick
  * the kernel from the operator's row, call it, and record returned tensors in the open scope.
  * A missing device kernel that the runtime can serve by copying to the CPU (the fallback)
- * goes through the boxed path, tg_call_boxed. */
+ * goes through the boxed path, tg_call_boxed. The helpers (tg__pick_kernel, tg__box_*, ...)
+ * are runtime/dispatch/op_glue.h's. */
 #include "tg_kernels.h"
-
-/* Helpers for every argument type; an op set that leaves some unused compiles quietly. */
-#if defined(__GNUC__)
-#define TG__UNUSED __attribute__((unused))
-#else
-#define TG__UNUSED
-#endif
-
-/* A NULL tensor argument: the error that produced it is normally recorded already (the first
- * error wins); a NULL from nowhere gets one naming the argument. */
-static inline TG__UNUSED void *null_arg(const char *op, const char *arg) {
-    return tg__error(op, "argument '%s' is NULL", arg);
-}
-
-static inline TG__UNUSED tg_tensor *track(tg_tensor *t) {
-    return t ? tg__scope_track(t) : NULL;
-}
-
-/* The fast path of dispatch: the highest key of the set has a kernel in the row. Everything
- * else (a lower key, the CUDA->CPU fallback, the error listing the keys) is the runtime's. */
-static inline TG__UNUSED tg_fnptr pick_kernel(tg_op op, tg_keyset ks, bool *fallback) {
-    const tg_op_entry *row = &tg__builtin_ops[op];
-    if (ks) {
-#if defined(__GNUC__)
-        int top = 63 - __builtin_clzll(ks);
-#else
-        int top = 63;
-        while (!(ks >> top & 1)) top--;
-#endif
-        if (top < TG_NUM_KEYS && row->kernels[top]) return row->kernels[top];
-    }
-    return tg__dispatch_lookup(row, ks, fallback);
-}
-
-static inline TG__UNUSED tg_keyset list_keys(tg_tensor_list l) {
-    tg_keyset ks = 0;
-    for (int64_t i = 0; i < l.len; i++) ks |= tg__tensor_keys(l.data[i]);
-    return ks;
-}
-
-static inline TG__UNUSED tg_keyset opt_keys(const tg_tensor *t) {
-    return t ? tg__tensor_keys(t) : 0;
-}
-
-/* Factories have no tensor to take a device from: their `device` option picks the backend,
- * and CPU is the default. */
-static inline TG__UNUSED tg_keyset device_keys(tg_device d) {
-    if (d.type == TG_CUDA) return (tg_keyset)1 << TG_KEY_CUDA;
-    if (d.type == TG_CPU) return (tg_keyset)1 << TG_KEY_CPU;
-    return 0;
-}
-
-static inline TG__UNUSED tg_keyset or_cpu(tg_keyset ks) {
-    return ks ? ks : (tg_keyset)1 << TG_KEY_CPU;
-}
-
-/* ---- boxing, for the fallback path: the stack owns a reference to each tensor ---- */
-
-static inline TG__UNUSED void push_iv(tg_stack *s, tg_ivalue v) {
-    if (s->n < TG_STACK_MAX) s->v[s->n++] = v;
-}
-static inline TG__UNUSED void box_tensor(tg_stack *s, tg_tensor *t) {
-    push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(t) } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_tensor(tg_stack *s, tg_tensor *t) { box_tensor(s, t); }
-static inline TG__UNUSED void box_tensor_list(tg_stack *s, tg_tensor_list l) {
-    push_iv(s, (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l });
-}
-static inline TG__UNUSED void box_int(tg_stack *s, int64_t v) { push_iv(s, (tg_ivalue){ .tag = TG_IV_INT, .v.i = v }); }
-static inline TG__UNUSED void box_opt_int(tg_stack *s, tg_opt_int v) {
-    push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_INT, .v.i = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_int_list(tg_stack *s, tg_int_list v) {
-    push_iv(s, (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v });
-}
-static inline TG__UNUSED void box_opt_int_list(tg_stack *s, tg_int_list v) {
-    push_iv(s, v.data ? (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_double(tg_stack *s, double v) { push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v }); }
-static inline TG__UNUSED void box_opt_double(tg_stack *s, tg_opt_float v) {
-    push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_bool(tg_stack *s, bool v) { push_iv(s, (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v }); }
-static inline TG__UNUSED void box_opt_bool(tg_stack *s, tg_opt_bool v) {
-    push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_dtype(tg_stack *s, tg_dtype v) {
-    push_iv(s, v != TG_DTYPE_NONE ? (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_dtype(tg_stack *s, tg_dtype v) { box_dtype(s, v); }
-static inline TG__UNUSED void box_layout(tg_stack *s, tg_layout v) {
-    push_iv(s, v != TG_LAYOUT_NONE ? (tg_ivalue){ .tag = TG_IV_LAYOUT, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_layout(tg_stack *s, tg_layout v) { box_layout(s, v); }
-static inline TG__UNUSED void box_device(tg_stack *s, tg_device v) {
-    push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_device(tg_stack *s, tg_device v) { box_device(s, v); }
-static inline TG__UNUSED void box_memory_format(tg_stack *s, tg_memory_format v) {
-    push_iv(s, v != TG_MEMORY_FORMAT_NONE ? (tg_ivalue){ .tag = TG_IV_MEMORY_FORMAT, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_memory_format(tg_stack *s, tg_memory_format v) { box_memory_format(s, v); }
-static inline TG__UNUSED void box_opt_generator(tg_stack *s, tg_generator *g) {
-    push_iv(s, g ? (tg_ivalue){ .tag = TG_IV_GENERATOR, .v.g = g } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_str(tg_stack *s, const char *v) {
-    push_iv(s, v ? (tg_ivalue){ .tag = TG_IV_STRING, .v.s = v } : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void box_opt_str(tg_stack *s, const char *v) { box_str(s, v); }
-
-/* What a failed boxed call left on the stack (normally nothing: callers consume their
- * arguments), released. */
-static inline TG__UNUSED void drop_stack(tg_stack *s) {
-    for (int i = 0; i < s->n; i++)
-        if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
-    s->n = 0;
-}
-
-/* Result i of `n` left on the stack by tg_call_boxed; the reference moves to the caller. */
-static inline TG__UNUSED tg_ivalue *boxed_result(tg_stack *s, int n, int i) {
-    return s->n >= n ? &s->v[s->n - n + i] : NULL;
-}
-static inline TG__UNUSED tg_tensor *result_tensor(tg_stack *s, int n, int i) {
-    tg_ivalue *v = boxed_result(s, n, i);
-    return v && v->tag == TG_IV_TENSOR ? track(v->v.t) : NULL;
-}
-/* A Tensor[] result: the stack owned the array and the elements; now the caller does. */
-static inline TG__UNUSED tg_tensor_list result_tensor_list(tg_stack *s, int n, int i) {
-    tg_ivalue *v = boxed_result(s, n, i);
-    if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
-    return tg__scope_track_list(v->v.tensors);
-}
-static inline TG__UNUSED int64_t result_int(tg_stack *s, int n, int i) {
-    tg_ivalue *v = boxed_result(s, n, i);
-    return v && v->tag == TG_IV_INT ? v->v.i : 0;
-}
-static inline TG__UNUSED double result_double(tg_stack *s, int n, int i) {
-    tg_ivalue *v = boxed_result(s, n, i);
-    return v && v->tag == TG_IV_DOUBLE ? v->v.d : v && v->tag == TG_IV_INT ? (double)v->v.i : NAN;
-}
-static inline TG__UNUSED bool result_bool(tg_stack *s, int n, int i) {
-    tg_ivalue *v = boxed_result(s, n, i);
-    return v && v->tag == TG_IV_BOOL && v->v.b;
-}
+#include "dispatch/op_glue.h"
 
 /* Storage of the int list defaults of options structs. */
 /* (none) */
@@ -157,29 +15,29 @@ static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout lay
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("empty.memory_format", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_empty tg_kernel = (tg__kfn_empty)pick_kernel(TG_OP_EMPTY, tg_ks, &tg_fallback);
+    tg__kfn_empty tg_kernel = (tg__kfn_empty)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -187,30 +45,30 @@ static tg_tensor *fallback_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("empty_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts)
 {
-    if (!self) return null_arg("empty_like", "self");
+    if (!self) return tg__null_arg("empty_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)pick_kernel(TG_OP_EMPTY_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_empty_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
@@ -218,26 +76,26 @@ static tg_tensor *fallback_fill_(tg_tensor *self, double value)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, value);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, value);
     if (tg_call_boxed("fill_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_fill_(tg_tensor *self, double value)
 {
-    if (!self) return null_arg("fill_", "self");
+    if (!self) return tg__null_arg("fill_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)pick_kernel(TG_OP_FILL_, tg_ks, &tg_fallback);
+    tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)tg__pick_kernel(&tg__builtin_ops[TG_OP_FILL_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_fill_(self, value) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, value);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
@@ -245,25 +103,25 @@ static tg_tensor *fallback_zero_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("zero_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_zero_(tg_tensor *self)
 {
-    if (!self) return null_arg("zero_", "self");
+    if (!self) return tg__null_arg("zero_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)pick_kernel(TG_OP_ZERO_, tg_ks, &tg_fallback);
+    tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZERO_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zero_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -271,28 +129,28 @@ static tg_tensor *fallback_zeros(tg_int_list size, tg_dtype dtype, tg_layout lay
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("zeros", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_zeros tg_kernel = (tg__kfn_zeros)pick_kernel(TG_OP_ZEROS, tg_ks, &tg_fallback);
+    tg__kfn_zeros tg_kernel = (tg__kfn_zeros)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
@@ -300,26 +158,26 @@ static tg_tensor *fallback_zeros_out(tg_int_list size, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_tensor(&tg_s, out);
+    tg__box_int_list(&tg_s, size);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("zeros.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
 {
-    if (!out) return null_arg("zeros", "out");
+    if (!out) return tg__null_arg("zeros", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)pick_kernel(TG_OP_ZEROS_OUT, tg_ks, &tg_fallback);
+    tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros_out(size, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -327,30 +185,30 @@ static tg_tensor *fallback_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("zeros_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_zeros_like_fn(tg_tensor *self, tg_zeros_like_opts opts)
 {
-    if (!self) return null_arg("zeros_like", "self");
+    if (!self) return tg__null_arg("zeros_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)pick_kernel(TG_OP_ZEROS_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_zeros_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -358,28 +216,28 @@ static tg_tensor *fallback_ones(tg_int_list size, tg_dtype dtype, tg_layout layo
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("ones", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ones tg_kernel = (tg__kfn_ones)pick_kernel(TG_OP_ONES, tg_ks, &tg_fallback);
+    tg__kfn_ones tg_kernel = (tg__kfn_ones)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
@@ -387,26 +245,26 @@ static tg_tensor *fallback_ones_out(tg_int_list size, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_tensor(&tg_s, out);
+    tg__box_int_list(&tg_s, size);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("ones.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
 {
-    if (!out) return null_arg("ones", "out");
+    if (!out) return tg__null_arg("ones", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)pick_kernel(TG_OP_ONES_OUT, tg_ks, &tg_fallback);
+    tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones_out(size, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -414,30 +272,30 @@ static tg_tensor *fallback_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("ones_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ones_like_fn(tg_tensor *self, tg_ones_like_opts opts)
 {
-    if (!self) return null_arg("ones_like", "self");
+    if (!self) return tg__null_arg("ones_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)pick_kernel(TG_OP_ONES_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ones_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -445,29 +303,29 @@ static tg_tensor *fallback_full(tg_int_list size, double fill_value, tg_dtype dt
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_double(&tg_s, fill_value);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_double(&tg_s, fill_value);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("full", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_full tg_kernel = (tg__kfn_full)pick_kernel(TG_OP_FULL, tg_ks, &tg_fallback);
+    tg__kfn_full tg_kernel = (tg__kfn_full)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
@@ -475,27 +333,27 @@ static tg_tensor *fallback_full_out(tg_int_list size, double fill_value, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_double(&tg_s, fill_value);
-    box_tensor(&tg_s, out);
+    tg__box_int_list(&tg_s, size);
+    tg__box_double(&tg_s, fill_value);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("full.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
-    if (!out) return null_arg("full", "out");
+    if (!out) return tg__null_arg("full", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_full_out tg_kernel = (tg__kfn_full_out)pick_kernel(TG_OP_FULL_OUT, tg_ks, &tg_fallback);
+    tg__kfn_full_out tg_kernel = (tg__kfn_full_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full_out(size, fill_value, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, fill_value, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -503,31 +361,31 @@ static tg_tensor *fallback_full_like(tg_tensor *self, double fill_value, tg_dtyp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, fill_value);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, fill_value);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("full_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts opts)
 {
-    if (!self) return null_arg("full_like", "self");
+    if (!self) return tg__null_arg("full_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_full_like tg_kernel = (tg__kfn_full_like)pick_kernel(TG_OP_FULL_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_full_like tg_kernel = (tg__kfn_full_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_full_like(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -535,28 +393,28 @@ static tg_tensor *fallback_arange(double end, tg_dtype dtype, tg_layout layout, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, end);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_double(&tg_s, end);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("arange", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_arange_fn(double end, tg_arange_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_arange tg_kernel = (tg__kfn_arange)pick_kernel(TG_OP_ARANGE, tg_ks, &tg_fallback);
+    tg__kfn_arange tg_kernel = (tg__kfn_arange)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange(end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -564,29 +422,29 @@ static tg_tensor *fallback_arange_start(double start, double end, tg_dtype dtype
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, start);
-    box_double(&tg_s, end);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_double(&tg_s, start);
+    tg__box_double(&tg_s, end);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("arange.start", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)pick_kernel(TG_OP_ARANGE_START, tg_ks, &tg_fallback);
+    tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -594,30 +452,30 @@ static tg_tensor *fallback_arange_start_step(double start, double end, double st
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, start);
-    box_double(&tg_s, end);
-    box_double(&tg_s, step);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_double(&tg_s, start);
+    tg__box_double(&tg_s, end);
+    tg__box_double(&tg_s, step);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("arange.start_step", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_step_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)pick_kernel(TG_OP_ARANGE_START_STEP, tg_ks, &tg_fallback);
+    tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_STEP], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start_step(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
@@ -625,26 +483,26 @@ static tg_tensor *fallback_arange_out(double end, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, end);
-    box_tensor(&tg_s, out);
+    tg__box_double(&tg_s, end);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("arange.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_arange_out(double end, tg_tensor *out)
 {
-    if (!out) return null_arg("arange", "out");
+    if (!out) return tg__null_arg("arange", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)pick_kernel(TG_OP_ARANGE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_out(end, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(end, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -652,28 +510,28 @@ static tg_tensor *fallback_arange_start_out(double start, double end, double ste
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, start);
-    box_double(&tg_s, end);
-    box_double(&tg_s, step);
-    box_tensor(&tg_s, out);
+    tg__box_double(&tg_s, start);
+    tg__box_double(&tg_s, end);
+    tg__box_double(&tg_s, step);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("arange.start_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_arange_start_out_opts opts)
 {
-    if (!out) return null_arg("arange", "out");
+    if (!out) return tg__null_arg("arange", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)pick_kernel(TG_OP_ARANGE_START_OUT, tg_ks, &tg_fallback);
+    tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_arange_start_out(start, end, opts.step, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(start, end, opts.step, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -681,30 +539,30 @@ static tg_tensor *fallback_linspace(double start, double end, int64_t steps, tg_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, start);
-    box_double(&tg_s, end);
-    box_int(&tg_s, steps);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_double(&tg_s, start);
+    tg__box_double(&tg_s, end);
+    tg__box_int(&tg_s, steps);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("linspace", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_linspace tg_kernel = (tg__kfn_linspace)pick_kernel(TG_OP_LINSPACE, tg_ks, &tg_fallback);
+    tg__kfn_linspace tg_kernel = (tg__kfn_linspace)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linspace(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
@@ -712,28 +570,28 @@ static tg_tensor *fallback_linspace_out(double start, double end, int64_t steps,
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, start);
-    box_double(&tg_s, end);
-    box_int(&tg_s, steps);
-    box_tensor(&tg_s, out);
+    tg__box_double(&tg_s, start);
+    tg__box_double(&tg_s, end);
+    tg__box_int(&tg_s, steps);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("linspace.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
-    if (!out) return null_arg("linspace", "out");
+    if (!out) return tg__null_arg("linspace", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)pick_kernel(TG_OP_LINSPACE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linspace_out(start, end, steps, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(start, end, steps, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -741,28 +599,28 @@ static tg_tensor *fallback_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_d
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, n);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int(&tg_s, n);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("eye", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eye tg_kernel = (tg__kfn_eye)pick_kernel(TG_OP_EYE, tg_ks, &tg_fallback);
+    tg__kfn_eye tg_kernel = (tg__kfn_eye)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye(n, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(n, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -770,29 +628,29 @@ static tg_tensor *fallback_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, n);
-    box_int(&tg_s, m);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int(&tg_s, n);
+    tg__box_int(&tg_s, m);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("eye.m", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)pick_kernel(TG_OP_EYE_M, tg_ks, &tg_fallback);
+    tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_m(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!) */
@@ -800,26 +658,26 @@ static tg_tensor *fallback_eye_out(int64_t n, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, n);
-    box_tensor(&tg_s, out);
+    tg__box_int(&tg_s, n);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("eye.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eye_out(int64_t n, tg_tensor *out)
 {
-    if (!out) return null_arg("eye", "out");
+    if (!out) return tg__null_arg("eye", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)pick_kernel(TG_OP_EYE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_out(n, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(n, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
@@ -827,27 +685,27 @@ static tg_tensor *fallback_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, n);
-    box_int(&tg_s, m);
-    box_tensor(&tg_s, out);
+    tg__box_int(&tg_s, n);
+    tg__box_int(&tg_s, m);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("eye.m_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
-    if (!out) return null_arg("eye", "out");
+    if (!out) return tg__null_arg("eye", "out");
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)pick_kernel(TG_OP_EYE_M_OUT, tg_ks, &tg_fallback);
+    tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eye_m_out(n, m, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(n, m, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -855,28 +713,28 @@ static tg_tensor *fallback_uniform_(tg_tensor *self, double from, double to, tg_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, from);
-    box_double(&tg_s, to);
-    box_opt_generator(&tg_s, generator);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, from);
+    tg__box_double(&tg_s, to);
+    tg__box_opt_generator(&tg_s, generator);
     if (tg_call_boxed("uniform_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts)
 {
-    if (!self) return null_arg("uniform_", "self");
+    if (!self) return tg__null_arg("uniform_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)pick_kernel(TG_OP_UNIFORM_, tg_ks, &tg_fallback);
+    tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNIFORM_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_uniform_(self, opts.from, opts.to, opts.generator) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.from, opts.to, opts.generator);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -884,28 +742,28 @@ static tg_tensor *fallback_normal_(tg_tensor *self, double mean, double std, tg_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, mean);
-    box_double(&tg_s, std);
-    box_opt_generator(&tg_s, generator);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, mean);
+    tg__box_double(&tg_s, std);
+    tg__box_opt_generator(&tg_s, generator);
     if (tg_call_boxed("normal_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts)
 {
-    if (!self) return null_arg("normal_", "self");
+    if (!self) return tg__null_arg("normal_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)pick_kernel(TG_OP_NORMAL_, tg_ks, &tg_fallback);
+    tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NORMAL_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_normal_(self, opts.mean, opts.std, opts.generator) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.mean, opts.std, opts.generator);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
@@ -913,28 +771,28 @@ static tg_tensor *fallback_random_(tg_tensor *self, int64_t from, tg_opt_int to,
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, from);
-    box_opt_int(&tg_s, to);
-    box_opt_generator(&tg_s, generator);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, from);
+    tg__box_opt_int(&tg_s, to);
+    tg__box_opt_generator(&tg_s, generator);
     if (tg_call_boxed("random_.from", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random__opts opts)
 {
-    if (!self) return null_arg("random_", "self");
+    if (!self) return tg__null_arg("random_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_random_ tg_kernel = (tg__kfn_random_)pick_kernel(TG_OP_RANDOM_, tg_ks, &tg_fallback);
+    tg__kfn_random_ tg_kernel = (tg__kfn_random_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDOM_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_random_(self, from, to, opts.generator) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, from, to, opts.generator);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -942,28 +800,28 @@ static tg_tensor *fallback_rand(tg_int_list size, tg_dtype dtype, tg_layout layo
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("rand", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rand tg_kernel = (tg__kfn_rand)pick_kernel(TG_OP_RAND, tg_ks, &tg_fallback);
+    tg__kfn_rand tg_kernel = (tg__kfn_rand)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -971,29 +829,29 @@ static tg_tensor *fallback_rand_generator(tg_int_list size, tg_generator *genera
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_generator(&tg_s, generator);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_generator(&tg_s, generator);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("rand.generator", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_rand_generator_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)pick_kernel(TG_OP_RAND_GENERATOR, tg_ks, &tg_fallback);
+    tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_GENERATOR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1001,30 +859,30 @@ static tg_tensor *fallback_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("rand_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rand_like_fn(tg_tensor *self, tg_rand_like_opts opts)
 {
-    if (!self) return null_arg("rand_like", "self");
+    if (!self) return tg__null_arg("rand_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)pick_kernel(TG_OP_RAND_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rand_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1032,28 +890,28 @@ static tg_tensor *fallback_randn(tg_int_list size, tg_dtype dtype, tg_layout lay
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("randn", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randn tg_kernel = (tg__kfn_randn)pick_kernel(TG_OP_RANDN, tg_ks, &tg_fallback);
+    tg__kfn_randn tg_kernel = (tg__kfn_randn)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1061,29 +919,29 @@ static tg_tensor *fallback_randn_generator(tg_int_list size, tg_generator *gener
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int_list(&tg_s, size);
-    box_opt_generator(&tg_s, generator);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_generator(&tg_s, generator);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("randn.generator", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_randn_generator_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)pick_kernel(TG_OP_RANDN_GENERATOR, tg_ks, &tg_fallback);
+    tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_GENERATOR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1091,30 +949,30 @@ static tg_tensor *fallback_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("randn_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randn_like_fn(tg_tensor *self, tg_randn_like_opts opts)
 {
-    if (!self) return null_arg("randn_like", "self");
+    if (!self) return tg__null_arg("randn_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)pick_kernel(TG_OP_RANDN_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randn_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1122,29 +980,29 @@ static tg_tensor *fallback_randint(int64_t high, tg_int_list size, tg_dtype dtyp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, high);
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int(&tg_s, high);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("randint", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randint tg_kernel = (tg__kfn_randint)pick_kernel(TG_OP_RANDINT, tg_ks, &tg_fallback);
+    tg__kfn_randint tg_kernel = (tg__kfn_randint)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
@@ -1152,30 +1010,30 @@ static tg_tensor *fallback_randint_low(int64_t low, int64_t high, tg_int_list si
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_int(&tg_s, low);
-    box_int(&tg_s, high);
-    box_int_list(&tg_s, size);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
+    tg__box_int(&tg_s, low);
+    tg__box_int(&tg_s, high);
+    tg__box_int_list(&tg_s, size);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
     if (tg_call_boxed("randint.low", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_randint_low_opts opts)
 {
-    tg_keyset tg_ks = or_cpu(device_keys(opts.device)) & ~tg__excluded_keys();
+    tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)pick_kernel(TG_OP_RANDINT_LOW, tg_ks, &tg_fallback);
+    tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LOW], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1183,31 +1041,31 @@ static tg_tensor *fallback_randint_like(tg_tensor *self, int64_t high, tg_dtype 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, high);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, high);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("randint_like", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opts opts)
 {
-    if (!self) return null_arg("randint_like", "self");
+    if (!self) return tg__null_arg("randint_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)pick_kernel(TG_OP_RANDINT_LIKE, tg_ks, &tg_fallback);
+    tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_like(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -1215,32 +1073,32 @@ static tg_tensor *fallback_randint_like_low(tg_tensor *self, int64_t low, int64_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, low);
-    box_int(&tg_s, high);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, low);
+    tg__box_int(&tg_s, high);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("randint_like.low_dtype", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg_randint_like_low_opts opts)
 {
-    if (!self) return null_arg("randint_like", "self");
+    if (!self) return tg__null_arg("randint_like", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)pick_kernel(TG_OP_RANDINT_LIKE_LOW, tg_ks, &tg_fallback);
+    tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE_LOW], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_randint_like_low(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -1248,28 +1106,28 @@ static tg_tensor *fallback_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("add.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)
 {
-    if (!self) return null_arg("add", "self");
-    if (!other) return null_arg("add", "other");
+    if (!self) return tg__null_arg("add", "self");
+    if (!other) return tg__null_arg("add", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add tg_kernel = (tg__kfn_add)pick_kernel(TG_OP_ADD, tg_ks, &tg_fallback);
+    tg__kfn_add tg_kernel = (tg__kfn_add)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -1277,28 +1135,28 @@ static tg_tensor *fallback_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("add_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts)
 {
-    if (!self) return null_arg("add_", "self");
-    if (!other) return null_arg("add_", "other");
+    if (!self) return tg__null_arg("add_", "self");
+    if (!other) return tg__null_arg("add_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add_ tg_kernel = (tg__kfn_add_)pick_kernel(TG_OP_ADD_, tg_ks, &tg_fallback);
+    tg__kfn_add_ tg_kernel = (tg__kfn_add_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -1306,30 +1164,30 @@ static tg_tensor *fallback_add_out(tg_tensor *self, tg_tensor *other, double alp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("add.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_add_out_opts opts)
 {
-    if (!self) return null_arg("add", "self");
-    if (!other) return null_arg("add", "other");
-    if (!out) return null_arg("add", "out");
+    if (!self) return tg__null_arg("add", "self");
+    if (!other) return tg__null_arg("add", "other");
+    if (!out) return tg__null_arg("add", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add_out tg_kernel = (tg__kfn_add_out)pick_kernel(TG_OP_ADD_OUT, tg_ks, &tg_fallback);
+    tg__kfn_add_out tg_kernel = (tg__kfn_add_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1337,27 +1195,27 @@ static tg_tensor *fallback_add_scalar(tg_tensor *self, double other, double alph
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("add.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts opts)
 {
-    if (!self) return null_arg("add", "self");
+    if (!self) return tg__null_arg("add", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)pick_kernel(TG_OP_ADD_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
@@ -1365,27 +1223,27 @@ static tg_tensor *fallback_add_scalar_(tg_tensor *self, double other, double alp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("add_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts opts)
 {
-    if (!self) return null_arg("add_", "self");
+    if (!self) return tg__null_arg("add_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)pick_kernel(TG_OP_ADD_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar_(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -1393,28 +1251,28 @@ static tg_tensor *fallback_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("sub.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts)
 {
-    if (!self) return null_arg("sub", "self");
-    if (!other) return null_arg("sub", "other");
+    if (!self) return tg__null_arg("sub", "self");
+    if (!other) return tg__null_arg("sub", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub tg_kernel = (tg__kfn_sub)pick_kernel(TG_OP_SUB, tg_ks, &tg_fallback);
+    tg__kfn_sub tg_kernel = (tg__kfn_sub)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -1422,28 +1280,28 @@ static tg_tensor *fallback_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("sub_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts)
 {
-    if (!self) return null_arg("sub_", "self");
-    if (!other) return null_arg("sub_", "other");
+    if (!self) return tg__null_arg("sub_", "self");
+    if (!other) return tg__null_arg("sub_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)pick_kernel(TG_OP_SUB_, tg_ks, &tg_fallback);
+    tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -1451,30 +1309,30 @@ static tg_tensor *fallback_sub_out(tg_tensor *self, tg_tensor *other, double alp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_double(&tg_s, alpha);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sub.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_sub_out_opts opts)
 {
-    if (!self) return null_arg("sub", "self");
-    if (!other) return null_arg("sub", "other");
-    if (!out) return null_arg("sub", "out");
+    if (!self) return tg__null_arg("sub", "self");
+    if (!other) return tg__null_arg("sub", "other");
+    if (!out) return tg__null_arg("sub", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)pick_kernel(TG_OP_SUB_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1482,27 +1340,27 @@ static tg_tensor *fallback_sub_scalar(tg_tensor *self, double other, double alph
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("sub.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts opts)
 {
-    if (!self) return null_arg("sub", "self");
+    if (!self) return tg__null_arg("sub", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)pick_kernel(TG_OP_SUB_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
@@ -1510,27 +1368,27 @@ static tg_tensor *fallback_sub_scalar_(tg_tensor *self, double other, double alp
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("sub_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts opts)
 {
-    if (!self) return null_arg("sub_", "self");
+    if (!self) return tg__null_arg("sub_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)pick_kernel(TG_OP_SUB_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar_(self, other, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -1538,27 +1396,27 @@ static tg_tensor *fallback_mul(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("mul.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("mul", "self");
-    if (!other) return null_arg("mul", "other");
+    if (!self) return tg__null_arg("mul", "self");
+    if (!other) return tg__null_arg("mul", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul tg_kernel = (tg__kfn_mul)pick_kernel(TG_OP_MUL, tg_ks, &tg_fallback);
+    tg__kfn_mul tg_kernel = (tg__kfn_mul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -1566,27 +1424,27 @@ static tg_tensor *fallback_mul_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("mul_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("mul_", "self");
-    if (!other) return null_arg("mul_", "other");
+    if (!self) return tg__null_arg("mul_", "self");
+    if (!other) return tg__null_arg("mul_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)pick_kernel(TG_OP_MUL_, tg_ks, &tg_fallback);
+    tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1594,29 +1452,29 @@ static tg_tensor *fallback_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("mul.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("mul", "self");
-    if (!other) return null_arg("mul", "other");
-    if (!out) return null_arg("mul", "out");
+    if (!self) return tg__null_arg("mul", "self");
+    if (!other) return tg__null_arg("mul", "other");
+    if (!out) return tg__null_arg("mul", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)pick_kernel(TG_OP_MUL_OUT, tg_ks, &tg_fallback);
+    tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -1624,26 +1482,26 @@ static tg_tensor *fallback_mul_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("mul.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("mul", "self");
+    if (!self) return tg__null_arg("mul", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)pick_kernel(TG_OP_MUL_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -1651,26 +1509,26 @@ static tg_tensor *fallback_mul_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("mul_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("mul_", "self");
+    if (!self) return tg__null_arg("mul_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)pick_kernel(TG_OP_MUL_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -1678,27 +1536,27 @@ static tg_tensor *fallback_div(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("div.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("div", "self");
-    if (!other) return null_arg("div", "other");
+    if (!self) return tg__null_arg("div", "self");
+    if (!other) return tg__null_arg("div", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div tg_kernel = (tg__kfn_div)pick_kernel(TG_OP_DIV, tg_ks, &tg_fallback);
+    tg__kfn_div tg_kernel = (tg__kfn_div)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -1706,27 +1564,27 @@ static tg_tensor *fallback_div_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("div_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("div_", "self");
-    if (!other) return null_arg("div_", "other");
+    if (!self) return tg__null_arg("div_", "self");
+    if (!other) return tg__null_arg("div_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_ tg_kernel = (tg__kfn_div_)pick_kernel(TG_OP_DIV_, tg_ks, &tg_fallback);
+    tg__kfn_div_ tg_kernel = (tg__kfn_div_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1734,29 +1592,29 @@ static tg_tensor *fallback_div_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("div.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("div", "self");
-    if (!other) return null_arg("div", "other");
-    if (!out) return null_arg("div", "out");
+    if (!self) return tg__null_arg("div", "self");
+    if (!other) return tg__null_arg("div", "other");
+    if (!out) return tg__null_arg("div", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_out tg_kernel = (tg__kfn_div_out)pick_kernel(TG_OP_DIV_OUT, tg_ks, &tg_fallback);
+    tg__kfn_div_out tg_kernel = (tg__kfn_div_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
@@ -1764,28 +1622,28 @@ static tg_tensor *fallback_div_mode(tg_tensor *self, tg_tensor *other, const cha
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_opt_str(&tg_s, rounding_mode);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_opt_str(&tg_s, rounding_mode);
     if (tg_call_boxed("div.Tensor_mode", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    if (!self) return null_arg("div", "self");
-    if (!other) return null_arg("div", "other");
+    if (!self) return tg__null_arg("div", "self");
+    if (!other) return tg__null_arg("div", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)pick_kernel(TG_OP_DIV_MODE, tg_ks, &tg_fallback);
+    tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode(self, other, rounding_mode) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
@@ -1793,28 +1651,28 @@ static tg_tensor *fallback_div_mode_(tg_tensor *self, tg_tensor *other, const ch
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_opt_str(&tg_s, rounding_mode);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_opt_str(&tg_s, rounding_mode);
     if (tg_call_boxed("div_.Tensor_mode", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    if (!self) return null_arg("div_", "self");
-    if (!other) return null_arg("div_", "other");
+    if (!self) return tg__null_arg("div_", "self");
+    if (!other) return tg__null_arg("div_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)pick_kernel(TG_OP_DIV_MODE_, tg_ks, &tg_fallback);
+    tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode_(self, other, rounding_mode) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
@@ -1822,30 +1680,30 @@ static tg_tensor *fallback_div_mode_out(tg_tensor *self, tg_tensor *other, const
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_opt_str(&tg_s, rounding_mode);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_opt_str(&tg_s, rounding_mode);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("div.out_mode", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out)
 {
-    if (!self) return null_arg("div", "self");
-    if (!other) return null_arg("div", "other");
-    if (!out) return null_arg("div", "out");
+    if (!self) return tg__null_arg("div", "self");
+    if (!other) return tg__null_arg("div", "other");
+    if (!out) return tg__null_arg("div", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)pick_kernel(TG_OP_DIV_MODE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_mode_out(self, other, rounding_mode, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -1853,26 +1711,26 @@ static tg_tensor *fallback_div_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("div.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("div", "self");
+    if (!self) return tg__null_arg("div", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)pick_kernel(TG_OP_DIV_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -1880,26 +1738,26 @@ static tg_tensor *fallback_div_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("div_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("div_", "self");
+    if (!self) return tg__null_arg("div_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)pick_kernel(TG_OP_DIV_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
@@ -1907,27 +1765,27 @@ static tg_tensor *fallback_pow(tg_tensor *self, tg_tensor *exponent)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, exponent);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, exponent);
     if (tg_call_boxed("pow.Tensor_Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent)
 {
-    if (!self) return null_arg("pow", "self");
-    if (!exponent) return null_arg("pow", "exponent");
+    if (!self) return tg__null_arg("pow", "self");
+    if (!exponent) return tg__null_arg("pow", "exponent");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow tg_kernel = (tg__kfn_pow)pick_kernel(TG_OP_POW, tg_ks, &tg_fallback);
+    tg__kfn_pow tg_kernel = (tg__kfn_pow)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow(self, exponent) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
@@ -1935,27 +1793,27 @@ static tg_tensor *fallback_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, exponent);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, exponent);
     if (tg_call_boxed("pow_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent)
 {
-    if (!self) return null_arg("pow_", "self");
-    if (!exponent) return null_arg("pow_", "exponent");
+    if (!self) return tg__null_arg("pow_", "self");
+    if (!exponent) return tg__null_arg("pow_", "exponent");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)pick_kernel(TG_OP_POW_, tg_ks, &tg_fallback);
+    tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_(self, exponent) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
@@ -1963,29 +1821,29 @@ static tg_tensor *fallback_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, exponent);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, exponent);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("pow.Tensor_Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
 {
-    if (!self) return null_arg("pow", "self");
-    if (!exponent) return null_arg("pow", "exponent");
-    if (!out) return null_arg("pow", "out");
+    if (!self) return tg__null_arg("pow", "self");
+    if (!exponent) return tg__null_arg("pow", "exponent");
+    if (!out) return tg__null_arg("pow", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)pick_kernel(TG_OP_POW_OUT, tg_ks, &tg_fallback);
+    tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_out(self, exponent, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
@@ -1993,26 +1851,26 @@ static tg_tensor *fallback_pow_scalar(tg_tensor *self, double exponent)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, exponent);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, exponent);
     if (tg_call_boxed("pow.Tensor_Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_scalar(tg_tensor *self, double exponent)
 {
-    if (!self) return null_arg("pow", "self");
+    if (!self) return tg__null_arg("pow", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)pick_kernel(TG_OP_POW_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar(self, exponent) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
@@ -2020,26 +1878,26 @@ static tg_tensor *fallback_pow_scalar_(tg_tensor *self, double exponent)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, exponent);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, exponent);
     if (tg_call_boxed("pow_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent)
 {
-    if (!self) return null_arg("pow_", "self");
+    if (!self) return tg__null_arg("pow_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)pick_kernel(TG_OP_POW_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_(self, exponent) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2047,28 +1905,28 @@ static tg_tensor *fallback_pow_scalar_out(tg_tensor *self, double exponent, tg_t
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, exponent);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, exponent);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("pow.Tensor_Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
-    if (!self) return null_arg("pow", "self");
-    if (!out) return null_arg("pow", "out");
+    if (!self) return tg__null_arg("pow", "self");
+    if (!out) return tg__null_arg("pow", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)pick_kernel(TG_OP_POW_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_out(self, exponent, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
@@ -2076,26 +1934,26 @@ static tg_tensor *fallback_pow_scalar_self(double self, tg_tensor *exponent)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_double(&tg_s, self);
-    box_tensor(&tg_s, exponent);
+    tg__box_double(&tg_s, self);
+    tg__box_tensor(&tg_s, exponent);
     if (tg_call_boxed("pow.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent)
 {
-    if (!exponent) return null_arg("pow", "exponent");
+    if (!exponent) return tg__null_arg("pow", "exponent");
     tg_keyset tg_ks = tg__tensor_keys(exponent) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)pick_kernel(TG_OP_POW_SCALAR_SELF, tg_ks, &tg_fallback);
+    tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_SELF], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_pow_scalar_self(self, exponent) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, exponent);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
@@ -2103,27 +1961,27 @@ static tg_tensor *fallback_maximum(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("maximum", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("maximum", "self");
-    if (!other) return null_arg("maximum", "other");
+    if (!self) return tg__null_arg("maximum", "self");
+    if (!other) return tg__null_arg("maximum", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_maximum tg_kernel = (tg__kfn_maximum)pick_kernel(TG_OP_MAXIMUM, tg_ks, &tg_fallback);
+    tg__kfn_maximum tg_kernel = (tg__kfn_maximum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_maximum(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2131,29 +1989,29 @@ static tg_tensor *fallback_maximum_out(tg_tensor *self, tg_tensor *other, tg_ten
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("maximum.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("maximum", "self");
-    if (!other) return null_arg("maximum", "other");
-    if (!out) return null_arg("maximum", "out");
+    if (!self) return tg__null_arg("maximum", "self");
+    if (!other) return tg__null_arg("maximum", "other");
+    if (!out) return tg__null_arg("maximum", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)pick_kernel(TG_OP_MAXIMUM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_maximum_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
@@ -2161,27 +2019,27 @@ static tg_tensor *fallback_minimum(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("minimum", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("minimum", "self");
-    if (!other) return null_arg("minimum", "other");
+    if (!self) return tg__null_arg("minimum", "self");
+    if (!other) return tg__null_arg("minimum", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_minimum tg_kernel = (tg__kfn_minimum)pick_kernel(TG_OP_MINIMUM, tg_ks, &tg_fallback);
+    tg__kfn_minimum tg_kernel = (tg__kfn_minimum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_minimum(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2189,29 +2047,29 @@ static tg_tensor *fallback_minimum_out(tg_tensor *self, tg_tensor *other, tg_ten
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("minimum.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("minimum", "self");
-    if (!other) return null_arg("minimum", "other");
-    if (!out) return null_arg("minimum", "out");
+    if (!self) return tg__null_arg("minimum", "self");
+    if (!other) return tg__null_arg("minimum", "other");
+    if (!out) return tg__null_arg("minimum", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)pick_kernel(TG_OP_MINIMUM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_minimum_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2219,27 +2077,27 @@ static tg_tensor *fallback_eq(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("eq.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("eq", "self");
-    if (!other) return null_arg("eq", "other");
+    if (!self) return tg__null_arg("eq", "self");
+    if (!other) return tg__null_arg("eq", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq tg_kernel = (tg__kfn_eq)pick_kernel(TG_OP_EQ, tg_ks, &tg_fallback);
+    tg__kfn_eq tg_kernel = (tg__kfn_eq)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2247,27 +2105,27 @@ static tg_tensor *fallback_eq_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("eq_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("eq_", "self");
-    if (!other) return null_arg("eq_", "other");
+    if (!self) return tg__null_arg("eq_", "self");
+    if (!other) return tg__null_arg("eq_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)pick_kernel(TG_OP_EQ_, tg_ks, &tg_fallback);
+    tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2275,29 +2133,29 @@ static tg_tensor *fallback_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("eq.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("eq", "self");
-    if (!other) return null_arg("eq", "other");
-    if (!out) return null_arg("eq", "out");
+    if (!self) return tg__null_arg("eq", "self");
+    if (!other) return tg__null_arg("eq", "other");
+    if (!out) return tg__null_arg("eq", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)pick_kernel(TG_OP_EQ_OUT, tg_ks, &tg_fallback);
+    tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2305,26 +2163,26 @@ static tg_tensor *fallback_eq_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("eq.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("eq", "self");
+    if (!self) return tg__null_arg("eq", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)pick_kernel(TG_OP_EQ_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2332,26 +2190,26 @@ static tg_tensor *fallback_eq_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("eq_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("eq_", "self");
+    if (!self) return tg__null_arg("eq_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)pick_kernel(TG_OP_EQ_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2359,28 +2217,28 @@ static tg_tensor *fallback_eq_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("eq.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("eq", "self");
-    if (!out) return null_arg("eq", "out");
+    if (!self) return tg__null_arg("eq", "self");
+    if (!out) return tg__null_arg("eq", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)pick_kernel(TG_OP_EQ_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_eq_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2388,27 +2246,27 @@ static tg_tensor *fallback_ne(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("ne.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("ne", "self");
-    if (!other) return null_arg("ne", "other");
+    if (!self) return tg__null_arg("ne", "self");
+    if (!other) return tg__null_arg("ne", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne tg_kernel = (tg__kfn_ne)pick_kernel(TG_OP_NE, tg_ks, &tg_fallback);
+    tg__kfn_ne tg_kernel = (tg__kfn_ne)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2416,27 +2274,27 @@ static tg_tensor *fallback_ne_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("ne_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("ne_", "self");
-    if (!other) return null_arg("ne_", "other");
+    if (!self) return tg__null_arg("ne_", "self");
+    if (!other) return tg__null_arg("ne_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)pick_kernel(TG_OP_NE_, tg_ks, &tg_fallback);
+    tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2444,29 +2302,29 @@ static tg_tensor *fallback_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("ne.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("ne", "self");
-    if (!other) return null_arg("ne", "other");
-    if (!out) return null_arg("ne", "out");
+    if (!self) return tg__null_arg("ne", "self");
+    if (!other) return tg__null_arg("ne", "other");
+    if (!out) return tg__null_arg("ne", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)pick_kernel(TG_OP_NE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2474,26 +2332,26 @@ static tg_tensor *fallback_ne_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("ne.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("ne", "self");
+    if (!self) return tg__null_arg("ne", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)pick_kernel(TG_OP_NE_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2501,26 +2359,26 @@ static tg_tensor *fallback_ne_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("ne_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("ne_", "self");
+    if (!self) return tg__null_arg("ne_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)pick_kernel(TG_OP_NE_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2528,28 +2386,28 @@ static tg_tensor *fallback_ne_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("ne.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("ne", "self");
-    if (!out) return null_arg("ne", "out");
+    if (!self) return tg__null_arg("ne", "self");
+    if (!out) return tg__null_arg("ne", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)pick_kernel(TG_OP_NE_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ne_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2557,27 +2415,27 @@ static tg_tensor *fallback_lt(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("lt.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("lt", "self");
-    if (!other) return null_arg("lt", "other");
+    if (!self) return tg__null_arg("lt", "self");
+    if (!other) return tg__null_arg("lt", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt tg_kernel = (tg__kfn_lt)pick_kernel(TG_OP_LT, tg_ks, &tg_fallback);
+    tg__kfn_lt tg_kernel = (tg__kfn_lt)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2585,27 +2443,27 @@ static tg_tensor *fallback_lt_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("lt_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("lt_", "self");
-    if (!other) return null_arg("lt_", "other");
+    if (!self) return tg__null_arg("lt_", "self");
+    if (!other) return tg__null_arg("lt_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)pick_kernel(TG_OP_LT_, tg_ks, &tg_fallback);
+    tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2613,29 +2471,29 @@ static tg_tensor *fallback_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("lt.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("lt", "self");
-    if (!other) return null_arg("lt", "other");
-    if (!out) return null_arg("lt", "out");
+    if (!self) return tg__null_arg("lt", "self");
+    if (!other) return tg__null_arg("lt", "other");
+    if (!out) return tg__null_arg("lt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)pick_kernel(TG_OP_LT_OUT, tg_ks, &tg_fallback);
+    tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2643,26 +2501,26 @@ static tg_tensor *fallback_lt_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("lt.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("lt", "self");
+    if (!self) return tg__null_arg("lt", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)pick_kernel(TG_OP_LT_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2670,26 +2528,26 @@ static tg_tensor *fallback_lt_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("lt_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("lt_", "self");
+    if (!self) return tg__null_arg("lt_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)pick_kernel(TG_OP_LT_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2697,28 +2555,28 @@ static tg_tensor *fallback_lt_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("lt.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("lt", "self");
-    if (!out) return null_arg("lt", "out");
+    if (!self) return tg__null_arg("lt", "self");
+    if (!out) return tg__null_arg("lt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)pick_kernel(TG_OP_LT_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_lt_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2726,27 +2584,27 @@ static tg_tensor *fallback_le(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("le.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("le", "self");
-    if (!other) return null_arg("le", "other");
+    if (!self) return tg__null_arg("le", "self");
+    if (!other) return tg__null_arg("le", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le tg_kernel = (tg__kfn_le)pick_kernel(TG_OP_LE, tg_ks, &tg_fallback);
+    tg__kfn_le tg_kernel = (tg__kfn_le)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2754,27 +2612,27 @@ static tg_tensor *fallback_le_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("le_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("le_", "self");
-    if (!other) return null_arg("le_", "other");
+    if (!self) return tg__null_arg("le_", "self");
+    if (!other) return tg__null_arg("le_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le_ tg_kernel = (tg__kfn_le_)pick_kernel(TG_OP_LE_, tg_ks, &tg_fallback);
+    tg__kfn_le_ tg_kernel = (tg__kfn_le_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2782,29 +2640,29 @@ static tg_tensor *fallback_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("le.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("le", "self");
-    if (!other) return null_arg("le", "other");
-    if (!out) return null_arg("le", "out");
+    if (!self) return tg__null_arg("le", "self");
+    if (!other) return tg__null_arg("le", "other");
+    if (!out) return tg__null_arg("le", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le_out tg_kernel = (tg__kfn_le_out)pick_kernel(TG_OP_LE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_le_out tg_kernel = (tg__kfn_le_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2812,26 +2670,26 @@ static tg_tensor *fallback_le_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("le.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("le", "self");
+    if (!self) return tg__null_arg("le", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)pick_kernel(TG_OP_LE_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -2839,26 +2697,26 @@ static tg_tensor *fallback_le_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("le_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("le_", "self");
+    if (!self) return tg__null_arg("le_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)pick_kernel(TG_OP_LE_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2866,28 +2724,28 @@ static tg_tensor *fallback_le_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("le.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("le", "self");
-    if (!out) return null_arg("le", "out");
+    if (!self) return tg__null_arg("le", "self");
+    if (!out) return tg__null_arg("le", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)pick_kernel(TG_OP_LE_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_le_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -2895,27 +2753,27 @@ static tg_tensor *fallback_gt(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("gt.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("gt", "self");
-    if (!other) return null_arg("gt", "other");
+    if (!self) return tg__null_arg("gt", "self");
+    if (!other) return tg__null_arg("gt", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt tg_kernel = (tg__kfn_gt)pick_kernel(TG_OP_GT, tg_ks, &tg_fallback);
+    tg__kfn_gt tg_kernel = (tg__kfn_gt)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2923,27 +2781,27 @@ static tg_tensor *fallback_gt_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("gt_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("gt_", "self");
-    if (!other) return null_arg("gt_", "other");
+    if (!self) return tg__null_arg("gt_", "self");
+    if (!other) return tg__null_arg("gt_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)pick_kernel(TG_OP_GT_, tg_ks, &tg_fallback);
+    tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2951,29 +2809,29 @@ static tg_tensor *fallback_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("gt.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("gt", "self");
-    if (!other) return null_arg("gt", "other");
-    if (!out) return null_arg("gt", "out");
+    if (!self) return tg__null_arg("gt", "self");
+    if (!other) return tg__null_arg("gt", "other");
+    if (!out) return tg__null_arg("gt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)pick_kernel(TG_OP_GT_OUT, tg_ks, &tg_fallback);
+    tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -2981,26 +2839,26 @@ static tg_tensor *fallback_gt_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("gt.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("gt", "self");
+    if (!self) return tg__null_arg("gt", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)pick_kernel(TG_OP_GT_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -3008,26 +2866,26 @@ static tg_tensor *fallback_gt_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("gt_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("gt_", "self");
+    if (!self) return tg__null_arg("gt_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)pick_kernel(TG_OP_GT_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3035,28 +2893,28 @@ static tg_tensor *fallback_gt_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("gt.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("gt", "self");
-    if (!out) return null_arg("gt", "out");
+    if (!self) return tg__null_arg("gt", "self");
+    if (!out) return tg__null_arg("gt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)pick_kernel(TG_OP_GT_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_gt_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -3064,27 +2922,27 @@ static tg_tensor *fallback_ge(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("ge.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("ge", "self");
-    if (!other) return null_arg("ge", "other");
+    if (!self) return tg__null_arg("ge", "self");
+    if (!other) return tg__null_arg("ge", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge tg_kernel = (tg__kfn_ge)pick_kernel(TG_OP_GE, tg_ks, &tg_fallback);
+    tg__kfn_ge tg_kernel = (tg__kfn_ge)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -3092,27 +2950,27 @@ static tg_tensor *fallback_ge_(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("ge_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("ge_", "self");
-    if (!other) return null_arg("ge_", "other");
+    if (!self) return tg__null_arg("ge_", "self");
+    if (!other) return tg__null_arg("ge_", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)pick_kernel(TG_OP_GE_, tg_ks, &tg_fallback);
+    tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3120,29 +2978,29 @@ static tg_tensor *fallback_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("ge.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("ge", "self");
-    if (!other) return null_arg("ge", "other");
-    if (!out) return null_arg("ge", "out");
+    if (!self) return tg__null_arg("ge", "self");
+    if (!other) return tg__null_arg("ge", "other");
+    if (!out) return tg__null_arg("ge", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)pick_kernel(TG_OP_GE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -3150,26 +3008,26 @@ static tg_tensor *fallback_ge_scalar(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("ge.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge_scalar(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("ge", "self");
+    if (!self) return tg__null_arg("ge", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)pick_kernel(TG_OP_GE_SCALAR, tg_ks, &tg_fallback);
+    tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -3177,26 +3035,26 @@ static tg_tensor *fallback_ge_scalar_(tg_tensor *self, double other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("ge_.Scalar", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge_scalar_(tg_tensor *self, double other)
 {
-    if (!self) return null_arg("ge_", "self");
+    if (!self) return tg__null_arg("ge_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)pick_kernel(TG_OP_GE_SCALAR_, tg_ks, &tg_fallback);
+    tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar_(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3204,28 +3062,28 @@ static tg_tensor *fallback_ge_scalar_out(tg_tensor *self, double other, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("ge.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("ge", "self");
-    if (!out) return null_arg("ge", "out");
+    if (!self) return tg__null_arg("ge", "self");
+    if (!out) return tg__null_arg("ge", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)pick_kernel(TG_OP_GE_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_ge_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
@@ -3233,29 +3091,29 @@ static tg_tensor *fallback_where(tg_tensor *condition, tg_tensor *self, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, condition);
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, condition);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("where.self", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
-    if (!condition) return null_arg("where", "condition");
-    if (!self) return null_arg("where", "self");
-    if (!other) return null_arg("where", "other");
+    if (!condition) return tg__null_arg("where", "condition");
+    if (!self) return tg__null_arg("where", "self");
+    if (!other) return tg__null_arg("where", "other");
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_where tg_kernel = (tg__kfn_where)pick_kernel(TG_OP_WHERE, tg_ks, &tg_fallback);
+    tg__kfn_where tg_kernel = (tg__kfn_where)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where(condition, self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3263,31 +3121,31 @@ static tg_tensor *fallback_where_out(tg_tensor *condition, tg_tensor *self, tg_t
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, condition);
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, condition);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("where.self_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!condition) return null_arg("where", "condition");
-    if (!self) return null_arg("where", "self");
-    if (!other) return null_arg("where", "other");
-    if (!out) return null_arg("where", "out");
+    if (!condition) return tg__null_arg("where", "condition");
+    if (!self) return tg__null_arg("where", "self");
+    if (!other) return tg__null_arg("where", "other");
+    if (!out) return tg__null_arg("where", "out");
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_where_out tg_kernel = (tg__kfn_where_out)pick_kernel(TG_OP_WHERE_OUT, tg_ks, &tg_fallback);
+    tg__kfn_where_out tg_kernel = (tg__kfn_where_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_out(condition, self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(condition, self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
@@ -3295,28 +3153,28 @@ static tg_tensor *fallback_where_scalar_self(tg_tensor *condition, double self, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, condition);
-    box_double(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, condition);
+    tg__box_double(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("where.ScalarSelf", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *other)
 {
-    if (!condition) return null_arg("where", "condition");
-    if (!other) return null_arg("where", "other");
+    if (!condition) return tg__null_arg("where", "condition");
+    if (!other) return tg__null_arg("where", "other");
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)pick_kernel(TG_OP_WHERE_SCALAR_SELF, tg_ks, &tg_fallback);
+    tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_SELF], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_scalar_self(condition, self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
@@ -3324,28 +3182,28 @@ static tg_tensor *fallback_where_scalar_other(tg_tensor *condition, tg_tensor *s
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, condition);
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, condition);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
     if (tg_call_boxed("where.ScalarOther", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double other)
 {
-    if (!condition) return null_arg("where", "condition");
-    if (!self) return null_arg("where", "self");
+    if (!condition) return tg__null_arg("where", "condition");
+    if (!self) return tg__null_arg("where", "self");
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)pick_kernel(TG_OP_WHERE_SCALAR_OTHER, tg_ks, &tg_fallback);
+    tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_OTHER], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_where_scalar_other(condition, self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
@@ -3353,27 +3211,27 @@ static tg_tensor *fallback_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_double(&tg_s, min);
-    box_opt_double(&tg_s, max);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_double(&tg_s, min);
+    tg__box_opt_double(&tg_s, max);
     if (tg_call_boxed("clamp", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts)
 {
-    if (!self) return null_arg("clamp", "self");
+    if (!self) return tg__null_arg("clamp", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp tg_kernel = (tg__kfn_clamp)pick_kernel(TG_OP_CLAMP, tg_ks, &tg_fallback);
+    tg__kfn_clamp tg_kernel = (tg__kfn_clamp)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp(self, opts.min, opts.max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
@@ -3381,27 +3239,27 @@ static tg_tensor *fallback_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_floa
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_double(&tg_s, min);
-    box_opt_double(&tg_s, max);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_double(&tg_s, min);
+    tg__box_opt_double(&tg_s, max);
     if (tg_call_boxed("clamp_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts)
 {
-    if (!self) return null_arg("clamp_", "self");
+    if (!self) return tg__null_arg("clamp_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)pick_kernel(TG_OP_CLAMP_, tg_ks, &tg_fallback);
+    tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_(self, opts.min, opts.max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3409,29 +3267,29 @@ static tg_tensor *fallback_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_f
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_double(&tg_s, min);
-    box_opt_double(&tg_s, max);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_double(&tg_s, min);
+    tg__box_opt_double(&tg_s, max);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("clamp.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts opts)
 {
-    if (!self) return null_arg("clamp", "self");
-    if (!out) return null_arg("clamp", "out");
+    if (!self) return tg__null_arg("clamp", "self");
+    if (!out) return tg__null_arg("clamp", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)pick_kernel(TG_OP_CLAMP_OUT, tg_ks, &tg_fallback);
+    tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_out(self, opts.min, opts.max, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
@@ -3439,27 +3297,27 @@ static tg_tensor *fallback_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
     if (tg_call_boxed("clamp.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts)
 {
-    if (!self) return null_arg("clamp", "self");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | opt_keys(opts.min) | opt_keys(opts.max)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("clamp", "self");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)pick_kernel(TG_OP_CLAMP_TENSOR, tg_ks, &tg_fallback);
+    tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor(self, opts.min, opts.max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
@@ -3467,27 +3325,27 @@ static tg_tensor *fallback_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_ten
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
     if (tg_call_boxed("clamp_.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts)
 {
-    if (!self) return null_arg("clamp_", "self");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | opt_keys(opts.min) | opt_keys(opts.max)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("clamp_", "self");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)pick_kernel(TG_OP_CLAMP_TENSOR_, tg_ks, &tg_fallback);
+    tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor_(self, opts.min, opts.max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3495,29 +3353,29 @@ static tg_tensor *fallback_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("clamp.Tensor_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tensor_out_opts opts)
 {
-    if (!self) return null_arg("clamp", "self");
-    if (!out) return null_arg("clamp", "out");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | opt_keys(opts.min) | opt_keys(opts.max) | tg__tensor_keys(out)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("clamp", "self");
+    if (!out) return tg__null_arg("clamp", "out");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)pick_kernel(TG_OP_CLAMP_TENSOR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_tensor_out(self, opts.min, opts.max, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* neg(Tensor self) -> Tensor */
@@ -3525,25 +3383,25 @@ static tg_tensor *fallback_neg(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("neg", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_neg(tg_tensor *self)
 {
-    if (!self) return null_arg("neg", "self");
+    if (!self) return tg__null_arg("neg", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_neg tg_kernel = (tg__kfn_neg)pick_kernel(TG_OP_NEG, tg_ks, &tg_fallback);
+    tg__kfn_neg tg_kernel = (tg__kfn_neg)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
@@ -3551,25 +3409,25 @@ static tg_tensor *fallback_neg_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("neg_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_neg_(tg_tensor *self)
 {
-    if (!self) return null_arg("neg_", "self");
+    if (!self) return tg__null_arg("neg_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)pick_kernel(TG_OP_NEG_, tg_ks, &tg_fallback);
+    tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3577,27 +3435,27 @@ static tg_tensor *fallback_neg_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("neg.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("neg", "self");
-    if (!out) return null_arg("neg", "out");
+    if (!self) return tg__null_arg("neg", "self");
+    if (!out) return tg__null_arg("neg", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)pick_kernel(TG_OP_NEG_OUT, tg_ks, &tg_fallback);
+    tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_neg_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* abs(Tensor self) -> Tensor */
@@ -3605,25 +3463,25 @@ static tg_tensor *fallback_abs(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("abs", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_abs(tg_tensor *self)
 {
-    if (!self) return null_arg("abs", "self");
+    if (!self) return tg__null_arg("abs", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_abs tg_kernel = (tg__kfn_abs)pick_kernel(TG_OP_ABS, tg_ks, &tg_fallback);
+    tg__kfn_abs tg_kernel = (tg__kfn_abs)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
@@ -3631,25 +3489,25 @@ static tg_tensor *fallback_abs_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("abs_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_abs_(tg_tensor *self)
 {
-    if (!self) return null_arg("abs_", "self");
+    if (!self) return tg__null_arg("abs_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)pick_kernel(TG_OP_ABS_, tg_ks, &tg_fallback);
+    tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3657,27 +3515,27 @@ static tg_tensor *fallback_abs_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("abs.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("abs", "self");
-    if (!out) return null_arg("abs", "out");
+    if (!self) return tg__null_arg("abs", "self");
+    if (!out) return tg__null_arg("abs", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)pick_kernel(TG_OP_ABS_OUT, tg_ks, &tg_fallback);
+    tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_abs_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* exp(Tensor self) -> Tensor */
@@ -3685,25 +3543,25 @@ static tg_tensor *fallback_exp(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("exp", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_exp(tg_tensor *self)
 {
-    if (!self) return null_arg("exp", "self");
+    if (!self) return tg__null_arg("exp", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_exp tg_kernel = (tg__kfn_exp)pick_kernel(TG_OP_EXP, tg_ks, &tg_fallback);
+    tg__kfn_exp tg_kernel = (tg__kfn_exp)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
@@ -3711,25 +3569,25 @@ static tg_tensor *fallback_exp_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("exp_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_exp_(tg_tensor *self)
 {
-    if (!self) return null_arg("exp_", "self");
+    if (!self) return tg__null_arg("exp_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)pick_kernel(TG_OP_EXP_, tg_ks, &tg_fallback);
+    tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3737,27 +3595,27 @@ static tg_tensor *fallback_exp_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("exp.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("exp", "self");
-    if (!out) return null_arg("exp", "out");
+    if (!self) return tg__null_arg("exp", "self");
+    if (!out) return tg__null_arg("exp", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)pick_kernel(TG_OP_EXP_OUT, tg_ks, &tg_fallback);
+    tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_exp_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* log(Tensor self) -> Tensor */
@@ -3765,25 +3623,25 @@ static tg_tensor *fallback_log(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("log", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_log(tg_tensor *self)
 {
-    if (!self) return null_arg("log", "self");
+    if (!self) return tg__null_arg("log", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_log tg_kernel = (tg__kfn_log)pick_kernel(TG_OP_LOG, tg_ks, &tg_fallback);
+    tg__kfn_log tg_kernel = (tg__kfn_log)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
@@ -3791,25 +3649,25 @@ static tg_tensor *fallback_log_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("log_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_log_(tg_tensor *self)
 {
-    if (!self) return null_arg("log_", "self");
+    if (!self) return tg__null_arg("log_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_log_ tg_kernel = (tg__kfn_log_)pick_kernel(TG_OP_LOG_, tg_ks, &tg_fallback);
+    tg__kfn_log_ tg_kernel = (tg__kfn_log_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3817,27 +3675,27 @@ static tg_tensor *fallback_log_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("log.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("log", "self");
-    if (!out) return null_arg("log", "out");
+    if (!self) return tg__null_arg("log", "self");
+    if (!out) return tg__null_arg("log", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_log_out tg_kernel = (tg__kfn_log_out)pick_kernel(TG_OP_LOG_OUT, tg_ks, &tg_fallback);
+    tg__kfn_log_out tg_kernel = (tg__kfn_log_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sqrt(Tensor self) -> Tensor */
@@ -3845,25 +3703,25 @@ static tg_tensor *fallback_sqrt(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sqrt", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sqrt(tg_tensor *self)
 {
-    if (!self) return null_arg("sqrt", "self");
+    if (!self) return tg__null_arg("sqrt", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)pick_kernel(TG_OP_SQRT, tg_ks, &tg_fallback);
+    tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
@@ -3871,25 +3729,25 @@ static tg_tensor *fallback_sqrt_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sqrt_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sqrt_(tg_tensor *self)
 {
-    if (!self) return null_arg("sqrt_", "self");
+    if (!self) return tg__null_arg("sqrt_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)pick_kernel(TG_OP_SQRT_, tg_ks, &tg_fallback);
+    tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3897,27 +3755,27 @@ static tg_tensor *fallback_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sqrt.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("sqrt", "self");
-    if (!out) return null_arg("sqrt", "out");
+    if (!self) return tg__null_arg("sqrt", "self");
+    if (!out) return tg__null_arg("sqrt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)pick_kernel(TG_OP_SQRT_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sqrt_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rsqrt(Tensor self) -> Tensor */
@@ -3925,25 +3783,25 @@ static tg_tensor *fallback_rsqrt(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("rsqrt", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rsqrt(tg_tensor *self)
 {
-    if (!self) return null_arg("rsqrt", "self");
+    if (!self) return tg__null_arg("rsqrt", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)pick_kernel(TG_OP_RSQRT, tg_ks, &tg_fallback);
+    tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
@@ -3951,25 +3809,25 @@ static tg_tensor *fallback_rsqrt_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("rsqrt_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rsqrt_(tg_tensor *self)
 {
-    if (!self) return null_arg("rsqrt_", "self");
+    if (!self) return tg__null_arg("rsqrt_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)pick_kernel(TG_OP_RSQRT_, tg_ks, &tg_fallback);
+    tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -3977,27 +3835,27 @@ static tg_tensor *fallback_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("rsqrt.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("rsqrt", "self");
-    if (!out) return null_arg("rsqrt", "out");
+    if (!self) return tg__null_arg("rsqrt", "self");
+    if (!out) return tg__null_arg("rsqrt", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)pick_kernel(TG_OP_RSQRT_OUT, tg_ks, &tg_fallback);
+    tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_rsqrt_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sin(Tensor self) -> Tensor */
@@ -4005,25 +3863,25 @@ static tg_tensor *fallback_sin(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sin", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sin(tg_tensor *self)
 {
-    if (!self) return null_arg("sin", "self");
+    if (!self) return tg__null_arg("sin", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sin tg_kernel = (tg__kfn_sin)pick_kernel(TG_OP_SIN, tg_ks, &tg_fallback);
+    tg__kfn_sin tg_kernel = (tg__kfn_sin)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
@@ -4031,25 +3889,25 @@ static tg_tensor *fallback_sin_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sin_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sin_(tg_tensor *self)
 {
-    if (!self) return null_arg("sin_", "self");
+    if (!self) return tg__null_arg("sin_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)pick_kernel(TG_OP_SIN_, tg_ks, &tg_fallback);
+    tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4057,27 +3915,27 @@ static tg_tensor *fallback_sin_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sin.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("sin", "self");
-    if (!out) return null_arg("sin", "out");
+    if (!self) return tg__null_arg("sin", "self");
+    if (!out) return tg__null_arg("sin", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)pick_kernel(TG_OP_SIN_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sin_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cos(Tensor self) -> Tensor */
@@ -4085,25 +3943,25 @@ static tg_tensor *fallback_cos(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("cos", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cos(tg_tensor *self)
 {
-    if (!self) return null_arg("cos", "self");
+    if (!self) return tg__null_arg("cos", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cos tg_kernel = (tg__kfn_cos)pick_kernel(TG_OP_COS, tg_ks, &tg_fallback);
+    tg__kfn_cos tg_kernel = (tg__kfn_cos)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
@@ -4111,25 +3969,25 @@ static tg_tensor *fallback_cos_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("cos_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cos_(tg_tensor *self)
 {
-    if (!self) return null_arg("cos_", "self");
+    if (!self) return tg__null_arg("cos_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)pick_kernel(TG_OP_COS_, tg_ks, &tg_fallback);
+    tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4137,27 +3995,27 @@ static tg_tensor *fallback_cos_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("cos.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("cos", "self");
-    if (!out) return null_arg("cos", "out");
+    if (!self) return tg__null_arg("cos", "self");
+    if (!out) return tg__null_arg("cos", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)pick_kernel(TG_OP_COS_OUT, tg_ks, &tg_fallback);
+    tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cos_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* tanh(Tensor self) -> Tensor */
@@ -4165,25 +4023,25 @@ static tg_tensor *fallback_tanh(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("tanh", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_tanh(tg_tensor *self)
 {
-    if (!self) return null_arg("tanh", "self");
+    if (!self) return tg__null_arg("tanh", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_tanh tg_kernel = (tg__kfn_tanh)pick_kernel(TG_OP_TANH, tg_ks, &tg_fallback);
+    tg__kfn_tanh tg_kernel = (tg__kfn_tanh)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
@@ -4191,25 +4049,25 @@ static tg_tensor *fallback_tanh_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("tanh_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_tanh_(tg_tensor *self)
 {
-    if (!self) return null_arg("tanh_", "self");
+    if (!self) return tg__null_arg("tanh_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)pick_kernel(TG_OP_TANH_, tg_ks, &tg_fallback);
+    tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4217,27 +4075,27 @@ static tg_tensor *fallback_tanh_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("tanh.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("tanh", "self");
-    if (!out) return null_arg("tanh", "out");
+    if (!self) return tg__null_arg("tanh", "self");
+    if (!out) return tg__null_arg("tanh", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)pick_kernel(TG_OP_TANH_OUT, tg_ks, &tg_fallback);
+    tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_tanh_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sigmoid(Tensor self) -> Tensor */
@@ -4245,25 +4103,25 @@ static tg_tensor *fallback_sigmoid(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sigmoid", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sigmoid(tg_tensor *self)
 {
-    if (!self) return null_arg("sigmoid", "self");
+    if (!self) return tg__null_arg("sigmoid", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)pick_kernel(TG_OP_SIGMOID, tg_ks, &tg_fallback);
+    tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
@@ -4271,25 +4129,25 @@ static tg_tensor *fallback_sigmoid_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sigmoid_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sigmoid_(tg_tensor *self)
 {
-    if (!self) return null_arg("sigmoid_", "self");
+    if (!self) return tg__null_arg("sigmoid_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)pick_kernel(TG_OP_SIGMOID_, tg_ks, &tg_fallback);
+    tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4297,27 +4155,27 @@ static tg_tensor *fallback_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sigmoid.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("sigmoid", "self");
-    if (!out) return null_arg("sigmoid", "out");
+    if (!self) return tg__null_arg("sigmoid", "self");
+    if (!out) return tg__null_arg("sigmoid", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)pick_kernel(TG_OP_SIGMOID_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sigmoid_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* relu(Tensor self) -> Tensor */
@@ -4325,25 +4183,25 @@ static tg_tensor *fallback_relu(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("relu", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_relu(tg_tensor *self)
 {
-    if (!self) return null_arg("relu", "self");
+    if (!self) return tg__null_arg("relu", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_relu tg_kernel = (tg__kfn_relu)pick_kernel(TG_OP_RELU, tg_ks, &tg_fallback);
+    tg__kfn_relu tg_kernel = (tg__kfn_relu)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
@@ -4351,25 +4209,25 @@ static tg_tensor *fallback_relu_(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("relu_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_relu_(tg_tensor *self)
 {
-    if (!self) return null_arg("relu_", "self");
+    if (!self) return tg__null_arg("relu_", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)pick_kernel(TG_OP_RELU_, tg_ks, &tg_fallback);
+    tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu_(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4377,27 +4235,27 @@ static tg_tensor *fallback_relu_out(tg_tensor *self, tg_tensor *out)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("relu.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out)
 {
-    if (!self) return null_arg("relu", "self");
-    if (!out) return null_arg("relu", "out");
+    if (!self) return tg__null_arg("relu", "self");
+    if (!out) return tg__null_arg("relu", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)pick_kernel(TG_OP_RELU_OUT, tg_ks, &tg_fallback);
+    tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_relu_out(self, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -4405,28 +4263,28 @@ static tg_tensor *fallback_sum(tg_tensor *self, tg_int_list dim, bool keepdim, t
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("sum.dim_IntList", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
 {
-    if (!self) return null_arg("sum", "self");
+    if (!self) return tg__null_arg("sum", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sum tg_kernel = (tg__kfn_sum)pick_kernel(TG_OP_SUM, tg_ks, &tg_fallback);
+    tg__kfn_sum tg_kernel = (tg__kfn_sum)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -4434,30 +4292,30 @@ static tg_tensor *fallback_sum_out(tg_tensor *self, tg_int_list dim, bool keepdi
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sum.IntList_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
 {
-    if (!self) return null_arg("sum", "self");
-    if (!out) return null_arg("sum", "out");
+    if (!self) return tg__null_arg("sum", "self");
+    if (!out) return tg__null_arg("sum", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)pick_kernel(TG_OP_SUM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -4465,28 +4323,28 @@ static tg_tensor *fallback_mean(tg_tensor *self, tg_int_list dim, bool keepdim, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("mean.dim", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
 {
-    if (!self) return null_arg("mean", "self");
+    if (!self) return tg__null_arg("mean", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mean tg_kernel = (tg__kfn_mean)pick_kernel(TG_OP_MEAN, tg_ks, &tg_fallback);
+    tg__kfn_mean tg_kernel = (tg__kfn_mean)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mean(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -4494,30 +4352,30 @@ static tg_tensor *fallback_mean_out(tg_tensor *self, tg_int_list dim, bool keepd
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("mean.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts)
 {
-    if (!self) return null_arg("mean", "self");
-    if (!out) return null_arg("mean", "out");
+    if (!self) return tg__null_arg("mean", "self");
+    if (!out) return tg__null_arg("mean", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)pick_kernel(TG_OP_MEAN_OUT, tg_ks, &tg_fallback);
+    tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
@@ -4525,26 +4383,26 @@ static tg_tensor *fallback_prod(tg_tensor *self, tg_dtype dtype)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("prod", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts)
 {
-    if (!self) return null_arg("prod", "self");
+    if (!self) return tg__null_arg("prod", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_prod tg_kernel = (tg__kfn_prod)pick_kernel(TG_OP_PROD, tg_ks, &tg_fallback);
+    tg__kfn_prod tg_kernel = (tg__kfn_prod)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod(self, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -4552,28 +4410,28 @@ static tg_tensor *fallback_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("prod.dim_int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts)
 {
-    if (!self) return null_arg("prod", "self");
+    if (!self) return tg__null_arg("prod", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)pick_kernel(TG_OP_PROD_DIM, tg_ks, &tg_fallback);
+    tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod_dim(self, dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
@@ -4581,30 +4439,30 @@ static tg_tensor *fallback_prod_dim_out(tg_tensor *self, int64_t dim, bool keepd
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_opt_dtype(&tg_s, dtype);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("prod.int_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_prod_dim_out_opts opts)
 {
-    if (!self) return null_arg("prod", "self");
-    if (!out) return null_arg("prod", "out");
+    if (!self) return tg__null_arg("prod", "self");
+    if (!out) return tg__null_arg("prod", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)pick_kernel(TG_OP_PROD_DIM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod_dim_out(self, dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -4612,27 +4470,27 @@ static tg_tensor *fallback_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("amax", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
 {
-    if (!self) return null_arg("amax", "self");
+    if (!self) return tg__null_arg("amax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_amax tg_kernel = (tg__kfn_amax)pick_kernel(TG_OP_AMAX, tg_ks, &tg_fallback);
+    tg__kfn_amax tg_kernel = (tg__kfn_amax)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amax(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4640,29 +4498,29 @@ static tg_tensor *fallback_amax_out(tg_tensor *self, tg_int_list dim, bool keepd
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("amax.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts)
 {
-    if (!self) return null_arg("amax", "self");
-    if (!out) return null_arg("amax", "out");
+    if (!self) return tg__null_arg("amax", "self");
+    if (!out) return tg__null_arg("amax", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)pick_kernel(TG_OP_AMAX_OUT, tg_ks, &tg_fallback);
+    tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amax_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -4670,27 +4528,27 @@ static tg_tensor *fallback_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("amin", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
 {
-    if (!self) return null_arg("amin", "self");
+    if (!self) return tg__null_arg("amin", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_amin tg_kernel = (tg__kfn_amin)pick_kernel(TG_OP_AMIN, tg_ks, &tg_fallback);
+    tg__kfn_amin tg_kernel = (tg__kfn_amin)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amin(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4698,29 +4556,29 @@ static tg_tensor *fallback_amin_out(tg_tensor *self, tg_int_list dim, bool keepd
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("amin.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts)
 {
-    if (!self) return null_arg("amin", "self");
-    if (!out) return null_arg("amin", "out");
+    if (!self) return tg__null_arg("amin", "self");
+    if (!out) return tg__null_arg("amin", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)pick_kernel(TG_OP_AMIN_OUT, tg_ks, &tg_fallback);
+    tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_amin_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* max(Tensor self) -> Tensor */
@@ -4728,25 +4586,25 @@ static tg_tensor *fallback_max(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("max", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_max(tg_tensor *self)
 {
-    if (!self) return null_arg("max", "self");
+    if (!self) return tg__null_arg("max", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_max tg_kernel = (tg__kfn_max)pick_kernel(TG_OP_MAX, tg_ks, &tg_fallback);
+    tg__kfn_max tg_kernel = (tg__kfn_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -4754,28 +4612,28 @@ static tg_values_indices fallback_max_dim(tg_tensor *self, int64_t dim, bool kee
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("max.dim", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
-    return (tg_values_indices){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts opts)
 {
-    if (!self) { null_arg("max", "self"); return (tg_values_indices){ 0 }; }
+    if (!self) { tg__null_arg("max", "self"); return (tg_values_indices){ 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)pick_kernel(TG_OP_MAX_DIM, tg_ks, &tg_fallback);
+    tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.values = track(tg_r.values);
-    tg_r.indices = track(tg_r.indices);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
     return tg_r;
 }
 
@@ -4784,32 +4642,32 @@ static tg_values_indices fallback_max_dim_out(tg_tensor *self, int64_t dim, bool
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, max);
-    box_tensor(&tg_s, max_values);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, max_values);
     if (tg_call_boxed("max.dim_max", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
-    return (tg_values_indices){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max, tg_tensor *max_values, tg_max_dim_out_opts opts)
 {
-    if (!self) { null_arg("max", "self"); return (tg_values_indices){ 0 }; }
-    if (!max) { null_arg("max", "max"); return (tg_values_indices){ 0 }; }
-    if (!max_values) { null_arg("max", "max_values"); return (tg_values_indices){ 0 }; }
+    if (!self) { tg__null_arg("max", "self"); return (tg_values_indices){ 0 }; }
+    if (!max) { tg__null_arg("max", "max"); return (tg_values_indices){ 0 }; }
+    if (!max_values) { tg__null_arg("max", "max_values"); return (tg_values_indices){ 0 }; }
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(max) | tg__tensor_keys(max_values)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)pick_kernel(TG_OP_MAX_DIM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_max_dim_out(self, dim, opts.keepdim, max, max_values) : (tg_values_indices){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, max, max_values);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.values = track(tg_r.values);
-    tg_r.indices = track(tg_r.indices);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
     return tg_r;
 }
 
@@ -4818,25 +4676,25 @@ static tg_tensor *fallback_min(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("min", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_min(tg_tensor *self)
 {
-    if (!self) return null_arg("min", "self");
+    if (!self) return tg__null_arg("min", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_min tg_kernel = (tg__kfn_min)pick_kernel(TG_OP_MIN, tg_ks, &tg_fallback);
+    tg__kfn_min tg_kernel = (tg__kfn_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -4844,28 +4702,28 @@ static tg_values_indices fallback_min_dim(tg_tensor *self, int64_t dim, bool kee
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("min.dim", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
-    return (tg_values_indices){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts opts)
 {
-    if (!self) { null_arg("min", "self"); return (tg_values_indices){ 0 }; }
+    if (!self) { tg__null_arg("min", "self"); return (tg_values_indices){ 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)pick_kernel(TG_OP_MIN_DIM, tg_ks, &tg_fallback);
+    tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.values = track(tg_r.values);
-    tg_r.indices = track(tg_r.indices);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
     return tg_r;
 }
 
@@ -4874,32 +4732,32 @@ static tg_values_indices fallback_min_dim_out(tg_tensor *self, int64_t dim, bool
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, min);
-    box_tensor(&tg_s, min_indices);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, min);
+    tg__box_tensor(&tg_s, min_indices);
     if (tg_call_boxed("min.dim_min", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
-    return (tg_values_indices){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min, tg_tensor *min_indices, tg_min_dim_out_opts opts)
 {
-    if (!self) { null_arg("min", "self"); return (tg_values_indices){ 0 }; }
-    if (!min) { null_arg("min", "min"); return (tg_values_indices){ 0 }; }
-    if (!min_indices) { null_arg("min", "min_indices"); return (tg_values_indices){ 0 }; }
+    if (!self) { tg__null_arg("min", "self"); return (tg_values_indices){ 0 }; }
+    if (!min) { tg__null_arg("min", "min"); return (tg_values_indices){ 0 }; }
+    if (!min_indices) { tg__null_arg("min", "min_indices"); return (tg_values_indices){ 0 }; }
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(min) | tg__tensor_keys(min_indices)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)pick_kernel(TG_OP_MIN_DIM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_min_dim_out(self, dim, opts.keepdim, min, min_indices) : (tg_values_indices){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, min, min_indices);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.values = track(tg_r.values);
-    tg_r.indices = track(tg_r.indices);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
     return tg_r;
 }
 
@@ -4908,27 +4766,27 @@ static tg_tensor *fallback_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("argmax", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts)
 {
-    if (!self) return null_arg("argmax", "self");
+    if (!self) return tg__null_arg("argmax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_argmax tg_kernel = (tg__kfn_argmax)pick_kernel(TG_OP_ARGMAX, tg_ks, &tg_fallback);
+    tg__kfn_argmax tg_kernel = (tg__kfn_argmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmax(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4936,29 +4794,29 @@ static tg_tensor *fallback_argmax_out(tg_tensor *self, tg_opt_int dim, bool keep
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("argmax.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts opts)
 {
-    if (!self) return null_arg("argmax", "self");
-    if (!out) return null_arg("argmax", "out");
+    if (!self) return tg__null_arg("argmax", "self");
+    if (!out) return tg__null_arg("argmax", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)pick_kernel(TG_OP_ARGMAX_OUT, tg_ks, &tg_fallback);
+    tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmax_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
@@ -4966,27 +4824,27 @@ static tg_tensor *fallback_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("argmin", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts)
 {
-    if (!self) return null_arg("argmin", "self");
+    if (!self) return tg__null_arg("argmin", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_argmin tg_kernel = (tg__kfn_argmin)pick_kernel(TG_OP_ARGMIN, tg_ks, &tg_fallback);
+    tg__kfn_argmin tg_kernel = (tg__kfn_argmin)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmin(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
@@ -4994,29 +4852,29 @@ static tg_tensor *fallback_argmin_out(tg_tensor *self, tg_opt_int dim, bool keep
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("argmin.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts opts)
 {
-    if (!self) return null_arg("argmin", "self");
-    if (!out) return null_arg("argmin", "out");
+    if (!self) return tg__null_arg("argmin", "self");
+    if (!out) return tg__null_arg("argmin", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)pick_kernel(TG_OP_ARGMIN_OUT, tg_ks, &tg_fallback);
+    tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_argmin_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -5024,28 +4882,28 @@ static tg_tensor *fallback_var(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_opt_int(&tg_s, correction);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_opt_int(&tg_s, correction);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("var.correction", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
 {
-    if (!self) return null_arg("var", "self");
+    if (!self) return tg__null_arg("var", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_var tg_kernel = (tg__kfn_var)pick_kernel(TG_OP_VAR, tg_ks, &tg_fallback);
+    tg__kfn_var tg_kernel = (tg__kfn_var)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_var(self, opts.dim, opts.correction, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
@@ -5053,30 +4911,30 @@ static tg_tensor *fallback_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_opt_int(&tg_s, correction);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_opt_int(&tg_s, correction);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("var.correction_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
 {
-    if (!self) return null_arg("var", "self");
-    if (!out) return null_arg("var", "out");
+    if (!self) return tg__null_arg("var", "self");
+    if (!out) return tg__null_arg("var", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_var_out tg_kernel = (tg__kfn_var_out)pick_kernel(TG_OP_VAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_var_out tg_kernel = (tg__kfn_var_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -5084,28 +4942,28 @@ static tg_tensor *fallback_std(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_opt_int(&tg_s, correction);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_opt_int(&tg_s, correction);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("std.correction", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
 {
-    if (!self) return null_arg("std", "self");
+    if (!self) return tg__null_arg("std", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_std tg_kernel = (tg__kfn_std)pick_kernel(TG_OP_STD, tg_ks, &tg_fallback);
+    tg__kfn_std tg_kernel = (tg__kfn_std)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_std(self, opts.dim, opts.correction, opts.keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
@@ -5113,30 +4971,30 @@ static tg_tensor *fallback_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_opt_int(&tg_s, correction);
-    box_bool(&tg_s, keepdim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_opt_int(&tg_s, correction);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("std.correction_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
 {
-    if (!self) return null_arg("std", "self");
-    if (!out) return null_arg("std", "out");
+    if (!self) return tg__null_arg("std", "self");
+    if (!out) return tg__null_arg("std", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_std_out tg_kernel = (tg__kfn_std_out)pick_kernel(TG_OP_STD_OUT, tg_ks, &tg_fallback);
+    tg__kfn_std_out tg_kernel = (tg__kfn_std_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
@@ -5144,27 +5002,27 @@ static tg_tensor *fallback_mm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat2);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat2);
     if (tg_call_boxed("mm", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2)
 {
-    if (!self) return null_arg("mm", "self");
-    if (!mat2) return null_arg("mm", "mat2");
+    if (!self) return tg__null_arg("mm", "self");
+    if (!mat2) return tg__null_arg("mm", "mat2");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mm tg_kernel = (tg__kfn_mm)pick_kernel(TG_OP_MM, tg_ks, &tg_fallback);
+    tg__kfn_mm tg_kernel = (tg__kfn_mm)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mm(self, mat2) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat2);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5172,29 +5030,29 @@ static tg_tensor *fallback_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *o
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat2);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat2);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("mm.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (!self) return null_arg("mm", "self");
-    if (!mat2) return null_arg("mm", "mat2");
-    if (!out) return null_arg("mm", "out");
+    if (!self) return tg__null_arg("mm", "self");
+    if (!mat2) return tg__null_arg("mm", "mat2");
+    if (!out) return tg__null_arg("mm", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)pick_kernel(TG_OP_MM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mm_out(self, mat2, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat2, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
@@ -5202,27 +5060,27 @@ static tg_tensor *fallback_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat2);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat2);
     if (tg_call_boxed("bmm", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2)
 {
-    if (!self) return null_arg("bmm", "self");
-    if (!mat2) return null_arg("bmm", "mat2");
+    if (!self) return tg__null_arg("bmm", "self");
+    if (!mat2) return tg__null_arg("bmm", "mat2");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_bmm tg_kernel = (tg__kfn_bmm)pick_kernel(TG_OP_BMM, tg_ks, &tg_fallback);
+    tg__kfn_bmm tg_kernel = (tg__kfn_bmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_bmm(self, mat2) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat2);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5230,29 +5088,29 @@ static tg_tensor *fallback_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat2);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat2);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("bmm.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    if (!self) return null_arg("bmm", "self");
-    if (!mat2) return null_arg("bmm", "mat2");
-    if (!out) return null_arg("bmm", "out");
+    if (!self) return tg__null_arg("bmm", "self");
+    if (!mat2) return tg__null_arg("bmm", "mat2");
+    if (!out) return tg__null_arg("bmm", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)pick_kernel(TG_OP_BMM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_bmm_out(self, mat2, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat2, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -5260,31 +5118,31 @@ static tg_tensor *fallback_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat1);
-    box_tensor(&tg_s, mat2);
-    box_double(&tg_s, beta);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat1);
+    tg__box_tensor(&tg_s, mat2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("addmm", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_addmm_opts opts)
 {
-    if (!self) return null_arg("addmm", "self");
-    if (!mat1) return null_arg("addmm", "mat1");
-    if (!mat2) return null_arg("addmm", "mat2");
+    if (!self) return tg__null_arg("addmm", "self");
+    if (!mat1) return tg__null_arg("addmm", "mat1");
+    if (!mat2) return tg__null_arg("addmm", "mat2");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_addmm tg_kernel = (tg__kfn_addmm)pick_kernel(TG_OP_ADDMM, tg_ks, &tg_fallback);
+    tg__kfn_addmm tg_kernel = (tg__kfn_addmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
@@ -5292,31 +5150,31 @@ static tg_tensor *fallback_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *m
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat1);
-    box_tensor(&tg_s, mat2);
-    box_double(&tg_s, beta);
-    box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat1);
+    tg__box_tensor(&tg_s, mat2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
     if (tg_call_boxed("addmm_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_addmm__opts opts)
 {
-    if (!self) return null_arg("addmm_", "self");
-    if (!mat1) return null_arg("addmm_", "mat1");
-    if (!mat2) return null_arg("addmm_", "mat2");
+    if (!self) return tg__null_arg("addmm_", "self");
+    if (!mat1) return tg__null_arg("addmm_", "mat1");
+    if (!mat2) return tg__null_arg("addmm_", "mat2");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)pick_kernel(TG_OP_ADDMM_, tg_ks, &tg_fallback);
+    tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm_(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
@@ -5324,33 +5182,33 @@ static tg_tensor *fallback_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, mat1);
-    box_tensor(&tg_s, mat2);
-    box_double(&tg_s, beta);
-    box_double(&tg_s, alpha);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mat1);
+    tg__box_tensor(&tg_s, mat2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("addmm.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_tensor *out, tg_addmm_out_opts opts)
 {
-    if (!self) return null_arg("addmm", "self");
-    if (!mat1) return null_arg("addmm", "mat1");
-    if (!mat2) return null_arg("addmm", "mat2");
-    if (!out) return null_arg("addmm", "out");
+    if (!self) return tg__null_arg("addmm", "self");
+    if (!mat1) return tg__null_arg("addmm", "mat1");
+    if (!mat2) return tg__null_arg("addmm", "mat2");
+    if (!out) return tg__null_arg("addmm", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)pick_kernel(TG_OP_ADDMM_OUT, tg_ks, &tg_fallback);
+    tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_addmm_out(self, mat1, mat2, opts.beta, opts.alpha, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
@@ -5358,27 +5216,27 @@ static tg_tensor *fallback_matmul(tg_tensor *self, tg_tensor *other)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
     if (tg_call_boxed("matmul", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other)
 {
-    if (!self) return null_arg("matmul", "self");
-    if (!other) return null_arg("matmul", "other");
+    if (!self) return tg__null_arg("matmul", "self");
+    if (!other) return tg__null_arg("matmul", "other");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_matmul tg_kernel = (tg__kfn_matmul)pick_kernel(TG_OP_MATMUL, tg_ks, &tg_fallback);
+    tg__kfn_matmul tg_kernel = (tg__kfn_matmul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_matmul(self, other) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5386,29 +5244,29 @@ static tg_tensor *fallback_matmul_out(tg_tensor *self, tg_tensor *other, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("matmul.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    if (!self) return null_arg("matmul", "self");
-    if (!other) return null_arg("matmul", "other");
-    if (!out) return null_arg("matmul", "out");
+    if (!self) return tg__null_arg("matmul", "self");
+    if (!other) return tg__null_arg("matmul", "other");
+    if (!out) return tg__null_arg("matmul", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)pick_kernel(TG_OP_MATMUL_OUT, tg_ks, &tg_fallback);
+    tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_matmul_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
@@ -5416,28 +5274,28 @@ static tg_tensor *fallback_as_strided(tg_tensor *self, tg_int_list size, tg_int_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, size);
-    box_int_list(&tg_s, stride);
-    box_opt_int(&tg_s, storage_offset);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_opt_int(&tg_s, storage_offset);
     if (tg_call_boxed("as_strided", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_as_strided_opts opts)
 {
-    if (!self) return null_arg("as_strided", "self");
+    if (!self) return tg__null_arg("as_strided", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)pick_kernel(TG_OP_AS_STRIDED, tg_ks, &tg_fallback);
+    tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)tg__pick_kernel(&tg__builtin_ops[TG_OP_AS_STRIDED], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_as_strided(self, size, stride, opts.storage_offset) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, size, stride, opts.storage_offset);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
@@ -5445,26 +5303,26 @@ static tg_tensor *fallback_view(tg_tensor *self, tg_int_list size)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, size);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, size);
     if (tg_call_boxed("view", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
 {
-    if (!self) return null_arg("view", "self");
+    if (!self) return tg__null_arg("view", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_view tg_kernel = (tg__kfn_view)pick_kernel(TG_OP_VIEW, tg_ks, &tg_fallback);
+    tg__kfn_view tg_kernel = (tg__kfn_view)tg__pick_kernel(&tg__builtin_ops[TG_OP_VIEW], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_view(self, size) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, size);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a) */
@@ -5472,26 +5330,26 @@ static tg_tensor *fallback_reshape(tg_tensor *self, tg_int_list shape)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, shape);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, shape);
     if (tg_call_boxed("reshape", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
 {
-    if (!self) return null_arg("reshape", "self");
+    if (!self) return tg__null_arg("reshape", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_reshape tg_kernel = (tg__kfn_reshape)pick_kernel(TG_OP_RESHAPE, tg_ks, &tg_fallback);
+    tg__kfn_reshape tg_kernel = (tg__kfn_reshape)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESHAPE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_reshape(self, shape) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, shape);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
@@ -5499,27 +5357,27 @@ static tg_tensor *fallback_transpose(tg_tensor *self, int64_t dim0, int64_t dim1
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim0);
-    box_int(&tg_s, dim1);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim0);
+    tg__box_int(&tg_s, dim1);
     if (tg_call_boxed("transpose.int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
-    if (!self) return null_arg("transpose", "self");
+    if (!self) return tg__null_arg("transpose", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_transpose tg_kernel = (tg__kfn_transpose)pick_kernel(TG_OP_TRANSPOSE, tg_ks, &tg_fallback);
+    tg__kfn_transpose tg_kernel = (tg__kfn_transpose)tg__pick_kernel(&tg__builtin_ops[TG_OP_TRANSPOSE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_transpose(self, dim0, dim1) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim0, dim1);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
@@ -5527,25 +5385,25 @@ static tg_tensor *fallback_t(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("t", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_t(tg_tensor *self)
 {
-    if (!self) return null_arg("t", "self");
+    if (!self) return tg__null_arg("t", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_t tg_kernel = (tg__kfn_t)pick_kernel(TG_OP_T, tg_ks, &tg_fallback);
+    tg__kfn_t tg_kernel = (tg__kfn_t)tg__pick_kernel(&tg__builtin_ops[TG_OP_T], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_t(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
@@ -5553,26 +5411,26 @@ static tg_tensor *fallback_permute(tg_tensor *self, tg_int_list dims)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, dims);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dims);
     if (tg_call_boxed("permute", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
 {
-    if (!self) return null_arg("permute", "self");
+    if (!self) return tg__null_arg("permute", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_permute tg_kernel = (tg__kfn_permute)pick_kernel(TG_OP_PERMUTE, tg_ks, &tg_fallback);
+    tg__kfn_permute tg_kernel = (tg__kfn_permute)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_permute(self, dims) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dims);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
@@ -5580,25 +5438,25 @@ static tg_tensor *fallback_squeeze(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("squeeze", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_squeeze(tg_tensor *self)
 {
-    if (!self) return null_arg("squeeze", "self");
+    if (!self) return tg__null_arg("squeeze", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)pick_kernel(TG_OP_SQUEEZE, tg_ks, &tg_fallback);
+    tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_squeeze(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
@@ -5606,26 +5464,26 @@ static tg_tensor *fallback_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("squeeze.dim", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim)
 {
-    if (!self) return null_arg("squeeze", "self");
+    if (!self) return tg__null_arg("squeeze", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)pick_kernel(TG_OP_SQUEEZE_DIM, tg_ks, &tg_fallback);
+    tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE_DIM], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_squeeze_dim(self, dim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
@@ -5633,26 +5491,26 @@ static tg_tensor *fallback_unsqueeze(tg_tensor *self, int64_t dim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("unsqueeze", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim)
 {
-    if (!self) return null_arg("unsqueeze", "self");
+    if (!self) return tg__null_arg("unsqueeze", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)pick_kernel(TG_OP_UNSQUEEZE, tg_ks, &tg_fallback);
+    tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNSQUEEZE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_unsqueeze(self, dim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
@@ -5660,27 +5518,27 @@ static tg_tensor *fallback_expand(tg_tensor *self, tg_int_list size, bool implic
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, size);
-    box_bool(&tg_s, implicit);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, size);
+    tg__box_bool(&tg_s, implicit);
     if (tg_call_boxed("expand", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
 {
-    if (!self) return null_arg("expand", "self");
+    if (!self) return tg__null_arg("expand", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_expand tg_kernel = (tg__kfn_expand)pick_kernel(TG_OP_EXPAND, tg_ks, &tg_fallback);
+    tg__kfn_expand tg_kernel = (tg__kfn_expand)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXPAND], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_expand(self, size, opts.implicit) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, size, opts.implicit);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
@@ -5688,29 +5546,29 @@ static tg_tensor *fallback_slice(tg_tensor *self, int64_t dim, tg_opt_int start,
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_opt_int(&tg_s, start);
-    box_opt_int(&tg_s, end);
-    box_int(&tg_s, step);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, start);
+    tg__box_opt_int(&tg_s, end);
+    tg__box_int(&tg_s, step);
     if (tg_call_boxed("slice.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts)
 {
-    if (!self) return null_arg("slice", "self");
+    if (!self) return tg__null_arg("slice", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_slice tg_kernel = (tg__kfn_slice)pick_kernel(TG_OP_SLICE, tg_ks, &tg_fallback);
+    tg__kfn_slice tg_kernel = (tg__kfn_slice)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_slice(self, opts.dim, opts.start, opts.end, opts.step) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.start, opts.end, opts.step);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
@@ -5718,27 +5576,27 @@ static tg_tensor *fallback_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_int(&tg_s, index);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_int(&tg_s, index);
     if (tg_call_boxed("select.int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index)
 {
-    if (!self) return null_arg("select", "self");
+    if (!self) return tg__null_arg("select", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_select tg_kernel = (tg__kfn_select)pick_kernel(TG_OP_SELECT, tg_ks, &tg_fallback);
+    tg__kfn_select tg_kernel = (tg__kfn_select)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_select(self, dim, index) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, index);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a) */
@@ -5746,27 +5604,27 @@ static tg_tensor *fallback_flatten(tg_tensor *self, int64_t start_dim, int64_t e
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, start_dim);
-    box_int(&tg_s, end_dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, start_dim);
+    tg__box_int(&tg_s, end_dim);
     if (tg_call_boxed("flatten.using_ints", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts)
 {
-    if (!self) return null_arg("flatten", "self");
+    if (!self) return tg__null_arg("flatten", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_flatten tg_kernel = (tg__kfn_flatten)pick_kernel(TG_OP_FLATTEN, tg_ks, &tg_fallback);
+    tg__kfn_flatten tg_kernel = (tg__kfn_flatten)tg__pick_kernel(&tg__builtin_ops[TG_OP_FLATTEN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_flatten(self, opts.start_dim, opts.end_dim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.start_dim, opts.end_dim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a) */
@@ -5774,26 +5632,26 @@ static tg_tensor *fallback_contiguous(tg_tensor *self, tg_memory_format memory_f
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("contiguous", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts)
 {
-    if (!self) return null_arg("contiguous", "self");
+    if (!self) return tg__null_arg("contiguous", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)pick_kernel(TG_OP_CONTIGUOUS, tg_ks, &tg_fallback);
+    tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)tg__pick_kernel(&tg__builtin_ops[TG_OP_CONTIGUOUS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_contiguous(self, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
@@ -5801,26 +5659,26 @@ static tg_tensor *fallback_clone(tg_tensor *self, tg_memory_format memory_format
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("clone", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts)
 {
-    if (!self) return null_arg("clone", "self");
+    if (!self) return tg__null_arg("clone", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clone tg_kernel = (tg__kfn_clone)pick_kernel(TG_OP_CLONE, tg_ks, &tg_fallback);
+    tg__kfn_clone tg_kernel = (tg__kfn_clone)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLONE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clone(self, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -5828,26 +5686,26 @@ static tg_tensor *fallback_cat(tg_tensor_list tensors, int64_t dim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor_list(&tg_s, tensors);
-    box_int(&tg_s, dim);
+    tg__box_tensor_list(&tg_s, tensors);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("cat", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts)
 {
-    if (tg__any_null(tensors.data, (int)tensors.len)) return null_arg("cat", "tensors");
-    tg_keyset tg_ks = list_keys(tensors) & ~tg__excluded_keys();
+    if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("cat", "tensors");
+    tg_keyset tg_ks = tg__list_keys(tensors) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cat tg_kernel = (tg__kfn_cat)pick_kernel(TG_OP_CAT, tg_ks, &tg_fallback);
+    tg__kfn_cat tg_kernel = (tg__kfn_cat)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cat(tensors, opts.dim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5855,28 +5713,28 @@ static tg_tensor *fallback_cat_out(tg_tensor_list tensors, int64_t dim, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor_list(&tg_s, tensors);
-    box_int(&tg_s, dim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor_list(&tg_s, tensors);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("cat.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts opts)
 {
-    if (tg__any_null(tensors.data, (int)tensors.len)) return null_arg("cat", "tensors");
-    if (!out) return null_arg("cat", "out");
-    tg_keyset tg_ks = (list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
+    if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("cat", "tensors");
+    if (!out) return tg__null_arg("cat", "out");
+    tg_keyset tg_ks = (tg__list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)pick_kernel(TG_OP_CAT_OUT, tg_ks, &tg_fallback);
+    tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cat_out(tensors, opts.dim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
@@ -5884,26 +5742,26 @@ static tg_tensor *fallback_stack(tg_tensor_list tensors, int64_t dim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor_list(&tg_s, tensors);
-    box_int(&tg_s, dim);
+    tg__box_tensor_list(&tg_s, tensors);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("stack", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts)
 {
-    if (tg__any_null(tensors.data, (int)tensors.len)) return null_arg("stack", "tensors");
-    tg_keyset tg_ks = list_keys(tensors) & ~tg__excluded_keys();
+    if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("stack", "tensors");
+    tg_keyset tg_ks = tg__list_keys(tensors) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_stack tg_kernel = (tg__kfn_stack)pick_kernel(TG_OP_STACK, tg_ks, &tg_fallback);
+    tg__kfn_stack tg_kernel = (tg__kfn_stack)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_stack(tensors, opts.dim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
@@ -5911,28 +5769,28 @@ static tg_tensor *fallback_stack_out(tg_tensor_list tensors, int64_t dim, tg_ten
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor_list(&tg_s, tensors);
-    box_int(&tg_s, dim);
-    box_tensor(&tg_s, out);
+    tg__box_tensor_list(&tg_s, tensors);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("stack.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_opts opts)
 {
-    if (tg__any_null(tensors.data, (int)tensors.len)) return null_arg("stack", "tensors");
-    if (!out) return null_arg("stack", "out");
-    tg_keyset tg_ks = (list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
+    if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("stack", "tensors");
+    if (!out) return tg__null_arg("stack", "out");
+    tg_keyset tg_ks = (tg__list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)pick_kernel(TG_OP_STACK_OUT, tg_ks, &tg_fallback);
+    tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_stack_out(tensors, opts.dim, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
@@ -5940,22 +5798,22 @@ static tg_tensor_list fallback_split(tg_tensor *self, int64_t split_size, int64_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, split_size);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, split_size);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("split.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
-    return result_tensor_list(&tg_s, 1, 0);
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
 }
 
 tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts opts)
 {
-    if (!self) { null_arg("split", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (!self) { tg__null_arg("split", "self"); return (tg_tensor_list){ NULL, 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_split tg_kernel = (tg__kfn_split)pick_kernel(TG_OP_SPLIT, tg_ks, &tg_fallback);
+    tg__kfn_split tg_kernel = (tg__kfn_split)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_split(self, split_size, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor_list tg_r = tg_kernel(self, split_size, opts.dim);
@@ -5968,22 +5826,22 @@ static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list spl
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, split_sizes);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, split_sizes);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("split_with_sizes", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
-    return result_tensor_list(&tg_s, 1, 0);
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
 }
 
 tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts)
 {
-    if (!self) { null_arg("split_with_sizes", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (!self) { tg__null_arg("split_with_sizes", "self"); return (tg_tensor_list){ NULL, 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)pick_kernel(TG_OP_SPLIT_WITH_SIZES, tg_ks, &tg_fallback);
+    tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT_WITH_SIZES], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_split_with_sizes(self, split_sizes, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor_list tg_r = tg_kernel(self, split_sizes, opts.dim);
@@ -5996,21 +5854,21 @@ static tg_tensor_list fallback_unbind(tg_tensor *self, int64_t dim)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("unbind.int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
-    return result_tensor_list(&tg_s, 1, 0);
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
 }
 
 tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts)
 {
-    if (!self) { null_arg("unbind", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (!self) { tg__null_arg("unbind", "self"); return (tg_tensor_list){ NULL, 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_unbind tg_kernel = (tg__kfn_unbind)pick_kernel(TG_OP_UNBIND, tg_ks, &tg_fallback);
+    tg__kfn_unbind tg_kernel = (tg__kfn_unbind)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNBIND], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_unbind(self, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor_list tg_r = tg_kernel(self, opts.dim);
@@ -6023,22 +5881,22 @@ static tg_tensor_list fallback_chunk(tg_tensor *self, int64_t chunks, int64_t di
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, chunks);
-    box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, chunks);
+    tg__box_int(&tg_s, dim);
     if (tg_call_boxed("chunk", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
-    return result_tensor_list(&tg_s, 1, 0);
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
 }
 
 tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts)
 {
-    if (!self) { null_arg("chunk", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (!self) { tg__null_arg("chunk", "self"); return (tg_tensor_list){ NULL, 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_chunk tg_kernel = (tg__kfn_chunk)pick_kernel(TG_OP_CHUNK, tg_ks, &tg_fallback);
+    tg__kfn_chunk tg_kernel = (tg__kfn_chunk)tg__pick_kernel(&tg__builtin_ops[TG_OP_CHUNK], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_chunk(self, chunks, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor_list tg_r = tg_kernel(self, chunks, opts.dim);
@@ -6051,29 +5909,29 @@ static tg_tensor *fallback_to(tg_tensor *self, tg_dtype dtype, bool non_blocking
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_dtype(&tg_s, dtype);
-    box_bool(&tg_s, non_blocking);
-    box_bool(&tg_s, copy);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_dtype(&tg_s, dtype);
+    tg__box_bool(&tg_s, non_blocking);
+    tg__box_bool(&tg_s, copy);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("to.dtype", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
 {
-    if (!self) return null_arg("to", "self");
+    if (!self) return tg__null_arg("to", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_to tg_kernel = (tg__kfn_to)pick_kernel(TG_OP_TO, tg_ks, &tg_fallback);
+    tg__kfn_to tg_kernel = (tg__kfn_to)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_to(self, dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
@@ -6081,30 +5939,30 @@ static tg_tensor *fallback_to_device(tg_tensor *self, tg_device device, tg_dtype
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_device(&tg_s, device);
-    box_opt_dtype(&tg_s, dtype);
-    box_bool(&tg_s, non_blocking);
-    box_bool(&tg_s, copy);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_device(&tg_s, device);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_bool(&tg_s, non_blocking);
+    tg__box_bool(&tg_s, copy);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("to.device", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts opts)
 {
-    if (!self) return null_arg("to", "self");
+    if (!self) return tg__null_arg("to", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_to_device tg_kernel = (tg__kfn_to_device)pick_kernel(TG_OP_TO_DEVICE, tg_ks, &tg_fallback);
+    tg__kfn_to_device tg_kernel = (tg__kfn_to_device)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO_DEVICE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_to_device(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
@@ -6112,31 +5970,31 @@ static tg_tensor *fallback__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout l
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_opt_dtype(&tg_s, dtype);
-    box_opt_layout(&tg_s, layout);
-    box_opt_device(&tg_s, device);
-    box_opt_bool(&tg_s, pin_memory);
-    box_bool(&tg_s, non_blocking);
-    box_opt_memory_format(&tg_s, memory_format);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_opt_layout(&tg_s, layout);
+    tg__box_opt_device(&tg_s, device);
+    tg__box_opt_bool(&tg_s, pin_memory);
+    tg__box_bool(&tg_s, non_blocking);
+    tg__box_opt_memory_format(&tg_s, memory_format);
     if (tg_call_boxed("_to_copy", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts)
 {
-    if (!self) return null_arg("_to_copy", "self");
+    if (!self) return tg__null_arg("_to_copy", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)pick_kernel(TG_OP__TO_COPY, tg_ks, &tg_fallback);
+    tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)tg__pick_kernel(&tg__builtin_ops[TG_OP__TO_COPY], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__to_copy(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
@@ -6144,28 +6002,28 @@ static tg_tensor *fallback_copy_(tg_tensor *self, tg_tensor *src, bool non_block
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, src);
-    box_bool(&tg_s, non_blocking);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, src);
+    tg__box_bool(&tg_s, non_blocking);
     if (tg_call_boxed("copy_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts)
 {
-    if (!self) return null_arg("copy_", "self");
-    if (!src) return null_arg("copy_", "src");
+    if (!self) return tg__null_arg("copy_", "self");
+    if (!src) return tg__null_arg("copy_", "src");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(src)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)pick_kernel(TG_OP_COPY_, tg_ks, &tg_fallback);
+    tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COPY_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_copy_(self, src, opts.non_blocking) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, src, opts.non_blocking);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
@@ -6173,27 +6031,27 @@ static tg_tensor *fallback_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("softmax.int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts)
 {
-    if (!self) return null_arg("softmax", "self");
+    if (!self) return tg__null_arg("softmax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_softmax tg_kernel = (tg__kfn_softmax)pick_kernel(TG_OP_SOFTMAX, tg_ks, &tg_fallback);
+    tg__kfn_softmax tg_kernel = (tg__kfn_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_SOFTMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_softmax(self, dim, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -6201,27 +6059,27 @@ static tg_tensor *fallback__softmax(tg_tensor *self, int64_t dim, bool half_to_f
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, half_to_float);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, half_to_float);
     if (tg_call_boxed("_softmax", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    if (!self) return null_arg("_softmax", "self");
+    if (!self) return tg__null_arg("_softmax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__softmax tg_kernel = (tg__kfn__softmax)pick_kernel(TG_OP__SOFTMAX, tg_ks, &tg_fallback);
+    tg__kfn__softmax tg_kernel = (tg__kfn__softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__softmax(self, dim, half_to_float) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
@@ -6229,29 +6087,29 @@ static tg_tensor *fallback__softmax_out(tg_tensor *self, int64_t dim, bool half_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, half_to_float);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, half_to_float);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("_softmax.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
-    if (!self) return null_arg("_softmax", "self");
-    if (!out) return null_arg("_softmax", "out");
+    if (!self) return tg__null_arg("_softmax", "self");
+    if (!out) return tg__null_arg("_softmax", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)pick_kernel(TG_OP__SOFTMAX_OUT, tg_ks, &tg_fallback);
+    tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__softmax_out(self, dim, half_to_float, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
@@ -6259,27 +6117,27 @@ static tg_tensor *fallback_log_softmax(tg_tensor *self, int64_t dim, tg_dtype dt
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
     if (tg_call_boxed("log_softmax.int", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts opts)
 {
-    if (!self) return null_arg("log_softmax", "self");
+    if (!self) return tg__null_arg("log_softmax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)pick_kernel(TG_OP_LOG_SOFTMAX, tg_ks, &tg_fallback);
+    tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_SOFTMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_log_softmax(self, dim, opts.dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -6287,27 +6145,27 @@ static tg_tensor *fallback__log_softmax(tg_tensor *self, int64_t dim, bool half_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, half_to_float);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, half_to_float);
     if (tg_call_boxed("_log_softmax", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    if (!self) return null_arg("_log_softmax", "self");
+    if (!self) return tg__null_arg("_log_softmax", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)pick_kernel(TG_OP__LOG_SOFTMAX, tg_ks, &tg_fallback);
+    tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__log_softmax(self, dim, half_to_float) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
@@ -6315,29 +6173,29 @@ static tg_tensor *fallback__log_softmax_out(tg_tensor *self, int64_t dim, bool h
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, half_to_float);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, half_to_float);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("_log_softmax.out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
-    if (!self) return null_arg("_log_softmax", "self");
-    if (!out) return null_arg("_log_softmax", "out");
+    if (!self) return tg__null_arg("_log_softmax", "self");
+    if (!out) return tg__null_arg("_log_softmax", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)pick_kernel(TG_OP__LOG_SOFTMAX_OUT, tg_ks, &tg_fallback);
+    tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__log_softmax_out(self, dim, half_to_float, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor */
@@ -6345,26 +6203,26 @@ static tg_tensor *fallback_sum_to_size(tg_tensor *self, tg_int_list size)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_int_list(&tg_s, size);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, size);
     if (tg_call_boxed("sum_to_size", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sum_to_size(tg_tensor *self, tg_int_list size)
 {
-    if (!self) return null_arg("sum_to_size", "self");
+    if (!self) return tg__null_arg("sum_to_size", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sum_to_size tg_kernel = (tg__kfn_sum_to_size)pick_kernel(TG_OP_SUM_TO_SIZE, tg_ks, &tg_fallback);
+    tg__kfn_sum_to_size tg_kernel = (tg__kfn_sum_to_size)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_TO_SIZE], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum_to_size(self, size) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, size);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sum_backward(Tensor grad, SymInt[] sizes, int[1]? dims, bool keepdim) -> Tensor */
@@ -6372,28 +6230,28 @@ static tg_tensor *fallback_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_i
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_int_list(&tg_s, sizes);
-    box_opt_int_list(&tg_s, dims);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, sizes);
+    tg__box_opt_int_list(&tg_s, dims);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("sum_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim)
 {
-    if (!grad) return null_arg("sum_backward", "grad");
+    if (!grad) return tg__null_arg("sum_backward", "grad");
     tg_keyset tg_ks = tg__tensor_keys(grad) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sum_backward tg_kernel = (tg__kfn_sum_backward)pick_kernel(TG_OP_SUM_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_sum_backward tg_kernel = (tg__kfn_sum_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sum_backward(grad, sizes, dims, keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, sizes, dims, keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* restore_reduced_dims(Tensor output, int[1]? dims, bool keepdim) -> Tensor */
@@ -6401,27 +6259,27 @@ static tg_tensor *fallback_restore_reduced_dims(tg_tensor *output, tg_int_list d
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, output);
-    box_opt_int_list(&tg_s, dims);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, output);
+    tg__box_opt_int_list(&tg_s, dims);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("restore_reduced_dims", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool keepdim)
 {
-    if (!output) return null_arg("restore_reduced_dims", "output");
+    if (!output) return tg__null_arg("restore_reduced_dims", "output");
     tg_keyset tg_ks = tg__tensor_keys(output) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_restore_reduced_dims tg_kernel = (tg__kfn_restore_reduced_dims)pick_kernel(TG_OP_RESTORE_REDUCED_DIMS, tg_ks, &tg_fallback);
+    tg__kfn_restore_reduced_dims tg_kernel = (tg__kfn_restore_reduced_dims)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESTORE_REDUCED_DIMS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_restore_reduced_dims(output, dims, keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(output, dims, keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* scale_grad_by_count(Tensor grad, Tensor mask, int[1] dims) -> Tensor */
@@ -6429,28 +6287,28 @@ static tg_tensor *fallback_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask,
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, mask);
-    box_int_list(&tg_s, dims);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_int_list(&tg_s, dims);
     if (tg_call_boxed("scale_grad_by_count", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list dims)
 {
-    if (!grad) return null_arg("scale_grad_by_count", "grad");
-    if (!mask) return null_arg("scale_grad_by_count", "mask");
+    if (!grad) return tg__null_arg("scale_grad_by_count", "grad");
+    if (!mask) return tg__null_arg("scale_grad_by_count", "mask");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(mask)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_scale_grad_by_count tg_kernel = (tg__kfn_scale_grad_by_count)pick_kernel(TG_OP_SCALE_GRAD_BY_COUNT, tg_ks, &tg_fallback);
+    tg__kfn_scale_grad_by_count tg_kernel = (tg__kfn_scale_grad_by_count)tg__pick_kernel(&tg__builtin_ops[TG_OP_SCALE_GRAD_BY_COUNT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_scale_grad_by_count(grad, mask, dims) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, mask, dims);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
@@ -6458,27 +6316,27 @@ static tg_tensor *fallback_linear_weight_backward(tg_tensor *grad, tg_tensor *in
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, input);
     if (tg_call_boxed("linear_weight_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
 {
-    if (!grad) return null_arg("linear_weight_backward", "grad");
-    if (!input) return null_arg("linear_weight_backward", "input");
+    if (!grad) return tg__null_arg("linear_weight_backward", "grad");
+    if (!input) return tg__null_arg("linear_weight_backward", "input");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(input)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)pick_kernel(TG_OP_LINEAR_WEIGHT_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR_WEIGHT_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linear_weight_backward(grad, input) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, input);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
@@ -6486,26 +6344,26 @@ static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_int_list(&tg_s, dims);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, dims);
     if (tg_call_boxed("permute_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
-    if (!grad) return null_arg("permute_backward", "grad");
+    if (!grad) return tg__null_arg("permute_backward", "grad");
     tg_keyset tg_ks = tg__tensor_keys(grad) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_permute_backward tg_kernel = (tg__kfn_permute_backward)pick_kernel(TG_OP_PERMUTE_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_permute_backward tg_kernel = (tg__kfn_permute_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_permute_backward(grad, dims) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, dims);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
@@ -6513,30 +6371,30 @@ static tg_tensor *fallback_slice_backward(tg_tensor *grad_output, tg_int_list in
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_int_list(&tg_s, input_sizes);
-    box_int(&tg_s, dim);
-    box_opt_int(&tg_s, start);
-    box_opt_int(&tg_s, end);
-    box_int(&tg_s, step);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_int_list(&tg_s, input_sizes);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, start);
+    tg__box_opt_int(&tg_s, end);
+    tg__box_int(&tg_s, step);
     if (tg_call_boxed("slice_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
-    if (!grad_output) return null_arg("slice_backward", "grad_output");
+    if (!grad_output) return tg__null_arg("slice_backward", "grad_output");
     tg_keyset tg_ks = tg__tensor_keys(grad_output) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_slice_backward tg_kernel = (tg__kfn_slice_backward)pick_kernel(TG_OP_SLICE_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_slice_backward tg_kernel = (tg__kfn_slice_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_slice_backward(grad_output, input_sizes, dim, start, end, step) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, input_sizes, dim, start, end, step);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
@@ -6544,28 +6402,28 @@ static tg_tensor *fallback_select_backward(tg_tensor *grad_output, tg_int_list i
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_int_list(&tg_s, input_sizes);
-    box_int(&tg_s, dim);
-    box_int(&tg_s, index);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_int_list(&tg_s, input_sizes);
+    tg__box_int(&tg_s, dim);
+    tg__box_int(&tg_s, index);
     if (tg_call_boxed("select_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
-    if (!grad_output) return null_arg("select_backward", "grad_output");
+    if (!grad_output) return tg__null_arg("select_backward", "grad_output");
     tg_keyset tg_ks = tg__tensor_keys(grad_output) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_select_backward tg_kernel = (tg__kfn_select_backward)pick_kernel(TG_OP_SELECT_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_select_backward tg_kernel = (tg__kfn_select_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_select_backward(grad_output, input_sizes, dim, index) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, input_sizes, dim, index);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor */
@@ -6573,30 +6431,30 @@ static tg_tensor *fallback_value_selecting_reduction_backward(tg_tensor *grad, i
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_int(&tg_s, dim);
-    box_tensor(&tg_s, indices);
-    box_int_list(&tg_s, sizes);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int_list(&tg_s, sizes);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("value_selecting_reduction_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes, bool keepdim)
 {
-    if (!grad) return null_arg("value_selecting_reduction_backward", "grad");
-    if (!indices) return null_arg("value_selecting_reduction_backward", "indices");
+    if (!grad) return tg__null_arg("value_selecting_reduction_backward", "grad");
+    if (!indices) return tg__null_arg("value_selecting_reduction_backward", "indices");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(indices)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_value_selecting_reduction_backward tg_kernel = (tg__kfn_value_selecting_reduction_backward)pick_kernel(TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_value_selecting_reduction_backward tg_kernel = (tg__kfn_value_selecting_reduction_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, dim, indices, sizes, keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* var_backward(Tensor grad, Tensor self, int[1]? dim, int? correction, bool keepdim) -> Tensor */
@@ -6604,30 +6462,30 @@ static tg_tensor *fallback_var_backward(tg_tensor *grad, tg_tensor *self, tg_int
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_opt_int_list(&tg_s, dim);
-    box_opt_int(&tg_s, correction);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_int_list(&tg_s, dim);
+    tg__box_opt_int(&tg_s, correction);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("var_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    if (!grad) return null_arg("var_backward", "grad");
-    if (!self) return null_arg("var_backward", "self");
+    if (!grad) return tg__null_arg("var_backward", "grad");
+    if (!self) return tg__null_arg("var_backward", "self");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_var_backward tg_kernel = (tg__kfn_var_backward)pick_kernel(TG_OP_VAR_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_var_backward tg_kernel = (tg__kfn_var_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_var_backward(grad, self, dim, correction, keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, dim, correction, keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* prod_backward(Tensor grad, Tensor input, Tensor result, int dim, bool keepdim) -> Tensor */
@@ -6635,31 +6493,31 @@ static tg_tensor *fallback_prod_backward(tg_tensor *grad, tg_tensor *input, tg_t
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, input);
-    box_tensor(&tg_s, result);
-    box_int(&tg_s, dim);
-    box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, result);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
     if (tg_call_boxed("prod_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result, int64_t dim, bool keepdim)
 {
-    if (!grad) return null_arg("prod_backward", "grad");
-    if (!input) return null_arg("prod_backward", "input");
-    if (!result) return null_arg("prod_backward", "result");
+    if (!grad) return tg__null_arg("prod_backward", "grad");
+    if (!input) return tg__null_arg("prod_backward", "input");
+    if (!result) return tg__null_arg("prod_backward", "result");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(input) | tg__tensor_keys(result)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_prod_backward tg_kernel = (tg__kfn_prod_backward)pick_kernel(TG_OP_PROD_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_prod_backward tg_kernel = (tg__kfn_prod_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_prod_backward(grad, input, result, dim, keepdim) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, input, result, dim, keepdim);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sign(Tensor self) -> Tensor */
@@ -6667,25 +6525,25 @@ static tg_tensor *fallback_sign(tg_tensor *self)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sign", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sign(tg_tensor *self)
 {
-    if (!self) return null_arg("sign", "self");
+    if (!self) return tg__null_arg("sign", "self");
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sign tg_kernel = (tg__kfn_sign)pick_kernel(TG_OP_SIGN, tg_ks, &tg_fallback);
+    tg__kfn_sign tg_kernel = (tg__kfn_sign)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sign(self) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_backward(Tensor grad, Tensor self, Scalar? min, Scalar? max) -> Tensor */
@@ -6693,29 +6551,29 @@ static tg_tensor *fallback_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_o
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_opt_double(&tg_s, min);
-    box_opt_double(&tg_s, max);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_double(&tg_s, min);
+    tg__box_opt_double(&tg_s, max);
     if (tg_call_boxed("clamp_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    if (!grad) return null_arg("clamp_backward", "grad");
-    if (!self) return null_arg("clamp_backward", "self");
+    if (!grad) return tg__null_arg("clamp_backward", "grad");
+    if (!self) return tg__null_arg("clamp_backward", "self");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_backward tg_kernel = (tg__kfn_clamp_backward)pick_kernel(TG_OP_CLAMP_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_clamp_backward tg_kernel = (tg__kfn_clamp_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_backward(grad, self, min, max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_backward.Tensor(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
@@ -6723,29 +6581,29 @@ static tg_tensor *fallback_clamp_backward_tensor(tg_tensor *grad, tg_tensor *sel
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
     if (tg_call_boxed("clamp_backward.Tensor", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    if (!grad) return null_arg("clamp_backward", "grad");
-    if (!self) return null_arg("clamp_backward", "self");
-    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | opt_keys(min) | opt_keys(max)) & ~tg__excluded_keys();
+    if (!grad) return tg__null_arg("clamp_backward", "grad");
+    if (!self) return tg__null_arg("clamp_backward", "self");
+    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_backward_tensor tg_kernel = (tg__kfn_clamp_backward_tensor)pick_kernel(TG_OP_CLAMP_BACKWARD_TENSOR, tg_ks, &tg_fallback);
+    tg__kfn_clamp_backward_tensor tg_kernel = (tg__kfn_clamp_backward_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_TENSOR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_backward_tensor(grad, self, min, max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_backward_min(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
@@ -6753,29 +6611,29 @@ static tg_tensor *fallback_clamp_backward_min(tg_tensor *grad, tg_tensor *self, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
     if (tg_call_boxed("clamp_backward_min", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    if (!grad) return null_arg("clamp_backward_min", "grad");
-    if (!self) return null_arg("clamp_backward_min", "self");
-    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | opt_keys(min) | opt_keys(max)) & ~tg__excluded_keys();
+    if (!grad) return tg__null_arg("clamp_backward_min", "grad");
+    if (!self) return tg__null_arg("clamp_backward_min", "self");
+    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_backward_min tg_kernel = (tg__kfn_clamp_backward_min)pick_kernel(TG_OP_CLAMP_BACKWARD_MIN, tg_ks, &tg_fallback);
+    tg__kfn_clamp_backward_min tg_kernel = (tg__kfn_clamp_backward_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MIN], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_backward_min(grad, self, min, max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* clamp_backward_max(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
@@ -6783,29 +6641,29 @@ static tg_tensor *fallback_clamp_backward_max(tg_tensor *grad, tg_tensor *self, 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_opt_tensor(&tg_s, min);
-    box_opt_tensor(&tg_s, max);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor(&tg_s, min);
+    tg__box_opt_tensor(&tg_s, max);
     if (tg_call_boxed("clamp_backward_max", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    if (!grad) return null_arg("clamp_backward_max", "grad");
-    if (!self) return null_arg("clamp_backward_max", "self");
-    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | opt_keys(min) | opt_keys(max)) & ~tg__excluded_keys();
+    if (!grad) return tg__null_arg("clamp_backward_max", "grad");
+    if (!self) return tg__null_arg("clamp_backward_max", "self");
+    tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_clamp_backward_max tg_kernel = (tg__kfn_clamp_backward_max)pick_kernel(TG_OP_CLAMP_BACKWARD_MAX, tg_ks, &tg_fallback);
+    tg__kfn_clamp_backward_max tg_kernel = (tg__kfn_clamp_backward_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MAX], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_clamp_backward_max(grad, self, min, max) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div_tensor_self_backward(Tensor grad, Tensor other, str? rounding_mode=None) -> Tensor */
@@ -6813,28 +6671,28 @@ static tg_tensor *fallback_div_tensor_self_backward(tg_tensor *grad, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, other);
-    box_opt_str(&tg_s, rounding_mode);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, other);
+    tg__box_opt_str(&tg_s, rounding_mode);
     if (tg_call_boxed("div_tensor_self_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_tensor_self_backward_fn(tg_tensor *grad, tg_tensor *other, tg_div_tensor_self_backward_opts opts)
 {
-    if (!grad) return null_arg("div_tensor_self_backward", "grad");
-    if (!other) return null_arg("div_tensor_self_backward", "other");
+    if (!grad) return tg__null_arg("div_tensor_self_backward", "grad");
+    if (!other) return tg__null_arg("div_tensor_self_backward", "other");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_tensor_self_backward tg_kernel = (tg__kfn_div_tensor_self_backward)pick_kernel(TG_OP_DIV_TENSOR_SELF_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_div_tensor_self_backward tg_kernel = (tg__kfn_div_tensor_self_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_tensor_self_backward(grad, other, opts.rounding_mode) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, other, opts.rounding_mode);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div_tensor_other_backward(Tensor grad, Tensor self, Tensor other, str? rounding_mode=None) -> Tensor */
@@ -6842,30 +6700,30 @@ static tg_tensor *fallback_div_tensor_other_backward(tg_tensor *grad, tg_tensor 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, other);
-    box_opt_str(&tg_s, rounding_mode);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, other);
+    tg__box_opt_str(&tg_s, rounding_mode);
     if (tg_call_boxed("div_tensor_other_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_tensor *other, tg_div_tensor_other_backward_opts opts)
 {
-    if (!grad) return null_arg("div_tensor_other_backward", "grad");
-    if (!self) return null_arg("div_tensor_other_backward", "self");
-    if (!other) return null_arg("div_tensor_other_backward", "other");
+    if (!grad) return tg__null_arg("div_tensor_other_backward", "grad");
+    if (!self) return tg__null_arg("div_tensor_other_backward", "self");
+    if (!other) return tg__null_arg("div_tensor_other_backward", "other");
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_tensor_other_backward tg_kernel = (tg__kfn_div_tensor_other_backward)pick_kernel(TG_OP_DIV_TENSOR_OTHER_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_div_tensor_other_backward tg_kernel = (tg__kfn_div_tensor_other_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_tensor_other_backward(grad, self, other, opts.rounding_mode) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad, self, other, opts.rounding_mode);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
@@ -6873,28 +6731,28 @@ static tg_tensor *fallback_threshold_backward(tg_tensor *grad_output, tg_tensor 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, threshold);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, threshold);
     if (tg_call_boxed("threshold_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
-    if (!grad_output) return null_arg("threshold_backward", "grad_output");
-    if (!self) return null_arg("threshold_backward", "self");
+    if (!grad_output) return tg__null_arg("threshold_backward", "grad_output");
+    if (!self) return tg__null_arg("threshold_backward", "self");
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_threshold_backward tg_kernel = (tg__kfn_threshold_backward)pick_kernel(TG_OP_THRESHOLD_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_threshold_backward tg_kernel = (tg__kfn_threshold_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_THRESHOLD_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_threshold_backward(grad_output, self, threshold) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, self, threshold);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
@@ -6902,29 +6760,29 @@ static tg_tensor *fallback__softmax_backward_data(tg_tensor *grad_output, tg_ten
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_tensor(&tg_s, output);
-    box_int(&tg_s, dim);
-    box_dtype(&tg_s, input_dtype);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, output);
+    tg__box_int(&tg_s, dim);
+    tg__box_dtype(&tg_s, input_dtype);
     if (tg_call_boxed("_softmax_backward_data", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    if (!grad_output) return null_arg("_softmax_backward_data", "grad_output");
-    if (!output) return null_arg("_softmax_backward_data", "output");
+    if (!grad_output) return tg__null_arg("_softmax_backward_data", "grad_output");
+    if (!output) return tg__null_arg("_softmax_backward_data", "output");
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(output)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__softmax_backward_data tg_kernel = (tg__kfn__softmax_backward_data)pick_kernel(TG_OP__SOFTMAX_BACKWARD_DATA, tg_ks, &tg_fallback);
+    tg__kfn__softmax_backward_data tg_kernel = (tg__kfn__softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_BACKWARD_DATA], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__softmax_backward_data(grad_output, output, dim, input_dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, output, dim, input_dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
@@ -6932,29 +6790,29 @@ static tg_tensor *fallback__log_softmax_backward_data(tg_tensor *grad_output, tg
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_tensor(&tg_s, output);
-    box_int(&tg_s, dim);
-    box_dtype(&tg_s, input_dtype);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, output);
+    tg__box_int(&tg_s, dim);
+    tg__box_dtype(&tg_s, input_dtype);
     if (tg_call_boxed("_log_softmax_backward_data", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    if (!grad_output) return null_arg("_log_softmax_backward_data", "grad_output");
-    if (!output) return null_arg("_log_softmax_backward_data", "output");
+    if (!grad_output) return tg__null_arg("_log_softmax_backward_data", "grad_output");
+    if (!output) return tg__null_arg("_log_softmax_backward_data", "output");
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(output)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn__log_softmax_backward_data tg_kernel = (tg__kfn__log_softmax_backward_data)pick_kernel(TG_OP__LOG_SOFTMAX_BACKWARD_DATA, tg_ks, &tg_fallback);
+    tg__kfn__log_softmax_backward_data tg_kernel = (tg__kfn__log_softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback__log_softmax_backward_data(grad_output, output, dim, input_dtype) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, output, dim, input_dtype);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
@@ -6962,28 +6820,28 @@ static tg_tensor *fallback_linear(tg_tensor *input, tg_tensor *weight, tg_tensor
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, input);
-    box_tensor(&tg_s, weight);
-    box_opt_tensor(&tg_s, bias);
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
     if (tg_call_boxed("linear", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_linear_fn(tg_tensor *input, tg_tensor *weight, tg_linear_opts opts)
 {
-    if (!input) return null_arg("linear", "input");
-    if (!weight) return null_arg("linear", "weight");
-    tg_keyset tg_ks = (tg__tensor_keys(input) | tg__tensor_keys(weight) | opt_keys(opts.bias)) & ~tg__excluded_keys();
+    if (!input) return tg__null_arg("linear", "input");
+    if (!weight) return tg__null_arg("linear", "weight");
+    tg_keyset tg_ks = (tg__tensor_keys(input) | tg__tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_linear tg_kernel = (tg__kfn_linear)pick_kernel(TG_OP_LINEAR, tg_ks, &tg_fallback);
+    tg__kfn_linear tg_kernel = (tg__kfn_linear)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_linear(input, weight, opts.bias) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(input, weight, opts.bias);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
@@ -6991,28 +6849,28 @@ static tg_tensor *fallback_mse_loss(tg_tensor *self, tg_tensor *target, int64_t 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, target);
-    box_int(&tg_s, reduction);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, target);
+    tg__box_int(&tg_s, reduction);
     if (tg_call_boxed("mse_loss", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mse_loss_fn(tg_tensor *self, tg_tensor *target, tg_mse_loss_opts opts)
 {
-    if (!self) return null_arg("mse_loss", "self");
-    if (!target) return null_arg("mse_loss", "target");
+    if (!self) return tg__null_arg("mse_loss", "self");
+    if (!target) return tg__null_arg("mse_loss", "target");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mse_loss tg_kernel = (tg__kfn_mse_loss)pick_kernel(TG_OP_MSE_LOSS, tg_ks, &tg_fallback);
+    tg__kfn_mse_loss tg_kernel = (tg__kfn_mse_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_MSE_LOSS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mse_loss(self, target, opts.reduction) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, target, opts.reduction);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor */
@@ -7020,30 +6878,30 @@ static tg_tensor *fallback_nll_loss(tg_tensor *self, tg_tensor *target, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, target);
-    box_opt_tensor(&tg_s, weight);
-    box_int(&tg_s, reduction);
-    box_int(&tg_s, ignore_index);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, target);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_int(&tg_s, reduction);
+    tg__box_int(&tg_s, ignore_index);
     if (tg_call_boxed("nll_loss", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts opts)
 {
-    if (!self) return null_arg("nll_loss", "self");
-    if (!target) return null_arg("nll_loss", "target");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | opt_keys(opts.weight)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("nll_loss", "self");
+    if (!target) return tg__null_arg("nll_loss", "target");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_nll_loss tg_kernel = (tg__kfn_nll_loss)pick_kernel(TG_OP_NLL_LOSS, tg_ks, &tg_fallback);
+    tg__kfn_nll_loss tg_kernel = (tg__kfn_nll_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_nll_loss(self, target, opts.weight, opts.reduction, opts.ignore_index) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, target, opts.weight, opts.reduction, opts.ignore_index);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
@@ -7051,31 +6909,31 @@ static tg_output_total_weight fallback_nll_loss_forward(tg_tensor *self, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, target);
-    box_opt_tensor(&tg_s, weight);
-    box_int(&tg_s, reduction);
-    box_int(&tg_s, ignore_index);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, target);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_int(&tg_s, reduction);
+    tg__box_int(&tg_s, ignore_index);
     if (tg_call_boxed("nll_loss_forward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_output_total_weight){ 0 };
     }
-    return (tg_output_total_weight){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_output_total_weight){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
-    if (!self) { null_arg("nll_loss_forward", "self"); return (tg_output_total_weight){ 0 }; }
-    if (!target) { null_arg("nll_loss_forward", "target"); return (tg_output_total_weight){ 0 }; }
-    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | opt_keys(weight)) & ~tg__excluded_keys();
+    if (!self) { tg__null_arg("nll_loss_forward", "self"); return (tg_output_total_weight){ 0 }; }
+    if (!target) { tg__null_arg("nll_loss_forward", "target"); return (tg_output_total_weight){ 0 }; }
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_nll_loss_forward tg_kernel = (tg__kfn_nll_loss_forward)pick_kernel(TG_OP_NLL_LOSS_FORWARD, tg_ks, &tg_fallback);
+    tg__kfn_nll_loss_forward tg_kernel = (tg__kfn_nll_loss_forward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_FORWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_nll_loss_forward(self, target, weight, reduction, ignore_index) : (tg_output_total_weight){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_output_total_weight tg_r = tg_kernel(self, target, weight, reduction, ignore_index);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.output = track(tg_r.output);
-    tg_r.total_weight = track(tg_r.total_weight);
+    tg_r.output = tg__track_result(tg_r.output);
+    tg_r.total_weight = tg__track_result(tg_r.total_weight);
     return tg_r;
 }
 
@@ -7084,34 +6942,34 @@ static tg_tensor *fallback_nll_loss_backward(tg_tensor *grad_output, tg_tensor *
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, target);
-    box_opt_tensor(&tg_s, weight);
-    box_int(&tg_s, reduction);
-    box_int(&tg_s, ignore_index);
-    box_tensor(&tg_s, total_weight);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, target);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_int(&tg_s, reduction);
+    tg__box_int(&tg_s, ignore_index);
+    tg__box_tensor(&tg_s, total_weight);
     if (tg_call_boxed("nll_loss_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
-    if (!grad_output) return null_arg("nll_loss_backward", "grad_output");
-    if (!self) return null_arg("nll_loss_backward", "self");
-    if (!target) return null_arg("nll_loss_backward", "target");
-    if (!total_weight) return null_arg("nll_loss_backward", "total_weight");
-    tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(self) | tg__tensor_keys(target) | opt_keys(weight) | tg__tensor_keys(total_weight)) & ~tg__excluded_keys();
+    if (!grad_output) return tg__null_arg("nll_loss_backward", "grad_output");
+    if (!self) return tg__null_arg("nll_loss_backward", "self");
+    if (!target) return tg__null_arg("nll_loss_backward", "target");
+    if (!total_weight) return tg__null_arg("nll_loss_backward", "total_weight");
+    tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(weight) | tg__tensor_keys(total_weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_nll_loss_backward tg_kernel = (tg__kfn_nll_loss_backward)pick_kernel(TG_OP_NLL_LOSS_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_nll_loss_backward tg_kernel = (tg__kfn_nll_loss_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor */
@@ -7119,31 +6977,31 @@ static tg_tensor *fallback_cross_entropy(tg_tensor *self, tg_tensor *target, tg_
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, target);
-    box_opt_tensor(&tg_s, weight);
-    box_int(&tg_s, reduction);
-    box_int(&tg_s, ignore_index);
-    box_double(&tg_s, label_smoothing);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, target);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_int(&tg_s, reduction);
+    tg__box_int(&tg_s, ignore_index);
+    tg__box_double(&tg_s, label_smoothing);
     if (tg_call_boxed("cross_entropy_loss", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_cross_entropy_fn(tg_tensor *self, tg_tensor *target, tg_cross_entropy_opts opts)
 {
-    if (!self) return null_arg("cross_entropy_loss", "self");
-    if (!target) return null_arg("cross_entropy_loss", "target");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | opt_keys(opts.weight)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("cross_entropy_loss", "self");
+    if (!target) return tg__null_arg("cross_entropy_loss", "target");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_cross_entropy tg_kernel = (tg__kfn_cross_entropy)pick_kernel(TG_OP_CROSS_ENTROPY, tg_ks, &tg_fallback);
+    tg__kfn_cross_entropy tg_kernel = (tg__kfn_cross_entropy)tg__pick_kernel(&tg__builtin_ops[TG_OP_CROSS_ENTROPY], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_cross_entropy(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* dropout(Tensor input, float p, bool train) -> Tensor */
@@ -7151,27 +7009,27 @@ static tg_tensor *fallback_dropout(tg_tensor *input, double p, bool train)
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, input);
-    box_double(&tg_s, p);
-    box_bool(&tg_s, train);
+    tg__box_tensor(&tg_s, input);
+    tg__box_double(&tg_s, p);
+    tg__box_bool(&tg_s, train);
     if (tg_call_boxed("dropout", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_dropout(tg_tensor *input, double p, bool train)
 {
-    if (!input) return null_arg("dropout", "input");
+    if (!input) return tg__null_arg("dropout", "input");
     tg_keyset tg_ks = tg__tensor_keys(input) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_dropout tg_kernel = (tg__kfn_dropout)pick_kernel(TG_OP_DROPOUT, tg_ks, &tg_fallback);
+    tg__kfn_dropout tg_kernel = (tg__kfn_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_DROPOUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_dropout(input, p, train) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(input, p, train);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
@@ -7179,28 +7037,28 @@ static tg_tensors2 fallback_native_dropout(tg_tensor *input, double p, tg_opt_bo
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, input);
-    box_double(&tg_s, p);
-    box_opt_bool(&tg_s, train);
+    tg__box_tensor(&tg_s, input);
+    tg__box_double(&tg_s, p);
+    tg__box_opt_bool(&tg_s, train);
     if (tg_call_boxed("native_dropout", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return (tg_tensors2){ 0 };
     }
-    return (tg_tensors2){ result_tensor(&tg_s, 2, 0), result_tensor(&tg_s, 2, 1) };
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
 }
 
 tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
-    if (!input) { null_arg("native_dropout", "input"); return (tg_tensors2){ 0 }; }
+    if (!input) { tg__null_arg("native_dropout", "input"); return (tg_tensors2){ 0 }; }
     tg_keyset tg_ks = tg__tensor_keys(input) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_native_dropout tg_kernel = (tg__kfn_native_dropout)pick_kernel(TG_OP_NATIVE_DROPOUT, tg_ks, &tg_fallback);
+    tg__kfn_native_dropout tg_kernel = (tg__kfn_native_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_native_dropout(input, p, train) : (tg_tensors2){ 0 };
     int tg_sc = tg__scope_enter_kernel();
     tg_tensors2 tg_r = tg_kernel(input, p, train);
     tg__scope_leave_kernel(tg_sc);
-    tg_r.r0 = track(tg_r.r0);
-    tg_r.r1 = track(tg_r.r1);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
     return tg_r;
 }
 
@@ -7209,28 +7067,28 @@ static tg_tensor *fallback_native_dropout_backward(tg_tensor *grad_output, tg_te
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, grad_output);
-    box_tensor(&tg_s, mask);
-    box_double(&tg_s, scale);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_double(&tg_s, scale);
     if (tg_call_boxed("native_dropout_backward", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, double scale)
 {
-    if (!grad_output) return null_arg("native_dropout_backward", "grad_output");
-    if (!mask) return null_arg("native_dropout_backward", "mask");
+    if (!grad_output) return tg__null_arg("native_dropout_backward", "grad_output");
+    if (!mask) return tg__null_arg("native_dropout_backward", "mask");
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(mask)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_native_dropout_backward tg_kernel = (tg__kfn_native_dropout_backward)pick_kernel(TG_OP_NATIVE_DROPOUT_BACKWARD, tg_ks, &tg_fallback);
+    tg__kfn_native_dropout_backward tg_kernel = (tg__kfn_native_dropout_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT_BACKWARD], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_native_dropout_backward(grad_output, mask, scale) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(grad_output, mask, scale);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
@@ -7238,35 +7096,35 @@ static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, grad);
-    box_opt_tensor(&tg_s, momentum_buffer);
-    box_double(&tg_s, lr);
-    box_double(&tg_s, momentum);
-    box_double(&tg_s, dampening);
-    box_double(&tg_s, weight_decay);
-    box_bool(&tg_s, nesterov);
-    box_bool(&tg_s, maximize);
-    box_bool(&tg_s, first_step);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_opt_tensor(&tg_s, momentum_buffer);
+    tg__box_double(&tg_s, lr);
+    tg__box_double(&tg_s, momentum);
+    tg__box_double(&tg_s, dampening);
+    tg__box_double(&tg_s, weight_decay);
+    tg__box_bool(&tg_s, nesterov);
+    tg__box_bool(&tg_s, maximize);
+    tg__box_bool(&tg_s, first_step);
     if (tg_call_boxed("sgd_step_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, tg_sgd_step__opts opts)
 {
-    if (!self) return null_arg("sgd_step_", "self");
-    if (!grad) return null_arg("sgd_step_", "grad");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | opt_keys(momentum_buffer)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("sgd_step_", "self");
+    if (!grad) return tg__null_arg("sgd_step_", "grad");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | tg__opt_keys(momentum_buffer)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sgd_step_ tg_kernel = (tg__kfn_sgd_step_)pick_kernel(TG_OP_SGD_STEP_, tg_ks, &tg_fallback);
+    tg__kfn_sgd_step_ tg_kernel = (tg__kfn_sgd_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SGD_STEP_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sgd_step_(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
@@ -7274,41 +7132,41 @@ static tg_tensor *fallback_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tenso
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_tensor(&tg_s, grad);
-    box_tensor(&tg_s, exp_avg);
-    box_tensor(&tg_s, exp_avg_sq);
-    box_opt_tensor(&tg_s, max_exp_avg_sq);
-    box_int(&tg_s, step);
-    box_double(&tg_s, lr);
-    box_double(&tg_s, beta1);
-    box_double(&tg_s, beta2);
-    box_double(&tg_s, eps);
-    box_double(&tg_s, weight_decay);
-    box_bool(&tg_s, amsgrad);
-    box_bool(&tg_s, maximize);
-    box_bool(&tg_s, decoupled_weight_decay);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, exp_avg);
+    tg__box_tensor(&tg_s, exp_avg_sq);
+    tg__box_opt_tensor(&tg_s, max_exp_avg_sq);
+    tg__box_int(&tg_s, step);
+    tg__box_double(&tg_s, lr);
+    tg__box_double(&tg_s, beta1);
+    tg__box_double(&tg_s, beta2);
+    tg__box_double(&tg_s, eps);
+    tg__box_double(&tg_s, weight_decay);
+    tg__box_bool(&tg_s, amsgrad);
+    tg__box_bool(&tg_s, maximize);
+    tg__box_bool(&tg_s, decoupled_weight_decay);
     if (tg_call_boxed("adam_step_", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, tg_adam_step__opts opts)
 {
-    if (!self) return null_arg("adam_step_", "self");
-    if (!grad) return null_arg("adam_step_", "grad");
-    if (!exp_avg) return null_arg("adam_step_", "exp_avg");
-    if (!exp_avg_sq) return null_arg("adam_step_", "exp_avg_sq");
-    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | tg__tensor_keys(exp_avg) | tg__tensor_keys(exp_avg_sq) | opt_keys(max_exp_avg_sq)) & ~tg__excluded_keys();
+    if (!self) return tg__null_arg("adam_step_", "self");
+    if (!grad) return tg__null_arg("adam_step_", "grad");
+    if (!exp_avg) return tg__null_arg("adam_step_", "exp_avg");
+    if (!exp_avg_sq) return tg__null_arg("adam_step_", "exp_avg_sq");
+    tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | tg__tensor_keys(exp_avg) | tg__tensor_keys(exp_avg_sq) | tg__opt_keys(max_exp_avg_sq)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_adam_step_ tg_kernel = (tg__kfn_adam_step_)pick_kernel(TG_OP_ADAM_STEP_, tg_ks, &tg_fallback);
+    tg__kfn_adam_step_ tg_kernel = (tg__kfn_adam_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADAM_STEP_], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -7316,29 +7174,29 @@ static tg_tensor *fallback_add_scalar_out(tg_tensor *self, double other, double 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("add.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, tg_add_scalar_out_opts opts)
 {
-    if (!self) return null_arg("add", "self");
-    if (!out) return null_arg("add", "out");
+    if (!self) return tg__null_arg("add", "self");
+    if (!out) return tg__null_arg("add", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)pick_kernel(TG_OP_ADD_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_add_scalar_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
@@ -7346,29 +7204,29 @@ static tg_tensor *fallback_sub_scalar_out(tg_tensor *self, double other, double 
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_double(&tg_s, alpha);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("sub.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, tg_sub_scalar_out_opts opts)
 {
-    if (!self) return null_arg("sub", "self");
-    if (!out) return null_arg("sub", "out");
+    if (!self) return tg__null_arg("sub", "self");
+    if (!out) return tg__null_arg("sub", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)pick_kernel(TG_OP_SUB_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_sub_scalar_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -7376,28 +7234,28 @@ static tg_tensor *fallback_mul_scalar_out(tg_tensor *self, double other, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("mul.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("mul", "self");
-    if (!out) return null_arg("mul", "out");
+    if (!self) return tg__null_arg("mul", "self");
+    if (!out) return tg__null_arg("mul", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)pick_kernel(TG_OP_MUL_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_mul_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -7405,27 +7263,27 @@ static tg_tensor *fallback_div_scalar_out(tg_tensor *self, double other, tg_tens
 {
     tg_stack tg_s;
     tg_s.n = 0;
-    box_tensor(&tg_s, self);
-    box_double(&tg_s, other);
-    box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, other);
+    tg__box_tensor(&tg_s, out);
     if (tg_call_boxed("div.Scalar_out", &tg_s) != 0) {
-        drop_stack(&tg_s);
+        tg__drop_stack(&tg_s);
         return NULL;
     }
-    return result_tensor(&tg_s, 1, 0);
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
 }
 
 tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    if (!self) return null_arg("div", "self");
-    if (!out) return null_arg("div", "out");
+    if (!self) return tg__null_arg("div", "self");
+    if (!out) return tg__null_arg("div", "out");
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
-    tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)pick_kernel(TG_OP_DIV_SCALAR_OUT, tg_ks, &tg_fallback);
+    tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_OUT], tg_ks, &tg_fallback);
     if (!tg_kernel) return tg_fallback ? fallback_div_scalar_out(self, other, out) : NULL;
     int tg_sc = tg__scope_enter_kernel();
     tg_tensor *tg_r = tg_kernel(self, other, out);
     tg__scope_leave_kernel(tg_sc);
-    return track(tg_r);
+    return tg__track_result(tg_r);
 }
 
