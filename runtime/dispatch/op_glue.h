@@ -6,13 +6,13 @@
  *
  * Everything is static inline: the stubs are on every operator call, and a translation unit
  * that uses only some of these helpers compiles warning-free. Ownership follows the stack's
- * rule (tg_internal.h, tg_ivalue): a TENSOR on a tg_stack is a reference the stack owns. */
+ * rule (dispatch.h, tg_ivalue): a TENSOR on a tg_stack is a reference the stack owns. */
 #ifndef TG_DISPATCH_OP_GLUE_H
 #define TG_DISPATCH_OP_GLUE_H
 
 #include <math.h>
 
-#include "tg_internal.h"
+#include "dispatch/dispatch.h"
 
 /* Marks helpers a translation unit may leave unused (compilers that warn about unused static
  * inline functions in headers stay quiet). */
