@@ -100,6 +100,18 @@ bool tg_can_cast(tg_dtype from, tg_dtype to) {
 
 /* ---- float16 / bfloat16 ---- */
 
+/* A float's bits and back (memcpy: no aliasing rule is broken, and compilers emit a move). */
+static inline uint32_t float_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return x;
+}
+static inline float bits_float(uint32_t x) {
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
 float tg__half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -116,14 +128,11 @@ float tg__half_to_float(uint16_t h) {
     } else {
         bits = sign | ((exp + 112) << 23) | (man << 13);
     }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return bits_float(bits);
 }
 
 uint16_t tg__float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = float_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t ax = x & 0x7fffffffu;
     if (ax >= 0x7f800000u)                                   /* inf or nan (keep quiet nan) */
@@ -146,14 +155,11 @@ uint16_t tg__float_to_half(float f) {
 
 float tg__bf16_to_float(uint16_t h) {
     uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return bits_float(bits);
 }
 
 uint16_t tg__float_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = float_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);   /* quiet nan */
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);

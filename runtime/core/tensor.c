@@ -322,6 +322,20 @@ static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, i
     }
 }
 
+/* The tensor of a fresh block whose embedded storage s is ready: contiguous geometry, the
+ * block's own version counter, and both owners of the block (the tensor and its storage). */
+static tg_tensor *block_tensor(tblock *b, tg_dtype dtype, tg_device device, const int64_t *sizes,
+                               int64_t ndim) {
+    tg_tensor *t = header_new(b, dtype, device);
+    b->owners = 2;
+    b->version = 0;
+    t->version = &b->version;
+    t->storage = &b->s;
+    set_contiguous_geometry(t, sizes, ndim);
+    count_add(&ts.storages, 1);
+    return t;
+}
+
 tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
                      tg_device device) {
     size_t nbytes = 0;
@@ -343,14 +357,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         block_free(b);
         return NULL;
     }
-    tg_tensor *t = header_new(b, dtype, device);
-    b->owners = 2;
-    b->version = 0;
-    t->version = &b->version;
-    t->storage = s;
-    set_contiguous_geometry(t, sizes, ndim);
-    count_add(&ts.storages, 1);
-    return t;
+    return block_tensor(b, dtype, device, sizes, ndim);
 }
 
 tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype) {
@@ -465,15 +472,9 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
     s->owns_data = false;
     s->deleter = deleter;
     s->deleter_ctx = ctx;
-    tg_tensor *t = header_new(b, dtype, TG_DEVICE_CPU);
-    b->owners = 2;
-    b->version = 0;
-    t->version = &b->version;
-    t->storage = s;
-    set_contiguous_geometry(t, sizes, ndim);
+    tg_tensor *t = block_tensor(b, dtype, TG_DEVICE_CPU, sizes, ndim);
     if (strides)
         for (int64_t i = 0; i < ndim; i++) t->strides[i] = strides[i];
-    count_add(&ts.storages, 1);
     return tg__scope_track(t);
 }
 
