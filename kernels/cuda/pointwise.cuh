@@ -1,7 +1,7 @@
 /* The generic elementwise launcher of the CUDA pointwise kernels (binary.cu, unary.cu,
  * compare.cu, ternary.cu, pointwise.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
  * (one output, N = 1..3 inputs), with the functor f holding the scalar function of
- * kernels/cpu/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
+ * kernels/common/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
  *
  * What the CPU kernels do, and this reproduces element for element: every input is converted
  * to the iteration's common dtype (it->dtype) and widened to the compute type (float for
@@ -55,7 +55,7 @@ template <> struct tg_cuda_kind_of<int64_t> { static constexpr unsigned value = 
 /* ------------------------------------------------------------------ conversions */
 
 /* One element of dtype st at src converted to dtype dt at dst with the CPU's copy rules
- * (tg__pw_convert in kernels/cpu/pointwise_loops.h). */
+ * (tg__pw_convert in kernels/common/pointwise_convert.h). */
 __device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const char *src, tg_dtype st)
 {
     const tg_pw_kind sk = tg__cuda_kind(st);

@@ -6,7 +6,7 @@
  *     (tg__cuda_dispatch(dtype, functor));
  *   - element loads and stores with dynamic casting between dtypes, with PyTorch's (and the
  *     CPU kernels') conversion rules: float16/bfloat16/float32 compute in float, float64 in
- *     double, integers and bool in int64_t (see kernels/cpu/pointwise_scalar.h);
+ *     double, integers and bool in int64_t (see kernels/common/pointwise_scalar.h);
  *   - an offset calculator built from a tg_iter (byte strides per operand, index -> offsets);
  *   - the host-scalar rule: a zero-dim CPU tensor (or a wrapped Scalar) may join a CUDA
  *     iteration; its data pointer is a HOST pointer, so kernels read it on the host and pass
@@ -23,7 +23,7 @@
 #include <math.h>
 
 #include "tg_internal.h"
-#include "pointwise_loops.h"     /* host-side helpers: tg__pw_kind, scalar checks, loads */
+#include "pointwise_convert.h"   /* host-side helpers: tg__pw_kind, scalar checks, loads */
 #include "pointwise_scalar.h"    /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
@@ -135,7 +135,7 @@ __host__ __device__ __forceinline__ tg_pw_kind tg__cuda_kind(tg_dtype t)
 }
 
 /* ------------------------------------------------------------------ conversions (device)
- * The same rules as kernels/cpu/pointwise_loops.h, so CUDA and CPU agree bit for bit on
+ * The same rules as kernels/common/pointwise_convert.h, so CUDA and CPU agree bit for bit on
  * conversions: float -> integer truncates, with x86's results out of range (int64 through a
  * 64-bit conversion giving INT64_MIN, narrower types through a 32-bit one giving INT32_MIN,
  * then wrapped), integer stores wrap, bool is != 0 (NaN is true), double -> half goes through

@@ -9,7 +9,7 @@
 #ifndef TG_POINTWISE_CHECKS_H
 #define TG_POINTWISE_CHECKS_H
 
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include <string.h>
 
 /* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
