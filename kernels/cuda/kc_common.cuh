@@ -14,6 +14,7 @@
 #include <cuda_bf16.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tg_cuda.cuh"   /* the device utilities every CUDA file shares: tg__cuda_ok, tg__cuda_stream */
