@@ -1,15 +1,18 @@
-/* dtype conversions with PyTorch's rules, on the host: the compute kind of a dtype, float ->
- * integer conversion as x86 does it, element loads and stores for every dtype, one element
- * converted between two dtypes (tg__pw_convert), and PyTorch's checked Scalar conversion.
+/* dtype conversions with PyTorch's rules: the compute kind of a dtype and float -> integer
+ * conversion as x86 does it (host and device functions: the CUDA kernels' device loads and
+ * stores in tg_cuda.cuh apply the same rules through them), then, on the host, element loads
+ * and stores for every dtype, one element converted between two dtypes (tg__pw_convert), and
+ * PyTorch's checked Scalar conversion.
  *
  * Included by the CPU kernels (the pointwise family through cpu/pointwise_loops.h, factory.c)
  * and the composites, by the other common headers (pointwise_checks.h, factory_checks.h), and
- * by the CUDA kernels through tg_cuda.cuh, whose host code reads host operands (zero-dim CPU
+ * by every CUDA kernel through tg_cuda.cuh, whose host code reads host operands (zero-dim CPU
  * tensors, wrapped Scalars) with these loads. Everything is static inline; C11 and C++. */
 #ifndef TG_POINTWISE_CONVERT_H
 #define TG_POINTWISE_CONVERT_H
 
 #include "tg_internal.h"
+#include "pointwise_scalar.h"    /* TG_PW: host and device under nvcc */
 #include <math.h>
 #include <string.h>
 
@@ -17,7 +20,7 @@
  * bool in int64_t (see pointwise_scalar.h). */
 typedef enum tg_pw_kind { TG_PW_F32, TG_PW_F64, TG_PW_I64 } tg_pw_kind;
 
-static inline tg_pw_kind tg__pw_kind(tg_dtype t)
+TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
 {
     switch (t) {
     case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: return TG_PW_F32;
@@ -30,13 +33,13 @@ static inline tg_pw_kind tg__pw_kind(tg_dtype t)
  * x86-64: int64 through cvttsd2si (out-of-range and NaN give INT64_MIN), narrower types
  * through a 32-bit conversion (INT32_MIN when out of range) then truncated, so 300.0 -> uint8
  * is 44 and -1.0 -> 255. Written without undefined behaviour. */
-static inline int64_t tg__pw_f64_to_i64(double v)
+TG_PW int64_t tg__pw_f64_to_i64(double v)
 {
     if (!(v > -9223372036854775809.0 && v < 9223372036854775808.0)) return INT64_MIN;
     return (int64_t)v;
 }
 
-static inline int64_t tg__pw_float_to_int(double v, tg_dtype t)
+TG_PW int64_t tg__pw_float_to_int(double v, tg_dtype t)
 {
     if (t == TG_INT64) return tg__pw_f64_to_i64(v);
     if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
