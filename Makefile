@@ -22,7 +22,7 @@ CC       ?= gcc
 OPT      ?= -O3 -march=native
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
-INCLUDES := -Iruntime -Igenerated -Ikernels/cpu -Ikernels
+INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
 DEPFLAGS  = -MMD -MP
 
 # OpenBLAS: prefer the OpenMP build so BLAS and our kernels share one thread pool (two pools
@@ -54,7 +54,7 @@ ifeq ($(CUDA),1)
   CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
   CUDA_ARCH   ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
   NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_ARCH) -DTG_WITH_CUDA \
-                 -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda \
+                 -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
   CU_SRC      := $(wildcard kernels/cuda/*.cu)
 else ifeq ($(CUDA),emu)
@@ -166,7 +166,7 @@ $(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
 
 $(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/cpu -Ikernels -Ikernels/cuda -MMD -MP \
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda -MMD -MP \
 	  -include cuda_runtime.h -x c++ -c $< -o $@
 
 $(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)

@@ -49,8 +49,8 @@ tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size)
         ok = size.data[i] == self->sizes[lead + i] || size.data[i] == 1;
     if (!ok)
         return tg__error("sum_to_size", "size {%s} is not expandable to size {%s}.",
-                         tg__k_fmt_sizes(a, sizeof a, size.data, size.len),
-                         tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+                         tg__shape_str(a, sizeof a, size.data, size.len),
+                         tg__shape_str(b, sizeof b, self->sizes, self->ndim));
     int64_t dims[TG_MAX_DIMS], n = 0;
     for (int64_t d = 0; d < self->ndim; d++)
         if (d < lead || (size.data[d - lead] == 1 && self->sizes[d] != 1)) dims[n++] = d;

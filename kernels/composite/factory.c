@@ -10,7 +10,7 @@
  * strides. Every function returns a new reference or NULL with an error; nothing
  * leaks on error paths. */
 #include "core/core.h"
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
 

@@ -53,8 +53,8 @@ tg_tensor *tg__composite_mse_loss(tg_tensor *self, tg_tensor *target, int64_t re
         char a[256], b[256];
         tg__warn("Using a target size (torch.Size(%s)) that is different to the input size (torch.Size(%s)). "
                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-                 tg__k_fmt_sizes(a, sizeof a, target->sizes, target->ndim),
-                 tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+                 tg__shape_str(a, sizeof a, target->sizes, target->ndim),
+                 tg__shape_str(b, sizeof b, self->sizes, self->ndim));
     }
     tg_tensor *d = tg_sub(self, target);
     return reduce_loss(tg__then(d, tg_mul(d, d)), reduction);
@@ -82,8 +82,8 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
         for (int64_t d = 2; d < self->ndim; d++) out_size[nout++] = self->sizes[d];
         if (target->ndim != nout || memcmp(target->sizes, out_size, sizeof(int64_t) * (size_t)nout) != 0) {
             char a[256], b[256];
-            return tg__error("nll_loss", "Expected target size %s, got %s", tg__k_fmt_sizes(a, sizeof a, out_size, nout),
-                             tg__k_fmt_sizes(b, sizeof b, target->sizes, target->ndim));
+            return tg__error("nll_loss", "Expected target size %s, got %s", tg__shape_str(a, sizeof a, out_size, nout),
+                             tg__shape_str(b, sizeof b, target->sizes, target->ndim));
         }
         int64_t perm[TG_MAX_DIMS], k = 0;
         perm[k++] = 0;
@@ -131,7 +131,7 @@ static int check_weight(tg_tensor *weight, int64_t n_classes)
     char a[256];
     tg__error("cross_entropy", "cross_entropy: weight tensor should be defined either for all %lld classes or no "
               "classes but got weight tensor of shape: %s", (long long)n_classes,
-              tg__k_fmt_sizes(a, sizeof a, weight->sizes, weight->ndim));
+              tg__shape_str(a, sizeof a, weight->sizes, weight->ndim));
     return -1;
 }
 
@@ -207,7 +207,7 @@ tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_te
     if (same_shape) {
         if (!tg_dtype_is_floating(target->dtype))
             return tg__error(op, "Expected floating point type for target with class probabilities, got %s",
-                             tg__k_scalar_name(target->dtype));
+                             tg__dtype_torch_name(target->dtype));
         if (ignore_index >= 0) return tg__error(op, "ignore_index is not supported for floating point target");
         if (label_smoothing > 1.0)
             return tg__error(op, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);

@@ -32,7 +32,7 @@ static tg_tensor *narrow_view(tg_tensor *self, int64_t d, int64_t start, int64_t
 /* "[2, -1, 4]" (PyTorch prints the list the user passed). */
 static const char *ints_text(char *buf, size_t cap, tg_int_list l)
 {
-    return tg__k_fmt_sizes(buf, cap, l.data, l.len);
+    return tg__shape_str(buf, cap, l.data, l.len);
 }
 
 /* One view per length of `sizes`, consecutive along d; the lengths are already checked. */

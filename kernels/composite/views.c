@@ -42,16 +42,16 @@ static int infer_size(const char *op, tg_int_list shape, int64_t numel, int64_t 
         if (numel == 0)
             tg__error(op, "cannot reshape tensor of 0 elements into shape %s because the unspecified "
                       "dimension size -1 can be any value and is ambiguous",
-                      tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len));
+                      tg__shape_str(buf, sizeof buf, shape.data, shape.len));
         else
             tg__error(op, "shape '%s' is invalid for input of size %lld",
-                      tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len), (long long)numel);
+                      tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
         return -1;
     }
     bool ok = infer >= 0 ? numel % prod == 0 : numel == prod;
     if (!ok) {
         tg__error(op, "shape '%s' is invalid for input of size %lld",
-                  tg__k_fmt_sizes(buf, sizeof buf, shape.data, shape.len), (long long)numel);
+                  tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
         return -1;
     }
     if (infer >= 0) out[infer] = numel / prod;
@@ -113,10 +113,10 @@ tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_li
     for (int64_t i = 0; i < size.len; i++) {
         if (stride.data[i] < 0)
             return tg__error("as_strided", "as_strided: Negative strides are not supported at the moment, got strides: %s",
-                             tg__k_fmt_sizes(a, sizeof a, stride.data, stride.len));
+                             tg__shape_str(a, sizeof a, stride.data, stride.len));
         if (size.data[i] < 0)
             return tg__error("as_strided", "Trying to create tensor with negative dimension %lld: %s",
-                             (long long)size.data[i], tg__k_fmt_sizes(a, sizeof a, size.data, size.len));
+                             (long long)size.data[i], tg__shape_str(a, sizeof a, size.data, size.len));
     }
     int64_t off = storage_offset.has_value ? storage_offset.value : self->storage_offset;
     if (off < 0) return tg__error("as_strided", "Tensor: invalid storage offset %lld", (long long)off);
@@ -127,8 +127,8 @@ tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_li
     if (bytes > (int64_t)self->storage->nbytes)
         return tg__error("as_strided", "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
                          "requiring a storage size of %lld are out of bounds for storage of size %zu",
-                         tg__k_fmt_sizes(a, sizeof a, size.data, size.len),
-                         tg__k_fmt_sizes(b, sizeof b, stride.data, stride.len), (long long)off, es,
+                         tg__shape_str(a, sizeof a, size.data, size.len),
+                         tg__shape_str(b, sizeof b, stride.data, stride.len), (long long)off, es,
                          (long long)bytes, self->storage->nbytes);
     return tg__make_view(self, size.data, stride.data, size.len, off);
 }
@@ -229,8 +229,8 @@ tg_tensor *tg__composite_expand(tg_tensor *self, tg_int_list size, bool implicit
     if (size.len < self->ndim)
         return tg__error("expand", "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%lld) must be "
                          "greater or equal to the number of dimensions in the tensor (%lld)",
-                         tg__k_scalar_name(self->dtype), tg__k_fmt_sizes(a, sizeof a, self->sizes, self->ndim),
-                         tg__k_fmt_sizes(b, sizeof b, size.data, size.len), (long long)size.len,
+                         tg__dtype_torch_name(self->dtype), tg__shape_str(a, sizeof a, self->sizes, self->ndim),
+                         tg__shape_str(b, sizeof b, size.data, size.len), (long long)size.len,
                          (long long)self->ndim);
     if (size.len > TG_MAX_DIMS) return tg__error("expand", "too many dimensions");
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS];
@@ -252,11 +252,11 @@ tg_tensor *tg__composite_expand(tg_tensor *self, tg_int_list size, bool implicit
             return tg__error("expand", "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
                              "non-singleton dimension %lld.  Target sizes: %s.  Tensor sizes: %s",
                              (long long)want, (long long)have, (long long)i,
-                             tg__k_fmt_sizes(a, sizeof a, size.data, size.len),
-                             tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+                             tg__shape_str(a, sizeof a, size.data, size.len),
+                             tg__shape_str(b, sizeof b, self->sizes, self->ndim));
         if (want < 0)
             return tg__error("expand", "Trying to create tensor with negative dimension %lld: %s", (long long)want,
-                             tg__k_fmt_sizes(a, sizeof a, size.data, size.len));
+                             tg__shape_str(a, sizeof a, size.data, size.len));
         sz[i] = want;
         st[i] = 0;
     }
@@ -294,7 +294,7 @@ tg_tensor *tg__composite_select(tg_tensor *self, int64_t dim, int64_t index)
     if (index < -n || index >= n) {
         char a[256];
         return tg__error("select", "select(): index %lld out of range for tensor of size %s at dimension %lld",
-                         (long long)index, tg__k_fmt_sizes(a, sizeof a, self->sizes, self->ndim), (long long)dim);
+                         (long long)index, tg__shape_str(a, sizeof a, self->sizes, self->ndim), (long long)dim);
     }
     if (index < 0) index += n;
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS], k = 0;
@@ -377,7 +377,7 @@ static tg_tensor **unsqueeze_all(const char *op, tg_tensor_list tensors, int64_t
         if (t->ndim != t0->ndim || memcmp(t->sizes, t0->sizes, sizeof(int64_t) * (size_t)t0->ndim) != 0) {
             char a[256], b[256];
             tg__error(op, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %lld",
-                      tg__k_fmt_sizes(a, sizeof a, t0->sizes, t0->ndim), tg__k_fmt_sizes(b, sizeof b, t->sizes, t->ndim),
+                      tg__shape_str(a, sizeof a, t0->sizes, t0->ndim), tg__shape_str(b, sizeof b, t->sizes, t->ndim),
                       (long long)i);
             return NULL;
         }

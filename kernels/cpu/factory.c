@@ -3,12 +3,12 @@
  *
  * Every kernel writes into an existing tensor (`self` or `out`) of any dtype and strides and
  * returns a new reference to it. Values are computed per element in PyTorch's accumulation
- * type and stored with the pointwise conversions (pointwise_loops.h). The random kernels fill
+ * type and stored with the pointwise conversions (pointwise_convert.h). The random kernels fill
  * a contiguous buffer from the generator (one lock per batch of 256 draws) and copy it into a
  * non-contiguous self; their sequences are this library's own (not PyTorch's Philox/mt19937
  * streams), their distributions and range checks are PyTorch's. */
 #include "core/core.h"
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "factory_checks.h"
 #include "tg_kernels.h"

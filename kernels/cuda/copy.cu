@@ -11,7 +11,10 @@
  *
  * Copies between devices (CPU <-> CUDA, or two GPUs) are not this kernel's: it hands them to
  * the runtime's tg__copy_into, which moves bytes across (engineer A's tg__cuda_memcpy) and
- * comes back here for the same-device conversions. */
+ * comes back here for the same-device conversions.
+ *
+ * The kernel also serves the other CUDA kernels' copies through tg__cuda_copy_strided
+ * (declared in tg_cuda.cuh): cat's slabs, contiguous temporaries, cuBLAS operands. */
 #include "tg_cuda.cuh"
 #include "pointwise.cuh"
 #include "tg_kernels.h"
@@ -38,9 +41,7 @@ __device__ __forceinline__ void tg__cuda_move_elem(char *d, const char *s, int s
 
 __global__ void tg__cuda_copy_kernel(tg_cuda_copy_args a, tg_cuda_offsets<2> oc)
 {
-    const int size = a.dt == TG_BOOL || a.dt == TG_UINT8 || a.dt == TG_INT8 ? 1
-                   : a.dt == TG_INT16 || a.dt == TG_FLOAT16 || a.dt == TG_BFLOAT16 ? 2
-                   : a.dt == TG_INT32 || a.dt == TG_FLOAT32 ? 4 : 8;
+    const int size = (int)tg__cuda_elem_size(a.dt);
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
         int64_t off[2];
@@ -50,6 +51,33 @@ __global__ void tg__cuda_copy_kernel(tg_cuda_copy_args a, tg_cuda_offsets<2> oc)
         else if (a.dt == a.st) tg__cuda_move_elem(d, a.src + off[1], size);
         else tg__cuda_convert(d, a.dt, a.src + off[1], a.st);
     }
+}
+
+/* Launches the kernel on `device` (dst at operand 0, src at operand 1 of oc). */
+static int copy_launch(const char *op, int device, const tg_cuda_copy_args &a, const tg_cuda_offsets<2> &oc)
+{
+    tg_cuda_device_guard guard(device);
+    tg__cuda_copy_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(a, oc);
+    return tg__cuda_launch_ok(op);
+}
+
+/* Declared in tg_cuda.cuh: the strided copy the other CUDA kernels use (cat's slabs,
+ * contiguous temporaries, cuBLAS operands). */
+int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt, const int64_t *dst_strides,
+                          const char *src, tg_dtype st, const int64_t *src_strides, const int64_t *sizes, int64_t ndim)
+{
+    tg_cuda_copy_args a;
+    memset(&a, 0, sizeof a);
+    a.dst = dst;
+    a.src = src;
+    a.dt = dt;
+    a.st = st;
+    a.n = 1;
+    for (int64_t d = 0; d < ndim; d++) a.n *= sizes[d];
+    if (a.n == 0) return 0;
+    const int64_t *strides[2] = { dst_strides, src_strides };
+    const int64_t esize[2] = { tg__cuda_elem_size(dt), tg__cuda_elem_size(st) };
+    return copy_launch(op, device, a, tg__cuda_offsets_from_strides<2>(sizes, ndim, strides, esize));
 }
 
 static bool same_shape(const tg_tensor *a, const tg_tensor *b)
@@ -76,8 +104,6 @@ static int copy_iter(tg_tensor *self, tg_tensor *src)
         return -1;
     int rc = tg__cuda_check_outputs(&it);
     if (rc == 0 && it.numel > 0) {
-        const int device = tg__cuda_iter_device(&it);
-        tg_cuda_device_guard guard(device);
         tg_cuda_copy_args a;
         memset(&a, 0, sizeof a);
         a.dst = it.data[0];
@@ -90,9 +116,7 @@ static int copy_iter(tg_tensor *self, tg_tensor *src)
             tg__pw_convert((char *)a.hv, a.dt, it.data[1], a.st);
             a.src = NULL;
         }
-        tg_cuda_offsets<2> oc = tg__cuda_offsets_from_iter<2>(&it);
-        tg__cuda_copy_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(a, oc);
-        rc = tg__cuda_launch_ok("copy_");
+        rc = copy_launch("copy_", tg__cuda_iter_device(&it), a, tg__cuda_offsets_from_iter<2>(&it));
     }
     if (rc != 0) {
         tg__iter_abort(&it);

@@ -46,7 +46,7 @@ static int fill_bytes(const char *op, tg_tensor *self, uint64_t bits)
     tg_cuda_device_guard guard(device);
     cudaStream_t s = tg__cuda_stream(device);
     const int size = (int)tg_dtype_size(self->dtype);
-    char *base = tg__cuda_data(self);
+    char *base = tg__k_data(self);
     unsigned blocks = tg__cuda_blocks(n, TG_CUDA_THREADS);
     if (tg__is_contiguous(self)) {
         switch (size) {
@@ -112,7 +112,7 @@ extern "C" tg_tensor *tg__cuda_arange_out(double start, double end, double step,
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
         tg__cuda_arange_kernel<<<tg__cuda_blocks(p.size, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__cuda_data(out), tg__cuda_offsets_from_tensor(out), out->dtype, p);
+            tg__k_data(out), tg__cuda_offsets_from_tensor(out), out->dtype, p);
         if (tg__cuda_launch_ok("arange") != 0) return NULL;
     }
     tg__bump_version(out);
@@ -147,7 +147,7 @@ __global__ void tg__cuda_linspace_kernel(char *base, tg_cuda_offsets<1> oc, tg_c
         } else {
             double d = __dmul_rn(a.dstep, (double)j);
             double v = up ? __dadd_rn(a.ds, d) : __dsub_rn(a.de, d);
-            if (a.kind == 0) tg__cuda_store(q, a.t, tg__cuda_float_to_int(v, a.t));
+            if (a.kind == 0) tg__cuda_store(q, a.t, tg__pw_float_to_int(v, a.t));
             else tg__cuda_store(q, a.t, v);
         }
     }
@@ -202,7 +202,7 @@ extern "C" tg_tensor *tg__cuda_linspace_out(double start, double end, int64_t st
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
         tg__cuda_linspace_kernel<<<tg__cuda_blocks(steps, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__cuda_data(out), tg__cuda_offsets_from_tensor(out), a);
+            tg__k_data(out), tg__cuda_offsets_from_tensor(out), a);
         if (tg__cuda_launch_ok("linspace") != 0) return NULL;
     }
     tg__bump_version(out);
@@ -232,7 +232,7 @@ extern "C" tg_tensor *tg__cuda_eye_out(int64_t n, int64_t m, tg_tensor *out)
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
         tg__cuda_eye_diag_kernel<<<tg__cuda_blocks(diag, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__cuda_data(out), diag, (out->strides[0] + out->strides[1]) * es, out->dtype);
+            tg__k_data(out), diag, (out->strides[0] + out->strides[1]) * es, out->dtype);
         if (tg__cuda_launch_ok("eye") != 0) return NULL;
     }
     return tg_retain(out);

@@ -21,7 +21,8 @@
  * The runtime owns one cuBLAS handle per device (tg__cublas_handle, math mode
  * CUBLAS_DEFAULT_MATH), bound to the device's stream; TF32 is chosen per call through the
  * compute type. */
-#include "kc_common.cuh"
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "linalg_checks.h"     /* the CPU kernels' shape and dtype checks */
 
 #include <cublas_v2.h>
@@ -70,7 +71,7 @@ static bool blas_layout(const mat &m, bool *trans, int64_t *ld)
 
 static mat mat_of(const tg_tensor *t, int64_t batch_dims)
 {
-    mat m = { kc_data(t), t->sizes[batch_dims], t->sizes[batch_dims + 1], t->strides[batch_dims],
+    mat m = { tg__k_data(t), t->sizes[batch_dims], t->sizes[batch_dims + 1], t->strides[batch_dims],
               t->strides[batch_dims + 1] };
     return m;
 }
@@ -133,7 +134,7 @@ __global__ void scale_kernel(T *c, int64_t batch, int64_t rows, int64_t cols, in
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t b = i / (rows * cols), r = (i / cols) % rows, k = i % cols;
         T *p = c + b * bs + r * rs + k * cs;
-        *p = kc_from_double<T>(beta == 0 ? 0.0 : beta * kc_to_double(*p));
+        *p = tg__cuda_narrow<T>(beta == 0 ? 0.0 : beta * (double)tg__cuda_widen(*p));
     }
 }
 
@@ -146,7 +147,7 @@ static int fix_operand(const char *op, tg_tensor *t, int64_t batch_dims, mat *m,
     int64_t ld;
     *tmp = NULL;
     if (blas_layout(*m, &tr, &ld)) return 0;
-    *tmp = kc_contiguous(op, t, t->dtype, st);
+    *tmp = tg__cuda_contiguous(op, t, t->dtype);
     if (!*tmp) return -1;
     *m = mat_of(*tmp, batch_dims);
     if (batch_dims) *bs = (*tmp)->strides[0];
@@ -172,12 +173,12 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
     if (g.batch == 0 || g.C.rows == 0 || g.C.cols == 0) return 0;
     if (g.K == 0) {
         int rc = 0;
-        kc_dispatch_float(g.dt, [&](auto tag) {
-            using T = decltype(tag);
+        tg__cuda_dispatch_float(g.dt, [&](auto tag) {
+            using T = typename decltype(tag)::type;
             int64_t n = g.batch * g.C.rows * g.C.cols;
-            scale_kernel<T><<<kc_blocks(n, 256), 256, 0, st>>>((T *)g.C.p, g.batch, g.C.rows, g.C.cols, g.bsc, g.C.rs,
-                                                               g.C.cs, beta);
-            rc = kc_launch_check(op);
+            scale_kernel<T><<<tg__cuda_blocks(n, 256), 256, 0, st>>>((T *)g.C.p, g.batch, g.C.rows, g.C.cols, g.bsc,
+                                                                     g.C.rs, g.C.cs, beta);
+            rc = tg__cuda_launch_ok(op);
         });
         return rc;
     }
@@ -189,7 +190,7 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
     tg_tensor *ctmp = NULL;
     if (!blas_layout(g.C, &tc, &ldc) || (batch_dims && g.bsc == 0 && g.batch > 1)) {
         ctmp = tg__empty(op, res->sizes, res->ndim, res->dtype, res->device);
-        if (!ctmp || (beta != 0 && kc_copy(op, ctmp, res, st) != 0)) { tg_release(ctmp); return -1; }
+        if (!ctmp || (beta != 0 && tg__cuda_copy_broadcast(op, ctmp, res) != 0)) { tg_release(ctmp); return -1; }
         g.C = mat_of(ctmp, batch_dims);
         g.bsc = batch_dims ? ctmp->strides[0] : 0;
         tc = false;
@@ -208,7 +209,7 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
         g.bsb = bsa;
     }
     if (rc == 0) rc = gemm_call(op, h, g);
-    if (rc == 0 && ctmp) rc = kc_copy(op, res, ctmp, st);
+    if (rc == 0 && ctmp) rc = tg__cuda_copy_broadcast(op, res, ctmp);
     tg_release(atmp);
     tg_release(btmp);
     tg_release(ctmp);
@@ -228,13 +229,13 @@ static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *
 extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     if (tg__mm_check_shapes(self, mat2) != 0) return NULL;
-    if (kc_same_device("mm", self, mat2) || kc_same_device("mm", self, out)) return NULL;
+    if (tg__cuda_same_device("mm", self, mat2) || tg__cuda_same_device("mm", self, out)) return NULL;
     if (check_dtypes("mm", "addmm_cuda", self, mat2) != 0) return NULL;
     int rc;
-    cudaStream_t st = kc_stream("mm", self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream("mm", self->device, &rc);
     if (rc) return NULL;
     int64_t shape[2] = { self->sizes[0], mat2->sizes[1] };
-    tg_tensor *res = kc_prepare_out("mm", out, shape, 2, self->dtype, self->device);
+    tg_tensor *res = tg__cuda_prepare_out("mm", out, shape, 2, self->dtype, self->device);
     if (!res) return NULL;
     if (gemm("mm", self, mat2, res, 0, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
     if (out) tg__bump_version(res);
@@ -245,13 +246,13 @@ extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tenso
 extern "C" tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     if (tg__bmm_check_shapes(self, mat2) != 0) return NULL;
-    if (kc_same_device("bmm", self, mat2) || kc_same_device("bmm", self, out)) return NULL;
+    if (tg__cuda_same_device("bmm", self, mat2) || tg__cuda_same_device("bmm", self, out)) return NULL;
     if (check_dtypes("bmm", "bmm_cuda", self, mat2) != 0) return NULL;
     int rc;
-    cudaStream_t st = kc_stream("bmm", self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream("bmm", self->device, &rc);
     if (rc) return NULL;
     int64_t shape[3] = { self->sizes[0], self->sizes[1], mat2->sizes[2] };
-    tg_tensor *res = kc_prepare_out("bmm", out, shape, 3, self->dtype, self->device);
+    tg_tensor *res = tg__cuda_prepare_out("bmm", out, shape, 3, self->dtype, self->device);
     if (!res) return NULL;
     if (gemm("bmm", self, mat2, res, 1, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
     if (out) tg__bump_version(res);
@@ -265,17 +266,19 @@ extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
 {
     const char *op = "addmm";
     if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
-    if (kc_same_device(op, mat1, mat2) || kc_same_device(op, mat1, self) || kc_same_device(op, mat1, out)) return NULL;
+    if (tg__cuda_same_device(op, mat1, mat2) || tg__cuda_same_device(op, mat1, self) ||
+        tg__cuda_same_device(op, mat1, out))
+        return NULL;
     if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 || check_dtypes(op, "addmm_cuda", self, mat1) != 0) return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
     bool inplace = out == self;
     if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, mat1->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, mat1->device, &rc);
     if (rc) return NULL;
-    tg_tensor *res = kc_prepare_out(op, out, shape, 2, mat1->dtype, mat1->device);
+    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, 2, mat1->dtype, mat1->device);
     if (!res) return NULL;
-    if (!inplace && beta != 0 && kc_copy(op, res, self, st) != 0) { tg_release(res); return NULL; }
+    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) { tg_release(res); return NULL; }
     if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) { tg_release(res); return NULL; }
     if (out) tg__bump_version(res);
     return res;

@@ -13,7 +13,8 @@
  * (Salmon et al. 2011) keyed by a 64-bit seed taken from the default generator on each call
  * (tg_manual_seed makes runs reproducible; the CUDA stream of draws differs from the CPU's),
  * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
-#include "kc_common.cuh"
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "loss_checks.h"       /* the CPU kernels' argument checks */
 #include "philox.cuh"
 #include "dropout_checks.h"
@@ -27,7 +28,7 @@ enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 /* Operand pointers and strides (elements) for the kernels. */
 struct nll_dev {
     const char *x, *t, *w;
-    int xdt, tdt;
+    tg_dtype xdt, tdt;
     int64_t xs0, xs1, ts, ws;
     int64_t n, c;
     int64_t ignore_index;
@@ -36,22 +37,15 @@ struct nll_dev {
 /* Target of sample i: 1 counted, 0 ignored, -1 out of bounds (first such sample recorded). */
 __device__ __forceinline__ int nll_target(const nll_dev &a, int64_t i, int64_t *t, unsigned long long *bad)
 {
-    int64_t esz = a.tdt == TG_INT64 ? 8 : 1;
-    *t = kc_load_int64(a.t + i * a.ts * esz, a.tdt);
+    *t = tg__cuda_load<int64_t>(a.t + i * a.ts * tg__cuda_elem_size(a.tdt), a.tdt);
     if (*t == a.ignore_index) return 0;
     if (*t < 0 || *t >= a.c) { atomicMin(bad, (unsigned long long)i); return -1; }
     return 1;
 }
 
-__device__ __forceinline__ int esize(int dt)
-{
-    return dt == TG_FLOAT64 || dt == TG_INT64 ? 8 : dt == TG_FLOAT32 || dt == TG_INT32 ? 4
-         : dt == TG_FLOAT16 || dt == TG_BFLOAT16 || dt == TG_INT16 ? 2 : 1;
-}
-
 __device__ __forceinline__ double nll_weight(const nll_dev &a, int64_t t)
 {
-    return a.w ? kc_load_double(a.w + t * a.ws * esize(a.xdt), a.xdt) : 1.0;
+    return a.w ? tg__cuda_load<double>(a.w + t * a.ws * tg__cuda_elem_size(a.xdt), a.xdt) : 1.0;
 }
 
 /* One block. per_sample: out (N) gets each loss; else out[0] the mean or sum. tw[0] the total
@@ -61,17 +55,17 @@ __global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool pe
 {
     __shared__ double s_loss[THREADS], s_w[THREADS];
     double loss_sum = 0, w_sum = 0;
-    int es = esize(a.xdt);
+    int64_t es = tg__cuda_elem_size(a.xdt);
     for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
         int64_t t;
         double loss = 0;
         if (nll_target(a, i, &t, bad) > 0) {
             double w = nll_weight(a, t);
-            loss = -kc_load_double(a.x + (i * a.xs0 + t * a.xs1) * es, a.xdt) * w;
+            loss = -tg__cuda_load<double>(a.x + (i * a.xs0 + t * a.xs1) * es, a.xdt) * w;
             w_sum += w;
             loss_sum += loss;
         }
-        if (per_sample) kc_store_double(out + i * es, a.xdt, loss);
+        if (per_sample) tg__cuda_store(out + i * es, a.xdt, loss);
     }
     s_loss[threadIdx.x] = loss_sum;
     s_w[threadIdx.x] = w_sum;
@@ -84,30 +78,30 @@ __global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool pe
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        if (!per_sample) kc_store_double(out, a.xdt, reduction == RED_MEAN ? s_loss[0] / s_w[0] : s_loss[0]);
-        kc_store_double(tw, a.xdt, per_sample ? 0.0 : s_w[0]);
+        if (!per_sample) tg__cuda_store(out, a.xdt, reduction == RED_MEAN ? s_loss[0] / s_w[0] : s_loss[0]);
+        tg__cuda_store(tw, a.xdt, per_sample ? 0.0 : s_w[0]);
     }
 }
 
 /* gi (N, C) contiguous, zero-filled before: gi[i, t] = weight[t] * g_i. For the reduced
  * forms g_i = -(grad / total_weight) (mean) or -grad (sum), with grad and total_weight read
  * from device memory (or passed by value when they are host scalars: go_host / tw_host). */
-__global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, char *gi, const char *go, int godt,
-                                    int64_t gos, double go_host, const char *tw, int twdt, double tw_host,
+__global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, char *gi, const char *go, tg_dtype godt,
+                                    int64_t gos, double go_host, const char *tw, tg_dtype twdt, double tw_host,
                                     unsigned long long *bad)
 {
-    int es = esize(a.xdt);
+    int64_t es = tg__cuda_elem_size(a.xdt);
     double scale = 0;
     if (!per_sample) {
-        double g = go ? kc_load_double(go, godt) : go_host;
-        double w = tw ? kc_load_double(tw, twdt) : tw_host;
+        double g = go ? tg__cuda_load<double>(go, godt) : go_host;
+        double w = tw ? tg__cuda_load<double>(tw, twdt) : tw_host;
         scale = -(reduction == RED_MEAN ? g / w : g);
     }
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t t;
         if (nll_target(a, i, &t, bad) <= 0) continue;
-        double g = per_sample ? -kc_load_double(go + i * gos * esize(godt), godt) : scale;
-        kc_store_double(gi + (i * a.c + t) * es, a.xdt, nll_weight(a, t) * g);
+        double g = per_sample ? -tg__cuda_load<double>(go + i * gos * tg__cuda_elem_size(godt), godt) : scale;
+        tg__cuda_store(gi + (i * a.c + t) * es, a.xdt, nll_weight(a, t) * g);
     }
 }
 
@@ -116,13 +110,13 @@ static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tens
 {
     if (tg__nll_check(op, self, target, weight) != 0) return -1;
     int64_t c = self->sizes[self->ndim - 1];
-    if (kc_same_device(op, self, target) || kc_same_device(op, self, weight)) return -1;
+    if (tg__cuda_same_device(op, self, target) || tg__cuda_same_device(op, self, weight)) return -1;
     bool batched = self->ndim == 2;
-    a->x = kc_data(self);
-    a->t = kc_data(target);
-    a->w = weight ? kc_data(weight) : NULL;
-    a->xdt = (int)self->dtype;
-    a->tdt = (int)target->dtype;
+    a->x = tg__k_data(self);
+    a->t = tg__k_data(target);
+    a->w = weight ? tg__k_data(weight) : NULL;
+    a->xdt = self->dtype;
+    a->tdt = target->dtype;
     a->n = batched ? self->sizes[0] : 1;
     a->c = c;
     a->xs0 = batched ? self->strides[0] : 0;
@@ -137,13 +131,14 @@ static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tens
 static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_dev, cudaStream_t st)
 {
     unsigned long long bad = 0;
-    if (kc_check(op, cudaMemcpyAsync(&bad, bad_dev, sizeof bad, cudaMemcpyDeviceToHost, st)) ||
-        kc_check(op, cudaStreamSynchronize(st)))
+    if (tg__cuda_ok(op, cudaMemcpyAsync(&bad, bad_dev, sizeof bad, cudaMemcpyDeviceToHost, st)) ||
+        tg__cuda_ok(op, cudaStreamSynchronize(st)))
         return -1;
     if (bad == ~0ULL) return 0;
     int64_t t = 0;
-    int64_t esz = a.tdt == TG_INT64 ? 8 : 1;
-    if (kc_check(op, cudaMemcpy(&t, a.t + (int64_t)bad * a.ts * esz, (size_t)esz, cudaMemcpyDeviceToHost))) return -1;
+    int64_t esz = (int64_t)tg_dtype_size(a.tdt);
+    if (tg__cuda_ok(op, cudaMemcpy(&t, a.t + (int64_t)bad * a.ts * esz, (size_t)esz, cudaMemcpyDeviceToHost)))
+        return -1;
     if (a.tdt == TG_UINT8) t &= 0xff;
     tg__error(op, "Target %lld is out of bounds.", (long long)t);
     return -1;
@@ -154,7 +149,7 @@ static tg_tensor *bad_word(const char *op, tg_device dev, cudaStream_t st)
 {
     int64_t n = 8;
     tg_tensor *w = tg__empty(op, &n, 1, TG_UINT8, dev);
-    if (w && kc_check(op, cudaMemsetAsync(kc_data(w), 0xff, 8, st))) { tg_release(w); w = NULL; }
+    if (w && tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(w), 0xff, 8, st))) { tg_release(w); w = NULL; }
     return w;
 }
 
@@ -167,7 +162,7 @@ extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_
     if (nll_check(op, self, target, weight, &a) != 0) return res;
     a.ignore_index = ignore_index;
     int rc;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return res;
     bool per_sample = reduction == RED_NONE && self->ndim == 2;
     int64_t none = 0;
@@ -176,9 +171,9 @@ extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_
     tg_tensor *tw = out ? tg__empty(op, &none, 0, self->dtype, self->device) : NULL;
     tg_tensor *bad = tw ? bad_word(op, self->device, st) : NULL;
     if (!bad) goto fail;
-    nll_forward_kernel<<<1, THREADS, 0, st>>>(a, per_sample, (int)reduction, kc_data(out), kc_data(tw),
-                                              (unsigned long long *)kc_data(bad));
-    if (kc_launch_check(op) || nll_bounds(op, a, (unsigned long long *)kc_data(bad), st)) goto fail;
+    nll_forward_kernel<<<1, THREADS, 0, st>>>(a, per_sample, (int)reduction, tg__k_data(out), tg__k_data(tw),
+                                              (unsigned long long *)tg__k_data(bad));
+    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st)) goto fail;
     tg_release(bad);
     res.output = out;
     res.total_weight = tw;
@@ -203,27 +198,27 @@ extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tens
     /* A one-element grad_output or total_weight may be a host (CPU) scalar: read it here. */
     bool go_host = grad_output->device.type == TG_CPU, tw_host = total_weight->device.type == TG_CPU;
     if (go_host && (per_sample || grad_output->ndim != 0)) {
-        if (kc_same_device(op, self, grad_output)) return NULL;
+        if (tg__cuda_same_device(op, self, grad_output)) return NULL;
     }
-    if (tw_host && total_weight->ndim != 0 && kc_same_device(op, self, total_weight)) return NULL;
+    if (tw_host && total_weight->ndim != 0 && tg__cuda_same_device(op, self, total_weight)) return NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, self->dtype, self->device);
     tg_tensor *bad = gi ? bad_word(op, self->device, st) : NULL;
     if (!bad) { tg_release(gi); return NULL; }
     int64_t n = tg__numel(gi);
-    if (n && kc_check(op, cudaMemsetAsync(kc_data(gi), 0, (size_t)n * tg_dtype_size(gi->dtype), st))) goto fail;
+    if (n && tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(gi), 0, (size_t)n * tg_dtype_size(gi->dtype), st))) goto fail;
     {
-        double gov = go_host ? tg__load_double(kc_data(grad_output), grad_output->dtype) : 0;
-        double twv = tw_host ? tg__load_double(kc_data(total_weight), total_weight->dtype) : 0;
+        double gov = go_host ? tg__pw_load_f64(tg__k_data(grad_output), grad_output->dtype) : 0;
+        double twv = tw_host ? tg__pw_load_f64(tg__k_data(total_weight), total_weight->dtype) : 0;
         int64_t gos = grad_output->ndim ? grad_output->strides[0] : 0;
-        nll_backward_kernel<<<kc_blocks(a.n, THREADS), THREADS, 0, st>>>(
-            a, per_sample, (int)reduction, kc_data(gi), go_host ? NULL : kc_data(grad_output), (int)grad_output->dtype,
-            gos, gov, tw_host ? NULL : kc_data(total_weight), (int)total_weight->dtype, twv,
-            (unsigned long long *)kc_data(bad));
+        nll_backward_kernel<<<tg__cuda_blocks(a.n, THREADS), THREADS, 0, st>>>(
+            a, per_sample, (int)reduction, tg__k_data(gi), go_host ? NULL : tg__k_data(grad_output), grad_output->dtype,
+            gos, gov, tw_host ? NULL : tg__k_data(total_weight), total_weight->dtype, twv,
+            (unsigned long long *)tg__k_data(bad));
     }
-    if (kc_launch_check(op) || nll_bounds(op, a, (unsigned long long *)kc_data(bad), st)) goto fail;
+    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st)) goto fail;
     tg_release(bad);
     return gi;
 fail:
@@ -240,6 +235,8 @@ template <typename T>
 __global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t seed, uint64_t keep_below, float scale_f,
                                double scale_d)
 {
+    typedef typename tg_cuda_compute_of<T>::type A;
+    const A scale = sizeof(T) == 8 ? (A)scale_d : (A)scale_f;
     uint2 key = tg__philox_key(seed);
     int64_t groups = (n + 3) / 4;
     for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < groups; g += (int64_t)gridDim.x * blockDim.x) {
@@ -252,8 +249,7 @@ __global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t se
             bool keep = (uint64_t)u[k] < keep_below;
             m[i] = keep;
             /* input * mask * scale: a dropped NaN or inf stays NaN, as PyTorch's input.mul(mask) */
-            if (sizeof(T) == 8) y[i] = kc_from_double<T>(kc_to_double(x[i]) * (keep ? 1.0 : 0.0) * scale_d);
-            else y[i] = kc_from_float<T>(kc_to_float(x[i]) * (keep ? 1.0f : 0.0f) * scale_f);
+            y[i] = tg__cuda_narrow<T>(tg__cuda_widen(x[i]) * (keep ? (A)1 : (A)0) * scale);
         }
     }
 }
@@ -265,30 +261,30 @@ extern "C" tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_op
     bool training;
     if (tg__native_dropout_check(input, p, train, &training) != 0) return res;
     int rc;
-    cudaStream_t st = kc_stream(op, input->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
     if (rc) return res;
-    tg_tensor *x = kc_contiguous(op, input, input->dtype, st);
+    tg_tensor *x = tg__cuda_contiguous(op, input, input->dtype);
     tg_tensor *out = x ? tg__empty(op, x->sizes, x->ndim, x->dtype, x->device) : NULL;
     tg_tensor *mask = out ? tg__empty(op, x->sizes, x->ndim, TG_BOOL, x->device) : NULL;
     if (!mask) goto fail;
     {
         int64_t n = tg__numel(x);
         if (n && !training) {
-            if (kc_check(op, cudaMemcpyAsync(kc_data(out), kc_data(x), (size_t)n * tg_dtype_size(x->dtype),
+            if (tg__cuda_ok(op, cudaMemcpyAsync(tg__k_data(out), tg__k_data(x), (size_t)n * tg_dtype_size(x->dtype),
                                              cudaMemcpyDeviceToDevice, st)) ||
-                kc_check(op, cudaMemsetAsync(kc_data(mask), 1, (size_t)n, st)))
+                tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(mask), 1, (size_t)n, st)))
                 goto fail;
         } else if (n) {
             double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
             uint64_t keep_below = (uint64_t)ldexp(q, 32);
             uint64_t seed = tg__random_u64(tg__default_generator());
-            kc_dispatch_float(x->dtype, [&](auto tag) {
-                using T = decltype(tag);
-                dropout_kernel<T><<<kc_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
-                    (const T *)kc_data(x), (T *)kc_data(out), (bool *)kc_data(mask), n, seed, keep_below, (float)scale,
-                    scale);
+            tg__cuda_dispatch_float(x->dtype, [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                dropout_kernel<T><<<tg__cuda_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
+                    (const T *)tg__k_data(x), (T *)tg__k_data(out), (bool *)tg__k_data(mask), n, seed, keep_below,
+                    (float)scale, scale);
             });
-            if (kc_launch_check(op)) goto fail;
+            if (tg__cuda_launch_ok(op)) goto fail;
         }
     }
     tg_release(x);

@@ -8,7 +8,8 @@
  * differ); float64 in double; float16/bfloat16 in float (the CPU's reference loop uses
  * double: agreement to the storage type's rounding). Contiguous operands are indexed
  * directly, others through their geometry. */
-#include "kc_common.cuh"
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "optim_checks.h"      /* the CPU kernels' argument checks */
 
 
@@ -19,16 +20,17 @@
 static int same_devices(const char *op, tg_tensor *const *ts)
 {
     for (int k = 1; k < NOPS; k++)
-        if (ts[k] && kc_same_device(op, ts[0], ts[k])) return -1;
+        if (ts[k] && tg__cuda_same_device(op, ts[0], ts[k])) return -1;
     return 0;
 }
 
 /* ------------------------------------------------------------------ operands */
 
-/* Up to five operands (param, grad, then the state buffers; NULL ones unused). */
+/* Up to five operands of the parameter's shape (param, grad, then the state buffers; NULL
+ * ones unused): their first elements and one offset calculator for all of them. */
 struct ops {
     char *p[NOPS];
-    kc_geo g[NOPS];
+    tg_cuda_offsets<NOPS> oc;
     bool contiguous;
 };
 
@@ -36,19 +38,30 @@ static ops ops_of(tg_tensor *const *ts)
 {
     ops o;
     memset(&o, 0, sizeof o);
+    const int64_t *strides[NOPS];
+    int64_t esize[NOPS];
     o.contiguous = true;
     for (int k = 0; k < NOPS; k++) {
+        strides[k] = ts[k] ? ts[k]->strides : NULL;
+        esize[k] = ts[k] ? (int64_t)tg_dtype_size(ts[k]->dtype) : 0;
         if (!ts[k]) continue;
-        o.p[k] = kc_data(ts[k]);
-        o.g[k] = kc_geo_of(ts[k]);
+        o.p[k] = tg__k_data(ts[k]);
         o.contiguous &= tg__is_contiguous(ts[k]);
     }
+    o.oc = tg__cuda_offsets_from_strides<NOPS>(ts[0]->sizes, ts[0]->ndim, strides, esize);
     return o;
 }
 
-template <typename T> __device__ __forceinline__ T *at(const ops &o, int k, int64_t i)
+/* Element i of every operand: off[k] bytes from o.p[k]. */
+template <typename T> __device__ __forceinline__ void element(const ops &o, int64_t i, int64_t *off)
 {
-    return (T *)o.p[k] + (o.contiguous ? i : kc_offset(o.g[k], i));
+    if (!o.contiguous) { o.oc.get(i, off); return; }
+    for (int k = 0; k < NOPS; k++) off[k] = i * (int64_t)sizeof(T);
+}
+
+template <typename T> __device__ __forceinline__ T *at(const ops &o, int k, const int64_t *off)
+{
+    return (T *)(o.p[k] + off[k]);
 }
 
 template <typename A> __device__ __forceinline__ A ksqrt(A v);
@@ -67,20 +80,22 @@ struct sgd_args {
 template <typename T>
 __global__ void sgd_kernel(ops o, int64_t n, sgd_args c)
 {
-    typedef typename kc_acc<T>::type A;
+    typedef typename tg_cuda_compute_of<T>::type A;
     A wd = (A)c.weight_decay, mom = (A)c.momentum, damp1 = (A)(1 - c.dampening), nlr = (A)-c.lr;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        T *pp = at<T>(o, 0, i);
-        A p = (A)kc_to_double(*pp), g = (A)kc_to_double(*at<T>(o, 1, i));
+        int64_t off[NOPS];
+        element<T>(o, i, off);
+        T *pp = at<T>(o, 0, off);
+        A p = tg__cuda_widen(*pp), g = tg__cuda_widen(*at<T>(o, 1, off));
         A d = c.maximize ? -g : g;
         if (c.weight_decay != 0) d = d + wd * p;
         if (c.has_buf) {
-            T *bp = at<T>(o, 2, i);
-            A m = c.first_step ? d : (A)kc_to_double(*bp) * mom + damp1 * d;
-            *bp = kc_from_double<T>((double)m);
+            T *bp = at<T>(o, 2, off);
+            A m = c.first_step ? d : tg__cuda_widen(*bp) * mom + damp1 * d;
+            *bp = tg__cuda_narrow<T>(m);
             d = c.nesterov ? d + mom * m : m;
         }
-        *pp = kc_from_double<T>((double)(p + nlr * d));
+        *pp = tg__cuda_narrow<T>(p + nlr * d);
     }
 }
 
@@ -93,7 +108,7 @@ extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
         return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, buf, NULL, NULL };
     if (same_devices(op, ts)) return NULL;
@@ -101,11 +116,11 @@ extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     sgd_args c = { lr, momentum, dampening, weight_decay, nesterov, maximize, first_step, buf != NULL };
     int64_t n = tg__numel(self);
     if (n > 0) {
-        kc_dispatch_float(self->dtype, [&](auto tag) {
-            using T = decltype(tag);
-            sgd_kernel<T><<<kc_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
+        tg__cuda_dispatch_float(self->dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            sgd_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
         });
-        if (kc_launch_check(op)) return NULL;
+        if (tg__cuda_launch_ok(op)) return NULL;
     }
     if (buf) tg__bump_version(buf);
     tg__bump_version(self);
@@ -123,28 +138,30 @@ struct adam_args {
 template <typename T>
 __global__ void adam_kernel(ops o, int64_t n, adam_args c)
 {
-    typedef typename kc_acc<T>::type A;
+    typedef typename tg_cuda_compute_of<T>::type A;
     A decay = (A)(1 - c.lr * c.weight_decay), wd = (A)c.weight_decay;
     A b1 = (A)c.beta1, b2 = (A)c.beta2, a1 = (A)(1 - c.beta1), a2 = (A)(1 - c.beta2);
     A bc2 = (A)c.bc2_sqrt, eps = (A)c.eps, nstep = (A)-c.step_size;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        T *pp = at<T>(o, 0, i), *mp = at<T>(o, 2, i), *vp = at<T>(o, 3, i);
-        A p = (A)kc_to_double(*pp), g = (A)kc_to_double(*at<T>(o, 1, i));
+        int64_t off[NOPS];
+        element<T>(o, i, off);
+        T *pp = at<T>(o, 0, off), *mp = at<T>(o, 2, off), *vp = at<T>(o, 3, off);
+        A p = tg__cuda_widen(*pp), g = tg__cuda_widen(*at<T>(o, 1, off));
         A gi = c.maximize ? -g : g;
         if (c.decoupled) p = p * decay;
         else if (c.weight_decay != 0) gi = gi + wd * p;
-        A m = (A)kc_to_double(*mp) * b1 + a1 * gi;
-        A v = (A)kc_to_double(*vp) * b2 + a2 * gi * gi;
-        *mp = kc_from_double<T>((double)m);
-        *vp = kc_from_double<T>((double)v);
+        A m = tg__cuda_widen(*mp) * b1 + a1 * gi;
+        A v = tg__cuda_widen(*vp) * b2 + a2 * gi * gi;
+        *mp = tg__cuda_narrow<T>(m);
+        *vp = tg__cuda_narrow<T>(v);
         A s = v;
         if (c.amsgrad) {
-            T *xp = at<T>(o, 4, i);
-            s = max_nan((A)kc_to_double(*xp), v);
-            *xp = kc_from_double<T>((double)s);
+            T *xp = at<T>(o, 4, off);
+            s = max_nan(tg__cuda_widen(*xp), v);
+            *xp = tg__cuda_narrow<T>(s);
         }
         A denom = ksqrt(s) / bc2 + eps;
-        *pp = kc_from_double<T>((double)(p + nstep * m / denom));
+        *pp = tg__cuda_narrow<T>(p + nstep * m / denom);
     }
 }
 
@@ -159,7 +176,7 @@ extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, exp_avg, exp_avg_sq, vmax };
     if (same_devices(op, ts)) return NULL;
@@ -169,11 +186,11 @@ extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
     c.bc2_sqrt = sqrt(1 - pow(beta2, (double)step));
     int64_t n = tg__numel(self);
     if (n > 0) {
-        kc_dispatch_float(self->dtype, [&](auto tag) {
-            using T = decltype(tag);
-            adam_kernel<T><<<kc_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
+        tg__cuda_dispatch_float(self->dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            adam_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
         });
-        if (kc_launch_check(op)) return NULL;
+        if (tg__cuda_launch_ok(op)) return NULL;
     }
     tg__bump_version(exp_avg);
     tg__bump_version(exp_avg_sq);

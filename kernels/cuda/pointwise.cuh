@@ -1,7 +1,7 @@
 /* The generic elementwise launcher of the CUDA pointwise kernels (binary.cu, unary.cu,
  * compare.cu, ternary.cu, pointwise.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
  * (one output, N = 1..3 inputs), with the functor f holding the scalar function of
- * kernels/cpu/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
+ * kernels/common/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
  *
  * What the CPU kernels do, and this reproduces element for element: every input is converted
  * to the iteration's common dtype (it->dtype) and widened to the compute type (float for
@@ -29,7 +29,6 @@
 #define TG_CUDA_POINTWISE_CUH
 
 #include "tg_cuda.cuh"
-#include <type_traits>
 
 /* Compute kinds an operator accepts (template argument KINDS). */
 #define TG_CUDA_KIND_F32 1u
@@ -55,19 +54,19 @@ template <> struct tg_cuda_kind_of<int64_t> { static constexpr unsigned value = 
 /* ------------------------------------------------------------------ conversions */
 
 /* One element of dtype st at src converted to dtype dt at dst with the CPU's copy rules
- * (tg__pw_convert in kernels/cpu/pointwise_loops.h). */
+ * (tg__pw_convert in kernels/common/pointwise_convert.h). */
 __device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const char *src, tg_dtype st)
 {
-    const tg_pw_kind sk = tg__cuda_kind(st);
+    const tg_pw_kind sk = tg__pw_kind(st);
     if (dt == TG_BOOL) {
         *(uint8_t *)dst = sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st) != 0
                                           : tg__cuda_load<double>(src, st) != 0;
         return;
     }
-    switch (tg__cuda_kind(dt)) {
+    switch (tg__pw_kind(dt)) {
     case TG_PW_I64:
         tg__cuda_store(dst, dt, sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st)
-                                                : tg__cuda_float_to_int(tg__cuda_load<double>(src, st), dt));
+                                                : tg__pw_float_to_int(tg__cuda_load<double>(src, st), dt));
         break;
     case TG_PW_F32:
         if (sk == TG_PW_I64) tg__cuda_store(dst, dt, (float)tg__cuda_load<int64_t>(src, st));
@@ -101,25 +100,6 @@ __device__ __forceinline__ void tg__cuda_store_as(char *p, tg_dtype ot, tg_dtype
     alignas(8) char buf[8];
     tg__cuda_store(buf, ct, r);
     tg__cuda_convert(p, ot, buf, ct);
-}
-
-/* Compute-type value -> storage type T, with the same rules as tg__cuda_store. */
-template <class T, class R>
-__device__ __forceinline__ T tg__cuda_narrow(R r)
-{
-    if constexpr (std::is_same<T, bool>::value) {
-        return r != 0;
-    } else if constexpr (std::is_same<T, __half>::value) {
-        return __float2half_rn((float)r);
-    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-        return __float2bfloat16_rn((float)r);
-    } else if constexpr (std::is_integral<T>::value && std::is_floating_point<R>::value) {
-        return (T)tg__cuda_float_to_int((double)r, sizeof(T) == 8 ? TG_INT64 : TG_INT32);
-    } else if constexpr (std::is_same<R, bool>::value) {
-        return (T)(r ? 1 : 0);
-    } else {
-        return (T)r;
-    }
 }
 
 /* ------------------------------------------------------------------ calling the functor */

@@ -65,7 +65,7 @@ __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_
             } else {
                 uint64_t o = a.range ? r[j] % a.range : r[j];
                 int64_t x = (int64_t)((uint64_t)a.from + o);
-                if (tg__cuda_kind(a.t) != TG_PW_I64) tg__cuda_store(p, a.t, (double)x);
+                if (tg__pw_kind(a.t) != TG_PW_I64) tg__cuda_store(p, a.t, (double)x);
                 else tg__cuda_store(p, a.t, x);
             }
         }
@@ -86,7 +86,7 @@ static tg_tensor *rand_run(const char *op, tg_tensor *self, tg_cuda_rand_args a,
         const int device = tg__cuda_device_of(self);
         tg_cuda_device_guard guard(device);
         tg__cuda_rand_kernel<<<tg__cuda_blocks((a.n + 3) / 4, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__cuda_data(self), tg__cuda_offsets_from_tensor(self), a);
+            tg__k_data(self), tg__cuda_offsets_from_tensor(self), a);
         if (tg__cuda_launch_ok(op) != 0) return NULL;
     }
     tg__bump_version(self);

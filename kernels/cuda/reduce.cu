@@ -26,7 +26,8 @@
  * in int64 with wrap-around; var/std by Welford per thread and Chan's formula across threads
  * and splits, in double. max/min/argmax/argmin keep the first occurrence of the extreme; NaN
  * propagates and wins (the first NaN's index). */
-#include "kc_common.cuh"
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "reduce_checks.h"     /* the CPU kernels' argument checks and dtypes */
 #include "reduce_view.h"      /* the [outer, inner] view, shared with the CPU kernels */
 
@@ -47,6 +48,14 @@ struct partial {
 
 /* ------------------------------------------------------------------ folds (device) */
 
+/* Element x as the CPU's reductions read it: int64 (floats converted with x86's rules) for
+ * integral accumulation, double otherwise. */
+template <typename T> __device__ __forceinline__ int64_t as_i64(T x)
+{
+    return tg__cuda_narrow<int64_t>(tg__cuda_widen(x));
+}
+template <typename T> __device__ __forceinline__ double as_f64(T x) { return (double)tg__cuda_widen(x); }
+
 template <int K> __device__ __forceinline__ void p_init(partial &r)
 {
     r.d = K == R_PROD ? 1.0 : 0.0;
@@ -63,17 +72,17 @@ template <int K> __device__ __forceinline__ void p_init(partial &r)
 template <int K, typename T> __device__ __forceinline__ void p_fold(partial &r, T x, int64_t j, bool integer)
 {
     if (K == R_SUM) {
-        if (integer) r.i = (int64_t)((uint64_t)r.i + (uint64_t)kc_to_int64(x));
-        else r.d += kc_to_double(x);
+        if (integer) r.i = (int64_t)((uint64_t)r.i + (uint64_t)as_i64(x));
+        else r.d += as_f64(x);
     } else if (K == R_PROD) {
-        if (integer) r.i = (int64_t)((uint64_t)r.i * (uint64_t)kc_to_int64(x));
-        else r.d *= kc_to_double(x);
+        if (integer) r.i = (int64_t)((uint64_t)r.i * (uint64_t)as_i64(x));
+        else r.d *= as_f64(x);
     } else if (K == R_MAX || K == R_MIN) {
         if (integer) {
-            int64_t v = kc_to_int64(x);
+            int64_t v = as_i64(x);
             if (!r.any || (K == R_MAX ? v > r.i : v < r.i)) r.i = v;
         } else {
-            double v = kc_to_double(x);
+            double v = as_f64(x);
             if (v != v) r.nan = true;
             else if (!r.any || (K == R_MAX ? v > r.d : v < r.d)) r.d = v;
         }
@@ -81,16 +90,16 @@ template <int K, typename T> __device__ __forceinline__ void p_fold(partial &r, 
     } else if (K == R_ARGMAX || K == R_ARGMIN) {
         if (r.nan) return;
         if (integer) {
-            int64_t v = kc_to_int64(x);
+            int64_t v = as_i64(x);
             if (!r.any || (K == R_ARGMAX ? v > r.i : v < r.i)) { r.i = v; r.idx = j; }
         } else {
-            double v = kc_to_double(x);
+            double v = as_f64(x);
             if (v != v) { r.nan = true; r.d = v; r.idx = j; }
             else if (!r.any || (K == R_ARGMAX ? v > r.d : v < r.d)) { r.d = v; r.idx = j; }
         }
         r.any = true;
     } else {   /* R_VAR: Welford */
-        double v = kc_to_double(x);
+        double v = as_f64(x);
         r.n++;
         double delta = v - r.d;
         r.d += delta / (double)r.n;
@@ -227,8 +236,8 @@ __global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t ch
 
 struct rout {
     char *p, *p2;        /* values (or the only output), indices (max.dim / min.dim) */
-    kc_geo g, g2;
-    int dt;
+    tg_cuda_offsets<1> oc, oc2;
+    tg_dtype dt;
 };
 
 /* Merges output o's partials in split order and stores the result like the CPU's
@@ -240,31 +249,32 @@ __global__ void finish_kernel(const partial *parts, int64_t outer, int64_t split
     for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < outer; o += (int64_t)gridDim.x * blockDim.x) {
         partial r = parts[o * splits];
         for (int64_t s = 1; s < splits; s++) p_merge<K>(r, parts[o * splits + s], integer);
-        int esz = out.dt == TG_FLOAT64 || out.dt == TG_INT64 ? 8 : out.dt == TG_FLOAT32 || out.dt == TG_INT32 ? 4
-                : out.dt == TG_FLOAT16 || out.dt == TG_BFLOAT16 || out.dt == TG_INT16 ? 2 : 1;
-        char *p = out.p + kc_offset(out.g, o) * esz;
+        int64_t off;
+        out.oc.get(o, &off);
+        char *p = out.p + off;
         switch (kind) {
         case R_SUM: case R_PROD:
-            if (integer) kc_store_int64(p, out.dt, r.i); else kc_store_double(p, out.dt, r.d);
+            if (integer) tg__cuda_store(p, out.dt, r.i); else tg__cuda_store(p, out.dt, r.d);
             break;
         case R_MEAN:
-            kc_store_double(p, out.dt, r.d / (double)inner_numel);
+            tg__cuda_store(p, out.dt, r.d / (double)inner_numel);
             break;
         case R_MAX: case R_MIN:
-            if (integer) kc_store_int64(p, out.dt, r.i);
-            else kc_store_double(p, out.dt, r.nan ? (double)NAN : r.d);
+            if (integer) tg__cuda_store(p, out.dt, r.i);
+            else tg__cuda_store(p, out.dt, r.nan ? (double)NAN : r.d);
             break;
         case R_ARGMAX: case R_ARGMIN:
             if (out.p2) {
-                if (integer) kc_store_int64(p, out.dt, r.i); else kc_store_double(p, out.dt, r.d);
-                p = out.p2 + kc_offset(out.g2, o) * 8;
+                if (integer) tg__cuda_store(p, out.dt, r.i); else tg__cuda_store(p, out.dt, r.d);
+                out.oc2.get(o, &off);
+                p = out.p2 + off;
             }
             *(int64_t *)p = r.idx;
             break;
         default: {   /* R_VAR, R_STD */
             double den = (double)r.n - (double)correction;
             double var = (r.n ? r.m2 : (double)NAN) / (den > 0 ? den : 0);
-            kc_store_double(p, out.dt, kind == R_STD ? sqrt(var) : var);
+            tg__cuda_store(p, out.dt, kind == R_STD ? sqrt(var) : var);
             break;
         }
         }
@@ -337,17 +347,18 @@ static int launch_partials(const char *op, const rview &v, const T *base, bool i
     int64_t wsz = items * (int64_t)sizeof(partial);
     *ws = tg__empty(op, &wsz, 1, TG_UINT8, dev);
     if (!*ws) return -1;
-    partial *parts = (partial *)kc_data(*ws);
+    partial *parts = (partial *)tg__k_data(*ws);
     if (block) {
         int64_t blocks = ceil_div(items, THREADS / group);
         unsigned grid = (unsigned)(blocks < (int64_t)sms * 32 ? blocks : (int64_t)sms * 32);
         block_kernel<K, T><<<grid, THREADS, 0, st>>>(base, v, splits, chunk, group, integer, parts);
     } else {
-        thread_kernel<K, T><<<kc_blocks(items, THREADS), THREADS, 0, st>>>(base, v, splits, chunk, integer, parts);
+        thread_kernel<K, T><<<tg__cuda_blocks(items, THREADS), THREADS, 0, st>>>(base, v, splits, chunk, integer,
+                                                                                parts);
     }
     *parts_out = parts;
     *splits_out = splits;
-    return kc_launch_check(op);
+    return tg__cuda_launch_ok(op);
 }
 
 template <int K>
@@ -358,14 +369,14 @@ static int run_kind(const char *op, int kind, const rview &v, const tg_tensor *s
     int64_t splits = 1;
     tg_tensor *ws = NULL;
     int rc = -1;
-    kc_dispatch(self->dtype, [&](auto tag) {
-        using T = decltype(tag);
-        rc = launch_partials<K, T>(op, v, (const T *)kc_data(self), integer, &parts, &splits, &ws, self->device, st);
+    tg__cuda_dispatch(self->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        rc = launch_partials<K, T>(op, v, (const T *)tg__k_data(self), integer, &parts, &splits, &ws, self->device, st);
     });
     if (rc == 0) {
-        finish_kernel<K><<<kc_blocks(v.outer_numel, THREADS), THREADS, 0, st>>>(parts, v.outer_numel, splits, kind,
-                                                                               integer, v.inner_numel, correction, out);
-        rc = kc_launch_check(op);
+        finish_kernel<K><<<tg__cuda_blocks(v.outer_numel, THREADS), THREADS, 0, st>>>(
+            parts, v.outer_numel, splits, kind, integer, v.inner_numel, correction, out);
+        rc = tg__cuda_launch_ok(op);
     }
     tg_release(ws);    /* the caching allocator reuses it in stream order */
     return rc;
@@ -399,21 +410,21 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
     if (kind == R_SUM || kind == R_PROD) integer = tg_dtype_is_integral(odt, true);
     else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) integer = tg_dtype_is_integral(self->dtype, true);
     int rc = 0;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
-    if (kc_same_device(op, self, out) || kc_same_device(op, self, out2)) return NULL;
-    tg_tensor *res = kc_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
+    if (tg__cuda_same_device(op, self, out) || tg__cuda_same_device(op, self, out2)) return NULL;
+    tg_tensor *res = tg__cuda_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
     if (!res) return NULL;
     rout ro;
     memset(&ro, 0, sizeof ro);
-    ro.p = kc_data(res);
-    ro.g = kc_geo_of(res);
-    ro.dt = (int)odt;
+    ro.p = tg__k_data(res);
+    ro.oc = tg__cuda_offsets_from_tensor(res);
+    ro.dt = odt;
     if (res2) {
-        *res2 = kc_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
+        *res2 = tg__cuda_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
         if (!*res2) { tg_release(res); return NULL; }
-        ro.p2 = kc_data(*res2);
-        ro.g2 = kc_geo_of(*res2);
+        ro.p2 = tg__k_data(*res2);
+        ro.oc2 = tg__cuda_offsets_from_tensor(*res2);
     }
     if (v.outer_numel > 0 && run_reduce(op, kind, v, self, integer, correction, ro, st) != 0) {
         tg_release(res);

@@ -1,12 +1,11 @@
 /* cat on CUDA: concatenation along a dim, with the CPU kernel's rules and messages
  * (kernels/cpu/shape.c). Each input (any strides, any dtype castable to the result's) is
- * copied into its slab of the output by one launch of the general strided copy kernel
- * (kc_copy_kernel): the slab is the output's geometry with the input's sizes, starting at the
- * input's offset along dim. */
-#include "kc_common.cuh"
+ * copied into its slab of the output by one launch of the general strided copy
+ * (tg__cuda_copy_strided): the slab is the output's strides with the input's sizes, starting at
+ * the input's offset along dim. */
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "shape_checks.h"      /* the CPU kernel's checks and output shape */
-
-extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out);
 
 extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
@@ -16,12 +15,12 @@ extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_t
     tg_device dev = tensors.data[0]->device;
     tg_dtype dt = tensors.data[0]->dtype;
     for (int64_t i = 1; i < tensors.len; i++) {
-        if (kc_same_device("cat", tensors.data[0], tensors.data[i])) return NULL;
+        if (tg__cuda_same_device("cat", tensors.data[0], tensors.data[i])) return NULL;
         dt = tg_promote_types(dt, tensors.data[i]->dtype);
     }
-    if (kc_same_device("cat", tensors.data[0], out)) return NULL;
+    if (tg__cuda_same_device("cat", tensors.data[0], out)) return NULL;
     int rc;
-    cudaStream_t st = kc_stream("cat", dev, &rc);
+    tg__cuda_select_stream("cat", dev, &rc);
     if (rc) return NULL;
     tg_tensor *res = tg__cat_result(tensors, dt, shape, ndim, out, dev);
     if (!res) return NULL;
@@ -30,14 +29,12 @@ extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_t
     for (int64_t i = 0; i < tensors.len; i++) {
         const tg_tensor *t = tensors.data[i];
         if (tg__cat_skipped(t)) continue;
-        int64_t n = tg__numel(t);
-        if (n > 0) {
-            /* The slab of res that t fills: res's strides, t's sizes, offset col along dim. */
-            kc_geo dg = kc_geo_of(t), sg = kc_geo_of(t);
-            for (int d = 0; d < dg.ndim; d++) dg.strides[d] = res->strides[d];
-            char *dst = kc_data(res) + col * res->strides[dim] * (int64_t)oes;
-            kc_copy_kernel<<<kc_blocks(n, 256), 256, 0, st>>>(dst, dg, (int)res->dtype, kc_data(t), sg, (int)t->dtype, n);
-            if (kc_launch_check("cat")) { tg_release(res); return NULL; }
+        /* The slab of res that t fills: res's strides, t's sizes, offset col along dim. */
+        char *dst = tg__k_data(res) + col * res->strides[dim] * (int64_t)oes;
+        if (tg__cuda_copy_strided("cat", tg__cuda_device_of(res), dst, res->dtype, res->strides, tg__k_data(t),
+                                  t->dtype, t->strides, t->sizes, t->ndim) != 0) {
+            tg_release(res);
+            return NULL;
         }
         col += t->sizes[dim];
     }

@@ -16,22 +16,26 @@
  * Computation in float for float16/bfloat16/float32 (exp: expf), double for float64. NaN in a
  * slice makes the slice NaN; a slice of all -inf gives NaN (0/0), as on the CPU.
  * half_to_float (float16 input, float32 output) is supported, as in PyTorch's CUDA kernel. */
-#include "kc_common.cuh"
+#include "tg_cuda.cuh"
+#include "tg_kernels.h"
 #include "softmax_checks.h"    /* the CPU kernels' argument checks */
 
 
 #define THREADS 256
 
-/* Slices of one operand: first element of slice s and the step along dim, in elements. */
+/* Slices of one operand: where slice s starts (through the operand's offset calculator) and
+ * the step along dim, in elements. */
 struct slices {
-    kc_geo g;
+    tg_cuda_offsets<1> oc;
     int64_t n, inner, step;
 };
 
-__device__ __forceinline__ int64_t slice_base(const slices &sl, int64_t s)
+/* The first element of slice s of the operand at base. */
+template <typename T> __device__ __forceinline__ T *slice_base(T *base, const slices &sl, int64_t s)
 {
-    int64_t o = s / sl.inner, i = s % sl.inner;
-    return kc_offset(sl.g, o * sl.n * sl.inner + i);
+    int64_t o = s / sl.inner, i = s % sl.inner, off;
+    sl.oc.get(o * sl.n * sl.inner + i, &off);
+    return (T *)((const char *)base + off);
 }
 
 template <typename A> __device__ __forceinline__ A nan_max(A a, A b) { return (a > b || a != a) ? a : b; }
@@ -57,16 +61,19 @@ template <typename A> __device__ __forceinline__ void online_merge(A &m, A &s, A
     m = mn;
 }
 
+/* One block per slice (inner == 1). A is the computation type: float for float16, bfloat16
+ * and float32 (U may be float for half_to_float), double for float64 (never rounded through
+ * float). */
 template <typename T, typename U, bool LOG>
 __global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
 {
-    typedef typename kc_acc<T>::type A;
+    typedef typename tg_cuda_compute_of<T>::type A;
     __shared__ A sm_m[THREADS], sm_s[THREADS];
     for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
-        const T *xp = x + slice_base(xs, s);
-        U *yp = y + slice_base(ys, s);
+        const T *xp = slice_base(x, xs, s);
+        U *yp = slice_base(y, ys, s);
         A m = -(A)INFINITY, sum = 0;
-        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, (A)kc_to_float(xp[k * xs.step]));
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, tg__cuda_widen(xp[k * xs.step]));
         sm_m[threadIdx.x] = m;
         sm_s[threadIdx.x] = sum;
         __syncthreads();
@@ -84,60 +91,26 @@ __global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slic
         __syncthreads();       /* everyone has read sm[0] before the next slice overwrites it */
         A c = m + klog(sum), r = (A)1 / sum;
         for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) {
-            A v = (A)kc_to_float(xp[k * xs.step]);
-            A o = LOG ? v - c : kexp(v - m) * r;
-            yp[k * ys.step] = kc_from_float<U>((float)o);
+            A v = tg__cuda_widen(xp[k * xs.step]);
+            yp[k * ys.step] = tg__cuda_narrow<U>(LOG ? v - c : kexp(v - m) * r);
         }
     }
 }
 
-/* double must not round through float: the float64 instantiation reads and writes directly. */
-template <bool LOG>
-__global__ void __launch_bounds__(THREADS) softmax_block_kernel_f64(const double *x, slices xs, double *y, slices ys,
-                                                                    int64_t nslices)
-{
-    __shared__ double sm_m[THREADS], sm_s[THREADS];
-    for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
-        const double *xp = x + slice_base(xs, s);
-        double *yp = y + slice_base(ys, s);
-        double m = -INFINITY, sum = 0;
-        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, xp[k * xs.step]);
-        sm_m[threadIdx.x] = m;
-        sm_s[threadIdx.x] = sum;
-        __syncthreads();
-        for (int h = blockDim.x / 2; h > 0; h /= 2) {
-            if ((int)threadIdx.x < h) {
-                double m1 = sm_m[threadIdx.x], s1 = sm_s[threadIdx.x];
-                online_merge(m1, s1, sm_m[threadIdx.x + h], sm_s[threadIdx.x + h]);
-                sm_m[threadIdx.x] = m1;
-                sm_s[threadIdx.x] = s1;
-            }
-            __syncthreads();
-        }
-        m = sm_m[0];
-        sum = sm_s[0];
-        __syncthreads();
-        double c = m + log(sum), r = 1.0 / sum;
-        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) {
-            double v = xp[k * xs.step];
-            yp[k * ys.step] = LOG ? v - c : exp(v - m) * r;
-        }
-    }
-}
-
-/* One thread per slice (inner > 1). A is the computation type. */
-template <typename T, typename U, typename A, bool LOG>
+/* One thread per slice (inner > 1). A as above. */
+template <typename T, typename U, bool LOG>
 __global__ void softmax_thread_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
 {
+    typedef typename tg_cuda_compute_of<T>::type A;
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
-        const T *xp = x + slice_base(xs, s);
-        U *yp = y + slice_base(ys, s);
+        const T *xp = slice_base(x, xs, s);
+        U *yp = slice_base(y, ys, s);
         A m = -(A)INFINITY, sum = 0;
-        for (int64_t k = 0; k < xs.n; k++) online_add(m, sum, (A)kc_to_double(xp[k * xs.step]));
+        for (int64_t k = 0; k < xs.n; k++) online_add(m, sum, tg__cuda_widen(xp[k * xs.step]));
         A c = m + klog(sum), r = (A)1 / sum;
         for (int64_t k = 0; k < xs.n; k++) {
-            A v = (A)kc_to_double(xp[k * xs.step]);
-            yp[k * ys.step] = kc_from_double<U>((double)(LOG ? v - c : kexp(v - m) * r));
+            A v = tg__cuda_widen(xp[k * xs.step]);
+            yp[k * ys.step] = tg__cuda_narrow<U>(LOG ? v - c : kexp(v - m) * r);
         }
     }
 }
@@ -145,7 +118,7 @@ __global__ void softmax_thread_kernel(const T *x, slices xs, U *y, slices ys, in
 static slices slices_of(const tg_tensor *t, int64_t d)
 {
     slices sl;
-    sl.g = kc_geo_of(t);
+    sl.oc = tg__cuda_offsets_from_tensor(t);
     sl.n = t->ndim ? t->sizes[d] : 1;
     sl.step = t->ndim ? t->strides[d] : 0;
     sl.inner = 1;
@@ -158,42 +131,30 @@ static unsigned block_threads(int64_t n)
     return n <= 32 ? 32 : n <= 64 ? 64 : n <= 128 ? 128 : THREADS;
 }
 
+/* Blocks of the one-block-per-slice kernels (they loop over slices beyond this). */
+static unsigned slice_blocks(int64_t nslices)
+{
+    return (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
+}
+
 template <typename T, typename U, bool LOG>
 static void launch_forward(const tg_tensor *self, tg_tensor *res, int64_t d, cudaStream_t st)
 {
     slices xs = slices_of(self, d), ys = slices_of(res, d);
     int64_t nslices = tg__numel(self) / xs.n;
-    typedef typename kc_acc<T>::type A;
-    if (xs.inner == 1) {
-        unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
-        softmax_block_kernel<T, U, LOG><<<grid, block_threads(xs.n), 0, st>>>((const T *)kc_data(self), xs,
-                                                                             (U *)kc_data(res), ys, nslices);
-    } else {
-        softmax_thread_kernel<T, U, A, LOG><<<kc_blocks(nslices, THREADS), THREADS, 0, st>>>(
-            (const T *)kc_data(self), xs, (U *)kc_data(res), ys, nslices);
-    }
-}
-
-template <bool LOG>
-static void launch_forward_f64(const tg_tensor *self, tg_tensor *res, int64_t d, cudaStream_t st)
-{
-    slices xs = slices_of(self, d), ys = slices_of(res, d);
-    int64_t nslices = tg__numel(self) / xs.n;
-    if (xs.inner == 1) {
-        unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
-        softmax_block_kernel_f64<LOG><<<grid, block_threads(xs.n), 0, st>>>((const double *)kc_data(self), xs,
-                                                                           (double *)kc_data(res), ys, nslices);
-    } else {
-        softmax_thread_kernel<double, double, double, LOG><<<kc_blocks(nslices, THREADS), THREADS, 0, st>>>(
-            (const double *)kc_data(self), xs, (double *)kc_data(res), ys, nslices);
-    }
+    const T *x = (const T *)tg__k_data(self);
+    U *y = (U *)tg__k_data(res);
+    if (xs.inner == 1)
+        softmax_block_kernel<T, U, LOG><<<slice_blocks(nslices), block_threads(xs.n), 0, st>>>(x, xs, y, ys, nslices);
+    else
+        softmax_thread_kernel<T, U, LOG><<<tg__cuda_blocks(nslices, THREADS), THREADS, 0, st>>>(x, xs, y, ys, nslices);
 }
 
 template <bool LOG>
 static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, int64_t d, bool h2f, cudaStream_t st)
 {
     switch (self->dtype) {
-    case TG_FLOAT64: launch_forward_f64<LOG>(self, res, d, st); break;
+    case TG_FLOAT64: launch_forward<double, double, LOG>(self, res, d, st); break;
     case TG_FLOAT32: launch_forward<float, float, LOG>(self, res, d, st); break;
     case TG_BFLOAT16: launch_forward<__nv_bfloat16, __nv_bfloat16, LOG>(self, res, d, st); break;
     default:
@@ -201,7 +162,7 @@ static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, in
         else launch_forward<__half, __half, LOG>(self, res, d, st);
         break;
     }
-    return kc_launch_check(op);
+    return tg__cuda_launch_ok(op);
 }
 
 static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim, bool half_to_float,
@@ -212,12 +173,12 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
     if (tg__softmax_check_dtype(op, lg, self, d) != 0) return NULL;
     if (half_to_float && self->dtype != TG_FLOAT16)
         return (tg_tensor *)tg__error(op, "conversion is supported for Half type only");
-    if (kc_same_device(op, self, out)) return NULL;
+    if (tg__cuda_same_device(op, self, out)) return NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_dtype odt = half_to_float ? TG_FLOAT32 : self->dtype;
-    tg_tensor *res = kc_prepare_out(op, out, self->sizes, self->ndim, odt, self->device);
+    tg_tensor *res = tg__cuda_prepare_out(op, out, self->sizes, self->ndim, odt, self->device);
     if (!res) return NULL;
     if (tg__numel(self) == 0) return res;
     rc = lg ? run_forward<true>(op, self, res, d, half_to_float, st) : run_forward<false>(op, self, res, d, half_to_float, st);
@@ -246,15 +207,15 @@ template <typename T, bool LOG>
 __global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices gs, const T *y, slices ys, T *o,
                                                             slices os, int64_t nslices)
 {
-    typedef typename kc_acc<T>::type A;
+    typedef typename tg_cuda_compute_of<T>::type A;
     __shared__ double sm[THREADS];
     for (int64_t s = blockIdx.x; s < nslices; s += gridDim.x) {
-        const T *gp = g + slice_base(gs, s), *yp = y + slice_base(ys, s);
-        T *op = o + slice_base(os, s);
+        const T *gp = slice_base(g, gs, s), *yp = slice_base(y, ys, s);
+        T *op = slice_base(o, os, s);
         double acc = 0;
         for (int64_t k = threadIdx.x; k < gs.n; k += blockDim.x) {
-            double gv = kc_to_double(gp[k * gs.step]);
-            acc += LOG ? gv : gv * kc_to_double(yp[k * ys.step]);
+            double gv = (double)tg__cuda_widen(gp[k * gs.step]);
+            acc += LOG ? gv : gv * (double)tg__cuda_widen(yp[k * ys.step]);
         }
         sm[threadIdx.x] = acc;
         __syncthreads();
@@ -265,8 +226,8 @@ __global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices g
         A a = (A)sm[0];
         __syncthreads();
         for (int64_t k = threadIdx.x; k < gs.n; k += blockDim.x) {
-            A gv = (A)kc_to_double(gp[k * gs.step]), yv = (A)kc_to_double(yp[k * ys.step]);
-            op[k * os.step] = kc_from_double<T>((double)(LOG ? gv - kexp(yv) * a : yv * (gv - a)));
+            A gv = tg__cuda_widen(gp[k * gs.step]), yv = tg__cuda_widen(yp[k * ys.step]);
+            op[k * os.step] = tg__cuda_narrow<T>(LOG ? gv - kexp(yv) * a : yv * (gv - a));
         }
     }
 }
@@ -274,19 +235,19 @@ __global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices g
 template <typename T, bool LOG>
 __global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, T *o, slices os, int64_t nslices)
 {
-    typedef typename kc_acc<T>::type A;
+    typedef typename tg_cuda_compute_of<T>::type A;
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
-        const T *gp = g + slice_base(gs, s), *yp = y + slice_base(ys, s);
-        T *op = o + slice_base(os, s);
+        const T *gp = slice_base(g, gs, s), *yp = slice_base(y, ys, s);
+        T *op = slice_base(o, os, s);
         double acc = 0;
         for (int64_t k = 0; k < gs.n; k++) {
-            double gv = kc_to_double(gp[k * gs.step]);
-            acc += LOG ? gv : gv * kc_to_double(yp[k * ys.step]);
+            double gv = (double)tg__cuda_widen(gp[k * gs.step]);
+            acc += LOG ? gv : gv * (double)tg__cuda_widen(yp[k * ys.step]);
         }
         A a = (A)acc;
         for (int64_t k = 0; k < gs.n; k++) {
-            A gv = (A)kc_to_double(gp[k * gs.step]), yv = (A)kc_to_double(yp[k * ys.step]);
-            op[k * os.step] = kc_from_double<T>((double)(LOG ? gv - kexp(yv) * a : yv * (gv - a)));
+            A gv = tg__cuda_widen(gp[k * gs.step]), yv = tg__cuda_widen(yp[k * ys.step]);
+            op[k * os.step] = tg__cuda_narrow<T>(LOG ? gv - kexp(yv) * a : yv * (gv - a));
         }
     }
 }
@@ -298,32 +259,32 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
     tg_dtype rdt = grad_output->dtype;
     int64_t d = tg__wrap_dim(op, dim, output->ndim);
     if (d < 0) return NULL;
-    if (kc_same_device(op, grad_output, output)) return NULL;
+    if (tg__cuda_same_device(op, grad_output, output)) return NULL;
     int rc;
-    cudaStream_t st = kc_stream(op, grad_output->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, grad_output->device, &rc);
     if (rc) return NULL;
-    tg_tensor *y = output->dtype == rdt ? tg_retain(output) : kc_contiguous(op, output, rdt, st);
+    tg_tensor *y = output->dtype == rdt ? tg_retain(output) : tg__cuda_contiguous(op, output, rdt);
     tg_tensor *res = y ? tg__empty(op, grad_output->sizes, grad_output->ndim, rdt, grad_output->device) : NULL;
     if (!res) { tg_release(y); return NULL; }
     int64_t numel = tg__numel(res);
     if (numel > 0) {
         slices gs = slices_of(grad_output, d), ys = slices_of(y, d), os = slices_of(res, d);
         int64_t nslices = numel / gs.n;
-        kc_dispatch_float(rdt, [&](auto tag) {
-            using T = decltype(tag);
-            const T *gp = (const T *)kc_data(grad_output), *yp = (const T *)kc_data(y);
-            T *o = (T *)kc_data(res);
+        tg__cuda_dispatch_float(rdt, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T *gp = (const T *)tg__k_data(grad_output), *yp = (const T *)tg__k_data(y);
+            T *o = (T *)tg__k_data(res);
             if (gs.inner == 1) {
-                unsigned grid = (unsigned)(nslices < 65536 * 8 ? nslices : 65536 * 8);
+                unsigned grid = slice_blocks(nslices);
                 if (lg) smb_block_kernel<T, true><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
                 else smb_block_kernel<T, false><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
             } else {
-                unsigned grid = kc_blocks(nslices, THREADS);
+                unsigned grid = tg__cuda_blocks(nslices, THREADS);
                 if (lg) smb_thread_kernel<T, true><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
                 else smb_thread_kernel<T, false><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
             }
         });
-        rc = kc_launch_check(op);
+        rc = tg__cuda_launch_ok(op);
     }
     tg_release(y);
     if (rc) { tg_release(res); return NULL; }

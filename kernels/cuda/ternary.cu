@@ -143,19 +143,7 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
 /* clamp.out: out = min(max(self, min), max) with Scalar bounds (either may be None). */
 extern "C" tg_tensor *tg__cuda_clamp_out(tg_tensor *self, tg_opt_scalar min, tg_opt_scalar max, tg_tensor *out)
 {
-    if (tg__pw_check_clamp_bounds(min.has_value, max.has_value) != 0) return NULL;
-    tg_tensor *tmin = NULL, *tmax = NULL;
-    if (min.has_value && !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
-        return NULL;
-    if (max.has_value && !(tmax = tg__wrapped_scalar(max.value, tg__pw_is_integral_scalar(max.value)))) {
-        tg_release(tmin);
-        return NULL;
-    }
-    tg_tensor *r = clamp_run(self, tmin, tmax, out, min.has_value ? &min.value : NULL,
-                             max.has_value ? &max.value : NULL);
-    tg_release(tmin);
-    tg_release(tmax);
-    return r;
+    return tg__pw_clamp_scalar_bounds(clamp_run, self, min, max, out);
 }
 
 /* clamp.Tensor_out: the bounds are tensors broadcast against self (either may be NULL). */

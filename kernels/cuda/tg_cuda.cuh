@@ -1,18 +1,33 @@
-/* Device utilities shared by every CUDA kernel file (the .cu files of kernels/cuda):
+/* The one helper header of the CUDA kernels: every .cu file of kernels/cuda includes it,
+ * directly or through pointwise.cuh (C++17, compiled by nvcc, or by g++ against tests/cuda_emu).
+ * Its names are tg__cuda_* (functions) and tg_cuda_* (types). It offers:
  *
- *   - status checks that turn a CUDA error into a library error (TG_CUDA_CHECK, tg__cuda_ok);
- *   - launch configuration (tg__cuda_blocks) and a device guard;
- *   - dtype -> device type mapping and a readable switch-based dispatcher
- *     (tg__cuda_dispatch(dtype, functor));
- *   - element loads and stores with dynamic casting between dtypes, with PyTorch's (and the
- *     CPU kernels') conversion rules: float16/bfloat16/float32 compute in float, float64 in
- *     double, integers and bool in int64_t (see kernels/cpu/pointwise_scalar.h);
- *   - an offset calculator built from a tg_iter (byte strides per operand, index -> offsets);
+ *   - status checks that turn a CUDA error into a library error (tg__cuda_ok,
+ *     tg__cuda_launch_ok, TG_CUDA_CHECK);
+ *   - devices, streams and launch configuration (tg__cuda_device_of, a device guard,
+ *     tg__cuda_select_stream, tg__cuda_blocks);
+ *   - host-side argument helpers: operands on one device, out= on a device
+ *     (tg__cuda_same_device, tg__cuda_prepare_out);
+ *   - dtype -> device type mapping and readable switch-based dispatchers
+ *     (tg__cuda_dispatch(dtype, functor), tg__cuda_dispatch_float), compute types
+ *     (tg_cuda_compute_of) and element sizes on the device;
+ *   - THE element loads and stores of device code, with dynamic casting between dtypes
+ *     (tg__cuda_load, tg__cuda_store), and typed conversions between a storage type and its
+ *     compute type (tg__cuda_widen, tg__cuda_narrow), all with PyTorch's (and the CPU kernels')
+ *     rules from kernels/common/pointwise_convert.h: float16/bfloat16/float32 compute in float,
+ *     float64 in double, integers and bool in int64_t (see kernels/common/pointwise_scalar.h),
+ *     and float -> integer conversions give x86's results;
+ *   - offset calculators (index -> byte offsets of N operands of one shape) built from a
+ *     tg_iter, a tensor or explicit strides;
+ *   - strided copies between tensors of one device (tg__cuda_copy_strided, defined in copy.cu;
+ *     tg__cuda_copy_broadcast, tg__cuda_contiguous);
  *   - the host-scalar rule: a zero-dim CPU tensor (or a wrapped Scalar) may join a CUDA
  *     iteration; its data pointer is a HOST pointer, so kernels read it on the host and pass
  *     the value by value (tg__cuda_is_host_operand, tg__cuda_host_value).
  *
- * Everything is header-only (static / inline / templates), C++17, compiled by nvcc only. */
+ * Everything is header-only (static / inline / templates) except tg__cuda_copy_strided. Kernels
+ * never synchronise except where a host decision needs a device value (nll_loss's target
+ * check, integer division by zero). */
 #ifndef TG_CUDA_CUH
 #define TG_CUDA_CUH
 
@@ -20,10 +35,14 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <math.h>
+#include <type_traits>
 
 #include "core/core.h"
-#include "pointwise_loops.h"     /* host-side helpers: tg__pw_kind, scalar checks, loads */
+#include "tg_kutil.h"            /* out= preparation, tg__k_data */
+#include "pointwise_convert.h"   /* dtype rules (host and device), host loads, scalar checks */
 #include "pointwise_scalar.h"    /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
@@ -86,6 +105,39 @@ struct tg_cuda_device_guard {
     tg_cuda_device_guard &operator=(const tg_cuda_device_guard &) = delete;
 };
 
+/* For kernels that run on one device from start to end: makes dev current (it stays current
+ * after the call) and returns its stream. *rc is 0, or -1 with the error recorded (stream 0). */
+static inline cudaStream_t tg__cuda_select_stream(const char *op, tg_device dev, int *rc)
+{
+    *rc = tg__cuda_ok(op, cudaSetDevice(dev.index));
+    return *rc ? (cudaStream_t)0 : tg__cuda_stream(dev.index);
+}
+
+/* ------------------------------------------------------------------ arguments (host) */
+
+/* PyTorch's message for operands on two devices (b NULL: nothing to check). 0 or -1 + error. */
+static inline int tg__cuda_same_device(const char *op, const tg_tensor *a, const tg_tensor *b)
+{
+    if (!b || (a->device.type == b->device.type && a->device.index == b->device.index)) return 0;
+    char da[16], db[16];
+    snprintf(da, sizeof da, a->device.type == TG_CUDA ? "cuda:%d" : "cpu", a->device.index);
+    snprintf(db, sizeof db, b->device.type == TG_CUDA ? "cuda:%d" : "cpu", b->device.index);
+    tg__error(op, "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", da, db);
+    return -1;
+}
+
+/* tg__k_prepare_out on a device: a new contiguous tensor on `dev`, or out checked (dtype
+ * exactly `dtype`, same device) and resized. Returns a new reference or NULL + error. */
+static inline tg_tensor *tg__cuda_prepare_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t ndim,
+                                              tg_dtype dtype, tg_device dev)
+{
+    if (!out) return tg__empty(op, sizes, ndim, dtype, dev);
+    if (out->device.type != dev.type || out->device.index != dev.index)
+        return (tg_tensor *)tg__error(op, "Expected out tensor to be on cuda:%d, but found it on %s:%d", dev.index,
+                         out->device.type == TG_CUDA ? "cuda" : "cpu", out->device.index);
+    return tg__k_prepare_out(op, out, sizes, ndim, dtype);
+}
+
 /* ------------------------------------------------------------------ dtypes */
 
 /* Storage type of each dtype on the device. bool is stored as one byte (read as != 0). */
@@ -124,34 +176,41 @@ static inline void tg__cuda_dispatch_compute(tg_dtype t, F &&f)
     }
 }
 
-/* tg__pw_kind for device code. */
-__host__ __device__ __forceinline__ tg_pw_kind tg__cuda_kind(tg_dtype t)
+/* The same for the floating dtypes only (false, calling nothing, for the others). */
+template <class F>
+static inline bool tg__cuda_dispatch_float(tg_dtype t, F &&f)
+{
+    return tg_dtype_is_floating(t) && tg__cuda_dispatch(t, [&](auto tag) {
+        if constexpr (!std::is_integral<typename decltype(tag)::type>::value) f(tag);
+    });
+}
+
+/* The compute type of storage type T: float for float16/bfloat16/float32, double for float64,
+ * int64_t for the integers and bool. */
+template <class T> struct tg_cuda_compute_of { using type = int64_t; };
+template <> struct tg_cuda_compute_of<__half> { using type = float; };
+template <> struct tg_cuda_compute_of<__nv_bfloat16> { using type = float; };
+template <> struct tg_cuda_compute_of<float> { using type = float; };
+template <> struct tg_cuda_compute_of<double> { using type = double; };
+
+/* tg_dtype_size for device code. */
+__host__ __device__ __forceinline__ int64_t tg__cuda_elem_size(tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: return TG_PW_F32;
-    case TG_FLOAT64: return TG_PW_F64;
-    default: return TG_PW_I64;
+    case TG_BOOL: case TG_UINT8: case TG_INT8: return 1;
+    case TG_INT16: case TG_FLOAT16: case TG_BFLOAT16: return 2;
+    case TG_INT32: case TG_FLOAT32: return 4;
+    default: return 8;
     }
 }
 
 /* ------------------------------------------------------------------ conversions (device)
- * The same rules as kernels/cpu/pointwise_loops.h, so CUDA and CPU agree bit for bit on
+ * The rules of kernels/common/pointwise_convert.h (whose tg__pw_kind, tg__pw_f64_to_i64 and
+ * tg__pw_float_to_int are host and device functions), so CUDA and CPU agree bit for bit on
  * conversions: float -> integer truncates, with x86's results out of range (int64 through a
  * 64-bit conversion giving INT64_MIN, narrower types through a 32-bit one giving INT32_MIN,
  * then wrapped), integer stores wrap, bool is != 0 (NaN is true), double -> half goes through
  * float. */
-__device__ __forceinline__ int64_t tg__cuda_f64_to_i64(double v)
-{
-    if (!(v > -9223372036854775809.0 && v < 9223372036854775808.0)) return INT64_MIN;
-    return (int64_t)v;
-}
-
-__device__ __forceinline__ int64_t tg__cuda_float_to_int(double v, tg_dtype t)
-{
-    if (t == TG_INT64) return tg__cuda_f64_to_i64(v);
-    if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
-    return (int64_t)v;
-}
 
 /* Loads one element of dtype t at p in compute type C (float, double or int64_t). */
 template <class C> __device__ C tg__cuda_load(const char *p, tg_dtype t);
@@ -165,10 +224,10 @@ template <> __device__ __forceinline__ int64_t tg__cuda_load<int64_t>(const char
     case TG_INT16: return *(const int16_t *)p;
     case TG_INT32: return *(const int32_t *)p;
     case TG_INT64: return *(const int64_t *)p;
-    case TG_FLOAT16: return tg__cuda_f64_to_i64(__half2float(*(const __half *)p));
-    case TG_BFLOAT16: return tg__cuda_f64_to_i64(__bfloat162float(*(const __nv_bfloat16 *)p));
-    case TG_FLOAT32: return tg__cuda_f64_to_i64(*(const float *)p);
-    case TG_FLOAT64: return tg__cuda_f64_to_i64(*(const double *)p);
+    case TG_FLOAT16: return tg__pw_f64_to_i64(__half2float(*(const __half *)p));
+    case TG_BFLOAT16: return tg__pw_f64_to_i64(__bfloat162float(*(const __nv_bfloat16 *)p));
+    case TG_FLOAT32: return tg__pw_f64_to_i64(*(const float *)p);
+    case TG_FLOAT64: return tg__pw_f64_to_i64(*(const double *)p);
     default: return 0;
     }
 }
@@ -220,7 +279,7 @@ __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, float v)
     case TG_FLOAT32: *(float *)p = v; break;
     case TG_FLOAT64: *(double *)p = (double)v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
-    default: tg__cuda_store(p, t, tg__cuda_float_to_int(v, t)); break;
+    default: tg__cuda_store(p, t, tg__pw_float_to_int(v, t)); break;
     }
 }
 
@@ -230,7 +289,7 @@ __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, double v)
     case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: tg__cuda_store(p, t, (float)v); break;
     case TG_FLOAT64: *(double *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
-    default: tg__cuda_store(p, t, tg__cuda_float_to_int(v, t)); break;
+    default: tg__cuda_store(p, t, tg__pw_float_to_int(v, t)); break;
     }
 }
 
@@ -239,17 +298,30 @@ __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, bool v)
     tg__cuda_store(p, t, (int64_t)(v ? 1 : 0));
 }
 
-/* Typed conversions for the fast paths (operands already in storage type T). */
-template <class T> struct tg_cuda_compute_of { using type = int64_t; };
-template <> struct tg_cuda_compute_of<__half> { using type = float; };
-template <> struct tg_cuda_compute_of<__nv_bfloat16> { using type = float; };
-template <> struct tg_cuda_compute_of<float> { using type = float; };
-template <> struct tg_cuda_compute_of<double> { using type = double; };
-
+/* Typed conversions (operands already in storage type T): widen to the compute type, and a
+ * compute-type value (or bool) narrowed to storage type T with the same rules as tg__cuda_store. */
 template <class T> __device__ __forceinline__ typename tg_cuda_compute_of<T>::type tg__cuda_widen(T v) { return (typename tg_cuda_compute_of<T>::type)v; }
 template <> __device__ __forceinline__ int64_t tg__cuda_widen<bool>(bool v) { return v ? 1 : 0; }
 template <> __device__ __forceinline__ float tg__cuda_widen<__half>(__half v) { return __half2float(v); }
 template <> __device__ __forceinline__ float tg__cuda_widen<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T, class R>
+__device__ __forceinline__ T tg__cuda_narrow(R r)
+{
+    if constexpr (std::is_same<T, bool>::value) {
+        return r != 0;
+    } else if constexpr (std::is_same<T, __half>::value) {
+        return __float2half_rn((float)r);
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        return __float2bfloat16_rn((float)r);
+    } else if constexpr (std::is_integral<T>::value && std::is_floating_point<R>::value) {
+        return (T)tg__pw_float_to_int((double)r, sizeof(T) == 8 ? TG_INT64 : TG_INT32);
+    } else if constexpr (std::is_same<R, bool>::value) {
+        return (T)(r ? 1 : 0);
+    } else {
+        return (T)r;
+    }
+}
 
 /* ------------------------------------------------------------------ offset calculator */
 
@@ -287,22 +359,61 @@ static inline tg_cuda_offsets<N> tg__cuda_offsets_from_iter(const tg_iter *it)
     return o;
 }
 
-/* The calculator for one tensor on its own: element i in row-major order -> byte offset from
- * its first element (kernels that write a tensor directly: factories, random fills). */
-static inline tg_cuda_offsets<1> tg__cuda_offsets_from_tensor(const tg_tensor *t)
+/* The calculator for N operands of one shape, `sizes` (ndim of them, row-major), given each
+ * operand's element strides (NULL: broadcast, stride 0 everywhere) and element size. */
+template <int N>
+static inline tg_cuda_offsets<N> tg__cuda_offsets_from_strides(const int64_t *sizes, int64_t ndim,
+                                                               const int64_t *const *strides, const int64_t *esize)
 {
-    tg_cuda_offsets<1> o;
-    const int64_t es = (int64_t)tg_dtype_size(t->dtype);
-    o.ndim = (int)t->ndim;
+    tg_cuda_offsets<N> o;
+    o.ndim = (int)ndim;
     for (int d = 0; d < TG_MAX_DIMS; d++) {
-        o.sizes[d] = d < t->ndim ? t->sizes[t->ndim - 1 - d] : 1;
-        o.strides[d][0] = d < t->ndim ? t->strides[t->ndim - 1 - d] * es : 0;
+        const int64_t rd = ndim - 1 - d;      /* calculator dims go fastest first */
+        o.sizes[d] = d < ndim ? sizes[rd] : 1;
+        for (int k = 0; k < N; k++) o.strides[d][k] = d < ndim && strides[k] ? strides[k][rd] * esize[k] : 0;
     }
     return o;
 }
 
-/* A tensor's first element on the device. */
-static inline char *tg__cuda_data(const tg_tensor *t) { return (char *)tg_tensor_data(t); }
+/* The calculator for one tensor on its own: element i in row-major order -> byte offset from
+ * its first element (kernels that write a tensor directly: factories, random fills). */
+static inline tg_cuda_offsets<1> tg__cuda_offsets_from_tensor(const tg_tensor *t)
+{
+    const int64_t *strides[1] = { t->strides };
+    const int64_t esize[1] = { (int64_t)tg_dtype_size(t->dtype) };
+    return tg__cuda_offsets_from_strides<1>(t->sizes, t->ndim, strides, esize);
+}
+
+/* ------------------------------------------------------------------ strided copies */
+
+/* Copies the elements of a `sizes` (ndim) shape from src (element strides src_strides, 0 to
+ * broadcast; dtype st) to dst (dst_strides; dtype dt) on `device` and its stream, converting
+ * with the CPU's rules (tg__cuda_convert). Defined in copy.cu. 0, or -1 + error. */
+int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt, const int64_t *dst_strides,
+                          const char *src, tg_dtype st, const int64_t *src_strides, const int64_t *sizes, int64_t ndim);
+
+/* dst = src broadcast to dst's shape (src's dims align with dst's last dims), converted; both
+ * on one device. 0 or -1 + error. */
+static inline int tg__cuda_copy_broadcast(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
+    int64_t src_strides[TG_MAX_DIMS];
+    for (int64_t d = 0; d < dst->ndim; d++) {
+        int64_t sd = d - (dst->ndim - src->ndim);
+        src_strides[d] = sd < 0 || src->sizes[sd] == 1 ? 0 : src->strides[sd];
+    }
+    return tg__cuda_copy_strided(op, tg__cuda_device_of(dst), tg__k_data(dst), dst->dtype, dst->strides,
+                                 tg__k_data(src), src->dtype, src_strides, dst->sizes, dst->ndim);
+}
+
+/* A contiguous copy of t in dtype dt on t's device (a new reference to t when it already is
+ * one). NULL + error. */
+static inline tg_tensor *tg__cuda_contiguous(const char *op, tg_tensor *t, tg_dtype dt)
+{
+    if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
+    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
+    if (r && tg__cuda_copy_broadcast(op, r, t) != 0) { tg_release(r); r = NULL; }
+    return r;
+}
 
 /* ------------------------------------------------------------------ host-scalar rule */
 

@@ -6,7 +6,7 @@
 #ifndef TG_FACTORY_CHECKS_H
 #define TG_FACTORY_CHECKS_H
 
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include <float.h>
 #include <stdio.h>
 

@@ -71,8 +71,8 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
 static inline int tg__cat_check_out(tg_tensor_list tensors, tg_dtype dt, const tg_tensor *out)
 {
     if (!tg__cat_can_cast(dt, out->dtype)) {
-        tg__error("cat", "result type %s can't be cast to the desired output type %s", tg__k_scalar_name(dt),
-                  tg__k_scalar_name(out->dtype));
+        tg__error("cat", "result type %s can't be cast to the desired output type %s", tg__dtype_torch_name(dt),
+                  tg__dtype_torch_name(out->dtype));
         return -1;
     }
     for (int64_t i = 0; i < tensors.len; i++)

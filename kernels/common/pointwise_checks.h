@@ -9,7 +9,7 @@
 #ifndef TG_POINTWISE_CHECKS_H
 #define TG_POINTWISE_CHECKS_H
 
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include <string.h>
 
 /* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
@@ -110,6 +110,31 @@ static inline int tg__pw_check_clamp_bounds(bool has_min, bool has_max)
     if (has_min || has_max) return 0;
     tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
     return -1;
+}
+
+/* clamp's Tensor-bound body in each backend (ternary.c, ternary.cu): min/max are tensors or
+ * NULL; scalar_min/scalar_max point at the Scalars they wrap (for the overflow check), else
+ * NULL. Returns the result as a new reference, or NULL + error. */
+typedef tg_tensor *(*tg_pw_clamp_run_fn)(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out,
+                                         const double *scalar_min, const double *scalar_max);
+
+/* clamp.out with Scalar bounds (either may be None, not both), for every backend: wraps the
+ * bounds as Scalars that promote like Python numbers and hands them to the backend's `run`. */
+static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_tensor *self, tg_opt_scalar min,
+                                                    tg_opt_scalar max, tg_tensor *out)
+{
+    if (tg__pw_check_clamp_bounds(min.has_value, max.has_value) != 0) return NULL;
+    tg_tensor *tmin = NULL, *tmax = NULL;
+    if (min.has_value && !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
+        return NULL;
+    if (max.has_value && !(tmax = tg__wrapped_scalar(max.value, tg__pw_is_integral_scalar(max.value)))) {
+        tg_release(tmin);
+        return NULL;
+    }
+    tg_tensor *r = run(self, tmin, tmax, out, min.has_value ? &min.value : NULL, max.has_value ? &max.value : NULL);
+    tg_release(tmin);
+    tg_release(tmax);
+    return r;
 }
 
 /* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool

@@ -1,30 +1,15 @@
-/* Small helpers shared by the reduce, linalg, shape and nn kernels and the view composites:
- * PyTorch's dtype names for error messages, out= preparation, and element offsets of a tensor
- * visited in its logical (row-major) order. Everything is static inline; no state. */
+/* Small tensor helpers of the kernels: PyTorch's TypeMeta dtype names for out= messages,
+ * out= preparation, a tensor's first element and the element offsets of a tensor visited in
+ * its logical (row-major) order. PyTorch's ScalarType names ("Float") and the "[2, 3]" shape
+ * format are the runtime's (tg__dtype_torch_name, tg__shape_str in runtime/core/core.h).
+ *
+ * Included by the CPU kernels (reduce.c, linalg.c, shape.c, nn.c, ...), the composites, the
+ * *_checks.h headers and, through tg_cuda.cuh, every CUDA kernel (host code). Everything is
+ * static inline; C11 and C++. */
 #ifndef TG_KUTIL_H
 #define TG_KUTIL_H
 
 #include "core/core.h"
-#include <stdio.h>
-
-/* PyTorch's ScalarType names ("Float", "Long"), as in "expected scalar type Float but found
- * Double" and "Got: Long". */
-static inline const char *tg__k_scalar_name(tg_dtype t)
-{
-    switch (t) {
-    case TG_BOOL: return "Bool";
-    case TG_UINT8: return "Byte";
-    case TG_INT8: return "Char";
-    case TG_INT16: return "Short";
-    case TG_INT32: return "Int";
-    case TG_INT64: return "Long";
-    case TG_FLOAT16: return "Half";
-    case TG_BFLOAT16: return "BFloat16";
-    case TG_FLOAT32: return "Float";
-    case TG_FLOAT64: return "Double";
-    default: return "Undefined";
-    }
-}
 
 /* PyTorch's TypeMeta names ("float", "long int"), as in "Expected out tensor to have dtype
  * float, but got double instead". */
@@ -75,17 +60,6 @@ static inline int64_t tg__k_offset(const tg_tensor *t, int64_t i)
 static inline char *tg__k_data(const tg_tensor *t)
 {
     return (char *)t->storage->data + t->storage_offset * (int64_t)tg_dtype_size(t->dtype);
-}
-
-/* Formats sizes as "[2, 3]" into buf (for error messages). */
-static inline const char *tg__k_fmt_sizes(char *buf, size_t cap, const int64_t *sizes, int64_t n)
-{
-    size_t k = 0;
-    k += (size_t)snprintf(buf + k, cap - k, "[");
-    for (int64_t i = 0; i < n && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, i ? ", %lld" : "%lld", (long long)sizes[i]);
-    if (k < cap) snprintf(buf + k, cap - k, "]");
-    return buf;
 }
 
 #endif

@@ -16,7 +16,7 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
         return -1;
     }
     if (!tg_dtype_is_floating(input->dtype)) {
-        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__k_scalar_name(input->dtype));
+        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__dtype_torch_name(input->dtype));
         return -1;
     }
     return 0;

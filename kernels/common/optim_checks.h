@@ -12,13 +12,13 @@ static inline int tg__optim_check_operand(const char *op, const char *what, cons
 {
     char a[256], b[256];
     if (t->ndim != self->ndim || memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
-        tg__error(op, "%s has shape %s but the parameter has shape %s", what, tg__k_fmt_sizes(a, sizeof a, t->sizes, t->ndim),
-                  tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+        tg__error(op, "%s has shape %s but the parameter has shape %s", what, tg__shape_str(a, sizeof a, t->sizes, t->ndim),
+                  tg__shape_str(b, sizeof b, self->sizes, self->ndim));
         return -1;
     }
     if (t->dtype != self->dtype) {
-        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what, tg__k_scalar_name(t->dtype),
-                  tg__k_scalar_name(self->dtype));
+        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what, tg__dtype_torch_name(t->dtype),
+                  tg__dtype_torch_name(self->dtype));
         return -1;
     }
     return 0;
@@ -27,7 +27,7 @@ static inline int tg__optim_check_operand(const char *op, const char *what, cons
 static inline int tg__optim_check_param(const char *op, const tg_tensor *self)
 {
     if (tg_dtype_is_floating(self->dtype)) return 0;
-    tg__error(op, "expected a floating point parameter, but got %s", tg__k_scalar_name(self->dtype));
+    tg__error(op, "expected a floating point parameter, but got %s", tg__dtype_torch_name(self->dtype));
     return -1;
 }
 

@@ -17,27 +17,27 @@ static inline int tg__nll_check(const char *op, const tg_tensor *self, const tg_
     }
     bool no_batch_dim = self->ndim == 1 && target->ndim == 0;
     if (!no_batch_dim && (target->ndim == 0 || self->sizes[0] != target->sizes[0])) {
-        tg__error(op, "size mismatch (got input: %s, target: %s)", tg__k_fmt_sizes(s1, sizeof s1, self->sizes, self->ndim),
-                  tg__k_fmt_sizes(s2, sizeof s2, target->sizes, target->ndim));
+        tg__error(op, "size mismatch (got input: %s, target: %s)", tg__shape_str(s1, sizeof s1, self->sizes, self->ndim),
+                  tg__shape_str(s2, sizeof s2, target->sizes, target->ndim));
         return -1;
     }
     int64_t c = self->sizes[self->ndim - 1];
     if (weight && !(weight->ndim == 1 && weight->sizes[0] == c)) {
         tg__error(op, "weight tensor should be defined either for all %lld classes or no classes but got weight tensor "
-                  "of shape: %s", (long long)c, tg__k_fmt_sizes(s1, sizeof s1, weight->sizes, weight->ndim));
+                  "of shape: %s", (long long)c, tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
         return -1;
     }
     if (!tg_dtype_is_floating(self->dtype)) {
-        tg__error(op, "\"nll_loss_out_frame\" not implemented for '%s'", tg__k_scalar_name(self->dtype));
+        tg__error(op, "\"nll_loss_out_frame\" not implemented for '%s'", tg__dtype_torch_name(self->dtype));
         return -1;
     }
     if (target->dtype != TG_INT64 && target->dtype != TG_UINT8) {
-        tg__error(op, "expected scalar type Long but found %s", tg__k_scalar_name(target->dtype));
+        tg__error(op, "expected scalar type Long but found %s", tg__dtype_torch_name(target->dtype));
         return -1;
     }
     if (weight && weight->dtype != self->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(self->dtype),
-                  tg__k_scalar_name(weight->dtype));
+        tg__error(op, "expected scalar type %s but found %s", tg__dtype_torch_name(self->dtype),
+                  tg__dtype_torch_name(weight->dtype));
         return -1;
     }
     return 0;
@@ -51,7 +51,7 @@ static inline int tg__nll_backward_check(const char *op, const tg_tensor *grad_o
     char s1[256];
     if (tg__numel(total_weight) != 1) {
         tg__error(op, "expected total_weight to be a single element tensor, got: %s (%lld elements)",
-                  tg__k_fmt_sizes(s1, sizeof s1, total_weight->sizes, total_weight->ndim),
+                  tg__shape_str(s1, sizeof s1, total_weight->sizes, total_weight->ndim),
                   (long long)tg__numel(total_weight));
         return -1;
     }
@@ -63,7 +63,7 @@ static inline int tg__nll_backward_check(const char *op, const tg_tensor *grad_o
     }
     if (!per_sample && tg__numel(grad_output) != 1) {
         tg__error(op, "Expected a single element grad_output tensor, but got: %s",
-                  tg__k_fmt_sizes(s1, sizeof s1, grad_output->sizes, grad_output->ndim));
+                  tg__shape_str(s1, sizeof s1, grad_output->sizes, grad_output->ndim));
         return -1;
     }
     return 0;

@@ -48,7 +48,7 @@ static inline int tg__reduce_mean_dtype(const tg_tensor *self, tg_dtype dtype, c
         tg__error("mean", "mean(): could not infer output dtype. %s dtype must be either a "
                   "floating point or complex dtype. Got: %s",
                   dtype != TG_DTYPE_NONE ? "Optional" : "Input",
-                  tg__k_scalar_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
+                  tg__dtype_torch_name(dtype != TG_DTYPE_NONE ? dtype : self->dtype));
         return -1;
     }
     *odt = dtype != TG_DTYPE_NONE ? dtype : out ? out->dtype : self->dtype;
@@ -62,7 +62,7 @@ static inline int tg__reduce_check_amax(const char *op, const char *fn, const tg
     if (out && out->dtype != self->dtype) {
         tg__error(op, "Expected the dtype for input and out to match, but got %s for "
                   "input's dtype and %s for out's dtype.",
-                  tg__k_scalar_name(self->dtype), tg__k_scalar_name(out->dtype));
+                  tg__dtype_torch_name(self->dtype), tg__dtype_torch_name(out->dtype));
         return -1;
     }
     return tg__reduce_check_nonempty(op, fn, self, dim.data, dim.len, false);

@@ -13,7 +13,7 @@ static inline int tg__softmax_check_dtype(const char *op, bool lg, const tg_tens
     if (tg_dtype_is_floating(self->dtype)) return 0;
     bool last = self->ndim == 0 || d == self->ndim - 1;
     tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'", lg ? "log_softmax" : "softmax", last ? "_lastdim" : "",
-              tg__k_scalar_name(self->dtype));
+              tg__dtype_torch_name(self->dtype));
     return -1;
 }
 
@@ -26,12 +26,12 @@ static inline int tg__softmax_backward_check(const char *op, const char *check_n
         char a[256], b[256];
         tg__error(op, "Expected tensor for argument #1 'grad_output' to have the same size as tensor for argument "
                   "#2 'output'; but %s does not equal %s (while checking arguments for %s)",
-                  tg__k_fmt_sizes(a, sizeof a, grad_output->sizes, grad_output->ndim),
-                  tg__k_fmt_sizes(b, sizeof b, output->sizes, output->ndim), check_name);
+                  tg__shape_str(a, sizeof a, grad_output->sizes, grad_output->ndim),
+                  tg__shape_str(b, sizeof b, output->sizes, output->ndim), check_name);
         return -1;
     }
     if (!tg_dtype_is_floating(grad_output->dtype)) {
-        tg__error(op, "\"%s\" not implemented for '%s'", op, tg__k_scalar_name(grad_output->dtype));
+        tg__error(op, "\"%s\" not implemented for '%s'", op, tg__dtype_torch_name(grad_output->dtype));
         return -1;
     }
     return 0;

@@ -84,8 +84,8 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
             tg__error("addmm", "The expanded size of the tensor (%lld) must match the existing "
                       "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
                       "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
-                      (long long)(2 - self->ndim + d), tg__k_fmt_sizes(a, sizeof a, shape, 2),
-                      tg__k_fmt_sizes(b, sizeof b, self->sizes, self->ndim));
+                      (long long)(2 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 2),
+                      tg__shape_str(b, sizeof b, self->sizes, self->ndim));
             return -1;
         }
     }
@@ -100,12 +100,12 @@ static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, co
                                           const char *impl)
 {
     if (a->dtype != b->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__k_scalar_name(a->dtype),
-                  tg__k_scalar_name(b->dtype));
+        tg__error(op, "expected scalar type %s but found %s", tg__dtype_torch_name(a->dtype),
+                  tg__dtype_torch_name(b->dtype));
         return -1;
     }
     if (floating_only ? !tg_dtype_is_floating(a->dtype) : a->dtype == TG_BOOL) {
-        tg__error(op, "\"%s\" not implemented for '%s'", impl, tg__k_scalar_name(a->dtype));
+        tg__error(op, "\"%s\" not implemented for '%s'", impl, tg__dtype_torch_name(a->dtype));
         return -1;
     }
     return 0;
