@@ -83,6 +83,8 @@ typedef enum tga_origin {
     TGA_KERNEL_WRITTEN,        /* named in dispatch: (or the implicit composite rule) */
     TGA_KERNEL_STRUCTURED,     /* glue: functional / in-place entry of a structured kernel */
     TGA_KERNEL_AUTOGEN,        /* glue: autogen'ed out= entry calling the functional kernel */
+    TGA_KERNEL_SCALAR,         /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
+                                * calling its Tensor overload's public function */
     TGA_KERNEL_AUTOGRAD,       /* generated autograd kernel (tg_autograd.c), see tga_autograd */
 } tga_origin;
 
@@ -129,6 +131,7 @@ struct tga_op {
     tga_kernel *kernels; int nkernels;
     const tga_op *delegate;    /* structured_delegate target */
     const tga_op *functional;  /* autogen: the functional entry whose kernels it wraps */
+    const tga_op *tensor_overload;   /* scalar_overload_of: the overload its glue calls */
     tga_autograd autograd;     /* its generated autograd kernel, if any */
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */
 };

@@ -3,7 +3,10 @@
  *   - structured glue: a functional or in-place entry calls its delegate's out= kernel with
  *     NULL outs (allocate) or out = self;
  *   - autogen glue: a synthesised out= entry calls its functional entry's kernel, then copies
- *     into `out`.
+ *     into `out`;
+ *   - Scalar overload glue: a `scalar_overload_of:` entry wraps its Scalar arguments as
+ *     tensors and calls its Tensor overload's public function (a CompositeImplicitAutograd
+ *     kernel).
  * Glue kernels are kernels like any other: they fill the same row slots as the kernel they
  * wrap. */
 #include <string.h>
@@ -81,7 +84,7 @@ static void resolve_slots(tga_op *op) {
 
 static int assign_written(tgm_arena *a, tga_op *op) {
     const tgm_func *f = op->f;
-    if (f->is_autogen || f->structured_delegate) return 0;
+    if (f->is_autogen || f->structured_delegate || f->scalar_overload_of) return 0;
     if (!f->has_dispatch) {
         tga_kernel *k = add_kernel(a, op);
         k->key = TGM_KEY_COMPOSITE_IMPLICIT;
@@ -189,6 +192,24 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
     return errors;
 }
 
+/* ------------------------------------------------------------------ Scalar overload glue */
+
+/* validate.c matched the schemas (tensor_overload is set only then), so the C kinds agree: a
+ * double where the Tensor overload has a tg_tensor *, the same kind everywhere else. */
+static void assign_scalar_overload(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+    const tgm_func *f = op->f;
+    const tga_op *t = f->tensor_overload ? find_op(ops, f->tensor_overload, NULL) : NULL;
+    if (!t) return;
+    op->tensor_overload = t;
+    tga_kernel *k = add_kernel(a, op);
+    k->key = TGM_KEY_COMPOSITE_IMPLICIT;
+    k->symbol = tgs_fmt(a, "tg__scalar_overload_%s", op->cname);
+    k->slots = key_slots(k->key);
+    k->origin = TGA_KERNEL_SCALAR;
+    k->target = t->fn_name;
+    k->loc = f->scalar_overload_of_loc;
+}
+
 /* ------------------------------------------------------------------ autogen glue */
 
 /* The functional entry an autogen'ed `X.Y_out` copies from: `X.Y` (or `X` for `X.out`). */
@@ -276,6 +297,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops) {
     int errors = 0;
     /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
     for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);
+    for (int i = 0; i < ops->n; i++) assign_scalar_overload(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_structured(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_autogen(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) {

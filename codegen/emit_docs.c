@@ -34,6 +34,8 @@ static const char *dispatch_line(tge_ctx *c, const tga_op *op) {
             what = tgs_fmt(c->arena, " (structured: calls `%s`)", kn->target);
         else if (kn->origin == TGA_KERNEL_AUTOGEN)
             what = tgs_fmt(c->arena, " (autogen: `%s`, then copy into out)", kn->target);
+        else if (kn->origin == TGA_KERNEL_SCALAR)
+            what = tgs_fmt(c->arena, " (Scalar overload: wraps its Scalars, then calls `%s`)", kn->target);
         else if (kn->origin == TGA_KERNEL_AUTOGRAD)
             what = op->autograd == TGA_AUTOGRAD_RECORD ? " (records the backward node)"
                    : op->autograd == TGA_AUTOGRAD_OUT ? " (refuses arguments that require grad)"

@@ -1,4 +1,5 @@
-/* generated/tg_structured.c: glue kernels for structured_delegate and autogen entries. */
+/* generated/tg_structured.c: glue kernels for structured_delegate, autogen and
+ * scalar_overload_of entries. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -31,17 +32,47 @@ static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, con
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_structured(tge_ctx *c) {
-    tgt_template one = tge_template(c, "tg_structured_glue.c.in");
-    tgs_list items = { 0 };
-    for (int i = 0; i < c->ops.n; i++) {
-        const tga_op *op = &c->ops.ops[i];
-        for (int k = 0; k < op->nkernels; k++)
-            if (op->kernels[k].origin == TGA_KERNEL_STRUCTURED ||
-                op->kernels[k].origin == TGA_KERNEL_AUTOGEN)
-                tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
+/* A Scalar overload's kernel: each Scalar standing for a Tensor of the Tensor overload
+ * becomes the wrapped number tg_w_<name> for the call, released after it. */
+static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k) {
+    const tga_op *to = op->tensor_overload;
+    const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
+    tgs_list wraps = { 0 }, releases = { 0 };
+    for (int i = 0; i < op->nargs; i++) {
+        const char *name = op->args[i].name;
+        args[i] = name;
+        if (op->args[i].kind == to->args[i].kind) continue;
+        args[i] = tgs_fmt(c->arena, "tg_w_%s", name);
+        tgs_list_addf(&wraps, c->arena, "tg_tensor *%s = tg__wrap_scalar(%s);", args[i], name);
+        tgs_list_addf(&releases, c->arena, "tg_release(%s);", args[i]);
     }
     tgt_env *e = tge_env(c);
+    tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
+    tgt_set(e, "decl", tga_kernel_decl(c->arena, op, k->symbol));
+    tgt_set_list(e, "wraps", &wraps);
+    tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
+    tgt_set(e, "call", tga_public_call(c->arena, to, args));
+    tgt_set_list(e, "releases", &releases);
+    return tgt_render_str(t, e, c->arena);
+}
+
+void tge_emit_structured(tge_ctx *c) {
+    tgt_template one = tge_template(c, "tg_structured_glue.c.in");
+    tgt_template scalar = tge_template(c, "tg_scalar_overload.c.in");
+    tgs_list items = { 0 }, scalars = { 0 };
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        for (int k = 0; k < op->nkernels; k++) {
+            tga_origin origin = op->kernels[k].origin;
+            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN)
+                tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
+            else if (origin == TGA_KERNEL_SCALAR)
+                tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, &op->kernels[k]));
+        }
+    }
+    if (scalars.n == 0) tgs_list_add(&scalars, c->arena, "/* (none) */");
+    tgt_env *e = tge_env(c);
     tgt_set_list(e, "glue", &items);
+    tgt_set_list(e, "scalar_overloads", &scalars);
     tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");
 }

@@ -147,6 +147,10 @@ typedef struct tgm_func {
     const tgm_loc *autogen_locs;        /* where each name of `autogen:` is (nautogen of them) */
     const char **tags; int ntags;
     const char *c_name;       /* tensorgen extension `c_name:` overriding the C function name */
+    const char *scalar_overload_of;     /* tensorgen extension: "eq.Tensor", the overload whose
+                                         * Tensor arguments this one takes as Scalars; its kernel
+                                         * is generated (docs/spec.md) */
+    tgm_loc scalar_overload_of_loc;
     const char *doc;          /* tensorgen extension `doc:` one-paragraph description */
     bool manual_cpp_binding;
     /* Fields PyTorch uses that tgen keeps but does not act on (yet). */
@@ -158,6 +162,7 @@ typedef struct tgm_func {
     /* Filled by validate(): the entries this one is tied to. */
     struct tgm_func *delegate;          /* target of structured_delegate */
     struct tgm_func *functional;        /* for inplace/out variants: the functional sibling */
+    struct tgm_func *tensor_overload;   /* the target of scalar_overload_of */
     bool is_autogen;          /* synthesised from another entry's `autogen:` (see autogen.c):
                                * no dispatch, function variant only, schema.text canonical,
                                * loc = the name inside `autogen:` */

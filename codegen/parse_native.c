@@ -259,7 +259,8 @@ static const char *const known_fields[] = {
     "func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",
     "autogen", "tags", "device_check", "device_guard", "python_module", "manual_cpp_binding",
     "manual_kernel_registration", "cpp_no_default_args", "category_override", "precomputed",
-    "ufunc_inner_loop", "use_const_ref_for_mutable_tensors", "c_name", "doc", NULL,
+    "ufunc_inner_loop", "use_const_ref_for_mutable_tensors", "c_name", "doc", "scalar_overload_of",
+    NULL,
 };
 
 static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const yaml_node_t *v,
@@ -312,6 +313,8 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
             tgm_error(tgm__text_start(c->d, v), "c_name '%s' is not a C identifier", f->c_name);
     } else if (!strcmp(key, "doc"))
         field_name(c, v, key, &f->doc, NULL);
+    else if (!strcmp(key, "scalar_overload_of"))
+        field_name(c, v, key, &f->scalar_overload_of, &f->scalar_overload_of_loc);
 }
 
 /* Checks the keys of an entry (strings, known, not repeated); returns the `func` value node. */

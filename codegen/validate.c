@@ -112,6 +112,103 @@ static void check_delegate(tgm_model *m, tgm_func *f)
     f->delegate = d;
 }
 
+/* ---- Scalar overloads (docs/spec.md, "scalar_overload_of") ----
+ * An entry with `scalar_overload_of: X` takes a Scalar where X takes a Tensor and is otherwise X:
+ * the same arguments (names, types, alias annotations; kwarg-only markers and defaults may
+ * differ) and the same returns, so that its kernel can wrap those Scalars and call X. */
+
+static const char *kind_name(tgm_kind k)
+{
+    static const char *const names[] = { "functional", "in-place", "out=", "mutable", "scratch" };
+    return names[k];
+}
+
+/* A `Scalar` in the overload where the target has a plain `Tensor` (no ?, [] or annotation). */
+static bool scalar_for_tensor(const tgm_type *s, const tgm_type *t)
+{
+    return s->base == TGM_SCALAR && !s->elem_optional && !s->is_list && t->base == TGM_TENSOR &&
+           !t->elem_optional && !t->is_list && !t->alias.set;
+}
+
+/* Checks the arguments position by position; returns how many Scalars stand for Tensors. */
+static int match_scalar_args(tgm_arena *a, const tgm_func *f, const tgm_func *t)
+{
+    int nwrapped = 0;
+    for (int i = 0; i < f->schema.nargs; i++) {
+        const tgm_arg *fa = &f->schema.args[i], *ta = &t->schema.args[i];
+        if (strcmp(fa->name, ta->name)) {
+            tgm_error(fa->loc, "argument %d of '%s' is '%s', but its Tensor overload '%s' calls it '%s'",
+                      i + 1, f->schema.full_name, fa->name, t->schema.full_name, ta->name);
+        } else if (scalar_for_tensor(&fa->type, &ta->type)) {
+            nwrapped++;
+        } else if (!tgm__type_eq(&fa->type, &ta->type)) {
+            tgm_error(fa->loc, "argument '%s' of '%s' is '%s', but its Tensor overload '%s' has '%s' "
+                      "(only a Scalar may stand for a Tensor)", fa->name, f->schema.full_name,
+                      tgm__type_str(a, &fa->type), t->schema.full_name, tgm__type_str(a, &ta->type));
+        }
+    }
+    return nwrapped;
+}
+
+/* "Tensor(a!)", "(Tensor, Tensor)": the return types of a schema. */
+static const char *returns_text(tgm_arena *a, const tgm_schema *s)
+{
+    tgs_list types = { 0 };
+    for (int i = 0; i < s->nrets; i++)
+        tgs_list_add(&types, a, tgm__type_str(a, &s->rets[i].type));
+    const char *list = tgs_list_join(&types, a, ", ");
+    return s->nrets == 1 ? list : tgs_fmt(a, "(%s)", list);
+}
+
+static void match_scalar_returns(tgm_arena *a, const tgm_func *f, const tgm_func *t)
+{
+    const tgm_schema *fs = &f->schema, *ts = &t->schema;
+    for (int i = 0; i < fs->nrets || i < ts->nrets; i++) {
+        if (i < fs->nrets && i < ts->nrets && tgm__type_eq(&fs->rets[i].type, &ts->rets[i].type))
+            continue;
+        /* At the first return that differs, or the last one when the other has more. */
+        tgm_loc loc = fs->nrets == 0 ? fs->loc : fs->rets[i < fs->nrets ? i : fs->nrets - 1].loc;
+        tgm_error(loc, "'%s' returns '%s', but its Tensor overload '%s' returns '%s'", fs->full_name,
+                  returns_text(a, fs), ts->full_name, returns_text(a, ts));
+        return;
+    }
+}
+
+static void check_scalar_overload(tgm_model *m, tgm_func *f)
+{
+    if (!f->scalar_overload_of)
+        return;
+    tgm_loc loc = f->scalar_overload_of_loc;
+    const char *other = f->has_dispatch ? "dispatch" : f->structured_delegate ? "structured_delegate"
+                        : f->structured ? "structured" : NULL;
+    if (other) {
+        tgm_error(loc, "'%s' has both 'scalar_overload_of' and '%s': tgen generates the kernel of "
+                  "a Scalar overload", f->schema.full_name, other);
+        return;
+    }
+    tgm_func *t = tgm_find_func(m, f->scalar_overload_of);
+    if (!t) {
+        tgm_error(loc, "scalar_overload_of '%s' does not name a function", f->scalar_overload_of);
+        return;
+    }
+    int before = tgm_error_count();
+    if (f->kind != t->kind)
+        tgm_error(loc, "'%s' is %s but its Tensor overload '%s' is %s", f->schema.full_name,
+                  kind_name(f->kind), t->schema.full_name, kind_name(t->kind));
+    else if (f->schema.nargs != t->schema.nargs)
+        tgm_error(loc, "'%s' has %d arguments but its Tensor overload '%s' has %d", f->schema.full_name,
+                  f->schema.nargs, t->schema.full_name, t->schema.nargs);
+    else if (match_scalar_args(m->arena, f, t) == 0 && tgm_error_count() == before)
+        tgm_error(loc, "'%s' has no Scalar where its Tensor overload '%s' has a Tensor: nothing to wrap",
+                  f->schema.full_name, t->schema.full_name);
+    else
+        match_scalar_returns(m->arena, f, t);
+    if (tgm_error_count() != before)
+        tgm_note(t->schema.loc, "'%s' is declared as '%s'", t->schema.full_name, t->schema.text);
+    else
+        f->tensor_overload = t;
+}
+
 /* ---- functional siblings ----
  * PyTorch groups an operator's functional, in-place and out= overloads by signature: the
  * schema with the in-place `_`, the overload name, out= arguments, the tensor options of
@@ -259,8 +356,10 @@ int tgm_validate(tgm_model *m)
         check_func(m, f);
     }
     tgm__autogen_all(m);
-    for (int i = 0; i < nexplicit; i++)
+    for (int i = 0; i < nexplicit; i++) {
         check_delegate(m, m->funcs[i]);
+        check_scalar_overload(m, m->funcs[i]);
+    }
     link_functional(m);
     check_derivatives(m);
     return tgm_error_count() - before;

@@ -366,26 +366,14 @@ tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t 
 tg_tensor *tg__cpu_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
-tg_tensor *tg__composite_add_scalar(tg_tensor *self, double other, double alpha);
-/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
-tg_tensor *tg__composite_add_scalar_(tg_tensor *self, double other, double alpha);
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out);
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
-tg_tensor *tg__composite_sub_scalar(tg_tensor *self, double other, double alpha);
-/* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
-tg_tensor *tg__composite_sub_scalar_(tg_tensor *self, double other, double alpha);
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_mul_scalar(tg_tensor *self, double other);
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_mul_scalar_(tg_tensor *self, double other);
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -394,10 +382,6 @@ tg_tensor *tg__cuda_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 tg_tensor *tg__cpu_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
-/* div.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_div_scalar(tg_tensor *self, double other);
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_div_scalar_(tg_tensor *self, double other);
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out);
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
@@ -408,8 +392,6 @@ tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent);
 tg_tensor *tg__composite_pow_scalar_(tg_tensor *self, double exponent);
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__composite_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);
-/* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
-tg_tensor *tg__composite_pow_scalar_self(double self, tg_tensor *exponent);
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -422,62 +404,26 @@ tg_tensor *tg__cuda_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *ou
 tg_tensor *tg__cpu_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_eq_scalar(tg_tensor *self, double other);
-/* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_eq_scalar_(tg_tensor *self, double other);
-/* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_ne_scalar(tg_tensor *self, double other);
-/* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_ne_scalar_(tg_tensor *self, double other);
-/* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_lt_scalar(tg_tensor *self, double other);
-/* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_lt_scalar_(tg_tensor *self, double other);
-/* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* le.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_le_scalar(tg_tensor *self, double other);
-/* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_le_scalar_(tg_tensor *self, double other);
-/* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_gt_scalar(tg_tensor *self, double other);
-/* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_gt_scalar_(tg_tensor *self, double other);
-/* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor */
-tg_tensor *tg__composite_ge_scalar(tg_tensor *self, double other);
-/* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-tg_tensor *tg__composite_ge_scalar_(tg_tensor *self, double other);
-/* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
-tg_tensor *tg__composite_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out);
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -753,20 +699,27 @@ tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_a
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
 tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);
 
-/* ---- glue kernels for structured_delegate and autogen entries (tg_structured.c) ---- */
+/* ---- glue kernels for structured_delegate, autogen and scalar_overload_of entries
+ * (tg_structured.c) ---- */
 
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha);   /* add.Tensor */
 tg_tensor *tg__structured_cuda_add(tg_tensor *self, tg_tensor *other, double alpha);   /* add.Tensor */
 tg_tensor *tg__structured_cpu_add_(tg_tensor *self, tg_tensor *other, double alpha);   /* add_.Tensor */
 tg_tensor *tg__structured_cuda_add_(tg_tensor *self, tg_tensor *other, double alpha);   /* add_.Tensor */
+tg_tensor *tg__scalar_overload_add_scalar(tg_tensor *self, double other, double alpha);   /* add.Scalar */
+tg_tensor *tg__scalar_overload_add_scalar_(tg_tensor *self, double other, double alpha);   /* add_.Scalar */
 tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alpha);   /* sub.Tensor */
 tg_tensor *tg__structured_cuda_sub(tg_tensor *self, tg_tensor *other, double alpha);   /* sub.Tensor */
 tg_tensor *tg__structured_cpu_sub_(tg_tensor *self, tg_tensor *other, double alpha);   /* sub_.Tensor */
 tg_tensor *tg__structured_cuda_sub_(tg_tensor *self, tg_tensor *other, double alpha);   /* sub_.Tensor */
+tg_tensor *tg__scalar_overload_sub_scalar(tg_tensor *self, double other, double alpha);   /* sub.Scalar */
+tg_tensor *tg__scalar_overload_sub_scalar_(tg_tensor *self, double other, double alpha);   /* sub_.Scalar */
 tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other);   /* mul.Tensor */
 tg_tensor *tg__structured_cuda_mul(tg_tensor *self, tg_tensor *other);   /* mul.Tensor */
 tg_tensor *tg__structured_cpu_mul_(tg_tensor *self, tg_tensor *other);   /* mul_.Tensor */
 tg_tensor *tg__structured_cuda_mul_(tg_tensor *self, tg_tensor *other);   /* mul_.Tensor */
+tg_tensor *tg__scalar_overload_mul_scalar(tg_tensor *self, double other);   /* mul.Scalar */
+tg_tensor *tg__scalar_overload_mul_scalar_(tg_tensor *self, double other);   /* mul_.Scalar */
 tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other);   /* div.Tensor */
 tg_tensor *tg__structured_cuda_div(tg_tensor *self, tg_tensor *other);   /* div.Tensor */
 tg_tensor *tg__structured_cpu_div_(tg_tensor *self, tg_tensor *other);   /* div_.Tensor */
@@ -775,10 +728,13 @@ tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const 
 tg_tensor *tg__structured_cuda_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div.Tensor_mode */
 tg_tensor *tg__structured_cpu_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div_.Tensor_mode */
 tg_tensor *tg__structured_cuda_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode);   /* div_.Tensor_mode */
+tg_tensor *tg__scalar_overload_div_scalar(tg_tensor *self, double other);   /* div.Scalar */
+tg_tensor *tg__scalar_overload_div_scalar_(tg_tensor *self, double other);   /* div_.Scalar */
 tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent);   /* pow.Tensor_Tensor */
 tg_tensor *tg__structured_cuda_pow(tg_tensor *self, tg_tensor *exponent);   /* pow.Tensor_Tensor */
 tg_tensor *tg__structured_cpu_pow_(tg_tensor *self, tg_tensor *exponent);   /* pow_.Tensor */
 tg_tensor *tg__structured_cuda_pow_(tg_tensor *self, tg_tensor *exponent);   /* pow_.Tensor */
+tg_tensor *tg__scalar_overload_pow_scalar_self(double self, tg_tensor *exponent);   /* pow.Scalar */
 tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other);   /* maximum */
 tg_tensor *tg__structured_cuda_maximum(tg_tensor *self, tg_tensor *other);   /* maximum */
 tg_tensor *tg__structured_cpu_minimum(tg_tensor *self, tg_tensor *other);   /* minimum */
@@ -787,26 +743,44 @@ tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other);   /* eq.Ten
 tg_tensor *tg__structured_cuda_eq(tg_tensor *self, tg_tensor *other);   /* eq.Tensor */
 tg_tensor *tg__structured_cpu_eq_(tg_tensor *self, tg_tensor *other);   /* eq_.Tensor */
 tg_tensor *tg__structured_cuda_eq_(tg_tensor *self, tg_tensor *other);   /* eq_.Tensor */
+tg_tensor *tg__scalar_overload_eq_scalar(tg_tensor *self, double other);   /* eq.Scalar */
+tg_tensor *tg__scalar_overload_eq_scalar_(tg_tensor *self, double other);   /* eq_.Scalar */
+tg_tensor *tg__scalar_overload_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* eq.Scalar_out */
 tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other);   /* ne.Tensor */
 tg_tensor *tg__structured_cuda_ne(tg_tensor *self, tg_tensor *other);   /* ne.Tensor */
 tg_tensor *tg__structured_cpu_ne_(tg_tensor *self, tg_tensor *other);   /* ne_.Tensor */
 tg_tensor *tg__structured_cuda_ne_(tg_tensor *self, tg_tensor *other);   /* ne_.Tensor */
+tg_tensor *tg__scalar_overload_ne_scalar(tg_tensor *self, double other);   /* ne.Scalar */
+tg_tensor *tg__scalar_overload_ne_scalar_(tg_tensor *self, double other);   /* ne_.Scalar */
+tg_tensor *tg__scalar_overload_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* ne.Scalar_out */
 tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other);   /* lt.Tensor */
 tg_tensor *tg__structured_cuda_lt(tg_tensor *self, tg_tensor *other);   /* lt.Tensor */
 tg_tensor *tg__structured_cpu_lt_(tg_tensor *self, tg_tensor *other);   /* lt_.Tensor */
 tg_tensor *tg__structured_cuda_lt_(tg_tensor *self, tg_tensor *other);   /* lt_.Tensor */
+tg_tensor *tg__scalar_overload_lt_scalar(tg_tensor *self, double other);   /* lt.Scalar */
+tg_tensor *tg__scalar_overload_lt_scalar_(tg_tensor *self, double other);   /* lt_.Scalar */
+tg_tensor *tg__scalar_overload_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* lt.Scalar_out */
 tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other);   /* le.Tensor */
 tg_tensor *tg__structured_cuda_le(tg_tensor *self, tg_tensor *other);   /* le.Tensor */
 tg_tensor *tg__structured_cpu_le_(tg_tensor *self, tg_tensor *other);   /* le_.Tensor */
 tg_tensor *tg__structured_cuda_le_(tg_tensor *self, tg_tensor *other);   /* le_.Tensor */
+tg_tensor *tg__scalar_overload_le_scalar(tg_tensor *self, double other);   /* le.Scalar */
+tg_tensor *tg__scalar_overload_le_scalar_(tg_tensor *self, double other);   /* le_.Scalar */
+tg_tensor *tg__scalar_overload_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* le.Scalar_out */
 tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other);   /* gt.Tensor */
 tg_tensor *tg__structured_cuda_gt(tg_tensor *self, tg_tensor *other);   /* gt.Tensor */
 tg_tensor *tg__structured_cpu_gt_(tg_tensor *self, tg_tensor *other);   /* gt_.Tensor */
 tg_tensor *tg__structured_cuda_gt_(tg_tensor *self, tg_tensor *other);   /* gt_.Tensor */
+tg_tensor *tg__scalar_overload_gt_scalar(tg_tensor *self, double other);   /* gt.Scalar */
+tg_tensor *tg__scalar_overload_gt_scalar_(tg_tensor *self, double other);   /* gt_.Scalar */
+tg_tensor *tg__scalar_overload_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* gt.Scalar_out */
 tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other);   /* ge.Tensor */
 tg_tensor *tg__structured_cuda_ge(tg_tensor *self, tg_tensor *other);   /* ge.Tensor */
 tg_tensor *tg__structured_cpu_ge_(tg_tensor *self, tg_tensor *other);   /* ge_.Tensor */
 tg_tensor *tg__structured_cuda_ge_(tg_tensor *self, tg_tensor *other);   /* ge_.Tensor */
+tg_tensor *tg__scalar_overload_ge_scalar(tg_tensor *self, double other);   /* ge.Scalar */
+tg_tensor *tg__scalar_overload_ge_scalar_(tg_tensor *self, double other);   /* ge_.Scalar */
+tg_tensor *tg__scalar_overload_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);   /* ge.Scalar_out */
 tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);   /* where.self */
 tg_tensor *tg__structured_cuda_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other);   /* where.self */
 tg_tensor *tg__structured_cpu_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max);   /* clamp */

@@ -734,7 +734,7 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
     tg_add_out_fn((self), (other), (out), (tg_add_out_opts){ .alpha = 1, __VA_ARGS__ })
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * Kernel: tg__composite_add_scalar. */
+ * Kernel: tg__scalar_overload_add_scalar. */
 typedef struct tg_add_scalar_opts {
     double alpha;   /* default 1 */
 } tg_add_scalar_opts;
@@ -744,7 +744,7 @@ tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts op
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_add_scalar_. */
+ * Kernel: tg__scalar_overload_add_scalar_. */
 typedef struct tg_add_scalar__opts {
     double alpha;   /* default 1 */
 } tg_add_scalar__opts;
@@ -782,7 +782,7 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
     tg_sub_out_fn((self), (other), (out), (tg_sub_out_opts){ .alpha = 1, __VA_ARGS__ })
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * Kernel: tg__composite_sub_scalar. */
+ * Kernel: tg__scalar_overload_sub_scalar. */
 typedef struct tg_sub_scalar_opts {
     double alpha;   /* default 1 */
 } tg_sub_scalar_opts;
@@ -792,7 +792,7 @@ tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts op
 
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_sub_scalar_. */
+ * Kernel: tg__scalar_overload_sub_scalar_. */
 typedef struct tg_sub_scalar__opts {
     double alpha;   /* default 1 */
 } tg_sub_scalar__opts;
@@ -815,12 +815,12 @@ tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_mul_scalar. */
+ * Kernel: tg__scalar_overload_mul_scalar. */
 tg_tensor *tg_mul_scalar(tg_tensor *self, double other);
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_mul_scalar_. */
+ * Kernel: tg__scalar_overload_mul_scalar_. */
 tg_tensor *tg_mul_scalar_(tg_tensor *self, double other);
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -852,12 +852,12 @@ tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_
 tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out);
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_div_scalar. */
+ * Kernel: tg__scalar_overload_div_scalar. */
 tg_tensor *tg_div_scalar(tg_tensor *self, double other);
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_div_scalar_. */
+ * Kernel: tg__scalar_overload_div_scalar_. */
 tg_tensor *tg_div_scalar_(tg_tensor *self, double other);
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -889,7 +889,7 @@ tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent);
 tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out);
 
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor
- * Kernel: tg__composite_pow_scalar_self. */
+ * Kernel: tg__scalar_overload_pow_scalar_self. */
 tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent);
 
 /* maximum(Tensor self, Tensor other) -> Tensor
@@ -925,17 +925,17 @@ tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_eq_scalar. */
+ * Kernel: tg__scalar_overload_eq_scalar. */
 tg_tensor *tg_eq_scalar(tg_tensor *self, double other);
 
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_eq_scalar_. */
+ * Kernel: tg__scalar_overload_eq_scalar_. */
 tg_tensor *tg_eq_scalar_(tg_tensor *self, double other);
 
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_eq_scalar_out, tg__autograd_kernel_eq_scalar_out. */
+ * Kernels: tg__scalar_overload_eq_scalar_out, tg__autograd_kernel_eq_scalar_out. */
 tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -953,17 +953,17 @@ tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_ne_scalar. */
+ * Kernel: tg__scalar_overload_ne_scalar. */
 tg_tensor *tg_ne_scalar(tg_tensor *self, double other);
 
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_ne_scalar_. */
+ * Kernel: tg__scalar_overload_ne_scalar_. */
 tg_tensor *tg_ne_scalar_(tg_tensor *self, double other);
 
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_ne_scalar_out, tg__autograd_kernel_ne_scalar_out. */
+ * Kernels: tg__scalar_overload_ne_scalar_out, tg__autograd_kernel_ne_scalar_out. */
 tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -981,17 +981,17 @@ tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_lt_scalar. */
+ * Kernel: tg__scalar_overload_lt_scalar. */
 tg_tensor *tg_lt_scalar(tg_tensor *self, double other);
 
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_lt_scalar_. */
+ * Kernel: tg__scalar_overload_lt_scalar_. */
 tg_tensor *tg_lt_scalar_(tg_tensor *self, double other);
 
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_lt_scalar_out, tg__autograd_kernel_lt_scalar_out. */
+ * Kernels: tg__scalar_overload_lt_scalar_out, tg__autograd_kernel_lt_scalar_out. */
 tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1009,17 +1009,17 @@ tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_le_scalar. */
+ * Kernel: tg__scalar_overload_le_scalar. */
 tg_tensor *tg_le_scalar(tg_tensor *self, double other);
 
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_le_scalar_. */
+ * Kernel: tg__scalar_overload_le_scalar_. */
 tg_tensor *tg_le_scalar_(tg_tensor *self, double other);
 
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_le_scalar_out, tg__autograd_kernel_le_scalar_out. */
+ * Kernels: tg__scalar_overload_le_scalar_out, tg__autograd_kernel_le_scalar_out. */
 tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1037,17 +1037,17 @@ tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_gt_scalar. */
+ * Kernel: tg__scalar_overload_gt_scalar. */
 tg_tensor *tg_gt_scalar(tg_tensor *self, double other);
 
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_gt_scalar_. */
+ * Kernel: tg__scalar_overload_gt_scalar_. */
 tg_tensor *tg_gt_scalar_(tg_tensor *self, double other);
 
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_gt_scalar_out, tg__autograd_kernel_gt_scalar_out. */
+ * Kernels: tg__scalar_overload_gt_scalar_out, tg__autograd_kernel_gt_scalar_out. */
 tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1065,17 +1065,17 @@ tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other);
 tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out);
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor
- * Kernel: tg__composite_ge_scalar. */
+ * Kernel: tg__scalar_overload_ge_scalar. */
 tg_tensor *tg_ge_scalar(tg_tensor *self, double other);
 
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * In place: returns a new reference to `self`.
- * Kernel: tg__composite_ge_scalar_. */
+ * Kernel: tg__scalar_overload_ge_scalar_. */
 tg_tensor *tg_ge_scalar_(tg_tensor *self, double other);
 
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
- * Kernels: tg__composite_ge_scalar_out, tg__autograd_kernel_ge_scalar_out. */
+ * Kernels: tg__scalar_overload_ge_scalar_out, tg__autograd_kernel_ge_scalar_out. */
 tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out);
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor

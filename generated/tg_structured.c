@@ -3,8 +3,13 @@
  *   - tg__structured_*: the functional and in-place entries of a structured out= kernel call
  *     it with NULL outs (it allocates the result) or with out = self;
  *   - tg__autogen_*: a synthesised out= entry calls its functional entry's kernel and copies
- *     the result into `out` (resized when empty, dtype cast checked).
- * They are registered in the same dispatch slots as the kernel they wrap. */
+ *     the result into `out` (resized when empty, dtype cast checked);
+ *   - tg__scalar_overload_*: an entry with `scalar_overload_of:` wraps each Scalar that stands
+ *     for a Tensor as a zero-dim wrapped number (tg__wrap_scalar: int64 when integral, else
+ *     float64; it promotes weakly, like a Python scalar) and calls its Tensor overload's public
+ *     function, so that dispatch and autograd go through it.
+ * The first two are registered in the same dispatch slots as the kernel they wrap; the
+ * Scalar overloads as CompositeImplicitAutograd kernels. */
 #include "tg_kernels.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -1004,7 +1009,7 @@ tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool h
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__composite_add_scalar(self, other, alpha);
+    tg_tensor *tg_result = tg__scalar_overload_add_scalar(self, other, alpha);
     if (!tg_result) return NULL;
     tg_tensor *tg_out = tg__copy_to_out("add", out, tg_result);
     tg_release(tg_result);
@@ -1014,7 +1019,7 @@ tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, d
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__composite_sub_scalar(self, other, alpha);
+    tg_tensor *tg_result = tg__scalar_overload_sub_scalar(self, other, alpha);
     if (!tg_result) return NULL;
     tg_tensor *tg_out = tg__copy_to_out("sub", out, tg_result);
     tg_release(tg_result);
@@ -1024,7 +1029,7 @@ tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, d
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__composite_mul_scalar(self, other);
+    tg_tensor *tg_result = tg__scalar_overload_mul_scalar(self, other);
     if (!tg_result) return NULL;
     tg_tensor *tg_out = tg__copy_to_out("mul", out, tg_result);
     tg_release(tg_result);
@@ -1034,10 +1039,255 @@ tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, t
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__composite_div_scalar(self, other);
+    tg_tensor *tg_result = tg__scalar_overload_div_scalar(self, other);
     if (!tg_result) return NULL;
     tg_tensor *tg_out = tg__copy_to_out("div", out, tg_result);
     tg_release(tg_result);
     return tg_out;
+}
+
+/* ---- Scalar overloads ---- */
+
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__scalar_overload_add_scalar(tg_tensor *self, double other, double alpha)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_add_fn(self, tg_w_other, (tg_add_opts){ .alpha = alpha });
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_add_scalar_(tg_tensor *self, double other, double alpha)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_add__fn(self, tg_w_other, (tg_add__opts){ .alpha = alpha });
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__scalar_overload_sub_scalar(tg_tensor *self, double other, double alpha)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_sub_fn(self, tg_w_other, (tg_sub_opts){ .alpha = alpha });
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_sub_scalar_(tg_tensor *self, double other, double alpha)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_sub__fn(self, tg_w_other, (tg_sub__opts){ .alpha = alpha });
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_mul_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_mul(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_mul_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_mul_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_div_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_div(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_div_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_div_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
+tg_tensor *tg__scalar_overload_pow_scalar_self(double self, tg_tensor *exponent)
+{
+    tg_tensor *tg_w_self = tg__wrap_scalar(self);
+    tg_tensor *tg_r = tg_pow(tg_w_self, exponent);
+    tg_release(tg_w_self);
+    return tg_r;
+}
+
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_eq_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_eq(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_eq_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_eq_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_eq_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_ne_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ne(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_ne_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ne_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ne_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_lt_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_lt(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_lt_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_lt_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_lt_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* le.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_le_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_le(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_le_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_le_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_le_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_gt_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_gt(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_gt_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_gt_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_gt_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor */
+tg_tensor *tg__scalar_overload_ge_scalar(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ge(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_ge_scalar_(tg_tensor *self, double other)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ge_(self, tg_w_other);
+    tg_release(tg_w_other);
+    return tg_r;
+}
+
+/* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__scalar_overload_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
+{
+    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_r = tg_ge_out(self, tg_w_other, out);
+    tg_release(tg_w_other);
+    return tg_r;
 }
 

@@ -1,72 +1,23 @@
-/* Scalar overloads of the pointwise operators: add/sub/mul/div.Scalar (+ in place), pow with
- * a Scalar exponent or base, eq/ne/lt/le/gt/ge.Scalar (+ in place, out=), where with a Scalar
- * branch.
+/* The Scalar overloads of pointwise operators that do more than wrap their Scalar: pow with a
+ * Scalar exponent (+ in place, out=), which checks the exponent first, and where with a Scalar
+ * branch, which converts it to the result dtype. The plain ones (add/sub/mul/div.Scalar,
+ * eq/ne/lt/le/gt/ge.Scalar, pow.Scalar, ...) are generated from `scalar_overload_of:` in the
+ * spec (generated/tg_structured.c, docs/spec.md).
  *
- * A Scalar is wrapped as a zero-dim "wrapped number" tensor (int64 when integral, else
- * float64) that takes part in type promotion weakly, exactly as PyTorch's Python scalars do:
- * int_tensor + 2 stays integral, int_tensor + 2.5 is the default float, uint8 + 300 stays
- * uint8 (and wraps). Then the Tensor overload is called through the public API, so dispatch
- * and autograd flow through it. Every function returns a new reference or NULL. */
+ * A Scalar is wrapped as a zero-dim "wrapped number" tensor (tg__wrap_scalar: int64 when
+ * integral, else float64) that takes part in type promotion weakly, exactly as PyTorch's
+ * Python scalars do: int_tensor ** 2 stays integral, ** 2.5 is the default float. Then the
+ * Tensor overload is called through the public API, so dispatch and autograd flow through it.
+ * Every function returns a new reference or NULL. */
 #include "core/core.h"
 #include "pointwise_loops.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
 #include "composite_util.h"
 
-static tg_tensor *wrap(double v) { return tg__wrapped_scalar(v, tg__pw_is_integral_scalar(v)); }
-
 /* tg__then(w, op(..., w)) releases the wrapper w and passes the result through. The public
  * functions return NULL (keeping the first error) when given a NULL tensor, so a failed wrap
  * needs no separate path. */
-
-/* ------------------------------------------------------------------ arithmetic */
-tg_tensor *tg__composite_add_scalar(tg_tensor *self, double other, double alpha)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_add(self, w, .alpha = alpha));
-}
-
-tg_tensor *tg__composite_add_scalar_(tg_tensor *self, double other, double alpha)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_add_(self, w, .alpha = alpha));
-}
-
-tg_tensor *tg__composite_sub_scalar(tg_tensor *self, double other, double alpha)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_sub(self, w, .alpha = alpha));
-}
-
-tg_tensor *tg__composite_sub_scalar_(tg_tensor *self, double other, double alpha)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_sub_(self, w, .alpha = alpha));
-}
-
-tg_tensor *tg__composite_mul_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_mul(self, w));
-}
-
-tg_tensor *tg__composite_mul_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_mul_(self, w));
-}
-
-tg_tensor *tg__composite_div_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_div(self, w));
-}
-
-tg_tensor *tg__composite_div_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_div_(self, w));
-}
 
 /* ------------------------------------------------------------------ pow */
 
@@ -88,138 +39,22 @@ static int check_pow_exponent(const tg_tensor *self, double exponent)
 tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = wrap(exponent);
+    tg_tensor *w = tg__wrap_scalar(exponent);
     return tg__then(w, tg_pow(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = wrap(exponent);
+    tg_tensor *w = tg__wrap_scalar(exponent);
     return tg__then(w, tg_pow_(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = wrap(exponent);
+    tg_tensor *w = tg__wrap_scalar(exponent);
     return tg__then(w, tg_pow_out(self, w, out));
-}
-
-/* pow.Scalar: self ** exponent with a Scalar base (2 ** int_tensor stays integral). */
-tg_tensor *tg__composite_pow_scalar_self(double self, tg_tensor *exponent)
-{
-    tg_tensor *w = wrap(self);
-    return tg__then(w, tg_pow(w, exponent));
-}
-
-/* ------------------------------------------------------------------ comparisons */
-tg_tensor *tg__composite_eq_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_eq(self, w));
-}
-
-tg_tensor *tg__composite_eq_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_eq_(self, w));
-}
-
-tg_tensor *tg__composite_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_eq_out(self, w, out));
-}
-
-tg_tensor *tg__composite_ne_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ne(self, w));
-}
-
-tg_tensor *tg__composite_ne_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ne_(self, w));
-}
-
-tg_tensor *tg__composite_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ne_out(self, w, out));
-}
-
-tg_tensor *tg__composite_lt_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_lt(self, w));
-}
-
-tg_tensor *tg__composite_lt_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_lt_(self, w));
-}
-
-tg_tensor *tg__composite_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_lt_out(self, w, out));
-}
-
-tg_tensor *tg__composite_le_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_le(self, w));
-}
-
-tg_tensor *tg__composite_le_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_le_(self, w));
-}
-
-tg_tensor *tg__composite_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_le_out(self, w, out));
-}
-
-tg_tensor *tg__composite_gt_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_gt(self, w));
-}
-
-tg_tensor *tg__composite_gt_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_gt_(self, w));
-}
-
-tg_tensor *tg__composite_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_gt_out(self, w, out));
-}
-
-tg_tensor *tg__composite_ge_scalar(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ge(self, w));
-}
-
-tg_tensor *tg__composite_ge_scalar_(tg_tensor *self, double other)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ge_(self, w));
-}
-
-tg_tensor *tg__composite_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
-{
-    tg_tensor *w = wrap(other);
-    return tg__then(w, tg_ge_out(self, w, out));
 }
 
 /* ------------------------------------------------------------------ where */

@@ -77,6 +77,11 @@ tg_tensor *tg__alias_without_owner(tg_tensor *t);
  * bool for TG_BOOL. Marked as a wrapped number. */
 tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device);
 tg_tensor *tg__wrapped_scalar(double v, bool is_integral);
+/* A Scalar argument wrapped as PyTorch does for a Tensor overload: tg__wrapped_scalar with
+ * is_integral when v is finite and whole, so it promotes like a Python int (int_tensor + 2
+ * stays integral, + 2.5 gives the default float). The generated Scalar overloads
+ * (`scalar_overload_of:`, generated/tg_structured.c) call it. A new reference, or NULL. */
+tg_tensor *tg__wrap_scalar(double v);
 bool tg__is_contiguous(const tg_tensor *t);
 int64_t tg__numel(const tg_tensor *t);
 /* Resizes `out` (an out= argument) to the given shape: allowed when it already has the shape,

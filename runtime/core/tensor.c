@@ -436,6 +436,10 @@ tg_tensor *tg__wrapped_scalar(double v, bool is_integral) {
     return t;
 }
 
+tg_tensor *tg__wrap_scalar(double v) {
+    return tg__wrapped_scalar(v, isfinite(v) && v == trunc(v));
+}
+
 tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim,
                                tg_dtype dtype) {
     tg_tensor *t = tg__empty("tensor_from_data", sizes, ndim, dtype, TG_DEVICE_CPU);
