@@ -10,7 +10,7 @@
  * Tensor overload is called through the public API, so dispatch and autograd flow through it.
  * Every function returns a new reference or NULL. */
 #include "core/core.h"
-#include "pointwise_loops.h"
+#include "pointwise_convert.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
 #include "composite_util.h"
