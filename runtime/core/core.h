@@ -23,6 +23,14 @@ extern "C" {
 
 #define TG_MAX_DIMS 16
 
+/* Marks static inline helpers a translation unit may leave unused (compilers that warn about unused static
+ * inline functions in headers stay quiet). */
+#if defined(__GNUC__)
+#define TG__UNUSED __attribute__((unused))
+#else
+#define TG__UNUSED
+#endif
+
 /* ------------------------------------------------------------------ storage and tensors */
 
 /* Formats a shape PyTorch's way, "[3, 2]" ("[]" for 0-dim), into buf; returns buf. */

@@ -14,13 +14,6 @@
 
 #include "dispatch/dispatch.h"
 
-/* Marks helpers a translation unit may leave unused (compilers that warn about unused static
- * inline functions in headers stay quiet). */
-#if defined(__GNUC__)
-#define TG__UNUSED __attribute__((unused))
-#else
-#define TG__UNUSED
-#endif
 
 /* ------------------------------------------------------------------ stubs (tg_ops.c) */
 
