@@ -12,6 +12,19 @@
 #include "pointwise_convert.h"
 #include <string.h>
 
+/* Builds the iteration of a pointwise operator `out = f(ins[0..nin-1])` as every backend does:
+ * broadcast, inputs promoted to their common dtype (TG_ITER_PROMOTE_INPUTS, plus the backend's
+ * `flags`); out NULL (allocated), self (in place: out may not grow) or the user's out=. 0, or
+ * -1 with the error recorded. */
+static inline int tg__pw_iter_build(tg_iter *it, const char *op, int flags, tg_tensor *out, const tg_tensor *self,
+                                    tg_tensor **ins, int nin)
+{
+    tg_tensor *outs[1] = { out };
+    flags |= TG_ITER_PROMOTE_INPUTS;
+    if (out && out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
+    return tg__iter_build(it, op, flags, outs, 1, ins, nin);
+}
+
 /* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
  * suffix, for kernels PyTorch names without one, like "pow"). */
 static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *kernel, const char *backend)

@@ -11,6 +11,7 @@
  * answer with pointwise_scalar.h's tg__pw_compare, as the CUDA kernels do. */
 #include "tg_internal.h"
 #include "pointwise_loops.h"
+#include "pointwise_checks.h"
 #include "pointwise_scalar.h"
 #include "tg_kernels.h"
 
@@ -113,11 +114,8 @@ static void cmp_fast_loop(char **data, const int64_t *strides, int64_t n, void *
 static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_BOOL_OUTPUT;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_ITER_BOOL_OUTPUT, out, self, ins, 2) != 0) return NULL;
     cmp_ctx ctx = { .op = op, .in_dtype = it.dtypes[1], .out_dtype = it.dtypes[0] };
     tg_iter_loop1d loop = cmp_ref_loop;
     if (!tg__pw_force_reference && ctx.out_dtype == TG_BOOL && it.dtypes[2] == ctx.in_dtype &&

@@ -56,12 +56,9 @@ tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *o
     tg_tensor *cond = tg__pw_where_condition(condition);
     if (!cond) return NULL;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[3] = { cond, self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_NO_INPUT_CAST;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     /* The iterator borrows its inputs: cond lives until the loop is done. */
-    if (tg__iter_build(&it, "where", flags, outs, 1, ins, 3) != 0) {
+    if (tg__pw_iter_build(&it, "where", TG_ITER_NO_INPUT_CAST, out, self, ins, 3) != 0) {
         tg_release(cond);
         return NULL;
     }
@@ -140,14 +137,11 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[3] = { self, NULL, NULL };
     int nin = 1;
     if (min) ins[nin++] = min;
     if (max) ins[nin++] = max;
-    int flags = TG_ITER_PROMOTE_INPUTS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
+    if (tg__pw_iter_build(&it, "clamp", 0, out, self, ins, nin) != 0) return NULL;
     /* PyTorch's two-bound tensor kernel has no bool instantiation (one bound does); Scalar
      * bounds are converted to the result dtype with an overflow check. */
     if (tg__pw_check_clamp_dtype(it.dtype, min != NULL, max != NULL, scalar_min, scalar_max, "cpu") != 0) {

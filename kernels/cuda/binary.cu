@@ -99,11 +99,8 @@ static tg_tensor *binary_run(const char *name, int flags, binary_dtype_check che
                              tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    flags |= TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, flags | TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if ((check && check(name, it.dtype, alpha) != 0) || tg__cuda_pw_run<KINDS, 2>(&it, f) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -117,11 +114,8 @@ static tg_tensor *binary_run_int_div(const char *name, binary_dtype_check check,
                                      tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if (check(name, it.dtype, 1) != 0) {
         tg__iter_abort(&it);
         return NULL;

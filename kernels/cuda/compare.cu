@@ -9,6 +9,7 @@
  * kernel argument (the switch in pointwise_scalar.h's tg__pw_compare, as on the CPU, is
  * uniform across a warp). */
 #include "pointwise.cuh"
+#include "pointwise_checks.h"
 #include "tg_kernels.h"
 
 struct tg_cuda_cmp_fn {
@@ -20,11 +21,8 @@ struct tg_cuda_cmp_fn {
 static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if (tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, tg_cuda_cmp_fn{ op }) != 0) {
         tg__iter_abort(&it);
         return NULL;

@@ -77,11 +77,8 @@ extern "C" tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, 
     tg_tensor *cond = tg__pw_where_condition(condition);
     if (!cond) return NULL;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[3] = { cond, self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "where", flags, outs, 1, ins, 3) != 0) {
+    if (tg__pw_iter_build(&it, "where", TG_CUDA_ITER_FLAGS, out, self, ins, 3) != 0) {
         tg_release(cond);
         return NULL;
     }
@@ -119,14 +116,11 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[3] = { self, NULL, NULL };
     int nin = 1;
     if (min) ins[nin++] = min;
     if (max) ins[nin++] = max;
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
+    if (tg__pw_iter_build(&it, "clamp", TG_CUDA_ITER_FLAGS, out, self, ins, nin) != 0) return NULL;
     int rc = tg__pw_check_clamp_dtype(it.dtype, min != NULL, max != NULL, scalar_min, scalar_max, "cuda");
     tg_cuda_clamp_fn f = { min != NULL };
     if (rc == 0) {

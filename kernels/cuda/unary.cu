@@ -67,13 +67,11 @@ template <unsigned KINDS, class F>
 static tg_tensor *unary_run(const char *name, const F &f, tg_tensor *self, tg_tensor *out)
 {
     if (tg__pw_check_unary_bool(name, self->dtype, "cuda") != 0) return NULL;
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
+    int flags = TG_CUDA_ITER_FLAGS;
     if (!(KINDS & TG_CUDA_KIND_I64)) flags |= TG_ITER_INT_TO_FLOAT;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[1] = { self };
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 1) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, flags, out, self, ins, 1) != 0) return NULL;
     if (tg__cuda_pw_run<KINDS, 1>(&it, f) != 0) {
         tg__iter_abort(&it);
         return NULL;
