@@ -117,12 +117,59 @@ static inline tg_tensor *tg__pw_where_condition(tg_tensor *condition)
     return cond;
 }
 
+/* where's iteration (condition, self, other -> out) with the backend's flags. *cond becomes
+ * the bool condition (tg__pw_where_condition), which the iterator borrows: release it once
+ * the iteration is finished. 0, or -1 with the error recorded (nothing held). */
+static inline int tg__pw_where_iter_build(tg_iter *it, int flags, tg_tensor *condition, tg_tensor *self,
+                                          tg_tensor *other, tg_tensor *out, tg_tensor **cond)
+{
+    *cond = tg__pw_where_condition(condition);
+    if (!*cond) return -1;
+    tg_tensor *ins[3] = { *cond, self, other };
+    if (tg__pw_iter_build(it, "where", flags, out, self, ins, 3) == 0) return 0;
+    tg_release(*cond);
+    *cond = NULL;
+    return -1;
+}
+
 /* clamp: at least one bound. */
 static inline int tg__pw_check_clamp_bounds(bool has_min, bool has_max)
 {
     if (has_min || has_max) return 0;
     tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
     return -1;
+}
+
+/* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool
+ * instantiation, and Scalar bounds must fit the dtype. */
+static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool tensor_max,
+                                           const double *scalar_min, const double *scalar_max,
+                                           const char *backend)
+{
+    if (t == TG_BOOL && tensor_min && tensor_max && !scalar_min && !scalar_max)
+        return tg__pw_check_not_bool("clamp", t, "clamp", backend);
+    if (scalar_min && tg__pw_check_scalar("clamp", *scalar_min, t) != 0) return -1;
+    if (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, t) != 0) return -1;
+    return 0;
+}
+
+/* clamp's iteration: inputs self, then min (if any), then max (if any), with the backend's
+ * flags, and the dtype check above (`backend` names the kernel; scalar_min/scalar_max as
+ * there). Returns the number of inputs (2 or 3), or -1 with the error recorded (nothing held). */
+static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *backend, tg_tensor *self,
+                                          tg_tensor *min, tg_tensor *max, tg_tensor *out, const double *scalar_min,
+                                          const double *scalar_max)
+{
+    tg_tensor *ins[3] = { self, NULL, NULL };
+    int nin = 1;
+    if (min) ins[nin++] = min;
+    if (max) ins[nin++] = max;
+    if (tg__pw_iter_build(it, "clamp", flags, out, self, ins, nin) != 0) return -1;
+    if (tg__pw_check_clamp_dtype(it->dtype, min != NULL, max != NULL, scalar_min, scalar_max, backend) != 0) {
+        tg__iter_abort(it);
+        return -1;
+    }
+    return nin;
 }
 
 /* clamp's Tensor-bound body in each backend (ternary.c, ternary.cu): min/max are tensors or
@@ -148,19 +195,6 @@ static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_t
     tg_release(tmin);
     tg_release(tmax);
     return r;
-}
-
-/* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool
- * instantiation, and Scalar bounds must fit the dtype. */
-static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool tensor_max,
-                                           const double *scalar_min, const double *scalar_max,
-                                           const char *backend)
-{
-    if (t == TG_BOOL && tensor_min && tensor_max && !scalar_min && !scalar_max)
-        return tg__pw_check_not_bool("clamp", t, "clamp", backend);
-    if (scalar_min && tg__pw_check_scalar("clamp", *scalar_min, t) != 0) return -1;
-    if (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, t) != 0) return -1;
-    return 0;
 }
 
 #endif

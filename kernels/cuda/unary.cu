@@ -13,53 +13,31 @@
 #include "pointwise_checks.h"
 #include "tg_kernels.h"
 
-struct tg_cuda_neg_fn {
-    __device__ float operator()(float x) const { return tg__pw_neg_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_neg_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_neg_i64(x); }
+/* An operator's scalar functions (pointwise_scalar.h), one per compute type, as a functor:
+ * floating kinds only, or (tg_cuda_unary_fn) integers too. */
+template <float (*F32)(float), double (*F64)(double)>
+struct tg_cuda_floating_fn {
+    __device__ float operator()(float x) const { return F32(x); }
+    __device__ double operator()(double x) const { return F64(x); }
 };
-struct tg_cuda_abs_fn {
-    __device__ float operator()(float x) const { return tg__pw_abs_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_abs_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_abs_i64(x); }
+
+template <float (*F32)(float), double (*F64)(double), int64_t (*I64)(int64_t)>
+struct tg_cuda_unary_fn : tg_cuda_floating_fn<F32, F64> {
+    using tg_cuda_floating_fn<F32, F64>::operator();
+    __device__ int64_t operator()(int64_t x) const { return I64(x); }
 };
-struct tg_cuda_relu_fn {
-    __device__ float operator()(float x) const { return tg__pw_relu_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_relu_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_relu_i64(x); }
-};
-struct tg_cuda_exp_fn {
-    __device__ float operator()(float x) const { return tg__pw_exp_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_exp_f64(x); }
-};
-struct tg_cuda_log_fn {
-    __device__ float operator()(float x) const { return tg__pw_log_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_log_f64(x); }
-};
-struct tg_cuda_sqrt_fn {
-    __device__ float operator()(float x) const { return tg__pw_sqrt_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sqrt_f64(x); }
-};
-struct tg_cuda_rsqrt_fn {
-    __device__ float operator()(float x) const { return tg__pw_rsqrt_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_rsqrt_f64(x); }
-};
-struct tg_cuda_sin_fn {
-    __device__ float operator()(float x) const { return tg__pw_sin_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sin_f64(x); }
-};
-struct tg_cuda_cos_fn {
-    __device__ float operator()(float x) const { return tg__pw_cos_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_cos_f64(x); }
-};
-struct tg_cuda_tanh_fn {
-    __device__ float operator()(float x) const { return tg__pw_tanh_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_tanh_f64(x); }
-};
-struct tg_cuda_sigmoid_fn {
-    __device__ float operator()(float x) const { return tg__pw_sigmoid_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sigmoid_f64(x); }
-};
+
+typedef tg_cuda_unary_fn<tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64> tg_cuda_neg_fn;
+typedef tg_cuda_unary_fn<tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64> tg_cuda_abs_fn;
+typedef tg_cuda_unary_fn<tg__pw_relu_f32, tg__pw_relu_f64, tg__pw_relu_i64> tg_cuda_relu_fn;
+typedef tg_cuda_floating_fn<tg__pw_exp_f32, tg__pw_exp_f64> tg_cuda_exp_fn;
+typedef tg_cuda_floating_fn<tg__pw_log_f32, tg__pw_log_f64> tg_cuda_log_fn;
+typedef tg_cuda_floating_fn<tg__pw_sqrt_f32, tg__pw_sqrt_f64> tg_cuda_sqrt_fn;
+typedef tg_cuda_floating_fn<tg__pw_rsqrt_f32, tg__pw_rsqrt_f64> tg_cuda_rsqrt_fn;
+typedef tg_cuda_floating_fn<tg__pw_sin_f32, tg__pw_sin_f64> tg_cuda_sin_fn;
+typedef tg_cuda_floating_fn<tg__pw_cos_f32, tg__pw_cos_f64> tg_cuda_cos_fn;
+typedef tg_cuda_floating_fn<tg__pw_tanh_f32, tg__pw_tanh_f64> tg_cuda_tanh_fn;
+typedef tg_cuda_floating_fn<tg__pw_sigmoid_f32, tg__pw_sigmoid_f64> tg_cuda_sigmoid_fn;
 
 /* Runs one unary operator. KINDS == TG_CUDA_FLOATING: integer inputs are promoted to the
  * default float dtype (TG_ITER_INT_TO_FLOAT). */
