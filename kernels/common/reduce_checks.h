@@ -5,6 +5,7 @@
 #define TG_REDUCE_CHECKS_H
 
 #include "tg_kutil.h"
+#include "reduce_view.h"
 
 /* PyTorch's check that a reduction with no identity (max, amax, argmax) has elements.
  * `dims` NULL means "no dim given"; `wrap` reports the wrapped dim. 0 or -1 + error. */
@@ -76,6 +77,31 @@ static inline int tg__reduce_check_arg(const char *op, const char *fn, const tg_
     if (tg__numel(self) != 0) return 0;
     tg__error(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
     return -1;
+}
+
+/* Whether a reduction accumulates in int64 with wrap-around (else in double): sum and prod by
+ * their output dtype, max, min and the arg reductions by self's; mean, var, std never. */
+static inline bool tg__reduce_integral(rkind kind, tg_dtype odt, tg_dtype self_dtype)
+{
+    if (kind == R_SUM || kind == R_PROD) return tg_dtype_is_integral(odt, true);
+    if (kind == R_MEAN || kind == R_VAR || kind == R_STD) return false;
+    return tg_dtype_is_integral(self_dtype, true);
+}
+
+/* The end of a reduction in every backend, after the run's status rc: on failure the outputs
+ * are released (*res2 = NULL for max.dim/min.dim's indices) and NULL returned; otherwise the
+ * user's out= tensors get a version bump and res is returned. */
+static inline tg_tensor *tg__reduce_done(int rc, tg_tensor *res, tg_tensor **res2, const tg_tensor *out,
+                                         const tg_tensor *out2)
+{
+    if (rc != 0) {
+        tg_release(res);
+        if (res2) { tg_release(*res2); *res2 = NULL; }
+        return NULL;
+    }
+    if (out) tg__bump_version(res);
+    if (res2 && out2) tg__bump_version(*res2);
+    return res;
 }
 
 /* var/std accept floating dtypes only. 0 or -1. */

@@ -125,10 +125,9 @@ static void smb_range(int64_t b, int64_t e, void *ctx)
 static tg_tensor *softmax_backward(const char *op, const char *check_name, bool log, tg_tensor *grad_output,
                                    tg_tensor *output, int64_t dim)
 {
-    if (tg__softmax_backward_check(op, check_name, grad_output, output) != 0) return NULL;
+    int64_t d;
+    if (tg__softmax_backward_check(op, check_name, grad_output, output, dim, &d) != 0) return NULL;
     tg_dtype rdt = grad_output->dtype;
-    int64_t d = tg__wrap_dim(op, dim, output->ndim);
-    if (d < 0) return NULL;
     tg_dtype cdt = rdt == TG_FLOAT64 ? TG_FLOAT64 : TG_FLOAT32;
     tg_tensor *g = NULL, *y = NULL, *out = NULL;
     /* Contiguous operands in the computation dtype (copies only when needed). */

@@ -519,8 +519,7 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.correction = correction;
     bool ordered = kind == R_ARGMAX || kind == R_ARGMIN;
     tg__rv_build(&c.v, self, plan.reduce_dim, !ordered);
-    if (kind == R_SUM || kind == R_PROD) c.integer = tg_dtype_is_integral(odt, true);
-    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) c.integer = tg_dtype_is_integral(self->dtype, true);
+    c.integer = tg__reduce_integral(kind, odt, self->dtype);
 
     tg_tensor *res = tg__k_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt);
     if (!res) return NULL;
@@ -534,14 +533,7 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.out = res;
     c.ob = tg__k_data(res);
     c.ocontig = tg__is_contiguous(res);
-    if (run_reduce(&c) != 0) {
-        tg_release(res);
-        if (res2) { tg_release(*res2); *res2 = NULL; }
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    if (res2 && out2) tg__bump_version(*res2);
-    return res;
+    return tg__reduce_done(run_reduce(&c), res, res2, out, out2);
 }
 
 /* ------------------------------------------------------------------ kernels */

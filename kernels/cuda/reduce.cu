@@ -406,9 +406,7 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
     if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
     rview v;
     tg__rv_build(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
-    bool integer = false;
-    if (kind == R_SUM || kind == R_PROD) integer = tg_dtype_is_integral(odt, true);
-    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) integer = tg_dtype_is_integral(self->dtype, true);
+    bool integer = tg__reduce_integral((rkind)kind, odt, self->dtype);
     int rc = 0;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
@@ -426,14 +424,8 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
         ro.p2 = tg__k_data(*res2);
         ro.oc2 = tg__cuda_offsets_from_tensor(*res2);
     }
-    if (v.outer_numel > 0 && run_reduce(op, kind, v, self, integer, correction, ro, st) != 0) {
-        tg_release(res);
-        if (res2) { tg_release(*res2); *res2 = NULL; }
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    if (res2 && out2) tg__bump_version(*res2);
-    return res;
+    rc = v.outer_numel > 0 ? run_reduce(op, kind, v, self, integer, correction, ro, st) : 0;
+    return tg__reduce_done(rc, res, res2, out, out2);
 }
 
 /* ------------------------------------------------------------------ kernels */
