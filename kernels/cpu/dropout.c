@@ -6,6 +6,7 @@
  * loop is serial (the generator is the bottleneck and the stream must not depend on the
  * thread count). */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "dropout_checks.h"
 
 #include <math.h>
@@ -37,8 +38,8 @@ static void dropout_block(const char *x, char *y, uint8_t *m, int64_t n, const u
         for (int64_t i = 0; i < n; i++) {
             m[i] = (u[i] >> 11) < keep_below;
             char *yi = y + (int64_t)es * i;
-            tg__store_double(yi, dt, tg__load_double(x + (int64_t)es * i, dt) * m[i]);   /* rounded, */
-            tg__store_double(yi, dt, tg__load_double(yi, dt) * scale);                   /* then scaled */
+            tg__pw_store_f64(yi, dt, tg__pw_load_f64(x + (int64_t)es * i, dt) * m[i]);   /* rounded, */
+            tg__pw_store_f64(yi, dt, tg__pw_load_f64(yi, dt) * scale);                   /* then scaled */
         }
     }
 }

@@ -21,6 +21,7 @@
  * Chan's formula to merge chunks. max/min/argmax/argmin return the first occurrence of the
  * extreme; NaN propagates and wins (the first NaN's index is returned). */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "reduce_checks.h"
 #include "reduce_view.h"
 
@@ -139,7 +140,7 @@ static double sum_line_double(const char *p, int64_t n, int64_t stride, tg_dtype
         return s;
     }
     size_t esz = tg_dtype_size(dt);
-    for (int64_t i = 0; i < n; i++) s += tg__load_double(p + i * stride * (int64_t)esz, dt);
+    for (int64_t i = 0; i < n; i++) s += tg__pw_load_f64(p + i * stride * (int64_t)esz, dt);
     return s;
 }
 
@@ -155,7 +156,7 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
                 const int64_t *x = (const int64_t *)p;
                 for (int64_t k = 0; k < n; k++) s += (uint64_t)x[k * stride];
             } else {
-                for (int64_t k = 0; k < n; k++) s += (uint64_t)tg__load_int64(p + k * step, c->dt);
+                for (int64_t k = 0; k < n; k++) s += (uint64_t)tg__pw_load_i64(p + k * step, c->dt);
             }
             r->i = (int64_t)s;
         } else {
@@ -164,8 +165,8 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         break;
     case R_PROD:
         for (int64_t k = 0; k < n; k++) {
-            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__load_int64(p + k * step, c->dt));
-            else r->d *= tg__load_double(p + k * step, c->dt);
+            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__pw_load_i64(p + k * step, c->dt));
+            else r->d *= tg__pw_load_f64(p + k * step, c->dt);
         }
         break;
     case R_MAX: case R_MIN: {
@@ -186,10 +187,10 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         }
         for (int64_t k = 0; k < n; k++) {
             if (c->integer) {
-                int64_t x = tg__load_int64(p + k * step, c->dt);
+                int64_t x = tg__pw_load_i64(p + k * step, c->dt);
                 if (!r->any || (mx ? x > r->i : x < r->i)) r->i = x;
             } else {
-                double x = tg__load_double(p + k * step, c->dt);
+                double x = tg__pw_load_f64(p + k * step, c->dt);
                 if (x != x) r->nan = true;
                 else if (!r->any || (mx ? x > r->d : x < r->d)) r->d = x;
             }
@@ -202,10 +203,10 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         for (int64_t k = 0; k < n; k++, r->pos++) {
             if (r->nan) continue;
             if (c->integer) {
-                int64_t x = tg__load_int64(p + k * step, c->dt);
+                int64_t x = tg__pw_load_i64(p + k * step, c->dt);
                 if (!r->any || (mx ? x > r->i : x < r->i)) { r->i = x; r->idx = r->pos; }
             } else {
-                double x = tg__load_double(p + k * step, c->dt);
+                double x = tg__pw_load_f64(p + k * step, c->dt);
                 if (x != x) { r->nan = true; r->d = x; r->idx = r->pos; }
                 else if (!r->any || (mx ? x > r->d : x < r->d)) { r->d = x; r->idx = r->pos; }
             }
@@ -273,7 +274,7 @@ static void var_dev_cb(const rctx *c, partial *r, const char *p, int64_t n, int6
         for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
     } else {
         for (int64_t k = 0; k < n; k++) {
-            double dx = tg__load_double(p + k * step, c->dt) - mean;
+            double dx = tg__pw_load_f64(p + k * step, c->dt) - mean;
             m2 += dx * dx;
             dev += dx;
         }
@@ -364,18 +365,18 @@ static void store_result(const rctx *c, int64_t o, const partial *r)
     tg_dtype odt = c->out->dtype;
     switch (c->kind) {
     case R_SUM: case R_PROD:
-        if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+        if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
         break;
     case R_MEAN:
-        tg__store_double(p, odt, r->d / (double)c->v.inner_numel);
+        tg__pw_store_f64(p, odt, r->d / (double)c->v.inner_numel);
         break;
     case R_MAX: case R_MIN:
-        if (c->integer) tg__store_int64(p, odt, r->i);
-        else tg__store_double(p, odt, r->nan ? NAN : r->d);
+        if (c->integer) tg__pw_store_i64(p, odt, r->i);
+        else tg__pw_store_f64(p, odt, r->nan ? NAN : r->d);
         break;
     case R_ARGMAX: case R_ARGMIN:
         if (c->out2) {    /* max.dim / min.dim: values, then indices */
-            if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+            if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
             p = out_at(c->out2, c->ob2, c->ocontig2, o);
         }
         *(int64_t *)p = r->idx;
@@ -383,7 +384,7 @@ static void store_result(const rctx *c, int64_t o, const partial *r)
     case R_VAR: case R_STD: {
         double den = (double)r->n - (double)c->correction;
         double var = (r->n ? r->m2 : NAN) / (den > 0 ? den : 0);
-        tg__store_double(p, odt, c->kind == R_STD ? sqrt(var) : var);
+        tg__pw_store_f64(p, odt, c->kind == R_STD ? sqrt(var) : var);
         break;
     }
     }
