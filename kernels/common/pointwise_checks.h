@@ -1,7 +1,9 @@
-/* Argument checks of the pointwise operators, shared by the CPU kernels (binary.c, unary.c,
- * ternary.c) and the CUDA kernels (the .cu files of kernels/cuda), so that both backends
- * refuse the same inputs with the same (PyTorch's) words. Each returns 0, or records the error
- * naming `op` and returns -1.
+/* Argument checks and iteration setup of the pointwise operators, shared by the CPU kernels
+ * (kernels/cpu/binary.c, compare.c, unary.c, ternary.c) and the CUDA kernels
+ * (kernels/cuda/binary.cu, compare.cu, unary.cu, ternary.cu, pointwise.cu), so that both
+ * backends refuse the same inputs with the same (PyTorch's) words and build the same
+ * iterations: tg__pw_iter_build (and where's and clamp's), the checks, and clamp.out's Scalar
+ * bounds. Each check returns 0, or records the error naming `op` and returns -1.
  *
  * PyTorch names the kernel in some messages ("\"div_trunc_cpu\" not implemented for 'Bool'");
  * those take the backend's suffix ("cpu" or "cuda") as CUDA's ATen does. Compiles as C and as

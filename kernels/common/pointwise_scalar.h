@@ -1,6 +1,9 @@
 /* The scalar functions of the pointwise operators: one small static inline function per
- * operator and compute type, shared by every loop that applies it (the CPU reference and fast
- * paths in binary.c, compare.c, ternary.c and unary.c, and later the CUDA kernels).
+ * operator and compute type, shared by every loop that applies it: the CPU reference and fast
+ * paths (kernels/cpu/binary.c, compare.c, ternary.c, unary.c, nn.c) and the CUDA functors
+ * (the .cu files of kernels/cuda, through tg_cuda.cuh), so both backends compute the same
+ * thing. TG_PW makes them host and device functions under nvcc (pointwise_convert.h uses it
+ * too).
  *
  * Compute types follow PyTorch: float16, bfloat16 and float32 compute in float (_f32
  * functions; the loops widen and round), float64 in double (_f64), and every integral dtype

@@ -1,6 +1,7 @@
-/* Argument checks and output dtypes of the reductions, shared by the CPU kernels
- * (kernels/cpu/reduce.c) and the CUDA kernels (kernels/cuda/reduce.cu) so that both report
- * PyTorch's messages identically. Static inline, C and C++. */
+/* Argument checks, output dtypes and the common steps of the reductions (which kinds
+ * accumulate in int64, the end of a run), shared by the CPU kernels (kernels/cpu/reduce.c) and
+ * the CUDA kernels (kernels/cuda/reduce.cu) so that both report PyTorch's messages identically.
+ * Static inline, C and C++. */
 #ifndef TG_REDUCE_CHECKS_H
 #define TG_REDUCE_CHECKS_H
 
