@@ -113,4 +113,83 @@ static inline int tg__reduce_check_var(const char *op, const tg_tensor *self)
     return -1;
 }
 
+/* ------------------------------------------------------------------ the operators
+ * Every reduction kernel is its backend's body (reduce.c's and reduce.cu's reduce_common)
+ * behind the same argument handling, which the functions below do, given that body. */
+
+/* A backend's reduction body: plans the reduction of self over dims (NULL/0: all), prepares
+ * the output (dtype odt; out NULL: allocated) and, for max.dim/min.dim, the int64 indices
+ * (out2) into *res2, and runs. A new reference, or NULL with the error recorded. */
+typedef tg_tensor *(*tg_reduce_fn)(const char *op, rkind kind, tg_tensor *self, const int64_t *dims, int64_t ndims,
+                                   bool keepdim, tg_dtype odt, tg_tensor *out, tg_tensor *out2, tg_tensor **res2,
+                                   int64_t correction);
+
+/* sum.IntList_out: over dim (None/empty = all). */
+static inline tg_tensor *tg__reduce_sum(tg_reduce_fn run, tg_tensor *self, tg_int_list dim, bool keepdim,
+                                        tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
+    return run("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+/* mean.out: floating results only. */
+static inline tg_tensor *tg__reduce_mean(tg_reduce_fn run, tg_tensor *self, tg_int_list dim, bool keepdim,
+                                         tg_dtype dtype, tg_tensor *out)
+{
+    tg_dtype odt;
+    if (tg__reduce_mean_dtype(self, dtype, out, &odt) != 0) return NULL;
+    return run("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+}
+
+/* prod.int_out: over one dim (the full product is the composite `prod`). */
+static inline tg_tensor *tg__reduce_prod(tg_reduce_fn run, tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype,
+                                         tg_tensor *out)
+{
+    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
+    int64_t d[1] = { dim };
+    return run("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
+}
+
+/* amax/amin (kind R_MAX, R_MIN): `fn` is PyTorch's name in messages ("amax()"). */
+static inline tg_tensor *tg__reduce_amax_amin(tg_reduce_fn run, const char *op, const char *fn, rkind kind,
+                                              tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    if (tg__reduce_check_amax(op, fn, self, dim, out) != 0) return NULL;
+    return run(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+}
+
+/* max.dim/min.dim (kind R_ARGMAX, R_ARGMIN): the values (self's dtype, returned) and the
+ * int64 indices (*indices_res) of the extreme along dim; both NULL on error. */
+static inline tg_tensor *tg__reduce_max_min_dim(tg_reduce_fn run, const char *op, const char *fn, rkind kind,
+                                                tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *values,
+                                                tg_tensor *indices, tg_tensor **indices_res)
+{
+    int64_t d[1] = { dim };
+    tg_tensor *idx = NULL;
+    *indices_res = NULL;
+    if (tg__reduce_check_nonempty(op, fn, self, d, 1, true) != 0) return NULL;
+    tg_tensor *r = run(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
+    *indices_res = r ? idx : NULL;
+    return r;
+}
+
+/* argmax/argmin: the int64 index of the extreme along dim, or in the flattened tensor when
+ * dim is None. */
+static inline tg_tensor *tg__reduce_arg(tg_reduce_fn run, const char *op, const char *fn, rkind kind, tg_tensor *self,
+                                        tg_opt_int dim, bool keepdim, tg_tensor *out)
+{
+    int64_t d[1] = { dim.value };
+    if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
+    return run(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim, TG_INT64, out, NULL, NULL, 0);
+}
+
+/* var/std (kind R_VAR, R_STD): correction defaults to 1 (Bessel's). */
+static inline tg_tensor *tg__reduce_var_std(tg_reduce_fn run, const char *op, rkind kind, tg_tensor *self,
+                                            tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
+{
+    if (tg__reduce_check_var(op, self) != 0) return NULL;
+    int64_t corr = correction.has_value ? correction.value : 1;
+    return run(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+}
+
 #endif

@@ -537,104 +537,70 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     return tg__reduce_done(run_reduce(&c), res, res2, out, out2);
 }
 
-/* ------------------------------------------------------------------ kernels */
+/* ------------------------------------------------------------------ kernels
+ * The argument handling is reduce_checks.h's (shared with CUDA), around reduce_common. */
 
 /* sum over dim (None/empty = all) of self (any shape); out has the reduced shape. */
 tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_sum(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt;
-    if (tg__reduce_mean_dtype(self, dtype, out, &odt) != 0) return NULL;
-    return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_mean(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 /* prod over one dim; the full product is the composite `prod` (flatten, then this). */
 tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    int64_t d[1] = { dim };
-    return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
-}
-
-static tg_tensor *amax_amin(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                            tg_int_list dim, bool keepdim, tg_tensor *out)
-{
-    if (tg__reduce_check_amax(op, fn, self, dim, out) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+    return tg__reduce_prod(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amax", "amax()", R_MAX, self, dim, keepdim, out);
+    return tg__reduce_amax_amin(reduce_common, "amax", "amax()", R_MAX, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amin", "amin()", R_MIN, self, dim, keepdim, out);
+    return tg__reduce_amax_amin(reduce_common, "amin", "amin()", R_MIN, self, dim, keepdim, out);
 }
 
 /* values and int64 indices of the extreme along dim; self is any shape. */
-static tg_values_indices max_min_dim(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                                     int64_t dim, bool keepdim, tg_tensor *values, tg_tensor *indices)
-{
-    tg_values_indices r = { NULL, NULL };
-    int64_t d[1] = { dim };
-    if (tg__reduce_check_nonempty(op, fn, self, d, 1, true) != 0) return r;
-    tg_tensor *idx = NULL;
-    r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
-    r.indices = r.values ? idx : NULL;
-    return r;
-}
-
 tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
 {
-    return max_min_dim("max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values,
+                                      &r.indices);
+    return r;
 }
 
 tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
 {
-    return max_min_dim("min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices,
+                                      &r.indices);
+    return r;
 }
 
 /* index (int64) of the extreme along dim, or in the flattened tensor when dim is None. */
-static tg_tensor *arg_common(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                             tg_opt_int dim, bool keepdim, tg_tensor *out)
-{
-    int64_t d[1] = { dim.value };
-    if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim,
-                         TG_INT64, out, NULL, NULL, 0);
-}
-
 tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
+    return tg__reduce_arg(reduce_common, "argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
-}
-
-static tg_tensor *var_std(const char *op, rkind kind, tg_tensor *self, tg_int_list dim,
-                          tg_opt_int correction, bool keepdim, tg_tensor *out)
-{
-    if (tg__reduce_check_var(op, self) != 0) return NULL;
-    int64_t corr = correction.has_value ? correction.value : 1;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+    return tg__reduce_arg(reduce_common, "argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    return var_std("var", R_VAR, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "var", R_VAR, self, dim, correction, keepdim, out);
 }
 
 tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    return var_std("std", R_STD, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "std", R_STD, self, dim, correction, keepdim, out);
 }
