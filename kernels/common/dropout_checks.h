@@ -1,5 +1,6 @@
-/* native_dropout's argument checks, shared by the CPU kernel (kernels/cpu/dropout.c) and the
- * CUDA kernel (kernels/cuda/nn.cu): PyTorch's messages. Static inline, C and C++. */
+/* native_dropout's argument checks and driver, shared by the CPU kernel (kernels/cpu/dropout.c)
+ * and the CUDA kernel (kernels/cuda/nn.cu): PyTorch's messages, and everything but the fill of
+ * the output and the mask, which is the backend's. Static inline, C and C++. */
 #ifndef TG_DROPOUT_CHECKS_H
 #define TG_DROPOUT_CHECKS_H
 
@@ -19,6 +20,37 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
         tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__dtype_torch_name(input->dtype));
         return -1;
     }
+    return 0;
+}
+
+/* A backend's part of native_dropout: out and mask from x (all three contiguous, of x's shape
+ * and on x's device; out in x's dtype, mask bool). Training: mask[i] = a draw below 1 - p,
+ * out[i] = x[i] * mask[i] * scale with scale = 1 / (1 - p) (0 when p == 1); otherwise out is
+ * a copy of x and mask is all true. 0, or -1 with the error recorded. */
+typedef int (*tg_dropout_fill_fn)(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training);
+
+/* native_dropout on any backend: the checks, x = input made contiguous, out and mask allocated
+ * like it, then the backend's fill. *output and *mask become new references (0), or stay NULL
+ * with the error recorded (-1). */
+static inline int tg__native_dropout_run(tg_tensor *input, double p, tg_opt_bool train, tg_dropout_fill_fn fill,
+                                         tg_tensor **output, tg_tensor **mask)
+{
+    const char *op = "native_dropout";
+    bool training;
+    *output = *mask = NULL;
+    if (tg__native_dropout_check(input, p, train, &training) != 0) return -1;
+    tg_tensor *x = tg__contiguous(op, input);
+    tg_tensor *o = x ? tg__empty_like(op, x, x->dtype) : NULL;
+    tg_tensor *m = o ? tg__empty_like(op, x, TG_BOOL) : NULL;
+    int rc = m ? fill(x, o, m, p, training) : -1;
+    tg_release(x);
+    if (rc != 0) {
+        tg_release(o);
+        tg_release(m);
+        return -1;
+    }
+    *output = o;
+    *mask = m;
     return 0;
 }
 

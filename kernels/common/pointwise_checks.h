@@ -1,7 +1,9 @@
-/* Argument checks of the pointwise operators, shared by the CPU kernels (binary.c, unary.c,
- * ternary.c) and the CUDA kernels (the .cu files of kernels/cuda), so that both backends
- * refuse the same inputs with the same (PyTorch's) words. Each returns 0, or records the error
- * naming `op` and returns -1.
+/* Argument checks and iteration setup of the pointwise operators, shared by the CPU kernels
+ * (kernels/cpu/binary.c, compare.c, unary.c, ternary.c) and the CUDA kernels
+ * (kernels/cuda/binary.cu, compare.cu, unary.cu, ternary.cu, pointwise.cu), so that both
+ * backends refuse the same inputs with the same (PyTorch's) words and build the same
+ * iterations: tg__pw_iter_build (and where's and clamp's), the checks, and clamp.out's Scalar
+ * bounds. Each check returns 0, or records the error naming `op` and returns -1.
  *
  * PyTorch names the kernel in some messages ("\"div_trunc_cpu\" not implemented for 'Bool'");
  * those take the backend's suffix ("cpu" or "cuda") as CUDA's ATen does. Compiles as C and as
@@ -11,6 +13,19 @@
 
 #include "pointwise_convert.h"
 #include <string.h>
+
+/* Builds the iteration of a pointwise operator `out = f(ins[0..nin-1])` as every backend does:
+ * broadcast, inputs promoted to their common dtype (TG_ITER_PROMOTE_INPUTS, plus the backend's
+ * `flags`); out NULL (allocated), self (in place: out may not grow) or the user's out=. 0, or
+ * -1 with the error recorded. */
+static inline int tg__pw_iter_build(tg_iter *it, const char *op, int flags, tg_tensor *out, const tg_tensor *self,
+                                    tg_tensor **ins, int nin)
+{
+    tg_tensor *outs[1] = { out };
+    flags |= TG_ITER_PROMOTE_INPUTS;
+    if (out && out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
+    return tg__iter_build(it, op, flags, outs, 1, ins, nin);
+}
 
 /* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
  * suffix, for kernels PyTorch names without one, like "pow"). */
@@ -104,12 +119,59 @@ static inline tg_tensor *tg__pw_where_condition(tg_tensor *condition)
     return cond;
 }
 
+/* where's iteration (condition, self, other -> out) with the backend's flags. *cond becomes
+ * the bool condition (tg__pw_where_condition), which the iterator borrows: release it once
+ * the iteration is finished. 0, or -1 with the error recorded (nothing held). */
+static inline int tg__pw_where_iter_build(tg_iter *it, int flags, tg_tensor *condition, tg_tensor *self,
+                                          tg_tensor *other, tg_tensor *out, tg_tensor **cond)
+{
+    *cond = tg__pw_where_condition(condition);
+    if (!*cond) return -1;
+    tg_tensor *ins[3] = { *cond, self, other };
+    if (tg__pw_iter_build(it, "where", flags, out, self, ins, 3) == 0) return 0;
+    tg_release(*cond);
+    *cond = NULL;
+    return -1;
+}
+
 /* clamp: at least one bound. */
 static inline int tg__pw_check_clamp_bounds(bool has_min, bool has_max)
 {
     if (has_min || has_max) return 0;
     tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
     return -1;
+}
+
+/* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool
+ * instantiation, and Scalar bounds must fit the dtype. */
+static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool tensor_max,
+                                           const double *scalar_min, const double *scalar_max,
+                                           const char *backend)
+{
+    if (t == TG_BOOL && tensor_min && tensor_max && !scalar_min && !scalar_max)
+        return tg__pw_check_not_bool("clamp", t, "clamp", backend);
+    if (scalar_min && tg__pw_check_scalar("clamp", *scalar_min, t) != 0) return -1;
+    if (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, t) != 0) return -1;
+    return 0;
+}
+
+/* clamp's iteration: inputs self, then min (if any), then max (if any), with the backend's
+ * flags, and the dtype check above (`backend` names the kernel; scalar_min/scalar_max as
+ * there). Returns the number of inputs (2 or 3), or -1 with the error recorded (nothing held). */
+static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *backend, tg_tensor *self,
+                                          tg_tensor *min, tg_tensor *max, tg_tensor *out, const double *scalar_min,
+                                          const double *scalar_max)
+{
+    tg_tensor *ins[3] = { self, NULL, NULL };
+    int nin = 1;
+    if (min) ins[nin++] = min;
+    if (max) ins[nin++] = max;
+    if (tg__pw_iter_build(it, "clamp", flags, out, self, ins, nin) != 0) return -1;
+    if (tg__pw_check_clamp_dtype(it->dtype, min != NULL, max != NULL, scalar_min, scalar_max, backend) != 0) {
+        tg__iter_abort(it);
+        return -1;
+    }
+    return nin;
 }
 
 /* clamp's Tensor-bound body in each backend (ternary.c, ternary.cu): min/max are tensors or
@@ -135,19 +197,6 @@ static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_t
     tg_release(tmin);
     tg_release(tmax);
     return r;
-}
-
-/* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool
- * instantiation, and Scalar bounds must fit the dtype. */
-static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool tensor_max,
-                                           const double *scalar_min, const double *scalar_max,
-                                           const char *backend)
-{
-    if (t == TG_BOOL && tensor_min && tensor_max && !scalar_min && !scalar_max)
-        return tg__pw_check_not_bool("clamp", t, "clamp", backend);
-    if (scalar_min && tg__pw_check_scalar("clamp", *scalar_min, t) != 0) return -1;
-    if (scalar_max && tg__pw_check_scalar("clamp", *scalar_max, t) != 0) return -1;
-    return 0;
 }
 
 #endif

@@ -1,13 +1,14 @@
 /* dtype conversions with PyTorch's rules: the compute kind of a dtype and float -> integer
  * conversion as x86 does it (host and device functions: the CUDA kernels' device loads and
  * stores in tg_cuda.cuh apply the same rules through them), then, on the host, element loads
- * and stores for every dtype, one element converted between two dtypes (tg__pw_convert), and
- * PyTorch's checked Scalar conversion.
+ * and stores for every dtype (THE element vocabulary of the CPU kernels), one element
+ * converted between two dtypes (tg__pw_convert), and PyTorch's checked Scalar conversion.
  *
- * Included by the CPU kernels (the pointwise family through cpu/pointwise_loops.h, factory.c)
- * and the composites, by the other common headers (pointwise_checks.h, factory_checks.h), and
- * by every CUDA kernel through tg_cuda.cuh, whose host code reads host operands (zero-dim CPU
- * tensors, wrapped Scalars) with these loads. Everything is static inline; C11 and C++. */
+ * Included by the CPU kernels (the pointwise family through cpu/pointwise_loops.h; reduce.c,
+ * loss.c, linalg.c, nn.c, nn_backward.c, optim.c, shape.c, dropout.c, factory.c), the
+ * composites, pointwise_checks.h and factory_checks.h, and every CUDA kernel through
+ * tg_cuda.cuh, whose host code reads host operands (zero-dim CPU tensors, wrapped Scalars)
+ * with these loads. Everything is static inline; C11 and C++. */
 #ifndef TG_POINTWISE_CONVERT_H
 #define TG_POINTWISE_CONVERT_H
 

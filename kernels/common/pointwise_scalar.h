@@ -1,6 +1,9 @@
 /* The scalar functions of the pointwise operators: one small static inline function per
- * operator and compute type, shared by every loop that applies it (the CPU reference and fast
- * paths in binary.c, compare.c, ternary.c and unary.c, and later the CUDA kernels).
+ * operator and compute type, shared by every loop that applies it: the CPU reference and fast
+ * paths (kernels/cpu/binary.c, compare.c, ternary.c, unary.c, nn.c) and the CUDA functors
+ * (the .cu files of kernels/cuda, through tg_cuda.cuh), so both backends compute the same
+ * thing. TG_PW makes them host and device functions under nvcc (pointwise_convert.h uses it
+ * too).
  *
  * Compute types follow PyTorch: float16, bfloat16 and float32 compute in float (_f32
  * functions; the loops widen and round), float64 in double (_f64), and every integral dtype
@@ -9,11 +12,12 @@
  * overflow (undefined behaviour in C) ever happens.
  *
  * Everything here must compile as C11 with gcc and as C++ with nvcc (device and host), so:
- * no statement expressions, no VLAs, no libc beyond <math.h>/<stdint.h>/<string.h>. */
+ * no statement expressions, no VLAs, no libc beyond <math.h>/<stdbool.h>/<stdint.h>/<string.h>. */
 #ifndef TG_POINTWISE_SCALAR_H
 #define TG_POINTWISE_SCALAR_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -271,6 +275,25 @@ TG_PW double tg__pw_tanh_f64(double x) { return tanh(x); }
 /* 1 / (1 + e^-x): e^-x overflowing to inf gives exactly 0. */
 TG_PW float tg__pw_sigmoid_f32(float x) { return 1.0f / (1.0f + tg__pw_exp_f32(-x)); }
 TG_PW double tg__pw_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* ------------------------------------------------------------------ comparisons
+ * eq, ne, lt, le, gt, ge. One function serves every compute type: the caller compares a and b
+ * (lt = a < b, eq = a == b, gt = a > b; all three false when either is NaN, so NaN compares
+ * unequal to everything) and this picks the operator's answer. With op a constant, as in the
+ * CPU's fast loops, the compiler keeps only the comparisons op needs. */
+typedef enum tg_pw_cmp_op { TG_PW_EQ, TG_PW_NE, TG_PW_LT, TG_PW_LE, TG_PW_GT, TG_PW_GE } tg_pw_cmp_op;
+
+TG_PW bool tg__pw_compare(tg_pw_cmp_op op, bool lt, bool eq, bool gt)
+{
+    switch (op) {
+    case TG_PW_EQ: return eq;
+    case TG_PW_NE: return !eq;
+    case TG_PW_LT: return lt;
+    case TG_PW_LE: return lt || eq;
+    case TG_PW_GT: return gt;
+    default: return gt || eq;
+    }
+}
 
 /* ------------------------------------------------------------------ clamp
  * min(max(x, lo), hi) with NaN propagated from any operand (PyTorch's clamp); lo > hi gives hi. */

@@ -17,9 +17,9 @@ static inline int tg__softmax_check_dtype(const char *op, bool lg, const tg_tens
     return -1;
 }
 
-/* grad_output and output of one shape, a floating grad_output. */
+/* grad_output and output of one shape, a floating grad_output, and dim wrapped into *d. */
 static inline int tg__softmax_backward_check(const char *op, const char *check_name, const tg_tensor *grad_output,
-                                             const tg_tensor *output)
+                                             const tg_tensor *output, int64_t dim, int64_t *d)
 {
     if (grad_output->ndim != output->ndim ||
         memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
@@ -34,7 +34,8 @@ static inline int tg__softmax_backward_check(const char *op, const char *check_n
         tg__error(op, "\"%s\" not implemented for '%s'", op, tg__dtype_torch_name(grad_output->dtype));
         return -1;
     }
-    return 0;
+    *d = tg__wrap_dim(op, dim, output->ndim);
+    return *d < 0 ? -1 : 0;
 }
 
 #endif

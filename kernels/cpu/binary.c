@@ -222,10 +222,8 @@ static tg_tensor *binary_run(const binary_op *op, int flags, binary_dtype_check 
                              tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, op->name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, op->name, flags, out, self, ins, 2) != 0) return NULL;
     if (check && check(op->name, it.dtype, alpha) != 0) {
         tg__iter_abort(&it);
         return NULL;

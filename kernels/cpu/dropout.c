@@ -6,6 +6,7 @@
  * loop is serial (the generator is the bottleneck and the stream must not depend on the
  * thread count). */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "dropout_checks.h"
 
 #include <math.h>
@@ -37,22 +38,15 @@ static void dropout_block(const char *x, char *y, uint8_t *m, int64_t n, const u
         for (int64_t i = 0; i < n; i++) {
             m[i] = (u[i] >> 11) < keep_below;
             char *yi = y + (int64_t)es * i;
-            tg__store_double(yi, dt, tg__load_double(x + (int64_t)es * i, dt) * m[i]);   /* rounded, */
-            tg__store_double(yi, dt, tg__load_double(yi, dt) * scale);                   /* then scaled */
+            tg__pw_store_f64(yi, dt, tg__pw_load_f64(x + (int64_t)es * i, dt) * m[i]);   /* rounded, */
+            tg__pw_store_f64(yi, dt, tg__pw_load_f64(yi, dt) * scale);                   /* then scaled */
         }
     }
 }
 
-tg_tensors2 tg__cpu_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+/* x, out, mask contiguous on the CPU (see tg_dropout_fill_fn). */
+static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training)
 {
-    const char *op = "native_dropout";
-    tg_tensors2 res = { NULL, NULL };
-    bool training;
-    if (tg__native_dropout_check(input, p, train, &training) != 0) return res;
-    tg_tensor *x = tg__contiguous(op, input);
-    tg_tensor *out = x ? tg__empty_like(op, x, x->dtype) : NULL;
-    tg_tensor *mask = out ? tg__empty_like(op, x, TG_BOOL) : NULL;
-    if (!mask) goto fail;
     int64_t n = tg__numel(x);
     uint8_t *m = (uint8_t *)tg__k_data(mask);
     if (!training) {
@@ -60,26 +54,25 @@ tg_tensors2 tg__cpu_native_dropout(tg_tensor *input, double p, tg_opt_bool train
             memcpy(tg__k_data(out), tg__k_data(x), (size_t)n * tg_dtype_size(x->dtype));
             memset(m, 1, (size_t)n);
         }
-    } else {
-        double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
-        uint64_t keep_below = (uint64_t)ldexp(q, 53);      /* u53 < q * 2^53  <=>  uniform < q */
-        uint64_t u[BLOCK];
-        size_t es = tg_dtype_size(x->dtype);
-        tg_generator *g = tg__default_generator();
-        for (int64_t b = 0; b < n; b += BLOCK) {
-            int64_t k = n - b < BLOCK ? n - b : BLOCK;
-            tg__random_u64_n(g, u, k);
-            dropout_block(tg__k_data(x) + (int64_t)es * b, tg__k_data(out) + (int64_t)es * b, m + b, k, u, keep_below,
-                          scale, x->dtype);
-        }
+        return 0;
     }
-    tg_release(x);
-    res.r0 = out;
-    res.r1 = mask;
-    return res;
-fail:
-    tg_release(x);
-    tg_release(out);
-    tg_release(mask);
+    double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
+    uint64_t keep_below = (uint64_t)ldexp(q, 53);      /* u53 < q * 2^53  <=>  uniform < q */
+    uint64_t u[BLOCK];
+    size_t es = tg_dtype_size(x->dtype);
+    tg_generator *g = tg__default_generator();
+    for (int64_t b = 0; b < n; b += BLOCK) {
+        int64_t k = n - b < BLOCK ? n - b : BLOCK;
+        tg__random_u64_n(g, u, k);
+        dropout_block(tg__k_data(x) + (int64_t)es * b, tg__k_data(out) + (int64_t)es * b, m + b, k, u, keep_below,
+                      scale, x->dtype);
+    }
+    return 0;
+}
+
+tg_tensors2 tg__cpu_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+{
+    tg_tensors2 res = { NULL, NULL };
+    tg__native_dropout_run(input, p, train, dropout_fill, &res.r0, &res.r1);
     return res;
 }

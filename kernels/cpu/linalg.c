@@ -11,6 +11,7 @@
  *  - integral dtypes: gemm_ref, the plain reference loop (int64 accumulation, wrap-around).
  */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "linalg_checks.h"
 
 #include <cblas.h>
@@ -39,19 +40,19 @@ static void gemm_ref(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
             if (integral) {
                 uint64_t s = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += (uint64_t)tg__load_int64(A.p + (i * A.rs + k * A.cs) * (int64_t)e, dt) *
-                         (uint64_t)tg__load_int64(B.p + (k * B.rs + j * B.cs) * (int64_t)e, dt);
+                    s += (uint64_t)tg__pw_load_i64(A.p + (i * A.rs + k * A.cs) * (int64_t)e, dt) *
+                         (uint64_t)tg__pw_load_i64(B.p + (k * B.rs + j * B.cs) * (int64_t)e, dt);
                 uint64_t r = (uint64_t)(int64_t)alpha * s;
-                if (beta != 0) r += (uint64_t)(int64_t)beta * (uint64_t)tg__load_int64(c, dt);
-                tg__store_int64(c, dt, (int64_t)r);
+                if (beta != 0) r += (uint64_t)(int64_t)beta * (uint64_t)tg__pw_load_i64(c, dt);
+                tg__pw_store_i64(c, dt, (int64_t)r);
             } else {
                 double s = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += tg__load_double(A.p + (i * A.rs + k * A.cs) * (int64_t)e, dt) *
-                         tg__load_double(B.p + (k * B.rs + j * B.cs) * (int64_t)e, dt);
+                    s += tg__pw_load_f64(A.p + (i * A.rs + k * A.cs) * (int64_t)e, dt) *
+                         tg__pw_load_f64(B.p + (k * B.rs + j * B.cs) * (int64_t)e, dt);
                 double r = alpha * s;
-                if (beta != 0) r += beta * tg__load_double(c, dt);
-                tg__store_double(c, dt, r);
+                if (beta != 0) r += beta * tg__pw_load_f64(c, dt);
+                tg__pw_store_f64(c, dt, r);
             }
         }
     }
@@ -91,7 +92,7 @@ static char *pack(const mat *m, tg_dtype from, tg_dtype to)
             if (from == to) memcpy(d, s, ef);
             else if (from == TG_FLOAT16) *(float *)d = tg__half_to_float(*(const uint16_t *)s);
             else if (from == TG_BFLOAT16) *(float *)d = tg__bf16_to_float(*(const uint16_t *)s);
-            else tg__store_double(d, to, tg__load_double(s, from));
+            else tg__pw_convert(d, to, s, from);
         }
     return buf;
 }
@@ -106,7 +107,7 @@ static void unpack(const mat *m, const char *buf, tg_dtype from, tg_dtype to)
             if (from == to) memcpy(d, s, ef);
             else if (to == TG_FLOAT16) *(uint16_t *)d = tg__float_to_half(*(const float *)s);
             else if (to == TG_BFLOAT16) *(uint16_t *)d = tg__float_to_bf16(*(const float *)s);
-            else tg__store_double(d, to, tg__load_double(s, from));
+            else tg__pw_convert(d, to, s, from);
         }
 }
 

@@ -7,6 +7,7 @@
  * the samples not ignored (NaN when that is 0, as PyTorch), 2 sums. Sums run in double over
  * the samples, which are few next to the N * C input: the loops are serial. */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "loss_checks.h"
 
 #include <math.h>
@@ -49,7 +50,7 @@ static int nll_prepare(nll_args *a, const char *op, tg_tensor *self, tg_tensor *
 /* Target of sample i, checked against the classes unless ignored. */
 static int nll_target(const nll_args *a, int64_t i, int64_t ignore_index, int64_t *t)
 {
-    *t = tg__load_int64(tg__k_data(a->t) + i * (int64_t)tg_dtype_size(a->t->dtype), a->t->dtype);
+    *t = tg__pw_load_i64(tg__k_data(a->t) + i * (int64_t)tg_dtype_size(a->t->dtype), a->t->dtype);
     if (*t == ignore_index) return 0;
     if (*t < 0 || *t >= a->c) { tg__error(a->op, "Target %lld is out of bounds.", (long long)*t); return -1; }
     return 1;
@@ -57,20 +58,20 @@ static int nll_target(const nll_args *a, int64_t i, int64_t ignore_index, int64_
 
 static double nll_weight(const nll_args *a, int64_t t)
 {
-    return a->w ? tg__load_double(tg__k_data(a->w) + t * (int64_t)tg_dtype_size(a->w->dtype), a->w->dtype) : 1.0;
+    return a->w ? tg__pw_load_f64(tg__k_data(a->w) + t * (int64_t)tg_dtype_size(a->w->dtype), a->w->dtype) : 1.0;
 }
 
 static double nll_input(const nll_args *a, int64_t i, int64_t t)
 {
     size_t es = tg_dtype_size(a->x->dtype);
-    return tg__load_double(tg__k_data(a->x) + (i * a->c + t) * (int64_t)es, a->x->dtype);
+    return tg__pw_load_f64(tg__k_data(a->x) + (i * a->c + t) * (int64_t)es, a->x->dtype);
 }
 
 static tg_tensor *scalar_of(const char *op, double v, tg_dtype dt)
 {
     int64_t none = 0;
     tg_tensor *r = tg__empty(op, &none, 0, dt, TG_DEVICE_CPU);
-    if (r) tg__store_double(tg__k_data(r), dt, v);
+    if (r) tg__pw_store_f64(tg__k_data(r), dt, v);
     return r;
 }
 
@@ -96,7 +97,7 @@ tg_output_total_weight tg__cpu_nll_loss_forward(tg_tensor *self, tg_tensor *targ
             total += w;
             sum += loss;
         }
-        if (ok >= 0 && per_sample) tg__store_double(tg__k_data(out) + i * (int64_t)tg_dtype_size(dt), dt, loss);
+        if (ok >= 0 && per_sample) tg__pw_store_f64(tg__k_data(out) + i * (int64_t)tg_dtype_size(dt), dt, loss);
     }
     nll_args_release(&a);
     if (ok < 0) { tg_release(out); return res; }
@@ -127,8 +128,8 @@ tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
     memset(tg__k_data(gi), 0, es * (size_t)tg__numel(gi));
     double scale = 0;
     if (!per_sample) {
-        double g = tg__load_double(tg__k_data(go), go->dtype);
-        double tw = tg__load_double(tg__k_data(total_weight), total_weight->dtype);
+        double g = tg__pw_load_f64(tg__k_data(go), go->dtype);
+        double tw = tg__pw_load_f64(tg__k_data(total_weight), total_weight->dtype);
         scale = -(reduction == RED_MEAN ? g / tw : g);
     }
     int ok = 0;
@@ -136,8 +137,8 @@ tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
         int64_t t;
         ok = nll_target(&a, i, ignore_index, &t);
         if (ok <= 0) continue;
-        double g = per_sample ? -tg__load_double(tg__k_data(go) + i * (int64_t)tg_dtype_size(go->dtype), go->dtype) : scale;
-        tg__store_double(tg__k_data(gi) + (i * a.c + t) * (int64_t)es, dt, nll_weight(&a, t) * g);
+        double g = per_sample ? -tg__pw_load_f64(tg__k_data(go) + i * (int64_t)tg_dtype_size(go->dtype), go->dtype) : scale;
+        tg__pw_store_f64(tg__k_data(gi) + (i * a.c + t) * (int64_t)es, dt, nll_weight(&a, t) * g);
     }
     tg_release(go);
     nll_args_release(&a);

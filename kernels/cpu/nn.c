@@ -13,6 +13,7 @@
  * engineer's tg__pw_exp_f32 (same algorithm and constants) specialised to x <= 0; rows whose
  * max is not finite, and vector tails, use tg__pw_exp_f32 itself. */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "pointwise_scalar.h"
 #include "softmax_checks.h"
 
@@ -42,15 +43,15 @@ static void softmax_ref_slice(const sm_job *j, const char *x, char *y)
     int64_t xs = j->xs_dim * (int64_t)e, ys = j->ys_dim * (int64_t)e;
     double m = -INFINITY, s = 0;
     for (int64_t k = 0; k < j->n; k++) {
-        double v = tg__load_double(x + k * xs, j->dt);
+        double v = tg__pw_load_f64(x + k * xs, j->dt);
         if (v > m || v != v) m = v;
         if (m != m) break;
     }
-    for (int64_t k = 0; k < j->n; k++) s += exp(tg__load_double(x + k * xs, j->dt) - m);
+    for (int64_t k = 0; k < j->n; k++) s += exp(tg__pw_load_f64(x + k * xs, j->dt) - m);
     double ls = log(s);
     for (int64_t k = 0; k < j->n; k++) {
-        double v = tg__load_double(x + k * xs, j->dt) - m;
-        tg__store_double(y + k * ys, j->dt, j->log ? v - ls : exp(v) / s);
+        double v = tg__pw_load_f64(x + k * xs, j->dt) - m;
+        tg__pw_store_f64(y + k * ys, j->dt, j->log ? v - ls : exp(v) / s);
     }
 }
 

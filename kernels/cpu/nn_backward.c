@@ -10,6 +10,7 @@
  *   log_softmax: gi = g - exp(y) * sum(g)         (y = log_softmax output)
  * float32 and float64 have typed loops (sums in double); float16/bfloat16 compute in float32. */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "softmax_checks.h"
 
 #include <math.h>
@@ -47,9 +48,9 @@ static void thr_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
         }
     } else {
         for (int64_t i = 0; i < n; i++) {
-            double xv = tg__load_double(x + i * strides[2], c->dt);
-            double gv = tg__load_double(g + i * strides[1], c->dt);
-            tg__store_double(o + i * strides[0], c->dt, xv <= c->threshold ? 0.0 : gv);
+            double xv = tg__pw_load_f64(x + i * strides[2], c->dt);
+            double gv = tg__pw_load_f64(g + i * strides[1], c->dt);
+            tg__pw_store_f64(o + i * strides[0], c->dt, xv <= c->threshold ? 0.0 : gv);
         }
     }
 }
@@ -125,10 +126,9 @@ static void smb_range(int64_t b, int64_t e, void *ctx)
 static tg_tensor *softmax_backward(const char *op, const char *check_name, bool log, tg_tensor *grad_output,
                                    tg_tensor *output, int64_t dim)
 {
-    if (tg__softmax_backward_check(op, check_name, grad_output, output) != 0) return NULL;
+    int64_t d;
+    if (tg__softmax_backward_check(op, check_name, grad_output, output, dim, &d) != 0) return NULL;
     tg_dtype rdt = grad_output->dtype;
-    int64_t d = tg__wrap_dim(op, dim, output->ndim);
-    if (d < 0) return NULL;
     tg_dtype cdt = rdt == TG_FLOAT64 ? TG_FLOAT64 : TG_FLOAT32;
     tg_tensor *g = NULL, *y = NULL, *out = NULL;
     /* Contiguous operands in the computation dtype (copies only when needed). */

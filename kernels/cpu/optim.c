@@ -9,6 +9,7 @@
  * match torch.optim to a few ulp. These operators have no derivatives: call them with grad
  * mode off (TG_NO_GRAD), as torch.optim runs under torch.no_grad(). */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "optim_checks.h"
 
 #include <math.h>
@@ -31,8 +32,8 @@ static double *ref_at(double *v, tg_tensor *t, int64_t i, bool load)
     if (!t) return NULL;
     size_t es = tg_dtype_size(t->dtype);
     char *p = tg__k_data(t) + tg__k_offset(t, i) * (int64_t)es;
-    if (load) *v = tg__load_double(p, t->dtype);
-    else tg__store_double(p, t->dtype, *v);
+    if (load) *v = tg__pw_load_f64(p, t->dtype);
+    else tg__pw_store_f64(p, t->dtype, *v);
     return v;
 }
 

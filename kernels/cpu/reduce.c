@@ -21,6 +21,7 @@
  * Chan's formula to merge chunks. max/min/argmax/argmin return the first occurrence of the
  * extreme; NaN propagates and wins (the first NaN's index is returned). */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "reduce_checks.h"
 #include "reduce_view.h"
 
@@ -139,7 +140,7 @@ static double sum_line_double(const char *p, int64_t n, int64_t stride, tg_dtype
         return s;
     }
     size_t esz = tg_dtype_size(dt);
-    for (int64_t i = 0; i < n; i++) s += tg__load_double(p + i * stride * (int64_t)esz, dt);
+    for (int64_t i = 0; i < n; i++) s += tg__pw_load_f64(p + i * stride * (int64_t)esz, dt);
     return s;
 }
 
@@ -155,7 +156,7 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
                 const int64_t *x = (const int64_t *)p;
                 for (int64_t k = 0; k < n; k++) s += (uint64_t)x[k * stride];
             } else {
-                for (int64_t k = 0; k < n; k++) s += (uint64_t)tg__load_int64(p + k * step, c->dt);
+                for (int64_t k = 0; k < n; k++) s += (uint64_t)tg__pw_load_i64(p + k * step, c->dt);
             }
             r->i = (int64_t)s;
         } else {
@@ -164,8 +165,8 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         break;
     case R_PROD:
         for (int64_t k = 0; k < n; k++) {
-            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__load_int64(p + k * step, c->dt));
-            else r->d *= tg__load_double(p + k * step, c->dt);
+            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__pw_load_i64(p + k * step, c->dt));
+            else r->d *= tg__pw_load_f64(p + k * step, c->dt);
         }
         break;
     case R_MAX: case R_MIN: {
@@ -186,10 +187,10 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         }
         for (int64_t k = 0; k < n; k++) {
             if (c->integer) {
-                int64_t x = tg__load_int64(p + k * step, c->dt);
+                int64_t x = tg__pw_load_i64(p + k * step, c->dt);
                 if (!r->any || (mx ? x > r->i : x < r->i)) r->i = x;
             } else {
-                double x = tg__load_double(p + k * step, c->dt);
+                double x = tg__pw_load_f64(p + k * step, c->dt);
                 if (x != x) r->nan = true;
                 else if (!r->any || (mx ? x > r->d : x < r->d)) r->d = x;
             }
@@ -202,10 +203,10 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         for (int64_t k = 0; k < n; k++, r->pos++) {
             if (r->nan) continue;
             if (c->integer) {
-                int64_t x = tg__load_int64(p + k * step, c->dt);
+                int64_t x = tg__pw_load_i64(p + k * step, c->dt);
                 if (!r->any || (mx ? x > r->i : x < r->i)) { r->i = x; r->idx = r->pos; }
             } else {
-                double x = tg__load_double(p + k * step, c->dt);
+                double x = tg__pw_load_f64(p + k * step, c->dt);
                 if (x != x) { r->nan = true; r->d = x; r->idx = r->pos; }
                 else if (!r->any || (mx ? x > r->d : x < r->d)) { r->d = x; r->idx = r->pos; }
             }
@@ -273,7 +274,7 @@ static void var_dev_cb(const rctx *c, partial *r, const char *p, int64_t n, int6
         for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
     } else {
         for (int64_t k = 0; k < n; k++) {
-            double dx = tg__load_double(p + k * step, c->dt) - mean;
+            double dx = tg__pw_load_f64(p + k * step, c->dt) - mean;
             m2 += dx * dx;
             dev += dx;
         }
@@ -364,18 +365,18 @@ static void store_result(const rctx *c, int64_t o, const partial *r)
     tg_dtype odt = c->out->dtype;
     switch (c->kind) {
     case R_SUM: case R_PROD:
-        if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+        if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
         break;
     case R_MEAN:
-        tg__store_double(p, odt, r->d / (double)c->v.inner_numel);
+        tg__pw_store_f64(p, odt, r->d / (double)c->v.inner_numel);
         break;
     case R_MAX: case R_MIN:
-        if (c->integer) tg__store_int64(p, odt, r->i);
-        else tg__store_double(p, odt, r->nan ? NAN : r->d);
+        if (c->integer) tg__pw_store_i64(p, odt, r->i);
+        else tg__pw_store_f64(p, odt, r->nan ? NAN : r->d);
         break;
     case R_ARGMAX: case R_ARGMIN:
         if (c->out2) {    /* max.dim / min.dim: values, then indices */
-            if (c->integer) tg__store_int64(p, odt, r->i); else tg__store_double(p, odt, r->d);
+            if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
             p = out_at(c->out2, c->ob2, c->ocontig2, o);
         }
         *(int64_t *)p = r->idx;
@@ -383,7 +384,7 @@ static void store_result(const rctx *c, int64_t o, const partial *r)
     case R_VAR: case R_STD: {
         double den = (double)r->n - (double)c->correction;
         double var = (r->n ? r->m2 : NAN) / (den > 0 ? den : 0);
-        tg__store_double(p, odt, c->kind == R_STD ? sqrt(var) : var);
+        tg__pw_store_f64(p, odt, c->kind == R_STD ? sqrt(var) : var);
         break;
     }
     }
@@ -519,8 +520,7 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.correction = correction;
     bool ordered = kind == R_ARGMAX || kind == R_ARGMIN;
     tg__rv_build(&c.v, self, plan.reduce_dim, !ordered);
-    if (kind == R_SUM || kind == R_PROD) c.integer = tg_dtype_is_integral(odt, true);
-    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) c.integer = tg_dtype_is_integral(self->dtype, true);
+    c.integer = tg__reduce_integral(kind, odt, self->dtype);
 
     tg_tensor *res = tg__k_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt);
     if (!res) return NULL;
@@ -534,114 +534,73 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.out = res;
     c.ob = tg__k_data(res);
     c.ocontig = tg__is_contiguous(res);
-    if (run_reduce(&c) != 0) {
-        tg_release(res);
-        if (res2) { tg_release(*res2); *res2 = NULL; }
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    if (res2 && out2) tg__bump_version(*res2);
-    return res;
+    return tg__reduce_done(run_reduce(&c), res, res2, out, out2);
 }
 
-/* ------------------------------------------------------------------ kernels */
+/* ------------------------------------------------------------------ kernels
+ * The argument handling is reduce_checks.h's (shared with CUDA), around reduce_common. */
 
 /* sum over dim (None/empty = all) of self (any shape); out has the reduced shape. */
 tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_sum(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt;
-    if (tg__reduce_mean_dtype(self, dtype, out, &odt) != 0) return NULL;
-    return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_mean(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 /* prod over one dim; the full product is the composite `prod` (flatten, then this). */
 tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    int64_t d[1] = { dim };
-    return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
-}
-
-static tg_tensor *amax_amin(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                            tg_int_list dim, bool keepdim, tg_tensor *out)
-{
-    if (tg__reduce_check_amax(op, fn, self, dim, out) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+    return tg__reduce_prod(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 tg_tensor *tg__cpu_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amax", "amax()", R_MAX, self, dim, keepdim, out);
+    return tg__reduce_amax_amin(reduce_common, "amax", "amax()", R_MAX, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amin", "amin()", R_MIN, self, dim, keepdim, out);
+    return tg__reduce_amax_amin(reduce_common, "amin", "amin()", R_MIN, self, dim, keepdim, out);
 }
 
 /* values and int64 indices of the extreme along dim; self is any shape. */
-static tg_values_indices max_min_dim(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                                     int64_t dim, bool keepdim, tg_tensor *values, tg_tensor *indices)
-{
-    tg_values_indices r = { NULL, NULL };
-    int64_t d[1] = { dim };
-    if (tg__reduce_check_nonempty(op, fn, self, d, 1, true) != 0) return r;
-    tg_tensor *idx = NULL;
-    r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
-    r.indices = r.values ? idx : NULL;
-    return r;
-}
-
 tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
 {
-    return max_min_dim("max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values,
+                                      &r.indices);
+    return r;
 }
 
 tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
 {
-    return max_min_dim("min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices,
+                                      &r.indices);
+    return r;
 }
 
 /* index (int64) of the extreme along dim, or in the flattened tensor when dim is None. */
-static tg_tensor *arg_common(const char *op, const char *fn, rkind kind, tg_tensor *self,
-                             tg_opt_int dim, bool keepdim, tg_tensor *out)
-{
-    int64_t d[1] = { dim.value };
-    if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim,
-                         TG_INT64, out, NULL, NULL, 0);
-}
-
 tg_tensor *tg__cpu_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
+    return tg__reduce_arg(reduce_common, "argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
-}
-
-static tg_tensor *var_std(const char *op, rkind kind, tg_tensor *self, tg_int_list dim,
-                          tg_opt_int correction, bool keepdim, tg_tensor *out)
-{
-    if (tg__reduce_check_var(op, self) != 0) return NULL;
-    int64_t corr = correction.has_value ? correction.value : 1;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+    return tg__reduce_arg(reduce_common, "argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
 }
 
 tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    return var_std("var", R_VAR, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "var", R_VAR, self, dim, correction, keepdim, out);
 }
 
 tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    return var_std("std", R_STD, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "std", R_STD, self, dim, correction, keepdim, out);
 }

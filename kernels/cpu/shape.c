@@ -6,6 +6,7 @@
  * Reference path: element by element with dtype conversion (copy_any). Fast path: same dtype
  * and both sides contiguous, one memcpy per (input, outer row), parallel over rows. */
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 #include "shape_checks.h"
 
 #include <stdlib.h>
@@ -32,8 +33,7 @@ static void copy_any(const cat_piece *p, int64_t o)
         const char *s = sb + tg__k_offset(p->src, o * p->inner_src + c) * (int64_t)se;
         char *d = ob + tg__k_offset(p->out, o * p->inner_out + p->col0 + c) * (int64_t)oe;
         if (sd == od) memcpy(d, s, se);
-        else if (tg_dtype_is_floating(od)) tg__store_double(d, od, tg__load_double(s, sd));
-        else tg__store_int64(d, od, tg__load_int64(s, sd));
+        else tg__pw_convert(d, od, s, sd);
     }
 }
 

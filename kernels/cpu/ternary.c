@@ -53,18 +53,9 @@ static void where_4byte_loop(char **data, const int64_t *strides, int64_t n, voi
 /* where.self_out: out = condition ? self : other. */
 tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_tensor *cond = tg__pw_where_condition(condition);
-    if (!cond) return NULL;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
-    tg_tensor *ins[3] = { cond, self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_NO_INPUT_CAST;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    /* The iterator borrows its inputs: cond lives until the loop is done. */
-    if (tg__iter_build(&it, "where", flags, outs, 1, ins, 3) != 0) {
-        tg_release(cond);
-        return NULL;
-    }
+    tg_tensor *cond;      /* borrowed by the iterator: it lives until the loop is done */
+    if (tg__pw_where_iter_build(&it, TG_ITER_NO_INPUT_CAST, condition, self, other, out, &cond) != 0) return NULL;
     where_ctx ctx;
     for (int k = 0; k < 4; k++) ctx.dt[k] = it.dtypes[k];
     tg_iter_loop1d loop = where_ref_loop;
@@ -140,20 +131,7 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
-    tg_tensor *ins[3] = { self, NULL, NULL };
-    int nin = 1;
-    if (min) ins[nin++] = min;
-    if (max) ins[nin++] = max;
-    int flags = TG_ITER_PROMOTE_INPUTS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
-    /* PyTorch's two-bound tensor kernel has no bool instantiation (one bound does); Scalar
-     * bounds are converted to the result dtype with an overflow check. */
-    if (tg__pw_check_clamp_dtype(it.dtype, min != NULL, max != NULL, scalar_min, scalar_max, "cpu") != 0) {
-        tg__iter_abort(&it);
-        return NULL;
-    }
+    if (tg__pw_clamp_iter_build(&it, 0, "cpu", self, min, max, out, scalar_min, scalar_max) < 0) return NULL;
     clamp_ctx ctx = { .dtype = it.dtype, .has_min = min != NULL, .has_max = max != NULL };
     tg_iter_loop1d loop = clamp_ref_loop;
     if (!tg__pw_force_reference && it.dtype == TG_FLOAT32) {

@@ -132,12 +132,9 @@ static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmo
 static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 {
     if (tg__pw_check_unary_bool(op->name, self->dtype, "cpu") != 0) return NULL;
-    int flags = TG_ITER_PROMOTE_INPUTS | (op->i64 ? 0 : TG_ITER_INT_TO_FLOAT);
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[1] = { self };
-    if (tg__iter_build(&it, op->name, flags, outs, 1, ins, 1) != 0) return NULL;
+    if (tg__pw_iter_build(&it, op->name, op->i64 ? 0 : TG_ITER_INT_TO_FLOAT, out, self, ins, 1) != 0) return NULL;
     unary_ctx ctx = { .op = op, .dtype = it.dtype };
     tg_iter_loop1d loop = unary_ref_loop;
     bool one_dtype = it.dtypes[0] == it.dtype && it.dtypes[1] == it.dtype;

@@ -15,24 +15,15 @@
 
 /* ------------------------------------------------------------------ functors */
 
-struct tg_cuda_add_fn {
+/* An operator's scalar functions (pointwise_scalar.h), one per compute type, as a functor.
+ * alpha is add's and sub's (the other functions ignore it). */
+template <float (*F32)(float, float, float), double (*F64)(double, double, double),
+          int64_t (*I64)(int64_t, int64_t, int64_t)>
+struct tg_cuda_binary_fn {
     float af; double ad; int64_t ai;
-    __device__ float operator()(float a, float b) const { return tg__pw_add_f32(a, b, af); }
-    __device__ double operator()(double a, double b) const { return tg__pw_add_f64(a, b, ad); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_add_i64(a, b, ai); }
-};
-
-struct tg_cuda_sub_fn {
-    float af; double ad; int64_t ai;
-    __device__ float operator()(float a, float b) const { return tg__pw_sub_f32(a, b, af); }
-    __device__ double operator()(double a, double b) const { return tg__pw_sub_f64(a, b, ad); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_sub_i64(a, b, ai); }
-};
-
-struct tg_cuda_mul_fn {
-    __device__ float operator()(float a, float b) const { return tg__pw_mul_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_mul_f64(a, b, 0); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_mul_i64(a, b, 0); }
+    __device__ float operator()(float a, float b) const { return F32(a, b, af); }
+    __device__ double operator()(double a, double b) const { return F64(a, b, ad); }
+    __device__ int64_t operator()(int64_t a, int64_t b) const { return I64(a, b, ai); }
 };
 
 /* True division: integers are promoted to float by the iterator (floating kinds only). */
@@ -41,46 +32,29 @@ struct tg_cuda_div_fn {
     __device__ double operator()(double a, double b) const { return tg__pw_div_f64(a, b, 0); }
 };
 
-/* Integer b == 0 sets *zero_div and writes 0 (the result is discarded with the error). */
-struct tg_cuda_div_trunc_fn {
+/* trunc/floor division: an integer b == 0 sets *zero_div and writes 0 (the result is
+ * discarded with the error). */
+template <float (*F32)(float, float, float), double (*F64)(double, double, double),
+          int64_t (*I64)(int64_t, int64_t, int64_t)>
+struct tg_cuda_int_div_fn {
     int *zero_div;
-    __device__ float operator()(float a, float b) const { return tg__pw_div_trunc_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_div_trunc_f64(a, b, 0); }
+    __device__ float operator()(float a, float b) const { return F32(a, b, 0); }
+    __device__ double operator()(double a, double b) const { return F64(a, b, 0); }
     __device__ int64_t operator()(int64_t a, int64_t b) const
     {
         if (b == 0) { *zero_div = 1; return 0; }
-        return tg__pw_div_trunc_i64(a, b, 0);
+        return I64(a, b, 0);
     }
 };
 
-struct tg_cuda_div_floor_fn {
-    int *zero_div;
-    __device__ float operator()(float a, float b) const { return tg__pw_div_floor_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_div_floor_f64(a, b, 0); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const
-    {
-        if (b == 0) { *zero_div = 1; return 0; }
-        return tg__pw_div_floor_i64(a, b, 0);
-    }
-};
-
-struct tg_cuda_pow_fn {
-    __device__ float operator()(float a, float b) const { return tg__pw_pow_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_pow_f64(a, b, 0); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_pow_i64(a, b, 0); }
-};
-
-struct tg_cuda_maximum_fn {
-    __device__ float operator()(float a, float b) const { return tg__pw_maximum_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_maximum_f64(a, b, 0); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_maximum_i64(a, b, 0); }
-};
-
-struct tg_cuda_minimum_fn {
-    __device__ float operator()(float a, float b) const { return tg__pw_minimum_f32(a, b, 0); }
-    __device__ double operator()(double a, double b) const { return tg__pw_minimum_f64(a, b, 0); }
-    __device__ int64_t operator()(int64_t a, int64_t b) const { return tg__pw_minimum_i64(a, b, 0); }
-};
+typedef tg_cuda_binary_fn<tg__pw_add_f32, tg__pw_add_f64, tg__pw_add_i64> tg_cuda_add_fn;
+typedef tg_cuda_binary_fn<tg__pw_sub_f32, tg__pw_sub_f64, tg__pw_sub_i64> tg_cuda_sub_fn;
+typedef tg_cuda_binary_fn<tg__pw_mul_f32, tg__pw_mul_f64, tg__pw_mul_i64> tg_cuda_mul_fn;
+typedef tg_cuda_int_div_fn<tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64> tg_cuda_div_trunc_fn;
+typedef tg_cuda_int_div_fn<tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64> tg_cuda_div_floor_fn;
+typedef tg_cuda_binary_fn<tg__pw_pow_f32, tg__pw_pow_f64, tg__pw_pow_i64> tg_cuda_pow_fn;
+typedef tg_cuda_binary_fn<tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64> tg_cuda_maximum_fn;
+typedef tg_cuda_binary_fn<tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64> tg_cuda_minimum_fn;
 
 /* ------------------------------------------------------------------ running one operator */
 
@@ -99,11 +73,8 @@ static tg_tensor *binary_run(const char *name, int flags, binary_dtype_check che
                              tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    flags |= TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, flags | TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if ((check && check(name, it.dtype, alpha) != 0) || tg__cuda_pw_run<KINDS, 2>(&it, f) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -117,11 +88,8 @@ static tg_tensor *binary_run_int_div(const char *name, binary_dtype_check check,
                                      tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if (check(name, it.dtype, 1) != 0) {
         tg__iter_abort(&it);
         return NULL;

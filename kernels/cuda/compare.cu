@@ -6,36 +6,23 @@
  * beyond 2^53; float16/bfloat16/float32 as float, which orders them as the CPU's double
  * comparison does); NaN compares unequal to everything. In place (out == self) the bool result
  * is stored into self's dtype as 0/1. One functor serves the six operators: the operator is a
- * kernel argument, so the switch is uniform across a warp. */
+ * kernel argument (the switch in pointwise_scalar.h's tg__pw_compare, as on the CPU, is
+ * uniform across a warp). */
 #include "pointwise.cuh"
+#include "pointwise_checks.h"
 #include "tg_kernels.h"
 
-typedef enum tg_cuda_cmp { TG_CUDA_EQ, TG_CUDA_NE, TG_CUDA_LT, TG_CUDA_LE, TG_CUDA_GT, TG_CUDA_GE } tg_cuda_cmp;
-
 struct tg_cuda_cmp_fn {
-    tg_cuda_cmp op;
+    tg_pw_cmp_op op;
     template <class C>
-    __device__ bool operator()(C a, C b) const
-    {
-        switch (op) {
-        case TG_CUDA_EQ: return a == b;
-        case TG_CUDA_NE: return a != b;
-        case TG_CUDA_LT: return a < b;
-        case TG_CUDA_LE: return a <= b;
-        case TG_CUDA_GT: return a > b;
-        default: return a >= b;
-        }
-    }
+    __device__ bool operator()(C a, C b) const { return tg__pw_compare(op, a < b, a == b, a > b); }
 };
 
-static tg_tensor *cmp_run(const char *name, tg_cuda_cmp op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[2] = { self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
     if (tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, tg_cuda_cmp_fn{ op }) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -44,9 +31,9 @@ static tg_tensor *cmp_run(const char *name, tg_cuda_cmp op, tg_tensor *self, tg_
 }
 
 /* eq.Tensor_out ... ge.Tensor_out: out = (self OP other), bool. */
-extern "C" tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("eq", TG_CUDA_EQ, self, other, out); }
-extern "C" tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ne", TG_CUDA_NE, self, other, out); }
-extern "C" tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("lt", TG_CUDA_LT, self, other, out); }
-extern "C" tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("le", TG_CUDA_LE, self, other, out); }
-extern "C" tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("gt", TG_CUDA_GT, self, other, out); }
-extern "C" tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ge", TG_CUDA_GE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("eq", TG_PW_EQ, self, other, out); }
+extern "C" tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ne", TG_PW_NE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("lt", TG_PW_LT, self, other, out); }
+extern "C" tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("le", TG_PW_LE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("gt", TG_PW_GT, self, other, out); }
+extern "C" tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ge", TG_PW_GE, self, other, out); }

@@ -225,38 +225,37 @@ static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *
 
 /* ------------------------------------------------------------------ kernels */
 
+/* mm and bmm once their shapes are checked: out (shape, ndim 2 or 3: one batch dim) =
+ * self @ mat2. `impl` names the cuBLAS kernel in PyTorch's dtype message. */
+static tg_tensor *matmul_out(const char *op, const char *impl, tg_tensor *self, tg_tensor *mat2, tg_tensor *out,
+                             const int64_t *shape, int64_t ndim)
+{
+    if (tg__cuda_same_device(op, self, mat2) || tg__cuda_same_device(op, self, out)) return NULL;
+    if (check_dtypes(op, impl, self, mat2) != 0) return NULL;
+    int rc;
+    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, ndim, self->dtype, self->device);
+    if (!res) return NULL;
+    if (gemm(op, self, mat2, res, ndim - 2, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
 /* self is (n, m), mat2 is (m, p), out is (n, p). */
 extern "C" tg_tensor *tg__cuda_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     if (tg__mm_check_shapes(self, mat2) != 0) return NULL;
-    if (tg__cuda_same_device("mm", self, mat2) || tg__cuda_same_device("mm", self, out)) return NULL;
-    if (check_dtypes("mm", "addmm_cuda", self, mat2) != 0) return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream("mm", self->device, &rc);
-    if (rc) return NULL;
     int64_t shape[2] = { self->sizes[0], mat2->sizes[1] };
-    tg_tensor *res = tg__cuda_prepare_out("mm", out, shape, 2, self->dtype, self->device);
-    if (!res) return NULL;
-    if (gemm("mm", self, mat2, res, 0, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
-    if (out) tg__bump_version(res);
-    return res;
+    return matmul_out("mm", "addmm_cuda", self, mat2, out, shape, 2);
 }
 
 /* self is (b, n, m), mat2 is (b, m, p), out is (b, n, p): one strided-batched call. */
 extern "C" tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     if (tg__bmm_check_shapes(self, mat2) != 0) return NULL;
-    if (tg__cuda_same_device("bmm", self, mat2) || tg__cuda_same_device("bmm", self, out)) return NULL;
-    if (check_dtypes("bmm", "bmm_cuda", self, mat2) != 0) return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream("bmm", self->device, &rc);
-    if (rc) return NULL;
     int64_t shape[3] = { self->sizes[0], self->sizes[1], mat2->sizes[2] };
-    tg_tensor *res = tg__cuda_prepare_out("bmm", out, shape, 3, self->dtype, self->device);
-    if (!res) return NULL;
-    if (gemm("bmm", self, mat2, res, 1, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
-    if (out) tg__bump_version(res);
-    return res;
+    return matmul_out("bmm", "bmm_cuda", self, mat2, out, shape, 3);
 }
 
 /* self broadcasts to (n, p), mat1 is (n, m), mat2 is (m, p), out is (n, p):

@@ -254,46 +254,36 @@ __global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t se
     }
 }
 
-extern "C" tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+/* x, out, mask contiguous on one device (see tg_dropout_fill_fn). */
+static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training)
 {
     const char *op = "native_dropout";
-    tg_tensors2 res = { NULL, NULL };
-    bool training;
-    if (tg__native_dropout_check(input, p, train, &training) != 0) return res;
+    int64_t n = tg__numel(x);
     int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
-    tg_tensor *x = tg__cuda_contiguous(op, input, input->dtype);
-    tg_tensor *out = x ? tg__empty(op, x->sizes, x->ndim, x->dtype, x->device) : NULL;
-    tg_tensor *mask = out ? tg__empty(op, x->sizes, x->ndim, TG_BOOL, x->device) : NULL;
-    if (!mask) goto fail;
-    {
-        int64_t n = tg__numel(x);
-        if (n && !training) {
-            if (tg__cuda_ok(op, cudaMemcpyAsync(tg__k_data(out), tg__k_data(x), (size_t)n * tg_dtype_size(x->dtype),
-                                             cudaMemcpyDeviceToDevice, st)) ||
-                tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(mask), 1, (size_t)n, st)))
-                goto fail;
-        } else if (n) {
-            double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
-            uint64_t keep_below = (uint64_t)ldexp(q, 32);
-            uint64_t seed = tg__random_u64(tg__default_generator());
-            tg__cuda_dispatch_float(x->dtype, [&](auto tag) {
-                using T = typename decltype(tag)::type;
-                dropout_kernel<T><<<tg__cuda_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
-                    (const T *)tg__k_data(x), (T *)tg__k_data(out), (bool *)tg__k_data(mask), n, seed, keep_below,
-                    (float)scale, scale);
-            });
-            if (tg__cuda_launch_ok(op)) goto fail;
-        }
+    cudaStream_t st = tg__cuda_select_stream(op, x->device, &rc);
+    if (rc || n == 0) return rc;
+    if (!training) {
+        if (tg__cuda_ok(op, cudaMemcpyAsync(tg__k_data(out), tg__k_data(x), (size_t)n * tg_dtype_size(x->dtype),
+                                            cudaMemcpyDeviceToDevice, st)) ||
+            tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(mask), 1, (size_t)n, st)))
+            return -1;
+        return 0;
     }
-    tg_release(x);
-    res.r0 = out;
-    res.r1 = mask;
-    return res;
-fail:
-    tg_release(x);
-    tg_release(out);
-    tg_release(mask);
+    double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
+    uint64_t keep_below = (uint64_t)ldexp(q, 32);
+    uint64_t seed = tg__random_u64(tg__default_generator());
+    tg__cuda_dispatch_float(x->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        dropout_kernel<T><<<tg__cuda_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
+            (const T *)tg__k_data(x), (T *)tg__k_data(out), (bool *)tg__k_data(mask), n, seed, keep_below,
+            (float)scale, scale);
+    });
+    return tg__cuda_launch_ok(op);
+}
+
+extern "C" tg_tensors2 tg__cuda_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+{
+    tg_tensors2 res = { NULL, NULL };
+    tg__native_dropout_run(input, p, train, dropout_fill, &res.r0, &res.r1);
     return res;
 }

@@ -64,6 +64,27 @@ template <typename T> __device__ __forceinline__ T *at(const ops &o, int k, cons
     return (T *)(o.p[k] + off[k]);
 }
 
+/* The host side of every step: the operands on the parameter's device (ts[0]), then
+ * launch(tag, o, n, stream) starts the step's kernel for the storage type in tag. Bumps the
+ * version of every operand the step writes (all but the gradient, ts[1]) and returns the
+ * parameter as a new reference, or NULL + error. */
+template <class L>
+static tg_tensor *optim_step(const char *op, tg_tensor *const *ts, L &&launch)
+{
+    int rc;
+    cudaStream_t st = tg__cuda_select_stream(op, ts[0]->device, &rc);
+    if (rc || same_devices(op, ts)) return NULL;
+    ops o = ops_of(ts);
+    int64_t n = tg__numel(ts[0]);
+    if (n > 0) {
+        tg__cuda_dispatch_float(ts[0]->dtype, [&](auto tag) { launch(tag, o, n, st); });
+        if (tg__cuda_launch_ok(op)) return NULL;
+    }
+    for (int k = NOPS - 1; k >= 0; k--)
+        if (ts[k] && k != 1) tg__bump_version(ts[k]);
+    return tg_retain(ts[0]);
+}
+
 template <typename A> __device__ __forceinline__ A ksqrt(A v);
 template <> __device__ __forceinline__ float ksqrt<float>(float v) { return sqrtf(v); }
 template <> __device__ __forceinline__ double ksqrt<double>(double v) { return sqrt(v); }
@@ -107,24 +128,12 @@ extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov) != 0)
         return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, buf, NULL, NULL };
-    if (same_devices(op, ts)) return NULL;
-    ops o = ops_of(ts);
     sgd_args c = { lr, momentum, dampening, weight_decay, nesterov, maximize, first_step, buf != NULL };
-    int64_t n = tg__numel(self);
-    if (n > 0) {
-        tg__cuda_dispatch_float(self->dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            sgd_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
-        });
-        if (tg__cuda_launch_ok(op)) return NULL;
-    }
-    if (buf) tg__bump_version(buf);
-    tg__bump_version(self);
-    return tg_retain(self);
+    return optim_step(op, ts, [&](auto tag, const ops &o, int64_t n, cudaStream_t st) {
+        using T = typename decltype(tag)::type;
+        sgd_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
+    });
 }
 
 /* ------------------------------------------------------------------ Adam / AdamW */
@@ -175,26 +184,12 @@ extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
                        amsgrad) != 0)
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    if (rc) return NULL;
     tg_tensor *ts[NOPS] = { self, grad, exp_avg, exp_avg_sq, vmax };
-    if (same_devices(op, ts)) return NULL;
-    ops o = ops_of(ts);
     adam_args c = { lr, beta1, beta2, eps, weight_decay, 0, 0, amsgrad, maximize, decoupled_weight_decay };
     c.step_size = lr / (1 - pow(beta1, (double)step));
     c.bc2_sqrt = sqrt(1 - pow(beta2, (double)step));
-    int64_t n = tg__numel(self);
-    if (n > 0) {
-        tg__cuda_dispatch_float(self->dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            adam_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
-        });
-        if (tg__cuda_launch_ok(op)) return NULL;
-    }
-    tg__bump_version(exp_avg);
-    tg__bump_version(exp_avg_sq);
-    if (vmax) tg__bump_version(vmax);
-    tg__bump_version(self);
-    return tg_retain(self);
+    return optim_step(op, ts, [&](auto tag, const ops &o, int64_t n, cudaStream_t st) {
+        using T = typename decltype(tag)::type;
+        adam_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
+    });
 }

@@ -398,7 +398,7 @@ static int run_reduce(const char *op, int kind, const rview &v, const tg_tensor 
 
 /* The CPU's reduce_common on the device: plans over dims (NULL/0 = all), prepares the
  * output(s) on self's device and runs. out2/res2: max.dim/min.dim's indices. */
-static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const int64_t *dims, int64_t ndims,
+static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims, int64_t ndims,
                                 bool keepdim, tg_dtype odt, tg_tensor *out, tg_tensor *out2, tg_tensor **res2,
                                 int64_t correction)
 {
@@ -406,9 +406,7 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
     if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
     rview v;
     tg__rv_build(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
-    bool integer = false;
-    if (kind == R_SUM || kind == R_PROD) integer = tg_dtype_is_integral(odt, true);
-    else if (kind != R_MEAN && kind != R_VAR && kind != R_STD) integer = tg_dtype_is_integral(self->dtype, true);
+    bool integer = tg__reduce_integral(kind, odt, self->dtype);
     int rc = 0;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
@@ -426,114 +424,74 @@ static tg_tensor *reduce_common(const char *op, int kind, tg_tensor *self, const
         ro.p2 = tg__k_data(*res2);
         ro.oc2 = tg__cuda_offsets_from_tensor(*res2);
     }
-    if (v.outer_numel > 0 && run_reduce(op, kind, v, self, integer, correction, ro, st) != 0) {
-        tg_release(res);
-        if (res2) { tg_release(*res2); *res2 = NULL; }
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    if (res2 && out2) tg__bump_version(*res2);
-    return res;
+    rc = v.outer_numel > 0 ? run_reduce(op, kind, v, self, integer, correction, ro, st) : 0;
+    return tg__reduce_done(rc, res, res2, out, out2);
 }
 
-/* ------------------------------------------------------------------ kernels */
+/* ------------------------------------------------------------------ kernels
+ * The argument handling is reduce_checks.h's (shared with the CPU), around reduce_common. */
 
 extern "C" tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    return reduce_common("sum", R_SUM, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_sum(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 extern "C" tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt;
-    if (tg__reduce_mean_dtype(self, dtype, out, &odt) != 0) return NULL;
-    return reduce_common("mean", R_MEAN, self, dim.data, dim.len, keepdim, odt, out, NULL, NULL, 0);
+    return tg__reduce_mean(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_dtype odt = tg__reduce_sum_dtype(self, dtype, out);
-    int64_t d[1] = { dim };
-    return reduce_common("prod", R_PROD, self, d, 1, keepdim, odt, out, NULL, NULL, 0);
-}
-
-static tg_tensor *amax_amin(const char *op, const char *fn, int kind, tg_tensor *self, tg_int_list dim, bool keepdim,
-                            tg_tensor *out)
-{
-    if (tg__reduce_check_amax(op, fn, self, dim, out) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, 0);
+    return tg__reduce_prod(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 extern "C" tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amax", "amax()", R_MAX, self, dim, keepdim, out);
+    return tg__reduce_amax_amin(reduce_common, "amax", "amax()", R_MAX, self, dim, keepdim, out);
 }
 
 extern "C" tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    return amax_amin("amin", "amin()", R_MIN, self, dim, keepdim, out);
-}
-
-static tg_values_indices max_min_dim(const char *op, const char *fn, int kind, tg_tensor *self, int64_t dim,
-                                     bool keepdim, tg_tensor *values, tg_tensor *indices)
-{
-    tg_values_indices r = { NULL, NULL };
-    int64_t d[1] = { dim };
-    if (tg__reduce_check_nonempty(op, fn, self, d, 1, true) != 0) return r;
-    tg_tensor *idx = NULL;
-    r.values = reduce_common(op, kind, self, d, 1, keepdim, self->dtype, values, indices, &idx, 0);
-    r.indices = r.values ? idx : NULL;
-    return r;
+    return tg__reduce_amax_amin(reduce_common, "amin", "amin()", R_MIN, self, dim, keepdim, out);
 }
 
 extern "C" tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max,
                                                   tg_tensor *max_values)
 {
-    return max_min_dim("max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values,
+                                      &r.indices);
+    return r;
 }
 
 extern "C" tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min,
                                                   tg_tensor *min_indices)
 {
-    return max_min_dim("min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices);
-}
-
-static tg_tensor *arg_common(const char *op, const char *fn, int kind, tg_tensor *self, tg_opt_int dim, bool keepdim,
-                             tg_tensor *out)
-{
-    int64_t d[1] = { dim.value };
-    if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
-    return reduce_common(op, kind, self, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim, TG_INT64, out, NULL,
-                         NULL, 0);
+    tg_values_indices r;
+    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices,
+                                      &r.indices);
+    return r;
 }
 
 extern "C" tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
+    return tg__reduce_arg(reduce_common, "argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
 }
 
 extern "C" tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    return arg_common("argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
-}
-
-static tg_tensor *var_std(const char *op, int kind, tg_tensor *self, tg_int_list dim, tg_opt_int correction,
-                          bool keepdim, tg_tensor *out)
-{
-    if (tg__reduce_check_var(op, self) != 0) return NULL;
-    int64_t corr = correction.has_value ? correction.value : 1;
-    return reduce_common(op, kind, self, dim.data, dim.len, keepdim, self->dtype, out, NULL, NULL, corr);
+    return tg__reduce_arg(reduce_common, "argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
 }
 
 extern "C" tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
                                        tg_tensor *out)
 {
-    return var_std("var", R_VAR, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "var", R_VAR, self, dim, correction, keepdim, out);
 }
 
 extern "C" tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
                                        tg_tensor *out)
 {
-    return var_std("std", R_STD, self, dim, correction, keepdim, out);
+    return tg__reduce_var_std(reduce_common, "std", R_STD, self, dim, correction, keepdim, out);
 }

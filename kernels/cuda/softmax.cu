@@ -255,10 +255,9 @@ __global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, 
 static tg_tensor *softmax_backward(const char *op, const char *check_name, bool lg, tg_tensor *grad_output,
                                    tg_tensor *output, int64_t dim)
 {
-    if (tg__softmax_backward_check(op, check_name, grad_output, output) != 0) return NULL;
+    int64_t d;
+    if (tg__softmax_backward_check(op, check_name, grad_output, output, dim, &d) != 0) return NULL;
     tg_dtype rdt = grad_output->dtype;
-    int64_t d = tg__wrap_dim(op, dim, output->ndim);
-    if (d < 0) return NULL;
     if (tg__cuda_same_device(op, grad_output, output)) return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, grad_output->device, &rc);

@@ -74,17 +74,9 @@ static int where_launch(tg_iter *it)
 /* where.self_out: out = condition ? self : other. */
 extern "C" tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_tensor *cond = tg__pw_where_condition(condition);
-    if (!cond) return NULL;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
-    tg_tensor *ins[3] = { cond, self, other };
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "where", flags, outs, 1, ins, 3) != 0) {
-        tg_release(cond);
-        return NULL;
-    }
+    tg_tensor *cond;      /* borrowed by the iterator: it lives until the kernel is done */
+    if (tg__pw_where_iter_build(&it, TG_CUDA_ITER_FLAGS, condition, self, other, out, &cond) != 0) return NULL;
     tg_tensor *r = NULL;
     if (where_launch(&it) != 0) tg__iter_abort(&it);
     else r = tg__iter_finish(&it, 0);
@@ -119,20 +111,10 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { out };
-    tg_tensor *ins[3] = { self, NULL, NULL };
-    int nin = 1;
-    if (min) ins[nin++] = min;
-    if (max) ins[nin++] = max;
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
-    if (tg__iter_build(&it, "clamp", flags, outs, 1, ins, nin) != 0) return NULL;
-    int rc = tg__pw_check_clamp_dtype(it.dtype, min != NULL, max != NULL, scalar_min, scalar_max, "cuda");
+    int nin = tg__pw_clamp_iter_build(&it, TG_CUDA_ITER_FLAGS, "cuda", self, min, max, out, scalar_min, scalar_max);
+    if (nin < 0) return NULL;
     tg_cuda_clamp_fn f = { min != NULL };
-    if (rc == 0) {
-        rc = nin == 3 ? tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 3>(&it, f)
-                      : tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, f);
-    }
+    int rc = nin == 3 ? tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 3>(&it, f) : tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, f);
     if (rc != 0) {
         tg__iter_abort(&it);
         return NULL;

@@ -164,18 +164,6 @@ static inline bool tg__cuda_dispatch(tg_dtype t, F &&f)
     }
 }
 
-/* Calls f(tg_cuda_type_tag<C>{}) with C the compute type of dtype t: float, double or
- * int64_t (tg__pw_kind's three kinds). */
-template <class F>
-static inline void tg__cuda_dispatch_compute(tg_dtype t, F &&f)
-{
-    switch (tg__pw_kind(t)) {
-    case TG_PW_F32: f(tg_cuda_type_tag<float>{}); break;
-    case TG_PW_F64: f(tg_cuda_type_tag<double>{}); break;
-    case TG_PW_I64: f(tg_cuda_type_tag<int64_t>{}); break;
-    }
-}
-
 /* The same for the floating dtypes only (false, calling nothing, for the others). */
 template <class F>
 static inline bool tg__cuda_dispatch_float(tg_dtype t, F &&f)

@@ -13,53 +13,31 @@
 #include "pointwise_checks.h"
 #include "tg_kernels.h"
 
-struct tg_cuda_neg_fn {
-    __device__ float operator()(float x) const { return tg__pw_neg_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_neg_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_neg_i64(x); }
+/* An operator's scalar functions (pointwise_scalar.h), one per compute type, as a functor:
+ * floating kinds only, or (tg_cuda_unary_fn) integers too. */
+template <float (*F32)(float), double (*F64)(double)>
+struct tg_cuda_floating_fn {
+    __device__ float operator()(float x) const { return F32(x); }
+    __device__ double operator()(double x) const { return F64(x); }
 };
-struct tg_cuda_abs_fn {
-    __device__ float operator()(float x) const { return tg__pw_abs_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_abs_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_abs_i64(x); }
+
+template <float (*F32)(float), double (*F64)(double), int64_t (*I64)(int64_t)>
+struct tg_cuda_unary_fn : tg_cuda_floating_fn<F32, F64> {
+    using tg_cuda_floating_fn<F32, F64>::operator();
+    __device__ int64_t operator()(int64_t x) const { return I64(x); }
 };
-struct tg_cuda_relu_fn {
-    __device__ float operator()(float x) const { return tg__pw_relu_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_relu_f64(x); }
-    __device__ int64_t operator()(int64_t x) const { return tg__pw_relu_i64(x); }
-};
-struct tg_cuda_exp_fn {
-    __device__ float operator()(float x) const { return tg__pw_exp_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_exp_f64(x); }
-};
-struct tg_cuda_log_fn {
-    __device__ float operator()(float x) const { return tg__pw_log_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_log_f64(x); }
-};
-struct tg_cuda_sqrt_fn {
-    __device__ float operator()(float x) const { return tg__pw_sqrt_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sqrt_f64(x); }
-};
-struct tg_cuda_rsqrt_fn {
-    __device__ float operator()(float x) const { return tg__pw_rsqrt_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_rsqrt_f64(x); }
-};
-struct tg_cuda_sin_fn {
-    __device__ float operator()(float x) const { return tg__pw_sin_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sin_f64(x); }
-};
-struct tg_cuda_cos_fn {
-    __device__ float operator()(float x) const { return tg__pw_cos_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_cos_f64(x); }
-};
-struct tg_cuda_tanh_fn {
-    __device__ float operator()(float x) const { return tg__pw_tanh_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_tanh_f64(x); }
-};
-struct tg_cuda_sigmoid_fn {
-    __device__ float operator()(float x) const { return tg__pw_sigmoid_f32(x); }
-    __device__ double operator()(double x) const { return tg__pw_sigmoid_f64(x); }
-};
+
+typedef tg_cuda_unary_fn<tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64> tg_cuda_neg_fn;
+typedef tg_cuda_unary_fn<tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64> tg_cuda_abs_fn;
+typedef tg_cuda_unary_fn<tg__pw_relu_f32, tg__pw_relu_f64, tg__pw_relu_i64> tg_cuda_relu_fn;
+typedef tg_cuda_floating_fn<tg__pw_exp_f32, tg__pw_exp_f64> tg_cuda_exp_fn;
+typedef tg_cuda_floating_fn<tg__pw_log_f32, tg__pw_log_f64> tg_cuda_log_fn;
+typedef tg_cuda_floating_fn<tg__pw_sqrt_f32, tg__pw_sqrt_f64> tg_cuda_sqrt_fn;
+typedef tg_cuda_floating_fn<tg__pw_rsqrt_f32, tg__pw_rsqrt_f64> tg_cuda_rsqrt_fn;
+typedef tg_cuda_floating_fn<tg__pw_sin_f32, tg__pw_sin_f64> tg_cuda_sin_fn;
+typedef tg_cuda_floating_fn<tg__pw_cos_f32, tg__pw_cos_f64> tg_cuda_cos_fn;
+typedef tg_cuda_floating_fn<tg__pw_tanh_f32, tg__pw_tanh_f64> tg_cuda_tanh_fn;
+typedef tg_cuda_floating_fn<tg__pw_sigmoid_f32, tg__pw_sigmoid_f64> tg_cuda_sigmoid_fn;
 
 /* Runs one unary operator. KINDS == TG_CUDA_FLOATING: integer inputs are promoted to the
  * default float dtype (TG_ITER_INT_TO_FLOAT). */
@@ -67,13 +45,11 @@ template <unsigned KINDS, class F>
 static tg_tensor *unary_run(const char *name, const F &f, tg_tensor *self, tg_tensor *out)
 {
     if (tg__pw_check_unary_bool(name, self->dtype, "cuda") != 0) return NULL;
-    int flags = TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS;
+    int flags = TG_CUDA_ITER_FLAGS;
     if (!(KINDS & TG_CUDA_KIND_I64)) flags |= TG_ITER_INT_TO_FLOAT;
-    if (out == self) flags |= TG_ITER_NO_BROADCAST_OUT;
     tg_iter it;
-    tg_tensor *outs[1] = { out };
     tg_tensor *ins[1] = { self };
-    if (tg__iter_build(&it, name, flags, outs, 1, ins, 1) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, flags, out, self, ins, 1) != 0) return NULL;
     if (tg__cuda_pw_run<KINDS, 1>(&it, f) != 0) {
         tg__iter_abort(&it);
         return NULL;
