@@ -10,11 +10,11 @@
 
 /* Settings every workload reads; filled once by main(). */
 typedef struct bench_config {
-    int threads;            /* intra-op threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, else 2) */
-    int repeats;            /* timed repeats per workload (>= 7) */
-    const char *coretype;   /* OPENBLAS_CORETYPE or "auto" */
-    const char *only;       /* comma list of name substrings, or NULL for all */
-    bool smoke;             /* BENCH_SMOKE=1: tiny sizes, one call, one repeat: checks that the
+    int threads;          /* intra-op threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, else 2) */
+    int repeats;          /* timed repeats per workload (>= 7) */
+    const char *coretype; /* OPENBLAS_CORETYPE or "auto" */
+    const char *only;     /* comma list of name substrings, or NULL for all */
+    bool smoke;           /* BENCH_SMOKE=1: tiny sizes, one call, one repeat: checks that the
                                GPU workloads run (on the CUDA emulator too), measures nothing */
 } bench_config;
 
@@ -47,9 +47,9 @@ void bench_autograd(void);
  * (bench/bench_cuda.c): Linear, ReLU, Linear, ReLU, Linear, all tensors on one device. */
 #define BENCH_MLP_LAYERS 3
 typedef struct bench_mlp {
-    struct tg_tensor *p[2 * BENCH_MLP_LAYERS];  /* weight (out, in), bias (out) per layer, leaves
+    struct tg_tensor *p[2 * BENCH_MLP_LAYERS]; /* weight (out, in), bias (out) per layer, leaves
                                                    that require grad */
-    struct tg_tensor *x, *y;                    /* (batch, in) inputs, (batch) int64 classes */
+    struct tg_tensor *x, *y;                   /* (batch, in) inputs, (batch) int64 classes */
 } bench_mlp;
 
 /* One training step as a bench_body on a bench_mlp: opt.zero_grad(set_to_none=True);

@@ -9,12 +9,14 @@
 
 /* ---- overhead_autograd_mul_sum_backward_1elem: (a * b).sum().backward(), grads cleared ---- */
 
-typedef struct tiny_ctx { tg_tensor *a, *b; } tiny_ctx;
+typedef struct tiny_ctx {
+    tg_tensor *a, *b;
+} tiny_ctx;
 
 static bool body_mul_sum_backward(void *p)
 {
     tiny_ctx *c = p;
-    tg_tensor_set_grad(c->a, NULL);              /* a.grad = None; b.grad = None */
+    tg_tensor_set_grad(c->a, NULL); /* a.grad = None; b.grad = None */
     tg_tensor_set_grad(c->b, NULL);
     tg_tensor *m = tg_mul(c->a, c->b);
     tg_tensor *s = tg_sum(m);
@@ -54,12 +56,14 @@ bool bench_mlp_step(void *p)
     return ok;
 }
 
-static void emit_or_skip(const char *name, const char *unit, bool ok, const double *secs, double scale)
+static void emit_or_skip(const char *name, const char *unit, bool ok, const double *secs,
+                         double scale)
 {
     if (ok) {
         bench_emit(name, unit, "tensorgen", secs, 0, scale);
     } else {
-        fprintf(stderr, "tg_bench: %s skipped: %s\n", name, tg_last_error() ? tg_last_error() : "?");
+        fprintf(stderr, "tg_bench: %s skipped: %s\n", name,
+                tg_last_error() ? tg_last_error() : "?");
         tg_clear_error();
     }
 }
@@ -85,12 +89,15 @@ void bench_autograd(void)
         /* x (128, 784) in [0, 1), y (128) classes */
         bench_mlp c = { .x = tg_rand(TG_INTS(128, 784)), .y = tg_randint(10, TG_INTS(128)) };
         bool ok = c.x && c.y;
-        for (int l = 0; l < BENCH_MLP_LAYERS; l++) { /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
+        for (int l = 0; l < BENCH_MLP_LAYERS;
+             l++) { /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
             int64_t in = mlp_widths[l], out = mlp_widths[l + 1];
             double bound = 1.0 / sqrt((double)in);
             tg_scope_begin();
-            c.p[2 * l] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(out, in)), 2 * bound), -bound));
-            c.p[2 * l + 1] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(out)), 2 * bound), -bound));
+            c.p[2 * l] = tg_scope_keep(
+                tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(out, in)), 2 * bound), -bound));
+            c.p[2 * l + 1] = tg_scope_keep(
+                tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(out)), 2 * bound), -bound));
             tg_scope_end();
             ok = ok && c.p[2 * l] && c.p[2 * l + 1];
             tg_tensor_set_requires_grad(c.p[2 * l], true);

@@ -23,22 +23,28 @@
 
 #define N256M (256L * 1024 * 1024)
 
-int bench_launch_empty(cudaStream_t s, long n);    /* bench_cuda_launch.cu */
+int bench_launch_empty(cudaStream_t s, long n); /* bench_cuda_launch.cu */
 
 /* A size or a call count: the real one, or the smoke run's. */
 static int64_t scaled(int64_t full, int64_t smoke) { return bench_cfg.smoke ? smoke : full; }
 
-typedef struct gctx { tg_tensor *a, *b, *out; void *pa, *pb, *pc; int64_t n; bool bf16; } gctx;
+typedef struct gctx {
+    tg_tensor *a, *b, *out;
+    void *pa, *pb, *pc;
+    int64_t n;
+    bool bf16;
+} gctx;
 
 static cudaStream_t stream0(void) { return tg__cuda_stream(0); }
 
 /* Times `body` with cudaEvents: `inner` calls per repeat after one warm-up repeat; per-call
  * seconds into secs[]. False when a call or a CUDA call failed (error on stderr). */
-static bool gpu_time(bench_body body, void *ctx, int64_t inner, double *secs) {
+static bool gpu_time(bench_body body, void *ctx, int64_t inner, double *secs)
+{
     cudaEvent_t e0, e1;
     if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) return false;
     bool ok = true;
-    for (int64_t i = 0; ok && i < inner; i++) ok = body(ctx);          /* warm-up */
+    for (int64_t i = 0; ok && i < inner; i++) ok = body(ctx); /* warm-up */
     for (int r = 0; ok && r < bench_cfg.repeats; r++) {
         cudaEventRecord(e0, stream0());
         for (int64_t i = 0; ok && i < inner; i++) ok = body(ctx);
@@ -54,7 +60,8 @@ static bool gpu_time(bench_body body, void *ctx, int64_t inner, double *secs) {
 }
 
 static void gpu_run(const char *name, const char *unit, const char *src, bench_body body, void *c,
-                    bool ok, int64_t inner, double work, double scale) {
+                    bool ok, int64_t inner, double work, double scale)
+{
     if (!bench_wanted(name)) return;
     double secs[BENCH_MAX_REPEATS];
     if (!ok || !gpu_time(body, c, inner, secs)) {
@@ -66,73 +73,102 @@ static void gpu_run(const char *name, const char *unit, const char *src, bench_b
     bench_emit(name, unit, src, secs, work, scale);
 }
 
-static bool done(tg_tensor *r) {
+static bool done(tg_tensor *r)
+{
     if (!r) return false;
     tg_release(r);
     return true;
 }
 
-static tg_tensor *on_gpu(tg_tensor *t) {     /* consumes t */
+static tg_tensor *on_gpu(tg_tensor *t)
+{ /* consumes t */
     tg_tensor *g = t ? tg_to_device(t, TG_DEVICE_CUDA(0)) : NULL;
     tg_release(t);
     return g;
 }
 
-static void release3(gctx *c) {
-    tg_release(c->a); tg_release(c->b); tg_release(c->out);
+static void release3(gctx *c)
+{
+    tg_release(c->a);
+    tg_release(c->b);
+    tg_release(c->out);
     c->a = c->b = c->out = NULL;
 }
 
 /* ---------------------------------------------------------------- memory-bound */
 
-static bool body_add_out(void *p) { gctx *c = p; return done(tg_add_out(c->a, c->b, c->out)); }
-static bool body_sum(void *p)     { gctx *c = p; return done(tg_sum(c->a)); }
-static bool body_memcpy(void *p) {
+static bool body_add_out(void *p)
+{
     gctx *c = p;
-    return cudaMemcpyAsync(c->pc, c->pa, (size_t)c->n * 4, cudaMemcpyDeviceToDevice, stream0()) == cudaSuccess;
+    return done(tg_add_out(c->a, c->b, c->out));
+}
+static bool body_sum(void *p)
+{
+    gctx *c = p;
+    return done(tg_sum(c->a));
+}
+static bool body_memcpy(void *p)
+{
+    gctx *c = p;
+    return cudaMemcpyAsync(c->pc, c->pa, (size_t)c->n * 4, cudaMemcpyDeviceToDevice, stream0()) ==
+           cudaSuccess;
 }
 
-static void bench_gpu_memory(void) {
+static void bench_gpu_memory(void)
+{
     gctx c = { 0 };
     c.n = scaled(N256M, 1 << 16);
     c.a = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
     c.b = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
     c.out = tg_empty(TG_INTS(c.n), .device = TG_DEVICE_CUDA(0));
     bool ok = c.a && c.b && c.out;
-    if (ok) {      /* random inputs: uniform_ on the device when it has a kernel, else fallback */
+    if (ok) { /* random inputs: uniform_ on the device when it has a kernel, else fallback */
         tg_tensor *r1 = tg_uniform_(c.a), *r2 = tg_uniform_(c.b);
         ok = r1 && r2;
-        tg_release(r1); tg_release(r2);
+        tg_release(r1);
+        tg_release(r2);
     }
-    if (ok) { c.pa = c.a->storage->data; c.pc = c.out->storage->data; }
+    if (ok) {
+        c.pa = c.a->storage->data;
+        c.pc = c.out->storage->data;
+    }
     double bytes = 4.0 * (double)c.n;
     /* cudaMemcpy reads and writes every byte: 2 x 4 x N, the same count as a copy kernel */
-    gpu_run("cuda_memcpy_d2d_256M", "GB/s", "cuda", body_memcpy, &c, ok, scaled(5, 1), 2 * bytes, 0);
-    gpu_run("cuda_add_256M_out", "GB/s", "tensorgen", body_add_out, &c, ok, scaled(5, 1), 3 * bytes, 0);
+    gpu_run("cuda_memcpy_d2d_256M", "GB/s", "cuda", body_memcpy, &c, ok, scaled(5, 1), 2 * bytes,
+            0);
+    gpu_run("cuda_add_256M_out", "GB/s", "tensorgen", body_add_out, &c, ok, scaled(5, 1), 3 * bytes,
+            0);
     gpu_run("cuda_sum_256M", "GB/s", "tensorgen", body_sum, &c, ok, scaled(5, 1), bytes, 0);
     release3(&c);
 }
 
 /* ---------------------------------------------------------------- matmul */
 
-static bool body_mm_out(void *p) { gctx *c = p; return done(tg_mm_out(c->a, c->b, c->out)); }
+static bool body_mm_out(void *p)
+{
+    gctx *c = p;
+    return done(tg_mm_out(c->a, c->b, c->out));
+}
 
 /* out = a @ b for row-major (n, n) matrices: cuBLAS is column-major, so it computes
  * out^T = b^T @ a^T by swapping the operands. */
-static bool body_cublas(void *p) {
+static bool body_cublas(void *p)
+{
     gctx *c = p;
     cublasHandle_t h = tg__cublas_handle("bench", 0);
     if (!h) return false;
     int n = (int)c->n;
     float one = 1.0f, zero = 0.0f;
     cudaDataType_t t = c->bf16 ? CUDA_R_16BF : CUDA_R_32F;
-    cublasComputeType_t ct = c->bf16 ? CUBLAS_COMPUTE_32F
-                           : getenv("BENCH_TF32") ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasComputeType_t ct = c->bf16                ? CUBLAS_COMPUTE_32F
+                             : getenv("BENCH_TF32") ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F;
     return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, c->pb, t, n, c->pa, t, n, &zero,
                         c->pc, t, n, ct, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
 }
 
-static void bench_gpu_mm(void) {
+static void bench_gpu_mm(void)
+{
     if (getenv("BENCH_TF32")) {
         cublasHandle_t h = tg__cublas_handle("bench", 0);
         if (h) cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
@@ -155,7 +191,11 @@ static void bench_gpu_mm(void) {
             c.b = on_gpu(tg_randn(TG_INTS(n, n), .dtype = dt));
             c.out = tg_empty(TG_INTS(n, n), .dtype = dt, .device = TG_DEVICE_CUDA(0));
             bool ok = c.a && c.b && c.out;
-            if (ok) { c.pa = c.a->storage->data; c.pb = c.b->storage->data; c.pc = c.out->storage->data; }
+            if (ok) {
+                c.pa = c.a->storage->data;
+                c.pb = c.b->storage->data;
+                c.pc = c.out->storage->data;
+            }
             double flop = 2.0 * (double)n * (double)n * (double)n;
             gpu_run(base, "GFLOP/s", "cublas", body_cublas, &c, ok, scaled(3, 1), flop, 0);
             gpu_run(name, "GFLOP/s", "tensorgen", body_mm_out, &c, ok, scaled(3, 1), flop, 0);
@@ -166,9 +206,14 @@ static void bench_gpu_mm(void) {
 
 /* ---------------------------------------------------------------- softmax */
 
-static bool body_softmax(void *p) { gctx *c = p; return done(tg_softmax(c->a, -1)); }
+static bool body_softmax(void *p)
+{
+    gctx *c = p;
+    return done(tg_softmax(c->a, -1));
+}
 
-static void bench_gpu_softmax(void) {
+static void bench_gpu_softmax(void)
+{
     const int64_t shapes[][2] = { { 4096, 1024 }, { 8192, 8192 }, { 65536, 128 } };
     for (int k = 0; k < 3; k++) {
         char name[64];
@@ -176,7 +221,8 @@ static void bench_gpu_softmax(void) {
                  (long long)shapes[k][1]);
         if (!bench_wanted(name)) continue;
         gctx c = { 0 };
-        c.a = on_gpu(tg_randn(TG_INTS(scaled(shapes[k][0], shapes[k][0] / 64), scaled(shapes[k][1], 40 + k))));
+        c.a = on_gpu(tg_randn(
+            TG_INTS(scaled(shapes[k][0], shapes[k][0] / 64), scaled(shapes[k][1], 40 + k))));
         gpu_run(name, "ms", "tensorgen", body_softmax, &c, c.a != NULL, scaled(20, 1), 0, 1e3);
         release3(&c);
     }
@@ -184,10 +230,13 @@ static void bench_gpu_softmax(void) {
 
 /* ---------------------------------------------------------------- MLP training step */
 
-static void bench_gpu_mlp(void) {
+static void bench_gpu_mlp(void)
+{
     const char *name = "cuda_mlp_784_512_512_10_b128_sgd_step";
     if (!bench_wanted(name)) return;
-    const int64_t w[BENCH_MLP_LAYERS + 1] = { scaled(784, 20), scaled(512, 24), scaled(512, 24), 10 }, batch = scaled(128, 16);
+    const int64_t w[BENCH_MLP_LAYERS + 1] = { scaled(784, 20), scaled(512, 24), scaled(512, 24),
+                                              10 },
+                                       batch = scaled(128, 16);
     bench_mlp c = { 0 };
     bool ok = true;
     c.x = on_gpu(tg_rand(TG_INTS(batch, w[0])));
@@ -196,7 +245,8 @@ static void bench_gpu_mlp(void) {
     for (int l = 0; l < BENCH_MLP_LAYERS; l++) {
         double bound = 1.0 / sqrt((double)w[l]);
         tg_scope_begin();
-        tg_tensor *wt = tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1], w[l])), 2 * bound), -bound);
+        tg_tensor *wt =
+            tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1], w[l])), 2 * bound), -bound);
         tg_tensor *bt = tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(w[l + 1])), 2 * bound), -bound);
         c.p[2 * l] = wt ? tg_scope_keep(tg_to_device(wt, TG_DEVICE_CUDA(0))) : NULL;
         c.p[2 * l + 1] = bt ? tg_scope_keep(tg_to_device(bt, TG_DEVICE_CUDA(0))) : NULL;
@@ -216,10 +266,16 @@ static void bench_gpu_mlp(void) {
 
 /* ---------------------------------------------------------------- per-op overhead */
 
-static bool body_add1(void *p) { gctx *c = p; return done(tg_add_out(c->a, c->b, c->out)); }
+static bool body_add1(void *p)
+{
+    gctx *c = p;
+    return done(tg_add_out(c->a, c->b, c->out));
+}
 
 /* Host wall time per call of `inner` calls, the queue drained at the end of each repeat. */
-static void host_time(const char *name, const char *src, bench_body body, void *c, bool ok, int64_t inner) {
+static void host_time(const char *name, const char *src, bench_body body, void *c, bool ok,
+                      int64_t inner)
+{
     if (!bench_wanted(name)) return;
     double secs[BENCH_MAX_REPEATS];
     for (int64_t i = 0; ok && i < scaled(1000, 1); i++) ok = body(c);
@@ -230,26 +286,35 @@ static void host_time(const char *name, const char *src, bench_body body, void *
         secs[r] = (bench_now() - t0) / (double)inner;
     }
     if (!ok) {
-        fprintf(stderr, "tg_bench: %s skipped: %s\n", name, tg_last_error() ? tg_last_error() : "CUDA call failed");
+        fprintf(stderr, "tg_bench: %s skipped: %s\n", name,
+                tg_last_error() ? tg_last_error() : "CUDA call failed");
         tg_clear_error();
         return;
     }
     bench_emit(name, "ns/call", src, secs, 0, 1e9);
 }
 
-static bool body_empty_launch(void *p) { (void)p; return bench_launch_empty(stream0(), 1) == 0; }
+static bool body_empty_launch(void *p)
+{
+    (void)p;
+    return bench_launch_empty(stream0(), 1) == 0;
+}
 
-static void bench_gpu_overhead(void) {
+static void bench_gpu_overhead(void)
+{
     gctx c = { 0 };
     c.a = on_gpu(tg_randn(TG_INTS(1)));
     c.b = on_gpu(tg_randn(TG_INTS(1)));
     c.out = tg_empty(TG_INTS(1), .device = TG_DEVICE_CUDA(0));
-    host_time("cuda_empty_kernel_launch", "cuda", body_empty_launch, NULL, true, scaled(100000, 10));
-    host_time("cuda_overhead_add_out_1elem", "tensorgen", body_add1, &c, c.a && c.b && c.out, scaled(100000, 10));
+    host_time("cuda_empty_kernel_launch", "cuda", body_empty_launch, NULL, true,
+              scaled(100000, 10));
+    host_time("cuda_overhead_add_out_1elem", "tensorgen", body_add1, &c, c.a && c.b && c.out,
+              scaled(100000, 10));
     release3(&c);
 }
 
-void bench_cuda(void) {
+void bench_cuda(void)
+{
     if (!tg_cuda_is_available()) {
         fprintf(stderr, "tg_bench: GPU workloads skipped: no CUDA device\n");
         return;

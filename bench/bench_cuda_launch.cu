@@ -4,7 +4,8 @@
 
 __global__ void bench_empty_kernel() {}
 
-extern "C" int bench_launch_empty(cudaStream_t s, long n) {
+extern "C" int bench_launch_empty(cudaStream_t s, long n)
+{
     for (long i = 0; i < n; i++) bench_empty_kernel<<<1, 1, 0, s>>>();
     return (int)cudaGetLastError();
 }

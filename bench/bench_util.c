@@ -8,13 +8,15 @@
 
 bench_config bench_cfg = { .threads = 2, .repeats = 7, .coretype = "auto", .only = NULL };
 
-double bench_now(void) {
+double bench_now(void)
+{
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-bool bench_wanted(const char *name) {
+bool bench_wanted(const char *name)
+{
     if (!bench_cfg.only || !*bench_cfg.only) return true;
     /* Each comma-separated word of --only selects the names that contain it. */
     const char *p = bench_cfg.only;
@@ -33,7 +35,8 @@ bool bench_wanted(const char *name) {
     return false;
 }
 
-bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *secs) {
+bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *secs)
+{
     for (int w = 0; w < warmup; w++)
         for (int64_t i = 0; i < inner; i++)
             if (!body(ctx)) return false;
@@ -46,17 +49,18 @@ bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *s
     return true;
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 void bench_emit(const char *name, const char *unit, const char *src, const double *secs,
-                double work, double scale) {
+                double work, double scale)
+{
     int n = bench_cfg.repeats;
     double v[BENCH_MAX_REPEATS];
-    for (int i = 0; i < n; i++)
-        v[i] = work > 0 ? work / secs[i] / 1e9 : secs[i] * scale;
+    for (int i = 0; i < n; i++) v[i] = work > 0 ? work / secs[i] / 1e9 : secs[i] * scale;
     qsort(v, (size_t)n, sizeof v[0], cmp_double);
     /* The median as Python's statistics.median computes it (mean of the middle two when n is
      * even); the best is the fastest repeat: highest throughput, or lowest time. */

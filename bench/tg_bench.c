@@ -13,30 +13,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-void openblas_set_num_threads(int n);   /* OpenBLAS's own API; cblas.h may not declare it */
+void openblas_set_num_threads(int n); /* OpenBLAS's own API; cblas.h may not declare it */
 
 #define N16M (16L * 1024 * 1024)
 
 /* One workload's operands. Every body calls one operator and releases what it returns. */
-typedef struct op_ctx { tg_tensor *a, *b, *out; } op_ctx;
+typedef struct op_ctx {
+    tg_tensor *a, *b, *out;
+} op_ctx;
 
-static bool done(tg_tensor *r) {
+static bool done(tg_tensor *r)
+{
     if (!r) return false;
     tg_release(r);
     return true;
 }
 
-static bool body_add(void *p)     { op_ctx *c = p; return done(tg_add(c->a, c->b)); }
-static bool body_add_out(void *p) { op_ctx *c = p; return done(tg_add_out(c->a, c->b, c->out)); }
-static bool body_exp_out(void *p) { op_ctx *c = p; return done(tg_exp_out(c->a, c->out)); }
-static bool body_sum(void *p)     { op_ctx *c = p; return done(tg_sum(c->a)); }
-static bool body_mm_out(void *p)  { op_ctx *c = p; return done(tg_mm_out(c->a, c->b, c->out)); }
-static bool body_softmax(void *p) { op_ctx *c = p; return done(tg_softmax(c->a, -1)); }
+static bool body_add(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_add(c->a, c->b));
+}
+static bool body_add_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_add_out(c->a, c->b, c->out));
+}
+static bool body_exp_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_exp_out(c->a, c->out));
+}
+static bool body_sum(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_sum(c->a));
+}
+static bool body_mm_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_mm_out(c->a, c->b, c->out));
+}
+static bool body_softmax(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_softmax(c->a, -1));
+}
 
 /* Times `body` and prints its line; when the inputs could not be made (`ok` false) or a call
  * fails, prints the library's error to stderr instead. */
 static void run(const char *name, const char *unit, bench_body body, op_ctx *c, bool ok,
-                int64_t inner, int warmup, double work, double scale) {
+                int64_t inner, int warmup, double work, double scale)
+{
     if (!bench_wanted(name)) return;
     double secs[BENCH_MAX_REPEATS];
     if (!ok || !bench_time(body, c, inner, warmup, secs)) {
@@ -48,13 +76,17 @@ static void run(const char *name, const char *unit, bench_body body, op_ctx *c, 
     bench_emit(name, unit, "tensorgen", secs, work, scale);
 }
 
-static void release_ctx(op_ctx *c) {
-    tg_release(c->a); tg_release(c->b); tg_release(c->out);
+static void release_ctx(op_ctx *c)
+{
+    tg_release(c->a);
+    tg_release(c->b);
+    tg_release(c->out);
     c->a = c->b = c->out = NULL;
 }
 
 /* Per-call cost of the generated stub, dispatch and allocation on 1-element tensors. */
-static void bench_overhead(void) {
+static void bench_overhead(void)
+{
     op_ctx c = { tg_randn(TG_INTS(1)), tg_randn(TG_INTS(1)), tg_empty(TG_INTS(1)) };
     bool ok = c.a && c.b && c.out;
     run("overhead_add_1elem", "ns/call", body_add, &c, ok, 100000, 1, 0, 1e9);
@@ -63,7 +95,8 @@ static void bench_overhead(void) {
 }
 
 /* Memory-bound pointwise ops and the full reduction on 16M float32 (64 MiB per tensor). */
-static void bench_memory_bound(void) {
+static void bench_memory_bound(void)
+{
     if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M")) return;
     op_ctx c = { tg_rand(TG_INTS(N16M)), tg_rand(TG_INTS(N16M)), tg_empty(TG_INTS(N16M)) };
     bool ok = c.a && c.b && c.out;
@@ -75,7 +108,8 @@ static void bench_memory_bound(void) {
 }
 
 /* Square float32 matrix products into an existing tensor, 2 n^3 FLOP each. */
-static void bench_mm(void) {
+static void bench_mm(void)
+{
     static const int64_t sizes[] = { 256, 1024, 2048 };
     for (int k = 0; k < 3; k++) {
         int64_t n = sizes[k];
@@ -84,33 +118,37 @@ static void bench_mm(void) {
         if (!bench_wanted(name)) continue;
         op_ctx c = { tg_rand(TG_INTS(n, n)), tg_rand(TG_INTS(n, n)), tg_empty(TG_INTS(n, n)) };
         double flop = 2.0 * (double)(n * n * n);
-        int64_t inner = (int64_t)(2e9 / flop);   /* as torch_bench.py: ~2 GFLOP a repeat */
-        run(name, "GFLOP/s", body_mm_out, &c, c.a && c.b && c.out, inner < 1 ? 1 : inner, 1, flop, 0);
+        int64_t inner = (int64_t)(2e9 / flop); /* as torch_bench.py: ~2 GFLOP a repeat */
+        run(name, "GFLOP/s", body_mm_out, &c, c.a && c.b && c.out, inner < 1 ? 1 : inner, 1, flop,
+            0);
         release_ctx(&c);
     }
 }
 
-static void bench_softmax(void) {
+static void bench_softmax(void)
+{
     if (!bench_wanted("softmax_4096x1024_lastdim")) return;
     op_ctx c = { tg_rand(TG_INTS(4096, 1024)), NULL, NULL };
     run("softmax_4096x1024_lastdim", "ms", body_softmax, &c, c.a != NULL, 10, 2, 0, 1e3);
     release_ctx(&c);
 }
 
-static int env_int(const char *name) {
+static int env_int(const char *name)
+{
     const char *s = getenv(name);
     return s && atoi(s) > 0 ? atoi(s) : 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             bench_cfg.only = argv[++i];
         } else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
             bench_cfg.repeats = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--only name,substr,...] [--repeats N (7..%d)]\n",
-                    argv[0], BENCH_MAX_REPEATS);
+            fprintf(stderr, "usage: %s [--only name,substr,...] [--repeats N (7..%d)]\n", argv[0],
+                    BENCH_MAX_REPEATS);
             return 2;
         }
     }
@@ -118,8 +156,9 @@ int main(int argc, char **argv) {
     if (bench_cfg.repeats < 7) bench_cfg.repeats = 7;
     if (bench_cfg.smoke) bench_cfg.repeats = 1;
     if (bench_cfg.repeats > BENCH_MAX_REPEATS) bench_cfg.repeats = BENCH_MAX_REPEATS;
-    bench_cfg.threads = env_int("OMP_NUM_THREADS") ? env_int("OMP_NUM_THREADS")
-                      : env_int("OPENBLAS_NUM_THREADS") ? env_int("OPENBLAS_NUM_THREADS") : 2;
+    bench_cfg.threads = env_int("OMP_NUM_THREADS")        ? env_int("OMP_NUM_THREADS")
+                        : env_int("OPENBLAS_NUM_THREADS") ? env_int("OPENBLAS_NUM_THREADS")
+                                                          : 2;
     const char *ct = getenv("OPENBLAS_CORETYPE");
     bench_cfg.coretype = ct && *ct ? ct : "auto";
 
@@ -142,6 +181,7 @@ int main(int argc, char **argv) {
 #endif
 
     if (tg_live_tensors() != 0)
-        fprintf(stderr, "tg_bench: %lld tensors still alive at exit\n", (long long)tg_live_tensors());
+        fprintf(stderr, "tg_bench: %lld tensors still alive at exit\n",
+                (long long)tg_live_tensors());
     return 0;
 }

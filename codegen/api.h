@@ -29,13 +29,28 @@ const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s);
 /* Every schema type an emitted operator may use, after optional/list wrapping. */
 typedef enum tga_kind {
     TGA_UNSUPPORTED,
-    TGA_TENSOR, TGA_OPT_TENSOR, TGA_TENSOR_LIST,
-    TGA_INT, TGA_OPT_INT, TGA_INT_LIST, TGA_OPT_INT_LIST,
-    TGA_DOUBLE, TGA_OPT_DOUBLE,
-    TGA_BOOL, TGA_OPT_BOOL,
-    TGA_DTYPE, TGA_OPT_DTYPE, TGA_LAYOUT, TGA_OPT_LAYOUT, TGA_DEVICE, TGA_OPT_DEVICE,
-    TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT, TGA_OPT_GENERATOR,
-    TGA_STR, TGA_OPT_STR,
+    TGA_TENSOR,
+    TGA_OPT_TENSOR,
+    TGA_TENSOR_LIST,
+    TGA_INT,
+    TGA_OPT_INT,
+    TGA_INT_LIST,
+    TGA_OPT_INT_LIST,
+    TGA_DOUBLE,
+    TGA_OPT_DOUBLE,
+    TGA_BOOL,
+    TGA_OPT_BOOL,
+    TGA_DTYPE,
+    TGA_OPT_DTYPE,
+    TGA_LAYOUT,
+    TGA_OPT_LAYOUT,
+    TGA_DEVICE,
+    TGA_OPT_DEVICE,
+    TGA_MEMORY_FORMAT,
+    TGA_OPT_MEMORY_FORMAT,
+    TGA_OPT_GENERATOR,
+    TGA_STR,
+    TGA_OPT_STR,
     TGA_KIND_COUNT
 } tga_kind;
 
@@ -56,7 +71,7 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t);
  * *list_values (NULL otherwise). */
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
                              const char *list_storage, const char **list_values, const char **why);
-bool tga_kind_is_tensor(tga_kind k);   /* Tensor, Tensor? or Tensor[]: part of the key set */
+bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor? or Tensor[]: part of the key set */
 /* An out= argument (kwarg-only, write-aliased Tensor). */
 bool tga_is_out_arg(const tgm_arg *a);
 
@@ -64,28 +79,28 @@ bool tga_is_out_arg(const tgm_arg *a);
 
 typedef struct tga_arg {
     const tgm_arg *arg;
-    const char *name;          /* C identifier */
+    const char *name; /* C identifier */
     tga_kind kind;
-    const char *default_expr;  /* initializer of its options field; NULL without a default */
-    const char *default_array; /* static storage of a non-empty int list default, or NULL */
-    const char *default_values;/* its values, "0, 1" */
+    const char *default_expr;   /* initializer of its options field; NULL without a default */
+    const char *default_array;  /* static storage of a non-empty int list default, or NULL */
+    const char *default_values; /* its values, "0, 1" */
 } tga_arg;
 
 typedef struct tga_ret {
-    const char *name;          /* field name in a result struct */
-    tga_kind kind;             /* TGA_TENSOR, TGA_INT, TGA_DOUBLE or TGA_BOOL */
+    const char *name; /* field name in a result struct */
+    tga_kind kind;    /* TGA_TENSOR, TGA_INT, TGA_DOUBLE or TGA_BOOL */
 } tga_ret;
 
 /* Key-set slots of a kernel in its operator's row (bit k = tg_dispatch_key k). */
 enum { TGA_SLOT_CPU = 1 << 0, TGA_SLOT_CUDA = 1 << 1, TGA_SLOT_AUTOGRAD = 1 << 8 };
 
 typedef enum tga_origin {
-    TGA_KERNEL_WRITTEN,        /* named in dispatch: (or the implicit composite rule) */
-    TGA_KERNEL_STRUCTURED,     /* glue: functional / in-place entry of a structured kernel */
-    TGA_KERNEL_AUTOGEN,        /* glue: autogen'ed out= entry calling the functional kernel */
-    TGA_KERNEL_SCALAR,         /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
+    TGA_KERNEL_WRITTEN,    /* named in dispatch: (or the implicit composite rule) */
+    TGA_KERNEL_STRUCTURED, /* glue: functional / in-place entry of a structured kernel */
+    TGA_KERNEL_AUTOGEN,    /* glue: autogen'ed out= entry calling the functional kernel */
+    TGA_KERNEL_SCALAR,     /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
                                 * calling its Tensor overload's public function */
-    TGA_KERNEL_AUTOGRAD,       /* generated autograd kernel (tg_autograd.c), see tga_autograd */
+    TGA_KERNEL_AUTOGRAD,   /* generated autograd kernel (tg_autograd.c), see tga_autograd */
 } tga_origin;
 
 /* What an operator's generated autograd kernel does (api_autograd.c; docs/generated-code.md,
@@ -93,51 +108,55 @@ typedef enum tga_origin {
  * kernels put in the autograd slot (CompositeImplicitAutograd) or leave it empty. */
 typedef enum tga_autograd {
     TGA_AUTOGRAD_NONE,
-    TGA_AUTOGRAD_RECORD,       /* has a derivative entry (its own, or its functional sibling's
+    TGA_AUTOGRAD_RECORD,   /* has a derivative entry (its own, or its functional sibling's
                                 * for an in-place op): records that node */
-    TGA_AUTOGRAD_OUT,          /* out=: refuses arguments that require grad */
-    TGA_AUTOGRAD_NOT_IMPL,     /* differentiable-looking, no formula: records a node whose
+    TGA_AUTOGRAD_OUT,      /* out=: refuses arguments that require grad */
+    TGA_AUTOGRAD_NOT_IMPL, /* differentiable-looking, no formula: records a node whose
                                 * backward fails naming the operator */
 } tga_autograd;
 
 typedef struct tga_kernel {
-    const char *symbol;        /* "tg__cpu_add_out", "tg__structured_cpu_add" */
-    tgm_key key;               /* the dispatch key it was written for */
-    int slots;                 /* TGA_SLOT_* where the row holds it */
-    bool cuda_only;            /* compiled only with TG_WITH_CUDA */
+    const char *symbol; /* "tg__cpu_add_out", "tg__structured_cpu_add" */
+    tgm_key key;        /* the dispatch key it was written for */
+    int slots;          /* TGA_SLOT_* where the row holds it */
+    bool cuda_only;     /* compiled only with TG_WITH_CUDA */
     tga_origin origin;
-    const char *target;        /* glue: the kernel it calls */
-    const char *call_args;     /* glue: the arguments it passes to `target` */
+    const char *target;    /* glue: the kernel it calls */
+    const char *call_args; /* glue: the arguments it passes to `target` */
     tgm_loc loc;
 } tga_kernel;
 
 typedef struct tga_op tga_op;
 struct tga_op {
     const tgm_func *f;
-    int index;                 /* position in the op enum */
-    const char *cname;         /* "add" */
-    const char *opname;        /* "add" (error messages) */
-    const char *enum_name;     /* "TG_OP_ADD" */
-    const char *fn_name;       /* the C function: "tg_add_fn" with defaults, else "tg_add" */
-    const char *opts_name;     /* "tg_add_opts"; NULL without defaulted arguments */
-    const char *kfn_type;      /* kernel pointer typedef: "tg__kfn_add" */
-    const char *boxed_name;    /* boxed caller: "tg__boxed_add" */
-    tga_arg *args; int nargs;
+    int index;              /* position in the op enum */
+    const char *cname;      /* "add" */
+    const char *opname;     /* "add" (error messages) */
+    const char *enum_name;  /* "TG_OP_ADD" */
+    const char *fn_name;    /* the C function: "tg_add_fn" with defaults, else "tg_add" */
+    const char *opts_name;  /* "tg_add_opts"; NULL without defaulted arguments */
+    const char *kfn_type;   /* kernel pointer typedef: "tg__kfn_add" */
+    const char *boxed_name; /* boxed caller: "tg__boxed_add" */
+    tga_arg *args;
+    int nargs;
     int ndefaulted;
-    tga_ret *rets; int nrets;
-    const char *ret_ctype;     /* "tg_tensor *", "tg_values_indices", "int64_t" */
-    const char *ret_struct;    /* the result struct's name when nrets > 1, else NULL */
-    const char *ksig;          /* the kernel type without names, for consistency checks */
-    tga_kernel *kernels; int nkernels;
-    const tga_op *delegate;    /* structured_delegate target */
-    const tga_op *functional;  /* autogen: the functional entry whose kernels it wraps */
-    const tga_op *tensor_overload;   /* scalar_overload_of: the overload its glue calls */
-    tga_autograd autograd;     /* its generated autograd kernel, if any */
+    tga_ret *rets;
+    int nrets;
+    const char *ret_ctype;  /* "tg_tensor *", "tg_values_indices", "int64_t" */
+    const char *ret_struct; /* the result struct's name when nrets > 1, else NULL */
+    const char *ksig;       /* the kernel type without names, for consistency checks */
+    tga_kernel *kernels;
+    int nkernels;
+    const tga_op *delegate;        /* structured_delegate target */
+    const tga_op *functional;      /* autogen: the functional entry whose kernels it wraps */
+    const tga_op *tensor_overload; /* scalar_overload_of: the overload its glue calls */
+    tga_autograd autograd;         /* its generated autograd kernel, if any */
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */
 };
 
 typedef struct tga_ops {
-    tga_op *ops; int n;
+    tga_op *ops;
+    int n;
 } tga_ops;
 
 /* Builds the C view of every operator of the model, in model order. Reports unsupported

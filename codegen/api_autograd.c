@@ -17,29 +17,25 @@
 static const tgm_derivative *entry_of(const tgm_model *m, const tgm_func *f)
 {
     for (int i = 0; f && i < m->nderivs; i++)
-        if (m->derivs[i]->func == f)
-            return m->derivs[i];
+        if (m->derivs[i]->func == f) return m->derivs[i];
     return NULL;
 }
 
 static bool has_slot(const tga_op *op, int slot)
 {
     for (int k = 0; k < op->nkernels; k++)
-        if (op->kernels[k].slots & slot)
-            return true;
+        if (op->kernels[k].slots & slot) return true;
     return false;
 }
 
 static bool tensor_in_out(const tga_op *op)
 {
     bool in = false;
-    for (int i = 0; i < op->nargs; i++)
-        in |= tga_kind_is_tensor(op->args[i].kind);
-    if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)   /* a node output per element */
+    for (int i = 0; i < op->nargs; i++) in |= tga_kind_is_tensor(op->args[i].kind);
+    if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST) /* a node output per element */
         return in;
     for (int i = 0; i < op->nrets; i++)
-        if (op->rets[i].kind != TGA_TENSOR)
-            return false;
+        if (op->rets[i].kind != TGA_TENSOR) return false;
     return in && op->nrets > 0;
 }
 
@@ -50,11 +46,9 @@ static tga_autograd kind_of(const tgm_model *m, tga_op *op)
     op->deriv = entry_of(m, f);
     if (!op->deriv && f->kind == TGM_KIND_INPLACE && op->nrets == 1)
         op->deriv = entry_of(m, f->functional);
-    if (op->deriv && fn_or_inplace)
-        return TGA_AUTOGRAD_RECORD;
+    if (op->deriv && fn_or_inplace) return TGA_AUTOGRAD_RECORD;
     op->deriv = NULL;
-    if (f->kind == TGM_KIND_OUT && tensor_in_out(op))
-        return TGA_AUTOGRAD_OUT;
+    if (f->kind == TGM_KIND_OUT && tensor_in_out(op)) return TGA_AUTOGRAD_OUT;
     if (fn_or_inplace && tensor_in_out(op) && !has_slot(op, TGA_SLOT_AUTOGRAD))
         return TGA_AUTOGRAD_NOT_IMPL;
     return TGA_AUTOGRAD_NONE;
@@ -62,18 +56,14 @@ static tga_autograd kind_of(const tgm_model *m, tga_op *op)
 
 int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
 {
-    if (m->nderivs == 0)
-        return 0;
+    if (m->nderivs == 0) return 0;
     for (int i = 0; i < ops->n; i++) {
         tga_op *op = &ops->ops[i];
         op->autograd = kind_of(m, op);
-        if (op->autograd == TGA_AUTOGRAD_NONE)
-            continue;
+        if (op->autograd == TGA_AUTOGRAD_NONE) continue;
         tga_kernel *k = tgm_alloc(a, sizeof *k * (size_t)(op->nkernels + 1));
-        if (op->nkernels)
-            memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);
-        for (int j = 0; j < op->nkernels; j++)
-            k[j].slots &= ~TGA_SLOT_AUTOGRAD;
+        if (op->nkernels) memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);
+        for (int j = 0; j < op->nkernels; j++) k[j].slots &= ~TGA_SLOT_AUTOGRAD;
         op->kernels = k;
         k = &op->kernels[op->nkernels++];
         k->symbol = tgs_fmt(a, "tg__autograd_kernel_%s", op->cname);

@@ -15,7 +15,8 @@
 #include "api_internal.h"
 #include "strbuf.h"
 
-static int key_slots(tgm_key key) {
+static int key_slots(tgm_key key)
+{
     switch (key) {
     case TGM_KEY_CPU: return TGA_SLOT_CPU;
     case TGM_KEY_CUDA: return TGA_SLOT_CUDA;
@@ -26,7 +27,8 @@ static int key_slots(tgm_key key) {
     }
 }
 
-static tga_kernel *add_kernel(tgm_arena *a, tga_op *op) {
+static tga_kernel *add_kernel(tgm_arena *a, tga_op *op)
+{
     tga_kernel *k = tgm_alloc(a, sizeof *k * (size_t)(op->nkernels + 1));
     if (op->nkernels) memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);
     op->kernels = k;
@@ -36,11 +38,13 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op) {
 /* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
  * slots, and is named tg__structured_<key>_<cname> or tg__autogen_<key>_<cname>. */
 static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
-                     const char *call_args, tgm_loc loc) {
+                     const char *call_args, tgm_loc loc)
+{
     tga_kernel *k = add_kernel(a, op);
     k->key = wrapped->key;
-    k->symbol = tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
-                        tga_key_prefix(wrapped->key), op->cname);
+    k->symbol =
+        tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
+                tga_key_prefix(wrapped->key), op->cname);
     k->slots = wrapped->slots;
     k->cuda_only = wrapped->cuda_only;
     k->origin = origin;
@@ -49,21 +53,25 @@ static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_or
     k->loc = loc;
 }
 
-static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name) {
+static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name)
+{
     for (int i = 0; i < ops->n; i++) {
         if (f && ops->ops[i].f == f) return &ops->ops[i];
-        if (!f && full_name && strcmp(ops->ops[i].f->schema.full_name, full_name) == 0) return &ops->ops[i];
+        if (!f && full_name && strcmp(ops->ops[i].f->schema.full_name, full_name) == 0)
+            return &ops->ops[i];
     }
     return NULL;
 }
 
-static const tga_arg *find_arg(const tga_op *op, const char *schema_name) {
+static const tga_arg *find_arg(const tga_op *op, const char *schema_name)
+{
     for (int i = 0; i < op->nargs; i++)
         if (strcmp(op->args[i].arg->name, schema_name) == 0) return &op->args[i];
     return NULL;
 }
 
-static bool has_backend_kernel(const tga_op *op) {
+static bool has_backend_kernel(const tga_op *op)
+{
     for (int i = 0; i < op->nkernels; i++)
         if (op->kernels[i].key == TGM_KEY_CPU || op->kernels[i].key == TGM_KEY_CUDA) return true;
     return false;
@@ -72,7 +80,8 @@ static bool has_backend_kernel(const tga_op *op) {
 /* ------------------------------------------------------------------ written kernels */
 
 /* A backend kernel (CPU, CUDA) takes its slot from a composite one, as in PyTorch. */
-static void resolve_slots(tga_op *op) {
+static void resolve_slots(tga_op *op)
+{
     int specific = 0;
     for (int i = 0; i < op->nkernels; i++)
         if (op->kernels[i].key == TGM_KEY_CPU || op->kernels[i].key == TGM_KEY_CUDA)
@@ -82,7 +91,8 @@ static void resolve_slots(tga_op *op) {
             op->kernels[i].slots &= ~specific;
 }
 
-static int assign_written(tgm_arena *a, tga_op *op) {
+static int assign_written(tgm_arena *a, tga_op *op)
+{
     const tgm_func *f = op->f;
     if (f->is_autogen || f->structured_delegate || f->scalar_overload_of) return 0;
     if (!f->has_dispatch) {
@@ -98,8 +108,10 @@ static int assign_written(tgm_arena *a, tga_op *op) {
         const tgm_dispatch_entry *d = &f->dispatch[i];
         if (d->key == TGM_KEY_OTHER) continue;
         if (d->key == TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL) {
-            tgm_error(d->loc, "dispatch key '%s' is not compiled by tensorgen; use "
-                      "CompositeExplicitAutograd", d->key_name);
+            tgm_error(d->loc,
+                      "dispatch key '%s' is not compiled by tensorgen; use "
+                      "CompositeExplicitAutograd",
+                      d->key_name);
             errors++;
             continue;
         }
@@ -111,8 +123,10 @@ static int assign_written(tgm_arena *a, tga_op *op) {
         k->loc = d->loc;
     }
     if (!errors && op->nkernels == 0) {
-        tgm_error(f->loc, "'%s' has no kernel for a key tensorgen compiles (CPU, CUDA, "
-                  "CompositeImplicitAutograd, CompositeExplicitAutograd)", f->schema.full_name);
+        tgm_error(f->loc,
+                  "'%s' has no kernel for a key tensorgen compiles (CPU, CUDA, "
+                  "CompositeImplicitAutograd, CompositeExplicitAutograd)",
+                  f->schema.full_name);
         errors++;
     }
     if (!errors && f->structured && !has_backend_kernel(op)) {
@@ -127,15 +141,18 @@ static int assign_written(tgm_arena *a, tga_op *op) {
 /* ------------------------------------------------------------------ structured glue */
 
 /* The argument an in-place entry writes: its first write-aliased positional argument. */
-static const tga_arg *mutated_arg(const tga_op *op) {
+static const tga_arg *mutated_arg(const tga_op *op)
+{
     for (int i = 0; i < op->nargs; i++)
-        if (!op->args[i].arg->kwarg_only && op->args[i].arg->type.alias.is_write) return &op->args[i];
+        if (!op->args[i].arg->kwarg_only && op->args[i].arg->type.alias.is_write)
+            return &op->args[i];
     return op->nargs ? &op->args[0] : NULL;
 }
 
 /* The delegate's arguments in its order, taken from `op` by name; out= arguments become NULL
  * (functional) or the mutated argument (in-place). */
-static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_op *d, int *errors) {
+static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_op *d, int *errors)
+{
     bool inplace = op->f->schema.inplace || op->f->kind == TGM_KIND_INPLACE;
     const tga_arg *self = inplace ? mutated_arg(op) : NULL;
     int nouts = 0;
@@ -157,17 +174,21 @@ static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_
         tgs_list_add(&args, a, oa ? oa->name : da->name);
     }
     if (inplace && nouts != 1) {
-        tgm_error(op->f->loc, "in-place '%s' delegates to '%s', which has %d out= arguments "
-                  "(one expected)", op->f->schema.full_name, d->f->schema.full_name, nouts);
+        tgm_error(op->f->loc,
+                  "in-place '%s' delegates to '%s', which has %d out= arguments "
+                  "(one expected)",
+                  op->f->schema.full_name, d->f->schema.full_name, nouts);
         (*errors)++;
     }
     return tgs_list_join(&args, a, ", ");
 }
 
-static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op)
+{
     const tgm_func *f = op->f;
     if (!f->structured_delegate || f->is_autogen) return 0;
-    const tga_op *d = f->delegate ? find_op(ops, f->delegate, NULL) : find_op(ops, NULL, f->structured_delegate);
+    const tga_op *d =
+        f->delegate ? find_op(ops, f->delegate, NULL) : find_op(ops, NULL, f->structured_delegate);
     tgm_loc loc = f->structured_delegate_loc.line ? f->structured_delegate_loc : f->loc;
     if (!d) {
         tgm_error(loc, "structured_delegate '%s' of '%s' names no entry", f->structured_delegate,
@@ -196,7 +217,8 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op) {
 
 /* validate.c matched the schemas (tensor_overload is set only then), so the C kinds agree: a
  * double where the Tensor overload has a tg_tensor *, the same kind everywhere else. */
-static void assign_scalar_overload(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+static void assign_scalar_overload(tgm_arena *a, const tga_ops *ops, tga_op *op)
+{
     const tgm_func *f = op->f;
     const tga_op *t = f->tensor_overload ? find_op(ops, f->tensor_overload, NULL) : NULL;
     if (!t) return;
@@ -213,25 +235,28 @@ static void assign_scalar_overload(tgm_arena *a, const tga_ops *ops, tga_op *op)
 /* ------------------------------------------------------------------ autogen glue */
 
 /* The functional entry an autogen'ed `X.Y_out` copies from: `X.Y` (or `X` for `X.out`). */
-static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const tga_op *op) {
+static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const tga_op *op)
+{
     const tgm_schema *s = &op->f->schema;
     const char *ov = s->overload ? s->overload : "";
     size_t n = strlen(ov);
     const tga_op *found = NULL;
     if (n >= 4 && strcmp(ov + n - 4, "_out") == 0)
         found = find_op(ops, NULL, tgs_fmt(a, "%s.%.*s", s->base, (int)(n - 4), ov));
-    else if (strcmp(ov, "out") == 0)
-        found = find_op(ops, NULL, s->base);
+    else if (strcmp(ov, "out") == 0) found = find_op(ops, NULL, s->base);
     if (!found && op->f->autogen_from && op->f->autogen_from->kind == TGM_KIND_FUNCTIONAL)
         found = find_op(ops, op->f->autogen_from, NULL);
     if (!found && op->f->functional) found = find_op(ops, op->f->functional, NULL);
     return found;
 }
 
-static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
+static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
+{
     const tgm_func *f = op->f;
     if (!f->is_autogen) return 0;
-    tgm_loc loc = f->autogen_from && f->autogen_from->autogen_loc.line ? f->autogen_from->autogen_loc : f->loc;
+    tgm_loc loc = f->autogen_from && f->autogen_from->autogen_loc.line
+                      ? f->autogen_from->autogen_loc
+                      : f->loc;
     const tga_op *fn = autogen_functional(a, ops, op);
     if (!fn) {
         tgm_error(loc, "autogen '%s' needs a functional entry to copy from (e.g. '%s.%s')",
@@ -269,7 +294,8 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op) {
 /* ------------------------------------------------------------------ consistency */
 
 /* One symbol, one prototype: kernels shared between entries must have one signature. */
-static int check_kernel_symbols(const tga_ops *ops) {
+static int check_kernel_symbols(const tga_ops *ops)
+{
     int errors = 0;
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
@@ -279,12 +305,14 @@ static int check_kernel_symbols(const tga_ops *ops) {
                 const tga_op *o = &ops->ops[j];
                 bool clash = false;
                 for (int l = 0; l < o->nkernels && !clash; l++)
-                    clash = strcmp(o->kernels[l].symbol, ki->symbol) == 0 && strcmp(o->ksig, op->ksig) != 0;
+                    clash = strcmp(o->kernels[l].symbol, ki->symbol) == 0 &&
+                            strcmp(o->ksig, op->ksig) != 0;
                 if (!clash) continue;
-                tgm_error(ki->loc, "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
-                          "uses it as %s", ki->symbol, op->f->schema.full_name, op->ksig,
-                          o->f->schema.full_name, o->f->loc.file, o->f->loc.line, o->f->loc.col,
-                          o->ksig);
+                tgm_error(ki->loc,
+                          "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
+                          "uses it as %s",
+                          ki->symbol, op->f->schema.full_name, op->ksig, o->f->schema.full_name,
+                          o->f->loc.file, o->f->loc.line, o->f->loc.col, o->ksig);
                 errors++;
                 break;
             }
@@ -293,7 +321,8 @@ static int check_kernel_symbols(const tga_ops *ops) {
     return errors;
 }
 
-int tga_assign_kernels(tgm_arena *a, tga_ops *ops) {
+int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
+{
     int errors = 0;
     /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
     for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);

@@ -7,14 +7,16 @@
 #include "strbuf.h"
 
 /* Appends `word` lower-cased. */
-static void put_lower(tgs_buf *b, const char *word, size_t n) {
+static void put_lower(tgs_buf *b, const char *word, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         char c = (char)tolower((unsigned char)word[i]);
         tgs_putn(b, &c, 1);
     }
 }
 
-const char *tga_cname(tgm_arena *a, const tgm_func *f) {
+const char *tga_cname(tgm_arena *a, const tgm_func *f)
+{
     if (f->c_name) return f->c_name;
     const tgm_schema *s = &f->schema;
     tgs_buf b;
@@ -36,13 +38,15 @@ const char *tga_cname(tgm_arena *a, const tgm_func *f) {
     return tgs_finish(&b, a);
 }
 
-const char *tga_opname(tgm_arena *a, const tgm_func *f) {
+const char *tga_opname(tgm_arena *a, const tgm_func *f)
+{
     const tgm_schema *s = &f->schema;
     if (s->inplace && !s->dunder) return tgs_fmt(a, "%s_", s->base);
     return s->base;
 }
 
-const char *tga_enum_name(tgm_arena *a, const char *cname) {
+const char *tga_enum_name(tgm_arena *a, const char *cname)
+{
     char *e = tgs_fmt(a, "TG_OP_%s", cname);
     for (char *p = e; *p; p++) *p = (char)toupper((unsigned char)*p);
     return e;
@@ -51,20 +55,22 @@ const char *tga_enum_name(tgm_arena *a, const char *cname) {
 /* Names that cannot be C identifiers in our code: keywords, the macros of <stdbool.h>, and
  * `opts` (the options parameter). Generated locals start with `tg_`, which no schema uses. */
 static const char *const reserved[] = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
-    "NULL", "opts",
+    "auto",     "break",  "case",   "char",     "const",    "continue", "default",  "do",
+    "double",   "else",   "enum",   "extern",   "float",    "for",      "goto",     "if",
+    "inline",   "int",    "long",   "register", "restrict", "return",   "short",    "signed",
+    "sizeof",   "static", "struct", "switch",   "typedef",  "union",    "unsigned", "void",
+    "volatile", "while",  "bool",   "true",     "false",    "NULL",     "opts",
 };
 
-const char *tga_ident(tgm_arena *a, const char *name) {
+const char *tga_ident(tgm_arena *a, const char *name)
+{
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(reserved[i], name) == 0) return tgs_fmt(a, "%s_", name);
     return name;
 }
 
-const char *tga_key_prefix(tgm_key key) {
+const char *tga_key_prefix(tgm_key key)
+{
     switch (key) {
     case TGM_KEY_CPU: return "cpu";
     case TGM_KEY_CUDA: return "cuda";
@@ -74,12 +80,14 @@ const char *tga_key_prefix(tgm_key key) {
     }
 }
 
-const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel) {
+const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel)
+{
     const char *prefix = tga_key_prefix(key);
     return prefix ? tgs_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
 }
 
-const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s) {
+const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s)
+{
     bool named = true;
     for (int i = 0; i < s->nrets; i++)
         if (!s->rets[i].name) named = false;

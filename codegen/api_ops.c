@@ -10,7 +10,8 @@
 
 /* ------------------------------------------------------------------ arguments and returns */
 
-static int build_args(tgm_arena *a, tga_op *op) {
+static int build_args(tgm_arena *a, tga_op *op)
+{
     const tgm_schema *s = &op->f->schema;
     int errors = 0;
     op->nargs = s->nargs;
@@ -22,7 +23,8 @@ static int build_args(tgm_arena *a, tga_op *op) {
         ca->name = tga_ident(a, sa->name);
         ca->kind = tga_type_kind(&sa->type);
         if (ca->kind == TGA_UNSUPPORTED) {
-            tgm_error(sa->loc, "type '%s' of argument '%s' of '%s' has no C mapping in tgen "
+            tgm_error(sa->loc,
+                      "type '%s' of argument '%s' of '%s' has no C mapping in tgen "
                       "(see docs/generated-code.md, \"Type mapping\")",
                       tga_type_text(a, &sa->type), sa->name, s->full_name);
             errors++;
@@ -30,8 +32,8 @@ static int build_args(tgm_arena *a, tga_op *op) {
         }
         const char *why;
         const char *storage = tgs_fmt(a, "tg__default_%s_%s", op->cname, sa->name);
-        ca->default_expr = tga_default_expr(a, ca->kind, &sa->type, &sa->def, storage,
-                                            &ca->default_values, &why);
+        ca->default_expr =
+            tga_default_expr(a, ca->kind, &sa->type, &sa->def, storage, &ca->default_values, &why);
         if (ca->default_values) ca->default_array = storage;
         if (sa->def.kind != TGM_DEF_NONE_GIVEN && !ca->default_expr) {
             tgm_error(sa->loc, "default '%s' of argument '%s' (%s) of '%s': %s",
@@ -45,13 +47,17 @@ static int build_args(tgm_arena *a, tga_op *op) {
 }
 
 /* A Tensor[] return is a tg_tensor_list owning its array (docs/c-api.md, "Results"). */
-static tga_kind ret_kind(const tgm_type *t) {
+static tga_kind ret_kind(const tgm_type *t)
+{
     tga_kind k = tga_type_kind(t);
     return k == TGA_TENSOR || k == TGA_TENSOR_LIST || k == TGA_INT || k == TGA_DOUBLE ||
-           k == TGA_BOOL ? k : TGA_UNSUPPORTED;
+                   k == TGA_BOOL
+               ? k
+               : TGA_UNSUPPORTED;
 }
 
-static int build_rets(tgm_arena *a, tga_op *op) {
+static int build_rets(tgm_arena *a, tga_op *op)
+{
     const tgm_schema *s = &op->f->schema;
     if (s->nrets == 0) {
         tgm_error(op->f->loc, "'%s' returns nothing; tgen emits operators that return values",
@@ -83,16 +89,19 @@ static int build_rets(tgm_arena *a, tga_op *op) {
     return errors;
 }
 
-static void build_names(tgm_arena *a, tga_op *op) {
+static void build_names(tgm_arena *a, tga_op *op)
+{
     op->opname = tga_opname(a, op->f);
     op->enum_name = tga_enum_name(a, op->cname);
-    op->fn_name = op->ndefaulted ? tgs_fmt(a, "tg_%s_fn", op->cname) : tgs_fmt(a, "tg_%s", op->cname);
+    op->fn_name =
+        op->ndefaulted ? tgs_fmt(a, "tg_%s_fn", op->cname) : tgs_fmt(a, "tg_%s", op->cname);
     op->opts_name = op->ndefaulted ? tgs_fmt(a, "tg_%s_opts", op->cname) : NULL;
     op->kfn_type = tgs_fmt(a, "tg__kfn_%s", op->cname);
     op->boxed_name = tgs_fmt(a, "tg__boxed_%s", op->cname);
 }
 
-static void build_ksig(tgm_arena *a, tga_op *op) {
+static void build_ksig(tgm_arena *a, tga_op *op)
+{
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "%s(", op->ret_ctype ? op->ret_ctype : "?");
@@ -106,10 +115,15 @@ static void build_ksig(tgm_arena *a, tga_op *op) {
 
 /* ------------------------------------------------------------------ collisions */
 
-typedef struct name_use { const char *name; const tga_op *op; const char *what; } name_use;
+typedef struct name_use {
+    const char *name;
+    const tga_op *op;
+    const char *what;
+} name_use;
 
 /* Every public identifier an op defines; two ops defining the same one cannot both compile. */
-static int check_public_names(tgm_arena *a, const tga_ops *ops) {
+static int check_public_names(tgm_arena *a, const tga_ops *ops)
+{
     int cap = ops->n * 3 + 1, n = 0, errors = 0;
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
     for (int i = 0; i < ops->n; i++) {
@@ -124,10 +138,11 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops) {
         for (int j = 0; j < i; j++) {
             if (strcmp(uses[i].name, uses[j].name) != 0 || uses[i].op == uses[j].op) continue;
             const tgm_func *fi = uses[i].op->f, *fj = uses[j].op->f;
-            tgm_error(fi->loc, "C name '%s' (%s of '%s') is already used by '%s' at %s:%d:%d; "
-                      "give one of them a `c_name:`", uses[i].name, uses[i].what,
-                      fi->schema.full_name, fj->schema.full_name, fj->loc.file, fj->loc.line,
-                      fj->loc.col);
+            tgm_error(fi->loc,
+                      "C name '%s' (%s of '%s') is already used by '%s' at %s:%d:%d; "
+                      "give one of them a `c_name:`",
+                      uses[i].name, uses[i].what, fi->schema.full_name, fj->schema.full_name,
+                      fj->loc.file, fj->loc.line, fj->loc.col);
             errors++;
             break;
         }
@@ -137,7 +152,8 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops) {
 
 /* Ops returning the same result struct must agree on its fields; its name must not be an
  * op's C name. */
-static int check_result_structs(tgm_arena *a, const tga_ops *ops) {
+static int check_result_structs(tgm_arena *a, const tga_ops *ops)
+{
     int errors = 0;
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
@@ -151,12 +167,12 @@ static int check_result_structs(tgm_arena *a, const tga_ops *ops) {
             }
             if (j >= i || !o->ret_struct || strcmp(o->ret_struct, op->ret_struct) != 0) continue;
             bool same = o->nrets == op->nrets;
-            for (int r = 0; same && r < op->nrets; r++)
-                same = o->rets[r].kind == op->rets[r].kind;
+            for (int r = 0; same && r < op->nrets; r++) same = o->rets[r].kind == op->rets[r].kind;
             if (!same) {
-                tgm_error(op->f->loc, "result struct '%s' of '%s' differs from the one of '%s' "
-                          "(same return names, other types)", op->ret_struct,
-                          op->f->schema.full_name, o->f->schema.full_name);
+                tgm_error(op->f->loc,
+                          "result struct '%s' of '%s' differs from the one of '%s' "
+                          "(same return names, other types)",
+                          op->ret_struct, op->f->schema.full_name, o->f->schema.full_name);
                 errors++;
             }
         }
@@ -166,7 +182,8 @@ static int check_result_structs(tgm_arena *a, const tga_ops *ops) {
 
 /* ------------------------------------------------------------------ the whole view */
 
-int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out) {
+int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
+{
     int errors = 0;
     out->n = m->nfuncs;
     out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(m->nfuncs ? m->nfuncs : 1));
@@ -189,17 +206,20 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out) {
 
 /* ------------------------------------------------------------------ helpers */
 
-const tga_arg *tga_device_arg(const tga_op *op) {
+const tga_arg *tga_device_arg(const tga_op *op)
+{
     for (int i = 0; i < op->nargs; i++)
-        if (op->args[i].kind == TGA_DEVICE || op->args[i].kind == TGA_OPT_DEVICE) return &op->args[i];
+        if (op->args[i].kind == TGA_DEVICE || op->args[i].kind == TGA_OPT_DEVICE)
+            return &op->args[i];
     return NULL;
 }
 
-const char *tga_schema_comment(tgm_arena *a, const tgm_func *f) {
+const char *tga_schema_comment(tgm_arena *a, const tgm_func *f)
+{
     char *s = tgm_strdup(a, f->schema.text ? f->schema.text : f->schema.full_name);
     for (char *p = s; *p; p++) {
         if (*p == '\n' || *p == '\t') *p = ' ';
-        if (p[0] == '*' && p[1] == '/') p[1] = '|';   /* never close the comment early */
+        if (p[0] == '*' && p[1] == '/') p[1] = '|'; /* never close the comment early */
     }
     return s;
 }

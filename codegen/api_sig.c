@@ -8,12 +8,14 @@
 #include "api.h"
 #include "strbuf.h"
 
-const char *tga_var_decl(tgm_arena *a, const char *ctype, const char *name) {
+const char *tga_var_decl(tgm_arena *a, const char *ctype, const char *name)
+{
     size_t n = strlen(ctype);
     return tgs_fmt(a, "%s%s%s", ctype, n && ctype[n - 1] == '*' ? "" : " ", name);
 }
 
-const char *tga_kernel_params(tgm_arena *a, const tga_op *op) {
+const char *tga_kernel_params(tgm_arena *a, const tga_op *op)
+{
     if (op->nargs == 0) return "void";
     tgs_list params = { 0 };
     for (int i = 0; i < op->nargs; i++) {
@@ -23,31 +25,37 @@ const char *tga_kernel_params(tgm_arena *a, const tga_op *op) {
     return tgs_list_join(&params, a, ", ");
 }
 
-const char *tga_kernel_decl(tgm_arena *a, const tga_op *op, const char *name) {
+const char *tga_kernel_decl(tgm_arena *a, const tga_op *op, const char *name)
+{
     const char *fn = tgs_fmt(a, "%s(%s)", name, tga_kernel_params(a, op));
     return tga_var_decl(a, op->ret_ctype ? op->ret_ctype : "void", fn);
 }
 
-const char *tga_positional_params(tgm_arena *a, const tga_op *op) {
+const char *tga_positional_params(tgm_arena *a, const tga_op *op)
+{
     tgs_list params = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
-        if (!ca->default_expr && ca->kind) tgs_list_add(&params, a, tga_cdecl(a, ca->kind, ca->name));
+        if (!ca->default_expr && ca->kind)
+            tgs_list_add(&params, a, tga_cdecl(a, ca->kind, ca->name));
     }
     return tgs_list_join(&params, a, ", ");
 }
 
-const char *tga_public_prototype(tgm_arena *a, const tga_op *op) {
+const char *tga_public_prototype(tgm_arena *a, const tga_op *op)
+{
     const char *pos = tga_positional_params(a, op);
     const char *params = pos;
-    if (op->opts_name) params = *pos ? tgs_fmt(a, "%s, %s opts", pos, op->opts_name)
-                                     : tgs_fmt(a, "%s opts", op->opts_name);
+    if (op->opts_name)
+        params = *pos ? tgs_fmt(a, "%s, %s opts", pos, op->opts_name)
+                      : tgs_fmt(a, "%s opts", op->opts_name);
     if (!*params) params = "void";
     const char *fn = tgs_fmt(a, "%s(%s)", op->fn_name, params);
     return tga_var_decl(a, op->ret_ctype ? op->ret_ctype : "void", fn);
 }
 
-const char *tga_opts_struct(tgm_arena *a, const tga_op *op) {
+const char *tga_opts_struct(tgm_arena *a, const tga_op *op)
+{
     if (!op->opts_name) return "";
     tgs_buf b;
     tgs_buf_init(&b);
@@ -62,7 +70,8 @@ const char *tga_opts_struct(tgm_arena *a, const tga_op *op) {
     return tgs_finish(&b, a);
 }
 
-const char *tga_error_value(tgm_arena *a, const tga_op *op) {
+const char *tga_error_value(tgm_arena *a, const tga_op *op)
+{
     if (op->ret_struct) return tgs_fmt(a, "(%s){ 0 }", op->ret_struct);
     switch (op->nrets ? op->rets[0].kind : TGA_TENSOR) {
     case TGA_INT: return "0";
@@ -73,14 +82,15 @@ const char *tga_error_value(tgm_arena *a, const tga_op *op) {
     }
 }
 
-const char *tga_public_call(tgm_arena *a, const tga_op *op, const char *const *args) {
+const char *tga_public_call(tgm_arena *a, const tga_op *op, const char *const *args)
+{
     tgs_list pos = { 0 }, opts = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         if (op->args[i].default_expr)
             tgs_list_addf(&opts, a, ".%s = %s", op->args[i].name, args[i]);
-        else
-            tgs_list_add(&pos, a, args[i]);
+        else tgs_list_add(&pos, a, args[i]);
     }
-    if (op->opts_name) tgs_list_addf(&pos, a, "(%s){ %s }", op->opts_name, tgs_list_join(&opts, a, ", "));
+    if (op->opts_name)
+        tgs_list_addf(&pos, a, "(%s){ %s }", op->opts_name, tgs_list_join(&opts, a, ", "));
     return tgs_fmt(a, "%s(%s)", op->fn_name, tgs_list_join(&pos, a, ", "));
 }

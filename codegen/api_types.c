@@ -9,8 +9,8 @@
 #include "strbuf.h"
 
 typedef struct kind_info {
-    const char *ctype;       /* C type of parameters, fields and kernel arguments */
-    const char *box;         /* suffix of the generated unbox_/box_ helpers */
+    const char *ctype; /* C type of parameters, fields and kernel arguments */
+    const char *box;   /* suffix of the generated unbox_/box_ helpers */
 } kind_info;
 
 static const kind_info kinds[TGA_KIND_COUNT] = {
@@ -40,15 +40,18 @@ static const kind_info kinds[TGA_KIND_COUNT] = {
 };
 
 /* Picks between the plain and optional kind of a scalar-like type; lists of it unsupported. */
-static tga_kind plain_or_opt(const tgm_type *t, tga_kind plain, tga_kind opt) {
+static tga_kind plain_or_opt(const tgm_type *t, tga_kind plain, tga_kind opt)
+{
     if (t->is_list) return TGA_UNSUPPORTED;
     return t->elem_optional ? opt : plain;
 }
 
-tga_kind tga_type_kind(const tgm_type *t) {
+tga_kind tga_type_kind(const tgm_type *t)
+{
     switch (t->base) {
     case TGM_TENSOR:
-        if (t->is_list) return t->elem_optional || t->list_optional ? TGA_UNSUPPORTED : TGA_TENSOR_LIST;
+        if (t->is_list)
+            return t->elem_optional || t->list_optional ? TGA_UNSUPPORTED : TGA_TENSOR_LIST;
         return t->elem_optional ? TGA_OPT_TENSOR : TGA_TENSOR;
     case TGM_INT:
     case TGM_SYMINT:
@@ -74,18 +77,21 @@ tga_kind tga_type_kind(const tgm_type *t) {
 const char *tga_ctype(tga_kind k) { return kinds[k].ctype; }
 const char *tga_box_suffix(tga_kind k) { return kinds[k].box; }
 
-bool tga_kind_is_tensor(tga_kind k) {
+bool tga_kind_is_tensor(tga_kind k)
+{
     return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST;
 }
 
-const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name) {
+const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name)
+{
     const char *c = kinds[k].ctype;
     size_t n = strlen(c);
     if (n && c[n - 1] == '*') return tgs_fmt(a, "%s%s", c, name);
     return tgs_fmt(a, "%s %s", c, name);
 }
 
-const char *tga_type_text(tgm_arena *a, const tgm_type *t) {
+const char *tga_type_text(tgm_arena *a, const tgm_type *t)
+{
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_puts(&b, tgm_base_name(t->base));
@@ -100,28 +106,47 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t) {
 
 /* ------------------------------------------------------------------ defaults */
 
-typedef struct ident_map { const char *schema; const char *c; } ident_map;
+typedef struct ident_map {
+    const char *schema;
+    const char *c;
+} ident_map;
 
 static const ident_map dtype_idents[] = {
-    { "bool", "TG_BOOL" }, { "uint8", "TG_UINT8" }, { "int8", "TG_INT8" },
-    { "short", "TG_INT16" }, { "int16", "TG_INT16" }, { "int", "TG_INT32" },
-    { "int32", "TG_INT32" }, { "long", "TG_INT64" }, { "int64", "TG_INT64" },
-    { "half", "TG_FLOAT16" }, { "float16", "TG_FLOAT16" }, { "bfloat16", "TG_BFLOAT16" },
-    { "float", "TG_FLOAT32" }, { "float32", "TG_FLOAT32" }, { "double", "TG_FLOAT64" },
-    { "float64", "TG_FLOAT64" }, { NULL, NULL },
+    { "bool", "TG_BOOL" },
+    { "uint8", "TG_UINT8" },
+    { "int8", "TG_INT8" },
+    { "short", "TG_INT16" },
+    { "int16", "TG_INT16" },
+    { "int", "TG_INT32" },
+    { "int32", "TG_INT32" },
+    { "long", "TG_INT64" },
+    { "int64", "TG_INT64" },
+    { "half", "TG_FLOAT16" },
+    { "float16", "TG_FLOAT16" },
+    { "bfloat16", "TG_BFLOAT16" },
+    { "float", "TG_FLOAT32" },
+    { "float32", "TG_FLOAT32" },
+    { "double", "TG_FLOAT64" },
+    { "float64", "TG_FLOAT64" },
+    { NULL, NULL },
 };
 static const ident_map layout_idents[] = { { "strided", "TG_STRIDED" }, { NULL, NULL } };
 static const ident_map memory_format_idents[] = {
-    { "contiguous_format", "TG_CONTIGUOUS_FORMAT" }, { "preserve_format", "TG_PRESERVE_FORMAT" },
-    { "channels_last", "TG_CHANNELS_LAST" }, { "channels_last_3d", "TG_CHANNELS_LAST_3D" },
+    { "contiguous_format", "TG_CONTIGUOUS_FORMAT" },
+    { "preserve_format", "TG_PRESERVE_FORMAT" },
+    { "channels_last", "TG_CHANNELS_LAST" },
+    { "channels_last_3d", "TG_CHANNELS_LAST_3D" },
     { NULL, NULL },
 };
 /* `int reduction=Mean`: PyTorch's at::Reduction values. */
-static const ident_map int_idents[] = { { "None", "0" }, { "Mean", "1" }, { "Sum", "2" }, { NULL, NULL } };
+static const ident_map int_idents[] = {
+    { "None", "0" }, { "Mean", "1" }, { "Sum", "2" }, { NULL, NULL }
+};
 
 static const ident_map bool_idents[] = { { "True", "true" }, { "False", "false" }, { NULL, NULL } };
 
-static const char *map_ident(const ident_map *m, const char *text) {
+static const char *map_ident(const ident_map *m, const char *text)
+{
     for (; m->schema; m++)
         if (strcmp(m->schema, text) == 0) return m->c;
     return NULL;
@@ -130,9 +155,12 @@ static const char *map_ident(const ident_map *m, const char *text) {
 /* Struct-valued defaults are brace lists, not the TG_NONE_* compound literals: gcc warns
  * (-Woverride-init-side-effects, on by default) when a caller's designated initializer
  * overrides a compound literal, because creating one counts as a side effect. */
-static const char *none_expr(tga_kind k) {
+static const char *none_expr(tga_kind k)
+{
     switch (k) {
-    case TGA_OPT_TENSOR: case TGA_OPT_GENERATOR: case TGA_OPT_STR: return "NULL";
+    case TGA_OPT_TENSOR:
+    case TGA_OPT_GENERATOR:
+    case TGA_OPT_STR: return "NULL";
     case TGA_OPT_INT: return "{ false, 0 }";
     case TGA_OPT_INT_LIST: return "{ NULL, 0 }";
     case TGA_OPT_DOUBLE: return "{ false, 0 }";
@@ -146,17 +174,21 @@ static const char *none_expr(tga_kind k) {
 }
 
 /* A floating literal as C reads it: the schema's text when it is a plain number. */
-static const char *double_expr(tgm_arena *a, const tgm_default *d) {
+static const char *double_expr(tgm_arena *a, const tgm_default *d)
+{
     if (d->kind == TGM_DEF_INT) return tgs_fmt(a, "%lld", (long long)d->i);
     if (isnan(d->f)) return "NAN";
     if (isinf(d->f)) return d->f < 0 ? "-INFINITY" : "INFINITY";
-    if (d->text && *d->text && strspn(d->text, "0123456789.eE+-") == strlen(d->text)) return d->text;
+    if (d->text && *d->text && strspn(d->text, "0123456789.eE+-") == strlen(d->text))
+        return d->text;
     return tgs_fmt(a, "%.17g", d->f);
 }
 
 /* The values of an int list default, "0, 1" (n of them): `[0, 1]`, `[]`, or a bare int that
  * `int[N]` repeats N times. */
-static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_default *d, int *count) {
+static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_default *d,
+                                   int *count)
+{
     const int64_t *vals = d->ints;
     int n = d->n;
     int64_t single = d->i;
@@ -168,13 +200,15 @@ static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_de
     }
     tgs_buf b;
     tgs_buf_init(&b);
-    for (int i = 0; i < n; i++) tgs_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
+    for (int i = 0; i < n; i++)
+        tgs_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
     *count = n;
     return tgs_finish(&b, a);
 }
 
 /* 'none' or "none" as a C string literal (from the decoded string when the parser gave one). */
-static const char *str_expr(tgm_arena *a, const tgm_default *d) {
+static const char *str_expr(tgm_arena *a, const tgm_default *d)
+{
     const char *text = d->str ? d->str : d->text;
     size_t n = strlen(text);
     if (!d->str && n >= 2 && (text[0] == '\'' || text[0] == '"') && text[n - 1] == text[0]) {
@@ -194,11 +228,15 @@ static const char *str_expr(tgm_arena *a, const tgm_default *d) {
     return tgs_finish(&b, a);
 }
 
-static const char *ident_expr(tga_kind k, const char *text) {
+static const char *ident_expr(tga_kind k, const char *text)
+{
     switch (k) {
-    case TGA_DTYPE: case TGA_OPT_DTYPE: return map_ident(dtype_idents, text);
-    case TGA_LAYOUT: case TGA_OPT_LAYOUT: return map_ident(layout_idents, text);
-    case TGA_MEMORY_FORMAT: case TGA_OPT_MEMORY_FORMAT: return map_ident(memory_format_idents, text);
+    case TGA_DTYPE:
+    case TGA_OPT_DTYPE: return map_ident(dtype_idents, text);
+    case TGA_LAYOUT:
+    case TGA_OPT_LAYOUT: return map_ident(layout_idents, text);
+    case TGA_MEMORY_FORMAT:
+    case TGA_OPT_MEMORY_FORMAT: return map_ident(memory_format_idents, text);
     case TGA_INT: return map_ident(int_idents, text);
     case TGA_BOOL: return map_ident(bool_idents, text);
     default: return NULL;
@@ -207,15 +245,18 @@ static const char *ident_expr(tga_kind k, const char *text) {
 
 /* The optional kinds wrap the plain value: `int? x=2` -> { true, 2 } (a brace list, see
  * none_expr). */
-static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v) {
-    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL) return tgs_fmt(a, "{ true, %s }", v);
+static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v)
+{
+    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL)
+        return tgs_fmt(a, "{ true, %s }", v);
     return v;
 }
 
 /* A present int list: the empty one, or `storage` (static, so that overriding it is no side
  * effect either) holding the values. */
 static const char *int_list_expr(tgm_arena *a, const tgm_type *t, const tgm_default *d,
-                                 const char *storage, const char **values) {
+                                 const char *storage, const char **values)
+{
     int n;
     *values = int_list_values(a, t, d, &n);
     if (n == 0) {
@@ -226,7 +267,8 @@ static const char *int_list_expr(tgm_arena *a, const tgm_type *t, const tgm_defa
 }
 
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
-                             const char *list_storage, const char **list_values, const char **why) {
+                             const char *list_storage, const char **list_values, const char **why)
+{
     *why = NULL;
     *list_values = NULL;
     const char *v = NULL;
@@ -238,7 +280,8 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
         return v;
     case TGM_DEF_INT:
     case TGM_DEF_INT_LIST:
-        if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST) return int_list_expr(a, t, d, list_storage, list_values);
+        if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST)
+            return int_list_expr(a, t, d, list_storage, list_values);
         if (d->kind == TGM_DEF_INT && (k == TGA_INT || k == TGA_OPT_INT))
             return wrap_some(a, k, tgs_fmt(a, "%lld", (long long)d->i));
         if (d->kind == TGM_DEF_INT && (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE))
@@ -258,14 +301,15 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
         if (v) return v;
         *why = "unknown constant for this type";
         return NULL;
-    default:
-        break;
+    default: break;
     }
     *why = "a default of this kind cannot be given to this type";
     return NULL;
 }
 
-bool tga_is_out_arg(const tgm_arg *a) {
+bool tga_is_out_arg(const tgm_arg *a)
+{
     if (a->is_out) return true;
-    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list && a->type.alias.is_write;
+    return a->kwarg_only && a->type.base == TGM_TENSOR && !a->type.is_list &&
+           a->type.alias.is_write;
 }

@@ -33,15 +33,11 @@ static void *xcalloc(size_t n)
     return p;
 }
 
-tgm_arena *tgm_arena_new(void)
-{
-    return xcalloc(sizeof(tgm_arena));
-}
+tgm_arena *tgm_arena_new(void) { return xcalloc(sizeof(tgm_arena)); }
 
 void tgm_arena_free(tgm_arena *a)
 {
-    if (!a)
-        return;
+    if (!a) return;
     for (tgm_block *b = a->head, *next; b; b = next) {
         next = b->next;
         free(b);
@@ -53,8 +49,7 @@ void *tgm_alloc(tgm_arena *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
     n = (n + align - 1) & ~(align - 1);
-    if (n == 0)
-        n = align;
+    if (n == 0) n = align;
     tgm_block *b = a->head;
     if (!b || b->size - b->used < n) {
         size_t size = n > TGM_BLOCK / 4 ? n : TGM_BLOCK;
@@ -73,7 +68,7 @@ void *tgm_alloc(tgm_arena *a, size_t n)
     }
     void *p = b->data + b->used;
     b->used += n;
-    return p;   /* blocks come from calloc and are never reused, so p is zeroed */
+    return p; /* blocks come from calloc and are never reused, so p is zeroed */
 }
 
 char *tgm_strndup(tgm_arena *a, const char *s, size_t n)
@@ -84,10 +79,7 @@ char *tgm_strndup(tgm_arena *a, const char *s, size_t n)
     return p;
 }
 
-char *tgm_strdup(tgm_arena *a, const char *s)
-{
-    return tgm_strndup(a, s, strlen(s));
-}
+char *tgm_strdup(tgm_arena *a, const char *s) { return tgm_strndup(a, s, strlen(s)); }
 
 /* ---- string map ---- */
 
@@ -95,14 +87,13 @@ struct tgm_name_map {
     tgm_arena *arena;
     const char **keys;
     void **vals;
-    size_t cap, count;        /* cap is a power of two; load kept under 1/2 */
+    size_t cap, count; /* cap is a power of two; load kept under 1/2 */
 };
 
 static size_t hash_str(const char *s)
 {
-    size_t h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    size_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
@@ -119,15 +110,13 @@ tgm_name_map *tgm__map_new(tgm_arena *a)
 static size_t slot_of(const tgm_name_map *m, const char *key)
 {
     size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
-        i = (i + 1) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
     return i;
 }
 
 void *tgm__map_get(const tgm_name_map *m, const char *key)
 {
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     size_t i = slot_of(m, key);
     return m->keys[i] ? m->vals[i] : NULL;
 }
@@ -135,8 +124,7 @@ void *tgm__map_get(const tgm_name_map *m, const char *key)
 void *tgm__map_put(tgm_name_map *m, const char *key, void *val)
 {
     size_t i = slot_of(m, key);
-    if (m->keys[i])
-        return m->vals[i];
+    if (m->keys[i]) return m->vals[i];
     if ((m->count + 1) * 2 > m->cap) {
         tgm_name_map big = { m->arena, NULL, NULL, m->cap * 2, 0 };
         big.keys = tgm_alloc(m->arena, big.cap * sizeof *big.keys);

@@ -9,7 +9,7 @@
 typedef struct tgm_arena tgm_arena;
 tgm_arena *tgm_arena_new(void);
 void tgm_arena_free(tgm_arena *a);
-void *tgm_alloc(tgm_arena *a, size_t n);              /* zeroed, never NULL (aborts on OOM) */
+void *tgm_alloc(tgm_arena *a, size_t n); /* zeroed, never NULL (aborts on OOM) */
 char *tgm_strndup(tgm_arena *a, const char *s, size_t n);
 char *tgm_strdup(tgm_arena *a, const char *s);
 

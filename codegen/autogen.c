@@ -19,8 +19,7 @@
 
 static tgm_type strip_write(tgm_type t)
 {
-    if (t.alias.is_write)
-        t.alias = (tgm_alias){ 0 };
+    if (t.alias.is_write) t.alias = (tgm_alias){ 0 };
     return t;
 }
 
@@ -37,8 +36,7 @@ static void set_name(tgm_arena *a, tgm_schema *s, const char *full)
 static bool returns_alias(const tgm_schema *s, const char *set)
 {
     for (int i = 0; i < s->nrets; i++)
-        if (s->rets[i].type.alias.set && !strcmp(s->rets[i].type.alias.set, set))
-            return true;
+        if (s->rets[i].type.alias.set && !strcmp(s->rets[i].type.alias.set, set)) return true;
     return false;
 }
 
@@ -59,8 +57,7 @@ static void make_functional(tgm_arena *a, const tgm_func *e, tgm_schema *s)
     }
     for (int i = 0; i < es->nargs; i++) {
         const tgm_arg *arg = &es->args[i];
-        if (!arg->type.alias.is_write || returns_alias(es, arg->type.alias.set))
-            continue;
+        if (!arg->type.alias.is_write || returns_alias(es, arg->type.alias.set)) continue;
         tgm_return *r = TGS_PUSH(a, s->rets, s->nrets, rcap);
         *r = (tgm_return){ arg->loc, tgs_fmt(a, "%s_out", arg->name), strip_write(arg->type) };
     }
@@ -87,14 +84,12 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
     for (int i = 0; i < es->nargs; i++) {
         tgm_arg *arg = TGS_PUSH(a, s->args, s->nargs, acap);
         *arg = es->args[i];
-        if (i == 0 && e->kind == TGM_KIND_INPLACE)
-            arg->type = strip_write(arg->type);
+        if (i == 0 && e->kind == TGM_KIND_INPLACE) arg->type = strip_write(arg->type);
     }
     /* What the out= arguments receive: E's returns, or `self` for an in-place `-> ()`. */
     tgm_return results[64];
     int nres = 0;
-    for (int i = 0; i < es->nrets && nres < 64; i++)
-        results[nres++] = es->rets[i];
+    for (int i = 0; i < es->nrets && nres < 64; i++) results[nres++] = es->rets[i];
     if (nres == 0 && e->kind == TGM_KIND_INPLACE)
         results[nres++] = (tgm_return){ loc, NULL, es->args[0].type };
     if (nres == 0) {
@@ -117,7 +112,7 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
         *out = (tgm_arg){ .loc = loc, .kwarg_only = true, .is_out = true };
         out->name = nres == 1 ? "out" : tgs_fmt(a, "out%d", i);
         out->type = results[i].type;
-        out->type.alias = (tgm_alias){ 0 };   /* E's own `(a!)` must not block letter a */
+        out->type.alias = (tgm_alias){ 0 }; /* E's own `(a!)` must not block letter a */
         out->type.alias = (tgm_alias){ unused_alias(a, s, &next), true, NULL };
     }
     for (int i = 0; i < nres && !any_list; i++) {
@@ -134,15 +129,14 @@ static void derivable_names(tgm_arena *a, const tgm_func *e, const char **out_na
 {
     const tgm_schema *es = &e->schema;
     const char *base = es->base;
-    if (es->dunder && e->kind == TGM_KIND_INPLACE)
-        base = tgs_fmt(a, "__%s", es->base + 3);
+    if (es->dunder && e->kind == TGM_KIND_INPLACE) base = tgs_fmt(a, "__%s", es->base + 3);
     const char *ov = es->overload;
     *out_name = *ov ? tgs_fmt(a, "%s.%s_out", base, ov) : tgs_fmt(a, "%s.out", base);
     *fn_name = NULL;
-    const char *fbase = e->kind == TGM_KIND_MUTABLE ? tgs_fmt(a, "%s_functional", base)
-                        : e->kind == TGM_KIND_INPLACE ? base : NULL;
-    if (fbase)
-        *fn_name = *ov ? tgs_fmt(a, "%s.%s", fbase, ov) : fbase;
+    const char *fbase = e->kind == TGM_KIND_MUTABLE   ? tgs_fmt(a, "%s_functional", base)
+                        : e->kind == TGM_KIND_INPLACE ? base
+                                                      : NULL;
+    if (fbase) *fn_name = *ov ? tgs_fmt(a, "%s.%s", fbase, ov) : fbase;
 }
 
 static void synthesise(tgm_model *m, tgm_func *e, const char *name, tgm_loc loc)
@@ -159,14 +153,15 @@ static void synthesise(tgm_model *m, tgm_func *e, const char *name, tgm_loc loc)
     g->loc = loc;
     g->schema.loc = loc;
     if (!strcmp(name, out_name)) {
-        if (!make_out(a, e, loc, &g->schema))
-            return;
+        if (!make_out(a, e, loc, &g->schema)) return;
     } else if (fn_name && !strcmp(name, fn_name)) {
         make_functional(a, e, &g->schema);
     } else {
         if (fn_name)
-            tgm_error(loc, "cannot autogenerate '%s' from '%s': the names it can derive are '%s' and '%s'",
-                      name, e->schema.full_name, fn_name, out_name);
+            tgm_error(
+                loc,
+                "cannot autogenerate '%s' from '%s': the names it can derive are '%s' and '%s'",
+                name, e->schema.full_name, fn_name, out_name);
         else
             tgm_error(loc, "cannot autogenerate '%s' from '%s': the out= variant would be '%s'",
                       name, e->schema.full_name, out_name);

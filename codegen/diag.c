@@ -10,10 +10,8 @@ static void vdiag(tgm_loc loc, const char *what, const char *fmt, va_list ap)
 {
     if (loc.file && loc.line > 0)
         fprintf(stderr, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, what);
-    else if (loc.file)
-        fprintf(stderr, "%s: %s: ", loc.file, what);
-    else
-        fprintf(stderr, "tgen: %s: ", what);
+    else if (loc.file) fprintf(stderr, "%s: %s: ", loc.file, what);
+    else fprintf(stderr, "tgen: %s: ", what);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
@@ -35,7 +33,4 @@ void tgm_note(tgm_loc loc, const char *fmt, ...)
     va_end(ap);
 }
 
-int tgm_error_count(void)
-{
-    return g_errors;
-}
+int tgm_error_count(void) { return g_errors; }

@@ -15,7 +15,8 @@
 /* ------------------------------------------------------------------ writing */
 
 /* The file's current content (NULL when it does not exist or cannot be read). */
-static char *read_file(const char *path, size_t *len) {
+static char *read_file(const char *path, size_t *len)
+{
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     tgs_buf b;
@@ -29,7 +30,8 @@ static char *read_file(const char *path, size_t *len) {
     return b.data;
 }
 
-static bool unchanged(const tge_file *f) {
+static bool unchanged(const tge_file *f)
+{
     size_t len = 0;
     char *old = read_file(f->path, &len);
     bool same = old && len == strlen(f->text) && memcmp(old, f->text, len) == 0;
@@ -37,7 +39,8 @@ static bool unchanged(const tge_file *f) {
     return same;
 }
 
-static int write_file(const tge_file *f) {
+static int write_file(const tge_file *f)
+{
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", f->path, (long)getpid());
     FILE *out = fopen(tmp, "wb");
@@ -54,14 +57,16 @@ static int write_file(const tge_file *f) {
     return 0;
 }
 
-static void make_dir(const char *dir) {
+static void make_dir(const char *dir)
+{
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------------ entry point */
 
-int tge_emit_all(const tgm_model *m, const tge_options *o) {
+int tge_emit_all(const tgm_model *m, const tge_options *o)
+{
     int errors_before = tgm_error_count();
     tge_ctx c = { 0 };
     c.model = m;

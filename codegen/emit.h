@@ -5,10 +5,10 @@
 #include "model.h"
 
 typedef struct tge_options {
-    const char *templates_dir;    /* templates/ */
-    const char *out_dir;          /* generated/ */
-    const char *docs_dir;         /* docs/ (the operator reference goes here); NULL: skip */
-    const char *source_desc;      /* "specs/native_functions.yaml, specs/derivatives.yaml" for headers */
+    const char *templates_dir; /* templates/ */
+    const char *out_dir;       /* generated/ */
+    const char *docs_dir;      /* docs/ (the operator reference goes here); NULL: skip */
+    const char *source_desc; /* "specs/native_functions.yaml, specs/derivatives.yaml" for headers */
 } tge_options;
 
 /* Renders every output file in memory first; reports errors as `file:line:col: error:` against

@@ -22,10 +22,8 @@ static const char *comment_text(tge_ctx *c, const char *s)
 {
     char *t = tgm_strdup(c->arena, s);
     for (char *p = t; *p; p++) {
-        if (*p == '\n' || *p == '\t' || *p == '\r')
-            *p = ' ';
-        if (p[0] == '*' && p[1] == '/')
-            p[1] = '|';
+        if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
+        if (p[0] == '*' && p[1] == '/') p[1] = '|';
     }
     return t;
 }
@@ -49,20 +47,19 @@ static void source_fields(tge_ctx *c, const tgf_deriv *d, bool out, int i, tga_k
             tgs_list_addf(fields, c->arena, "bool %s_defined;   /* not None */", F(0));
         return;
     }
-    if (u & TGF_USE_SIZES)
-        tgs_list_addf(fields, c->arena, "tg_saved_sizes %s;", F(TGF_USE_SIZES));
+    if (u & TGF_USE_SIZES) tgs_list_addf(fields, c->arena, "tg_saved_sizes %s;", F(TGF_USE_SIZES));
     if ((u & TGF_USE_DIM) && !(u & TGF_USE_SIZES))
         tgs_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_DIM));
     if ((u & TGF_USE_NUMEL) && !(u & TGF_USE_SIZES))
         tgs_list_addf(fields, c->arena, "int64_t %s;", F(TGF_USE_NUMEL));
-    if (u & TGF_USE_DTYPE)
-        tgs_list_addf(fields, c->arena, "tg_dtype %s;", F(TGF_USE_DTYPE));
-    if (u & TGF_USE_DEVICE)
-        tgs_list_addf(fields, c->arena, "tg_device %s;", F(TGF_USE_DEVICE));
+    if (u & TGF_USE_DTYPE) tgs_list_addf(fields, c->arena, "tg_dtype %s;", F(TGF_USE_DTYPE));
+    if (u & TGF_USE_DEVICE) tgs_list_addf(fields, c->arena, "tg_device %s;", F(TGF_USE_DEVICE));
     if (u & TGF_USE_VALUE)
         tgs_list_addf(fields, c->arena, "%s;%s", tga_cdecl(c->arena, kind, F(TGF_USE_VALUE)),
                       kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST || kind == TGA_STR ||
-                      kind == TGA_OPT_STR ? "   /* points after the struct */" : "");
+                              kind == TGA_OPT_STR
+                          ? "   /* points after the struct */"
+                          : "");
 #undef F
 }
 
@@ -71,10 +68,8 @@ static tgs_list node_fields(tge_ctx *c, const tgf_deriv *d)
     const tga_op *op = d->op;
     tgs_list fields = { 0 };
     tgs_list_add(&fields, c->arena, "tg_node base;");
-    for (int i = 0; i < op->nargs; i++)
-        source_fields(c, d, false, i, op->args[i].kind, &fields);
-    for (int i = 0; i < op->nrets; i++)
-        source_fields(c, d, true, i, op->rets[i].kind, &fields);
+    for (int i = 0; i < op->nargs; i++) source_fields(c, d, false, i, op->args[i].kind, &fields);
+    for (int i = 0; i < op->nrets; i++) source_fields(c, d, true, i, op->rets[i].kind, &fields);
     for (int k = 0; k < d->nlist_sizes; k++)
         tgs_list_addf(&fields, c->arena, "tg_int_list %s;   /* points after the struct */",
                       tgf_list_size_field(c->arena, d, k));
@@ -84,8 +79,7 @@ static tgs_list node_fields(tge_ctx *c, const tgf_deriv *d)
 static const char *fn_name(tge_ctx *c, const tgf_deriv *d, const tgf_formula *f)
 {
     tgs_list l = { 0 };
-    for (int k = 0; k < f->src->nvars; k++)
-        tgs_list_add(&l, c->arena, f->src->var_names[k]);
+    for (int k = 0; k < f->src->nvars; k++) tgs_list_add(&l, c->arena, f->src->var_names[k]);
     return tgs_fmt(c->arena, "%s_%s", d->node_name, tgs_list_join(&l, c->arena, "_"));
 }
 
@@ -93,10 +87,9 @@ static const char *needs_any(tge_ctx *c, const tgf_deriv *d, const tgf_formula *
 {
     tgs_list l = { 0 };
     for (int k = 0; k < f->src->nvars; k++)
-        if (f->edges[k] < 0)   /* the elements of a Tensor[]: the edges after the fixed ones */
+        if (f->edges[k] < 0) /* the elements of a Tensor[]: the edges after the fixed ones */
             tgs_list_addf(&l, c->arena, "tg__gen_needs_from(node, %d)", d->nedges);
-        else
-            tgs_list_addf(&l, c->arena, "tg__node_needs_input_grad(node, %d)", f->edges[k]);
+        else tgs_list_addf(&l, c->arena, "tg__node_needs_input_grad(node, %d)", f->edges[k]);
     const char *s = tgs_list_join(&l, c->arena, " || ");
     return f->src->nvars > 1 ? tgs_fmt(c->arena, "(%s)", s) : s;
 }
@@ -111,9 +104,11 @@ static const char *formula_call(tge_ctx *c, const tgf_deriv *d, const tgf_formul
                        tgs_c_string(c->arena, f->root->c));
     if (f->src->nvars > 1)
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = %s(n, grads, out);", cond, fn);
-    if (f->edges[0] < 0)   /* a Tensor[] argument: one gradient per element edge */
-        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__gen_distribute(node, %d, %s(n, grads), out, \"%s\");",
-                       cond, d->nedges, fn, f->src->vars);
+    if (f->edges[0] < 0) /* a Tensor[] argument: one gradient per element edge */
+        return tgs_fmt(
+            c->arena,
+            "if (%s)\n    tg_rc = tg__gen_distribute(node, %d, %s(n, grads), out, \"%s\");", cond,
+            d->nedges, fn, f->src->vars);
     return tgs_fmt(c->arena, "if (%s && !(out[%d] = %s(n, grads)))\n    tg_rc = -1;", cond,
                    f->edges[0], fn);
 }
@@ -128,8 +123,7 @@ static const char *release_saved(tge_ctx *c, const templates *t, const tgf_deriv
             if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
                 tgs_list_addf(&releases, c->arena, "tg__saved_release(&n->%s);",
                               tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
-    if (releases.n == 0)
-        return "";
+    if (releases.n == 0) return "";
     tgt_set_list(e, "releases", &releases);
     return tgt_render_str(&t->release, e, c->arena);
 }
@@ -141,15 +135,15 @@ static const char *node_code(tge_ctx *c, const templates *t, const tgf_deriv *d)
     const char *type = node_type(c, d);
     for (int i = 0; i < d->nformulas; i++) {
         const tgf_formula *f = &d->formulas[i];
-        if (!f->root)
-            continue;
+        if (!f->root) continue;
         if (f->root->kind != TGF_NOT_IMPL) {
-            tgs_list_addf(&formulas, c->arena, "%s\n", tgf_compile(c->arena, d, f, fn_name(c, d, f), type));
+            tgs_list_addf(&formulas, c->arena, "%s\n",
+                          tgf_compile(c->arena, d, f, fn_name(c, d, f), type));
             compiled = true;
         }
         tgs_list_add(&calls, c->arena, formula_call(c, d, f));
     }
-    if (!compiled) {   /* only compiled formulas are called with n, grads and out */
+    if (!compiled) { /* only compiled formulas are called with n, grads and out */
         tgs_list_add(&unused, c->arena, "(void)n;");
         tgs_list_add(&unused, c->arena, "(void)grads;");
         tgs_list_add(&unused, c->arena, "(void)out;");
@@ -174,8 +168,7 @@ static const char *node_code(tge_ctx *c, const templates *t, const tgf_deriv *d)
 static const char *below_call(tge_ctx *c, const tga_op *op)
 {
     tgs_list args = { 0 };
-    for (int i = 0; i < op->nargs; i++)
-        tgs_list_add(&args, c->arena, op->args[i].name);
+    for (int i = 0; i < op->nargs; i++) tgs_list_add(&args, c->arena, op->args[i].name);
     return tgs_fmt(c->arena, "tg__below_%s(%s)", op->cname, tgs_list_join(&args, c->arena, ", "));
 }
 
@@ -190,10 +183,10 @@ static tgs_list tensor_check(tge_ctx *c, const tga_op *op, const char *check, co
     const char *prefix = negate ? "" : tgs_fmt(c->arena, "\"%s\", ", op->opname);
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
-        if (is_tensor_kind(op->args[i].kind))
-            tgs_list_add(&single, c->arena, name);
+        if (is_tensor_kind(op->args[i].kind)) tgs_list_add(&single, c->arena, name);
         else if (op->args[i].kind == TGA_TENSOR_LIST)
-            tgs_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check, prefix, name, name);
+            tgs_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check, prefix, name,
+                          name);
     }
     if (single.n) {
         tgs_list_addf(&lines, c->arena, "tg_tensor *const tg_in[] = { %s };",
@@ -202,8 +195,8 @@ static tgs_list tensor_check(tge_ctx *c, const tga_op *op, const char *check, co
     }
     const char *all = tgs_list_join(&tests, c->arena, " || ");
     if (tests.n)
-        tgs_list_addf(&lines, c->arena, negate ? "if (!(%s))\n    return %s;" : "if (%s)\n    return %s;",
-                      all, fail);
+        tgs_list_addf(&lines, c->arena,
+                      negate ? "if (!(%s))\n    return %s;" : "if (%s)\n    return %s;", all, fail);
     return lines;
 }
 
@@ -214,7 +207,8 @@ static const char *ret_val(tge_ctx *c, const tga_op *op, int i)
 }
 
 /* Saves input i (before the op) or output i (after it) into the node `tg_n`. */
-static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool out, int i, bool inplace)
+static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool out, int i,
+                        bool inplace)
 {
     const tga_op *op = d->op;
     unsigned u = out ? d->output_uses[i] : d->input_uses[i];
@@ -226,11 +220,13 @@ static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool ou
         if (!out && inplace && i == 0)
             /* The formula needs self as it was: save a copy made before the op (PyTorch's
              * original_self), recorded by autograd so that double backward reaches self. */
-            tgs_list_addf(lines, a, "tg_tensor *tg_orig = tg_clone(%s);\n"
-                                    "if (!tg_orig) {\n    tg__node_release(&tg_n->base);\n"
-                                    "    return %s;\n}\n"
-                                    "tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
-                                    "tg_release(tg_orig);", v, tga_error_value(a, op), F(TGF_USE_TENSOR));
+            tgs_list_addf(lines, a,
+                          "tg_tensor *tg_orig = tg_clone(%s);\n"
+                          "if (!tg_orig) {\n    tg__node_release(&tg_n->base);\n"
+                          "    return %s;\n}\n"
+                          "tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
+                          "tg_release(tg_orig);",
+                          v, tga_error_value(a, op), F(TGF_USE_TENSOR));
         else
             tgs_list_addf(lines, a, "tg__saved_save(&tg_n->%s, %s, %s, %d);", F(TGF_USE_TENSOR), v,
                           out ? "true" : "false", out ? i : 0);
@@ -250,8 +246,9 @@ static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool ou
         tgs_list_addf(lines, a, "tg_n->%s = tg_tensor_device(%s);", F(TGF_USE_DEVICE), v);
     if (u & TGF_USE_VALUE) {
         if (kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST)
-            tgs_list_addf(lines, a, "tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);", F(TGF_USE_VALUE), v);
-        else if (kind != TGA_STR && kind != TGA_OPT_STR)   /* strings: save_inputs, last */
+            tgs_list_addf(lines, a, "tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);",
+                          F(TGF_USE_VALUE), v);
+        else if (kind != TGA_STR && kind != TGA_OPT_STR) /* strings: save_inputs, last */
             tgs_list_addf(lines, a, "tg_n->%s = %s;", F(TGF_USE_VALUE), v);
     }
 #undef F
@@ -263,8 +260,7 @@ static const char *extra_bytes(tge_ctx *c, const tgf_deriv *d)
     const tga_op *op = d->op;
     tgs_list ints = { 0 }, strs = { 0 };
     for (int i = 0; i < op->nargs; i++) {
-        if (!(d->input_uses[i] & TGF_USE_VALUE))
-            continue;
+        if (!(d->input_uses[i] & TGF_USE_VALUE)) continue;
         tga_kind k = op->args[i].kind;
         if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST)
             tgs_list_addf(&ints, c->arena, "tg__gen_ints_bytes(%s)", op->args[i].name);
@@ -274,8 +270,7 @@ static const char *extra_bytes(tge_ctx *c, const tgf_deriv *d)
     for (int k = 0; k < d->nlist_sizes; k++)
         tgs_list_addf(&ints, c->arena, "(size_t)%s.len * sizeof(int64_t)",
                       op->args[d->list_sizes[k].arg].name);
-    for (int i = 0; i < strs.n; i++)
-        tgs_list_add(&ints, c->arena, strs.items[i]);
+    for (int i = 0; i < strs.n; i++) tgs_list_add(&ints, c->arena, strs.items[i]);
     return ints.n ? tgs_list_join(&ints, c->arena, " + ") : NULL;
 }
 
@@ -327,8 +322,7 @@ static const char *record_expr(tge_ctx *c, const tga_op *op, const tgf_node *n)
     case TGF_LIT: return n->c;
     case TGF_INPUT: return op->args[n->index].name;
     case TGF_COP:
-        if (n->nargs == 1)
-            return tgs_fmt(c->arena, "(%s%s)", n->c, record_expr(c, op, n->args[0]));
+        if (n->nargs == 1) return tgs_fmt(c->arena, "(%s%s)", n->c, record_expr(c, op, n->args[0]));
         return tgs_fmt(c->arena, "(%s %s %s)", record_expr(c, op, n->args[0]), n->c,
                        record_expr(c, op, n->args[1]));
     default: return "0";
@@ -346,8 +340,7 @@ static tgs_list save_inputs(tge_ctx *c, const tgf_deriv *d, bool inplace)
         tgs_list_addf(&lines, c->arena, "tg_n->%s = tg__gen_keep_list_sizes(%s, %s, &tg_cursor);",
                       tgf_list_size_field(c->arena, d, k), op->args[d->list_sizes[k].arg].name,
                       record_expr(c, op, d->list_sizes[k].dim));
-    for (int i = 0; i < op->nargs; i++)
-        save_source(c, &lines, d, false, i, inplace);
+    for (int i = 0; i < op->nargs; i++) save_source(c, &lines, d, false, i, inplace);
     for (int i = 0; i < op->nargs; i++) {
         tga_kind k = op->args[i].kind;
         if ((d->input_uses[i] & TGF_USE_VALUE) && (k == TGA_STR || k == TGA_OPT_STR))
@@ -369,13 +362,16 @@ static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, con
     tgs_list saves = { 0 }, links = edges(c, op, d, node);
     if (d) {
         const char *next = d->list_arg < 0 ? tgs_fmt(c->arena, "%d", d->nedges)
-                           : tgs_fmt(c->arena, "%d + (int)%s.len", d->nedges, op->args[d->list_arg].name);
-        tgt_setf(e, "node_new", "%s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, %s, %s);",
+                                           : tgs_fmt(c->arena, "%d + (int)%s.len", d->nedges,
+                                                     op->args[d->list_arg].name);
+        tgt_setf(e, "node_new",
+                 "%s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, %s, %s);",
                  node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
                  d->node_name, noutputs, next);
         saves = save_inputs(c, d, inplace);
     } else {
-        tgt_setf(e, "node_new", "tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, %s, %s);",
+        tgt_setf(e, "node_new",
+                 "tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, %s, %s);",
                  op->cname, noutputs, num_next(c, op));
     }
     tgt_set(e, "decl", decl);
@@ -398,9 +394,10 @@ static const char *record_list_kernel(tge_ctx *c, const templates *t, const tga_
     tgt_env *e = record_env(c, op, d, decl, "(int)tg_r.len", false);
     tgs_list history = { 0 };
     if (!d || d->output_diff[0])
-        tgs_list_addf(&history, c->arena, "for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
-                                          "    if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
-                                          "        tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);",
+        tgs_list_addf(&history, c->arena,
+                      "for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
+                      "    if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
+                      "        tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);",
                       d ? "&tg_n->base" : "tg_n");
     tgt_set_list(e, "history", &history);
     return tgt_render_str(&t->record_list, e, c->arena);
@@ -417,13 +414,13 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
     tgs_list history = { 0 }, saves = { 0 };
     for (int i = 0; i < op->nrets; i++)
         if (!d || d->output_diff[i])
-            tgs_list_addf(&history, c->arena, "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
+            tgs_list_addf(&history, c->arena,
+                          "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
                           ret_val(c, op, i), ret_val(c, op, i), node, i);
-    for (int i = 0; d && i < op->nrets; i++)
-        save_source(c, &saves, d, true, i, inplace);
-    const char *check = tgs_fmt(c->arena, "if (tg__check_inplace(\"%s\", %s))\n    return %s;",
-                                op->opname, op->nargs ? op->args[0].name : "NULL",
-                                tga_error_value(c->arena, op));
+    for (int i = 0; d && i < op->nrets; i++) save_source(c, &saves, d, true, i, inplace);
+    const char *check =
+        tgs_fmt(c->arena, "if (tg__check_inplace(\"%s\", %s))\n    return %s;", op->opname,
+                op->nargs ? op->args[0].name : "NULL", tga_error_value(c->arena, op));
     tgt_set(e, "inplace_check", inplace ? check : "");
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
     tgt_set(e, "result0", ret_val(c, op, 0));
@@ -435,7 +432,8 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
 static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, const char *decl)
 {
     tgt_env *e = tge_env(c);
-    tgs_list check = tensor_check(c, op, "tg__check_out_no_grad", tga_error_value(c->arena, op), false);
+    tgs_list check =
+        tensor_check(c, op, "tg__check_out_no_grad", tga_error_value(c->arena, op), false);
     tgt_set(e, "decl", decl);
     tgt_set_list(e, "check", &check);
     tgt_set(e, "below_call", below_call(c, op));
@@ -447,7 +445,8 @@ static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, 
 static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
                                const tgf_derivs *ds, const char **not_impl_node)
 {
-    const char *decl = tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__autograd_kernel_%s", op->cname));
+    const char *decl =
+        tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__autograd_kernel_%s", op->cname));
     *not_impl_node = "";
     switch (op->autograd) {
     case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
@@ -466,18 +465,18 @@ static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
 
 /* The schema comment, `tg__below_<cname>` (the public call with autograd excluded) and the
  * kernel. */
-static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op, const tgf_derivs *ds)
+static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op,
+                               const tgf_derivs *ds)
 {
     const char *not_impl_node;
     const char *kernel = kernel_body(c, t, op, ds, &not_impl_node);
-    if (!kernel)
-        return NULL;
+    if (!kernel) return NULL;
     const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
-    for (int i = 0; i < op->nargs; i++)
-        args[i] = op->args[i].name;
+    for (int i = 0; i < op->nargs; i++) args[i] = op->args[i].name;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
-    tgt_set(e, "below_decl", tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__below_%s", op->cname)));
+    tgt_set(e, "below_decl",
+            tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__below_%s", op->cname)));
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
     tgt_set(e, "public_call", tga_public_call(c->arena, op, args));
     tgt_set(e, "not_impl_node", not_impl_node);
@@ -490,9 +489,12 @@ static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op,
 static templates load_templates(tge_ctx *c)
 {
     return (templates){
-        tge_template(c, "tg_autograd_node.c.in"), tge_template(c, "tg_autograd_release.c.in"),
-        tge_template(c, "tg_autograd_kernel.c.in"), tge_template(c, "tg_autograd_not_impl.c.in"),
-        tge_template(c, "tg_autograd_out.c.in"), tge_template(c, "tg_autograd_record.c.in"),
+        tge_template(c, "tg_autograd_node.c.in"),
+        tge_template(c, "tg_autograd_release.c.in"),
+        tge_template(c, "tg_autograd_kernel.c.in"),
+        tge_template(c, "tg_autograd_not_impl.c.in"),
+        tge_template(c, "tg_autograd_out.c.in"),
+        tge_template(c, "tg_autograd_record.c.in"),
         tge_template(c, "tg_autograd_record_list.c.in"),
     };
 }
@@ -500,25 +502,21 @@ static templates load_templates(tge_ctx *c)
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0)
-        return;
+    if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     for (int i = 0; i < ds.n; i++)
-        if (ds.d[i].op)
-            tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
+        if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *k = kernel_code(c, &t, op, &ds);
-        if (k)
-            tgs_list_addf(&kernels, c->arena, "%s\n", k);
+        if (k) tgs_list_addf(&kernels, c->arena, "%s\n", k);
         if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i])
-            tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname, op->f->schema.full_name);
+            tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
+                          op->f->schema.full_name);
     }
-    if (nodes.n == 0)
-        tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
-    if (kernels.n == 0)
-        tgs_list_add(&kernels, c->arena, "/* (none) */");
+    if (nodes.n == 0) tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
+    if (kernels.n == 0) tgs_list_add(&kernels, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "nodes", &nodes);
     tgt_set_list(e, "kernels", &kernels);

@@ -4,7 +4,8 @@
 #include "emit_internal.h"
 
 /* "return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);" */
-static const char *push_results(tge_ctx *c, const tga_op *op) {
+static const char *push_results(tge_ctx *c, const tga_op *op)
+{
     if (!op->ret_struct) {
         tga_kind k = op->rets ? op->rets[0].kind : TGA_TENSOR;
         if (k == TGA_TENSOR) return "return tg__push_tensors(tg_s, &tg_r, 1);";
@@ -15,7 +16,8 @@ static const char *push_results(tge_ctx *c, const tga_op *op) {
     for (int r = 0; r < op->nrets; r++) all_tensors = all_tensors && op->rets[r].kind == TGA_TENSOR;
     tgs_list fields = { 0 };
     if (all_tensors) {
-        for (int r = 0; r < op->nrets; r++) tgs_list_addf(&fields, c->arena, "tg_r.%s", op->rets[r].name);
+        for (int r = 0; r < op->nrets; r++)
+            tgs_list_addf(&fields, c->arena, "tg_r.%s", op->rets[r].name);
         return tgs_fmt(c->arena, "return tg__push_tensors(tg_s, (tg_tensor *[]){ %s }, %d);",
                        tgs_list_join(&fields, c->arena, ", "), op->nrets);
     }
@@ -24,23 +26,30 @@ static const char *push_results(tge_ctx *c, const tga_op *op) {
     tgs_buf_init(&b);
     for (int r = 0; r < op->nrets; r++) {
         if (op->rets[r].kind == TGA_TENSOR)
-            tgs_printf(&b, "if (tg__push_tensors(tg_s, &tg_r.%s, 1)) return -1;\n", op->rets[r].name);
+            tgs_printf(&b, "if (tg__push_tensors(tg_s, &tg_r.%s, 1)) return -1;\n",
+                       op->rets[r].name);
         else
-            tgs_printf(&b, "tg__push_%s(tg_s, tg_r.%s);\n", tga_box_suffix(op->rets[r].kind), op->rets[r].name);
+            tgs_printf(&b, "tg__push_%s(tg_s, tg_r.%s);\n", tga_box_suffix(op->rets[r].kind),
+                       op->rets[r].name);
     }
     tgs_puts(&b, "return 0;");
     return tgs_finish(&b, c->arena);
 }
 
-static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
+static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
+{
     tgs_list decls = { 0 }, unbox = { 0 }, args = { 0 };
-    if (op->nargs) tgs_list_addf(&decls, c->arena, "const tg_ivalue *tg_a = &tg_s->v[tg_s->n - %d];", op->nargs);
+    if (op->nargs)
+        tgs_list_addf(&decls, c->arena, "const tg_ivalue *tg_a = &tg_s->v[tg_s->n - %d];",
+                      op->nargs);
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         tgs_list_addf(&decls, c->arena, "%s;", tga_cdecl(c->arena, ca->kind, ca->name));
-        tgs_list_addf(&unbox, c->arena, "if (tg__unbox_%s(&tg_a[%d], &%s)) return tg__boxed_bad_arg(tg_s, %d, %d, \"%s\", \"%s\", \"%s\");",
-                      tga_box_suffix(ca->kind), i, ca->name, op->nargs, i, op->f->schema.full_name,
-                      ca->arg->name, tga_type_text(c->arena, &ca->arg->type));
+        tgs_list_addf(
+            &unbox, c->arena,
+            "if (tg__unbox_%s(&tg_a[%d], &%s)) return tg__boxed_bad_arg(tg_s, %d, %d, \"%s\", \"%s\", \"%s\");",
+            tga_box_suffix(ca->kind), i, ca->name, op->nargs, i, op->f->schema.full_name,
+            ca->arg->name, tga_type_text(c->arena, &ca->arg->type));
         tgs_list_add(&args, c->arena, ca->name);
     }
     tgt_env *e = tge_env(c);
@@ -57,7 +66,8 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_boxed(tge_ctx *c) {
+void tge_emit_boxed(tge_ctx *c)
+{
     tgs_list callers = tge_per_op(c, "tg_boxed_caller.c.in", caller);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "callers", &callers);

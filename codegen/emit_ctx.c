@@ -2,18 +2,21 @@
  * and the queue of output files that emit.c writes at the end. Not an emitter itself. */
 #include "emit_internal.h"
 
-tgt_template tge_template(tge_ctx *c, const char *name) {
+tgt_template tge_template(tge_ctx *c, const char *name)
+{
     return tgt_load(c->arena, c->opts->templates_dir, name);
 }
 
-tgt_env *tge_env(tge_ctx *c) {
+tgt_env *tge_env(tge_ctx *c)
+{
     tgt_env *e = tgt_env_new(c->arena);
     tgt_set(e, "source", c->source);
     return e;
 }
 
 tgs_list tge_per_op(tge_ctx *c, const char *item_template,
-                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op)) {
+                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op))
+{
     tgt_template t = tge_template(c, item_template);
     tgs_list items = { 0 };
     for (int i = 0; i < c->ops.n; i++) tgs_list_add(&items, c->arena, item(c, &t, &c->ops.ops[i]));
@@ -21,13 +24,15 @@ tgs_list tge_per_op(tge_ctx *c, const char *item_template,
 }
 
 void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
-                     const char *name) {
+                     const char *name)
+{
     tgt_template t = tge_template(c, template_name);
     tge_add_file(c, dir, name, tgt_render_str(&t, e, c->arena));
 }
 
-void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text) {
-    if (!text) return;   /* its template failed: already reported */
+void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text)
+{
+    if (!text) return; /* its template failed: already reported */
     if (c->nfiles == TGE_MAX_FILES) {
         tgm_error((tgm_loc){ name, 0, 0 }, "tgen: too many output files (raise TGE_MAX_FILES)");
         return;

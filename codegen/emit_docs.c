@@ -4,19 +4,22 @@
 #include "emit_internal.h"
 
 /* "`tg_add(self, other)`, options `.alpha`". */
-static const char *call_line(tge_ctx *c, const tga_op *op) {
+static const char *call_line(tge_ctx *c, const tga_op *op)
+{
     tgs_list pos = { 0 }, opts = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         if (ca->default_expr) tgs_list_addf(&opts, c->arena, "`.%s`", ca->name);
         else tgs_list_add(&pos, c->arena, ca->name);
     }
-    const char *call = tgs_fmt(c->arena, "`tg_%s(%s)`", op->cname, tgs_list_join(&pos, c->arena, ", "));
+    const char *call =
+        tgs_fmt(c->arena, "`tg_%s(%s)`", op->cname, tgs_list_join(&pos, c->arena, ", "));
     if (!opts.n) return call;
     return tgs_fmt(c->arena, "%s, options %s", call, tgs_list_join(&opts, c->arena, ", "));
 }
 
-static const char *slot_names(tge_ctx *c, int slots) {
+static const char *slot_names(tge_ctx *c, int slots)
+{
     tgs_list names = { 0 };
     if (slots & TGA_SLOT_CPU) tgs_list_add(&names, c->arena, "CPU");
     if (slots & TGA_SLOT_CUDA) tgs_list_add(&names, c->arena, "CUDA");
@@ -24,7 +27,8 @@ static const char *slot_names(tge_ctx *c, int slots) {
     return tgs_list_join(&names, c->arena, ", ");
 }
 
-static const char *dispatch_line(tge_ctx *c, const tga_op *op) {
+static const char *dispatch_line(tge_ctx *c, const tga_op *op)
+{
     tgs_list parts = { 0 };
     for (int k = 0; k < op->nkernels; k++) {
         const tga_kernel *kn = &op->kernels[k];
@@ -35,30 +39,34 @@ static const char *dispatch_line(tge_ctx *c, const tga_op *op) {
         else if (kn->origin == TGA_KERNEL_AUTOGEN)
             what = tgs_fmt(c->arena, " (autogen: `%s`, then copy into out)", kn->target);
         else if (kn->origin == TGA_KERNEL_SCALAR)
-            what = tgs_fmt(c->arena, " (Scalar overload: wraps its Scalars, then calls `%s`)", kn->target);
+            what = tgs_fmt(c->arena, " (Scalar overload: wraps its Scalars, then calls `%s`)",
+                           kn->target);
         else if (kn->origin == TGA_KERNEL_AUTOGRAD)
             what = op->autograd == TGA_AUTOGRAD_RECORD ? " (records the backward node)"
-                   : op->autograd == TGA_AUTOGRAD_OUT ? " (refuses arguments that require grad)"
-                                                      : " (backward not implemented)";
+                   : op->autograd == TGA_AUTOGRAD_OUT  ? " (refuses arguments that require grad)"
+                                                       : " (backward not implemented)";
         tgs_list_addf(&parts, c->arena, "%s → `%s`%s%s", slot_names(c, kn->slots), kn->symbol, what,
                       kn->cuda_only ? " (builds with CUDA)" : "");
     }
     return parts.n ? tgs_list_join(&parts, c->arena, "; ") : "none";
 }
 
-static const char *variants(const tga_op *op) {
+static const char *variants(const tga_op *op)
+{
     if (op->f->variant_function && op->f->variant_method) return "function, method";
     if (op->f->variant_method) return "method";
     return "function";
 }
 
-static const char *signature(tge_ctx *c, const tga_op *op) {
+static const char *signature(tge_ctx *c, const tga_op *op)
+{
     const char *proto = tgs_fmt(c->arena, "%s;", tga_public_prototype(c->arena, op));
     if (!op->opts_name) return proto;
     return tgs_fmt(c->arena, "%s\n%s", tga_opts_struct(c->arena, op), proto);
 }
 
-static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op) {
+static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op)
+{
     tgt_env *e = tge_env(c);
     tgt_set(e, "cname", op->cname);
     /* With its blank line, so that an operator without `doc:` gets no empty paragraph. */
@@ -71,12 +79,14 @@ static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_docs(tge_ctx *c) {
+void tge_emit_docs(tge_ctx *c)
+{
     tgs_list index = { 0 }, entries = tge_per_op(c, "ops_entry.md.in", entry);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         tgs_list kernels = { 0 };
-        for (int k = 0; k < op->nkernels; k++) tgs_list_addf(&kernels, c->arena, "`%s`", op->kernels[k].symbol);
+        for (int k = 0; k < op->nkernels; k++)
+            tgs_list_addf(&kernels, c->arena, "`%s`", op->kernels[k].symbol);
         tgs_list_addf(&index, c->arena, "| [`tg_%s`](#tg_%s) | `%s` | %s |", op->cname, op->cname,
                       op->f->schema.full_name, tgs_list_join(&kernels, c->arena, ", "));
     }

@@ -11,16 +11,16 @@
 #define TGE_MAX_FILES 16
 
 typedef struct tge_file {
-    const char *path;          /* where it is written */
-    const char *text;          /* its whole content */
+    const char *path; /* where it is written */
+    const char *text; /* its whole content */
 } tge_file;
 
 typedef struct tge_ctx {
     const tgm_model *model;
     const tge_options *opts;
-    tgm_arena *arena;          /* everything emitted lives here until tge_emit_all returns */
+    tgm_arena *arena; /* everything emitted lives here until tge_emit_all returns */
     tga_ops ops;
-    const char *source;        /* "specs/native_functions.yaml", for the generated-by line */
+    const char *source; /* "specs/native_functions.yaml", for the generated-by line */
     tge_file files[TGE_MAX_FILES];
     int nfiles;
 } tge_ctx;
@@ -40,14 +40,14 @@ tgs_list tge_per_op(tge_ctx *c, const char *item_template,
                     const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op));
 
 /* ---- one emitter per generated file, called by emit.c ---- */
-void tge_emit_ops_h(tge_ctx *c);         /* generated/tg_ops.h */
-void tge_emit_kernels_h(tge_ctx *c);     /* generated/tg_kernels.h */
-void tge_emit_ops_c(tge_ctx *c);         /* generated/tg_ops.c */
-void tge_emit_register(tge_ctx *c);      /* generated/tg_register.c */
-void tge_emit_structured(tge_ctx *c);    /* generated/tg_structured.c */
-void tge_emit_boxed(tge_ctx *c);         /* generated/tg_boxed.c */
-void tge_emit_op_list(tge_ctx *c);       /* generated/tg_op_list.h */
-void tge_emit_autograd(tge_ctx *c);      /* generated/tg_autograd.c, tg_grad_op_list.h */
-void tge_emit_docs(tge_ctx *c);          /* docs/ops.md */
+void tge_emit_ops_h(tge_ctx *c);      /* generated/tg_ops.h */
+void tge_emit_kernels_h(tge_ctx *c);  /* generated/tg_kernels.h */
+void tge_emit_ops_c(tge_ctx *c);      /* generated/tg_ops.c */
+void tge_emit_register(tge_ctx *c);   /* generated/tg_register.c */
+void tge_emit_structured(tge_ctx *c); /* generated/tg_structured.c */
+void tge_emit_boxed(tge_ctx *c);      /* generated/tg_boxed.c */
+void tge_emit_op_list(tge_ctx *c);    /* generated/tg_op_list.h */
+void tge_emit_autograd(tge_ctx *c);   /* generated/tg_autograd.c, tg_grad_op_list.h */
+void tge_emit_docs(tge_ctx *c);       /* docs/ops.md */
 
 #endif

@@ -3,7 +3,8 @@
 
 #include "emit_internal.h"
 
-static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, const char *symbol) {
+static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, const char *symbol)
+{
     for (int i = 0; i <= op_index; i++) {
         const tga_op *o = &c->ops.ops[i];
         int nk = i == op_index ? kernel_index : o->nkernels;
@@ -13,7 +14,8 @@ static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, co
     return false;
 }
 
-void tge_emit_kernels_h(tge_ctx *c) {
+void tge_emit_kernels_h(tge_ctx *c)
+{
     tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
@@ -25,14 +27,15 @@ void tge_emit_kernels_h(tge_ctx *c) {
             const tga_kernel *kn = &op->kernels[k];
             if (kn->origin == TGA_KERNEL_WRITTEN) {
                 if (declared_before(c, i, k, kn->symbol)) continue;
-                tgs_list_addf(&protos, c->arena, "/* %s */\n%s;\n", tga_schema_comment(c->arena, op->f),
+                tgs_list_addf(&protos, c->arena, "/* %s */\n%s;\n",
+                              tga_schema_comment(c->arena, op->f),
                               tga_kernel_decl(c->arena, op, kn->symbol));
             } else if (kn->origin == TGA_KERNEL_AUTOGRAD) {
-                tgs_list_addf(&autograd, c->arena, "%s;   /* %s */", tga_kernel_decl(c->arena, op, kn->symbol),
-                              op->f->schema.full_name);
+                tgs_list_addf(&autograd, c->arena, "%s;   /* %s */",
+                              tga_kernel_decl(c->arena, op, kn->symbol), op->f->schema.full_name);
             } else {
-                tgs_list_addf(&glue, c->arena, "%s;   /* %s */", tga_kernel_decl(c->arena, op, kn->symbol),
-                              op->f->schema.full_name);
+                tgs_list_addf(&glue, c->arena, "%s;   /* %s */",
+                              tga_kernel_decl(c->arena, op, kn->symbol), op->f->schema.full_name);
             }
         }
     }

@@ -2,7 +2,8 @@
  * of their own (a `CUDA:` dispatch entry), which the CUDA coverage test checks. */
 #include "emit_internal.h"
 
-void tge_emit_op_list(tge_ctx *c) {
+void tge_emit_op_list(tge_ctx *c)
+{
     tgs_list items = { 0 }, cuda = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
@@ -10,7 +11,7 @@ void tge_emit_op_list(tge_ctx *c) {
         bool has_cuda = false;
         for (int k = 0; k < op->nkernels; k++)
             if (op->kernels[k].key == TGM_KEY_CUDA && op->kernels[k].origin == TGA_KERNEL_WRITTEN)
-                has_cuda = true;   /* its own `CUDA:` entry, not structured/autogen glue */
+                has_cuda = true; /* its own `CUDA:` entry, not structured/autogen glue */
         if (has_cuda)
             tgs_list_addf(&cuda, c->arena, "X(%s, \"%s\") \\", op->cname, op->f->schema.full_name);
     }

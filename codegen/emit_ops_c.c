@@ -4,12 +4,14 @@
 #include "emit_internal.h"
 
 /* How the stub reads argument i: by name, or from the options struct. */
-static const char *arg_ref(tge_ctx *c, const tga_arg *ca) {
+static const char *arg_ref(tge_ctx *c, const tga_arg *ca)
+{
     return ca->default_expr ? tgs_fmt(c->arena, "opts.%s", ca->name) : ca->name;
 }
 
 /* NULL checks of required tensors (and of each tensor of a list). */
-static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out) {
+static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out)
+{
     bool returns_tensor = !op->ret_struct && op->rets && op->rets[0].kind == TGA_TENSOR;
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
@@ -22,21 +24,24 @@ static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out) {
             tgs_list_addf(out, c->arena, "if (%s) return tg__null_arg(\"%s\", \"%s\");", cond,
                           op->opname, ca->arg->name);
         else
-            tgs_list_addf(out, c->arena, "if (%s) { tg__null_arg(\"%s\", \"%s\"); return %s; }", cond,
-                          op->opname, ca->arg->name, tga_error_value(c->arena, op));
+            tgs_list_addf(out, c->arena, "if (%s) { tg__null_arg(\"%s\", \"%s\"); return %s; }",
+                          cond, op->opname, ca->arg->name, tga_error_value(c->arena, op));
     }
 }
 
 /* The key set before exclusions: the union of the tensor arguments' keys; an op without
  * tensors dispatches on its device option, else on CPU. */
-static const char *key_expr(tge_ctx *c, const tga_op *op) {
+static const char *key_expr(tge_ctx *c, const tga_op *op)
+{
     tgs_list terms = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         const char *ref = arg_ref(c, ca);
         if (ca->kind == TGA_TENSOR) tgs_list_addf(&terms, c->arena, "tg__tensor_keys(%s)", ref);
-        else if (ca->kind == TGA_OPT_TENSOR) tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
-        else if (ca->kind == TGA_TENSOR_LIST) tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
+        else if (ca->kind == TGA_OPT_TENSOR)
+            tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
+        else if (ca->kind == TGA_TENSOR_LIST)
+            tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
     }
     if (terms.n == 1) return terms.items[0];
     if (terms.n) return tgs_fmt(c->arena, "(%s)", tgs_list_join(&terms, c->arena, " | "));
@@ -45,13 +50,15 @@ static const char *key_expr(tge_ctx *c, const tga_op *op) {
     return "tg__or_cpu(0)";
 }
 
-static const char *call_args(tge_ctx *c, const tga_op *op) {
+static const char *call_args(tge_ctx *c, const tga_op *op)
+{
     tgs_list args = { 0 };
     for (int i = 0; i < op->nargs; i++) tgs_list_add(&args, c->arena, arg_ref(c, &op->args[i]));
     return tgs_list_join(&args, c->arena, ", ");
 }
 
-static const char *result_suffix(tga_kind k) {
+static const char *result_suffix(tga_kind k)
+{
     switch (k) {
     case TGA_INT: return "int";
     case TGA_DOUBLE: return "double";
@@ -63,7 +70,8 @@ static const char *result_suffix(tga_kind k) {
 
 /* The kernel call and the return. The kernel runs with scope recording suspended (what its
  * inner public calls return is its own business); what it returns is recorded afterwards. */
-static const char *call_and_return(tge_ctx *c, const tga_op *op) {
+static const char *call_and_return(tge_ctx *c, const tga_op *op)
+{
     const char *call = tgs_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
     tga_kind k0 = op->rets ? op->rets[0].kind : TGA_TENSOR;
     bool tensor_result = op->ret_struct || k0 == TGA_TENSOR;
@@ -87,7 +95,8 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op) {
         } else {
             for (int r = 0; r < op->nrets; r++)
                 if (op->rets[r].kind == TGA_TENSOR)
-                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", op->rets[r].name, op->rets[r].name);
+                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", op->rets[r].name,
+                               op->rets[r].name);
             tgs_puts(&b, "return tg_r;");
         }
     }
@@ -95,17 +104,21 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op) {
 }
 
 /* The fallback's results, taken from the stack tg_call_boxed leaves. */
-static const char *unbox_results(tge_ctx *c, const tga_op *op) {
+static const char *unbox_results(tge_ctx *c, const tga_op *op)
+{
     if (!op->ret_struct)
-        return tgs_fmt(c->arena, "return tg__boxed_result_%s(&tg_s, 1, 0);", result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
+        return tgs_fmt(c->arena, "return tg__boxed_result_%s(&tg_s, 1, 0);",
+                       result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
     tgs_list fields = { 0 };
     for (int r = 0; r < op->nrets; r++)
-        tgs_list_addf(&fields, c->arena, "tg__boxed_result_%s(&tg_s, %d, %d)", result_suffix(op->rets[r].kind),
-                      op->nrets, r);
-    return tgs_fmt(c->arena, "return (%s){ %s };", op->ret_struct, tgs_list_join(&fields, c->arena, ", "));
+        tgs_list_addf(&fields, c->arena, "tg__boxed_result_%s(&tg_s, %d, %d)",
+                      result_suffix(op->rets[r].kind), op->nrets, r);
+    return tgs_fmt(c->arena, "return (%s){ %s };", op->ret_struct,
+                   tgs_list_join(&fields, c->arena, ", "));
 }
 
-static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
+static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op)
+{
     tgs_list boxes = { 0 }, checks = { 0 };
     for (int i = 0; i < op->nargs; i++)
         tgs_list_addf(&boxes, c->arena, "tg__box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
@@ -114,7 +127,8 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
 
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
-    tgt_set(e, "fallback_decl", tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "fallback_%s", op->cname)));
+    tgt_set(e, "fallback_decl",
+            tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "fallback_%s", op->cname)));
     tgt_set_list(e, "box_args", &boxes);
     tgt_set(e, "full_name", op->f->schema.full_name);
     tgt_set(e, "error_value", tga_error_value(c->arena, op));
@@ -129,14 +143,15 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_ops_c(tge_ctx *c) {
+void tge_emit_ops_c(tge_ctx *c)
+{
     tgs_list stubs = tge_per_op(c, "tg_ops_stub.c.in", stub), arrays = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         for (int a = 0; a < op->nargs; a++)
             if (op->args[a].default_array)
-                tgs_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };", op->args[a].default_array,
-                              op->args[a].default_values);
+                tgs_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };",
+                              op->args[a].default_array, op->args[a].default_values);
     }
     if (arrays.n == 0) tgs_list_add(&arrays, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);

@@ -6,7 +6,8 @@
 
 /* `#define tg_add(self, other, ...) tg_add_fn((self), (other), (tg_add_opts){ .alpha = 1,
  * __VA_ARGS__ })`: the defaults first, so the caller's designated initializers override them. */
-static const char *options_macro(tge_ctx *c, const tga_op *op) {
+static const char *options_macro(tge_ctx *c, const tga_op *op)
+{
     if (!op->opts_name) return "";
     tgs_list params = { 0 }, args = { 0 }, defaults = { 0 };
     for (int i = 0; i < op->nargs; i++) {
@@ -27,7 +28,8 @@ static const char *options_macro(tge_ctx *c, const tga_op *op) {
 }
 
 /* The doc comment's body: the spec's `doc:` wrapped at ~92 columns, plus ownership notes. */
-static const char *doc_lines(tge_ctx *c, const tga_op *op) {
+static const char *doc_lines(tge_ctx *c, const tga_op *op)
+{
     tgs_buf b;
     tgs_buf_init(&b);
     const char *doc = op->f->doc;
@@ -52,15 +54,20 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op) {
         tgs_puts(&b, "\n");
     }
     const tgm_schema *s = &op->f->schema;
-    if (s->inplace) tgs_printf(&b, " * In place: returns a new reference to `%s`.\n", op->nargs ? op->args[0].name : "self");
-    else if (op->f->kind == TGM_KIND_OUT) tgs_puts(&b, " * Writes into the out= tensor and returns a new reference to it.\n");
+    if (s->inplace)
+        tgs_printf(&b, " * In place: returns a new reference to `%s`.\n",
+                   op->nargs ? op->args[0].name : "self");
+    else if (op->f->kind == TGM_KIND_OUT)
+        tgs_puts(&b, " * Writes into the out= tensor and returns a new reference to it.\n");
     tgs_printf(&b, " * Kernel%s: ", op->nkernels == 1 ? "" : "s");
-    for (int i = 0; i < op->nkernels; i++) tgs_printf(&b, "%s%s", i ? ", " : "", op->kernels[i].symbol);
+    for (int i = 0; i < op->nkernels; i++)
+        tgs_printf(&b, "%s%s", i ? ", " : "", op->kernels[i].symbol);
     tgs_puts(&b, ".");
     return tgs_finish(&b, c->arena);
 }
 
-static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op) {
+static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op)
+{
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "doc", doc_lines(c, op));
@@ -68,7 +75,8 @@ static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op) 
     tgs_list arrays = { 0 };
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].default_array)
-            tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];", op->args[i].default_array);
+            tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];",
+                          op->args[i].default_array);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_setf(e, "prototype", "%s;", tga_public_prototype(c->arena, op));
     tgt_set(e, "macro", options_macro(c, op));
@@ -76,13 +84,15 @@ static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op) 
 }
 
 /* Result structs, each once (several ops share tg_values_indices). */
-static void result_structs(tge_ctx *c, tgs_list *out) {
+static void result_structs(tge_ctx *c, tgs_list *out)
+{
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         if (!op->ret_struct) continue;
         bool seen = false;
         for (int j = 0; j < i && !seen; j++)
-            seen = c->ops.ops[j].ret_struct && strcmp(c->ops.ops[j].ret_struct, op->ret_struct) == 0;
+            seen =
+                c->ops.ops[j].ret_struct && strcmp(c->ops.ops[j].ret_struct, op->ret_struct) == 0;
         if (seen) continue;
         tgs_buf b;
         tgs_buf_init(&b);
@@ -94,7 +104,8 @@ static void result_structs(tge_ctx *c, tgs_list *out) {
     }
 }
 
-void tge_emit_ops_h(tge_ctx *c) {
+void tge_emit_ops_h(tge_ctx *c)
+{
     tgs_list enums = { 0 }, structs = { 0 }, decls = tge_per_op(c, "tg_ops_decl.h.in", op_decl);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];

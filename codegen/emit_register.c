@@ -1,18 +1,23 @@
 /* generated/tg_register.c: the op table (one tg_op_entry row per operator). */
 #include "emit_internal.h"
 
-static const struct { int slot; const char *key; } slot_keys[] = {
+static const struct {
+    int slot;
+    const char *key;
+} slot_keys[] = {
     { TGA_SLOT_CPU, "TG_KEY_CPU" },
     { TGA_SLOT_CUDA, "TG_KEY_CUDA" },
     { TGA_SLOT_AUTOGRAD, "TG_KEY_AUTOGRAD" },
 };
 
-static void kernel_slots(tge_ctx *c, const tga_op *op, tgs_list *out) {
+static void kernel_slots(tge_ctx *c, const tga_op *op, tgs_list *out)
+{
     for (size_t s = 0; s < sizeof slot_keys / sizeof slot_keys[0]; s++) {
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (!(kn->slots & slot_keys[s].slot)) continue;
-            const char *line = tgs_fmt(c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
+            const char *line =
+                tgs_fmt(c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
             if (kn->cuda_only) line = tgs_fmt(c->arena, "#ifdef TG_WITH_CUDA\n%s\n#endif", line);
             tgs_list_add(out, c->arena, line);
             break;
@@ -20,7 +25,8 @@ static void kernel_slots(tge_ctx *c, const tga_op *op, tgs_list *out) {
     }
 }
 
-static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op) {
+static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
+{
     tgs_list slots = { 0 };
     kernel_slots(c, op, &slots);
     int ntensor = 0;
@@ -35,7 +41,8 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op) {
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_register(tge_ctx *c) {
+void tge_emit_register(tge_ctx *c)
+{
     tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "rows", &rows);

@@ -4,14 +4,17 @@
 
 #include "emit_internal.h"
 
-static const tga_arg *out_arg(const tga_op *op) {
+static const tga_arg *out_arg(const tga_op *op)
+{
     for (int i = 0; i < op->nargs; i++)
         if (tga_is_out_arg(op->args[i].arg)) return &op->args[i];
     return NULL;
 }
 
-static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) {
-    if (k->origin == TGA_KERNEL_STRUCTURED) return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
+static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
+{
+    if (k->origin == TGA_KERNEL_STRUCTURED)
+        return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
     const tga_arg *out = out_arg(op);
     return tgs_fmt(c->arena,
                    "tg_tensor *tg_result = %s(%s);\n"
@@ -22,7 +25,8 @@ static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k) 
                    k->target, k->call_args, op->opname, out ? out->name : "NULL");
 }
 
-static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k) {
+static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k)
+{
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "guard_begin", k->cuda_only ? "#ifdef TG_WITH_CUDA" : "");
@@ -34,7 +38,9 @@ static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, con
 
 /* A Scalar overload's kernel: each Scalar standing for a Tensor of the Tensor overload
  * becomes the wrapped number tg_w_<name> for the call, released after it. */
-static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k) {
+static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_op *op,
+                                   const tga_kernel *k)
+{
     const tga_op *to = op->tensor_overload;
     const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
     tgs_list wraps = { 0 }, releases = { 0 };
@@ -56,7 +62,8 @@ static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_
     return tgt_render_str(t, e, c->arena);
 }
 
-void tge_emit_structured(tge_ctx *c) {
+void tge_emit_structured(tge_ctx *c)
+{
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
     tgt_template scalar = tge_template(c, "tg_scalar_overload.c.in");
     tgs_list items = { 0 }, scalars = { 0 };

@@ -19,20 +19,25 @@
 /* ------------------------------------------------------------------ syntax (lex, parse) */
 
 typedef struct tgf_syntax_error {
-    size_t offset;            /* byte of the formula text the error points at */
+    size_t offset; /* byte of the formula text the error points at */
     char msg[256];
 } tgf_syntax_error;
 
 typedef enum tgf_tok_kind {
-    TGF_TOK_EOF, TGF_TOK_IDENT, TGF_TOK_INT, TGF_TOK_FLOAT, TGF_TOK_STR, TGF_TOK_PUNCT,
+    TGF_TOK_EOF,
+    TGF_TOK_IDENT,
+    TGF_TOK_INT,
+    TGF_TOK_FLOAT,
+    TGF_TOK_STR,
+    TGF_TOK_PUNCT,
 } tgf_tok_kind;
 
 typedef struct tgf_token {
     tgf_tok_kind kind;
-    size_t offset, len;       /* in the formula text */
-    int64_t i;                /* INT */
-    double f;                 /* FLOAT */
-    const char *text;         /* IDENT: the identifier; STR: the decoded string; PUNCT: "==" */
+    size_t offset, len; /* in the formula text */
+    int64_t i;          /* INT */
+    double f;           /* FLOAT */
+    const char *text;   /* IDENT: the identifier; STR: the decoded string; PUNCT: "==" */
 } tgf_token;
 
 typedef struct tgf_lexer {
@@ -53,83 +58,94 @@ tgm_loc tgf_loc(const tgm_formula *f, size_t offset);
 /* ------------------------------------------------------------------ checked formulas */
 
 typedef enum tgf_node_kind {
-    TGF_LIT,                  /* a literal: `c` is its C text (int, double, bool, string) */
-    TGF_GRAD,                 /* grads[index], borrowed */
-    TGF_GRADS,                /* grads: every output's gradient as a Tensor[], borrowed */
-    TGF_INPUT,                /* forward input `index` (schema argument index), a saved value */
-    TGF_OUTPUT,               /* forward output `index`, a saved tensor */
-    TGF_META,                 /* `meta` of tensor args[0]; SIZE has the dim in args[1]; on a
+    TGF_LIT,      /* a literal: `c` is its C text (int, double, bool, string) */
+    TGF_GRAD,     /* grads[index], borrowed */
+    TGF_GRADS,    /* grads: every output's gradient as a Tensor[], borrowed */
+    TGF_INPUT,    /* forward input `index` (schema argument index), a saved value */
+    TGF_OUTPUT,   /* forward output `index`, a saved tensor */
+    TGF_META,     /* `meta` of tensor args[0]; SIZE has the dim in args[1]; on a
                                * Tensor[] input (only size(d), an int[]) `index` is its
                                * tgf_deriv.list_sizes entry */
-    TGF_CALL,                 /* callee(args...), trailing defaulted parameters omitted */
-    TGF_COP,                  /* C operator `c` on scalars: args[0] (unary) or args[0..1] */
-    TGF_COND,                 /* args[0] ? args[1] : args[2], only the chosen branch runs */
-    TGF_LIST,                 /* {args...}: an int list or a tensor list (see type) */
-    TGF_NOT_IMPL,             /* not_implemented("reason"): `c` is the reason */
+    TGF_CALL,     /* callee(args...), trailing defaulted parameters omitted */
+    TGF_COP,      /* C operator `c` on scalars: args[0] (unary) or args[0..1] */
+    TGF_COND,     /* args[0] ? args[1] : args[2], only the chosen branch runs */
+    TGF_LIST,     /* {args...}: an int list or a tensor list (see type) */
+    TGF_NOT_IMPL, /* not_implemented("reason"): `c` is the reason */
 } tgf_node_kind;
 
-typedef enum tgf_meta { TGF_SIZES, TGF_SIZE, TGF_DIM, TGF_NUMEL, TGF_SCALAR_TYPE, TGF_DEVICE } tgf_meta;
+typedef enum tgf_meta {
+    TGF_SIZES,
+    TGF_SIZE,
+    TGF_DIM,
+    TGF_NUMEL,
+    TGF_SCALAR_TYPE,
+    TGF_DEVICE
+} tgf_meta;
 
 typedef struct tgf_node {
     tgf_node_kind kind;
-    tga_kind type;            /* the value's type; TGA_UNSUPPORTED for a tuple (ntuple > 0) */
-    int ntuple;               /* a call with several Tensor returns: how many */
+    tga_kind type; /* the value's type; TGA_UNSUPPORTED for a tuple (ntuple > 0) */
+    int ntuple;    /* a call with several Tensor returns: how many */
     const tgm_expr *src;
     const char *c;
     int index;
     tgf_meta meta;
     const tga_op *callee;
-    struct tgf_node **args; int nargs;
+    struct tgf_node **args;
+    int nargs;
 } tgf_node;
 
 /* How a formula uses a forward input or output (bits), which decides what a node saves. */
 enum {
-    TGF_USE_TENSOR = 1 << 0,  /* the tensor itself: tg_saved */
-    TGF_USE_SIZES = 1 << 1,   /* only through sizes()/size(d): tg_saved_sizes */
-    TGF_USE_DIM = 1 << 2,     /* dim(): int64_t */
-    TGF_USE_NUMEL = 1 << 3,   /* numel(): int64_t */
-    TGF_USE_DTYPE = 1 << 4,   /* scalar_type(): tg_dtype */
-    TGF_USE_VALUE = 1 << 5,   /* a non-tensor argument, saved by value */
-    TGF_USE_DEVICE = 1 << 6,  /* device(): tg_device (gradients go back to the input's device) */
+    TGF_USE_TENSOR = 1 << 0, /* the tensor itself: tg_saved */
+    TGF_USE_SIZES = 1 << 1,  /* only through sizes()/size(d): tg_saved_sizes */
+    TGF_USE_DIM = 1 << 2,    /* dim(): int64_t */
+    TGF_USE_NUMEL = 1 << 3,  /* numel(): int64_t */
+    TGF_USE_DTYPE = 1 << 4,  /* scalar_type(): tg_dtype */
+    TGF_USE_VALUE = 1 << 5,  /* a non-tensor argument, saved by value */
+    TGF_USE_DEVICE = 1 << 6, /* device(): tg_device (gradients go back to the input's device) */
 };
 
 typedef struct tgf_formula {
     const tgm_formula *src;
-    tgf_node *root;           /* type Tensor, a tuple of nvars tensors, or TGF_NOT_IMPL */
-    int *edges;               /* [src->nvars]: the next edge of each variable; -1 for the
+    tgf_node *root; /* type Tensor, a tuple of nvars tensors, or TGF_NOT_IMPL */
+    int *edges;     /* [src->nvars]: the next edge of each variable; -1 for the
                                * elements of a Tensor[] (see tgf_deriv.list_arg) */
 } tgf_formula;
 
 /* `xs.size(d)` of a Tensor[] input xs: each element's size along d, saved by value when the
  * op runs (d is an int literal or argument, so it is known then). */
 typedef struct tgf_list_size {
-    int arg;                  /* the Tensor[] argument */
-    const tgf_node *dim;      /* literals, int arguments and C operators on them */
+    int arg;             /* the Tensor[] argument */
+    const tgf_node *dim; /* literals, int arguments and C operators on them */
 } tgf_list_size;
 
 #define TGF_MAX_LIST_SIZES 8
 
 typedef struct tgf_deriv {
     const tgm_derivative *dv;
-    const tga_op *op;         /* the entry's (functional) operator */
-    const char *node_name;    /* "AddBackward0" */
-    tgf_formula *formulas; int nformulas;
+    const tga_op *op;      /* the entry's (functional) operator */
+    const char *node_name; /* "AddBackward0" */
+    tgf_formula *formulas;
+    int nformulas;
     int nedges;
-    int *edge_arg;            /* [nedges]: the schema argument index of each next edge */
-    int list_arg;             /* the Tensor[] argument with a formula (type Tensor[], one
+    int *edge_arg; /* [nedges]: the schema argument index of each next edge */
+    int list_arg;  /* the Tensor[] argument with a formula (type Tensor[], one
                                * gradient per element) or not_implemented: its elements get
                                * the edges after the nedges fixed ones; -1 */
-    tgf_list_size list_sizes[TGF_MAX_LIST_SIZES]; int nlist_sizes;
-    bool list_output;         /* the op returns one Tensor[]: a node output per element */
-    unsigned *input_uses;     /* [op->nargs]: TGF_USE_* */
-    unsigned *output_uses;    /* [op->nrets] */
-    bool *output_diff;        /* [op->nrets]: output_differentiability (Tensor returns only) */
-    bool uses_grads;          /* some formula reads grad / grads[i] */
+    tgf_list_size list_sizes[TGF_MAX_LIST_SIZES];
+    int nlist_sizes;
+    bool list_output;      /* the op returns one Tensor[]: a node output per element */
+    unsigned *input_uses;  /* [op->nargs]: TGF_USE_* */
+    unsigned *output_uses; /* [op->nrets] */
+    bool *output_diff;     /* [op->nrets]: output_differentiability (Tensor returns only) */
+    bool uses_grads;       /* some formula reads grad / grads[i] */
 } tgf_deriv;
 
 typedef struct tgf_derivs {
-    tgf_deriv *d; int n;
-    const tgf_deriv **by_op;  /* [ops->n]: the entry whose node an op records (functional and
+    tgf_deriv *d;
+    int n;
+    const tgf_deriv **by_op; /* [ops->n]: the entry whose node an op records (functional and
                                * in-place ops), or NULL */
 } tgf_derivs;
 

@@ -16,12 +16,12 @@ typedef struct cc {
     tgs_list decls, releases;
     tgs_buf body;
     int ntemps, depth;
-    bool live[512];                    /* tensor temporaries that still own a tensor (the
+    bool live[512];    /* tensor temporaries that still own a tensor (the
                                         * first 512; later ones are released at the end) */
-    bool is_list[512];                 /* ... an owned Tensor[] (array and elements) */
+    bool is_list[512]; /* ... an owned Tensor[] (array and elements) */
     bool gotos;
-    bool uses_grads;                   /* the body reads `grads` (else it is marked unused) */
-    bool *unpack_in, *unpack_out;      /* saved tensors this formula reads */
+    bool uses_grads;              /* the body reads `grads` (else it is marked unused) */
+    bool *unpack_in, *unpack_out; /* saved tensors this formula reads */
 } cc;
 
 /* A compiled value: C text, and the temporary that owns it (-1: borrowed or not a tensor). */
@@ -33,8 +33,7 @@ typedef struct val {
 static void line(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(cc *c, const char *fmt, ...)
 {
-    for (int i = 0; i <= c->depth; i++)
-        tgs_puts(&c->body, "    ");
+    for (int i = 0; i <= c->depth; i++) tgs_puts(&c->body, "    ");
     va_list ap;
     va_start(ap, fmt);
     tgs_vprintf(&c->body, fmt, ap);
@@ -57,13 +56,11 @@ static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
         for (int i = 0; i < tuple_of->nrets; i++)
             tgs_list_addf(&c->releases, c->a, "tg_release(t%d.%s);", k, tuple_of->rets[i].name);
     } else if (!strcmp(ctype, "tg_tensor_list")) {
-        if (k < 512)
-            c->live[k] = c->is_list[k] = true;
+        if (k < 512) c->live[k] = c->is_list[k] = true;
         tgs_list_addf(&c->decls, c->a, "tg_tensor_list t%d = { NULL, 0 };", k);
         tgs_list_addf(&c->releases, c->a, "tg_tensor_list_release(t%d);", k);
     } else if (!strcmp(ctype, "tg_tensor *")) {
-        if (k < 512)
-            c->live[k] = true;
+        if (k < 512) c->live[k] = true;
         tgs_list_addf(&c->decls, c->a, "tg_tensor *t%d = NULL;", k);
         tgs_list_addf(&c->releases, c->a, "tg_release(t%d);", k);
     } else {
@@ -77,11 +74,10 @@ static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
 const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use)
 {
     const char *base;
-    if (output)
-        base = d->op->nrets == 1 ? "result" : tgs_fmt(a, "result%d", index);
+    if (output) base = d->op->nrets == 1 ? "result" : tgs_fmt(a, "result%d", index);
     else {
         base = tga_ident(a, d->op->f->schema.args[index].name);
-        if (!strcmp(base, "base") || !strcmp(base, "n"))   /* the node header; the node */
+        if (!strcmp(base, "base") || !strcmp(base, "n")) /* the node header; the node */
             base = tgs_fmt(a, "%s_", base);
     }
     switch (use) {
@@ -113,8 +109,7 @@ static void find_unpacks(cc *c, const tgf_node *n, bool as_meta)
             (out ? c->unpack_out : c->unpack_in)[n->index] = true;
         return;
     }
-    for (int i = 0; i < n->nargs; i++)
-        find_unpacks(c, n->args[i], n->kind == TGF_META && i == 0);
+    for (int i = 0; i < n->nargs; i++) find_unpacks(c, n->args[i], n->kind == TGF_META && i == 0);
 }
 
 static void emit_unpacks(cc *c)
@@ -123,8 +118,7 @@ static void emit_unpacks(cc *c)
     for (int pass = 0; pass < 2; pass++) {
         int n = pass ? op->nrets : op->nargs;
         for (int i = 0; i < n; i++) {
-            if (!(pass ? c->unpack_out : c->unpack_in)[i])
-                continue;
+            if (!(pass ? c->unpack_out : c->unpack_in)[i]) continue;
             const char *f = tgf_saved_field(c->a, c->d, pass, i, TGF_USE_TENSOR);
             tgs_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
             tgs_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
@@ -153,11 +147,15 @@ static const char *saved_meta(cc *c, const tgf_node *src, tgf_meta meta)
     case TGF_SIZES:
     case TGF_SIZE: return tgs_fmt(c->a, "tg__saved_sizes_list(&n->%s)", sizes);
     case TGF_DIM:
-        return uses & TGF_USE_SIZES ? tgs_fmt(c->a, "n->%s.ndim", sizes)
-                                    : tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DIM));
+        return uses & TGF_USE_SIZES
+                   ? tgs_fmt(c->a, "n->%s.ndim", sizes)
+                   : tgs_fmt(c->a, "n->%s",
+                             tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DIM));
     case TGF_NUMEL:
-        return uses & TGF_USE_SIZES ? tgs_fmt(c->a, "tg__gen_numel(tg__saved_sizes_list(&n->%s))", sizes)
-                                    : tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
+        return uses & TGF_USE_SIZES
+                   ? tgs_fmt(c->a, "tg__gen_numel(tg__saved_sizes_list(&n->%s))", sizes)
+                   : tgs_fmt(c->a, "n->%s",
+                             tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_NUMEL));
     case TGF_SCALAR_TYPE:
         return tgs_fmt(c->a, "n->%s", tgf_saved_field(c->a, c->d, out, src->index, TGF_USE_DTYPE));
     case TGF_DEVICE:
@@ -170,7 +168,7 @@ static val compile_meta(cc *c, const tgf_node *n)
 {
     const tgf_node *src = n->args[0];
     const char *text = NULL;
-    if (src->type == TGA_TENSOR_LIST)   /* xs.size(d): saved when the op ran */
+    if (src->type == TGA_TENSOR_LIST) /* xs.size(d): saved when the op ran */
         return plain(tgs_fmt(c->a, "n->%s", tgf_list_size_field(c->a, c->d, n->index)));
     bool saved = (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
                  !(src->kind == TGF_INPUT ? c->unpack_in : c->unpack_out)[src->index];
@@ -187,8 +185,7 @@ static val compile_meta(cc *c, const tgf_node *n)
         case TGF_DEVICE: text = tgs_fmt(c->a, "tg_tensor_device(%s)", t); break;
         }
     }
-    if (n->meta != TGF_SIZE)
-        return plain(text);
+    if (n->meta != TGF_SIZE) return plain(text);
     const char *d = compile(c, n->args[1]).c;
     int k = temp(c, "int64_t", NULL);
     line(c, "if (tg__gen_size(%s, %s, &t%d)) %s", text, d, k, fail_jump(c));
@@ -199,8 +196,7 @@ static val compile_meta(cc *c, const tgf_node *n)
 static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v)
 {
     tga_kind want = p->kind;
-    if (want == have)
-        return v;
+    if (want == have) return v;
     switch (want) {
     case TGA_OPT_INT: return tgs_fmt(c->a, "(tg_opt_int){ true, %s }", v);
     case TGA_DOUBLE: return tgs_fmt(c->a, "(double)(%s)", v);
@@ -208,15 +204,14 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
     case TGA_OPT_BOOL: return tgs_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
     case TGA_INT_LIST:
     case TGA_OPT_INT_LIST:
-        if (have == TGA_INT) {   /* one int for an int[N]: N copies */
+        if (have == TGA_INT) { /* one int for an int[N]: N copies */
             tgs_list l = { 0 };
-            for (int i = 0; i < p->arg->type.list_size; i++)
-                tgs_list_add(&l, c->a, v);
+            for (int i = 0; i < p->arg->type.list_size; i++) tgs_list_add(&l, c->a, v);
             return tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }",
                            tgs_list_join(&l, c->a, ", "), p->arg->type.list_size);
         }
         return v;
-    default: return v;   /* Tensor/Tensor?, ScalarType?, str?: the same C type */
+    default: return v; /* Tensor/Tensor?, ScalarType?, str?: the same C type */
     }
 }
 
@@ -228,10 +223,8 @@ static const char *call_text(cc *c, const tgf_node *n)
         const tga_arg *p = &op->args[i];
         const char *v = i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
                                      : p->default_expr;
-        if (p->default_expr)
-            tgs_list_addf(&opts, c->a, ".%s = %s", p->name, v);
-        else
-            tgs_list_add(&pos, c->a, v);
+        if (p->default_expr) tgs_list_addf(&opts, c->a, ".%s = %s", p->name, v);
+        else tgs_list_add(&pos, c->a, v);
     }
     if (op->opts_name)
         tgs_list_addf(&pos, c->a, "(%s){ %s }", op->opts_name, tgs_list_join(&opts, c->a, ", "));
@@ -264,13 +257,13 @@ static val compile_call(cc *c, const tgf_node *n)
         drop_args(c, first, last);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
-    if (n->type == TGA_TENSOR_LIST) {   /* owned: the array and a reference per element */
+    if (n->type == TGA_TENSOR_LIST) { /* owned: the array and a reference per element */
         int k = temp(c, "tg_tensor_list", NULL);
         line(c, "if (!(t%d = %s).data) %s", k, call, fail_jump(c));
         drop_args(c, first, last);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
-    if (n->type != TGA_TENSOR) {   /* an int/float/bool result: no error channel */
+    if (n->type != TGA_TENSOR) { /* an int/float/bool result: no error channel */
         int k = temp(c, tga_ctype(n->type), NULL);
         line(c, "t%d = %s;", k, call);
         drop_args(c, first, last);
@@ -285,28 +278,22 @@ static val compile_call(cc *c, const tgf_node *n)
 /* Stores v into temporary k: an owned tensor moves, a borrowed one is retained. */
 static void store(cc *c, int k, const tgf_node *n, val v)
 {
-    if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR)
-        line(c, "t%d = %s;", k, v.c);
+    if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR) line(c, "t%d = %s;", k, v.c);
     else if (v.temp >= 0) {
         line(c, "t%d = t%d;\n%*st%d = NULL;", k, v.temp, 4 * (c->depth + 1), "", v.temp);
-        if (v.temp < 512)
-            c->live[v.temp] = false;
-    }
-    else
-        line(c, "t%d = tg_retain(%s);", k, v.c);
+        if (v.temp < 512) c->live[v.temp] = false;
+    } else line(c, "t%d = tg_retain(%s);", k, v.c);
 }
 
 /* `(a == b)` -> `a == b`, for `if (...)`: clang warns about doubled parentheses there. */
 static const char *unparen(cc *c, const char *s)
 {
     size_t n = strlen(s);
-    if (n < 2 || s[0] != '(' || s[n - 1] != ')')
-        return s;
+    if (n < 2 || s[0] != '(' || s[n - 1] != ')') return s;
     int depth = 0;
     for (size_t i = 0; i < n; i++) {
         depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
-        if (depth == 0 && i < n - 1)
-            return s;   /* `(a) + (b)`: the outer ones are not a pair */
+        if (depth == 0 && i < n - 1) return s; /* `(a) + (b)`: the outer ones are not a pair */
     }
     return tgm_strndup(c->a, s + 1, n - 2);
 }
@@ -333,21 +320,20 @@ static val compile_list(cc *c, const tgf_node *n)
     if (n->nargs == 0)
         return plain(n->type == TGA_INT_LIST ? "TG_INTS_EMPTY" : "(tg_tensor_list){ NULL, 0 }");
     tgs_list items = { 0 };
-    for (int i = 0; i < n->nargs; i++)
-        tgs_list_add(&items, c->a, compile(c, n->args[i]).c);
+    for (int i = 0; i < n->nargs; i++) tgs_list_add(&items, c->a, compile(c, n->args[i]).c);
     const char *elems = tgs_list_join(&items, c->a, ", ");
     if (n->type == TGA_INT_LIST)
-        return plain(tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
-    return plain(tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
+        return plain(
+            tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
+    return plain(
+        tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }
 
 static val compile(cc *c, const tgf_node *n)
 {
     switch (n->kind) {
     case TGF_LIT: return plain(n->c);
-    case TGF_GRAD:
-        c->uses_grads = true;
-        return plain(tgs_fmt(c->a, "grads[%d]", n->index));
+    case TGF_GRAD: c->uses_grads = true; return plain(tgs_fmt(c->a, "grads[%d]", n->index));
     case TGF_GRADS:
         c->uses_grads = true;
         return plain("((tg_tensor_list){ grads, n->base.num_outputs })");
@@ -362,10 +348,9 @@ static val compile(cc *c, const tgf_node *n)
     case TGF_META: return compile_meta(c, n);
     case TGF_CALL: return compile_call(c, n);
     case TGF_COP:
-        if (n->nargs == 1)
-            return plain(tgs_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
-        return plain(tgs_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c,
-                             compile(c, n->args[1]).c));
+        if (n->nargs == 1) return plain(tgs_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
+        return plain(
+            tgs_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c, compile(c, n->args[1]).c));
     case TGF_COND: return compile_cond(c, n);
     case TGF_LIST: return compile_list(c, n);
     case TGF_NOT_IMPL: break;
@@ -390,13 +375,15 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     if (list && v.temp >= 0) {
         line(&c, "tg_r = %s;", v.c);
         line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
-    } else if (list) {   /* borrowed (grads, a list literal): the caller gets its own */
+    } else if (list) { /* borrowed (grads, a list literal): the caller gets its own */
         line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
     } else if (joint) {
         const tga_op *op = f->root->callee;
         for (int k = 0; k < f->src->nvars; k++)
-            line(&c, "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
-                 f->edges[k], "", f->edges[k], v.c, op->rets[k].name, "", v.c, op->rets[k].name);
+            line(
+                &c,
+                "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
+                f->edges[k], "", f->edges[k], v.c, op->rets[k].name, "", v.c, op->rets[k].name);
         line(&c, "tg_rc = 0;");
     } else if (v.temp >= 0) {
         line(&c, "tg_r = %s;", v.c);
@@ -409,21 +396,20 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     tgs_buf_init(&b);
     tgs_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
     if (joint)
-        tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn, node_type);
+        tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn,
+                   node_type);
     else if (list)
-        tgs_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
-    else
-        tgs_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
-    tgs_puts(&b, joint ? "    int tg_rc = -1;\n" : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
-                                                        : "    tg_tensor *tg_r = NULL;\n");
-    for (int i = 0; i < c.decls.n; i++)
-        tgs_printf(&b, "    %s\n", c.decls.items[i]);
+        tgs_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn,
+                   node_type);
+    else tgs_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
+    tgs_puts(&b, joint  ? "    int tg_rc = -1;\n"
+                 : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
+                        : "    tg_tensor *tg_r = NULL;\n");
+    for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);
     tgs_puts(&b, c.uses_grads ? "    (void)n;\n" : "    (void)n;\n    (void)grads;\n");
     tgs_puts(&b, c.body.data ? c.body.data : "");
-    if (c.gotos)
-        tgs_puts(&b, "done:\n");
-    for (int i = 0; i < c.releases.n; i++)
-        tgs_printf(&b, "    %s\n", c.releases.items[i]);
+    if (c.gotos) tgs_puts(&b, "done:\n");
+    for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
     tgs_puts(&b, joint ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
     tgs_buf_free(&c.body);
     return tgs_finish(&b, a);

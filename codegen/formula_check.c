@@ -15,8 +15,7 @@
 
 void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
 {
-    if (c->failed)
-        return;
+    if (c->failed) return;
     c->failed = true;
     c->errors++;
     char msg[1024];
@@ -25,8 +24,7 @@ void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     /* Binary operators report at the end of their left operand: point at the operator. */
-    while (c->f->text[offset] == ' ')
-        offset++;
+    while (c->f->text[offset] == ' ') offset++;
     tgm_error(tgf_loc(c->f, offset), "%s", msg);
 }
 
@@ -46,7 +44,10 @@ static void set_args(tgf_checker *c, tgf_node *n, tgf_node **args, int nargs)
     memcpy(n->args, args, sizeof *args * (size_t)nargs);
 }
 
-static bool is_tensor(const tgf_node *n) { return n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR; }
+static bool is_tensor(const tgf_node *n)
+{
+    return n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
+}
 static bool is_number(const tgf_node *n) { return n->type == TGA_INT || n->type == TGA_DOUBLE; }
 
 static const char *type_text(const tgf_node *n)
@@ -60,24 +61,19 @@ static const char *type_text(const tgf_node *n)
  * accepted too (PyTorch's IntArrayRef converts from one int). */
 static bool accepts(const tga_arg *p, const tgf_node *arg)
 {
-    if (arg->ntuple)
-        return false;
-    if (tgf_accepts(p->kind, arg->type))
-        return true;
+    if (arg->ntuple) return false;
+    if (tgf_accepts(p->kind, arg->type)) return true;
     return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
            p->arg->type.list_size > 0;
 }
 
 static bool viable(const tga_op *op, tgf_node **args, int nargs)
 {
-    if (nargs > op->nargs)
-        return false;
+    if (nargs > op->nargs) return false;
     for (int i = 0; i < nargs; i++)
-        if (!accepts(&op->args[i], args[i]))
-            return false;
+        if (!accepts(&op->args[i], args[i])) return false;
     for (int i = nargs; i < op->nargs; i++)
-        if (!op->args[i].default_expr)
-            return false;
+        if (!op->args[i].default_expr) return false;
     return true;
 }
 
@@ -93,8 +89,10 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
     }
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind != TGA_TENSOR) {
-            tgf_fail(c, src->offset, "'%s' returns a value other than a Tensor among several; "
-                     "formulas cannot use it", op->f->schema.full_name);
+            tgf_fail(c, src->offset,
+                     "'%s' returns a value other than a Tensor among several; "
+                     "formulas cannot use it",
+                     op->f->schema.full_name);
             return NULL;
         }
     n->ntuple = op->nrets;
@@ -105,8 +103,7 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
 static const char *arg_types(tgf_checker *c, tgf_node **args, int nargs)
 {
     tgs_list l = { 0 };
-    for (int i = 0; i < nargs; i++)
-        tgs_list_add(&l, c->a, type_text(args[i]));
+    for (int i = 0; i < nargs; i++) tgs_list_add(&l, c->a, type_text(args[i]));
     return tgs_fmt(c->a, "(%s)", tgs_list_join(&l, c->a, ", "));
 }
 
@@ -116,13 +113,14 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
     const tga_op *cands[MAX_CANDIDATES];
     int n = tgf_find_ops(c->ops, name, cands, MAX_CANDIDATES);
     if (n == 0) {
-        tgf_fail(c, name_at, "unknown operator '%s' (no function, in-place or method variant of "
-                 "that name in the native functions)", name);
+        tgf_fail(c, name_at,
+                 "unknown operator '%s' (no function, in-place or method variant of "
+                 "that name in the native functions)",
+                 name);
         return NULL;
     }
     for (int i = 0; i < n; i++)
-        if (viable(cands[i], args, nargs))
-            return call_node(c, src, cands[i], args, nargs);
+        if (viable(cands[i], args, nargs)) return call_node(c, src, cands[i], args, nargs);
     /* Which overloads could take this many arguments at all? */
     int min_args = 1 << 30, max_args = 0;
     tgs_list tried = { 0 };
@@ -130,8 +128,7 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
     for (int i = 0; i < n; i++) {
         int req = 0;
         for (int k = 0; k < cands[i]->nargs; k++)
-            if (!cands[i]->args[k].default_expr)
-                req = k + 1;
+            if (!cands[i]->args[k].default_expr) req = k + 1;
         min_args = req < min_args ? req : min_args;
         max_args = cands[i]->nargs > max_args ? cands[i]->nargs : max_args;
         count_ok |= nargs >= req && nargs <= cands[i]->nargs;
@@ -155,8 +152,10 @@ static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
 {
     const tga_op *op = c->d->op;
     if (c->d->list_output) {
-        tgf_fail(c, src->offset, "'%s' returns Tensor[]: use 'grads', the gradients of its "
-                 "elements (a Tensor[])", op->f->schema.full_name);
+        tgf_fail(c, src->offset,
+                 "'%s' returns Tensor[]: use 'grads', the gradients of its "
+                 "elements (a Tensor[])",
+                 op->f->schema.full_name);
         return NULL;
     }
     if (i < 0 || i >= op->nrets) {
@@ -181,8 +180,10 @@ static tgf_node *grads_node(tgf_checker *c, const tgm_expr *src)
     const tga_op *op = c->d->op;
     for (int i = 0; i < op->nrets; i++)
         if (!c->d->output_diff[i]) {
-            tgf_fail(c, src->offset, "'grads' of '%s' would include output %d, which is not "
-                     "differentiable; use grads[i]", op->f->schema.full_name, i);
+            tgf_fail(c, src->offset,
+                     "'grads' of '%s' would include output %d, which is not "
+                     "differentiable; use grads[i]",
+                     op->f->schema.full_name, i);
             return NULL;
         }
     return mk(c, TGF_GRADS, TGA_TENSOR_LIST, src);
@@ -192,12 +193,12 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
 {
     const tga_op *op = c->d->op;
     const tgm_schema *s = &op->f->schema;
-    if (!strcmp(e->name, "grad"))
-        return grad_node(c, e, 0);
+    if (!strcmp(e->name, "grad")) return grad_node(c, e, 0);
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
             if (op->args[i].kind == TGA_TENSOR_LIST) {
-                tgf_fail(c, e->offset, "Tensor[] argument '%s' can only be used as '%s.size(d)' "
+                tgf_fail(c, e->offset,
+                         "Tensor[] argument '%s' can only be used as '%s.size(d)' "
                          "(each element's size along d; saving tensor lists is not supported)",
                          e->name, e->name);
                 return NULL;
@@ -216,14 +217,15 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
         }
         return n;
     }
-    if (!strcmp(e->name, "grads"))
-        return grads_node(c, e);
+    if (!strcmp(e->name, "grads")) return grads_node(c, e);
     if (!strcmp(e->name, "result"))
         tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
                  s->nrets, s->nrets - 1, s->rets[0].name ? " or the return names" : "");
     else
-        tgf_fail(c, e->offset, "unknown name '%s' (not grad, grads[i], an argument or an output "
-                 "of '%s')", e->name, s->full_name);
+        tgf_fail(c, e->offset,
+                 "unknown name '%s' (not grad, grads[i], an argument or an output "
+                 "of '%s')",
+                 e->name, s->full_name);
     return NULL;
 }
 
@@ -243,11 +245,16 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
 
 /* ------------------------------------------------------------------ methods */
 
-static const struct { const char *name; tgf_meta meta; tga_kind type; int nargs; } metas[] = {
+static const struct {
+    const char *name;
+    tgf_meta meta;
+    tga_kind type;
+    int nargs;
+} metas[] = {
     { "sizes", TGF_SIZES, TGA_INT_LIST, 0 }, { "sym_sizes", TGF_SIZES, TGA_INT_LIST, 0 },
-    { "size", TGF_SIZE, TGA_INT, 1 }, { "sym_size", TGF_SIZE, TGA_INT, 1 },
-    { "dim", TGF_DIM, TGA_INT, 0 }, { "numel", TGF_NUMEL, TGA_INT, 0 },
-    { "sym_numel", TGF_NUMEL, TGA_INT, 0 }, { "scalar_type", TGF_SCALAR_TYPE, TGA_DTYPE, 0 },
+    { "size", TGF_SIZE, TGA_INT, 1 },        { "sym_size", TGF_SIZE, TGA_INT, 1 },
+    { "dim", TGF_DIM, TGA_INT, 0 },          { "numel", TGF_NUMEL, TGA_INT, 0 },
+    { "sym_numel", TGF_NUMEL, TGA_INT, 0 },  { "scalar_type", TGF_SCALAR_TYPE, TGA_DTYPE, 0 },
     { "device", TGF_DEVICE, TGA_DEVICE, 0 },
 };
 
@@ -255,15 +262,11 @@ static const struct { const char *name; tgf_meta meta; tga_kind type; int nargs;
  * operators on them), so that the recording kernel can evaluate it. */
 static bool known_at_record(const tgf_node *n)
 {
-    if (n->kind == TGF_LIT)
-        return true;
-    if (n->kind == TGF_INPUT)
-        return !tga_kind_is_tensor(n->type);
-    if (n->kind != TGF_COP)
-        return false;
+    if (n->kind == TGF_LIT) return true;
+    if (n->kind == TGF_INPUT) return !tga_kind_is_tensor(n->type);
+    if (n->kind != TGF_COP) return false;
     for (int i = 0; i < n->nargs; i++)
-        if (!known_at_record(n->args[i]))
-            return false;
+        if (!known_at_record(n->args[i])) return false;
     return true;
 }
 
@@ -272,8 +275,7 @@ static int list_receiver(tgf_checker *c, const tgm_expr *e)
 {
     const tgm_expr *r = e->args[0];
     const tga_op *op = c->d->op;
-    if (r->kind != TGM_EXPR_NAME)
-        return -1;
+    if (r->kind != TGM_EXPR_NAME) return -1;
     for (int i = 0; i < op->nargs; i++)
         if (!strcmp(op->f->schema.args[i].name, r->name))
             return op->args[i].kind == TGA_TENSOR_LIST ? i : -1;
@@ -285,8 +287,10 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
 {
     const char *name = e->args[0]->name;
     if (strcmp(e->name, "size") && strcmp(e->name, "sym_size")) {
-        tgf_fail(c, e->name_offset, "'%s' is a Tensor[]: of its metadata only '%s.size(d)' (each "
-                 "element's size along d, an int[]) is available", name, name);
+        tgf_fail(c, e->name_offset,
+                 "'%s' is a Tensor[]: of its metadata only '%s.size(d)' (each "
+                 "element's size along d, an int[]) is available",
+                 name, name);
         return NULL;
     }
     if (e->nargs != 2) {
@@ -294,16 +298,17 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
         return NULL;
     }
     tgf_node *dim = tgf_check_expr(c, e->args[1]);
-    if (!dim)
-        return NULL;
+    if (!dim) return NULL;
     if (dim->type != TGA_INT || !known_at_record(dim)) {
-        tgf_fail(c, e->args[1]->offset, "the dimension of '%s.size()' must be an int literal or "
-                 "int argument (it is read when the op runs), not %s", name,
-                 dim->type != TGA_INT ? type_text(dim) : "a value computed in backward");
+        tgf_fail(c, e->args[1]->offset,
+                 "the dimension of '%s.size()' must be an int literal or "
+                 "int argument (it is read when the op runs), not %s",
+                 name, dim->type != TGA_INT ? type_text(dim) : "a value computed in backward");
         return NULL;
     }
     if (c->d->nlist_sizes == TGF_MAX_LIST_SIZES) {
-        tgf_fail(c, e->offset, "more than %d uses of Tensor[] sizes in one entry", TGF_MAX_LIST_SIZES);
+        tgf_fail(c, e->offset, "more than %d uses of Tensor[] sizes in one entry",
+                 TGF_MAX_LIST_SIZES);
         return NULL;
     }
     tgf_node *recv = mk(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
@@ -325,15 +330,12 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
         return NULL;
     }
     int list_arg = list_receiver(c, e);
-    if (list_arg >= 0)
-        return check_list_size(c, e, list_arg);
+    if (list_arg >= 0) return check_list_size(c, e, list_arg);
     for (int i = 0; i < e->nargs; i++)
-        if (!(args[i] = tgf_check_expr(c, e->args[i])))
-            return NULL;
+        if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
     tgf_node *recv = args[0];
     for (size_t m = 0; m < sizeof metas / sizeof metas[0]; m++) {
-        if (strcmp(e->name, metas[m].name) || !is_tensor(recv))
-            continue;
+        if (strcmp(e->name, metas[m].name) || !is_tensor(recv)) continue;
         if (recv->type == TGA_OPT_TENSOR) {
             tgf_fail(c, e->name_offset, "'%s()' of a Tensor? (it may be None)", e->name);
             return NULL;
@@ -354,8 +356,10 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
         return n;
     }
     if (!is_tensor(recv)) {
-        tgf_fail(c, e->name_offset, "'.%s()' called on %s: methods are operators called on a "
-                 "Tensor, or the metadata of one", e->name, type_text(recv));
+        tgf_fail(c, e->name_offset,
+                 "'.%s()' called on %s: methods are operators called on a "
+                 "Tensor, or the metadata of one",
+                 e->name, type_text(recv));
         return NULL;
     }
     return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
@@ -373,8 +377,7 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
         return NULL;
     }
     for (int i = 0; i < e->nargs; i++)
-        if (!(args[i] = tgf_check_expr(c, e->args[i])))
-            return NULL;
+        if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
     return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
 }
 
@@ -387,14 +390,14 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
     }
     tga_kind elem = TGA_INT;
     for (int i = 0; i < e->nargs; i++) {
-        if (!(args[i] = tgf_check_expr(c, e->args[i])))
-            return NULL;
+        if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
-        if (i == 0 && k == TGA_TENSOR)
-            elem = TGA_TENSOR;
+        if (i == 0 && k == TGA_TENSOR) elem = TGA_TENSOR;
         if (args[i]->ntuple || (k != TGA_INT && k != TGA_TENSOR) || k != elem) {
-            tgf_fail(c, e->args[i]->offset, "list elements must be all ints or all tensors; "
-                     "element %d is %s", i, type_text(args[i]));
+            tgf_fail(c, e->args[i]->offset,
+                     "list elements must be all ints or all tensors; "
+                     "element %d is %s",
+                     i, type_text(args[i]));
             return NULL;
         }
     }
@@ -407,8 +410,7 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
 
 tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
 {
-    if (c->failed)
-        return NULL;
+    if (c->failed) return NULL;
     tgf_node *n;
     switch (e->kind) {
     case TGM_EXPR_INT:
@@ -418,8 +420,7 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
     case TGM_EXPR_FLOAT:
         n = mk(c, TGF_LIT, TGA_DOUBLE, e);
         n->c = tgs_fmt(c->a, "%.17g", e->f);
-        if (!strpbrk(n->c, ".eEn"))
-            n->c = tgs_fmt(c->a, "%s.0", n->c);
+        if (!strpbrk(n->c, ".eEn")) n->c = tgs_fmt(c->a, "%s.0", n->c);
         return n;
     case TGM_EXPR_BOOL:
         n = mk(c, TGF_LIT, TGA_BOOL, e);
@@ -443,8 +444,8 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
 
 /* ------------------------------------------------------------------ helpers for operators */
 
-tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type,
-                  tgf_node *l, tgf_node *r)
+tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type, tgf_node *l,
+                  tgf_node *r)
 {
     tgf_node *n = mk(c, TGF_COP, type, src);
     n->c = op;

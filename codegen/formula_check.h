@@ -8,27 +8,28 @@
 typedef struct tgf_checker {
     tgm_arena *a;
     const tga_ops *ops;
-    tgf_deriv *d;             /* the entry being checked */
-    const tgm_formula *f;     /* the formula being checked (error locations) */
-    bool failed;              /* this formula already has its error */
+    tgf_deriv *d;         /* the entry being checked */
+    const tgm_formula *f; /* the formula being checked (error locations) */
+    bool failed;          /* this formula already has its error */
     int errors;
 } tgf_checker;
 
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */
-void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e);
-tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e);   /* UNARY, BINARY, COND */
+tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e); /* UNARY, BINARY, COND */
 /* The call `name(args)`: the first overload that accepts them; reports at name_at. */
 tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
                            tgf_node **args, int nargs);
-tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type,
-                  tgf_node *l, tgf_node *r);
+tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type, tgf_node *l,
+                  tgf_node *r);
 tgf_node *tgf_lit(tgf_checker *c, const tgm_expr *src, tga_kind type, const char *text);
 tgf_node *tgf_cond(tgf_checker *c, const tgm_expr *src, tga_kind type, tgf_node **args);
 
-bool tgf_is_tensor(const tgf_node *n);     /* Tensor or Tensor? */
-bool tgf_is_number(const tgf_node *n);     /* int or Scalar */
+bool tgf_is_tensor(const tgf_node *n); /* Tensor or Tensor? */
+bool tgf_is_number(const tgf_node *n); /* int or Scalar */
 const char *tgf_type_text(const tgf_node *n);
 
 #endif

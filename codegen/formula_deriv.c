@@ -11,8 +11,7 @@
 static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
 {
     for (int i = 0; i < ops->n; i++)
-        if (ops->ops[i].f == f)
-            return &ops->ops[i];
+        if (ops->ops[i].f == f) return &ops->ops[i];
     return NULL;
 }
 
@@ -27,23 +26,22 @@ static bool is_not_implemented(const tgm_expr *e)
 static void mark_uses(tgf_deriv *d, const tgf_node *n, bool as_meta, tgf_meta meta)
 {
     /* xs.size(d) of a Tensor[]: saved as d->list_sizes (its dim is read when the op runs). */
-    if (n->kind == TGF_META && n->args[0]->type == TGA_TENSOR_LIST)
-        return;
+    if (n->kind == TGF_META && n->args[0]->type == TGA_TENSOR_LIST) return;
     if (n->kind == TGF_INPUT || n->kind == TGF_OUTPUT) {
-        unsigned *uses = n->kind == TGF_INPUT ? &d->input_uses[n->index] : &d->output_uses[n->index];
+        unsigned *uses =
+            n->kind == TGF_INPUT ? &d->input_uses[n->index] : &d->output_uses[n->index];
         bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
-        if (!tensor)
-            *uses |= TGF_USE_VALUE;
-        else if (!as_meta)
-            *uses |= TGF_USE_TENSOR;
+        if (!tensor) *uses |= TGF_USE_VALUE;
+        else if (!as_meta) *uses |= TGF_USE_TENSOR;
         else
-            *uses |= meta == TGF_SCALAR_TYPE ? TGF_USE_DTYPE : meta == TGF_DEVICE ? TGF_USE_DEVICE
-                   : meta == TGF_DIM ? TGF_USE_DIM
-                   : meta == TGF_NUMEL ? TGF_USE_NUMEL : TGF_USE_SIZES;
+            *uses |= meta == TGF_SCALAR_TYPE ? TGF_USE_DTYPE
+                     : meta == TGF_DEVICE    ? TGF_USE_DEVICE
+                     : meta == TGF_DIM       ? TGF_USE_DIM
+                     : meta == TGF_NUMEL     ? TGF_USE_NUMEL
+                                             : TGF_USE_SIZES;
         return;
     }
-    if (n->kind == TGF_GRAD || n->kind == TGF_GRADS)
-        d->uses_grads = true;
+    if (n->kind == TGF_GRAD || n->kind == TGF_GRADS) d->uses_grads = true;
     for (int i = 0; i < n->nargs; i++)
         mark_uses(d, n->args[i], n->kind == TGF_META && i == 0, n->meta);
 }
@@ -56,14 +54,14 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
     tf->edges = tgm_alloc(c->a, sizeof *tf->edges * (size_t)f->nvars);
     for (int k = 0; k < f->nvars; k++) {
         int ai = tgm_schema_arg_index(&op->f->schema, f->var_names[k]);
-        if (ai < 0)
-            return false;   /* validate.c reported it */
+        if (ai < 0) return false; /* validate.c reported it */
         tga_kind kind = op->args[ai].kind;
         if (kind == TGA_TENSOR_LIST) {
             /* The formula gives a Tensor[] of one gradient per element (or is not_implemented);
              * the elements get the edges after the fixed ones, so one list per entry. */
-            const char *why = f->nvars > 1 ? "in a joint formula"
-                              : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry" : NULL;
+            const char *why = f->nvars > 1          ? "in a joint formula"
+                              : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry"
+                                                    : NULL;
             if (why) {
                 tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported %s",
                           f->var_names[k], why);
@@ -104,11 +102,12 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
         return;
     }
     tgf_node *root = tgf_check_expr(c, f->expr);
-    if (!root)
-        return;
+    if (!root) return;
     if (tf->edges[0] < 0 && root->type != TGA_TENSOR_LIST) {
-        tgf_fail(c, f->expr->offset, "the formula for '%s' (a Tensor[] argument) must give a "
-                 "Tensor[] (one gradient per element), not %s", f->vars, tgf_type_text(root));
+        tgf_fail(c, f->expr->offset,
+                 "the formula for '%s' (a Tensor[] argument) must give a "
+                 "Tensor[] (one gradient per element), not %s",
+                 f->vars, tgf_type_text(root));
         return;
     }
     if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR) {
@@ -117,9 +116,10 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
         return;
     }
     if (f->nvars > 1 && root->ntuple != f->nvars) {
-        tgf_fail(c, f->expr->offset, "the joint formula for '%s' must give %d tensors (a call of "
-                 "an operator with %d Tensor returns), not %s", f->vars, f->nvars, f->nvars,
-                 tgf_type_text(root));
+        tgf_fail(c, f->expr->offset,
+                 "the joint formula for '%s' must give %d tensors (a call of "
+                 "an operator with %d Tensor returns), not %s",
+                 f->vars, f->nvars, f->nvars, tgf_type_text(root));
         return;
     }
     tf->root = root;
@@ -129,21 +129,26 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
 static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
 {
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
-        tgm_error(dv->name_loc, "'%s' is an out= function; derivatives are declared for the "
-                  "functional (and in-place) variants", dv->schema.full_name);
+        tgm_error(dv->name_loc,
+                  "'%s' is an out= function; derivatives are declared for the "
+                  "functional (and in-place) variants",
+                  dv->schema.full_name);
         return false;
     }
     if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST) {
-        if (op->f->kind == TGM_KIND_FUNCTIONAL)
-            return true;
-        tgm_error(dv->name_loc, "'%s' returns Tensor[] in place; only functional operators "
-                  "returning Tensor[] are differentiable", dv->schema.full_name);
+        if (op->f->kind == TGM_KIND_FUNCTIONAL) return true;
+        tgm_error(dv->name_loc,
+                  "'%s' returns Tensor[] in place; only functional operators "
+                  "returning Tensor[] are differentiable",
+                  dv->schema.full_name);
         return false;
     }
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind != TGA_TENSOR) {
-            tgm_error(dv->name_loc, "'%s' returns %s; only operators returning tensors are "
-                      "differentiable", dv->schema.full_name, tgf_kind_text(op->rets[i].kind));
+            tgm_error(dv->name_loc,
+                      "'%s' returns %s; only operators returning tensors are "
+                      "differentiable",
+                      dv->schema.full_name, tgf_kind_text(op->rets[i].kind));
             return false;
         }
     return true;
@@ -168,8 +173,7 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         d->output_diff[i] = !dv->output_differentiability || i >= dv->noutput_diff ||
                             dv->output_differentiability[i];
     int nvars = 0;
-    for (int i = 0; i < dv->nformulas; i++)
-        nvars += dv->formulas[i].nvars;
+    for (int i = 0; i < dv->nformulas; i++) nvars += dv->formulas[i].nvars;
     d->edge_arg = tgm_alloc(c->a, sizeof(int) * (size_t)(nvars + 1));
     d->list_arg = -1;
     d->list_output = op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST;
@@ -190,25 +194,21 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_deri
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
     for (int i = 0; i < m->nderivs; i++) {
         const tgm_derivative *dv = m->derivs[i];
-        if (!dv->func)
-            continue;
+        if (!dv->func) continue;
         /* N of XBackwardN counts the entries of the same base name before this one. */
         int number = 0;
-        for (int j = 0; j < i; j++)
-            number += !strcmp(m->derivs[j]->schema.base, dv->schema.base);
+        for (int j = 0; j < i; j++) number += !strcmp(m->derivs[j]->schema.base, dv->schema.base);
         check_entry(&c, dv, &out->d[i], number);
     }
     for (int i = 0; i < m->nderivs; i++) {
         const tgf_deriv *d = &out->d[i];
-        if (d->op)
-            out->by_op[d->op->index] = d;
+        if (d->op) out->by_op[d->op->index] = d;
     }
     /* In-place variants record their functional sibling's node (same arguments by name and
      * position: validate.c pairs them by signature). */
     for (int i = 0; i < ops->n; i++) {
         const tgm_func *f = ops->ops[i].f;
-        if (out->by_op[i] || f->kind != TGM_KIND_INPLACE || !f->functional)
-            continue;
+        if (out->by_op[i] || f->kind != TGM_KIND_INPLACE || !f->functional) continue;
         const tga_op *fn = op_of(ops, f->functional);
         if (fn && out->by_op[fn->index] && ops->ops[i].nrets == 1)
             out->by_op[i] = out->by_op[fn->index];

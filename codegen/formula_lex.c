@@ -28,8 +28,8 @@ static bool fail(tgf_syntax_error *err, size_t off, const char *fmt, ...)
 
 /* Longest first: "::" before ":", "<=" before "<". */
 static const char *const puncts[] = {
-    "::", "==", "!=", "<=", ">=", "&&", "||", "->",
-    "(", ")", "[", "]", "{", "}", ",", ".", "?", ":", "+", "-", "*", "/", "%", "<", ">", "!", "=",
+    "::", "==", "!=", "<=", ">=", "&&", "||", "->", "(", ")", "[", "]", "{", "}",
+    ",",  ".",  "?",  ":",  "+",  "-",  "*",  "/",  "%", "<", ">", "!", "=",
 };
 
 static bool lex_number(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
@@ -44,13 +44,12 @@ static bool lex_number(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
         size_t n = strspn(s, "0123456789");
         is_float = s[n] == '.' || s[n] == 'e' || s[n] == 'E';
         errno = 0;
-        if (is_float)
-            t->f = strtod(s, &end);
-        else
-            t->i = (int64_t)strtoll(s, &end, 10);
+        if (is_float) t->f = strtod(s, &end);
+        else t->i = (int64_t)strtoll(s, &end, 10);
     }
     if (errno == ERANGE)
-        return fail(err, l->pos, "number '%.*s' is out of range", (int)strspn(s, "0123456789.xXeE+-"), s);
+        return fail(err, l->pos, "number '%.*s' is out of range",
+                    (int)strspn(s, "0123456789.xXeE+-"), s);
     /* C++ literal suffixes carry no meaning here (the checker types 1.0f as a float). */
     while (*end == 'f' || *end == 'F' || *end == 'l' || *end == 'L' || *end == 'u' || *end == 'U')
         end++;
@@ -75,7 +74,8 @@ static bool lex_string(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
             const char *e = s[i + 1] ? strchr(esc_in, s[i + 1]) : NULL;
             if (!e) {
                 tgs_buf_free(&b);
-                return fail(err, l->pos + i, "unknown escape '\\%c' in a string", s[i + 1] ? s[i + 1] : ' ');
+                return fail(err, l->pos + i, "unknown escape '\\%c' in a string",
+                            s[i + 1] ? s[i + 1] : ' ');
             }
             c = esc_out[e - esc_in];
             i++;
@@ -99,16 +99,13 @@ bool tgf_lex(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
     /* Whitespace and comments (PyTorch names arguments in comments: div(other, "trunc") with
      * the argument name commented out before the string). */
     for (;;) {
-        while (isspace((unsigned char)src[l->pos]))
-            l->pos++;
+        while (isspace((unsigned char)src[l->pos])) l->pos++;
         if (src[l->pos] == '/' && src[l->pos + 1] == '*') {
             const char *end = strstr(src + l->pos + 2, "*/");
-            if (!end)
-                return fail(err, l->pos, "unterminated comment");
+            if (!end) return fail(err, l->pos, "unterminated comment");
             l->pos = (size_t)(end + 2 - src);
         } else if (src[l->pos] == '/' && src[l->pos + 1] == '/') {
-            while (src[l->pos] && src[l->pos] != '\n')
-                l->pos++;
+            while (src[l->pos] && src[l->pos] != '\n') l->pos++;
         } else {
             break;
         }
@@ -120,8 +117,7 @@ bool tgf_lex(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
         t->kind = TGF_TOK_EOF;
     } else if (isalpha((unsigned char)*s) || *s == '_') {
         size_t n = 1;
-        while (isalnum((unsigned char)s[n]) || s[n] == '_')
-            n++;
+        while (isalnum((unsigned char)s[n]) || s[n] == '_') n++;
         t->kind = TGF_TOK_IDENT;
         t->len = n;
         t->text = tgm_strndup(l->arena, s, n);
@@ -141,10 +137,8 @@ bool tgf_lex(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
                 break;
             }
         }
-        if (!ok)
-            return fail(err, l->pos, "unexpected character '%c' in a formula", *s);
+        if (!ok) return fail(err, l->pos, "unexpected character '%c' in a formula", *s);
     }
-    if (ok)
-        l->pos += t->len;
+    if (ok) l->pos += t->len;
     return ok;
 }

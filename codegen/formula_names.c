@@ -27,8 +27,7 @@ const char *tgf_node_base_name(tgm_arena *a, const char *base)
 
 int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int max)
 {
-    if (!strncmp(name, "at::", 4))
-        name = name + 4;
+    if (!strncmp(name, "at::", 4)) name = name + 4;
     size_t n = strlen(name);
     bool inplace = n > 1 && name[n - 1] == '_' && !(n > 4 && !strncmp(name, "__", 2));
     int count = 0;
@@ -40,10 +39,8 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
         if (op->f->kind == TGM_KIND_OUT || op->f->kind == TGM_KIND_SCRATCH ||
             op->f->kind == TGM_KIND_MUTABLE)
             continue;
-        if (s->inplace != inplace || (op->f->kind == TGM_KIND_INPLACE) != inplace)
-            continue;
-        if (strlen(s->base) != n - inplace || strncmp(s->base, name, n - inplace))
-            continue;
+        if (s->inplace != inplace || (op->f->kind == TGM_KIND_INPLACE) != inplace) continue;
+        if (strlen(s->base) != n - inplace || strncmp(s->base, name, n - inplace)) continue;
         found[count++] = op;
     }
     return count;
@@ -51,8 +48,7 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
 
 bool tgf_accepts(tga_kind want, tga_kind have)
 {
-    if (want == have)
-        return true;
+    if (want == have) return true;
     switch (want) {
     /* A Tensor? value (an optional input) where a Tensor is wanted: the call fails at run time
      * with "argument ... is NULL" when it is None, like PyTorch's undefined tensors. */
@@ -64,7 +60,7 @@ bool tgf_accepts(tga_kind want, tga_kind have)
     case TGA_OPT_BOOL: return have == TGA_BOOL;
     case TGA_OPT_INT_LIST: return have == TGA_INT_LIST;
     case TGA_OPT_DTYPE: return have == TGA_DTYPE;
-    case TGA_OPT_DEVICE: return have == TGA_DEVICE;   /* one C type: tg_device */
+    case TGA_OPT_DEVICE: return have == TGA_DEVICE; /* one C type: tg_device */
     case TGA_OPT_STR: return have == TGA_STR;
     default: return false;
     }
@@ -73,14 +69,29 @@ bool tgf_accepts(tga_kind want, tga_kind have)
 const char *tgf_kind_text(tga_kind k)
 {
     static const char *const text[TGA_KIND_COUNT] = {
-        [TGA_UNSUPPORTED] = "?", [TGA_TENSOR] = "Tensor", [TGA_OPT_TENSOR] = "Tensor?",
-        [TGA_TENSOR_LIST] = "Tensor[]", [TGA_INT] = "int", [TGA_OPT_INT] = "int?",
-        [TGA_INT_LIST] = "int[]", [TGA_OPT_INT_LIST] = "int[]?", [TGA_DOUBLE] = "Scalar",
-        [TGA_OPT_DOUBLE] = "Scalar?", [TGA_BOOL] = "bool", [TGA_OPT_BOOL] = "bool?",
-        [TGA_DTYPE] = "ScalarType", [TGA_OPT_DTYPE] = "ScalarType?", [TGA_LAYOUT] = "Layout",
-        [TGA_OPT_LAYOUT] = "Layout?", [TGA_DEVICE] = "Device", [TGA_OPT_DEVICE] = "Device?",
-        [TGA_MEMORY_FORMAT] = "MemoryFormat", [TGA_OPT_MEMORY_FORMAT] = "MemoryFormat?",
-        [TGA_OPT_GENERATOR] = "Generator?", [TGA_STR] = "str", [TGA_OPT_STR] = "str?",
+        [TGA_UNSUPPORTED] = "?",
+        [TGA_TENSOR] = "Tensor",
+        [TGA_OPT_TENSOR] = "Tensor?",
+        [TGA_TENSOR_LIST] = "Tensor[]",
+        [TGA_INT] = "int",
+        [TGA_OPT_INT] = "int?",
+        [TGA_INT_LIST] = "int[]",
+        [TGA_OPT_INT_LIST] = "int[]?",
+        [TGA_DOUBLE] = "Scalar",
+        [TGA_OPT_DOUBLE] = "Scalar?",
+        [TGA_BOOL] = "bool",
+        [TGA_OPT_BOOL] = "bool?",
+        [TGA_DTYPE] = "ScalarType",
+        [TGA_OPT_DTYPE] = "ScalarType?",
+        [TGA_LAYOUT] = "Layout",
+        [TGA_OPT_LAYOUT] = "Layout?",
+        [TGA_DEVICE] = "Device",
+        [TGA_OPT_DEVICE] = "Device?",
+        [TGA_MEMORY_FORMAT] = "MemoryFormat",
+        [TGA_OPT_MEMORY_FORMAT] = "MemoryFormat?",
+        [TGA_OPT_GENERATOR] = "Generator?",
+        [TGA_STR] = "str",
+        [TGA_OPT_STR] = "str?",
     };
     return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
 }

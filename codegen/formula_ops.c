@@ -15,20 +15,22 @@
 
 #include "formula_check.h"
 
-static const struct { tgm_expr_op op; const char *c, *fn, *mirror; } ops[] = {
+static const struct {
+    tgm_expr_op op;
+    const char *c, *fn, *mirror;
+} ops[] = {
     { TGM_EOP_ADD, "+", "add", NULL }, { TGM_EOP_SUB, "-", "sub", NULL },
     { TGM_EOP_MUL, "*", "mul", NULL }, { TGM_EOP_DIV, "/", "div", NULL },
-    { TGM_EOP_EQ, "==", "eq", "eq" }, { TGM_EOP_NE, "!=", "ne", "ne" },
-    { TGM_EOP_LT, "<", "lt", "gt" }, { TGM_EOP_LE, "<=", "le", "ge" },
-    { TGM_EOP_GT, ">", "gt", "lt" }, { TGM_EOP_GE, ">=", "ge", "le" },
+    { TGM_EOP_EQ, "==", "eq", "eq" },  { TGM_EOP_NE, "!=", "ne", "ne" },
+    { TGM_EOP_LT, "<", "lt", "gt" },   { TGM_EOP_LE, "<=", "le", "ge" },
+    { TGM_EOP_GT, ">", "gt", "lt" },   { TGM_EOP_GE, ">=", "ge", "le" },
     { TGM_EOP_AND, "&&", NULL, NULL }, { TGM_EOP_OR, "||", NULL, NULL },
 };
 
 static int find(tgm_expr_op op)
 {
     for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
-        if (ops[i].op == op)
-            return i;
+        if (ops[i].op == op) return i;
     return 0;
 }
 
@@ -56,7 +58,7 @@ static tgf_node *scalar_over_tensor(tgf_checker *c, const tgm_expr *e, tgf_node 
         inv = call2(c, e, "pow", t, tgf_lit(c, e, TGA_INT, "INT64_C(-1)"));
     }
     if (inv && n->kind == TGF_LIT && (!strcmp(n->c, "INT64_C(1)") || !strcmp(n->c, "1.0")))
-        return inv;   /* 1 / t */
+        return inv; /* 1 / t */
     return inv ? call2(c, e, "mul", inv, n) : NULL;
 }
 
@@ -72,8 +74,7 @@ static tgf_node *binary(tgf_checker *c, const tgm_expr *e, tgf_node *l, tgf_node
     if (!logical && tgf_is_tensor(l) && (tgf_is_tensor(r) || tgf_is_number(r)))
         return call2(c, e, ops[k].fn, l, r);
     if (!logical && tgf_is_number(l) && tgf_is_tensor(r)) {
-        if (comparison)
-            return call2(c, e, ops[k].mirror, r, l);
+        if (comparison) return call2(c, e, ops[k].mirror, r, l);
         switch (e->op) {
         case TGM_EOP_ADD:
         case TGM_EOP_MUL: return call2(c, e, ops[k].fn, r, l);
@@ -85,8 +86,9 @@ static tgf_node *binary(tgf_checker *c, const tgm_expr *e, tgf_node *l, tgf_node
         }
     }
     if (!logical && tgf_is_number(l) && tgf_is_number(r)) {
-        tga_kind t = comparison ? TGA_BOOL
-                     : l->type == TGA_INT && r->type == TGA_INT ? TGA_INT : TGA_DOUBLE;
+        tga_kind t = comparison                                 ? TGA_BOOL
+                     : l->type == TGA_INT && r->type == TGA_INT ? TGA_INT
+                                                                : TGA_DOUBLE;
         return tgf_cop(c, e, ops[k].c, t, l, r);
     }
     bool same_enum = l->type == r->type && (l->type == TGA_BOOL || l->type == TGA_DTYPE);
@@ -104,12 +106,13 @@ static tgf_node *unary(tgf_checker *c, const tgm_expr *e, tgf_node *x)
         return tgf_resolve_call(c, e, e->offset, "neg", &x, 1);
     if ((e->op == TGM_EOP_NEG || e->op == TGM_EOP_PLUS) && tgf_is_number(x))
         return e->op == TGM_EOP_PLUS ? x : tgf_cop(c, e, "-", x->type, x, NULL);
-    if (e->op == TGM_EOP_PLUS && tgf_is_tensor(x))
-        return x;
-    if (e->op == TGM_EOP_NOT && x->type == TGA_BOOL)
-        return tgf_cop(c, e, "!", TGA_BOOL, x, NULL);
+    if (e->op == TGM_EOP_PLUS && tgf_is_tensor(x)) return x;
+    if (e->op == TGM_EOP_NOT && x->type == TGA_BOOL) return tgf_cop(c, e, "!", TGA_BOOL, x, NULL);
     tgf_fail(c, e->offset, "operator '%s' cannot apply to %s",
-             e->op == TGM_EOP_NOT ? "!" : e->op == TGM_EOP_NEG ? "-" : "+", tgf_type_text(x));
+             e->op == TGM_EOP_NOT   ? "!"
+             : e->op == TGM_EOP_NEG ? "-"
+                                    : "+",
+             tgf_type_text(x));
     return NULL;
 }
 
@@ -137,10 +140,10 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
                  "a branch of '?:' cannot be a Tensor[]");
         return NULL;
     }
-    tga_kind t = a->type == b->type ? a->type
-               : tgf_is_number(a) && tgf_is_number(b) ? TGA_DOUBLE
-               : tgf_is_tensor(a) && tgf_is_tensor(b) ? TGA_OPT_TENSOR
-               : TGA_UNSUPPORTED;
+    tga_kind t = a->type == b->type                     ? a->type
+                 : tgf_is_number(a) && tgf_is_number(b) ? TGA_DOUBLE
+                 : tgf_is_tensor(a) && tgf_is_tensor(b) ? TGA_OPT_TENSOR
+                                                        : TGA_UNSUPPORTED;
     if (t == TGA_UNSUPPORTED) {
         tgf_fail(c, e->args[2]->offset, "the branches of '?:' have different types: %s and %s",
                  tgf_type_text(a), tgf_type_text(b));
@@ -153,8 +156,7 @@ tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e)
 {
     tgf_node *args[3];
     for (int i = 0; i < e->nargs; i++)
-        if (!(args[i] = tgf_check_expr(c, e->args[i])))
-            return NULL;
+        if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
     switch (e->kind) {
     case TGM_EXPR_UNARY: return unary(c, e, args[0]);
     case TGM_EXPR_BINARY: return binary(c, e, args[0], args[1]);

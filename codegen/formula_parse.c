@@ -24,8 +24,8 @@
 typedef struct parser {
     tgm_arena *a;
     tgf_lexer lex;
-    tgf_token tok;            /* the current token */
-    size_t prev_end;          /* end of the last consumed token */
+    tgf_token tok;   /* the current token */
+    size_t prev_end; /* end of the last consumed token */
     tgf_syntax_error *err;
     bool failed;
 } parser;
@@ -33,8 +33,7 @@ typedef struct parser {
 static bool fail(parser *p, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(parser *p, size_t off, const char *fmt, ...)
 {
-    if (p->failed)
-        return false;
+    if (p->failed) return false;
     p->failed = true;
     va_list ap;
     va_start(ap, fmt);
@@ -46,8 +45,7 @@ static bool fail(parser *p, size_t off, const char *fmt, ...)
 
 static bool advance(parser *p)
 {
-    if (p->failed)
-        return false;
+    if (p->failed) return false;
     p->prev_end = p->tok.offset + p->tok.len;
     if (!tgf_lex(&p->lex, &p->tok, p->err)) {
         p->failed = true;
@@ -61,10 +59,7 @@ static bool is_punct(const parser *p, const char *s)
     return p->tok.kind == TGF_TOK_PUNCT && !strcmp(p->tok.text, s);
 }
 
-static bool accept(parser *p, const char *s)
-{
-    return is_punct(p, s) && advance(p);
-}
+static bool accept(parser *p, const char *s) { return is_punct(p, s) && advance(p); }
 
 /* What the current token is, for messages. */
 static const char *tok_desc(parser *p)
@@ -78,8 +73,7 @@ static const char *tok_desc(parser *p)
 
 static bool expect(parser *p, const char *s, const char *what)
 {
-    if (accept(p, s))
-        return true;
+    if (accept(p, s)) return true;
     return fail(p, p->tok.offset, "expected '%s' %s, found %s", s, what, tok_desc(p));
 }
 
@@ -106,15 +100,12 @@ static tgm_expr *parse_cond(parser *p);
 /* `(` already consumed (or `{`): comma-separated expressions up to `close`. */
 static bool parse_args(parser *p, tgm_expr *e, int *cap, const char *close, const char *what)
 {
-    if (accept(p, close))
-        return true;
+    if (accept(p, close)) return true;
     for (;;) {
         tgm_expr *arg = parse_cond(p);
-        if (!arg)
-            return false;
+        if (!arg) return false;
         add_arg(p, e, arg, cap);
-        if (accept(p, close))
-            return true;
+        if (accept(p, close)) return true;
         if (!accept(p, ","))
             return fail(p, p->tok.offset, "expected ',' or '%s' in %s, found %s", close, what,
                         tok_desc(p));
@@ -165,22 +156,18 @@ static tgm_expr *parse_primary(parser *p)
         advance(p);
         finish(p, e);
         return e;
-    case TGF_TOK_IDENT:
-        return parse_name(p);
-    default:
-        break;
+    case TGF_TOK_IDENT: return parse_name(p);
+    default: break;
     }
     if (accept(p, "(")) {
         e = parse_cond(p);
-        if (!e || !expect(p, ")", "to close '('"))
-            return NULL;
-        return e;   /* parentheses keep the inner node (and its span) */
+        if (!e || !expect(p, ")", "to close '('")) return NULL;
+        return e; /* parentheses keep the inner node (and its span) */
     }
     if (accept(p, "{")) {
         int cap = 0;
         e = node(p, TGM_EXPR_LIST, start);
-        if (!parse_args(p, e, &cap, "}", "a list"))
-            return NULL;
+        if (!parse_args(p, e, &cap, "}", "a list")) return NULL;
         finish(p, e);
         return e;
     }
@@ -213,8 +200,10 @@ static tgm_expr *parse_postfix(parser *p)
             m->name_offset = p->tok.offset;
             advance(p);
             if (!is_punct(p, "(")) {
-                fail(p, p->tok.offset, "expected '(' after '.%s' (fields are not supported, only "
-                     "method calls)", m->name);
+                fail(p, p->tok.offset,
+                     "expected '(' after '.%s' (fields are not supported, only "
+                     "method calls)",
+                     m->name);
                 return NULL;
             }
             advance(p);
@@ -229,8 +218,7 @@ static tgm_expr *parse_postfix(parser *p)
             int cap = 0;
             add_arg(p, ix, e, &cap);
             tgm_expr *i = parse_cond(p);
-            if (!i || !expect(p, "]", "to close '['"))
-                return NULL;
+            if (!i || !expect(p, "]", "to close '['")) return NULL;
             add_arg(p, ix, i, &cap);
             finish(p, ix);
             e = ix;
@@ -253,27 +241,29 @@ static tgm_expr *unary(parser *p, tgm_expr_op op, size_t start)
 static tgm_expr *parse_unary(parser *p)
 {
     size_t start = p->tok.offset;
-    tgm_expr_op op = is_punct(p, "-") ? TGM_EOP_NEG : is_punct(p, "+") ? TGM_EOP_PLUS
-                   : is_punct(p, "!") ? TGM_EOP_NOT : TGM_EOP_NONE;
-    if (op == TGM_EOP_NONE)
-        return parse_postfix(p);
+    tgm_expr_op op = is_punct(p, "-")   ? TGM_EOP_NEG
+                     : is_punct(p, "+") ? TGM_EOP_PLUS
+                     : is_punct(p, "!") ? TGM_EOP_NOT
+                                        : TGM_EOP_NONE;
+    if (op == TGM_EOP_NONE) return parse_postfix(p);
     advance(p);
     tgm_expr *operand = parse_unary(p);
-    if (!operand)
-        return NULL;
+    if (!operand) return NULL;
     tgm_expr *e = unary(p, op, start);
     e->args[0] = operand;
     finish(p, e);
     return e;
 }
 
-typedef struct binop { const char *tok; tgm_expr_op op; } binop;
+typedef struct binop {
+    const char *tok;
+    tgm_expr_op op;
+} binop;
 
 static tgm_expr_op match(parser *p, const binop *ops)
 {
     for (; ops->tok; ops++)
-        if (is_punct(p, ops->tok))
-            return ops->op;
+        if (is_punct(p, ops->tok)) return ops->op;
     return TGM_EOP_NONE;
 }
 
@@ -292,30 +282,32 @@ static tgm_expr *binary(parser *p, tgm_expr_op op, tgm_expr *l, tgm_expr *r)
 static const binop level_or[] = { { "||", TGM_EOP_OR }, { NULL, 0 } };
 static const binop level_and[] = { { "&&", TGM_EOP_AND }, { NULL, 0 } };
 static const binop level_eq[] = { { "==", TGM_EOP_EQ }, { "!=", TGM_EOP_NE }, { NULL, 0 } };
-static const binop level_rel[] = { { "<", TGM_EOP_LT }, { "<=", TGM_EOP_LE }, { ">", TGM_EOP_GT },
-                                   { ">=", TGM_EOP_GE }, { NULL, 0 } };
+static const binop level_rel[] = { { "<", TGM_EOP_LT },
+                                   { "<=", TGM_EOP_LE },
+                                   { ">", TGM_EOP_GT },
+                                   { ">=", TGM_EOP_GE },
+                                   { NULL, 0 } };
 static const binop level_sum[] = { { "+", TGM_EOP_ADD }, { "-", TGM_EOP_SUB }, { NULL, 0 } };
 static const binop level_prod[] = { { "*", TGM_EOP_MUL }, { "/", TGM_EOP_DIV }, { NULL, 0 } };
-static const binop *const levels[] = { level_or, level_and, level_eq, level_rel, level_sum, level_prod };
+static const binop *const levels[] = { level_or,  level_and, level_eq,
+                                       level_rel, level_sum, level_prod };
 enum { NLEVELS = sizeof levels / sizeof levels[0] };
 
 static tgm_expr *parse_level(parser *p, int level)
 {
-    if (level == NLEVELS)
-        return parse_unary(p);
+    if (level == NLEVELS) return parse_unary(p);
     tgm_expr *l = parse_level(p, level + 1);
     bool comparison = levels[level] == level_eq || levels[level] == level_rel;
     while (l) {
         tgm_expr_op op = match(p, levels[level]);
-        if (op == TGM_EOP_NONE)
-            break;
+        if (op == TGM_EOP_NONE) break;
         advance(p);
         tgm_expr *r = parse_level(p, level + 1);
-        if (!r)
-            return NULL;
+        if (!r) return NULL;
         l = binary(p, op, l, r);
         if (comparison && (match(p, level_eq) || match(p, level_rel))) {
-            fail(p, p->tok.offset, "comparisons cannot be chained; add parentheses (C++ templates "
+            fail(p, p->tok.offset,
+                 "comparisons cannot be chained; add parentheses (C++ templates "
                  "such as get<0>(t) are not part of the language)");
             return NULL;
         }
@@ -330,15 +322,12 @@ static tgm_expr *parse_level(parser *p, int level)
 static tgm_expr *parse_cond(parser *p)
 {
     tgm_expr *c = parse_level(p, 0);
-    if (!c || !is_punct(p, "?"))
-        return c;
+    if (!c || !is_punct(p, "?")) return c;
     advance(p);
     tgm_expr *a = parse_cond(p);
-    if (!a || !expect(p, ":", "between the branches of '?:'"))
-        return NULL;
+    if (!a || !expect(p, ":", "between the branches of '?:'")) return NULL;
     tgm_expr *b = parse_cond(p);
-    if (!b)
-        return NULL;
+    if (!b) return NULL;
     tgm_expr *e = node(p, TGM_EXPR_COND, c->offset);
     e->nargs = 3;
     e->args = tgm_alloc(p->a, 3 * sizeof *e->args);
@@ -353,15 +342,13 @@ bool tgf_parse_formula(tgm_arena *a, tgm_formula *f, tgf_syntax_error *err)
 {
     parser p = { .a = a, .lex = { a, f->text, 0 }, .err = err };
     memset(err, 0, sizeof *err);
-    if (!tgf_lex(&p.lex, &p.tok, err))
-        return false;
+    if (!tgf_lex(&p.lex, &p.tok, err)) return false;
     tgm_expr *e = parse_cond(&p);
     if (e && p.tok.kind != TGF_TOK_EOF) {
         fail(&p, p.tok.offset, "unexpected %s after the formula", tok_desc(&p));
         e = NULL;
     }
-    if (!e)
-        return false;
+    if (!e) return false;
     f->expr = e;
     return true;
 }

@@ -19,20 +19,20 @@ void *tgm__map_put(tgm_name_map *m, const char *key, void *val);
 
 /* ---- where a YAML scalar's text came from (see tgm_text_loc in model.h) ---- */
 struct tgm_span {
-    const char *src;          /* the whole file, NUL-terminated */
-    size_t start;             /* byte offset of the text's first character (after a quote) */
-    char quote;               /* '\'', '"' or 0: how escapes are spelled */
+    const char *src; /* the whole file, NUL-terminated */
+    size_t start;    /* byte offset of the text's first character (after a quote) */
+    char quote;      /* '\'', '"' or 0: how escapes are spelled */
 };
 
 /* ---- a loaded YAML file ---- */
 typedef struct tgm_yaml_doc {
-    const char *path;         /* interned file name used in every tgm_loc */
-    char *src;                /* the file's bytes, NUL-terminated, in the arena */
+    const char *path; /* interned file name used in every tgm_loc */
+    char *src;        /* the file's bytes, NUL-terminated, in the arena */
     size_t len;
-    size_t *line_start;       /* byte offset of each line (0-based line index) */
+    size_t *line_start; /* byte offset of each line (0-based line index) */
     int nlines;
     yaml_document_t doc;
-    bool loaded;              /* doc must be deleted */
+    bool loaded; /* doc must be deleted */
 } tgm_yaml_doc;
 
 /* Reads and parses `path`. Reports I/O and YAML syntax errors (at libyaml's mark) and returns
@@ -66,8 +66,8 @@ const char *tgm__field_name(const tgm_yaml_doc *d, const yaml_node_pair_t *pairs
 tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n);
 /* The span of a scalar (NULL when plain and on one line: col + offset is exact). */
 const tgm_span *tgm__node_span(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n);
-const char *tgm__scalar(const yaml_node_t *n);        /* NUL-terminated scalar text */
-const char *tgm__node_kind(const yaml_node_t *n);     /* "a mapping", "a list", ... for errors */
+const char *tgm__scalar(const yaml_node_t *n);    /* NUL-terminated scalar text */
+const char *tgm__node_kind(const yaml_node_t *n); /* "a mapping", "a list", ... for errors */
 /* Scalar True/False/true/false; reports an error naming `field` otherwise. */
 bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *field, bool *out);
 /* A scalar split on commas ("function, method") or a list of scalars, trimmed, into an arena
@@ -81,8 +81,8 @@ void tgm__add_func(tgm_model *m, tgm_func *f);
 void tgm__add_deriv(tgm_model *m, tgm_derivative *d);
 
 /* ---- small helpers (yaml_doc.c) ---- */
-bool tgm__is_ident(const char *s);                 /* [A-Za-z_][A-Za-z0-9_]* */
-char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead);   /* strip spaces */
+bool tgm__is_ident(const char *s); /* [A-Za-z_][A-Za-z0-9_]* */
+char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead); /* strip spaces */
 
 /* Schema parsing with a span for quoted/folded YAML scalars (tgm_parse_schema passes NULL). */
 int tgm__parse_schema_span(tgm_arena *a, const char *text, tgm_loc loc, const tgm_span *span,

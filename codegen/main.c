@@ -31,18 +31,15 @@ static const char usage[] =
 static int load(tgm_model *m, const char *native, const char *derivs)
 {
     int errors = tgm_parse_native_functions(m, native);
-    if (derivs)
-        errors += tgm_parse_derivatives(m, derivs);
-    if (errors == 0)
-        errors = tgm_validate(m);
+    if (derivs) errors += tgm_parse_derivatives(m, derivs);
+    if (errors == 0) errors = tgm_validate(m);
     return errors;
 }
 
 static int explicit_funcs(const tgm_model *m)
 {
     int n = 0;
-    for (int i = 0; i < m->nfuncs; i++)
-        n += !m->funcs[i]->is_autogen;
+    for (int i = 0; i < m->nfuncs; i++) n += !m->funcs[i]->is_autogen;
     return n;
 }
 
@@ -65,8 +62,8 @@ static int parse_formulas(tgm_model *m, bool verbose, int *total)
                     parsed++;
                 } else if (verbose) {
                     tgm_loc l = tgf_loc(&fs[k], err.offset);
-                    printf("%s:%d:%d: formula for '%s' of '%s' does not parse: %s\n", l.file, l.line,
-                           l.col, fs[k].vars, dv->schema.full_name, err.msg);
+                    printf("%s:%d:%d: formula for '%s' of '%s' does not parse: %s\n", l.file,
+                           l.line, l.col, fs[k].vars, dv->schema.full_name, err.msg);
                 }
             }
         }
@@ -78,12 +75,9 @@ static int run_check(int argc, char **argv)
 {
     bool strict = false, verbose = false;
     for (; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
-        if (!strcmp(argv[0], "--strict"))
-            strict = true;
-        else if (!strcmp(argv[0], "--verbose"))
-            verbose = true;
-        else
-            break;
+        if (!strcmp(argv[0], "--strict")) strict = true;
+        else if (!strcmp(argv[0], "--verbose")) verbose = true;
+        else break;
     }
     if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && argv[1][0] == '-')) {
         fputs(usage, stderr);
@@ -91,13 +85,11 @@ static int run_check(int argc, char **argv)
     }
     tgm_model m = { .arena = tgm_arena_new() };
     int errors = load(&m, argv[0], argc == 2 ? argv[1] : NULL);
-    if (!errors && strict)
-        errors = tgf_check_model(&m);
+    if (!errors && strict) errors = tgf_check_model(&m);
     if (!errors) {
         int total, parsed = parse_formulas(&m, verbose, &total);
         printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
-        if (argc == 2)
-            printf(", %d/%d formulas parsed", parsed, total);
+        if (argc == 2) printf(", %d/%d formulas parsed", parsed, total);
         printf("\n");
     }
     tgm_arena_free(m.arena);
@@ -142,10 +134,8 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (argc >= 2 && !strcmp(argv[1], "--check"))
-        return run_check(argc - 2, argv + 2);
-    if (argc >= 2 && !strcmp(argv[1], "--gen"))
-        return run_gen(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--check")) return run_check(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--gen")) return run_gen(argc - 2, argv + 2);
     fputs(usage, stderr);
     return 2;
 }

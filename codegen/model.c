@@ -10,8 +10,7 @@ static void push_ptr(tgm_arena *a, void ***arr, int *n, void *p)
     int cap = 0;
     if (*n) {
         cap = 4;
-        while (cap < *n)
-            cap *= 2;
+        while (cap < *n) cap *= 2;
     }
     *TGS_PUSH(a, *arr, *n, cap) = p;
 }
@@ -28,10 +27,8 @@ void tgm__add_deriv(tgm_model *m, tgm_derivative *d)
 
 tgm_func *tgm_find_func(const tgm_model *m, const char *full_name)
 {
-    if (m->func_index)
-        return tgm__map_get(m->func_index, full_name);
+    if (m->func_index) return tgm__map_get(m->func_index, full_name);
     for (int i = 0; i < m->nfuncs; i++)
-        if (!strcmp(m->funcs[i]->schema.full_name, full_name))
-            return m->funcs[i];
+        if (!strcmp(m->funcs[i]->schema.full_name, full_name)) return m->funcs[i];
     return NULL;
 }

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"   /* tgm_arena: every allocation of the model lives there */
-#include "diag.h"    /* tgm_loc, tgm_error, tgm_note */
+#include "arena.h" /* tgm_arena: every allocation of the model lives there */
+#include "diag.h"  /* tgm_loc, tgm_error, tgm_note */
 
 /* Where a YAML scalar's text came from. A quoted or folded scalar's text differs from the bytes
  * in the file (quotes, escapes, joined lines), so `loc.col + offset` is wrong for it; a span
@@ -25,51 +25,69 @@ tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size
 
 /* ---- types of the schema language ---- */
 typedef enum tgm_base {
-    TGM_TENSOR, TGM_INT, TGM_SYMINT, TGM_FLOAT, TGM_BOOL, TGM_STR, TGM_SCALAR,
-    TGM_SCALAR_TYPE, TGM_LAYOUT, TGM_DEVICE, TGM_MEMORY_FORMAT, TGM_GENERATOR,
-    TGM_DIMNAME, TGM_STORAGE, TGM_STREAM, TGM_QSCHEME, TGM_CONST_QUANTIZER_PTR,
-    TGM_SYMFLOAT, TGM_BASE_COUNT
+    TGM_TENSOR,
+    TGM_INT,
+    TGM_SYMINT,
+    TGM_FLOAT,
+    TGM_BOOL,
+    TGM_STR,
+    TGM_SCALAR,
+    TGM_SCALAR_TYPE,
+    TGM_LAYOUT,
+    TGM_DEVICE,
+    TGM_MEMORY_FORMAT,
+    TGM_GENERATOR,
+    TGM_DIMNAME,
+    TGM_STORAGE,
+    TGM_STREAM,
+    TGM_QSCHEME,
+    TGM_CONST_QUANTIZER_PTR,
+    TGM_SYMFLOAT,
+    TGM_BASE_COUNT
 } tgm_base;
 
 /* An alias annotation: `(a)`, `(a!)`, `(a -> *)`, `(b!)`. */
 typedef struct tgm_alias {
-    const char *set;          /* "a"; NULL when the type has no annotation */
-    bool is_write;            /* the `!` */
-    const char *after;        /* "*" in `(a -> *)`, else NULL */
+    const char *set;   /* "a"; NULL when the type has no annotation */
+    bool is_write;     /* the `!` */
+    const char *after; /* "*" in `(a -> *)`, else NULL */
 } tgm_alias;
 
 /* `Tensor(a!)?[]` etc. Optional and list wrap the base in the order the schema writes them:
  * `Tensor?[]` is a list of optional tensors (elem_optional), `int[]?` an optional list. */
 typedef struct tgm_type {
     tgm_base base;
-    bool elem_optional;       /* `T?` (for non-lists), or `T?[]` (optional elements of a list) */
-    bool is_list;             /* `T[]` or `T[N]` */
-    int list_size;            /* N of `T[N]`, 0 when absent */
-    bool list_optional;       /* `T[]?` / `T[N]?` */
-    tgm_alias alias;          /* on Tensor only */
+    bool elem_optional; /* `T?` (for non-lists), or `T?[]` (optional elements of a list) */
+    bool is_list;       /* `T[]` or `T[N]` */
+    int list_size;      /* N of `T[N]`, 0 when absent */
+    bool list_optional; /* `T[]?` / `T[N]?` */
+    tgm_alias alias;    /* on Tensor only */
 } tgm_type;
 
 /* A default value as written in the schema, kept as text plus its kind. */
 typedef enum tgm_default_kind {
-    TGM_DEF_NONE_GIVEN,       /* no default */
-    TGM_DEF_NONE,             /* None */
-    TGM_DEF_INT, TGM_DEF_FLOAT, TGM_DEF_BOOL, TGM_DEF_STR,
-    TGM_DEF_INT_LIST,         /* [0, 1] or a bare int used for an int[N] (broadcast) */
+    TGM_DEF_NONE_GIVEN, /* no default */
+    TGM_DEF_NONE,       /* None */
+    TGM_DEF_INT,
+    TGM_DEF_FLOAT,
+    TGM_DEF_BOOL,
+    TGM_DEF_STR,
+    TGM_DEF_INT_LIST, /* [0, 1] or a bare int used for an int[N] (broadcast) */
     TGM_DEF_FLOAT_LIST,
-    TGM_DEF_BOOL_LIST,        /* [True, False] */
-    TGM_DEF_IDENT,            /* a named constant such as Mean, long, contiguous_format */
+    TGM_DEF_BOOL_LIST, /* [True, False] */
+    TGM_DEF_IDENT,     /* a named constant such as Mean, long, contiguous_format */
 } tgm_default_kind;
 
 typedef struct tgm_default {
     tgm_default_kind kind;
-    const char *text;         /* exactly as written, e.g. "1", "[0,1]", "Mean", "'none'" */
-    int64_t i;                /* TGM_DEF_INT / TGM_DEF_BOOL (0/1) */
-    double f;                 /* TGM_DEF_FLOAT */
-    const int64_t *ints;      /* TGM_DEF_INT_LIST / BOOL_LIST values */
-    const double *floats;     /* TGM_DEF_FLOAT_LIST values */
-    const char *str;          /* TGM_DEF_STR: the string without quotes, escapes decoded;
+    const char *text;     /* exactly as written, e.g. "1", "[0,1]", "Mean", "'none'" */
+    int64_t i;            /* TGM_DEF_INT / TGM_DEF_BOOL (0/1) */
+    double f;             /* TGM_DEF_FLOAT */
+    const int64_t *ints;  /* TGM_DEF_INT_LIST / BOOL_LIST values */
+    const double *floats; /* TGM_DEF_FLOAT_LIST values */
+    const char *str;      /* TGM_DEF_STR: the string without quotes, escapes decoded;
                                * TGM_DEF_IDENT: the identifier (same as text) */
-    int n;                    /* list length */
+    int n;                /* list length */
 } tgm_default;
 
 typedef struct tgm_arg {
@@ -77,96 +95,111 @@ typedef struct tgm_arg {
     const char *name;
     tgm_type type;
     tgm_default def;
-    bool kwarg_only;          /* after `*` */
-    bool is_out;              /* kwarg-only, write-aliased Tensor: an out= argument */
+    bool kwarg_only; /* after `*` */
+    bool is_out;     /* kwarg-only, write-aliased Tensor: an out= argument */
 } tgm_arg;
 
 typedef struct tgm_return {
     tgm_loc loc;
-    const char *name;         /* NULL when unnamed */
+    const char *name; /* NULL when unnamed */
     tgm_type type;
 } tgm_return;
 
 /* A parsed schema: `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`. */
 typedef struct tgm_schema {
-    tgm_loc loc;              /* position of the schema string's first character */
-    const char *text;         /* the schema string exactly as written */
-    const char *base;         /* "add" (without trailing underscore, without dunders kept: see below) */
-    const char *overload;     /* "Tensor"; "" when none */
-    const char *full_name;    /* "add.Tensor" or "add" */
-    bool inplace;             /* the name ends in `_` (add_), dunder names excluded */
-    bool dunder;              /* __iand__ etc.; base keeps the full dunder name */
-    tgm_arg *args; int nargs;
-    tgm_return *rets; int nrets;
-    const tgm_span *span;     /* for tgm_text_loc; NULL when text is plain or synthesised */
+    tgm_loc loc;          /* position of the schema string's first character */
+    const char *text;     /* the schema string exactly as written */
+    const char *base;     /* "add" (without trailing underscore, without dunders kept: see below) */
+    const char *overload; /* "Tensor"; "" when none */
+    const char *full_name; /* "add.Tensor" or "add" */
+    bool inplace;          /* the name ends in `_` (add_), dunder names excluded */
+    bool dunder;           /* __iand__ etc.; base keeps the full dunder name */
+    tgm_arg *args;
+    int nargs;
+    tgm_return *rets;
+    int nrets;
+    const tgm_span *span; /* for tgm_text_loc; NULL when text is plain or synthesised */
 } tgm_schema;
 
 /* Schema kind, derived once by validate(). */
 typedef enum tgm_kind {
-    TGM_KIND_FUNCTIONAL, TGM_KIND_INPLACE, TGM_KIND_OUT, TGM_KIND_MUTABLE, TGM_KIND_SCRATCH
+    TGM_KIND_FUNCTIONAL,
+    TGM_KIND_INPLACE,
+    TGM_KIND_OUT,
+    TGM_KIND_MUTABLE,
+    TGM_KIND_SCRATCH
 } tgm_kind;
 
 /* Dispatch keys tgen knows. Only the first four are compiled by this project; the rest are
  * accepted (PyTorch's own file uses them) and ignored by the emitters. */
 typedef enum tgm_key {
-    TGM_KEY_CPU, TGM_KEY_CUDA, TGM_KEY_COMPOSITE_IMPLICIT, TGM_KEY_COMPOSITE_EXPLICIT,
-    TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL, TGM_KEY_OTHER /* a known PyTorch key we ignore */
+    TGM_KEY_CPU,
+    TGM_KEY_CUDA,
+    TGM_KEY_COMPOSITE_IMPLICIT,
+    TGM_KEY_COMPOSITE_EXPLICIT,
+    TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL,
+    TGM_KEY_OTHER /* a known PyTorch key we ignore */
 } tgm_key;
 
 typedef struct tgm_dispatch_entry {
     tgm_loc loc;
     tgm_key key;
-    const char *key_name;     /* as written, one key (comma-joined keys are split) */
-    const char *kernel;       /* the kernel name, e.g. "add_out" */
+    const char *key_name; /* as written, one key (comma-joined keys are split) */
+    const char *kernel;   /* the kernel name, e.g. "add_out" */
 } tgm_dispatch_entry;
 
 /* One line of `ufunc_inner_loop:` (`Generic: add (AllAndComplex, BFloat16, Half)`). */
 typedef struct tgm_ufunc_loop {
     tgm_loc loc;
-    const char *key;          /* Generic, ScalarOnly, CPUScalar, CPUVector, CUDAFunctor, ... */
-    const char *name;         /* "add" */
-    const char *dtypes;       /* "AllAndComplex, BFloat16, Half" (text inside the parentheses) */
+    const char *key;    /* Generic, ScalarOnly, CPUScalar, CPUVector, CUDAFunctor, ... */
+    const char *name;   /* "add" */
+    const char *dtypes; /* "AllAndComplex, BFloat16, Half" (text inside the parentheses) */
 } tgm_ufunc_loop;
 
 /* One `- func:` entry of native_functions.yaml. */
 typedef struct tgm_func {
-    tgm_loc loc;              /* position of the `- func:` line */
+    tgm_loc loc; /* position of the `- func:` line */
     tgm_schema schema;
     tgm_kind kind;
-    bool variant_function, variant_method;   /* `variants:`; default: function only */
-    tgm_dispatch_entry *dispatch; int ndispatch;
-    bool has_dispatch;        /* a `dispatch:` field was present; the parser adds no default
+    bool variant_function, variant_method; /* `variants:`; default: function only */
+    tgm_dispatch_entry *dispatch;
+    int ndispatch;
+    bool has_dispatch;               /* a `dispatch:` field was present; the parser adds no default
                                * entry (no dispatch and no delegate means CompositeImplicit-
                                * Autograd with the C name as kernel: the emitters' rule) */
-    bool structured;          /* structured: True (an out= kernel that others delegate to) */
-    const char *structured_delegate;    /* "add.out" or NULL */
+    bool structured;                 /* structured: True (an out= kernel that others delegate to) */
+    const char *structured_delegate; /* "add.out" or NULL */
     tgm_loc structured_delegate_loc;
     const char *structured_inherits;
-    const char **autogen; int nautogen; /* "add.Scalar_out", ... */
+    const char **autogen;
+    int nautogen; /* "add.Scalar_out", ... */
     tgm_loc autogen_loc;
-    const tgm_loc *autogen_locs;        /* where each name of `autogen:` is (nautogen of them) */
-    const char **tags; int ntags;
-    const char *c_name;       /* tensorgen extension `c_name:` overriding the C function name */
-    const char *scalar_overload_of;     /* tensorgen extension: "eq.Tensor", the overload whose
+    const tgm_loc *autogen_locs; /* where each name of `autogen:` is (nautogen of them) */
+    const char **tags;
+    int ntags;
+    const char *c_name; /* tensorgen extension `c_name:` overriding the C function name */
+    const char *scalar_overload_of; /* tensorgen extension: "eq.Tensor", the overload whose
                                          * Tensor arguments this one takes as Scalars; its kernel
                                          * is generated (docs/spec.md) */
     tgm_loc scalar_overload_of_loc;
-    const char *doc;          /* tensorgen extension `doc:` one-paragraph description */
+    const char *doc; /* tensorgen extension `doc:` one-paragraph description */
     bool manual_cpp_binding;
     /* Fields PyTorch uses that tgen keeps but does not act on (yet). */
-    const char *python_module;          /* nn, linalg, special, fft, sparse, nested or NULL */
-    const char *device_check;           /* NoCheck / ExactSame, NULL when absent */
-    bool device_guard;                  /* default true */
-    const char **cpp_no_default_args; int ncpp_no_default_args;
-    tgm_ufunc_loop *ufunc_inner_loop; int nufunc_inner_loop;
+    const char *python_module; /* nn, linalg, special, fft, sparse, nested or NULL */
+    const char *device_check;  /* NoCheck / ExactSame, NULL when absent */
+    bool device_guard;         /* default true */
+    const char **cpp_no_default_args;
+    int ncpp_no_default_args;
+    tgm_ufunc_loop *ufunc_inner_loop;
+    int nufunc_inner_loop;
     /* Filled by validate(): the entries this one is tied to. */
-    struct tgm_func *delegate;          /* target of structured_delegate */
-    struct tgm_func *functional;        /* for inplace/out variants: the functional sibling */
-    struct tgm_func *tensor_overload;   /* the target of scalar_overload_of */
-    bool is_autogen;          /* synthesised from another entry's `autogen:` (see autogen.c):
+    struct tgm_func *delegate;        /* target of structured_delegate */
+    struct tgm_func *functional;      /* for inplace/out variants: the functional sibling */
+    struct tgm_func *tensor_overload; /* the target of scalar_overload_of */
+    bool is_autogen;               /* synthesised from another entry's `autogen:` (see autogen.c):
                                * no dispatch, function variant only, schema.text canonical,
                                * loc = the name inside `autogen:` */
-    struct tgm_func *autogen_from;      /* the entry whose autogen list produced this one */
+    struct tgm_func *autogen_from; /* the entry whose autogen list produced this one */
 } tgm_func;
 
 /* ---- formula expressions (codegen/formula_parse.c) ----
@@ -174,76 +207,95 @@ typedef struct tgm_func {
  * formula_check.c's job, against the schemas). Every node records the bytes of the formula
  * text it spans, so that any later stage can point an error at it with tgm_text_loc. */
 typedef enum tgm_expr_kind {
-    TGM_EXPR_INT,             /* 2, 0x10: `i` */
-    TGM_EXPR_FLOAT,           /* 0.5, 1e-5: `f` */
-    TGM_EXPR_BOOL,            /* true/false (also True/False): `b` */
-    TGM_EXPR_STR,             /* "floor": `str` (escapes decoded) */
-    TGM_EXPR_NAME,            /* grad, self, result, at::zeros (qualified names keep `::`) */
-    TGM_EXPR_CALL,            /* name(args...) */
-    TGM_EXPR_METHOD,          /* args[0].name(args[1...]) */
-    TGM_EXPR_INDEX,           /* args[0][args[1]] */
-    TGM_EXPR_LIST,            /* {args...} */
-    TGM_EXPR_UNARY,           /* op args[0] */
-    TGM_EXPR_BINARY,          /* args[0] op args[1] */
-    TGM_EXPR_COND,            /* args[0] ? args[1] : args[2] */
+    TGM_EXPR_INT,    /* 2, 0x10: `i` */
+    TGM_EXPR_FLOAT,  /* 0.5, 1e-5: `f` */
+    TGM_EXPR_BOOL,   /* true/false (also True/False): `b` */
+    TGM_EXPR_STR,    /* "floor": `str` (escapes decoded) */
+    TGM_EXPR_NAME,   /* grad, self, result, at::zeros (qualified names keep `::`) */
+    TGM_EXPR_CALL,   /* name(args...) */
+    TGM_EXPR_METHOD, /* args[0].name(args[1...]) */
+    TGM_EXPR_INDEX,  /* args[0][args[1]] */
+    TGM_EXPR_LIST,   /* {args...} */
+    TGM_EXPR_UNARY,  /* op args[0] */
+    TGM_EXPR_BINARY, /* args[0] op args[1] */
+    TGM_EXPR_COND,   /* args[0] ? args[1] : args[2] */
 } tgm_expr_kind;
 
 typedef enum tgm_expr_op {
     TGM_EOP_NONE,
-    TGM_EOP_ADD, TGM_EOP_SUB, TGM_EOP_MUL, TGM_EOP_DIV,
-    TGM_EOP_EQ, TGM_EOP_NE, TGM_EOP_LT, TGM_EOP_LE, TGM_EOP_GT, TGM_EOP_GE,
-    TGM_EOP_AND, TGM_EOP_OR,
-    TGM_EOP_NEG, TGM_EOP_PLUS, TGM_EOP_NOT,
+    TGM_EOP_ADD,
+    TGM_EOP_SUB,
+    TGM_EOP_MUL,
+    TGM_EOP_DIV,
+    TGM_EOP_EQ,
+    TGM_EOP_NE,
+    TGM_EOP_LT,
+    TGM_EOP_LE,
+    TGM_EOP_GT,
+    TGM_EOP_GE,
+    TGM_EOP_AND,
+    TGM_EOP_OR,
+    TGM_EOP_NEG,
+    TGM_EOP_PLUS,
+    TGM_EOP_NOT,
 } tgm_expr_op;
 
 typedef struct tgm_expr {
     tgm_expr_kind kind;
-    tgm_expr_op op;           /* UNARY / BINARY */
-    size_t offset, len;       /* the node's bytes in the formula text */
-    size_t name_offset;       /* NAME / CALL / METHOD: where `name` starts */
-    const char *name;         /* NAME / CALL / METHOD */
+    tgm_expr_op op;     /* UNARY / BINARY */
+    size_t offset, len; /* the node's bytes in the formula text */
+    size_t name_offset; /* NAME / CALL / METHOD: where `name` starts */
+    const char *name;   /* NAME / CALL / METHOD */
     int64_t i;
     double f;
     bool b;
     const char *str;
-    struct tgm_expr **args; int nargs;
+    struct tgm_expr **args;
+    int nargs;
 } tgm_expr;
 
 /* ---- derivatives.yaml ---- */
 typedef struct tgm_formula {
-    tgm_loc loc;              /* position of the formula text's first character */
-    const char *vars;         /* the key as written: "self", "self, other", "result" */
-    const char **var_names; int nvars;    /* split and trimmed */
-    tgm_loc vars_loc;         /* position of the key (`self, other:`) */
-    const char *text;         /* the formula, as written */
-    tgm_expr *expr;           /* parsed formula; NULL until tgf_parse_formula succeeds */
-    const tgm_span *span;     /* for tgm_text_loc(loc, span, text, offset) */
+    tgm_loc loc;      /* position of the formula text's first character */
+    const char *vars; /* the key as written: "self", "self, other", "result" */
+    const char **var_names;
+    int nvars;            /* split and trimmed */
+    tgm_loc vars_loc;     /* position of the key (`self, other:`) */
+    const char *text;     /* the formula, as written */
+    tgm_expr *expr;       /* parsed formula; NULL until tgf_parse_formula succeeds */
+    const tgm_span *span; /* for tgm_text_loc(loc, span, text, offset) */
 } tgm_formula;
 
 typedef struct tgm_derivative {
-    tgm_loc loc;              /* position of `- name:` */
-    const char *name_text;    /* the schema as written under `name:` */
+    tgm_loc loc;           /* position of `- name:` */
+    const char *name_text; /* the schema as written under `name:` */
     tgm_loc name_loc;
-    tgm_schema schema;        /* parsed */
-    tgm_func *func;           /* the matching native function (set by validate) */
-    tgm_formula *formulas; int nformulas;          /* per differentiable input / joint key */
-    tgm_formula *result_formulas; int nresult;     /* `result:` forward-mode formulas, kept as text */
-    const char **non_differentiable; int nnondiff;  /* inputs whose formula is `non_differentiable` */
-    bool *output_differentiability; int noutput_diff;
+    tgm_schema schema; /* parsed */
+    tgm_func *func;    /* the matching native function (set by validate) */
+    tgm_formula *formulas;
+    int nformulas; /* per differentiable input / joint key */
+    tgm_formula *result_formulas;
+    int nresult; /* `result:` forward-mode formulas, kept as text */
+    const char **non_differentiable;
+    int nnondiff; /* inputs whose formula is `non_differentiable` */
+    bool *output_differentiability;
+    int noutput_diff;
     /* PyTorch allows a C++ condition instead of True/False (`["!dtype || ..."]`): its text,
      * or NULL for a plain bool; same length as output_differentiability (those entries: true). */
     const char **output_differentiability_cond;
     tgm_loc output_differentiability_loc;
-    const char *dispatch_note;  /* derivatives `dispatch:`: the formulas above are its `Default:`
+    const char *dispatch_note; /* derivatives `dispatch:`: the formulas above are its `Default:`
                                  * ones; this names the other keys ("AutogradNestedTensor") */
 } tgm_derivative;
 
 /* The whole model: both files. */
 typedef struct tgm_model {
     tgm_arena *arena;
-    tgm_func **funcs; int nfuncs;              /* in file order; autogen'ed entries appended */
-    tgm_derivative **derivs; int nderivs;
-    struct tgm_name_map *func_index;           /* full_name -> func; built by tgm_validate */
+    tgm_func **funcs;
+    int nfuncs; /* in file order; autogen'ed entries appended */
+    tgm_derivative **derivs;
+    int nderivs;
+    struct tgm_name_map *func_index; /* full_name -> func; built by tgm_validate */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
@@ -257,11 +309,11 @@ int tgm_parse_schema(tgm_arena *a, const char *text, tgm_loc loc, tgm_schema *ou
  * names with no matching schema, variants consistency. Returns the number of errors. */
 int tgm_validate(tgm_model *m);
 
-tgm_func *tgm_find_func(const tgm_model *m, const char *full_name);   /* NULL when absent */
+tgm_func *tgm_find_func(const tgm_model *m, const char *full_name); /* NULL when absent */
 /* The schema in canonical form (`add.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) ->
  * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);
-const char *tgm_base_name(tgm_base b);   /* "Tensor", "int", ... as written in schemas */
+const char *tgm_base_name(tgm_base b); /* "Tensor", "int", ... as written in schemas */
 /* The index of the argument named `name`, or -1. */
 int tgm_schema_arg_index(const tgm_schema *s, const char *name);
 /* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,

@@ -17,11 +17,11 @@ static bool split_vars(tgm_parse_ctx *c, const yaml_node_t *k, tgm_formula *f)
     const char **names;
     tgm_loc *locs;
     int n = tgm__node_names(c->a, c->d, k, "formula key", &names, &locs);
-    if (n < 0)
-        return false;
+    if (n < 0) return false;
     for (int i = 0; i < n; i++)
         if (!tgm__is_ident(names[i])) {
-            tgm_error(locs[i], "formula key '%s' must name arguments or outputs, separated by commas",
+            tgm_error(locs[i],
+                      "formula key '%s' must name arguments or outputs, separated by commas",
                       tgm__scalar(k));
             return false;
         }
@@ -38,8 +38,7 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
                         const yaml_node_t *k, const yaml_node_t *v, int *fcap, int *rcap, int *ncap)
 {
     tgm_formula f = { 0 };
-    if (!split_vars(c, k, &f))
-        return;
+    if (!split_vars(c, k, &f)) return;
     if (v->type != YAML_SCALAR_NODE) {
         tgm_error(tgm__node_loc(c->d, v), "the formula for '%s' must be a string, not %s", f.vars,
                   tgm__node_kind(v));
@@ -55,8 +54,7 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
     }
     if (have_schema && tgm_schema_arg_index(&dv->schema, f.var_names[0]) < 0)
         *TGS_PUSH(c->a, dv->result_formulas, dv->nresult, *rcap) = f;
-    else
-        *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
+    else *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
 }
 
 static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_node_t *v)
@@ -92,9 +90,10 @@ static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_n
             dv->output_differentiability[i] = true;
             dv->output_differentiability_cond[i] = tgm_strdup(c->a, s);
         } else
-            tgm_error(tgm__node_loc(c->d, item),
-                      "'output_differentiability' items must be True, False or a quoted condition, not '%s'",
-                      s);
+            tgm_error(
+                tgm__node_loc(c->d, item),
+                "'output_differentiability' items must be True, False or a quoted condition, not '%s'",
+                s);
     }
 }
 
@@ -129,7 +128,8 @@ static void parse_dispatch(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schem
             continue;
         }
         have_default = true;
-        for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top; q++)
+        for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top;
+             q++)
             add_formula(c, dv, have_schema, tgm__yaml_node(c->d, q->key),
                         tgm__yaml_node(c->d, q->value), fcap, rcap, ncap);
     }
@@ -147,12 +147,9 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     yaml_node_pair_t *pairs = entry->data.mapping.pairs.start, *end = entry->data.mapping.pairs.top;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
-        if (!key)
-            continue;
-        if (!strcmp(key, "name"))
-            name = tgm__yaml_node(c->d, p->value);
-        else if (!strcmp(key, "dispatch"))
-            dispatch = tgm__yaml_node(c->d, p->key);
+        if (!key) continue;
+        if (!strcmp(key, "name")) name = tgm__yaml_node(c->d, p->value);
+        else if (!strcmp(key, "dispatch")) dispatch = tgm__yaml_node(c->d, p->key);
         else if (strcmp(key, "output_differentiability") && !first_formula)
             first_formula = tgm__yaml_node(c->d, p->key);
     }
@@ -160,8 +157,8 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     if (!name) {
         tgm_error(dv->loc, "entry has no 'name:' field");
     } else if (name->type != YAML_SCALAR_NODE) {
-        tgm_error(tgm__node_loc(c->d, name),
-                  "'name' must be a schema string, not %s", tgm__node_kind(name));
+        tgm_error(tgm__node_loc(c->d, name), "'name' must be a schema string, not %s",
+                  tgm__node_kind(name));
     } else {
         dv->name_text = tgm_strdup(c->a, tgm__scalar(name));
         dv->name_loc = tgm__text_start(c->d, name);
@@ -174,17 +171,13 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     int fcap = 0, rcap = 0, ncap = 0;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
         yaml_node_t *k = tgm__yaml_node(c->d, p->key), *v = tgm__yaml_node(c->d, p->value);
-        if (k->type != YAML_SCALAR_NODE || !strcmp(tgm__scalar(k), "name"))
-            continue;
-        if (!strcmp(tgm__scalar(k), "output_differentiability"))
-            parse_output_diff(c, dv, v);
+        if (k->type != YAML_SCALAR_NODE || !strcmp(tgm__scalar(k), "name")) continue;
+        if (!strcmp(tgm__scalar(k), "output_differentiability")) parse_output_diff(c, dv, v);
         else if (!strcmp(tgm__scalar(k), "dispatch"))
             parse_dispatch(c, dv, ok, v, &fcap, &rcap, &ncap);
-        else
-            add_formula(c, dv, ok, k, v, &fcap, &rcap, &ncap);
+        else add_formula(c, dv, ok, k, v, &fcap, &rcap, &ncap);
     }
-    if (ok)
-        tgm__add_deriv(c->m, dv);
+    if (ok) tgm__add_deriv(c->m, dv);
 }
 
 int tgm_parse_derivatives(tgm_model *m, const char *path)

@@ -12,8 +12,7 @@
 /* The text of a scalar field, or NULL (after an error) when the value is not a scalar. */
 static const char *need_scalar(tgm_parse_ctx *c, const yaml_node_t *v, const char *field)
 {
-    if (v->type == YAML_SCALAR_NODE)
-        return tgm_strdup(c->a, tgm__scalar(v));
+    if (v->type == YAML_SCALAR_NODE) return tgm_strdup(c->a, tgm__scalar(v));
     tgm_error(tgm__node_loc(c->d, v), "'%s' must be a string, not %s", field, tgm__node_kind(v));
     return NULL;
 }
@@ -22,27 +21,49 @@ static const char *need_scalar(tgm_parse_ctx *c, const yaml_node_t *v, const cha
 
 /* Every dispatch key PyTorch's own file (and its code generator) accepts. tgen compiles the
  * first five; the rest are known so that PyTorch's file checks, and are ignored (TGM_KEY_OTHER). */
-static const struct { const char *name; tgm_key key; } dispatch_keys[] = {
+static const struct {
+    const char *name;
+    tgm_key key;
+} dispatch_keys[] = {
     { "CPU", TGM_KEY_CPU },
     { "CUDA", TGM_KEY_CUDA },
     { "CompositeImplicitAutograd", TGM_KEY_COMPOSITE_IMPLICIT },
     { "CompositeExplicitAutograd", TGM_KEY_COMPOSITE_EXPLICIT },
     { "CompositeExplicitAutogradNonFunctional", TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL },
     { "CompositeImplicitAutogradNestedTensor", TGM_KEY_OTHER },
-    { "Meta", TGM_KEY_OTHER }, { "MPS", TGM_KEY_OTHER }, { "MkldnnCPU", TGM_KEY_OTHER },
-    { "SparseCPU", TGM_KEY_OTHER }, { "SparseCUDA", TGM_KEY_OTHER },
-    { "SparseHIP", TGM_KEY_OTHER }, { "SparseXPU", TGM_KEY_OTHER },
-    { "SparseMeta", TGM_KEY_OTHER }, { "SparseCsrCPU", TGM_KEY_OTHER },
-    { "SparseCsrCUDA", TGM_KEY_OTHER }, { "QuantizedCPU", TGM_KEY_OTHER },
-    { "QuantizedCUDA", TGM_KEY_OTHER }, { "QuantizedXPU", TGM_KEY_OTHER },
-    { "QuantizedMeta", TGM_KEY_OTHER }, { "NestedTensorCPU", TGM_KEY_OTHER },
-    { "NestedTensorCUDA", TGM_KEY_OTHER }, { "NestedTensorMeta", TGM_KEY_OTHER },
-    { "ZeroTensor", TGM_KEY_OTHER }, { "HIP", TGM_KEY_OTHER }, { "XLA", TGM_KEY_OTHER },
-    { "Lazy", TGM_KEY_OTHER }, { "IPU", TGM_KEY_OTHER }, { "XPU", TGM_KEY_OTHER },
-    { "HPU", TGM_KEY_OTHER }, { "VE", TGM_KEY_OTHER }, { "Vulkan", TGM_KEY_OTHER },
-    { "Metal", TGM_KEY_OTHER }, { "ORT", TGM_KEY_OTHER }, { "FPGA", TGM_KEY_OTHER },
-    { "MTIA", TGM_KEY_OTHER }, { "PrivateUse1", TGM_KEY_OTHER },
-    { "PrivateUse2", TGM_KEY_OTHER }, { "PrivateUse3", TGM_KEY_OTHER },
+    { "Meta", TGM_KEY_OTHER },
+    { "MPS", TGM_KEY_OTHER },
+    { "MkldnnCPU", TGM_KEY_OTHER },
+    { "SparseCPU", TGM_KEY_OTHER },
+    { "SparseCUDA", TGM_KEY_OTHER },
+    { "SparseHIP", TGM_KEY_OTHER },
+    { "SparseXPU", TGM_KEY_OTHER },
+    { "SparseMeta", TGM_KEY_OTHER },
+    { "SparseCsrCPU", TGM_KEY_OTHER },
+    { "SparseCsrCUDA", TGM_KEY_OTHER },
+    { "QuantizedCPU", TGM_KEY_OTHER },
+    { "QuantizedCUDA", TGM_KEY_OTHER },
+    { "QuantizedXPU", TGM_KEY_OTHER },
+    { "QuantizedMeta", TGM_KEY_OTHER },
+    { "NestedTensorCPU", TGM_KEY_OTHER },
+    { "NestedTensorCUDA", TGM_KEY_OTHER },
+    { "NestedTensorMeta", TGM_KEY_OTHER },
+    { "ZeroTensor", TGM_KEY_OTHER },
+    { "HIP", TGM_KEY_OTHER },
+    { "XLA", TGM_KEY_OTHER },
+    { "Lazy", TGM_KEY_OTHER },
+    { "IPU", TGM_KEY_OTHER },
+    { "XPU", TGM_KEY_OTHER },
+    { "HPU", TGM_KEY_OTHER },
+    { "VE", TGM_KEY_OTHER },
+    { "Vulkan", TGM_KEY_OTHER },
+    { "Metal", TGM_KEY_OTHER },
+    { "ORT", TGM_KEY_OTHER },
+    { "FPGA", TGM_KEY_OTHER },
+    { "MTIA", TGM_KEY_OTHER },
+    { "PrivateUse1", TGM_KEY_OTHER },
+    { "PrivateUse2", TGM_KEY_OTHER },
+    { "PrivateUse3", TGM_KEY_OTHER },
 };
 
 static bool lookup_key(const char *name, tgm_key *key)
@@ -62,14 +83,11 @@ static bool is_kernel_name(const char *s)
         const char *e = strstr(p, "::");
         size_t n = e ? (size_t)(e - p) : strlen(p);
         char buf[256];
-        if (n == 0 || n >= sizeof buf)
-            return false;
+        if (n == 0 || n >= sizeof buf) return false;
         memcpy(buf, p, n);
         buf[n] = '\0';
-        if (!tgm__is_ident(buf))
-            return false;
-        if (!e)
-            return true;
+        if (!tgm__is_ident(buf)) return false;
+        if (!e) return true;
         p = e;
     }
 }
@@ -89,8 +107,7 @@ static void add_dispatch(tgm_parse_ctx *c, tgm_func *f, int *cap, const char *ke
             return;
         }
     const char *kernel = need_scalar(c, v, "dispatch");
-    if (!kernel)
-        return;
+    if (!kernel) return;
     if (!is_kernel_name(kernel)) {
         tgm_error(tgm__text_start(c->d, v), "invalid kernel name '%s' for dispatch key '%s'",
                   kernel, key_name);
@@ -116,11 +133,11 @@ static void field_dispatch(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
         tgm_loc *locs;
         int n = tgm__node_names(c->a, c->d, k, "dispatch", &keys, &locs);
         if (k->type != YAML_SCALAR_NODE && n >= 0) {
-            tgm_error(tgm__node_loc(c->d, k),
-                      "dispatch keys must be names, not %s", tgm__node_kind(k));
+            tgm_error(tgm__node_loc(c->d, k), "dispatch keys must be names, not %s",
+                      tgm__node_kind(k));
             continue;
         }
-        for (int i = 0; i < n; i++)   /* `CPU, CUDA: add_out` is one entry per key */
+        for (int i = 0; i < n; i++) /* `CPU, CUDA: add_out` is one entry per key */
             add_dispatch(c, f, &cap, keys[i], locs[i], val);
     }
 }
@@ -131,8 +148,7 @@ static void field_func(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v, bool
 {
     const char *text = need_scalar(c, v, "func");
     *ok = false;
-    if (!text)
-        return;
+    if (!text) return;
     tgm_loc loc = tgm__text_start(c->d, v);
     *ok = tgm__parse_schema_span(c->a, text, loc, tgm__node_span(c->a, c->d, v), &f->schema) == 0;
 }
@@ -142,16 +158,12 @@ static void field_variants(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
     const char **names;
     tgm_loc *locs;
     int n = tgm__node_names(c->a, c->d, v, "variants", &names, &locs);
-    if (n < 0)
-        return;
+    if (n < 0) return;
     f->variant_function = f->variant_method = false;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(names[i], "function"))
-            f->variant_function = true;
-        else if (!strcmp(names[i], "method"))
-            f->variant_method = true;
-        else
-            tgm_error(locs[i], "unknown variant '%s' (expected 'function' or 'method')", names[i]);
+        if (!strcmp(names[i], "function")) f->variant_function = true;
+        else if (!strcmp(names[i], "method")) f->variant_method = true;
+        else tgm_error(locs[i], "unknown variant '%s' (expected 'function' or 'method')", names[i]);
     }
 }
 
@@ -159,8 +171,7 @@ static void field_choice(tgm_parse_ctx *c, const yaml_node_t *v, const char *fie
                          const char *const *allowed, const char **out)
 {
     const char *s = need_scalar(c, v, field);
-    if (!s)
-        return;
+    if (!s) return;
     for (int i = 0; allowed[i]; i++)
         if (!strcmp(s, allowed[i])) {
             *out = s;
@@ -171,12 +182,12 @@ static void field_choice(tgm_parse_ctx *c, const yaml_node_t *v, const char *fie
 
 static void field_ufunc(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
 {
-    static const char *const keys[] = { "Generic", "ScalarOnly", "CPUScalar", "CPUVector",
-                                        "CUDAFunctor", "CUDAFunctorOnOther", "CUDAFunctorOnSelf",
-                                        NULL };
+    static const char *const keys[] = { "Generic",           "ScalarOnly",  "CPUScalar",
+                                        "CPUVector",         "CUDAFunctor", "CUDAFunctorOnOther",
+                                        "CUDAFunctorOnSelf", NULL };
     if (v->type != YAML_MAPPING_NODE) {
-        tgm_error(tgm__node_loc(c->d, v),
-                  "'ufunc_inner_loop' must be a mapping, not %s", tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v), "'ufunc_inner_loop' must be a mapping, not %s",
+                  tgm__node_kind(v));
         return;
     }
     int cap = 0;
@@ -184,8 +195,7 @@ static void field_ufunc(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
         yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
         const char *key = NULL, *text = need_scalar(c, val, "ufunc_inner_loop");
         field_choice(c, k, "ufunc_inner_loop key", keys, &key);
-        if (!key || !text)
-            continue;
+        if (!key || !text) continue;
         /* `add (AllAndComplex, BFloat16, Half)`: a name and an optional dtype list. */
         const char *paren = strchr(text, '(');
         size_t n = paren ? (size_t)(paren - text) : strlen(text);
@@ -221,8 +231,8 @@ static void field_cpp_no_default_args(tgm_parse_ctx *c, tgm_func *f, const yaml_
                                       bool have_schema)
 {
     if (v->type != YAML_SEQUENCE_NODE) {
-        tgm_error(tgm__node_loc(c->d, v),
-                  "'cpp_no_default_args' must be a list, not %s", tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v), "'cpp_no_default_args' must be a list, not %s",
+                  tgm__node_kind(v));
         return;
     }
     const char **names;
@@ -230,8 +240,7 @@ static void field_cpp_no_default_args(tgm_parse_ctx *c, tgm_func *f, const yaml_
     int n = tgm__node_names(c->a, c->d, v, "cpp_no_default_args", &names, &locs);
     for (int i = 0; have_schema && i < n; i++) {
         int k = 0;
-        while (k < f->schema.nargs && strcmp(f->schema.args[k].name, names[i]))
-            k++;
+        while (k < f->schema.nargs && strcmp(f->schema.args[k].name, names[i])) k++;
         if (k == f->schema.nargs)
             tgm_error(locs[i], "cpp_no_default_args names '%s', which is not an argument of '%s'",
                       names[i], f->schema.full_name);
@@ -246,20 +255,35 @@ static void field_name(tgm_parse_ctx *c, const yaml_node_t *v, const char *field
                        tgm_loc *loc)
 {
     const char *s = need_scalar(c, v, field);
-    if (!s)
-        return;
-    if (loc)
-        *loc = tgm__text_start(c->d, v);
+    if (!s) return;
+    if (loc) *loc = tgm__text_start(c->d, v);
     *out = s;
 }
 
 /* ---- entries ---- */
 
 static const char *const known_fields[] = {
-    "func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",
-    "autogen", "tags", "device_check", "device_guard", "python_module", "manual_cpp_binding",
-    "manual_kernel_registration", "cpp_no_default_args", "category_override", "precomputed",
-    "ufunc_inner_loop", "use_const_ref_for_mutable_tensors", "c_name", "doc", "scalar_overload_of",
+    "func",
+    "variants",
+    "dispatch",
+    "structured",
+    "structured_delegate",
+    "structured_inherits",
+    "autogen",
+    "tags",
+    "device_check",
+    "device_guard",
+    "python_module",
+    "manual_cpp_binding",
+    "manual_kernel_registration",
+    "cpp_no_default_args",
+    "category_override",
+    "precomputed",
+    "ufunc_inner_loop",
+    "use_const_ref_for_mutable_tensors",
+    "c_name",
+    "doc",
+    "scalar_overload_of",
     NULL,
 };
 
@@ -268,12 +292,9 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
 {
     static const char *const device_checks[] = { "NoCheck", "ExactSame", NULL };
     bool unused;
-    if (!strcmp(key, "variants"))
-        field_variants(c, f, v);
-    else if (!strcmp(key, "dispatch"))
-        field_dispatch(c, f, v);
-    else if (!strcmp(key, "structured"))
-        tgm__node_bool(c->d, v, key, &f->structured);
+    if (!strcmp(key, "variants")) field_variants(c, f, v);
+    else if (!strcmp(key, "dispatch")) field_dispatch(c, f, v);
+    else if (!strcmp(key, "structured")) tgm__node_bool(c->d, v, key, &f->structured);
     else if (!strcmp(key, "structured_delegate"))
         field_name(c, v, key, &f->structured_delegate, &f->structured_delegate_loc);
     else if (!strcmp(key, "structured_inherits"))
@@ -289,30 +310,24 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
         f->ntags = n > 0 ? n : 0;
     } else if (!strcmp(key, "device_check"))
         field_choice(c, v, "device_check", device_checks, &f->device_check);
-    else if (!strcmp(key, "device_guard"))
-        tgm__node_bool(c->d, v, key, &f->device_guard);
+    else if (!strcmp(key, "device_guard")) tgm__node_bool(c->d, v, key, &f->device_guard);
     else if (!strcmp(key, "manual_cpp_binding"))
         tgm__node_bool(c->d, v, key, &f->manual_cpp_binding);
     else if (!strcmp(key, "manual_kernel_registration") ||
              !strcmp(key, "use_const_ref_for_mutable_tensors"))
         tgm__node_bool(c->d, v, key, &unused);
-    else if (!strcmp(key, "python_module"))
-        field_name(c, v, key, &f->python_module, NULL);
+    else if (!strcmp(key, "python_module")) field_name(c, v, key, &f->python_module, NULL);
     else if (!strcmp(key, "category_override")) {
         const char *s;
         field_name(c, v, key, &s, NULL);
-    } else if (!strcmp(key, "cpp_no_default_args"))
-        field_cpp_no_default_args(c, f, v, have_schema);
-    else if (!strcmp(key, "precomputed"))
-        field_list_of_strings(c, v, key);
-    else if (!strcmp(key, "ufunc_inner_loop"))
-        field_ufunc(c, f, v);
+    } else if (!strcmp(key, "cpp_no_default_args")) field_cpp_no_default_args(c, f, v, have_schema);
+    else if (!strcmp(key, "precomputed")) field_list_of_strings(c, v, key);
+    else if (!strcmp(key, "ufunc_inner_loop")) field_ufunc(c, f, v);
     else if (!strcmp(key, "c_name")) {
         field_name(c, v, key, &f->c_name, NULL);
         if (f->c_name && !tgm__is_ident(f->c_name))
             tgm_error(tgm__text_start(c->d, v), "c_name '%s' is not a C identifier", f->c_name);
-    } else if (!strcmp(key, "doc"))
-        field_name(c, v, key, &f->doc, NULL);
+    } else if (!strcmp(key, "doc")) field_name(c, v, key, &f->doc, NULL);
     else if (!strcmp(key, "scalar_overload_of"))
         field_name(c, v, key, &f->scalar_overload_of, &f->scalar_overload_of_loc);
 }
@@ -324,8 +339,7 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
     yaml_node_pair_t *pairs = entry->data.mapping.pairs.start, *end = entry->data.mapping.pairs.top;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
         const char *key = tgm__field_name(c->d, pairs, p, known_fields);
-        if (key && !strcmp(key, "func"))
-            func = tgm__yaml_node(c->d, p->value);
+        if (key && !strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
     }
     return func;
 }
@@ -338,10 +352,8 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     f->device_guard = true;
     yaml_node_t *func = check_keys(c, entry);
     bool ok = false;
-    if (!func)
-        tgm_error(f->loc, "entry has no 'func:' field");
-    else
-        field_func(c, f, func, &ok);
+    if (!func) tgm_error(f->loc, "entry has no 'func:' field");
+    else field_func(c, f, func, &ok);
     for (yaml_node_pair_t *p = entry->data.mapping.pairs.start; p < entry->data.mapping.pairs.top;
          p++) {
         yaml_node_t *k = tgm__yaml_node(c->d, p->key);
@@ -350,8 +362,7 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     }
     /* An entry whose schema did not parse is dropped so that validation does not report
      * consequences of that error (a delegate "not found" because its schema was broken). */
-    if (ok)
-        tgm__add_func(c->m, f);
+    if (ok) tgm__add_func(c->m, f);
 }
 
 int tgm_parse_native_functions(tgm_model *m, const char *path)

@@ -22,21 +22,27 @@
 
 /* Names as the schema language writes them, indexed by tgm_base. */
 static const char *const base_names[TGM_BASE_COUNT] = {
-    [TGM_TENSOR] = "Tensor",         [TGM_INT] = "int",
-    [TGM_SYMINT] = "SymInt",         [TGM_FLOAT] = "float",
-    [TGM_BOOL] = "bool",             [TGM_STR] = "str",
-    [TGM_SCALAR] = "Scalar",         [TGM_SCALAR_TYPE] = "ScalarType",
-    [TGM_LAYOUT] = "Layout",         [TGM_DEVICE] = "Device",
-    [TGM_MEMORY_FORMAT] = "MemoryFormat", [TGM_GENERATOR] = "Generator",
-    [TGM_DIMNAME] = "Dimname",       [TGM_STORAGE] = "Storage",
-    [TGM_STREAM] = "Stream",         [TGM_QSCHEME] = "QScheme",
-    [TGM_CONST_QUANTIZER_PTR] = "ConstQuantizerPtr", [TGM_SYMFLOAT] = "SymFloat",
+    [TGM_TENSOR] = "Tensor",
+    [TGM_INT] = "int",
+    [TGM_SYMINT] = "SymInt",
+    [TGM_FLOAT] = "float",
+    [TGM_BOOL] = "bool",
+    [TGM_STR] = "str",
+    [TGM_SCALAR] = "Scalar",
+    [TGM_SCALAR_TYPE] = "ScalarType",
+    [TGM_LAYOUT] = "Layout",
+    [TGM_DEVICE] = "Device",
+    [TGM_MEMORY_FORMAT] = "MemoryFormat",
+    [TGM_GENERATOR] = "Generator",
+    [TGM_DIMNAME] = "Dimname",
+    [TGM_STORAGE] = "Storage",
+    [TGM_STREAM] = "Stream",
+    [TGM_QSCHEME] = "QScheme",
+    [TGM_CONST_QUANTIZER_PTR] = "ConstQuantizerPtr",
+    [TGM_SYMFLOAT] = "SymFloat",
 };
 
-const char *tgm_base_name(tgm_base b)
-{
-    return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?";
-}
+const char *tgm_base_name(tgm_base b) { return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?"; }
 
 /* ---- lexer ---- */
 
@@ -44,8 +50,8 @@ typedef enum { T_EOF, T_IDENT, T_INT, T_FLOAT, T_STR, T_ARROW, T_PUNCT } tok_kin
 
 typedef struct tok {
     tok_kind kind;
-    size_t off, len;          /* where the token is in the schema text */
-    char ch;                  /* T_PUNCT: the character */
+    size_t off, len; /* where the token is in the schema text */
+    char ch;         /* T_PUNCT: the character */
 } tok;
 
 typedef struct parser {
@@ -54,7 +60,7 @@ typedef struct parser {
     tgm_loc loc;
     const tgm_span *span;
     size_t pos;
-    tok t;                    /* the current token */
+    tok t; /* the current token */
     bool failed;
 } parser;
 
@@ -67,8 +73,7 @@ static tgm_loc loc_at(const parser *p, size_t off)
 static bool fail(parser *p, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(parser *p, size_t off, const char *fmt, ...)
 {
-    if (p->failed)
-        return false;
+    if (p->failed) return false;
     p->failed = true;
     char msg[512];
     va_list ap;
@@ -79,20 +84,22 @@ static bool fail(parser *p, size_t off, const char *fmt, ...)
     return false;
 }
 
-static bool is_alpha(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static bool is_alpha(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static bool lex_number(parser *p, size_t i)
 {
     const char *s = p->s;
     bool is_float = false;
-    while (is_digit(s[i]))
-        i++;
+    while (is_digit(s[i])) i++;
     if (s[i] == '.' && is_digit(s[i + 1])) {
         is_float = true;
         for (i++; is_digit(s[i]); i++) {}
     } else if (s[i] == '.' && !is_alpha(s[i + 1])) {
-        is_float = true;   /* `1.` */
+        is_float = true; /* `1.` */
         i++;
     }
     if ((s[i] == 'e' || s[i] == 'E') &&
@@ -100,8 +107,7 @@ static bool lex_number(parser *p, size_t i)
         is_float = true;
         for (i += 2; is_digit(s[i]); i++) {}
     }
-    if (is_alpha(s[i]))
-        return fail(p, i, "unexpected character '%c' in number", s[i]);
+    if (is_alpha(s[i])) return fail(p, i, "unexpected character '%c' in number", s[i]);
     p->t.kind = is_float ? T_FLOAT : T_INT;
     p->t.len = i - p->t.off;
     return true;
@@ -111,10 +117,8 @@ static bool lex_string(parser *p, size_t i)
 {
     char q = p->s[i];
     for (i++; p->s[i] && p->s[i] != q; i++)
-        if (p->s[i] == '\\' && p->s[i + 1])
-            i++;
-    if (!p->s[i])
-        return fail(p, p->t.off, "unterminated string");
+        if (p->s[i] == '\\' && p->s[i + 1]) i++;
+    if (!p->s[i]) return fail(p, p->t.off, "unterminated string");
     p->t.kind = T_STR;
     p->t.len = i + 1 - p->t.off;
     return true;
@@ -123,12 +127,10 @@ static bool lex_string(parser *p, size_t i)
 /* Advances to the next token. */
 static bool next(parser *p)
 {
-    if (p->failed)
-        return false;
+    if (p->failed) return false;
     const char *s = p->s;
     size_t i = p->pos;
-    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')
-        i++;
+    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') i++;
     p->t = (tok){ .off = i };
     char c = s[i];
     bool ok = true;
@@ -136,8 +138,7 @@ static bool next(parser *p)
         p->t.kind = T_EOF;
     } else if (is_alpha(c)) {
         size_t j = i + 1;
-        while (is_alpha(s[j]) || is_digit(s[j]))
-            j++;
+        while (is_alpha(s[j]) || is_digit(s[j])) j++;
         p->t.kind = T_IDENT;
         p->t.len = j - i;
     } else if (is_digit(c)) {
@@ -160,14 +161,12 @@ static bool next(parser *p)
 
 static bool is_punct(const parser *p, char c) { return p->t.kind == T_PUNCT && p->t.ch == c; }
 
-static char *tok_text(const parser *p)
-{
-    return tgm_strndup(p->a, p->s + p->t.off, p->t.len);
-}
+static char *tok_text(const parser *p) { return tgm_strndup(p->a, p->s + p->t.off, p->t.len); }
 
 static bool tok_is(const parser *p, const char *word)
 {
-    return p->t.kind == T_IDENT && strlen(word) == p->t.len && !strncmp(p->s + p->t.off, word, p->t.len);
+    return p->t.kind == T_IDENT && strlen(word) == p->t.len &&
+           !strncmp(p->s + p->t.off, word, p->t.len);
 }
 
 /* What the current token is, for "expected X, found Y" messages. */
@@ -182,8 +181,7 @@ static const char *found(const parser *p)
 
 static bool expect(parser *p, char c, const char *what)
 {
-    if (!is_punct(p, c))
-        return fail(p, p->t.off, "expected '%c' %s, found %s", c, what, found(p));
+    if (!is_punct(p, c)) return fail(p, p->t.off, "expected '%c' %s, found %s", c, what, found(p));
     return next(p);
 }
 
@@ -221,11 +219,9 @@ static bool parse_alias(parser *p, tgm_alias *al)
 static bool parse_type(parser *p, tgm_type *ty)
 {
     memset(ty, 0, sizeof *ty);
-    if (p->t.kind != T_IDENT)
-        return fail(p, p->t.off, "expected a type, found %s", found(p));
+    if (p->t.kind != T_IDENT) return fail(p, p->t.off, "expected a type, found %s", found(p));
     int b = 0;
-    while (b < TGM_BASE_COUNT && !tok_is(p, base_names[b]))
-        b++;
+    while (b < TGM_BASE_COUNT && !tok_is(p, base_names[b])) b++;
     if (b == TGM_BASE_COUNT)
         return fail(p, p->t.off, "unknown type '%.*s'", (int)p->t.len, p->s + p->t.off);
     ty->base = (tgm_base)b;
@@ -236,8 +232,7 @@ static bool parse_type(parser *p, tgm_type *ty)
             return fail(p, p->t.off, "alias annotations are only allowed on Tensor, not '%s'",
                         base_names[b]);
         next(p);
-        if (!parse_alias(p, &ty->alias))
-            return false;
+        if (!parse_alias(p, &ty->alias)) return false;
     }
     if (is_punct(p, '?')) {
         ty->elem_optional = true;
@@ -248,13 +243,11 @@ static bool parse_type(parser *p, tgm_type *ty)
         next(p);
         if (p->t.kind == T_INT) {
             long n = strtol(p->s + p->t.off, NULL, 10);
-            if (n <= 0 || n > 64)
-                return fail(p, p->t.off, "list size must be between 1 and 64");
+            if (n <= 0 || n > 64) return fail(p, p->t.off, "list size must be between 1 and 64");
             ty->list_size = (int)n;
             next(p);
         }
-        if (!expect(p, ']', "to close the list type"))
-            return false;
+        if (!expect(p, ']', "to close the list type")) return false;
         if (is_punct(p, '?')) {
             ty->list_optional = true;
             next(p);
@@ -304,8 +297,7 @@ static bool parse_number(parser *p, int64_t *i, double *f, bool *is_float)
     *is_float = p->t.kind == T_FLOAT;
     if (*is_float) {
         *f = strtod(text, NULL);
-        if (neg)
-            *f = -*f;
+        if (neg) *f = -*f;
     } else {
         unsigned long long u = strtoull(text, NULL, 10);
         if (errno || u > (unsigned long long)INT64_MAX + neg)
@@ -322,10 +314,9 @@ static bool parse_list_default(parser *p, tgm_default *d)
     double *floats = NULL;
     int n = 0, icap = 0, fcap = 0, nf = 0;
     bool any_float = false, any_bool = false, any_num = false;
-    next(p);   /* '[' */
+    next(p); /* '[' */
     while (!is_punct(p, ']')) {
-        if (n > 0 && !expect(p, ',', "between list elements"))
-            return false;
+        if (n > 0 && !expect(p, ',', "between list elements")) return false;
         int64_t iv = 0;
         double fv = 0;
         bool isf = false;
@@ -337,8 +328,7 @@ static bool parse_list_default(parser *p, tgm_default *d)
         } else if (p->t.kind == T_INT || p->t.kind == T_FLOAT || is_punct(p, '-') ||
                    tok_is(p, "inf")) {
             any_num = true;
-            if (!parse_number(p, &iv, &fv, &isf))
-                return false;
+            if (!parse_number(p, &iv, &fv, &isf)) return false;
             any_float |= isf;
         } else {
             return fail(p, p->t.off, "expected a number or a bool in the list default, found %s",
@@ -347,13 +337,12 @@ static bool parse_list_default(parser *p, tgm_default *d)
         *TGS_PUSH(p->a, ints, n, icap) = iv;
         *TGS_PUSH(p->a, floats, nf, fcap) = fv;
     }
-    if (any_bool && any_num)
-        return fail(p, p->t.off, "list default mixes bools and numbers");
+    if (any_bool && any_num) return fail(p, p->t.off, "list default mixes bools and numbers");
     d->kind = any_bool ? TGM_DEF_BOOL_LIST : any_float ? TGM_DEF_FLOAT_LIST : TGM_DEF_INT_LIST;
     d->ints = ints;
     d->floats = floats;
     d->n = n;
-    return next(p);   /* ']' */
+    return next(p); /* ']' */
 }
 
 static bool parse_default(parser *p, tgm_default *d)
@@ -371,13 +360,11 @@ static bool parse_default(parser *p, tgm_default *d)
         d->str = decode_string(p->a, p->s + p->t.off, p->t.len);
         next(p);
     } else if (is_punct(p, '[')) {
-        if (!parse_list_default(p, d))
-            return false;
-    } else if (p->t.kind == T_INT || p->t.kind == T_FLOAT || is_punct(p, '-') ||
-               tok_is(p, "inf") || tok_is(p, "nan")) {
+        if (!parse_list_default(p, d)) return false;
+    } else if (p->t.kind == T_INT || p->t.kind == T_FLOAT || is_punct(p, '-') || tok_is(p, "inf") ||
+               tok_is(p, "nan")) {
         bool isf;
-        if (!parse_number(p, &d->i, &d->f, &isf))
-            return false;
+        if (!parse_number(p, &d->i, &d->f, &isf)) return false;
         d->kind = isf ? TGM_DEF_FLOAT : TGM_DEF_INT;
     } else if (p->t.kind == T_IDENT) {
         d->kind = TGM_DEF_IDENT;
@@ -387,8 +374,7 @@ static bool parse_default(parser *p, tgm_default *d)
         return fail(p, p->t.off, "expected a default value, found %s", found(p));
     }
     size_t end = p->t.off;
-    while (end > start && (p->s[end - 1] == ' ' || p->s[end - 1] == '\t'))
-        end--;
+    while (end > start && (p->s[end - 1] == ' ' || p->s[end - 1] == '\t')) end--;
     d->text = tgm_strndup(p->a, p->s + start, end - start);
     return !p->failed;
 }
@@ -406,17 +392,12 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
     tgm_base b = ty->base;
     bool ok;
     switch (d->kind) {
-    case TGM_DEF_NONE:
-        ok = ty->is_list ? ty->list_optional : ty->elem_optional;
-        break;
-    case TGM_DEF_BOOL:
-        ok = !ty->is_list && b == TGM_BOOL;
-        break;
+    case TGM_DEF_NONE: ok = ty->is_list ? ty->list_optional : ty->elem_optional; break;
+    case TGM_DEF_BOOL: ok = !ty->is_list && b == TGM_BOOL; break;
     case TGM_DEF_INT:
         if (ty->is_list && ty->list_size > 0 && (is_intlike(b) || b == TGM_BOOL)) {
             int64_t *v = tgm_alloc(p->a, (size_t)ty->list_size * sizeof *v);
-            for (int k = 0; k < ty->list_size; k++)
-                v[k] = d->i;
+            for (int k = 0; k < ty->list_size; k++) v[k] = d->i;
             d->kind = TGM_DEF_INT_LIST;
             d->ints = v;
             d->n = ty->list_size;
@@ -425,12 +406,8 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
             ok = !ty->is_list && (is_intlike(b) || is_floatlike(b));
         }
         break;
-    case TGM_DEF_FLOAT:
-        ok = !ty->is_list && is_floatlike(b);
-        break;
-    case TGM_DEF_STR:
-        ok = !ty->is_list && b == TGM_STR;
-        break;
+    case TGM_DEF_FLOAT: ok = !ty->is_list && is_floatlike(b); break;
+    case TGM_DEF_STR: ok = !ty->is_list && b == TGM_STR; break;
     case TGM_DEF_INT_LIST:
     case TGM_DEF_FLOAT_LIST:
     case TGM_DEF_BOOL_LIST:
@@ -438,22 +415,20 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
             ok = false;
         } else if (d->n == 0) {
             ok = b != TGM_TENSOR;
-            d->kind = b == TGM_FLOAT ? TGM_DEF_FLOAT_LIST
-                      : b == TGM_BOOL ? TGM_DEF_BOOL_LIST : TGM_DEF_INT_LIST;
+            d->kind = b == TGM_FLOAT  ? TGM_DEF_FLOAT_LIST
+                      : b == TGM_BOOL ? TGM_DEF_BOOL_LIST
+                                      : TGM_DEF_INT_LIST;
         } else if (d->kind == TGM_DEF_INT_LIST) {
             ok = is_intlike(b) || b == TGM_FLOAT;
-            if (ok && b == TGM_FLOAT)
-                d->kind = TGM_DEF_FLOAT_LIST;
+            if (ok && b == TGM_FLOAT) d->kind = TGM_DEF_FLOAT_LIST;
         } else {
             ok = d->kind == TGM_DEF_FLOAT_LIST ? b == TGM_FLOAT : b == TGM_BOOL;
         }
         break;
     case TGM_DEF_IDENT:
-        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && b != TGM_BOOL &&
-             !is_floatlike(b);
+        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && b != TGM_BOOL && !is_floatlike(b);
         break;
-    default:
-        ok = false;
+    default: ok = false;
     }
     if (!ok) {
         char *tn = tgs_fmt(p->a, "%s%s%s", base_names[b], ty->elem_optional ? "?" : "",
@@ -470,12 +445,10 @@ static bool parse_params(parser *p, tgm_schema *out)
     int cap = 0;
     bool kwarg = false, seen_default = false;
     size_t star_off = 0;
-    if (is_punct(p, ')'))
-        return true;
+    if (is_punct(p, ')')) return true;
     for (;;) {
         if (is_punct(p, '*')) {
-            if (kwarg)
-                return fail(p, p->t.off, "'*' appears twice");
+            if (kwarg) return fail(p, p->t.off, "'*' appears twice");
             kwarg = true;
             star_off = p->t.off;
             next(p);
@@ -483,8 +456,7 @@ static bool parse_params(parser *p, tgm_schema *out)
             tgm_arg *arg = TGS_PUSH(p->a, out->args, out->nargs, cap);
             memset(arg, 0, sizeof *arg);
             arg->loc = loc_at(p, p->t.off);
-            if (!parse_type(p, &arg->type))
-                return false;
+            if (!parse_type(p, &arg->type)) return false;
             if (p->t.kind != T_IDENT)
                 return fail(p, p->t.off, "expected an argument name, found %s", found(p));
             arg->name = tok_text(p);
@@ -497,7 +469,8 @@ static bool parse_params(parser *p, tgm_schema *out)
             if (is_punct(p, '=')) {
                 next(p);
                 size_t def_off = p->t.off;
-                if (!parse_default(p, &arg->def) || !check_default(p, def_off, &arg->type, &arg->def))
+                if (!parse_default(p, &arg->def) ||
+                    !check_default(p, def_off, &arg->type, &arg->def))
                     return false;
                 seen_default |= !kwarg;
             } else if (seen_default && !kwarg) {
@@ -507,10 +480,8 @@ static bool parse_params(parser *p, tgm_schema *out)
             }
             arg->is_out = kwarg && arg->type.base == TGM_TENSOR && arg->type.alias.is_write;
         }
-        if (is_punct(p, ')'))
-            break;
-        if (!expect(p, ',', "or ')' after an argument"))
-            return false;
+        if (is_punct(p, ')')) break;
+        if (!expect(p, ',', "or ')' after an argument")) return false;
     }
     if (kwarg && (out->nargs == 0 || !out->args[out->nargs - 1].kwarg_only))
         return fail(p, star_off, "'*' must be followed by keyword-only arguments");
@@ -521,8 +492,7 @@ static bool parse_return(parser *p, tgm_return *r, size_t *name_off)
 {
     memset(r, 0, sizeof *r);
     r->loc = loc_at(p, p->t.off);
-    if (!parse_type(p, &r->type))
-        return false;
+    if (!parse_type(p, &r->type)) return false;
     if (p->t.kind == T_IDENT) {
         *name_off = p->t.off;
         r->name = tok_text(p);
@@ -541,12 +511,10 @@ static bool parse_returns(parser *p, tgm_schema *out)
     }
     next(p);
     while (!is_punct(p, ')')) {
-        if (out->nrets > 0 && !expect(p, ',', "or ')' between returns"))
-            return false;
+        if (out->nrets > 0 && !expect(p, ',', "or ')' between returns")) return false;
         tgm_return *r = TGS_PUSH(p->a, out->rets, out->nrets, cap);
         size_t name_off = 0;
-        if (!parse_return(p, r, &name_off))
-            return false;
+        if (!parse_return(p, r, &name_off)) return false;
         for (int k = 0; r->name && k < out->nrets - 1; k++)
             if (out->rets[k].name && !strcmp(out->rets[k].name, r->name))
                 return fail(p, name_off, "duplicate return name '%s'", r->name);
@@ -574,8 +542,7 @@ static bool parse_name(parser *p, tgm_schema *out)
     out->dunder = len > 4 && !strncmp(name, "__", 2) && !strcmp(name + len - 2, "__");
     out->inplace = !out->dunder && name[len - 1] == '_';
     out->base = out->inplace ? tgm_strndup(p->a, name, len - 1) : name;
-    if (out->inplace && !*out->base)
-        return fail(p, 0, "operator name '_' has no base name");
+    if (out->inplace && !*out->base) return fail(p, 0, "operator name '_' has no base name");
     out->full_name = *out->overload ? tgs_fmt(p->a, "%s.%s", name, out->overload) : name;
     return true;
 }
@@ -588,16 +555,14 @@ int tgm__parse_schema_span(tgm_arena *a, const char *text, tgm_loc loc, const tg
     out->loc = loc;
     out->span = span;
     out->text = tgm_strdup(a, text);
-    if (!next(&p) || !parse_name(&p, out))
-        return 1;
+    if (!next(&p) || !parse_name(&p, out)) return 1;
     if (!expect(&p, '(', "after the operator name") || !parse_params(&p, out) ||
         !expect(&p, ')', "after the arguments"))
         return 1;
     if (p.t.kind != T_ARROW)
         return fail(&p, p.t.off, "expected '->' after the arguments, found %s", found(&p)), 1;
     next(&p);
-    if (!parse_returns(&p, out))
-        return 1;
+    if (!parse_returns(&p, out)) return 1;
     if (p.t.kind != T_EOF)
         return fail(&p, p.t.off, "unexpected %s after the returns", found(&p)), 1;
     return p.failed ? 1 : 0;

@@ -22,11 +22,9 @@ void tgs_buf_free(tgs_buf *b)
 
 static void buf_reserve(tgs_buf *b, size_t extra)
 {
-    if (b->len + extra + 1 <= b->cap)
-        return;
+    if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
+    while (cap < b->len + extra + 1) cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) {
         fprintf(stderr, "tgen: out of memory\n");
@@ -44,10 +42,7 @@ void tgs_putn(tgs_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
-void tgs_puts(tgs_buf *b, const char *s)
-{
-    tgs_putn(b, s, strlen(s));
-}
+void tgs_puts(tgs_buf *b, const char *s) { tgs_putn(b, s, strlen(s)); }
 
 void tgs_vprintf(tgs_buf *b, const char *fmt, va_list ap)
 {
@@ -55,8 +50,7 @@ void tgs_vprintf(tgs_buf *b, const char *fmt, va_list ap)
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
-    if (n < 0)
-        return;
+    if (n < 0) return;
     buf_reserve(b, (size_t)n);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     b->len += (size_t)n;
@@ -74,8 +68,7 @@ char *tgs_take(tgs_buf *b, tgm_arena *a)
 {
     char *s = tgm_strndup(a, b->data ? b->data : "", b->len);
     b->len = 0;
-    if (b->data)
-        b->data[0] = '\0';
+    if (b->data) b->data[0] = '\0';
     return s;
 }
 
@@ -93,8 +86,7 @@ char *tgs_vfmt(tgm_arena *a, const char *fmt, va_list ap)
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
     char *p = tgm_alloc(a, n > 0 ? (size_t)n + 1 : 1);
-    if (n > 0)
-        vsnprintf(p, (size_t)n + 1, fmt, ap);
+    if (n > 0) vsnprintf(p, (size_t)n + 1, fmt, ap);
     return p;
 }
 
@@ -111,14 +103,11 @@ char *tgs_fmt(tgm_arena *a, const char *fmt, ...)
 
 void *tgs_grow(tgm_arena *a, void *old, int count, int need, int *cap, size_t elsize)
 {
-    if (need <= *cap)
-        return old;
+    if (need <= *cap) return old;
     int ncap = *cap ? *cap * 2 : 4;
-    while (ncap < need)
-        ncap *= 2;
+    while (ncap < need) ncap *= 2;
     void *p = tgm_alloc(a, (size_t)ncap * elsize);
-    if (count)
-        memcpy(p, old, (size_t)count * elsize);
+    if (count) memcpy(p, old, (size_t)count * elsize);
     *cap = ncap;
     return p;
 }
@@ -141,8 +130,7 @@ char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep)
     tgs_buf b;
     tgs_buf_init(&b);
     for (int i = 0; i < l->n; i++) {
-        if (i)
-            tgs_puts(&b, sep);
+        if (i) tgs_puts(&b, sep);
         tgs_puts(&b, l->items[i]);
     }
     return tgs_finish(&b, a);
@@ -157,14 +145,10 @@ const char *tgs_c_string(tgm_arena *a, const char *text)
     tgs_puts(&b, "\"");
     for (const char *p = text; *p; p++) {
         unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\')
-            tgs_printf(&b, "\\%c", ch);
-        else if (ch == '\n')
-            tgs_puts(&b, "\\n");
-        else if (ch < 0x20 || ch == 0x7f)
-            tgs_printf(&b, "\\%03o", ch);
-        else
-            tgs_putn(&b, p, 1);
+        if (ch == '"' || ch == '\\') tgs_printf(&b, "\\%c", ch);
+        else if (ch == '\n') tgs_puts(&b, "\\n");
+        else if (ch < 0x20 || ch == 0x7f) tgs_printf(&b, "\\%03o", ch);
+        else tgs_putn(&b, p, 1);
     }
     tgs_puts(&b, "\"");
     return tgs_finish(&b, a);

@@ -12,7 +12,7 @@
 
 /* ---- string buffer (malloc-backed; the text is always NUL-terminated) ---- */
 typedef struct tgs_buf {
-    char *data;               /* NULL until the first write */
+    char *data; /* NULL until the first write */
     size_t len, cap;
 } tgs_buf;
 
@@ -47,7 +47,8 @@ typedef struct tgs_list {
 } tgs_list;
 
 void tgs_list_add(tgs_list *l, tgm_arena *a, const char *s);
-void tgs_list_addf(tgs_list *l, tgm_arena *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tgs_list_addf(tgs_list *l, tgm_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* "a, b, c": the items joined by `sep` (an arena string; "" for an empty list). */
 char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep);
 

@@ -21,13 +21,15 @@ struct tgt_env {
     int n, cap;
 };
 
-tgt_env *tgt_env_new(tgm_arena *a) {
+tgt_env *tgt_env_new(tgm_arena *a)
+{
     tgt_env *e = tgm_alloc(a, sizeof *e);
     e->arena = a;
     return e;
 }
 
-static env_var *env_slot(tgt_env *e, const char *name) {
+static env_var *env_slot(tgt_env *e, const char *name)
+{
     for (int i = 0; i < e->n; i++)
         if (strcmp(e->vars[i].name, name) == 0) return &e->vars[i];
     env_var *v = TGS_PUSH(e->arena, e->vars, e->n, e->cap);
@@ -35,34 +37,40 @@ static env_var *env_slot(tgt_env *e, const char *name) {
     return v;
 }
 
-void tgt_set(tgt_env *e, const char *name, const char *value) {
+void tgt_set(tgt_env *e, const char *name, const char *value)
+{
     env_var *v = env_slot(e, name);
     v->is_list = false;
     v->value = value ? value : "";
 }
 
-void tgt_setf(tgt_env *e, const char *name, const char *fmt, ...) {
+void tgt_setf(tgt_env *e, const char *name, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     tgt_set(e, name, tgs_vfmt(e->arena, fmt, ap));
     va_end(ap);
 }
 
-void tgt_set_list(tgt_env *e, const char *name, const tgs_list *items) {
+void tgt_set_list(tgt_env *e, const char *name, const tgs_list *items)
+{
     env_var *v = env_slot(e, name);
     v->is_list = true;
     v->items = *items;
 }
 
-static const env_var *env_find(const tgt_env *e, const char *name, size_t n) {
+static const env_var *env_find(const tgt_env *e, const char *name, size_t n)
+{
     for (int i = 0; i < e->n; i++)
-        if (strlen(e->vars[i].name) == n && memcmp(e->vars[i].name, name, n) == 0) return &e->vars[i];
+        if (strlen(e->vars[i].name) == n && memcmp(e->vars[i].name, name, n) == 0)
+            return &e->vars[i];
     return NULL;
 }
 
 /* ------------------------------------------------------------------ rendering */
 
-tgt_template tgt_load(tgm_arena *a, const char *dir, const char *name) {
+tgt_template tgt_load(tgm_arena *a, const char *dir, const char *name)
+{
     tgt_template t = { tgs_fmt(a, "%s/%s", dir, name), NULL };
     FILE *f = fopen(t.path, "rb");
     if (!f) {
@@ -81,7 +89,8 @@ tgt_template tgt_load(tgm_arena *a, const char *dir, const char *name) {
 
 /* Appends `text` with every line after a newline prefixed by `indent`; empty lines get no
  * indentation so the output has no trailing whitespace. */
-static void put_indented(tgs_buf *out, const char *indent, size_t nindent, const char *text) {
+static void put_indented(tgs_buf *out, const char *indent, size_t nindent, const char *text)
+{
     const char *p = text;
     while (*p) {
         const char *nl = strchr(p, '\n');
@@ -98,7 +107,8 @@ static void put_indented(tgs_buf *out, const char *indent, size_t nindent, const
 
 /* If the line [line, end) is whitespace + one `${name}` + whitespace, returns the start of
  * the hole and sets its name span; else NULL. */
-static const char *lone_hole(const char *line, const char *end, const char **name, size_t *nlen) {
+static const char *lone_hole(const char *line, const char *end, const char **name, size_t *nlen)
+{
     const char *p = line;
     while (p < end && (*p == ' ' || *p == '\t')) p++;
     if (end - p < 3 || p[0] != '$' || p[1] != '{') return NULL;
@@ -112,8 +122,9 @@ static const char *lone_hole(const char *line, const char *end, const char **nam
     return p;
 }
 
-static int render_lone(const tgt_template *t, const env_var *v, const char *line,
-                       const char *hole, tgs_buf *out) {
+static int render_lone(const tgt_template *t, const env_var *v, const char *line, const char *hole,
+                       tgs_buf *out)
+{
     (void)t;
     size_t nindent = (size_t)(hole - line);
     if (!v->is_list) {
@@ -124,8 +135,9 @@ static int render_lone(const tgt_template *t, const env_var *v, const char *line
     return 0;
 }
 
-static int render_inline(const tgt_template *t, const tgt_env *e, const char *line,
-                         const char *end, int lineno, tgs_buf *out) {
+static int render_inline(const tgt_template *t, const tgt_env *e, const char *line, const char *end,
+                         int lineno, tgs_buf *out)
+{
     int errors = 0;
     const char *p = line;
     while (p < end) {
@@ -142,7 +154,8 @@ static int render_inline(const tgt_template *t, const tgt_env *e, const char *li
             continue;
         }
         const char *close = dollar + 1 < end && dollar[1] == '{'
-            ? memchr(dollar, '}', (size_t)(end - dollar)) : NULL;
+                                ? memchr(dollar, '}', (size_t)(end - dollar))
+                                : NULL;
         if (!close) {
             tgm_error(loc, "'$' must start a ${name} hole (write $$ for a literal '$')");
             errors++;
@@ -165,7 +178,8 @@ static int render_inline(const tgt_template *t, const tgt_env *e, const char *li
     return errors;
 }
 
-int tgt_render(const tgt_template *t, const tgt_env *e, tgs_buf *out) {
+int tgt_render(const tgt_template *t, const tgt_env *e, tgs_buf *out)
+{
     if (!t->text) return 1;
     int errors = 0, lineno = 0;
     const char *line = t->text;
@@ -177,17 +191,16 @@ int tgt_render(const tgt_template *t, const tgt_env *e, tgs_buf *out) {
         size_t nlen;
         const char *hole = lone_hole(line, end, &name, &nlen);
         const env_var *v = hole ? env_find(e, name, nlen) : NULL;
-        if (v)
-            errors += render_lone(t, v, line, hole, out);
-        else
-            errors += render_inline(t, e, line, end, lineno, out);
+        if (v) errors += render_lone(t, v, line, hole, out);
+        else errors += render_inline(t, e, line, end, lineno, out);
         if (!nl) break;
         line = nl + 1;
     }
     return errors;
 }
 
-char *tgt_render_str(const tgt_template *t, const tgt_env *e, tgm_arena *a) {
+char *tgt_render_str(const tgt_template *t, const tgt_env *e, tgm_arena *a)
+{
     if (!t->text) return NULL;
     tgs_buf b;
     tgs_buf_init(&b);

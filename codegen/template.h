@@ -22,12 +22,13 @@ typedef struct tgt_env tgt_env;
 tgt_env *tgt_env_new(tgm_arena *a);
 /* Later settings of a name replace earlier ones, so one environment can be refilled per item. */
 void tgt_set(tgt_env *e, const char *name, const char *value);
-void tgt_setf(tgt_env *e, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tgt_setf(tgt_env *e, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void tgt_set_list(tgt_env *e, const char *name, const tgs_list *items);
 
 /* ---- templates ---- */
 typedef struct tgt_template {
-    const char *path;        /* for error messages */
+    const char *path; /* for error messages */
     const char *text;
 } tgt_template;
 

@@ -16,7 +16,8 @@ static void check_inplace(tgm_arena *a, const tgm_func *f)
         !self->type.alias.is_write) {
         tgm_error(self ? self->loc : s->loc,
                   "in-place function '%s' must take a write-aliased 'self' first, such as "
-                  "'Tensor(a!) self'", s->full_name);
+                  "'Tensor(a!) self'",
+                  s->full_name);
         return;
     }
     /* `-> ()` is allowed: PyTorch's _foreach_*_ functions return nothing. */
@@ -30,13 +31,11 @@ static void check_inplace(tgm_arena *a, const tgm_func *f)
 static void check_out(tgm_arena *a, const tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
-    if (s->nrets == 0)
-        return;   /* PyTorch's out= functions with list outs return () */
+    if (s->nrets == 0) return; /* PyTorch's out= functions with list outs return () */
     int k = 0;
     for (int i = 0; i < s->nargs; i++) {
         const tgm_arg *out = &s->args[i];
-        if (!out->is_out)
-            continue;
+        if (!out->is_out) continue;
         if (k >= s->nrets) {
             tgm_error(s->rets[s->nrets - 1].loc,
                       "out= function '%s' must return its out= argument '%s' too", s->full_name,
@@ -55,27 +54,25 @@ static void check_out(tgm_arena *a, const tgm_func *f)
         k++;
     }
     if (k < s->nrets)
-        tgm_error(s->rets[k].loc, "out= function '%s' returns more values than it has out= arguments",
+        tgm_error(s->rets[k].loc,
+                  "out= function '%s' returns more values than it has out= arguments",
                   s->full_name);
 }
 
 static void check_func(tgm_model *m, tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
-    if (f->kind == TGM_KIND_INPLACE)
-        check_inplace(m->arena, f);
+    if (f->kind == TGM_KIND_INPLACE) check_inplace(m->arena, f);
     if (s->inplace) {
         for (int i = 0; i < s->nargs; i++)
             if (s->args[i].is_out)
                 tgm_error(s->args[i].loc, "in-place function '%s' cannot have out= arguments",
                           s->full_name);
     }
-    if (f->kind == TGM_KIND_OUT || f->kind == TGM_KIND_SCRATCH)
-        check_out(m->arena, f);
+    if (f->kind == TGM_KIND_OUT || f->kind == TGM_KIND_SCRATCH) check_out(m->arena, f);
     if (f->variant_method) {
         int i = 0;
-        while (i < s->nargs && strcmp(s->args[i].name, "self"))
-            i++;
+        while (i < s->nargs && strcmp(s->args[i].name, "self")) i++;
         if (i == s->nargs || s->args[i].type.base != TGM_TENSOR || s->args[i].kwarg_only)
             tgm_error(s->loc, "'%s' has a method variant but no positional 'Tensor self' argument",
                       s->full_name);
@@ -83,7 +80,8 @@ static void check_func(tgm_model *m, tgm_func *f)
     if (!f->variant_function && !f->variant_method)
         tgm_error(f->loc, "'%s' has no variants", s->full_name);
     if (f->structured && f->kind != TGM_KIND_OUT)
-        tgm_error(f->loc, "'structured: True' is only allowed on out= functions, and '%s' is not one",
+        tgm_error(f->loc,
+                  "'structured: True' is only allowed on out= functions, and '%s' is not one",
                   s->full_name);
     if (f->structured_inherits && !f->structured)
         tgm_error(f->loc, "'structured_inherits' needs 'structured: True'");
@@ -94,8 +92,7 @@ static void check_func(tgm_model *m, tgm_func *f)
 
 static void check_delegate(tgm_model *m, tgm_func *f)
 {
-    if (!f->structured_delegate)
-        return;
+    if (!f->structured_delegate) return;
     tgm_func *d = tgm_find_func(m, f->structured_delegate);
     if (!d) {
         tgm_error(f->structured_delegate_loc, "structured_delegate '%s' does not name a function",
@@ -137,14 +134,17 @@ static int match_scalar_args(tgm_arena *a, const tgm_func *f, const tgm_func *t)
     for (int i = 0; i < f->schema.nargs; i++) {
         const tgm_arg *fa = &f->schema.args[i], *ta = &t->schema.args[i];
         if (strcmp(fa->name, ta->name)) {
-            tgm_error(fa->loc, "argument %d of '%s' is '%s', but its Tensor overload '%s' calls it '%s'",
+            tgm_error(fa->loc,
+                      "argument %d of '%s' is '%s', but its Tensor overload '%s' calls it '%s'",
                       i + 1, f->schema.full_name, fa->name, t->schema.full_name, ta->name);
         } else if (scalar_for_tensor(&fa->type, &ta->type)) {
             nwrapped++;
         } else if (!tgm__type_eq(&fa->type, &ta->type)) {
-            tgm_error(fa->loc, "argument '%s' of '%s' is '%s', but its Tensor overload '%s' has '%s' "
-                      "(only a Scalar may stand for a Tensor)", fa->name, f->schema.full_name,
-                      tgm__type_str(a, &fa->type), t->schema.full_name, tgm__type_str(a, &ta->type));
+            tgm_error(fa->loc,
+                      "argument '%s' of '%s' is '%s', but its Tensor overload '%s' has '%s' "
+                      "(only a Scalar may stand for a Tensor)",
+                      fa->name, f->schema.full_name, tgm__type_str(a, &fa->type),
+                      t->schema.full_name, tgm__type_str(a, &ta->type));
         }
     }
     return nwrapped;
@@ -154,8 +154,7 @@ static int match_scalar_args(tgm_arena *a, const tgm_func *f, const tgm_func *t)
 static const char *returns_text(tgm_arena *a, const tgm_schema *s)
 {
     tgs_list types = { 0 };
-    for (int i = 0; i < s->nrets; i++)
-        tgs_list_add(&types, a, tgm__type_str(a, &s->rets[i].type));
+    for (int i = 0; i < s->nrets; i++) tgs_list_add(&types, a, tgm__type_str(a, &s->rets[i].type));
     const char *list = tgs_list_join(&types, a, ", ");
     return s->nrets == 1 ? list : tgs_fmt(a, "(%s)", list);
 }
@@ -168,22 +167,25 @@ static void match_scalar_returns(tgm_arena *a, const tgm_func *f, const tgm_func
             continue;
         /* At the first return that differs, or the last one when the other has more. */
         tgm_loc loc = fs->nrets == 0 ? fs->loc : fs->rets[i < fs->nrets ? i : fs->nrets - 1].loc;
-        tgm_error(loc, "'%s' returns '%s', but its Tensor overload '%s' returns '%s'", fs->full_name,
-                  returns_text(a, fs), ts->full_name, returns_text(a, ts));
+        tgm_error(loc, "'%s' returns '%s', but its Tensor overload '%s' returns '%s'",
+                  fs->full_name, returns_text(a, fs), ts->full_name, returns_text(a, ts));
         return;
     }
 }
 
 static void check_scalar_overload(tgm_model *m, tgm_func *f)
 {
-    if (!f->scalar_overload_of)
-        return;
+    if (!f->scalar_overload_of) return;
     tgm_loc loc = f->scalar_overload_of_loc;
-    const char *other = f->has_dispatch ? "dispatch" : f->structured_delegate ? "structured_delegate"
-                        : f->structured ? "structured" : NULL;
+    const char *other = f->has_dispatch          ? "dispatch"
+                        : f->structured_delegate ? "structured_delegate"
+                        : f->structured          ? "structured"
+                                                 : NULL;
     if (other) {
-        tgm_error(loc, "'%s' has both 'scalar_overload_of' and '%s': tgen generates the kernel of "
-                  "a Scalar overload", f->schema.full_name, other);
+        tgm_error(loc,
+                  "'%s' has both 'scalar_overload_of' and '%s': tgen generates the kernel of "
+                  "a Scalar overload",
+                  f->schema.full_name, other);
         return;
     }
     tgm_func *t = tgm_find_func(m, f->scalar_overload_of);
@@ -196,17 +198,16 @@ static void check_scalar_overload(tgm_model *m, tgm_func *f)
         tgm_error(loc, "'%s' is %s but its Tensor overload '%s' is %s", f->schema.full_name,
                   kind_name(f->kind), t->schema.full_name, kind_name(t->kind));
     else if (f->schema.nargs != t->schema.nargs)
-        tgm_error(loc, "'%s' has %d arguments but its Tensor overload '%s' has %d", f->schema.full_name,
-                  f->schema.nargs, t->schema.full_name, t->schema.nargs);
+        tgm_error(loc, "'%s' has %d arguments but its Tensor overload '%s' has %d",
+                  f->schema.full_name, f->schema.nargs, t->schema.full_name, t->schema.nargs);
     else if (match_scalar_args(m->arena, f, t) == 0 && tgm_error_count() == before)
-        tgm_error(loc, "'%s' has no Scalar where its Tensor overload '%s' has a Tensor: nothing to wrap",
+        tgm_error(loc,
+                  "'%s' has no Scalar where its Tensor overload '%s' has a Tensor: nothing to wrap",
                   f->schema.full_name, t->schema.full_name);
-    else
-        match_scalar_returns(m->arena, f, t);
+    else match_scalar_returns(m->arena, f, t);
     if (tgm_error_count() != before)
         tgm_note(t->schema.loc, "'%s' is declared as '%s'", t->schema.full_name, t->schema.text);
-    else
-        f->tensor_overload = t;
+    else f->tensor_overload = t;
 }
 
 /* ---- functional siblings ----
@@ -217,9 +218,14 @@ static void check_scalar_overload(tgm_model *m, tgm_func *f)
 
 static bool is_tensor_option(const tgm_arg *a)
 {
-    static const struct { const char *name; tgm_base base; } opts[] = {
-        { "dtype", TGM_SCALAR_TYPE }, { "layout", TGM_LAYOUT },
-        { "device", TGM_DEVICE }, { "pin_memory", TGM_BOOL },
+    static const struct {
+        const char *name;
+        tgm_base base;
+    } opts[] = {
+        { "dtype", TGM_SCALAR_TYPE },
+        { "layout", TGM_LAYOUT },
+        { "device", TGM_DEVICE },
+        { "pin_memory", TGM_BOOL },
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (a->kwarg_only && !strcmp(a->name, opts[i].name) && a->type.base == opts[i].base &&
@@ -232,16 +238,15 @@ static const char *signature(tgm_arena *a, const tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
     const char *base = s->base;
-    if (s->dunder && f->kind == TGM_KIND_INPLACE)   /* __iand__ -> __and__ */
+    if (s->dunder && f->kind == TGM_KIND_INPLACE) /* __iand__ -> __and__ */
         base = tgs_fmt(a, "__%s", s->base + 3);
     char *sig = tgs_fmt(a, "%s(", base);
     for (int i = 0; i < s->nargs; i++) {
-        if (s->args[i].is_out || is_tensor_option(&s->args[i]))
-            continue;
+        if (s->args[i].is_out || is_tensor_option(&s->args[i])) continue;
         tgm_type t = s->args[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgs_fmt(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "",
-                      tgm__type_str(a, &t), s->args[i].name);
+        sig = tgs_fmt(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "", tgm__type_str(a, &t),
+                      s->args[i].name);
     }
     sig = tgs_fmt(a, "%s)->", sig);
     for (int i = 0; i < s->nrets; i++) {
@@ -262,8 +267,7 @@ static void link_functional(tgm_model *m)
             tgm__map_put(by_sig, signature(tmp, m->funcs[i]), m->funcs[i]);
     for (int i = 0; i < m->nfuncs; i++) {
         tgm_func *f = m->funcs[i];
-        if (f->kind != TGM_KIND_FUNCTIONAL)
-            f->functional = tgm__map_get(by_sig, signature(tmp, f));
+        if (f->kind != TGM_KIND_FUNCTIONAL) f->functional = tgm__map_get(by_sig, signature(tmp, f));
     }
     tgm_arena_free(tmp);
 }
@@ -272,15 +276,14 @@ static void link_functional(tgm_model *m)
 
 static bool same_signature(const tgm_schema *a, const tgm_schema *b)
 {
-    if (a->nargs != b->nargs || a->nrets != b->nrets)
-        return false;
+    if (a->nargs != b->nargs || a->nrets != b->nrets) return false;
     for (int i = 0; i < a->nargs; i++)
-        if (strcmp(a->args[i].name, b->args[i].name) || a->args[i].kwarg_only != b->args[i].kwarg_only ||
+        if (strcmp(a->args[i].name, b->args[i].name) ||
+            a->args[i].kwarg_only != b->args[i].kwarg_only ||
             !tgm__type_eq(&a->args[i].type, &b->args[i].type))
             return false;
     for (int i = 0; i < a->nrets; i++)
-        if (!tgm__type_eq(&a->rets[i].type, &b->rets[i].type))
-            return false;
+        if (!tgm__type_eq(&a->rets[i].type, &b->rets[i].type)) return false;
     return true;
 }
 

@@ -49,14 +49,12 @@ static bool read_file(tgm_arena *a, const char *path, tgm_yaml_doc *d)
 static void index_lines(tgm_arena *a, tgm_yaml_doc *d)
 {
     int n = 1;
-    for (size_t i = 0; i < d->len; i++)
-        n += d->src[i] == '\n';
+    for (size_t i = 0; i < d->len; i++) n += d->src[i] == '\n';
     d->line_start = tgm_alloc(a, (size_t)(n + 1) * sizeof *d->line_start);
     d->nlines = 0;
     d->line_start[d->nlines++] = 0;
     for (size_t i = 0; i < d->len; i++)
-        if (d->src[i] == '\n')
-            d->line_start[d->nlines++] = i + 1;
+        if (d->src[i] == '\n') d->line_start[d->nlines++] = i + 1;
 }
 
 static tgm_loc mark_loc(const tgm_yaml_doc *d, yaml_mark_t m)
@@ -74,8 +72,7 @@ static void report_yaml_error(const tgm_yaml_doc *d, const yaml_parser_t *p)
         /* Reader errors (bad UTF-8, control characters) only have a byte offset. */
         size_t off = p->problem_offset;
         int line = 0;
-        while (line + 1 < d->nlines && d->line_start[line + 1] <= off)
-            line++;
+        while (line + 1 < d->nlines && d->line_start[line + 1] <= off) line++;
         tgm_loc loc = { d->path, line + 1, (int)(off - d->line_start[line]) + 1 };
         tgm_error(loc, "invalid YAML input: %s", p->problem ? p->problem : "unreadable byte");
         return;
@@ -85,16 +82,14 @@ static void report_yaml_error(const tgm_yaml_doc *d, const yaml_parser_t *p)
     if (p->context)
         tgm_error(loc, "%s (%s at %d:%d)", problem, p->context, (int)p->context_mark.line + 1,
                   (int)p->context_mark.column + 1);
-    else
-        tgm_error(loc, "%s", problem);
+    else tgm_error(loc, "%s", problem);
 }
 
 bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d)
 {
     memset(d, 0, sizeof *d);
     d->path = tgm_strdup(a, path);
-    if (!read_file(a, path, d))
-        return false;
+    if (!read_file(a, path, d)) return false;
     index_lines(a, d);
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
@@ -103,18 +98,15 @@ bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d)
     }
     yaml_parser_set_input_string(&p, (const unsigned char *)d->src, d->len);
     bool ok = yaml_parser_load(&p, &d->doc) != 0;
-    if (ok)
-        d->loaded = true;
-    else
-        report_yaml_error(d, &p);
+    if (ok) d->loaded = true;
+    else report_yaml_error(d, &p);
     yaml_parser_delete(&p);
     return ok;
 }
 
 void tgm__yaml_done(tgm_yaml_doc *d)
 {
-    if (d->loaded)
-        yaml_document_delete(&d->doc);
+    if (d->loaded) yaml_document_delete(&d->doc);
     d->loaded = false;
 }
 
@@ -126,13 +118,11 @@ tgm_loc tgm__node_loc(const tgm_yaml_doc *d, const yaml_node_t *n)
 /* Byte offset of a mark: libyaml counts columns in characters, so walk UTF-8 lead bytes. */
 static size_t mark_offset(const tgm_yaml_doc *d, yaml_mark_t m)
 {
-    if ((int)m.line >= d->nlines)
-        return d->len;
+    if ((int)m.line >= d->nlines) return d->len;
     size_t off = d->line_start[m.line];
     for (size_t c = 0; c < m.column && off < d->len; c++) {
         off++;
-        while (off < d->len && ((unsigned char)d->src[off] & 0xC0) == 0x80)
-            off++;
+        while (off < d->len && ((unsigned char)d->src[off] & 0xC0) == 0x80) off++;
     }
     return off;
 }
@@ -161,8 +151,7 @@ static size_t text_start(const tgm_yaml_doc *d, const yaml_node_t *n, tgm_loc *l
     }
     if (is_block_scalar(n)) {
         /* `|` or `>` ends its line; the text starts at the first non-blank after it. */
-        while (off < d->len && d->src[off] != '\n')
-            off++;
+        while (off < d->len && d->src[off] != '\n') off++;
         while (off < d->len && (d->src[off] == '\n' || d->src[off] == ' ')) {
             if (d->src[off] == '\n') {
                 loc->line++;
@@ -185,8 +174,7 @@ tgm_loc tgm__text_start(const tgm_yaml_doc *d, const yaml_node_t *n)
 
 const tgm_span *tgm__node_span(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n)
 {
-    if (!is_quoted(n) && !is_block_scalar(n) && n->start_mark.line == n->end_mark.line)
-        return NULL;
+    if (!is_quoted(n) && !is_block_scalar(n) && n->start_mark.line == n->end_mark.line) return NULL;
     tgm_span *sp = tgm_alloc(a, sizeof *sp);
     tgm_loc unused;
     sp->src = d->src;
@@ -211,28 +199,21 @@ tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size
     const char *r = span->src + span->start;
     size_t v = 0;
     for (;;) {
-        if (!*r)
-            break;
-        int esc = 0;   /* bytes of an escape sequence that stands for one text character */
-        if (span->quote == '\'' && r[0] == '\'' && r[1] == '\'')
-            esc = 2;
-        else if (span->quote == '"' && r[0] == '\\' && r[1] && r[1] != '\n')
-            esc = 2;
+        if (!*r) break;
+        int esc = 0; /* bytes of an escape sequence that stands for one text character */
+        if (span->quote == '\'' && r[0] == '\'' && r[1] == '\'') esc = 2;
+        else if (span->quote == '"' && r[0] == '\\' && r[1] && r[1] != '\n') esc = 2;
         if (esc) {
-            if (v == offset)
-                break;
+            if (v == offset) break;
             v += text[v] != 0;
             r += esc;
             loc.col += esc;
             continue;
         }
         bool match = text[v] && *r == text[v];
-        if (match && v == offset)
-            break;
-        if (!text[v] && v == offset)
-            break;
-        if (match)
-            v++;
+        if (match && v == offset) break;
+        if (!text[v] && v == offset) break;
+        if (match) v++;
         if (*r == '\n') {
             loc.line++;
             loc.col = 1;
@@ -244,10 +225,7 @@ tgm_loc tgm_text_loc(tgm_loc start, const tgm_span *span, const char *text, size
     return loc;
 }
 
-const char *tgm__scalar(const yaml_node_t *n)
-{
-    return (const char *)n->data.scalar.value;
-}
+const char *tgm__scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
 
 const char *tgm__node_kind(const yaml_node_t *n)
 {
@@ -302,8 +280,7 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
             }
             *TGS_PUSH(a, names, count, cap) = name;
             *TGS_PUSH(a, ls, lcount, lcap) = loc;
-            if (!e)
-                break;
+            if (!e) break;
             p = e + 1;
         }
     } else if (n->type == YAML_SEQUENCE_NODE) {
@@ -325,8 +302,7 @@ int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, c
         return -1;
     }
     *out = names;
-    if (locs)
-        *locs = ls;
+    if (locs) *locs = ls;
     return count;
 }
 
@@ -336,11 +312,11 @@ static void for_each_item(tgm_parse_ctx *c, const yaml_node_t *list, const char 
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         yaml_node_t *item = tgm__yaml_node(c->d, *it);
-        if (item->type == YAML_MAPPING_NODE)
-            entry(c, item);
+        if (item->type == YAML_MAPPING_NODE) entry(c, item);
         else
-            tgm_error(tgm__node_loc(c->d, item), "expected an entry (a mapping with '%s:'), found %s",
-                      first_key, tgm__node_kind(item));
+            tgm_error(tgm__node_loc(c->d, item),
+                      "expected an entry (a mapping with '%s:'), found %s", first_key,
+                      tgm__node_kind(item));
     }
 }
 
@@ -355,8 +331,7 @@ int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
         if (root && root->type != YAML_SEQUENCE_NODE)
             tgm_error(tgm__node_loc(&d, root), "expected a list of '- %s:' entries, found %s",
                       first_key, tgm__node_kind(root));
-        else if (root)
-            for_each_item(&c, root, first_key, entry);
+        else if (root) for_each_item(&c, root, first_key, entry);
     }
     tgm__yaml_done(&d);
     return tgm_error_count() - before;
@@ -365,8 +340,7 @@ int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
 static bool is_known(const char *name, const char *const *known)
 {
     for (int i = 0; known[i]; i++)
-        if (!strcmp(name, known[i]))
-            return true;
+        if (!strcmp(name, known[i])) return true;
     return false;
 }
 
@@ -402,8 +376,7 @@ yaml_node_t *tgm__yaml_node(const tgm_yaml_doc *d, int id)
 
 bool tgm__is_ident(const char *s)
 {
-    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return false;
+    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return false;
     for (s++; *s; s++)
         if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
               (*s >= '0' && *s <= '9')))
@@ -414,11 +387,8 @@ bool tgm__is_ident(const char *s)
 char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead)
 {
     size_t b = 0;
-    while (b < n && (s[b] == ' ' || s[b] == '\t'))
-        b++;
-    while (n > b && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    if (lead)
-        *lead = b;
+    while (b < n && (s[b] == ' ' || s[b] == '\t')) b++;
+    while (n > b && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    if (lead) *lead = b;
     return tgm_strndup(a, s + b, n - b);
 }

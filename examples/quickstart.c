@@ -9,21 +9,22 @@
 
 #include "tensorgen.h"
 
-static void show(const char *what, const tg_tensor *t) {
+static void show(const char *what, const tg_tensor *t)
+{
     printf("%s\n", what);
     tg_print(t);
 }
 
-int main(void) {
-    tg_manual_seed(0);   /* tg_randn gives the same numbers on every run */
+int main(void)
+{
+    tg_manual_seed(0); /* tg_randn gives the same numbers on every run */
 
     /* ---- 1. Creating tensors. Each tg_ function returns a NEW reference: release it. ---- */
     printf("== creating tensors ==\n");
-    const float data[] = { 1, 2, 3,
-                           4, 5, 6 };
+    const float data[] = { 1, 2, 3, 4, 5, 6 };
     tg_tensor *a = tg_tensor_from_data(data, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
-    tg_tensor *r = tg_arange(3, .dtype = TG_FLOAT32);          /* [0, 1, 2] */
-    tg_tensor *x = tg_randn(TG_INTS(2, 3));                   /* N(0, 1), float32 */
+    tg_tensor *r = tg_arange(3, .dtype = TG_FLOAT32); /* [0, 1, 2] */
+    tg_tensor *x = tg_randn(TG_INTS(2, 3));           /* N(0, 1), float32 */
     show("a =", a);
     show("r = arange(3) =", r);
     show("x = randn(2, 3) =", x);
@@ -42,9 +43,9 @@ int main(void) {
 
     printf("\n== matrix product and softmax ==\n");
     tg_tensor *w = tg_randn(TG_INTS(3, 4));
-    tg_tensor *y = tg_matmul(a, w);                            /* (2, 3) @ (3, 4) -> (2, 4) */
+    tg_tensor *y = tg_matmul(a, w); /* (2, 3) @ (3, 4) -> (2, 4) */
     show("y = a @ w =", y);
-    tg_tensor *p = tg_softmax(y, 1);                           /* over dim 1: rows sum to 1 */
+    tg_tensor *p = tg_softmax(y, 1); /* over dim 1: rows sum to 1 */
     show("softmax(y, dim=1) =", p);
     show("its row sums =", tg_sum(p, .dim = TG_INTS(1)));
 
@@ -53,27 +54,27 @@ int main(void) {
     show("sum over dims (0, 2), keepdim: shape (1, 3, 1) =",
          tg_sum(t, .dim = TG_INTS(0, 2), .keepdim = true));
     show("sum of everything =", tg_sum(t));
-    tg_values_indices m = tg_max_dim(a, 1);                    /* max along dim 1 */
+    tg_values_indices m = tg_max_dim(a, 1); /* max along dim 1 */
     show("max(a, dim=1).values =", m.values);
     show("max(a, dim=1).indices =", m.indices);
 
     printf("\n== views share storage with their base ==\n");
-    tg_tensor *at = tg_transpose(a, 0, 1);                     /* (3, 2), no copy */
+    tg_tensor *at = tg_transpose(a, 0, 1); /* (3, 2), no copy */
     show("a.transpose(0, 1) =", at);
     printf("contiguous? %s\n", tg_tensor_is_contiguous(at) ? "yes" : "no");
     show("a.reshape(3, 2) =", tg_reshape(a, TG_INTS(3, 2)));
     tg_tensor *col = tg_slice(a, .dim = 1, .start = TG_SOME(1), .end = TG_SOME(3));
     show("a[:, 1:3] =", col);
-    tg_fill_(col, 0);                                          /* writes through the view */
+    tg_fill_(col, 0); /* writes through the view */
     show("a after a[:, 1:3].fill_(0) =", a);
 
     /* ---- 3. Errors: no abort. A failing call returns NULL and records PyTorch's message;
      * a call given NULL returns NULL too, so a chain fails once, cleanly. */
     printf("\n== errors ==\n");
-    tg_tensor *bad = tg_add(a, tg_randn(TG_INTS(4)));          /* (2, 3) + (4) */
-    tg_tensor *worse = tg_sum(bad);                            /* NULL in, NULL out */
-    printf("tg_add(a, randn(4)) -> %s, tg_sum of that -> %s\n",
-           bad ? "a tensor" : "NULL", worse ? "a tensor" : "NULL");
+    tg_tensor *bad = tg_add(a, tg_randn(TG_INTS(4))); /* (2, 3) + (4) */
+    tg_tensor *worse = tg_sum(bad);                   /* NULL in, NULL out */
+    printf("tg_add(a, randn(4)) -> %s, tg_sum of that -> %s\n", bad ? "a tensor" : "NULL",
+           worse ? "a tensor" : "NULL");
     printf("tg_last_error(): %s\n", tg_last_error());
     tg_clear_error();
 

@@ -31,7 +31,7 @@ static int64_t ys[N];
 
 static void make_spirals(void)
 {
-    tg_tensor *noise = tg_randn(TG_INTS(N), .dtype = TG_FLOAT64);   /* seeded: tg_manual_seed */
+    tg_tensor *noise = tg_randn(TG_INTS(N), .dtype = TG_FLOAT64); /* seeded: tg_manual_seed */
     double eps[N];
     tg_tensor_to_doubles(noise, eps, N);
     tg_release(noise);
@@ -77,8 +77,8 @@ static void batch(const int *order, int b, tg_tensor **x, tg_tensor **y)
 static const int64_t widths[LAYERS + 1] = { 2, HIDDEN, HIDDEN, CLASSES };
 
 typedef struct model {
-    tg_tensor *p[PARAMS];           /* w0, b0, w1, b1, w2, b2: leaves requiring grad */
-    tg_tensor *m[PARAMS], *v[PARAMS];   /* Adam's running moments */
+    tg_tensor *p[PARAMS];             /* w0, b0, w1, b1, w2, b2: leaves requiring grad */
+    tg_tensor *m[PARAMS], *v[PARAMS]; /* Adam's running moments */
 } model;
 
 /* nn.Linear's initialisation: uniform in [-1/sqrt(in), 1/sqrt(in)]. */
@@ -142,7 +142,7 @@ static double accuracy(const model *mdl)
 {
     double acc = -1;
     TG_NO_GRAD {
-        tg_scope_begin();                   /* also owns x and y: tg_tensor_from_data is recorded */
+        tg_scope_begin(); /* also owns x and y: tg_tensor_from_data is recorded */
         tg_tensor *x = tg_tensor_from_data(xs, (int64_t[]){ N, 2 }, 2, TG_FLOAT32);
         tg_tensor *y = tg_tensor_from_data(ys, (int64_t[]){ N }, 1, TG_INT64);
         tg_tensor *pred = tg_argmax(forward(mdl, x), .dim = TG_SOME(1));
@@ -171,20 +171,21 @@ int main(void)
         for (int b = 0; b < N / BATCH; b++) {
             tg_tensor *x, *y;
             batch(order, b, &x, &y);
-            tg_scope_begin();                              /* this step's intermediates */
+            tg_scope_begin(); /* this step's intermediates */
             tg_tensor *loss = tg_cross_entropy(forward(&mdl, x), y);
-            if (!loss || tg_backward(loss) != 0) {         /* fills every parameter's .grad */
+            if (!loss || tg_backward(loss) != 0) { /* fills every parameter's .grad */
                 fprintf(stderr, "train_mlp: %s\n", tg_last_error());
                 return 1;
             }
             loss_sum += tg_item(loss);
-            tg_scope_end();                                /* frees the graph and activations */
+            tg_scope_end(); /* frees the graph and activations */
             tg_release(x);
             tg_release(y);
             adam_step(&mdl, ++step);
         }
         acc = accuracy(&mdl);
-        printf("epoch %2d  loss %.4f  accuracy %5.1f%%\n", epoch, loss_sum / (N / BATCH), 100 * acc);
+        printf("epoch %2d  loss %.4f  accuracy %5.1f%%\n", epoch, loss_sum / (N / BATCH),
+               100 * acc);
     }
 
     model_free(&mdl);

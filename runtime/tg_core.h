@@ -14,15 +14,22 @@ extern "C" {
 
 /* ---- dtypes, in PyTorch's promotion order within each category ---- */
 typedef enum tg_dtype {
-    TG_DTYPE_NONE = -1,       /* "no dtype given" for ScalarType? arguments */
+    TG_DTYPE_NONE = -1, /* "no dtype given" for ScalarType? arguments */
     TG_BOOL = 0,
-    TG_UINT8, TG_INT8, TG_INT16, TG_INT32, TG_INT64,
-    TG_FLOAT16, TG_BFLOAT16, TG_FLOAT32, TG_FLOAT64,
+    TG_UINT8,
+    TG_INT8,
+    TG_INT16,
+    TG_INT32,
+    TG_INT64,
+    TG_FLOAT16,
+    TG_BFLOAT16,
+    TG_FLOAT32,
+    TG_FLOAT64,
     TG_NUM_DTYPES
 } tg_dtype;
 
-const char *tg_dtype_name(tg_dtype t);       /* "float32", ... */
-size_t tg_dtype_size(tg_dtype t);            /* bytes per element */
+const char *tg_dtype_name(tg_dtype t); /* "float32", ... */
+size_t tg_dtype_size(tg_dtype t);      /* bytes per element */
 bool tg_dtype_is_floating(tg_dtype t);
 bool tg_dtype_is_integral(tg_dtype t, bool include_bool);
 /* PyTorch's promote_types(a, b). */
@@ -37,7 +44,10 @@ bool tg_can_cast(tg_dtype from, tg_dtype to);
 
 /* ---- devices ---- */
 typedef enum tg_device_type { TG_DEVICE_NONE = -1, TG_CPU = 0, TG_CUDA = 1 } tg_device_type;
-typedef struct tg_device { int8_t type; int8_t index; } tg_device;
+typedef struct tg_device {
+    int8_t type;
+    int8_t index;
+} tg_device;
 #define TG_DEVICE_CPU ((tg_device){ TG_CPU, 0 })
 #define TG_DEVICE_UNSET ((tg_device){ TG_DEVICE_NONE, -1 })
 /* CUDA device i (0-based), e.g. tg_to_device(t, TG_DEVICE_CUDA(0)). */
@@ -50,21 +60,24 @@ typedef struct tg_device { int8_t type; int8_t index; } tg_device;
  * error: no CUDA-capable device is detected"). Memory figures are per device, in bytes, as
  * the caching allocator counts them (sizes rounded up to its size classes). */
 bool tg_cuda_is_built(void);
-bool tg_cuda_is_available(void);             /* at least one device */
+bool tg_cuda_is_available(void); /* at least one device */
 int tg_cuda_device_count(void);
 /* Waits for all work queued on every device. 0, or -1 with an error (a failed kernel reports
  * here at the latest, as in PyTorch). */
 int tg_cuda_synchronize(void);
-int64_t tg_cuda_memory_allocated(int device);       /* held by live tensors and workspaces */
-int64_t tg_cuda_memory_reserved(int device);        /* obtained from the driver: live + cached */
-int64_t tg_cuda_max_memory_allocated(int device);   /* peak of memory_allocated */
+int64_t tg_cuda_memory_allocated(int device);     /* held by live tensors and workspaces */
+int64_t tg_cuda_memory_reserved(int device);      /* obtained from the driver: live + cached */
+int64_t tg_cuda_max_memory_allocated(int device); /* peak of memory_allocated */
 /* Returns every cached (unused) block to the driver; live tensors are untouched. */
 void tg_cuda_empty_cache(void);
 
 typedef enum tg_layout { TG_LAYOUT_NONE = -1, TG_STRIDED = 0 } tg_layout;
 typedef enum tg_memory_format {
-    TG_MEMORY_FORMAT_NONE = -1, TG_CONTIGUOUS_FORMAT = 0, TG_PRESERVE_FORMAT,
-    TG_CHANNELS_LAST, TG_CHANNELS_LAST_3D
+    TG_MEMORY_FORMAT_NONE = -1,
+    TG_CONTIGUOUS_FORMAT = 0,
+    TG_PRESERVE_FORMAT,
+    TG_CHANNELS_LAST,
+    TG_CHANNELS_LAST_3D
 } tg_memory_format;
 
 /* ---- tensors (opaque) ---- */
@@ -77,7 +90,7 @@ tg_tensor *tg_retain(tg_tensor *t);
 void tg_release(tg_tensor *t);
 
 int64_t tg_tensor_dim(const tg_tensor *t);
-int64_t tg_tensor_size(const tg_tensor *t, int64_t d);     /* negative d counts from the end */
+int64_t tg_tensor_size(const tg_tensor *t, int64_t d); /* negative d counts from the end */
 int64_t tg_tensor_stride(const tg_tensor *t, int64_t d);
 const int64_t *tg_tensor_sizes(const tg_tensor *t);
 const int64_t *tg_tensor_strides(const tg_tensor *t);
@@ -91,7 +104,8 @@ void *tg_tensor_data(const tg_tensor *t);
 
 /* Creates a contiguous CPU tensor of the given shape and dtype holding a copy of `data`
  * (numel elements of dtype; NULL data leaves it uninitialised). Returns a new reference. */
-tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim, tg_dtype dtype);
+tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim,
+                               tg_dtype dtype);
 /* Copies the tensor's elements (any strides) converted to double into out[numel]. */
 int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel);
 /* The single element of a one-element tensor, as double. NaN and an error otherwise. */
@@ -100,8 +114,8 @@ double tg_item(const tg_tensor *t);
  * contiguous). `deleter(data, ctx)` runs when the last tensor or view using the memory dies
  * (NULL: the caller keeps ownership and must outlive the tensors). Returns a new reference. */
 tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *strides,
-                               int64_t ndim, tg_dtype dtype,
-                               void (*deleter)(void *data, void *ctx), void *ctx);
+                               int64_t ndim, tg_dtype dtype, void (*deleter)(void *data, void *ctx),
+                               void *ctx);
 /* Prints like PyTorch's repr: tensor([[1., 2.], ...], dtype=...). */
 void tg_print(const tg_tensor *t);
 /* The same text as tg_print (without the newline) in a malloc'd string the caller free()s;
@@ -109,15 +123,30 @@ void tg_print(const tg_tensor *t);
 char *tg_tensor_to_string(const tg_tensor *t);
 
 bool tg_tensor_requires_grad(const tg_tensor *t);
-tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad);  /* returns t */
-tg_tensor *tg_tensor_grad(const tg_tensor *t);   /* new reference or NULL */
+tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad); /* returns t */
+tg_tensor *tg_tensor_grad(const tg_tensor *t); /* new reference or NULL */
 
 /* ---- lists and optionals used by generated signatures ---- */
-typedef struct tg_int_list { const int64_t *data; int64_t len; } tg_int_list;
-typedef struct tg_tensor_list { tg_tensor *const *data; int64_t len; } tg_tensor_list;
-typedef struct tg_opt_int { bool has_value; int64_t value; } tg_opt_int;
-typedef struct tg_opt_float { bool has_value; double value; } tg_opt_float;
-typedef struct tg_opt_bool { bool has_value; bool value; } tg_opt_bool;
+typedef struct tg_int_list {
+    const int64_t *data;
+    int64_t len;
+} tg_int_list;
+typedef struct tg_tensor_list {
+    tg_tensor *const *data;
+    int64_t len;
+} tg_tensor_list;
+typedef struct tg_opt_int {
+    bool has_value;
+    int64_t value;
+} tg_opt_int;
+typedef struct tg_opt_float {
+    bool has_value;
+    double value;
+} tg_opt_float;
+typedef struct tg_opt_bool {
+    bool has_value;
+    bool value;
+} tg_opt_bool;
 typedef tg_opt_float tg_opt_scalar;
 
 /* A Tensor[] result (tg_split, tg_unbind, tg_chunk, ...) is a tg_tensor_list whose `data`
@@ -127,20 +156,26 @@ typedef tg_opt_float tg_opt_scalar;
  * scope owns the elements and the array (tg_scope_end frees both), like any result: do not
  * release it yourself, keep it with tg_scope_keep_list (or keep single elements with
  * tg_scope_keep, and the array is freed at the scope's end). */
-void tg_tensor_list_release(tg_tensor_list l);   /* elements and array; { NULL, 0 } is a no-op */
+void tg_tensor_list_release(tg_tensor_list l); /* elements and array; { NULL, 0 } is a no-op */
 
 /* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
  * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
-#define TG_INTS(...) ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
-    (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) })
+#define TG_INTS(...)                                  \
+    ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
+                    (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) })
 #define TG_NO_INTS ((tg_int_list){ NULL, 0 })
 extern const int64_t tg__empty_int_list_storage[1];
 #define TG_INTS_EMPTY ((tg_int_list){ tg__empty_int_list_storage, 0 })
-#define TG_TENSORS(...) ((tg_tensor_list){ (tg_tensor *const[]){ __VA_ARGS__ }, \
-    (int64_t)(sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *)) })
+#define TG_TENSORS(...)                      \
+    ((tg_tensor_list){                       \
+        (tg_tensor *const[]){ __VA_ARGS__ }, \
+        (int64_t)(sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *)) })
 /* Optionals: TG_SOME(v) inside an options initializer (`.dim = TG_SOME(1)`), or the typed
  * forms where a value of the type is needed. */
-#define TG_SOME(v) { .has_value = true, .value = (v) }
+#define TG_SOME(v)                      \
+    {                                   \
+        .has_value = true, .value = (v) \
+    }
 #define TG_OPT_INT(v) ((tg_opt_int){ true, (v) })
 #define TG_OPT_FLOAT(v) ((tg_opt_float){ true, (v) })
 #define TG_OPT_BOOL(v) ((tg_opt_bool){ true, (v) })
@@ -162,7 +197,7 @@ void tg_set_warning_handler(tg_warning_handler fn, void *user);
  * releases the scope's reference to each, except those passed to tg_scope_keep(), which
  * move to the enclosing scope (or to the caller when there is none). Scopes nest. */
 void tg_scope_begin(void);
-tg_tensor *tg_scope_keep(tg_tensor *t);    /* returns t */
+tg_tensor *tg_scope_keep(tg_tensor *t); /* returns t */
 /* Keeps a Tensor[] result: every element and the array move to the enclosing scope (or to the
  * caller, who then calls tg_tensor_list_release). Returns l. */
 tg_tensor_list tg_scope_keep_list(tg_tensor_list l);
@@ -170,7 +205,7 @@ void tg_scope_end(void);
 
 /* ---- grad mode (thread-local) ---- */
 bool tg_is_grad_enabled(void);
-bool tg_set_grad_enabled(bool enabled);      /* returns the previous mode */
+bool tg_set_grad_enabled(bool enabled); /* returns the previous mode */
 
 /* ---- autograd ---- */
 /* A node of the backward graph (PyTorch's grad_fn), e.g. "AddBackward0"; opaque. */
@@ -188,8 +223,10 @@ typedef struct tg_backward_opts {
     bool create_graph;
 } tg_backward_opts;
 int tg_backward_fn(tg_tensor *root, tg_backward_opts opts);
-#define tg_backward(root, ...) \
-    tg_backward_fn((root), (tg_backward_opts){ .grad = NULL, .retain_graph = false, .create_graph = false, __VA_ARGS__ })
+#define tg_backward(root, ...)         \
+    tg_backward_fn((root),             \
+                   (tg_backward_opts){ \
+                       .grad = NULL, .retain_graph = false, .create_graph = false, __VA_ARGS__ })
 
 /* Gradients of `outputs` w.r.t. `inputs`, returned in grads[i] (new references; NULL for an
  * input the outputs do not depend on, which is an error unless .allow_unused) instead of being
@@ -201,9 +238,13 @@ typedef struct tg_grad_opts {
     bool allow_unused;
 } tg_grad_opts;
 int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads, tg_grad_opts opts);
-#define tg_grad(outputs, inputs, grads, ...) \
-    tg_grad_fn((outputs), (inputs), (grads), (tg_grad_opts){ .grad_outputs = { NULL, 0 }, \
-               .retain_graph = false, .create_graph = false, .allow_unused = false, __VA_ARGS__ })
+#define tg_grad(outputs, inputs, grads, ...)                \
+    tg_grad_fn((outputs), (inputs), (grads),                \
+               (tg_grad_opts){ .grad_outputs = { NULL, 0 }, \
+                               .retain_graph = false,       \
+                               .create_graph = false,       \
+                               .allow_unused = false,       \
+                               __VA_ARGS__ })
 
 /* Sets (a new reference is taken) or clears (NULL) a tensor's .grad. */
 void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad);
@@ -225,8 +266,8 @@ int tg_node_num_next(const tg_node *n);
 tg_node *tg_node_next(const tg_node *n, int i, int *input_nr);
 
 /* Grad mode off for a block: TG_NO_GRAD { ... } (do not leave the block with return/goto). */
-#define TG_NO_GRAD                                                                         \
-    for (bool tg__ng_prev = tg_set_grad_enabled(false), tg__ng_once = true; tg__ng_once;  \
+#define TG_NO_GRAD                                                                       \
+    for (bool tg__ng_prev = tg_set_grad_enabled(false), tg__ng_once = true; tg__ng_once; \
          tg__ng_once = false, tg_set_grad_enabled(tg__ng_prev))
 
 /* ---- random numbers ---- */

@@ -16,7 +16,8 @@ bool cover_section_has(const char *const *start, const char *const *stop, const 
 
 bool cover_is_operator(const char *name)
 {
-#define COVER__KNOWN(cname, schema_name) if (strcmp(name, schema_name) == 0) return true;
+#define COVER__KNOWN(cname, schema_name) \
+    if (strcmp(name, schema_name) == 0) return true;
     TG_OP_LIST(COVER__KNOWN)
 #undef COVER__KNOWN
     return false;
@@ -28,10 +29,8 @@ int cover_report_missing(const cover_op *ops, bool (*has_case)(const char *schem
     int missing = 0, n = 0;
     for (const cover_op *op = ops; op->schema; op++, n++) {
         if (has_case(op->schema)) continue;
-        if (why)
-            fprintf(stderr, "no %s covers operator %s (%s)\n", kind, op->schema, why);
-        else
-            fprintf(stderr, "no %s covers operator %s (tg_%s)\n", kind, op->schema, op->cname);
+        if (why) fprintf(stderr, "no %s covers operator %s (%s)\n", kind, op->schema, why);
+        else fprintf(stderr, "no %s covers operator %s (tg_%s)\n", kind, op->schema, op->cname);
         missing++;
     }
     if (total) *total = n;

@@ -16,17 +16,17 @@
 #define TG__COVER_CAT(a, b) TG__COVER_CAT2(a, b)
 
 /* One array per use; `used` keeps it alive, the section gathers them all. */
-#define TG_COVERS(...)                                                                     \
-    __attribute__((used, section("tg_cover"))) static const char *const                    \
-        TG__COVER_CAT(tg__covers_, __LINE__)[] = { __VA_ARGS__ }
+#define TG_COVERS(...)                                                                 \
+    __attribute__((used, section("tg_cover"))) static const char *const TG__COVER_CAT( \
+        tg__covers_, __LINE__)[] = { __VA_ARGS__ }
 
 /* The same for CUDA comparison cases (tests/cuda): TG_CUDA_COVERS("add.out", ...) at file
  * scope, outside any #ifdef TG_WITH_CUDA, lands in `tg_cuda_cover`; the CUDA coverage test
  * (tests/cuda/test_cuda_coverage.c) fails for an operator of TG_CUDA_OP_LIST (the ops with a
  * `CUDA:` kernel) that no CUDA case names. */
-#define TG_CUDA_COVERS(...)                                                                \
-    __attribute__((used, section("tg_cuda_cover"))) static const char *const               \
-        TG__COVER_CAT(tg__cuda_covers_, __LINE__)[] = { __VA_ARGS__ }
+#define TG_CUDA_COVERS(...)                                                                 \
+    __attribute__((used, section("tg_cuda_cover"))) static const char *const TG__COVER_CAT( \
+        tg__cuda_covers_, __LINE__)[] = { __VA_ARGS__ }
 
 /* ------------------------------------------------------------------ the checks */
 

@@ -8,7 +8,8 @@
 
 /* *training: whether dropout applies (train is None or true). 0, or -1 with the error recorded:
  * a drop probability outside [0, 1] when training, or an input that is not floating. */
-static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_opt_bool train, bool *training)
+static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_opt_bool train,
+                                           bool *training)
 {
     const char *op = "native_dropout";
     *training = !train.has_value || train.value;
@@ -17,7 +18,8 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
         return -1;
     }
     if (!tg_dtype_is_floating(input->dtype)) {
-        tg__error(op, "\"native_dropout\" not implemented for '%s'", tg__dtype_torch_name(input->dtype));
+        tg__error(op, "\"native_dropout\" not implemented for '%s'",
+                  tg__dtype_torch_name(input->dtype));
         return -1;
     }
     return 0;
@@ -27,13 +29,15 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
  * and on x's device; out in x's dtype, mask bool). Training: mask[i] = a draw below 1 - p,
  * out[i] = x[i] * mask[i] * scale with scale = 1 / (1 - p) (0 when p == 1); otherwise out is
  * a copy of x and mask is all true. 0, or -1 with the error recorded. */
-typedef int (*tg_dropout_fill_fn)(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training);
+typedef int (*tg_dropout_fill_fn)(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p,
+                                  bool training);
 
 /* native_dropout on any backend: the checks, x = input made contiguous, out and mask allocated
  * like it, then the backend's fill. *output and *mask become new references (0), or stay NULL
  * with the error recorded (-1). */
-static inline int tg__native_dropout_run(tg_tensor *input, double p, tg_opt_bool train, tg_dropout_fill_fn fill,
-                                         tg_tensor **output, tg_tensor **mask)
+static inline int tg__native_dropout_run(tg_tensor *input, double p, tg_opt_bool train,
+                                         tg_dropout_fill_fn fill, tg_tensor **output,
+                                         tg_tensor **mask)
 {
     const char *op = "native_dropout";
     bool training;

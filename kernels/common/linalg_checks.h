@@ -9,12 +9,18 @@
 /* self (n, m) @ mat2 (m, p). */
 static inline int tg__mm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
 {
-    if (self->ndim != 2) { tg__error("mm", "self must be a matrix"); return -1; }
-    if (mat2->ndim != 2) { tg__error("mm", "mat2 must be a matrix"); return -1; }
+    if (self->ndim != 2) {
+        tg__error("mm", "self must be a matrix");
+        return -1;
+    }
+    if (mat2->ndim != 2) {
+        tg__error("mm", "mat2 must be a matrix");
+        return -1;
+    }
     if (self->sizes[1] != mat2->sizes[0]) {
         tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                  (long long)self->sizes[0], (long long)self->sizes[1],
-                  (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+                  (long long)self->sizes[0], (long long)self->sizes[1], (long long)mat2->sizes[0],
+                  (long long)mat2->sizes[1]);
         return -1;
     }
     return 0;
@@ -23,8 +29,14 @@ static inline int tg__mm_check_shapes(const tg_tensor *self, const tg_tensor *ma
 /* self (b, n, m) @ mat2 (b, m, p). */
 static inline int tg__bmm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
 {
-    if (self->ndim != 3) { tg__error("bmm", "batch1 must be a 3D tensor"); return -1; }
-    if (mat2->ndim != 3) { tg__error("bmm", "batch2 must be a 3D tensor"); return -1; }
+    if (self->ndim != 3) {
+        tg__error("bmm", "batch1 must be a 3D tensor");
+        return -1;
+    }
+    if (mat2->ndim != 3) {
+        tg__error("bmm", "batch2 must be a 3D tensor");
+        return -1;
+    }
     if (self->sizes[0] != mat2->sizes[0]) {
         tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
                   (long long)self->sizes[0], (long long)mat2->sizes[0]);
@@ -32,8 +44,8 @@ static inline int tg__bmm_check_shapes(const tg_tensor *self, const tg_tensor *m
     }
     if (self->sizes[2] != mat2->sizes[1]) {
         tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
-                  (long long)self->sizes[1], (long long)self->sizes[2],
-                  (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
+                  (long long)self->sizes[1], (long long)self->sizes[2], (long long)mat2->sizes[1],
+                  (long long)mat2->sizes[2]);
         return -1;
     }
     return 0;
@@ -52,8 +64,8 @@ static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *m
     }
     if (mat1->sizes[1] != mat2->sizes[0]) {
         tg__error("addmm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                  (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                  (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
+                  (long long)mat1->sizes[0], (long long)mat1->sizes[1], (long long)mat2->sizes[0],
+                  (long long)mat2->sizes[1]);
         return -1;
     }
     return 0;
@@ -61,12 +73,13 @@ static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *m
 
 /* addmm's self against the product's shape (n, p): exactly that shape in place (out == self),
  * else broadcastable to it. */
-static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *mat1, const tg_tensor *mat2,
-                                       const int64_t *shape, bool inplace)
+static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *mat1,
+                                       const tg_tensor *mat2, const int64_t *shape, bool inplace)
 {
     if (inplace) {
         if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1]) {
-            tg__error("addmm", "input shape is incompatible with matrix multiplication "
+            tg__error("addmm",
+                      "input shape is incompatible with matrix multiplication "
                       "(%lldx%lld @ %lldx%lld != %lldx%lld)",
                       (long long)mat1->sizes[0], (long long)mat1->sizes[1],
                       (long long)mat2->sizes[0], (long long)mat2->sizes[1],
@@ -81,23 +94,28 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
         int64_t want = shape[2 - self->ndim + d];
         if (self->sizes[d] != want && self->sizes[d] != 1) {
             char a[64], b[64];
-            tg__error("addmm", "The expanded size of the tensor (%lld) must match the existing "
+            tg__error("addmm",
+                      "The expanded size of the tensor (%lld) must match the existing "
                       "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                      "Tensor sizes: %s", (long long)want, (long long)self->sizes[d],
-                      (long long)(2 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 2),
+                      "Tensor sizes: %s",
+                      (long long)want, (long long)self->sizes[d], (long long)(2 - self->ndim + d),
+                      tg__shape_str(a, sizeof a, shape, 2),
                       tg__shape_str(b, sizeof b, self->sizes, self->ndim));
             return -1;
         }
     }
-    if (!ok) { tg__error("addmm", "self must be a matrix"); return -1; }
+    if (!ok) {
+        tg__error("addmm", "self must be a matrix");
+        return -1;
+    }
     return 0;
 }
 
 /* Both operands of one dtype, and a dtype the backend implements: `impl` names the backend's
  * kernel in PyTorch's message ("addmm_impl_cpu_", "addmm_cuda", "bmm_cuda"). The CPU rejects
  * bool only; CUDA (cuBLAS) every non-floating dtype. */
-static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b, bool floating_only,
-                                          const char *impl)
+static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b,
+                                          bool floating_only, const char *impl)
 {
     if (a->dtype != b->dtype) {
         tg__error(op, "expected scalar type %s but found %s", tg__dtype_torch_name(a->dtype),

@@ -8,17 +8,20 @@
 #include <string.h>
 
 /* A state tensor or gradient must have the parameter's shape and dtype. */
-static inline int tg__optim_check_operand(const char *op, const char *what, const tg_tensor *self, const tg_tensor *t)
+static inline int tg__optim_check_operand(const char *op, const char *what, const tg_tensor *self,
+                                          const tg_tensor *t)
 {
     char a[256], b[256];
-    if (t->ndim != self->ndim || memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
-        tg__error(op, "%s has shape %s but the parameter has shape %s", what, tg__shape_str(a, sizeof a, t->sizes, t->ndim),
+    if (t->ndim != self->ndim ||
+        memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
+        tg__error(op, "%s has shape %s but the parameter has shape %s", what,
+                  tg__shape_str(a, sizeof a, t->sizes, t->ndim),
                   tg__shape_str(b, sizeof b, self->sizes, self->ndim));
         return -1;
     }
     if (t->dtype != self->dtype) {
-        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what, tg__dtype_torch_name(t->dtype),
-                  tg__dtype_torch_name(self->dtype));
+        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what,
+                  tg__dtype_torch_name(t->dtype), tg__dtype_torch_name(self->dtype));
         return -1;
     }
     return 0;
@@ -27,18 +30,28 @@ static inline int tg__optim_check_operand(const char *op, const char *what, cons
 static inline int tg__optim_check_param(const char *op, const tg_tensor *self)
 {
     if (tg_dtype_is_floating(self->dtype)) return 0;
-    tg__error(op, "expected a floating point parameter, but got %s", tg__dtype_torch_name(self->dtype));
+    tg__error(op, "expected a floating point parameter, but got %s",
+              tg__dtype_torch_name(self->dtype));
     return -1;
 }
 
 /* sgd_step_'s hyperparameters and tensors (the momentum buffer only matters with momentum). */
 static inline int tg__sgd_check(const char *op, const tg_tensor *self, const tg_tensor *grad,
-                                const tg_tensor *momentum_buffer, double lr, double momentum, double dampening,
-                                double weight_decay, bool nesterov)
+                                const tg_tensor *momentum_buffer, double lr, double momentum,
+                                double dampening, double weight_decay, bool nesterov)
 {
-    if (!(lr >= 0)) { tg__error(op, "Invalid learning rate: %g", lr); return -1; }
-    if (!(momentum >= 0)) { tg__error(op, "Invalid momentum value: %g", momentum); return -1; }
-    if (!(weight_decay >= 0)) { tg__error(op, "Invalid weight_decay value: %g", weight_decay); return -1; }
+    if (!(lr >= 0)) {
+        tg__error(op, "Invalid learning rate: %g", lr);
+        return -1;
+    }
+    if (!(momentum >= 0)) {
+        tg__error(op, "Invalid momentum value: %g", momentum);
+        return -1;
+    }
+    if (!(weight_decay >= 0)) {
+        tg__error(op, "Invalid weight_decay value: %g", weight_decay);
+        return -1;
+    }
     if (nesterov && (momentum <= 0 || dampening != 0)) {
         tg__error(op, "Nesterov momentum requires a momentum and zero dampening");
         return -1;
@@ -47,31 +60,56 @@ static inline int tg__sgd_check(const char *op, const tg_tensor *self, const tg_
         tg__error(op, "momentum_buffer is required when momentum != 0");
         return -1;
     }
-    if (tg__optim_check_param(op, self) != 0 || tg__optim_check_operand(op, "grad", self, grad) != 0) return -1;
-    if (momentum != 0 && tg__optim_check_operand(op, "momentum_buffer", self, momentum_buffer) != 0) return -1;
+    if (tg__optim_check_param(op, self) != 0 ||
+        tg__optim_check_operand(op, "grad", self, grad) != 0)
+        return -1;
+    if (momentum != 0 && tg__optim_check_operand(op, "momentum_buffer", self, momentum_buffer) != 0)
+        return -1;
     return 0;
 }
 
 /* adam_step_'s hyperparameters and tensors (max_exp_avg_sq only with amsgrad). */
-static inline int tg__adam_check(const char *op, const tg_tensor *self, const tg_tensor *grad, const tg_tensor *exp_avg,
-                                 const tg_tensor *exp_avg_sq, const tg_tensor *max_exp_avg_sq, int64_t step, double lr,
-                                 double beta1, double beta2, double eps, double weight_decay, bool amsgrad)
+static inline int tg__adam_check(const char *op, const tg_tensor *self, const tg_tensor *grad,
+                                 const tg_tensor *exp_avg, const tg_tensor *exp_avg_sq,
+                                 const tg_tensor *max_exp_avg_sq, int64_t step, double lr,
+                                 double beta1, double beta2, double eps, double weight_decay,
+                                 bool amsgrad)
 {
-    if (!(lr >= 0)) { tg__error(op, "Invalid learning rate: %g", lr); return -1; }
-    if (!(eps >= 0)) { tg__error(op, "Invalid epsilon value: %g", eps); return -1; }
-    if (!(beta1 >= 0 && beta1 < 1)) { tg__error(op, "Invalid beta parameter at index 0: %g", beta1); return -1; }
-    if (!(beta2 >= 0 && beta2 < 1)) { tg__error(op, "Invalid beta parameter at index 1: %g", beta2); return -1; }
-    if (!(weight_decay >= 0)) { tg__error(op, "Invalid weight_decay value: %g", weight_decay); return -1; }
+    if (!(lr >= 0)) {
+        tg__error(op, "Invalid learning rate: %g", lr);
+        return -1;
+    }
+    if (!(eps >= 0)) {
+        tg__error(op, "Invalid epsilon value: %g", eps);
+        return -1;
+    }
+    if (!(beta1 >= 0 && beta1 < 1)) {
+        tg__error(op, "Invalid beta parameter at index 0: %g", beta1);
+        return -1;
+    }
+    if (!(beta2 >= 0 && beta2 < 1)) {
+        tg__error(op, "Invalid beta parameter at index 1: %g", beta2);
+        return -1;
+    }
+    if (!(weight_decay >= 0)) {
+        tg__error(op, "Invalid weight_decay value: %g", weight_decay);
+        return -1;
+    }
     if (step < 1) {
         tg__error(op, "step counts from 1 (this step included), but got %lld", (long long)step);
         return -1;
     }
-    if (amsgrad && !max_exp_avg_sq) { tg__error(op, "max_exp_avg_sq is required with amsgrad"); return -1; }
-    if (tg__optim_check_param(op, self) != 0 || tg__optim_check_operand(op, "grad", self, grad) != 0 ||
+    if (amsgrad && !max_exp_avg_sq) {
+        tg__error(op, "max_exp_avg_sq is required with amsgrad");
+        return -1;
+    }
+    if (tg__optim_check_param(op, self) != 0 ||
+        tg__optim_check_operand(op, "grad", self, grad) != 0 ||
         tg__optim_check_operand(op, "exp_avg", self, exp_avg) != 0 ||
         tg__optim_check_operand(op, "exp_avg_sq", self, exp_avg_sq) != 0)
         return -1;
-    if (amsgrad && tg__optim_check_operand(op, "max_exp_avg_sq", self, max_exp_avg_sq) != 0) return -1;
+    if (amsgrad && tg__optim_check_operand(op, "max_exp_avg_sq", self, max_exp_avg_sq) != 0)
+        return -1;
     return 0;
 }
 

@@ -18,8 +18,8 @@
  * broadcast, inputs promoted to their common dtype (TG_ITER_PROMOTE_INPUTS, plus the backend's
  * `flags`); out NULL (allocated), self (in place: out may not grow) or the user's out=. 0, or
  * -1 with the error recorded. */
-static inline int tg__pw_iter_build(tg_iter *it, const char *op, int flags, tg_tensor *out, const tg_tensor *self,
-                                    tg_tensor **ins, int nin)
+static inline int tg__pw_iter_build(tg_iter *it, const char *op, int flags, tg_tensor *out,
+                                    const tg_tensor *self, tg_tensor **ins, int nin)
 {
     tg_tensor *outs[1] = { out };
     flags |= TG_ITER_PROMOTE_INPUTS;
@@ -29,7 +29,8 @@ static inline int tg__pw_iter_build(tg_iter *it, const char *op, int flags, tg_t
 
 /* "\"<kernel>_<backend>\" not implemented for 'Bool'" when t is bool (backend NULL: no
  * suffix, for kernels PyTorch names without one, like "pow"). */
-static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *kernel, const char *backend)
+static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *kernel,
+                                        const char *backend)
 {
     if (t != TG_BOOL) return 0;
     if (backend) tg__error(op, "\"%s_%s\" not implemented for 'Bool'", kernel, backend);
@@ -41,7 +42,8 @@ static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *
 static inline int tg__pw_check_alpha(const char *op, tg_dtype t, double alpha)
 {
     if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha)) {
-        tg__error(op, "For integral input tensors, argument alpha must not be a floating point number.");
+        tg__error(
+            op, "For integral input tensors, argument alpha must not be a floating point number.");
         return -1;
     }
     return 0;
@@ -52,13 +54,13 @@ static inline int tg__pw_check_sub_operands(tg_dtype self, tg_dtype other)
 {
     if (self == TG_BOOL && other == TG_BOOL) {
         tg__error("sub", "Subtraction, the `-` operator, with two bool tensors is not "
-                  "supported. Use the `^` or `logical_xor()` operator instead.");
+                         "supported. Use the `^` or `logical_xor()` operator instead.");
         return -1;
     }
     if (self == TG_BOOL || other == TG_BOOL) {
         tg__error("sub", "Subtraction, the `-` operator, with a bool tensor is not "
-                  "supported. If you are trying to invert a mask, use the `~` or "
-                  "`logical_not()` operator instead.");
+                         "supported. If you are trying to invert a mask, use the `~` or "
+                         "`logical_not()` operator instead.");
         return -1;
     }
     return 0;
@@ -69,11 +71,22 @@ typedef enum tg_pw_div_mode { TG_PW_DIV_TRUE, TG_PW_DIV_TRUNC, TG_PW_DIV_FLOOR }
 
 static inline int tg__pw_parse_div_mode(const char *rounding_mode, tg_pw_div_mode *mode)
 {
-    if (!rounding_mode) { *mode = TG_PW_DIV_TRUE; return 0; }
-    if (strcmp(rounding_mode, "trunc") == 0) { *mode = TG_PW_DIV_TRUNC; return 0; }
-    if (strcmp(rounding_mode, "floor") == 0) { *mode = TG_PW_DIV_FLOOR; return 0; }
-    tg__error("div", "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-              "but found '%s'", rounding_mode);
+    if (!rounding_mode) {
+        *mode = TG_PW_DIV_TRUE;
+        return 0;
+    }
+    if (strcmp(rounding_mode, "trunc") == 0) {
+        *mode = TG_PW_DIV_TRUNC;
+        return 0;
+    }
+    if (strcmp(rounding_mode, "floor") == 0) {
+        *mode = TG_PW_DIV_FLOOR;
+        return 0;
+    }
+    tg__error("div",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+              "but found '%s'",
+              rounding_mode);
     return -1;
 }
 
@@ -84,7 +97,7 @@ static inline int tg__pw_check_unary_bool(const char *op, tg_dtype t, const char
     if (t != TG_BOOL) return 0;
     if (strcmp(op, "neg") == 0) {
         tg__error(op, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+                      "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
         return -1;
     }
     if (strcmp(op, "abs") == 0) return tg__pw_check_not_bool(op, t, "abs", backend);
@@ -104,11 +117,14 @@ static inline tg_tensor *tg__pw_where_condition(tg_tensor *condition)
     tg_dtype t = condition->dtype;
     if (t == TG_BOOL) return tg_retain(condition);
     if (t != TG_UINT8) {
-        tg__error("where", "where expected condition to be a boolean tensor, but got a tensor "
-                  "with dtype %s", tg__dtype_torch_name(t));
+        tg__error("where",
+                  "where expected condition to be a boolean tensor, but got a tensor "
+                  "with dtype %s",
+                  tg__dtype_torch_name(t));
         return NULL;
     }
-    tg__warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
+    tg__warn_once("where_uint8",
+                  "where received a uint8 condition tensor. This behavior is "
                   "deprecated and will be removed in a future version of PyTorch. Use a "
                   "boolean condition instead.");
     tg_tensor *cond = tg__empty_like("where", condition, TG_BOOL);
@@ -122,8 +138,9 @@ static inline tg_tensor *tg__pw_where_condition(tg_tensor *condition)
 /* where's iteration (condition, self, other -> out) with the backend's flags. *cond becomes
  * the bool condition (tg__pw_where_condition), which the iterator borrows: release it once
  * the iteration is finished. 0, or -1 with the error recorded (nothing held). */
-static inline int tg__pw_where_iter_build(tg_iter *it, int flags, tg_tensor *condition, tg_tensor *self,
-                                          tg_tensor *other, tg_tensor *out, tg_tensor **cond)
+static inline int tg__pw_where_iter_build(tg_iter *it, int flags, tg_tensor *condition,
+                                          tg_tensor *self, tg_tensor *other, tg_tensor *out,
+                                          tg_tensor **cond)
 {
     *cond = tg__pw_where_condition(condition);
     if (!*cond) return -1;
@@ -158,8 +175,9 @@ static inline int tg__pw_check_clamp_dtype(tg_dtype t, bool tensor_min, bool ten
 /* clamp's iteration: inputs self, then min (if any), then max (if any), with the backend's
  * flags, and the dtype check above (`backend` names the kernel; scalar_min/scalar_max as
  * there). Returns the number of inputs (2 or 3), or -1 with the error recorded (nothing held). */
-static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *backend, tg_tensor *self,
-                                          tg_tensor *min, tg_tensor *max, tg_tensor *out, const double *scalar_min,
+static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *backend,
+                                          tg_tensor *self, tg_tensor *min, tg_tensor *max,
+                                          tg_tensor *out, const double *scalar_min,
                                           const double *scalar_max)
 {
     tg_tensor *ins[3] = { self, NULL, NULL };
@@ -167,7 +185,8 @@ static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *ba
     if (min) ins[nin++] = min;
     if (max) ins[nin++] = max;
     if (tg__pw_iter_build(it, "clamp", flags, out, self, ins, nin) != 0) return -1;
-    if (tg__pw_check_clamp_dtype(it->dtype, min != NULL, max != NULL, scalar_min, scalar_max, backend) != 0) {
+    if (tg__pw_check_clamp_dtype(it->dtype, min != NULL, max != NULL, scalar_min, scalar_max,
+                                 backend) != 0) {
         tg__iter_abort(it);
         return -1;
     }
@@ -177,23 +196,28 @@ static inline int tg__pw_clamp_iter_build(tg_iter *it, int flags, const char *ba
 /* clamp's Tensor-bound body in each backend (ternary.c, ternary.cu): min/max are tensors or
  * NULL; scalar_min/scalar_max point at the Scalars they wrap (for the overflow check), else
  * NULL. Returns the result as a new reference, or NULL + error. */
-typedef tg_tensor *(*tg_pw_clamp_run_fn)(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out,
-                                         const double *scalar_min, const double *scalar_max);
+typedef tg_tensor *(*tg_pw_clamp_run_fn)(tg_tensor *self, tg_tensor *min, tg_tensor *max,
+                                         tg_tensor *out, const double *scalar_min,
+                                         const double *scalar_max);
 
 /* clamp.out with Scalar bounds (either may be None, not both), for every backend: wraps the
  * bounds as Scalars that promote like Python numbers and hands them to the backend's `run`. */
-static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_tensor *self, tg_opt_scalar min,
-                                                    tg_opt_scalar max, tg_tensor *out)
+static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_tensor *self,
+                                                    tg_opt_scalar min, tg_opt_scalar max,
+                                                    tg_tensor *out)
 {
     if (tg__pw_check_clamp_bounds(min.has_value, max.has_value) != 0) return NULL;
     tg_tensor *tmin = NULL, *tmax = NULL;
-    if (min.has_value && !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
+    if (min.has_value &&
+        !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
         return NULL;
-    if (max.has_value && !(tmax = tg__wrapped_scalar(max.value, tg__pw_is_integral_scalar(max.value)))) {
+    if (max.has_value &&
+        !(tmax = tg__wrapped_scalar(max.value, tg__pw_is_integral_scalar(max.value)))) {
         tg_release(tmin);
         return NULL;
     }
-    tg_tensor *r = run(self, tmin, tmax, out, min.has_value ? &min.value : NULL, max.has_value ? &max.value : NULL);
+    tg_tensor *r = run(self, tmin, tmax, out, min.has_value ? &min.value : NULL,
+                       max.has_value ? &max.value : NULL);
     tg_release(tmin);
     tg_release(tmax);
     return r;

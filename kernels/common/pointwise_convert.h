@@ -13,7 +13,7 @@
 #define TG_POINTWISE_CONVERT_H
 
 #include "core/core.h"
-#include "pointwise_scalar.h"    /* TG_PW: host and device under nvcc */
+#include "pointwise_scalar.h" /* TG_PW: host and device under nvcc */
 #include <math.h>
 #include <string.h>
 
@@ -24,7 +24,9 @@ typedef enum tg_pw_kind { TG_PW_F32, TG_PW_F64, TG_PW_I64 } tg_pw_kind;
 TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: return TG_PW_F32;
+    case TG_FLOAT16:
+    case TG_BFLOAT16:
+    case TG_FLOAT32: return TG_PW_F32;
     case TG_FLOAT64: return TG_PW_F64;
     default: return TG_PW_I64;
     }
@@ -54,13 +56,41 @@ static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
     case TG_BOOL: return *(const uint8_t *)p != 0;
     case TG_UINT8: return *(const uint8_t *)p;
     case TG_INT8: return *(const int8_t *)p;
-    case TG_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case TG_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case TG_INT64: { int64_t v; memcpy(&v, p, 8); return v; }
-    case TG_FLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__pw_f64_to_i64(tg__half_to_float(h)); }
-    case TG_BFLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__pw_f64_to_i64(tg__bf16_to_float(h)); }
-    case TG_FLOAT32: { float v; memcpy(&v, p, 4); return tg__pw_f64_to_i64(v); }
-    case TG_FLOAT64: { double v; memcpy(&v, p, 8); return tg__pw_f64_to_i64(v); }
+    case TG_INT16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case TG_INT32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case TG_INT64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    case TG_FLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__pw_f64_to_i64(tg__half_to_float(h));
+    }
+    case TG_BFLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__pw_f64_to_i64(tg__bf16_to_float(h));
+    }
+    case TG_FLOAT32: {
+        float v;
+        memcpy(&v, p, 4);
+        return tg__pw_f64_to_i64(v);
+    }
+    case TG_FLOAT64: {
+        double v;
+        memcpy(&v, p, 8);
+        return tg__pw_f64_to_i64(v);
+    }
     default: return 0;
     }
 }
@@ -68,10 +98,26 @@ static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
 static inline double tg__pw_load_f64(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__half_to_float(h); }
-    case TG_BFLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__bf16_to_float(h); }
-    case TG_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
-    case TG_FLOAT64: { double v; memcpy(&v, p, 8); return v; }
+    case TG_FLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__half_to_float(h);
+    }
+    case TG_BFLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__bf16_to_float(h);
+    }
+    case TG_FLOAT32: {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case TG_FLOAT64: {
+        double v;
+        memcpy(&v, p, 8);
+        return v;
+    }
     default: return (double)tg__pw_load_i64(p, t);
     }
 }
@@ -79,9 +125,21 @@ static inline double tg__pw_load_f64(const char *p, tg_dtype t)
 static inline float tg__pw_load_f32(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__half_to_float(h); }
-    case TG_BFLOAT16: { uint16_t h; memcpy(&h, p, 2); return tg__bf16_to_float(h); }
-    case TG_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
+    case TG_FLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__half_to_float(h);
+    }
+    case TG_BFLOAT16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return tg__bf16_to_float(h);
+    }
+    case TG_FLOAT32: {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
     default: return (float)tg__pw_load_f64(p, t);
     }
 }
@@ -93,13 +151,37 @@ static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     case TG_UINT8: *(uint8_t *)p = (uint8_t)v; break;
     case TG_INT8: *(int8_t *)p = (int8_t)v; break;
-    case TG_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-    case TG_INT32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
+    case TG_INT16: {
+        int16_t x = (int16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case TG_INT32: {
+        int32_t x = (int32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
     case TG_INT64: memcpy(p, &v, 8); break;
-    case TG_FLOAT16: { uint16_t h = tg__float_to_half((float)v); memcpy(p, &h, 2); break; }
-    case TG_BFLOAT16: { uint16_t h = tg__float_to_bf16((float)v); memcpy(p, &h, 2); break; }
-    case TG_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
-    case TG_FLOAT64: { double x = (double)v; memcpy(p, &x, 8); break; }
+    case TG_FLOAT16: {
+        uint16_t h = tg__float_to_half((float)v);
+        memcpy(p, &h, 2);
+        break;
+    }
+    case TG_BFLOAT16: {
+        uint16_t h = tg__float_to_bf16((float)v);
+        memcpy(p, &h, 2);
+        break;
+    }
+    case TG_FLOAT32: {
+        float x = (float)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case TG_FLOAT64: {
+        double x = (double)v;
+        memcpy(p, &x, 8);
+        break;
+    }
     default: break;
     }
 }
@@ -107,10 +189,22 @@ static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
 static inline void tg__pw_store_f32(char *p, tg_dtype t, float v)
 {
     switch (t) {
-    case TG_FLOAT16: { uint16_t h = tg__float_to_half(v); memcpy(p, &h, 2); break; }
-    case TG_BFLOAT16: { uint16_t h = tg__float_to_bf16(v); memcpy(p, &h, 2); break; }
+    case TG_FLOAT16: {
+        uint16_t h = tg__float_to_half(v);
+        memcpy(p, &h, 2);
+        break;
+    }
+    case TG_BFLOAT16: {
+        uint16_t h = tg__float_to_bf16(v);
+        memcpy(p, &h, 2);
+        break;
+    }
     case TG_FLOAT32: memcpy(p, &v, 4); break;
-    case TG_FLOAT64: { double x = v; memcpy(p, &x, 8); break; }
+    case TG_FLOAT64: {
+        double x = v;
+        memcpy(p, &x, 8);
+        break;
+    }
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: tg__pw_store_i64(p, t, tg__pw_float_to_int(v, t)); break;
     }
@@ -120,7 +214,9 @@ static inline void tg__pw_store_f32(char *p, tg_dtype t, float v)
 static inline void tg__pw_store_f64(char *p, tg_dtype t, double v)
 {
     switch (t) {
-    case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: tg__pw_store_f32(p, t, (float)v); break;
+    case TG_FLOAT16:
+    case TG_BFLOAT16:
+    case TG_FLOAT32: tg__pw_store_f32(p, t, (float)v); break;
     case TG_FLOAT64: memcpy(p, &v, 8); break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: tg__pw_store_i64(p, t, tg__pw_float_to_int(v, t)); break;
@@ -135,13 +231,15 @@ static inline void tg__pw_convert(char *dst, tg_dtype dt, const char *src, tg_dt
 {
     const tg_pw_kind sk = tg__pw_kind(st);
     if (dt == TG_BOOL) {
-        *(uint8_t *)dst = sk == TG_PW_I64 ? tg__pw_load_i64(src, st) != 0 : tg__pw_load_f64(src, st) != 0;
+        *(uint8_t *)dst =
+            sk == TG_PW_I64 ? tg__pw_load_i64(src, st) != 0 : tg__pw_load_f64(src, st) != 0;
         return;
     }
     switch (tg__pw_kind(dt)) {
     case TG_PW_I64:
-        tg__pw_store_i64(dst, dt, sk == TG_PW_I64 ? tg__pw_load_i64(src, st)
-                                                  : tg__pw_float_to_int(tg__pw_load_f64(src, st), dt));
+        tg__pw_store_i64(dst, dt,
+                         sk == TG_PW_I64 ? tg__pw_load_i64(src, st)
+                                         : tg__pw_float_to_int(tg__pw_load_f64(src, st), dt));
         break;
     case TG_PW_F32:
         if (sk == TG_PW_I64) tg__pw_store_f32(dst, dt, (float)tg__pw_load_i64(src, st));
@@ -149,8 +247,8 @@ static inline void tg__pw_convert(char *dst, tg_dtype dt, const char *src, tg_dt
         else tg__pw_store_f64(dst, dt, tg__pw_load_f64(src, st));
         break;
     case TG_PW_F64:
-        tg__pw_store_f64(dst, dt, sk == TG_PW_I64 ? (double)tg__pw_load_i64(src, st)
-                                                  : tg__pw_load_f64(src, st));
+        tg__pw_store_f64(
+            dst, dt, sk == TG_PW_I64 ? (double)tg__pw_load_i64(src, st) : tg__pw_load_f64(src, st));
         break;
     }
 }
@@ -180,20 +278,34 @@ static inline bool tg__pw_scalar_fits(double v, tg_dtype t)
 {
     double lo, hi;
     switch (t) {
-    case TG_BOOL: case TG_FLOAT64: return true;
+    case TG_BOOL:
+    case TG_FLOAT64: return true;
     /* Unsigned types accept negative values that wrap (-1 -> 255) down to -max, as
      * PyTorch's overflows<>() does. */
-    case TG_UINT8: lo = -255; hi = 255; break;
-    case TG_INT8: lo = -128; hi = 127; break;
-    case TG_INT16: lo = -32768; hi = 32767; break;
-    case TG_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case TG_UINT8:
+        lo = -255;
+        hi = 255;
+        break;
+    case TG_INT8:
+        lo = -128;
+        hi = 127;
+        break;
+    case TG_INT16:
+        lo = -32768;
+        hi = 32767;
+        break;
+    case TG_INT32:
+        lo = -2147483648.0;
+        hi = 2147483647.0;
+        break;
     case TG_INT64: return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
     case TG_FLOAT16: return !isfinite(v) || fabs(v) <= 65504.0;
-    case TG_BFLOAT16: case TG_FLOAT32: return !isfinite(v) || fabs(v) <= 3.4028234663852886e38;
+    case TG_BFLOAT16:
+    case TG_FLOAT32: return !isfinite(v) || fabs(v) <= 3.4028234663852886e38;
     default: return true;
     }
     /* The comparison is on v itself, so 255.5 overflows uint8 as in PyTorch. */
-    return v >= lo && v <= hi;     /* false for NaN */
+    return v >= lo && v <= hi; /* false for NaN */
 }
 
 /* Records PyTorch's overflow error for a Scalar that does not fit; returns -1 then, else 0. */
@@ -205,9 +317,6 @@ static inline int tg__pw_check_scalar(const char *op, double v, tg_dtype t)
 }
 
 /* Is the Scalar integral (so it promotes like a Python int)? */
-static inline bool tg__pw_is_integral_scalar(double v)
-{
-    return isfinite(v) && v == trunc(v);
-}
+static inline bool tg__pw_is_integral_scalar(double v) { return isfinite(v) && v == trunc(v); }
 
 #endif

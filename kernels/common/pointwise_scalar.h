@@ -61,12 +61,12 @@ TG_PW float tg__pw_f32_from_bits(uint32_t u)
  * for normal results, 1 ulp of the subnormal grid below. */
 TG_PW float tg__pw_exp_f32(float x)
 {
-    const float hi_limit = 88.72283935546875f;    /* largest x with e^x < FLT_MAX */
-    const float lo_limit = -103.97283172607422f;  /* smallest x with e^x rounding above 0 */
+    const float hi_limit = 88.72283935546875f;   /* largest x with e^x < FLT_MAX */
+    const float lo_limit = -103.97283172607422f; /* smallest x with e^x rounding above 0 */
     const float log2e = 1.44269504088896341f;
-    const float ln2_hi = 0.693359375f;            /* 8 significant bits: n * ln2_hi exact */
+    const float ln2_hi = 0.693359375f; /* 8 significant bits: n * ln2_hi exact */
     const float ln2_lo = -2.12194440e-4f;
-    const float round_magic = 12582912.0f;        /* 1.5 * 2^23: adding it rounds to integer */
+    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to integer */
 
     /* Clamp first so that n stays small (and NaN does not reach the integer conversion). */
     float xc = x;
@@ -88,7 +88,7 @@ TG_PW float tg__pw_exp_f32(float x)
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
 
-    int32_t n1 = n / 2;           /* n in [-150, 128]: both halves are normal exponents */
+    int32_t n1 = n / 2; /* n in [-150, 128]: both halves are normal exponents */
     int32_t n2 = n - n1;
     float s1 = tg__pw_f32_from_bits((uint32_t)(n1 + 127) << 23);
     float s2 = tg__pw_f32_from_bits((uint32_t)(n2 + 127) << 23);
@@ -96,7 +96,7 @@ TG_PW float tg__pw_exp_f32(float x)
 
     y = x > hi_limit ? INFINITY : y;
     y = x < lo_limit ? 0.0f : y;
-    y = x == x ? y : x + x;      /* NaN in, the same (quiet) NaN out */
+    y = x == x ? y : x + x; /* NaN in, the same (quiet) NaN out */
     return y;
 }
 
@@ -108,8 +108,14 @@ TG_PW double tg__pw_exp_f64(double x) { return exp(x); }
  * nvcc would otherwise fuse them into one multiply-add and differ from the CPU in the last bit
  * (or more, when a and alpha * b nearly cancel). */
 #if defined(__CUDA_ARCH__)
-TG_PW float tg__pw_add_f32(float a, float b, float alpha) { return __fadd_rn(a, __fmul_rn(alpha, b)); }
-TG_PW double tg__pw_add_f64(double a, double b, double alpha) { return __dadd_rn(a, __dmul_rn(alpha, b)); }
+TG_PW float tg__pw_add_f32(float a, float b, float alpha)
+{
+    return __fadd_rn(a, __fmul_rn(alpha, b));
+}
+TG_PW double tg__pw_add_f64(double a, double b, double alpha)
+{
+    return __dadd_rn(a, __dmul_rn(alpha, b));
+}
 #else
 TG_PW float tg__pw_add_f32(float a, float b, float alpha) { return a + alpha * b; }
 TG_PW double tg__pw_add_f64(double a, double b, double alpha) { return a + alpha * b; }
@@ -120,8 +126,14 @@ TG_PW int64_t tg__pw_add_i64(int64_t a, int64_t b, int64_t alpha)
 }
 
 #if defined(__CUDA_ARCH__)
-TG_PW float tg__pw_sub_f32(float a, float b, float alpha) { return __fsub_rn(a, __fmul_rn(alpha, b)); }
-TG_PW double tg__pw_sub_f64(double a, double b, double alpha) { return __dsub_rn(a, __dmul_rn(alpha, b)); }
+TG_PW float tg__pw_sub_f32(float a, float b, float alpha)
+{
+    return __fsub_rn(a, __fmul_rn(alpha, b));
+}
+TG_PW double tg__pw_sub_f64(double a, double b, double alpha)
+{
+    return __dsub_rn(a, __dmul_rn(alpha, b));
+}
 #else
 TG_PW float tg__pw_sub_f32(float a, float b, float alpha) { return a - alpha * b; }
 TG_PW double tg__pw_sub_f64(double a, double b, double alpha) { return a - alpha * b; }
@@ -133,8 +145,16 @@ TG_PW int64_t tg__pw_sub_i64(int64_t a, int64_t b, int64_t alpha)
 
 /* The remaining binary functions take the same (a, b, alpha) signature so that one loop
  * shape serves them all; alpha is ignored. */
-TG_PW float tg__pw_mul_f32(float a, float b, float alpha) { (void)alpha; return a * b; }
-TG_PW double tg__pw_mul_f64(double a, double b, double alpha) { (void)alpha; return a * b; }
+TG_PW float tg__pw_mul_f32(float a, float b, float alpha)
+{
+    (void)alpha;
+    return a * b;
+}
+TG_PW double tg__pw_mul_f64(double a, double b, double alpha)
+{
+    (void)alpha;
+    return a * b;
+}
 TG_PW int64_t tg__pw_mul_i64(int64_t a, int64_t b, int64_t alpha)
 {
     (void)alpha;
@@ -142,13 +162,29 @@ TG_PW int64_t tg__pw_mul_i64(int64_t a, int64_t b, int64_t alpha)
 }
 
 /* True division (integers never get here: the iterator promotes them to float). */
-TG_PW float tg__pw_div_f32(float a, float b, float alpha) { (void)alpha; return a / b; }
-TG_PW double tg__pw_div_f64(double a, double b, double alpha) { (void)alpha; return a / b; }
+TG_PW float tg__pw_div_f32(float a, float b, float alpha)
+{
+    (void)alpha;
+    return a / b;
+}
+TG_PW double tg__pw_div_f64(double a, double b, double alpha)
+{
+    (void)alpha;
+    return a / b;
+}
 
 /* rounding_mode="trunc". Integer callers check b != 0 first (PyTorch: "ZeroDivisionError");
  * INT64_MIN / -1 wraps instead of trapping. */
-TG_PW float tg__pw_div_trunc_f32(float a, float b, float alpha) { (void)alpha; return truncf(a / b); }
-TG_PW double tg__pw_div_trunc_f64(double a, double b, double alpha) { (void)alpha; return trunc(a / b); }
+TG_PW float tg__pw_div_trunc_f32(float a, float b, float alpha)
+{
+    (void)alpha;
+    return truncf(a / b);
+}
+TG_PW double tg__pw_div_trunc_f64(double a, double b, double alpha)
+{
+    (void)alpha;
+    return trunc(a / b);
+}
 TG_PW int64_t tg__pw_div_trunc_i64(int64_t a, int64_t b, int64_t alpha)
 {
     (void)alpha;
@@ -197,8 +233,16 @@ TG_PW int64_t tg__pw_div_floor_i64(int64_t a, int64_t b, int64_t alpha)
 /* pow. Integers: exact square-and-multiply with wrap-around; a negative exponent gives 1 for
  * base 1, +-1 for base -1 and 0 otherwise (PyTorch's tensor^tensor rule; the Scalar overload
  * rejects negative integer exponents before getting here). */
-TG_PW float tg__pw_pow_f32(float a, float b, float alpha) { (void)alpha; return powf(a, b); }
-TG_PW double tg__pw_pow_f64(double a, double b, double alpha) { (void)alpha; return pow(a, b); }
+TG_PW float tg__pw_pow_f32(float a, float b, float alpha)
+{
+    (void)alpha;
+    return powf(a, b);
+}
+TG_PW double tg__pw_pow_f64(double a, double b, double alpha)
+{
+    (void)alpha;
+    return pow(a, b);
+}
 TG_PW int64_t tg__pw_pow_i64(int64_t a, int64_t b, int64_t alpha)
 {
     (void)alpha;
@@ -230,7 +274,11 @@ TG_PW double tg__pw_maximum_f64(double a, double b, double alpha)
     double m = a < b ? b : a;
     return (a != a || b != b) ? a + b : m;
 }
-TG_PW int64_t tg__pw_maximum_i64(int64_t a, int64_t b, int64_t alpha) { (void)alpha; return a < b ? b : a; }
+TG_PW int64_t tg__pw_maximum_i64(int64_t a, int64_t b, int64_t alpha)
+{
+    (void)alpha;
+    return a < b ? b : a;
+}
 
 TG_PW float tg__pw_minimum_f32(float a, float b, float alpha)
 {
@@ -244,7 +292,11 @@ TG_PW double tg__pw_minimum_f64(double a, double b, double alpha)
     double m = b < a ? b : a;
     return (a != a || b != b) ? a + b : m;
 }
-TG_PW int64_t tg__pw_minimum_i64(int64_t a, int64_t b, int64_t alpha) { (void)alpha; return b < a ? b : a; }
+TG_PW int64_t tg__pw_minimum_i64(int64_t a, int64_t b, int64_t alpha)
+{
+    (void)alpha;
+    return b < a ? b : a;
+}
 
 /* ------------------------------------------------------------------ unary */
 TG_PW float tg__pw_neg_f32(float x) { return -x; }
@@ -281,7 +333,14 @@ TG_PW double tg__pw_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
  * (lt = a < b, eq = a == b, gt = a > b; all three false when either is NaN, so NaN compares
  * unequal to everything) and this picks the operator's answer. With op a constant, as in the
  * CPU's fast loops, the compiler keeps only the comparisons op needs. */
-typedef enum tg_pw_cmp_op { TG_PW_EQ, TG_PW_NE, TG_PW_LT, TG_PW_LE, TG_PW_GT, TG_PW_GE } tg_pw_cmp_op;
+typedef enum tg_pw_cmp_op {
+    TG_PW_EQ,
+    TG_PW_NE,
+    TG_PW_LT,
+    TG_PW_LE,
+    TG_PW_GT,
+    TG_PW_GE
+} tg_pw_cmp_op;
 
 TG_PW bool tg__pw_compare(tg_pw_cmp_op op, bool lt, bool eq, bool gt)
 {

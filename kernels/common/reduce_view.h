@@ -48,21 +48,37 @@ static inline void tg__rv_build(rview *v, const tg_tensor *self, const bool *red
     v->outer_numel = v->inner_numel = 1;
     for (int64_t d = 0; d < self->ndim; d++) {
         int64_t s = self->sizes[d];
-        if (reduce[d]) v->inner_numel *= s; else v->outer_numel *= s;
+        if (reduce[d]) v->inner_numel *= s;
+        else v->outer_numel *= s;
         if (s == 1) continue;
-        if (reduce[d]) { rsz[nr] = s; rst[nr] = self->strides[d]; nr++; }
-        else v->on = tg__rv_push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
+        if (reduce[d]) {
+            rsz[nr] = s;
+            rst[nr] = self->strides[d];
+            nr++;
+        } else v->on = tg__rv_push_dim(v->osz, v->ost, v->on, s, self->strides[d]);
     }
-    if (any_order) {   /* order-insensitive ops: walk memory in stride order (insertion sort) */
+    if (any_order) { /* order-insensitive ops: walk memory in stride order (insertion sort) */
         for (int a = 1; a < nr; a++)
             for (int b = a; b > 0 && rst[b - 1] < rst[b]; b--) {
-                int64_t t = rst[b]; rst[b] = rst[b - 1]; rst[b - 1] = t;
-                t = rsz[b]; rsz[b] = rsz[b - 1]; rsz[b - 1] = t;
+                int64_t t = rst[b];
+                rst[b] = rst[b - 1];
+                rst[b - 1] = t;
+                t = rsz[b];
+                rsz[b] = rsz[b - 1];
+                rsz[b - 1] = t;
             }
     }
     for (int a = 0; a < nr; a++) v->in = tg__rv_push_dim(v->isz, v->ist, v->in, rsz[a], rst[a]);
-    if (v->on == 0) { v->on = 1; v->osz[0] = 1; v->ost[0] = 0; }
-    if (v->in == 0) { v->in = 1; v->isz[0] = 1; v->ist[0] = 0; }
+    if (v->on == 0) {
+        v->on = 1;
+        v->osz[0] = 1;
+        v->ost[0] = 0;
+    }
+    if (v->in == 0) {
+        v->in = 1;
+        v->isz[0] = 1;
+        v->ist[0] = 0;
+    }
 }
 
 /* Element offset of output element o's first reduced element. */

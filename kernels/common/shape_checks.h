@@ -16,10 +16,7 @@ static inline bool tg__cat_can_cast(tg_dtype from, tg_dtype to)
 }
 
 /* Legacy behaviour: 1-D tensors with no elements are ignored by cat. */
-static inline bool tg__cat_skipped(const tg_tensor *t)
-{
-    return t->ndim == 1 && t->sizes[0] == 0;
-}
+static inline bool tg__cat_skipped(const tg_tensor *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
 /* Checks the inputs against the first non-skipped one and computes the output shape. */
 static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape, int64_t *ndim)
@@ -27,12 +24,13 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
     const tg_tensor *ref = NULL;
     for (int64_t i = 0; i < ts.len; i++) {
         if (ts.data[i]->ndim == 0) {
-            tg__error("cat", "zero-dimensional tensor (at position %lld) cannot be concatenated", (long long)i);
+            tg__error("cat", "zero-dimensional tensor (at position %lld) cannot be concatenated",
+                      (long long)i);
             return -1;
         }
         if (!ref && !tg__cat_skipped(ts.data[i])) ref = ts.data[i];
     }
-    if (!ref) {           /* every input is a legacy empty tensor */
+    if (!ref) { /* every input is a legacy empty tensor */
         *ndim = 1;
         shape[0] = 0;
         int64_t d = tg__wrap_dim("cat", *pdim, 1);
@@ -56,9 +54,10 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
         }
         for (int64_t k = 0; k < ref->ndim; k++) {
             if (k == d || t->sizes[k] == ref->sizes[k]) continue;
-            tg__error("cat", "Sizes of tensors must match except in dimension %lld. Expected size %lld "
-                      "but got size %lld for tensor number %lld in the list.", (long long)d,
-                      (long long)ref->sizes[k], (long long)t->sizes[k], (long long)i);
+            tg__error("cat",
+                      "Sizes of tensors must match except in dimension %lld. Expected size %lld "
+                      "but got size %lld for tensor number %lld in the list.",
+                      (long long)d, (long long)ref->sizes[k], (long long)t->sizes[k], (long long)i);
             return -1;
         }
         shape[d] += t->sizes[d];
@@ -71,14 +70,16 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
 static inline int tg__cat_check_out(tg_tensor_list tensors, tg_dtype dt, const tg_tensor *out)
 {
     if (!tg__cat_can_cast(dt, out->dtype)) {
-        tg__error("cat", "result type %s can't be cast to the desired output type %s", tg__dtype_torch_name(dt),
-                  tg__dtype_torch_name(out->dtype));
+        tg__error("cat", "result type %s can't be cast to the desired output type %s",
+                  tg__dtype_torch_name(dt), tg__dtype_torch_name(out->dtype));
         return -1;
     }
     for (int64_t i = 0; i < tensors.len; i++)
         if (tensors.data[i]->storage == out->storage && tg__numel(tensors.data[i]) > 0) {
-            tg__error("cat", "unsupported operation: the input tensors cannot refer to any "
-                      "of the output memory locations. Found overlap in input tensor %lld.", (long long)i);
+            tg__error("cat",
+                      "unsupported operation: the input tensors cannot refer to any "
+                      "of the output memory locations. Found overlap in input tensor %lld.",
+                      (long long)i);
             return -1;
         }
     return 0;
@@ -86,11 +87,12 @@ static inline int tg__cat_check_out(tg_tensor_list tensors, tg_dtype dt, const t
 
 /* cat's result (a new reference): out checked (tg__cat_check_out) and resized to shape, or a
  * new tensor of dtype dt on dev. NULL + error. */
-static inline tg_tensor *tg__cat_result(tg_tensor_list tensors, tg_dtype dt, const int64_t *shape, int64_t ndim,
-                                        tg_tensor *out, tg_device dev)
+static inline tg_tensor *tg__cat_result(tg_tensor_list tensors, tg_dtype dt, const int64_t *shape,
+                                        int64_t ndim, tg_tensor *out, tg_device dev)
 {
     if (!out) return tg__empty("cat", shape, ndim, dt, dev);
-    if (tg__cat_check_out(tensors, dt, out) != 0 || tg__resize_out("cat", out, shape, ndim) != 0) return NULL;
+    if (tg__cat_check_out(tensors, dt, out) != 0 || tg__resize_out("cat", out, shape, ndim) != 0)
+        return NULL;
     return tg_retain(out);
 }
 

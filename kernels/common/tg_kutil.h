@@ -39,8 +39,9 @@ static inline tg_tensor *tg__k_prepare_out(const char *op, tg_tensor *out, const
 {
     if (!out) return tg__empty(op, sizes, ndim, dtype, TG_DEVICE_CPU);
     if (out->dtype != dtype)
-        return (tg_tensor *)tg__error(op, "Expected out tensor to have dtype %s, but got %s instead",
-                         tg__k_meta_name(dtype), tg__k_meta_name(out->dtype));
+        return (tg_tensor *)tg__error(op,
+                                      "Expected out tensor to have dtype %s, but got %s instead",
+                                      tg__k_meta_name(dtype), tg__k_meta_name(out->dtype));
     if (tg__resize_out(op, out, sizes, ndim) != 0) return NULL;
     return tg_retain(out);
 }

@@ -27,7 +27,9 @@ static tg_tensor *unsqueeze_multiple(const char *op, tg_tensor *t, tg_int_list d
     for (int64_t i = 0; i < dims.len; i++) {
         int64_t d = tg__wrap_dim(op, dims.data[i], ndim);
         if (d < 0) return NULL;
-        if (at[d]) return tg__error(op, "dim %lld appears multiple times in the list of dims", (long long)d);
+        if (at[d])
+            return tg__error(op, "dim %lld appears multiple times in the list of dims",
+                             (long long)d);
         at[d] = true;
     }
     tg_tensor *r = tg_retain(t);
@@ -55,13 +57,15 @@ tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size)
     for (int64_t d = 0; d < self->ndim; d++)
         if (d < lead || (size.data[d - lead] == 1 && self->sizes[d] != 1)) dims[n++] = d;
     if (n == 0 && lead == 0) return tg_retain(self);
-    tg_tensor *r = n ? tg_sum(self, .dim = ((tg_int_list){ dims, n }), .keepdim = true) : tg_retain(self);
+    tg_tensor *r =
+        n ? tg_sum(self, .dim = ((tg_int_list){ dims, n }), .keepdim = true) : tg_retain(self);
     return tg__then(r, tg_reshape(r, size));
 }
 
 /* The gradient of sum(self, dims, keepdim), self of shape `sizes`: grad with the reduced dims
  * restored (size 1) and expanded (a view, no copy). */
-tg_tensor *tg__composite_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim)
+tg_tensor *tg__composite_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims,
+                                      bool keepdim)
 {
     tg_tensor *g = !keepdim && sizes.len > 0 && dims.data && dims.len > 0
                        ? unsqueeze_multiple("sum_backward", grad, dims, sizes.len)
@@ -95,8 +99,11 @@ tg_tensor *tg__composite_linear_weight_backward(tg_tensor *grad, tg_tensor *inpu
         tg_release(x);
         return r;
     }
-    tg_tensor *g2 = input->ndim == 2 ? tg_retain(grad) : tg_reshape(grad, TG_INTS(-1, grad->sizes[grad->ndim - 1]));
-    tg_tensor *x2 = input->ndim == 2 ? tg_retain(input) : tg_reshape(input, TG_INTS(-1, input->sizes[input->ndim - 1]));
+    tg_tensor *g2 = input->ndim == 2 ? tg_retain(grad)
+                                     : tg_reshape(grad, TG_INTS(-1, grad->sizes[grad->ndim - 1]));
+    tg_tensor *x2 = input->ndim == 2
+                        ? tg_retain(input)
+                        : tg_reshape(input, TG_INTS(-1, input->sizes[input->ndim - 1]));
     tg_tensor *gt = g2 ? tg_t(g2) : NULL;
     tg_tensor *r = gt && x2 ? tg_mm(gt, x2) : NULL;
     tg_release(gt);
@@ -109,14 +116,16 @@ tg_tensor *tg__composite_linear_weight_backward(tg_tensor *grad, tg_tensor *inpu
 tg_tensor *tg__composite_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
     if (dims.len != grad->ndim)
-        return tg__error("permute_backward", "number of dims (%lld) does not match grad.dim() = %lld",
+        return tg__error("permute_backward",
+                         "number of dims (%lld) does not match grad.dim() = %lld",
                          (long long)dims.len, (long long)grad->ndim);
     int64_t inv[TG_MAX_DIMS];
     bool seen[TG_MAX_DIMS] = { false };
     for (int64_t i = 0; i < dims.len; i++) {
         int64_t d = tg__wrap_dim("permute_backward", dims.data[i], grad->ndim);
         if (d < 0) return NULL;
-        if (seen[d]) return tg__error("permute_backward", "permute(): duplicate dims are not allowed.");
+        if (seen[d])
+            return tg__error("permute_backward", "permute(): duplicate dims are not allowed.");
         seen[d] = true;
         inv[d] = i;
     }
@@ -124,10 +133,11 @@ tg_tensor *tg__composite_permute_backward(tg_tensor *grad, tg_int_list dims)
 }
 
 /* Zeros of input_sizes (grad_output's dtype) with grad_output copied into view(zeros). */
-static tg_tensor *scatter_into_zeros(tg_tensor *grad_output, tg_int_list input_sizes, tg_tensor *(*view)(tg_tensor *, void *),
-                                     void *ctx)
+static tg_tensor *scatter_into_zeros(tg_tensor *grad_output, tg_int_list input_sizes,
+                                     tg_tensor *(*view)(tg_tensor *, void *), void *ctx)
 {
-    tg_tensor *z = tg_zeros(input_sizes, .dtype = grad_output->dtype, .device = grad_output->device);
+    tg_tensor *z =
+        tg_zeros(input_sizes, .dtype = grad_output->dtype, .device = grad_output->device);
     tg_tensor *v = z ? view(z, ctx) : NULL;
     tg_tensor *c = v ? tg_copy_(v, grad_output) : NULL;
     if (!c) {
@@ -140,7 +150,11 @@ static tg_tensor *scatter_into_zeros(tg_tensor *grad_output, tg_int_list input_s
     return z;
 }
 
-typedef struct slice_args { int64_t dim; tg_opt_int start, end; int64_t step; } slice_args;
+typedef struct slice_args {
+    int64_t dim;
+    tg_opt_int start, end;
+    int64_t step;
+} slice_args;
 
 static tg_tensor *slice_view(tg_tensor *z, void *ctx)
 {
@@ -148,14 +162,16 @@ static tg_tensor *slice_view(tg_tensor *z, void *ctx)
     return tg_slice(z, .dim = s->dim, .start = s->start, .end = s->end, .step = s->step);
 }
 
-tg_tensor *tg__composite_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start,
-                                        tg_opt_int end, int64_t step)
+tg_tensor *tg__composite_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes,
+                                        int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     slice_args s = { dim, start, end, step };
     return scatter_into_zeros(grad_output, input_sizes, slice_view, &s);
 }
 
-typedef struct select_args { int64_t dim, index; } select_args;
+typedef struct select_args {
+    int64_t dim, index;
+} select_args;
 
 static tg_tensor *select_view(tg_tensor *z, void *ctx)
 {
@@ -163,7 +179,8 @@ static tg_tensor *select_view(tg_tensor *z, void *ctx)
     return tg_select(z, s->dim, s->index);
 }
 
-tg_tensor *tg__composite_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
+tg_tensor *tg__composite_select_backward(tg_tensor *grad_output, tg_int_list input_sizes,
+                                         int64_t dim, int64_t index)
 {
     select_args s = { dim, index };
     return scatter_into_zeros(grad_output, input_sizes, select_view, &s);
@@ -171,8 +188,9 @@ tg_tensor *tg__composite_select_backward(tg_tensor *grad_output, tg_int_list inp
 
 /* Zeros of `sizes` with grad at `indices` along dim: where(arange(n) == indices, grad, 0),
  * the arange laid along dim so that the comparison broadcasts to `sizes`. */
-tg_tensor *tg__composite_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices,
-                                                            tg_int_list sizes, bool keepdim)
+tg_tensor *tg__composite_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim,
+                                                            tg_tensor *indices, tg_int_list sizes,
+                                                            bool keepdim)
 {
     const char *op = "value_selecting_reduction_backward";
     if (sizes.len == 0) return tg_retain(grad);
@@ -191,8 +209,8 @@ tg_tensor *tg__composite_value_selecting_reduction_backward(tg_tensor *grad, int
 
 /* 2 / (N - correction) * grad * (self - mean), N the number of reduced elements. Over all
  * dims with N <= correction PyTorch gives grad * (self == mean ? NaN : inf); so do we. */
-tg_tensor *tg__composite_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg_opt_int correction,
-                                      bool keepdim)
+tg_tensor *tg__composite_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim,
+                                      tg_opt_int correction, bool keepdim)
 {
     const char *op = "var_backward";
     int64_t corr = correction.has_value ? correction.value : 1;
@@ -230,7 +248,8 @@ tg_tensor *tg__composite_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_l
  * zero of its slice gets the product of the rest, every other element of a slice holding a
  * zero gets 0; input is replaced by 1 at zeros so nothing divides by zero (and the double
  * backward stays finite). */
-tg_tensor *tg__composite_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result, int64_t dim, bool keepdim)
+tg_tensor *tg__composite_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result,
+                                       int64_t dim, bool keepdim)
 {
     if (input->ndim == 0) return tg_retain(grad);
     int64_t d = tg__wrap_dim("prod_backward", dim, input->ndim);
@@ -240,7 +259,10 @@ tg_tensor *tg__composite_prod_backward(tg_tensor *grad, tg_tensor *input, tg_ten
     tg_tensor *zero = tg_eq_scalar(input, 0);
     tg_tensor *nzero = zero ? tg_sum(zero) : NULL;
     if (!g || !r || !nzero) {
-        tg_release(g); tg_release(r); tg_release(zero); tg_release(nzero);
+        tg_release(g);
+        tg_release(r);
+        tg_release(zero);
+        tg_release(nzero);
         return NULL;
     }
     tg_tensor *others;
@@ -257,7 +279,11 @@ tg_tensor *tg__composite_prod_backward(tg_tensor *grad, tg_tensor *input, tg_ten
         tg_release(safe);
     }
     tg_tensor *out = tg_mul(g, others);
-    tg_release(others); tg_release(g); tg_release(r); tg_release(zero); tg_release(nzero);
+    tg_release(others);
+    tg_release(g);
+    tg_release(r);
+    tg_release(zero);
+    tg_release(nzero);
     return out;
 }
 
@@ -278,25 +304,29 @@ tg_tensor *tg__composite_sign(tg_tensor *self)
 /* grad where the bounds hold (min <= self <= max), else 0. */
 static tg_tensor *where_mask(tg_tensor *mask, tg_tensor *grad, bool grad_where_true)
 {
-    tg_tensor *r = grad_where_true ? tg_where_scalar_other(mask, grad, 0) : tg_where_scalar_self(mask, 0, grad);
+    tg_tensor *r = grad_where_true ? tg_where_scalar_other(mask, grad, 0)
+                                   : tg_where_scalar_self(mask, 0, grad);
     return tg__then(mask, r);
 }
 
 static tg_tensor *both(tg_tensor *a, tg_tensor *b)
 {
-    return tg__then2(a, b, tg_mul(a, b));      /* logical and of two bool tensors */
+    return tg__then2(a, b, tg_mul(a, b)); /* logical and of two bool tensors */
 }
 
-tg_tensor *tg__composite_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min, tg_opt_float max)
+tg_tensor *tg__composite_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min,
+                                        tg_opt_float max)
 {
     if (min.has_value && max.has_value)
-        return where_mask(both(tg_ge_scalar(self, min.value), tg_le_scalar(self, max.value)), grad, true);
+        return where_mask(both(tg_ge_scalar(self, min.value), tg_le_scalar(self, max.value)), grad,
+                          true);
     if (min.has_value) return where_mask(tg_ge_scalar(self, min.value), grad, true);
     if (max.has_value) return where_mask(tg_le_scalar(self, max.value), grad, true);
     return tg_retain(grad);
 }
 
-tg_tensor *tg__composite_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
+tg_tensor *tg__composite_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor *min,
+                                               tg_tensor *max)
 {
     if (min && max) return where_mask(both(tg_ge(self, min), tg_le(self, max)), grad, true);
     if (min) return where_mask(tg_ge(self, min), grad, true);
@@ -305,7 +335,8 @@ tg_tensor *tg__composite_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self,
 }
 
 /* min's gradient: where min was the result, i.e. self < min and (with max) min < max. */
-tg_tensor *tg__composite_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
+tg_tensor *tg__composite_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *min,
+                                            tg_tensor *max)
 {
     if (!min) return tg_zeros_like(grad);
     if (max) return where_mask(both(tg_lt(self, min), tg_lt(min, max)), grad, true);
@@ -313,7 +344,8 @@ tg_tensor *tg__composite_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg
 }
 
 /* max's gradient: where max was the result, i.e. self > max, or max < min (max wins then). */
-tg_tensor *tg__composite_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
+tg_tensor *tg__composite_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *min,
+                                            tg_tensor *max)
 {
     if (!max) return tg_zeros_like(grad);
     if (min) return where_mask(both(tg_le(self, max), tg_ge(max, min)), grad, false);
@@ -321,15 +353,16 @@ tg_tensor *tg__composite_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg
 }
 
 /* div with a rounding mode (trunc, floor) is piecewise constant: zero gradients. */
-tg_tensor *tg__composite_div_tensor_self_backward(tg_tensor *grad, tg_tensor *other, const char *rounding_mode)
+tg_tensor *tg__composite_div_tensor_self_backward(tg_tensor *grad, tg_tensor *other,
+                                                  const char *rounding_mode)
 {
     if (rounding_mode) return tg_zeros_like(grad);
     return tg_div(grad, other);
 }
 
 /* -grad * self / other^2, computed as PyTorch does: -grad * ((self / other) / other). */
-tg_tensor *tg__composite_div_tensor_other_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *other,
-                                                   const char *rounding_mode)
+tg_tensor *tg__composite_div_tensor_other_backward(tg_tensor *grad, tg_tensor *self,
+                                                   tg_tensor *other, const char *rounding_mode)
 {
     if (rounding_mode) return tg_zeros_like(grad);
     tg_tensor *q = tg_div(self, other);
@@ -339,7 +372,8 @@ tg_tensor *tg__composite_div_tensor_other_backward(tg_tensor *grad, tg_tensor *s
 }
 
 /* grad_output * mask * scale (mask is native_dropout's bool mask). */
-tg_tensor *tg__composite_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, double scale)
+tg_tensor *tg__composite_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask,
+                                                 double scale)
 {
     tg_tensor *m = tg_mul(grad_output, mask);
     return tg__then(m, tg_mul_scalar(m, scale));

@@ -51,7 +51,9 @@ static bool non_overlapping_and_dense(const tg_tensor *t)
     /* insertion sort of the non-trivial dims by increasing stride */
     for (int64_t i = 1; i < n; i++)
         for (int64_t j = i; j > 0 && t->strides[perm[j]] < t->strides[perm[j - 1]]; j--) {
-            int64_t tmp = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = tmp;
+            int64_t tmp = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = tmp;
         }
     int64_t expected = 1;
     for (int64_t i = 0; i < n; i++) {
@@ -100,12 +102,14 @@ tg_tensor *tg__composite_empty(tg_int_list size, tg_dtype dtype, tg_layout layou
 /* empty_like: self's shape; dtype/device default to self's. memory_format None or preserve
  * keeps self's strides when self is non-overlapping and dense (a transposed tensor gives a
  * transposed result, as in PyTorch), else contiguous. */
-tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                    tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                    tg_device device, tg_opt_bool pin_memory,
+                                    tg_memory_format memory_format)
 {
     (void)pin_memory;
     tg_device dev;
-    if (factory_device("empty_like", layout, device.type == TG_DEVICE_NONE ? self->device : device, &dev) != 0)
+    if (factory_device("empty_like", layout, device.type == TG_DEVICE_NONE ? self->device : device,
+                       &dev) != 0)
         return NULL;
     if (dtype == TG_DTYPE_NONE) dtype = self->dtype;
     if (memory_format == TG_CHANNELS_LAST || memory_format == TG_CHANNELS_LAST_3D)
@@ -113,7 +117,8 @@ tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout l
                                    pin_memory, memory_format);
     bool preserve = memory_format == TG_MEMORY_FORMAT_NONE || memory_format == TG_PRESERVE_FORMAT;
     if (preserve && non_overlapping_and_dense(self))
-        return empty_strided_dense("empty_like", self->sizes, self->strides, self->ndim, dtype, dev);
+        return empty_strided_dense("empty_like", self->sizes, self->strides, self->ndim, dtype,
+                                   dev);
     return tg__empty("empty_like", self->sizes, self->ndim, dtype, dev);
 }
 
@@ -124,7 +129,10 @@ static tg_tensor *filled(tg_tensor *t, double v)
 {
     if (!t) return NULL;
     tg_tensor *r = tg_fill_(t, v);
-    if (!r) { tg_release(t); return NULL; }
+    if (!r) {
+        tg_release(t);
+        return NULL;
+    }
     tg_release(r);
     return t;
 }
@@ -135,13 +143,17 @@ tg_tensor *tg__composite_zero_(tg_tensor *self) { return tg_fill_(self, 0); }
 tg_tensor *tg__composite_zeros(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
                                tg_opt_bool pin_memory)
 {
-    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory), 0);
+    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
+                           .pin_memory = pin_memory),
+                  0);
 }
 
 tg_tensor *tg__composite_ones(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
                               tg_opt_bool pin_memory)
 {
-    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory), 1);
+    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
+                           .pin_memory = pin_memory),
+                  1);
 }
 
 /* full: dtype None is inferred from the value like PyTorch's Python scalar (integral -> int64,
@@ -151,7 +163,9 @@ tg_tensor *tg__composite_full(tg_int_list size, double fill_value, tg_dtype dtyp
 {
     if (dtype == TG_DTYPE_NONE)
         dtype = tg__pw_is_integral_scalar(fill_value) ? TG_INT64 : tg_get_default_dtype();
-    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory), fill_value);
+    return filled(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
+                           .pin_memory = pin_memory),
+                  fill_value);
 }
 
 /* The out= forms: out is resized (when empty) to size, keeps its dtype, and is filled. */
@@ -161,38 +175,51 @@ static tg_tensor *full_into(const char *op, tg_int_list size, double v, tg_tenso
     return tg_fill_(out, v);
 }
 
-tg_tensor *tg__composite_zeros_out(tg_int_list size, tg_tensor *out) { return full_into("zeros", size, 0, out); }
-tg_tensor *tg__composite_ones_out(tg_int_list size, tg_tensor *out) { return full_into("ones", size, 1, out); }
+tg_tensor *tg__composite_zeros_out(tg_int_list size, tg_tensor *out)
+{
+    return full_into("zeros", size, 0, out);
+}
+tg_tensor *tg__composite_ones_out(tg_int_list size, tg_tensor *out)
+{
+    return full_into("ones", size, 1, out);
+}
 tg_tensor *tg__composite_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
     return full_into("full", size, fill_value, out);
 }
 
-tg_tensor *tg__composite_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                    tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                    tg_device device, tg_opt_bool pin_memory,
+                                    tg_memory_format memory_format)
 {
     return filled(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                .pin_memory = pin_memory, .memory_format = memory_format), 0);
+                                .pin_memory = pin_memory, .memory_format = memory_format),
+                  0);
 }
 
-tg_tensor *tg__composite_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                   tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                   tg_device device, tg_opt_bool pin_memory,
+                                   tg_memory_format memory_format)
 {
     return filled(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                .pin_memory = pin_memory, .memory_format = memory_format), 1);
+                                .pin_memory = pin_memory, .memory_format = memory_format),
+                  1);
 }
 
-tg_tensor *tg__composite_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout,
-                                   tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_full_like(tg_tensor *self, double fill_value, tg_dtype dtype,
+                                   tg_layout layout, tg_device device, tg_opt_bool pin_memory,
+                                   tg_memory_format memory_format)
 {
     return filled(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                .pin_memory = pin_memory, .memory_format = memory_format), fill_value);
+                                .pin_memory = pin_memory, .memory_format = memory_format),
+                  fill_value);
 }
 
 /* ------------------------------------------------------------------ ranges */
 
 /* Fills a new empty tensor through an out= operator; releases it on failure. */
-static tg_tensor *into_new(tg_tensor *t, tg_tensor *(*fill)(tg_tensor *t, const void *args), const void *args)
+static tg_tensor *into_new(tg_tensor *t, tg_tensor *(*fill)(tg_tensor *t, const void *args),
+                           const void *args)
 {
     if (!t) return NULL;
     tg_tensor *r = fill(t, args);
@@ -200,7 +227,10 @@ static tg_tensor *into_new(tg_tensor *t, tg_tensor *(*fill)(tg_tensor *t, const 
     return r;
 }
 
-typedef struct range_args { double start, end, step; int64_t steps, n, m; } range_args;
+typedef struct range_args {
+    double start, end, step;
+    int64_t steps, n, m;
+} range_args;
 
 static tg_tensor *arange_fill(tg_tensor *t, const void *vargs)
 {
@@ -211,7 +241,8 @@ static tg_tensor *arange_fill(tg_tensor *t, const void *vargs)
 /* arange.start_step: dtype None is int64 when start, end and step are all integral, else
  * the default float. The size is computed by the out= kernel (it resizes the empty tensor). */
 tg_tensor *tg__composite_arange_start_step(double start, double end, double step, tg_dtype dtype,
-                                           tg_layout layout, tg_device device, tg_opt_bool pin_memory)
+                                           tg_layout layout, tg_device device,
+                                           tg_opt_bool pin_memory)
 {
     if (dtype == TG_DTYPE_NONE) {
         bool integral = tg__pw_is_integral_scalar(start) && tg__pw_is_integral_scalar(end) &&
@@ -220,7 +251,8 @@ tg_tensor *tg__composite_arange_start_step(double start, double end, double step
     }
     range_args a = { .start = start, .end = end, .step = step };
     return into_new(tg_empty(TG_INTS(0), .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), arange_fill, &a);
+                             .pin_memory = pin_memory),
+                    arange_fill, &a);
 }
 
 tg_tensor *tg__composite_arange(double end, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -254,7 +286,8 @@ tg_tensor *tg__composite_linspace(double start, double end, int64_t steps, tg_dt
     if (steps < 0) return tg__error("linspace", "number of steps must be non-negative");
     range_args a = { .start = start, .end = end, .steps = steps };
     return into_new(tg_empty(TG_INTS(steps), .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), linspace_fill, &a);
+                             .pin_memory = pin_memory),
+                    linspace_fill, &a);
 }
 
 static tg_tensor *eye_fill(tg_tensor *t, const void *vargs)
@@ -264,14 +297,15 @@ static tg_tensor *eye_fill(tg_tensor *t, const void *vargs)
 }
 
 /* eye.m: (n, m) identity. */
-tg_tensor *tg__composite_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout layout, tg_device device,
-                               tg_opt_bool pin_memory)
+tg_tensor *tg__composite_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout layout,
+                               tg_device device, tg_opt_bool pin_memory)
 {
     if (n < 0) return tg__error("eye", "n must be greater or equal to 0, got %lld", (long long)n);
     if (m < 0) return tg__error("eye", "m must be greater or equal to 0, got %lld", (long long)m);
     range_args a = { .n = n, .m = m };
     return into_new(tg_empty(TG_INTS(n, m), .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), eye_fill, &a);
+                             .pin_memory = pin_memory),
+                    eye_fill, &a);
 }
 
 tg_tensor *tg__composite_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -285,7 +319,10 @@ tg_tensor *tg__composite_eye_out(int64_t n, tg_tensor *out) { return tg_eye_m_ou
 
 /* ------------------------------------------------------------------ random tensors */
 
-typedef struct rand_args { tg_generator *gen; int64_t low, high; } rand_args;
+typedef struct rand_args {
+    tg_generator *gen;
+    int64_t low, high;
+} rand_args;
 
 static tg_tensor *uniform_fill(tg_tensor *t, const void *vargs)
 {
@@ -312,7 +349,8 @@ tg_tensor *tg__composite_rand_generator(tg_int_list size, tg_generator *generato
 {
     rand_args a = { .gen = generator };
     return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), uniform_fill, &a);
+                             .pin_memory = pin_memory),
+                    uniform_fill, &a);
 }
 
 tg_tensor *tg__composite_rand(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -321,8 +359,9 @@ tg_tensor *tg__composite_rand(tg_int_list size, tg_dtype dtype, tg_layout layout
     return tg__composite_rand_generator(size, NULL, dtype, layout, device, pin_memory);
 }
 
-tg_tensor *tg__composite_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                   tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                   tg_device device, tg_opt_bool pin_memory,
+                                   tg_memory_format memory_format)
 {
     rand_args a = { .gen = NULL };
     return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
@@ -336,7 +375,8 @@ tg_tensor *tg__composite_randn_generator(tg_int_list size, tg_generator *generat
 {
     rand_args a = { .gen = generator };
     return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), normal_fill, &a);
+                             .pin_memory = pin_memory),
+                    normal_fill, &a);
 }
 
 tg_tensor *tg__composite_randn(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -345,8 +385,9 @@ tg_tensor *tg__composite_randn(tg_int_list size, tg_dtype dtype, tg_layout layou
     return tg__composite_randn_generator(size, NULL, dtype, layout, device, pin_memory);
 }
 
-tg_tensor *tg__composite_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                    tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                    tg_device device, tg_opt_bool pin_memory,
+                                    tg_memory_format memory_format)
 {
     rand_args a = { .gen = NULL };
     return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
@@ -361,7 +402,8 @@ tg_tensor *tg__composite_randint_low(int64_t low, int64_t high, tg_int_list size
     if (dtype == TG_DTYPE_NONE) dtype = TG_INT64;
     rand_args a = { .low = low, .high = high };
     return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory), randint_fill, &a);
+                             .pin_memory = pin_memory),
+                    randint_fill, &a);
 }
 
 tg_tensor *tg__composite_randint(int64_t high, tg_int_list size, tg_dtype dtype, tg_layout layout,
@@ -371,9 +413,9 @@ tg_tensor *tg__composite_randint(int64_t high, tg_int_list size, tg_dtype dtype,
 }
 
 /* randint_like: self's shape, dtype (unless given) and device. */
-tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype,
-                                          tg_layout layout, tg_device device, tg_opt_bool pin_memory,
-                                          tg_memory_format memory_format)
+tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t high,
+                                          tg_dtype dtype, tg_layout layout, tg_device device,
+                                          tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     rand_args a = { .low = low, .high = high };
     return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
@@ -381,8 +423,10 @@ tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t 
                     randint_fill, &a);
 }
 
-tg_tensor *tg__composite_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout,
-                                      tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
+tg_tensor *tg__composite_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype,
+                                      tg_layout layout, tg_device device, tg_opt_bool pin_memory,
+                                      tg_memory_format memory_format)
 {
-    return tg__composite_randint_like_low(self, 0, high, dtype, layout, device, pin_memory, memory_format);
+    return tg__composite_randint_like_low(self, 0, high, dtype, layout, device, pin_memory,
+                                          memory_format);
 }

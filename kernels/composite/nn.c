@@ -18,7 +18,8 @@ enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 static int check_reduction(const char *op, int64_t reduction)
 {
     if (reduction == RED_NONE || reduction == RED_MEAN || reduction == RED_SUM) return 0;
-    tg__error(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got %lld", (long long)reduction);
+    tg__error(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got %lld",
+              (long long)reduction);
     return -1;
 }
 
@@ -49,12 +50,14 @@ tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *
 tg_tensor *tg__composite_mse_loss(tg_tensor *self, tg_tensor *target, int64_t reduction)
 {
     if (check_reduction("mse_loss", reduction) != 0) return NULL;
-    if (self->ndim != target->ndim || memcmp(self->sizes, target->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
+    if (self->ndim != target->ndim ||
+        memcmp(self->sizes, target->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
         char a[256], b[256];
-        tg__warn("Using a target size (torch.Size(%s)) that is different to the input size (torch.Size(%s)). "
-                 "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-                 tg__shape_str(a, sizeof a, target->sizes, target->ndim),
-                 tg__shape_str(b, sizeof b, self->sizes, self->ndim));
+        tg__warn(
+            "Using a target size (torch.Size(%s)) that is different to the input size (torch.Size(%s)). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            tg__shape_str(a, sizeof a, target->sizes, target->ndim),
+            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
     }
     tg_tensor *d = tg_sub(self, target);
     return reduce_loss(tg__then(d, tg_mul(d, d)), reduction);
@@ -68,9 +71,12 @@ tg_tensor *tg__composite_mse_loss(tg_tensor *self, tg_tensor *target, int64_t re
 static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
                          int64_t ignore_index, tg_tensor **total_weight)
 {
-    if (self->ndim < 1) return tg__error("nll_loss", "Expected 1 or more dimensions (got %lld)", (long long)self->ndim);
+    if (self->ndim < 1)
+        return tg__error("nll_loss", "Expected 1 or more dimensions (got %lld)",
+                         (long long)self->ndim);
     if (self->ndim != 1 && target->ndim >= 1 && self->sizes[0] != target->sizes[0])
-        return tg__error("nll_loss", "Expected input batch_size (%lld) to match target batch_size (%lld).",
+        return tg__error("nll_loss",
+                         "Expected input batch_size (%lld) to match target batch_size (%lld).",
                          (long long)self->sizes[0], (long long)target->sizes[0]);
     tg_tensor *x, *t;
     int64_t out_size[TG_MAX_DIMS], nout = 0;
@@ -80,9 +86,11 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
     } else {
         out_size[nout++] = self->sizes[0];
         for (int64_t d = 2; d < self->ndim; d++) out_size[nout++] = self->sizes[d];
-        if (target->ndim != nout || memcmp(target->sizes, out_size, sizeof(int64_t) * (size_t)nout) != 0) {
+        if (target->ndim != nout ||
+            memcmp(target->sizes, out_size, sizeof(int64_t) * (size_t)nout) != 0) {
             char a[256], b[256];
-            return tg__error("nll_loss", "Expected target size %s, got %s", tg__shape_str(a, sizeof a, out_size, nout),
+            return tg__error("nll_loss", "Expected target size %s, got %s",
+                             tg__shape_str(a, sizeof a, out_size, nout),
                              tg__shape_str(b, sizeof b, target->sizes, target->ndim));
         }
         int64_t perm[TG_MAX_DIMS], k = 0;
@@ -107,8 +115,8 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
     return r.output;
 }
 
-tg_tensor *tg__composite_nll_loss(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
-                                  int64_t ignore_index)
+tg_tensor *tg__composite_nll_loss(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                  int64_t reduction, int64_t ignore_index)
 {
     if (check_reduction("nll_loss", reduction) != 0) return NULL;
     return nll_nd(self, target, weight, reduction, ignore_index, NULL);
@@ -129,16 +137,17 @@ static int check_weight(tg_tensor *weight, int64_t n_classes)
 {
     if (!weight || (weight->ndim == 1 && weight->sizes[0] == n_classes)) return 0;
     char a[256];
-    tg__error("cross_entropy", "cross_entropy: weight tensor should be defined either for all %lld classes or no "
-              "classes but got weight tensor of shape: %s", (long long)n_classes,
-              tg__shape_str(a, sizeof a, weight->sizes, weight->ndim));
+    tg__error("cross_entropy",
+              "cross_entropy: weight tensor should be defined either for all %lld classes or no "
+              "classes but got weight tensor of shape: %s",
+              (long long)n_classes, tg__shape_str(a, sizeof a, weight->sizes, weight->ndim));
     return -1;
 }
 
 /* Class-probability targets (target has self's shape): -sum(target * log_softmax(self)
  * [* weight]) over the class dim, the mean dividing by the number of samples (numel / C). */
-static tg_tensor *cross_entropy_prob(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
-                                     double label_smoothing)
+static tg_tensor *cross_entropy_prob(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                     int64_t reduction, double label_smoothing)
 {
     int64_t class_dim = self->ndim == 1 ? 0 : 1, n_classes = self->sizes[class_dim];
     if (check_weight(weight, n_classes) != 0) return NULL;
@@ -170,8 +179,9 @@ static tg_tensor *cross_entropy_prob(tg_tensor *self, tg_tensor *target, tg_tens
  * -sum(log_softmax [* weight]) over classes, zero at ignored targets, and reduced as the nll
  * (a mean divides by nll's total weight: the summed weight, or the count, of the targets not
  * ignored). */
-static tg_tensor *cross_entropy_smoothed(tg_tensor *logp, tg_tensor *target, tg_tensor *weight, int64_t reduction,
-                                         int64_t ignore_index, double label_smoothing)
+static tg_tensor *cross_entropy_smoothed(tg_tensor *logp, tg_tensor *target, tg_tensor *weight,
+                                         int64_t reduction, int64_t ignore_index,
+                                         double label_smoothing)
 {
     int64_t class_dim = logp->ndim == 1 ? 0 : 1, n_classes = logp->sizes[class_dim];
     tg_tensor *total_weight = NULL;
@@ -195,30 +205,37 @@ static tg_tensor *cross_entropy_smoothed(tg_tensor *logp, tg_tensor *target, tg_
     return tg__then2(a, b, tg_add(a, b));
 }
 
-tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
-                                       int64_t ignore_index, double label_smoothing)
+tg_tensor *tg__composite_cross_entropy(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                                       int64_t reduction, int64_t ignore_index,
+                                       double label_smoothing)
 {
     const char *op = "cross_entropy";
     if (check_reduction(op, reduction) != 0) return NULL;
-    if (self->ndim < 1) return tg__error(op, "Expected 1 or more dimensions (got %lld)", (long long)self->ndim);
+    if (self->ndim < 1)
+        return tg__error(op, "Expected 1 or more dimensions (got %lld)", (long long)self->ndim);
     int64_t class_dim = self->ndim == 1 ? 0 : 1;
     bool same_shape = self->ndim == target->ndim &&
                       memcmp(self->sizes, target->sizes, sizeof(int64_t) * (size_t)self->ndim) == 0;
     if (same_shape) {
         if (!tg_dtype_is_floating(target->dtype))
-            return tg__error(op, "Expected floating point type for target with class probabilities, got %s",
-                             tg__dtype_torch_name(target->dtype));
-        if (ignore_index >= 0) return tg__error(op, "ignore_index is not supported for floating point target");
+            return tg__error(
+                op, "Expected floating point type for target with class probabilities, got %s",
+                tg__dtype_torch_name(target->dtype));
+        if (ignore_index >= 0)
+            return tg__error(op, "ignore_index is not supported for floating point target");
         if (label_smoothing > 1.0)
-            return tg__error(op, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+            return tg__error(op, "label_smoothing must be between 0.0 and 1.0. Got: %g",
+                             label_smoothing);
         return cross_entropy_prob(self, target, weight, reduction, label_smoothing);
     }
     if (label_smoothing > 1.0)
-        return tg__error(op, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+        return tg__error(op, "label_smoothing must be between 0.0 and 1.0. Got: %g",
+                         label_smoothing);
     tg_tensor *logp = tg_log_softmax(self, class_dim);
     if (!logp) return NULL;
     if (label_smoothing > 0.0)
-        return tg__then(logp, cross_entropy_smoothed(logp, target, weight, reduction, ignore_index, label_smoothing));
+        return tg__then(logp, cross_entropy_smoothed(logp, target, weight, reduction, ignore_index,
+                                                     label_smoothing));
     return tg__then(logp, nll_nd(logp, target, weight, reduction, ignore_index, NULL));
 }
 

@@ -26,7 +26,8 @@
  * result dtype with PyTorch's overflow check (uint8 ** 300 is an error). */
 static int check_pow_exponent(const tg_tensor *self, double exponent)
 {
-    if (tg_dtype_is_integral(self->dtype, true) && tg__pw_is_integral_scalar(exponent) && exponent < 0) {
+    if (tg_dtype_is_integral(self->dtype, true) && tg__pw_is_integral_scalar(exponent) &&
+        exponent < 0) {
         tg__error("pow", "Integers to negative integer powers are not allowed.");
         return -1;
     }

@@ -26,7 +26,8 @@ static tg_tensor *narrow_view(tg_tensor *self, int64_t d, int64_t start, int64_t
     int64_t sizes[TG_MAX_DIMS];
     for (int64_t i = 0; i < self->ndim; i++) sizes[i] = self->sizes[i];
     sizes[d] = length;
-    return tg__make_view(self, sizes, self->strides, self->ndim, self->storage_offset + start * self->strides[d]);
+    return tg__make_view(self, sizes, self->strides, self->ndim,
+                         self->storage_offset + start * self->strides[d]);
 }
 
 /* "[2, -1, 4]" (PyTorch prints the list the user passed). */
@@ -36,13 +37,15 @@ static const char *ints_text(char *buf, size_t cap, tg_int_list l)
 }
 
 /* One view per length of `sizes`, consecutive along d; the lengths are already checked. */
-static tg_tensor_list pieces(const char *op, tg_tensor *self, int64_t d, const int64_t *sizes, int64_t n)
+static tg_tensor_list pieces(const char *op, tg_tensor *self, int64_t d, const int64_t *sizes,
+                             int64_t n)
 {
     tg_tensor **items = tg__tensor_list_alloc(op, n);
     if (!items) return NO_LIST;
     int64_t start = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (!(items[i] = narrow_view(self, d, start, sizes[i]))) return tg__tensor_list_fail(items, i);
+        if (!(items[i] = narrow_view(self, d, start, sizes[i])))
+            return tg__tensor_list_fail(items, i);
         start += sizes[i];
     }
     return (tg_tensor_list){ items, n };
@@ -53,23 +56,29 @@ static tg_tensor_list pieces(const char *op, tg_tensor *self, int64_t d, const i
 tg_tensor_list tg__composite_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
     const char *op = "split_with_sizes";
-    if (self->ndim == 0) return tg__error(op, "split expects at least a 1-dimensional tensor"), NO_LIST;
+    if (self->ndim == 0)
+        return tg__error(op, "split expects at least a 1-dimensional tensor"), NO_LIST;
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NO_LIST;
     int64_t total = 0;
     char buf[512];
     for (int64_t i = 0; i < split_sizes.len; i++) {
         if (split_sizes.data[i] < 0) {
-            tg__error(op, "split_with_sizes expects split_sizes have only non-negative entries, but got "
-                      "split_sizes=%s", ints_text(buf, sizeof buf, split_sizes));
+            tg__error(
+                op,
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                "split_sizes=%s",
+                ints_text(buf, sizeof buf, split_sizes));
             return NO_LIST;
         }
         total += split_sizes.data[i];
     }
     if (total != self->sizes[d]) {
-        tg__error(op, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
-                  "dimension %lld), but got split_sizes=%s", (long long)self->sizes[d], (long long)dim,
-                  ints_text(buf, sizeof buf, split_sizes));
+        tg__error(
+            op,
+            "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
+            "dimension %lld), but got split_sizes=%s",
+            (long long)self->sizes[d], (long long)dim, ints_text(buf, sizeof buf, split_sizes));
         return NO_LIST;
     }
     return pieces(op, self, d, split_sizes.data, split_sizes.len);
@@ -81,16 +90,21 @@ tg_tensor_list tg__composite_split_with_sizes(tg_tensor *self, tg_int_list split
 tg_tensor_list tg__composite_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
     const char *op = "split";
-    if (self->ndim == 0) return tg__error(op, "split expects at least a 1-dimensional tensor"), NO_LIST;
+    if (self->ndim == 0)
+        return tg__error(op, "split expects at least a 1-dimensional tensor"), NO_LIST;
     if (split_size < 0)
         return tg__error(op, "split expects split_size be non-negative, but got split_size=%lld",
-                         (long long)split_size), NO_LIST;
+                         (long long)split_size),
+               NO_LIST;
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NO_LIST;
     int64_t size = self->sizes[d];
     if (split_size == 0 && size != 0)
-        return tg__error(op, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
-                         (long long)size), NO_LIST;
+        return tg__error(
+                   op,
+                   "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
+                   (long long)size),
+               NO_LIST;
     int64_t n = split_size == 0 ? 1 : (size + split_size - 1) / split_size;
     if (n < 1) n = 1;
     tg_tensor **items = tg__tensor_list_alloc(op, n);
@@ -107,7 +121,9 @@ tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim)
 {
     const char *op = "unbind";
     if (self->ndim == 0)
-        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions", (long long)dim), NO_LIST;
+        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
+                         (long long)dim),
+               NO_LIST;
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NO_LIST;
     int64_t n = self->sizes[d], sizes[TG_MAX_DIMS], strides[TG_MAX_DIMS], k = 0;
@@ -119,7 +135,8 @@ tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim)
     tg_tensor **items = tg__tensor_list_alloc(op, n);
     if (!items) return NO_LIST;
     for (int64_t i = 0; i < n; i++)
-        if (!(items[i] = tg__make_view(self, sizes, strides, k, self->storage_offset + i * self->strides[d])))
+        if (!(items[i] = tg__make_view(self, sizes, strides, k,
+                                       self->storage_offset + i * self->strides[d])))
             return tg__tensor_list_fail(items, i);
     return (tg_tensor_list){ items, n };
 }
@@ -129,9 +146,12 @@ tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim)
 tg_tensor_list tg__composite_chunk(tg_tensor *self, int64_t chunks, int64_t dim)
 {
     const char *op = "chunk";
-    if (self->ndim == 0) return tg__error(op, "chunk expects at least a 1-dimensional tensor"), NO_LIST;
+    if (self->ndim == 0)
+        return tg__error(op, "chunk expects at least a 1-dimensional tensor"), NO_LIST;
     if (chunks <= 0)
-        return tg__error(op, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks), NO_LIST;
+        return tg__error(op, "chunk expects `chunks` to be greater than 0, got: %lld",
+                         (long long)chunks),
+               NO_LIST;
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NO_LIST;
     int64_t size = self->sizes[d], split_size = (size + chunks - 1) / chunks;

@@ -24,11 +24,17 @@
 static int infer_size(const char *op, tg_int_list shape, int64_t numel, int64_t *out)
 {
     int64_t prod = 1, infer = -1;
-    if (shape.len > TG_MAX_DIMS) { tg__error(op, "too many dimensions (%lld)", (long long)shape.len); return -1; }
+    if (shape.len > TG_MAX_DIMS) {
+        tg__error(op, "too many dimensions (%lld)", (long long)shape.len);
+        return -1;
+    }
     for (int64_t i = 0; i < shape.len; i++) {
         out[i] = shape.data[i];
         if (shape.data[i] == -1) {
-            if (infer >= 0) { tg__error(op, "only one dimension can be inferred"); return -1; }
+            if (infer >= 0) {
+                tg__error(op, "only one dimension can be inferred");
+                return -1;
+            }
             infer = i;
         } else if (shape.data[i] >= 0) {
             prod *= shape.data[i];
@@ -40,7 +46,8 @@ static int infer_size(const char *op, tg_int_list shape, int64_t numel, int64_t 
     char buf[256];
     if (infer >= 0 && prod == 0) {
         if (numel == 0)
-            tg__error(op, "cannot reshape tensor of 0 elements into shape %s because the unspecified "
+            tg__error(op,
+                      "cannot reshape tensor of 0 elements into shape %s because the unspecified "
                       "dimension size -1 can be any value and is ambiguous",
                       tg__shape_str(buf, sizeof buf, shape.data, shape.len));
         else
@@ -96,7 +103,8 @@ static bool compute_stride(const tg_tensor *t, const int64_t *newshape, int64_t 
     return view_d == -1;
 }
 
-static tg_tensor *view_geom(const tg_tensor *self, const int64_t *sizes, const int64_t *strides, int64_t nd)
+static tg_tensor *view_geom(const tg_tensor *self, const int64_t *sizes, const int64_t *strides,
+                            int64_t nd)
 {
     return tg__make_view(self, sizes, strides, nd, self->storage_offset);
 }
@@ -104,7 +112,8 @@ static tg_tensor *view_geom(const tg_tensor *self, const int64_t *sizes, const i
 /* ------------------------------------------------------------------ views */
 
 /* A view of self's storage with the given geometry (elements), checked against the storage. */
-tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
+tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride,
+                                    tg_opt_int storage_offset)
 {
     char a[256], b[256];
     if (size.len != stride.len)
@@ -112,24 +121,33 @@ tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_li
     if (size.len > TG_MAX_DIMS) return tg__error("as_strided", "too many dimensions");
     for (int64_t i = 0; i < size.len; i++) {
         if (stride.data[i] < 0)
-            return tg__error("as_strided", "as_strided: Negative strides are not supported at the moment, got strides: %s",
-                             tg__shape_str(a, sizeof a, stride.data, stride.len));
+            return tg__error(
+                "as_strided",
+                "as_strided: Negative strides are not supported at the moment, got strides: %s",
+                tg__shape_str(a, sizeof a, stride.data, stride.len));
         if (size.data[i] < 0)
-            return tg__error("as_strided", "Trying to create tensor with negative dimension %lld: %s",
-                             (long long)size.data[i], tg__shape_str(a, sizeof a, size.data, size.len));
+            return tg__error(
+                "as_strided", "Trying to create tensor with negative dimension %lld: %s",
+                (long long)size.data[i], tg__shape_str(a, sizeof a, size.data, size.len));
     }
     int64_t off = storage_offset.has_value ? storage_offset.value : self->storage_offset;
-    if (off < 0) return tg__error("as_strided", "Tensor: invalid storage offset %lld", (long long)off);
+    if (off < 0)
+        return tg__error("as_strided", "Tensor: invalid storage offset %lld", (long long)off);
     int64_t need = 1, numel = 1;
-    for (int64_t i = 0; i < size.len; i++) { numel *= size.data[i]; need += (size.data[i] - 1) * stride.data[i]; }
+    for (int64_t i = 0; i < size.len; i++) {
+        numel *= size.data[i];
+        need += (size.data[i] - 1) * stride.data[i];
+    }
     size_t es = tg_dtype_size(self->dtype);
     int64_t bytes = numel == 0 ? 0 : (need + off) * (int64_t)es;
     if (bytes > (int64_t)self->storage->nbytes)
-        return tg__error("as_strided", "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
-                         "requiring a storage size of %lld are out of bounds for storage of size %zu",
-                         tg__shape_str(a, sizeof a, size.data, size.len),
-                         tg__shape_str(b, sizeof b, stride.data, stride.len), (long long)off, es,
-                         (long long)bytes, self->storage->nbytes);
+        return tg__error(
+            "as_strided",
+            "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
+            "requiring a storage size of %lld are out of bounds for storage of size %zu",
+            tg__shape_str(a, sizeof a, size.data, size.len),
+            tg__shape_str(b, sizeof b, stride.data, stride.len), (long long)off, es,
+            (long long)bytes, self->storage->nbytes);
     return tg__make_view(self, size.data, stride.data, size.len, off);
 }
 
@@ -139,8 +157,9 @@ tg_tensor *tg__composite_view(tg_tensor *self, tg_int_list size)
     int64_t shape[TG_MAX_DIMS], strides[TG_MAX_DIMS];
     if (infer_size("view", size, tg__numel(self), shape) != 0) return NULL;
     if (!compute_stride(self, shape, size.len, strides))
-        return tg__error("view", "view size is not compatible with input tensor's size and stride (at least one "
-                         "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+        return tg__error(
+            "view", "view size is not compatible with input tensor's size and stride (at least one "
+                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
     return view_geom(self, shape, strides, size.len);
 }
 
@@ -155,8 +174,10 @@ tg_tensor *tg__composite_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
     memcpy(sz, self->sizes, sizeof sz);
     memcpy(st, self->strides, sizeof st);
     if (self->ndim > 0) {
-        sz[d0] = self->sizes[d1]; sz[d1] = self->sizes[d0];
-        st[d0] = self->strides[d1]; st[d1] = self->strides[d0];
+        sz[d0] = self->sizes[d1];
+        sz[d1] = self->sizes[d0];
+        st[d0] = self->strides[d1];
+        st[d1] = self->strides[d0];
     }
     return view_geom(self, sz, st, self->ndim);
 }
@@ -165,9 +186,12 @@ tg_tensor *tg__composite_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 tg_tensor *tg__composite_permute(tg_tensor *self, tg_int_list dims)
 {
     if (dims.len != self->ndim)
-        return tg__error("permute", "permute(sparse_coo): number of dimensions in the tensor input does not match "
-                         "the length of the desired ordering of dimensions i.e. input.dim() = %lld is not "
-                         "equal to len(dims) = %lld", (long long)self->ndim, (long long)dims.len);
+        return tg__error(
+            "permute",
+            "permute(sparse_coo): number of dimensions in the tensor input does not match "
+            "the length of the desired ordering of dimensions i.e. input.dim() = %lld is not "
+            "equal to len(dims) = %lld",
+            (long long)self->ndim, (long long)dims.len);
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS];
     bool seen[TG_MAX_DIMS] = { false };
     for (int64_t i = 0; i < dims.len; i++) {
@@ -186,7 +210,11 @@ tg_tensor *tg__composite_squeeze(tg_tensor *self)
 {
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS], n = 0;
     for (int64_t d = 0; d < self->ndim; d++)
-        if (self->sizes[d] != 1) { sz[n] = self->sizes[d]; st[n] = self->strides[d]; n++; }
+        if (self->sizes[d] != 1) {
+            sz[n] = self->sizes[d];
+            st[n] = self->strides[d];
+            n++;
+        }
     return view_geom(self, sz, st, n);
 }
 
@@ -198,7 +226,9 @@ tg_tensor *tg__composite_squeeze_dim(tg_tensor *self, int64_t dim)
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS], n = 0;
     for (int64_t k = 0; k < self->ndim; k++) {
         if (k == d && self->sizes[k] == 1) continue;
-        sz[n] = self->sizes[k]; st[n] = self->strides[k]; n++;
+        sz[n] = self->sizes[k];
+        st[n] = self->strides[k];
+        n++;
     }
     return view_geom(self, sz, st, n);
 }
@@ -216,7 +246,11 @@ tg_tensor *tg__composite_unsqueeze(tg_tensor *self, int64_t dim)
             st[n] = d >= self->ndim ? 1 : self->sizes[d] * self->strides[d];
             n++;
         }
-        if (k < self->ndim) { sz[n] = self->sizes[k]; st[n] = self->strides[k]; n++; }
+        if (k < self->ndim) {
+            sz[n] = self->sizes[k];
+            st[n] = self->strides[k];
+            n++;
+        }
     }
     return view_geom(self, sz, st, n);
 }
@@ -227,11 +261,13 @@ tg_tensor *tg__composite_expand(tg_tensor *self, tg_int_list size, bool implicit
     (void)implicit;
     char a[256], b[256];
     if (size.len < self->ndim)
-        return tg__error("expand", "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%lld) must be "
-                         "greater or equal to the number of dimensions in the tensor (%lld)",
-                         tg__dtype_torch_name(self->dtype), tg__shape_str(a, sizeof a, self->sizes, self->ndim),
-                         tg__shape_str(b, sizeof b, size.data, size.len), (long long)size.len,
-                         (long long)self->ndim);
+        return tg__error(
+            "expand",
+            "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%lld) must be "
+            "greater or equal to the number of dimensions in the tensor (%lld)",
+            tg__dtype_torch_name(self->dtype), tg__shape_str(a, sizeof a, self->sizes, self->ndim),
+            tg__shape_str(b, sizeof b, size.data, size.len), (long long)size.len,
+            (long long)self->ndim);
     if (size.len > TG_MAX_DIMS) return tg__error("expand", "too many dimensions");
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS];
     int64_t lead = size.len - self->ndim;
@@ -239,24 +275,33 @@ tg_tensor *tg__composite_expand(tg_tensor *self, tg_int_list size, bool implicit
         int64_t want = size.data[i];
         if (i < lead) {
             if (want < 0)
-                return tg__error("expand", "The expanded size of the tensor (%lld) isn't allowed in a leading, "
-                                 "non-existing dimension %lld", (long long)want, (long long)i);
+                return tg__error(
+                    "expand",
+                    "The expanded size of the tensor (%lld) isn't allowed in a leading, "
+                    "non-existing dimension %lld",
+                    (long long)want, (long long)i);
             sz[i] = want;
             st[i] = 0;
             continue;
         }
         int64_t have = self->sizes[i - lead];
         if (want == -1) want = have;
-        if (have == want) { sz[i] = have; st[i] = self->strides[i - lead]; continue; }
+        if (have == want) {
+            sz[i] = have;
+            st[i] = self->strides[i - lead];
+            continue;
+        }
         if (have != 1)
-            return tg__error("expand", "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
-                             "non-singleton dimension %lld.  Target sizes: %s.  Tensor sizes: %s",
-                             (long long)want, (long long)have, (long long)i,
-                             tg__shape_str(a, sizeof a, size.data, size.len),
-                             tg__shape_str(b, sizeof b, self->sizes, self->ndim));
+            return tg__error(
+                "expand",
+                "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
+                "non-singleton dimension %lld.  Target sizes: %s.  Tensor sizes: %s",
+                (long long)want, (long long)have, (long long)i,
+                tg__shape_str(a, sizeof a, size.data, size.len),
+                tg__shape_str(b, sizeof b, self->sizes, self->ndim));
         if (want < 0)
-            return tg__error("expand", "Trying to create tensor with negative dimension %lld: %s", (long long)want,
-                             tg__shape_str(a, sizeof a, size.data, size.len));
+            return tg__error("expand", "Trying to create tensor with negative dimension %lld: %s",
+                             (long long)want, tg__shape_str(a, sizeof a, size.data, size.len));
         sz[i] = want;
         st[i] = 0;
     }
@@ -264,7 +309,8 @@ tg_tensor *tg__composite_expand(tg_tensor *self, tg_int_list size, bool implicit
 }
 
 /* self[start:end:step] along dim; start/end negative count from the end and are clamped. */
-tg_tensor *tg__composite_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+tg_tensor *tg__composite_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end,
+                               int64_t step)
 {
     if (self->ndim == 0) return tg__error("slice", "slice() cannot be applied to a 0-dim tensor.");
     int64_t d = tg__wrap_dim("slice", dim, self->ndim);
@@ -274,8 +320,10 @@ tg_tensor *tg__composite_slice(tg_tensor *self, int64_t dim, tg_opt_int start, t
     int64_t s = start.has_value ? start.value : 0, e = end.has_value ? end.value : INT64_MAX;
     if (s < 0) s += n;
     if (e < 0) e += n;
-    if (s < 0) s = 0; else if (s > n) s = n;
-    if (e < s) e = s; else if (e > n) e = n;
+    if (s < 0) s = 0;
+    else if (s > n) s = n;
+    if (e < s) e = s;
+    else if (e > n) e = n;
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS];
     memcpy(sz, self->sizes, sizeof sz);
     memcpy(st, self->strides, sizeof st);
@@ -287,19 +335,25 @@ tg_tensor *tg__composite_slice(tg_tensor *self, int64_t dim, tg_opt_int start, t
 /* self[..., index, ...] at dim: one dim fewer. */
 tg_tensor *tg__composite_select(tg_tensor *self, int64_t dim, int64_t index)
 {
-    if (self->ndim == 0) return tg__error("select", "select() cannot be applied to a 0-dim tensor.");
+    if (self->ndim == 0)
+        return tg__error("select", "select() cannot be applied to a 0-dim tensor.");
     int64_t d = tg__wrap_dim("select", dim, self->ndim);
     if (d < 0) return NULL;
     int64_t n = self->sizes[d];
     if (index < -n || index >= n) {
         char a[256];
-        return tg__error("select", "select(): index %lld out of range for tensor of size %s at dimension %lld",
-                         (long long)index, tg__shape_str(a, sizeof a, self->sizes, self->ndim), (long long)dim);
+        return tg__error(
+            "select", "select(): index %lld out of range for tensor of size %s at dimension %lld",
+            (long long)index, tg__shape_str(a, sizeof a, self->sizes, self->ndim), (long long)dim);
     }
     if (index < 0) index += n;
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS], k = 0;
     for (int64_t i = 0; i < self->ndim; i++)
-        if (i != d) { sz[k] = self->sizes[i]; st[k] = self->strides[i]; k++; }
+        if (i != d) {
+            sz[k] = self->sizes[i];
+            st[k] = self->strides[i];
+            k++;
+        }
     return tg__make_view(self, sz, st, k, self->storage_offset + index * self->strides[d]);
 }
 
@@ -323,7 +377,8 @@ tg_tensor *tg__composite_reshape(tg_tensor *self, tg_int_list shape)
 tg_tensor *tg__composite_t(tg_tensor *self)
 {
     if (self->ndim > 2)
-        return tg__error("t", "t() expects a tensor with <= 2 dimensions, but self is %lldD", (long long)self->ndim);
+        return tg__error("t", "t() expects a tensor with <= 2 dimensions, but self is %lldD",
+                         (long long)self->ndim);
     return tg_transpose(self, 0, self->ndim < 2 ? 0 : 1);
 }
 
@@ -335,11 +390,16 @@ tg_tensor *tg__composite_flatten(tg_tensor *self, int64_t start_dim, int64_t end
     if (s < 0) return NULL;
     int64_t e = tg__wrap_dim("flatten", end_dim, self->ndim);
     if (e < 0) return NULL;
-    if (s > e) return tg__error("flatten", "flatten() has invalid args: start_dim cannot come after end_dim");
+    if (s > e)
+        return tg__error("flatten",
+                         "flatten() has invalid args: start_dim cannot come after end_dim");
     if (s == e) return tg_retain(self);
     int64_t sz[TG_MAX_DIMS], n = 0, m = 1;
     for (int64_t d = 0; d < self->ndim; d++) {
-        if (d < s || d > e) { sz[n++] = self->sizes[d]; continue; }
+        if (d < s || d > e) {
+            sz[n++] = self->sizes[d];
+            continue;
+        }
         m *= self->sizes[d];
         if (d == e) sz[n++] = m;
     }
@@ -362,7 +422,10 @@ tg_tensor *tg__composite_clone(tg_tensor *self, tg_memory_format memory_format)
     tg_tensor *r = tg__empty_like("clone", self, self->dtype);
     if (!r) return NULL;
     tg_tensor *c = tg_copy_(r, self);
-    if (!c) { tg_release(r); return NULL; }
+    if (!c) {
+        tg_release(r);
+        return NULL;
+    }
     tg_release(c);
     return r;
 }
@@ -370,15 +433,21 @@ tg_tensor *tg__composite_clone(tg_tensor *self, tg_memory_format memory_format)
 /* tensors (equal shapes) joined along a new dim. */
 static tg_tensor **unsqueeze_all(const char *op, tg_tensor_list tensors, int64_t dim, int64_t *pd)
 {
-    if (tensors.len == 0) { tg__error(op, "stack expects a non-empty TensorList"); return NULL; }
+    if (tensors.len == 0) {
+        tg__error(op, "stack expects a non-empty TensorList");
+        return NULL;
+    }
     const tg_tensor *t0 = tensors.data[0];
     for (int64_t i = 1; i < tensors.len; i++) {
         const tg_tensor *t = tensors.data[i];
-        if (t->ndim != t0->ndim || memcmp(t->sizes, t0->sizes, sizeof(int64_t) * (size_t)t0->ndim) != 0) {
+        if (t->ndim != t0->ndim ||
+            memcmp(t->sizes, t0->sizes, sizeof(int64_t) * (size_t)t0->ndim) != 0) {
             char a[256], b[256];
-            tg__error(op, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %lld",
-                      tg__shape_str(a, sizeof a, t0->sizes, t0->ndim), tg__shape_str(b, sizeof b, t->sizes, t->ndim),
-                      (long long)i);
+            tg__error(
+                op,
+                "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %lld",
+                tg__shape_str(a, sizeof a, t0->sizes, t0->ndim),
+                tg__shape_str(b, sizeof b, t->sizes, t->ndim), (long long)i);
             return NULL;
         }
     }
@@ -386,7 +455,10 @@ static tg_tensor **unsqueeze_all(const char *op, tg_tensor_list tensors, int64_t
     if (d < 0) return NULL;
     *pd = d;
     tg_tensor **u = calloc((size_t)tensors.len, sizeof *u);
-    if (!u) { tg__error(op, "out of memory"); return NULL; }
+    if (!u) {
+        tg__error(op, "out of memory");
+        return NULL;
+    }
     for (int64_t i = 0; i < tensors.len; i++) {
         u[i] = tg_unsqueeze(tensors.data[i], d);
         if (!u[i]) {
@@ -453,19 +525,26 @@ tg_tensor *tg__composite_to_device(tg_tensor *self, tg_device device, tg_dtype d
 
 /* A new contiguous tensor with self's values converted to dtype (default: self's), on device
  * (default: self's). */
-tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
-                                 tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
+tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout,
+                                 tg_device device, tg_opt_bool pin_memory, bool non_blocking,
+                                 tg_memory_format memory_format)
 {
-    (void)layout; (void)pin_memory; (void)non_blocking; (void)memory_format;
+    (void)layout;
+    (void)pin_memory;
+    (void)non_blocking;
+    (void)memory_format;
     tg_device dev = device.type == TG_DEVICE_NONE ? self->device : device;
-    if (dev.type == TG_CUDA && dev.index < 0) dev.index = 0;      /* "cuda": device 0 */
+    if (dev.type == TG_CUDA && dev.index < 0) dev.index = 0; /* "cuda": device 0 */
     if (dev.type == TG_CPU) dev.index = 0;
     /* On another device the copy_ below moves the bytes (tg__copy_into) and converts there. */
     tg_tensor *r = tg__empty("_to_copy", self->sizes, self->ndim,
                              dtype == TG_DTYPE_NONE ? self->dtype : dtype, dev);
     if (!r) return NULL;
     tg_tensor *c = tg_copy_(r, self);
-    if (!c) { tg_release(r); return NULL; }
+    if (!c) {
+        tg_release(r);
+        return NULL;
+    }
     tg_release(c);
     return r;
 }
@@ -476,8 +555,16 @@ tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layo
 static tg_tensor *squeeze_added(tg_tensor *r, bool drop_row, bool drop_col)
 {
     tg_tensor *t = r;
-    if (t && drop_col) { tg_tensor *u = tg_squeeze_dim(t, -1); tg_release(t); t = u; }
-    if (t && drop_row) { tg_tensor *u = tg_squeeze_dim(t, -1 - (drop_col ? 0 : 1)); tg_release(t); t = u; }
+    if (t && drop_col) {
+        tg_tensor *u = tg_squeeze_dim(t, -1);
+        tg_release(t);
+        t = u;
+    }
+    if (t && drop_row) {
+        tg_tensor *u = tg_squeeze_dim(t, -1 - (drop_col ? 0 : 1));
+        tg_release(t);
+        t = u;
+    }
     return t;
 }
 
@@ -490,8 +577,11 @@ static tg_tensor *matmul_batched(tg_tensor *a, tg_tensor *b)
         int64_t ia = i - (nbatch - na), ib = i - (nbatch - nb);
         int64_t sa = ia >= 0 ? a->sizes[ia] : 1, sb = ib >= 0 ? b->sizes[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1)
-            return tg__error("matmul", "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
-                             "non-singleton dimension %lld", (long long)sa, (long long)sb, (long long)i);
+            return tg__error(
+                "matmul",
+                "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                "non-singleton dimension %lld",
+                (long long)sa, (long long)sb, (long long)i);
         batch[i] = sa == 1 ? sb : sa;
         B *= batch[i];
     }
@@ -500,8 +590,10 @@ static tg_tensor *matmul_batched(tg_tensor *a, tg_tensor *b)
     int64_t ea[TG_MAX_DIMS], eb[TG_MAX_DIMS];
     memcpy(ea, batch, sizeof(int64_t) * (size_t)nbatch);
     memcpy(eb, batch, sizeof(int64_t) * (size_t)nbatch);
-    ea[nbatch] = n; ea[nbatch + 1] = m;
-    eb[nbatch] = m2; eb[nbatch + 1] = p;
+    ea[nbatch] = n;
+    ea[nbatch + 1] = m;
+    eb[nbatch] = m2;
+    eb[nbatch + 1] = p;
     tg_tensor *xa = tg_expand(a, ((tg_int_list){ ea, nbatch + 2 }));
     tg_tensor *xb = xa ? tg_expand(b, ((tg_int_list){ eb, nbatch + 2 })) : NULL;
     tg_tensor *ra = xb ? tg_reshape(xa, TG_INTS(B, n, m)) : NULL;
@@ -513,7 +605,11 @@ static tg_tensor *matmul_batched(tg_tensor *a, tg_tensor *b)
         batch[nbatch + 1] = p;
         r = tg_view(c, ((tg_int_list){ batch, nbatch + 2 }));
     }
-    tg_release(xa); tg_release(xb); tg_release(ra); tg_release(rb); tg_release(c);
+    tg_release(xa);
+    tg_release(xb);
+    tg_release(ra);
+    tg_release(rb);
+    tg_release(c);
     return r;
 }
 
@@ -524,20 +620,24 @@ tg_tensor *tg__composite_matmul(tg_tensor *self, tg_tensor *other)
 {
     int64_t d1 = self->ndim, d2 = other->ndim;
     if (d1 == 0 || d2 == 0)
-        return tg__error("matmul", "both arguments to matmul need to be at least 1D, but they are %lldD and %lldD",
-                         (long long)d1, (long long)d2);
+        return tg__error(
+            "matmul",
+            "both arguments to matmul need to be at least 1D, but they are %lldD and %lldD",
+            (long long)d1, (long long)d2);
     if (d1 == 1 && d2 == 1 && self->sizes[0] != other->sizes[0])
-        return tg__error("matmul", "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same "
-                         "number of elements, but got %lld and %lld elements respectively",
-                         (long long)self->sizes[0], (long long)other->sizes[0],
-                         (long long)self->sizes[0], (long long)other->sizes[0]);
+        return tg__error(
+            "matmul",
+            "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same "
+            "number of elements, but got %lld and %lld elements respectively",
+            (long long)self->sizes[0], (long long)other->sizes[0], (long long)self->sizes[0],
+            (long long)other->sizes[0]);
     tg_tensor *a = d1 == 1 ? tg_unsqueeze(self, 0) : tg_retain(self);
     tg_tensor *b = d2 == 1 ? tg_unsqueeze(other, 1) : tg_retain(other);
     tg_tensor *r = NULL;
     if (a && b) {
         if (a->ndim == 2 && b->ndim == 2) {
             r = tg_mm(a, b);
-        } else if (b->ndim == 2) {           /* fold the batch of a into mm's rows */
+        } else if (b->ndim == 2) { /* fold the batch of a into mm's rows */
             int64_t m = a->sizes[a->ndim - 1], p = b->sizes[1];
             tg_tensor *f = tg_reshape(a, TG_INTS(-1, m));
             tg_tensor *c = f ? tg_mm(f, b) : NULL;
@@ -582,8 +682,11 @@ tg_tensor *tg__composite_prod(tg_tensor *self, tg_dtype dtype)
 static tg_tensor *full_extreme(const char *op, tg_tensor *self, bool mx)
 {
     if (tg__numel(self) == 0)
-        return tg__error(op, "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                         "reduction dim with the 'dim' argument.", op);
+        return tg__error(
+            op,
+            "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument.",
+            op);
     return mx ? tg_amax(self) : tg_amin(self);
 }
 

@@ -41,9 +41,9 @@ struct binary_op {
     const char *name;
     pw2_f32_fn f32;
     pw2_f64_fn f64;
-    pw2_i64_fn i64;          /* NULL: the operator never computes in an integer dtype */
-    bool int_div;            /* integer b == 0 is PyTorch's "ZeroDivisionError" */
-    tg_iter_loop1d fast_f32, fast_f64, fast_i64;   /* NULL: reference path only */
+    pw2_i64_fn i64; /* NULL: the operator never computes in an integer dtype */
+    bool int_div;   /* integer b == 0 is PyTorch's "ZeroDivisionError" */
+    tg_iter_loop1d fast_f32, fast_f64, fast_i64; /* NULL: reference path only */
 };
 
 /* ------------------------------------------------------------------ reference path */
@@ -59,11 +59,13 @@ static void binary_ref_loop(char **data, const int64_t *strides, int64_t n, void
     switch (tg__pw_kind(t)) {
     case TG_PW_F32:
         for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2])
-            tg__pw_store_f32(o, t, op->f32(tg__pw_load_f32(a, t), tg__pw_load_f32(b, t), c->alpha_f32));
+            tg__pw_store_f32(o, t,
+                             op->f32(tg__pw_load_f32(a, t), tg__pw_load_f32(b, t), c->alpha_f32));
         break;
     case TG_PW_F64:
         for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2])
-            tg__pw_store_f64(o, t, op->f64(tg__pw_load_f64(a, t), tg__pw_load_f64(b, t), c->alpha_f64));
+            tg__pw_store_f64(o, t,
+                             op->f64(tg__pw_load_f64(a, t), tg__pw_load_f64(b, t), c->alpha_f64));
         break;
     case TG_PW_I64:
         for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2]) {
@@ -148,46 +150,125 @@ binary_loop_i64(char **data, const int64_t *strides, int64_t n, int64_t alpha, p
         for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
     } else {
         for (int64_t i = 0; i < n; i++)
-            *(int64_t *)(data[0] + i * so) =
-                f(*(const int64_t *)(data[1] + i * sa), *(const int64_t *)(data[2] + i * sb), alpha);
+            *(int64_t *)(data[0] + i * so) = f(*(const int64_t *)(data[1] + i * sa),
+                                               *(const int64_t *)(data[2] + i * sb), alpha);
     }
 }
 
 #define CTX(v) ((binary_ctx *)(v))
-static void add_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_add_f32); }
-static void add_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_add_f64); }
-static void add_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_add_i64); }
-static void sub_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_sub_f32); }
-static void sub_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_sub_f64); }
-static void sub_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_sub_i64); }
-static void mul_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_mul_f32); }
-static void mul_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_mul_f64); }
-static void mul_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_mul_i64); }
-static void div_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_div_f32); }
-static void div_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_div_f64); }
-static void div_trunc_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_div_trunc_f32); }
-static void div_trunc_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_div_trunc_f64); }
-static void pow_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_pow_f32); }
-static void pow_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_pow_f64); }
-static void maximum_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_maximum_f32); }
-static void maximum_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_maximum_f64); }
-static void maximum_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_maximum_i64); }
-static void minimum_f32(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f32(d, s, n, 0, tg__pw_minimum_f32); }
-static void minimum_f64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_f64(d, s, n, 0, tg__pw_minimum_f64); }
-static void minimum_i64(char **d, const int64_t *s, int64_t n, void *c) { binary_loop_i64(d, s, n, 0, tg__pw_minimum_i64); }
+static void add_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_add_f32);
+}
+static void add_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_add_f64);
+}
+static void add_i64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_add_i64);
+}
+static void sub_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_sub_f32);
+}
+static void sub_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_sub_f64);
+}
+static void sub_i64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_sub_i64);
+}
+static void mul_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_mul_f32);
+}
+static void mul_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_mul_f64);
+}
+static void mul_i64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_i64(d, s, n, 0, tg__pw_mul_i64);
+}
+static void div_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_div_f32);
+}
+static void div_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_div_f64);
+}
+static void div_trunc_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_div_trunc_f32);
+}
+static void div_trunc_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_div_trunc_f64);
+}
+static void pow_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_pow_f32);
+}
+static void pow_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_pow_f64);
+}
+static void maximum_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_maximum_f32);
+}
+static void maximum_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_maximum_f64);
+}
+static void maximum_i64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_i64(d, s, n, 0, tg__pw_maximum_i64);
+}
+static void minimum_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f32(d, s, n, 0, tg__pw_minimum_f32);
+}
+static void minimum_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_f64(d, s, n, 0, tg__pw_minimum_f64);
+}
+static void minimum_i64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    binary_loop_i64(d, s, n, 0, tg__pw_minimum_i64);
+}
 #undef CTX
 
 /* ------------------------------------------------------------------ the operators */
-static const binary_op op_add = { "add", tg__pw_add_f32, tg__pw_add_f64, tg__pw_add_i64, false, add_f32, add_f64, add_i64 };
-static const binary_op op_sub = { "sub", tg__pw_sub_f32, tg__pw_sub_f64, tg__pw_sub_i64, false, sub_f32, sub_f64, sub_i64 };
-static const binary_op op_mul = { "mul", tg__pw_mul_f32, tg__pw_mul_f64, tg__pw_mul_i64, false, mul_f32, mul_f64, mul_i64 };
-static const binary_op op_div = { "div", tg__pw_div_f32, tg__pw_div_f64, NULL, false, div_f32, div_f64, NULL };
-static const binary_op op_div_trunc = { "div", tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64, true, div_trunc_f32, div_trunc_f64, NULL };
+static const binary_op op_add = { "add", tg__pw_add_f32, tg__pw_add_f64, tg__pw_add_i64,
+                                  false, add_f32,        add_f64,        add_i64 };
+static const binary_op op_sub = { "sub", tg__pw_sub_f32, tg__pw_sub_f64, tg__pw_sub_i64,
+                                  false, sub_f32,        sub_f64,        sub_i64 };
+static const binary_op op_mul = { "mul", tg__pw_mul_f32, tg__pw_mul_f64, tg__pw_mul_i64,
+                                  false, mul_f32,        mul_f64,        mul_i64 };
+static const binary_op op_div = { "div", tg__pw_div_f32, tg__pw_div_f64, NULL,
+                                  false, div_f32,        div_f64,        NULL };
+static const binary_op op_div_trunc = {
+    "div", tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64,
+    true,  div_trunc_f32,        div_trunc_f64,        NULL
+};
 /* Python's floor division branches per element: no vectorised loop to gain. */
-static const binary_op op_div_floor = { "div", tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64, true, NULL, NULL, NULL };
-static const binary_op op_pow = { "pow", tg__pw_pow_f32, tg__pw_pow_f64, tg__pw_pow_i64, false, pow_f32, pow_f64, NULL };
-static const binary_op op_maximum = { "maximum", tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64, false, maximum_f32, maximum_f64, maximum_i64 };
-static const binary_op op_minimum = { "minimum", tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64, false, minimum_f32, minimum_f64, minimum_i64 };
+static const binary_op op_div_floor = {
+    "div", tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64, true, NULL, NULL, NULL
+};
+static const binary_op op_pow = { "pow", tg__pw_pow_f32, tg__pw_pow_f64, tg__pw_pow_i64,
+                                  false, pow_f32,        pow_f64,        NULL };
+static const binary_op op_maximum = {
+    "maximum", tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64,
+    false,     maximum_f32,        maximum_f64,        maximum_i64
+};
+static const binary_op op_minimum = {
+    "minimum", tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64,
+    false,     minimum_f32,        minimum_f64,        minimum_i64
+};
 
 /* The loop for this operator and computation dtype: a fast one when there is one and every
  * operand holds the computation dtype, else the reference loop. */
@@ -210,10 +291,22 @@ static tg_iter_loop1d binary_pick_loop(const binary_op *op, const tg_iter *it)
 typedef int (*binary_dtype_check)(const char *op, tg_dtype t, double alpha);
 
 /* The shared checks (pointwise_checks.h), in this signature. */
-static int check_alpha(const char *op, tg_dtype t, double alpha) { return tg__pw_check_alpha(op, t, alpha); }
-static int check_not_bool_div_trunc(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "div_trunc", "cpu"); }
-static int check_not_bool_div_floor(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "div_floor", "cpu"); }
-static int check_not_bool_pow(const char *op, tg_dtype t, double alpha) { return tg__pw_check_not_bool(op, t, "pow", NULL); }
+static int check_alpha(const char *op, tg_dtype t, double alpha)
+{
+    return tg__pw_check_alpha(op, t, alpha);
+}
+static int check_not_bool_div_trunc(const char *op, tg_dtype t, double alpha)
+{
+    return tg__pw_check_not_bool(op, t, "div_trunc", "cpu");
+}
+static int check_not_bool_div_floor(const char *op, tg_dtype t, double alpha)
+{
+    return tg__pw_check_not_bool(op, t, "div_floor", "cpu");
+}
+static int check_not_bool_pow(const char *op, tg_dtype t, double alpha)
+{
+    return tg__pw_check_not_bool(op, t, "pow", NULL);
+}
 
 /* Runs one binary operator: builds the iteration (broadcast, promotion, out= checks), checks
  * the dtype, runs the loop over every element (in parallel above the grain size) and returns
@@ -229,8 +322,12 @@ static tg_tensor *binary_run(const binary_op *op, int flags, binary_dtype_check 
         return NULL;
     }
     binary_ctx ctx = {
-        .op = op, .dtype = it.dtype, .alpha_f32 = (float)alpha, .alpha_f64 = alpha,
-        .alpha_i64 = tg__pw_is_integral_scalar(alpha) ? (int64_t)alpha : 0, .zero_div = 0,
+        .op = op,
+        .dtype = it.dtype,
+        .alpha_f32 = (float)alpha,
+        .alpha_f64 = alpha,
+        .alpha_i64 = tg__pw_is_integral_scalar(alpha) ? (int64_t)alpha : 0,
+        .zero_div = 0,
     };
     tg__iter_for_each(&it, binary_pick_loop(op, &it), &ctx);
     if (ctx.zero_div) {
@@ -264,7 +361,8 @@ tg_tensor *tg__cpu_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* div.out: true division; integer and bool operands compute in the default float dtype. */
 tg_tensor *tg__cpu_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    return binary_run(&op_div, TG_ITER_PROMOTE_INPUTS | TG_ITER_INT_TO_FLOAT, NULL, self, other, 1, out);
+    return binary_run(&op_div, TG_ITER_PROMOTE_INPUTS | TG_ITER_INT_TO_FLOAT, NULL, self, other, 1,
+                      out);
 }
 
 /* div.out_mode: rounding_mode NULL (true division), "trunc" (toward zero) or "floor"
@@ -276,11 +374,12 @@ tg_tensor *tg__cpu_div_mode_out(tg_tensor *self, tg_tensor *other, const char *r
     if (tg__pw_parse_div_mode(rounding_mode, &mode) != 0) return NULL;
     switch (mode) {
     case TG_PW_DIV_TRUNC:
-        return binary_run(&op_div_trunc, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_trunc, self, other, 1, out);
+        return binary_run(&op_div_trunc, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_trunc, self,
+                          other, 1, out);
     case TG_PW_DIV_FLOOR:
-        return binary_run(&op_div_floor, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_floor, self, other, 1, out);
-    default:
-        return tg__cpu_div_out(self, other, out);
+        return binary_run(&op_div_floor, TG_ITER_PROMOTE_INPUTS, check_not_bool_div_floor, self,
+                          other, 1, out);
+    default: return tg__cpu_div_out(self, other, out);
     }
 }
 

@@ -32,10 +32,10 @@ static void cmp_ref_loop(char **data, const int64_t *strides, int64_t n, void *v
         bool r;
         if (integral) {
             int64_t x = tg__pw_load_i64(a, t), y = tg__pw_load_i64(b, t);
-            r = tg__pw_compare(c->op, x < y, x == y, x > y);
+            r = tg__pw_compare(c->op, x<y, x == y, x> y);
         } else {
             double x = tg__pw_load_f64(a, t), y = tg__pw_load_f64(b, t);
-            r = tg__pw_compare(c->op, x < y, x == y, x > y);
+            r = tg__pw_compare(c->op, x<y, x == y, x> y);
         }
         tg__pw_store_i64(o, c->out_dtype, r);
     }
@@ -53,22 +53,23 @@ cmp_elem(tg_pw_cmp_op op, tg_dtype t, const char *a, int64_t i, const char *b, i
     switch (t) {
     case TG_FLOAT32: {
         const float x = ((const float *)a)[i], y = ((const float *)b)[j];
-        return tg__pw_compare(op, x < y, x == y, x > y);
+        return tg__pw_compare(op, x<y, x == y, x> y);
     }
     case TG_FLOAT64: {
         const double x = ((const double *)a)[i], y = ((const double *)b)[j];
-        return tg__pw_compare(op, x < y, x == y, x > y);
+        return tg__pw_compare(op, x<y, x == y, x> y);
     }
     default: {
         const int64_t x = ((const int64_t *)a)[i], y = ((const int64_t *)b)[j];
-        return tg__pw_compare(op, x < y, x == y, x > y);
+        return tg__pw_compare(op, x<y, x == y, x> y);
     }
     }
 }
 
 /* out[i] = a[i] OP b[i] (b_scalar: a[i] OP b[0]) for i < n. */
-static inline __attribute__((always_inline)) void
-cmp_fast(tg_pw_cmp_op op, tg_dtype t, uint8_t *out, const char *a, const char *b, bool b_scalar, int64_t n)
+static inline __attribute__((always_inline)) void cmp_fast(tg_pw_cmp_op op, tg_dtype t,
+                                                           uint8_t *out, const char *a,
+                                                           const char *b, bool b_scalar, int64_t n)
 {
     if (b_scalar) {
         for (int64_t i = 0; i < n; i++) out[i] = cmp_elem(op, t, a, i, b, 0);
@@ -78,8 +79,10 @@ cmp_fast(tg_pw_cmp_op op, tg_dtype t, uint8_t *out, const char *a, const char *b
 }
 
 /* The operator as a constant: one loop per operator for dtype t. */
-static inline __attribute__((always_inline)) void
-cmp_fast_op(tg_pw_cmp_op op, tg_dtype t, uint8_t *out, const char *a, const char *b, bool b_scalar, int64_t n)
+static inline __attribute__((always_inline)) void cmp_fast_op(tg_pw_cmp_op op, tg_dtype t,
+                                                              uint8_t *out, const char *a,
+                                                              const char *b, bool b_scalar,
+                                                              int64_t n)
 {
     switch (op) {
     case TG_PW_EQ: cmp_fast(TG_PW_EQ, t, out, a, b, b_scalar, n); break;
@@ -111,7 +114,8 @@ static void cmp_fast_loop(char **data, const int64_t *strides, int64_t n, void *
     }
 }
 
-static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other,
+                          tg_tensor *out)
 {
     tg_iter it;
     tg_tensor *ins[2] = { self, other };
@@ -126,9 +130,27 @@ static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg
 }
 
 /* eq.Tensor_out ... ge.Tensor_out: out = (self OP other), bool. */
-tg_tensor *tg__cpu_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("eq", TG_PW_EQ, self, other, out); }
-tg_tensor *tg__cpu_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ne", TG_PW_NE, self, other, out); }
-tg_tensor *tg__cpu_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("lt", TG_PW_LT, self, other, out); }
-tg_tensor *tg__cpu_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("le", TG_PW_LE, self, other, out); }
-tg_tensor *tg__cpu_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("gt", TG_PW_GT, self, other, out); }
-tg_tensor *tg__cpu_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ge", TG_PW_GE, self, other, out); }
+tg_tensor *tg__cpu_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("eq", TG_PW_EQ, self, other, out);
+}
+tg_tensor *tg__cpu_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("ne", TG_PW_NE, self, other, out);
+}
+tg_tensor *tg__cpu_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("lt", TG_PW_LT, self, other, out);
+}
+tg_tensor *tg__cpu_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("le", TG_PW_LE, self, other, out);
+}
+tg_tensor *tg__cpu_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("gt", TG_PW_GT, self, other, out);
+}
+tg_tensor *tg__cpu_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("ge", TG_PW_GE, self, other, out);
+}

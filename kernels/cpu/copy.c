@@ -14,7 +14,9 @@
 #include "pointwise_loops.h"
 #include "tg_kernels.h"
 
-typedef struct copy_ctx { tg_dtype dst, src; } copy_ctx;
+typedef struct copy_ctx {
+    tg_dtype dst, src;
+} copy_ctx;
 
 /* data[0] = destination, data[1] = source. */
 static void copy_ref_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
@@ -39,16 +41,27 @@ static void copy_same_loop(char **data, const int64_t *strides, int64_t n, void 
         return;
     }
     switch (es) {
-    case 1: for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss]; break;
-    case 2: for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 2); break;
-    case 4: for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 4); break;
-    default: for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 8); break;
+    case 1:
+        for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 2);
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 4);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, 8);
+        break;
     }
 }
 
 static void copy_f32_to_f64_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
-    if (strides[0] != 8 || strides[1] != 4) { copy_ref_loop(data, strides, n, vctx); return; }
+    if (strides[0] != 8 || strides[1] != 4) {
+        copy_ref_loop(data, strides, n, vctx);
+        return;
+    }
     double *d = (double *)data[0];
     const float *s = (const float *)data[1];
 #pragma omp simd
@@ -57,7 +70,10 @@ static void copy_f32_to_f64_loop(char **data, const int64_t *strides, int64_t n,
 
 static void copy_f64_to_f32_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
-    if (strides[0] != 4 || strides[1] != 8) { copy_ref_loop(data, strides, n, vctx); return; }
+    if (strides[0] != 4 || strides[1] != 8) {
+        copy_ref_loop(data, strides, n, vctx);
+        return;
+    }
     float *d = (float *)data[0];
     const double *s = (const double *)data[1];
 #pragma omp simd
@@ -65,7 +81,10 @@ static void copy_f64_to_f32_loop(char **data, const int64_t *strides, int64_t n,
 }
 
 /* Path (1): the bytes of a contiguous tensor, in chunks of at least 1 MiB per thread. */
-typedef struct memcpy_ctx { char *dst; const char *src; } memcpy_ctx;
+typedef struct memcpy_ctx {
+    char *dst;
+    const char *src;
+} memcpy_ctx;
 
 static void memcpy_chunk(int64_t b, int64_t e, void *vctx)
 {
@@ -99,7 +118,8 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
         if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
         if (dn > 0 && sn > 0 && d < s + sn && s < d + dn)
-            return tg__error("copy_", "unsupported operation: some elements of the input tensor "
+            return tg__error("copy_",
+                             "unsupported operation: some elements of the input tensor "
                              "and the written-to tensor refer to a single memory location. Please "
                              "clone() the tensor before performing the operation.");
     }
@@ -111,15 +131,16 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         tg__bump_version(self);
         return tg_retain(self);
     }
-    if (!tg__pw_force_reference && tg__copy_transposed_2d(self, src)) {   /* contiguous() of a t() */
+    if (!tg__pw_force_reference && tg__copy_transposed_2d(self, src)) { /* contiguous() of a t() */
         tg__bump_version(self);
         return tg_retain(self);
     }
     tg_iter it;
     tg_tensor *outs[1] = { self };
     tg_tensor *ins[1] = { src };
-    if (tg__iter_build(&it, "copy_", TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_INPUT_CAST |
-                       TG_ITER_NO_BROADCAST_OUT, outs, 1, ins, 1) != 0)
+    if (tg__iter_build(&it, "copy_",
+                       TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_BROADCAST_OUT,
+                       outs, 1, ins, 1) != 0)
         return NULL;
     copy_ctx ctx = { .dst = it.dtypes[0], .src = it.dtypes[1] };
     tg_iter_loop1d loop = copy_ref_loop;
@@ -129,5 +150,5 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         else if (ctx.dst == TG_FLOAT32 && ctx.src == TG_FLOAT64) loop = copy_f64_to_f32_loop;
     }
     tg__iter_for_each(&it, loop, &ctx);
-    return tg__iter_finish(&it, 0);    /* bumps self's version */
+    return tg__iter_finish(&it, 0); /* bumps self's version */
 }

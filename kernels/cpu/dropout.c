@@ -16,8 +16,8 @@
 
 enum { BLOCK = 4096 };
 
-static void dropout_block(const char *x, char *y, uint8_t *m, int64_t n, const uint64_t *u, uint64_t keep_below,
-                          double scale, tg_dtype dt)
+static void dropout_block(const char *x, char *y, uint8_t *m, int64_t n, const uint64_t *u,
+                          uint64_t keep_below, double scale, tg_dtype dt)
 {
     if (dt == TG_FLOAT32) {
         const float *xf = (const float *)x;
@@ -38,14 +38,16 @@ static void dropout_block(const char *x, char *y, uint8_t *m, int64_t n, const u
         for (int64_t i = 0; i < n; i++) {
             m[i] = (u[i] >> 11) < keep_below;
             char *yi = y + (int64_t)es * i;
-            tg__pw_store_f64(yi, dt, tg__pw_load_f64(x + (int64_t)es * i, dt) * m[i]);   /* rounded, */
-            tg__pw_store_f64(yi, dt, tg__pw_load_f64(yi, dt) * scale);                   /* then scaled */
+            tg__pw_store_f64(yi, dt,
+                             tg__pw_load_f64(x + (int64_t)es * i, dt) * m[i]); /* rounded, */
+            tg__pw_store_f64(yi, dt, tg__pw_load_f64(yi, dt) * scale);         /* then scaled */
         }
     }
 }
 
 /* x, out, mask contiguous on the CPU (see tg_dropout_fill_fn). */
-static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training)
+static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p,
+                        bool training)
 {
     int64_t n = tg__numel(x);
     uint8_t *m = (uint8_t *)tg__k_data(mask);
@@ -57,15 +59,15 @@ static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, dou
         return 0;
     }
     double q = 1 - p, scale = q == 0 ? 0.0 : 1.0 / q;
-    uint64_t keep_below = (uint64_t)ldexp(q, 53);      /* u53 < q * 2^53  <=>  uniform < q */
+    uint64_t keep_below = (uint64_t)ldexp(q, 53); /* u53 < q * 2^53  <=>  uniform < q */
     uint64_t u[BLOCK];
     size_t es = tg_dtype_size(x->dtype);
     tg_generator *g = tg__default_generator();
     for (int64_t b = 0; b < n; b += BLOCK) {
         int64_t k = n - b < BLOCK ? n - b : BLOCK;
         tg__random_u64_n(g, u, k);
-        dropout_block(tg__k_data(x) + (int64_t)es * b, tg__k_data(out) + (int64_t)es * b, m + b, k, u, keep_below,
-                      scale, x->dtype);
+        dropout_block(tg__k_data(x) + (int64_t)es * b, tg__k_data(out) + (int64_t)es * b, m + b, k,
+                      u, keep_below, scale, x->dtype);
     }
     return 0;
 }

@@ -61,7 +61,9 @@ static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
     }
     return i;
 #else
-    (void)out; (void)x; (void)n;
+    (void)out;
+    (void)x;
+    (void)n;
     return 0;
 #endif
 }

@@ -21,7 +21,10 @@ static inline char *elem_ptr(const tg_tensor *t, int64_t i)
 
 /* ------------------------------------------------------------------ fill_ */
 
-typedef struct fill_ctx { unsigned char bytes[8]; int64_t size; } fill_ctx;
+typedef struct fill_ctx {
+    unsigned char bytes[8];
+    int64_t size;
+} fill_ctx;
 
 /* data[0] = destination; one element's bytes repeated. */
 static void fill_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
@@ -30,10 +33,29 @@ static void fill_loop(char **data, const int64_t *strides, int64_t n, void *vctx
     char *d = data[0];
     const int64_t s = strides[0];
     switch (c->size) {
-    case 1: { uint8_t v = c->bytes[0]; for (int64_t i = 0; i < n; i++) *(uint8_t *)(d + i * s) = v; break; }
-    case 2: { uint16_t v; memcpy(&v, c->bytes, 2); for (int64_t i = 0; i < n; i++) *(uint16_t *)(d + i * s) = v; break; }
-    case 4: { uint32_t v; memcpy(&v, c->bytes, 4); for (int64_t i = 0; i < n; i++) *(uint32_t *)(d + i * s) = v; break; }
-    default: { uint64_t v; memcpy(&v, c->bytes, 8); for (int64_t i = 0; i < n; i++) *(uint64_t *)(d + i * s) = v; break; }
+    case 1: {
+        uint8_t v = c->bytes[0];
+        for (int64_t i = 0; i < n; i++) *(uint8_t *)(d + i * s) = v;
+        break;
+    }
+    case 2: {
+        uint16_t v;
+        memcpy(&v, c->bytes, 2);
+        for (int64_t i = 0; i < n; i++) *(uint16_t *)(d + i * s) = v;
+        break;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, c->bytes, 4);
+        for (int64_t i = 0; i < n; i++) *(uint32_t *)(d + i * s) = v;
+        break;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, c->bytes, 8);
+        for (int64_t i = 0; i < n; i++) *(uint64_t *)(d + i * s) = v;
+        break;
+    }
     }
 }
 
@@ -54,18 +76,17 @@ tg_tensor *tg__cpu_fill_(tg_tensor *self, double value)
 
 /* Writes n values f(i) = start + i * step in the accumulation type of out's dtype: int64 for
  * integer dtypes, float for float16/bfloat16, double for float32/float64. */
-static void arange_fill(tg_tensor *out, int64_t n, double start, double step, int64_t istart, int64_t istep)
+static void arange_fill(tg_tensor *out, int64_t n, double start, double step, int64_t istart,
+                        int64_t istep)
 {
     const tg_dtype t = out->dtype;
     for (int64_t i = 0; i < n; i++) {
         char *p = elem_ptr(out, i);
         switch (t) {
-        case TG_FLOAT16: case TG_BFLOAT16:
-            tg__pw_store_f32(p, t, (float)start + (float)step * (float)i);
-            break;
-        case TG_FLOAT32: case TG_FLOAT64:
-            tg__pw_store_f64(p, t, start + step * (double)i);
-            break;
+        case TG_FLOAT16:
+        case TG_BFLOAT16: tg__pw_store_f32(p, t, (float)start + (float)step * (float)i); break;
+        case TG_FLOAT32:
+        case TG_FLOAT64: tg__pw_store_f64(p, t, start + step * (double)i); break;
         default:
             tg__pw_store_i64(p, t, (int64_t)((uint64_t)istart + (uint64_t)istep * (uint64_t)i));
             break;
@@ -94,7 +115,7 @@ tg_tensor *tg__cpu_arange_out(double start, double end, double step, tg_tensor *
 tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
     if (tg__linspace_check(steps, out) != 0) return NULL;
-    if (steps == 1) return tg__cpu_fill_(out, start);       /* PyTorch: start, not end */
+    if (steps == 1) return tg__cpu_fill_(out, start); /* PyTorch: start, not end */
     const tg_dtype t = out->dtype;
     const int64_t halfway = steps / 2;
     switch (tg__pw_kind(t)) {
@@ -119,7 +140,7 @@ tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tens
         tg__pw_store_f64(eb, t, end);
         const float fs = tg__pw_load_f32(sb, t), fe = tg__pw_load_f32(eb, t);
         float step = steps > 1 ? (fe - fs) / (float)(steps - 1) : 0;
-        if (t != TG_FLOAT32) {          /* the step is a scalar_t too */
+        if (t != TG_FLOAT32) { /* the step is a scalar_t too */
             char stb[4];
             tg__pw_store_f32(stb, t, step);
             step = tg__pw_load_f32(stb, t);
@@ -133,7 +154,8 @@ tg_tensor *tg__cpu_linspace_out(double start, double end, int64_t steps, tg_tens
     case TG_PW_F64: {
         const double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
         for (int64_t i = 0; i < steps; i++) {
-            double v = i < halfway ? start + step * (double)i : end - step * (double)(steps - i - 1);
+            double v =
+                i < halfway ? start + step * (double)i : end - step * (double)(steps - i - 1);
             tg__pw_store_f64(elem_ptr(out, i), t, v);
         }
         break;
@@ -183,7 +205,10 @@ static tg_tensor *random_fill(const char *op, tg_tensor *self, gen_batch_fn fn, 
     return rc == 0 ? tg_retain(self) : NULL;
 }
 
-typedef struct uniform_state { tg_generator *gen; double from, to; } uniform_state;
+typedef struct uniform_state {
+    tg_generator *gen;
+    double from, to;
+} uniform_state;
 
 static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 {
@@ -194,7 +219,7 @@ static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
     const double scale = ldexp(1.0, -digits);
     const int64_t es = (int64_t)tg_dtype_size(t);
     for (int64_t i = 0; i < n; i++) {
-        double u = (double)(r[i] >> (64 - digits)) * scale;       /* [0, 1) on the dtype's grid */
+        double u = (double)(r[i] >> (64 - digits)) * scale; /* [0, 1) on the dtype's grid */
         tg__pw_store_f64(dst + i * es, t, u * (s->to - s->from) + s->from);
     }
 }
@@ -207,7 +232,10 @@ tg_tensor *tg__cpu_uniform_(tg_tensor *self, double from, double to, tg_generato
     return random_fill("uniform_", self, uniform_batch, &s);
 }
 
-typedef struct normal_state { tg_generator *gen; double mean, std; } normal_state;
+typedef struct normal_state {
+    tg_generator *gen;
+    double mean, std;
+} normal_state;
 
 /* Box-Muller on pairs of uniform draws; the odd element of a batch uses its own pair. */
 static void normal_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
@@ -218,11 +246,12 @@ static void normal_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
     tg__random_u64_n(s->gen, r, 2 * npairs);
     const int64_t es = (int64_t)tg_dtype_size(t);
     for (int64_t p = 0; p < npairs; p++) {
-        double u1 = 1.0 - (double)(r[2 * p] >> 11) * 0x1.0p-53;     /* (0, 1]: log finite */
+        double u1 = 1.0 - (double)(r[2 * p] >> 11) * 0x1.0p-53; /* (0, 1]: log finite */
         double u2 = (double)(r[2 * p + 1] >> 11) * 0x1.0p-53;
         double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
         tg__pw_store_f64(dst + 2 * p * es, t, s->mean + s->std * rad * cos(th));
-        if (2 * p + 1 < n) tg__pw_store_f64(dst + (2 * p + 1) * es, t, s->mean + s->std * rad * sin(th));
+        if (2 * p + 1 < n)
+            tg__pw_store_f64(dst + (2 * p + 1) * es, t, s->mean + s->std * rad * sin(th));
     }
 }
 
@@ -234,7 +263,11 @@ tg_tensor *tg__cpu_normal_(tg_tensor *self, double mean, double std, tg_generato
     return random_fill("normal_", self, normal_batch, &s);
 }
 
-typedef struct int_state { tg_generator *gen; int64_t from; uint64_t range; } int_state;
+typedef struct int_state {
+    tg_generator *gen;
+    int64_t from;
+    uint64_t range;
+} int_state;
 
 /* from + r mod range (range 0 stands for 2^64: every 64-bit value). */
 static void int_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
@@ -257,6 +290,7 @@ static void int_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 tg_tensor *tg__cpu_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
     int_state s = { generator, from, 0 };
-    if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cpu", &s.range) != 0) return NULL;
+    if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cpu", &s.range) != 0)
+        return NULL;
     return random_fill("random_", self, int_batch, &s);
 }

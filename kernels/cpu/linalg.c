@@ -121,7 +121,7 @@ static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
 {
     CBLAS_TRANSPOSE tc = CblasNoTrans;
     int64_t ldc = 1;
-    if (!blas_layout(&C, &tc, &ldc)) {          /* C unusable: compute into a buffer */
+    if (!blas_layout(&C, &tc, &ldc)) { /* C unusable: compute into a buffer */
         char *buf = pack(&C, dt, dt);
         if (!buf) return -1;
         mat T = contiguous_mat(buf, C.rows, C.cols);
@@ -130,7 +130,7 @@ static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
         free(buf);
         return rc;
     }
-    if (tc == CblasTrans) {                     /* column-major C: C^T = B^T A^T */
+    if (tc == CblasTrans) { /* column-major C: C^T = B^T A^T */
         mat At = { A.p, A.cols, A.rows, A.cs, A.rs }, Bt = { B.p, B.cols, B.rows, B.cs, B.rs };
         mat Ct = { C.p, C.cols, C.rows, C.cs, C.rs };
         return gemm_blas(dt, K, alpha, Bt, At, beta, Ct);
@@ -144,7 +144,10 @@ static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
         blas_layout(&A, &ta, &lda);
     }
     if (!blas_layout(&B, &tb, &ldb)) {
-        if (!(bbuf = pack(&B, dt, dt))) { free(abuf); return -1; }
+        if (!(bbuf = pack(&B, dt, dt))) {
+            free(abuf);
+            return -1;
+        }
         B = contiguous_mat(bbuf, B.rows, B.cols);
         blas_layout(&B, &tb, &ldb);
     }
@@ -162,10 +165,11 @@ static int gemm_blas(tg_dtype dt, int64_t K, double alpha, mat A, mat B, double 
 }
 
 /* C (M, N) = alpha * A (M, K) @ B (K, N) + beta * C, any dtype and strides. */
-static int gemm(const char *op, tg_dtype dt, int64_t K, double alpha, mat A, mat B, double beta, mat C)
+static int gemm(const char *op, tg_dtype dt, int64_t K, double alpha, mat A, mat B, double beta,
+                mat C)
 {
     if (C.rows == 0 || C.cols == 0) return 0;
-    if (K == 0 || tg_dtype_is_integral(dt, true)) {   /* also the empty-K case for floats */
+    if (K == 0 || tg_dtype_is_integral(dt, true)) { /* also the empty-K case for floats */
         gemm_ref(dt, K, alpha, A, B, beta, C);
         return 0;
     }
@@ -176,7 +180,8 @@ static int gemm(const char *op, tg_dtype dt, int64_t K, double alpha, mat A, mat
     }
     /* float16 / bfloat16: through float32 */
     char *a = pack(&A, dt, TG_FLOAT32), *b = pack(&B, dt, TG_FLOAT32);
-    char *c = beta != 0 ? pack(&C, dt, TG_FLOAT32) : malloc((size_t)(C.rows * C.cols) * sizeof(float));
+    char *c =
+        beta != 0 ? pack(&C, dt, TG_FLOAT32) : malloc((size_t)(C.rows * C.cols) * sizeof(float));
     int rc = -1;
     if (a && b && c) {
         rc = gemm_blas(TG_FLOAT32, K, alpha, contiguous_mat(a, A.rows, A.cols),
@@ -269,7 +274,7 @@ static void copy_broadcast(mat C, const tg_tensor *self, size_t e)
         cs = self->sizes[0] == 1 ? 0 : self->strides[0];
     }
     const char *s = tg__k_data(self);
-    if (cs == 1 && C.cs == 1) {          /* rows of self contiguous (linear's bias): row copies */
+    if (cs == 1 && C.cs == 1) { /* rows of self contiguous (linear's bias): row copies */
         for (int64_t i = 0; i < C.rows; i++)
             memcpy(C.p + i * C.rs * (int64_t)e, s + i * rs * (int64_t)e, (size_t)C.cols * e);
         return;
@@ -281,10 +286,12 @@ static void copy_broadcast(mat C, const tg_tensor *self, size_t e)
 
 /* self broadcasts to (n, p), mat1 is (n, m), mat2 is (m, p), out is (n, p):
  * out = beta * self + alpha * mat1 @ mat2. out == self is the in-place addmm_. */
-tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out)
+tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta,
+                             double alpha, tg_tensor *out)
 {
     if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
-    if (check_dtypes("addmm", mat1, mat2) != 0 || check_dtypes("addmm", self, mat1) != 0) return NULL;
+    if (check_dtypes("addmm", mat1, mat2) != 0 || check_dtypes("addmm", self, mat1) != 0)
+        return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
     bool inplace = out == self;
     if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
@@ -292,7 +299,8 @@ tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, 
     if (!res) return NULL;
     mat C = mat_of(res, 0);
     if (!inplace && beta != 0) copy_broadcast(C, self, tg_dtype_size(self->dtype));
-    if (gemm("addmm", mat1->dtype, mat1->sizes[1], alpha, mat_of(mat1, 0), mat_of(mat2, 0), beta, C) != 0) {
+    if (gemm("addmm", mat1->dtype, mat1->sizes[1], alpha, mat_of(mat1, 0), mat_of(mat2, 0), beta,
+             C) != 0) {
         tg_release(res);
         return NULL;
     }

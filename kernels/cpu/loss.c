@@ -19,9 +19,9 @@ enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 
 typedef struct nll_args {
     const char *op;
-    tg_tensor *x, *t, *w;       /* contiguous references (w may be NULL) */
-    int64_t n, c;               /* samples (1 for a 1-D self), classes */
-    bool batched;               /* self is 2-D */
+    tg_tensor *x, *t, *w; /* contiguous references (w may be NULL) */
+    int64_t n, c;         /* samples (1 for a 1-D self), classes */
+    bool batched;         /* self is 2-D */
 } nll_args;
 
 static void nll_args_release(nll_args *a)
@@ -32,7 +32,8 @@ static void nll_args_release(nll_args *a)
 }
 
 /* Shape and dtype checks in PyTorch's order, then contiguous operands. 0 or -1 + error. */
-static int nll_prepare(nll_args *a, const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight)
+static int nll_prepare(nll_args *a, const char *op, tg_tensor *self, tg_tensor *target,
+                       tg_tensor *weight)
 {
     memset(a, 0, sizeof *a);
     a->op = op;
@@ -43,7 +44,10 @@ static int nll_prepare(nll_args *a, const char *op, tg_tensor *self, tg_tensor *
     a->x = tg__contiguous(op, self);
     a->t = a->x ? tg__contiguous(op, target) : NULL;
     a->w = a->t && weight ? tg__contiguous(op, weight) : NULL;
-    if (!a->x || !a->t || (weight && !a->w)) { nll_args_release(a); return -1; }
+    if (!a->x || !a->t || (weight && !a->w)) {
+        nll_args_release(a);
+        return -1;
+    }
     return 0;
 }
 
@@ -52,13 +56,18 @@ static int nll_target(const nll_args *a, int64_t i, int64_t ignore_index, int64_
 {
     *t = tg__pw_load_i64(tg__k_data(a->t) + i * (int64_t)tg_dtype_size(a->t->dtype), a->t->dtype);
     if (*t == ignore_index) return 0;
-    if (*t < 0 || *t >= a->c) { tg__error(a->op, "Target %lld is out of bounds.", (long long)*t); return -1; }
+    if (*t < 0 || *t >= a->c) {
+        tg__error(a->op, "Target %lld is out of bounds.", (long long)*t);
+        return -1;
+    }
     return 1;
 }
 
 static double nll_weight(const nll_args *a, int64_t t)
 {
-    return a->w ? tg__pw_load_f64(tg__k_data(a->w) + t * (int64_t)tg_dtype_size(a->w->dtype), a->w->dtype) : 1.0;
+    return a->w ? tg__pw_load_f64(tg__k_data(a->w) + t * (int64_t)tg_dtype_size(a->w->dtype),
+                                  a->w->dtype)
+                : 1.0;
 }
 
 static double nll_input(const nll_args *a, int64_t i, int64_t t)
@@ -75,7 +84,8 @@ static tg_tensor *scalar_of(const char *op, double v, tg_dtype dt)
     return r;
 }
 
-tg_output_total_weight tg__cpu_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction,
+tg_output_total_weight tg__cpu_nll_loss_forward(tg_tensor *self, tg_tensor *target,
+                                                tg_tensor *weight, int64_t reduction,
                                                 int64_t ignore_index)
 {
     const char *op = "nll_loss_forward";
@@ -97,20 +107,28 @@ tg_output_total_weight tg__cpu_nll_loss_forward(tg_tensor *self, tg_tensor *targ
             total += w;
             sum += loss;
         }
-        if (ok >= 0 && per_sample) tg__pw_store_f64(tg__k_data(out) + i * (int64_t)tg_dtype_size(dt), dt, loss);
+        if (ok >= 0 && per_sample)
+            tg__pw_store_f64(tg__k_data(out) + i * (int64_t)tg_dtype_size(dt), dt, loss);
     }
     nll_args_release(&a);
-    if (ok < 0) { tg_release(out); return res; }
+    if (ok < 0) {
+        tg_release(out);
+        return res;
+    }
     if (!per_sample) out = scalar_of(op, reduction == RED_MEAN ? sum / total : sum, dt);
     /* PyTorch reports no total weight for per-sample losses. */
     res.total_weight = out ? scalar_of(op, per_sample ? 0.0 : total, dt) : NULL;
-    if (!res.total_weight) { tg_release(out); return res; }
+    if (!res.total_weight) {
+        tg_release(out);
+        return res;
+    }
     res.output = out;
     return res;
 }
 
-tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight,
-                                     int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
+tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target,
+                                     tg_tensor *weight, int64_t reduction, int64_t ignore_index,
+                                     tg_tensor *total_weight)
 {
     const char *op = "nll_loss_backward";
     nll_args a;
@@ -124,7 +142,11 @@ tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
     size_t es = tg_dtype_size(dt);
     tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, dt, TG_DEVICE_CPU);
     tg_tensor *go = gi ? tg__contiguous(op, grad_output) : NULL;
-    if (!go) { tg_release(gi); nll_args_release(&a); return NULL; }
+    if (!go) {
+        tg_release(gi);
+        nll_args_release(&a);
+        return NULL;
+    }
     memset(tg__k_data(gi), 0, es * (size_t)tg__numel(gi));
     double scale = 0;
     if (!per_sample) {
@@ -137,11 +159,17 @@ tg_tensor *tg__cpu_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
         int64_t t;
         ok = nll_target(&a, i, ignore_index, &t);
         if (ok <= 0) continue;
-        double g = per_sample ? -tg__pw_load_f64(tg__k_data(go) + i * (int64_t)tg_dtype_size(go->dtype), go->dtype) : scale;
+        double g = per_sample
+                       ? -tg__pw_load_f64(tg__k_data(go) + i * (int64_t)tg_dtype_size(go->dtype),
+                                          go->dtype)
+                       : scale;
         tg__pw_store_f64(tg__k_data(gi) + (i * a.c + t) * (int64_t)es, dt, nll_weight(&a, t) * g);
     }
     tg_release(go);
     nll_args_release(&a);
-    if (ok < 0) { tg_release(gi); return NULL; }
+    if (ok < 0) {
+        tg_release(gi);
+        return NULL;
+    }
     return gi;
 }

@@ -29,7 +29,7 @@ typedef struct sm_job {
     tg_dtype dt;
     const char *x;
     char *y;
-    int64_t n, inner;                  /* slice length, inner extent */
+    int64_t n, inner;                   /* slice length, inner extent */
     int64_t xs_outer, xs_dim, xs_inner; /* self strides (elements) */
     int64_t ys_outer, ys_dim, ys_inner; /* out strides (elements) */
 } sm_job;
@@ -65,7 +65,7 @@ static void softmax_ref_slice(const sm_job *j, const char *x, char *y)
  * the general version; results agree with it wherever e^x >= FLT_MIN. */
 __attribute__((target("avx2,fma"))) static inline __m256 exp256_nonpos(__m256 x)
 {
-    const __m256 lo = _mm256_set1_ps(-87.33654475f);                /* ln(FLT_MIN) */
+    const __m256 lo = _mm256_set1_ps(-87.33654475f); /* ln(FLT_MIN) */
     const __m256 magic = _mm256_set1_ps(12582912.0f);
     __m256 xc = _mm256_max_ps(x, lo);
     __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
@@ -80,7 +80,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 exp256_nonpos(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
     p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+    __m256 scale =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
     return _mm256_and_ps(_mm256_mul_ps(p, scale), _mm256_cmp_ps(x, lo, _CMP_GE_OQ));
 }
 
@@ -120,7 +121,10 @@ static void softmax_row_f32(const float *x, float *y, int64_t n, bool lg)
 {
     float m = -INFINITY, s = 0;
     for (int64_t k = 0; k < n; k++) {
-        if (x[k] != x[k]) { m = NAN; break; }
+        if (x[k] != x[k]) {
+            m = NAN;
+            break;
+        }
         m = x[k] > m ? x[k] : m;
     }
     for (int64_t k = 0; k < n; k++) {
@@ -135,11 +139,11 @@ static void softmax_row_f32(const float *x, float *y, int64_t n, bool lg)
 /* One float32 row. `tmp` (n floats, L1-resident) holds exp(x - m) between passes 2 and 3 so
  * that y is written exactly once, with non-temporal stores when y is 32-byte aligned: the row
  * never has to be read into the cache before being overwritten (no write-allocate traffic). */
-__attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x, float *y, float *tmp,
-                                                                 int64_t n, bool lg)
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x, float *y,
+                                                                 float *tmp, int64_t n, bool lg)
 {
     float m = row_max_avx2(x, n);
-    if (!isfinite(m)) {      /* NaN, or an infinite max: the general exp handles those rows */
+    if (!isfinite(m)) { /* NaN, or an infinite max: the general exp handles those rows */
         softmax_row_f32(x, y, n, lg);
         return;
     }
@@ -149,7 +153,10 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x,
     for (; k + 16 <= n; k += 16) {
         __m256 a = exp256_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + k), vm));
         __m256 b = exp256_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + k + 8), vm));
-        if (e) { _mm256_storeu_ps(e + k, a); _mm256_storeu_ps(e + k + 8, b); }
+        if (e) {
+            _mm256_storeu_ps(e + k, a);
+            _mm256_storeu_ps(e + k + 8, b);
+        }
         s0 = _mm256_add_ps(s0, a);
         s1 = _mm256_add_ps(s1, b);
     }
@@ -165,7 +172,8 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x,
         __m256 vc = _mm256_set1_ps(c);
         for (k = 0; k + 8 <= n; k += 8) {
             __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + k), vc);
-            if (nt) _mm256_stream_ps(y + k, v); else _mm256_storeu_ps(y + k, v);
+            if (nt) _mm256_stream_ps(y + k, v);
+            else _mm256_storeu_ps(y + k, v);
         }
         for (; k < n; k++) y[k] = x[k] - c;
     } else {
@@ -173,7 +181,8 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(const float *x,
         __m256 vr = _mm256_set1_ps(r);
         for (k = 0; k + 8 <= n; k += 8) {
             __m256 v = _mm256_mul_ps(_mm256_loadu_ps(e + k), vr);
-            if (nt) _mm256_stream_ps(y + k, v); else _mm256_storeu_ps(y + k, v);
+            if (nt) _mm256_stream_ps(y + k, v);
+            else _mm256_storeu_ps(y + k, v);
         }
         for (; k < n; k++) y[k] = e[k] * r;
     }
@@ -209,7 +218,7 @@ static void slices_task(int64_t b, int64_t e, void *ctx)
         else if (avx) softmax_row_avx2((const float *)x, (float *)y, tmp, j->n, j->log);
         else softmax_row_f32((const float *)x, (float *)y, j->n, j->log);
     }
-    if (avx) _mm_sfence();       /* order the non-temporal stores before the caller reads y */
+    if (avx) _mm_sfence(); /* order the non-temporal stores before the caller reads y */
     if (tmp != stack_tmp) free(tmp);
 }
 

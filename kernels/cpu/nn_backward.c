@@ -20,7 +20,10 @@
 
 /* ------------------------------------------------------------------ threshold_backward */
 
-typedef struct thr_ctx { double threshold; tg_dtype dt; } thr_ctx;
+typedef struct thr_ctx {
+    double threshold;
+    tg_dtype dt;
+} thr_ctx;
 
 static void thr_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
@@ -44,7 +47,8 @@ static void thr_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
     } else if (c->dt == TG_FLOAT64) {
         for (int64_t i = 0; i < n; i++) {
             double xv = *(const double *)(x + i * strides[2]);
-            *(double *)(o + i * strides[0]) = xv <= c->threshold ? 0.0 : *(const double *)(g + i * strides[1]);
+            *(double *)(o + i * strides[0]) =
+                xv <= c->threshold ? 0.0 : *(const double *)(g + i * strides[1]);
         }
     } else {
         for (int64_t i = 0; i < n; i++) {
@@ -60,7 +64,8 @@ tg_tensor *tg__cpu_threshold_backward(tg_tensor *grad_output, tg_tensor *self, d
     tg_iter it;
     tg_tensor *outs[1] = { NULL };
     tg_tensor *ins[2] = { grad_output, self };
-    if (tg__iter_build(&it, "threshold_backward", TG_ITER_PROMOTE_INPUTS, outs, 1, ins, 2) != 0) return NULL;
+    if (tg__iter_build(&it, "threshold_backward", TG_ITER_PROMOTE_INPUTS, outs, 1, ins, 2) != 0)
+        return NULL;
     if (it.dtype == TG_BOOL) {
         tg__iter_abort(&it);
         return tg__error("threshold_backward", "\"threshold_backward\" not implemented for 'Bool'");
@@ -77,7 +82,7 @@ typedef struct smb_job {
     const char *g, *y;
     char *out;
     int64_t outer, n, inner;
-    tg_dtype dt;              /* float32 or float64 */
+    tg_dtype dt; /* float32 or float64 */
 } smb_job;
 
 /* One slice: elements k * inner (k < n) from base offset `off`. */
@@ -123,8 +128,8 @@ static void smb_range(int64_t b, int64_t e, void *ctx)
     }
 }
 
-static tg_tensor *softmax_backward(const char *op, const char *check_name, bool log, tg_tensor *grad_output,
-                                   tg_tensor *output, int64_t dim)
+static tg_tensor *softmax_backward(const char *op, const char *check_name, bool log,
+                                   tg_tensor *grad_output, tg_tensor *output, int64_t dim)
 {
     int64_t d;
     if (tg__softmax_backward_check(op, check_name, grad_output, output, dim, &d) != 0) return NULL;
@@ -132,13 +137,16 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
     tg_dtype cdt = rdt == TG_FLOAT64 ? TG_FLOAT64 : TG_FLOAT32;
     tg_tensor *g = NULL, *y = NULL, *out = NULL;
     /* Contiguous operands in the computation dtype (copies only when needed). */
-    g = grad_output->dtype == cdt ? tg__contiguous(op, grad_output) : tg__empty_like(op, grad_output, cdt);
+    g = grad_output->dtype == cdt ? tg__contiguous(op, grad_output)
+                                  : tg__empty_like(op, grad_output, cdt);
     if (g && grad_output->dtype != cdt && tg__copy_into(op, g, grad_output) != 0) goto fail;
     y = output->dtype == cdt ? tg__contiguous(op, output) : tg__empty_like(op, output, cdt);
     if (y && output->dtype != cdt && tg__copy_into(op, y, output) != 0) goto fail;
     out = g && y ? tg__empty_like(op, grad_output, cdt) : NULL;
     if (!out) goto fail;
-    smb_job j = { .log = log, .g = tg__k_data(g), .y = tg__k_data(y), .out = tg__k_data(out), .dt = cdt };
+    smb_job j = {
+        .log = log, .g = tg__k_data(g), .y = tg__k_data(y), .out = tg__k_data(out), .dt = cdt
+    };
     j.n = output->ndim ? output->sizes[d] : 1;
     j.outer = 1;
     j.inner = 1;
@@ -153,7 +161,10 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
     tg_release(y);
     if (rdt == cdt) return out;
     tg_tensor *r = tg__empty_like(op, out, rdt);
-    if (r && tg__copy_into(op, r, out) != 0) { tg_release(r); r = NULL; }
+    if (r && tg__copy_into(op, r, out) != 0) {
+        tg_release(r);
+        r = NULL;
+    }
     tg_release(out);
     return r;
 fail:
@@ -164,14 +175,18 @@ fail:
 }
 
 /* The result has grad_output's dtype (PyTorch's CPU kernels do not convert to input_dtype). */
-tg_tensor *tg__cpu_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+tg_tensor *tg__cpu_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
+                                         tg_dtype input_dtype)
 {
     (void)input_dtype;
-    return softmax_backward("_softmax_backward_data", "softmax_backward", false, grad_output, output, dim);
+    return softmax_backward("_softmax_backward_data", "softmax_backward", false, grad_output,
+                            output, dim);
 }
 
-tg_tensor *tg__cpu_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+tg_tensor *tg__cpu_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
+                                             tg_dtype input_dtype)
 {
     (void)input_dtype;
-    return softmax_backward("_log_softmax_backward_data", "log_softmax_backward", true, grad_output, output, dim);
+    return softmax_backward("_log_softmax_backward_data", "log_softmax_backward", true, grad_output,
+                            output, dim);
 }

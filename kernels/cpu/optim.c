@@ -22,7 +22,8 @@ static bool fast_ok(tg_tensor *const *ts, int n)
 {
     for (int i = 0; i < n; i++) {
         if (!ts[i]) continue;
-        if (!tg__is_contiguous(ts[i]) || (ts[i]->dtype != TG_FLOAT32 && ts[i]->dtype != TG_FLOAT64)) return false;
+        if (!tg__is_contiguous(ts[i]) || (ts[i]->dtype != TG_FLOAT32 && ts[i]->dtype != TG_FLOAT64))
+            return false;
     }
     return true;
 }
@@ -101,19 +102,29 @@ static void sgd_ref(tg_tensor *self, tg_tensor *grad, tg_tensor *buf, const sgd_
     }
 }
 
-tg_tensor *tg__cpu_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum,
-                             double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
+tg_tensor *tg__cpu_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer,
+                             double lr, double momentum, double dampening, double weight_decay,
+                             bool nesterov, bool maximize, bool first_step)
 {
     const char *op = "sgd_step_";
-    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov) != 0)
+    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
+                      nesterov) != 0)
         return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
-    sgd_ctx c = { tg__k_data(self), tg__k_data(grad), buf ? tg__k_data(buf) : NULL, lr, momentum, dampening,
-                  weight_decay, nesterov, maximize, first_step };
+    sgd_ctx c = { tg__k_data(self),
+                  tg__k_data(grad),
+                  buf ? tg__k_data(buf) : NULL,
+                  lr,
+                  momentum,
+                  dampening,
+                  weight_decay,
+                  nesterov,
+                  maximize,
+                  first_step };
     if (fast_ok((tg_tensor *const[]){ self, grad, buf }, 3))
-        tg__parallel_for(tg__numel(self), tg__grain_size(), self->dtype == TG_FLOAT32 ? sgd_f32 : sgd_f64, &c);
-    else
-        sgd_ref(self, grad, buf, &c);
+        tg__parallel_for(tg__numel(self), tg__grain_size(),
+                         self->dtype == TG_FLOAT32 ? sgd_f32 : sgd_f64, &c);
+    else sgd_ref(self, grad, buf, &c);
     if (buf) tg__bump_version(buf);
     tg__bump_version(self);
     return tg_retain(self);
@@ -124,7 +135,7 @@ tg_tensor *tg__cpu_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *moment
 typedef struct adam_ctx {
     void *p, *g, *m, *v, *vmax;
     double lr, beta1, beta2, eps, weight_decay;
-    double step_size, bc2_sqrt;      /* lr / (1 - beta1^step), sqrt(1 - beta2^step) */
+    double step_size, bc2_sqrt; /* lr / (1 - beta1^step), sqrt(1 - beta2^step) */
     bool amsgrad, maximize, decoupled;
 } adam_ctx;
 
@@ -137,7 +148,8 @@ static void adam_f32(int64_t b, int64_t e, void *vctx)
     float *p = c->p, *m = c->m, *v = c->v, *vmax = c->vmax;
     const float *g = c->g;
     float decay = (float)(1 - c->lr * c->weight_decay), wd = (float)c->weight_decay;
-    float b1 = (float)c->beta1, b2 = (float)c->beta2, a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
+    float b1 = (float)c->beta1, b2 = (float)c->beta2, a1 = (float)(1 - c->beta1),
+          a2 = (float)(1 - c->beta2);
     float bc2 = (float)c->bc2_sqrt, eps = (float)c->eps, nstep = (float)-c->step_size;
     for (int64_t i = b; i < e; i++) {
         float gi = c->maximize ? -g[i] : g[i];
@@ -197,25 +209,39 @@ static void adam_ref(tg_tensor *const *t, const adam_ctx *c)
     }
 }
 
-tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq,
-                              tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps,
-                              double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
+tg_tensor *tg__cpu_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg,
+                              tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step,
+                              double lr, double beta1, double beta2, double eps,
+                              double weight_decay, bool amsgrad, bool maximize,
+                              bool decoupled_weight_decay)
 {
     const char *op = "adam_step_";
-    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
-                       amsgrad) != 0)
+    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2,
+                       eps, weight_decay, amsgrad) != 0)
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
-    adam_ctx c = { tg__k_data(self), tg__k_data(grad), tg__k_data(exp_avg), tg__k_data(exp_avg_sq),
-                   vmax ? tg__k_data(vmax) : NULL, lr, beta1, beta2, eps, weight_decay, 0, 0,
-                   amsgrad, maximize, decoupled_weight_decay };
+    adam_ctx c = { tg__k_data(self),
+                   tg__k_data(grad),
+                   tg__k_data(exp_avg),
+                   tg__k_data(exp_avg_sq),
+                   vmax ? tg__k_data(vmax) : NULL,
+                   lr,
+                   beta1,
+                   beta2,
+                   eps,
+                   weight_decay,
+                   0,
+                   0,
+                   amsgrad,
+                   maximize,
+                   decoupled_weight_decay };
     c.step_size = lr / (1 - pow(beta1, (double)step));
     c.bc2_sqrt = sqrt(1 - pow(beta2, (double)step));
     tg_tensor *const ts[5] = { self, grad, exp_avg, exp_avg_sq, vmax };
     if (fast_ok(ts, 5))
-        tg__parallel_for(tg__numel(self), tg__grain_size(), self->dtype == TG_FLOAT32 ? adam_f32 : adam_f64, &c);
-    else
-        adam_ref(ts, &c);
+        tg__parallel_for(tg__numel(self), tg__grain_size(),
+                         self->dtype == TG_FLOAT32 ? adam_f32 : adam_f64, &c);
+    else adam_ref(ts, &c);
     tg__bump_version(exp_avg);
     tg__bump_version(exp_avg_sq);
     if (vmax) tg__bump_version(vmax);

@@ -32,30 +32,30 @@
 
 #include "tg_kernels.h"
 
-#define CHUNK 65536          /* inner elements per parallel chunk of a full reduction */
-#define VBLOCK 512           /* outputs per block of the vertical path */
+#define CHUNK 65536 /* inner elements per parallel chunk of a full reduction */
+#define VBLOCK 512  /* outputs per block of the vertical path */
 
 /* One partial result: whichever fields the kind uses. */
 typedef struct partial {
-    double d;          /* sum, product, extreme value (float) or mean (var) */
-    double m2;         /* var: sum of squared deviations */
-    double dev;        /* var: sum of deviations (the correction term of the two-pass formula) */
-    int64_t i;         /* integer sum/product/extreme */
-    int64_t idx;       /* arg reductions: index of the extreme */
-    int64_t pos;       /* arg reductions: index of the next element */
-    int64_t n;         /* var: element count */
+    double d;    /* sum, product, extreme value (float) or mean (var) */
+    double m2;   /* var: sum of squared deviations */
+    double dev;  /* var: sum of deviations (the correction term of the two-pass formula) */
+    int64_t i;   /* integer sum/product/extreme */
+    int64_t idx; /* arg reductions: index of the extreme */
+    int64_t pos; /* arg reductions: index of the next element */
+    int64_t n;   /* var: element count */
     bool nan, any;
 } partial;
 
 typedef struct rctx {
     rkind kind;
-    bool integer;              /* accumulate in int64 (integral output / input) */
+    bool integer; /* accumulate in int64 (integral output / input) */
     rview v;
-    const char *base;          /* self's data */
-    tg_dtype dt;               /* self's dtype */
+    const char *base; /* self's data */
+    tg_dtype dt;      /* self's dtype */
     size_t esz;
     int64_t correction;
-    tg_tensor *out, *out2;     /* values (or the only output), indices */
+    tg_tensor *out, *out2; /* values (or the only output), indices */
     char *ob, *ob2;
     bool ocontig, ocontig2;
 } rctx;
@@ -125,10 +125,18 @@ static double sum_line_double(const char *p, int64_t n, int64_t stride, tg_dtype
         for (int64_t b = 0; b < n; b += 4096) {
             int64_t m = n - b < 4096 ? n - b : 4096;
             const double *x = (const double *)p + b;
-            if (have_avx2()) { s += sum_f64_avx2(x, m); continue; }
-            double a[4] = {0, 0, 0, 0};
+            if (have_avx2()) {
+                s += sum_f64_avx2(x, m);
+                continue;
+            }
+            double a[4] = { 0, 0, 0, 0 };
             int64_t i = 0;
-            for (; i + 4 <= m; i += 4) { a[0] += x[i]; a[1] += x[i + 1]; a[2] += x[i + 2]; a[3] += x[i + 3]; }
+            for (; i + 4 <= m; i += 4) {
+                a[0] += x[i];
+                a[1] += x[i + 1];
+                a[2] += x[i + 2];
+                a[3] += x[i + 3];
+            }
             for (; i < m; i++) a[0] += x[i];
             s += (a[0] + a[1]) + (a[2] + a[3]);
         }
@@ -149,7 +157,8 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
 {
     int64_t step = stride * (int64_t)c->esz;
     switch (c->kind) {
-    case R_SUM: case R_MEAN:
+    case R_SUM:
+    case R_MEAN:
         if (c->integer) {
             uint64_t s = (uint64_t)r->i;
             if (c->dt == TG_INT64) {
@@ -165,13 +174,15 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         break;
     case R_PROD:
         for (int64_t k = 0; k < n; k++) {
-            if (c->integer) r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__pw_load_i64(p + k * step, c->dt));
+            if (c->integer)
+                r->i = (int64_t)((uint64_t)r->i * (uint64_t)tg__pw_load_i64(p + k * step, c->dt));
             else r->d *= tg__pw_load_f64(p + k * step, c->dt);
         }
         break;
-    case R_MAX: case R_MIN: {
+    case R_MAX:
+    case R_MIN: {
         bool mx = c->kind == R_MAX;
-        if (c->dt == TG_FLOAT32 && n > 0) {   /* typed loop: no per-element dtype switch */
+        if (c->dt == TG_FLOAT32 && n > 0) { /* typed loop: no per-element dtype switch */
             const float *x = (const float *)p;
             float best = r->any ? (float)r->d : x[0];
             bool nan = false;
@@ -198,24 +209,34 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
         }
         break;
     }
-    case R_ARGMAX: case R_ARGMIN: {
+    case R_ARGMAX:
+    case R_ARGMIN: {
         bool mx = c->kind == R_ARGMAX;
         for (int64_t k = 0; k < n; k++, r->pos++) {
             if (r->nan) continue;
             if (c->integer) {
                 int64_t x = tg__pw_load_i64(p + k * step, c->dt);
-                if (!r->any || (mx ? x > r->i : x < r->i)) { r->i = x; r->idx = r->pos; }
+                if (!r->any || (mx ? x > r->i : x < r->i)) {
+                    r->i = x;
+                    r->idx = r->pos;
+                }
             } else {
                 double x = tg__pw_load_f64(p + k * step, c->dt);
-                if (x != x) { r->nan = true; r->d = x; r->idx = r->pos; }
-                else if (!r->any || (mx ? x > r->d : x < r->d)) { r->d = x; r->idx = r->pos; }
+                if (x != x) {
+                    r->nan = true;
+                    r->d = x;
+                    r->idx = r->pos;
+                } else if (!r->any || (mx ? x > r->d : x < r->d)) {
+                    r->d = x;
+                    r->idx = r->pos;
+                }
             }
             r->any = true;
         }
         break;
     }
-    case R_VAR: case R_STD:   /* handled by var_sum_cb / var_dev_cb */
-        break;
+    case R_VAR:
+    case R_STD: /* handled by var_sum_cb / var_dev_cb */ break;
     }
 }
 
@@ -223,7 +244,8 @@ typedef void (*line_cb)(const rctx *c, partial *r, const char *p, int64_t n, int
 
 /* Calls cb for every line of the inner elements [b, e) (row-major over the inner dims) of the
  * output whose first element is at `base`. */
-static void inner_range(const rctx *c, const char *base, int64_t b, int64_t e, line_cb cb, partial *r)
+static void inner_range(const rctx *c, const char *base, int64_t b, int64_t e, line_cb cb,
+                        partial *r)
 {
     const rview *v = &c->v;
     if (b >= e) return;
@@ -268,10 +290,18 @@ static void var_dev_cb(const rctx *c, partial *r, const char *p, int64_t n, int6
     double mean = r->d, m2 = 0, dev = 0;
     if (c->dt == TG_FLOAT32) {
         const float *x = (const float *)p;
-        for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
+        for (int64_t k = 0; k < n; k++) {
+            double dx = x[k * stride] - mean;
+            m2 += dx * dx;
+            dev += dx;
+        }
     } else if (c->dt == TG_FLOAT64) {
         const double *x = (const double *)p;
-        for (int64_t k = 0; k < n; k++) { double dx = x[k * stride] - mean; m2 += dx * dx; dev += dx; }
+        for (int64_t k = 0; k < n; k++) {
+            double dx = x[k * stride] - mean;
+            m2 += dx * dx;
+            dev += dx;
+        }
     } else {
         for (int64_t k = 0; k < n; k++) {
             double dx = tg__pw_load_f64(p + k * step, c->dt) - mean;
@@ -292,7 +322,10 @@ static void partial_init(const rctx *c, partial *r, int64_t begin)
 {
     memset(r, 0, sizeof *r);
     r->pos = begin;
-    if (c->kind == R_PROD) { r->d = 1; r->i = 1; }
+    if (c->kind == R_PROD) {
+        r->d = 1;
+        r->i = 1;
+    }
 }
 
 /* Reduces inner elements [b, e) of output o into r. */
@@ -305,7 +338,7 @@ static void compute_partial(const rctx *c, int64_t o, int64_t b, int64_t e, part
         r->n = e - b;
         r->d = r->n ? r->d / (double)r->n : 0;
         inner_range(c, base, b, e, var_dev_cb, r);
-        if (r->n) r->m2 -= r->dev * r->dev / (double)r->n;   /* corrected two-pass */
+        if (r->n) r->m2 -= r->dev * r->dev / (double)r->n; /* corrected two-pass */
         return;
     }
     inner_range(c, base, b, e, fold_cb, r);
@@ -315,7 +348,8 @@ static void compute_partial(const rctx *c, int64_t o, int64_t b, int64_t e, part
 static void merge_partial(const rctx *c, partial *a, const partial *b)
 {
     switch (c->kind) {
-    case R_SUM: case R_MEAN:
+    case R_SUM:
+    case R_MEAN:
         a->d += b->d;
         a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
         break;
@@ -323,18 +357,21 @@ static void merge_partial(const rctx *c, partial *a, const partial *b)
         a->d *= b->d;
         a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
         break;
-    case R_MAX: case R_MIN: {
+    case R_MAX:
+    case R_MIN: {
         bool mx = c->kind == R_MAX;
         if (!b->any) break;
         a->nan |= b->nan;
-        if (!a->any || (c->integer ? (mx ? b->i > a->i : b->i < a->i) : (mx ? b->d > a->d : b->d < a->d))) {
+        if (!a->any ||
+            (c->integer ? (mx ? b->i > a->i : b->i < a->i) : (mx ? b->d > a->d : b->d < a->d))) {
             a->d = b->d;
             a->i = b->i;
         }
         a->any = true;
         break;
     }
-    case R_ARGMAX: case R_ARGMIN: {
+    case R_ARGMAX:
+    case R_ARGMIN: {
         bool mx = c->kind == R_ARGMAX;
         if (a->nan || !b->any) break;
         if (b->nan || !a->any ||
@@ -342,9 +379,13 @@ static void merge_partial(const rctx *c, partial *a, const partial *b)
             *a = *b;
         break;
     }
-    case R_VAR: case R_STD: {   /* Chan et al. */
+    case R_VAR:
+    case R_STD: { /* Chan et al. */
         if (b->n == 0) break;
-        if (a->n == 0) { *a = *b; break; }
+        if (a->n == 0) {
+            *a = *b;
+            break;
+        }
         double na = (double)a->n, nb = (double)b->n, delta = b->d - a->d;
         a->m2 += b->m2 + delta * delta * na * nb / (na + nb);
         a->d += delta * nb / (na + nb);
@@ -364,24 +405,28 @@ static void store_result(const rctx *c, int64_t o, const partial *r)
     char *p = out_at(c->out, c->ob, c->ocontig, o);
     tg_dtype odt = c->out->dtype;
     switch (c->kind) {
-    case R_SUM: case R_PROD:
-        if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
+    case R_SUM:
+    case R_PROD:
+        if (c->integer) tg__pw_store_i64(p, odt, r->i);
+        else tg__pw_store_f64(p, odt, r->d);
         break;
-    case R_MEAN:
-        tg__pw_store_f64(p, odt, r->d / (double)c->v.inner_numel);
-        break;
-    case R_MAX: case R_MIN:
+    case R_MEAN: tg__pw_store_f64(p, odt, r->d / (double)c->v.inner_numel); break;
+    case R_MAX:
+    case R_MIN:
         if (c->integer) tg__pw_store_i64(p, odt, r->i);
         else tg__pw_store_f64(p, odt, r->nan ? NAN : r->d);
         break;
-    case R_ARGMAX: case R_ARGMIN:
-        if (c->out2) {    /* max.dim / min.dim: values, then indices */
-            if (c->integer) tg__pw_store_i64(p, odt, r->i); else tg__pw_store_f64(p, odt, r->d);
+    case R_ARGMAX:
+    case R_ARGMIN:
+        if (c->out2) { /* max.dim / min.dim: values, then indices */
+            if (c->integer) tg__pw_store_i64(p, odt, r->i);
+            else tg__pw_store_f64(p, odt, r->d);
             p = out_at(c->out2, c->ob2, c->ocontig2, o);
         }
         *(int64_t *)p = r->idx;
         break;
-    case R_VAR: case R_STD: {
+    case R_VAR:
+    case R_STD: {
         double den = (double)r->n - (double)c->correction;
         double var = (r->n ? r->m2 : NAN) / (den > 0 ? den : 0);
         tg__pw_store_f64(p, odt, c->kind == R_STD ? sqrt(var) : var);
@@ -402,7 +447,11 @@ static void outputs_task(int64_t b, int64_t e, void *ctx)
     }
 }
 
-typedef struct chunk_job { const rctx *c; int64_t o; partial *parts; } chunk_job;
+typedef struct chunk_job {
+    const rctx *c;
+    int64_t o;
+    partial *parts;
+} chunk_job;
 
 static void chunks_task(int64_t b, int64_t e, void *ctx)
 {
@@ -421,16 +470,25 @@ __attribute__((target("avx2"))) static void add_row_f32_avx2(double *acc, const 
     int64_t k = 0;
     for (; k + 8 <= n; k += 8) {
         __m256 v = _mm256_loadu_ps(x + k);
-        _mm256_storeu_pd(acc + k, _mm256_add_pd(_mm256_loadu_pd(acc + k), _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-        _mm256_storeu_pd(acc + k + 4, _mm256_add_pd(_mm256_loadu_pd(acc + k + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
+        _mm256_storeu_pd(acc + k, _mm256_add_pd(_mm256_loadu_pd(acc + k),
+                                                _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
+        _mm256_storeu_pd(acc + k + 4, _mm256_add_pd(_mm256_loadu_pd(acc + k + 4),
+                                                    _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
     }
     for (; k < n; k++) acc[k] += x[k];
 }
 
 static void add_row(double *acc, const char *p, int64_t n, tg_dtype dt)
 {
-    if (dt == TG_FLOAT32 && have_avx2()) { add_row_f32_avx2(acc, (const float *)p, n); return; }
-    if (dt == TG_FLOAT32) { const float *x = (const float *)p; for (int64_t k = 0; k < n; k++) acc[k] += x[k]; return; }
+    if (dt == TG_FLOAT32 && have_avx2()) {
+        add_row_f32_avx2(acc, (const float *)p, n);
+        return;
+    }
+    if (dt == TG_FLOAT32) {
+        const float *x = (const float *)p;
+        for (int64_t k = 0; k < n; k++) acc[k] += x[k];
+        return;
+    }
     const double *x = (const double *)p;
     for (int64_t k = 0; k < n; k++) acc[k] += x[k];
 }
@@ -448,7 +506,7 @@ static void vertical_task(int64_t b, int64_t e, void *ctx)
         if (nb > VBLOCK) nb = VBLOCK;
         const char *base = c->base + tg__rv_outer_offset(v, o0) * (int64_t)c->esz;
         memset(acc, 0, sizeof(double) * (size_t)nb);
-        int64_t idx[TG_MAX_DIMS] = {0}, off = 0;
+        int64_t idx[TG_MAX_DIMS] = { 0 }, off = 0;
         for (int64_t j = 0; j < v->inner_numel; j++) {
             add_row(acc, base + off * (int64_t)c->esz, nb, c->dt);
             for (int d = v->in - 1; d >= 0; d--) {
@@ -481,7 +539,8 @@ static int run_reduce(rctx *c)
         int64_t run = v->osz[v->on - 1];
         int64_t ntasks = (v->outer_numel / run) * ((run + VBLOCK - 1) / VBLOCK);
         int64_t per = (int64_t)VBLOCK * v->inner_numel;
-        tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per, vertical_task, c);
+        tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per,
+                         vertical_task, c);
         return 0;
     }
     if (v->outer_numel >= 8 || v->inner_numel < 2 * CHUNK) {
@@ -492,7 +551,10 @@ static int run_reduce(rctx *c)
     }
     int64_t nch = (v->inner_numel + CHUNK - 1) / CHUNK;
     partial *parts = malloc(sizeof(partial) * (size_t)nch);
-    if (!parts) { tg__error("reduce", "out of memory"); return -1; }
+    if (!parts) {
+        tg__error("reduce", "out of memory");
+        return -1;
+    }
     for (int64_t o = 0; o < v->outer_numel; o++) {
         chunk_job j = { c, o, parts };
         tg__parallel_for(nch, 1, chunks_task, &j);
@@ -526,7 +588,10 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     if (!res) return NULL;
     if (res2) {
         *res2 = tg__k_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64);
-        if (!*res2) { tg_release(res); return NULL; }
+        if (!*res2) {
+            tg_release(res);
+            return NULL;
+        }
         c.out2 = *res2;
         c.ob2 = tg__k_data(*res2);
         c.ocontig2 = tg__is_contiguous(*res2);
@@ -541,18 +606,21 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
  * The argument handling is reduce_checks.h's (shared with CUDA), around reduce_common. */
 
 /* sum over dim (None/empty = all) of self (any shape); out has the reduced shape. */
-tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+tg_tensor *tg__cpu_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype,
+                           tg_tensor *out)
 {
     return tg__reduce_sum(reduce_common, self, dim, keepdim, dtype, out);
 }
 
-tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+tg_tensor *tg__cpu_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype,
+                            tg_tensor *out)
 {
     return tg__reduce_mean(reduce_common, self, dim, keepdim, dtype, out);
 }
 
 /* prod over one dim; the full product is the composite `prod` (flatten, then this). */
-tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+tg_tensor *tg__cpu_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype,
+                            tg_tensor *out)
 {
     return tg__reduce_prod(reduce_common, self, dim, keepdim, dtype, out);
 }
@@ -568,19 +636,21 @@ tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_t
 }
 
 /* values and int64 indices of the extreme along dim; self is any shape. */
-tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
+tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max,
+                                      tg_tensor *max_values)
 {
     tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values,
-                                      &r.indices);
+    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim,
+                                      max, max_values, &r.indices);
     return r;
 }
 
-tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
+tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min,
+                                      tg_tensor *min_indices)
 {
     tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices,
-                                      &r.indices);
+    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim,
+                                      min, min_indices, &r.indices);
     return r;
 }
 
@@ -595,12 +665,14 @@ tg_tensor *tg__cpu_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_
     return tg__reduce_arg(reduce_common, "argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
 }
 
-tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
+tg_tensor *tg__cpu_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
+                           tg_tensor *out)
 {
     return tg__reduce_var_std(reduce_common, "var", R_VAR, self, dim, correction, keepdim, out);
 }
 
-tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
+tg_tensor *tg__cpu_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
+                           tg_tensor *out)
 {
     return tg__reduce_var_std(reduce_common, "std", R_STD, self, dim, correction, keepdim, out);
 }

@@ -37,7 +37,10 @@ static void copy_any(const cat_piece *p, int64_t o)
     }
 }
 
-typedef struct cat_job { cat_piece *pieces; int64_t npieces; } cat_job;
+typedef struct cat_job {
+    cat_piece *pieces;
+    int64_t npieces;
+} cat_job;
 
 static void cat_rows(int64_t b, int64_t e, void *ctx)
 {
@@ -46,7 +49,10 @@ static void cat_rows(int64_t b, int64_t e, void *ctx)
         const cat_piece *p = &j->pieces[k];
         size_t es = tg_dtype_size(p->out->dtype);
         for (int64_t o = b; o < e; o++) {
-            if (!p->fast) { copy_any(p, o); continue; }
+            if (!p->fast) {
+                copy_any(p, o);
+                continue;
+            }
             memcpy(tg__k_data(p->out) + (o * p->inner_out + p->col0) * (int64_t)es,
                    tg__k_data(p->src) + o * p->inner_src * (int64_t)es, (size_t)p->inner_src * es);
         }
@@ -57,7 +63,8 @@ static void cat_rows(int64_t b, int64_t e, void *ctx)
  * out has their shape with the dim sizes summed, and the promoted dtype (or out's, castable). */
 tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
-    if (tensors.len == 0) return tg__error("cat", "torch.cat(): expected a non-empty list of Tensors");
+    if (tensors.len == 0)
+        return tg__error("cat", "torch.cat(): expected a non-empty list of Tensors");
     int64_t shape[TG_MAX_DIMS], ndim = 0;
     if (tg__cat_shape(tensors, &dim, shape, &ndim) != 0) return NULL;
     tg_dtype dt = tensors.data[0]->dtype;
@@ -67,22 +74,29 @@ tg_tensor *tg__cpu_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
     int64_t outer = 1, after = 1;
     for (int64_t k = 0; k < dim; k++) outer *= shape[k];
     for (int64_t k = dim + 1; k < ndim; k++) after *= shape[k];
-    cat_piece pieces[64], *pp = tensors.len <= 64 ? pieces : malloc(sizeof(cat_piece) * (size_t)tensors.len);
-    if (!pp) { tg_release(res); return tg__error("cat", "out of memory"); }
+    cat_piece pieces[64],
+        *pp = tensors.len <= 64 ? pieces : malloc(sizeof(cat_piece) * (size_t)tensors.len);
+    if (!pp) {
+        tg_release(res);
+        return tg__error("cat", "out of memory");
+    }
     int64_t np = 0, col = 0;
     bool out_contig = tg__is_contiguous(res);
     for (int64_t i = 0; i < tensors.len; i++) {
         const tg_tensor *t = tensors.data[i];
         if (tg__cat_skipped(t) || tg__numel(t) == 0) continue;
         int64_t inner = t->sizes[dim] * after;
-        pp[np++] = (cat_piece){ t, res, inner, shape[dim] * after, col,
-                                out_contig && t->dtype == res->dtype && tg__is_contiguous(t) };
+        pp[np++] =
+            (cat_piece){ t,     res,
+                         inner, shape[dim] * after,
+                         col,   out_contig && t->dtype == res->dtype && tg__is_contiguous(t) };
         col += inner;
     }
     cat_job j = { pp, np };
     if (outer > 0 && np > 0) {
         int64_t row = shape[dim] * after;
-        tg__parallel_for(outer, row >= tg__grain_size() ? 1 : tg__grain_size() / (row ? row : 1), cat_rows, &j);
+        tg__parallel_for(outer, row >= tg__grain_size() ? 1 : tg__grain_size() / (row ? row : 1),
+                         cat_rows, &j);
     }
     if (pp != pieces) free(pp);
     if (out) tg__bump_version(res);

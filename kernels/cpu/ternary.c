@@ -18,7 +18,9 @@
 /* data[0] = out, data[1] = condition, data[2] = self, data[3] = other. The inputs keep their
  * own dtypes (the iterator does not cast them: the condition stays bool and self/other are
  * converted per element); out has the result dtype. */
-typedef struct where_ctx { tg_dtype dt[4]; } where_ctx;
+typedef struct where_ctx {
+    tg_dtype dt[4];
+} where_ctx;
 
 static void where_ref_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
@@ -29,7 +31,10 @@ static void where_ref_loop(char **data, const int64_t *strides, int64_t n, void 
         bool pick_a = tg__pw_load_i64(cond, c->dt[1]) != 0;
         if (pick_a) tg__pw_convert(o, c->dt[0], a, c->dt[2]);
         else tg__pw_convert(o, c->dt[0], b, c->dt[3]);
-        o += strides[0]; cond += strides[1]; a += strides[2]; b += strides[3];
+        o += strides[0];
+        cond += strides[1];
+        a += strides[2];
+        b += strides[3];
     }
 }
 
@@ -39,7 +44,8 @@ static void where_4byte_loop(char **data, const int64_t *strides, int64_t n, voi
     if (strides[0] != 4 || strides[1] != 1 || strides[2] != 4 || strides[3] != 4) {
         for (int64_t i = 0; i < n; i++) {
             const uint8_t c = *(const uint8_t *)(data[1] + i * strides[1]);
-            memcpy(data[0] + i * strides[0], c ? data[2] + i * strides[2] : data[3] + i * strides[3], 4);
+            memcpy(data[0] + i * strides[0],
+                   c ? data[2] + i * strides[2] : data[3] + i * strides[3], 4);
         }
         return;
     }
@@ -51,11 +57,14 @@ static void where_4byte_loop(char **data, const int64_t *strides, int64_t n, voi
 }
 
 /* where.self_out: out = condition ? self : other. */
-tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+tg_tensor *tg__cpu_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
+                             tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *cond;      /* borrowed by the iterator: it lives until the loop is done */
-    if (tg__pw_where_iter_build(&it, TG_ITER_NO_INPUT_CAST, condition, self, other, out, &cond) != 0) return NULL;
+    tg_tensor *cond; /* borrowed by the iterator: it lives until the loop is done */
+    if (tg__pw_where_iter_build(&it, TG_ITER_NO_INPUT_CAST, condition, self, other, out, &cond) !=
+        0)
+        return NULL;
     where_ctx ctx;
     for (int k = 0; k < 4; k++) ctx.dt[k] = it.dtypes[k];
     tg_iter_loop1d loop = where_ref_loop;
@@ -90,19 +99,22 @@ static void clamp_ref_loop(char **data, const int64_t *strides, int64_t n, void 
         const char *hi = c->has_max ? data[kmax] + i * strides[kmax] : NULL;
         switch (tg__pw_kind(t)) {
         case TG_PW_F32:
-            tg__pw_store_f32(o, t, tg__pw_clamp_f32(tg__pw_load_f32(x, t),
-                                                    lo ? tg__pw_load_f32(lo, t) : -INFINITY,
-                                                    hi ? tg__pw_load_f32(hi, t) : INFINITY));
+            tg__pw_store_f32(o, t,
+                             tg__pw_clamp_f32(tg__pw_load_f32(x, t),
+                                              lo ? tg__pw_load_f32(lo, t) : -INFINITY,
+                                              hi ? tg__pw_load_f32(hi, t) : INFINITY));
             break;
         case TG_PW_F64:
-            tg__pw_store_f64(o, t, tg__pw_clamp_f64(tg__pw_load_f64(x, t),
-                                                    lo ? tg__pw_load_f64(lo, t) : -INFINITY,
-                                                    hi ? tg__pw_load_f64(hi, t) : INFINITY));
+            tg__pw_store_f64(o, t,
+                             tg__pw_clamp_f64(tg__pw_load_f64(x, t),
+                                              lo ? tg__pw_load_f64(lo, t) : -INFINITY,
+                                              hi ? tg__pw_load_f64(hi, t) : INFINITY));
             break;
         case TG_PW_I64:
-            tg__pw_store_i64(o, t, tg__pw_clamp_i64(tg__pw_load_i64(x, t),
-                                                    lo ? tg__pw_load_i64(lo, t) : INT64_MIN,
-                                                    hi ? tg__pw_load_i64(hi, t) : INT64_MAX));
+            tg__pw_store_i64(o, t,
+                             tg__pw_clamp_i64(tg__pw_load_i64(x, t),
+                                              lo ? tg__pw_load_i64(lo, t) : INT64_MIN,
+                                              hi ? tg__pw_load_i64(hi, t) : INT64_MAX));
             break;
         }
     }
@@ -131,7 +143,8 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    if (tg__pw_clamp_iter_build(&it, 0, "cpu", self, min, max, out, scalar_min, scalar_max) < 0) return NULL;
+    if (tg__pw_clamp_iter_build(&it, 0, "cpu", self, min, max, out, scalar_min, scalar_max) < 0)
+        return NULL;
     clamp_ctx ctx = { .dtype = it.dtype, .has_min = min != NULL, .has_max = max != NULL };
     tg_iter_loop1d loop = clamp_ref_loop;
     if (!tg__pw_force_reference && it.dtype == TG_FLOAT32) {

@@ -25,7 +25,7 @@ typedef struct unary_op {
     const char *name;
     pw1_f32_fn f32;
     pw1_f64_fn f64;
-    pw1_i64_fn i64;           /* NULL: integer inputs are promoted to float first */
+    pw1_i64_fn i64; /* NULL: integer inputs are promoted to float first */
     tg_iter_loop1d fast_f32, fast_f64;
 } unary_op;
 
@@ -87,12 +87,30 @@ unary_loop_f64(char **data, const int64_t *strides, int64_t n, pw1_f64_fn f)
     }
 }
 
-static void neg_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_neg_f32); }
-static void neg_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_neg_f64); }
-static void abs_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_abs_f32); }
-static void abs_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_abs_f64); }
-static void relu_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_relu_f32); }
-static void relu_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_relu_f64); }
+static void neg_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_neg_f32);
+}
+static void neg_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_neg_f64);
+}
+static void abs_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_abs_f32);
+}
+static void abs_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_abs_f64);
+}
+static void relu_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_relu_f32);
+}
+static void relu_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_relu_f64);
+}
 static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     int64_t done = 0;
@@ -100,41 +118,97 @@ static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
     char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
     unary_loop_f32(rest, s, n - done, tg__pw_exp_f32);
 }
-static void exp_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_exp_f64); }
-static void log_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_log_f32); }
-static void log_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_log_f64); }
-static void sqrt_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_sqrt_f32); }
-static void sqrt_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_sqrt_f64); }
-static void rsqrt_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_rsqrt_f32); }
-static void rsqrt_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_rsqrt_f64); }
-static void sin_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_sin_f32); }
-static void sin_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_sin_f64); }
-static void cos_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_cos_f32); }
-static void cos_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_cos_f64); }
-static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_tanh_f32); }
-static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_tanh_f64); }
-static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f32(d, s, n, tg__pw_sigmoid_f32); }
-static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c) { unary_loop_f64(d, s, n, tg__pw_sigmoid_f64); }
+static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_exp_f64);
+}
+static void log_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_log_f32);
+}
+static void log_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_log_f64);
+}
+static void sqrt_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_sqrt_f32);
+}
+static void sqrt_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sqrt_f64);
+}
+static void rsqrt_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_rsqrt_f32);
+}
+static void rsqrt_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_rsqrt_f64);
+}
+static void sin_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_sin_f32);
+}
+static void sin_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sin_f64);
+}
+static void cos_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_cos_f32);
+}
+static void cos_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_cos_f64);
+}
+static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_tanh_f32);
+}
+static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_tanh_f64);
+}
+static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_sigmoid_f32);
+}
+static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sigmoid_f64);
+}
 
 /* neg, abs and relu refuse bool inputs (tg__pw_check_unary_bool, shared with CUDA). */
-static const unary_op op_neg = { "neg", tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64, neg_f32, neg_f64 };
-static const unary_op op_abs = { "abs", tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64, abs_f32, abs_f64 };
-static const unary_op op_relu = { "relu", tg__pw_relu_f32, tg__pw_relu_f64, tg__pw_relu_i64, relu_f32, relu_f64 };
+static const unary_op op_neg = { "neg",          tg__pw_neg_f32, tg__pw_neg_f64,
+                                 tg__pw_neg_i64, neg_f32,        neg_f64 };
+static const unary_op op_abs = { "abs",          tg__pw_abs_f32, tg__pw_abs_f64,
+                                 tg__pw_abs_i64, abs_f32,        abs_f64 };
+static const unary_op op_relu = { "relu",          tg__pw_relu_f32, tg__pw_relu_f64,
+                                  tg__pw_relu_i64, relu_f32,        relu_f64 };
 static const unary_op op_exp = { "exp", tg__pw_exp_f32, tg__pw_exp_f64, NULL, exp_f32, exp_f64 };
 static const unary_op op_log = { "log", tg__pw_log_f32, tg__pw_log_f64, NULL, log_f32, log_f64 };
-static const unary_op op_sqrt = { "sqrt", tg__pw_sqrt_f32, tg__pw_sqrt_f64, NULL, sqrt_f32, sqrt_f64 };
-static const unary_op op_rsqrt = { "rsqrt", tg__pw_rsqrt_f32, tg__pw_rsqrt_f64, NULL, rsqrt_f32, rsqrt_f64 };
+static const unary_op op_sqrt = {
+    "sqrt", tg__pw_sqrt_f32, tg__pw_sqrt_f64, NULL, sqrt_f32, sqrt_f64
+};
+static const unary_op op_rsqrt = { "rsqrt", tg__pw_rsqrt_f32, tg__pw_rsqrt_f64,
+                                   NULL,    rsqrt_f32,        rsqrt_f64 };
 static const unary_op op_sin = { "sin", tg__pw_sin_f32, tg__pw_sin_f64, NULL, sin_f32, sin_f64 };
 static const unary_op op_cos = { "cos", tg__pw_cos_f32, tg__pw_cos_f64, NULL, cos_f32, cos_f64 };
-static const unary_op op_tanh = { "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL, tanh_f32, tanh_f64 };
-static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64, NULL, sigmoid_f32, sigmoid_f64 };
+static const unary_op op_tanh = {
+    "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL, tanh_f32, tanh_f64
+};
+static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64,
+                                     NULL,      sigmoid_f32,        sigmoid_f64 };
 
 static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 {
     if (tg__pw_check_unary_bool(op->name, self->dtype, "cpu") != 0) return NULL;
     tg_iter it;
     tg_tensor *ins[1] = { self };
-    if (tg__pw_iter_build(&it, op->name, op->i64 ? 0 : TG_ITER_INT_TO_FLOAT, out, self, ins, 1) != 0) return NULL;
+    if (tg__pw_iter_build(&it, op->name, op->i64 ? 0 : TG_ITER_INT_TO_FLOAT, out, self, ins, 1) !=
+        0)
+        return NULL;
     unary_ctx ctx = { .op = op, .dtype = it.dtype };
     tg_iter_loop1d loop = unary_ref_loop;
     bool one_dtype = it.dtypes[0] == it.dtype && it.dtypes[1] == it.dtype;
@@ -147,14 +221,47 @@ static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 }
 
 /* neg.out ... relu.out: out = f(self). */
-tg_tensor *tg__cpu_neg_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_neg, self, out); }
-tg_tensor *tg__cpu_abs_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_abs, self, out); }
-tg_tensor *tg__cpu_relu_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_relu, self, out); }
-tg_tensor *tg__cpu_exp_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_exp, self, out); }
-tg_tensor *tg__cpu_log_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_log, self, out); }
-tg_tensor *tg__cpu_sqrt_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_sqrt, self, out); }
-tg_tensor *tg__cpu_rsqrt_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_rsqrt, self, out); }
-tg_tensor *tg__cpu_sin_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_sin, self, out); }
-tg_tensor *tg__cpu_cos_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_cos, self, out); }
-tg_tensor *tg__cpu_tanh_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_tanh, self, out); }
-tg_tensor *tg__cpu_sigmoid_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_sigmoid, self, out); }
+tg_tensor *tg__cpu_neg_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_neg, self, out);
+}
+tg_tensor *tg__cpu_abs_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_abs, self, out);
+}
+tg_tensor *tg__cpu_relu_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_relu, self, out);
+}
+tg_tensor *tg__cpu_exp_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_exp, self, out);
+}
+tg_tensor *tg__cpu_log_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_log, self, out);
+}
+tg_tensor *tg__cpu_sqrt_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_sqrt, self, out);
+}
+tg_tensor *tg__cpu_rsqrt_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_rsqrt, self, out);
+}
+tg_tensor *tg__cpu_sin_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_sin, self, out);
+}
+tg_tensor *tg__cpu_cos_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_cos, self, out);
+}
+tg_tensor *tg__cpu_tanh_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_tanh, self, out);
+}
+tg_tensor *tg__cpu_sigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_sigmoid, self, out);
+}

@@ -14,15 +14,20 @@
 
 struct tg_cuda_cmp_fn {
     tg_pw_cmp_op op;
-    template <class C>
-    __device__ bool operator()(C a, C b) const { return tg__pw_compare(op, a < b, a == b, a > b); }
+    template <class C> __device__ bool operator()(C a, C b) const
+    {
+        return tg__pw_compare(op, a<b, a == b, a> b);
+    }
 };
 
-static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg_tensor *other,
+                          tg_tensor *out)
 {
     tg_iter it;
     tg_tensor *ins[2] = { self, other };
-    if (tg__pw_iter_build(&it, name, TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS, out, self, ins, 2) != 0) return NULL;
+    if (tg__pw_iter_build(&it, name, TG_ITER_BOOL_OUTPUT | TG_CUDA_ITER_FLAGS, out, self, ins, 2) !=
+        0)
+        return NULL;
     if (tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, tg_cuda_cmp_fn{ op }) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -31,9 +36,27 @@ static tg_tensor *cmp_run(const char *name, tg_pw_cmp_op op, tg_tensor *self, tg
 }
 
 /* eq.Tensor_out ... ge.Tensor_out: out = (self OP other), bool. */
-extern "C" tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("eq", TG_PW_EQ, self, other, out); }
-extern "C" tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ne", TG_PW_NE, self, other, out); }
-extern "C" tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("lt", TG_PW_LT, self, other, out); }
-extern "C" tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("le", TG_PW_LE, self, other, out); }
-extern "C" tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("gt", TG_PW_GT, self, other, out); }
-extern "C" tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out) { return cmp_run("ge", TG_PW_GE, self, other, out); }
+extern "C" tg_tensor *tg__cuda_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("eq", TG_PW_EQ, self, other, out);
+}
+extern "C" tg_tensor *tg__cuda_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("ne", TG_PW_NE, self, other, out);
+}
+extern "C" tg_tensor *tg__cuda_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("lt", TG_PW_LT, self, other, out);
+}
+extern "C" tg_tensor *tg__cuda_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("le", TG_PW_LE, self, other, out);
+}
+extern "C" tg_tensor *tg__cuda_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("gt", TG_PW_GT, self, other, out);
+}
+extern "C" tg_tensor *tg__cuda_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
+{
+    return cmp_run("ge", TG_PW_GE, self, other, out);
+}

@@ -54,17 +54,20 @@ __global__ void tg__cuda_copy_kernel(tg_cuda_copy_args a, tg_cuda_offsets<2> oc)
 }
 
 /* Launches the kernel on `device` (dst at operand 0, src at operand 1 of oc). */
-static int copy_launch(const char *op, int device, const tg_cuda_copy_args &a, const tg_cuda_offsets<2> &oc)
+static int copy_launch(const char *op, int device, const tg_cuda_copy_args &a,
+                       const tg_cuda_offsets<2> &oc)
 {
     tg_cuda_device_guard guard(device);
-    tg__cuda_copy_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(a, oc);
+    tg__cuda_copy_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                           tg__cuda_stream(device)>>>(a, oc);
     return tg__cuda_launch_ok(op);
 }
 
 /* Declared in tg_cuda.cuh: the strided copy the other CUDA kernels use (cat's slabs,
  * contiguous temporaries, cuBLAS operands). */
-int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt, const int64_t *dst_strides,
-                          const char *src, tg_dtype st, const int64_t *src_strides, const int64_t *sizes, int64_t ndim)
+int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt,
+                          const int64_t *dst_strides, const char *src, tg_dtype st,
+                          const int64_t *src_strides, const int64_t *sizes, int64_t ndim)
 {
     tg_cuda_copy_args a;
     memset(&a, 0, sizeof a);
@@ -77,7 +80,8 @@ int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt, co
     if (a.n == 0) return 0;
     const int64_t *strides[2] = { dst_strides, src_strides };
     const int64_t esize[2] = { tg__cuda_elem_size(dt), tg__cuda_elem_size(st) };
-    return copy_launch(op, device, a, tg__cuda_offsets_from_strides<2>(sizes, ndim, strides, esize));
+    return copy_launch(op, device, a,
+                       tg__cuda_offsets_from_strides<2>(sizes, ndim, strides, esize));
 }
 
 static bool same_shape(const tg_tensor *a, const tg_tensor *b)
@@ -99,8 +103,9 @@ static int copy_iter(tg_tensor *self, tg_tensor *src)
     tg_iter it;
     tg_tensor *outs[1] = { self };
     tg_tensor *ins[1] = { src };
-    if (tg__iter_build(&it, "copy_", TG_ITER_KEEP_OUTPUT_DTYPE | TG_CUDA_ITER_FLAGS |
-                       TG_ITER_NO_BROADCAST_OUT, outs, 1, ins, 1) != 0)
+    if (tg__iter_build(&it, "copy_",
+                       TG_ITER_KEEP_OUTPUT_DTYPE | TG_CUDA_ITER_FLAGS | TG_ITER_NO_BROADCAST_OUT,
+                       outs, 1, ins, 1) != 0)
         return -1;
     int rc = tg__cuda_check_outputs(&it);
     if (rc == 0 && it.numel > 0) {
@@ -146,7 +151,8 @@ extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_b
         int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
         if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
         if (dn > 0 && sn > 0 && d < s + sn && s < d + dn) {
-            tg__error("copy_", "unsupported operation: some elements of the input tensor "
+            tg__error("copy_",
+                      "unsupported operation: some elements of the input tensor "
                       "and the written-to tensor refer to a single memory location. Please "
                       "clone() the tensor before performing the operation.");
             return NULL;
@@ -158,8 +164,9 @@ extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_b
         if (nbytes > 0) {
             const int device = tg__cuda_device_of(self);
             tg_cuda_device_guard guard(device);
-            if (tg__cuda_ok("copy_", cudaMemcpyAsync(tg_tensor_data(self), tg_tensor_data(src), nbytes,
-                                                     cudaMemcpyDeviceToDevice, tg__cuda_stream(device))) != 0)
+            if (tg__cuda_ok("copy_", cudaMemcpyAsync(tg_tensor_data(self), tg_tensor_data(src),
+                                                     nbytes, cudaMemcpyDeviceToDevice,
+                                                     tg__cuda_stream(device))) != 0)
                 return NULL;
         }
         tg__bump_version(self);
@@ -175,7 +182,7 @@ extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_b
  * static link always keeps it. */
 static int copy_hook(const char *op, tg_tensor *dst, const tg_tensor *src)
 {
-    (void)op;   /* tg__cuda_copy_ names "copy_" in its errors, as the operator does */
+    (void)op; /* tg__cuda_copy_ names "copy_" in its errors, as the operator does */
     tg_tensor *r = tg__cuda_copy_(dst, (tg_tensor *)src, false);
     if (!r) return -1;
     tg_release(r);

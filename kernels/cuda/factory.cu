@@ -13,7 +13,8 @@
 /* ------------------------------------------------------------------ fill_ */
 
 /* Every element = the same `size` bytes. */
-__global__ void tg__cuda_fill_kernel(char *base, tg_cuda_offsets<1> oc, int64_t n, uint64_t bits, int size)
+__global__ void tg__cuda_fill_kernel(char *base, tg_cuda_offsets<1> oc, int64_t n, uint64_t bits,
+                                     int size)
 {
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -30,8 +31,7 @@ __global__ void tg__cuda_fill_kernel(char *base, tg_cuda_offsets<1> oc, int64_t 
 }
 
 /* Contiguous: typed stores of one value. */
-template <class U>
-__global__ void tg__cuda_fill_contig_kernel(U *p, int64_t n, U v)
+template <class U> __global__ void tg__cuda_fill_contig_kernel(U *p, int64_t n, U v)
 {
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) p[i] = v;
@@ -50,13 +50,26 @@ static int fill_bytes(const char *op, tg_tensor *self, uint64_t bits)
     unsigned blocks = tg__cuda_blocks(n, TG_CUDA_THREADS);
     if (tg__is_contiguous(self)) {
         switch (size) {
-        case 1: tg__cuda_fill_contig_kernel<uint8_t><<<blocks, TG_CUDA_THREADS, 0, s>>>((uint8_t *)base, n, (uint8_t)bits); break;
-        case 2: tg__cuda_fill_contig_kernel<uint16_t><<<blocks, TG_CUDA_THREADS, 0, s>>>((uint16_t *)base, n, (uint16_t)bits); break;
-        case 4: tg__cuda_fill_contig_kernel<uint32_t><<<blocks, TG_CUDA_THREADS, 0, s>>>((uint32_t *)base, n, (uint32_t)bits); break;
-        default: tg__cuda_fill_contig_kernel<uint64_t><<<blocks, TG_CUDA_THREADS, 0, s>>>((uint64_t *)base, n, bits); break;
+        case 1:
+            tg__cuda_fill_contig_kernel<uint8_t>
+                <<<blocks, TG_CUDA_THREADS, 0, s>>>((uint8_t *)base, n, (uint8_t)bits);
+            break;
+        case 2:
+            tg__cuda_fill_contig_kernel<uint16_t>
+                <<<blocks, TG_CUDA_THREADS, 0, s>>>((uint16_t *)base, n, (uint16_t)bits);
+            break;
+        case 4:
+            tg__cuda_fill_contig_kernel<uint32_t>
+                <<<blocks, TG_CUDA_THREADS, 0, s>>>((uint32_t *)base, n, (uint32_t)bits);
+            break;
+        default:
+            tg__cuda_fill_contig_kernel<uint64_t>
+                <<<blocks, TG_CUDA_THREADS, 0, s>>>((uint64_t *)base, n, bits);
+            break;
         }
     } else {
-        tg__cuda_fill_kernel<<<blocks, TG_CUDA_THREADS, 0, s>>>(base, tg__cuda_offsets_from_tensor(self), n, bits, size);
+        tg__cuda_fill_kernel<<<blocks, TG_CUDA_THREADS, 0, s>>>(
+            base, tg__cuda_offsets_from_tensor(self), n, bits, size);
     }
     return tg__cuda_launch_ok(op);
 }
@@ -69,7 +82,9 @@ extern "C" tg_tensor *tg__cuda_fill_(tg_tensor *self, double value)
     uint64_t bits = 0;
     tg__pw_store_f64((char *)&bits, self->dtype, value);
     if (self->device.type != TG_CUDA) {
-        tg__error("fill_", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!");
+        tg__error(
+            "fill_",
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!");
         return NULL;
     }
     if (fill_bytes("fill_", self, bits) != 0) return NULL;
@@ -81,7 +96,8 @@ extern "C" tg_tensor *tg__cuda_fill_(tg_tensor *self, double value)
 
 /* out[i] = start + i * step in the accumulation type of the dtype (float for float16 and
  * bfloat16, double for float32/float64, wrapping int64 for integers). */
-__global__ void tg__cuda_arange_kernel(char *base, tg_cuda_offsets<1> oc, tg_dtype t, tg_arange_plan p)
+__global__ void tg__cuda_arange_kernel(char *base, tg_cuda_offsets<1> oc, tg_dtype t,
+                                       tg_arange_plan p)
 {
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.size; i += step) {
@@ -89,10 +105,12 @@ __global__ void tg__cuda_arange_kernel(char *base, tg_cuda_offsets<1> oc, tg_dty
         oc.get(i, off);
         char *q = base + off[0];
         switch (t) {
-        case TG_FLOAT16: case TG_BFLOAT16:
+        case TG_FLOAT16:
+        case TG_BFLOAT16:
             tg__cuda_store(q, t, __fadd_rn((float)p.start, __fmul_rn((float)p.step, (float)i)));
             break;
-        case TG_FLOAT32: case TG_FLOAT64:
+        case TG_FLOAT32:
+        case TG_FLOAT64:
             tg__cuda_store(q, t, __dadd_rn(p.start, __dmul_rn(p.step, (double)i)));
             break;
         default:
@@ -111,7 +129,8 @@ extern "C" tg_tensor *tg__cuda_arange_out(double start, double end, double step,
     if (p.size > 0) {
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
-        tg__cuda_arange_kernel<<<tg__cuda_blocks(p.size, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
+        tg__cuda_arange_kernel<<<tg__cuda_blocks(p.size, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                                 tg__cuda_stream(device)>>>(
             tg__k_data(out), tg__cuda_offsets_from_tensor(out), out->dtype, p);
         if (tg__cuda_launch_ok("arange") != 0) return NULL;
     }
@@ -128,8 +147,8 @@ struct tg_cuda_linspace_args {
     tg_dtype t;
     int kind;
     int64_t steps, halfway;
-    double ds, de, dstep;     /* kinds 0 and 2 */
-    float fs, fe, fstep;      /* kind 1 */
+    double ds, de, dstep; /* kinds 0 and 2 */
+    float fs, fe, fstep;  /* kind 1 */
 };
 
 __global__ void tg__cuda_linspace_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_linspace_args a)
@@ -157,7 +176,7 @@ __global__ void tg__cuda_linspace_kernel(char *base, tg_cuda_offsets<1> oc, tg_c
 extern "C" tg_tensor *tg__cuda_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
     if (tg__linspace_check(steps, out) != 0) return NULL;
-    if (steps == 1) return tg__cuda_fill_(out, start);       /* PyTorch: start, not end */
+    if (steps == 1) return tg__cuda_fill_(out, start); /* PyTorch: start, not end */
     const tg_dtype t = out->dtype;
     tg_cuda_linspace_args a;
     memset(&a, 0, sizeof a);
@@ -184,7 +203,7 @@ extern "C" tg_tensor *tg__cuda_linspace_out(double start, double end, int64_t st
         a.fs = tg__pw_load_f32(sb, t);
         a.fe = tg__pw_load_f32(eb, t);
         a.fstep = steps > 1 ? (a.fe - a.fs) / (float)(steps - 1) : 0;
-        if (t != TG_FLOAT32) {          /* the step is a scalar_t too */
+        if (t != TG_FLOAT32) { /* the step is a scalar_t too */
             char stb[4];
             tg__pw_store_f32(stb, t, a.fstep);
             a.fstep = tg__pw_load_f32(stb, t);
@@ -201,8 +220,9 @@ extern "C" tg_tensor *tg__cuda_linspace_out(double start, double end, int64_t st
     if (steps > 0) {
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
-        tg__cuda_linspace_kernel<<<tg__cuda_blocks(steps, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__k_data(out), tg__cuda_offsets_from_tensor(out), a);
+        tg__cuda_linspace_kernel<<<tg__cuda_blocks(steps, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                                   tg__cuda_stream(device)>>>(tg__k_data(out),
+                                                              tg__cuda_offsets_from_tensor(out), a);
         if (tg__cuda_launch_ok("linspace") != 0) return NULL;
     }
     tg__bump_version(out);
@@ -231,7 +251,8 @@ extern "C" tg_tensor *tg__cuda_eye_out(int64_t n, int64_t m, tg_tensor *out)
         const int64_t es = (int64_t)tg_dtype_size(out->dtype);
         const int device = tg__cuda_device_of(out);
         tg_cuda_device_guard guard(device);
-        tg__cuda_eye_diag_kernel<<<tg__cuda_blocks(diag, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
+        tg__cuda_eye_diag_kernel<<<tg__cuda_blocks(diag, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                                   tg__cuda_stream(device)>>>(
             tg__k_data(out), diag, (out->strides[0] + out->strides[1]) * es, out->dtype);
         if (tg__cuda_launch_ok("eye") != 0) return NULL;
     }

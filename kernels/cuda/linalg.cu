@@ -23,19 +23,15 @@
  * compute type. */
 #include "tg_cuda.cuh"
 #include "tg_kernels.h"
-#include "linalg_checks.h"     /* the CPU kernels' shape and dtype checks */
+#include "linalg_checks.h" /* the CPU kernels' shape and dtype checks */
 
 #include <cublas_v2.h>
 #include <limits.h>
 #include <stdlib.h>
 
-
 /* ------------------------------------------------------------------ cuBLAS */
 
-static int cublas_check(const char *op, cublasStatus_t s)
-{
-    return tg__cublas_check(op, (int)s);
-}
+static int cublas_check(const char *op, cublasStatus_t s) { return tg__cublas_check(op, (int)s); }
 
 static bool tf32_allowed(void)
 {
@@ -96,8 +92,8 @@ static int gemm_call(const char *op, cublasHandle_t h, const gemm_args &g)
     blas_layout(g.B, &tb, &ldb);
     blas_layout(g.C, &tc, &ldc);
     int64_t M = g.C.rows, N = g.C.cols, K = g.K;
-    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc) ||
-        !fits_int(g.batch)) {
+    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) ||
+        !fits_int(ldc) || !fits_int(g.batch)) {
         tg__error(op, "matrix dimensions exceed cuBLAS's 32-bit limits");
         return -1;
     }
@@ -106,32 +102,48 @@ static int gemm_call(const char *op, cublasHandle_t h, const gemm_args &g)
     float af = (float)g.alpha, bf = (float)g.beta;
     const void *alpha = &af, *beta = &bf;
     switch (g.dt) {
-    case TG_FLOAT64: ty = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; alpha = &g.alpha; beta = &g.beta; break;
-    case TG_FLOAT16: ty = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
-    case TG_BFLOAT16: ty = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
-    default: ty = CUDA_R_32F; ct = tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F; break;
+    case TG_FLOAT64:
+        ty = CUDA_R_64F;
+        ct = CUBLAS_COMPUTE_64F;
+        alpha = &g.alpha;
+        beta = &g.beta;
+        break;
+    case TG_FLOAT16:
+        ty = CUDA_R_16F;
+        ct = CUBLAS_COMPUTE_32F;
+        break;
+    case TG_BFLOAT16:
+        ty = CUDA_R_16BF;
+        ct = CUBLAS_COMPUTE_32F;
+        break;
+    default:
+        ty = CUDA_R_32F;
+        ct = tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        break;
     }
     /* Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M). */
     cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t s;
     if (g.batch == 1) {
-        s = cublasGemmEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb, g.A.p, ty, (int)lda, beta,
-                         g.C.p, ty, (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
+        s = cublasGemmEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb, g.A.p, ty,
+                         (int)lda, beta, g.C.p, ty, (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
         return cublas_check(op, s);
     }
-    s = cublasGemmStridedBatchedEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb, (long long)g.bsb,
-                                   g.A.p, ty, (int)lda, (long long)g.bsa, beta, g.C.p, ty, (int)ldc, (long long)g.bsc,
-                                   (int)g.batch, ct, CUBLAS_GEMM_DEFAULT);
+    s = cublasGemmStridedBatchedEx(h, opb, opa, (int)N, (int)M, (int)K, alpha, g.B.p, ty, (int)ldb,
+                                   (long long)g.bsb, g.A.p, ty, (int)lda, (long long)g.bsa, beta,
+                                   g.C.p, ty, (int)ldc, (long long)g.bsc, (int)g.batch, ct,
+                                   CUBLAS_GEMM_DEFAULT);
     return cublas_check(op, s);
 }
 
 /* C = beta * C for K == 0 (beta == 0 writes zeros, ignoring C's old contents). */
 template <typename T>
-__global__ void scale_kernel(T *c, int64_t batch, int64_t rows, int64_t cols, int64_t bs, int64_t rs, int64_t cs,
-                             double beta)
+__global__ void scale_kernel(T *c, int64_t batch, int64_t rows, int64_t cols, int64_t bs,
+                             int64_t rs, int64_t cs, double beta)
 {
     int64_t n = batch * rows * cols;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         int64_t b = i / (rows * cols), r = (i / cols) % rows, k = i % cols;
         T *p = c + b * bs + r * rs + k * cs;
         *p = tg__cuda_narrow<T>(beta == 0 ? 0.0 : beta * (double)tg__cuda_widen(*p));
@@ -140,8 +152,8 @@ __global__ void scale_kernel(T *c, int64_t batch, int64_t rows, int64_t cols, in
 
 /* When t's matrices are not in a layout cuBLAS can read, *tmp becomes a contiguous copy and
  * *m, *bs point into it (else *tmp stays NULL). 0, or -1 + error. */
-static int fix_operand(const char *op, tg_tensor *t, int64_t batch_dims, mat *m, int64_t *bs, cudaStream_t st,
-                       tg_tensor **tmp)
+static int fix_operand(const char *op, tg_tensor *t, int64_t batch_dims, mat *m, int64_t *bs,
+                       cudaStream_t st, tg_tensor **tmp)
 {
     bool tr;
     int64_t ld;
@@ -155,8 +167,8 @@ static int fix_operand(const char *op, tg_tensor *t, int64_t batch_dims, mat *m,
 }
 
 /* C (res, batch_dims 0 or 1) = alpha * a @ b + beta * C. a, b, res on one device. */
-static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int64_t batch_dims, double alpha,
-                double beta, cudaStream_t st)
+static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int64_t batch_dims,
+                double alpha, double beta, cudaStream_t st)
 {
     gemm_args g;
     g.dt = res->dtype;
@@ -176,13 +188,13 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
         tg__cuda_dispatch_float(g.dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
             int64_t n = g.batch * g.C.rows * g.C.cols;
-            scale_kernel<T><<<tg__cuda_blocks(n, 256), 256, 0, st>>>((T *)g.C.p, g.batch, g.C.rows, g.C.cols, g.bsc,
-                                                                     g.C.rs, g.C.cs, beta);
+            scale_kernel<T><<<tg__cuda_blocks(n, 256), 256, 0, st>>>(
+                (T *)g.C.p, g.batch, g.C.rows, g.C.cols, g.bsc, g.C.rs, g.C.cs, beta);
             rc = tg__cuda_launch_ok(op);
         });
         return rc;
     }
-    cublasHandle_t h = tg__cublas_handle(op, res->device.index);   /* bound to the stream */
+    cublasHandle_t h = tg__cublas_handle(op, res->device.index); /* bound to the stream */
     if (!h) return -1;
     /* C: row-major, column-major (swap roles: C^T = B^T A^T), or a temporary. */
     bool tc;
@@ -190,7 +202,10 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
     tg_tensor *ctmp = NULL;
     if (!blas_layout(g.C, &tc, &ldc) || (batch_dims && g.bsc == 0 && g.batch > 1)) {
         ctmp = tg__empty(op, res->sizes, res->ndim, res->dtype, res->device);
-        if (!ctmp || (beta != 0 && tg__cuda_copy_broadcast(op, ctmp, res) != 0)) { tg_release(ctmp); return -1; }
+        if (!ctmp || (beta != 0 && tg__cuda_copy_broadcast(op, ctmp, res) != 0)) {
+            tg_release(ctmp);
+            return -1;
+        }
         g.C = mat_of(ctmp, batch_dims);
         g.bsc = batch_dims ? ctmp->strides[0] : 0;
         tc = false;
@@ -198,8 +213,9 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
     tg_tensor *atmp = NULL, *btmp = NULL;
     int rc = fix_operand(op, a, batch_dims, &g.A, &g.bsa, st, &atmp);
     if (rc == 0) rc = fix_operand(op, b, batch_dims, &g.B, &g.bsb, st, &btmp);
-    if (rc == 0 && tc) {     /* column-major C: C^T = B^T A^T, all row-major-called */
-        mat At = { g.A.p, g.A.cols, g.A.rows, g.A.cs, g.A.rs }, Bt = { g.B.p, g.B.cols, g.B.rows, g.B.cs, g.B.rs };
+    if (rc == 0 && tc) { /* column-major C: C^T = B^T A^T, all row-major-called */
+        mat At = { g.A.p, g.A.cols, g.A.rows, g.A.cs, g.A.rs },
+            Bt = { g.B.p, g.B.cols, g.B.rows, g.B.cs, g.B.rs };
         mat Ct = { g.C.p, g.C.cols, g.C.rows, g.C.cs, g.C.rs };
         int64_t bsa = g.bsa;
         g.A = Bt;
@@ -218,7 +234,8 @@ static int gemm(const char *op, tg_tensor *a, tg_tensor *b, tg_tensor *res, int6
 
 /* ------------------------------------------------------------------ checks */
 
-static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *a, const tg_tensor *b)
+static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *a,
+                        const tg_tensor *b)
 {
     return tg__matmul_check_dtypes(op, a, b, true, cuda_name);
 }
@@ -227,8 +244,8 @@ static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *
 
 /* mm and bmm once their shapes are checked: out (shape, ndim 2 or 3: one batch dim) =
  * self @ mat2. `impl` names the cuBLAS kernel in PyTorch's dtype message. */
-static tg_tensor *matmul_out(const char *op, const char *impl, tg_tensor *self, tg_tensor *mat2, tg_tensor *out,
-                             const int64_t *shape, int64_t ndim)
+static tg_tensor *matmul_out(const char *op, const char *impl, tg_tensor *self, tg_tensor *mat2,
+                             tg_tensor *out, const int64_t *shape, int64_t ndim)
 {
     if (tg__cuda_same_device(op, self, mat2) || tg__cuda_same_device(op, self, out)) return NULL;
     if (check_dtypes(op, impl, self, mat2) != 0) return NULL;
@@ -237,7 +254,10 @@ static tg_tensor *matmul_out(const char *op, const char *impl, tg_tensor *self, 
     if (rc) return NULL;
     tg_tensor *res = tg__cuda_prepare_out(op, out, shape, ndim, self->dtype, self->device);
     if (!res) return NULL;
-    if (gemm(op, self, mat2, res, ndim - 2, 1.0, 0.0, st) != 0) { tg_release(res); return NULL; }
+    if (gemm(op, self, mat2, res, ndim - 2, 1.0, 0.0, st) != 0) {
+        tg_release(res);
+        return NULL;
+    }
     if (out) tg__bump_version(res);
     return res;
 }
@@ -260,15 +280,17 @@ extern "C" tg_tensor *tg__cuda_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tens
 
 /* self broadcasts to (n, p), mat1 is (n, m), mat2 is (m, p), out is (n, p):
  * out = beta * self + alpha * mat1 @ mat2. out == self is the in-place addmm_. */
-extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha,
-                                         tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2,
+                                         double beta, double alpha, tg_tensor *out)
 {
     const char *op = "addmm";
     if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
     if (tg__cuda_same_device(op, mat1, mat2) || tg__cuda_same_device(op, mat1, self) ||
         tg__cuda_same_device(op, mat1, out))
         return NULL;
-    if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 || check_dtypes(op, "addmm_cuda", self, mat1) != 0) return NULL;
+    if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 ||
+        check_dtypes(op, "addmm_cuda", self, mat1) != 0)
+        return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
     bool inplace = out == self;
     if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
@@ -277,8 +299,14 @@ extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
     if (rc) return NULL;
     tg_tensor *res = tg__cuda_prepare_out(op, out, shape, 2, mat1->dtype, mat1->device);
     if (!res) return NULL;
-    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) { tg_release(res); return NULL; }
-    if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) { tg_release(res); return NULL; }
+    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) {
+        tg_release(res);
+        return NULL;
+    }
+    if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) {
+        tg_release(res);
+        return NULL;
+    }
     if (out) tg__bump_version(res);
     return res;
 }

@@ -15,10 +15,9 @@
  * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
 #include "tg_cuda.cuh"
 #include "tg_kernels.h"
-#include "loss_checks.h"       /* the CPU kernels' argument checks */
+#include "loss_checks.h" /* the CPU kernels' argument checks */
 #include "philox.cuh"
 #include "dropout_checks.h"
-
 
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 #define THREADS 256
@@ -35,11 +34,15 @@ struct nll_dev {
 };
 
 /* Target of sample i: 1 counted, 0 ignored, -1 out of bounds (first such sample recorded). */
-__device__ __forceinline__ int nll_target(const nll_dev &a, int64_t i, int64_t *t, unsigned long long *bad)
+__device__ __forceinline__ int nll_target(const nll_dev &a, int64_t i, int64_t *t,
+                                          unsigned long long *bad)
 {
     *t = tg__cuda_load<int64_t>(a.t + i * a.ts * tg__cuda_elem_size(a.tdt), a.tdt);
     if (*t == a.ignore_index) return 0;
-    if (*t < 0 || *t >= a.c) { atomicMin(bad, (unsigned long long)i); return -1; }
+    if (*t < 0 || *t >= a.c) {
+        atomicMin(bad, (unsigned long long)i);
+        return -1;
+    }
     return 1;
 }
 
@@ -50,8 +53,9 @@ __device__ __forceinline__ double nll_weight(const nll_dev &a, int64_t t)
 
 /* One block. per_sample: out (N) gets each loss; else out[0] the mean or sum. tw[0] the total
  * weight (0 for per-sample losses, as PyTorch). */
-__global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool per_sample, int reduction, char *out,
-                                                              char *tw, unsigned long long *bad)
+__global__ void __launch_bounds__(THREADS)
+    nll_forward_kernel(nll_dev a, bool per_sample, int reduction, char *out, char *tw,
+                       unsigned long long *bad)
 {
     __shared__ double s_loss[THREADS], s_w[THREADS];
     double loss_sum = 0, w_sum = 0;
@@ -78,7 +82,8 @@ __global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool pe
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        if (!per_sample) tg__cuda_store(out, a.xdt, reduction == RED_MEAN ? s_loss[0] / s_w[0] : s_loss[0]);
+        if (!per_sample)
+            tg__cuda_store(out, a.xdt, reduction == RED_MEAN ? s_loss[0] / s_w[0] : s_loss[0]);
         tg__cuda_store(tw, a.xdt, per_sample ? 0.0 : s_w[0]);
     }
 }
@@ -86,8 +91,9 @@ __global__ void __launch_bounds__(THREADS) nll_forward_kernel(nll_dev a, bool pe
 /* gi (N, C) contiguous, zero-filled before: gi[i, t] = weight[t] * g_i. For the reduced
  * forms g_i = -(grad / total_weight) (mean) or -grad (sum), with grad and total_weight read
  * from device memory (or passed by value when they are host scalars: go_host / tw_host). */
-__global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, char *gi, const char *go, tg_dtype godt,
-                                    int64_t gos, double go_host, const char *tw, tg_dtype twdt, double tw_host,
+__global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, char *gi,
+                                    const char *go, tg_dtype godt, int64_t gos, double go_host,
+                                    const char *tw, tg_dtype twdt, double tw_host,
                                     unsigned long long *bad)
 {
     int64_t es = tg__cuda_elem_size(a.xdt);
@@ -97,16 +103,20 @@ __global__ void nll_backward_kernel(nll_dev a, bool per_sample, int reduction, c
         double w = tw ? tg__cuda_load<double>(tw, twdt) : tw_host;
         scale = -(reduction == RED_MEAN ? g / w : g);
     }
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         int64_t t;
         if (nll_target(a, i, &t, bad) <= 0) continue;
-        double g = per_sample ? -tg__cuda_load<double>(go + i * gos * tg__cuda_elem_size(godt), godt) : scale;
+        double g = per_sample
+                       ? -tg__cuda_load<double>(go + i * gos * tg__cuda_elem_size(godt), godt)
+                       : scale;
         tg__cuda_store(gi + (i * a.c + t) * es, a.xdt, nll_weight(a, t) * g);
     }
 }
 
 /* The shared checks (loss_checks.h), then devices; fills the kernels' view. 0 or -1 + error. */
-static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight, nll_dev *a)
+static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tensor *weight,
+                     nll_dev *a)
 {
     if (tg__nll_check(op, self, target, weight) != 0) return -1;
     int64_t c = self->sizes[self->ndim - 1];
@@ -128,7 +138,8 @@ static int nll_check(const char *op, tg_tensor *self, tg_tensor *target, tg_tens
 
 /* Reads the out-of-bounds word back (synchronising the stream) and records the CPU's error
  * for the first offending sample. 0 or -1. */
-static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_dev, cudaStream_t st)
+static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_dev,
+                      cudaStream_t st)
 {
     unsigned long long bad = 0;
     if (tg__cuda_ok(op, cudaMemcpyAsync(&bad, bad_dev, sizeof bad, cudaMemcpyDeviceToHost, st)) ||
@@ -137,7 +148,8 @@ static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_
     if (bad == ~0ULL) return 0;
     int64_t t = 0;
     int64_t esz = (int64_t)tg_dtype_size(a.tdt);
-    if (tg__cuda_ok(op, cudaMemcpy(&t, a.t + (int64_t)bad * a.ts * esz, (size_t)esz, cudaMemcpyDeviceToHost)))
+    if (tg__cuda_ok(op, cudaMemcpy(&t, a.t + (int64_t)bad * a.ts * esz, (size_t)esz,
+                                   cudaMemcpyDeviceToHost)))
         return -1;
     if (a.tdt == TG_UINT8) t &= 0xff;
     tg__error(op, "Target %lld is out of bounds.", (long long)t);
@@ -149,12 +161,16 @@ static tg_tensor *bad_word(const char *op, tg_device dev, cudaStream_t st)
 {
     int64_t n = 8;
     tg_tensor *w = tg__empty(op, &n, 1, TG_UINT8, dev);
-    if (w && tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(w), 0xff, 8, st))) { tg_release(w); w = NULL; }
+    if (w && tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(w), 0xff, 8, st))) {
+        tg_release(w);
+        w = NULL;
+    }
     return w;
 }
 
-extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight,
-                                                            int64_t reduction, int64_t ignore_index)
+extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_tensor *target,
+                                                            tg_tensor *weight, int64_t reduction,
+                                                            int64_t ignore_index)
 {
     const char *op = "nll_loss_forward";
     tg_output_total_weight res = { NULL, NULL };
@@ -171,9 +187,11 @@ extern "C" tg_output_total_weight tg__cuda_nll_loss_forward(tg_tensor *self, tg_
     tg_tensor *tw = out ? tg__empty(op, &none, 0, self->dtype, self->device) : NULL;
     tg_tensor *bad = tw ? bad_word(op, self->device, st) : NULL;
     if (!bad) goto fail;
-    nll_forward_kernel<<<1, THREADS, 0, st>>>(a, per_sample, (int)reduction, tg__k_data(out), tg__k_data(tw),
+    nll_forward_kernel<<<1, THREADS, 0, st>>>(a, per_sample, (int)reduction, tg__k_data(out),
+                                              tg__k_data(tw),
                                               (unsigned long long *)tg__k_data(bad));
-    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st)) goto fail;
+    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st))
+        goto fail;
     tg_release(bad);
     res.output = out;
     res.total_weight = tw;
@@ -185,8 +203,9 @@ fail:
     return res;
 }
 
-extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target,
-                                                 tg_tensor *weight, int64_t reduction, int64_t ignore_index,
+extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self,
+                                                 tg_tensor *target, tg_tensor *weight,
+                                                 int64_t reduction, int64_t ignore_index,
                                                  tg_tensor *total_weight)
 {
     const char *op = "nll_loss_backward";
@@ -196,29 +215,37 @@ extern "C" tg_tensor *tg__cuda_nll_loss_backward(tg_tensor *grad_output, tg_tens
     bool per_sample = reduction == RED_NONE && self->ndim == 2;
     if (tg__nll_backward_check(op, grad_output, total_weight, per_sample, a.n) != 0) return NULL;
     /* A one-element grad_output or total_weight may be a host (CPU) scalar: read it here. */
-    bool go_host = grad_output->device.type == TG_CPU, tw_host = total_weight->device.type == TG_CPU;
+    bool go_host = grad_output->device.type == TG_CPU,
+         tw_host = total_weight->device.type == TG_CPU;
     if (go_host && (per_sample || grad_output->ndim != 0)) {
         if (tg__cuda_same_device(op, self, grad_output)) return NULL;
     }
-    if (tw_host && total_weight->ndim != 0 && tg__cuda_same_device(op, self, total_weight)) return NULL;
+    if (tw_host && total_weight->ndim != 0 && tg__cuda_same_device(op, self, total_weight))
+        return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, self->dtype, self->device);
     tg_tensor *bad = gi ? bad_word(op, self->device, st) : NULL;
-    if (!bad) { tg_release(gi); return NULL; }
+    if (!bad) {
+        tg_release(gi);
+        return NULL;
+    }
     int64_t n = tg__numel(gi);
-    if (n && tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(gi), 0, (size_t)n * tg_dtype_size(gi->dtype), st))) goto fail;
+    if (n && tg__cuda_ok(
+                 op, cudaMemsetAsync(tg__k_data(gi), 0, (size_t)n * tg_dtype_size(gi->dtype), st)))
+        goto fail;
     {
         double gov = go_host ? tg__pw_load_f64(tg__k_data(grad_output), grad_output->dtype) : 0;
         double twv = tw_host ? tg__pw_load_f64(tg__k_data(total_weight), total_weight->dtype) : 0;
         int64_t gos = grad_output->ndim ? grad_output->strides[0] : 0;
         nll_backward_kernel<<<tg__cuda_blocks(a.n, THREADS), THREADS, 0, st>>>(
-            a, per_sample, (int)reduction, tg__k_data(gi), go_host ? NULL : tg__k_data(grad_output), grad_output->dtype,
-            gos, gov, tw_host ? NULL : tg__k_data(total_weight), total_weight->dtype, twv,
-            (unsigned long long *)tg__k_data(bad));
+            a, per_sample, (int)reduction, tg__k_data(gi), go_host ? NULL : tg__k_data(grad_output),
+            grad_output->dtype, gos, gov, tw_host ? NULL : tg__k_data(total_weight),
+            total_weight->dtype, twv, (unsigned long long *)tg__k_data(bad));
     }
-    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st)) goto fail;
+    if (tg__cuda_launch_ok(op) || nll_bounds(op, a, (unsigned long long *)tg__k_data(bad), st))
+        goto fail;
     tg_release(bad);
     return gi;
 fail:
@@ -232,15 +259,17 @@ fail:
 /* x, y contiguous (n elements), m bool. keep when the 32-bit draw is below keep_below
  * (q * 2^32; 2^32 keeps everything). */
 template <typename T>
-__global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t seed, uint64_t keep_below, float scale_f,
-                               double scale_d)
+__global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t seed,
+                               uint64_t keep_below, float scale_f, double scale_d)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
     const A scale = sizeof(T) == 8 ? (A)scale_d : (A)scale_f;
     uint2 key = tg__philox_key(seed);
     int64_t groups = (n + 3) / 4;
-    for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < groups; g += (int64_t)gridDim.x * blockDim.x) {
-        uint4 r = tg__philox4x32_10(make_uint4((uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, 0), key);
+    for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < groups;
+         g += (int64_t)gridDim.x * blockDim.x) {
+        uint4 r =
+            tg__philox4x32_10(make_uint4((uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, 0), key);
         uint32_t u[4] = { r.x, r.y, r.z, r.w };
 #pragma unroll
         for (int k = 0; k < 4; k++) {
@@ -255,7 +284,8 @@ __global__ void dropout_kernel(const T *x, T *y, bool *m, int64_t n, uint64_t se
 }
 
 /* x, out, mask contiguous on one device (see tg_dropout_fill_fn). */
-static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p, bool training)
+static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, double p,
+                        bool training)
 {
     const char *op = "native_dropout";
     int64_t n = tg__numel(x);
@@ -263,7 +293,8 @@ static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, dou
     cudaStream_t st = tg__cuda_select_stream(op, x->device, &rc);
     if (rc || n == 0) return rc;
     if (!training) {
-        if (tg__cuda_ok(op, cudaMemcpyAsync(tg__k_data(out), tg__k_data(x), (size_t)n * tg_dtype_size(x->dtype),
+        if (tg__cuda_ok(op, cudaMemcpyAsync(tg__k_data(out), tg__k_data(x),
+                                            (size_t)n * tg_dtype_size(x->dtype),
                                             cudaMemcpyDeviceToDevice, st)) ||
             tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(mask), 1, (size_t)n, st)))
             return -1;
@@ -275,8 +306,8 @@ static int dropout_fill(const tg_tensor *x, tg_tensor *out, tg_tensor *mask, dou
     tg__cuda_dispatch_float(x->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         dropout_kernel<T><<<tg__cuda_blocks((n + 3) / 4, THREADS), THREADS, 0, st>>>(
-            (const T *)tg__k_data(x), (T *)tg__k_data(out), (bool *)tg__k_data(mask), n, seed, keep_below,
-            (float)scale, scale);
+            (const T *)tg__k_data(x), (T *)tg__k_data(out), (bool *)tg__k_data(mask), n, seed,
+            keep_below, (float)scale, scale);
     });
     return tg__cuda_launch_ok(op);
 }

@@ -10,8 +10,7 @@
  * directly, others through their geometry. */
 #include "tg_cuda.cuh"
 #include "tg_kernels.h"
-#include "optim_checks.h"      /* the CPU kernels' argument checks */
-
+#include "optim_checks.h" /* the CPU kernels' argument checks */
 
 #define THREADS 256
 #define NOPS 5
@@ -55,7 +54,10 @@ static ops ops_of(tg_tensor *const *ts)
 /* Element i of every operand: off[k] bytes from o.p[k]. */
 template <typename T> __device__ __forceinline__ void element(const ops &o, int64_t i, int64_t *off)
 {
-    if (!o.contiguous) { o.oc.get(i, off); return; }
+    if (!o.contiguous) {
+        o.oc.get(i, off);
+        return;
+    }
     for (int k = 0; k < NOPS; k++) off[k] = i * (int64_t)sizeof(T);
 }
 
@@ -68,8 +70,7 @@ template <typename T> __device__ __forceinline__ T *at(const ops &o, int k, cons
  * launch(tag, o, n, stream) starts the step's kernel for the storage type in tag. Bumps the
  * version of every operand the step writes (all but the gradient, ts[1]) and returns the
  * parameter as a new reference, or NULL + error. */
-template <class L>
-static tg_tensor *optim_step(const char *op, tg_tensor *const *ts, L &&launch)
+template <class L> static tg_tensor *optim_step(const char *op, tg_tensor *const *ts, L &&launch)
 {
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, ts[0]->device, &rc);
@@ -89,7 +90,10 @@ template <typename A> __device__ __forceinline__ A ksqrt(A v);
 template <> __device__ __forceinline__ float ksqrt<float>(float v) { return sqrtf(v); }
 template <> __device__ __forceinline__ double ksqrt<double>(double v) { return sqrt(v); }
 
-template <typename A> __device__ __forceinline__ A max_nan(A a, A b) { return a > b || a != a ? a : b; }
+template <typename A> __device__ __forceinline__ A max_nan(A a, A b)
+{
+    return a > b || a != a ? a : b;
+}
 
 /* ------------------------------------------------------------------ SGD */
 
@@ -98,12 +102,12 @@ struct sgd_args {
     bool nesterov, maximize, first_step, has_buf;
 };
 
-template <typename T>
-__global__ void sgd_kernel(ops o, int64_t n, sgd_args c)
+template <typename T> __global__ void sgd_kernel(ops o, int64_t n, sgd_args c)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
     A wd = (A)c.weight_decay, mom = (A)c.momentum, damp1 = (A)(1 - c.dampening), nlr = (A)-c.lr;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         int64_t off[NOPS];
         element<T>(o, i, off);
         T *pp = at<T>(o, 0, off);
@@ -120,16 +124,19 @@ __global__ void sgd_kernel(ops o, int64_t n, sgd_args c)
     }
 }
 
-extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr,
-                                         double momentum, double dampening, double weight_decay, bool nesterov,
+extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad,
+                                         tg_tensor *momentum_buffer, double lr, double momentum,
+                                         double dampening, double weight_decay, bool nesterov,
                                          bool maximize, bool first_step)
 {
     const char *op = "sgd_step_";
-    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov) != 0)
+    if (tg__sgd_check(op, self, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
+                      nesterov) != 0)
         return NULL;
     tg_tensor *buf = momentum != 0 ? momentum_buffer : NULL;
     tg_tensor *ts[NOPS] = { self, grad, buf, NULL, NULL };
-    sgd_args c = { lr, momentum, dampening, weight_decay, nesterov, maximize, first_step, buf != NULL };
+    sgd_args c = { lr,       momentum, dampening,  weight_decay,
+                   nesterov, maximize, first_step, buf != NULL };
     return optim_step(op, ts, [&](auto tag, const ops &o, int64_t n, cudaStream_t st) {
         using T = typename decltype(tag)::type;
         sgd_kernel<T><<<tg__cuda_blocks(n, THREADS), THREADS, 0, st>>>(o, n, c);
@@ -140,18 +147,18 @@ extern "C" tg_tensor *tg__cuda_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
 
 struct adam_args {
     double lr, beta1, beta2, eps, weight_decay;
-    double step_size, bc2_sqrt;      /* lr / (1 - beta1^step), sqrt(1 - beta2^step) */
+    double step_size, bc2_sqrt; /* lr / (1 - beta1^step), sqrt(1 - beta2^step) */
     bool amsgrad, maximize, decoupled;
 };
 
-template <typename T>
-__global__ void adam_kernel(ops o, int64_t n, adam_args c)
+template <typename T> __global__ void adam_kernel(ops o, int64_t n, adam_args c)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
     A decay = (A)(1 - c.lr * c.weight_decay), wd = (A)c.weight_decay;
     A b1 = (A)c.beta1, b2 = (A)c.beta2, a1 = (A)(1 - c.beta1), a2 = (A)(1 - c.beta2);
     A bc2 = (A)c.bc2_sqrt, eps = (A)c.eps, nstep = (A)-c.step_size;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
         int64_t off[NOPS];
         element<T>(o, i, off);
         T *pp = at<T>(o, 0, off), *mp = at<T>(o, 2, off), *vp = at<T>(o, 3, off);
@@ -174,18 +181,20 @@ __global__ void adam_kernel(ops o, int64_t n, adam_args c)
     }
 }
 
-extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq,
-                                          tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1,
-                                          double beta2, double eps, double weight_decay, bool amsgrad, bool maximize,
-                                          bool decoupled_weight_decay)
+extern "C" tg_tensor *tg__cuda_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg,
+                                          tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq,
+                                          int64_t step, double lr, double beta1, double beta2,
+                                          double eps, double weight_decay, bool amsgrad,
+                                          bool maximize, bool decoupled_weight_decay)
 {
     const char *op = "adam_step_";
-    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
-                       amsgrad) != 0)
+    if (tg__adam_check(op, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2,
+                       eps, weight_decay, amsgrad) != 0)
         return NULL;
     tg_tensor *vmax = amsgrad ? max_exp_avg_sq : NULL;
     tg_tensor *ts[NOPS] = { self, grad, exp_avg, exp_avg_sq, vmax };
-    adam_args c = { lr, beta1, beta2, eps, weight_decay, 0, 0, amsgrad, maximize, decoupled_weight_decay };
+    adam_args c = { lr, beta1, beta2,   eps,      weight_decay,
+                    0,  0,     amsgrad, maximize, decoupled_weight_decay };
     c.step_size = lr / (1 - pow(beta1, (double)step));
     c.bc2_sqrt = sqrt(1 - pow(beta2, (double)step));
     return optim_step(op, ts, [&](auto tag, const ops &o, int64_t n, cudaStream_t st) {

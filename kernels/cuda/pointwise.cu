@@ -17,15 +17,21 @@ struct tg_cuda_threshold_backward_fn {
     __device__ double operator()(double g, double x) const { return x <= td ? 0.0 : g; }
 };
 
-template <class T> struct tg_cuda_compute_for<tg_cuda_threshold_backward_fn, T> { using type = double; };
-template <> struct tg_cuda_compute_for<tg_cuda_threshold_backward_fn, float> { using type = float; };
+template <class T> struct tg_cuda_compute_for<tg_cuda_threshold_backward_fn, T> {
+    using type = double;
+};
+template <> struct tg_cuda_compute_for<tg_cuda_threshold_backward_fn, float> {
+    using type = float;
+};
 
-extern "C" tg_tensor *tg__cuda_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
+extern "C" tg_tensor *tg__cuda_threshold_backward(tg_tensor *grad_output, tg_tensor *self,
+                                                  double threshold)
 {
     tg_iter it;
     tg_tensor *outs[1] = { NULL };
     tg_tensor *ins[2] = { grad_output, self };
-    if (tg__iter_build(&it, "threshold_backward", TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS, outs, 1, ins, 2) != 0)
+    if (tg__iter_build(&it, "threshold_backward", TG_ITER_PROMOTE_INPUTS | TG_CUDA_ITER_FLAGS, outs,
+                       1, ins, 2) != 0)
         return NULL;
     tg_cuda_threshold_backward_fn f = { (float)threshold, threshold };
     if (tg__pw_check_not_bool("threshold_backward", it.dtype, "threshold_backward", NULL) != 0 ||

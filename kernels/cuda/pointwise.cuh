@@ -44,18 +44,27 @@
 /* The compute type functor F uses for storage type T: tg_cuda_compute_of by default. A functor
  * that computes differently (threshold_backward computes in double except for float32, as its
  * CPU kernel does) specialises this. */
-template <class F, class T> struct tg_cuda_compute_for { using type = typename tg_cuda_compute_of<T>::type; };
+template <class F, class T> struct tg_cuda_compute_for {
+    using type = typename tg_cuda_compute_of<T>::type;
+};
 
 template <class C> struct tg_cuda_kind_of;
-template <> struct tg_cuda_kind_of<float> { static constexpr unsigned value = TG_CUDA_KIND_F32; };
-template <> struct tg_cuda_kind_of<double> { static constexpr unsigned value = TG_CUDA_KIND_F64; };
-template <> struct tg_cuda_kind_of<int64_t> { static constexpr unsigned value = TG_CUDA_KIND_I64; };
+template <> struct tg_cuda_kind_of<float> {
+    static constexpr unsigned value = TG_CUDA_KIND_F32;
+};
+template <> struct tg_cuda_kind_of<double> {
+    static constexpr unsigned value = TG_CUDA_KIND_F64;
+};
+template <> struct tg_cuda_kind_of<int64_t> {
+    static constexpr unsigned value = TG_CUDA_KIND_I64;
+};
 
 /* ------------------------------------------------------------------ conversions */
 
 /* One element of dtype st at src converted to dtype dt at dst with the CPU's copy rules
  * (tg__pw_convert in kernels/common/pointwise_convert.h). */
-__device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const char *src, tg_dtype st)
+__device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const char *src,
+                                                 tg_dtype st)
 {
     const tg_pw_kind sk = tg__pw_kind(st);
     if (dt == TG_BOOL) {
@@ -65,8 +74,9 @@ __device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const c
     }
     switch (tg__pw_kind(dt)) {
     case TG_PW_I64:
-        tg__cuda_store(dst, dt, sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st)
-                                                : tg__pw_float_to_int(tg__cuda_load<double>(src, st), dt));
+        tg__cuda_store(dst, dt,
+                       sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st)
+                                       : tg__pw_float_to_int(tg__cuda_load<double>(src, st), dt));
         break;
     case TG_PW_F32:
         if (sk == TG_PW_I64) tg__cuda_store(dst, dt, (float)tg__cuda_load<int64_t>(src, st));
@@ -74,8 +84,9 @@ __device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const c
         else tg__cuda_store(dst, dt, tg__cuda_load<double>(src, st));
         break;
     case TG_PW_F64:
-        tg__cuda_store(dst, dt, sk == TG_PW_I64 ? (double)tg__cuda_load<int64_t>(src, st)
-                                                : tg__cuda_load<double>(src, st));
+        tg__cuda_store(dst, dt,
+                       sk == TG_PW_I64 ? (double)tg__cuda_load<int64_t>(src, st)
+                                       : tg__cuda_load<double>(src, st));
         break;
     }
 }
@@ -96,7 +107,10 @@ __device__ __forceinline__ C tg__cuda_load_as(const char *p, tg_dtype st, tg_dty
 template <class R>
 __device__ __forceinline__ void tg__cuda_store_as(char *p, tg_dtype ot, tg_dtype ct, R r)
 {
-    if (ot == ct) { tg__cuda_store(p, ot, r); return; }
+    if (ot == ct) {
+        tg__cuda_store(p, ot, r);
+        return;
+    }
     alignas(8) char buf[8];
     tg__cuda_store(buf, ct, r);
     tg__cuda_convert(p, ot, buf, ct);
@@ -116,8 +130,7 @@ __device__ __forceinline__ auto tg__cuda_apply(const F &f, const C *v)
 
 /* What every pointwise kernel gets (by value). data[0] is the output, data[1 + k] input k;
  * host inputs have host[k] set and their value (already in compute type) in host_val[k]. */
-template <int NIN, class C>
-struct tg_cuda_pw_args {
+template <int NIN, class C> struct tg_cuda_pw_args {
     char *data[NIN + 1];
     tg_dtype dtypes[NIN + 1];
     tg_dtype common;
@@ -126,12 +139,14 @@ struct tg_cuda_pw_args {
     int64_t n;
 };
 
-template <class T, int VEC>
-struct alignas(sizeof(T) * VEC) tg_cuda_vec { T v[VEC]; };
+template <class T, int VEC> struct alignas(sizeof(T) * VEC) tg_cuda_vec {
+    T v[VEC];
+};
 
 /* Strided path: any layout, any dtypes. */
 template <int NIN, class C, class F>
-__global__ void tg__cuda_pw_strided_kernel(tg_cuda_pw_args<NIN, C> a, tg_cuda_offsets<NIN + 1> oc, F f)
+__global__ void tg__cuda_pw_strided_kernel(tg_cuda_pw_args<NIN, C> a, tg_cuda_offsets<NIN + 1> oc,
+                                           F f)
 {
     const int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
@@ -140,8 +155,9 @@ __global__ void tg__cuda_pw_strided_kernel(tg_cuda_pw_args<NIN, C> a, tg_cuda_of
         C v[NIN];
 #pragma unroll
         for (int k = 0; k < NIN; k++)
-            v[k] = a.host[k] ? a.host_val[k]
-                             : tg__cuda_load_as<C>(a.data[k + 1] + off[k + 1], a.dtypes[k + 1], a.common);
+            v[k] = a.host[k]
+                       ? a.host_val[k]
+                       : tg__cuda_load_as<C>(a.data[k + 1] + off[k + 1], a.dtypes[k + 1], a.common);
         tg__cuda_store_as(a.data[0] + off[0], a.dtypes[0], a.common, tg__cuda_apply<NIN>(f, v));
     }
 }
@@ -165,7 +181,8 @@ __global__ void tg__cuda_pw_contig_kernel(tg_cuda_pw_args<NIN, C> a, F f)
         for (int j = 0; j < VEC; j++) {
             C v[NIN];
 #pragma unroll
-            for (int k = 0; k < NIN; k++) v[k] = a.host[k] ? a.host_val[k] : (C)tg__cuda_widen<TI>(in[k].v[j]);
+            for (int k = 0; k < NIN; k++)
+                v[k] = a.host[k] ? a.host_val[k] : (C)tg__cuda_widen<TI>(in[k].v[j]);
             o.v[j] = tg__cuda_narrow<TO>(tg__cuda_apply<NIN>(f, v));
         }
         ((tg_cuda_vec<TO, VEC> *)a.data[0])[i] = o;
@@ -174,7 +191,8 @@ __global__ void tg__cuda_pw_contig_kernel(tg_cuda_pw_args<NIN, C> a, F f)
         C v[NIN];
 #pragma unroll
         for (int k = 0; k < NIN; k++)
-            v[k] = a.host[k] ? a.host_val[k] : (C)tg__cuda_widen<TI>(((const TI *)a.data[k + 1])[i]);
+            v[k] =
+                a.host[k] ? a.host_val[k] : (C)tg__cuda_widen<TI>(((const TI *)a.data[k + 1])[i]);
         ((TO *)a.data[0])[i] = tg__cuda_narrow<TO>(tg__cuda_apply<NIN>(f, v));
     }
 }
@@ -210,7 +228,8 @@ static inline bool tg__cuda_pw_is_contig(const tg_iter *it)
         bool host = k >= it->noutputs && tg__cuda_is_host_operand(it, k);
         if (host) continue;
         if (k >= it->noutputs && it->dtypes[k] != it->dtype) return false;
-        if (it->sizes[0] > 1 && it->strides[k][0] != (int64_t)tg_dtype_size(it->dtypes[k])) return false;
+        if (it->sizes[0] > 1 && it->strides[k][0] != (int64_t)tg_dtype_size(it->dtypes[k]))
+            return false;
     }
     return true;
 }
@@ -218,8 +237,7 @@ static inline bool tg__cuda_pw_is_contig(const tg_iter *it)
 /* Runs f over a built iteration with one output and NIN inputs, on the output's device and
  * stream. Does not finish the iterator. 0, or -1 with an error (the caller aborts the
  * iterator then). */
-template <unsigned KINDS, int NIN, class F>
-static int tg__cuda_pw_run(tg_iter *it, const F &f)
+template <unsigned KINDS, int NIN, class F> static int tg__cuda_pw_run(tg_iter *it, const F &f)
 {
     static_assert(NIN >= 1 && NIN <= 3, "1 to 3 inputs");
     if (tg__cuda_check_outputs(it) != 0) return -1;
@@ -252,12 +270,14 @@ static int tg__cuda_pw_run(tg_iter *it, const F &f)
                 }
             }
             if (tg__cuda_pw_is_contig(it)) {
-                if (it->dtypes[0] == it->dtype) tg__cuda_pw_launch_contig<NIN, TI, TI>(a, f, stream);
+                if (it->dtypes[0] == it->dtype)
+                    tg__cuda_pw_launch_contig<NIN, TI, TI>(a, f, stream);
                 else tg__cuda_pw_launch_contig<NIN, TI, bool>(a, f, stream);
             } else {
                 tg_cuda_offsets<NIN + 1> oc = tg__cuda_offsets_from_iter<NIN + 1>(it);
                 unsigned blocks = tg__cuda_blocks(a.n, TG_CUDA_THREADS);
-                tg__cuda_pw_strided_kernel<NIN, C, F><<<blocks, TG_CUDA_THREADS, 0, stream>>>(a, oc, f);
+                tg__cuda_pw_strided_kernel<NIN, C, F>
+                    <<<blocks, TG_CUDA_THREADS, 0, stream>>>(a, oc, f);
             }
         }
     });
@@ -289,11 +309,15 @@ struct tg_cuda_flag {
     {
         int h = 0;
         cudaStream_t s = tg__cuda_stream(device);
-        if (tg__cuda_ok(op, cudaMemcpyAsync(&h, dev, sizeof(int), cudaMemcpyDeviceToHost, s)) != 0) return -1;
+        if (tg__cuda_ok(op, cudaMemcpyAsync(&h, dev, sizeof(int), cudaMemcpyDeviceToHost, s)) != 0)
+            return -1;
         if (tg__cuda_ok(op, cudaStreamSynchronize(s)) != 0) return -1;
         return h != 0;
     }
-    ~tg_cuda_flag() { if (dev) tg__cuda_free(dev, sizeof(int), device); }
+    ~tg_cuda_flag()
+    {
+        if (dev) tg__cuda_free(dev, sizeof(int), device);
+    }
 };
 
 #endif

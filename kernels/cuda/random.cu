@@ -15,17 +15,21 @@
 #include "tg_kernels.h"
 #include "philox.cuh"
 
-typedef enum tg_cuda_rand_kind { TG_CUDA_RAND_UNIFORM, TG_CUDA_RAND_NORMAL, TG_CUDA_RAND_INT } tg_cuda_rand_kind;
+typedef enum tg_cuda_rand_kind {
+    TG_CUDA_RAND_UNIFORM,
+    TG_CUDA_RAND_NORMAL,
+    TG_CUDA_RAND_INT
+} tg_cuda_rand_kind;
 
 struct tg_cuda_rand_args {
     tg_cuda_rand_kind kind;
     tg_dtype t;
     int64_t n;
     uint64_t seed;
-    double a, b;          /* uniform: from, to; normal: mean, std */
-    int digits;           /* uniform: mantissa digits of t */
-    int64_t from;         /* random_ */
-    uint64_t range;       /* random_: 0 is 2^64 */
+    double a, b;    /* uniform: from, to; normal: mean, std */
+    int digits;     /* uniform: mantissa digits of t */
+    int64_t from;   /* random_ */
+    uint64_t range; /* random_: 0 is 2^64 */
 };
 
 __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_rand_args a)
@@ -38,13 +42,15 @@ __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_
         const uint4 w0 = tg__philox4x32_10(make_uint4(glo, ghi, 0, 0), key);
         const uint4 w1 = tg__philox4x32_10(make_uint4(glo, ghi, 1, 0), key);
         uint64_t r[4] = {
-            ((uint64_t)w0.x << 32) | w0.y, ((uint64_t)w0.z << 32) | w0.w,
-            ((uint64_t)w1.x << 32) | w1.y, ((uint64_t)w1.z << 32) | w1.w,
+            ((uint64_t)w0.x << 32) | w0.y,
+            ((uint64_t)w0.z << 32) | w0.w,
+            ((uint64_t)w1.x << 32) | w1.y,
+            ((uint64_t)w1.z << 32) | w1.w,
         };
         double v[4];
         if (a.kind == TG_CUDA_RAND_NORMAL) {
             for (int p = 0; p < 2; p++) {
-                double u1 = 1.0 - (double)(r[2 * p] >> 11) * 0x1.0p-53;     /* (0, 1]: log finite */
+                double u1 = 1.0 - (double)(r[2 * p] >> 11) * 0x1.0p-53; /* (0, 1]: log finite */
                 double u2 = (double)(r[2 * p + 1] >> 11) * 0x1.0p-53;
                 double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
                 v[2 * p] = __dadd_rn(a.a, __dmul_rn(__dmul_rn(a.b, rad), cos(th)));
@@ -58,8 +64,9 @@ __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_
             oc.get(i, off);
             char *p = base + off[0];
             if (a.kind == TG_CUDA_RAND_UNIFORM) {
-                double u = (double)(r[j] >> (64 - a.digits)) * ldexp(1.0, -a.digits);   /* [0, 1) */
-                tg__cuda_store(p, a.t, __dadd_rn(__dmul_rn(u, a.b - a.a), a.a));   /* unfused, as on the CPU */
+                double u = (double)(r[j] >> (64 - a.digits)) * ldexp(1.0, -a.digits); /* [0, 1) */
+                tg__cuda_store(
+                    p, a.t, __dadd_rn(__dmul_rn(u, a.b - a.a), a.a)); /* unfused, as on the CPU */
             } else if (a.kind == TG_CUDA_RAND_NORMAL) {
                 tg__cuda_store(p, a.t, v[j]);
             } else {
@@ -73,7 +80,8 @@ __global__ void tg__cuda_rand_kernel(char *base, tg_cuda_offsets<1> oc, tg_cuda_
 }
 
 /* Draws the call's key and launches. */
-static tg_tensor *rand_run(const char *op, tg_tensor *self, tg_cuda_rand_args a, tg_generator *generator)
+static tg_tensor *rand_run(const char *op, tg_tensor *self, tg_cuda_rand_args a,
+                           tg_generator *generator)
 {
     if (self->device.type != TG_CUDA) {
         tg__error(op, "Expected a CUDA tensor, got a %s one", "cpu");
@@ -85,8 +93,9 @@ static tg_tensor *rand_run(const char *op, tg_tensor *self, tg_cuda_rand_args a,
     if (a.n > 0) {
         const int device = tg__cuda_device_of(self);
         tg_cuda_device_guard guard(device);
-        tg__cuda_rand_kernel<<<tg__cuda_blocks((a.n + 3) / 4, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(
-            tg__k_data(self), tg__cuda_offsets_from_tensor(self), a);
+        tg__cuda_rand_kernel<<<tg__cuda_blocks((a.n + 3) / 4, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                               tg__cuda_stream(device)>>>(tg__k_data(self),
+                                                          tg__cuda_offsets_from_tensor(self), a);
         if (tg__cuda_launch_ok(op) != 0) return NULL;
     }
     tg__bump_version(self);
@@ -102,7 +111,8 @@ static tg_cuda_rand_args rand_args(tg_cuda_rand_kind kind)
 }
 
 /* uniform_: self ~ U[from, to), floating dtypes only. */
-extern "C" tg_tensor *tg__cuda_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
+extern "C" tg_tensor *tg__cuda_uniform_(tg_tensor *self, double from, double to,
+                                        tg_generator *generator)
 {
     if (tg__uniform_check(self->dtype, from, to) != 0) return NULL;
     tg_cuda_rand_args a = rand_args(TG_CUDA_RAND_UNIFORM);
@@ -113,7 +123,8 @@ extern "C" tg_tensor *tg__cuda_uniform_(tg_tensor *self, double from, double to,
 }
 
 /* normal_: self ~ N(mean, std^2), floating dtypes only. */
-extern "C" tg_tensor *tg__cuda_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
+extern "C" tg_tensor *tg__cuda_normal_(tg_tensor *self, double mean, double std,
+                                       tg_generator *generator)
 {
     if (tg__normal_check(self->dtype, std, "cuda") != 0) return NULL;
     tg_cuda_rand_args a = rand_args(TG_CUDA_RAND_NORMAL);
@@ -123,10 +134,13 @@ extern "C" tg_tensor *tg__cuda_normal_(tg_tensor *self, double mean, double std,
 }
 
 /* random_.from: uniform integers in [from, to), or up to the dtype's maximum when to is None. */
-extern "C" tg_tensor *tg__cuda_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
+extern "C" tg_tensor *tg__cuda_random_(tg_tensor *self, int64_t from, tg_opt_int to,
+                                       tg_generator *generator)
 {
     tg_cuda_rand_args a = rand_args(TG_CUDA_RAND_INT);
-    if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cuda", &a.range) != 0) return NULL;
+    if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cuda", &a.range) !=
+        0)
+        return NULL;
     a.from = from;
     return rand_run("random_", self, a, generator);
 }

@@ -28,21 +28,19 @@
  * propagates and wins (the first NaN's index). */
 #include "tg_cuda.cuh"
 #include "tg_kernels.h"
-#include "reduce_checks.h"     /* the CPU kernels' argument checks and dtypes */
-#include "reduce_view.h"      /* the [outer, inner] view, shared with the CPU kernels */
-
-
+#include "reduce_checks.h" /* the CPU kernels' argument checks and dtypes */
+#include "reduce_view.h"   /* the [outer, inner] view, shared with the CPU kernels */
 
 #define THREADS 256
 #define UNROLL 8
 
 /* One partial result: whichever fields the kind uses. */
 struct partial {
-    double d;          /* sum, product, extreme value (floating), Welford mean */
-    double m2;         /* var: sum of squared deviations from the mean */
-    int64_t i;         /* integral sum/product/extreme */
-    int64_t idx;       /* arg reductions: index of the extreme */
-    int64_t n;         /* var: element count */
+    double d;    /* sum, product, extreme value (floating), Welford mean */
+    double m2;   /* var: sum of squared deviations from the mean */
+    int64_t i;   /* integral sum/product/extreme */
+    int64_t idx; /* arg reductions: index of the extreme */
+    int64_t n;   /* var: element count */
     bool nan, any;
 };
 
@@ -54,7 +52,10 @@ template <typename T> __device__ __forceinline__ int64_t as_i64(T x)
 {
     return tg__cuda_narrow<int64_t>(tg__cuda_widen(x));
 }
-template <typename T> __device__ __forceinline__ double as_f64(T x) { return (double)tg__cuda_widen(x); }
+template <typename T> __device__ __forceinline__ double as_f64(T x)
+{
+    return (double)tg__cuda_widen(x);
+}
 
 template <int K> __device__ __forceinline__ void p_init(partial &r)
 {
@@ -69,7 +70,8 @@ template <int K> __device__ __forceinline__ void p_init(partial &r)
 
 /* Folds element x with index j (its row-major position among the reduced elements). Within
  * one thread j only grows, so strict comparisons keep the first occurrence. */
-template <int K, typename T> __device__ __forceinline__ void p_fold(partial &r, T x, int64_t j, bool integer)
+template <int K, typename T>
+__device__ __forceinline__ void p_fold(partial &r, T x, int64_t j, bool integer)
 {
     if (K == R_SUM) {
         if (integer) r.i = (int64_t)((uint64_t)r.i + (uint64_t)as_i64(x));
@@ -91,14 +93,23 @@ template <int K, typename T> __device__ __forceinline__ void p_fold(partial &r, 
         if (r.nan) return;
         if (integer) {
             int64_t v = as_i64(x);
-            if (!r.any || (K == R_ARGMAX ? v > r.i : v < r.i)) { r.i = v; r.idx = j; }
+            if (!r.any || (K == R_ARGMAX ? v > r.i : v < r.i)) {
+                r.i = v;
+                r.idx = j;
+            }
         } else {
             double v = as_f64(x);
-            if (v != v) { r.nan = true; r.d = v; r.idx = j; }
-            else if (!r.any || (K == R_ARGMAX ? v > r.d : v < r.d)) { r.d = v; r.idx = j; }
+            if (v != v) {
+                r.nan = true;
+                r.d = v;
+                r.idx = j;
+            } else if (!r.any || (K == R_ARGMAX ? v > r.d : v < r.d)) {
+                r.d = v;
+                r.idx = j;
+            }
         }
         r.any = true;
-    } else {   /* R_VAR: Welford */
+    } else { /* R_VAR: Welford */
         double v = as_f64(x);
         r.n++;
         double delta = v - r.d;
@@ -119,22 +130,33 @@ template <int K> __device__ __forceinline__ void p_merge(partial &a, const parti
     } else if (K == R_MAX || K == R_MIN) {
         a.nan |= b.nan;
         if (!b.any) return;
-        bool better = integer ? (K == R_MAX ? b.i > a.i : b.i < a.i) : (K == R_MAX ? b.d > a.d : b.d < a.d);
-        if (!a.any || better) { a.d = b.d; a.i = b.i; }
+        bool better =
+            integer ? (K == R_MAX ? b.i > a.i : b.i < a.i) : (K == R_MAX ? b.d > a.d : b.d < a.d);
+        if (!a.any || better) {
+            a.d = b.d;
+            a.i = b.i;
+        }
         a.any = true;
     } else if (K == R_ARGMAX || K == R_ARGMIN) {
         if (!b.any) return;
-        if (!a.any) { a = b; return; }
+        if (!a.any) {
+            a = b;
+            return;
+        }
         if (a.nan || b.nan) {
             if (b.nan && (!a.nan || b.idx < a.idx)) a = b;
             return;
         }
-        bool better = integer ? (K == R_ARGMAX ? b.i > a.i : b.i < a.i) : (K == R_ARGMAX ? b.d > a.d : b.d < a.d);
+        bool better = integer ? (K == R_ARGMAX ? b.i > a.i : b.i < a.i)
+                              : (K == R_ARGMAX ? b.d > a.d : b.d < a.d);
         bool equal = integer ? b.i == a.i : b.d == a.d;
         if (better || (equal && b.idx < a.idx)) a = b;
-    } else {   /* R_VAR: Chan et al. */
+    } else { /* R_VAR: Chan et al. */
         if (b.n == 0) return;
-        if (a.n == 0) { a = b; return; }
+        if (a.n == 0) {
+            a = b;
+            return;
+        }
         double na = (double)a.n, nb = (double)b.n, delta = b.d - a.d;
         a.m2 += b.m2 + delta * delta * na * nb / (na + nb);
         a.d += delta * nb / (na + nb);
@@ -149,14 +171,16 @@ template <int K> __device__ __forceinline__ void p_merge(partial &a, const parti
  * first thread writes parts[w]. Every thread runs the same number of outer iterations, so
  * the __syncthreads() calls are uniform. */
 template <int K, typename T>
-__global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, int64_t splits, int64_t chunk,
-                                                        int group, bool integer, partial *parts)
+__global__ void __launch_bounds__(THREADS)
+    block_kernel(const T *base, rview v, int64_t splits, int64_t chunk, int group, bool integer,
+                 partial *parts)
 {
     __shared__ partial sm[THREADS];
     int per_block = THREADS / group;
     int g = threadIdx.x / group, lane = threadIdx.x % group;
     int64_t items = v.outer_numel * splits;
-    for (int64_t w0 = (int64_t)blockIdx.x * per_block; w0 < items; w0 += (int64_t)gridDim.x * per_block) {
+    for (int64_t w0 = (int64_t)blockIdx.x * per_block; w0 < items;
+         w0 += (int64_t)gridDim.x * per_block) {
         int64_t w = w0 + g;
         partial r;
         p_init<K>(r);
@@ -165,7 +189,7 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
             int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
             const T *p = base + tg__rv_outer_offset(&v, o);
             int64_t j = jb + lane;
-            if (v.in == 1 && v.ist[0] == 1) {      /* contiguous: no stride multiply */
+            if (v.in == 1 && v.ist[0] == 1) { /* contiguous: no stride multiply */
                 for (; j + (UNROLL - 1) * group < je; j += UNROLL * group) {
                     T x[UNROLL];
 #pragma unroll
@@ -185,7 +209,8 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
                 }
                 for (; j < je; j += group) p_fold<K, T>(r, p[j * st], j, integer);
             } else {
-                for (; j < je; j += group) p_fold<K, T>(r, p[tg__rv_inner_offset(&v, j)], j, integer);
+                for (; j < je; j += group)
+                    p_fold<K, T>(r, p[tg__rv_inner_offset(&v, j)], j, integer);
             }
         }
         sm[threadIdx.x] = r;
@@ -202,10 +227,12 @@ __global__ void __launch_bounds__(THREADS) block_kernel(const T *base, rview v, 
 /* Thread path: one thread per work item; item t is output o = t % outer (neighbouring threads
  * read neighbouring outputs), split s = t / outer. The inner index walks incrementally. */
 template <int K, typename T>
-__global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t chunk, bool integer, partial *parts)
+__global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t chunk, bool integer,
+                              partial *parts)
 {
     int64_t items = v.outer_numel * splits;
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < items; t += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < items;
+         t += (int64_t)gridDim.x * blockDim.x) {
         int64_t o = t % v.outer_numel, s = t / v.outer_numel;
         int64_t jb = s * chunk, je = jb + chunk < v.inner_numel ? jb + chunk : v.inner_numel;
         partial r;
@@ -235,7 +262,7 @@ __global__ void thread_kernel(const T *base, rview v, int64_t splits, int64_t ch
 /* ------------------------------------------------------------------ finish */
 
 struct rout {
-    char *p, *p2;        /* values (or the only output), indices (max.dim / min.dim) */
+    char *p, *p2; /* values (or the only output), indices (max.dim / min.dim) */
     tg_cuda_offsets<1> oc, oc2;
     tg_dtype dt;
 };
@@ -243,35 +270,39 @@ struct rout {
 /* Merges output o's partials in split order and stores the result like the CPU's
  * store_result. `kind` is the user-facing kind (mean and std finish differently). */
 template <int K>
-__global__ void finish_kernel(const partial *parts, int64_t outer, int64_t splits, int kind, bool integer,
-                              int64_t inner_numel, int64_t correction, rout out)
+__global__ void finish_kernel(const partial *parts, int64_t outer, int64_t splits, int kind,
+                              bool integer, int64_t inner_numel, int64_t correction, rout out)
 {
-    for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < outer; o += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < outer;
+         o += (int64_t)gridDim.x * blockDim.x) {
         partial r = parts[o * splits];
         for (int64_t s = 1; s < splits; s++) p_merge<K>(r, parts[o * splits + s], integer);
         int64_t off;
         out.oc.get(o, &off);
         char *p = out.p + off;
         switch (kind) {
-        case R_SUM: case R_PROD:
-            if (integer) tg__cuda_store(p, out.dt, r.i); else tg__cuda_store(p, out.dt, r.d);
+        case R_SUM:
+        case R_PROD:
+            if (integer) tg__cuda_store(p, out.dt, r.i);
+            else tg__cuda_store(p, out.dt, r.d);
             break;
-        case R_MEAN:
-            tg__cuda_store(p, out.dt, r.d / (double)inner_numel);
-            break;
-        case R_MAX: case R_MIN:
+        case R_MEAN: tg__cuda_store(p, out.dt, r.d / (double)inner_numel); break;
+        case R_MAX:
+        case R_MIN:
             if (integer) tg__cuda_store(p, out.dt, r.i);
             else tg__cuda_store(p, out.dt, r.nan ? (double)NAN : r.d);
             break;
-        case R_ARGMAX: case R_ARGMIN:
+        case R_ARGMAX:
+        case R_ARGMIN:
             if (out.p2) {
-                if (integer) tg__cuda_store(p, out.dt, r.i); else tg__cuda_store(p, out.dt, r.d);
+                if (integer) tg__cuda_store(p, out.dt, r.i);
+                else tg__cuda_store(p, out.dt, r.d);
                 out.oc2.get(o, &off);
                 p = out.p2 + off;
             }
             *(int64_t *)p = r.idx;
             break;
-        default: {   /* R_VAR, R_STD */
+        default: { /* R_VAR, R_STD */
             double den = (double)r.n - (double)correction;
             double var = (r.n ? r.m2 : (double)NAN) / (den > 0 ? den : 0);
             tg__cuda_store(p, out.dt, kind == R_STD ? sqrt(var) : var);
@@ -289,7 +320,8 @@ static int sm_count(int dev)
     if (dev < 0 || dev >= 64) return 132;
     if (!cached[dev]) {
         int n = 0;
-        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            n <= 0) {
             (void)cudaGetLastError();
             n = 132;
         }
@@ -309,8 +341,9 @@ static bool use_block_path(const rview &v)
 }
 
 template <int K, typename T>
-static int launch_partials(const char *op, const rview &v, const T *base, bool integer, partial **parts_out,
-                           int64_t *splits_out, tg_tensor **ws, tg_device dev, cudaStream_t st)
+static int launch_partials(const char *op, const rview &v, const T *base, bool integer,
+                           partial **parts_out, int64_t *splits_out, tg_tensor **ws, tg_device dev,
+                           cudaStream_t st)
 {
     int sms = sm_count(dev.index);
     int64_t splits = 1, chunk = v.inner_numel > 0 ? v.inner_numel : 1;
@@ -321,7 +354,8 @@ static int launch_partials(const char *op, const rview &v, const T *base, bool i
         /* One full wave: as many blocks as can be resident at once (no half-empty tail wave
          * when a few outputs are split across the whole device). */
         int resident = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, block_kernel<K, T>, THREADS, 0) != cudaSuccess ||
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, block_kernel<K, T>, THREADS,
+                                                          0) != cudaSuccess ||
             resident < 1) {
             (void)cudaGetLastError();
             resident = 4;
@@ -353,8 +387,8 @@ static int launch_partials(const char *op, const rview &v, const T *base, bool i
         unsigned grid = (unsigned)(blocks < (int64_t)sms * 32 ? blocks : (int64_t)sms * 32);
         block_kernel<K, T><<<grid, THREADS, 0, st>>>(base, v, splits, chunk, group, integer, parts);
     } else {
-        thread_kernel<K, T><<<tg__cuda_blocks(items, THREADS), THREADS, 0, st>>>(base, v, splits, chunk, integer,
-                                                                                parts);
+        thread_kernel<K, T><<<tg__cuda_blocks(items, THREADS), THREADS, 0, st>>>(
+            base, v, splits, chunk, integer, parts);
     }
     *parts_out = parts;
     *splits_out = splits;
@@ -371,14 +405,15 @@ static int run_kind(const char *op, int kind, const rview &v, const tg_tensor *s
     int rc = -1;
     tg__cuda_dispatch(self->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        rc = launch_partials<K, T>(op, v, (const T *)tg__k_data(self), integer, &parts, &splits, &ws, self->device, st);
+        rc = launch_partials<K, T>(op, v, (const T *)tg__k_data(self), integer, &parts, &splits,
+                                   &ws, self->device, st);
     });
     if (rc == 0) {
         finish_kernel<K><<<tg__cuda_blocks(v.outer_numel, THREADS), THREADS, 0, st>>>(
             parts, v.outer_numel, splits, kind, integer, v.inner_numel, correction, out);
         rc = tg__cuda_launch_ok(op);
     }
-    tg_release(ws);    /* the caching allocator reuses it in stream order */
+    tg_release(ws); /* the caching allocator reuses it in stream order */
     return rc;
 }
 
@@ -386,7 +421,8 @@ static int run_reduce(const char *op, int kind, const rview &v, const tg_tensor 
                       int64_t correction, const rout &out, cudaStream_t st)
 {
     switch (kind) {
-    case R_SUM: case R_MEAN: return run_kind<R_SUM>(op, kind, v, self, integer, correction, out, st);
+    case R_SUM:
+    case R_MEAN: return run_kind<R_SUM>(op, kind, v, self, integer, correction, out, st);
     case R_PROD: return run_kind<R_PROD>(op, kind, v, self, integer, correction, out, st);
     case R_MAX: return run_kind<R_MAX>(op, kind, v, self, integer, correction, out, st);
     case R_MIN: return run_kind<R_MIN>(op, kind, v, self, integer, correction, out, st);
@@ -398,9 +434,9 @@ static int run_reduce(const char *op, int kind, const rview &v, const tg_tensor 
 
 /* The CPU's reduce_common on the device: plans over dims (NULL/0 = all), prepares the
  * output(s) on self's device and runs. out2/res2: max.dim/min.dim's indices. */
-static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims, int64_t ndims,
-                                bool keepdim, tg_dtype odt, tg_tensor *out, tg_tensor *out2, tg_tensor **res2,
-                                int64_t correction)
+static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims,
+                                int64_t ndims, bool keepdim, tg_dtype odt, tg_tensor *out,
+                                tg_tensor *out2, tg_tensor **res2, int64_t correction)
 {
     tg_reduce_plan plan;
     if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
@@ -411,7 +447,8 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     if (tg__cuda_same_device(op, self, out) || tg__cuda_same_device(op, self, out2)) return NULL;
-    tg_tensor *res = tg__cuda_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
+    tg_tensor *res =
+        tg__cuda_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
     if (!res) return NULL;
     rout ro;
     memset(&ro, 0, sizeof ro);
@@ -419,8 +456,12 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     ro.oc = tg__cuda_offsets_from_tensor(res);
     ro.dt = odt;
     if (res2) {
-        *res2 = tg__cuda_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
-        if (!*res2) { tg_release(res); return NULL; }
+        *res2 =
+            tg__cuda_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
+        if (!*res2) {
+            tg_release(res);
+            return NULL;
+        }
         ro.p2 = tg__k_data(*res2);
         ro.oc2 = tg__cuda_offsets_from_tensor(*res2);
     }
@@ -431,67 +472,74 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
 /* ------------------------------------------------------------------ kernels
  * The argument handling is reduce_checks.h's (shared with the CPU), around reduce_common. */
 
-extern "C" tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim,
+                                       tg_dtype dtype, tg_tensor *out)
 {
     return tg__reduce_sum(reduce_common, self, dim, keepdim, dtype, out);
 }
 
-extern "C" tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim,
+                                        tg_dtype dtype, tg_tensor *out)
 {
     return tg__reduce_mean(reduce_common, self, dim, keepdim, dtype, out);
 }
 
-extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_prod_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype,
+                                        tg_tensor *out)
 {
     return tg__reduce_prod(reduce_common, self, dim, keepdim, dtype, out);
 }
 
-extern "C" tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim,
+                                        tg_tensor *out)
 {
     return tg__reduce_amax_amin(reduce_common, "amax", "amax()", R_MAX, self, dim, keepdim, out);
 }
 
-extern "C" tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim,
+                                        tg_tensor *out)
 {
     return tg__reduce_amax_amin(reduce_common, "amin", "amin()", R_MIN, self, dim, keepdim, out);
 }
 
-extern "C" tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max,
-                                                  tg_tensor *max_values)
+extern "C" tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim,
+                                                  tg_tensor *max, tg_tensor *max_values)
 {
     tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max, max_values,
-                                      &r.indices);
+    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim,
+                                      max, max_values, &r.indices);
     return r;
 }
 
-extern "C" tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min,
-                                                  tg_tensor *min_indices)
+extern "C" tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim,
+                                                  tg_tensor *min, tg_tensor *min_indices)
 {
     tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min, min_indices,
-                                      &r.indices);
+    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim,
+                                      min, min_indices, &r.indices);
     return r;
 }
 
-extern "C" tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim,
+                                          tg_tensor *out)
 {
     return tg__reduce_arg(reduce_common, "argmax", "argmax()", R_ARGMAX, self, dim, keepdim, out);
 }
 
-extern "C" tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim,
+                                          tg_tensor *out)
 {
     return tg__reduce_arg(reduce_common, "argmin", "argmin()", R_ARGMIN, self, dim, keepdim, out);
 }
 
-extern "C" tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
-                                       tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction,
+                                       bool keepdim, tg_tensor *out)
 {
     return tg__reduce_var_std(reduce_common, "var", R_VAR, self, dim, correction, keepdim, out);
 }
 
-extern "C" tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim,
-                                       tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction,
+                                       bool keepdim, tg_tensor *out)
 {
     return tg__reduce_var_std(reduce_common, "std", R_STD, self, dim, correction, keepdim, out);
 }

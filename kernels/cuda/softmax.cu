@@ -18,8 +18,7 @@
  * half_to_float (float16 input, float32 output) is supported, as in PyTorch's CUDA kernel. */
 #include "tg_cuda.cuh"
 #include "tg_kernels.h"
-#include "softmax_checks.h"    /* the CPU kernels' argument checks */
-
+#include "softmax_checks.h" /* the CPU kernels' argument checks */
 
 #define THREADS 256
 
@@ -38,7 +37,10 @@ template <typename T> __device__ __forceinline__ T *slice_base(T *base, const sl
     return (T *)((const char *)base + off);
 }
 
-template <typename A> __device__ __forceinline__ A nan_max(A a, A b) { return (a > b || a != a) ? a : b; }
+template <typename A> __device__ __forceinline__ A nan_max(A a, A b)
+{
+    return (a > b || a != a) ? a : b;
+}
 __device__ __forceinline__ float kexp(float x) { return expf(x); }
 __device__ __forceinline__ double kexp(double x) { return exp(x); }
 __device__ __forceinline__ float klog(float x) { return logf(x); }
@@ -48,7 +50,7 @@ __device__ __forceinline__ double klog(double x) { return log(x); }
 template <typename A> __device__ __forceinline__ void online_add(A &m, A &s, A x)
 {
     A mn = nan_max(m, x);
-    if (mn == -(A)INFINITY) return;          /* only -inf so far: nothing to add yet */
+    if (mn == -(A)INFINITY) return; /* only -inf so far: nothing to add yet */
     s = s * kexp(m - mn) + kexp(x - mn);
     m = mn;
 }
@@ -65,7 +67,8 @@ template <typename A> __device__ __forceinline__ void online_merge(A &m, A &s, A
  * and float32 (U may be float for half_to_float), double for float64 (never rounded through
  * float). */
 template <typename T, typename U, bool LOG>
-__global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
+__global__ void __launch_bounds__(THREADS)
+    softmax_block_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
     __shared__ A sm_m[THREADS], sm_s[THREADS];
@@ -73,7 +76,8 @@ __global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slic
         const T *xp = slice_base(x, xs, s);
         U *yp = slice_base(y, ys, s);
         A m = -(A)INFINITY, sum = 0;
-        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) online_add(m, sum, tg__cuda_widen(xp[k * xs.step]));
+        for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x)
+            online_add(m, sum, tg__cuda_widen(xp[k * xs.step]));
         sm_m[threadIdx.x] = m;
         sm_s[threadIdx.x] = sum;
         __syncthreads();
@@ -87,8 +91,8 @@ __global__ void __launch_bounds__(THREADS) softmax_block_kernel(const T *x, slic
             __syncthreads();
         }
         m = sm_m[0];
-        sum = sm_s[0];         /* a slice of only -inf keeps 0: exp(nan) / 0 -> NaN, as the CPU's */
-        __syncthreads();       /* everyone has read sm[0] before the next slice overwrites it */
+        sum = sm_s[0];   /* a slice of only -inf keeps 0: exp(nan) / 0 -> NaN, as the CPU's */
+        __syncthreads(); /* everyone has read sm[0] before the next slice overwrites it */
         A c = m + klog(sum), r = (A)1 / sum;
         for (int64_t k = threadIdx.x; k < xs.n; k += blockDim.x) {
             A v = tg__cuda_widen(xp[k * xs.step]);
@@ -102,7 +106,8 @@ template <typename T, typename U, bool LOG>
 __global__ void softmax_thread_kernel(const T *x, slices xs, U *y, slices ys, int64_t nslices)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
-    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices;
+         s += (int64_t)gridDim.x * blockDim.x) {
         const T *xp = slice_base(x, xs, s);
         U *yp = slice_base(y, ys, s);
         A m = -(A)INFINITY, sum = 0;
@@ -145,13 +150,16 @@ static void launch_forward(const tg_tensor *self, tg_tensor *res, int64_t d, cud
     const T *x = (const T *)tg__k_data(self);
     U *y = (U *)tg__k_data(res);
     if (xs.inner == 1)
-        softmax_block_kernel<T, U, LOG><<<slice_blocks(nslices), block_threads(xs.n), 0, st>>>(x, xs, y, ys, nslices);
+        softmax_block_kernel<T, U, LOG>
+            <<<slice_blocks(nslices), block_threads(xs.n), 0, st>>>(x, xs, y, ys, nslices);
     else
-        softmax_thread_kernel<T, U, LOG><<<tg__cuda_blocks(nslices, THREADS), THREADS, 0, st>>>(x, xs, y, ys, nslices);
+        softmax_thread_kernel<T, U, LOG>
+            <<<tg__cuda_blocks(nslices, THREADS), THREADS, 0, st>>>(x, xs, y, ys, nslices);
 }
 
 template <bool LOG>
-static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, int64_t d, bool h2f, cudaStream_t st)
+static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, int64_t d, bool h2f,
+                       cudaStream_t st)
 {
     switch (self->dtype) {
     case TG_FLOAT64: launch_forward<double, double, LOG>(self, res, d, st); break;
@@ -165,8 +173,8 @@ static int run_forward(const char *op, const tg_tensor *self, tg_tensor *res, in
     return tg__cuda_launch_ok(op);
 }
 
-static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim, bool half_to_float,
-                                 tg_tensor *out)
+static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim,
+                                 bool half_to_float, tg_tensor *out)
 {
     int64_t d = tg__wrap_dim(op, dim, self->ndim);
     if (d < 0) return NULL;
@@ -181,18 +189,24 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
     tg_tensor *res = tg__cuda_prepare_out(op, out, self->sizes, self->ndim, odt, self->device);
     if (!res) return NULL;
     if (tg__numel(self) == 0) return res;
-    rc = lg ? run_forward<true>(op, self, res, d, half_to_float, st) : run_forward<false>(op, self, res, d, half_to_float, st);
-    if (rc) { tg_release(res); return NULL; }
+    rc = lg ? run_forward<true>(op, self, res, d, half_to_float, st)
+            : run_forward<false>(op, self, res, d, half_to_float, st);
+    if (rc) {
+        tg_release(res);
+        return NULL;
+    }
     if (out) tg__bump_version(res);
     return res;
 }
 
-extern "C" tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
+                                           tg_tensor *out)
 {
     return softmax_common("_softmax", false, self, dim, half_to_float, out);
 }
 
-extern "C" tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
+                                               tg_tensor *out)
 {
     return softmax_common("_log_softmax", true, self, dim, half_to_float, out);
 }
@@ -204,8 +218,8 @@ extern "C" tg_tensor *tg__cuda_log_softmax_out(tg_tensor *self, int64_t dim, boo
  * g, y and gi share a dtype T (y converted first when it differs); A is the computation type
  * (sums in double for every dtype, as the CPU's). One block per slice when inner == 1. */
 template <typename T, bool LOG>
-__global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices gs, const T *y, slices ys, T *o,
-                                                            slices os, int64_t nslices)
+__global__ void __launch_bounds__(THREADS)
+    smb_block_kernel(const T *g, slices gs, const T *y, slices ys, T *o, slices os, int64_t nslices)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
     __shared__ double sm[THREADS];
@@ -233,10 +247,12 @@ __global__ void __launch_bounds__(THREADS) smb_block_kernel(const T *g, slices g
 }
 
 template <typename T, bool LOG>
-__global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, T *o, slices os, int64_t nslices)
+__global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, T *o, slices os,
+                                  int64_t nslices)
 {
     typedef typename tg_cuda_compute_of<T>::type A;
-    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices; s += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices;
+         s += (int64_t)gridDim.x * blockDim.x) {
         const T *gp = slice_base(g, gs, s), *yp = slice_base(y, ys, s);
         T *op = slice_base(o, os, s);
         double acc = 0;
@@ -252,8 +268,8 @@ __global__ void smb_thread_kernel(const T *g, slices gs, const T *y, slices ys, 
     }
 }
 
-static tg_tensor *softmax_backward(const char *op, const char *check_name, bool lg, tg_tensor *grad_output,
-                                   tg_tensor *output, int64_t dim)
+static tg_tensor *softmax_backward(const char *op, const char *check_name, bool lg,
+                                   tg_tensor *grad_output, tg_tensor *output, int64_t dim)
 {
     int64_t d;
     if (tg__softmax_backward_check(op, check_name, grad_output, output, dim, &d) != 0) return NULL;
@@ -263,8 +279,12 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
     cudaStream_t st = tg__cuda_select_stream(op, grad_output->device, &rc);
     if (rc) return NULL;
     tg_tensor *y = output->dtype == rdt ? tg_retain(output) : tg__cuda_contiguous(op, output, rdt);
-    tg_tensor *res = y ? tg__empty(op, grad_output->sizes, grad_output->ndim, rdt, grad_output->device) : NULL;
-    if (!res) { tg_release(y); return NULL; }
+    tg_tensor *res =
+        y ? tg__empty(op, grad_output->sizes, grad_output->ndim, rdt, grad_output->device) : NULL;
+    if (!res) {
+        tg_release(y);
+        return NULL;
+    }
     int64_t numel = tg__numel(res);
     if (numel > 0) {
         slices gs = slices_of(grad_output, d), ys = slices_of(y, d), os = slices_of(res, d);
@@ -275,32 +295,45 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
             T *o = (T *)tg__k_data(res);
             if (gs.inner == 1) {
                 unsigned grid = slice_blocks(nslices);
-                if (lg) smb_block_kernel<T, true><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
-                else smb_block_kernel<T, false><<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                if (lg)
+                    smb_block_kernel<T, true>
+                        <<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                else
+                    smb_block_kernel<T, false>
+                        <<<grid, block_threads(gs.n), 0, st>>>(gp, gs, yp, ys, o, os, nslices);
             } else {
                 unsigned grid = tg__cuda_blocks(nslices, THREADS);
-                if (lg) smb_thread_kernel<T, true><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
-                else smb_thread_kernel<T, false><<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                if (lg)
+                    smb_thread_kernel<T, true>
+                        <<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
+                else
+                    smb_thread_kernel<T, false>
+                        <<<grid, THREADS, 0, st>>>(gp, gs, yp, ys, o, os, nslices);
             }
         });
         rc = tg__cuda_launch_ok(op);
     }
     tg_release(y);
-    if (rc) { tg_release(res); return NULL; }
+    if (rc) {
+        tg_release(res);
+        return NULL;
+    }
     return res;
 }
 
 /* The result has grad_output's dtype, as the CPU kernels'. */
-extern "C" tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
-                                                     tg_dtype input_dtype)
+extern "C" tg_tensor *tg__cuda_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output,
+                                                     int64_t dim, tg_dtype input_dtype)
 {
     (void)input_dtype;
-    return softmax_backward("_softmax_backward_data", "softmax_backward", false, grad_output, output, dim);
+    return softmax_backward("_softmax_backward_data", "softmax_backward", false, grad_output,
+                            output, dim);
 }
 
-extern "C" tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim,
-                                                         tg_dtype input_dtype)
+extern "C" tg_tensor *tg__cuda_log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output,
+                                                         int64_t dim, tg_dtype input_dtype)
 {
     (void)input_dtype;
-    return softmax_backward("_log_softmax_backward_data", "log_softmax_backward", true, grad_output, output, dim);
+    return softmax_backward("_log_softmax_backward_data", "log_softmax_backward", true, grad_output,
+                            output, dim);
 }

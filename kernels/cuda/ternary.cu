@@ -33,9 +33,10 @@ __global__ void tg__cuda_where_kernel(tg_cuda_where_args a, tg_cuda_offsets<4> o
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
         int64_t off[4];
         oc.get(i, off);
-        bool c = a.host[0] ? a.hv[0][0] != 0 : tg__cuda_load<int64_t>(a.data[1] + off[1], a.dtypes[1]) != 0;
+        bool c = a.host[0] ? a.hv[0][0] != 0
+                           : tg__cuda_load<int64_t>(a.data[1] + off[1], a.dtypes[1]) != 0;
         int k = c ? 2 : 3;
-        alignas(8) char v[8];      /* the chosen element in the common dtype */
+        alignas(8) char v[8]; /* the chosen element in the common dtype */
         if (a.host[k - 1]) {
             for (int b = 0; b < 8; b++) v[b] = (char)a.hv[k - 1][b];
         } else {
@@ -67,16 +68,19 @@ static int where_launch(tg_iter *it)
         a.data[k] = NULL;
     }
     tg_cuda_offsets<4> oc = tg__cuda_offsets_from_iter<4>(it);
-    tg__cuda_where_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, tg__cuda_stream(device)>>>(a, oc);
+    tg__cuda_where_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
+                            tg__cuda_stream(device)>>>(a, oc);
     return tg__cuda_launch_ok(it->op);
 }
 
 /* where.self_out: out = condition ? self : other. */
-extern "C" tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
+                                         tg_tensor *out)
 {
     tg_iter it;
-    tg_tensor *cond;      /* borrowed by the iterator: it lives until the kernel is done */
-    if (tg__pw_where_iter_build(&it, TG_CUDA_ITER_FLAGS, condition, self, other, out, &cond) != 0) return NULL;
+    tg_tensor *cond; /* borrowed by the iterator: it lives until the kernel is done */
+    if (tg__pw_where_iter_build(&it, TG_CUDA_ITER_FLAGS, condition, self, other, out, &cond) != 0)
+        return NULL;
     tg_tensor *r = NULL;
     if (where_launch(&it) != 0) tg__iter_abort(&it);
     else r = tg__iter_finish(&it, 0);
@@ -102,19 +106,30 @@ struct tg_cuda_clamp_fn {
     {
         return has_min ? tg__pw_clamp_i64(x, b, INT64_MAX) : tg__pw_clamp_i64(x, INT64_MIN, b);
     }
-    __device__ float operator()(float x, float lo, float hi) const { return tg__pw_clamp_f32(x, lo, hi); }
-    __device__ double operator()(double x, double lo, double hi) const { return tg__pw_clamp_f64(x, lo, hi); }
-    __device__ int64_t operator()(int64_t x, int64_t lo, int64_t hi) const { return tg__pw_clamp_i64(x, lo, hi); }
+    __device__ float operator()(float x, float lo, float hi) const
+    {
+        return tg__pw_clamp_f32(x, lo, hi);
+    }
+    __device__ double operator()(double x, double lo, double hi) const
+    {
+        return tg__pw_clamp_f64(x, lo, hi);
+    }
+    __device__ int64_t operator()(int64_t x, int64_t lo, int64_t hi) const
+    {
+        return tg__pw_clamp_i64(x, lo, hi);
+    }
 };
 
 static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out,
                             const double *scalar_min, const double *scalar_max)
 {
     tg_iter it;
-    int nin = tg__pw_clamp_iter_build(&it, TG_CUDA_ITER_FLAGS, "cuda", self, min, max, out, scalar_min, scalar_max);
+    int nin = tg__pw_clamp_iter_build(&it, TG_CUDA_ITER_FLAGS, "cuda", self, min, max, out,
+                                      scalar_min, scalar_max);
     if (nin < 0) return NULL;
     tg_cuda_clamp_fn f = { min != NULL };
-    int rc = nin == 3 ? tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 3>(&it, f) : tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, f);
+    int rc = nin == 3 ? tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 3>(&it, f)
+                      : tg__cuda_pw_run<TG_CUDA_ALL_KINDS, 2>(&it, f);
     if (rc != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -123,13 +138,15 @@ static tg_tensor *clamp_run(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_
 }
 
 /* clamp.out: out = min(max(self, min), max) with Scalar bounds (either may be None). */
-extern "C" tg_tensor *tg__cuda_clamp_out(tg_tensor *self, tg_opt_scalar min, tg_opt_scalar max, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_clamp_out(tg_tensor *self, tg_opt_scalar min, tg_opt_scalar max,
+                                         tg_tensor *out)
 {
     return tg__pw_clamp_scalar_bounds(clamp_run, self, min, max, out);
 }
 
 /* clamp.Tensor_out: the bounds are tensors broadcast against self (either may be NULL). */
-extern "C" tg_tensor *tg__cuda_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out)
+extern "C" tg_tensor *tg__cuda_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max,
+                                                tg_tensor *out)
 {
     if (tg__pw_check_clamp_bounds(min != NULL, max != NULL) != 0) return NULL;
     return clamp_run(self, min, max, out, NULL, NULL);

@@ -41,9 +41,9 @@
 #include <type_traits>
 
 #include "core/core.h"
-#include "tg_kutil.h"            /* out= preparation, tg__k_data */
-#include "pointwise_convert.h"   /* dtype rules (host and device), host loads, scalar checks */
-#include "pointwise_scalar.h"    /* the scalar functions (__host__ __device__ under nvcc) */
+#include "tg_kutil.h"          /* out= preparation, tg__k_data */
+#include "pointwise_convert.h" /* dtype rules (host and device), host loads, scalar checks */
+#include "pointwise_scalar.h"  /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
 #include "cuda/cuda_rt.h"
@@ -61,16 +61,13 @@ static inline int tg__cuda_ok(const char *op, cudaError_t e)
 
 /* For functions returning a pointer: evaluates a CUDA call; on failure records the error and
  * returns NULL from the enclosing function. Use only where nothing needs releasing. */
-#define TG_CUDA_CHECK(op, expr)                                   \
-    do {                                                          \
-        if (tg__cuda_ok((op), (expr)) != 0) return NULL;          \
+#define TG_CUDA_CHECK(op, expr)                          \
+    do {                                                 \
+        if (tg__cuda_ok((op), (expr)) != 0) return NULL; \
     } while (0)
 
 /* After every kernel launch: the launch error (bad configuration, no device). */
-static inline int tg__cuda_launch_ok(const char *op)
-{
-    return tg__cuda_ok(op, cudaGetLastError());
-}
+static inline int tg__cuda_launch_ok(const char *op) { return tg__cuda_ok(op, cudaGetLastError()); }
 
 /* ------------------------------------------------------------------ launch configuration */
 
@@ -88,7 +85,10 @@ static inline unsigned tg__cuda_blocks(int64_t n, int threads)
 }
 
 /* The device a tensor lives on, as a CUDA ordinal. */
-static inline int tg__cuda_device_of(const tg_tensor *t) { return t->device.index < 0 ? 0 : t->device.index; }
+static inline int tg__cuda_device_of(const tg_tensor *t)
+{
+    return t->device.index < 0 ? 0 : t->device.index;
+}
 
 /* Makes `device` current for the lifetime of the guard (kernels launch on the tensors'
  * device), restoring the previous one after. Errors here surface at the launch check. */
@@ -96,11 +96,17 @@ struct tg_cuda_device_guard {
     int prev = -1;
     explicit tg_cuda_device_guard(int device)
     {
-        if (cudaGetDevice(&prev) != cudaSuccess) { prev = -1; return; }
+        if (cudaGetDevice(&prev) != cudaSuccess) {
+            prev = -1;
+            return;
+        }
         if (prev != device) cudaSetDevice(device);
         else prev = -1;
     }
-    ~tg_cuda_device_guard() { if (prev >= 0) cudaSetDevice(prev); }
+    ~tg_cuda_device_guard()
+    {
+        if (prev >= 0) cudaSetDevice(prev);
+    }
     tg_cuda_device_guard(const tg_cuda_device_guard &) = delete;
     tg_cuda_device_guard &operator=(const tg_cuda_device_guard &) = delete;
 };
@@ -122,32 +128,37 @@ static inline int tg__cuda_same_device(const char *op, const tg_tensor *a, const
     char da[16], db[16];
     snprintf(da, sizeof da, a->device.type == TG_CUDA ? "cuda:%d" : "cpu", a->device.index);
     snprintf(db, sizeof db, b->device.type == TG_CUDA ? "cuda:%d" : "cpu", b->device.index);
-    tg__error(op, "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", da, db);
+    tg__error(
+        op,
+        "Expected all tensors to be on the same device, but found at least two devices, %s and %s!",
+        da, db);
     return -1;
 }
 
 /* tg__k_prepare_out on a device: a new contiguous tensor on `dev`, or out checked (dtype
  * exactly `dtype`, same device) and resized. Returns a new reference or NULL + error. */
-static inline tg_tensor *tg__cuda_prepare_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t ndim,
-                                              tg_dtype dtype, tg_device dev)
+static inline tg_tensor *tg__cuda_prepare_out(const char *op, tg_tensor *out, const int64_t *sizes,
+                                              int64_t ndim, tg_dtype dtype, tg_device dev)
 {
     if (!out) return tg__empty(op, sizes, ndim, dtype, dev);
     if (out->device.type != dev.type || out->device.index != dev.index)
-        return (tg_tensor *)tg__error(op, "Expected out tensor to be on cuda:%d, but found it on %s:%d", dev.index,
-                         out->device.type == TG_CUDA ? "cuda" : "cpu", out->device.index);
+        return (tg_tensor *)tg__error(
+            op, "Expected out tensor to be on cuda:%d, but found it on %s:%d", dev.index,
+            out->device.type == TG_CUDA ? "cuda" : "cpu", out->device.index);
     return tg__k_prepare_out(op, out, sizes, ndim, dtype);
 }
 
 /* ------------------------------------------------------------------ dtypes */
 
 /* Storage type of each dtype on the device. bool is stored as one byte (read as != 0). */
-template <class T> struct tg_cuda_type_tag { using type = T; };
+template <class T> struct tg_cuda_type_tag {
+    using type = T;
+};
 
 /* Calls f(tg_cuda_type_tag<T>{}) with T the device storage type of dtype t; returns false
  * (calling nothing) for a dtype without one. Use with a generic lambda:
  *   tg__cuda_dispatch(t, [&](auto tag) { using T = typename decltype(tag)::type; ... }); */
-template <class F>
-static inline bool tg__cuda_dispatch(tg_dtype t, F &&f)
+template <class F> static inline bool tg__cuda_dispatch(tg_dtype t, F &&f)
 {
     switch (t) {
     case TG_BOOL: f(tg_cuda_type_tag<bool>{}); return true;
@@ -165,29 +176,43 @@ static inline bool tg__cuda_dispatch(tg_dtype t, F &&f)
 }
 
 /* The same for the floating dtypes only (false, calling nothing, for the others). */
-template <class F>
-static inline bool tg__cuda_dispatch_float(tg_dtype t, F &&f)
+template <class F> static inline bool tg__cuda_dispatch_float(tg_dtype t, F &&f)
 {
     return tg_dtype_is_floating(t) && tg__cuda_dispatch(t, [&](auto tag) {
-        if constexpr (!std::is_integral<typename decltype(tag)::type>::value) f(tag);
-    });
+               if constexpr (!std::is_integral<typename decltype(tag)::type>::value) f(tag);
+           });
 }
 
 /* The compute type of storage type T: float for float16/bfloat16/float32, double for float64,
  * int64_t for the integers and bool. */
-template <class T> struct tg_cuda_compute_of { using type = int64_t; };
-template <> struct tg_cuda_compute_of<__half> { using type = float; };
-template <> struct tg_cuda_compute_of<__nv_bfloat16> { using type = float; };
-template <> struct tg_cuda_compute_of<float> { using type = float; };
-template <> struct tg_cuda_compute_of<double> { using type = double; };
+template <class T> struct tg_cuda_compute_of {
+    using type = int64_t;
+};
+template <> struct tg_cuda_compute_of<__half> {
+    using type = float;
+};
+template <> struct tg_cuda_compute_of<__nv_bfloat16> {
+    using type = float;
+};
+template <> struct tg_cuda_compute_of<float> {
+    using type = float;
+};
+template <> struct tg_cuda_compute_of<double> {
+    using type = double;
+};
 
 /* tg_dtype_size for device code. */
 __host__ __device__ __forceinline__ int64_t tg__cuda_elem_size(tg_dtype t)
 {
     switch (t) {
-    case TG_BOOL: case TG_UINT8: case TG_INT8: return 1;
-    case TG_INT16: case TG_FLOAT16: case TG_BFLOAT16: return 2;
-    case TG_INT32: case TG_FLOAT32: return 4;
+    case TG_BOOL:
+    case TG_UINT8:
+    case TG_INT8: return 1;
+    case TG_INT16:
+    case TG_FLOAT16:
+    case TG_BFLOAT16: return 2;
+    case TG_INT32:
+    case TG_FLOAT32: return 4;
     default: return 8;
     }
 }
@@ -274,7 +299,9 @@ __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, float v)
 __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, double v)
 {
     switch (t) {
-    case TG_FLOAT16: case TG_BFLOAT16: case TG_FLOAT32: tg__cuda_store(p, t, (float)v); break;
+    case TG_FLOAT16:
+    case TG_BFLOAT16:
+    case TG_FLOAT32: tg__cuda_store(p, t, (float)v); break;
     case TG_FLOAT64: *(double *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: tg__cuda_store(p, t, tg__pw_float_to_int(v, t)); break;
@@ -288,13 +315,22 @@ __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, bool v)
 
 /* Typed conversions (operands already in storage type T): widen to the compute type, and a
  * compute-type value (or bool) narrowed to storage type T with the same rules as tg__cuda_store. */
-template <class T> __device__ __forceinline__ typename tg_cuda_compute_of<T>::type tg__cuda_widen(T v) { return (typename tg_cuda_compute_of<T>::type)v; }
+template <class T>
+__device__ __forceinline__ typename tg_cuda_compute_of<T>::type tg__cuda_widen(T v)
+{
+    return (typename tg_cuda_compute_of<T>::type)v;
+}
 template <> __device__ __forceinline__ int64_t tg__cuda_widen<bool>(bool v) { return v ? 1 : 0; }
-template <> __device__ __forceinline__ float tg__cuda_widen<__half>(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float tg__cuda_widen<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> __device__ __forceinline__ float tg__cuda_widen<__half>(__half v)
+{
+    return __half2float(v);
+}
+template <> __device__ __forceinline__ float tg__cuda_widen<__nv_bfloat16>(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
 
-template <class T, class R>
-__device__ __forceinline__ T tg__cuda_narrow(R r)
+template <class T, class R> __device__ __forceinline__ T tg__cuda_narrow(R r)
 {
     if constexpr (std::is_same<T, bool>::value) {
         return r != 0;
@@ -315,11 +351,10 @@ __device__ __forceinline__ T tg__cuda_narrow(R r)
 
 /* For an iteration with N operands: maps a linear element index (fastest dim first, as the
  * iterator orders dims) to each operand's byte offset. Passed to kernels by value. */
-template <int N>
-struct tg_cuda_offsets {
+template <int N> struct tg_cuda_offsets {
     int ndim;
     int64_t sizes[TG_MAX_DIMS];
-    int64_t strides[TG_MAX_DIMS][N];   /* bytes */
+    int64_t strides[TG_MAX_DIMS][N]; /* bytes */
 
     __host__ __device__ void get(int64_t i, int64_t *off) const
     {
@@ -335,8 +370,7 @@ struct tg_cuda_offsets {
 };
 
 /* Builds the calculator from a built iterator (operands in the iterator's order). */
-template <int N>
-static inline tg_cuda_offsets<N> tg__cuda_offsets_from_iter(const tg_iter *it)
+template <int N> static inline tg_cuda_offsets<N> tg__cuda_offsets_from_iter(const tg_iter *it)
 {
     tg_cuda_offsets<N> o;
     o.ndim = it->ndim;
@@ -351,14 +385,16 @@ static inline tg_cuda_offsets<N> tg__cuda_offsets_from_iter(const tg_iter *it)
  * operand's element strides (NULL: broadcast, stride 0 everywhere) and element size. */
 template <int N>
 static inline tg_cuda_offsets<N> tg__cuda_offsets_from_strides(const int64_t *sizes, int64_t ndim,
-                                                               const int64_t *const *strides, const int64_t *esize)
+                                                               const int64_t *const *strides,
+                                                               const int64_t *esize)
 {
     tg_cuda_offsets<N> o;
     o.ndim = (int)ndim;
     for (int d = 0; d < TG_MAX_DIMS; d++) {
-        const int64_t rd = ndim - 1 - d;      /* calculator dims go fastest first */
+        const int64_t rd = ndim - 1 - d; /* calculator dims go fastest first */
         o.sizes[d] = d < ndim ? sizes[rd] : 1;
-        for (int k = 0; k < N; k++) o.strides[d][k] = d < ndim && strides[k] ? strides[k][rd] * esize[k] : 0;
+        for (int k = 0; k < N; k++)
+            o.strides[d][k] = d < ndim && strides[k] ? strides[k][rd] * esize[k] : 0;
     }
     return o;
 }
@@ -377,8 +413,9 @@ static inline tg_cuda_offsets<1> tg__cuda_offsets_from_tensor(const tg_tensor *t
 /* Copies the elements of a `sizes` (ndim) shape from src (element strides src_strides, 0 to
  * broadcast; dtype st) to dst (dst_strides; dtype dt) on `device` and its stream, converting
  * with the CPU's rules (tg__cuda_convert). Defined in copy.cu. 0, or -1 + error. */
-int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt, const int64_t *dst_strides,
-                          const char *src, tg_dtype st, const int64_t *src_strides, const int64_t *sizes, int64_t ndim);
+int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt,
+                          const int64_t *dst_strides, const char *src, tg_dtype st,
+                          const int64_t *src_strides, const int64_t *sizes, int64_t ndim);
 
 /* dst = src broadcast to dst's shape (src's dims align with dst's last dims), converted; both
  * on one device. 0 or -1 + error. */
@@ -389,8 +426,9 @@ static inline int tg__cuda_copy_broadcast(const char *op, tg_tensor *dst, const 
         int64_t sd = d - (dst->ndim - src->ndim);
         src_strides[d] = sd < 0 || src->sizes[sd] == 1 ? 0 : src->strides[sd];
     }
-    return tg__cuda_copy_strided(op, tg__cuda_device_of(dst), tg__k_data(dst), dst->dtype, dst->strides,
-                                 tg__k_data(src), src->dtype, src_strides, dst->sizes, dst->ndim);
+    return tg__cuda_copy_strided(op, tg__cuda_device_of(dst), tg__k_data(dst), dst->dtype,
+                                 dst->strides, tg__k_data(src), src->dtype, src_strides, dst->sizes,
+                                 dst->ndim);
 }
 
 /* A contiguous copy of t in dtype dt on t's device (a new reference to t when it already is
@@ -399,7 +437,10 @@ static inline tg_tensor *tg__cuda_contiguous(const char *op, tg_tensor *t, tg_dt
 {
     if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
     tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
-    if (r && tg__cuda_copy_broadcast(op, r, t) != 0) { tg_release(r); r = NULL; }
+    if (r && tg__cuda_copy_broadcast(op, r, t) != 0) {
+        tg_release(r);
+        r = NULL;
+    }
     return r;
 }
 
@@ -418,16 +459,26 @@ static inline bool tg__cuda_is_host_operand(const tg_iter *it, int k)
 
 /* The value of a host operand in compute type C (read on the host, with the CPU's rules). */
 template <class C> static inline C tg__cuda_host_value(const char *p, tg_dtype t);
-template <> inline float tg__cuda_host_value<float>(const char *p, tg_dtype t) { return tg__pw_load_f32(p, t); }
-template <> inline double tg__cuda_host_value<double>(const char *p, tg_dtype t) { return tg__pw_load_f64(p, t); }
-template <> inline int64_t tg__cuda_host_value<int64_t>(const char *p, tg_dtype t) { return tg__pw_load_i64(p, t); }
+template <> inline float tg__cuda_host_value<float>(const char *p, tg_dtype t)
+{
+    return tg__pw_load_f32(p, t);
+}
+template <> inline double tg__cuda_host_value<double>(const char *p, tg_dtype t)
+{
+    return tg__pw_load_f64(p, t);
+}
+template <> inline int64_t tg__cuda_host_value<int64_t>(const char *p, tg_dtype t)
+{
+    return tg__pw_load_i64(p, t);
+}
 
 /* The CUDA device of a built iteration: its first operand not in host memory (outputs come
  * first, so normally output 0). -1 when every operand is on the host. */
 static inline int tg__cuda_iter_device(const tg_iter *it)
 {
     for (int k = 0; k < it->nops; k++)
-        if (it->operands[k] && it->operands[k]->device.type == TG_CUDA) return tg__cuda_device_of(it->operands[k]);
+        if (it->operands[k] && it->operands[k]->device.type == TG_CUDA)
+            return tg__cuda_device_of(it->operands[k]);
     return -1;
 }
 
@@ -441,8 +492,10 @@ static inline int tg__cuda_check_outputs(const tg_iter *it)
     for (int i = 0; i < it->noutputs; i++) {
         const tg_tensor *o = it->operands[i];
         if (o && o->device.type != TG_CUDA) {
-            tg__error(it->op, "Expected all tensors to be on the same device, but found at least "
-                      "two devices, cuda:%d and cpu!", dev ? tg__cuda_device_of(dev) : 0);
+            tg__error(it->op,
+                      "Expected all tensors to be on the same device, but found at least "
+                      "two devices, cuda:%d and cpu!",
+                      dev ? tg__cuda_device_of(dev) : 0);
             return -1;
         }
     }

@@ -15,8 +15,7 @@
 
 /* An operator's scalar functions (pointwise_scalar.h), one per compute type, as a functor:
  * floating kinds only, or (tg_cuda_unary_fn) integers too. */
-template <float (*F32)(float), double (*F64)(double)>
-struct tg_cuda_floating_fn {
+template <float (*F32)(float), double (*F64)(double)> struct tg_cuda_floating_fn {
     __device__ float operator()(float x) const { return F32(x); }
     __device__ double operator()(double x) const { return F64(x); }
 };
@@ -58,14 +57,47 @@ static tg_tensor *unary_run(const char *name, const F &f, tg_tensor *self, tg_te
 }
 
 /* neg.out ... sigmoid.out: out = f(self). */
-extern "C" tg_tensor *tg__cuda_neg_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_ALL_KINDS>("neg", tg_cuda_neg_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_abs_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_ALL_KINDS>("abs", tg_cuda_abs_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_relu_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_ALL_KINDS>("relu", tg_cuda_relu_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_exp_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("exp", tg_cuda_exp_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_log_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("log", tg_cuda_log_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_sqrt_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("sqrt", tg_cuda_sqrt_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_rsqrt_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("rsqrt", tg_cuda_rsqrt_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_sin_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("sin", tg_cuda_sin_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_cos_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("cos", tg_cuda_cos_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_tanh_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("tanh", tg_cuda_tanh_fn{}, self, out); }
-extern "C" tg_tensor *tg__cuda_sigmoid_out(tg_tensor *self, tg_tensor *out) { return unary_run<TG_CUDA_FLOATING>("sigmoid", tg_cuda_sigmoid_fn{}, self, out); }
+extern "C" tg_tensor *tg__cuda_neg_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_ALL_KINDS>("neg", tg_cuda_neg_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_abs_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_ALL_KINDS>("abs", tg_cuda_abs_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_relu_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_ALL_KINDS>("relu", tg_cuda_relu_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_exp_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("exp", tg_cuda_exp_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_log_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("log", tg_cuda_log_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_sqrt_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("sqrt", tg_cuda_sqrt_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_rsqrt_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("rsqrt", tg_cuda_rsqrt_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_sin_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("sin", tg_cuda_sin_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_cos_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("cos", tg_cuda_cos_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_tanh_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("tanh", tg_cuda_tanh_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_sigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("sigmoid", tg_cuda_sigmoid_fn{}, self, out);
+}

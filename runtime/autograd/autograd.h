@@ -35,7 +35,7 @@ typedef struct tg_output_meta {
 } tg_output_meta;
 
 typedef struct tg_node_vtable {
-    const char *name;      /* "AddBackward0" */
+    const char *name; /* "AddBackward0" */
     /* grads[i] is the gradient w.r.t. forward output i (never NULL: the engine materialises
      * zeros). Fills out[j] (a new reference, or NULL for "no gradient") for every next edge j
      * whose node is set; out[] starts all NULL. Returns 0, or -1 with an error recorded (the
@@ -49,13 +49,13 @@ typedef struct tg_node_vtable {
 struct tg_node {
     int64_t refcount;
     const tg_node_vtable *vt;
-    uint64_t sequence_nr;          /* creation order: later nodes run first among ready ones */
-    int32_t num_outputs;           /* forward outputs = gradients this node receives */
-    int32_t num_next;              /* differentiable forward inputs = gradients it produces */
-    tg_edge *next;                 /* [num_next], allocated with the node */
-    tg_output_meta *outputs;       /* [num_outputs], allocated with the node */
-    bool saved_released;           /* set by the engine after release_saved */
-    struct tg_hook_list *pre_hooks;   /* engine-private */
+    uint64_t sequence_nr;           /* creation order: later nodes run first among ready ones */
+    int32_t num_outputs;            /* forward outputs = gradients this node receives */
+    int32_t num_next;               /* differentiable forward inputs = gradients it produces */
+    tg_edge *next;                  /* [num_next], allocated with the node */
+    tg_output_meta *outputs;        /* [num_outputs], allocated with the node */
+    bool saved_released;            /* set by the engine after release_saved */
+    struct tg_hook_list *pre_hooks; /* engine-private */
 };
 
 /* ---- nodes ---- */
@@ -67,7 +67,8 @@ tg_node *tg__node_retain(tg_node *n);
 /* Drops a reference; frees the node and, without recursion, every node only it kept alive. */
 void tg__node_release(tg_node *n);
 /* Whether apply must compute the gradient for next edge i. */
-static inline bool tg__node_needs_input_grad(const tg_node *n, int i) {
+static inline bool tg__node_needs_input_grad(const tg_node *n, int i)
+{
     return i < n->num_next && n->next[i].node != NULL;
 }
 /* Sets next edge i from a forward input: its grad_fn and output number, or its leaf
@@ -90,18 +91,19 @@ int tg__check_inplace(const char *op, const tg_tensor *t);
 int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n);
 
 /* Runs the op below autograd: the autograd kernel brackets its redispatch with these. */
-static inline tg_keyset tg__autograd_below_begin(void) {
+static inline tg_keyset tg__autograd_below_begin(void)
+{
     return tg__set_excluded_keys(tg__excluded_keys() | ((tg_keyset)1 << TG_KEY_AUTOGRAD));
 }
 static inline void tg__autograd_below_end(tg_keyset prev) { tg__set_excluded_keys(prev); }
 
 /* ---- saved tensors (PyTorch's SavedVariable) ---- */
 typedef struct tg_saved {
-    tg_tensor *data;        /* owned: the input itself, or a detached alias of an output */
-    int64_t version;        /* the version counter's value when saved */
-    int32_t output_nr;      /* for outputs: which output of the owning node */
+    tg_tensor *data;   /* owned: the input itself, or a detached alias of an output */
+    int64_t version;   /* the version counter's value when saved */
+    int32_t output_nr; /* for outputs: which output of the owning node */
     bool is_output;
-    bool defined;           /* something (possibly NULL for Tensor?) was saved */
+    bool defined; /* something (possibly NULL for Tensor?) was saved */
 } tg_saved;
 
 /* Saves t (NULL allowed for Tensor? arguments). For outputs pass is_output = true, after
@@ -123,17 +125,19 @@ typedef struct tg_saved_sizes {
     int64_t ndim;
     int64_t sizes[TG_MAX_DIMS];
 } tg_saved_sizes;
-static inline void tg__saved_sizes_save(tg_saved_sizes *s, const tg_tensor *t) {
+static inline void tg__saved_sizes_save(tg_saved_sizes *s, const tg_tensor *t)
+{
     s->ndim = t->ndim;
     for (int64_t i = 0; i < t->ndim; i++) s->sizes[i] = t->sizes[i];
 }
-static inline tg_int_list tg__saved_sizes_list(const tg_saved_sizes *s) {
+static inline tg_int_list tg__saved_sizes_list(const tg_saved_sizes *s)
+{
     return (tg_int_list){ s->ndim ? s->sizes : tg__empty_int_list_storage, s->ndim };
 }
 
 /* A saved int list argument (the caller's array does not outlive the call). */
 typedef struct tg_saved_ints {
-    int64_t *data;          /* owned; NULL for None */
+    int64_t *data; /* owned; NULL for None */
     int64_t len;
     bool is_none;
 } tg_saved_ints;

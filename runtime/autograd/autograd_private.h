@@ -21,22 +21,24 @@ struct tg_hook_list {
 
 /* What autograd knows about one tensor; allocated on first need, freed with the tensor. */
 struct tg_autograd_meta {
-    tg_tensor *grad;               /* owned; .grad */
-    tg_node *grad_fn;              /* owned; NULL for leaves */
+    tg_tensor *grad;  /* owned; .grad */
+    tg_node *grad_fn; /* owned; NULL for leaves */
     /* Weak: the leaf's AccumulateGrad node, which holds a reference to the leaf. The node
      * clears this pointer (under `lock`) when it dies; readers upgrade it under `lock`. */
     tg_node *grad_accumulator;
-    struct tg_hook_list *hooks;    /* owned; leaf tensor hooks (non-leaf ones live on grad_fn) */
-    int32_t output_nr;             /* which output of grad_fn this tensor is */
-    bool retains_grad;             /* has a retain entry on grad_fn's pre_hooks */
-    uint8_t lock;                  /* spinlock over grad, grad_accumulator and hooks */
+    struct tg_hook_list *hooks; /* owned; leaf tensor hooks (non-leaf ones live on grad_fn) */
+    int32_t output_nr;          /* which output of grad_fn this tensor is */
+    bool retains_grad;          /* has a retain entry on grad_fn's pre_hooks */
+    uint8_t lock;               /* spinlock over grad, grad_accumulator and hooks */
 };
 
-static inline void tg__meta_lock(struct tg_autograd_meta *m) {
+static inline void tg__meta_lock(struct tg_autograd_meta *m)
+{
     while (__atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(&m->lock, __ATOMIC_RELAXED)) __builtin_ia32_pause();
 }
-static inline void tg__meta_unlock(struct tg_autograd_meta *m) {
+static inline void tg__meta_unlock(struct tg_autograd_meta *m)
+{
     __atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -51,12 +53,13 @@ void tg__ag_block_free(void *p);
 /* The AccumulateGrad node of a leaf: holds the leaf; its apply accumulates into .grad. */
 typedef struct tg__accumulate_node {
     tg_node base;
-    tg_tensor *variable;           /* owned */
+    tg_tensor *variable; /* owned */
 } tg__accumulate_node;
 extern const tg_node_vtable tg__accumulate_vtable;
 /* engine.c: AccumulateGrad's apply (the engine's accumulation into .grad). */
 int tg__accumulate_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out);
-static inline bool tg__node_is_accumulate(const tg_node *n) {
+static inline bool tg__node_is_accumulate(const tg_node *n)
+{
     return n->vt == &tg__accumulate_vtable;
 }
 /* A new reference to leaf t's AccumulateGrad node (made on first use); NULL + error on OOM. */
@@ -64,8 +67,8 @@ tg_node *tg__grad_accumulator(tg_tensor *t);
 /* Frees a hook list. */
 void tg__hook_list_free(struct tg_hook_list *h);
 /* Appends a hook entry to *list; 0 or -1 + error. */
-int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx,
-                         tg_tensor *retain, int32_t input_nr);
+int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx, tg_tensor *retain,
+                         int32_t input_nr);
 /* Removes the retain_grad entry for t from *list, if present. */
 void tg__hook_list_remove_retain(struct tg_hook_list **list, const tg_tensor *t);
 

@@ -26,36 +26,44 @@
 
 typedef struct entry {
     tg_node *node;
-    int32_t deps;          /* edges from not-yet-run nodes into this one */
-    int32_t buf;           /* first of node->num_outputs slots in ws->bufs, or -1 */
-    bool needed;           /* runs apply (always, for tg_backward) */
-    bool captured;         /* tg_grad: some input's gradient is read from its buffer */
+    int32_t deps;  /* edges from not-yet-run nodes into this one */
+    int32_t buf;   /* first of node->num_outputs slots in ws->bufs, or -1 */
+    bool needed;   /* runs apply (always, for tg_backward) */
+    bool captured; /* tg_grad: some input's gradient is read from its buffer */
 } entry;
 
-typedef struct frame { int32_t e, next; } frame;
+typedef struct frame {
+    int32_t e, next;
+} frame;
 
 typedef struct capture {
-    tg_node *node;         /* owned reference */
+    tg_node *node; /* owned reference */
     int32_t input_nr;
-    int32_t entry;         /* -1: not reached from the roots */
-    tg_tensor *grad;       /* owned */
+    int32_t entry;   /* -1: not reached from the roots */
+    tg_tensor *grad; /* owned */
 } capture;
 
 typedef struct workspace {
     bool in_use;
-    entry *entries;  int32_t nentries, capentries;
-    int32_t *table;  uint32_t table_mask;            /* entry index or -1 */
-    tg_tensor **bufs; int64_t nbufs, capbufs;
-    frame *stack;    int32_t capstack;
-    int32_t *order;  int32_t caporder;               /* post-order (tg_grad only) */
-    int32_t *heap;   int32_t nheap, capheap;
+    entry *entries;
+    int32_t nentries, capentries;
+    int32_t *table;
+    uint32_t table_mask; /* entry index or -1 */
+    tg_tensor **bufs;
+    int64_t nbufs, capbufs;
+    frame *stack;
+    int32_t capstack;
+    int32_t *order;
+    int32_t caporder; /* post-order (tg_grad only) */
+    int32_t *heap;
+    int32_t nheap, capheap;
 } workspace;
 
 typedef struct task {
     workspace *ws;
     bool keep_graph;
-    bool grad_mode;        /* create_graph */
-    capture *caps;         /* tg_grad inputs, or NULL */
+    bool grad_mode; /* create_graph */
+    capture *caps;  /* tg_grad inputs, or NULL */
     int ncaps;
 } task;
 
@@ -63,7 +71,8 @@ static TG__TLS_HOT workspace *cached_ws;
 static pthread_key_t ws_key;
 static pthread_once_t ws_key_once = PTHREAD_ONCE_INIT;
 
-static void ws_free(workspace *ws) {
+static void ws_free(workspace *ws)
+{
     if (!ws) return;
     free(ws->entries);
     free(ws->table);
@@ -73,7 +82,8 @@ static void ws_free(workspace *ws) {
     free(ws->heap);
     free(ws);
 }
-static void ws_thread_exit(void *unused) {
+static void ws_thread_exit(void *unused)
+{
     (void)unused;
     ws_free(cached_ws);
     cached_ws = NULL;
@@ -81,7 +91,8 @@ static void ws_thread_exit(void *unused) {
 static void ws_key_init(void) { pthread_key_create(&ws_key, ws_thread_exit); }
 
 /* Grows *p (elements of size sz) to hold at least `need`; false on OOM. */
-static bool grow(void **p, int64_t *cap, int64_t need, size_t sz, int64_t first) {
+static bool grow(void **p, int64_t *cap, int64_t need, size_t sz, int64_t first)
+{
     if (need <= *cap) return true;
     int64_t c = *cap ? *cap : first;
     while (c < need) c *= 2;
@@ -93,7 +104,8 @@ static bool grow(void **p, int64_t *cap, int64_t need, size_t sz, int64_t first)
 }
 #define GROW32(ws, arr, cap, need) \
     grow_i32((void **)&(ws)->arr, &(ws)->cap, (need), sizeof *(ws)->arr)
-static bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz) {
+static bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz)
+{
     int64_t c = *cap;
     if (!grow(p, &c, need, sz, 16)) return false;
     if (c > INT32_MAX) return false;
@@ -101,7 +113,8 @@ static bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz) {
     return true;
 }
 
-static workspace *ws_acquire(void) {
+static workspace *ws_acquire(void)
+{
     workspace *ws = cached_ws;
     if (ws && !ws->in_use) {
         ws->in_use = true;
@@ -119,7 +132,8 @@ static workspace *ws_acquire(void) {
 }
 
 /* Resets for reuse; a workspace grown by a huge graph gives its memory back. */
-static void ws_release(workspace *ws) {
+static void ws_release(workspace *ws)
+{
     for (int64_t i = 0; i < ws->nbufs; i++) tg_release(ws->bufs[i]);
     ws->nbufs = ws->nentries = ws->nheap = 0;
     ws->in_use = false;
@@ -134,19 +148,22 @@ static void ws_release(workspace *ws) {
 
 /* ------------------------------------------------------------------ node table */
 
-static inline uint32_t hash_node(const tg_node *n, uint32_t mask) {
+static inline uint32_t hash_node(const tg_node *n, uint32_t mask)
+{
     uint64_t h = (uint64_t)(uintptr_t)n * 0x9E3779B97F4A7C15ull;
     return (uint32_t)(h >> 32) & mask;
 }
 
-static int32_t table_find(const workspace *ws, const tg_node *n) {
+static int32_t table_find(const workspace *ws, const tg_node *n)
+{
     for (uint32_t i = hash_node(n, ws->table_mask);; i = (i + 1) & ws->table_mask) {
         int32_t e = ws->table[i];
         if (e < 0 || ws->entries[e].node == n) return e;
     }
 }
 
-static bool table_rehash(workspace *ws, uint32_t size) {
+static bool table_rehash(workspace *ws, uint32_t size)
+{
     int32_t *t = malloc((size_t)size * sizeof *t);
     if (!t) return false;
     memset(t, 0xff, (size_t)size * sizeof *t);
@@ -162,7 +179,8 @@ static bool table_rehash(workspace *ws, uint32_t size) {
 }
 
 /* The entry of n, added when missing (*added set). -1 on OOM (error recorded). */
-static int32_t entry_get(workspace *ws, tg_node *n, bool *added) {
+static int32_t entry_get(workspace *ws, tg_node *n, bool *added)
+{
     *added = false;
     if (!ws->table && !table_rehash(ws, 16)) goto oom;
     uint32_t i = hash_node(n, ws->table_mask);
@@ -188,11 +206,13 @@ oom:
 
 /* ------------------------------------------------------------------ ready heap */
 
-static inline uint64_t seq_of(const workspace *ws, int32_t e) {
+static inline uint64_t seq_of(const workspace *ws, int32_t e)
+{
     return ws->entries[e].node->sequence_nr;
 }
 
-static bool heap_push(workspace *ws, int32_t e) {
+static bool heap_push(workspace *ws, int32_t e)
+{
     if (!GROW32(ws, heap, capheap, ws->nheap + 1)) {
         tg__error("backward", "out of memory");
         return false;
@@ -209,7 +229,8 @@ static bool heap_push(workspace *ws, int32_t e) {
     return true;
 }
 
-static int32_t heap_pop(workspace *ws) {
+static int32_t heap_pop(workspace *ws)
+{
     int32_t top = ws->heap[0];
     int32_t last = ws->heap[--ws->nheap];
     int32_t n = ws->nheap, i = 0;
@@ -230,7 +251,8 @@ static int32_t heap_pop(workspace *ws) {
 
 /* Counts dependencies of every node reachable from entries [0, nroots). For tg_grad also
  * records the post-order in ws->order. 0 or -1 + error. */
-static int discover(task *tk, int32_t nroots) {
+static int discover(task *tk, int32_t nroots)
+{
     workspace *ws = tk->ws;
     int32_t sp = 0, norder = 0;
     for (int32_t r = 0; r < nroots; r++) {
@@ -285,7 +307,8 @@ oom:
 
 /* ------------------------------------------------------------------ gradients */
 
-static bool same_shape(const tg_tensor *t, const tg_output_meta *m) {
+static bool same_shape(const tg_tensor *t, const tg_output_meta *m)
+{
     if (t->ndim != m->ndim) return false;
     for (int64_t i = 0; i < m->ndim; i++)
         if (t->sizes[i] != m->sizes[i]) return false;
@@ -293,7 +316,8 @@ static bool same_shape(const tg_tensor *t, const tg_output_meta *m) {
 }
 
 /* PyTorch's is_expandable_to(m, grad): m broadcasts to grad's shape. */
-static bool expandable(const tg_output_meta *m, const tg_tensor *g) {
+static bool expandable(const tg_output_meta *m, const tg_tensor *g)
+{
     if (m->ndim > g->ndim) return false;
     for (int64_t i = 1; i <= m->ndim; i++) {
         int64_t a = m->sizes[m->ndim - i], b = g->sizes[g->ndim - i];
@@ -305,23 +329,26 @@ static bool expandable(const tg_output_meta *m, const tg_tensor *g) {
 /* Checks gradient g (owned) that `fn` produced at index j against the metadata its consumer
  * expects, reducing a broadcast gradient and casting its dtype. Returns the gradient to use
  * (owned), or NULL + error (g released). */
-static tg_tensor *validate_grad(const tg_node *fn, int j, tg_tensor *g, const tg_output_meta *m) {
+static tg_tensor *validate_grad(const tg_node *fn, int j, tg_tensor *g, const tg_output_meta *m)
+{
     bool shape_ok = same_shape(g, m);
-    if (TG__LIKELY(shape_ok && g->dtype == m->dtype && g->device.type == m->device.type))
-        return g;
+    if (TG__LIKELY(shape_ok && g->dtype == m->dtype && g->device.type == m->device.type)) return g;
     char a[256], b[256];
     const char *name = fn ? fn->vt->name : "backward";
     if (g->device.type != m->device.type || g->device.index != m->device.index) {
-        tg__error(NULL, "Function %s returned an invalid gradient at index %d - expected "
-                  "device %s:%d but got %s:%d", name, j, tg__device_type_name((tg_device_type)m->device.type),
-                  m->device.index, tg__device_type_name((tg_device_type)g->device.type), g->device.index);
+        tg__error(NULL,
+                  "Function %s returned an invalid gradient at index %d - expected "
+                  "device %s:%d but got %s:%d",
+                  name, j, tg__device_type_name((tg_device_type)m->device.type), m->device.index,
+                  tg__device_type_name((tg_device_type)g->device.type), g->device.index);
         tg_release(g);
         return NULL;
     }
     if (!shape_ok && !expandable(m, g)) {
-        tg__error(NULL, "Function %s returned an invalid gradient at index %d - got %s but "
-                  "expected shape compatible with %s", name, j,
-                  tg__shape_str(a, sizeof a, g->sizes, g->ndim),
+        tg__error(NULL,
+                  "Function %s returned an invalid gradient at index %d - got %s but "
+                  "expected shape compatible with %s",
+                  name, j, tg__shape_str(a, sizeof a, g->sizes, g->ndim),
                   tg__shape_str(b, sizeof b, m->sizes, m->ndim));
         tg_release(g);
         return NULL;
@@ -332,7 +359,8 @@ static tg_tensor *validate_grad(const tg_node *fn, int j, tg_tensor *g, const tg
 }
 
 /* Adds gradient g (owned) into input `input_nr` of entry e's buffer. 0 or -1 + error. */
-static int buffer_add(workspace *ws, int32_t e, int32_t input_nr, tg_tensor *g) {
+static int buffer_add(workspace *ws, int32_t e, int32_t input_nr, tg_tensor *g)
+{
     entry *en = &ws->entries[e];
     if (en->buf < 0) {
         int k = en->node->num_outputs;
@@ -358,7 +386,8 @@ static int buffer_add(workspace *ws, int32_t e, int32_t input_nr, tg_tensor *g) 
 
 /* A copy of g with its own storage, for a .grad that must not alias a tensor someone else
  * holds. With grad mode on (create_graph) the copy is made by an op, so it has history. */
-static tg_tensor *grad_copy(tg_tensor *g, const tg_output_meta *m) {
+static tg_tensor *grad_copy(tg_tensor *g, const tg_output_meta *m)
+{
     if (g->device.type == TG_CPU && !tg__grad_enabled_tls) {
         tg_tensor *c = tg__empty("AccumulateGrad", g->sizes, g->ndim, g->dtype, g->device);
         if (c && tg__copy_into("AccumulateGrad", c, g) != 0) {
@@ -377,7 +406,8 @@ static tg_tensor *grad_copy(tg_tensor *g, const tg_output_meta *m) {
 
 /* g may become var's .grad itself: only the engine holds it, it owns its storage, and it has
  * var's layout. */
-static bool stealable(const tg_tensor *g, const tg_tensor *var, bool graph) {
+static bool stealable(const tg_tensor *g, const tg_tensor *var, bool graph)
+{
     if (__atomic_load_n(&g->refcount, __ATOMIC_ACQUIRE) != 1 || g->view_base ||
         __atomic_load_n(&g->storage->refcount, __ATOMIC_ACQUIRE) != 1)
         return false;
@@ -388,7 +418,8 @@ static bool stealable(const tg_tensor *g, const tg_tensor *var, bool graph) {
     return (graph || !g->requires_grad) && tg__is_contiguous(g);
 }
 
-int tg__accumulate_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
+int tg__accumulate_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
+{
     (void)out;
     tg_tensor *var = ((tg__accumulate_node *)n)->variable, *g = grads[0];
     struct tg_autograd_meta *m = var->autograd;
@@ -401,7 +432,8 @@ int tg__accumulate_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
     tg_tensor *old = m->grad;
     if (!old) {
         tg_tensor *c = stealable(g, var, graph) ? tg_retain(g) : grad_copy(g, &n->outputs[0]);
-        if (c) m->grad = c; else rc = -1;
+        if (c) m->grad = c;
+        else rc = -1;
     } else if (!graph && old->device.type == TG_CPU && !old->requires_grad &&
                tg__is_contiguous(old)) {
         /* In place, so that whoever holds .grad (an optimizer) sees the sum. */
@@ -425,7 +457,8 @@ int tg__accumulate_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
 /* ------------------------------------------------------------------ hooks */
 
 static tg_tensor *run_hooks(const struct tg_hook_list *h, bool filter, int32_t input_nr,
-                            tg_tensor *g) {
+                            tg_tensor *g)
+{
     for (; h; h = h->next) {
         if (!h->fn || (filter && h->input_nr != input_nr)) continue;
         tg_tensor *r = h->fn(g, h->ctx);
@@ -438,7 +471,8 @@ static tg_tensor *run_hooks(const struct tg_hook_list *h, bool filter, int32_t i
 }
 
 /* retain_grad: t.grad = g (a copy), or t.grad + g. 0 or -1 + error. */
-static int retain_into(tg_tensor *t, tg_tensor *g, const tg_output_meta *meta) {
+static int retain_into(tg_tensor *t, tg_tensor *g, const tg_output_meta *meta)
+{
     struct tg_autograd_meta *m = t->autograd;
     tg_tensor *old = tg__autograd_meta_grad(m);
     tg_tensor *v = old ? tg__autograd_accumulate(old, g) : grad_copy(g, meta);
@@ -453,7 +487,8 @@ static int retain_into(tg_tensor *t, tg_tensor *g, const tg_output_meta *meta) {
 }
 
 /* Tensor hooks, then retain_grad, on the gradients in slots[0, num_outputs). */
-static int run_pre_hooks(tg_node *n, tg_tensor **slots) {
+static int run_pre_hooks(tg_node *n, tg_tensor **slots)
+{
     if (tg__node_is_accumulate(n)) {
         struct tg_autograd_meta *m = ((tg__accumulate_node *)n)->variable->autograd;
         if (m->hooks && slots[0]) slots[0] = run_hooks(m->hooks, false, 0, slots[0]);
@@ -474,7 +509,8 @@ static int run_pre_hooks(tg_node *n, tg_tensor **slots) {
 #define SMALL 8
 
 /* Sends out[j] (owned) along n's edge j and counts the edge as done. 0 or -1 + error. */
-static int propagate(task *tk, tg_node *n, int j, tg_tensor *g) {
+static int propagate(task *tk, tg_node *n, int j, tg_tensor *g)
+{
     workspace *ws = tk->ws;
     tg_edge edge = n->next[j];
     if (!edge.node) {
@@ -494,7 +530,8 @@ static int propagate(task *tk, tg_node *n, int j, tg_tensor *g) {
     return 0;
 }
 
-static int run_node(task *tk, int32_t e) {
+static int run_node(task *tk, int32_t e)
+{
     workspace *ws = tk->ws;
     entry en = ws->entries[e];
     tg_node *n = en.node;
@@ -506,7 +543,7 @@ static int run_node(task *tk, int32_t e) {
     for (int c = 0; c < tk->ncaps; c++)
         if (tk->caps[c].entry == e && slots)
             tk->caps[c].grad = tg_retain(slots[tk->caps[c].input_nr]);
-    if (!en.needed) return 0;          /* tg_grad: nothing below needs it (slots freed later) */
+    if (!en.needed) return 0; /* tg_grad: nothing below needs it (slots freed later) */
 
     int rc = 0;
     if (any) {
@@ -549,7 +586,8 @@ static int run_node(task *tk, int32_t e) {
 
 /* ------------------------------------------------------------------ tasks */
 
-static char *size_str(char *buf, size_t cap, const tg_tensor *t) {
+static char *size_str(char *buf, size_t cap, const tg_tensor *t)
+{
     char s[256];
     snprintf(buf, cap, "torch.Size(%s)", tg__shape_str(s, sizeof s, t->sizes, t->ndim));
     return buf;
@@ -557,7 +595,8 @@ static char *size_str(char *buf, size_t cap, const tg_tensor *t) {
 
 /* The edge that receives t's gradient: its grad_fn, or its accumulator if a leaf. A new
  * reference, or NULL + error. */
-static tg_node *gradient_edge(tg_tensor *t, int32_t *input_nr) {
+static tg_node *gradient_edge(tg_tensor *t, int32_t *input_nr)
+{
     *input_nr = 0;
     if (t->autograd && t->autograd->grad_fn) {
         *input_nr = t->autograd->output_nr;
@@ -572,14 +611,14 @@ static tg_node *gradient_edge(tg_tensor *t, int32_t *input_nr) {
  * (or ones when there are none). With inputs (tg_grad), their gradients are captured into
  * grads_out instead of being accumulated into leaves. */
 typedef struct request {
-    const char *op;                       /* "backward" or "grad", for messages */
+    const char *op; /* "backward" or "grad", for messages */
     tg_tensor *const *outputs;
     int nout;
-    tg_tensor *const *grad_outputs;       /* ngrad_outputs == 0: implicit ones */
+    tg_tensor *const *grad_outputs; /* ngrad_outputs == 0: implicit ones */
     int ngrad_outputs;
-    tg_tensor *const *inputs;             /* NULL for tg_backward */
+    tg_tensor *const *inputs; /* NULL for tg_backward */
     int nin;
-    tg_tensor **grads_out;                /* nin slots (tg_grad) */
+    tg_tensor **grads_out; /* nin slots (tg_grad) */
     bool keep_graph, create_graph, allow_unused;
 } request;
 
@@ -589,7 +628,7 @@ typedef struct graph_ends {
     tg_node **roots;
     int32_t *root_nr;
     int nroots;
-    capture *caps;                        /* NULL for tg_backward */
+    capture *caps; /* NULL for tg_backward */
     int ncaps;
     tg_node *roots_buf[SMALL];
     int32_t root_nr_buf[SMALL];
@@ -597,23 +636,26 @@ typedef struct graph_ends {
 } graph_ends;
 
 /* PyTorch's checks of the arguments, before anything is allocated. 0 or -1 + error. */
-static int check_request(const request *r) {
+static int check_request(const request *r)
+{
     char a[300], b[300];
     if (r->nout <= 0) {
         tg__error(r->op, "no tensors to differentiate");
         return -1;
     }
     if (r->ngrad_outputs && r->ngrad_outputs != r->nout) {
-        tg__error(r->op, "grad_outputs has %d tensors but there are %d outputs",
-                  r->ngrad_outputs, r->nout);
+        tg__error(r->op, "grad_outputs has %d tensors but there are %d outputs", r->ngrad_outputs,
+                  r->nout);
         return -1;
     }
     for (int i = 0; i < r->nout; i++) {
         tg_tensor *out = r->outputs[i];
         if (!out) return -1;
         if (!out->requires_grad) {
-            tg__error(r->op, "element %d of tensors does not require grad and does not have a "
-                             "grad_fn", i);
+            tg__error(r->op,
+                      "element %d of tensors does not require grad and does not have a "
+                      "grad_fn",
+                      i);
             return -1;
         }
         tg_tensor *g = r->ngrad_outputs ? r->grad_outputs[i] : NULL;
@@ -621,9 +663,10 @@ static int check_request(const request *r) {
             bool same = g->ndim == out->ndim;
             for (int64_t d = 0; same && d < g->ndim; d++) same = g->sizes[d] == out->sizes[d];
             if (!same) {
-                tg__error(r->op, "Mismatch in shape: grad_output[%d] has a shape of %s and "
-                                 "output[%d] has a shape of %s.", i, size_str(a, sizeof a, g), i,
-                          size_str(b, sizeof b, out));
+                tg__error(r->op,
+                          "Mismatch in shape: grad_output[%d] has a shape of %s and "
+                          "output[%d] has a shape of %s.",
+                          i, size_str(a, sizeof a, g), i, size_str(b, sizeof b, out));
                 return -1;
             }
         } else if (tg__numel(out) != 1) {
@@ -643,12 +686,14 @@ static int check_request(const request *r) {
 
 /* Fills g with the gradient edges of the outputs and inputs. 0, or -1 + error; either way
  * ends_release undoes what was filled. */
-static int ends_collect(const request *r, graph_ends *g) {
+static int ends_collect(const request *r, graph_ends *g)
+{
     g->nroots = g->ncaps = 0;
     g->roots = r->nout <= SMALL ? g->roots_buf : calloc((size_t)r->nout, sizeof *g->roots);
     g->root_nr = r->nout <= SMALL ? g->root_nr_buf : calloc((size_t)r->nout, sizeof *g->root_nr);
-    g->caps = !r->inputs ? NULL
-              : r->nin <= SMALL ? g->caps_buf : calloc((size_t)r->nin, sizeof *g->caps);
+    g->caps = !r->inputs        ? NULL
+              : r->nin <= SMALL ? g->caps_buf
+                                : calloc((size_t)r->nin, sizeof *g->caps);
     if (!g->roots || !g->root_nr || (r->inputs && !g->caps)) {
         tg__error(r->op, "out of memory");
         return -1;
@@ -666,7 +711,8 @@ static int ends_collect(const request *r, graph_ends *g) {
 }
 
 /* Releases the ends; on success (rc == 0) hands each captured gradient to grads_out. */
-static void ends_release(graph_ends *g, int rc, tg_tensor **grads_out) {
+static void ends_release(graph_ends *g, int rc, tg_tensor **grads_out)
+{
     for (int i = 0; i < g->nroots; i++) tg__node_release(g->roots[i]);
     for (int i = 0; i < g->ncaps; i++) {
         tg__node_release(g->caps[i].node);
@@ -681,7 +727,8 @@ static void ends_release(graph_ends *g, int rc, tg_tensor **grads_out) {
 /* Enters the roots into the workspace (they come first: discovery starts from entries
  * [0, nroot_entries)), counts every node's dependencies, seeds each root's buffer with its
  * gradient, and queues the roots that are ready. 0 or -1 + error. */
-static int seed_roots(task *tk, const request *r, const graph_ends *g) {
+static int seed_roots(task *tk, const request *r, const graph_ends *g)
+{
     workspace *ws = tk->ws;
     for (int i = 0; i < g->nroots; i++) {
         bool added;
@@ -706,7 +753,8 @@ static int seed_roots(task *tk, const request *r, const graph_ends *g) {
 
 /* Runs the graph: with grad mode set to create_graph, inner calls' results owned by the
  * engine (not the caller's scope), nodes in dependency order. 0 or -1 + error. */
-static int run_graph(task *tk, const request *r, const graph_ends *g) {
+static int run_graph(task *tk, const request *r, const graph_ends *g)
+{
     bool prev_mode = tg_set_grad_enabled(r->create_graph);
     int scope_token = tg__scope_enter_kernel();
     int rc = seed_roots(tk, r, g);
@@ -717,7 +765,8 @@ static int run_graph(task *tk, const request *r, const graph_ends *g) {
 }
 
 /* tg_grad: every input must have been reached unless allow_unused. */
-static int check_all_used(const request *r, const graph_ends *g) {
+static int check_all_used(const request *r, const graph_ends *g)
+{
     for (int i = 0; i < g->ncaps; i++) {
         if (!g->caps[i].grad && !r->allow_unused) {
             tg__error(r->op, "One of the differentiated Tensors appears to not have been used in "
@@ -729,7 +778,8 @@ static int check_all_used(const request *r, const graph_ends *g) {
 }
 
 /* The engine behind tg_backward and tg_grad. 0 or -1 + error. */
-static int execute(const request *r) {
+static int execute(const request *r)
+{
     if (check_request(r)) return -1;
     graph_ends g;
     workspace *ws = NULL;
@@ -745,20 +795,25 @@ static int execute(const request *r) {
     return rc;
 }
 
-int tg_backward_fn(tg_tensor *root, tg_backward_opts opts) {
+int tg_backward_fn(tg_tensor *root, tg_backward_opts opts)
+{
     if (!root) {
         if (!tg__has_error()) tg__error("backward", "root is NULL");
         return -1;
     }
     tg_tensor *g[1] = { opts.grad };
-    request r = { .op = "backward", .outputs = &root, .nout = 1, .grad_outputs = g,
-                  .ngrad_outputs = opts.grad ? 1 : 0, .keep_graph = opts.retain_graph,
+    request r = { .op = "backward",
+                  .outputs = &root,
+                  .nout = 1,
+                  .grad_outputs = g,
+                  .ngrad_outputs = opts.grad ? 1 : 0,
+                  .keep_graph = opts.retain_graph,
                   .create_graph = opts.create_graph };
     return execute(&r);
 }
 
-int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads,
-               tg_grad_opts opts) {
+int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads, tg_grad_opts opts)
+{
     for (int64_t i = 0; grads && i < inputs.len; i++) grads[i] = NULL;
     if (!grads || inputs.len <= 0) {
         tg__error("grad", "grad requires at least one input and an array for the gradients");
@@ -768,10 +823,16 @@ int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads,
         tg__error("grad", "too many tensors");
         return -1;
     }
-    request r = { .op = "grad", .outputs = outputs.data, .nout = (int)outputs.len,
+    request r = { .op = "grad",
+                  .outputs = outputs.data,
+                  .nout = (int)outputs.len,
                   .grad_outputs = opts.grad_outputs.data,
-                  .ngrad_outputs = (int)opts.grad_outputs.len, .inputs = inputs.data,
-                  .nin = (int)inputs.len, .grads_out = grads, .keep_graph = opts.retain_graph,
-                  .create_graph = opts.create_graph, .allow_unused = opts.allow_unused };
+                  .ngrad_outputs = (int)opts.grad_outputs.len,
+                  .inputs = inputs.data,
+                  .nin = (int)inputs.len,
+                  .grads_out = grads,
+                  .keep_graph = opts.retain_graph,
+                  .create_graph = opts.create_graph,
+                  .allow_unused = opts.allow_unused };
     return execute(&r);
 }

@@ -25,10 +25,8 @@
 static inline TG__UNUSED tg_tensor_list tg__gen_list_copy(tg_tensor_list l)
 {
     tg_tensor **items = tg__tensor_list_alloc("backward", l.len);
-    if (!items)
-        return (tg_tensor_list){ NULL, 0 };
-    for (int64_t i = 0; i < l.len; i++)
-        items[i] = tg_retain(l.data[i]);
+    if (!items) return (tg_tensor_list){ NULL, 0 };
+    for (int64_t i = 0; i < l.len; i++) items[i] = tg_retain(l.data[i]);
     return (tg_tensor_list){ items, l.len };
 }
 
@@ -36,10 +34,10 @@ static inline TG__UNUSED tg_tensor_list tg__gen_list_copy(tg_tensor_list l)
  * along d (d counted from the element's own end when negative, which for cat is the result's:
  * the elements it concatenates have its number of dims). A legacy 1-D empty element, which cat
  * skips, gives 0, and so does a d out of range (the op itself reports that error). */
-static inline TG__UNUSED tg_int_list tg__gen_keep_list_sizes(tg_tensor_list l, int64_t d, char **cursor)
+static inline TG__UNUSED tg_int_list tg__gen_keep_list_sizes(tg_tensor_list l, int64_t d,
+                                                             char **cursor)
 {
-    if (l.len == 0)
-        return TG_INTS_EMPTY;
+    if (l.len == 0) return TG_INTS_EMPTY;
     int64_t *out = (int64_t *)(void *)*cursor;
     for (int64_t i = 0; i < l.len; i++) {
         const int64_t *sizes = tg_tensor_sizes(l.data[i]);
@@ -58,13 +56,10 @@ static inline TG__UNUSED tg_tensor *tg__gen_fit_empty(const tg_node *node, int i
 {
     const tg_output_meta *m = &node->next[i].node->outputs[node->next[i].input_nr];
     int64_t numel = 1;
-    for (int64_t k = 0; k < m->ndim; k++)
-        numel *= m->sizes[k];
+    for (int64_t k = 0; k < m->ndim; k++) numel *= m->sizes[k];
     bool same = tg_tensor_dim(g) == m->ndim;
-    for (int64_t k = 0; same && k < m->ndim; k++)
-        same = tg_tensor_sizes(g)[k] == m->sizes[k];
-    if (numel != 0 || same)
-        return g;
+    for (int64_t k = 0; same && k < m->ndim; k++) same = tg_tensor_sizes(g)[k] == m->sizes[k];
+    if (numel != 0 || same) return g;
     tg_release(g);
     return tg__autograd_zeros(m);
 }
@@ -72,11 +67,10 @@ static inline TG__UNUSED tg_tensor *tg__gen_fit_empty(const tg_node *node, int i
 /* Hands the gradients of a Tensor[] argument's formula (owned list l, or { NULL, 0 } after an
  * error) to the element edges first, first + 1, ...: one per element, or an error naming the
  * node when the formula gave another number. The array is freed. 0 or -1. */
-static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_tensor_list l, tg_tensor **out,
-                                      const char *what)
+static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_tensor_list l,
+                                                tg_tensor **out, const char *what)
 {
-    if (!l.data)
-        return -1;
+    if (!l.data) return -1;
     int64_t want = node->num_next - first;
     if (l.len != want) {
         tg__error(NULL, "Function %s: the formula for '%s' gave %lld gradients for %lld tensors",
@@ -92,8 +86,7 @@ static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_ten
             tg_release(g);
             continue;
         }
-        if (!(out[e] = tg__gen_fit_empty(node, e, g)))
-            rc = -1;
+        if (!(out[e] = tg__gen_fit_empty(node, e, g))) rc = -1;
     }
     free((void *)l.data);
     return rc;
@@ -110,7 +103,8 @@ static inline TG__UNUSED int tg__gen_size(tg_int_list sizes, int64_t d, int64_t 
 {
     int64_t nd = sizes.len;
     if (nd == 0 || d < -nd || d >= nd) {
-        tg__error("backward", "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+        tg__error("backward",
+                  "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
                   (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0), (long long)d);
         return -1;
     }
@@ -121,8 +115,7 @@ static inline TG__UNUSED int tg__gen_size(tg_int_list sizes, int64_t d, int64_t 
 static inline TG__UNUSED int64_t tg__gen_numel(tg_int_list sizes)
 {
     int64_t n = 1;
-    for (int64_t i = 0; i < sizes.len; i++)
-        n *= sizes.data[i];
+    for (int64_t i = 0; i < sizes.len; i++) n *= sizes.data[i];
     return n;
 }
 
@@ -130,8 +123,7 @@ static inline TG__UNUSED int64_t tg__gen_numel(tg_int_list sizes)
 static inline TG__UNUSED bool tg__gen_needs_from(const tg_node *n, int first)
 {
     for (int i = first; i < n->num_next; i++)
-        if (tg__node_needs_input_grad(n, i))
-            return true;
+        if (tg__node_needs_input_grad(n, i)) return true;
     return false;
 }
 
@@ -151,25 +143,19 @@ static inline TG__UNUSED size_t tg__gen_ints_bytes(tg_int_list l)
 
 static inline TG__UNUSED tg_int_list tg__gen_keep_ints(tg_int_list l, char **cursor)
 {
-    if (!l.data)
-        return l;
-    if (l.len == 0)
-        return TG_INTS_EMPTY;
+    if (!l.data) return l;
+    if (l.len == 0) return TG_INTS_EMPTY;
     int64_t *d = (int64_t *)(void *)*cursor;
     memcpy(d, l.data, (size_t)l.len * sizeof(int64_t));
     *cursor += (size_t)l.len * sizeof(int64_t);
     return (tg_int_list){ d, l.len };
 }
 
-static inline TG__UNUSED size_t tg__gen_str_bytes(const char *s)
-{
-    return s ? strlen(s) + 1 : 0;
-}
+static inline TG__UNUSED size_t tg__gen_str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
 
 static inline TG__UNUSED const char *tg__gen_keep_str(const char *s, char **cursor)
 {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     char *d = *cursor;
     size_t n = strlen(s) + 1;
     memcpy(d, s, n);

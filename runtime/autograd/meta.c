@@ -6,7 +6,8 @@
 
 #include <stdlib.h>
 
-struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t) {
+struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t)
+{
     struct tg_autograd_meta *m = __atomic_load_n(&t->autograd, __ATOMIC_ACQUIRE);
     if (m) return m;
     m = tg__ag_block_alloc(sizeof *m);
@@ -28,7 +29,8 @@ struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t) {
 }
 
 /* Called by tensor_destroy. The accumulator, if any, is already gone: it held the tensor. */
-void tg__autograd_meta_free(struct tg_autograd_meta *m) {
+void tg__autograd_meta_free(struct tg_autograd_meta *m)
+{
     if (!m) return;
     tg_node *fn = m->grad_fn;
     if (fn && m->retains_grad) {
@@ -49,7 +51,8 @@ void tg__autograd_meta_free(struct tg_autograd_meta *m) {
     tg__node_release(fn);
 }
 
-tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm) {
+tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm)
+{
     struct tg_autograd_meta *m = (struct tg_autograd_meta *)cm;
     tg__meta_lock(m);
     tg_tensor *g = tg_retain(m->grad);
@@ -57,7 +60,8 @@ tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm) {
     return g;
 }
 
-void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad) {
+void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad)
+{
     if (!t) return;
     if (grad == t) {
         tg__error("set_grad", "can't assign Variable as its own grad");
@@ -94,28 +98,29 @@ void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad) {
     tg_release(old);
 }
 
-bool tg_tensor_is_leaf(const tg_tensor *t) {
-    return t && (!t->autograd || !t->autograd->grad_fn);
-}
+bool tg_tensor_is_leaf(const tg_tensor *t) { return t && (!t->autograd || !t->autograd->grad_fn); }
 
-tg_tensor *tg_tensor_detach(tg_tensor *t) {
+tg_tensor *tg_tensor_detach(tg_tensor *t)
+{
     if (!t) return NULL;
     return tg__scope_track(tg__detached_alias(t));
 }
 
-void tg_tensor_retain_grad(tg_tensor *t) {
+void tg_tensor_retain_grad(tg_tensor *t)
+{
     if (!t) return;
     if (!t->requires_grad) {
         tg__error("retain_grad", "can't retain_grad on Tensor that has requires_grad=False");
         return;
     }
-    if (tg_tensor_is_leaf(t) || t->autograd->retains_grad) return;   /* leaves keep .grad */
+    if (tg_tensor_is_leaf(t) || t->autograd->retains_grad) return; /* leaves keep .grad */
     struct tg_autograd_meta *m = t->autograd;
     if (tg__hook_list_append(&m->grad_fn->pre_hooks, NULL, NULL, t, m->output_nr) == 0)
         m->retains_grad = true;
 }
 
-int tg_tensor_register_hook(tg_tensor *t, tg_grad_hook fn, void *ctx) {
+int tg_tensor_register_hook(tg_tensor *t, tg_grad_hook fn, void *ctx)
+{
     if (!t) return -1;
     if (!fn) {
         tg__error("register_hook", "hook is NULL");
@@ -138,6 +143,7 @@ int tg_tensor_register_hook(tg_tensor *t, tg_grad_hook fn, void *ctx) {
     return r;
 }
 
-tg_node *tg_tensor_grad_fn(const tg_tensor *t) {
+tg_node *tg_tensor_grad_fn(const tg_tensor *t)
+{
     return t && t->autograd ? t->autograd->grad_fn : NULL;
 }

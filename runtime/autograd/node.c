@@ -25,18 +25,19 @@ static TG__TLS_HOT uint64_t next_sequence_nr;
 static TG__TLS_HOT tg_node **free_list;
 static TG__TLS_HOT size_t free_len, free_cap;
 static TG__TLS_HOT bool draining;
-static TG__TLS_HOT bool key_registered;     /* the exit destructor is armed */
+static TG__TLS_HOT bool key_registered; /* the exit destructor is armed */
 
 static pthread_key_t node_key;
 static pthread_once_t node_key_once = PTHREAD_ONCE_INIT;
 static void cache_clear(void);
-static void node_thread_exit(void *unused) {
+static void node_thread_exit(void *unused)
+{
     (void)unused;
     free(free_list);
     free_list = NULL;
     free_len = free_cap = 0;
     cache_clear();
-    key_registered = false;       /* a later free during thread exit re-arms the key */
+    key_registered = false; /* a later free during thread exit re-arms the key */
 }
 static void node_key_init(void) { pthread_key_create(&node_key, node_thread_exit); }
 
@@ -57,18 +58,22 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 #endif
 #define PREFIX 16
 
-typedef struct cached_block { struct cached_block *next; } cached_block;
+typedef struct cached_block {
+    struct cached_block *next;
+} cached_block;
 static TG__TLS_HOT cached_block *cache_head[NUM_CLASSES];
 static TG__TLS_HOT int cache_len[NUM_CLASSES];
 
-static void ensure_thread_key(void) {
+static void ensure_thread_key(void)
+{
     if (key_registered) return;
     pthread_once(&node_key_once, node_key_init);
     pthread_setspecific(node_key, &node_key);
     key_registered = true;
 }
 
-static void cache_clear(void) {
+static void cache_clear(void)
+{
     for (int c = 0; c < NUM_CLASSES; c++) {
         while (cache_head[c]) {
             cached_block *b = cache_head[c];
@@ -79,7 +84,8 @@ static void cache_clear(void) {
     }
 }
 
-void *tg__ag_block_alloc(size_t total) {
+void *tg__ag_block_alloc(size_t total)
+{
     size_t cls = (total + PREFIX - 1) / CLASS_BYTES;
     char *p;
     if (cls < NUM_CLASSES && cache_head[cls]) {
@@ -94,7 +100,8 @@ void *tg__ag_block_alloc(size_t total) {
     return p + PREFIX;
 }
 
-void tg__ag_block_free(void *q) {
+void tg__ag_block_free(void *q)
+{
     char *p = (char *)q - PREFIX;
     size_t cls = *(size_t *)p;
     if (cls < NUM_CLASSES && cache_len[cls] < CACHE_MAX) {
@@ -107,7 +114,8 @@ void tg__ag_block_free(void *q) {
     free(p);
 }
 
-tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next) {
+tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next)
+{
     if (size < sizeof(tg_node) || num_outputs < 0 || num_next < 0)
         return tg__error("autograd", "invalid node layout for %s", vt ? vt->name : "?");
     size_t edges_at = align16(size);
@@ -129,14 +137,16 @@ tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, in
     return n;
 }
 
-tg_node *tg__node_retain(tg_node *n) {
+tg_node *tg__node_retain(tg_node *n)
+{
     if (n) tg__ref_inc(&n->refcount);
     return n;
 }
 
 /* Frees one node whose count is zero: its saved values, hooks and, for AccumulateGrad, its
  * leaf. Whatever those releases drop to zero is queued, not freed here. */
-static void node_destroy(tg_node *n) {
+static void node_destroy(tg_node *n)
+{
     if (tg__node_is_accumulate(n)) {
         tg__accumulate_node *a = (tg__accumulate_node *)n;
         struct tg_autograd_meta *m = a->variable->autograd;
@@ -153,7 +163,8 @@ static void node_destroy(tg_node *n) {
     tg__ag_block_free(n);
 }
 
-static bool free_list_push(tg_node *n) {
+static bool free_list_push(tg_node *n)
+{
     if (free_len == free_cap) {
         ensure_thread_key();
         size_t cap = free_cap ? free_cap * 2 : 64;
@@ -166,7 +177,8 @@ static bool free_list_push(tg_node *n) {
     return true;
 }
 
-void tg__node_release(tg_node *n) {
+void tg__node_release(tg_node *n)
+{
     if (!n) return;
     /* An AccumulateGrad node can be revived through its leaf's weak pointer by another
      * thread (tg__grad_accumulator), so its count always takes the atomic path. */
@@ -184,7 +196,7 @@ void tg__node_release(tg_node *n) {
     node_destroy(n);
     while (free_len) node_destroy(free_list[--free_len]);
     draining = false;
-    if (free_cap > 4096) {          /* do not keep a big list after a huge graph */
+    if (free_cap > 4096) { /* do not keep a big list after a huge graph */
         free(free_list);
         free_list = NULL;
         free_cap = 0;
@@ -193,7 +205,8 @@ void tg__node_release(tg_node *n) {
 
 /* ------------------------------------------------------------------ hook lists */
 
-void tg__hook_list_free(struct tg_hook_list *h) {
+void tg__hook_list_free(struct tg_hook_list *h)
+{
     while (h) {
         struct tg_hook_list *next = h->next;
         free(h);
@@ -201,8 +214,9 @@ void tg__hook_list_free(struct tg_hook_list *h) {
     }
 }
 
-int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx,
-                         tg_tensor *retain, int32_t input_nr) {
+int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx, tg_tensor *retain,
+                         int32_t input_nr)
+{
     struct tg_hook_list *h = malloc(sizeof *h);
     if (!h) {
         tg__error("register_hook", "out of memory");
@@ -214,7 +228,8 @@ int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx,
     return 0;
 }
 
-void tg__hook_list_remove_retain(struct tg_hook_list **list, const tg_tensor *t) {
+void tg__hook_list_remove_retain(struct tg_hook_list **list, const tg_tensor *t)
+{
     for (; *list; list = &(*list)->next) {
         if ((*list)->retain == t) {
             struct tg_hook_list *h = *list;
@@ -233,7 +248,8 @@ const tg_node_vtable tg__accumulate_vtable = {
     .release_saved = NULL,
 };
 
-static void output_meta_set(tg_output_meta *m, const tg_tensor *t) {
+static void output_meta_set(tg_output_meta *m, const tg_tensor *t)
+{
     m->ndim = t->ndim;
     for (int64_t i = 0; i < t->ndim; i++) m->sizes[i] = t->sizes[i];
     m->dtype = t->dtype;
@@ -241,7 +257,8 @@ static void output_meta_set(tg_output_meta *m, const tg_tensor *t) {
 }
 
 /* Takes a reference to n unless its count already reached zero (it is being freed). */
-static bool node_try_retain(tg_node *n) {
+static bool node_try_retain(tg_node *n)
+{
     int64_t c = __atomic_load_n(&n->refcount, __ATOMIC_RELAXED);
     while (c > 0)
         if (__atomic_compare_exchange_n(&n->refcount, &c, c + 1, true, __ATOMIC_ACQ_REL,
@@ -250,7 +267,8 @@ static bool node_try_retain(tg_node *n) {
     return false;
 }
 
-tg_node *tg__grad_accumulator(tg_tensor *t) {
+tg_node *tg__grad_accumulator(tg_tensor *t)
+{
     struct tg_autograd_meta *m = tg__autograd_meta_get(t);
     if (!m) return NULL;
     tg__meta_lock(m);
@@ -261,7 +279,7 @@ tg_node *tg__grad_accumulator(tg_tensor *t) {
     }
     n = tg__node_new(sizeof(tg__accumulate_node), &tg__accumulate_vtable, 1, 0);
     if (n) {
-        n->sequence_nr = UINT64_MAX;        /* accumulate as soon as the gradient is ready */
+        n->sequence_nr = UINT64_MAX; /* accumulate as soon as the gradient is ready */
         ((tg__accumulate_node *)n)->variable = tg_retain(t);
         output_meta_set(&n->outputs[0], t);
         m->grad_accumulator = n;
@@ -272,7 +290,8 @@ tg_node *tg__grad_accumulator(tg_tensor *t) {
 
 /* ------------------------------------------------------------------ recording */
 
-void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t) {
+void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t)
+{
     tg_edge *e = &n->next[i];
     if (e->node) tg__node_release(e->node);
     *e = (tg_edge){ NULL, 0 };
@@ -287,14 +306,16 @@ void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t) {
     e->node = tg__grad_accumulator((tg_tensor *)t);
 }
 
-bool tg__any_requires_grad(tg_tensor *const *ts, int n) {
+bool tg__any_requires_grad(tg_tensor *const *ts, int n)
+{
     if (!tg__grad_enabled_tls) return false;
     for (int i = 0; i < n; i++)
         if (ts[i] && ts[i]->requires_grad) return true;
     return false;
 }
 
-void tg__set_history(tg_tensor *t, tg_node *n, int output_nr) {
+void tg__set_history(tg_tensor *t, tg_node *n, int output_nr)
+{
     struct tg_autograd_meta *m = tg__autograd_meta_get(t);
     if (!m) return;
     tg_node *old = m->grad_fn;
@@ -311,7 +332,8 @@ void tg__set_history(tg_tensor *t, tg_node *n, int output_nr) {
     if (old) tg__node_release(old);
 }
 
-int tg__check_inplace(const char *op, const tg_tensor *t) {
+int tg__check_inplace(const char *op, const tg_tensor *t)
+{
     if (!t || !tg__grad_enabled_tls) return 0;
     bool leaf = !t->autograd || !t->autograd->grad_fn;
     if (t->view_base) {
@@ -338,14 +360,18 @@ int tg__check_inplace(const char *op, const tg_tensor *t) {
     return 0;
 }
 
-int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n) {
+int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n)
+{
     if (!tg__any_requires_grad(ts, n)) return 0;
-    tg__error(NULL, "%s(): functions with out=... arguments don't support automatic "
-                    "differentiation, but one of the arguments requires grad.", op);
+    tg__error(NULL,
+              "%s(): functions with out=... arguments don't support automatic "
+              "differentiation, but one of the arguments requires grad.",
+              op);
     return -1;
 }
 
-int tg__not_implemented(const char *what) {
+int tg__not_implemented(const char *what)
+{
     tg__error(NULL, "the derivative for '%s' is not implemented.", what);
     return -1;
 }
@@ -356,11 +382,13 @@ const char *tg_node_name(const tg_node *n) { return n ? n->vt->name : NULL; }
 
 int tg_node_num_next(const tg_node *n) { return n ? n->num_next : 0; }
 
-tg_node *tg_node_next(const tg_node *n, int i, int *input_nr) {
+tg_node *tg_node_next(const tg_node *n, int i, int *input_nr)
+{
     if (!n || i < 0 || i >= n->num_next) {
         if (input_nr) *input_nr = 0;
-        if (n) tg__error("node_next", "index %d out of range for %s with %d next functions",
-                         i, n->vt->name, n->num_next);
+        if (n)
+            tg__error("node_next", "index %d out of range for %s with %d next functions", i,
+                      n->vt->name, n->num_next);
         return NULL;
     }
     if (input_nr) *input_nr = n->next[i].input_nr;

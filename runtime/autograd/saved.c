@@ -22,12 +22,14 @@ static const char ERR_BACKWARD_TWICE[] =
 
 /* ------------------------------------------------------------------ aliases */
 
-tg_tensor *tg__detached_alias(tg_tensor *t) {
+tg_tensor *tg__detached_alias(tg_tensor *t)
+{
     return tg__make_view(t, t->sizes, t->strides, t->ndim, t->storage_offset);
 }
 
 /* A detached alias of output t that does not keep t alive (see the top comment). */
-static tg_tensor *output_alias(tg_tensor *t) {
+static tg_tensor *output_alias(tg_tensor *t)
+{
     tg_tensor *v = tg__alias_without_owner(t);
     if (v) return v;
     /* Rare (an out= tensor later used in place): save a copy. In-place edits of t after
@@ -40,10 +42,11 @@ static tg_tensor *output_alias(tg_tensor *t) {
         }
         return c;
     }
-    return tg__detached_alias(t);                        /* keeps t alive: leaks the graph */
+    return tg__detached_alias(t); /* keeps t alive: leaks the graph */
 }
 
-char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t) {
+char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t)
+{
     char shape[256];
     snprintf(buf, cap, "[torch.%s%sTensor %s]", t->device.type == TG_CUDA ? "cuda." : "",
              tg__dtype_torch_name(t->dtype), tg__shape_str(shape, sizeof shape, t->sizes, t->ndim));
@@ -52,7 +55,8 @@ char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t) {
 
 /* ------------------------------------------------------------------ saved tensors */
 
-void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr) {
+void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr)
+{
     /* An output without history (not differentiable: integral indices, or recorded with
      * grad mode off) cannot be in a cycle with this node and must not get the node as its
      * grad_fn on unpack: it is kept like an input. */
@@ -65,26 +69,29 @@ void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr) {
     if (s->data) s->version = tg__version(s->data);
 }
 
-static void version_error(const tg_saved *s, tg_node *owner) {
+static void version_error(const tg_saved *s, tg_node *owner)
+{
     char ty[320], where[160] = "";
     const tg_tensor *t = s->data;
     if (s->is_output && owner) {
         snprintf(where, sizeof where, ", which is output %d of %s,", (int)s->output_nr,
                  owner->vt->name);
     } else if (t->autograd && t->autograd->grad_fn) {
-        snprintf(where, sizeof where, ", which is output %d of %s,",
-                 (int)t->autograd->output_nr, t->autograd->grad_fn->vt->name);
+        snprintf(where, sizeof where, ", which is output %d of %s,", (int)t->autograd->output_nr,
+                 t->autograd->grad_fn->vt->name);
     }
-    tg__error(NULL, "one of the variables needed for gradient computation has been modified "
-                    "by an inplace operation: %s%s is at version %lld; expected version %lld "
-                    "instead. Hint: the tensor was modified in place after it was saved for "
-                    "backward; clone() it before the in-place operation, or use the "
-                    "out-of-place operation.",
+    tg__error(NULL,
+              "one of the variables needed for gradient computation has been modified "
+              "by an inplace operation: %s%s is at version %lld; expected version %lld "
+              "instead. Hint: the tensor was modified in place after it was saved for "
+              "backward; clone() it before the in-place operation, or use the "
+              "out-of-place operation.",
               tg__tensor_type_str(ty, sizeof ty, t), where, (long long)tg__version(t),
               (long long)s->version);
 }
 
-tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner) {
+tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner)
+{
     if (!s->defined) return NULL;
     if (!s->data || (owner && owner->saved_released))
         return tg__error(NULL, "%s", ERR_BACKWARD_TWICE);
@@ -107,7 +114,8 @@ tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner) {
     return v;
 }
 
-void tg__saved_release(tg_saved *s) {
+void tg__saved_release(tg_saved *s)
+{
     tg_tensor *t = s->data;
     s->data = NULL;
     tg_release(t);
@@ -115,7 +123,8 @@ void tg__saved_release(tg_saved *s) {
 
 /* ------------------------------------------------------------------ saved int lists */
 
-void tg__saved_ints_save(tg_saved_ints *s, tg_int_list l) {
+void tg__saved_ints_save(tg_saved_ints *s, tg_int_list l)
+{
     *s = (tg_saved_ints){ NULL, 0, l.data == NULL };
     if (!l.data || l.len <= 0) return;
     s->data = malloc((size_t)l.len * sizeof *s->data);
@@ -127,13 +136,15 @@ void tg__saved_ints_save(tg_saved_ints *s, tg_int_list l) {
     s->len = l.len;
 }
 
-tg_int_list tg__saved_ints_list(const tg_saved_ints *s) {
+tg_int_list tg__saved_ints_list(const tg_saved_ints *s)
+{
     if (s->is_none) return TG_NO_INTS;
     if (!s->len) return TG_INTS_EMPTY;
     return (tg_int_list){ s->data, s->len };
 }
 
-void tg__saved_ints_release(tg_saved_ints *s) {
+void tg__saved_ints_release(tg_saved_ints *s)
+{
     free(s->data);
     s->data = NULL;
     s->len = 0;

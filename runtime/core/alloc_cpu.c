@@ -27,31 +27,35 @@
 #endif
 
 #define ALIGN 64
-#define MAX_LOG 47                       /* larger requests are refused (OOM) */
+#define MAX_LOG 47 /* larger requests are refused (OOM) */
 #define NCLASS (4 + (MAX_LOG - 7) * 4)
 #define THREAD_MAX_BYTES ((size_t)64 << 10)
 #define THREAD_PER_CLASS 8
 #define TG__CACHE_CAP ((size_t)1 << 30)
 
-typedef struct free_block { struct free_block *next; } free_block;
+typedef struct free_block {
+    struct free_block *next;
+} free_block;
 
 /* Size classes: 64, 128, 192, 256 bytes, then for 2^k < n <= 2^(k+1) (k >= 8) the four
  * classes 5/4, 6/4, 7/4 and 8/4 of 2^k. Every class is a multiple of 64, as aligned_alloc
  * requires. */
-static int size_class(size_t n, size_t *rounded) {
+static int size_class(size_t n, size_t *rounded)
+{
     if (n <= 4 * ALIGN) {
         size_t q = n ? (n + ALIGN - 1) / ALIGN : 1;
         *rounded = q * ALIGN;
         return (int)q - 1;
     }
-    int k = 63 - __builtin_clzll((unsigned long long)(n - 1));     /* 2^k < n <= 2^(k+1) */
+    int k = 63 - __builtin_clzll((unsigned long long)(n - 1)); /* 2^k < n <= 2^(k+1) */
     size_t step = (size_t)1 << (k - 2);
-    size_t q = (n + step - 1) / step;                                /* 5..8 */
+    size_t q = (n + step - 1) / step; /* 5..8 */
     *rounded = q * step;
     return 4 + (k - 8) * 4 + (int)(q - 5);
 }
 
-static size_t class_size(int c) {
+static size_t class_size(int c)
+{
     if (c < 4) return (size_t)(c + 1) * ALIGN;
     int k = (c - 4) / 4 + 8;
     return ((size_t)1 << (k - 2)) * (size_t)((c - 4) % 4 + 5);
@@ -74,7 +78,8 @@ static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
 static void os_free(void *p) { free(p); }
 
-static void global_put(void *p, int c, size_t rounded) {
+static void global_put(void *p, int c, size_t rounded)
+{
     pthread_mutex_lock(&global_lock);
     if (global_bytes + rounded <= TG__CACHE_CAP) {
         free_block *b = p;
@@ -89,7 +94,8 @@ static void global_put(void *p, int c, size_t rounded) {
     if (p) os_free(p);
 }
 
-static void *global_get(int c, size_t rounded) {
+static void *global_get(int c, size_t rounded)
+{
     pthread_mutex_lock(&global_lock);
     free_block *b = global_free[c];
     if (b) {
@@ -102,7 +108,8 @@ static void *global_get(int c, size_t rounded) {
 }
 
 /* Thread exit: the thread's cached blocks move to the global cache (or the system). */
-static void tcache_flush(void *unused) {
+static void tcache_flush(void *unused)
+{
     (void)unused;
     for (int c = 0; c < NCLASS; c++) {
         size_t rounded = class_size(c);
@@ -118,13 +125,15 @@ static void tcache_flush(void *unused) {
 
 static void tcache_key_init(void) { pthread_key_create(&tcache_key, tcache_flush); }
 
-static void tcache_register(void) {
+static void tcache_register(void)
+{
     pthread_once(&tcache_once, tcache_key_init);
-    pthread_setspecific(tcache_key, &tcache);    /* any non-NULL value triggers the flush */
+    pthread_setspecific(tcache_key, &tcache); /* any non-NULL value triggers the flush */
     tcache.registered = true;
 }
 
-void *tg__cpu_alloc(size_t nbytes) {
+void *tg__cpu_alloc(size_t nbytes)
+{
     size_t rounded;
     if (nbytes > ((size_t)1 << (MAX_LOG + 1))) return NULL;
     int c = size_class(nbytes, &rounded);
@@ -147,7 +156,8 @@ void *tg__cpu_alloc(size_t nbytes) {
     return p;
 }
 
-void tg__cpu_free(void *p, size_t nbytes) {
+void tg__cpu_free(void *p, size_t nbytes)
+{
     if (!p) return;
     size_t rounded;
     int c = size_class(nbytes, &rounded);
@@ -163,7 +173,8 @@ void tg__cpu_free(void *p, size_t nbytes) {
     global_put(p, c, rounded);
 }
 
-void tg__cpu_allocator_empty_cache(void) {
+void tg__cpu_allocator_empty_cache(void)
+{
     tcache_flush(NULL);
     pthread_mutex_lock(&global_lock);
     for (int c = 0; c < NCLASS; c++) {
@@ -178,7 +189,8 @@ void tg__cpu_allocator_empty_cache(void) {
     pthread_mutex_unlock(&global_lock);
 }
 
-size_t tg__cpu_allocator_cached_bytes(void) {
+size_t tg__cpu_allocator_cached_bytes(void)
+{
     pthread_mutex_lock(&global_lock);
     size_t n = global_bytes;
     pthread_mutex_unlock(&global_lock);

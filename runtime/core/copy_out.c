@@ -7,22 +7,37 @@
 
 #include <string.h>
 
-static void move_same(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, int64_t es) {
-    if (ds == es && ss == es) { memcpy(dst, src, (size_t)(n * es)); return; }
+static void move_same(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, int64_t es)
+{
+    if (ds == es && ss == es) {
+        memcpy(dst, src, (size_t)(n * es));
+        return;
+    }
     switch (es) {
-    case 1: for (int64_t i = 0; i < n; i++) dst[i * ds] = src[i * ss]; break;
-    case 2: for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 2); break;
-    case 4: for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 4); break;
-    default: for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 8); break;
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[i * ds] = src[i * ss];
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 2);
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 4);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + i * ss, 8);
+        break;
     }
 }
 
-void tg__convert_loop(char *dst, tg_dtype dt, int64_t ds, const char *src, tg_dtype st,
-                      int64_t ss, int64_t n) {
-    if (dt == st) { move_same(dst, ds, src, ss, n, tg__dtype_sizes[dt]); return; }
+void tg__convert_loop(char *dst, tg_dtype dt, int64_t ds, const char *src, tg_dtype st, int64_t ss,
+                      int64_t n)
+{
+    if (dt == st) {
+        move_same(dst, ds, src, ss, n, tg__dtype_sizes[dt]);
+        return;
+    }
     if (dt == TG_FLOAT64 && st == TG_FLOAT32) {
-        for (int64_t i = 0; i < n; i++)
-            *(double *)(dst + i * ds) = *(const float *)(src + i * ss);
+        for (int64_t i = 0; i < n; i++) *(double *)(dst + i * ds) = *(const float *)(src + i * ss);
         return;
     }
     if (dt == TG_FLOAT32 && st == TG_FLOAT64) {
@@ -49,7 +64,8 @@ void tg__convert_loop(char *dst, tg_dtype dt, int64_t ds, const char *src, tg_dt
         tg__store_double(dst + i * ds, dt, tg__load_double(src + i * ss, st));
 }
 
-static void convert_cb(char **data, const int64_t *strides, int64_t n, void *ctx) {
+static void convert_cb(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
     const tg_iter *it = ctx;
     tg__convert_loop(data[0], it->dtypes[0], strides[0], data[1], it->dtypes[1], strides[1], n);
 }
@@ -63,9 +79,15 @@ static void convert_cb(char **data, const int64_t *strides, int64_t n, void *ctx
  * Parallel over blocks of rows. */
 #define TR_TILE 16
 
-typedef struct tr_job { char *d; const char *s; int64_t R, C; size_t e; } tr_job;
+typedef struct tr_job {
+    char *d;
+    const char *s;
+    int64_t R, C;
+    size_t e;
+} tr_job;
 
-static void tr_blocks(int64_t b, int64_t end, void *ctx) {
+static void tr_blocks(int64_t b, int64_t end, void *ctx)
+{
     const tr_job *j = ctx;
     const int64_t R = j->R, C = j->C;
     for (int64_t ib = b; ib < end; ib++) {
@@ -92,19 +114,21 @@ static void tr_blocks(int64_t b, int64_t end, void *ctx) {
     }
 }
 
-bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src) {
-    if (dst->ndim != 2 || src->ndim != 2 || dst->dtype != src->dtype || dst->storage == src->storage ||
-        dst->device.type != TG_CPU || src->device.type != TG_CPU)
+bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src)
+{
+    if (dst->ndim != 2 || src->ndim != 2 || dst->dtype != src->dtype ||
+        dst->storage == src->storage || dst->device.type != TG_CPU || src->device.type != TG_CPU)
         return false;
     size_t e = tg__dtype_sizes[dst->dtype];
     int64_t R = dst->sizes[0], C = dst->sizes[1];
     if ((e != 2 && e != 4 && e != 8) || src->sizes[0] != R || src->sizes[1] != C || R * C < 1024)
         return false;
-    if (dst->strides[0] != C || dst->strides[1] != 1 || src->strides[0] != 1 || src->strides[1] != R)
+    if (dst->strides[0] != C || dst->strides[1] != 1 || src->strides[0] != 1 ||
+        src->strides[1] != R)
         return false;
     tr_job j = { tg_tensor_data(dst), tg_tensor_data(src), R, C, e };
     int64_t blocks = (R + TR_TILE - 1) / TR_TILE;
-    int64_t grain = tg__grain_size() / (TR_TILE * C) + 1;      /* blocks worth a thread */
+    int64_t grain = tg__grain_size() / (TR_TILE * C) + 1; /* blocks worth a thread */
     tg__parallel_for(blocks, grain, tr_blocks, &j);
     return true;
 }
@@ -113,7 +137,8 @@ bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src) {
 /* Bytes move between devices only as contiguous same-dtype blocks (the device allocator's
  * copy); broadcasting, conversion and strides are done on one side: on the CPU by the loop
  * below, on a device by the strided copy its copy_ kernel registered (tg__device_copy). */
-static bool same_geometry(const tg_tensor *a, const tg_tensor *b) {
+static bool same_geometry(const tg_tensor *a, const tg_tensor *b)
+{
     if (a->ndim != b->ndim || a->dtype != b->dtype) return false;
     for (int64_t i = 0; i < a->ndim; i++)
         if (a->sizes[i] != b->sizes[i]) return false;
@@ -123,13 +148,16 @@ static bool same_geometry(const tg_tensor *a, const tg_tensor *b) {
 static bool same_device(tg_device a, tg_device b) { return a.type == b.type && a.index == b.index; }
 
 /* Raw copy of a contiguous same-shape, same-dtype pair through the device hook. */
-static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src) {
+static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
     tg_device_type ty = dst->device.type != TG_CPU ? (tg_device_type)dst->device.type
                                                    : (tg_device_type)src->device.type;
     const tg_device_allocator *a = tg__device_allocator(ty);
     if (!a) {
-        tg__error(op, "no device backend for a copy to or from a %s tensor (was the library built "
-                  "with CUDA support?)", tg__device_type_name(ty));
+        tg__error(op,
+                  "no device backend for a copy to or from a %s tensor (was the library built "
+                  "with CUDA support?)",
+                  tg__device_type_name(ty));
         return -1;
     }
     size_t n = (size_t)tg__numel(dst) * tg__dtype_sizes[dst->dtype];
@@ -137,7 +165,8 @@ static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src) {
 }
 
 /* dst = src on one device (broadcasting, converting, any strides). */
-static int copy_within_device(const char *op, tg_tensor *dst, const tg_tensor *src) {
+static int copy_within_device(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
     if (same_geometry(dst, src) && tg__is_contiguous(dst) && tg__is_contiguous(src))
         return raw_copy(op, dst, src);
     tg_device_copy_fn copy = tg__device_copy((tg_device_type)dst->device.type);
@@ -148,7 +177,8 @@ static int copy_within_device(const char *op, tg_tensor *dst, const tg_tensor *s
 }
 
 /* A contiguous copy of t in t's own dtype: on `dev` (t's device, or the CPU). New reference. */
-static tg_tensor *contiguous_on(const char *op, const tg_tensor *t, tg_device dev) {
+static tg_tensor *contiguous_on(const char *op, const tg_tensor *t, tg_device dev)
+{
     if (same_device(dev, t->device) && tg__is_contiguous(t)) return tg_retain((tg_tensor *)t);
     tg_tensor *c = tg__empty(op, t->sizes, t->ndim, t->dtype, dev);
     if (!c) return NULL;
@@ -160,12 +190,16 @@ static tg_tensor *contiguous_on(const char *op, const tg_tensor *t, tg_device de
         rc = s ? raw_copy(op, c, s) : -1;
         tg_release(s);
     }
-    if (rc) { tg_release(c); return NULL; }
+    if (rc) {
+        tg_release(c);
+        return NULL;
+    }
     return c;
 }
 
 /* dst = src where at least one of them is not on the CPU. */
-static int copy_with_device(const char *op, tg_tensor *dst, const tg_tensor *src) {
+static int copy_with_device(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
     int rc;
     if (same_device(dst->device, src->device)) {
         rc = copy_within_device(op, dst, src);
@@ -186,7 +220,8 @@ static int copy_with_device(const char *op, tg_tensor *dst, const tg_tensor *src
     return rc;
 }
 
-int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src) {
+int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src)
+{
     if (!dst || !src) return -1;
     if (dst == src) return 0;
     if (dst->device.type != TG_CPU || src->device.type != TG_CPU)
@@ -198,24 +233,30 @@ int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src) {
     tg_iter it;
     tg_tensor *outs[1] = { dst };
     tg_tensor *ins[1] = { (tg_tensor *)src };
-    if (tg__iter_build(&it, op, TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_INPUT_CAST |
-                       TG_ITER_NO_BROADCAST_OUT, outs, 1, ins, 1))
+    if (tg__iter_build(&it, op,
+                       TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_BROADCAST_OUT,
+                       outs, 1, ins, 1))
         return -1;
     tg__iter_for_each(&it, convert_cb, &it);
     tg__bump_version(dst);
-    tg__iter_abort(&it);          /* nothing to copy back: release what build holds */
+    tg__iter_abort(&it); /* nothing to copy back: release what build holds */
     return 0;
 }
 
-tg_tensor *tg__contiguous(const char *op, tg_tensor *t) {
+tg_tensor *tg__contiguous(const char *op, tg_tensor *t)
+{
     if (!t) return NULL;
     if (tg__is_contiguous(t)) return tg_retain(t);
     tg_tensor *c = tg__empty(op, t->sizes, t->ndim, t->dtype, t->device);
-    if (c && tg__copy_into(op, c, t)) { tg_release(c); return NULL; }
+    if (c && tg__copy_into(op, c, t)) {
+        tg_release(c);
+        return NULL;
+    }
     return c;
 }
 
-tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result) {
+tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result)
+{
     if (!out || !result) return NULL;
     if (!tg_can_cast(result->dtype, out->dtype))
         return tg__error(op, "result type %s can't be cast to the desired output type %s",

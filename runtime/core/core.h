@@ -40,40 +40,42 @@ const char *tg__dtype_torch_name(tg_dtype t);
 
 /* A refcounted buffer shared by a tensor and all its views. */
 typedef struct tg_storage {
-    int64_t refcount;         /* atomic */
+    int64_t refcount; /* atomic */
     void *data;
     size_t nbytes;
     tg_device device;
-    bool owns_data;           /* false for tg_tensor_from_blob-style external memory */
+    bool owns_data; /* false for tg_tensor_from_blob-style external memory */
     /* Runtime-private (tensor.c): where the struct and its bytes live, and the deleter of
      * external memory. Kernels never need these. */
-    uint8_t alloc_kind;       /* TG__STORAGE_* in tensor.c */
+    uint8_t alloc_kind; /* TG__STORAGE_* in tensor.c */
     void (*deleter)(void *data, void *ctx);
     void *deleter_ctx;
 } tg_storage;
 
-struct tg_autograd_meta;      /* defined by runtime/autograd (autograd_private.h) */
+struct tg_autograd_meta; /* defined by runtime/autograd (autograd_private.h) */
 
 struct tg_tensor {
-    int64_t refcount;         /* atomic */
+    int64_t refcount; /* atomic */
     tg_storage *storage;
-    int64_t storage_offset;   /* in elements */
+    int64_t storage_offset; /* in elements */
     int64_t ndim;
     int64_t sizes[TG_MAX_DIMS];
-    int64_t strides[TG_MAX_DIMS];   /* in elements */
+    int64_t strides[TG_MAX_DIMS]; /* in elements */
     tg_dtype dtype;
     tg_device device;
-    bool is_wrapped_number;   /* a Scalar wrapped as a 0-dim tensor: weak in type promotion */
+    bool is_wrapped_number; /* a Scalar wrapped as a 0-dim tensor: weak in type promotion */
     bool requires_grad;
-    int64_t *version;         /* shared by views of one base; heap cell, refcounted with base */
-    tg_tensor *view_base;     /* the tensor this one views (owned reference), or NULL */
-    struct tg_autograd_meta *autograd;   /* grad, grad_fn, hooks; NULL when unused */
+    int64_t *version;     /* shared by views of one base; heap cell, refcounted with base */
+    tg_tensor *view_base; /* the tensor this one views (owned reference), or NULL */
+    struct tg_autograd_meta *autograd; /* grad, grad_fn, hooks; NULL when unused */
 };
 
 /* New contiguous tensor (uninitialised) of the shape; NULL + error on bad shape or OOM.
  * `op` names the operator for error messages. */
-tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype, tg_device device);
-tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype);  /* same shape, contiguous */
+tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
+                     tg_device device);
+tg_tensor *tg__empty_like(const char *op, const tg_tensor *t,
+                          tg_dtype dtype); /* same shape, contiguous */
 /* A view sharing t's storage and version counter with the given geometry. */
 tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
                          int64_t ndim, int64_t storage_offset);
@@ -98,8 +100,8 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
 /* Normalises a possibly negative dim against ndim (a 0-dim tensor accepts -1 and 0).
  * Returns -1 with "Dimension out of range (expected to be in range of [-2, 1], but got 3)". */
 int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim);
-void tg__bump_version(tg_tensor *t);   /* after an in-place write */
-int64_t tg__version(const tg_tensor *t);   /* the shared counter's value (autograd saves it) */
+void tg__bump_version(tg_tensor *t);     /* after an in-place write */
+int64_t tg__version(const tg_tensor *t); /* the shared counter's value (autograd saves it) */
 void tg__storage_retain(tg_storage *s);
 void tg__storage_release(tg_storage *s);
 /* Copies src into dst elementwise, broadcasting src to dst's shape and converting dtypes
@@ -149,13 +151,13 @@ typedef struct tg_device_allocator {
     int (*copy)(void *dst, tg_device dst_device, const void *src, tg_device src_device,
                 size_t nbytes);
 } tg_device_allocator;
-const tg_device_allocator *tg__device_allocator(tg_device_type type);   /* NULL if none */
+const tg_device_allocator *tg__device_allocator(tg_device_type type); /* NULL if none */
 void tg__register_device_allocator(tg_device_type type, const tg_device_allocator *a);
 /* dst = src where both live on one device of the type: the strided, broadcasting, converting
  * copy (PyTorch's copy_), which only the device's kernels can do. 0, or -1 + error naming op.
  * tg__copy_into uses it for the device side of every copy that is not a contiguous byte copy. */
 typedef int (*tg_device_copy_fn)(const char *op, tg_tensor *dst, const tg_tensor *src);
-tg_device_copy_fn tg__device_copy(tg_device_type type);   /* NULL if none */
+tg_device_copy_fn tg__device_copy(tg_device_type type); /* NULL if none */
 void tg__register_device_copy(tg_device_type type, tg_device_copy_fn fn);
 /* "cpu", "cuda": the device type's name in messages. */
 const char *tg__device_type_name(tg_device_type type);
@@ -186,9 +188,11 @@ void tg__scope_leave_kernel(int token);
 /* PyTorch's result_type over operands: dimensioned tensors, zero-dim tensors and wrapped
  * numbers form three priority groups; a lower group changes the result only when it is of a
  * higher category (bool < integral < floating). TG_DTYPE_NONE stands for "undefined". */
-typedef struct tg_result_type_state { tg_dtype dim, zero, wrapped; } tg_result_type_state;
+typedef struct tg_result_type_state {
+    tg_dtype dim, zero, wrapped;
+} tg_result_type_state;
 #define TG_RESULT_TYPE_INIT ((tg_result_type_state){ TG_DTYPE_NONE, TG_DTYPE_NONE, TG_DTYPE_NONE })
-void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t);   /* NULL: skipped */
+void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t); /* NULL: skipped */
 /* A Scalar argument without wrapping it: is_integral picks int64, else the default float. */
 void tg__result_type_update_scalar(tg_result_type_state *s, double v, bool is_integral);
 tg_dtype tg__result_type_finish(const tg_result_type_state *s);
@@ -208,12 +212,12 @@ tg_dtype tg__result_type(tg_tensor *const *ts, int n);
 #define TG_ITER_MAX_OPERANDS 8
 
 typedef enum tg_iter_flags {
-    TG_ITER_PROMOTE_INPUTS = 1 << 0,      /* compute in the promoted dtype of the inputs */
-    TG_ITER_INT_TO_FLOAT = 1 << 1,        /* ... promoted further to the default float (div, exp) */
-    TG_ITER_BOOL_OUTPUT = 1 << 2,         /* outputs are bool (comparisons) */
-    TG_ITER_NO_BROADCAST_OUT = 1 << 3,    /* in-place: output shape may not grow */
-    TG_ITER_NO_INPUT_CAST = 1 << 4,       /* kernel reads inputs in their own dtype */
-    TG_ITER_KEEP_OUTPUT_DTYPE = 1 << 5,   /* compute in the output's dtype (copy_, to) */
+    TG_ITER_PROMOTE_INPUTS = 1 << 0,    /* compute in the promoted dtype of the inputs */
+    TG_ITER_INT_TO_FLOAT = 1 << 1,      /* ... promoted further to the default float (div, exp) */
+    TG_ITER_BOOL_OUTPUT = 1 << 2,       /* outputs are bool (comparisons) */
+    TG_ITER_NO_BROADCAST_OUT = 1 << 3,  /* in-place: output shape may not grow */
+    TG_ITER_NO_INPUT_CAST = 1 << 4,     /* kernel reads inputs in their own dtype */
+    TG_ITER_KEEP_OUTPUT_DTYPE = 1 << 5, /* compute in the output's dtype (copy_, to) */
     /* Kernel writes each output in its own dtype (it->dtypes[i]): a given out= tensor of
      * another (castable) dtype is written directly instead of through a temporary copied back
      * by finish. CUDA kernels use it with TG_ITER_NO_INPUT_CAST, so they never need host-side
@@ -224,18 +228,18 @@ typedef enum tg_iter_flags {
 typedef struct tg_iter {
     const char *op;
     int noutputs, ninputs, nops;
-    tg_tensor *operands[TG_ITER_MAX_OPERANDS];   /* owned references (temporaries included) */
+    tg_tensor *operands[TG_ITER_MAX_OPERANDS];     /* owned references (temporaries included) */
     tg_tensor *user_outputs[TG_ITER_MAX_OPERANDS]; /* where results go after finish */
-    tg_dtype dtype;                /* computation dtype (common dtype) */
-    tg_dtype result_dtype;         /* dtype of allocated outputs */
-    int64_t shape[TG_MAX_DIMS];    /* broadcast shape in the user's dim order */
+    tg_dtype dtype;                                /* computation dtype (common dtype) */
+    tg_dtype result_dtype;                         /* dtype of allocated outputs */
+    int64_t shape[TG_MAX_DIMS];                    /* broadcast shape in the user's dim order */
     int64_t shape_ndim;
-    int ndim;                      /* after coalescing */
-    int64_t sizes[TG_MAX_DIMS];    /* coalesced, fastest first */
-    int64_t strides[TG_ITER_MAX_OPERANDS][TG_MAX_DIMS];   /* bytes */
-    char *data[TG_ITER_MAX_OPERANDS];                      /* base pointers */
+    int ndim;                                           /* after coalescing */
+    int64_t sizes[TG_MAX_DIMS];                         /* coalesced, fastest first */
+    int64_t strides[TG_ITER_MAX_OPERANDS][TG_MAX_DIMS]; /* bytes */
+    char *data[TG_ITER_MAX_OPERANDS];                   /* base pointers */
     int64_t numel;
-    bool is_contiguous;            /* every operand contiguous in the same order: 1-D fast path */
+    bool is_contiguous; /* every operand contiguous in the same order: 1-D fast path */
     /* The dtype of the data data[k] points at: it->dtype except for inputs under
      * TG_ITER_NO_INPUT_CAST, outputs under TG_ITER_NO_OUTPUT_CAST and bool outputs under
      * TG_ITER_BOOL_OUTPUT. Under CUDA, data[k] of a CPU zero-dim input (allowed next to CUDA
@@ -243,15 +247,15 @@ typedef struct tg_iter {
     tg_dtype dtypes[TG_ITER_MAX_OPERANDS];
     /* Runtime-private bookkeeping (iter.c). data[k] may point into scalar_buf, so a tg_iter
      * must not be copied by value after build. */
-    uint32_t owned_operands;       /* bit k: operands[k] is an owned reference */
-    uint32_t owned_user_outputs;   /* bit k: user_outputs[k] was allocated by build */
+    uint32_t owned_operands;     /* bit k: operands[k] is an owned reference */
+    uint32_t owned_user_outputs; /* bit k: user_outputs[k] was allocated by build */
     TG__ALIGNAS(16) unsigned char scalar_buf[TG_ITER_MAX_OPERANDS][16];
 } tg_iter;
 
 /* Builds the iteration. `outputs[i]` may be NULL (allocate). Returns 0, or -1 with an error
  * recorded (shape mismatch in PyTorch's words, unsafe cast to an out= dtype, ...). */
-int tg__iter_build(tg_iter *it, const char *op, int flags,
-                   tg_tensor **outputs, int noutputs, tg_tensor *const *inputs, int ninputs);
+int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, int noutputs,
+                   tg_tensor *const *inputs, int ninputs);
 /* A 1-D inner loop over n elements: data[k] points at operand k's first element, strides[k]
  * is its step in bytes. `ctx` is the kernel's own closure. */
 typedef void (*tg_iter_loop1d)(char **data, const int64_t *strides, int64_t n, void *ctx);
@@ -277,12 +281,13 @@ void tg__iter_abort(tg_iter *it);
  * reduced dims coalesce to one, else via the general offset table. */
 typedef struct tg_reduce_plan {
     const char *op;
-    int64_t out_sizes[TG_MAX_DIMS]; int64_t out_ndim;      /* user-facing output shape */
-    bool reduce_dim[TG_MAX_DIMS];                          /* per input dim */
+    int64_t out_sizes[TG_MAX_DIMS];
+    int64_t out_ndim;             /* user-facing output shape */
+    bool reduce_dim[TG_MAX_DIMS]; /* per input dim */
     int64_t outer_numel, inner_numel;
     int outer_ndim, inner_ndim;
-    int64_t outer_sizes[TG_MAX_DIMS], outer_strides[TG_MAX_DIMS];   /* input strides, elements */
-    int64_t inner_sizes[TG_MAX_DIMS], inner_strides[TG_MAX_DIMS];   /* coalesced, fastest first */
+    int64_t outer_sizes[TG_MAX_DIMS], outer_strides[TG_MAX_DIMS]; /* input strides, elements */
+    int64_t inner_sizes[TG_MAX_DIMS], inner_strides[TG_MAX_DIMS]; /* coalesced, fastest first */
 } tg_reduce_plan;
 
 /* dims may be NULL/ndims 0 meaning all. Errors for out-of-range or repeated dims ("dim 1
@@ -304,18 +309,19 @@ typedef void (*tg_reduce_loop)(int64_t o, int64_t in_offset, int64_t n, int64_t 
 int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx);
 
 /* ------------------------------------------------------------------ parallelism */
-int64_t tg__grain_size(void);       /* 32768 elements */
+int64_t tg__grain_size(void); /* 32768 elements */
 /* Runs fn(begin, end, ctx) over [0, n) in chunks across the intra-op OpenMP threads (serially
  * when n < grain or when already inside a parallel region). */
-void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e, void *ctx), void *ctx);
+void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e, void *ctx),
+                      void *ctx);
 
 /* ------------------------------------------------------------------ random numbers */
 /* The CPU generator: xoshiro256** seeded through splitmix64, one stream per generator guarded
  * by a lock. (CUDA kernels draw from their own Philox4x32-10, kernels/cuda/philox.cuh.) */
 tg_generator *tg__default_generator(void);
-uint64_t tg__random_u64(tg_generator *g);           /* thread-safe */
-double tg__random_uniform(tg_generator *g);         /* [0, 1) */
-double tg__random_normal(tg_generator *g);          /* N(0, 1) */
+uint64_t tg__random_u64(tg_generator *g);   /* thread-safe */
+double tg__random_uniform(tg_generator *g); /* [0, 1) */
+double tg__random_normal(tg_generator *g);  /* N(0, 1) */
 /* n draws under one lock (for kernels filling tensors; same stream as n single calls). */
 void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n);
 
@@ -330,7 +336,6 @@ tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *m);
  * releases the slots filled so far, frees the array and returns { NULL, 0 }. */
 tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n);
 tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n);
-
 
 #ifdef __cplusplus
 }

@@ -14,24 +14,26 @@ static tg_device_copy_fn device_copies[NUM_DEVICE_TYPES];
 
 static bool valid_type(tg_device_type type) { return type >= 0 && type < NUM_DEVICE_TYPES; }
 
-void tg__register_device_allocator(tg_device_type type, const tg_device_allocator *a) {
+void tg__register_device_allocator(tg_device_type type, const tg_device_allocator *a)
+{
     if (valid_type(type)) __atomic_store_n(&device_allocators[type], a, __ATOMIC_RELEASE);
 }
 
-const tg_device_allocator *tg__device_allocator(tg_device_type type) {
+const tg_device_allocator *tg__device_allocator(tg_device_type type)
+{
     if (!valid_type(type)) return NULL;
     return __atomic_load_n(&device_allocators[type], __ATOMIC_ACQUIRE);
 }
 
-void tg__register_device_copy(tg_device_type type, tg_device_copy_fn fn) {
+void tg__register_device_copy(tg_device_type type, tg_device_copy_fn fn)
+{
     if (valid_type(type)) __atomic_store_n(&device_copies[type], fn, __ATOMIC_RELEASE);
 }
 
-tg_device_copy_fn tg__device_copy(tg_device_type type) {
+tg_device_copy_fn tg__device_copy(tg_device_type type)
+{
     if (!valid_type(type)) return NULL;
     return __atomic_load_n(&device_copies[type], __ATOMIC_ACQUIRE);
 }
 
-const char *tg__device_type_name(tg_device_type type) {
-    return type == TG_CUDA ? "cuda" : "cpu";
-}
+const char *tg__device_type_name(tg_device_type type) { return type == TG_CUDA ? "cuda" : "cpu"; }

@@ -9,13 +9,12 @@
 tg_dtype tg__default_dtype_value = TG_FLOAT32;
 
 const uint8_t tg__dtype_sizes[TG_NUM_DTYPES] = {
-    [TG_BOOL] = 1, [TG_UINT8] = 1, [TG_INT8] = 1, [TG_INT16] = 2, [TG_INT32] = 4,
+    [TG_BOOL] = 1,  [TG_UINT8] = 1,   [TG_INT8] = 1,     [TG_INT16] = 2,   [TG_INT32] = 4,
     [TG_INT64] = 8, [TG_FLOAT16] = 2, [TG_BFLOAT16] = 2, [TG_FLOAT32] = 4, [TG_FLOAT64] = 8,
 };
 
 static const char *const dtype_names[TG_NUM_DTYPES] = {
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64",
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
 };
 
 static const char *const torch_names[TG_NUM_DTYPES] = {
@@ -29,19 +28,24 @@ const char *tg__dtype_torch_name(tg_dtype t) { return valid(t) ? torch_names[t] 
 size_t tg_dtype_size(tg_dtype t) { return valid(t) ? tg__dtype_sizes[t] : 0; }
 bool tg_dtype_is_floating(tg_dtype t) { return tg__is_float(t); }
 
-bool tg_dtype_is_integral(tg_dtype t, bool include_bool) {
+bool tg_dtype_is_integral(tg_dtype t, bool include_bool)
+{
     if (t == TG_BOOL) return include_bool;
     return t >= TG_UINT8 && t <= TG_INT64;
 }
 
-tg_dtype tg_get_default_dtype(void) {
+tg_dtype tg_get_default_dtype(void)
+{
     return __atomic_load_n(&tg__default_dtype_value, __ATOMIC_RELAXED);
 }
 
-tg_dtype tg_set_default_dtype(tg_dtype t) {
+tg_dtype tg_set_default_dtype(tg_dtype t)
+{
     if (!tg__is_float(t)) {
-        tg__error("set_default_dtype", "only floating-point types are supported as the default "
-                  "type, got %s", tg_dtype_name(t));
+        tg__error("set_default_dtype",
+                  "only floating-point types are supported as the default "
+                  "type, got %s",
+                  tg_dtype_name(t));
         return TG_DTYPE_NONE;
     }
     return __atomic_exchange_n(&tg__default_dtype_value, t, __ATOMIC_RELAXED);
@@ -63,16 +67,16 @@ tg_dtype tg_set_default_dtype(tg_dtype t) {
 #define f8 TG_FLOAT64
 static const int8_t promote_table[TG_NUM_DTYPES][TG_NUM_DTYPES] = {
     /*        b1  u1  i1  i2  i4  i8  f2  bf  f4  f8 */
-    /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
-    /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
-    /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
-    /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
-    /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
-    /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
-    /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
-    /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
-    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
-    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+    /* b1 */ { b1, u1, i1, i2, i4, i8, f2, bf, f4, f8 },
+    /* u1 */ { u1, u1, i2, i2, i4, i8, f2, bf, f4, f8 },
+    /* i1 */ { i1, i2, i1, i2, i4, i8, f2, bf, f4, f8 },
+    /* i2 */ { i2, i2, i2, i2, i4, i8, f2, bf, f4, f8 },
+    /* i4 */ { i4, i4, i4, i4, i4, i8, f2, bf, f4, f8 },
+    /* i8 */ { i8, i8, i8, i8, i8, i8, f2, bf, f4, f8 },
+    /* f2 */ { f2, f2, f2, f2, f2, f2, f2, f4, f4, f8 },
+    /* bf */ { bf, bf, bf, bf, bf, bf, f4, bf, f4, f8 },
+    /* f4 */ { f4, f4, f4, f4, f4, f4, f4, f4, f4, f8 },
+    /* f8 */ { f8, f8, f8, f8, f8, f8, f8, f8, f8, f8 },
 };
 #undef b1
 #undef u1
@@ -85,14 +89,16 @@ static const int8_t promote_table[TG_NUM_DTYPES][TG_NUM_DTYPES] = {
 #undef f4
 #undef f8
 
-tg_dtype tg_promote_types(tg_dtype a, tg_dtype b) {
+tg_dtype tg_promote_types(tg_dtype a, tg_dtype b)
+{
     if (!valid(a) || !valid(b)) return TG_DTYPE_NONE;
     return (tg_dtype)promote_table[a][b];
 }
 
 /* PyTorch's canCast: a float result cannot go into an integral output, nor a non-bool one
  * into a bool output; everything else (narrowing included) is allowed. */
-bool tg_can_cast(tg_dtype from, tg_dtype to) {
+bool tg_can_cast(tg_dtype from, tg_dtype to)
+{
     if (tg__is_float(from) && tg_dtype_is_integral(to, true)) return false;
     if (from != TG_BOOL && to == TG_BOOL) return false;
     return true;
@@ -101,28 +107,34 @@ bool tg_can_cast(tg_dtype from, tg_dtype to) {
 /* ---- float16 / bfloat16 ---- */
 
 /* A float's bits and back (memcpy: no aliasing rule is broken, and compilers emit a move). */
-static inline uint32_t float_bits(float f) {
+static inline uint32_t float_bits(float f)
+{
     uint32_t x;
     memcpy(&x, &f, 4);
     return x;
 }
-static inline float bits_float(uint32_t x) {
+static inline float bits_float(uint32_t x)
+{
     float f;
     memcpy(&f, &x, 4);
     return f;
 }
 
-float tg__half_to_float(uint16_t h) {
+float tg__half_to_float(uint16_t h)
+{
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13);            /* inf / nan */
+        bits = sign | 0x7f800000u | (man << 13); /* inf / nan */
     } else if (exp == 0) {
         if (man == 0) {
             bits = sign;
-        } else {                                             /* subnormal: normalise */
+        } else { /* subnormal: normalise */
             int e = -1;
-            do { man <<= 1; e++; } while (!(man & 0x400));
+            do {
+                man <<= 1;
+                e++;
+            } while (!(man & 0x400));
             bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
         }
     } else {
@@ -131,43 +143,47 @@ float tg__half_to_float(uint16_t h) {
     return bits_float(bits);
 }
 
-uint16_t tg__float_to_half(float f) {
+uint16_t tg__float_to_half(float f)
+{
     uint32_t x = float_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u)                                   /* inf or nan (keep quiet nan) */
+    if (ax >= 0x7f800000u) /* inf or nan (keep quiet nan) */
         return sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0);
-    if (ax >= 0x477ff000u) return sign | 0x7c00;             /* rounds above 65504: inf */
-    if (ax < 0x38800000u) {                                  /* result subnormal or zero */
-        if (ax < 0x33000000u) return sign;                   /* below half the min subnormal */
+    if (ax >= 0x477ff000u) return sign | 0x7c00; /* rounds above 65504: inf */
+    if (ax < 0x38800000u) {                      /* result subnormal or zero */
+        if (ax < 0x33000000u) return sign;       /* below half the min subnormal */
         uint32_t e = ax >> 23, man = (ax & 0x7fffff) | 0x800000;
-        uint32_t shift = 126 - e;                            /* 14..24 */
+        uint32_t shift = 126 - e; /* 14..24 */
         uint32_t r = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
         if (rem > half || (rem == half && (r & 1))) r++;
         return sign | (uint16_t)r;
     }
-    uint32_t r = ax - 0x38000000u;                           /* rebias exponent 127 -> 15 */
+    uint32_t r = ax - 0x38000000u; /* rebias exponent 127 -> 15 */
     uint32_t rem = r & 0x1fff;
     r >>= 13;
     if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
     return sign | (uint16_t)r;
 }
 
-float tg__bf16_to_float(uint16_t h) {
+float tg__bf16_to_float(uint16_t h)
+{
     uint32_t bits = (uint32_t)h << 16;
     return bits_float(bits);
 }
 
-uint16_t tg__float_to_bf16(float f) {
+uint16_t tg__float_to_bf16(float f)
+{
     uint32_t x = float_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);   /* quiet nan */
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* quiet nan */
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
 
 /* ---- element load / store ---- */
 
-double tg__load_double(const void *p, tg_dtype t) {
+double tg__load_double(const void *p, tg_dtype t)
+{
     switch (t) {
     case TG_BOOL: return *(const bool *)p ? 1.0 : 0.0;
     case TG_UINT8: return *(const uint8_t *)p;
@@ -183,7 +199,8 @@ double tg__load_double(const void *p, tg_dtype t) {
     }
 }
 
-int64_t tg__load_int64(const void *p, tg_dtype t) {
+int64_t tg__load_int64(const void *p, tg_dtype t)
+{
     switch (t) {
     case TG_BOOL: return *(const bool *)p;
     case TG_UINT8: return *(const uint8_t *)p;
@@ -203,7 +220,8 @@ int64_t tg__load_int64(const void *p, tg_dtype t) {
 
 /* Integers narrower than 64 bits take the low bits of the int64 value (two's complement
  * wrap), which is what PyTorch produces on x86 for e.g. -1.0 -> uint8 (255). */
-void tg__store_int64(void *p, tg_dtype t, int64_t v) {
+void tg__store_int64(void *p, tg_dtype t, int64_t v)
+{
     switch (t) {
     case TG_BOOL: *(bool *)p = v != 0; break;
     case TG_UINT8: *(uint8_t *)p = (uint8_t)(uint64_t)v; break;
@@ -215,7 +233,8 @@ void tg__store_int64(void *p, tg_dtype t, int64_t v) {
     }
 }
 
-void tg__store_double(void *p, tg_dtype t, double v) {
+void tg__store_double(void *p, tg_dtype t, double v)
+{
     switch (t) {
     case TG_BOOL: *(bool *)p = v != 0; break;
     case TG_FLOAT16: *(uint16_t *)p = tg__float_to_half((float)v); break;
@@ -223,15 +242,16 @@ void tg__store_double(void *p, tg_dtype t, double v) {
     case TG_FLOAT32: *(float *)p = (float)v; break;
     case TG_FLOAT64: *(double *)p = v; break;
     default: {
-        int64_t i = (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v
-                                                                               : INT64_MIN;
+        int64_t i =
+            (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
         tg__store_int64(p, t, i);
         break;
     }
     }
 }
 
-char *tg__shape_str(char *buf, size_t cap, const int64_t *sizes, int64_t ndim) {
+char *tg__shape_str(char *buf, size_t cap, const int64_t *sizes, int64_t ndim)
+{
     size_t n = 0;
     if (cap == 0) return buf;
     buf[0] = 0;

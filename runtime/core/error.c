@@ -21,7 +21,8 @@ const char *tg_last_error(void) { return has_error ? error_buf : NULL; }
 void tg_clear_error(void) { has_error = false; }
 bool tg__has_error(void) { return has_error; }
 
-void *tg__verror(const char *op, const char *fmt, va_list ap) {
+void *tg__verror(const char *op, const char *fmt, va_list ap)
+{
     if (has_error) return NULL;
     int n = 0;
     if (op && *op) n = snprintf(error_buf, TG__ERROR_CAP, "%s: ", op);
@@ -31,7 +32,8 @@ void *tg__verror(const char *op, const char *fmt, va_list ap) {
     return NULL;
 }
 
-void *tg__error(const char *op, const char *fmt, ...) {
+void *tg__error(const char *op, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     tg__verror(op, fmt, ap);
@@ -42,21 +44,26 @@ void *tg__error(const char *op, const char *fmt, ...) {
 /* ---- warnings ---- */
 
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
-static tg_warning_handler warn_fn;     /* NULL: print to stderr */
+static tg_warning_handler warn_fn; /* NULL: print to stderr */
 static void *warn_user;
 
 /* warn_once keys: a small list, searched linearly (warnings are rare and few). */
-typedef struct seen_key { struct seen_key *next; char key[]; } seen_key;
+typedef struct seen_key {
+    struct seen_key *next;
+    char key[];
+} seen_key;
 static seen_key *seen_keys;
 
-void tg_set_warning_handler(tg_warning_handler fn, void *user) {
+void tg_set_warning_handler(tg_warning_handler fn, void *user)
+{
     pthread_mutex_lock(&warn_lock);
     warn_fn = fn;
     warn_user = user;
     pthread_mutex_unlock(&warn_lock);
 }
 
-static void vwarn(const char *fmt, va_list ap) {
+static void vwarn(const char *fmt, va_list ap)
+{
     char msg[TG__ERROR_CAP];
     vsnprintf(msg, sizeof msg, fmt, ap);
     pthread_mutex_lock(&warn_lock);
@@ -67,22 +74,27 @@ static void vwarn(const char *fmt, va_list ap) {
     else fprintf(stderr, "tensorgen warning: %s\n", msg);
 }
 
-void tg__warn(const char *fmt, ...) {
+void tg__warn(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     vwarn(fmt, ap);
     va_end(ap);
 }
 
-void tg__warn_once(const char *key, const char *fmt, ...) {
+void tg__warn_once(const char *key, const char *fmt, ...)
+{
     bool first = true;
     pthread_mutex_lock(&warn_lock);
     for (seen_key *k = seen_keys; k; k = k->next)
-        if (strcmp(k->key, key) == 0) { first = false; break; }
+        if (strcmp(k->key, key) == 0) {
+            first = false;
+            break;
+        }
     if (first) {
         size_t len = strlen(key) + 1;
         seen_key *k = malloc(sizeof *k + len);
-        if (k) {                       /* out of memory: warn again next time, harmlessly */
+        if (k) { /* out of memory: warn again next time, harmlessly */
             memcpy(k->key, key, len);
             k->next = seen_keys;
             seen_keys = k;

@@ -6,7 +6,8 @@ TG__TLS_HOT bool tg__grad_enabled_tls = true;
 
 bool tg_is_grad_enabled(void) { return tg__grad_enabled_tls; }
 
-bool tg_set_grad_enabled(bool enabled) {
+bool tg_set_grad_enabled(bool enabled)
+{
     bool prev = tg__grad_enabled_tls;
     tg__grad_enabled_tls = enabled;
     return prev;

@@ -20,7 +20,8 @@
 
 static int64_t elem_size(tg_dtype t) { return tg__dtype_sizes[t]; }
 
-static const char *device_str(tg_device d, char *buf, size_t cap) {
+static const char *device_str(tg_device d, char *buf, size_t cap)
+{
     if (d.type == TG_CUDA) snprintf(buf, cap, "cuda:%d", d.index);
     else snprintf(buf, cap, "cpu");
     return buf;
@@ -28,20 +29,27 @@ static const char *device_str(tg_device d, char *buf, size_t cap) {
 
 /* The iteration's device: the first operand that is not a CPU zero-dim tensor, else CPU.
  * Every other operand must be on it, except CPU zero-dim tensors (scalars travel as values). */
-static int check_one_device(tg_iter *it, const tg_tensor *t, const tg_tensor **first) {
+static int check_one_device(tg_iter *it, const tg_tensor *t, const tg_tensor **first)
+{
     if (t->device.type == TG_CPU && t->ndim == 0) return 0;
-    if (!*first) { *first = t; return 0; }
+    if (!*first) {
+        *first = t;
+        return 0;
+    }
     tg_device d = (*first)->device;
     if (t->device.type == d.type && t->device.index == d.index) return 0;
     char a[32], b[32];
-    tg__error(it->op, "Expected all tensors to be on the same device, but found at least two "
-              "devices, %s and %s!", device_str(d, a, sizeof a), device_str(t->device, b, sizeof b));
+    tg__error(it->op,
+              "Expected all tensors to be on the same device, but found at least two "
+              "devices, %s and %s!",
+              device_str(d, a, sizeof a), device_str(t->device, b, sizeof b));
     return -1;
 }
 
 /* Returns 0 and sets *first to the operand that defines the device (NULL: CPU). */
 static int check_devices(tg_iter *it, tg_tensor **outputs, tg_tensor *const *inputs,
-                         const tg_tensor **first) {
+                         const tg_tensor **first)
+{
     *first = NULL;
     for (int i = 0; i < it->noutputs; i++)
         if (outputs[i] && check_one_device(it, outputs[i], first)) return -1;
@@ -52,9 +60,10 @@ static int check_devices(tg_iter *it, tg_tensor **outputs, tg_tensor *const *inp
 
 /* shape = broadcast(shape, t), PyTorch's infer_size: "a" is what was accumulated so far, "b"
  * the next operand, and the dim in the message counts in the broadcast shape. */
-static int broadcast_into(tg_iter *it, const tg_tensor *t) {
+static int broadcast_into(tg_iter *it, const tg_tensor *t)
+{
     int64_t nd = it->shape_ndim > t->ndim ? it->shape_ndim : t->ndim;
-    if (t->ndim == it->shape_ndim) {             /* common case: same rank, often same shape */
+    if (t->ndim == it->shape_ndim) { /* common case: same rank, often same shape */
         int64_t i = 0;
         while (i < nd && t->sizes[i] == it->shape[i]) i++;
         if (i == nd) return 0;
@@ -65,9 +74,10 @@ static int broadcast_into(tg_iter *it, const tg_tensor *t) {
         int64_t da = it->shape_ndim - 1 - off, db = t->ndim - 1 - off;
         int64_t sa = da >= 0 ? it->shape[da] : 1, sb = db >= 0 ? t->sizes[db] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
-            tg__error(it->op, "The size of tensor a (%lld) must match the size of tensor b "
-                      "(%lld) at non-singleton dimension %lld", (long long)sa, (long long)sb,
-                      (long long)i);
+            tg__error(it->op,
+                      "The size of tensor a (%lld) must match the size of tensor b "
+                      "(%lld) at non-singleton dimension %lld",
+                      (long long)sa, (long long)sb, (long long)i);
             return -1;
         }
         out[i] = sa == 1 ? sb : sa;
@@ -77,18 +87,23 @@ static int broadcast_into(tg_iter *it, const tg_tensor *t) {
     return 0;
 }
 
-static bool same_shape(const tg_tensor *t, const int64_t *shape, int64_t nd) {
+static bool same_shape(const tg_tensor *t, const int64_t *shape, int64_t nd)
+{
     if (t->ndim != nd) return false;
-    for (int64_t i = 0; i < nd; i++) if (t->sizes[i] != shape[i]) return false;
+    for (int64_t i = 0; i < nd; i++)
+        if (t->sizes[i] != shape[i]) return false;
     return true;
 }
 
-static bool is_input(const tg_tensor *t, tg_tensor *const *inputs, int ninputs) {
-    for (int i = 0; i < ninputs; i++) if (inputs[i] == t) return true;
+static bool is_input(const tg_tensor *t, tg_tensor *const *inputs, int ninputs)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i] == t) return true;
     return false;
 }
 
-static int compute_dtype(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *const *inputs) {
+static int compute_dtype(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *const *inputs)
+{
     tg_dtype common;
     if ((flags & TG_ITER_KEEP_OUTPUT_DTYPE) && it->noutputs > 0 && outputs[0]) {
         common = outputs[0]->dtype;
@@ -116,18 +131,21 @@ static int compute_dtype(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor 
 }
 
 /* Writing through a tensor that has a broadcast (stride 0) dim would race and lose values. */
-static bool has_internal_overlap(const tg_tensor *t) {
+static bool has_internal_overlap(const tg_tensor *t)
+{
     for (int64_t i = 0; i < t->ndim; i++)
         if (t->strides[i] == 0 && t->sizes[i] > 1) return true;
     return false;
 }
 
-static inline char *data_ptr(const tg_tensor *t, tg_dtype dt) {
+static inline char *data_ptr(const tg_tensor *t, tg_dtype dt)
+{
     return (char *)t->storage->data + t->storage_offset * elem_size(dt);
 }
 
 static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_tensor *devt,
-                        tg_tensor *const *inputs) {
+                        tg_tensor *const *inputs)
+{
     tg_device dev = devt ? devt->device : TG_DEVICE_CPU;
     char a[256], b[256];
     if (!out) {
@@ -150,7 +168,8 @@ static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_
         if (tg__resize_out(it->op, out, it->shape, it->shape_ndim)) return -1;
     }
     if (has_internal_overlap(out)) {
-        tg__error(it->op, "unsupported operation: more than one element of the written-to "
+        tg__error(it->op,
+                  "unsupported operation: more than one element of the written-to "
                   "tensor refers to a single memory location. Please clone() the tensor before "
                   "performing the operation.");
         return -1;
@@ -175,7 +194,8 @@ static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_
 }
 
 /* Returns 1 when the input was converted into scalar_buf[k] (data and strides set later). */
-static int setup_input(tg_iter *it, int k, int flags, tg_tensor *in) {
+static int setup_input(tg_iter *it, int k, int flags, tg_tensor *in)
+{
     tg_dtype want = (flags & TG_ITER_NO_INPUT_CAST) ? in->dtype : it->dtype;
     it->dtypes[k] = want;
     it->operands[k] = in;
@@ -184,13 +204,15 @@ static int setup_input(tg_iter *it, int k, int flags, tg_tensor *in) {
         const void *src = tg_tensor_data(in);
         if (tg_dtype_is_integral(in->dtype, true) && tg_dtype_is_integral(want, true))
             tg__store_int64(it->scalar_buf[k], want, tg__load_int64(src, in->dtype));
-        else
-            tg__store_double(it->scalar_buf[k], want, tg__load_double(src, in->dtype));
+        else tg__store_double(it->scalar_buf[k], want, tg__load_double(src, in->dtype));
         return 1;
     }
     tg_tensor *tmp = tg__empty(it->op, in->sizes, in->ndim, want, in->device);
     if (!tmp) return -1;
-    if (tg__copy_into(it->op, tmp, in)) { tg_release(tmp); return -1; }
+    if (tg__copy_into(it->op, tmp, in)) {
+        tg_release(tmp);
+        return -1;
+    }
     it->operands[k] = tmp;
     it->owned_operands |= 1u << k;
     return 0;
@@ -198,7 +220,8 @@ static int setup_input(tg_iter *it, int k, int flags, tg_tensor *in) {
 
 /* PyTorch's should_swap: >0 when dim1 should iterate faster than dim0 (it has smaller strides
  * for the first operand that tells them apart), <0 when not, 0 when no operand decides. */
-static int compare_dims(const tg_iter *it, int d0, int d1) {
+static int compare_dims(const tg_iter *it, int d0, int d1)
+{
     for (int k = 0; k < it->nops; k++) {
         int64_t s0 = it->strides[k][d0], s1 = it->strides[k][d1];
         if (s0 == 0 || s1 == 0) continue;
@@ -209,7 +232,8 @@ static int compare_dims(const tg_iter *it, int d0, int d1) {
     return 0;
 }
 
-static void reorder_dims(tg_iter *it) {
+static void reorder_dims(tg_iter *it)
+{
     int nd = it->ndim, perm[TG_MAX_DIMS];
     for (int i = 0; i < nd; i++) perm[i] = i;
     bool moved = false;
@@ -218,7 +242,9 @@ static void reorder_dims(tg_iter *it) {
         for (int d0 = i - 1; d0 >= 0; d0--) {
             int c = compare_dims(it, perm[d0], perm[d1]);
             if (c > 0) {
-                int tmp = perm[d0]; perm[d0] = perm[d1]; perm[d1] = tmp;
+                int tmp = perm[d0];
+                perm[d0] = perm[d1];
+                perm[d1] = tmp;
                 d1 = d0;
                 moved = true;
             } else if (c < 0) {
@@ -236,7 +262,8 @@ static void reorder_dims(tg_iter *it) {
     }
 }
 
-static bool can_coalesce(const tg_iter *it, int d0, int d1) {
+static bool can_coalesce(const tg_iter *it, int d0, int d1)
+{
     if (it->sizes[d0] == 1 || it->sizes[d1] == 1) return true;
     for (int k = 0; k < it->nops; k++)
         if (it->strides[k][d0] * it->sizes[d0] != it->strides[k][d1]) return false;
@@ -244,7 +271,8 @@ static bool can_coalesce(const tg_iter *it, int d0, int d1) {
 }
 
 /* Merges neighbouring dims (fastest first) wherever every operand steps through them as one. */
-static void coalesce_dims(tg_iter *it) {
+static void coalesce_dims(tg_iter *it)
+{
     int nd = it->ndim, prev = 0;
     for (int d = 1; d < nd; d++) {
         if (can_coalesce(it, prev, d)) {
@@ -262,7 +290,8 @@ static void coalesce_dims(tg_iter *it) {
     it->ndim = prev + 1;
 }
 
-static void release_owned(tg_iter *it) {
+static void release_owned(tg_iter *it)
+{
     if (!(it->owned_operands | it->owned_user_outputs)) return;
     for (int k = 0; k < it->nops; k++)
         if (it->owned_operands & (1u << k)) tg_release(it->operands[k]);
@@ -271,9 +300,11 @@ static void release_owned(tg_iter *it) {
     it->owned_operands = it->owned_user_outputs = 0;
 }
 
-static inline bool same_sizes(const tg_tensor *a, const tg_tensor *b) {
+static inline bool same_sizes(const tg_tensor *a, const tg_tensor *b)
+{
     if (a->ndim != b->ndim) return false;
-    for (int64_t i = 0; i < a->ndim; i++) if (a->sizes[i] != b->sizes[i]) return false;
+    for (int64_t i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
     return true;
 }
 
@@ -282,7 +313,8 @@ static inline bool same_sizes(const tg_tensor *a, const tg_tensor *b) {
  * promotion, conversion or dim sorting is needed: the iteration is one contiguous dim.
  * Returns 1 when it built the iteration, 0 when the general path must run (nothing was
  * touched that it would not overwrite), -1 on an allocation error. */
-static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *const *inputs) {
+static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *const *inputs)
+{
     if (it->ninputs == 0 || (flags & TG_ITER_KEEP_OUTPUT_DTYPE)) return 0;
     const tg_tensor *t0 = inputs[0];
     tg_dtype dt = t0->dtype;
@@ -312,7 +344,10 @@ static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *co
         tg_tensor *o = outputs[i];
         if (!o) {
             o = tg__empty(it->op, t0->sizes, t0->ndim, rdt, TG_DEVICE_CPU);
-            if (!o) { release_owned(it); return -1; }
+            if (!o) {
+                release_owned(it);
+                return -1;
+            }
             it->owned_user_outputs |= 1u << i;
         }
         it->user_outputs[i] = it->operands[i] = o;
@@ -335,7 +370,8 @@ static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *co
 }
 
 int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, int noutputs,
-                   tg_tensor *const *inputs, int ninputs) {
+                   tg_tensor *const *inputs, int ninputs)
+{
     it->op = op;
     it->noutputs = noutputs;
     it->ninputs = ninputs;
@@ -349,7 +385,10 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
     int fast = build_fast(it, flags, outputs, inputs);
     if (fast) return fast > 0 ? 0 : -1;
     for (int i = 0; i < ninputs; i++)
-        if (!inputs[i]) { tg__error(op, "expected a tensor, got NULL"); return -1; }
+        if (!inputs[i]) {
+            tg__error(op, "expected a tensor, got NULL");
+            return -1;
+        }
     const tg_tensor *devt;
     if (check_devices(it, outputs, inputs, &devt)) return -1;
 
@@ -357,13 +396,16 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
     it->shape_ndim = 0;
     for (int i = 0; i < noutputs; i++) {
         tg_tensor *o = outputs[i];
-        if (o && ((flags & TG_ITER_NO_BROADCAST_OUT) || is_input(o, inputs, ninputs) ||
-                  ninputs == 0) && broadcast_into(it, o)) return -1;
+        if (o &&
+            ((flags & TG_ITER_NO_BROADCAST_OUT) || is_input(o, inputs, ninputs) || ninputs == 0) &&
+            broadcast_into(it, o))
+            return -1;
     }
-    for (int i = 0; i < ninputs; i++) if (broadcast_into(it, inputs[i])) return -1;
+    for (int i = 0; i < ninputs; i++)
+        if (broadcast_into(it, inputs[i])) return -1;
     if (compute_dtype(it, flags, outputs, inputs)) return -1;
 
-    uint32_t in_buf = 0;          /* inputs converted into scalar_buf */
+    uint32_t in_buf = 0; /* inputs converted into scalar_buf */
     for (int i = 0; i < noutputs; i++)
         if (setup_output(it, i, flags, outputs[i], devt, inputs)) goto fail;
     for (int i = 0; i < ninputs; i++) {
@@ -385,11 +427,11 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
         bool zero = (in_buf >> k) & 1;
         it->data[k] = zero ? (char *)it->scalar_buf[k] : data_ptr(t, t->dtype);
         for (int64_t d = 0; d < nd; d++) {
-            int64_t td = t->ndim - 1 - d;       /* t's dim aligned with broadcast dim nd-1-d */
+            int64_t td = t->ndim - 1 - d; /* t's dim aligned with broadcast dim nd-1-d */
             it->strides[k][d] = (zero || td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td] * es;
         }
     }
-    if (nd == 0) {                /* zero-dim: one element, one dim of size 1 */
+    if (nd == 0) { /* zero-dim: one element, one dim of size 1 */
         it->sizes[0] = 1;
         for (int k = 0; k < it->nops; k++) it->strides[k][0] = 0;
         nd = 1;
@@ -412,11 +454,16 @@ fail:
 
 /* ------------------------------------------------------------------ running the loop */
 
-typedef struct loop_ctx { tg_iter *it; tg_iter_loop1d loop; void *ctx; } loop_ctx;
+typedef struct loop_ctx {
+    tg_iter *it;
+    tg_iter_loop1d loop;
+    void *ctx;
+} loop_ctx;
 
 /* Runs the loop over the flattened range [b, e): finds the multi-dim position of b, then one
  * call per (part of an) innermost row. */
-static void run_range(int64_t b, int64_t e, void *p) {
+static void run_range(int64_t b, int64_t e, void *p)
+{
     const loop_ctx *lc = p;
     const tg_iter *it = lc->it;
     int nops = it->nops, nd = it->ndim;
@@ -441,7 +488,7 @@ static void run_range(int64_t b, int64_t e, void *p) {
         if (pos >= e) break;
         for (int k = 0; k < nops; k++) ptr[k] -= idx[0] * it->strides[k][0];
         idx[0] = 0;
-        for (int d = 1; d < nd; d++) {          /* odometer step over the outer dims */
+        for (int d = 1; d < nd; d++) { /* odometer step over the outer dims */
             idx[d]++;
             for (int k = 0; k < nops; k++) ptr[k] += it->strides[k][d];
             if (idx[d] < it->sizes[d]) break;
@@ -451,7 +498,8 @@ static void run_range(int64_t b, int64_t e, void *p) {
     }
 }
 
-void tg__iter_for_each(tg_iter *it, tg_iter_loop1d loop, void *ctx) {
+void tg__iter_for_each(tg_iter *it, tg_iter_loop1d loop, void *ctx)
+{
     if (it->numel == 0) return;
     if (it->ndim == 1 && it->numel <= tg__grain_size()) {
         int64_t inner[TG_ITER_MAX_OPERANDS];
@@ -465,11 +513,12 @@ void tg__iter_for_each(tg_iter *it, tg_iter_loop1d loop, void *ctx) {
 
 /* ------------------------------------------------------------------ finishing */
 
-static int copy_back(tg_iter *it) {
+static int copy_back(tg_iter *it)
+{
     int rc = 0;
     for (int j = 0; j < it->noutputs; j++) {
         tg_tensor *user = it->user_outputs[j];
-        if (it->owned_user_outputs & (1u << j)) continue;     /* allocated: nothing to do */
+        if (it->owned_user_outputs & (1u << j)) continue; /* allocated: nothing to do */
         if (it->operands[j] != user) {
             if (rc == 0 && tg__copy_into(it->op, user, it->operands[j])) rc = -1;
         } else {
@@ -479,11 +528,12 @@ static int copy_back(tg_iter *it) {
     return rc;
 }
 
-tg_tensor *tg__iter_finish(tg_iter *it, int i) {
+tg_tensor *tg__iter_finish(tg_iter *it, int i)
+{
     tg_tensor *r = NULL;
     if (copy_back(it) == 0 && i >= 0 && i < it->noutputs) {
         if (it->owned_user_outputs & (1u << i)) {
-            r = it->user_outputs[i];                    /* hand over build's reference */
+            r = it->user_outputs[i]; /* hand over build's reference */
             it->owned_user_outputs &= ~(1u << i);
         } else {
             r = tg_retain(it->user_outputs[i]);
@@ -493,10 +543,14 @@ tg_tensor *tg__iter_finish(tg_iter *it, int i) {
     return r;
 }
 
-int tg__iter_finish_all(tg_iter *it, tg_tensor **outs) {
+int tg__iter_finish_all(tg_iter *it, tg_tensor **outs)
+{
     int rc = copy_back(it);
     for (int j = 0; j < it->noutputs; j++) {
-        if (rc) { outs[j] = NULL; continue; }
+        if (rc) {
+            outs[j] = NULL;
+            continue;
+        }
         if (it->owned_user_outputs & (1u << j)) {
             outs[j] = it->user_outputs[j];
             it->owned_user_outputs &= ~(1u << j);

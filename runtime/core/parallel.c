@@ -10,11 +10,12 @@
 /* Declared weak: present only when the program links OpenBLAS. */
 extern void openblas_set_num_threads(int n) __attribute__((weak));
 
-static int num_threads;          /* 0: not yet read from OpenMP */
+static int num_threads; /* 0: not yet read from OpenMP */
 
 int64_t tg__grain_size(void) { return GRAIN; }
 
-int tg_get_num_threads(void) {
+int tg_get_num_threads(void)
+{
     int n = __atomic_load_n(&num_threads, __ATOMIC_RELAXED);
     if (TG__UNLIKELY(n == 0)) {
         n = omp_get_max_threads();
@@ -24,10 +25,11 @@ int tg_get_num_threads(void) {
     return n;
 }
 
-void tg_set_num_threads(int n) {
+void tg_set_num_threads(int n)
+{
     if (n < 1) n = 1;
     __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);
-    omp_set_num_threads(n);          /* for kernels that open their own parallel regions */
+    omp_set_num_threads(n); /* for kernels that open their own parallel regions */
     if (openblas_set_num_threads) openblas_set_num_threads(n);
 }
 
@@ -36,12 +38,19 @@ void tg_set_num_threads(int n) {
  * contiguous kernels run at memory bandwidth. Errors recorded inside fn on worker threads
  * stay on those threads, so fn must not fail. */
 void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e, void *ctx),
-                      void *ctx) {
+                      void *ctx)
+{
     if (n <= 0) return;
     if (grain < 1) grain = 1;
-    if (n <= grain) { fn(0, n, ctx); return; }
+    if (n <= grain) {
+        fn(0, n, ctx);
+        return;
+    }
     int nt = tg_get_num_threads();
-    if (nt <= 1 || omp_in_parallel()) { fn(0, n, ctx); return; }
+    if (nt <= 1 || omp_in_parallel()) {
+        fn(0, n, ctx);
+        return;
+    }
     int64_t most = (n + grain - 1) / grain;
     if (nt > most) nt = (int)most;
 #pragma omp parallel num_threads(nt)

@@ -21,15 +21,23 @@
 #define EDGE 3
 #define THRESHOLD 1000
 
-typedef struct sbuf { char *p; size_t n, cap; bool oom; } sbuf;
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} sbuf;
 
-static void put(sbuf *b, const char *s, size_t n) {
+static void put(sbuf *b, const char *s, size_t n)
+{
     if (b->oom) return;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1) cap *= 2;
         char *p = realloc(b->p, cap);
-        if (!p) { b->oom = true; return; }
+        if (!p) {
+            b->oom = true;
+            return;
+        }
         b->p = p;
         b->cap = cap;
     }
@@ -38,7 +46,10 @@ static void put(sbuf *b, const char *s, size_t n) {
     b->p[b->n] = 0;
 }
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
-static void spaces(sbuf *b, int n) { for (int i = 0; i < n; i++) put(b, " ", 1); }
+static void spaces(sbuf *b, int n)
+{
+    for (int i = 0; i < n; i++) put(b, " ", 1);
+}
 
 typedef struct fmt {
     tg_dtype dtype;
@@ -47,7 +58,7 @@ typedef struct fmt {
 } fmt;
 
 typedef struct view {
-    const char *base;            /* element 0 (host memory) */
+    const char *base; /* element 0 (host memory) */
     const int64_t *sizes, *strides;
     int64_t ndim;
     size_t es;
@@ -55,7 +66,8 @@ typedef struct view {
     bool summarize;
 } view;
 
-static int format_value(const fmt *f, double v, char *out, size_t cap) {
+static int format_value(const fmt *f, double v, char *out, size_t cap)
+{
     if (f->dtype == TG_BOOL) return snprintf(out, cap, "%s", v != 0 ? "True" : "False");
     if (!tg__is_float(f->dtype)) return snprintf(out, cap, "%lld", (long long)v);
     if (isnan(v)) return snprintf(out, cap, "nan");
@@ -65,13 +77,18 @@ static int format_value(const fmt *f, double v, char *out, size_t cap) {
     return snprintf(out, cap, "%.4f", v);
 }
 
-static double load(const view *v, int64_t off) {
+static double load(const view *v, int64_t off)
+{
     return tg__load_double(v->base + off * (int64_t)v->es, v->dtype);
 }
 
 /* Visits the elements that will be printed (all of them, or the summarised ones). */
-static void visit(const view *v, int64_t d, int64_t off, void (*fn)(double, void *), void *ctx) {
-    if (d == v->ndim) { fn(load(v, off), ctx); return; }
+static void visit(const view *v, int64_t d, int64_t off, void (*fn)(double, void *), void *ctx)
+{
+    if (d == v->ndim) {
+        fn(load(v, off), ctx);
+        return;
+    }
     int64_t n = v->sizes[d];
     for (int64_t i = 0; i < n; i++) {
         if (v->summarize && n > 2 * EDGE && i == EDGE) i = n - EDGE;
@@ -79,9 +96,15 @@ static void visit(const view *v, int64_t d, int64_t off, void (*fn)(double, void
     }
 }
 
-typedef struct stats { bool all_int; double nz_max, nz_min; bool any_nz; fmt *f; } stats;
+typedef struct stats {
+    bool all_int;
+    double nz_max, nz_min;
+    bool any_nz;
+    fmt *f;
+} stats;
 
-static void gather(double x, void *ctx) {
+static void gather(double x, void *ctx)
+{
     stats *s = ctx;
     if (!isfinite(x) || x == 0) return;
     double a = fabs(x);
@@ -91,14 +114,16 @@ static void gather(double x, void *ctx) {
     s->any_nz = true;
 }
 
-static void measure(double x, void *ctx) {
+static void measure(double x, void *ctx)
+{
     fmt *f = ctx;
     char buf[64];
     int n = format_value(f, x, buf, sizeof buf);
     if (n > f->width) f->width = n;
 }
 
-static void make_fmt(const view *v, fmt *f) {
+static void make_fmt(const view *v, fmt *f)
+{
     f->dtype = v->dtype;
     f->int_mode = f->sci = false;
     f->width = 1;
@@ -114,7 +139,8 @@ static void make_fmt(const view *v, fmt *f) {
     visit(v, 0, 0, measure, f);
 }
 
-static void element(sbuf *b, const fmt *f, double x) {
+static void element(sbuf *b, const fmt *f, double x)
+{
     char buf[64];
     int n = format_value(f, x, buf, sizeof buf);
     spaces(b, f->width - n);
@@ -123,14 +149,15 @@ static void element(sbuf *b, const fmt *f, double x) {
 
 /* One dim of the nested list; `indent` is the column of this dim's '['. Items are the
  * printed entries of this dim: all of them, or the first and last EDGE around a "...". */
-static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t off, int indent) {
+static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t off, int indent)
+{
     int64_t n = v->sizes[d];
     bool cut = v->summarize && n > 2 * EDGE;
     int64_t count = cut ? 2 * EDGE + 1 : n;
     bool last = d == v->ndim - 1;
     int per_line = (LINEWIDTH - indent) / (f->width + 2);
     if (per_line < 1) per_line = 1;
-    int64_t nl = v->ndim - d - 1;                /* blank lines between blocks grow with depth */
+    int64_t nl = v->ndim - d - 1; /* blank lines between blocks grow with depth */
     put(b, "[", 1);
     for (int64_t k = 0; k < count; k++) {
         if (k > 0) {
@@ -150,7 +177,8 @@ static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t o
     put(b, "]", 1);
 }
 
-static void add_suffix(sbuf *b, const char *suffix, int indent, size_t *line_len) {
+static void add_suffix(sbuf *b, const char *suffix, int indent, size_t *line_len)
+{
     size_t len = strlen(suffix);
     if (*line_len + len + 2 > LINEWIDTH) {
         put(b, ",\n", 2);
@@ -163,10 +191,11 @@ static void add_suffix(sbuf *b, const char *suffix, int indent, size_t *line_len
     puts_(b, suffix);
 }
 
-char *tg_tensor_to_string(const tg_tensor *t) {
+char *tg_tensor_to_string(const tg_tensor *t)
+{
     if (!t) return NULL;
     sbuf b = { 0 };
-    const int indent = 7;                        /* strlen("tensor(") */
+    const int indent = 7; /* strlen("tensor(") */
     int64_t numel = tg__numel(t);
     void *host = NULL;
     const char *base = tg_tensor_data(t);
@@ -186,8 +215,8 @@ char *tg_tensor_to_string(const tg_tensor *t) {
         host = h;
         base = tg_tensor_data(h);
     }
-    view v = { base, t->sizes, t->strides, t->ndim, tg__dtype_sizes[t->dtype], t->dtype,
-               numel > THRESHOLD };
+    view v = { base,     t->sizes,         t->strides, t->ndim, tg__dtype_sizes[t->dtype],
+               t->dtype, numel > THRESHOLD };
     if (host) v.strides = ((tg_tensor *)host)->strides;
     puts_(&b, "tensor(");
     tg_dtype def = tg_get_default_dtype();
@@ -201,7 +230,8 @@ char *tg_tensor_to_string(const tg_tensor *t) {
             char *s = suffixes[ns++];
             size_t n = (size_t)snprintf(s, 128, "size=(");
             for (int64_t i = 0; i < t->ndim && n < 100; i++)
-                n += (size_t)snprintf(s + n, 128 - n, i ? ", %lld" : "%lld", (long long)t->sizes[i]);
+                n +=
+                    (size_t)snprintf(s + n, 128 - n, i ? ", %lld" : "%lld", (long long)t->sizes[i]);
             snprintf(s + n, 128 - n, t->ndim == 1 ? ",)" : ")");
         }
         if (t->dtype != def)
@@ -228,11 +258,15 @@ char *tg_tensor_to_string(const tg_tensor *t) {
     }
     for (int i = 0; i < ns; i++) add_suffix(&b, suffixes[i], indent, &line_len);
     puts_(&b, ")");
-    if (b.oom) { free(b.p); return tg__error("print", "out of memory"); }
+    if (b.oom) {
+        free(b.p);
+        return tg__error("print", "out of memory");
+    }
     return b.p;
 }
 
-void tg_print(const tg_tensor *t) {
+void tg_print(const tg_tensor *t)
+{
     char *s = tg_tensor_to_string(t);
     if (!s) return;
     puts(s);

@@ -9,21 +9,24 @@
  * float16, bool tensor + 5 -> int64. */
 #include "core/rt_private.h"
 
-static inline tg_dtype promote_skip_none(tg_dtype a, tg_dtype b) {
+static inline tg_dtype promote_skip_none(tg_dtype a, tg_dtype b)
+{
     if (a == TG_DTYPE_NONE) return b;
     if (b == TG_DTYPE_NONE) return a;
     return tg_promote_types(a, b);
 }
 
 /* `higher` is the result of the higher-priority group. */
-static tg_dtype combine_categories(tg_dtype higher, tg_dtype lower) {
+static tg_dtype combine_categories(tg_dtype higher, tg_dtype lower)
+{
     if (higher != TG_DTYPE_NONE && tg__is_float(higher)) return higher;
     if (higher == TG_BOOL || (lower != TG_DTYPE_NONE && tg__is_float(lower)))
         return promote_skip_none(higher, lower);
     return higher != TG_DTYPE_NONE ? higher : lower;
 }
 
-void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t) {
+void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t)
+{
     if (!t) return;
     tg_dtype cur = t->dtype;
     if (t->is_wrapped_number) {
@@ -36,16 +39,19 @@ void tg__result_type_update(tg_result_type_state *s, const tg_tensor *t) {
     }
 }
 
-void tg__result_type_update_scalar(tg_result_type_state *s, double v, bool is_integral) {
+void tg__result_type_update_scalar(tg_result_type_state *s, double v, bool is_integral)
+{
     (void)v;
     s->wrapped = promote_skip_none(s->wrapped, is_integral ? TG_INT64 : tg_get_default_dtype());
 }
 
-tg_dtype tg__result_type_finish(const tg_result_type_state *s) {
+tg_dtype tg__result_type_finish(const tg_result_type_state *s)
+{
     return combine_categories(s->dim, combine_categories(s->zero, s->wrapped));
 }
 
-tg_dtype tg__result_type(tg_tensor *const *ts, int n) {
+tg_dtype tg__result_type(tg_tensor *const *ts, int n)
+{
     tg_result_type_state s = TG_RESULT_TYPE_INIT;
     for (int i = 0; i < n; i++) tg__result_type_update(&s, ts[i]);
     return tg__result_type_finish(&s);

@@ -16,21 +16,24 @@ struct tg_generator {
     pthread_mutex_t lock;
 };
 
-static uint64_t splitmix64(uint64_t *x) {
+static uint64_t splitmix64(uint64_t *x)
+{
     uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-static void seed_locked(tg_generator *g, uint64_t seed) {
+static void seed_locked(tg_generator *g, uint64_t seed)
+{
     for (int i = 0; i < 4; i++) g->s[i] = splitmix64(&seed);
     g->has_spare = false;
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static inline uint64_t next_locked(tg_generator *g) {
+static inline uint64_t next_locked(tg_generator *g)
+{
     uint64_t *s = g->s;
     uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
@@ -44,7 +47,8 @@ static inline uint64_t next_locked(tg_generator *g) {
 
 static inline double to_unit(uint64_t x) { return (double)(x >> 11) * 0x1.0p-53; }
 
-tg_generator *tg_generator_new(uint64_t seed) {
+tg_generator *tg_generator_new(uint64_t seed)
+{
     tg_generator *g = malloc(sizeof *g);
     if (!g) return tg__error("generator_new", "out of memory");
     pthread_mutex_init(&g->lock, NULL);
@@ -52,13 +56,15 @@ tg_generator *tg_generator_new(uint64_t seed) {
     return g;
 }
 
-void tg_generator_free(tg_generator *g) {
+void tg_generator_free(tg_generator *g)
+{
     if (!g || g == tg__default_generator()) return;
     pthread_mutex_destroy(&g->lock);
     free(g);
 }
 
-void tg_generator_manual_seed(tg_generator *g, uint64_t seed) {
+void tg_generator_manual_seed(tg_generator *g, uint64_t seed)
+{
     if (!g) return;
     pthread_mutex_lock(&g->lock);
     seed_locked(g, seed);
@@ -68,14 +74,16 @@ void tg_generator_manual_seed(tg_generator *g, uint64_t seed) {
 static tg_generator default_gen = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
-static void default_init(void) {
+static void default_init(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     seed_locked(&default_gen, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
                                   ((uint64_t)getpid() << 32));
 }
 
-tg_generator *tg__default_generator(void) {
+tg_generator *tg__default_generator(void)
+{
     pthread_once(&default_once, default_init);
     return &default_gen;
 }
@@ -84,7 +92,8 @@ void tg_manual_seed(uint64_t seed) { tg_generator_manual_seed(tg__default_genera
 
 static tg_generator *gen_or_default(tg_generator *g) { return g ? g : tg__default_generator(); }
 
-uint64_t tg__random_u64(tg_generator *g) {
+uint64_t tg__random_u64(tg_generator *g)
+{
     g = gen_or_default(g);
     pthread_mutex_lock(&g->lock);
     uint64_t r = next_locked(g);
@@ -92,7 +101,8 @@ uint64_t tg__random_u64(tg_generator *g) {
     return r;
 }
 
-void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n) {
+void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n)
+{
     g = gen_or_default(g);
     pthread_mutex_lock(&g->lock);
     for (int64_t i = 0; i < n; i++) out[i] = next_locked(g);
@@ -101,7 +111,8 @@ void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n) {
 
 double tg__random_uniform(tg_generator *g) { return to_unit(tg__random_u64(g)); }
 
-double tg__random_normal(tg_generator *g) {
+double tg__random_normal(tg_generator *g)
+{
     g = gen_or_default(g);
     pthread_mutex_lock(&g->lock);
     double r;
@@ -109,7 +120,7 @@ double tg__random_normal(tg_generator *g) {
         g->has_spare = false;
         r = g->spare;
     } else {
-        double u1 = 1.0 - to_unit(next_locked(g));          /* (0, 1]: log is finite */
+        double u1 = 1.0 - to_unit(next_locked(g)); /* (0, 1]: log is finite */
         double u2 = to_unit(next_locked(g));
         double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
         r = rad * cos(th);

@@ -11,7 +11,8 @@
 
 /* Appends dim d (size, stride) to a fastest-first list, merging it into the previous entry
  * when that one is contiguous inside it. */
-static void push_dim(int64_t *sizes, int64_t *strides, int *n, int64_t size, int64_t stride) {
+static void push_dim(int64_t *sizes, int64_t *strides, int *n, int64_t size, int64_t stride)
+{
     if (size == 1) return;
     if (*n > 0 && strides[*n - 1] * sizes[*n - 1] == stride && sizes[*n - 1] != 0 && size != 0) {
         sizes[*n - 1] *= size;
@@ -23,7 +24,8 @@ static void push_dim(int64_t *sizes, int64_t *strides, int *n, int64_t size, int
 }
 
 int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *self,
-                         const int64_t *dims, int64_t ndims, bool keepdim) {
+                         const int64_t *dims, int64_t ndims, bool keepdim)
+{
     p->op = op;
     if (!self) return -1;
     int64_t nd = self->ndim;
@@ -33,7 +35,7 @@ int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *sel
         for (int64_t i = 0; i < ndims; i++) {
             int64_t w = tg__wrap_dim(op, dims[i], nd);
             if (w < 0) return -1;
-            if (nd == 0) continue;               /* dim 0 / -1 of a scalar: reduce "all" */
+            if (nd == 0) continue; /* dim 0 / -1 of a scalar: reduce "all" */
             if (p->reduce_dim[w]) {
                 tg__error(op, "dim %lld appears multiple times in the list of dims", (long long)w);
                 return -1;
@@ -52,14 +54,17 @@ int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *sel
     }
     for (int64_t d = nd - 1; d >= 0; d--) {
         if (p->reduce_dim[d])
-            push_dim(p->inner_sizes, p->inner_strides, &p->inner_ndim, self->sizes[d], self->strides[d]);
+            push_dim(p->inner_sizes, p->inner_strides, &p->inner_ndim, self->sizes[d],
+                     self->strides[d]);
         else
-            push_dim(p->outer_sizes, p->outer_strides, &p->outer_ndim, self->sizes[d], self->strides[d]);
+            push_dim(p->outer_sizes, p->outer_strides, &p->outer_ndim, self->sizes[d],
+                     self->strides[d]);
     }
     return 0;
 }
 
-static int64_t offset_of(int64_t i, const int64_t *sizes, const int64_t *strides, int n) {
+static int64_t offset_of(int64_t i, const int64_t *sizes, const int64_t *strides, int n)
+{
     int64_t off = 0;
     for (int d = 0; d < n; d++) {
         off += (i % sizes[d]) * strides[d];
@@ -68,11 +73,13 @@ static int64_t offset_of(int64_t i, const int64_t *sizes, const int64_t *strides
     return off;
 }
 
-int64_t tg__reduce_outer_offset(const tg_reduce_plan *p, int64_t o) {
+int64_t tg__reduce_outer_offset(const tg_reduce_plan *p, int64_t o)
+{
     return offset_of(o, p->outer_sizes, p->outer_strides, p->outer_ndim);
 }
 
-int64_t tg__reduce_inner_offset(const tg_reduce_plan *p, int64_t j) {
+int64_t tg__reduce_inner_offset(const tg_reduce_plan *p, int64_t j)
+{
     return offset_of(j, p->inner_sizes, p->inner_strides, p->inner_ndim);
 }
 
@@ -84,7 +91,8 @@ typedef struct reduce_ctx {
     const int64_t *table;
 } reduce_ctx;
 
-static void reduce_range(int64_t b, int64_t e, void *arg) {
+static void reduce_range(int64_t b, int64_t e, void *arg)
+{
     const reduce_ctx *rc = arg;
     const tg_reduce_plan *p = rc->p;
     for (int64_t o = b; o < e; o++)
@@ -92,7 +100,8 @@ static void reduce_range(int64_t b, int64_t e, void *arg) {
                  rc->ctx);
 }
 
-int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx) {
+int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx)
+{
     if (p->outer_numel == 0) return 0;
     reduce_ctx rc = { p, loop, ctx, 0, NULL };
     int64_t *table = NULL;
@@ -100,7 +109,10 @@ int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx)
         rc.inner_stride = p->inner_strides[0];
     } else if (p->inner_ndim > 1 && p->inner_numel > 0) {
         table = malloc((size_t)p->inner_numel * sizeof *table);
-        if (!table) { tg__error(p->op, "out of memory building a reduction table"); return -1; }
+        if (!table) {
+            tg__error(p->op, "out of memory building a reduction table");
+            return -1;
+        }
         for (int64_t j = 0; j < p->inner_numel; j++) table[j] = tg__reduce_inner_offset(p, j);
         rc.table = table;
     }

@@ -16,17 +16,17 @@
 /* Reference counts: a sole owner (count 1) releases without an atomic read-modify-write,
  * since no other thread can hold a reference to increment from. Returns true when the
  * caller dropped the last reference. */
-static inline bool tg__ref_dec(int64_t *rc) {
+static inline bool tg__ref_dec(int64_t *rc)
+{
     if (__atomic_load_n(rc, __ATOMIC_ACQUIRE) == 1) return true;
     return __atomic_sub_fetch(rc, 1, __ATOMIC_ACQ_REL) == 0;
 }
-static inline void tg__ref_inc(int64_t *rc) {
-    __atomic_add_fetch(rc, 1, __ATOMIC_RELAXED);
-}
+static inline void tg__ref_inc(int64_t *rc) { __atomic_add_fetch(rc, 1, __ATOMIC_RELAXED); }
 
 /* dtype.c */
 extern tg_dtype tg__default_dtype_value;
-static inline bool tg__is_float(tg_dtype t) {
+static inline bool tg__is_float(tg_dtype t)
+{
     return t == TG_FLOAT16 || t == TG_BFLOAT16 || t == TG_FLOAT32 || t == TG_FLOAT64;
 }
 extern const uint8_t tg__dtype_sizes[TG_NUM_DTYPES];
@@ -36,7 +36,8 @@ extern TG__TLS_HOT bool tg__grad_enabled_tls;
 
 /* tg__is_contiguous with the one- and zero-dim cases inline (the iterator's fast path). */
 bool tg__is_contiguous(const tg_tensor *t);
-static inline bool tg__is_contiguous_fast(const tg_tensor *t) {
+static inline bool tg__is_contiguous_fast(const tg_tensor *t)
+{
     if (t->ndim == 0) return true;
     if (t->ndim == 1) return t->strides[0] == 1 || t->sizes[0] <= 1;
     return tg__is_contiguous(t);

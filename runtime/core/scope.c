@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define KEPT ((uintptr_t)1)        /* low bit of an entry: kept (tensor pointers are aligned) */
+#define KEPT ((uintptr_t)1) /* low bit of an entry: kept (tensor pointers are aligned) */
 /* Bit 1: the entry is the malloc'd array of a Tensor[] result (freed, not released, at the
  * end; its elements have entries of their own). malloc and tensor pointers are 16-aligned. */
 #define ARRAY ((uintptr_t)2)
@@ -30,7 +30,8 @@ static _Thread_local int capstarts;
  * open by an exiting thread is the caller's leak, reported by the leak counters). */
 static pthread_key_t scope_key;
 static pthread_once_t scope_key_once = PTHREAD_ONCE_INIT;
-static void scope_thread_exit(void *unused) {
+static void scope_thread_exit(void *unused)
+{
     (void)unused;
     free(entries);
     free(starts);
@@ -41,7 +42,8 @@ static void scope_thread_exit(void *unused) {
 }
 static void scope_key_init(void) { pthread_key_create(&scope_key, scope_thread_exit); }
 
-void tg_scope_begin(void) {
+void tg_scope_begin(void)
+{
     if (capstarts == 0) {
         pthread_once(&scope_key_once, scope_key_init);
         pthread_setspecific(scope_key, &scope_key);
@@ -49,7 +51,10 @@ void tg_scope_begin(void) {
     if (depth == capstarts) {
         int cap = capstarts ? capstarts * 2 : 8;
         int64_t *s = realloc(starts, (size_t)cap * sizeof *s);
-        if (!s) { tg__error("scope_begin", "out of memory"); return; }
+        if (!s) {
+            tg__error("scope_begin", "out of memory");
+            return;
+        }
         starts = s;
         capstarts = cap;
     }
@@ -57,7 +62,8 @@ void tg_scope_begin(void) {
 }
 
 /* Room for `more` entries; false on out of memory. */
-static bool reserve(int64_t more) {
+static bool reserve(int64_t more)
+{
     if (nentries + more <= capentries) return true;
     int64_t cap = capentries ? capentries * 2 : 64;
     while (cap < nentries + more) cap *= 2;
@@ -68,7 +74,8 @@ static bool reserve(int64_t more) {
     return true;
 }
 
-static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
+static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t)
+{
     if (!reserve(1)) {
         /* Cannot record it: the caller would never free it, so fail the call instead. */
         tg_release(t);
@@ -78,12 +85,14 @@ static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t) {
     return t;
 }
 
-tg_tensor *tg__scope_track(tg_tensor *t) {
+tg_tensor *tg__scope_track(tg_tensor *t)
+{
     if (TG__LIKELY(depth == 0) || suspended || !t) return t;
     return track_slow(t);
 }
 
-tg_tensor_list tg__scope_track_list(tg_tensor_list l) {
+tg_tensor_list tg__scope_track_list(tg_tensor_list l)
+{
     if (TG__LIKELY(depth == 0) || suspended || !l.data) return l;
     if (!reserve(l.len + 1)) {
         tg_tensor_list_release(l);
@@ -96,28 +105,32 @@ tg_tensor_list tg__scope_track_list(tg_tensor_list l) {
     return l;
 }
 
-int tg__scope_enter_kernel(void) {
+int tg__scope_enter_kernel(void)
+{
     if (TG__LIKELY(depth == 0) || suspended) return 0;
     suspended = 1;
     return 1;
 }
 
-void tg__scope_leave_kernel(int token) {
+void tg__scope_leave_kernel(int token)
+{
     if (token) suspended = 0;
 }
 
-tg_tensor *tg_scope_keep(tg_tensor *t) {
+tg_tensor *tg_scope_keep(tg_tensor *t)
+{
     if (depth == 0 || !t) return t;
     for (int64_t i = nentries - 1; i >= starts[depth - 1]; i--) {
-        if (entries[i] == (uintptr_t)t) {       /* newest unkept entry of t */
+        if (entries[i] == (uintptr_t)t) { /* newest unkept entry of t */
             entries[i] |= KEPT;
             return t;
         }
     }
-    return t;   /* not made in this scope: it already belongs to someone else */
+    return t; /* not made in this scope: it already belongs to someone else */
 }
 
-tg_tensor_list tg_scope_keep_list(tg_tensor_list l) {
+tg_tensor_list tg_scope_keep_list(tg_tensor_list l)
+{
     if (depth == 0 || !l.data) return l;
     for (int64_t i = 0; i < l.len; i++) tg_scope_keep(l.data[i]);
     uintptr_t array = (uintptr_t)l.data | ARRAY;
@@ -130,7 +143,8 @@ tg_tensor_list tg_scope_keep_list(tg_tensor_list l) {
     return l;
 }
 
-void tg_scope_end(void) {
+void tg_scope_end(void)
+{
     if (depth == 0) return;
     int64_t start = starts[--depth], kept = start;
     int64_t end = nentries;
@@ -144,7 +158,7 @@ void tg_scope_end(void) {
         if (entries[i] & KEPT) entries[kept++] = entries[i] & ~KEPT;
     nentries = depth > 0 ? kept : start;
     if (depth == 0 && nentries == 0 && capentries > 4096) {
-        free(entries);             /* do not hold a huge array after a big scope */
+        free(entries); /* do not hold a huge array after a big scope */
         entries = NULL;
         capentries = 0;
     }

@@ -30,8 +30,8 @@
 #include <sanitizer/asan_interface.h>
 /* Cached blocks are poisoned except the free-list link (t.storage, the second word), which
  * LeakSanitizer must be able to follow. */
-#define POISON(p, n) (ASAN_POISON_MEMORY_REGION((p), 8), \
-                      ASAN_POISON_MEMORY_REGION((char *)(p) + 16, (n) - 16))
+#define POISON(p, n) \
+    (ASAN_POISON_MEMORY_REGION((p), 8), ASAN_POISON_MEMORY_REGION((char *)(p) + 16, (n)-16))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
 #define POISON(p, n) ((void)(p), (void)(n))
@@ -45,47 +45,49 @@ const int64_t tg__empty_int_list_storage[1] = { 0 };
 
 /* Storage kinds (tg_storage.alloc_kind): where the struct lives and who frees the bytes. */
 enum {
-    TG__STORAGE_EMBEDDED = 0x10,   /* struct inside a tensor block; else malloc'd alone */
-    TG__DATA_INLINE = 0,           /* bytes inside the block */
-    TG__DATA_CPU = 1,              /* tg__cpu_alloc */
-    TG__DATA_DEVICE = 2,           /* registered device allocator */
-    TG__DATA_EXTERNAL = 3,         /* caller memory, freed by the deleter if any */
+    TG__STORAGE_EMBEDDED = 0x10, /* struct inside a tensor block; else malloc'd alone */
+    TG__DATA_INLINE = 0,         /* bytes inside the block */
+    TG__DATA_CPU = 1,            /* tg__cpu_alloc */
+    TG__DATA_DEVICE = 2,         /* registered device allocator */
+    TG__DATA_EXTERNAL = 3,       /* caller memory, freed by the deleter if any */
     TG__DATA_MASK = 0x0f,
 };
 
 typedef struct tblock {
-    struct tg_tensor t;            /* first: a tg_tensor* is a tblock* */
+    struct tg_tensor t; /* first: a tg_tensor* is a tblock* */
     tg_storage s;
     int64_t version;
-    int64_t owners;                /* atomic: 1 for the tensor + 1 while s is in use */
+    int64_t owners; /* atomic: 1 for the tensor + 1 while s is in use */
     _Alignas(64) unsigned char inline_data[INLINE_BYTES];
 } tblock;
 
-#define BLOCK_OF_STORAGE(sp) ((tblock *)((char *)(sp) - offsetof(tblock, s)))
+#define BLOCK_OF_STORAGE(sp) ((tblock *)((char *)(sp)-offsetof(tblock, s)))
 
 /* ------------------------------------------------------------------ per-thread state */
 
 typedef struct thread_state {
-    int64_t tensors, storages;     /* live objects created minus destroyed on this thread */
+    int64_t tensors, storages; /* live objects created minus destroyed on this thread */
     struct thread_state *next, *prev;
-    tblock *free_blocks;           /* cached blocks, linked through t.storage */
+    tblock *free_blocks; /* cached blocks, linked through t.storage */
     int nfree;
     bool registered;
 } thread_state;
 
 static TG__TLS_HOT thread_state ts;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
-static thread_state *threads;                       /* registered, live threads */
-static int64_t exited_tensors, exited_storages;     /* folded in at thread exit */
+static thread_state *threads;                   /* registered, live threads */
+static int64_t exited_tensors, exited_storages; /* folded in at thread exit */
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 
-static void thread_exit(void *unused) {
+static void thread_exit(void *unused)
+{
     (void)unused;
     pthread_mutex_lock(&threads_lock);
     exited_tensors += ts.tensors;
     exited_storages += ts.storages;
-    if (ts.prev) ts.prev->next = ts.next; else threads = ts.next;
+    if (ts.prev) ts.prev->next = ts.next;
+    else threads = ts.next;
     if (ts.next) ts.next->prev = ts.prev;
     ts.registered = false;
     pthread_mutex_unlock(&threads_lock);
@@ -101,7 +103,8 @@ static void thread_exit(void *unused) {
 
 static void thread_key_init(void) { pthread_key_create(&thread_key, thread_exit); }
 
-static __attribute__((noinline)) void thread_register(void) {
+static __attribute__((noinline)) void thread_register(void)
+{
     pthread_once(&thread_key_once, thread_key_init);
     pthread_setspecific(thread_key, &ts);
     pthread_mutex_lock(&threads_lock);
@@ -114,12 +117,14 @@ static __attribute__((noinline)) void thread_register(void) {
 }
 
 /* Only this thread writes its counters; readers on other threads load them atomically. */
-static inline void count_add(int64_t *c, int64_t d) {
+static inline void count_add(int64_t *c, int64_t d)
+{
     if (TG__UNLIKELY(!ts.registered)) thread_register();
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
 }
 
-static int64_t count_sum(size_t field_offset, const int64_t *exited) {
+static int64_t count_sum(size_t field_offset, const int64_t *exited)
+{
     pthread_mutex_lock(&threads_lock);
     int64_t n = *exited;
     for (thread_state *s = threads; s; s = s->next)
@@ -128,16 +133,24 @@ static int64_t count_sum(size_t field_offset, const int64_t *exited) {
     return n;
 }
 
-int64_t tg_live_tensors(void) { return count_sum(offsetof(thread_state, tensors), &exited_tensors); }
-int64_t tg_live_storages(void) { return count_sum(offsetof(thread_state, storages), &exited_storages); }
+int64_t tg_live_tensors(void)
+{
+    return count_sum(offsetof(thread_state, tensors), &exited_tensors);
+}
+int64_t tg_live_storages(void)
+{
+    return count_sum(offsetof(thread_state, storages), &exited_storages);
+}
 
 /* ------------------------------------------------------------------ blocks */
 
-static __attribute__((noinline)) tblock *block_alloc_slow(void) {
+static __attribute__((noinline)) tblock *block_alloc_slow(void)
+{
     return aligned_alloc(64, sizeof(tblock));
 }
 
-static inline tblock *block_alloc(void) {
+static inline tblock *block_alloc(void)
+{
     tblock *b = ts.free_blocks;
     if (TG__LIKELY(b != NULL)) {
         UNPOISON(b, sizeof *b);
@@ -148,7 +161,8 @@ static inline tblock *block_alloc(void) {
     return block_alloc_slow();
 }
 
-static inline void block_free(tblock *b) {
+static inline void block_free(tblock *b)
+{
     if (TG__LIKELY(ts.nfree < BLOCK_CACHE_MAX)) {
         if (TG__UNLIKELY(!ts.registered)) thread_register();
         b->t.storage = (tg_storage *)ts.free_blocks;
@@ -160,13 +174,15 @@ static inline void block_free(tblock *b) {
     free(b);
 }
 
-static inline void block_owner_release(tblock *b) {
+static inline void block_owner_release(tblock *b)
+{
     if (tg__ref_dec(&b->owners)) block_free(b);
 }
 
 /* ------------------------------------------------------------------ storages */
 
-static inline void storage_free_data(tg_storage *s) {
+static inline void storage_free_data(tg_storage *s)
+{
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
@@ -182,7 +198,8 @@ static inline void storage_free_data(tg_storage *s) {
 }
 
 /* Allocates nbytes for s (not inline); 0 or -1 with an out-of-memory error. */
-static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_device dev) {
+static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_device dev)
+{
     s->nbytes = nbytes;
     s->device = dev;
     s->owns_data = true;
@@ -192,7 +209,8 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
         s->alloc_kind = (s->alloc_kind & ~TG__DATA_MASK) | TG__DATA_CPU;
         s->data = tg__cpu_alloc(nbytes);
         if (!s->data) {
-            tg__error(op, "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
+            tg__error(op,
+                      "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
                       nbytes);
             return -1;
         }
@@ -216,9 +234,13 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
     return 0;
 }
 
-void tg__storage_retain(tg_storage *s) { if (s) tg__ref_inc(&s->refcount); }
+void tg__storage_retain(tg_storage *s)
+{
+    if (s) tg__ref_inc(&s->refcount);
+}
 
-void tg__storage_release(tg_storage *s) {
+void tg__storage_release(tg_storage *s)
+{
     if (!s || !tg__ref_dec(&s->refcount)) return;
     storage_free_data(s);
     count_add(&ts.storages, -1);
@@ -228,12 +250,14 @@ void tg__storage_release(tg_storage *s) {
 
 /* ------------------------------------------------------------------ tensor lifetime */
 
-tg_tensor *tg_retain(tg_tensor *t) {
+tg_tensor *tg_retain(tg_tensor *t)
+{
     if (t) tg__ref_inc(&t->refcount);
     return t;
 }
 
-static void tensor_destroy(tg_tensor *t) {
+static void tensor_destroy(tg_tensor *t)
+{
     tblock *b = (tblock *)t;
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
@@ -255,12 +279,14 @@ static void tensor_destroy(tg_tensor *t) {
     if (base) tg_release(base);
 }
 
-void tg_release(tg_tensor *t) {
+void tg_release(tg_tensor *t)
+{
     if (t && tg__ref_dec(&t->refcount)) tensor_destroy(t);
 }
 
 /* A header with every field set except geometry, storage and version. */
-static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev) {
+static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev)
+{
     tg_tensor *t = &b->t;
     t->refcount = 1;
     t->storage_offset = 0;
@@ -277,13 +303,13 @@ static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev) {
 
 /* The error half of check_shape, out of line so the check itself stays small. */
 static __attribute__((noinline, cold)) int shape_error(const char *op, const int64_t *sizes,
-                                                        int64_t ndim, tg_dtype dtype) {
+                                                       int64_t ndim, tg_dtype dtype)
+{
     char buf[256];
     if (ndim < 0 || ndim > TG_MAX_DIMS)
         tg__error(op, "tensors may have at most %d dimensions, got %lld", TG_MAX_DIMS,
                   (long long)ndim);
-    else if (dtype < 0 || dtype >= TG_NUM_DTYPES)
-        tg__error(op, "invalid dtype %d", (int)dtype);
+    else if (dtype < 0 || dtype >= TG_NUM_DTYPES) tg__error(op, "invalid dtype %d", (int)dtype);
     for (int64_t i = 0; i < ndim && i < TG_MAX_DIMS; i++) {
         if (sizes[i] < 0) {
             tg__error(op, "Trying to create tensor with negative dimension %lld: %s",
@@ -296,13 +322,14 @@ static __attribute__((noinline, cold)) int shape_error(const char *op, const int
     return -1;
 }
 
-static inline int check_shape(const char *op, const int64_t *sizes, int64_t ndim,
-                              tg_dtype dtype, size_t *nbytes_out, int64_t *numel_out) {
+static inline int check_shape(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
+                              size_t *nbytes_out, int64_t *numel_out)
+{
     if (TG__UNLIKELY(ndim < 0 || ndim > TG_MAX_DIMS || dtype < 0 || dtype >= TG_NUM_DTYPES))
         return shape_error(op, sizes, ndim, dtype);
     uint64_t numel = 1, nbytes = 0;
     bool bad = false;
-    for (int64_t i = 0; i < ndim; i++)     /* a negative size becomes huge: overflow or > max */
+    for (int64_t i = 0; i < ndim; i++) /* a negative size becomes huge: overflow or > max */
         bad |= sizes[i] < 0 || __builtin_mul_overflow(numel, (uint64_t)sizes[i], &numel);
     bad |= numel > INT64_MAX ||
            __builtin_mul_overflow(numel, (uint64_t)tg__dtype_sizes[dtype], &nbytes);
@@ -312,7 +339,8 @@ static inline int check_shape(const char *op, const int64_t *sizes, int64_t ndim
     return 0;
 }
 
-static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, int64_t ndim) {
+static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, int64_t ndim)
+{
     int64_t st = 1;
     t->ndim = ndim;
     for (int64_t i = ndim - 1; i >= 0; i--) {
@@ -325,7 +353,8 @@ static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, i
 /* The tensor of a fresh block whose embedded storage s is ready: contiguous geometry, the
  * block's own version counter, and both owners of the block (the tensor and its storage). */
 static tg_tensor *block_tensor(tblock *b, tg_dtype dtype, tg_device device, const int64_t *sizes,
-                               int64_t ndim) {
+                               int64_t ndim)
+{
     tg_tensor *t = header_new(b, dtype, device);
     b->owners = 2;
     b->version = 0;
@@ -337,7 +366,8 @@ static tg_tensor *block_tensor(tblock *b, tg_dtype dtype, tg_device device, cons
 }
 
 tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
-                     tg_device device) {
+                     tg_device device)
+{
     size_t nbytes = 0;
     int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
@@ -360,7 +390,8 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
     return block_tensor(b, dtype, device, sizes, ndim);
 }
 
-tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype) {
+tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype)
+{
     if (!t) return NULL;
     return tg__empty(op, t->sizes, t->ndim, dtype == TG_DTYPE_NONE ? t->dtype : dtype, t->device);
 }
@@ -369,15 +400,17 @@ tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype) {
  * block outlives the tensor while the storage is referenced; so a view that holds only the
  * storage keeps the cell valid. False for a base whose storage was replaced (an out= resize
  * reallocates it), whose cell then lives with the tensor alone. */
-static bool version_lives_with_storage(const tg_tensor *t) {
+static bool version_lives_with_storage(const tg_tensor *t)
+{
     return (const char *)t->version == (const char *)t->storage + sizeof(tg_storage);
 }
 
-tg_tensor *tg__alias_without_owner(tg_tensor *t) {
+tg_tensor *tg__alias_without_owner(tg_tensor *t)
+{
     if (!t) return NULL;
     if (!t->view_base && !version_lives_with_storage(t)) return NULL;
     tg_tensor *v = tg__make_view(t, t->sizes, t->strides, t->ndim, t->storage_offset);
-    if (v && v->view_base == t) {         /* t is a base: the storage alone keeps the cell */
+    if (v && v->view_base == t) { /* t is a base: the storage alone keeps the cell */
         v->view_base = NULL;
         tg_release(t);
     }
@@ -385,11 +418,12 @@ tg_tensor *tg__alias_without_owner(tg_tensor *t) {
 }
 
 tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
-                         int64_t ndim, int64_t storage_offset) {
+                         int64_t ndim, int64_t storage_offset)
+{
     if (!t) return NULL;
     if (ndim < 0 || ndim > TG_MAX_DIMS)
-        return tg__error("view", "tensors may have at most %d dimensions, got %lld",
-                         TG_MAX_DIMS, (long long)ndim);
+        return tg__error("view", "tensors may have at most %d dimensions, got %lld", TG_MAX_DIMS,
+                         (long long)ndim);
     tblock *b = block_alloc();
     if (!b) return tg__error("view", "out of memory allocating a tensor header");
     tg_tensor *v = header_new(b, t->dtype, t->device);
@@ -407,15 +441,17 @@ tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t
     return v;
 }
 
-tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device) {
+tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device)
+{
     tg_tensor *t = tg__empty("scalar_tensor", NULL, 0, dtype, TG_DEVICE_CPU);
     if (!t) return NULL;
     tg__store_double(tg_tensor_data(t), dtype, v);
     if (device.type == TG_CPU) return t;
     tg_tensor *d = tg__empty("scalar_tensor", NULL, 0, dtype, device);
     const tg_device_allocator *a = tg__device_allocator((tg_device_type)device.type);
-    if (d && a && a->copy(tg_tensor_data(d), device, tg_tensor_data(t), TG_DEVICE_CPU,
-                          tg_dtype_size(dtype)) != 0) {
+    if (d && a &&
+        a->copy(tg_tensor_data(d), device, tg_tensor_data(t), TG_DEVICE_CPU,
+                tg_dtype_size(dtype)) != 0) {
         tg_release(d);
         d = NULL;
     }
@@ -423,7 +459,8 @@ tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device) {
     return d;
 }
 
-tg_tensor *tg__wrapped_scalar(double v, bool is_integral) {
+tg_tensor *tg__wrapped_scalar(double v, bool is_integral)
+{
     tg_tensor *t;
     if (is_integral && v >= -9223372036854775808.0 && v < 9223372036854775808.0) {
         t = tg__empty("wrapped_scalar", NULL, 0, TG_INT64, TG_DEVICE_CPU);
@@ -436,12 +473,10 @@ tg_tensor *tg__wrapped_scalar(double v, bool is_integral) {
     return t;
 }
 
-tg_tensor *tg__wrap_scalar(double v) {
-    return tg__wrapped_scalar(v, isfinite(v) && v == trunc(v));
-}
+tg_tensor *tg__wrap_scalar(double v) { return tg__wrapped_scalar(v, isfinite(v) && v == trunc(v)); }
 
-tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim,
-                               tg_dtype dtype) {
+tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim, tg_dtype dtype)
+{
     tg_tensor *t = tg__empty("tensor_from_data", sizes, ndim, dtype, TG_DEVICE_CPU);
     if (!t) return NULL;
     if (data && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);
@@ -449,13 +484,14 @@ tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t n
 }
 
 tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *strides,
-                               int64_t ndim, tg_dtype dtype,
-                               void (*deleter)(void *data, void *ctx), void *ctx) {
+                               int64_t ndim, tg_dtype dtype, void (*deleter)(void *data, void *ctx),
+                               void *ctx)
+{
     const char *op = "tensor_from_blob";
     size_t nbytes = 0;
     int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
-    int64_t span = numel ? 1 : 0;          /* elements from data[0] to the furthest one */
+    int64_t span = numel ? 1 : 0; /* elements from data[0] to the furthest one */
     if (strides) {
         for (int64_t i = 0; i < ndim; i++) {
             if (strides[i] < 0) return tg__error(op, "negative strides are not supported");
@@ -486,14 +522,16 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
 
 int64_t tg_tensor_dim(const tg_tensor *t) { return t ? t->ndim : 0; }
 
-int64_t tg_tensor_size(const tg_tensor *t, int64_t d) {
+int64_t tg_tensor_size(const tg_tensor *t, int64_t d)
+{
     if (!t) return -1;
     int64_t w = tg__wrap_dim("size", d, t->ndim);
     if (w < 0) return -1;
     return t->ndim ? t->sizes[w] : 1;
 }
 
-int64_t tg_tensor_stride(const tg_tensor *t, int64_t d) {
+int64_t tg_tensor_stride(const tg_tensor *t, int64_t d)
+{
     if (!t) return -1;
     int64_t w = tg__wrap_dim("stride", d, t->ndim);
     if (w < 0) return -1;
@@ -506,7 +544,8 @@ int64_t tg_tensor_storage_offset(const tg_tensor *t) { return t ? t->storage_off
 tg_dtype tg_tensor_dtype(const tg_tensor *t) { return t ? t->dtype : TG_DTYPE_NONE; }
 tg_device tg_tensor_device(const tg_tensor *t) { return t ? t->device : TG_DEVICE_UNSET; }
 
-int64_t tg__numel(const tg_tensor *t) {
+int64_t tg__numel(const tg_tensor *t)
+{
     int64_t n = 1;
     for (int64_t i = 0; i < t->ndim; i++) n *= t->sizes[i];
     return n;
@@ -514,14 +553,16 @@ int64_t tg__numel(const tg_tensor *t) {
 int64_t tg_tensor_numel(const tg_tensor *t) { return t ? tg__numel(t) : 0; }
 
 /* PyTorch's rule: dims of size 1 may have any stride, and an empty tensor is contiguous. */
-bool tg__is_contiguous(const tg_tensor *t) {
+bool tg__is_contiguous(const tg_tensor *t)
+{
     int64_t expected = 1;
     for (int64_t i = t->ndim - 1; i >= 0; i--) {
         int64_t sz = t->sizes[i];
         if (sz == 0) return true;
         if (sz != 1) {
             if (t->strides[i] != expected) {
-                for (int64_t j = 0; j < i; j++) if (t->sizes[j] == 0) return true;
+                for (int64_t j = 0; j < i; j++)
+                    if (t->sizes[j] == 0) return true;
                 return false;
             }
             expected *= sz;
@@ -531,37 +572,44 @@ bool tg__is_contiguous(const tg_tensor *t) {
 }
 bool tg_tensor_is_contiguous(const tg_tensor *t) { return t ? tg__is_contiguous(t) : false; }
 
-void *tg_tensor_data(const tg_tensor *t) {
+void *tg_tensor_data(const tg_tensor *t)
+{
     if (!t || !t->storage || !t->storage->data) return NULL;
     return (char *)t->storage->data + t->storage_offset * (int64_t)tg__dtype_sizes[t->dtype];
 }
 
-void tg__bump_version(tg_tensor *t) {
+void tg__bump_version(tg_tensor *t)
+{
     if (t && t->version) __atomic_add_fetch(t->version, 1, __ATOMIC_RELAXED);
 }
 
-int64_t tg__version(const tg_tensor *t) {
+int64_t tg__version(const tg_tensor *t)
+{
     return t && t->version ? __atomic_load_n(t->version, __ATOMIC_RELAXED) : 0;
 }
 
-int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim) {
-    int64_t n = ndim > 0 ? ndim : 1;      /* a 0-dim tensor accepts -1 and 0 */
+int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim)
+{
+    int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts -1 and 0 */
     if (dim < -n || dim >= n) {
-        tg__error(op, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+        tg__error(op,
+                  "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
                   (long long)-n, (long long)(n - 1), (long long)dim);
         return -1;
     }
     return dim < 0 ? dim + n : dim;
 }
 
-int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t ndim) {
+int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t ndim)
+{
     if (!out) return -1;
     bool same = out->ndim == ndim;
     for (int64_t i = 0; same && i < ndim; i++) same = out->sizes[i] == sizes[i];
     if (same) return 0;
     if (tg__numel(out) != 0) {
         char a[256], b[256];
-        tg__error(op, "output with shape %s doesn't match the required output shape %s "
+        tg__error(op,
+                  "output with shape %s doesn't match the required output shape %s "
                   "(out= tensors are resized only when they have no elements)",
                   tg__shape_str(a, sizeof a, out->sizes, out->ndim),
                   tg__shape_str(b, sizeof b, sizes, ndim));
@@ -572,10 +620,16 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
     if (check_shape(op, sizes, ndim, out->dtype, &nbytes, &numel)) return -1;
     if (nbytes > 0) {
         tg_storage *s = malloc(sizeof *s);
-        if (!s) { tg__error(op, "out of memory"); return -1; }
+        if (!s) {
+            tg__error(op, "out of memory");
+            return -1;
+        }
         s->refcount = 1;
         s->alloc_kind = 0;
-        if (storage_alloc_data(op, s, nbytes, out->device)) { free(s); return -1; }
+        if (storage_alloc_data(op, s, nbytes, out->device)) {
+            free(s);
+            return -1;
+        }
         count_add(&ts.storages, 1);
         tg__storage_release(out->storage);
         out->storage = s;
@@ -589,12 +643,14 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
 
 /* Copies the bytes of t's storage that t can reach to host memory (for device tensors);
  * returns a malloc'd buffer and sets *base to t's element 0 inside it. */
-static void *host_copy(const tg_tensor *t, const char **base) {
-    int64_t lo = 0, hi = 0;                       /* element offsets relative to element 0 */
+static void *host_copy(const tg_tensor *t, const char **base)
+{
+    int64_t lo = 0, hi = 0; /* element offsets relative to element 0 */
     for (int64_t i = 0; i < t->ndim; i++) {
         if (t->sizes[i] == 0) return NULL;
         int64_t d = (t->sizes[i] - 1) * t->strides[i];
-        if (d < 0) lo += d; else hi += d;
+        if (d < 0) lo += d;
+        else hi += d;
     }
     size_t es = tg__dtype_sizes[t->dtype];
     size_t n = (size_t)(hi - lo + 1) * es;
@@ -604,13 +660,15 @@ static void *host_copy(const tg_tensor *t, const char **base) {
     if (!a || a->copy(buf, TG_DEVICE_CPU, (const char *)tg_tensor_data(t) + lo * (int64_t)es,
                       t->device, n) != 0) {
         free(buf);
-        return tg__error("to_cpu", "cannot copy from device %s", tg__device_type_name((tg_device_type)t->device.type));
+        return tg__error("to_cpu", "cannot copy from device %s",
+                         tg__device_type_name((tg_device_type)t->device.type));
     }
     *base = buf - lo * (int64_t)es;
     return buf;
 }
 
-int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel) {
+int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel)
+{
     const char *op = "to_doubles";
     if (!t) return -1;
     int64_t n = tg__numel(t);
@@ -626,11 +684,14 @@ int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel) {
     size_t es = tg__dtype_sizes[t->dtype];
     int64_t idx[TG_MAX_DIMS] = { 0 };
     int64_t nd = t->ndim;
-    int64_t off = 0;                               /* element offset of idx */
+    int64_t off = 0; /* element offset of idx */
     for (int64_t k = 0; k < n; k++) {
         out[k] = tg__load_double(base + off * (int64_t)es, t->dtype);
-        for (int64_t d = nd - 1; d >= 0; d--) {   /* odometer, last dim fastest */
-            if (++idx[d] < t->sizes[d]) { off += t->strides[d]; break; }
+        for (int64_t d = nd - 1; d >= 0; d--) { /* odometer, last dim fastest */
+            if (++idx[d] < t->sizes[d]) {
+                off += t->strides[d];
+                break;
+            }
             off -= (idx[d] - 1) * t->strides[d];
             idx[d] = 0;
         }
@@ -639,7 +700,8 @@ int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel) {
     return 0;
 }
 
-double tg_item(const tg_tensor *t) {
+double tg_item(const tg_tensor *t)
+{
     if (!t) return NAN;
     int64_t n = tg__numel(t);
     if (n != 1) {
@@ -656,18 +718,20 @@ double tg_item(const tg_tensor *t) {
 
 bool tg_tensor_requires_grad(const tg_tensor *t) { return t && t->requires_grad; }
 
-tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad) {
+tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad)
+{
     if (!t) return NULL;
     if (requires_grad && !tg__is_float(t->dtype)) {
         tg__error("requires_grad_", "only Tensors of floating point and complex dtype can "
-                  "require gradients");
+                                    "require gradients");
         return t;
     }
     t->requires_grad = requires_grad;
     return t;
 }
 
-tg_tensor *tg_tensor_grad(const tg_tensor *t) {
+tg_tensor *tg_tensor_grad(const tg_tensor *t)
+{
     if (!t || !t->autograd) return NULL;
     return tg__scope_track(tg__autograd_meta_grad(t->autograd));
 }

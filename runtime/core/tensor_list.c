@@ -6,19 +6,22 @@
 
 #include <stdlib.h>
 
-void tg_tensor_list_release(tg_tensor_list l) {
+void tg_tensor_list_release(tg_tensor_list l)
+{
     for (int64_t i = 0; l.data && i < l.len; i++) tg_release(l.data[i]);
     free((void *)l.data);
 }
 
-tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n) {
+tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n)
+{
     if (n < 0) return tg__error(op, "negative list length %lld", (long long)n);
     tg_tensor **items = calloc((size_t)(n ? n : 1), sizeof *items);
     if (!items) return tg__error(op, "out of memory");
     return items;
 }
 
-tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n) {
+tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n)
+{
     tg_tensor_list_release((tg_tensor_list){ items, n });
     return (tg_tensor_list){ NULL, 0 };
 }

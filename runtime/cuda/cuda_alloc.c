@@ -21,19 +21,24 @@
 #define SMALL_ROUND ((size_t)512)
 #define LARGE_ROUND ((size_t)2 << 20)
 
-typedef struct cblock { void *ptr; size_t size; struct cblock *next; } cblock;
+typedef struct cblock {
+    void *ptr;
+    size_t size;
+    struct cblock *next;
+} cblock;
 
 typedef struct dev_cache {
-    cblock *free_blocks[NBUCKETS];     /* cached blocks, hashed by size class */
-    int64_t allocated;                 /* bytes in live blocks (rounded sizes) */
-    int64_t reserved;                  /* bytes obtained from cudaMalloc and not yet freed */
+    cblock *free_blocks[NBUCKETS]; /* cached blocks, hashed by size class */
+    int64_t allocated;             /* bytes in live blocks (rounded sizes) */
+    int64_t reserved;              /* bytes obtained from cudaMalloc and not yet freed */
     int64_t peak_allocated;
 } dev_cache;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dev_cache caches[MAX_DEVICES];
 
-static size_t round_size(size_t n) {
+static size_t round_size(size_t n)
+{
     if (n == 0) n = 1;
     size_t r = n < SMALL_LIMIT ? SMALL_ROUND : LARGE_ROUND;
     return (n + r - 1) / r * r;
@@ -44,10 +49,14 @@ static unsigned bucket_of(size_t size) { return (unsigned)((size / SMALL_ROUND) 
 static int valid_device(int d) { return d >= 0 && d < MAX_DEVICES && d < tg__cuda_device_count(); }
 
 /* Frees every cached block of device d (lock held). */
-static void release_cached(int d) {
+static void release_cached(int d)
+{
     int prev = -1;
     (void)cudaGetDevice(&prev);
-    if (cudaSetDevice(d) != cudaSuccess) { (void)cudaGetLastError(); return; }
+    if (cudaSetDevice(d) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
     dev_cache *c = &caches[d];
     for (int b = 0; b < NBUCKETS; b++) {
         while (c->free_blocks[b]) {
@@ -61,16 +70,21 @@ static void release_cached(int d) {
     if (prev >= 0 && prev != d) (void)cudaSetDevice(prev);
 }
 
-static void fmt_bytes(char *buf, size_t cap, double b) {
+static void fmt_bytes(char *buf, size_t cap, double b)
+{
     const char *unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
     int u = 0;
-    while (b >= 1024 && u < 4) { b /= 1024; u++; }
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
     if (u == 0) snprintf(buf, cap, "%.0f bytes", b);
     else snprintf(buf, cap, "%.2f %s", b, unit[u]);
 }
 
 /* PyTorch's wording, with tensorgen's own figures (lock held). */
-static void oom_error(const char *op, size_t nbytes, int d) {
+static void oom_error(const char *op, size_t nbytes, int d)
+{
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
     char req[32], tot[32], alloc[32], fr[32], res[32];
@@ -79,13 +93,16 @@ static void oom_error(const char *op, size_t nbytes, int d) {
     fmt_bytes(alloc, sizeof alloc, (double)caches[d].allocated);
     fmt_bytes(fr, sizeof fr, (double)free_b);
     fmt_bytes(res, sizeof res, (double)caches[d].reserved);
-    tg__error(op, "CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; %s already "
-              "allocated; %s free; %s reserved in total by tensorgen)", req, d, tot, alloc, fr, res);
+    tg__error(op,
+              "CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; %s already "
+              "allocated; %s free; %s reserved in total by tensorgen)",
+              req, d, tot, alloc, fr, res);
 }
 
-void *tg__cuda_alloc(const char *op, size_t nbytes, int d) {
+void *tg__cuda_alloc(const char *op, size_t nbytes, int d)
+{
     if (!valid_device(d)) {
-        (void)tg__cuda_set_device(op, d);          /* records CUDA's own message */
+        (void)tg__cuda_set_device(op, d); /* records CUDA's own message */
         if (!tg__has_error()) tg__error(op, "CUDA error: invalid device ordinal");
         return NULL;
     }
@@ -109,7 +126,7 @@ void *tg__cuda_alloc(const char *op, size_t nbytes, int d) {
         cudaError_t e = cudaSetDevice(d);
         if (e == cudaSuccess) {
             e = cudaMalloc(&p, size);
-            if (e == cudaErrorMemoryAllocation) {     /* give the cache back and retry once */
+            if (e == cudaErrorMemoryAllocation) { /* give the cache back and retry once */
                 (void)cudaGetLastError();
                 release_cached(d);
                 (void)cudaSetDevice(d);
@@ -134,7 +151,8 @@ void *tg__cuda_alloc(const char *op, size_t nbytes, int d) {
     return p;
 }
 
-void tg__cuda_free(void *p, size_t nbytes, int d) {
+void tg__cuda_free(void *p, size_t nbytes, int d)
+{
     if (!p || d < 0 || d >= MAX_DEVICES) return;
     size_t size = round_size(nbytes);
     cblock *k = malloc(sizeof *k);
@@ -146,7 +164,7 @@ void tg__cuda_free(void *p, size_t nbytes, int d) {
         k->size = size;
         k->next = c->free_blocks[bucket_of(size)];
         c->free_blocks[bucket_of(size)] = k;
-    } else {                                      /* no room to remember it: give it back */
+    } else { /* no room to remember it: give it back */
         if (cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
         c->reserved -= (int64_t)size;
     }
@@ -155,16 +173,19 @@ void tg__cuda_free(void *p, size_t nbytes, int d) {
 
 /* ------------------------------------------------------------------ stats and cache */
 
-int64_t tg__cuda_allocator_stat(int d, int which) {
+int64_t tg__cuda_allocator_stat(int d, int which)
+{
     if (d < 0 || d >= MAX_DEVICES) return 0;
     pthread_mutex_lock(&lock);
-    int64_t v = which == 0 ? caches[d].allocated : which == 1 ? caches[d].reserved
-                                                              : caches[d].peak_allocated;
+    int64_t v = which == 0   ? caches[d].allocated
+                : which == 1 ? caches[d].reserved
+                             : caches[d].peak_allocated;
     pthread_mutex_unlock(&lock);
     return v;
 }
 
-void tg__cuda_allocator_empty_cache(void) {
+void tg__cuda_allocator_empty_cache(void)
+{
     int n = tg__cuda_device_count();
     pthread_mutex_lock(&lock);
     for (int d = 0; d < n && d < MAX_DEVICES; d++) release_cached(d);
@@ -173,17 +194,24 @@ void tg__cuda_allocator_empty_cache(void) {
 
 /* ------------------------------------------------------------------ the device hook */
 
-static void *hook_alloc(const char *op, size_t nbytes, tg_device dev) {
+static void *hook_alloc(const char *op, size_t nbytes, tg_device dev)
+{
     return tg__cuda_alloc(op, nbytes, dev.index);
 }
-static void hook_free(void *p, size_t nbytes, tg_device dev) { tg__cuda_free(p, nbytes, dev.index); }
-static int hook_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t nbytes) {
+static void hook_free(void *p, size_t nbytes, tg_device dev)
+{
+    tg__cuda_free(p, nbytes, dev.index);
+}
+static int hook_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t nbytes)
+{
     return tg__cuda_memcpy("copy_", dst, dd, src, sd, nbytes);
 }
 
 /* Registered by cuda_device.c when the library loads. */
 const tg_device_allocator tg__cuda_device_allocator = {
-    .alloc = hook_alloc, .free = hook_free, .copy = hook_copy,
+    .alloc = hook_alloc,
+    .free = hook_free,
+    .copy = hook_copy,
 };
 
 #endif /* TG_WITH_CUDA */

@@ -9,7 +9,8 @@ bool tg_cuda_is_built(void) { return true; }
 bool tg_cuda_is_available(void) { return tg__cuda_device_count() > 0; }
 int tg_cuda_device_count(void) { return tg__cuda_device_count(); }
 
-int tg_cuda_synchronize(void) {
+int tg_cuda_synchronize(void)
+{
     const char *op = "cuda_synchronize";
     int n = tg__cuda_device_count();
     if (n == 0) return 0;
@@ -33,9 +34,21 @@ bool tg_cuda_is_built(void) { return false; }
 bool tg_cuda_is_available(void) { return false; }
 int tg_cuda_device_count(void) { return 0; }
 int tg_cuda_synchronize(void) { return 0; }
-int64_t tg_cuda_memory_allocated(int device) { (void)device; return 0; }
-int64_t tg_cuda_memory_reserved(int device) { (void)device; return 0; }
-int64_t tg_cuda_max_memory_allocated(int device) { (void)device; return 0; }
+int64_t tg_cuda_memory_allocated(int device)
+{
+    (void)device;
+    return 0;
+}
+int64_t tg_cuda_memory_reserved(int device)
+{
+    (void)device;
+    return 0;
+}
+int64_t tg_cuda_max_memory_allocated(int device)
+{
+    (void)device;
+    return 0;
+}
 void tg_cuda_empty_cache(void) {}
 
 #endif

@@ -25,25 +25,27 @@ static bool props_read[TG_CUDA_MAX_DEVICES];
  * CUDA itself starts on first use. The constructor lives here because a static link always
  * keeps this object (every CUDA kernel launches on tg__cuda_stream), and the reference below
  * keeps cuda_alloc.c with it. */
-__attribute__((constructor)) static void register_cuda_backend(void) {
+__attribute__((constructor)) static void register_cuda_backend(void)
+{
     tg__register_device_allocator(TG_CUDA, &tg__cuda_device_allocator);
 }
 
 /* ------------------------------------------------------------------ errors */
 
-int tg__cuda_check(const char *op, int cuda_error) {
+int tg__cuda_check(const char *op, int cuda_error)
+{
     if (cuda_error == cudaSuccess) return 0;
-    (void)cudaGetLastError();          /* clear a non-sticky error so later calls start clean */
+    (void)cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
     if (cuda_error == cudaErrorMemoryAllocation)
         tg__error(op, "CUDA out of memory. (%s)", cudaGetErrorString((cudaError_t)cuda_error));
-    else
-        tg__error(op, "CUDA error: %s", cudaGetErrorString((cudaError_t)cuda_error));
+    else tg__error(op, "CUDA error: %s", cudaGetErrorString((cudaError_t)cuda_error));
     return -1;
 }
 
 int tg__cuda_check_launch(const char *op) { return tg__cuda_check(op, (int)cudaGetLastError()); }
 
-static const char *cublas_status_meaning(cublasStatus_t s) {
+static const char *cublas_status_meaning(cublasStatus_t s)
+{
     switch (s) {
     case CUBLAS_STATUS_NOT_INITIALIZED: return "the CUDA runtime or cuBLAS failed to initialise";
     case CUBLAS_STATUS_ALLOC_FAILED: return "out of device memory";
@@ -57,7 +59,8 @@ static const char *cublas_status_meaning(cublasStatus_t s) {
     }
 }
 
-static const char *cublas_status_name(cublasStatus_t s) {
+static const char *cublas_status_name(cublasStatus_t s)
+{
     switch (s) {
     case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
     case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
@@ -71,7 +74,8 @@ static const char *cublas_status_name(cublasStatus_t s) {
     }
 }
 
-int tg__cublas_check(const char *op, int cublas_status) {
+int tg__cublas_check(const char *op, int cublas_status)
+{
     cublasStatus_t s = (cublasStatus_t)cublas_status;
     if (s == CUBLAS_STATUS_SUCCESS) return 0;
     tg__error(op, "CUBLAS error: %s (%s)", cublas_status_name(s), cublas_status_meaning(s));
@@ -80,38 +84,44 @@ int tg__cublas_check(const char *op, int cublas_status) {
 
 /* ------------------------------------------------------------------ devices */
 
-static void count_devices(void) {
+static void count_devices(void)
+{
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;     /* no driver, no device */
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0; /* no driver, no device */
     (void)cudaGetLastError();
     device_count = n < TG_CUDA_MAX_DEVICES ? n : TG_CUDA_MAX_DEVICES;
 }
 
-int tg__cuda_device_count(void) {
+int tg__cuda_device_count(void)
+{
     pthread_once(&count_once, count_devices);
     return device_count;
 }
 
 /* 0 when `device` names an existing device, else -1 with the error CUDA itself would give. */
-static int check_ordinal(const char *op, int device) {
+static int check_ordinal(const char *op, int device)
+{
     int n = tg__cuda_device_count();
     if (n == 0) return tg__cuda_check(op, cudaErrorNoDevice);
     if (device < 0 || device >= n) return tg__cuda_check(op, cudaErrorInvalidDevice);
     return 0;
 }
 
-int tg__cuda_set_device(const char *op, int device) {
+int tg__cuda_set_device(const char *op, int device)
+{
     if (check_ordinal(op, device)) return -1;
     int cur = -1;
     if (cudaGetDevice(&cur) == cudaSuccess && cur == device) return 0;
     return tg__cuda_check(op, cudaSetDevice(device));
 }
 
-const struct cudaDeviceProp *tg__cuda_props(const char *op, int device) {
+const struct cudaDeviceProp *tg__cuda_props(const char *op, int device)
+{
     if (check_ordinal(op, device)) return NULL;
     const struct cudaDeviceProp *p = NULL;
     pthread_mutex_lock(&dev_lock);
-    if (props_read[device] || tg__cuda_check(op, cudaGetDeviceProperties(&props[device], device)) == 0) {
+    if (props_read[device] ||
+        tg__cuda_check(op, cudaGetDeviceProperties(&props[device], device)) == 0) {
         props_read[device] = true;
         p = &props[device];
     }
@@ -120,7 +130,8 @@ const struct cudaDeviceProp *tg__cuda_props(const char *op, int device) {
 }
 
 /* The device's stream in *out; 0, or -1 + error naming op. */
-static int get_stream(const char *op, int device, cudaStream_t *out) {
+static int get_stream(const char *op, int device, cudaStream_t *out)
+{
     *out = 0;
     if (check_ordinal(op, device)) return -1;
     pthread_mutex_lock(&dev_lock);
@@ -128,7 +139,8 @@ static int get_stream(const char *op, int device, cudaStream_t *out) {
         int prev = -1;
         (void)cudaGetDevice(&prev);
         if (tg__cuda_check(op, cudaSetDevice(device)) == 0 &&
-            tg__cuda_check(op, cudaStreamCreateWithFlags(&streams[device], cudaStreamNonBlocking)) == 0)
+            tg__cuda_check(op,
+                           cudaStreamCreateWithFlags(&streams[device], cudaStreamNonBlocking)) == 0)
             stream_made[device] = true;
         if (prev >= 0 && prev != device) (void)cudaSetDevice(prev);
     }
@@ -138,19 +150,22 @@ static int get_stream(const char *op, int device, cudaStream_t *out) {
     return ok ? 0 : -1;
 }
 
-cudaStream_t tg__cuda_stream(int device) {
+cudaStream_t tg__cuda_stream(int device)
+{
     cudaStream_t s;
     (void)get_stream("cuda_stream", device, &s);
     return s;
 }
 
-int tg__cuda_stream_sync(const char *op, int device) {
+int tg__cuda_stream_sync(const char *op, int device)
+{
     cudaStream_t s;
     if (get_stream(op, device, &s)) return -1;
     return tg__cuda_check(op, cudaStreamSynchronize(s));
 }
 
-cublasHandle_t tg__cublas_handle(const char *op, int device) {
+cublasHandle_t tg__cublas_handle(const char *op, int device)
+{
     cudaStream_t s;
     if (get_stream(op, device, &s)) return NULL;
     pthread_mutex_lock(&dev_lock);
@@ -158,7 +173,8 @@ cublasHandle_t tg__cublas_handle(const char *op, int device) {
         int prev = -1;
         (void)cudaGetDevice(&prev);
         cublasHandle_t h = NULL;
-        if (tg__cuda_check(op, cudaSetDevice(device)) == 0 && tg__cublas_check(op, cublasCreate(&h)) == 0) {
+        if (tg__cuda_check(op, cudaSetDevice(device)) == 0 &&
+            tg__cublas_check(op, cublasCreate(&h)) == 0) {
             if (tg__cublas_check(op, cublasSetStream(h, s)) ||
                 tg__cublas_check(op, cublasSetMathMode(h, CUBLAS_DEFAULT_MATH))) {
                 cublasDestroy(h);
@@ -178,7 +194,8 @@ cublasHandle_t tg__cublas_handle(const char *op, int device) {
 static int dev_of(tg_device d) { return d.type == TG_CUDA ? d.index : -1; }
 
 int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void *src,
-                    tg_device src_device, size_t nbytes) {
+                    tg_device src_device, size_t nbytes)
+{
     if (nbytes == 0) return 0;
     int dd = dev_of(dst_device), sd = dev_of(src_device);
     if (dd < 0 && sd < 0) {
@@ -186,12 +203,12 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
         return -1;
     }
     if ((dd >= 0 && check_ordinal(op, dd)) || (sd >= 0 && check_ordinal(op, sd))) return -1;
-    if (dd >= 0 && sd >= 0 && dd == sd) {           /* within one device: stream-ordered */
+    if (dd >= 0 && sd >= 0 && dd == sd) { /* within one device: stream-ordered */
         cudaStream_t s;
         if (get_stream(op, dd, &s) || tg__cuda_set_device(op, dd)) return -1;
         return tg__cuda_check(op, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
     }
-    if (dd >= 0 && sd >= 0) {                       /* device to another device */
+    if (dd >= 0 && sd >= 0) { /* device to another device */
         /* The destination's pending work may still use dst; the copy runs on the source's
          * stream after its pending writes, and completes before we return. */
         if (tg__cuda_stream_sync(op, dd)) return -1;
@@ -200,7 +217,7 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
         if (tg__cuda_check(op, cudaMemcpyPeerAsync(dst, dd, src, sd, nbytes, s))) return -1;
         return tg__cuda_check(op, cudaStreamSynchronize(s));
     }
-    int d = dd >= 0 ? dd : sd;                      /* host <-> device: synchronous */
+    int d = dd >= 0 ? dd : sd; /* host <-> device: synchronous */
     cudaStream_t s;
     if (get_stream(op, d, &s) || tg__cuda_set_device(op, d)) return -1;
     enum cudaMemcpyKind kind = dd >= 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;

@@ -16,19 +16,22 @@ static TG__TLS_HOT tg_keyset excluded;
 
 tg_keyset tg__excluded_keys(void) { return excluded; }
 
-tg_keyset tg__set_excluded_keys(tg_keyset ks) {
+tg_keyset tg__set_excluded_keys(tg_keyset ks)
+{
     tg_keyset prev = excluded;
     excluded = ks;
     return prev;
 }
 
-tg_keyset tg__tensor_keys(const tg_tensor *t) {
+tg_keyset tg__tensor_keys(const tg_tensor *t)
+{
     tg_keyset k = KEY(t->device.type == TG_CUDA ? TG_KEY_CUDA : TG_KEY_CPU);
     if (t->requires_grad && tg__grad_enabled_tls) k |= KEY(TG_KEY_AUTOGRAD);
     return k;
 }
 
-const char *tg__dispatch_key_name(int k) {
+const char *tg__dispatch_key_name(int k)
+{
     switch (k) {
     case TG_KEY_CPU: return "CPU";
     case TG_KEY_CUDA: return "CUDA";
@@ -37,7 +40,8 @@ const char *tg__dispatch_key_name(int k) {
     }
 }
 
-static void *no_kernel(const tg_op_entry *e, int key) {
+static void *no_kernel(const tg_op_entry *e, int key)
+{
     char have[256] = "";
     size_t n = 0;
     for (int k = 0; k < TG_NUM_KEYS; k++) {
@@ -49,10 +53,11 @@ static void *no_kernel(const tg_op_entry *e, int key) {
                      tg__dispatch_key_name(key), n ? have : "(none)");
 }
 
-tg_fnptr tg__dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *fallback) {
+tg_fnptr tg__dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *fallback)
+{
     if (fallback) *fallback = false;
     ks &= ~excluded;
-    if (!(ks & BACKEND_KEYS)) ks |= KEY(TG_KEY_CPU);   /* factories with no tensor argument */
+    if (!(ks & BACKEND_KEYS)) ks |= KEY(TG_KEY_CPU); /* factories with no tensor argument */
     while (ks) {
         int k = 63 - __builtin_clzll(ks);
         if (k < TG_NUM_KEYS && e->kernels[k]) return e->kernels[k];

@@ -17,27 +17,37 @@ extern "C" {
 typedef enum tg_dispatch_key {
     TG_KEY_CPU = 0,
     TG_KEY_CUDA = 1,
-    TG_KEY_AUTOGRAD = 8,      /* generated recording kernels (tg_autograd.c) */
+    TG_KEY_AUTOGRAD = 8, /* generated recording kernels (tg_autograd.c) */
     TG_NUM_KEYS = 9
 } tg_dispatch_key;
 typedef uint64_t tg_keyset;
 
 /* Boxed values: every operator can be called with its arguments on a stack. */
 typedef enum tg_ivalue_tag {
-    TG_IV_NONE, TG_IV_TENSOR, TG_IV_INT, TG_IV_DOUBLE, TG_IV_BOOL, TG_IV_INT_LIST,
-    TG_IV_TENSOR_LIST, TG_IV_DTYPE, TG_IV_DEVICE, TG_IV_STRING, TG_IV_GENERATOR, TG_IV_LAYOUT,
+    TG_IV_NONE,
+    TG_IV_TENSOR,
+    TG_IV_INT,
+    TG_IV_DOUBLE,
+    TG_IV_BOOL,
+    TG_IV_INT_LIST,
+    TG_IV_TENSOR_LIST,
+    TG_IV_DTYPE,
+    TG_IV_DEVICE,
+    TG_IV_STRING,
+    TG_IV_GENERATOR,
+    TG_IV_LAYOUT,
     TG_IV_MEMORY_FORMAT
 } tg_ivalue_tag;
 
 typedef struct tg_ivalue {
     tg_ivalue_tag tag;
     union {
-        tg_tensor *t;            /* TENSOR: the stack owns a reference */
-        int64_t i;               /* INT, DTYPE, LAYOUT, MEMORY_FORMAT */
+        tg_tensor *t; /* TENSOR: the stack owns a reference */
+        int64_t i;    /* INT, DTYPE, LAYOUT, MEMORY_FORMAT */
         double d;
         bool b;
-        tg_int_list ints;        /* points into caller memory while the call runs */
-        tg_tensor_list tensors;  /* an argument: borrowed, like ints; a result: owned (the
+        tg_int_list ints;       /* points into caller memory while the call runs */
+        tg_tensor_list tensors; /* an argument: borrowed, like ints; a result: owned (the
                                   * array and a reference per element, see tg_call_boxed) */
         tg_device device;
         const char *s;
@@ -46,7 +56,10 @@ typedef struct tg_ivalue {
 } tg_ivalue;
 
 #define TG_STACK_MAX 32
-typedef struct tg_stack { tg_ivalue v[TG_STACK_MAX]; int n; } tg_stack;
+typedef struct tg_stack {
+    tg_ivalue v[TG_STACK_MAX];
+    int n;
+} tg_stack;
 
 /* One operator's row in the dispatch table. `kernels[k]` is the unboxed kernel for key k
  * (a function pointer of the operator's kernel signature, cast to void(*)(void)), or NULL.
@@ -54,11 +67,11 @@ typedef struct tg_stack { tg_ivalue v[TG_STACK_MAX]; int n; } tg_stack;
  * back to its signature) and pushes the results. */
 typedef void (*tg_fnptr)(void);
 typedef struct tg_op_entry {
-    const char *name;             /* "add.Tensor" */
-    const char *schema;           /* the full schema string */
+    const char *name;   /* "add.Tensor" */
+    const char *schema; /* the full schema string */
     tg_fnptr kernels[TG_NUM_KEYS];
     int (*call_boxed)(tg_fnptr kernel, tg_stack *s);
-    int16_t ntensor_args;         /* for boxed key-set computation */
+    int16_t ntensor_args; /* for boxed key-set computation */
 } tg_op_entry;
 
 /* The key set of one call: the union of its tensors' keys (device key, plus TG_KEY_AUTOGRAD
@@ -68,7 +81,7 @@ tg_keyset tg__excluded_keys(void);
 /* Sets this thread's excluded keys (autograd kernels exclude TG_KEY_AUTOGRAD while they
  * redispatch); returns the previous set, to be restored. */
 tg_keyset tg__set_excluded_keys(tg_keyset ks);
-const char *tg__dispatch_key_name(int k);   /* "CPU", "CUDA", "Autograd" */
+const char *tg__dispatch_key_name(int k); /* "CPU", "CUDA", "Autograd" */
 /* Picks the kernel for a key set from a row: the highest key whose kernel is set. A missing
  * device kernel gives the CUDA->CPU fallback (returns NULL and sets *fallback) or an error
  * that lists the keys the operator has. Inline fast path in the generated stubs. */
@@ -88,11 +101,12 @@ const tg_op_entry *tg__find_op(const char *name);
 const tg_op_entry *tg__generated_ops(int *n);
 
 /* Helpers for generated code: argument checks shared by every stub. */
-static inline bool tg__any_null(tg_tensor *const *ts, int n) {
-    for (int i = 0; i < n; i++) if (!ts[i]) return true;
+static inline bool tg__any_null(tg_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!ts[i]) return true;
     return false;
 }
-
 
 #ifdef __cplusplus
 }

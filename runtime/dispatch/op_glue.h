@@ -14,24 +14,27 @@
 
 #include "dispatch/dispatch.h"
 
-
 /* ------------------------------------------------------------------ stubs (tg_ops.c) */
 
 /* A NULL tensor argument: the error that produced it is normally recorded already (the first
  * error wins); a NULL from nowhere gets one naming the argument. Returns NULL. */
-static inline TG__UNUSED void *tg__null_arg(const char *op, const char *arg) {
+static inline TG__UNUSED void *tg__null_arg(const char *op, const char *arg)
+{
     return tg__error(op, "argument '%s' is NULL", arg);
 }
 
 /* Records a kernel's result in the open scope; passes NULL (an error) through. */
-static inline TG__UNUSED tg_tensor *tg__track_result(tg_tensor *t) {
+static inline TG__UNUSED tg_tensor *tg__track_result(tg_tensor *t)
+{
     return t ? tg__scope_track(t) : NULL;
 }
 
 /* The fast path of dispatch: the highest key of the set has a kernel in the operator's row
  * (the stub passes &tg__builtin_ops[TG_OP_X]). Everything else (a lower key, the CUDA->CPU
  * fallback, the error listing the keys) is tg__dispatch_lookup's. */
-static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_keyset ks, bool *fallback) {
+static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_keyset ks,
+                                                  bool *fallback)
+{
     if (ks) {
 #if defined(__GNUC__)
         int top = 63 - __builtin_clzll(ks);
@@ -45,26 +48,30 @@ static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_key
 }
 
 /* The key set of a Tensor[] argument: the union of its elements' keys. */
-static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l) {
+static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
+{
     tg_keyset ks = 0;
     for (int64_t i = 0; i < l.len; i++) ks |= tg__tensor_keys(l.data[i]);
     return ks;
 }
 
 /* The key set of a Tensor? argument: none when it is None. */
-static inline TG__UNUSED tg_keyset tg__opt_keys(const tg_tensor *t) {
+static inline TG__UNUSED tg_keyset tg__opt_keys(const tg_tensor *t)
+{
     return t ? tg__tensor_keys(t) : 0;
 }
 
 /* Factories have no tensor to take a device from: their `device` option picks the backend,
  * and CPU is the default (tg__or_cpu). */
-static inline TG__UNUSED tg_keyset tg__device_keys(tg_device d) {
+static inline TG__UNUSED tg_keyset tg__device_keys(tg_device d)
+{
     if (d.type == TG_CUDA) return (tg_keyset)1 << TG_KEY_CUDA;
     if (d.type == TG_CPU) return (tg_keyset)1 << TG_KEY_CPU;
     return 0;
 }
 
-static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks) {
+static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks)
+{
     return ks ? ks : (tg_keyset)1 << TG_KEY_CPU;
 }
 
@@ -72,61 +79,102 @@ static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks) {
  * For the stubs' fallback path: tg__box_<type> pushes one argument of a C type (tgen's
  * tga_box_suffix names the type); a tensor is pushed as a new reference the stack owns. */
 
-static inline TG__UNUSED void tg__push_iv(tg_stack *s, tg_ivalue v) {
+static inline TG__UNUSED void tg__push_iv(tg_stack *s, tg_ivalue v)
+{
     if (s->n < TG_STACK_MAX) s->v[s->n++] = v;
 }
-static inline TG__UNUSED void tg__box_tensor(tg_stack *s, tg_tensor *t) {
-    tg__push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(t) } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_tensor(tg_stack *s, tg_tensor *t)
+{
+    tg__push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(t) }
+                     : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_tensor(tg_stack *s, tg_tensor *t) { tg__box_tensor(s, t); }
-static inline TG__UNUSED void tg__box_tensor_list(tg_stack *s, tg_tensor_list l) {
+static inline TG__UNUSED void tg__box_opt_tensor(tg_stack *s, tg_tensor *t)
+{
+    tg__box_tensor(s, t);
+}
+static inline TG__UNUSED void tg__box_tensor_list(tg_stack *s, tg_tensor_list l)
+{
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l });
 }
-static inline TG__UNUSED void tg__box_int(tg_stack *s, int64_t v) { tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT, .v.i = v }); }
-static inline TG__UNUSED void tg__box_opt_int(tg_stack *s, tg_opt_int v) {
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_INT, .v.i = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_int(tg_stack *s, int64_t v)
+{
+    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT, .v.i = v });
 }
-static inline TG__UNUSED void tg__box_int_list(tg_stack *s, tg_int_list v) {
+static inline TG__UNUSED void tg__box_opt_int(tg_stack *s, tg_opt_int v)
+{
+    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_INT, .v.i = v.value }
+                               : (tg_ivalue){ .tag = TG_IV_NONE });
+}
+static inline TG__UNUSED void tg__box_int_list(tg_stack *s, tg_int_list v)
+{
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v });
 }
-static inline TG__UNUSED void tg__box_opt_int_list(tg_stack *s, tg_int_list v) {
-    tg__push_iv(s, v.data ? (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_opt_int_list(tg_stack *s, tg_int_list v)
+{
+    tg__push_iv(s, v.data ? (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v }
+                          : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_double(tg_stack *s, double v) { tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v }); }
-static inline TG__UNUSED void tg__box_opt_double(tg_stack *s, tg_opt_float v) {
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_double(tg_stack *s, double v)
+{
+    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v });
 }
-static inline TG__UNUSED void tg__box_bool(tg_stack *s, bool v) { tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v }); }
-static inline TG__UNUSED void tg__box_opt_bool(tg_stack *s, tg_opt_bool v) {
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v.value } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_opt_double(tg_stack *s, tg_opt_float v)
+{
+    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v.value }
+                               : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_dtype(tg_stack *s, tg_dtype v) {
-    tg__push_iv(s, v != TG_DTYPE_NONE ? (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_bool(tg_stack *s, bool v)
+{
+    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v });
+}
+static inline TG__UNUSED void tg__box_opt_bool(tg_stack *s, tg_opt_bool v)
+{
+    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v.value }
+                               : (tg_ivalue){ .tag = TG_IV_NONE });
+}
+static inline TG__UNUSED void tg__box_dtype(tg_stack *s, tg_dtype v)
+{
+    tg__push_iv(s, v != TG_DTYPE_NONE ? (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v }
+                                      : (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED void tg__box_opt_dtype(tg_stack *s, tg_dtype v) { tg__box_dtype(s, v); }
-static inline TG__UNUSED void tg__box_layout(tg_stack *s, tg_layout v) {
-    tg__push_iv(s, v != TG_LAYOUT_NONE ? (tg_ivalue){ .tag = TG_IV_LAYOUT, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_layout(tg_stack *s, tg_layout v)
+{
+    tg__push_iv(s, v != TG_LAYOUT_NONE ? (tg_ivalue){ .tag = TG_IV_LAYOUT, .v.i = v }
+                                       : (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED void tg__box_opt_layout(tg_stack *s, tg_layout v) { tg__box_layout(s, v); }
-static inline TG__UNUSED void tg__box_device(tg_stack *s, tg_device v) {
-    tg__push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_device(tg_stack *s, tg_device v)
+{
+    tg__push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v }
+                                            : (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED void tg__box_opt_device(tg_stack *s, tg_device v) { tg__box_device(s, v); }
-static inline TG__UNUSED void tg__box_memory_format(tg_stack *s, tg_memory_format v) {
-    tg__push_iv(s, v != TG_MEMORY_FORMAT_NONE ? (tg_ivalue){ .tag = TG_IV_MEMORY_FORMAT, .v.i = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_memory_format(tg_stack *s, tg_memory_format v)
+{
+    tg__push_iv(s, v != TG_MEMORY_FORMAT_NONE ? (tg_ivalue){ .tag = TG_IV_MEMORY_FORMAT, .v.i = v }
+                                              : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_memory_format(tg_stack *s, tg_memory_format v) { tg__box_memory_format(s, v); }
-static inline TG__UNUSED void tg__box_opt_generator(tg_stack *s, tg_generator *g) {
-    tg__push_iv(s, g ? (tg_ivalue){ .tag = TG_IV_GENERATOR, .v.g = g } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_opt_memory_format(tg_stack *s, tg_memory_format v)
+{
+    tg__box_memory_format(s, v);
 }
-static inline TG__UNUSED void tg__box_str(tg_stack *s, const char *v) {
-    tg__push_iv(s, v ? (tg_ivalue){ .tag = TG_IV_STRING, .v.s = v } : (tg_ivalue){ .tag = TG_IV_NONE });
+static inline TG__UNUSED void tg__box_opt_generator(tg_stack *s, tg_generator *g)
+{
+    tg__push_iv(s, g ? (tg_ivalue){ .tag = TG_IV_GENERATOR, .v.g = g }
+                     : (tg_ivalue){ .tag = TG_IV_NONE });
+}
+static inline TG__UNUSED void tg__box_str(tg_stack *s, const char *v)
+{
+    tg__push_iv(s, v ? (tg_ivalue){ .tag = TG_IV_STRING, .v.s = v }
+                     : (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED void tg__box_opt_str(tg_stack *s, const char *v) { tg__box_str(s, v); }
 
 /* What a failed boxed call left on the stack (normally nothing: callers consume their
  * arguments), released. */
-static inline TG__UNUSED void tg__drop_stack(tg_stack *s) {
+static inline TG__UNUSED void tg__drop_stack(tg_stack *s)
+{
     for (int i = 0; i < s->n; i++)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
     s->n = 0;
@@ -137,28 +185,34 @@ static inline TG__UNUSED void tg__drop_stack(tg_stack *s) {
  * reference moves to the caller and is recorded in the open scope. A missing or mistyped
  * result gives the error value (NULL, 0, NaN, false). */
 
-static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_stack *s, int n, int i) {
+static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_stack *s, int n, int i)
+{
     return s->n >= n ? &s->v[s->n - n + i] : NULL;
 }
-static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_stack *s, int n, int i) {
+static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_stack *s, int n, int i)
+{
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_TENSOR ? tg__track_result(v->v.t) : NULL;
 }
 /* A Tensor[] result: the stack owned the array and the elements; now the caller does. */
-static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_stack *s, int n, int i) {
+static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_stack *s, int n, int i)
+{
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
     return tg__scope_track_list(v->v.tensors);
 }
-static inline TG__UNUSED int64_t tg__boxed_result_int(tg_stack *s, int n, int i) {
+static inline TG__UNUSED int64_t tg__boxed_result_int(tg_stack *s, int n, int i)
+{
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_INT ? v->v.i : 0;
 }
-static inline TG__UNUSED double tg__boxed_result_double(tg_stack *s, int n, int i) {
+static inline TG__UNUSED double tg__boxed_result_double(tg_stack *s, int n, int i)
+{
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_DOUBLE ? v->v.d : v && v->tag == TG_IV_INT ? (double)v->v.i : NAN;
 }
-static inline TG__UNUSED bool tg__boxed_result_bool(tg_stack *s, int n, int i) {
+static inline TG__UNUSED bool tg__boxed_result_bool(tg_stack *s, int n, int i)
+{
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_BOOL && v->v.b;
 }
@@ -166,34 +220,46 @@ static inline TG__UNUSED bool tg__boxed_result_bool(tg_stack *s, int n, int i) {
 /* ------------------------------------------------------------------ boxed callers (tg_boxed.c) */
 
 /* The schema's name of a boxed value's type, for errors ("int", "Tensor[]"). */
-static inline TG__UNUSED const char *tg__iv_tag_name(tg_ivalue_tag tag) {
+static inline TG__UNUSED const char *tg__iv_tag_name(tg_ivalue_tag tag)
+{
     static const char *const names[] = {
-        [TG_IV_NONE] = "None", [TG_IV_TENSOR] = "Tensor", [TG_IV_INT] = "int",
-        [TG_IV_DOUBLE] = "float", [TG_IV_BOOL] = "bool", [TG_IV_INT_LIST] = "int[]",
-        [TG_IV_TENSOR_LIST] = "Tensor[]", [TG_IV_DTYPE] = "ScalarType", [TG_IV_DEVICE] = "Device",
-        [TG_IV_STRING] = "str", [TG_IV_GENERATOR] = "Generator", [TG_IV_LAYOUT] = "Layout",
+        [TG_IV_NONE] = "None",
+        [TG_IV_TENSOR] = "Tensor",
+        [TG_IV_INT] = "int",
+        [TG_IV_DOUBLE] = "float",
+        [TG_IV_BOOL] = "bool",
+        [TG_IV_INT_LIST] = "int[]",
+        [TG_IV_TENSOR_LIST] = "Tensor[]",
+        [TG_IV_DTYPE] = "ScalarType",
+        [TG_IV_DEVICE] = "Device",
+        [TG_IV_STRING] = "str",
+        [TG_IV_GENERATOR] = "Generator",
+        [TG_IV_LAYOUT] = "Layout",
         [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
     };
     return (unsigned)tag < sizeof names / sizeof names[0] && names[tag] ? names[tag] : "?";
 }
 
 /* Drops the top n values, releasing the tensors the stack owns. */
-static inline TG__UNUSED void tg__drop_args(tg_stack *s, int n) {
+static inline TG__UNUSED void tg__drop_args(tg_stack *s, int n)
+{
     for (int i = s->n - n; i < s->n; i++)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
     s->n -= n;
 }
 
 /* Fewer than nargs values on the stack: -1 with an error (nothing is consumed). */
-static inline TG__UNUSED int tg__boxed_underflow(tg_stack *s, const char *op, int nargs) {
+static inline TG__UNUSED int tg__boxed_underflow(tg_stack *s, const char *op, int nargs)
+{
     tg__error(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
     return -1;
 }
 
 /* Argument i of nargs does not have its schema type: consumes the arguments and returns -1
  * with "add.Tensor: argument 'other' (position 2) must be Tensor, not int". */
-static inline TG__UNUSED int tg__boxed_bad_arg(tg_stack *s, int nargs, int i, const char *op, const char *arg,
-                                               const char *type) {
+static inline TG__UNUSED int tg__boxed_bad_arg(tg_stack *s, int nargs, int i, const char *op,
+                                               const char *arg, const char *type)
+{
     tg_ivalue_tag tag = s->v[s->n - nargs + i].tag;
     const char *got = tg__iv_tag_name(tag);
     if (tag == TG_IV_TENSOR || tag == TG_IV_TENSOR_LIST) got = "a NULL tensor";
@@ -205,44 +271,53 @@ static inline TG__UNUSED int tg__boxed_bad_arg(tg_stack *s, int nargs, int i, co
 /* ---- unboxing: each reads one argument into *out (borrowed: the stack keeps its references)
  * and returns true when the value does not fit the type ---- */
 
-static inline TG__UNUSED bool tg__unbox_tensor(const tg_ivalue *v, tg_tensor **out) {
+static inline TG__UNUSED bool tg__unbox_tensor(const tg_ivalue *v, tg_tensor **out)
+{
     *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
     return !*out;
 }
-static inline TG__UNUSED bool tg__unbox_opt_tensor(const tg_ivalue *v, tg_tensor **out) {
+static inline TG__UNUSED bool tg__unbox_opt_tensor(const tg_ivalue *v, tg_tensor **out)
+{
     *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
     return v->tag != TG_IV_TENSOR && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tensor_list *out) {
+static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
+{
     if (v->tag != TG_IV_TENSOR_LIST) return true;
     *out = v->v.tensors;
     return tg__any_null(out->data, (int)out->len);
 }
-static inline TG__UNUSED bool tg__unbox_int(const tg_ivalue *v, int64_t *out) {
+static inline TG__UNUSED bool tg__unbox_int(const tg_ivalue *v, int64_t *out)
+{
     *out = v->v.i;
     return v->tag != TG_IV_INT;
 }
-static inline TG__UNUSED bool tg__unbox_opt_int(const tg_ivalue *v, tg_opt_int *out) {
+static inline TG__UNUSED bool tg__unbox_opt_int(const tg_ivalue *v, tg_opt_int *out)
+{
     *out = v->tag == TG_IV_INT ? TG_OPT_INT(v->v.i) : TG_NONE_INT;
     return v->tag != TG_IV_INT && v->tag != TG_IV_NONE;
 }
 /* A present list is never .data == NULL (that means None). */
-static inline TG__UNUSED bool tg__unbox_int_list(const tg_ivalue *v, tg_int_list *out) {
+static inline TG__UNUSED bool tg__unbox_int_list(const tg_ivalue *v, tg_int_list *out)
+{
     if (v->tag != TG_IV_INT_LIST) return true;
     *out = v->v.ints.data ? v->v.ints : TG_INTS_EMPTY;
     return false;
 }
-static inline TG__UNUSED bool tg__unbox_opt_int_list(const tg_ivalue *v, tg_int_list *out) {
+static inline TG__UNUSED bool tg__unbox_opt_int_list(const tg_ivalue *v, tg_int_list *out)
+{
     *out = TG_NO_INTS;
     return v->tag == TG_IV_NONE ? false : tg__unbox_int_list(v, out);
 }
-static inline TG__UNUSED bool tg__unbox_double(const tg_ivalue *v, double *out) {
+static inline TG__UNUSED bool tg__unbox_double(const tg_ivalue *v, double *out)
+{
     if (v->tag == TG_IV_INT) *out = (double)v->v.i;
     else if (v->tag == TG_IV_BOOL) *out = v->v.b;
     else *out = v->v.d;
     return v->tag != TG_IV_DOUBLE && v->tag != TG_IV_INT && v->tag != TG_IV_BOOL;
 }
-static inline TG__UNUSED bool tg__unbox_opt_double(const tg_ivalue *v, tg_opt_float *out) {
+static inline TG__UNUSED bool tg__unbox_opt_double(const tg_ivalue *v, tg_opt_float *out)
+{
     double d = 0;
     *out = TG_NONE_FLOAT;
     if (v->tag == TG_IV_NONE) return false;
@@ -250,55 +325,68 @@ static inline TG__UNUSED bool tg__unbox_opt_double(const tg_ivalue *v, tg_opt_fl
     *out = TG_OPT_FLOAT(d);
     return false;
 }
-static inline TG__UNUSED bool tg__unbox_bool(const tg_ivalue *v, bool *out) {
+static inline TG__UNUSED bool tg__unbox_bool(const tg_ivalue *v, bool *out)
+{
     *out = v->v.b;
     return v->tag != TG_IV_BOOL;
 }
-static inline TG__UNUSED bool tg__unbox_opt_bool(const tg_ivalue *v, tg_opt_bool *out) {
+static inline TG__UNUSED bool tg__unbox_opt_bool(const tg_ivalue *v, tg_opt_bool *out)
+{
     *out = v->tag == TG_IV_BOOL ? TG_OPT_BOOL(v->v.b) : TG_NONE_BOOL;
     return v->tag != TG_IV_BOOL && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_dtype(const tg_ivalue *v, tg_dtype *out) {
+static inline TG__UNUSED bool tg__unbox_dtype(const tg_ivalue *v, tg_dtype *out)
+{
     *out = (tg_dtype)v->v.i;
     return v->tag != TG_IV_DTYPE;
 }
-static inline TG__UNUSED bool tg__unbox_opt_dtype(const tg_ivalue *v, tg_dtype *out) {
+static inline TG__UNUSED bool tg__unbox_opt_dtype(const tg_ivalue *v, tg_dtype *out)
+{
     *out = v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
     return v->tag != TG_IV_DTYPE && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_layout(const tg_ivalue *v, tg_layout *out) {
+static inline TG__UNUSED bool tg__unbox_layout(const tg_ivalue *v, tg_layout *out)
+{
     *out = (tg_layout)v->v.i;
     return v->tag != TG_IV_LAYOUT;
 }
-static inline TG__UNUSED bool tg__unbox_opt_layout(const tg_ivalue *v, tg_layout *out) {
+static inline TG__UNUSED bool tg__unbox_opt_layout(const tg_ivalue *v, tg_layout *out)
+{
     *out = v->tag == TG_IV_LAYOUT ? (tg_layout)v->v.i : TG_LAYOUT_NONE;
     return v->tag != TG_IV_LAYOUT && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_device(const tg_ivalue *v, tg_device *out) {
+static inline TG__UNUSED bool tg__unbox_device(const tg_ivalue *v, tg_device *out)
+{
     *out = v->v.device;
     return v->tag != TG_IV_DEVICE;
 }
-static inline TG__UNUSED bool tg__unbox_opt_device(const tg_ivalue *v, tg_device *out) {
+static inline TG__UNUSED bool tg__unbox_opt_device(const tg_ivalue *v, tg_device *out)
+{
     *out = v->tag == TG_IV_DEVICE ? v->v.device : TG_DEVICE_UNSET;
     return v->tag != TG_IV_DEVICE && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_memory_format(const tg_ivalue *v, tg_memory_format *out) {
+static inline TG__UNUSED bool tg__unbox_memory_format(const tg_ivalue *v, tg_memory_format *out)
+{
     *out = (tg_memory_format)v->v.i;
     return v->tag != TG_IV_MEMORY_FORMAT;
 }
-static inline TG__UNUSED bool tg__unbox_opt_memory_format(const tg_ivalue *v, tg_memory_format *out) {
+static inline TG__UNUSED bool tg__unbox_opt_memory_format(const tg_ivalue *v, tg_memory_format *out)
+{
     *out = v->tag == TG_IV_MEMORY_FORMAT ? (tg_memory_format)v->v.i : TG_MEMORY_FORMAT_NONE;
     return v->tag != TG_IV_MEMORY_FORMAT && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_opt_generator(const tg_ivalue *v, tg_generator **out) {
+static inline TG__UNUSED bool tg__unbox_opt_generator(const tg_ivalue *v, tg_generator **out)
+{
     *out = v->tag == TG_IV_GENERATOR ? v->v.g : NULL;
     return v->tag != TG_IV_GENERATOR && v->tag != TG_IV_NONE;
 }
-static inline TG__UNUSED bool tg__unbox_str(const tg_ivalue *v, const char **out) {
+static inline TG__UNUSED bool tg__unbox_str(const tg_ivalue *v, const char **out)
+{
     *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
     return !*out;
 }
-static inline TG__UNUSED bool tg__unbox_opt_str(const tg_ivalue *v, const char **out) {
+static inline TG__UNUSED bool tg__unbox_opt_str(const tg_ivalue *v, const char **out)
+{
     *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
     return v->tag != TG_IV_STRING && v->tag != TG_IV_NONE;
 }
@@ -306,20 +394,22 @@ static inline TG__UNUSED bool tg__unbox_opt_str(const tg_ivalue *v, const char *
 /* ---- results: the stack takes the kernel's reference; each returns 0, or -1 when the
  * kernel failed (its error is recorded) ---- */
 
-static inline TG__UNUSED int tg__push_tensors(tg_stack *s, tg_tensor *const *ts, int n) {
+static inline TG__UNUSED int tg__push_tensors(tg_stack *s, tg_tensor *const *ts, int n)
+{
     bool ok = s->n + n <= TG_STACK_MAX;
     for (int i = 0; i < n; i++) ok = ok && ts[i];
     if (!ok) {
         for (int i = 0; i < n; i++) tg_release(ts[i]);
-        return -1;   /* the kernel recorded its error */
+        return -1; /* the kernel recorded its error */
     }
     for (int i = 0; i < n; i++) s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = ts[i] };
     return 0;
 }
 /* A Tensor[] result: the stack takes over the kernel's array and element references (the
  * caller of tg_call_boxed releases them with tg_tensor_list_release). */
-static inline TG__UNUSED int tg__push_tensor_list(tg_stack *s, tg_tensor_list l) {
-    if (!l.data) return -1;   /* the kernel recorded its error */
+static inline TG__UNUSED int tg__push_tensor_list(tg_stack *s, tg_tensor_list l)
+{
+    if (!l.data) return -1; /* the kernel recorded its error */
     if (s->n >= TG_STACK_MAX) {
         tg_tensor_list_release(l);
         return -1;
@@ -327,15 +417,18 @@ static inline TG__UNUSED int tg__push_tensor_list(tg_stack *s, tg_tensor_list l)
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
     return 0;
 }
-static inline TG__UNUSED int tg__push_int(tg_stack *s, int64_t v) {
+static inline TG__UNUSED int tg__push_int(tg_stack *s, int64_t v)
+{
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = v };
     return 0;
 }
-static inline TG__UNUSED int tg__push_double(tg_stack *s, double v) {
+static inline TG__UNUSED int tg__push_double(tg_stack *s, double v)
+{
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v };
     return 0;
 }
-static inline TG__UNUSED int tg__push_bool(tg_stack *s, bool v) {
+static inline TG__UNUSED int tg__push_bool(tg_stack *s, bool v)
+{
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v };
     return 0;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 typedef struct reg {
-    char *full;                    /* "ns::name.overload" (owned) */
+    char *full; /* "ns::name.overload" (owned) */
     const tg_op_entry *e;
 } reg;
 
@@ -17,7 +17,8 @@ static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static reg *regs;
 static int nregs, capregs;
 
-static const reg *find_locked(const char *name) {
+static const reg *find_locked(const char *name)
+{
     bool qualified = strstr(name, "::") != NULL;
     for (int i = 0; i < nregs; i++) {
         if (qualified ? strcmp(regs[i].full, name) == 0 : strcmp(regs[i].e->name, name) == 0)
@@ -26,10 +27,17 @@ static const reg *find_locked(const char *name) {
     return NULL;
 }
 
-int tg_register_ops(const char *ns, tg_op_entry *entries, int n) {
+int tg_register_ops(const char *ns, tg_op_entry *entries, int n)
+{
     const char *op = "register_ops";
-    if (!ns || !*ns || strstr(ns, "::")) { tg__error(op, "invalid namespace"); return -1; }
-    if (n < 0 || (n > 0 && !entries)) { tg__error(op, "invalid operator table"); return -1; }
+    if (!ns || !*ns || strstr(ns, "::")) {
+        tg__error(op, "invalid namespace");
+        return -1;
+    }
+    if (n < 0 || (n > 0 && !entries)) {
+        tg__error(op, "invalid operator table");
+        return -1;
+    }
     size_t nslen = strlen(ns);
     pthread_rwlock_wrlock(&lock);
     int rc = 0, added = 0;
@@ -37,7 +45,11 @@ int tg_register_ops(const char *ns, tg_op_entry *entries, int n) {
         int cap = capregs ? capregs : 16;
         while (cap < nregs + n) cap *= 2;
         reg *r = realloc(regs, (size_t)cap * sizeof *r);
-        if (!r) { tg__error(op, "out of memory"); rc = -1; goto out; }
+        if (!r) {
+            tg__error(op, "out of memory");
+            rc = -1;
+            goto out;
+        }
         regs = r;
         capregs = cap;
     }
@@ -48,7 +60,11 @@ int tg_register_ops(const char *ns, tg_op_entry *entries, int n) {
             break;
         }
         char *full = malloc(nslen + 2 + strlen(entries[i].name) + 1);
-        if (!full) { tg__error(op, "out of memory"); rc = -1; break; }
+        if (!full) {
+            tg__error(op, "out of memory");
+            rc = -1;
+            break;
+        }
         strcpy(full, ns);
         strcat(full, "::");
         strcat(full, entries[i].name);
@@ -60,10 +76,10 @@ int tg_register_ops(const char *ns, tg_op_entry *entries, int n) {
         }
         regs[nregs].full = full;
         regs[nregs].e = &entries[i];
-        nregs++;         /* visible to find_locked for duplicate checks within the batch */
+        nregs++; /* visible to find_locked for duplicate checks within the batch */
         added++;
     }
-    if (rc) {            /* all or nothing */
+    if (rc) { /* all or nothing */
         for (int i = 0; i < added; i++) free(regs[nregs - 1 - i].full);
         nregs -= added;
     }
@@ -72,7 +88,8 @@ out:
     return rc;
 }
 
-const tg_op_entry *tg__registry_find(const char *name) {
+const tg_op_entry *tg__registry_find(const char *name)
+{
     pthread_rwlock_rdlock(&lock);
     const reg *r = find_locked(name);
     const tg_op_entry *e = r ? r->e : NULL;

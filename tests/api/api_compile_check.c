@@ -11,10 +11,11 @@ tg_values_indices api_check_multi(tg_tensor *x);
 tg_tensor *api_check_lists(tg_tensor *a, tg_tensor *b);
 tg_tensor *api_check_factories(void);
 
-tg_tensor *api_check_binary(tg_tensor *a, tg_tensor *b) {
-    tg_tensor *c = tg_add(a, b);                        /* alpha defaults to 1 */
+tg_tensor *api_check_binary(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *c = tg_add(a, b); /* alpha defaults to 1 */
     tg_tensor *d = tg_add(a, b, .alpha = 2);
-    tg_tensor *e = tg_mul(c, d);                        /* no defaults: a plain function */
+    tg_tensor *e = tg_mul(c, d); /* no defaults: a plain function */
     tg_tensor *f = tg_add_scalar(e, 1.5, .alpha = -1);
     tg_tensor *g = tg_div_mode(f, b, "floor");
     tg_tensor *h = tg_clamp(g, .min = TG_SOME(0.0), .max = TG_OPT_FLOAT(6.0));
@@ -26,8 +27,9 @@ tg_tensor *api_check_binary(tg_tensor *a, tg_tensor *b) {
     return h;
 }
 
-tg_tensor *api_check_reduce(tg_tensor *x) {
-    tg_tensor *s0 = tg_sum(x);                          /* over every dim */
+tg_tensor *api_check_reduce(tg_tensor *x)
+{
+    tg_tensor *s0 = tg_sum(x); /* over every dim */
     tg_tensor *s1 = tg_sum(x, .dim = TG_INTS(1), .keepdim = true);
     tg_tensor *s2 = tg_sum(x, .dim = TG_INTS(0, 1), .dtype = TG_FLOAT64);
     tg_tensor *v = tg_var(x, .correction = TG_SOME(0));
@@ -39,14 +41,16 @@ tg_tensor *api_check_reduce(tg_tensor *x) {
     return s1;
 }
 
-tg_values_indices api_check_multi(tg_tensor *x) {
+tg_values_indices api_check_multi(tg_tensor *x)
+{
     tg_values_indices m = tg_max_dim(x, 1);
     tg_release(m.values);
     tg_release(m.indices);
     return tg_max_dim(x, 1, .keepdim = true);
 }
 
-tg_tensor *api_check_lists(tg_tensor *a, tg_tensor *b) {
+tg_tensor *api_check_lists(tg_tensor *a, tg_tensor *b)
+{
     tg_tensor *c = tg_cat(TG_TENSORS(a, b));
     tg_tensor *d = tg_cat(TG_TENSORS(a, b, c), .dim = 1);
     tg_tensor *e = tg_permute(d, TG_INTS(1, 0));
@@ -57,10 +61,11 @@ tg_tensor *api_check_lists(tg_tensor *a, tg_tensor *b) {
     return f;
 }
 
-tg_tensor *api_check_factories(void) {
+tg_tensor *api_check_factories(void)
+{
     tg_tensor *e = tg_empty(TG_INTS(2, 3));
     tg_tensor *z = tg_zeros(TG_INTS(2, 3), .dtype = TG_INT64, .device = TG_DEVICE_CPU);
-    tg_tensor *o = tg_ones(TG_INTS_EMPTY);             /* a zero-dim tensor */
+    tg_tensor *o = tg_ones(TG_INTS_EMPTY); /* a zero-dim tensor */
     tg_tensor *r = tg_arange_start_step(0, 10, .step = 2);
     tg_tensor *n = tg_randn(TG_INTS(4));
     tg_tensor *u = tg_uniform_(n, .from = -1, .to = 1);

@@ -15,18 +15,21 @@
 
 /* ------------------------------------------------------------------ tensors */
 
-static inline tg_tensor *en_vec(const double *v, int64_t n) {
+static inline tg_tensor *en_vec(const double *v, int64_t n)
+{
     float f[64];
     cr_assert(n <= 64);
     for (int64_t i = 0; i < n; i++) f[i] = (float)v[i];
     return tg_tensor_from_data(f, (int64_t[]){ n }, 1, TG_FLOAT32);
 }
-#define EN_VEC(...) en_vec((const double[]){ __VA_ARGS__ }, \
-    (int64_t)(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double)))
+#define EN_VEC(...)                         \
+    en_vec((const double[]){ __VA_ARGS__ }, \
+           (int64_t)(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double)))
 
 static inline tg_tensor *en_leaf(tg_tensor *t) { return tg_tensor_set_requires_grad(t, true); }
 
-static inline void en_expect(tg_tensor *t, const double *want, int64_t n) {
+static inline void en_expect(tg_tensor *t, const double *want, int64_t n)
+{
     cr_assert_not_null(t, "tensor is NULL (error: %s)", tg_last_error() ? tg_last_error() : "-");
     cr_assert_eq(tg_tensor_numel(t), n);
     double got[256];
@@ -35,14 +38,20 @@ static inline void en_expect(tg_tensor *t, const double *want, int64_t n) {
         cr_expect(fabs(got[i] - want[i]) <= 1e-5 * (1 + fabs(want[i])),
                   "element %lld: got %g, want %g", (long long)i, got[i], want[i]);
 }
-#define EN_EXPECT(t, ...) en_expect((t), (const double[]){ __VA_ARGS__ }, \
-    (int64_t)(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double)))
+#define EN_EXPECT(t, ...)                           \
+    en_expect((t), (const double[]){ __VA_ARGS__ }, \
+              (int64_t)(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double)))
 
 /* Checks t's .grad and drops the reference tg_tensor_grad returned. */
-#define EN_EXPECT_GRAD(t, ...) do { tg_tensor *g_ = tg_tensor_grad(t); \
-    EN_EXPECT(g_, __VA_ARGS__); tg_release(g_); } while (0)
+#define EN_EXPECT_GRAD(t, ...)             \
+    do {                                   \
+        tg_tensor *g_ = tg_tensor_grad(t); \
+        EN_EXPECT(g_, __VA_ARGS__);        \
+        tg_release(g_);                    \
+    } while (0)
 
-static inline void en_expect_error(const char *needle) {
+static inline void en_expect_error(const char *needle)
+{
     const char *e = tg_last_error();
     cr_assert_not_null(e, "expected an error containing \"%s\"", needle);
     cr_expect(strstr(e, needle) != NULL, "error \"%s\" lacks \"%s\"", e, needle);
@@ -50,8 +59,13 @@ static inline void en_expect_error(const char *needle) {
 }
 
 /* Runs f below autograd (as generated kernels redispatch). */
-#define EN_BELOW(expr) ({ tg_keyset p_ = tg__autograd_below_begin(); __typeof__(expr) r_ = (expr); \
-    tg__autograd_below_end(p_); r_; })
+#define EN_BELOW(expr)                             \
+    ({                                             \
+        tg_keyset p_ = tg__autograd_below_begin(); \
+        __typeof__(expr) r_ = (expr);              \
+        tg__autograd_below_end(p_);                \
+        r_;                                        \
+    })
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -60,8 +74,12 @@ static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b);
 
 /* MulBackward0: saves both inputs; d/da = grad * b, d/db = grad * a. Uses en_mul itself, so
  * a create_graph backward is differentiable again. */
-typedef struct { tg_node base; tg_saved self, other; } en_mul_node;
-static int en_mul_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
+typedef struct {
+    tg_node base;
+    tg_saved self, other;
+} en_mul_node;
+static int en_mul_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
+{
     en_mul_node *m = (en_mul_node *)n;
     for (int i = 0; i < 2; i++) {
         if (!tg__node_needs_input_grad(n, i)) continue;
@@ -73,14 +91,16 @@ static int en_mul_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
     }
     return 0;
 }
-static void en_mul_release(tg_node *n) {
+static void en_mul_release(tg_node *n)
+{
     en_mul_node *m = (en_mul_node *)n;
     tg__saved_release(&m->self);
     tg__saved_release(&m->other);
 }
 static const tg_node_vtable en_mul_vt = { "MulBackward0", en_mul_apply, en_mul_release };
 
-static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b) {
+static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b)
+{
     tg_node *n = NULL;
     if (tg__any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
         n = tg__node_new(sizeof(en_mul_node), &en_mul_vt, 1, 2);
@@ -99,14 +119,16 @@ static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b) {
 
 /* AddBackward0: saves nothing and returns grad unreduced for both inputs (the engine sums
  * broadcast gradients down, like PyTorch's). */
-static int en_add_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
+static int en_add_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
+{
     for (int i = 0; i < 2; i++)
         if (tg__node_needs_input_grad(n, i)) out[i] = tg_retain(grads[0]);
     return 0;
 }
 static const tg_node_vtable en_add_vt = { "AddBackward0", en_add_apply, NULL };
 
-static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b) {
+static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b)
+{
     tg_node *n = NULL;
     if (tg__any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
         n = tg__node_new(sizeof(tg_node), &en_add_vt, 1, 2);
@@ -122,15 +144,20 @@ static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b) {
 }
 
 /* SumBackward0: saves self's sizes only; d/dself = grad expanded. */
-typedef struct { tg_node base; tg_saved_sizes self_sizes; } en_sum_node;
-static int en_sum_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
+typedef struct {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+} en_sum_node;
+static int en_sum_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
+{
     en_sum_node *s = (en_sum_node *)n;
     out[0] = EN_BELOW(tg_expand(grads[0], tg__saved_sizes_list(&s->self_sizes)));
     return out[0] ? 0 : -1;
 }
 static const tg_node_vtable en_sum_vt = { "SumBackward0", en_sum_apply, NULL };
 
-static inline tg_tensor *en_sum(tg_tensor *a) {
+static inline tg_tensor *en_sum(tg_tensor *a)
+{
     tg_node *n = NULL;
     if (tg__any_requires_grad(&a, 1)) {
         n = tg__node_new(sizeof(en_sum_node), &en_sum_vt, 1, 1);
@@ -146,8 +173,12 @@ static inline tg_tensor *en_sum(tg_tensor *a) {
 }
 
 /* ExpBackward0: saves its output (a detached alias); d/dself = grad * result. */
-typedef struct { tg_node base; tg_saved result; } en_exp_node;
-static int en_exp_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
+typedef struct {
+    tg_node base;
+    tg_saved result;
+} en_exp_node;
+static int en_exp_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
+{
     tg_tensor *r = tg__saved_unpack(&((en_exp_node *)n)->result, n);
     if (!r) return -1;
     out[0] = en_mul(grads[0], r);
@@ -157,7 +188,8 @@ static int en_exp_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out) {
 static void en_exp_release(tg_node *n) { tg__saved_release(&((en_exp_node *)n)->result); }
 static const tg_node_vtable en_exp_vt = { "ExpBackward0", en_exp_apply, en_exp_release };
 
-static inline tg_tensor *en_exp(tg_tensor *a) {
+static inline tg_tensor *en_exp(tg_tensor *a)
+{
     tg_node *n = NULL;
     if (tg__any_requires_grad(&a, 1)) {
         n = tg__node_new(sizeof(en_exp_node), &en_exp_vt, 1, 1);
@@ -175,14 +207,20 @@ static inline tg_tensor *en_exp(tg_tensor *a) {
 }
 
 /* A generic one-input node whose apply is given: for probes, failures and bad gradients. */
-typedef struct { tg_node base; int (*fn)(tg_node *, tg_tensor *const *, tg_tensor **); } en_fn_node;
-static int en_fn_apply(tg_node *n, tg_tensor *const *g, tg_tensor **out) {
+typedef struct {
+    tg_node base;
+    int (*fn)(tg_node *, tg_tensor *const *, tg_tensor **);
+} en_fn_node;
+static int en_fn_apply(tg_node *n, tg_tensor *const *g, tg_tensor **out)
+{
     return ((en_fn_node *)n)->fn(n, g, out);
 }
 static const tg_node_vtable en_probe_vt = { "ProbeBackward0", en_fn_apply, NULL };
 
 /* r = a + 0 recorded with the given apply (num_outputs outputs, all sharing a's values). */
-static inline tg_tensor *en_unary_fn(tg_tensor *a, int (*fn)(tg_node *, tg_tensor *const *, tg_tensor **)) {
+static inline tg_tensor *en_unary_fn(tg_tensor *a,
+                                     int (*fn)(tg_node *, tg_tensor *const *, tg_tensor **))
+{
     tg_node *n = tg__node_new(sizeof(en_fn_node), &en_probe_vt, 1, 1);
     ((en_fn_node *)n)->fn = fn;
     tg__node_set_next_edge(n, 0, a);

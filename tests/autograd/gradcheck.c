@@ -52,7 +52,8 @@ static void shape_str(const tg_tensor *t, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "[");
     for (int64_t d = 0; d < tg_tensor_dim(t) && n < size; d++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? ", " : "", (long long)tg_tensor_size(t, d));
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? ", " : "",
+                              (long long)tg_tensor_size(t, d));
     if (n < size) snprintf(buf + n, size - n, "]");
 }
 
@@ -90,11 +91,12 @@ static tg_tensor *layout_view(const gc_input *spec, tg_device device)
     } else if (layout == GC_STRIDED) {
         base_shape[nd - 1] = 2 * spec->shape[nd - 1];
     }
-    tg_tensor *base = tg_zeros(((tg_int_list){ base_shape, nd }), .dtype = TG_FLOAT64, .device = device);
+    tg_tensor *base =
+        tg_zeros(((tg_int_list){ base_shape, nd }), .dtype = TG_FLOAT64, .device = device);
     if (!base) return NULL;
     tg_tensor *view = layout == GC_TRANSPOSED ? tg_transpose(base, -1, -2)
-                    : layout == GC_STRIDED   ? tg_slice(base, .dim = nd - 1, .step = 2)
-                                             : tg_retain(base);
+                      : layout == GC_STRIDED  ? tg_slice(base, .dim = nd - 1, .step = 2)
+                                              : tg_retain(base);
     tg_release(base);
     return view;
 }
@@ -155,8 +157,9 @@ tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device devi
     tg_tensor *cpu = gc_make_input(spec, seed);
     if (!cpu || device.type == TG_CPU) return cpu;
     bool floating = tg_dtype_is_floating(tg_tensor_dtype(cpu));
-    tg_tensor *view = floating ? layout_view(spec, device) : tg_empty(((tg_int_list){ spec->shape, spec->ndim }),
-                                                                     .dtype = tg_tensor_dtype(cpu), .device = device);
+    tg_tensor *view = floating ? layout_view(spec, device)
+                               : tg_empty(((tg_int_list){ spec->shape, spec->ndim }),
+                                          .dtype = tg_tensor_dtype(cpu), .device = device);
     tg_tensor *done = view ? tg_copy_(view, cpu) : NULL;
     tg_release(done);
     tg_tensor *leaf = done ? tg_tensor_detach(view) : NULL;
@@ -173,15 +176,15 @@ typedef struct gc_state {
     tg_tensor *const *in;
     int n_in;
     gc_opts o;
-    int n_diff;                            /* differentiated inputs */
-    int diff[GC_MAX_INPUTS];               /* their positions in in[] */
-    int64_t m[GC_MAX_INPUTS];              /* their numels */
-    int n_out;                             /* outputs of f */
-    int n_f;                               /* floating outputs */
-    int fout[GC_MAX_OUTPUTS];              /* their positions among f's outputs */
-    int64_t n[GC_MAX_OUTPUTS];             /* their numels */
-    double *jn[GC_MAX_OUTPUTS][GC_MAX_INPUTS];   /* numerical Jacobians, n[o] x m[i] */
-    double *vals[GC_MAX_OUTPUTS];          /* scratch: one evaluation's output values */
+    int n_diff;                                /* differentiated inputs */
+    int diff[GC_MAX_INPUTS];                   /* their positions in in[] */
+    int64_t m[GC_MAX_INPUTS];                  /* their numels */
+    int n_out;                                 /* outputs of f */
+    int n_f;                                   /* floating outputs */
+    int fout[GC_MAX_OUTPUTS];                  /* their positions among f's outputs */
+    int64_t n[GC_MAX_OUTPUTS];                 /* their numels */
+    double *jn[GC_MAX_OUTPUTS][GC_MAX_INPUTS]; /* numerical Jacobians, n[o] x m[i] */
+    double *vals[GC_MAX_OUTPUTS];              /* scratch: one evaluation's output values */
     char *msg;
     size_t msg_size;
 } gc_state;
@@ -272,11 +275,13 @@ static bool compare_grad(gc_state *s, const char *what, int o, int i, tg_tensor 
         shape_str(g, gs, sizeof gs);
         shape_str(x, xs, sizeof xs);
         if (!same_shape(g, x))
-            return fail(s->msg, s->msg_size, "%s: the gradient of input %d has shape %s, expected %s",
-                        what, s->diff[i], gs, xs);
+            return fail(s->msg, s->msg_size,
+                        "%s: the gradient of input %d has shape %s, expected %s", what, s->diff[i],
+                        gs, xs);
         if (tg_tensor_dtype(g) != tg_tensor_dtype(x))
-            return fail(s->msg, s->msg_size, "%s: the gradient of input %d is %s, expected %s", what,
-                        s->diff[i], tg_dtype_name(tg_tensor_dtype(g)), tg_dtype_name(tg_tensor_dtype(x)));
+            return fail(s->msg, s->msg_size, "%s: the gradient of input %d is %s, expected %s",
+                        what, s->diff[i], tg_dtype_name(tg_tensor_dtype(g)),
+                        tg_dtype_name(tg_tensor_dtype(x)));
         if (tg_tensor_to_doubles(g, got, s->m[i]) != 0)
             return fail(s->msg, s->msg_size, "%s: reading a gradient: %s", what, tg_last_error());
     } else {
@@ -284,10 +289,11 @@ static bool compare_grad(gc_state *s, const char *what, int o, int i, tg_tensor 
     }
     for (int64_t j = 0; j < s->m[i]; j++)
         if (!close_enough(got[j], want[j], &s->o))
-            return fail(s->msg, s->msg_size,
-                        "%s: output %d, input %d, input element %lld: analytical %.10g, numerical %.10g "
-                        "(atol %g, rtol %g)", what, s->fout[o], s->diff[i], (long long)j, got[j], want[j],
-                        s->o.atol, s->o.rtol);
+            return fail(
+                s->msg, s->msg_size,
+                "%s: output %d, input %d, input element %lld: analytical %.10g, numerical %.10g "
+                "(atol %g, rtol %g)",
+                what, s->fout[o], s->diff[i], (long long)j, got[j], want[j], s->o.atol, s->o.rtol);
     return true;
 }
 
@@ -346,8 +352,10 @@ static bool analytical_checks(gc_state *s, tg_tensor **out)
             for (int i = 0; ok && i < s->n_diff; i++)
                 for (int64_t e = 0; ok && e < s->n[o] * s->m[i]; e++)
                     if (fabs(s->jn[o][i][e]) > s->o.atol)
-                        ok = fail(s->msg, s->msg_size, "output %d does not require grad, but its numerical "
-                                  "derivative w.r.t. input %d is %.10g", s->fout[o], s->diff[i], s->jn[o][i][e]);
+                        ok = fail(s->msg, s->msg_size,
+                                  "output %d does not require grad, but its numerical "
+                                  "derivative w.r.t. input %d is %.10g",
+                                  s->fout[o], s->diff[i], s->jn[o][i][e]);
             continue;
         }
         if (s->n[o] <= s->o.full_max) {
@@ -388,8 +396,9 @@ static bool backward_check(gc_state *s, tg_tensor **out)
     tg_tensor *gv = tensor_like(y, v);
     bool ok = gv && tg_backward(y, .grad = gv) == 0;
     tg_release(gv);
-    if (!ok) ok = fail(s->msg, s->msg_size, "tg_backward of output %d failed: %s", s->fout[o],
-                       tg_last_error() ? tg_last_error() : "(no error recorded)");
+    if (!ok)
+        ok = fail(s->msg, s->msg_size, "tg_backward of output %d failed: %s", s->fout[o],
+                  tg_last_error() ? tg_last_error() : "(no error recorded)");
     for (int i = 0; i < s->n_diff; i++) {
         tg_tensor *x = s->in[s->diff[i]];
         tg_tensor *g = tg_tensor_grad(x);
@@ -413,8 +422,9 @@ static bool setup(gc_state *s)
         tg_tensor *x = s->in[i];
         if (!x || !tg_tensor_requires_grad(x)) continue;
         if (tg_tensor_dtype(x) != TG_FLOAT64)
-            return fail(s->msg, s->msg_size, "input %d requires grad but is %s (gradcheck needs float64)",
-                        i, tg_dtype_name(tg_tensor_dtype(x)));
+            return fail(s->msg, s->msg_size,
+                        "input %d requires grad but is %s (gradcheck needs float64)", i,
+                        tg_dtype_name(tg_tensor_dtype(x)));
         s->diff[s->n_diff] = i;
         s->m[s->n_diff++] = tg_tensor_numel(x);
     }
@@ -458,7 +468,9 @@ static gc_opts defaults(const gc_opts *opts)
 bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
                   size_t msg_size)
 {
-    gc_state s = { .f = f, .in = in, .n_in = n_in, .o = defaults(opts), .msg = msg, .msg_size = msg_size };
+    gc_state s = {
+        .f = f, .in = in, .n_in = n_in, .o = defaults(opts), .msg = msg, .msg_size = msg_size
+    };
     msg[0] = 0;
     bool ok = setup(&s) && numerical_jacobian(&s);
     tg_tensor *out[GC_MAX_OUTPUTS] = { NULL };
@@ -476,9 +488,9 @@ bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts
  * create_graph so that it is differentiable again. */
 typedef struct gg_ctx {
     gc_func f;
-    int n_in;                          /* x... */
-    int n_v;                           /* v..., one per output in outs[] */
-    int outs[GC_MAX_OUTPUTS];          /* which outputs of f are differentiated */
+    int n_in;                 /* x... */
+    int n_v;                  /* v..., one per output in outs[] */
+    int outs[GC_MAX_OUTPUTS]; /* which outputs of f are differentiated */
 } gg_ctx;
 
 static int gg_call(const void *ctx, tg_tensor *const *in, tg_tensor **out)
@@ -493,8 +505,8 @@ static int gg_call(const void *ctx, tg_tensor *const *in, tg_tensor **out)
     for (int k = 0; k < g->n_v; k++) ys[k] = y[g->outs[k]];
     tg_tensor *grads[GC_MAX_INPUTS] = { NULL };
     int rc = tg_grad(((tg_tensor_list){ ys, g->n_v }), ((tg_tensor_list){ xs, nx }), grads,
-                     .grad_outputs = ((tg_tensor_list){ in + g->n_in, g->n_v }), .create_graph = true,
-                     .allow_unused = true);
+                     .grad_outputs = ((tg_tensor_list){ in + g->n_in, g->n_v }),
+                     .create_graph = true, .allow_unused = true);
     release_all(y, ny);
     if (rc != 0) {
         release_all(grads, nx);
@@ -513,7 +525,8 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
     msg[0] = 0;
     int ny = f.call(f.ctx, in, y);
     if (ny < 0)
-        return fail(msg, msg_size, "the function failed: %s", tg_last_error() ? tg_last_error() : "?");
+        return fail(msg, msg_size, "the function failed: %s",
+                    tg_last_error() ? tg_last_error() : "?");
     for (int i = 0; i < n_in; i++) all[i] = in[i];
     uint64_t seed = o.seed ^ 0x2545f4914f6cdd1dULL;
     bool ok = true;
@@ -531,7 +544,8 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
     release_all(y, ny);
     if (!g.n_v) ok = fail(msg, msg_size, "no output requires grad");
     if (ok && n_in + g.n_v > GC_MAX_INPUTS)
-        ok = fail(msg, msg_size, "gradgradcheck: %d inputs and grad_outputs exceed GC_MAX_INPUTS", n_in + g.n_v);
+        ok = fail(msg, msg_size, "gradgradcheck: %d inputs and grad_outputs exceed GC_MAX_INPUTS",
+                  n_in + g.n_v);
     if (ok) ok = gc_gradcheck((gc_func){ gg_call, &g }, all, n_in + g.n_v, &o, msg, msg_size);
     for (int k = 0; k < g.n_v; k++) tg_release(all[n_in + k]);
     return ok;

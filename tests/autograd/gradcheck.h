@@ -30,13 +30,13 @@
 
 /* Values an input is filled with (uniform, from a fixed LCG seeded per case). */
 typedef enum gc_domain {
-    GC_REAL,       /* [-1, 1) */
-    GC_POS,        /* [0.5, 2): log, sqrt, rsqrt, pow bases, divisors */
-    GC_AWAY0,      /* +-[0.5, 1.5): away from the kinks of relu, abs, clamp at 0 */
-    GC_UNIT,       /* [-0.9, 0.9) */
-    GC_DISTINCT,   /* a shuffled arithmetic sequence with gaps of 0.1: max, min, amax without ties */
-    GC_INDEX,      /* int64 in [0, hi): class targets, never differentiated */
-    GC_MASK,       /* bool, about half true: where's condition, never differentiated */
+    GC_REAL,     /* [-1, 1) */
+    GC_POS,      /* [0.5, 2): log, sqrt, rsqrt, pow bases, divisors */
+    GC_AWAY0,    /* +-[0.5, 1.5): away from the kinks of relu, abs, clamp at 0 */
+    GC_UNIT,     /* [-0.9, 0.9) */
+    GC_DISTINCT, /* a shuffled arithmetic sequence with gaps of 0.1: max, min, amax without ties */
+    GC_INDEX,    /* int64 in [0, hi): class targets, never differentiated */
+    GC_MASK,     /* bool, about half true: where's condition, never differentiated */
 } gc_domain;
 
 /* How an input is laid out in memory. */
@@ -48,12 +48,12 @@ typedef enum gc_layout {
 
 typedef struct gc_input {
     bool used;
-    int8_t ndim;                  /* 0: a zero-dim tensor */
+    int8_t ndim; /* 0: a zero-dim tensor */
     int64_t shape[GC_MAX_DIMS];
     gc_domain domain;
     gc_layout layout;
-    bool constant;                /* requires_grad false (not differentiated) */
-    int64_t hi;                   /* GC_INDEX: values in [0, hi) */
+    bool constant; /* requires_grad false (not differentiated) */
+    int64_t hi;    /* GC_INDEX: values in [0, hi) */
 } gc_input;
 
 /* A function under test: fills out[] with new references (at most GC_MAX_OUTPUTS) and returns
@@ -67,10 +67,10 @@ typedef struct gc_func {
 } gc_func;
 
 typedef struct gc_opts {
-    double eps, atol, rtol;       /* 0: PyTorch's defaults 1e-6, 1e-5, 1e-3 */
-    int64_t full_max;             /* outputs with at most this many elements get the full
+    double eps, atol, rtol; /* 0: PyTorch's defaults 1e-6, 1e-5, 1e-3 */
+    int64_t full_max;       /* outputs with at most this many elements get the full
                                      Jacobian, larger ones GC_VJPS random products (0: 128) */
-    uint64_t seed;                /* for the random grad_outputs */
+    uint64_t seed;          /* for the random grad_outputs */
 } gc_opts;
 
 #define GC_VJPS 4
@@ -84,13 +84,13 @@ tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device devi
 /* First-order check of f at in[0..n_in) (inputs requiring grad are differentiated). Returns
  * true, or false with a message naming the output, input and element in msg. Everything it
  * creates is released; the inputs are left as they were (values, no .grad). */
-bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts,
-                  char *msg, size_t msg_size);
+bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
+                  size_t msg_size);
 
 /* Second-order check: gc_gradcheck of g(in..., v...) = d(sum_o <v_o, f_o(in)>)/d(in) computed
  * by tg_grad with create_graph, over the inputs and random v (one per floating output). */
-bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts,
-                      char *msg, size_t msg_size);
+bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
+                      size_t msg_size);
 
 /* ------------------------------------------------------------------ the case table */
 
@@ -99,13 +99,13 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
  * tests/autograd/gc_cases.c); tests/autograd/test_gradcheck.c runs every registered case and
  * fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
 typedef struct gc_case {
-    const char *op;               /* schema name covered: "add.Tensor" */
-    const char *label;            /* "broadcast (3,1) + (1,4), alpha 2" */
+    const char *op;    /* schema name covered: "add.Tensor" */
+    const char *label; /* "broadcast (3,1) + (1,4), alpha 2" */
     gc_fn fn;
     gc_input in[GC_MAX_INPUTS];
-    bool gradgrad;                /* also check second derivatives */
-    double eps;                   /* 0: the default 1e-6 (float32 outputs need more) */
-    const char *expect_error;     /* the check must fail with an error containing this */
+    bool gradgrad;            /* also check second derivatives */
+    double eps;               /* 0: the default 1e-6 (float32 outputs need more) */
+    const char *expect_error; /* the check must fail with an error containing this */
 } gc_case;
 
 /* Registers a static array of cases from any file linked into the tests:
@@ -120,9 +120,11 @@ typedef struct gc_case_table {
     int64_t n;
 } gc_case_table;
 
-#define GC_REGISTER(array)                                                                 \
-    __attribute__((used, section("gc_case_tables"), aligned(16))) static const gc_case_table \
-        array##_gc_table = { (array), (int64_t)(sizeof(array) / sizeof((array)[0])) }
+#define GC_REGISTER(array)                                                       \
+    __attribute__((used, section("gc_case_tables"),                              \
+                   aligned(16))) static const gc_case_table array##_gc_table = { \
+        (array), (int64_t)(sizeof(array) / sizeof((array)[0]))                   \
+    }
 
 /* Every registered case, in link order: how many, and the i-th. */
 int gc_num_cases(void);
@@ -144,8 +146,11 @@ int *gc_case_indices(size_t *n);
  * INDEX(hi, shape...) is int64 in [0, hi); MASK is bool; REAL0 is zero-dim. */
 #define GC_NARG(...) GC_NARG_(__VA_ARGS__, 4, 3, 2, 1, 0)
 #define GC_NARG_(a, b, c, d, n, ...) n
-#define GC_IN(dom, lay, ...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
-                               .domain = (dom), .layout = (lay) }
+#define GC_IN(dom, lay, ...)                                                                   \
+    {                                                                                          \
+        .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .domain = (dom), \
+        .layout = (lay)                                                                        \
+    }
 #define REAL(...) GC_IN(GC_REAL, GC_CONTIG, __VA_ARGS__)
 #define REAL_T(...) GC_IN(GC_REAL, GC_TRANSPOSED, __VA_ARGS__)
 #define REAL_S(...) GC_IN(GC_REAL, GC_STRIDED, __VA_ARGS__)
@@ -157,13 +162,28 @@ int *gc_case_indices(size_t *n);
 #define UNIT(...) GC_IN(GC_UNIT, GC_CONTIG, __VA_ARGS__)
 #define DISTINCT(...) GC_IN(GC_DISTINCT, GC_CONTIG, __VA_ARGS__)
 #define DISTINCT_T(...) GC_IN(GC_DISTINCT, GC_TRANSPOSED, __VA_ARGS__)
-#define CONST(...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
-                     .domain = GC_REAL, .constant = true }
-#define INDEX(hi_, ...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
-                          .domain = GC_INDEX, .constant = true, .hi = (hi_) }
-#define MASK(...) { .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, \
-                    .domain = GC_MASK, .constant = true }
-#define REAL0 { .used = true, .ndim = 0, .domain = GC_REAL }
-#define POS0 { .used = true, .ndim = 0, .domain = GC_POS }
+#define CONST(...)                                                                               \
+    {                                                                                            \
+        .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .domain = GC_REAL, \
+        .constant = true                                                                         \
+    }
+#define INDEX(hi_, ...)                                                                           \
+    {                                                                                             \
+        .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .domain = GC_INDEX, \
+        .constant = true, .hi = (hi_)                                                             \
+    }
+#define MASK(...)                                                                                \
+    {                                                                                            \
+        .used = true, .ndim = GC_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .domain = GC_MASK, \
+        .constant = true                                                                         \
+    }
+#define REAL0                                      \
+    {                                              \
+        .used = true, .ndim = 0, .domain = GC_REAL \
+    }
+#define POS0                                      \
+    {                                             \
+        .used = true, .ndim = 0, .domain = GC_POS \
+    }
 
 #endif

@@ -10,7 +10,9 @@
 #include "tensorgen.h"
 
 /* Leak check: live counts at the start of a test and at its end. */
-typedef struct live { int64_t tensors, storages; } live;
+typedef struct live {
+    int64_t tensors, storages;
+} live;
 static live live_now(void) { return (live){ tg_live_tensors(), tg_live_storages() }; }
 static void expect_no_leak(live base)
 {
@@ -43,8 +45,8 @@ static void expect_values(const tg_tensor *t, const double *want, int64_t n, con
     double got[16];
     tg_tensor_to_doubles(t, got, n);
     for (int64_t i = 0; i < n; i++)
-        cr_expect(fabs(got[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])), "%s[%lld]: %.17g, expected %.17g",
-                  what, (long long)i, got[i], want[i]);
+        cr_expect(fabs(got[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])),
+                  "%s[%lld]: %.17g, expected %.17g", what, (long long)i, got[i], want[i]);
 }
 
 static const char BACKWARD_TWICE[] =
@@ -58,7 +60,7 @@ Test(autograd_errors, backward_twice_without_retain_graph)
 {
     live base = live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
-    tg_tensor *y = tg_mul(x, x);                  /* MulBackward0 saves x twice */
+    tg_tensor *y = tg_mul(x, x); /* MulBackward0 saves x twice */
     tg_tensor *s = tg_sum(y);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     cr_expect_eq(tg_backward(s), -1);
@@ -67,7 +69,9 @@ Test(autograd_errors, backward_twice_without_retain_graph)
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ 2, 4, 6 }, 3, "x.grad");
     tg_release(g);
-    tg_release(s); tg_release(y); tg_release(x);
+    tg_release(s);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -81,7 +85,9 @@ Test(autograd_errors, retain_graph_allows_a_second_backward_that_accumulates)
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ 4, 8, 12 }, 3, "x.grad after two backwards");
     tg_release(g);
-    tg_release(s); tg_release(y); tg_release(x);
+    tg_release(s);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -89,17 +95,21 @@ Test(autograd_errors, inplace_modification_of_a_saved_tensor)
 {
     live base = live_now();
     tg_tensor *x = leaf((double[]){ 0.5, 1, 1.5 }, 3);
-    tg_tensor *y = tg_exp(x);                     /* ExpBackward0 saves its result */
-    tg_tensor *z = tg_add_scalar_(y, 1);          /* y is now at version 1 */
+    tg_tensor *y = tg_exp(x);            /* ExpBackward0 saves its result */
+    tg_tensor *z = tg_add_scalar_(y, 1); /* y is now at version 1 */
     cr_assert(z, "%s", tg_last_error());
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error("one of the variables needed for gradient computation has been modified by an "
-                 "inplace operation: [torch.DoubleTensor [3]], which is output 0 of ExpBackward0, is "
-                 "at version 1; expected version 0 instead. Hint: the tensor was modified in place "
-                 "after it was saved for backward; clone() it before the in-place operation, or use "
-                 "the out-of-place operation.");
-    tg_release(s); tg_release(z); tg_release(y); tg_release(x);
+    expect_error(
+        "one of the variables needed for gradient computation has been modified by an "
+        "inplace operation: [torch.DoubleTensor [3]], which is output 0 of ExpBackward0, is "
+        "at version 1; expected version 0 instead. Hint: the tensor was modified in place "
+        "after it was saved for backward; clone() it before the in-place operation, or use "
+        "the out-of-place operation.");
+    tg_release(s);
+    tg_release(z);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -116,7 +126,10 @@ Test(autograd_errors, nonscalar_backward_needs_a_gradient)
     cr_assert_eq(tg_backward(y, .grad = v), 0, "%s", tg_last_error());
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ 2, -2, 1 }, 3, "x.grad");
-    tg_release(g); tg_release(v); tg_release(y); tg_release(x);
+    tg_release(g);
+    tg_release(v);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -126,9 +139,11 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_(x, o));
-    expect_error("add_: a leaf Variable that requires grad is being used in an in-place operation.");
+    expect_error(
+        "add_: a leaf Variable that requires grad is being used in an in-place operation.");
     cr_expect_null(tg_exp_(x));
-    expect_error("exp_: a leaf Variable that requires grad is being used in an in-place operation.");
+    expect_error(
+        "exp_: a leaf Variable that requires grad is being used in an in-place operation.");
     /* The leaf is unchanged, and in-place is fine with grad mode off (torch.no_grad()). */
     expect_values(x, (double[]){ 1, 2, 3 }, 3, "x");
     TG_NO_GRAD {
@@ -140,7 +155,9 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     cr_expect_null(tg_mul_scalar_(v, 2));
     expect_error("mul_: a view of a leaf Variable that requires grad is being used in an in-place "
                  "operation.");
-    tg_release(v); tg_release(o); tg_release(x);
+    tg_release(v);
+    tg_release(o);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -151,9 +168,12 @@ Test(autograd_errors, inplace_on_a_view_of_a_nonleaf_is_refused)
     tg_tensor *c = tg_clone(x);
     tg_tensor *v = tg_slice(c, .start = TG_SOME(2));
     cr_expect_null(tg_mul_scalar_(v, 2));
-    expect_error("mul_: in-place operations on views of tensors that require grad are not supported "
-                 "by autograd; clone() the view first or use the out-of-place operation");
-    tg_release(v); tg_release(c); tg_release(x);
+    expect_error(
+        "mul_: in-place operations on views of tensors that require grad are not supported "
+        "by autograd; clone() the view first or use the out-of-place operation");
+    tg_release(v);
+    tg_release(c);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -176,7 +196,9 @@ Test(autograd_errors, out_variant_with_requires_grad)
         tg_release(r);
     }
     expect_values(out, (double[]){ 2, 3, 4 }, 3, "out");
-    tg_release(out); tg_release(o); tg_release(x);
+    tg_release(out);
+    tg_release(o);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -193,7 +215,9 @@ Test(autograd_errors, operator_without_a_derivative_fails_at_backward)
     cr_expect(e && strstr(e, "the derivative for 'as_strided"), "error: %s", e ? e : "(none)");
     tg_clear_error();
     cr_expect_null(tg_tensor_grad(x));
-    tg_release(s); tg_release(y); tg_release(x);
+    tg_release(s);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -211,7 +235,11 @@ Test(autograd_errors, operator_without_an_entry_names_itself)
     tg_tensor *s = tg_sum(p);
     cr_expect_eq(tg_backward(s), -1);
     expect_error("the derivative for 'sgd_step_' is not implemented.");
-    tg_release(s); tg_release(r); tg_release(g); tg_release(p); tg_release(x);
+    tg_release(s);
+    tg_release(r);
+    tg_release(g);
+    tg_release(p);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -222,14 +250,18 @@ Test(autograd_errors, grad_of_an_input_not_in_the_graph)
     tg_tensor *s = tg_sum(x);
     tg_tensor *gs[2] = { NULL, NULL };
     cr_expect_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(x, z), gs, .retain_graph = true), -1);
-    expect_error("grad: One of the differentiated Tensors appears to not have been used in the graph. "
-                 "Set allow_unused=True if this is the desired behavior.");
+    expect_error(
+        "grad: One of the differentiated Tensors appears to not have been used in the graph. "
+        "Set allow_unused=True if this is the desired behavior.");
     cr_expect(gs[0] == NULL && gs[1] == NULL);
-    cr_assert_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(x, z), gs, .allow_unused = true), 0, "%s", tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(x, z), gs, .allow_unused = true), 0, "%s",
+                 tg_last_error());
     expect_values(gs[0], (double[]){ 1, 1 }, 2, "ds/dx");
     cr_expect_null(gs[1]);
     tg_release(gs[0]);
-    tg_release(s); tg_release(z); tg_release(x);
+    tg_release(s);
+    tg_release(z);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -245,8 +277,11 @@ Test(autograd_errors, no_grad_records_nothing)
     cr_expect_null(tg_tensor_grad_fn(y));
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error("backward: element 0 of tensors does not require grad and does not have a grad_fn");
-    tg_release(s); tg_release(y); tg_release(x);
+    expect_error(
+        "backward: element 0 of tensors does not require grad and does not have a grad_fn");
+    tg_release(s);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -274,8 +309,14 @@ Test(autograd_higher_order, third_power_through_mul_and_pow)
         cr_assert_eq(tg_grad(TG_TENSORS(s2), TG_TENSORS(x), &g3), 0, "%s", tg_last_error());
         expect_values(g3, (double[]){ 6, 6, 6 }, 3, "d3y/dx3 = 6");
         cr_expect(!tg_tensor_requires_grad(g3), "without create_graph the gradient has no history");
-        tg_release(g3); tg_release(s2); tg_release(g2); tg_release(s1); tg_release(g1);
-        tg_release(s); tg_release(y); tg_release(x2);
+        tg_release(g3);
+        tg_release(s2);
+        tg_release(g2);
+        tg_release(s1);
+        tg_release(g1);
+        tg_release(s);
+        tg_release(y);
+        tg_release(x2);
     }
     tg_release(x);
     expect_no_leak(base);
@@ -297,7 +338,12 @@ Test(autograd_higher_order, backward_create_graph_then_grad_of_grad)
     expect_values(gg, (double[]){ 6, 12 }, 2, "d(sum 3x^2)/dx = 6x");
     /* x.grad refers to the graph that refers to x: clearing .grad breaks that cycle. */
     tg_tensor_set_grad(x, NULL);
-    tg_release(gg); tg_release(gs); tg_release(g); tg_release(s); tg_release(y); tg_release(x);
+    tg_release(gg);
+    tg_release(gs);
+    tg_release(g);
+    tg_release(s);
+    tg_release(y);
+    tg_release(x);
     expect_no_leak(base);
 }
 
@@ -331,7 +377,7 @@ Test(autograd_deep, chain_of_100000_ops_backward_and_free)
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ CHAIN / 2 + 1 }, 1, "dy/dx");
     tg_release(g);
-    tg_release(y);                     /* frees the remaining 100,000 nodes */
+    tg_release(y); /* frees the remaining 100,000 nodes */
     tg_release(x);
     expect_no_leak(base);
 }
@@ -342,7 +388,7 @@ Test(autograd_deep, chain_of_100000_ops_freed_without_backward)
     tg_tensor *x = leaf((double[]){ 0.25 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
-    tg_release(y);                     /* the whole graph dies here, without recursion */
+    tg_release(y); /* the whole graph dies here, without recursion */
     tg_release(x);
     expect_no_leak(base);
 }
@@ -354,7 +400,8 @@ Test(autograd_deep, chain_with_retain_graph_twice)
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
     tg_tensor *g = NULL;
-    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &g, .retain_graph = true), 0, "%s", tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &g, .retain_graph = true), 0, "%s",
+                 tg_last_error());
     expect_values(g, (double[]){ CHAIN / 2 + 1 }, 1, "dy/dx, first");
     tg_release(g);
     cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &g), 0, "%s", tg_last_error());

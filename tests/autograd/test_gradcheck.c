@@ -27,7 +27,8 @@ static int make_inputs(const gc_case *c, int index, tg_tensor **in)
         in[n] = gc_make_input(&c->in[n], &seed);
         cr_assert(in[n], "%s [%s]: input %d: %s", c->op, c->label, n, tg_last_error());
         const gc_input *s = &c->in[n];
-        if (s->layout != GC_CONTIG && s->ndim >= 2 && s->shape[s->ndim - 1] > 1 && s->shape[s->ndim - 2] > 1)
+        if (s->layout != GC_CONTIG && s->ndim >= 2 && s->shape[s->ndim - 1] > 1 &&
+            s->shape[s->ndim - 2] > 1)
             cr_assert(!tg_tensor_is_contiguous(in[n]), "%s [%s]: input %d should be non-contiguous",
                       c->op, c->label, n);
     }
@@ -57,8 +58,9 @@ static void run_case(int index)
     if (c->expect_error) {
         cr_expect(!ok, "%s [%s]: expected a failure mentioning \"%s\", but gradcheck passed", c->op,
                   c->label, c->expect_error);
-        cr_expect(ok || strstr(msg, c->expect_error), "%s [%s]: expected an error mentioning \"%s\", got: %s",
-                  c->op, c->label, c->expect_error, msg);
+        cr_expect(ok || strstr(msg, c->expect_error),
+                  "%s [%s]: expected an error mentioning \"%s\", got: %s", c->op, c->label,
+                  c->expect_error, msg);
     } else {
         cr_expect(ok, "gradcheck %s [%s]: %s", c->op, c->label, msg);
         if (ok && c->gradgrad) {
@@ -83,10 +85,7 @@ ParameterizedTestParameters(gradcheck, op)
     return cr_make_param_array(int, indices, n);
 }
 
-ParameterizedTest(int *index, gradcheck, op)
-{
-    run_case(*index);
-}
+ParameterizedTest(int *index, gradcheck, op) { run_case(*index); }
 
 /* ------------------------------------------------------------------ coverage */
 
@@ -99,9 +98,10 @@ static bool has_case(const char *op)
 
 Test(gradcheck, every_differentiable_operator_has_a_case)
 {
-    static const cover_op ops[] = { TG_DIFFERENTIABLE_OP_LIST(COVER_OP) { 0 } };
+    static const cover_op ops[] = { TG_DIFFERENTIABLE_OP_LIST(COVER_OP){ 0 } };
     int total, missing = cover_report_missing(ops, has_case, "gradcheck case", NULL, &total);
-    cr_expect_eq(missing, 0, "%d of %d differentiable operators have no gradcheck case (listed on stderr)",
+    cr_expect_eq(missing, 0,
+                 "%d of %d differentiable operators have no gradcheck case (listed on stderr)",
                  missing, total);
 }
 
@@ -109,7 +109,8 @@ Test(gradcheck, cases_name_real_operators)
 {
     for (int i = 0; i < gc_num_cases(); i++)
         cr_expect(cover_is_operator(gc_case_at(i)->op),
-                  "gradcheck case %d names '%s', which is not an operator in the spec", i, gc_case_at(i)->op);
+                  "gradcheck case %d names '%s', which is not an operator in the spec", i,
+                  gc_case_at(i)->op);
 }
 
 /* The harness itself must catch a wrong gradient: d/dx of detach(x) * x is x (the detached

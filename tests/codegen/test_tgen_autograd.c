@@ -30,8 +30,9 @@ static void generate(void)
 {
     dir = strdup("/tmp/tgen_autograd_XXXXXX");
     cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
-    const char *args[] = { "--gen", "--native", SPEC, "--derivatives", DERIVS, "--templates",
-                           "templates", "--out", dir, NULL };
+    const char *args[] = { "--gen", "--native",    SPEC,        "--derivatives",
+                           DERIVS,  "--templates", "templates", "--out",
+                           dir,     NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -47,8 +48,7 @@ static void cleanup(void)
     free(grad_list_h);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
     free(dir);
 }
 
@@ -64,10 +64,7 @@ static char *section_to(const char *text, const char *head, const char *stop)
 }
 
 /* A definition: up to the next blank line. */
-static char *section(const char *text, const char *head)
-{
-    return section_to(text, head, "\n\n");
-}
+static char *section(const char *text, const char *head) { return section_to(text, head, "\n\n"); }
 
 static void expect_in(const char *text, const char *what, const char *where)
 {
@@ -81,11 +78,11 @@ Test(tgen_autograd, compiles_warning_free)
     for (size_t i = 0; i < 2; i++) {
         char probe[64];
         snprintf(probe, sizeof probe, "command -v %s >/dev/null 2>&1", ccs[i]);
-        if (system(probe) != 0)
-            continue;
+        if (system(probe) != 0) continue;
         for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
             char cmd[1024];
-            snprintf(cmd, sizeof cmd, "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I%s -c %s/%s -o /dev/null",
+            snprintf(cmd, sizeof cmd,
+                     "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I%s -c %s/%s -o /dev/null",
                      ccs[i], dir, dir, files[f]);
             cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
         }
@@ -116,7 +113,8 @@ Test(tgen_autograd, saves_only_what_formulas_use)
     expect_in(autograd_c, "tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);",
               "the div.Tensor_mode kernel");
     /* A non-differentiable output read by name is saved as an output. */
-    expect_in(autograd_c, "tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);", "the max.dim kernel");
+    expect_in(autograd_c, "tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);",
+              "the max.dim kernel");
 }
 
 /* Int lists are copied into the node's trailing storage before strings, whatever the
@@ -150,11 +148,13 @@ Test(tgen_autograd, records_history_for_differentiable_outputs_only)
 
 Test(tgen_autograd, joint_and_not_implemented_formulas)
 {
-    expect_in(autograd_c, "tg_rc = MaximumBackward0_self_other(n, grads, out);", "MaximumBackward0");
+    expect_in(autograd_c, "tg_rc = MaximumBackward0_self_other(n, grads, out);",
+              "MaximumBackward0");
     expect_in(autograd_c, "out[1] = t0.indices;", "MaximumBackward0_self_other");
     expect_in(autograd_c, "tg_rc = tg__not_implemented(\"mm: mat2\");", "MmBackward0");
     /* A Tensor[] input declared not_implemented: one edge per element after the fixed ones. */
-    expect_in(autograd_c, "tg__node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len)", "cat");
+    expect_in(autograd_c,
+              "tg__node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len)", "cat");
     /* No formula at all (floor): forward works, backward names the operator. */
     expect_in(autograd_c, "return tg__not_implemented(\"floor\");", "floor");
     expect_in(autograd_c, "{ \"NotImplemented\", tg__ni_apply_floor, NULL }", "floor");
@@ -167,7 +167,8 @@ Test(tgen_autograd, inplace_and_out_variants)
     expect_in(k, "tg_tensor *tg_orig = tg_clone(self);", "mul_");
     expect_in(k, "&MulBackward0_vtable", "mul_");
     /* self is saved before the op runs. */
-    cr_expect(strstr(k, "tg_clone(self)") < strstr(k, "tg__below_mul_(self, other);\n    if (!tg_r)"),
+    cr_expect(strstr(k, "tg_clone(self)") <
+                  strstr(k, "tg__below_mul_(self, other);\n    if (!tg_r)"),
               "mul_ saves self after the op:\n%s", k);
     free(k);
     k = section(autograd_c, "tg_tensor *tg__autograd_kernel_add_out(");
@@ -177,10 +178,13 @@ Test(tgen_autograd, inplace_and_out_variants)
 
 Test(tgen_autograd, fills_the_autograd_slot)
 {
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,", "tg_register.c");
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,", "tg_register.c");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,",
+              "tg_register.c");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,",
+              "tg_register.c");
     /* A composite with a formula uses the formula; one without keeps the composite. */
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_twice,", "tg_register.c");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_twice,",
+              "tg_register.c");
     expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_square,", "tg_register.c");
     /* Factories get none (nothing to differentiate). */
     char *row = section_to(register_c, "[TG_OP_ZEROS] = {", "\n    },\n");
@@ -202,8 +206,8 @@ Test(tgen_autograd, output_is_deterministic)
 {
     char *again = strdup("/tmp/tgen_autograd2_XXXXXX");
     cr_assert(again && mkdtemp(again));
-    const char *args[] = { "--gen", "--native", SPEC, "--derivatives", DERIVS, "--templates",
-                           "templates", "--out", again, NULL };
+    const char *args[] = { "--gen",       "--native",  SPEC,    "--derivatives", DERIVS,
+                           "--templates", "templates", "--out", again,           NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0);
     tgen_result_free(&r);
@@ -214,7 +218,6 @@ Test(tgen_autograd, output_is_deterministic)
     free(second);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", again);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", again);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", again);
     free(again);
 }

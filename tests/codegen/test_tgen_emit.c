@@ -9,31 +9,38 @@
 
 #include "codegen/tgen_run.h"
 
-static char *make_tmpdir(void) {
+static char *make_tmpdir(void)
+{
     char *dir = strdup("/tmp/tgen_emit_XXXXXX");
     cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
     return dir;
 }
 
-static void remove_dir(char *dir) {
+static void remove_dir(char *dir)
+{
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
     free(dir);
 }
 
-static tgen_result gen(const char *spec, const char *out) {
-    const char *args[] = { "--gen", "--native", spec, "--templates", "templates", "--out", out, NULL };
+static tgen_result gen(const char *spec, const char *out)
+{
+    const char *args[] = {
+        "--gen", "--native", spec, "--templates", "templates", "--out", out, NULL
+    };
     return tgen_run(args);
 }
 
-static bool have(const char *cc) {
+static bool have(const char *cc)
+{
     char cmd[128];
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", cc);
     return system(cmd) == 0;
 }
 
-Test(tgen_emit, errors_name_the_entry_and_write_nothing) {
+Test(tgen_emit, errors_name_the_entry_and_write_nothing)
+{
     char *dir = make_tmpdir();
     char *expected = tgen_slurp("tests/codegen/emit/emit_errors.expected");
     cr_assert(expected, "cannot read tests/codegen/emit/emit_errors.expected");
@@ -66,7 +73,8 @@ static const char *const edge_user =
     "    return g;\n"
     "}\n";
 
-Test(tgen_emit, edge_cases_compile_warning_free) {
+Test(tgen_emit, edge_cases_compile_warning_free)
+{
     char *dir = make_tmpdir();
     tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
@@ -80,14 +88,17 @@ Test(tgen_emit, edge_cases_compile_warning_free) {
     fclose(f);
 
     const char *const ccs[] = { "gcc", "clang" };
-    const char *const sources[] = { "edge_user.c", "tg_ops.c", "tg_register.c", "tg_structured.c", "tg_boxed.c" };
+    const char *const sources[] = { "edge_user.c", "tg_ops.c", "tg_register.c", "tg_structured.c",
+                                    "tg_boxed.c" };
     for (size_t i = 0; i < 2; i++) {
         if (!have(ccs[i])) continue;
         for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++) {
             for (int cuda = 0; cuda < 2; cuda++) {
                 char cmd[1024];
-                snprintf(cmd, sizeof cmd, "%s -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
-                         ccs[i], cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
+                snprintf(
+                    cmd, sizeof cmd,
+                    "%s -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
+                    ccs[i], cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
                 cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
             }
         }
@@ -95,11 +106,13 @@ Test(tgen_emit, edge_cases_compile_warning_free) {
     remove_dir(dir);
 }
 
-Test(tgen_emit, rewrites_only_changed_files) {
+Test(tgen_emit, rewrites_only_changed_files)
+{
     char *dir = make_tmpdir();
     tgen_result r1 = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r1.status, 0, "tgen failed:\n%s", r1.err ? r1.err : "");
-    cr_expect(r1.out && strstr(r1.out, "tg_ops.h"), "first run wrote nothing: %s", r1.out ? r1.out : "");
+    cr_expect(r1.out && strstr(r1.out, "tg_ops.h"), "first run wrote nothing: %s",
+              r1.out ? r1.out : "");
     char path[512];
     snprintf(path, sizeof path, "%s/tg_ops.c", dir);
     struct stat before, after;
@@ -108,7 +121,8 @@ Test(tgen_emit, rewrites_only_changed_files) {
     cr_assert_eq(r2.status, 0);
     cr_expect_str_empty(r2.out ? r2.out : "", "second run rewrote files: %s", r2.out ? r2.out : "");
     cr_assert(stat(path, &after) == 0);
-    cr_expect(before.st_mtim.tv_sec == after.st_mtim.tv_sec && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec,
+    cr_expect(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+                  before.st_mtim.tv_nsec == after.st_mtim.tv_nsec,
               "tg_ops.c was touched");
     tgen_result_free(&r1);
     tgen_result_free(&r2);

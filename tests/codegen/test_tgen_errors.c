@@ -12,7 +12,7 @@
 static bool check_case(const char *name, const char *native, const char *derivs, const char *flags)
 {
     const char *args[] = { "--check", native, strcmp(derivs, "-") ? derivs : NULL, NULL, NULL };
-    if (*flags) {   /* `--check --strict native derivs` */
+    if (*flags) { /* `--check --strict native derivs` */
         args[1] = flags;
         args[2] = native;
         args[3] = strcmp(derivs, "-") ? derivs : NULL;
@@ -27,8 +27,7 @@ static bool check_case(const char *name, const char *native, const char *derivs,
     if (expected && r.err)
         cr_expect_str_eq(r.err, expected, "%s: stderr differs\n--- expected:\n%s--- got:\n%s", name,
                          expected, r.err);
-    if (r.out)
-        cr_expect_str_empty(r.out, "%s: unexpected stdout: %s", name, r.out);
+    if (r.out) cr_expect_str_empty(r.out, "%s: unexpected stdout: %s", name, r.out);
     free(expected);
     tgen_result_free(&r);
     return ok;
@@ -41,8 +40,7 @@ Test(tgen_errors, table)
     cr_assert(table != NULL, "cannot read " TABLE);
     int rows = 0, failed = 0;
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
-        if (line[0] == '#' || !line[0])
-            continue;
+        if (line[0] == '#' || !line[0]) continue;
         char name[128], native[256], derivs[256], flags[64] = "";
         int n = sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%63s", name, native, derivs, flags);
         cr_assert(n == 3 || n == 4, TABLE ": malformed row '%s'", line);

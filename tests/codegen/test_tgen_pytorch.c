@@ -32,13 +32,14 @@ Test(tgen_pytorch, lists_unparsed_formulas)
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen --check --verbose failed:\n%s", r.err ? r.err : "");
     int lines = 0;
-    for (const char *p = r.out; p && (p = strstr(p, "does not parse: ")); p++)
-        lines++;
+    for (const char *p = r.out; p && (p = strstr(p, "does not parse: ")); p++) lines++;
     cr_expect_eq(lines, 49, "%d unparsed formulas listed", lines);
-    cr_expect(strstr(r.out, "derivatives.yaml:922:57: formula for 'self' of 'xlogy.Tensor' does not "
-                            "parse: unexpected character '&' in a formula\n") != NULL,
+    cr_expect(strstr(r.out,
+                     "derivatives.yaml:922:57: formula for 'self' of 'xlogy.Tensor' does not "
+                     "parse: unexpected character '&' in a formula\n") != NULL,
               "no position or reason in:\n%s", r.out);
-    cr_expect(strstr(r.out, "ok: 2493 functions, 639 derivatives, 1105/1154 formulas parsed\n") != NULL);
+    cr_expect(strstr(r.out, "ok: 2493 functions, 639 derivatives, 1105/1154 formulas parsed\n") !=
+              NULL);
     tgen_result_free(&r);
 }
 

@@ -56,7 +56,9 @@ Test(tgen_scalar_overload, generates_the_glue)
 {
     char dir[] = "/tmp/tgen_scalar_XXXXXX";
     cr_assert(mkdtemp(dir));
-    const char *args[] = { "--gen", "--native", SPEC, "--templates", "templates", "--out", dir, NULL };
+    const char *args[] = {
+        "--gen", "--native", SPEC, "--templates", "templates", "--out", dir, NULL
+    };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -64,10 +66,14 @@ Test(tgen_scalar_overload, generates_the_glue)
     char *glue = file_text(dir, "tg_structured.c"), *rows = file_text(dir, "tg_register.c");
     cr_expect(strstr(glue, lerp_scalar), "lerp.Scalar's kernel differs:\n%s", glue);
     cr_expect(strstr(glue, minmax_scalar), "minmax.Scalar's kernel differs:\n%s", glue);
-    cr_expect(strstr(glue, "tg_lerp__fn(self, tg_w_end, weight, (tg_lerp__opts){ .alpha = alpha });"),
-              "lerp_.Scalar must wrap only `end`");
-    cr_expect(strstr(glue, "tg_lerp_out_fn(self, tg_w_end, tg_w_weight, out, (tg_lerp_out_opts){ .alpha = alpha });"),
-              "lerp.Scalar_out must call lerp.Tensor_out with out");
+    cr_expect(
+        strstr(glue, "tg_lerp__fn(self, tg_w_end, weight, (tg_lerp__opts){ .alpha = alpha });"),
+        "lerp_.Scalar must wrap only `end`");
+    cr_expect(
+        strstr(
+            glue,
+            "tg_lerp_out_fn(self, tg_w_end, tg_w_weight, out, (tg_lerp_out_opts){ .alpha = alpha });"),
+        "lerp.Scalar_out must call lerp.Tensor_out with out");
     const char *keys[] = { "TG_KEY_CPU", "TG_KEY_CUDA", "TG_KEY_AUTOGRAD" };
     for (int k = 0; k < 3; k++) {
         char slot[128];
@@ -81,10 +87,11 @@ Test(tgen_scalar_overload, generates_the_glue)
     for (int i = 0; i < 2; i++) {
         char cmd[1024];
         snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", ccs[i]);
-        if (system(cmd) != 0)
-            continue;
-        snprintf(cmd, sizeof cmd, "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I%s -c %s/tg_structured.c -o /dev/null",
-                 ccs[i], dir, dir);
+        if (system(cmd) != 0) continue;
+        snprintf(
+            cmd, sizeof cmd,
+            "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I%s -c %s/tg_structured.c -o /dev/null",
+            ccs[i], dir, dir);
         cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
     }
     char cmd[600];
@@ -96,14 +103,19 @@ Test(tgen_scalar_overload, generates_the_glue)
 
 /* Each test ends with as many live tensors as it started with. */
 #define LEAK_CHECK_BEGIN int64_t tg_live0 = tg_live_tensors()
-#define LEAK_CHECK_END \
-    cr_expect_eq(tg_live_tensors(), tg_live0, "leaked %lld tensors", (long long)(tg_live_tensors() - tg_live0))
+#define LEAK_CHECK_END                                               \
+    cr_expect_eq(tg_live_tensors(), tg_live0, "leaked %lld tensors", \
+                 (long long)(tg_live_tensors() - tg_live0))
 
 Test(scalar_overloads, rows_hold_the_generated_kernels)
 {
     /* An out= variant's Autograd slot holds its generated autograd kernel instead, which
      * refuses arguments that require grad (docs/generated-code.md, "Autograd"). */
-    static const struct { tg_op op; tg_fnptr kernel; bool autograd; } rows[] = {
+    static const struct {
+        tg_op op;
+        tg_fnptr kernel;
+        bool autograd;
+    } rows[] = {
         { TG_OP_ADD_SCALAR, (tg_fnptr)tg__scalar_overload_add_scalar, true },
         { TG_OP_ADD_SCALAR_, (tg_fnptr)tg__scalar_overload_add_scalar_, true },
         { TG_OP_DIV_SCALAR, (tg_fnptr)tg__scalar_overload_div_scalar, true },
@@ -133,17 +145,19 @@ static tg_tensor *vec(tg_dtype dtype, const double *v, int64_t n)
 }
 
 /* Checks dtype and values of t, then releases it. */
-static void expect_vec(tg_tensor *t, tg_dtype dtype, const double *want, int64_t n, const char *what)
+static void expect_vec(tg_tensor *t, tg_dtype dtype, const double *want, int64_t n,
+                       const char *what)
 {
     cr_assert(t, "%s: NULL (%s)", what, tg_last_error() ? tg_last_error() : "no error");
-    cr_expect_eq(tg_tensor_dtype(t), dtype, "%s: dtype %d, expected %d", what, tg_tensor_dtype(t), dtype);
+    cr_expect_eq(tg_tensor_dtype(t), dtype, "%s: dtype %d, expected %d", what, tg_tensor_dtype(t),
+                 dtype);
     cr_assert_eq(tg_tensor_numel(t), n, "%s: numel", what);
     tg_tensor *d = tg_to(t, TG_FLOAT64);
     tg_tensor *c = tg_contiguous(d);
     const double *got = tg_tensor_data(c);
     for (int64_t i = 0; i < n; i++)
-        cr_expect(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])), "%s[%lld]: %g, expected %g", what,
-                  (long long)i, got[i], want[i]);
+        cr_expect(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])),
+                  "%s[%lld]: %g, expected %g", what, (long long)i, got[i], want[i]);
     tg_release(c);
     tg_release(d);
     tg_release(t);
@@ -155,9 +169,12 @@ Test(scalar_overloads, wrap_integral_scalars_like_python_ints)
     tg_tensor *x = vec(TG_INT64, (double[]){ 1, 2, 3 }, 3);
     tg_tensor *b = vec(TG_UINT8, (double[]){ 250, 7 }, 2);
     expect_vec(tg_add_scalar(x, 2), TG_INT64, (double[]){ 3, 4, 5 }, 3, "int64 + 2");
-    expect_vec(tg_add_scalar(x, 2, .alpha = 3), TG_INT64, (double[]){ 7, 8, 9 }, 3, "int64 + 3 * 2");
-    expect_vec(tg_sub_scalar(x, 1, .alpha = 2), TG_INT64, (double[]){ -1, 0, 1 }, 3, "int64 - 2 * 1");
-    expect_vec(tg_mul_scalar(b, 2), TG_UINT8, (double[]){ 244, 14 }, 2, "uint8 * 2 stays uint8 and wraps");
+    expect_vec(tg_add_scalar(x, 2, .alpha = 3), TG_INT64, (double[]){ 7, 8, 9 }, 3,
+               "int64 + 3 * 2");
+    expect_vec(tg_sub_scalar(x, 1, .alpha = 2), TG_INT64, (double[]){ -1, 0, 1 }, 3,
+               "int64 - 2 * 1");
+    expect_vec(tg_mul_scalar(b, 2), TG_UINT8, (double[]){ 244, 14 }, 2,
+               "uint8 * 2 stays uint8 and wraps");
     expect_vec(tg_eq_scalar(x, 2), TG_BOOL, (double[]){ 0, 1, 0 }, 3, "int64 == 2");
     expect_vec(tg_pow_scalar_self(2, x), TG_INT64, (double[]){ 2, 4, 8 }, 3, "2 ** int64");
     tg_release(x);
@@ -172,11 +189,13 @@ Test(scalar_overloads, wrap_other_scalars_like_python_floats)
     tg_dtype f = tg_get_default_dtype();
     expect_vec(tg_add_scalar(x, 2.5), f, (double[]){ 3.5, 4.5, 5.5 }, 3, "int64 + 2.5");
     expect_vec(tg_div_scalar(x, 2), f, (double[]){ 0.5, 1, 1.5 }, 3, "int64 / 2 (true division)");
-    expect_vec(tg_add_scalar(x, INFINITY), f, (double[]){ INFINITY, INFINITY, INFINITY }, 3, "int64 + inf");
+    expect_vec(tg_add_scalar(x, INFINITY), f, (double[]){ INFINITY, INFINITY, INFINITY }, 3,
+               "int64 + inf");
     expect_vec(tg_gt_scalar(x, 1.5), TG_BOOL, (double[]){ 0, 1, 1 }, 3, "int64 > 1.5");
     expect_vec(tg_ne_scalar(x, NAN), TG_BOOL, (double[]){ 1, 1, 1 }, 3, "int64 != nan");
     tg_tensor *h = vec(TG_FLOAT64, (double[]){ 0.25, 2 }, 2);
-    expect_vec(tg_mul_scalar(h, 2), TG_FLOAT64, (double[]){ 0.5, 4 }, 2, "float64 * 2 stays float64");
+    expect_vec(tg_mul_scalar(h, 2), TG_FLOAT64, (double[]){ 0.5, 4 }, 2,
+               "float64 * 2 stays float64");
     tg_release(h);
     tg_release(x);
     LEAK_CHECK_END;

@@ -23,8 +23,7 @@ static inline const char *tgen_path(void)
 static inline char *tgen_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 4096, len = 0, n;
     char *buf = malloc(cap);
     while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
@@ -39,14 +38,13 @@ static inline char *tgen_slurp(const char *path)
         }
     }
     fclose(f);
-    if (buf)
-        buf[len] = '\0';
+    if (buf) buf[len] = '\0';
     return buf;
 }
 
 typedef struct tgen_result {
-    int status;               /* exit status, or -1 when tgen could not be run */
-    char *out, *err;          /* captured stdout / stderr (free with tgen_result_free) */
+    int status;      /* exit status, or -1 when tgen could not be run */
+    char *out, *err; /* captured stdout / stderr (free with tgen_result_free) */
 } tgen_result;
 
 /* Runs `tgen args...` (args NULL-terminated). */
@@ -55,12 +53,10 @@ static inline tgen_result tgen_run(const char *const *args)
     tgen_result r = { -1, NULL, NULL };
     char out_path[] = "/tmp/tgen_test_out_XXXXXX", err_path[] = "/tmp/tgen_test_err_XXXXXX";
     int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    if (fo < 0 || fe < 0)
-        return r;
+    if (fo < 0 || fe < 0) return r;
     const char *argv[32] = { tgen_path() };
     int argc = 1;
-    for (; args[argc - 1] && argc < 31; argc++)
-        argv[argc] = args[argc - 1];
+    for (; args[argc - 1] && argc < 31; argc++) argv[argc] = args[argc - 1];
     argv[argc] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -69,8 +65,7 @@ static inline tgen_result tgen_run(const char *const *args)
     pid_t pid;
     if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0) {
         int ws;
-        if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws))
-            r.status = WEXITSTATUS(ws);
+        if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws)) r.status = WEXITSTATUS(ws);
     }
     posix_spawn_file_actions_destroy(&fa);
     close(fo);

@@ -16,14 +16,15 @@
 #ifdef TG_WITH_CUDA
 
 /* Every CUDA test starts with this: skips visibly on a machine without a device. */
-#define CC_REQUIRE_DEVICE(name)                                                 \
-    do {                                                                        \
+#define CC_REQUIRE_DEVICE(name)                                                        \
+    do {                                                                               \
         if (!tg_cuda_is_available()) cr_skip_test("no CUDA device: %s not run", name); \
     } while (0)
 
 /* A contiguous CPU tensor of `dt` with uniform values in [lo, hi) (integers: floored; bool:
  * lo 0, hi 2 gives both values), reproducible from `seed`. */
-static inline tg_tensor *cc_rand(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed, double lo, double hi)
+static inline tg_tensor *cc_rand(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed,
+                                 double lo, double hi)
 {
     int64_t n = 1;
     for (int64_t i = 0; i < ndim; i++) n *= shape[i];
@@ -56,8 +57,8 @@ static inline tg_tensor *cc_cuda(tg_tensor *t)
     return r;
 }
 
-static inline void cc_assert_close(const tg_tensor *got, const tg_tensor *want, double rtol, double atol,
-                                   const char *what)
+static inline void cc_assert_close(const tg_tensor *got, const tg_tensor *want, double rtol,
+                                   double atol, const char *what)
 {
     cr_assert(got, "%s: %s", what, tg_last_error());
     cr_assert(want, "%s (CPU): %s", what, tg_last_error());
@@ -69,17 +70,18 @@ static inline void cc_assert_close(const tg_tensor *got, const tg_tensor *want, 
     double *g = kt_values(got), *w = kt_values(want);
     for (int64_t i = 0; i < n; i++) {
         if (isnan(w[i]) || isnan(g[i])) {
-            cr_assert(isnan(w[i]) && isnan(g[i]), "%s: element %lld is %g on CUDA, %g on CPU", what, (long long)i,
-                      g[i], w[i]);
+            cr_assert(isnan(w[i]) && isnan(g[i]), "%s: element %lld is %g on CUDA, %g on CPU", what,
+                      (long long)i, g[i], w[i]);
             continue;
         }
         if (isinf(w[i]) || isinf(g[i])) {
-            cr_assert_eq(g[i], w[i], "%s: element %lld is %g on CUDA, %g on CPU", what, (long long)i, g[i], w[i]);
+            cr_assert_eq(g[i], w[i], "%s: element %lld is %g on CUDA, %g on CPU", what,
+                         (long long)i, g[i], w[i]);
             continue;
         }
         cr_assert(fabs(g[i] - w[i]) <= atol + rtol * fabs(w[i]),
-                  "%s: element %lld is %.17g on CUDA, %.17g on CPU (rtol %g, atol %g)", what, (long long)i, g[i],
-                  w[i], rtol, atol);
+                  "%s: element %lld is %.17g on CUDA, %.17g on CPU (rtol %g, atol %g)", what,
+                  (long long)i, g[i], w[i], rtol, atol);
     }
     free(g);
     free(w);
@@ -98,8 +100,8 @@ static inline double cc_round_tol(tg_dtype dt, double f32, double f64)
     switch (dt) {
     case TG_FLOAT64: return f64;
     case TG_FLOAT32: return f32;
-    case TG_FLOAT16: return 2e-3;      /* 2^-10 relative spacing, one or two roundings */
-    default: return 1e-2;              /* bfloat16: 2^-7 */
+    case TG_FLOAT16: return 2e-3; /* 2^-10 relative spacing, one or two roundings */
+    default: return 1e-2;         /* bfloat16: 2^-7 */
     }
 }
 

@@ -10,10 +10,7 @@
 
 #ifndef TG_WITH_CUDA
 
-Test(cuda_coverage, built_without_cuda)
-{
-    CC_SKIP_NO_CUDA_BUILD();
-}
+Test(cuda_coverage, built_without_cuda) { CC_SKIP_NO_CUDA_BUILD(); }
 
 #else
 
@@ -31,18 +28,23 @@ static bool covered(const char *name)
 
 Test(cuda_coverage, every_cuda_kernel_has_a_comparison_case)
 {
-    static const cover_op ops[] = { TG_CUDA_OP_LIST(COVER_OP) { 0 } };
+    static const cover_op ops[] = { TG_CUDA_OP_LIST(COVER_OP){ 0 } };
     int total, missing = cover_report_missing(ops, covered, "CUDA test case", "its `CUDA:` kernel",
                                               &total);
-    cr_expect_eq(missing, 0, "%d of %d operators with a CUDA kernel have no CUDA test case "
-                 "(listed on stderr)", missing, total);
+    cr_expect_eq(missing, 0,
+                 "%d of %d operators with a CUDA kernel have no CUDA test case "
+                 "(listed on stderr)",
+                 missing, total);
 }
 
 Test(cuda_coverage, covered_names_are_real_operators)
 {
     for (const char *const *p = __start_tg_cuda_cover; p < __stop_tg_cuda_cover; p++)
-        if (*p) cr_expect(cover_is_operator(*p), "TG_CUDA_COVERS names '%s', which is not an operator "
-                          "in the spec", *p);
+        if (*p)
+            cr_expect(cover_is_operator(*p),
+                      "TG_CUDA_COVERS names '%s', which is not an operator "
+                      "in the spec",
+                      *p);
 }
 
 #endif

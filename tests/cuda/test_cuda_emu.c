@@ -50,9 +50,11 @@ Test(cuda_emu, copies_check_their_pointers)
 {
     tg_tensor *t;
     float *p = device_floats(&t, 4, 1.0f);
-    float h[256] = { 0 };   /* the block holds 512 bytes (the caching allocator rounds up) */
-    cr_expect_eq(cudaMemcpy(p, h, 4 * sizeof(float), cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
-    cr_expect_eq(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost), cudaErrorInvalidValue, "past the end");
+    float h[256] = { 0 }; /* the block holds 512 bytes (the caching allocator rounds up) */
+    cr_expect_eq(cudaMemcpy(p, h, 4 * sizeof(float), cudaMemcpyDeviceToHost),
+                 cudaErrorInvalidValue);
+    cr_expect_eq(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost), cudaErrorInvalidValue,
+                 "past the end");
     cr_expect_eq(cudaGetLastError(), cudaErrorInvalidValue);
     cr_expect_eq(cudaGetLastError(), cudaSuccess, "reading the last error clears it");
     tg_release(t);
@@ -67,20 +69,24 @@ Test(cuda_emu, cublas_checks_its_arguments)
     cr_assert(h, "%s", tg_last_error());
     float one = 1, zero = 0;
     /* C (4 x 4) = A (4 x 4) B (4 x 4), column-major, lda 3 < m */
-    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 3, p + 16, CUDA_R_32F, 4,
-                              &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 3, p + 16,
+                              CUDA_R_32F, 4, &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
                  CUBLAS_STATUS_INVALID_VALUE);
     /* op(A) = A^T with A stored 4 x 4: lda 4 is fine; mixed types are not */
-    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 4, p + 16, CUDA_R_16F, 4,
-                              &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 4, p + 16,
+                              CUDA_R_16F, 4, &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
                  CUBLAS_STATUS_NOT_SUPPORTED);
-    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 4, p + 16, CUDA_R_32F, 4,
-                              &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    cr_expect_eq(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 4, &one, p, CUDA_R_32F, 4, p + 16,
+                              CUDA_R_32F, 4, &zero, p + 32, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
                  CUBLAS_STATUS_SUCCESS);
     float c[16];
     cr_assert_eq(tg_cuda_synchronize(), 0);
     cr_assert_eq(cudaMemcpy(c, p + 32, sizeof c, cudaMemcpyDeviceToHost), cudaSuccess);
-    for (int i = 0; i < 16; i++) cr_expect_eq(c[i], 4.0f, "C[%d] = %g: a row of four ones times a column", i, c[i]);
+    for (int i = 0; i < 16; i++)
+        cr_expect_eq(c[i], 4.0f, "C[%d] = %g: a row of four ones times a column", i, c[i]);
     tg_release(t);
 }
 
@@ -93,8 +99,16 @@ Test(cuda_emu, half_rounding_matches_the_cpu)
     tg_tensor *f = tg_empty(TG_INTS(N), .dtype = TG_FLOAT32);
     float *v = (float *)tg_tensor_data(f);
     for (int i = 0; i < N; i++) v[i] = (float)((i - N / 2) * (70000.0 / (N / 2)) + i * 1e-3);
-    v[0] = 1e-7f; v[1] = -3e-8f; v[2] = 65519.0f; v[3] = 65520.0f; v[4] = 1.0f / 0.0f; v[5] = 0.0f / 0.0f;
-    v[6] = 3.3895314e38f; v[7] = 5.9604645e-8f; v[8] = 2.9802322e-8f; v[9] = 2.9802326e-8f;
+    v[0] = 1e-7f;
+    v[1] = -3e-8f;
+    v[2] = 65519.0f;
+    v[3] = 65520.0f;
+    v[4] = 1.0f / 0.0f;
+    v[5] = 0.0f / 0.0f;
+    v[6] = 3.3895314e38f;
+    v[7] = 5.9604645e-8f;
+    v[8] = 2.9802322e-8f;
+    v[9] = 2.9802326e-8f;
     tg_tensor *gf = tg_to_device(f, TG_DEVICE_CUDA(0));
     cr_assert(gf, "%s", tg_last_error());
     const tg_dtype half[2] = { TG_FLOAT16, TG_BFLOAT16 };
@@ -107,10 +121,14 @@ Test(cuda_emu, half_rounding_matches_the_cpu)
         for (int i = 0; i < N && bad < 5; i++)
             if (a[i] != b[i] && !(v[i] != v[i])) {
                 bad++;
-                cr_expect(false, "%s of %.9g: CPU %04x, emulated device %04x", tg_dtype_name(half[k]), v[i], a[i], b[i]);
+                cr_expect(false, "%s of %.9g: CPU %04x, emulated device %04x",
+                          tg_dtype_name(half[k]), v[i], a[i], b[i]);
             }
-        tg_release(c); tg_release(g); tg_release(back);
+        tg_release(c);
+        tg_release(g);
+        tg_release(back);
     }
-    tg_release(f); tg_release(gf);
+    tg_release(f);
+    tg_release(gf);
 }
 #endif

@@ -17,12 +17,15 @@ Test(cuda_grad, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
 #else
 
 enum { G_MM, G_SUM, G_SOFTMAX, G_LOG_SOFTMAX, G_CROSS_ENTROPY, G_LINEAR, G_MSE, G_CAT, G_COUNT };
-static const char *const case_names[G_COUNT] = { "mm", "sum", "softmax", "log_softmax", "cross_entropy", "linear",
-                                                 "mse_loss", "cat" };
+static const char *const case_names[G_COUNT] = {
+    "mm", "sum", "softmax", "log_softmax", "cross_entropy", "linear", "mse_loss", "cat"
+};
 
 /* Leaves of one device: a (8, 12) always; b's shape and whether bias/target are used depend on
  * the case. */
-typedef struct leaves { tg_tensor *a, *b, *bias, *target; } leaves;
+typedef struct leaves {
+    tg_tensor *a, *b, *bias, *target;
+} leaves;
 
 static tg_tensor *forward(int c, const leaves *l)
 {
@@ -58,7 +61,9 @@ static void grad_case(int c, tg_dtype dt)
     gpu.b = cc_cuda(cpu.b);
     gpu.bias = cc_cuda(cpu.bias);
     gpu.target = cc_cuda(cpu.target);
-    tg_tensor *const grads_of[3][2] = { { cpu.a, gpu.a }, { cpu.b, gpu.b }, { cpu.bias, gpu.bias } };
+    tg_tensor *const grads_of[3][2] = { { cpu.a, gpu.a },
+                                        { cpu.b, gpu.b },
+                                        { cpu.bias, gpu.bias } };
     for (int k = 0; k < 3; k++) {
         tg_tensor_set_requires_grad(grads_of[k][0], true);
         tg_tensor_set_requires_grad(grads_of[k][1], true);
@@ -67,7 +72,8 @@ static void grad_case(int c, tg_dtype dt)
     cr_assert(yc && yg, "%s forward: %s", case_names[c], tg_last_error());
     tg_tensor *lc = yc, *lg = yg;
     if (tg_tensor_dim(yc) > 0) {
-        tg_tensor *w = cc_rand(tg_tensor_sizes(yc), tg_tensor_dim(yc), dt, 99, -1, 1), *gw = cc_cuda(w);
+        tg_tensor *w = cc_rand(tg_tensor_sizes(yc), tg_tensor_dim(yc), dt, 99, -1, 1),
+                  *gw = cc_cuda(w);
         lc = tg_sum(tg_mul(yc, w));
         lg = tg_sum(tg_mul(yg, gw));
     }
@@ -76,11 +82,12 @@ static void grad_case(int c, tg_dtype dt)
     double tol = dt == TG_FLOAT64 ? 1e-10 : 1e-4;
     for (int k = 0; k < 3; k++) {
         tg_tensor *gc = tg_tensor_grad(grads_of[k][0]), *gg = tg_tensor_grad(grads_of[k][1]);
-        cr_assert_eq(gc == NULL, gg == NULL, "%s: leaf %d has a gradient on one device only", case_names[c], k);
+        cr_assert_eq(gc == NULL, gg == NULL, "%s: leaf %d has a gradient on one device only",
+                     case_names[c], k);
         if (!gc) continue;
         char what[64];
         snprintf(what, sizeof what, "%s %s grad of leaf %d", case_names[c], tg_dtype_name(dt), k);
-        cc_assert_close(gg, gc, tol, tol, what);     /* the scope owns both grads */
+        cc_assert_close(gg, gc, tol, tol, what); /* the scope owns both grads */
     }
 }
 
@@ -134,12 +141,13 @@ Test(cuda_grad, mlp_training_steps)
                 if (l < L - 1) h = tg_relu(h);
             }
             tg_tensor *loss = tg_cross_entropy(h, y[d]);
-            cr_assert(loss && tg_backward(loss) == 0, "step %d on %s: %s", step, d ? "CUDA" : "CPU", tg_last_error());
+            cr_assert(loss && tg_backward(loss) == 0, "step %d on %s: %s", step, d ? "CUDA" : "CPU",
+                      tg_last_error());
             TG_NO_GRAD {
                 for (int k = 0; k < P; k++) {
                     tg_tensor *g = tg_tensor_grad(p[d][k]);
-                    cr_assert(tg_adam_step_(p[d][k], g, state[d][k][0], state[d][k][1], state[d][k][2], step,
-                                            .lr = 0.01),
+                    cr_assert(tg_adam_step_(p[d][k], g, state[d][k][0], state[d][k][1],
+                                            state[d][k][2], step, .lr = 0.01),
                               "adam on %s: %s", d ? "CUDA" : "CPU", tg_last_error());
                     tg_tensor_set_grad(p[d][k], NULL);
                 }

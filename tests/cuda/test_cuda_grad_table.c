@@ -21,8 +21,9 @@ Test(cuda_grad_table, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
 
 static bool draws_random_numbers(const gc_case *c)
 {
-    static const char *const random_ops[] = { "uniform_", "normal_", "random_.from", "rand_like", "randn_like",
-                                              "bernoulli", "native_dropout" };
+    static const char *const random_ops[] = { "uniform_",      "normal_",    "random_.from",
+                                              "rand_like",     "randn_like", "bernoulli",
+                                              "native_dropout" };
     for (size_t i = 0; i < sizeof random_ops / sizeof *random_ops; i++)
         if (strcmp(c->op, random_ops[i]) == 0) return true;
     return strcmp(c->op, "dropout") == 0 && !strstr(c->label, "eval");
@@ -41,7 +42,8 @@ static void run_side(const gc_case *c, int index, tg_device device, side *s)
     s->n_in = 0;
     for (; s->n_in < GC_MAX_INPUTS && c->in[s->n_in].used; s->n_in++) {
         s->in[s->n_in] = gc_make_input_on(&c->in[s->n_in], &seed, device);
-        cr_assert(s->in[s->n_in], "%s [%s] input %d on %s: %s", c->op, c->label, s->n_in, where, tg_last_error());
+        cr_assert(s->in[s->n_in], "%s [%s] input %d on %s: %s", c->op, c->label, s->n_in, where,
+                  tg_last_error());
     }
     if (draws_random_numbers(c)) tg_manual_seed(1234);
     s->n_out = c->fn(s->in, s->out);
@@ -50,7 +52,10 @@ static void run_side(const gc_case *c, int index, tg_device device, side *s)
     tg_tensor *w[GC_MAX_OUTPUTS] = { NULL };
     for (int k = 0; k < s->n_out; k++) {
         if (!tg_tensor_requires_grad(s->out[k])) continue;
-        gc_input spec = { .used = true, .ndim = (int8_t)tg_tensor_dim(s->out[k]), .domain = GC_REAL, .constant = true };
+        gc_input spec = { .used = true,
+                          .ndim = (int8_t)tg_tensor_dim(s->out[k]),
+                          .domain = GC_REAL,
+                          .constant = true };
         for (int d = 0; d < spec.ndim; d++) spec.shape[d] = tg_tensor_sizes(s->out[k])[d];
         w[k] = gc_make_input_on(&spec, &wseed, device);
         cr_assert(w[k], "%s [%s]: weight on %s: %s", c->op, c->label, where, tg_last_error());
@@ -63,7 +68,9 @@ static void run_side(const gc_case *c, int index, tg_device device, side *s)
         loss = loss ? tg_add(loss, term) : term;
         cr_assert(loss, "%s [%s]: loss on %s: %s", c->op, c->label, where, tg_last_error());
     }
-    if (loss) cr_assert_eq(tg_backward(loss), 0, "%s [%s]: backward on %s: %s", c->op, c->label, where, tg_last_error());
+    if (loss)
+        cr_assert_eq(tg_backward(loss), 0, "%s [%s]: backward on %s: %s", c->op, c->label, where,
+                     tg_last_error());
     tg_scope_end();
     for (int k = 0; k < s->n_out; k++) tg_release(w[k]);
 }
@@ -96,14 +103,15 @@ static void run_case(int index)
 {
     const gc_case *c = gc_case_at(index);
     CC_REQUIRE_DEVICE("cuda_grad_table::case");
-    if (c->expect_error) cr_skip_test("cases that expect a gradcheck failure test the harness, not a device");
+    if (c->expect_error)
+        cr_skip_test("cases that expect a gradcheck failure test the harness, not a device");
     tg_set_warning_handler(ignore_warning, NULL);
     kt_live base = kt_live_now();
     side cpu, gpu;
     run_side(c, index, TG_DEVICE_CPU, &cpu);
     run_side(c, index, TG_DEVICE_CUDA(0), &gpu);
-    cr_assert_eq(gpu.n_out, cpu.n_out, "%s [%s]: %d outputs on CUDA, %d on the CPU", c->op, c->label, gpu.n_out,
-                 cpu.n_out);
+    cr_assert_eq(gpu.n_out, cpu.n_out, "%s [%s]: %d outputs on CUDA, %d on the CPU", c->op,
+                 c->label, gpu.n_out, cpu.n_out);
     bool values = !draws_random_numbers(c);
     char what[192];
     tg_scope_begin();
@@ -113,8 +121,8 @@ static void run_case(int index)
     }
     for (int i = 0; i < cpu.n_in; i++) {
         tg_tensor *gc = tg_tensor_grad(cpu.in[i]), *gg = tg_tensor_grad(gpu.in[i]);
-        cr_assert_eq(gc == NULL, gg == NULL, "%s [%s]: input %d has a gradient on %s only", c->op, c->label, i,
-                     gc ? "the CPU" : "CUDA");
+        cr_assert_eq(gc == NULL, gg == NULL, "%s [%s]: input %d has a gradient on %s only", c->op,
+                     c->label, i, gc ? "the CPU" : "CUDA");
         if (!gc) continue;
         snprintf(what, sizeof what, "%s [%s]: gradient of input %d", c->op, c->label, i);
         compare(gg, gc, values, what);
@@ -133,9 +141,6 @@ ParameterizedTestParameters(cuda_grad_table, case)
     return cr_make_param_array(int, indices, n);
 }
 
-ParameterizedTest(int *index, cuda_grad_table, case)
-{
-    run_case(*index);
-}
+ParameterizedTest(int *index, cuda_grad_table, case) { run_case(*index); }
 
 #endif

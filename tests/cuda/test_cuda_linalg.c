@@ -20,30 +20,34 @@ Test(cuda_linalg, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
 
 static const tg_dtype float_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 };
 
-static double tol(tg_dtype dt)
-{
-    return dt == TG_FLOAT64 ? 1e-12 : dt == TG_FLOAT32 ? 2e-5 : 1e-2;
-}
+static double tol(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-12 : dt == TG_FLOAT32 ? 2e-5 : 1e-2; }
 
 /* a (M, K) and b (K, N) with layout bits: 1 = a given as t() of a (K, M) tensor, 2 = b as
  * t() of (N, K), 4 = a sliced with step 2 along both dims of a (2M, 2K) tensor (copied). */
 static void mm_case(tg_dtype dt, int64_t M, int64_t K, int64_t N, int layout, uint64_t seed)
 {
-    int64_t sa[2] = { layout & 1 ? K : M, layout & 1 ? M : K }, sb[2] = { layout & 2 ? N : K, layout & 2 ? K : N };
-    if (layout & 4) { sa[0] = 2 * M; sa[1] = 2 * K; }
+    int64_t sa[2] = { layout & 1 ? K : M, layout & 1 ? M : K },
+            sb[2] = { layout & 2 ? N : K, layout & 2 ? K : N };
+    if (layout & 4) {
+        sa[0] = 2 * M;
+        sa[1] = 2 * K;
+    }
     tg_tensor *a0 = cc_rand(sa, 2, dt, seed, -1, 1), *b0 = cc_rand(sb, 2, dt, seed + 1, -1, 1);
     tg_tensor *ga0 = cc_cuda(a0), *gb0 = cc_cuda(b0);
-    tg_tensor *a = layout & 1 ? tg_t(a0) : layout & 4 ? tg_slice(tg_slice(a0, .dim = 0, .step = 2), .dim = 1, .step = 2)
-                                         : a0;
-    tg_tensor *ga = layout & 1 ? tg_t(ga0) : layout & 4 ? tg_slice(tg_slice(ga0, .dim = 0, .step = 2), .dim = 1, .step = 2)
-                                           : ga0;
+    tg_tensor *a = layout & 1   ? tg_t(a0)
+                   : layout & 4 ? tg_slice(tg_slice(a0, .dim = 0, .step = 2), .dim = 1, .step = 2)
+                                : a0;
+    tg_tensor *ga = layout & 1   ? tg_t(ga0)
+                    : layout & 4 ? tg_slice(tg_slice(ga0, .dim = 0, .step = 2), .dim = 1, .step = 2)
+                                 : ga0;
     tg_tensor *b = layout & 2 ? tg_t(b0) : b0, *gb = layout & 2 ? tg_t(gb0) : gb0;
     char what[96];
-    snprintf(what, sizeof what, "mm %s %lldx%lldx%lld layout %d", tg_dtype_name(dt), (long long)M, (long long)K,
-             (long long)N, layout);
+    snprintf(what, sizeof what, "mm %s %lldx%lldx%lld layout %d", tg_dtype_name(dt), (long long)M,
+             (long long)K, (long long)N, layout);
     cc_assert_close(tg_mm(ga, gb), tg_mm(a, b), tol(dt), tol(dt), what);
     /* a column-major out=: the transpose of a contiguous (N, M) tensor */
-    tg_tensor *outc = tg_t(tg_empty(TG_INTS(N, M), .dtype = dt)), *outg = tg_t(cc_cuda(tg_zeros(TG_INTS(N, M), .dtype = dt)));
+    tg_tensor *outc = tg_t(tg_empty(TG_INTS(N, M), .dtype = dt)),
+              *outg = tg_t(cc_cuda(tg_zeros(TG_INTS(N, M), .dtype = dt)));
     cr_assert(tg_mm_out(ga, gb, outg), "%s out=: %s", what, tg_last_error());
     cr_assert(tg_mm_out(a, b, outc), "%s out= (CPU): %s", what, tg_last_error());
     cc_assert_close(outg, outc, tol(dt), tol(dt), what);
@@ -53,7 +57,9 @@ Test(cuda_linalg, mm)
 {
     CC_REQUIRE_DEVICE("cuda_linalg::mm");
     kt_live base = kt_live_now();
-    static const int64_t sizes[][3] = { { 33, 64, 17 }, { 1, 300, 5 }, { 128, 1, 96 }, { 7, 0, 9 }, { 256, 256, 256 } };
+    static const int64_t sizes[][3] = {
+        { 33, 64, 17 }, { 1, 300, 5 }, { 128, 1, 96 }, { 7, 0, 9 }, { 256, 256, 256 }
+    };
     for (size_t t = 0; t < 4; t++)
         for (int s = 0; s < 5; s++)
             for (int layout = 0; layout < 8; layout++) {
@@ -72,18 +78,22 @@ Test(cuda_linalg, bmm)
     for (size_t t = 0; t < 4; t++) {
         tg_dtype dt = float_dtypes[t];
         tg_scope_begin();
-        tg_tensor *a = cc_rand((int64_t[]){ 5, 33, 20 }, 3, dt, 1, -1, 1), *b = cc_rand((int64_t[]){ 5, 20, 17 }, 3, dt, 2, -1, 1);
+        tg_tensor *a = cc_rand((int64_t[]){ 5, 33, 20 }, 3, dt, 1, -1, 1),
+                  *b = cc_rand((int64_t[]){ 5, 20, 17 }, 3, dt, 2, -1, 1);
         tg_tensor *ga = cc_cuda(a), *gb = cc_cuda(b);
         cc_assert_close(tg_bmm(ga, gb), tg_bmm(a, b), tol(dt), tol(dt), "bmm row-major");
         /* transposed batches: (5, 20, 33)^T and (5, 17, 20)^T */
-        tg_tensor *at = cc_rand((int64_t[]){ 5, 20, 33 }, 3, dt, 3, -1, 1), *bt = cc_rand((int64_t[]){ 5, 17, 20 }, 3, dt, 4, -1, 1);
+        tg_tensor *at = cc_rand((int64_t[]){ 5, 20, 33 }, 3, dt, 3, -1, 1),
+                  *bt = cc_rand((int64_t[]){ 5, 17, 20 }, 3, dt, 4, -1, 1);
         tg_tensor *gat = cc_cuda(at), *gbt = cc_cuda(bt);
         cc_assert_close(tg_bmm(tg_transpose(gat, 1, 2), tg_transpose(gbt, 1, 2)),
-                        tg_bmm(tg_transpose(at, 1, 2), tg_transpose(bt, 1, 2)), tol(dt), tol(dt), "bmm transposed");
+                        tg_bmm(tg_transpose(at, 1, 2), tg_transpose(bt, 1, 2)), tol(dt), tol(dt),
+                        "bmm transposed");
         /* a batch-strided (permuted) operand: (20, 5, 33) permuted to (5, 20, 33), then T */
         tg_tensor *ap = cc_rand((int64_t[]){ 33, 5, 20 }, 3, dt, 5, -1, 1), *gap = cc_cuda(ap);
-        cc_assert_close(tg_bmm(tg_permute(gap, TG_INTS(1, 0, 2)), gb), tg_bmm(tg_permute(ap, TG_INTS(1, 0, 2)), b),
-                        tol(dt), tol(dt), "bmm permuted batch");
+        cc_assert_close(tg_bmm(tg_permute(gap, TG_INTS(1, 0, 2)), gb),
+                        tg_bmm(tg_permute(ap, TG_INTS(1, 0, 2)), b), tol(dt), tol(dt),
+                        "bmm permuted batch");
         tg_scope_end();
     }
     kt_assert_no_leak(base);
@@ -96,17 +106,24 @@ Test(cuda_linalg, addmm)
     for (size_t t = 0; t < 4; t++) {
         tg_dtype dt = float_dtypes[t];
         tg_scope_begin();
-        tg_tensor *a = cc_rand((int64_t[]){ 40, 30 }, 2, dt, 1, -1, 1), *b = cc_rand((int64_t[]){ 30, 24 }, 2, dt, 2, -1, 1);
-        tg_tensor *bias = cc_rand((int64_t[]){ 24 }, 1, dt, 3, -1, 1), *full = cc_rand((int64_t[]){ 40, 24 }, 2, dt, 4, -1, 1);
-        tg_tensor *ga = cc_cuda(a), *gb = cc_cuda(b), *gbias = cc_cuda(bias), *gfull = cc_cuda(full);
-        cc_assert_close(tg_addmm(gbias, ga, gb), tg_addmm(bias, a, b), tol(dt), tol(dt), "addmm 1-D bias");
-        cc_assert_close(tg_addmm(gfull, ga, gb, .beta = 0.5, .alpha = 2), tg_addmm(full, a, b, .beta = 0.5, .alpha = 2),
-                        tol(dt), tol(dt), "addmm beta 0.5 alpha 2");
-        cc_assert_close(tg_addmm(tg_t(gfull), tg_t(gb), tg_t(ga), .beta = 0), tg_addmm(tg_t(full), tg_t(b), tg_t(a), .beta = 0),
-                        tol(dt), tol(dt), "addmm transposed, beta 0");
-        tg_tensor *k0a = cc_rand((int64_t[]){ 40, 0 }, 2, dt, 5, -1, 1), *k0b = cc_rand((int64_t[]){ 0, 24 }, 2, dt, 6, -1, 1);
-        cc_assert_close(tg_addmm(gfull, cc_cuda(k0a), cc_cuda(k0b), .beta = 3), tg_addmm(full, k0a, k0b, .beta = 3), tol(dt),
-                        tol(dt), "addmm K = 0");
+        tg_tensor *a = cc_rand((int64_t[]){ 40, 30 }, 2, dt, 1, -1, 1),
+                  *b = cc_rand((int64_t[]){ 30, 24 }, 2, dt, 2, -1, 1);
+        tg_tensor *bias = cc_rand((int64_t[]){ 24 }, 1, dt, 3, -1, 1),
+                  *full = cc_rand((int64_t[]){ 40, 24 }, 2, dt, 4, -1, 1);
+        tg_tensor *ga = cc_cuda(a), *gb = cc_cuda(b), *gbias = cc_cuda(bias),
+                  *gfull = cc_cuda(full);
+        cc_assert_close(tg_addmm(gbias, ga, gb), tg_addmm(bias, a, b), tol(dt), tol(dt),
+                        "addmm 1-D bias");
+        cc_assert_close(tg_addmm(gfull, ga, gb, .beta = 0.5, .alpha = 2),
+                        tg_addmm(full, a, b, .beta = 0.5, .alpha = 2), tol(dt), tol(dt),
+                        "addmm beta 0.5 alpha 2");
+        cc_assert_close(tg_addmm(tg_t(gfull), tg_t(gb), tg_t(ga), .beta = 0),
+                        tg_addmm(tg_t(full), tg_t(b), tg_t(a), .beta = 0), tol(dt), tol(dt),
+                        "addmm transposed, beta 0");
+        tg_tensor *k0a = cc_rand((int64_t[]){ 40, 0 }, 2, dt, 5, -1, 1),
+                  *k0b = cc_rand((int64_t[]){ 0, 24 }, 2, dt, 6, -1, 1);
+        cc_assert_close(tg_addmm(gfull, cc_cuda(k0a), cc_cuda(k0b), .beta = 3),
+                        tg_addmm(full, k0a, k0b, .beta = 3), tol(dt), tol(dt), "addmm K = 0");
         tg_tensor *acc_c = tg_clone(full), *acc_g = cc_cuda(full);
         cr_assert(tg_addmm_(acc_g, ga, gb, .beta = 1, .alpha = -1), "addmm_: %s", tg_last_error());
         cr_assert(tg_addmm_(acc_c, a, b, .beta = 1, .alpha = -1));

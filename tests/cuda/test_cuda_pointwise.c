@@ -37,10 +37,7 @@ TG_CUDA_COVERS("add.out", "sub.out", "mul.out", "div.out", "div.out_mode", "pow.
 
 #ifndef TG_WITH_CUDA
 
-Test(cuda_pointwise, not_built)
-{
-    CC_SKIP_NO_CUDA_BUILD();
-}
+Test(cuda_pointwise, not_built) { CC_SKIP_NO_CUDA_BUILD(); }
 
 #else
 
@@ -63,7 +60,8 @@ static double cp_rtol(tg_dtype t)
     switch (t) {
     case TG_FLOAT64: return 1e-12;
     case TG_FLOAT32: return 1e-5;
-    case TG_FLOAT16: case TG_BFLOAT16: return 1e-2;
+    case TG_FLOAT16:
+    case TG_BFLOAT16: return 1e-2;
     default: return 0;
     }
 }
@@ -73,7 +71,8 @@ static double cp_atol(tg_dtype t)
     switch (t) {
     case TG_FLOAT64: return 1e-12;
     case TG_FLOAT32: return 1e-6;
-    case TG_FLOAT16: case TG_BFLOAT16: return 1e-2;
+    case TG_FLOAT16:
+    case TG_BFLOAT16: return 1e-2;
     default: return 0;
     }
 }
@@ -83,9 +82,10 @@ static void cp_check(tg_tensor *got, tg_tensor *want, const char *what)
 {
     cr_assert(want, "%s on CPU: %s", what, tg_last_error());
     cr_assert(got, "%s on CUDA: %s", what, tg_last_error());
-    cr_assert_eq(tg_tensor_device(got).type, TG_CUDA, "%s: the result is not on the CUDA device", what);
-    cr_assert_eq(tg_tensor_dtype(got), tg_tensor_dtype(want), "%s: dtype %s on CUDA, %s on CPU", what,
-                 tg_dtype_name(tg_tensor_dtype(got)), tg_dtype_name(tg_tensor_dtype(want)));
+    cr_assert_eq(tg_tensor_device(got).type, TG_CUDA, "%s: the result is not on the CUDA device",
+                 what);
+    cr_assert_eq(tg_tensor_dtype(got), tg_tensor_dtype(want), "%s: dtype %s on CUDA, %s on CPU",
+                 what, tg_dtype_name(tg_tensor_dtype(got)), tg_dtype_name(tg_tensor_dtype(want)));
     kt_assert_shape(got, tg_tensor_sizes(want), tg_tensor_dim(want));
     const tg_dtype t = tg_tensor_dtype(want);
     double *w = kt_values(want);
@@ -97,28 +97,35 @@ static void cp_check(tg_tensor *got, tg_tensor *want, const char *what)
 
 /* Input layouts of a case. */
 typedef enum cp_layout {
-    CP_SAME,          /* a, b of shape (33, 65): the contiguous (vectorised) path with a tail */
-    CP_BROADCAST,     /* a (4, 1, 7), b (3, 7) */
-    CP_STRIDED,       /* a is the transpose of a (65, 33) tensor */
-    CP_SCALAR,        /* b is a zero-dim CPU tensor (a host value) */
+    CP_SAME,      /* a, b of shape (33, 65): the contiguous (vectorised) path with a tail */
+    CP_BROADCAST, /* a (4, 1, 7), b (3, 7) */
+    CP_STRIDED,   /* a is the transpose of a (65, 33) tensor */
+    CP_SCALAR,    /* b is a zero-dim CPU tensor (a host value) */
     CP_NLAYOUTS
 } cp_layout;
 
 static const char *cp_layout_name[] = { "same", "broadcast", "strided", "cpu-scalar" };
 
 /* Makes input k (0 or 1) of a layout on the CPU and its CUDA twin. */
-static void cp_input(cp_layout l, int k, tg_dtype dt, uint64_t seed, double lo, double hi, tg_tensor **cpu,
-                     tg_tensor **cuda)
+static void cp_input(cp_layout l, int k, tg_dtype dt, uint64_t seed, double lo, double hi,
+                     tg_tensor **cpu, tg_tensor **cuda)
 {
-    static const int64_t same[2] = { 33, 65 }, bc_a[3] = { 4, 1, 7 }, bc_b[2] = { 3, 7 }, tr[2] = { 65, 33 };
+    static const int64_t same[2] = { 33, 65 }, bc_a[3] = { 4, 1, 7 }, bc_b[2] = { 3, 7 },
+                         tr[2] = { 65, 33 };
     tg_tensor *base;
     switch (l) {
     case CP_SAME: base = cc_rand(same, 2, dt, seed, lo, hi); break;
-    case CP_BROADCAST: base = k == 0 ? cc_rand(bc_a, 3, dt, seed, lo, hi) : cc_rand(bc_b, 2, dt, seed, lo, hi); break;
-    case CP_STRIDED: base = k == 0 ? cc_rand(tr, 2, dt, seed, lo, hi) : cc_rand(same, 2, dt, seed, lo, hi); break;
-    default: base = k == 0 ? cc_rand(same, 2, dt, seed, lo, hi) : cc_rand(NULL, 0, dt, seed, lo, hi); break;
+    case CP_BROADCAST:
+        base = k == 0 ? cc_rand(bc_a, 3, dt, seed, lo, hi) : cc_rand(bc_b, 2, dt, seed, lo, hi);
+        break;
+    case CP_STRIDED:
+        base = k == 0 ? cc_rand(tr, 2, dt, seed, lo, hi) : cc_rand(same, 2, dt, seed, lo, hi);
+        break;
+    default:
+        base = k == 0 ? cc_rand(same, 2, dt, seed, lo, hi) : cc_rand(NULL, 0, dt, seed, lo, hi);
+        break;
     }
-    if (l == CP_SCALAR && k == 1) {          /* stays on the CPU on both sides */
+    if (l == CP_SCALAR && k == 1) { /* stays on the CPU on both sides */
         *cpu = base;
         *cuda = tg_retain(base);
         return;
@@ -127,7 +134,8 @@ static void cp_input(cp_layout l, int k, tg_dtype dt, uint64_t seed, double lo, 
     if (l == CP_STRIDED && k == 0) {
         *cpu = tg_transpose(base, 0, 1);
         *cuda = tg_transpose(dev, 0, 1);
-        cr_assert(*cuda && tg_tensor_device(*cuda).type == TG_CUDA, "transpose of a CUDA tensor: %s", tg_last_error());
+        cr_assert(*cuda && tg_tensor_device(*cuda).type == TG_CUDA,
+                  "transpose of a CUDA tensor: %s", tg_last_error());
         cr_assert(!tg_tensor_is_contiguous(*cuda), "the strided input is contiguous");
         tg_release(base);
         tg_release(dev);
@@ -156,7 +164,10 @@ static tg_tensor *op_lt(tg_tensor *a, tg_tensor *b) { return tg_lt(a, b); }
 static tg_tensor *op_le(tg_tensor *a, tg_tensor *b) { return tg_le(a, b); }
 static tg_tensor *op_gt(tg_tensor *a, tg_tensor *b) { return tg_gt(a, b); }
 static tg_tensor *op_ge(tg_tensor *a, tg_tensor *b) { return tg_ge(a, b); }
-static tg_tensor *op_threshold_backward(tg_tensor *a, tg_tensor *b) { return tg_threshold_backward(a, b, 0.25); }
+static tg_tensor *op_threshold_backward(tg_tensor *a, tg_tensor *b)
+{
+    return tg_threshold_backward(a, b, 0.25);
+}
 
 /* An operator, its input ranges (b's range keeps divisors away from zero), and whether it
  * takes bool operands. */
@@ -186,14 +197,15 @@ static const cp_bin_case cp_bin_cases[] = {
     { "threshold_backward", op_threshold_backward, -2, 2, -1, 1, false },
 };
 
-static const tg_dtype cp_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32,
-                                      TG_INT16, TG_INT8, TG_UINT8, TG_BOOL };
+static const tg_dtype cp_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64,
+                                      TG_INT32,   TG_INT16,   TG_INT8,    TG_UINT8,    TG_BOOL };
 #define CP_NDTYPES (sizeof cp_dtypes / sizeof cp_dtypes[0])
 
 static void cp_run_binary(const cp_bin_case *c, tg_dtype da, tg_dtype db, cp_layout l)
 {
     char what[160];
-    snprintf(what, sizeof what, "%s(%s, %s) %s", c->name, tg_dtype_name(da), tg_dtype_name(db), cp_layout_name[l]);
+    snprintf(what, sizeof what, "%s(%s, %s) %s", c->name, tg_dtype_name(da), tg_dtype_name(db),
+             cp_layout_name[l]);
     bool boolean = da == TG_BOOL || db == TG_BOOL;
     double lo_a = boolean ? 0 : c->lo_a, hi_a = boolean ? 2 : c->hi_a;
     double lo_b = boolean ? 0 : c->lo_b, hi_b = boolean ? 2 : c->hi_b;
@@ -203,7 +215,7 @@ static void cp_run_binary(const cp_bin_case *c, tg_dtype da, tg_dtype db, cp_lay
     cp_input(l, 0, da, 11 + (uint64_t)l, lo_a, hi_a, &a, &ad);
     cp_input(l, 1, db, 23 + (uint64_t)l, lo_b, hi_b, &b, &bd);
     tg_tensor *want = c->fn(a, b);
-    if (!want) {                 /* refused on the CPU: the same refusal on CUDA */
+    if (!want) { /* refused on the CPU: the same refusal on CUDA */
         char cpu_err[512];
         snprintf(cpu_err, sizeof cpu_err, "%s", tg_last_error());
         tg_clear_error();
@@ -211,12 +223,16 @@ static void cp_run_binary(const cp_bin_case *c, tg_dtype da, tg_dtype db, cp_lay
         cr_assert_null(got, "%s: CUDA accepted what the CPU refused (%s)", what, cpu_err);
         /* the kernel name differs ("_cpu" vs "_cuda"); compare the text before it */
         const char *e = tg_last_error();
-        cr_assert(e && strncmp(e, cpu_err, 12) == 0, "%s: CUDA error \"%s\", CPU error \"%s\"", what, e ? e : "", cpu_err);
+        cr_assert(e && strncmp(e, cpu_err, 12) == 0, "%s: CUDA error \"%s\", CPU error \"%s\"",
+                  what, e ? e : "", cpu_err);
         tg_clear_error();
     } else {
         cp_check(c->fn(ad, bd), want, what);
     }
-    tg_release(a); tg_release(ad); tg_release(b); tg_release(bd);
+    tg_release(a);
+    tg_release(ad);
+    tg_release(b);
+    tg_release(bd);
 }
 
 Test(cuda_pointwise, binary_same_dtype_every_layout)
@@ -226,7 +242,8 @@ Test(cuda_pointwise, binary_same_dtype_every_layout)
     for (size_t i = 0; i < sizeof cp_bin_cases / sizeof cp_bin_cases[0]; i++)
         for (size_t d = 0; d < CP_NDTYPES; d++) {
             if (cp_dtypes[d] == TG_BOOL && !cp_bin_cases[i].bool_ok) continue;
-            for (int l = 0; l < CP_NLAYOUTS; l++) cp_run_binary(&cp_bin_cases[i], cp_dtypes[d], cp_dtypes[d], (cp_layout)l);
+            for (int l = 0; l < CP_NLAYOUTS; l++)
+                cp_run_binary(&cp_bin_cases[i], cp_dtypes[d], cp_dtypes[d], (cp_layout)l);
         }
     kt_assert_no_leak(base);
 }
@@ -236,12 +253,14 @@ Test(cuda_pointwise, binary_mixed_dtypes)
     CC_REQUIRE_DEVICE("cuda_pointwise::binary_mixed_dtypes");
     kt_live base = kt_live_now();
     static const tg_dtype pairs[][2] = {
-        { TG_FLOAT32, TG_INT64 }, { TG_INT32, TG_FLOAT64 }, { TG_FLOAT16, TG_FLOAT32 }, { TG_BFLOAT16, TG_INT64 },
-        { TG_UINT8, TG_INT8 }, { TG_INT64, TG_FLOAT16 }, { TG_BOOL, TG_FLOAT32 }, { TG_INT16, TG_INT32 },
+        { TG_FLOAT32, TG_INT64 },  { TG_INT32, TG_FLOAT64 }, { TG_FLOAT16, TG_FLOAT32 },
+        { TG_BFLOAT16, TG_INT64 }, { TG_UINT8, TG_INT8 },    { TG_INT64, TG_FLOAT16 },
+        { TG_BOOL, TG_FLOAT32 },   { TG_INT16, TG_INT32 },
     };
     for (size_t i = 0; i < sizeof cp_bin_cases / sizeof cp_bin_cases[0]; i++)
         for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
-            if ((pairs[p][0] == TG_BOOL || pairs[p][1] == TG_BOOL) && !cp_bin_cases[i].bool_ok) continue;
+            if ((pairs[p][0] == TG_BOOL || pairs[p][1] == TG_BOOL) && !cp_bin_cases[i].bool_ok)
+                continue;
             cp_run_binary(&cp_bin_cases[i], pairs[p][0], pairs[p][1], CP_SAME);
             cp_run_binary(&cp_bin_cases[i], pairs[p][0], pairs[p][1], CP_SCALAR);
             cp_run_binary(&cp_bin_cases[i], pairs[p][0], pairs[p][1], CP_BROADCAST);
@@ -255,7 +274,8 @@ Test(cuda_pointwise, binary_out_and_in_place)
     CC_REQUIRE_DEVICE("cuda_pointwise::binary_out_and_in_place");
     kt_live base = kt_live_now();
     const int64_t shape[2] = { 17, 31 };
-    tg_tensor *a = cc_rand(shape, 2, TG_INT32, 1, -50, 50), *b = cc_rand(shape, 2, TG_INT32, 2, -50, 50);
+    tg_tensor *a = cc_rand(shape, 2, TG_INT32, 1, -50, 50),
+              *b = cc_rand(shape, 2, TG_INT32, 2, -50, 50);
     tg_tensor *ad = cp_cuda(a), *bd = cp_cuda(b);
     tg_tensor *out = cc_rand(shape, 2, TG_FLOAT64, 3, 0, 1), *outd = cp_cuda(out);
     tg_tensor *r = tg_add_out(a, b, out, .alpha = 3), *rd = tg_add_out(ad, bd, outd, .alpha = 3);
@@ -263,16 +283,24 @@ Test(cuda_pointwise, binary_out_and_in_place)
     cp_check(rd, r, "add.out int32 -> float64");
 
     tg_tensor *f = cc_rand(shape, 2, TG_FLOAT32, 4, -3, 3), *fd = cp_cuda(f);
-    tg_tensor *cmp = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32), *cmpd = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));
+    tg_tensor *cmp = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32),
+              *cmpd = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));
     cp_check(tg_lt_out(fd, ad, cmpd), tg_lt_out(f, a, cmp), "lt.Tensor_out into float32");
 
     cp_check(tg_mul_(fd, bd), tg_mul_(f, b), "mul_ float32 *= int32");
     cp_check(tg_clamp_(fd, .min = TG_OPT_FLOAT(-20), .max = TG_OPT_FLOAT(30)),
              tg_clamp_(f, .min = TG_OPT_FLOAT(-20), .max = TG_OPT_FLOAT(30)), "clamp_ in place");
     cp_check(tg_ge_(fd, bd), tg_ge_(f, b), "ge_ in place (bool stored into float32)");
-    tg_release(f); tg_release(fd);
-    tg_release(a); tg_release(ad); tg_release(b); tg_release(bd);
-    tg_release(out); tg_release(outd); tg_release(cmp); tg_release(cmpd);
+    tg_release(f);
+    tg_release(fd);
+    tg_release(a);
+    tg_release(ad);
+    tg_release(b);
+    tg_release(bd);
+    tg_release(out);
+    tg_release(outd);
+    tg_release(cmp);
+    tg_release(cmpd);
     kt_assert_no_leak(base);
 }
 
@@ -284,14 +312,16 @@ typedef struct cp_un_case {
     const char *name;
     cp_un_fn fn;
     double lo, hi;
-    bool int_ok;        /* keeps integer dtypes (else promoted to float) */
+    bool int_ok; /* keeps integer dtypes (else promoted to float) */
 } cp_un_case;
 
 static const cp_un_case cp_un_cases[] = {
-    { "neg", tg_neg, -5, 5, true }, { "abs", tg_abs, -5, 5, true }, { "relu", tg_relu, -5, 5, true },
-    { "exp", tg_exp, -8, 8, false }, { "log", tg_log, 0.01, 9, false }, { "sqrt", tg_sqrt, 0, 9, false },
-    { "rsqrt", tg_rsqrt, 0.01, 9, false }, { "sin", tg_sin, -6, 6, false }, { "cos", tg_cos, -6, 6, false },
-    { "tanh", tg_tanh, -4, 4, false }, { "sigmoid", tg_sigmoid, -9, 9, false },
+    { "neg", tg_neg, -5, 5, true },          { "abs", tg_abs, -5, 5, true },
+    { "relu", tg_relu, -5, 5, true },        { "exp", tg_exp, -8, 8, false },
+    { "log", tg_log, 0.01, 9, false },       { "sqrt", tg_sqrt, 0, 9, false },
+    { "rsqrt", tg_rsqrt, 0.01, 9, false },   { "sin", tg_sin, -6, 6, false },
+    { "cos", tg_cos, -6, 6, false },         { "tanh", tg_tanh, -4, 4, false },
+    { "sigmoid", tg_sigmoid, -9, 9, false },
 };
 
 Test(cuda_pointwise, unary_every_dtype_and_layout)
@@ -304,7 +334,8 @@ Test(cuda_pointwise, unary_every_dtype_and_layout)
                 const cp_un_case *c = &cp_un_cases[i];
                 tg_dtype dt = cp_dtypes[d];
                 char what[128];
-                snprintf(what, sizeof what, "%s(%s) %s", c->name, tg_dtype_name(dt), cp_layout_name[l]);
+                snprintf(what, sizeof what, "%s(%s) %s", c->name, tg_dtype_name(dt),
+                         cp_layout_name[l]);
                 double lo = dt == TG_BOOL ? 0 : dt == TG_UINT8 && c->lo < 0 ? 0 : c->lo;
                 double hi = dt == TG_BOOL ? 2 : c->hi;
                 tg_tensor *a, *ad;
@@ -329,10 +360,14 @@ Test(cuda_pointwise, unary_out_and_in_place)
     kt_live base = kt_live_now();
     const int64_t shape[1] = { 1001 };
     tg_tensor *a = cc_rand(shape, 1, TG_FLOAT32, 5, -3, 3), *ad = cp_cuda(a);
-    tg_tensor *o = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64), *od = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64, .device = TG_DEVICE_CUDA(0));
+    tg_tensor *o = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64),
+              *od = tg_empty(TG_INTS(1001), .dtype = TG_FLOAT64, .device = TG_DEVICE_CUDA(0));
     cp_check(tg_tanh_out(ad, od), tg_tanh_out(a, o), "tanh.out float32 -> float64");
     cp_check(tg_exp_(ad), tg_exp_(a), "exp_ in place");
-    tg_release(a); tg_release(ad); tg_release(o); tg_release(od);
+    tg_release(a);
+    tg_release(ad);
+    tg_release(o);
+    tg_release(od);
     kt_assert_no_leak(base);
 }
 
@@ -342,19 +377,26 @@ Test(cuda_pointwise, where_every_layout)
 {
     CC_REQUIRE_DEVICE("cuda_pointwise::where_every_layout");
     kt_live base = kt_live_now();
-    static const tg_dtype pairs[][2] = { { TG_FLOAT32, TG_FLOAT32 }, { TG_FLOAT16, TG_FLOAT64 },
-                                         { TG_INT64, TG_INT8 }, { TG_BOOL, TG_BFLOAT16 } };
+    static const tg_dtype pairs[][2] = { { TG_FLOAT32, TG_FLOAT32 },
+                                         { TG_FLOAT16, TG_FLOAT64 },
+                                         { TG_INT64, TG_INT8 },
+                                         { TG_BOOL, TG_BFLOAT16 } };
     for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
         for (int l = 0; l < CP_NLAYOUTS; l++) {
             char what[96];
-            snprintf(what, sizeof what, "where(%s, %s) %s", tg_dtype_name(pairs[p][0]), tg_dtype_name(pairs[p][1]),
-                     cp_layout_name[l]);
+            snprintf(what, sizeof what, "where(%s, %s) %s", tg_dtype_name(pairs[p][0]),
+                     tg_dtype_name(pairs[p][1]), cp_layout_name[l]);
             tg_tensor *a, *ad, *b, *bd, *c, *cd;
             cp_input((cp_layout)l, 0, pairs[p][0], 41, 0, 2, &a, &ad);
             cp_input((cp_layout)l, 1, pairs[p][1], 43, -5, 5, &b, &bd);
-            cp_input((cp_layout)l, 0, TG_BOOL, 47, 0, 2, &c, &cd);     /* condition like a */
+            cp_input((cp_layout)l, 0, TG_BOOL, 47, 0, 2, &c, &cd); /* condition like a */
             cp_check(tg_where(cd, ad, bd), tg_where(c, a, b), what);
-            tg_release(a); tg_release(ad); tg_release(b); tg_release(bd); tg_release(c); tg_release(cd);
+            tg_release(a);
+            tg_release(ad);
+            tg_release(b);
+            tg_release(bd);
+            tg_release(c);
+            tg_release(cd);
         }
     kt_assert_no_leak(base);
 }
@@ -363,7 +405,8 @@ Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
 {
     CC_REQUIRE_DEVICE("cuda_pointwise::clamp_scalar_and_tensor_bounds");
     kt_live base = kt_live_now();
-    static const tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8 };
+    static const tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16,
+                                    TG_INT64,   TG_INT32,   TG_UINT8 };
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
         for (int l = 0; l < CP_NLAYOUTS; l++) {
             char what[96];
@@ -371,16 +414,27 @@ Test(cuda_pointwise, clamp_scalar_and_tensor_bounds)
             cp_input((cp_layout)l, 0, dts[d], 51, 0, 9, &x, &xd);
             cp_input((cp_layout)l, 1, dts[d], 53, 0, 4, &lo, &lod);
             cp_input((cp_layout)l, 1, dts[d], 57, 5, 9, &hi, &hid);
-            snprintf(what, sizeof what, "clamp(%s) scalar bounds %s", tg_dtype_name(dts[d]), cp_layout_name[l]);
+            snprintf(what, sizeof what, "clamp(%s) scalar bounds %s", tg_dtype_name(dts[d]),
+                     cp_layout_name[l]);
             cp_check(tg_clamp(xd, .min = TG_OPT_FLOAT(2), .max = TG_OPT_FLOAT(6.5)),
                      tg_clamp(x, .min = TG_OPT_FLOAT(2), .max = TG_OPT_FLOAT(6.5)), what);
-            snprintf(what, sizeof what, "clamp(%s) min only %s", tg_dtype_name(dts[d]), cp_layout_name[l]);
-            cp_check(tg_clamp(xd, .min = TG_OPT_FLOAT(3)), tg_clamp(x, .min = TG_OPT_FLOAT(3)), what);
-            snprintf(what, sizeof what, "clamp(%s) tensor bounds %s", tg_dtype_name(dts[d]), cp_layout_name[l]);
-            cp_check(tg_clamp_tensor(xd, .min = lod, .max = hid), tg_clamp_tensor(x, .min = lo, .max = hi), what);
-            snprintf(what, sizeof what, "clamp(%s) tensor max only %s", tg_dtype_name(dts[d]), cp_layout_name[l]);
+            snprintf(what, sizeof what, "clamp(%s) min only %s", tg_dtype_name(dts[d]),
+                     cp_layout_name[l]);
+            cp_check(tg_clamp(xd, .min = TG_OPT_FLOAT(3)), tg_clamp(x, .min = TG_OPT_FLOAT(3)),
+                     what);
+            snprintf(what, sizeof what, "clamp(%s) tensor bounds %s", tg_dtype_name(dts[d]),
+                     cp_layout_name[l]);
+            cp_check(tg_clamp_tensor(xd, .min = lod, .max = hid),
+                     tg_clamp_tensor(x, .min = lo, .max = hi), what);
+            snprintf(what, sizeof what, "clamp(%s) tensor max only %s", tg_dtype_name(dts[d]),
+                     cp_layout_name[l]);
             cp_check(tg_clamp_tensor(xd, .max = hid), tg_clamp_tensor(x, .max = hi), what);
-            tg_release(x); tg_release(xd); tg_release(lo); tg_release(lod); tg_release(hi); tg_release(hid);
+            tg_release(x);
+            tg_release(xd);
+            tg_release(lo);
+            tg_release(lod);
+            tg_release(hi);
+            tg_release(hid);
         }
     kt_assert_no_leak(base);
 }
@@ -404,7 +458,10 @@ Test(cuda_pointwise, copy_every_dtype_pair)
             tg_tensor *dst = tg_empty(TG_INTS(19, 23), .dtype = dt);
             tg_tensor *dstd = tg_empty(TG_INTS(19, 23), .dtype = dt, .device = TG_DEVICE_CUDA(0));
             cp_check(tg_copy_(dstd, srcd), tg_copy_(dst, src), what);
-            tg_release(src); tg_release(srcd); tg_release(dst); tg_release(dstd);
+            tg_release(src);
+            tg_release(srcd);
+            tg_release(dst);
+            tg_release(dstd);
         }
     kt_assert_no_leak(base);
 }
@@ -436,11 +493,23 @@ Test(cuda_pointwise, copy_layouts_and_devices)
     tg_tensor *b2 = tg_copy_(back, bigt);
     cr_assert(b2, "copy_ CUDA -> CPU: %s", tg_last_error());
     double *xv = kt_values(x);
-    kt_assert_close(b2, xv, 19 * 23, 0, 0, "CPU -> CUDA (strided float32) -> CPU float16 round trip");
+    kt_assert_close(b2, xv, 19 * 23, 0, 0,
+                    "CPU -> CUDA (strided float32) -> CPU float16 round trip");
     free(xv);
     tg_release(b2);
-    tg_release(r); tg_release(rd); tg_release(dst); tg_release(dstd); tg_release(t); tg_release(td);
-    tg_release(tt); tg_release(ttd); tg_release(s); tg_release(x); tg_release(big); tg_release(bigt); tg_release(back);
+    tg_release(r);
+    tg_release(rd);
+    tg_release(dst);
+    tg_release(dstd);
+    tg_release(t);
+    tg_release(td);
+    tg_release(tt);
+    tg_release(ttd);
+    tg_release(s);
+    tg_release(x);
+    tg_release(big);
+    tg_release(bigt);
+    tg_release(back);
     kt_assert_no_leak(base);
 }
 
@@ -456,28 +525,38 @@ Test(cuda_pointwise, errors_match_the_cpu)
     tg_tensor *z = tg_zeros(TG_INTS(8), .dtype = TG_INT64, .device = TG_DEVICE_CUDA(0));
     tg_tensor *bd = tg_zeros(TG_INTS(8), .dtype = TG_BOOL, .device = TG_DEVICE_CUDA(0));
 
-    cr_assert_null(tg_add(ad, a));     /* a one-dim CPU tensor is not a Scalar */
-    kt_assert_error("Expected all tensors to be on the same device, but found at least two devices");
+    cr_assert_null(tg_add(ad, a)); /* a one-dim CPU tensor is not a Scalar */
+    kt_assert_error(
+        "Expected all tensors to be on the same device, but found at least two devices");
     cr_assert_null(tg_div_mode(id, z, "floor"));
     kt_assert_error("ZeroDivisionError");
     cr_assert_null(tg_div_mode(id, z, "trunc"));
     kt_assert_error("ZeroDivisionError");
     cr_assert_null(tg_div_mode(ad, ad, "round"));
-    kt_assert_error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
+    kt_assert_error(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
     cr_assert_null(tg_sub(bd, bd));
     kt_assert_error("Subtraction, the `-` operator, with two bool tensors is not supported");
     cr_assert_null(tg_neg(bd));
     kt_assert_error("Negation, the `-` operator, on a bool tensor is not supported");
     cr_assert_null(tg_add(id, id, .alpha = 0.5));
-    kt_assert_error("For integral input tensors, argument alpha must not be a floating point number.");
+    kt_assert_error(
+        "For integral input tensors, argument alpha must not be a floating point number.");
     cr_assert_null(tg_clamp(id));
     kt_assert_error("torch.clamp: At least one of 'min' or 'max' must not be None");
     cr_assert_null(tg_where(ad, ad, ad));
-    kt_assert_error("where expected condition to be a boolean tensor, but got a tensor with dtype Float");
+    kt_assert_error(
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Float");
     tg_tensor *o = tg_empty(TG_INTS(8), .dtype = TG_INT64, .device = TG_DEVICE_CUDA(0));
     cr_assert_null(tg_exp_out(ad, o));
     kt_assert_error("result type Float can't be cast to the desired output type Long");
-    tg_release(a); tg_release(ad); tg_release(i); tg_release(id); tg_release(z); tg_release(bd); tg_release(o);
+    tg_release(a);
+    tg_release(ad);
+    tg_release(i);
+    tg_release(id);
+    tg_release(z);
+    tg_release(bd);
+    tg_release(o);
     kt_assert_no_leak(base);
 }
 

@@ -13,22 +13,37 @@
  * (CPU), both in double: float64 1e-10, float32 1e-5. */
 #include "cuda_cmp.h"
 
-TG_CUDA_COVERS("sum.IntList_out", "mean.out", "prod.int_out", "amax.out", "amin.out", "max.dim_max", "min.dim_min",
-               "argmax.out", "argmin.out", "var.correction_out", "std.correction_out");
+TG_CUDA_COVERS("sum.IntList_out", "mean.out", "prod.int_out", "amax.out", "amin.out", "max.dim_max",
+               "min.dim_min", "argmax.out", "argmin.out", "var.correction_out",
+               "std.correction_out");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_reduce, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
 #else
 
-enum { K_SUM, K_MEAN, K_PROD, K_AMAX, K_AMIN, K_MAXDIM, K_MINDIM, K_ARGMAX, K_ARGMIN, K_VAR, K_STD, K_COUNT };
-static const char *const kind_names[K_COUNT] = { "sum", "mean", "prod", "amax", "amin", "max.dim", "min.dim",
-                                                 "argmax", "argmin", "var", "std" };
+enum {
+    K_SUM,
+    K_MEAN,
+    K_PROD,
+    K_AMAX,
+    K_AMIN,
+    K_MAXDIM,
+    K_MINDIM,
+    K_ARGMAX,
+    K_ARGMIN,
+    K_VAR,
+    K_STD,
+    K_COUNT
+};
+static const char *const kind_names[K_COUNT] = { "sum",    "mean",    "prod",    "amax",
+                                                 "amin",   "max.dim", "min.dim", "argmax",
+                                                 "argmin", "var",     "std" };
 
 static tg_tensor *view_of(tg_tensor *x, int view)
 {
     if (view == 1) return tg_permute(x, TG_INTS(2, 0, 1));
     if (view == 2) return tg_slice(x, .dim = 1, .step = 2);
-    return x;                       /* views and x alike belong to the open scope */
+    return x; /* views and x alike belong to the open scope */
 }
 
 /* Runs one reduction; dims NULL = all dims. Returns values and indices (either may be NULL). */
@@ -49,8 +64,12 @@ static tg_values_indices run(int kind, tg_tensor *x, const int64_t *dims, int64_
     case K_MINDIM: r = tg_min_dim(x, d0, .keepdim = keepdim); break;
     case K_ARGMAX: r.indices = tg_argmax(x, .dim = d1, .keepdim = keepdim); break;
     case K_ARGMIN: r.indices = tg_argmin(x, .dim = d1, .keepdim = keepdim); break;
-    case K_VAR: r.values = tg_var(x, .dim = dl, .correction = TG_OPT_INT(1), .keepdim = keepdim); break;
-    case K_STD: r.values = tg_std(x, .dim = dl, .correction = TG_OPT_INT(0), .keepdim = keepdim); break;
+    case K_VAR:
+        r.values = tg_var(x, .dim = dl, .correction = TG_OPT_INT(1), .keepdim = keepdim);
+        break;
+    case K_STD:
+        r.values = tg_std(x, .dim = dl, .correction = TG_OPT_INT(0), .keepdim = keepdim);
+        break;
     }
     return r;
 }
@@ -64,14 +83,15 @@ static bool accepts(int kind, tg_dtype dt)
 
 static double tol_for(int kind, tg_dtype dt)
 {
-    if (!tg_dtype_is_floating(dt) || kind == K_AMAX || kind == K_AMIN || kind == K_MAXDIM || kind == K_MINDIM)
+    if (!tg_dtype_is_floating(dt) || kind == K_AMAX || kind == K_AMIN || kind == K_MAXDIM ||
+        kind == K_MINDIM)
         return 0;
     if (kind == K_VAR || kind == K_STD) return cc_round_tol(dt, 1e-5, 1e-10);
     return cc_round_tol(dt, 1e-6, 1e-12);
 }
 
-static void compare(int kind, tg_tensor *xc, tg_tensor *xg, const int64_t *dims, int64_t nd, bool keepdim,
-                    const char *what)
+static void compare(int kind, tg_tensor *xc, tg_tensor *xg, const int64_t *dims, int64_t nd,
+                    bool keepdim, const char *what)
 {
     tg_values_indices want = run(kind, xc, dims, nd, keepdim);
     tg_values_indices got = run(kind, xg, dims, nd, keepdim);
@@ -81,8 +101,8 @@ static void compare(int kind, tg_tensor *xc, tg_tensor *xg, const int64_t *dims,
     cr_assert(want.values || want.indices, "%s (CPU): %s", what, tg_last_error());
 }
 
-static const tg_dtype all_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16,
-                                       TG_INT8, TG_UINT8, TG_BOOL };
+static const tg_dtype all_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64,
+                                       TG_INT32,   TG_INT16,   TG_INT8,    TG_UINT8,    TG_BOOL };
 
 static void sweep(int kind)
 {
@@ -94,7 +114,10 @@ static void sweep(int kind)
         if (!accepts(kind, dt)) continue;
         tg_scope_begin();
         double lo = kind == K_PROD ? 0.6 : -4, hi = kind == K_PROD ? 1.5 : 4;
-        if (!tg_dtype_is_floating(dt)) { lo = dt == TG_UINT8 ? 0 : -3; hi = dt == TG_BOOL ? 2 : 4; }
+        if (!tg_dtype_is_floating(dt)) {
+            lo = dt == TG_UINT8 ? 0 : -3;
+            hi = dt == TG_BOOL ? 2 : 4;
+        }
         tg_tensor *base = cc_rand(shape, 3, dt, 7 + t, lo, hi), *gbase = cc_cuda(base);
         for (int view = 0; view < 3; view++) {
             tg_tensor *xc = view_of(base, view), *xg = view_of(gbase, view);
@@ -102,14 +125,15 @@ static void sweep(int kind)
                 char what[128];
                 bool single = kind == K_PROD || kind == K_MAXDIM || kind == K_MINDIM;
                 if (!single) {
-                    snprintf(what, sizeof what, "%s %s view %d all dims keepdim %d", kind_names[kind],
-                             tg_dtype_name(dt), view, keep);
+                    snprintf(what, sizeof what, "%s %s view %d all dims keepdim %d",
+                             kind_names[kind], tg_dtype_name(dt), view, keep);
                     compare(kind, xc, xg, NULL, 0, keep, what);
                 }
                 for (int s = 0; s < 5; s++) {
                     if (single && ndims[s] > 1) continue;
-                    snprintf(what, sizeof what, "%s %s view %d dims {%lld%s} keepdim %d", kind_names[kind],
-                             tg_dtype_name(dt), view, (long long)dimsets[s][0], ndims[s] > 1 ? ", 2" : "", keep);
+                    snprintf(what, sizeof what, "%s %s view %d dims {%lld%s} keepdim %d",
+                             kind_names[kind], tg_dtype_name(dt), view, (long long)dimsets[s][0],
+                             ndims[s] > 1 ? ", 2" : "", keep);
                     if ((kind == K_ARGMAX || kind == K_ARGMIN) && ndims[s] > 1) continue;
                     compare(kind, xc, xg, dimsets[s], ndims[s], keep, what);
                 }
@@ -119,13 +143,13 @@ static void sweep(int kind)
     }
 }
 
-#define SWEEP_TEST(name, kind)                       \
-    Test(cuda_reduce, name)                          \
-    {                                                \
-        CC_REQUIRE_DEVICE("cuda_reduce::" #name);    \
-        kt_live base = kt_live_now();                \
-        sweep(kind);                                 \
-        kt_assert_no_leak(base);                     \
+#define SWEEP_TEST(name, kind)                    \
+    Test(cuda_reduce, name)                       \
+    {                                             \
+        CC_REQUIRE_DEVICE("cuda_reduce::" #name); \
+        kt_live base = kt_live_now();             \
+        sweep(kind);                              \
+        kt_assert_no_leak(base);                  \
     }
 
 SWEEP_TEST(sum, K_SUM)
@@ -148,16 +172,21 @@ Test(cuda_reduce, large_paths)
     CC_REQUIRE_DEVICE("cuda_reduce::large_paths");
     kt_live base = kt_live_now();
     tg_scope_begin();
-    static const int64_t shapes[][2] = { { 1 << 22, 1 }, { 4096, 300 }, { 65536, 40 }, { 3, 1 << 20 } };
+    static const int64_t shapes[][2] = {
+        { 1 << 22, 1 }, { 4096, 300 }, { 65536, 40 }, { 3, 1 << 20 }
+    };
     for (int s = 0; s < 4; s++) {
         tg_tensor *x = cc_rand(shapes[s], 2, TG_FLOAT32, 100 + s, -1, 1), *g = cc_cuda(x);
         int64_t d0[1] = { 0 }, d1[1] = { 1 };
         char what[96];
-        snprintf(what, sizeof what, "sum all of %lldx%lld", (long long)shapes[s][0], (long long)shapes[s][1]);
+        snprintf(what, sizeof what, "sum all of %lldx%lld", (long long)shapes[s][0],
+                 (long long)shapes[s][1]);
         compare(K_SUM, x, g, NULL, 0, false, what);
-        snprintf(what, sizeof what, "sum dim 0 of %lldx%lld", (long long)shapes[s][0], (long long)shapes[s][1]);
+        snprintf(what, sizeof what, "sum dim 0 of %lldx%lld", (long long)shapes[s][0],
+                 (long long)shapes[s][1]);
         compare(K_SUM, x, g, d0, 1, false, what);
-        snprintf(what, sizeof what, "sum dim 1 of %lldx%lld", (long long)shapes[s][0], (long long)shapes[s][1]);
+        snprintf(what, sizeof what, "sum dim 1 of %lldx%lld", (long long)shapes[s][0],
+                 (long long)shapes[s][1]);
         compare(K_SUM, x, g, d1, 1, false, what);
         compare(K_ARGMAX, x, g, d0, 1, false, "argmax dim 0 (large)");
         compare(K_ARGMAX, x, g, NULL, 0, false, "argmax all (large)");
@@ -205,16 +234,19 @@ Test(cuda_reduce, dtype_out_and_errors)
     tg_scope_begin();
     int64_t shape[2] = { 7, 9 };
     tg_tensor *xi = cc_rand(shape, 2, TG_INT32, 3, -5, 5), *gi = cc_cuda(xi);
-    cc_assert_close(tg_sum(gi, .dim = TG_INTS(1), .dtype = TG_FLOAT32), tg_sum(xi, .dim = TG_INTS(1), .dtype = TG_FLOAT32),
-                    0, 0, "sum(int32, dtype=float32)");
-    cc_assert_close(tg_mean(gi, .dim = TG_INTS(0), .dtype = TG_FLOAT64), tg_mean(xi, .dim = TG_INTS(0), .dtype = TG_FLOAT64),
-                    1e-12, 1e-12, "mean(int32, dtype=float64)");
+    cc_assert_close(tg_sum(gi, .dim = TG_INTS(1), .dtype = TG_FLOAT32),
+                    tg_sum(xi, .dim = TG_INTS(1), .dtype = TG_FLOAT32), 0, 0,
+                    "sum(int32, dtype=float32)");
+    cc_assert_close(tg_mean(gi, .dim = TG_INTS(0), .dtype = TG_FLOAT64),
+                    tg_mean(xi, .dim = TG_INTS(0), .dtype = TG_FLOAT64), 1e-12, 1e-12,
+                    "mean(int32, dtype=float64)");
     tg_tensor *out = cc_cuda(tg_zeros(TG_INTS(7), .dtype = TG_INT64));
     cr_assert(tg_sum_out(gi, out, .dim = TG_INTS(1)), "sum.out: %s", tg_last_error());
     cc_assert_equal(out, tg_sum(xi, .dim = TG_INTS(1)), "sum.out into int64");
     cr_assert_null(tg_mean(gi));
-    kt_assert_error("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
-                    "dtype. Got: Int");
+    kt_assert_error(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+        "dtype. Got: Int");
     tg_clear_error();
     tg_tensor *e = cc_cuda(tg_zeros(TG_INTS(0, 3)));
     cr_assert_null(tg_amax(e));
@@ -225,9 +257,11 @@ Test(cuda_reduce, dtype_out_and_errors)
     tg_clear_error();
     /* empty reductions: sum 0, prod 1, mean NaN, as on the CPU */
     tg_tensor *ec = tg_zeros(TG_INTS(0, 3));
-    cc_assert_close(tg_sum(e, .dim = TG_INTS(0)), tg_sum(ec, .dim = TG_INTS(0)), 0, 0, "sum of empty");
+    cc_assert_close(tg_sum(e, .dim = TG_INTS(0)), tg_sum(ec, .dim = TG_INTS(0)), 0, 0,
+                    "sum of empty");
     cc_assert_close(tg_prod_dim(e, 0), tg_prod_dim(ec, 0), 0, 0, "prod of empty");
-    cc_assert_close(tg_mean(e, .dim = TG_INTS(0)), tg_mean(ec, .dim = TG_INTS(0)), 0, 0, "mean of empty");
+    cc_assert_close(tg_mean(e, .dim = TG_INTS(0)), tg_mean(ec, .dim = TG_INTS(0)), 0, 0,
+                    "mean of empty");
     tg_scope_end();
     kt_assert_no_leak(base);
 }

@@ -57,7 +57,10 @@ Test(cuda_runtime, to_device_on_the_cpu)
     cr_assert(d, "%s", tg_last_error());
     cr_expect_eq(tg_tensor_dtype(d), TG_FLOAT64);
     expect_values(d, (double[]){ 1.5, -2.0, 3.25 }, 3);
-    tg_release(same); tg_release(copy); tg_release(d); tg_release(a);
+    tg_release(same);
+    tg_release(copy);
+    tg_release(d);
+    tg_release(a);
     expect_no_leaks();
 }
 
@@ -74,7 +77,10 @@ Test(cuda_runtime, to_device_gradient_returns_in_the_input_dtype)
     cr_expect_eq(tg_tensor_dtype(g), TG_FLOAT32);
     cr_expect_eq(tg_tensor_device(g).type, TG_CPU);
     expect_values(g, (double[]){ 1, 1 }, 2);
-    tg_release(g); tg_release(s); tg_release(d); tg_release(a);
+    tg_release(g);
+    tg_release(s);
+    tg_release(d);
+    tg_release(a);
     expect_no_leaks();
 }
 
@@ -90,7 +96,8 @@ Test(cuda_runtime, built_without_cuda)
     cr_expect_eq(tg_cuda_memory_allocated(0), 0);
     tg_tensor *a = vec_f32((float[]){ 1.0f }, 1);
     cr_expect_null(tg_to_device(a, TG_DEVICE_CUDA(0)));
-    cr_expect(tg_last_error() && strstr(tg_last_error(), "was the library built with CUDA support?"),
+    cr_expect(tg_last_error() &&
+                  strstr(tg_last_error(), "was the library built with CUDA support?"),
               "%s", tg_last_error());
     tg_clear_error();
     tg_release(a);
@@ -106,7 +113,7 @@ Test(cuda_runtime, built_without_cuda)
 Test(cuda_runtime, no_device_is_a_clear_error)
 {
 #ifdef TG_CUDA_EMU
-    setenv("TG_CUDA_EMU_DEVICES", "0", 1);     /* this test's process: an emulator without devices */
+    setenv("TG_CUDA_EMU_DEVICES", "0", 1); /* this test's process: an emulator without devices */
 #endif
     if (tg_cuda_is_available())
         cr_skip_test("a CUDA device is present: the no-device error path is not run");
@@ -152,7 +159,8 @@ Test(cuda_runtime, error_mapping)
     tg_clear_error();
     cr_expect_eq(tg__cublas_check("mm", CUBLAS_STATUS_SUCCESS), 0);
     cr_expect_eq(tg__cublas_check("mm", CUBLAS_STATUS_INVALID_VALUE), -1);
-    cr_expect_str_eq(tg_last_error(), "mm: CUBLAS error: CUBLAS_STATUS_INVALID_VALUE (an unsupported "
+    cr_expect_str_eq(tg_last_error(),
+                     "mm: CUBLAS error: CUBLAS_STATUS_INVALID_VALUE (an unsupported "
                      "value or parameter was passed)");
     tg_clear_error();
 }
@@ -179,7 +187,10 @@ Test(cuda_runtime, round_trip_every_dtype)
         /* host reads of the device tensor itself */
         tg_tensor_to_doubles(g, got, 5);
         for (int i = 0; i < 5; i++) cr_expect_eq(got[i], want[i], "%s", tg_dtype_name((tg_dtype)d));
-        tg_release(f); tg_release(h); tg_release(g); tg_release(back);
+        tg_release(f);
+        tg_release(h);
+        tg_release(g);
+        tg_release(back);
     }
     expect_no_leaks();
 }
@@ -189,22 +200,29 @@ Test(cuda_runtime, non_contiguous_and_converting_copies)
     CC_REQUIRE_DEVICE("cuda_runtime::non_contiguous_and_converting_copies");
     float v[6] = { 1, 2, 3, 4, 5, 6 };
     tg_tensor *m = tg_tensor_from_data(v, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
-    tg_tensor *mt = tg_t(m);                               /* (3, 2), transposed strides */
+    tg_tensor *mt = tg_t(m); /* (3, 2), transposed strides */
     tg_tensor *g = tg_to_device(mt, TG_DEVICE_CUDA(0));
     cr_assert(g, "%s", tg_last_error());
     expect_values(g, (double[]){ 1, 4, 2, 5, 3, 6 }, 6);
-    tg_tensor *gt = tg_t(g);                               /* a strided CUDA view read on the host */
+    tg_tensor *gt = tg_t(g); /* a strided CUDA view read on the host */
     expect_values(gt, (double[]){ 1, 2, 3, 4, 5, 6 }, 6);
     tg_tensor *back = tg_to_device(gt, TG_DEVICE_CPU, .dtype = TG_INT64);
     cr_assert(back, "%s", tg_last_error());
     cr_expect(tg_tensor_is_contiguous(back));
     expect_values(back, (double[]){ 1, 2, 3, 4, 5, 6 }, 6);
     /* copy_ from the CPU into a strided CUDA view */
-    tg_tensor *h = tg_tensor_from_data((float[]){ 9, 8, 7, 6, 5, 4 }, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
-    tg_tensor *r = tg_copy_(gt, h);                        /* a new reference to gt */
+    tg_tensor *h =
+        tg_tensor_from_data((float[]){ 9, 8, 7, 6, 5, 4 }, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
+    tg_tensor *r = tg_copy_(gt, h); /* a new reference to gt */
     cr_assert(r == gt, "%s", tg_last_error());
     expect_values(g, (double[]){ 9, 6, 8, 5, 7, 4 }, 6);
-    tg_release(m); tg_release(mt); tg_release(g); tg_release(gt); tg_release(back); tg_release(h); tg_release(r);
+    tg_release(m);
+    tg_release(mt);
+    tg_release(g);
+    tg_release(gt);
+    tg_release(back);
+    tg_release(h);
+    tg_release(r);
     expect_no_leaks();
 }
 
@@ -219,7 +237,8 @@ Test(cuda_runtime, item_and_print)
     cr_assert(s, "%s", tg_last_error());
     cr_expect_str_eq(s, "tensor([2.5000], device='cuda:0')");
     free(s);
-    tg_release(a); tg_release(g);
+    tg_release(a);
+    tg_release(g);
     expect_no_leaks();
 }
 
@@ -228,7 +247,7 @@ Test(cuda_runtime, caching_allocator_reuses_and_counts)
     CC_REQUIRE_DEVICE("cuda_runtime::caching_allocator_reuses_and_counts");
     tg_cuda_empty_cache();
     int64_t base = tg_cuda_memory_allocated(0);
-    tg_tensor *a = tg_empty(TG_INTS(1000), .device = TG_DEVICE_CUDA(0));   /* 4000 -> 4096 */
+    tg_tensor *a = tg_empty(TG_INTS(1000), .device = TG_DEVICE_CUDA(0)); /* 4000 -> 4096 */
     cr_assert(a, "%s", tg_last_error());
     cr_expect_eq(tg_cuda_memory_allocated(0) - base, 4096);
     cr_expect_geq(tg_cuda_memory_reserved(0), tg_cuda_memory_allocated(0));
@@ -252,7 +271,7 @@ Test(cuda_runtime, caching_allocator_reuses_and_counts)
 Test(cuda_runtime, out_of_memory_and_bad_ordinal)
 {
     CC_REQUIRE_DEVICE("cuda_runtime::out_of_memory_and_bad_ordinal");
-    int64_t huge = (int64_t)1 << 50;                           /* 4 PiB of float32 */
+    int64_t huge = (int64_t)1 << 50; /* 4 PiB of float32 */
     tg_tensor *t = tg_empty(TG_INTS(huge), .device = TG_DEVICE_CUDA(0));
     cr_expect_null(t);
     const char *prefix = "empty: CUDA out of memory. Tried to allocate 4096.00 TiB (GPU 0; ";
@@ -278,7 +297,8 @@ Test(cuda_runtime, operands_on_two_devices)
     tg_tensor *g = tg_to_device(c, TG_DEVICE_CUDA(0));
     cr_assert(g, "%s", tg_last_error());
     cr_expect_null(tg_add(g, c));
-    cr_expect_str_eq(tg_last_error(), "add: Expected all tensors to be on the same device, but found "
+    cr_expect_str_eq(tg_last_error(),
+                     "add: Expected all tensors to be on the same device, but found "
                      "at least two devices, cuda:0 and cpu!");
     tg_clear_error();
     /* a CPU zero-dim tensor is a scalar: allowed, the result is on the device */
@@ -288,7 +308,10 @@ Test(cuda_runtime, operands_on_two_devices)
     cr_assert(r, "%s", tg_last_error());
     cr_expect_eq(tg_tensor_device(r).type, TG_CUDA);
     expect_values(r, (double[]){ 11, 12 }, 2);
-    tg_release(c); tg_release(g); tg_release(s); tg_release(r);
+    tg_release(c);
+    tg_release(g);
+    tg_release(s);
+    tg_release(r);
     expect_no_leaks();
 }
 
@@ -306,7 +329,11 @@ Test(cuda_runtime, gradient_returns_to_the_input_device)
     cr_assert(gx, "no gradient");
     cr_expect_eq(tg_tensor_device(gx).type, TG_CPU, "x.grad lives where x does");
     expect_values(gx, (double[]){ 2, 4, 6 }, 3);
-    tg_release(gx); tg_release(s); tg_release(y); tg_release(g); tg_release(x);
+    tg_release(gx);
+    tg_release(s);
+    tg_release(y);
+    tg_release(g);
+    tg_release(x);
     expect_no_leaks();
 }
 

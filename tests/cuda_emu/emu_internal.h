@@ -27,14 +27,14 @@ constexpr int kMaxDevices = 16;
 /* One unit of stream work; `devices` is a bit mask of the devices whose memory it touches. */
 struct Op {
     unsigned devices;
-    const char *what;                 /* shown when it faults: kernel name, "cublasGemmEx", ... */
+    const char *what; /* shown when it faults: kernel name, "cublasGemmEx", ... */
     std::function<void()> run;
 };
 
 struct Stream {
     int device;
-    bool blocking;                    /* false: cudaStreamNonBlocking */
-    bool legacy;                      /* the device's default stream (stream 0) */
+    bool blocking; /* false: cudaStreamNonBlocking */
+    bool legacy;   /* the device's default stream (stream 0) */
     std::deque<Op> queue;
 };
 
@@ -48,14 +48,14 @@ cudaError_t fail(cudaError_t e);
 
 /* ---- memory (emu_memory.cpp) */
 struct Block {
-    char *map;                        /* the whole mapping, guard pages included */
+    char *map; /* the whole mapping, guard pages included */
     size_t map_len;
-    char *ptr;                        /* what cudaMalloc returned */
-    size_t size;                      /* what was asked for */
+    char *ptr;   /* what cudaMalloc returned */
+    size_t size; /* what was asked for */
     int device;
 };
 cudaError_t alloc(void **p, size_t size, int device);
-cudaError_t release(void *p);          /* p must be a block's start */
+cudaError_t release(void *p); /* p must be a block's start */
 size_t used_bytes(int device);
 size_t capacity_bytes();
 /* The block holding [p, p + n), or null. */
@@ -76,6 +76,6 @@ void drain_device(int device, bool blocking_only);
 /* ---- kernels (emu_launch.cpp) */
 void run_grid(const char *name, dim3 grid, dim3 block, const std::function<void()> &thread_body);
 
-}  // namespace tg_emu
+} // namespace tg_emu
 
 #endif

@@ -86,7 +86,7 @@ static void leave_fiber(Fiber &f, bool) { tg_emu_switch(&f.sp, scheduler_sp); }
     (*body)();
     Fiber *f = running_fiber;
     f->done = true;
-    leave_fiber(*f, true);                  /* never resumed */
+    leave_fiber(*f, true); /* never resumed */
     __builtin_unreachable();
 }
 
@@ -96,13 +96,13 @@ static void leave_fiber(Fiber &f, bool) { tg_emu_switch(&f.sp, scheduler_sp); }
 static void new_stack(Fiber &f)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    ASAN_UNPOISON_MEMORY_REGION(f.stack, kStack);      /* the last thread ended inside frames */
+    ASAN_UNPOISON_MEMORY_REGION(f.stack, kStack); /* the last thread ended inside frames */
 #endif
     uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
     void **sp = (void **)top;
-    *--sp = nullptr;                                   /* fiber_main's (absent) return address */
+    *--sp = nullptr; /* fiber_main's (absent) return address */
     *--sp = (void *)&fiber_main;
-    for (int i = 0; i < 6; i++) *--sp = nullptr;       /* rbp rbx r12 r13 r14 r15 */
+    for (int i = 0; i < 6; i++) *--sp = nullptr; /* rbp rbx r12 r13 r14 r15 */
     uint32_t cw[2];
     __asm__ volatile("stmxcsr %0" : "=m"(cw[0]));
     __asm__ volatile("fnstcw %0" : "=m"(*(uint16_t *)&cw[1]));
@@ -117,10 +117,10 @@ static Fiber &fiber(size_t i)
     while (pool->size() <= i) pool->emplace_back();
     Fiber &f = (*pool)[i];
     if (!f.stack) {
-        char *m = (char *)mmap(nullptr, kStack + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                               -1, 0);
+        char *m = (char *)mmap(nullptr, kStack + 4096, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) die("no memory for a fiber stack");
-        mprotect(m, 4096, PROT_NONE);          /* stack overflow traps */
+        mprotect(m, 4096, PROT_NONE); /* stack overflow traps */
         f.stack = m + 4096;
     }
     return f;
@@ -163,12 +163,12 @@ void run_grid(const char *name, dim3 grid, dim3 block, const std::function<void(
     body = saved_body;
 }
 
-}  // namespace tg_emu
+} // namespace tg_emu
 
 void tg_emu_syncthreads(void)
 {
     using namespace tg_emu;
     Fiber *f = running_fiber;
-    if (!f) return;                             /* host code: nothing to wait for */
+    if (!f) return; /* host code: nothing to wait for */
     leave_fiber(*f, false);
 }

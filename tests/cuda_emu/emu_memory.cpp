@@ -19,14 +19,14 @@ namespace tg_emu {
 
 static const size_t kPage = 4096;
 
-static std::map<const char *, Block> &blocks()   /* by ptr */
+static std::map<const char *, Block> &blocks() /* by ptr */
 {
     static std::map<const char *, Block> m;
     return m;
 }
 static size_t used[kMaxDevices];
-static unsigned open_mask;                       /* devices whose memory is accessible now */
-static thread_local const char *running;         /* the work running now (for the fault message) */
+static unsigned open_mask;               /* devices whose memory is accessible now */
+static thread_local const char *running; /* the work running now (for the fault message) */
 
 size_t capacity_bytes()
 {
@@ -53,8 +53,9 @@ cudaError_t alloc(void **p, size_t size, int device)
     if (!p) return fail(cudaErrorInvalidValue);
     *p = nullptr;
     if (size == 0) return cudaSuccess;
-    if (size > capacity_bytes() || used[device] + size > capacity_bytes()) return fail(cudaErrorMemoryAllocation);
-    size_t rounded = (size + 255) / 256 * 256;              /* cudaMalloc's 256-byte alignment */
+    if (size > capacity_bytes() || used[device] + size > capacity_bytes())
+        return fail(cudaErrorMemoryAllocation);
+    size_t rounded = (size + 255) / 256 * 256; /* cudaMalloc's 256-byte alignment */
     size_t pages = (rounded + kPage - 1) / kPage;
     size_t len = (pages + 2) * kPage;
     void *m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -87,7 +88,7 @@ static const Block *find_mapping(const void *p)
 {
     auto &m = blocks();
     auto it = m.upper_bound((const char *)p);
-    if (it != m.end() && (const char *)p >= it->second.map) return &it->second;   /* leading guard */
+    if (it != m.end() && (const char *)p >= it->second.map) return &it->second; /* leading guard */
     if (it == m.begin()) return nullptr;
     --it;
     const Block &b = it->second;
@@ -146,22 +147,26 @@ static void on_fault(int sig, siginfo_t *si, void *)
     char where[256];
     if (!b) snprintf(where, sizeof where, "%p, which is not device memory", (const void *)addr);
     else if (addr < b->ptr)
-        snprintf(where, sizeof where, "%p, %td bytes before a %zu-byte block of cuda:%d", (const void *)addr,
-                 b->ptr - addr, b->size, b->device);
+        snprintf(where, sizeof where, "%p, %td bytes before a %zu-byte block of cuda:%d",
+                 (const void *)addr, b->ptr - addr, b->size, b->device);
     else if (addr >= b->ptr + b->size)
-        snprintf(where, sizeof where, "%p, %td bytes past the end of a %zu-byte block of cuda:%d", (const void *)addr,
-                 addr - (b->ptr + b->size), b->size, b->device);
+        snprintf(where, sizeof where, "%p, %td bytes past the end of a %zu-byte block of cuda:%d",
+                 (const void *)addr, addr - (b->ptr + b->size), b->size, b->device);
     else
-        snprintf(where, sizeof where, "%p, byte %td of a %zu-byte block of cuda:%d", (const void *)addr, addr - b->ptr,
-                 b->size, b->device);
-    if (running) fprintf(stderr, "cuda-emu: %s touched %s (%s)\n", running, where,
-                         b && addr >= b->ptr && addr < b->ptr + b->size ? "memory of a device it does not run on" :
-                                                                          "out of bounds");
-    else fprintf(stderr, "cuda-emu: host code touched %s; on a GPU this is a crash or garbage\n", where);
+        snprintf(where, sizeof where, "%p, byte %td of a %zu-byte block of cuda:%d",
+                 (const void *)addr, addr - b->ptr, b->size, b->device);
+    if (running)
+        fprintf(stderr, "cuda-emu: %s touched %s (%s)\n", running, where,
+                b && addr >= b->ptr && addr < b->ptr + b->size
+                    ? "memory of a device it does not run on"
+                    : "out of bounds");
+    else
+        fprintf(stderr, "cuda-emu: host code touched %s; on a GPU this is a crash or garbage\n",
+                where);
     void *frames[32];
     int n = backtrace(frames, 32);
     backtrace_symbols_fd(frames, n, 2);
-    signal(sig, SIG_DFL);     /* returning re-runs the access, which now kills the process */
+    signal(sig, SIG_DFL); /* returning re-runs the access, which now kills the process */
 }
 
 __attribute__((constructor)) static void install_handler()
@@ -180,4 +185,4 @@ __attribute__((constructor)) static void install_handler()
     sigaction(SIGBUS, &sa, nullptr);
 }
 
-}  // namespace tg_emu
+} // namespace tg_emu

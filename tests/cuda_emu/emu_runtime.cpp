@@ -43,7 +43,7 @@ cudaError_t fail(cudaError_t e)
 /* ------------------------------------------------------------------ streams */
 
 static Stream legacy[kMaxDevices];
-static std::vector<Stream *> created;     /* never destroyed: tensorgen keeps its streams */
+static std::vector<Stream *> created; /* never destroyed: tensorgen keeps its streams */
 
 static Stream *legacy_of(int device)
 {
@@ -86,7 +86,7 @@ void drain_device(int device, bool blocking_only)
 
 void enqueue(Stream *s, Op op)
 {
-    if (s->legacy) {               /* the legacy stream waits for the blocking streams, then runs */
+    if (s->legacy) { /* the legacy stream waits for the blocking streams, then runs */
         drain_device(s->device, true);
         run(op);
     } else {
@@ -94,7 +94,7 @@ void enqueue(Stream *s, Op op)
     }
 }
 
-}  // namespace tg_emu
+} // namespace tg_emu
 
 using namespace tg_emu;
 
@@ -132,7 +132,8 @@ cudaError_t cudaGetDevice(int *device)
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     if (!prop) return fail(cudaErrorInvalidValue);
-    if (!valid_device(device)) return fail(device_count() ? cudaErrorInvalidDevice : cudaErrorNoDevice);
+    if (!valid_device(device))
+        return fail(device_count() ? cudaErrorInvalidDevice : cudaErrorNoDevice);
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "cuda-emu device %d (CPU emulation)", device);
     prop->totalGlobalMem = capacity_bytes();
@@ -249,7 +250,7 @@ cudaError_t cudaFree(void *ptr)
     if (!ptr) return cudaSuccess;
     const Block *b = find(ptr, 1);
     if (!b || b->ptr != ptr) return fail(cudaErrorInvalidValue);
-    drain_device(b->device, false);            /* cudaFree synchronises the device */
+    drain_device(b->device, false); /* cudaFree synchronises the device */
     return release(ptr);
 }
 
@@ -269,11 +270,11 @@ static int device_side(const void *p, size_t n, bool want_device)
 {
     const Block *b = find(p, n);
     if (want_device) return b ? b->device : -1;
-    return b ? -1 : kMaxDevices;               /* kMaxDevices: "host, fine" */
+    return b ? -1 : kMaxDevices; /* kMaxDevices: "host, fine" */
 }
 
-static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
-                        bool async)
+static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                        cudaStream_t stream, bool async)
 {
     LOCKED;
     if (n == 0) return cudaSuccess;
@@ -291,16 +292,15 @@ static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKin
     int dd = device_side(dst, n, dst_dev), sd = device_side(src, n, src_dev);
     if (dd < 0 || sd < 0) return fail(cudaErrorInvalidValue);
     unsigned mask = (dst_dev ? 1u << dd : 0) | (src_dev ? 1u << sd : 0);
-    if (!async) drain_device(current, true);   /* the legacy stream waits for blocking streams */
+    if (!async) drain_device(current, true); /* the legacy stream waits for blocking streams */
     switch (kind) {
-    case cudaMemcpyHostToHost:
-        memcpy(dst, src, n);
-        return cudaSuccess;
+    case cudaMemcpyHostToHost: memcpy(dst, src, n); return cudaSuccess;
     case cudaMemcpyHostToDevice: {
         /* From pageable memory: staged at the call, so the caller may reuse its buffer. */
-        std::shared_ptr<std::vector<char>> staged = std::make_shared<std::vector<char>>((const char *)src,
-                                                                                           (const char *)src + n);
-        Op op{ mask, "cudaMemcpy (host to device)", [dst, staged] { memcpy(dst, staged->data(), staged->size()); } };
+        std::shared_ptr<std::vector<char>> staged =
+            std::make_shared<std::vector<char>>((const char *)src, (const char *)src + n);
+        Op op{ mask, "cudaMemcpy (host to device)",
+               [dst, staged] { memcpy(dst, staged->data(), staged->size()); } };
         if (async) enqueue(s, std::move(op));
         else enqueue(legacy_of(current), std::move(op));
         return cudaSuccess;
@@ -327,19 +327,21 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     return copy(dst, src, count, kind, 0, false);
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
 {
     return copy(dst, src, count, kind, stream, true);
 }
 
-cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t count,
-                                cudaStream_t stream)
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+                                size_t count, cudaStream_t stream)
 {
     LOCKED;
     if (count == 0) return cudaSuccess;
     if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
     const Block *db = find(dst, count), *sb = find(src, count);
-    if (!db || !sb || db->device != dst_device || sb->device != src_device) return fail(cudaErrorInvalidValue);
+    if (!db || !sb || db->device != dst_device || sb->device != src_device)
+        return fail(cudaErrorInvalidValue);
     Stream *s = stream_of(stream);
     if (!s) return fail(cudaErrorInvalidResourceHandle);
     unsigned mask = (1u << dst_device) | (1u << src_device);
@@ -355,7 +357,8 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t str
     if (!b) return fail(cudaErrorInvalidValue);
     Stream *s = stream_of(stream);
     if (!s) return fail(cudaErrorInvalidResourceHandle);
-    enqueue(s, Op{ 1u << b->device, "cudaMemsetAsync", [ptr, value, count] { memset(ptr, value, count); } });
+    enqueue(s, Op{ 1u << b->device, "cudaMemsetAsync",
+                   [ptr, value, count] { memset(ptr, value, count); } });
     return cudaSuccess;
 }
 
@@ -397,7 +400,9 @@ struct CUevent_st {
 
 static double now_ms()
 {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event)
@@ -414,7 +419,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     if (!event || !s) return fail(cudaErrorInvalidResourceHandle);
     event->stream = s;
     event->done = false;
-    enqueue(s, Op{ 0, "cudaEventRecord", [event] { event->ms = now_ms(); event->done = true; } });
+    enqueue(s, Op{ 0, "cudaEventRecord", [event] {
+                      event->ms = now_ms();
+                      event->done = true;
+                  } });
     return cudaSuccess;
 }
 
@@ -440,22 +448,32 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
     return cudaSuccess;
 }
 
-}  // extern "C"
+} // extern "C"
 
 /* ------------------------------------------------------------------ kernel launches */
 
-void tg_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                           const void *const *pointer_args, int npointer_args, std::function<void()> thread_body)
+void tg_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, const void *const *pointer_args, int npointer_args,
+                           std::function<void()> thread_body)
 {
     LOCKED;
-    if (device_count() == 0) { fail(cudaErrorNoDevice); return; }
+    if (device_count() == 0) {
+        fail(cudaErrorNoDevice);
+        return;
+    }
     Stream *s = stream_of(stream);
-    if (!s) { fail(cudaErrorInvalidResourceHandle); return; }
-    if (s->device != current) { fail(cudaErrorInvalidResourceHandle); return; }   /* another device's stream */
+    if (!s) {
+        fail(cudaErrorInvalidResourceHandle);
+        return;
+    }
+    if (s->device != current) {
+        fail(cudaErrorInvalidResourceHandle);
+        return;
+    } /* another device's stream */
     unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
-    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535 ||
-        block.x == 0 || block.y == 0 || block.z == 0 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
-        threads > 1024 || smem > 48 * 1024) {
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
+        grid.z > 65535 || block.x == 0 || block.y == 0 || block.z == 0 || block.x > 1024 ||
+        block.y > 1024 || block.z > 64 || threads > 1024 || smem > 48 * 1024) {
         fail(cudaErrorInvalidConfiguration);
         return;
     }
@@ -466,7 +484,8 @@ void tg_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t smem,
         const Block *b = find(p, 1);
         if (!b) die("kernel %s: pointer argument %d (%p) is not device memory", name, i, p);
         if (b->device != s->device)
-            die("kernel %s launched on cuda:%d: pointer argument %d is memory of cuda:%d", name, s->device, i, b->device);
+            die("kernel %s launched on cuda:%d: pointer argument %d is memory of cuda:%d", name,
+                s->device, i, b->device);
     }
     enqueue(s, Op{ 1u << s->device, name, [name, grid, block, body = std::move(thread_body)] {
                       run_grid(name, grid, block, body);

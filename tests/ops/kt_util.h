@@ -13,7 +13,8 @@
 #include "tg_ops.h"
 
 /* A tensor of `dtype` holding the given float64 values (converted), contiguous. */
-static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_t ndim, tg_dtype dtype)
+static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_t ndim,
+                                   tg_dtype dtype)
 {
     int64_t n = 1;
     for (int64_t i = 0; i < ndim; i++) n *= shape[i];
@@ -28,7 +29,7 @@ static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_
         case TG_INT8: ((int8_t *)p)[i] = (int8_t)v[i]; break;
         case TG_INT16: ((int16_t *)p)[i] = (int16_t)v[i]; break;
         case TG_BOOL: ((bool *)p)[i] = v[i] != 0; break;
-        case TG_BFLOAT16: {          /* round to nearest even */
+        case TG_BFLOAT16: { /* round to nearest even */
             float f = (float)v[i];
             uint32_t u;
             memcpy(&u, &f, 4);
@@ -36,9 +37,7 @@ static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_
             ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
             break;
         }
-        default: {                   /* float16 */
-            _Float16 x = (_Float16)v[i];
-            memcpy(p + 2 * i, &x, 2);
+        default: { /* float16 */ _Float16 x = (_Float16)v[i]; memcpy(p + 2 * i, &x, 2);
         }
         }
     }
@@ -73,25 +72,34 @@ static inline double *kt_values(const tg_tensor *t)
 
 static inline void kt_assert_shape(const tg_tensor *t, const int64_t *shape, int64_t ndim)
 {
-    cr_assert_eq(tg_tensor_dim(t), ndim, "ndim %lld, expected %lld", (long long)tg_tensor_dim(t), (long long)ndim);
+    cr_assert_eq(tg_tensor_dim(t), ndim, "ndim %lld, expected %lld", (long long)tg_tensor_dim(t),
+                 (long long)ndim);
     for (int64_t i = 0; i < ndim; i++)
-        cr_assert_eq(tg_tensor_size(t, i), shape[i], "size(%lld) = %lld, expected %lld", (long long)i,
-                     (long long)tg_tensor_size(t, i), (long long)shape[i]);
+        cr_assert_eq(tg_tensor_size(t, i), shape[i], "size(%lld) = %lld, expected %lld",
+                     (long long)i, (long long)tg_tensor_size(t, i), (long long)shape[i]);
 }
 
 /* Metric: every element satisfies |got - want| <= atol + rtol * |want|; NaN must match NaN and
  * infinities must match exactly. */
-static inline void kt_assert_close(const tg_tensor *t, const double *want, int64_t n, double rtol, double atol,
-                                   const char *what)
+static inline void kt_assert_close(const tg_tensor *t, const double *want, int64_t n, double rtol,
+                                   double atol, const char *what)
 {
-    cr_assert_eq(tg_tensor_numel(t), n, "%s: numel %lld, expected %lld", what, (long long)tg_tensor_numel(t), (long long)n);
+    cr_assert_eq(tg_tensor_numel(t), n, "%s: numel %lld, expected %lld", what,
+                 (long long)tg_tensor_numel(t), (long long)n);
     double *got = kt_values(t);
     for (int64_t i = 0; i < n; i++) {
         double g = got[i], w = want[i];
-        if (isnan(w)) { cr_assert(isnan(g), "%s[%lld]: got %.17g, expected nan", what, (long long)i, g); continue; }
-        if (isinf(w)) { cr_assert(g == w, "%s[%lld]: got %.17g, expected %g", what, (long long)i, g, w); continue; }
-        cr_assert(fabs(g - w) <= atol + rtol * fabs(w), "%s[%lld]: got %.17g, expected %.17g (rtol %g, atol %g)",
-                  what, (long long)i, g, w, rtol, atol);
+        if (isnan(w)) {
+            cr_assert(isnan(g), "%s[%lld]: got %.17g, expected nan", what, (long long)i, g);
+            continue;
+        }
+        if (isinf(w)) {
+            cr_assert(g == w, "%s[%lld]: got %.17g, expected %g", what, (long long)i, g, w);
+            continue;
+        }
+        cr_assert(fabs(g - w) <= atol + rtol * fabs(w),
+                  "%s[%lld]: got %.17g, expected %.17g (rtol %g, atol %g)", what, (long long)i, g,
+                  w, rtol, atol);
     }
     free(got);
 }
@@ -105,12 +113,19 @@ static inline void kt_assert_error(const char *needle)
 }
 
 /* Leak check: every test records the live counts first and compares at the end. */
-typedef struct kt_live { int64_t tensors, storages; } kt_live;
-static inline kt_live kt_live_now(void) { return (kt_live){ tg_live_tensors(), tg_live_storages() }; }
+typedef struct kt_live {
+    int64_t tensors, storages;
+} kt_live;
+static inline kt_live kt_live_now(void)
+{
+    return (kt_live){ tg_live_tensors(), tg_live_storages() };
+}
 static inline void kt_assert_no_leak(kt_live base)
 {
-    cr_assert_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors", (long long)(tg_live_tensors() - base.tensors));
-    cr_assert_eq(tg_live_storages(), base.storages, "leaked %lld storages", (long long)(tg_live_storages() - base.storages));
+    cr_assert_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors",
+                 (long long)(tg_live_tensors() - base.tensors));
+    cr_assert_eq(tg_live_storages(), base.storages, "leaked %lld storages",
+                 (long long)(tg_live_storages() - base.storages));
 }
 
 #endif

@@ -18,13 +18,16 @@ static bool covered(const char *name)
 
 Test(coverage, every_operator_has_a_test_case)
 {
-    static const cover_op ops[] = { TG_OP_LIST(COVER_OP) { 0 } };
+    static const cover_op ops[] = { TG_OP_LIST(COVER_OP){ 0 } };
     int total, missing = cover_report_missing(ops, covered, "test case", NULL, &total);
-    cr_expect_eq(missing, 0, "%d of %d operators have no test case (listed on stderr)", missing, total);
+    cr_expect_eq(missing, 0, "%d of %d operators have no test case (listed on stderr)", missing,
+                 total);
 }
 
 Test(coverage, covered_names_are_real_operators)
 {
     for (const char *const *p = __start_tg_cover; p < __stop_tg_cover; p++)
-        if (*p) cr_expect(cover_is_operator(*p), "TG_COVERS names '%s', which is not an operator in the spec", *p);
+        if (*p)
+            cr_expect(cover_is_operator(*p),
+                      "TG_COVERS names '%s', which is not an operator in the spec", *p);
 }

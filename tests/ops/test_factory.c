@@ -13,12 +13,11 @@
 #include "tg_cover.h"
 
 TG_COVERS("empty.memory_format", "empty_like", "fill_.Scalar", "zero_", "zeros", "zeros.out",
-          "zeros_like", "ones", "ones.out", "ones_like", "full", "full.out", "full_like",
-          "arange", "arange.start", "arange.start_step", "arange.out", "arange.start_out",
-          "linspace", "linspace.out", "eye", "eye.m", "eye.out", "eye.m_out",
-          "uniform_", "normal_", "random_.from", "rand", "rand.generator", "rand_like",
-          "randn", "randn.generator", "randn_like", "randint", "randint.low", "randint_like",
-          "randint_like.low_dtype");
+          "zeros_like", "ones", "ones.out", "ones_like", "full", "full.out", "full_like", "arange",
+          "arange.start", "arange.start_step", "arange.out", "arange.start_out", "linspace",
+          "linspace.out", "eye", "eye.m", "eye.out", "eye.m_out", "uniform_", "normal_",
+          "random_.from", "rand", "rand.generator", "rand_like", "randn", "randn.generator",
+          "randn_like", "randint", "randint.low", "randint_like", "randint_like.low_dtype");
 
 static void expect_error(tg_tensor *r, const char *msg)
 {
@@ -32,12 +31,14 @@ static void expect_error(tg_tensor *r, const char *msg)
 static void expect_values(tg_tensor *t, tg_dtype dt, const double *want, int64_t n)
 {
     cr_assert(t, "NULL: %s", tg_last_error());
-    cr_assert_eq(tg_tensor_dtype(t), dt, "dtype %s, expected %s", tg_dtype_name(tg_tensor_dtype(t)), tg_dtype_name(dt));
-    cr_assert_eq(tg_tensor_numel(t), n, "numel %lld, expected %lld", (long long)tg_tensor_numel(t), (long long)n);
+    cr_assert_eq(tg_tensor_dtype(t), dt, "dtype %s, expected %s", tg_dtype_name(tg_tensor_dtype(t)),
+                 tg_dtype_name(dt));
+    cr_assert_eq(tg_tensor_numel(t), n, "numel %lld, expected %lld", (long long)tg_tensor_numel(t),
+                 (long long)n);
     double *v = kt_values(t);
     for (int64_t i = 0; i < n; i++)
-        cr_assert(v[i] == want[i] || (isnan(v[i]) && isnan(want[i])), "element %lld: %.17g, expected %.17g",
-                  (long long)i, v[i], want[i]);
+        cr_assert(v[i] == want[i] || (isnan(v[i]) && isnan(want[i])),
+                  "element %lld: %.17g, expected %.17g", (long long)i, v[i], want[i]);
     free(v);
 }
 
@@ -49,13 +50,15 @@ static void expect_close(tg_tensor *t, tg_dtype dt, const double *want, int64_t 
     cr_assert_eq(tg_tensor_numel(t), n);
     double *v = kt_values(t);
     for (int64_t i = 0; i < n; i++)
-        cr_assert(fabs(v[i] - want[i]) <= rtol * fabs(want[i]) + 1e-12, "element %lld: %.17g, expected %.17g",
-                  (long long)i, v[i], want[i]);
+        cr_assert(fabs(v[i] - want[i]) <= rtol * fabs(want[i]) + 1e-12,
+                  "element %lld: %.17g, expected %.17g", (long long)i, v[i], want[i]);
     free(v);
 }
 
 #define LEAK_CHECK_BEGIN int64_t live_ = tg_live_tensors()
-#define LEAK_CHECK_END cr_assert_eq(tg_live_tensors(), live_, "leaked %lld tensors", (long long)(tg_live_tensors() - live_))
+#define LEAK_CHECK_END                                            \
+    cr_assert_eq(tg_live_tensors(), live_, "leaked %lld tensors", \
+                 (long long)(tg_live_tensors() - live_))
 
 Test(factory, fill_every_dtype_and_overflow)
 {
@@ -64,14 +67,16 @@ Test(factory, fill_every_dtype_and_overflow)
         tg_tensor *t = tg_empty(TG_INTS(2, 3), .dtype = dt);
         tg_release(tg_fill_(t, 5));
         double want[6] = { 5, 5, 5, 5, 5, 5 };
-        if (dt == TG_BOOL) for (int i = 0; i < 6; i++) want[i] = 1;
+        if (dt == TG_BOOL)
+            for (int i = 0; i < 6; i++) want[i] = 1;
         expect_values(t, dt, want, 6);
         tg_release(tg_zero_(t));
         double zero[6] = { 0 };
         expect_values(t, dt, zero, 6);
         tg_release(t);
     }
-    tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8), *i32 = tg_zeros(TG_INTS(2), .dtype = TG_INT32);
+    tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8),
+              *i32 = tg_zeros(TG_INTS(2), .dtype = TG_INT32);
     tg_tensor *h = tg_zeros(TG_INTS(2), .dtype = TG_FLOAT16), *f = tg_zeros(TG_INTS(2));
     expect_error(tg_fill_(u8, 300), "value cannot be converted to type uint8_t without overflow");
     expect_error(tg_fill_(u8, -256), "value cannot be converted to type uint8_t without overflow");
@@ -92,7 +97,12 @@ Test(factory, fill_every_dtype_and_overflow)
     double *mv = kt_values(m);
     for (int i = 0; i < 12; i++) cr_assert_eq(mv[i], i % 4 == 2 ? 7 : 0);
     free(mv);
-    tg_release(u8); tg_release(i32); tg_release(h); tg_release(f); tg_release(m); tg_release(col);
+    tg_release(u8);
+    tg_release(i32);
+    tg_release(h);
+    tg_release(f);
+    tg_release(m);
+    tg_release(col);
     LEAK_CHECK_END;
 }
 
@@ -134,21 +144,35 @@ Test(factory, zeros_ones_full_dtypes)
     cr_assert(tg_tensor_stride(zl, 0) == 1 && tg_tensor_stride(zl, 1) == 4, "strides (%lld, %lld)",
               (long long)tg_tensor_stride(zl, 0), (long long)tg_tensor_stride(zl, 1));
     tg_tensor *el = tg_empty_like(bt, .dtype = TG_BOOL);
-    cr_assert(tg_tensor_dtype(el) == TG_BOOL && tg_tensor_stride(el, 0) == 1 && tg_tensor_stride(el, 1) == 4);
+    cr_assert(tg_tensor_dtype(el) == TG_BOOL && tg_tensor_stride(el, 0) == 1 &&
+              tg_tensor_stride(el, 1) == 4);
     tg_release(el);
     tg_tensor *ol = tg_ones_like(bt, .dtype = TG_FLOAT64, .memory_format = TG_CONTIGUOUS_FORMAT);
     cr_assert(tg_tensor_dtype(ol) == TG_FLOAT64 && tg_tensor_is_contiguous(ol));
     tg_tensor *sl = tg_slice(base, .dim = 1, .start = TG_SOME(0), .end = TG_SOME(4), .step = 2);
-    tg_tensor *zs = tg_zeros_like(sl);                 /* not dense: contiguous */
+    tg_tensor *zs = tg_zeros_like(sl); /* not dense: contiguous */
     cr_assert(tg_tensor_is_contiguous(zs) && tg_tensor_size(zs, 1) == 2);
     tg_tensor *cl = tg_empty(TG_INTS(2, 3, 4, 5), .memory_format = TG_CHANNELS_LAST);
     int64_t want_st[4] = { 60, 1, 15, 3 };
     for (int d = 0; d < 4; d++) cr_assert_eq(tg_tensor_stride(cl, d), want_st[d]);
-    expect_error(tg_empty(TG_INTS(2, 3), .memory_format = TG_CHANNELS_LAST), "required rank 4 tensor to use channels_last format");
+    expect_error(tg_empty(TG_INTS(2, 3), .memory_format = TG_CHANNELS_LAST),
+                 "required rank 4 tensor to use channels_last format");
     expect_error(tg_empty(TG_INTS(-1)), "negative dimension");
-    tg_release(z); tg_release(o); tg_release(f1); tg_release(f2); tg_release(f3); tg_release(s0);
-    tg_release(e); tg_release(out); tg_release(base); tg_release(bt); tg_release(zl); tg_release(ol);
-    tg_release(sl); tg_release(zs); tg_release(cl);
+    tg_release(z);
+    tg_release(o);
+    tg_release(f1);
+    tg_release(f2);
+    tg_release(f3);
+    tg_release(s0);
+    tg_release(e);
+    tg_release(out);
+    tg_release(base);
+    tg_release(bt);
+    tg_release(zl);
+    tg_release(ol);
+    tg_release(sl);
+    tg_release(zs);
+    tg_release(cl);
     LEAK_CHECK_END;
 }
 
@@ -172,19 +196,28 @@ Test(factory, arange)
     tg_tensor *h = tg_arange(0);
     cr_assert(h && tg_tensor_numel(h) == 0 && tg_tensor_dtype(h) == TG_INT64);
     expect_error(tg_arange_start_step(0, 5, .step = 0), "step must be nonzero");
-    expect_error(tg_arange_start_step(0, 5, .step = 0.5, .dtype = TG_INT64), "step must be nonzero");
-    expect_error(tg_arange_start_step(5, 0, .step = 1), "upper bound and larger bound inconsistent with step sign");
+    expect_error(tg_arange_start_step(0, 5, .step = 0.5, .dtype = TG_INT64),
+                 "step must be nonzero");
+    expect_error(tg_arange_start_step(5, 0, .step = 1),
+                 "upper bound and larger bound inconsistent with step sign");
     expect_error(tg_arange_start_step(0, INFINITY, .step = 1), "unsupported range: 0 -> inf");
     tg_tensor *out = tg_empty(TG_INTS(0), .dtype = TG_INT32);
     tg_tensor *r = tg_arange_start_out(0, 10, out, .step = 3);
     cr_assert_eq(r, out);
     expect_values(out, TG_INT32, (double[]){ 0, 3, 6, 9 }, 4);
     tg_release(r);
-    r = tg_arange_out(4, out);                  /* same number of elements: written in place */
+    r = tg_arange_out(4, out); /* same number of elements: written in place */
     expect_values(out, TG_INT32, (double[]){ 0, 1, 2, 3 }, 4);
     tg_release(r);
-    tg_release(a); tg_release(b); tg_release(c); tg_release(d); tg_release(e); tg_release(f);
-    tg_release(g); tg_release(h); tg_release(out);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(d);
+    tg_release(e);
+    tg_release(f);
+    tg_release(g);
+    tg_release(h);
+    tg_release(out);
     LEAK_CHECK_END;
 }
 
@@ -206,7 +239,8 @@ Test(factory, linspace)
     tg_tensor *g = tg_linspace(0, 1, 0);
     cr_assert(g && tg_tensor_numel(g) == 0);
     tg_tensor *h = tg_linspace(0, 1, 7, .dtype = TG_FLOAT64);
-    expect_close(h, TG_FLOAT64, (double[]){ 0, 1.0 / 6, 2.0 / 6, 0.5, 4.0 / 6, 5.0 / 6, 1 }, 7, 1e-15);
+    expect_close(h, TG_FLOAT64, (double[]){ 0, 1.0 / 6, 2.0 / 6, 0.5, 4.0 / 6, 5.0 / 6, 1 }, 7,
+                 1e-15);
     expect_error(tg_linspace(0, 1, -1), "number of steps must be non-negative");
     tg_tensor *out = tg_empty(TG_INTS(0), .dtype = TG_FLOAT64);
     tg_tensor *r = tg_linspace_out(1, 2, 3, out);
@@ -214,8 +248,14 @@ Test(factory, linspace)
     expect_values(out, TG_FLOAT64, (double[]){ 1, 1.5, 2 }, 3);
     tg_release(r);
     tg_release(out);
-    tg_release(a); tg_release(b); tg_release(c); tg_release(d); tg_release(e); tg_release(f);
-    tg_release(g); tg_release(h);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(d);
+    tg_release(e);
+    tg_release(f);
+    tg_release(g);
+    tg_release(h);
     LEAK_CHECK_END;
 }
 
@@ -242,7 +282,11 @@ Test(factory, eye)
     expect_values(out2, TG_INT32, (double[]){ 1, 0, 0 }, 3);
     tg_release(r);
     tg_release(out2);
-    tg_release(a); tg_release(b); tg_release(c); tg_release(z); tg_release(out);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(z);
+    tg_release(out);
     LEAK_CHECK_END;
 }
 
@@ -284,14 +328,19 @@ Test(factory, rand_randn_distributions)
     tg_tensor *mt = tg_transpose(m, 0, 1);
     tg_release(tg_uniform_(mt, .from = -2, .to = 3));
     moments(m, &mean, &sd, &lo, &hi);
-    cr_assert(lo >= -2 && hi < 3 && fabs(mean - 0.5) < 0.017, "range [%g, %g] mean %g", lo, hi, mean);
+    cr_assert(lo >= -2 && hi < 3 && fabs(mean - 0.5) < 0.017, "range [%g, %g] mean %g", lo, hi,
+              mean);
     tg_release(tg_normal_(mt, .mean = 10, .std = 2));
     moments(m, &mean, &sd, &lo, &hi);
     cr_assert(fabs(mean - 10) < 0.023 && fabs(sd - 2) < 0.016, "mean %g sd %g", mean, sd);
     tg_tensor *h = tg_rand(TG_INTS(1000), .dtype = TG_BFLOAT16);
     moments(h, &mean, &sd, &lo, &hi);
     cr_assert(lo >= 0 && hi < 1);
-    tg_release(u); tg_release(g); tg_release(m); tg_release(mt); tg_release(h);
+    tg_release(u);
+    tg_release(g);
+    tg_release(m);
+    tg_release(mt);
+    tg_release(h);
     LEAK_CHECK_END;
 }
 
@@ -309,16 +358,25 @@ Test(factory, seeds_and_generators_reproduce)
     cr_assert(gl && tg_tensor_dtype(gl) == TG_FLOAT64 && tg_tensor_numel(gl) == 100);
     double *ev = kt_values(e), *fv = kt_values(f);
     cr_assert(memcmp(ev, fv, 100 * sizeof(double)) == 0);
-    free(ev); free(fv);
-    tg_release(e); tg_release(f); tg_release(gl);
+    free(ev);
+    free(fv);
+    tg_release(e);
+    tg_release(f);
+    tg_release(gl);
     double *av = kt_values(a), *bv = kt_values(b), *cv = kt_values(c), *dv = kt_values(d);
     cr_assert(memcmp(av, bv, 100 * sizeof(double)) == 0);
     cr_assert(memcmp(cv, dv, 100 * sizeof(double)) == 0);
     cr_assert(memcmp(av, cv, 100 * sizeof(double)) != 0);
-    free(av); free(bv); free(cv); free(dv);
+    free(av);
+    free(bv);
+    free(cv);
+    free(dv);
     tg_generator_free(g1);
     tg_generator_free(g2);
-    tg_release(a); tg_release(b); tg_release(c); tg_release(d);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(d);
     LEAK_CHECK_END;
 }
 
@@ -329,7 +387,8 @@ Test(factory, randint_and_random_)
     tg_tensor *a = tg_randint(10, TG_INTS(10000));
     cr_assert_eq(tg_tensor_dtype(a), TG_INT64);
     moments(a, &mean, &sd, &lo, &hi);
-    cr_assert(lo == 0 && hi == 9 && fabs(mean - 4.5) < 0.15, "range [%g, %g] mean %g", lo, hi, mean);
+    cr_assert(lo == 0 && hi == 9 && fabs(mean - 4.5) < 0.15, "range [%g, %g] mean %g", lo, hi,
+              mean);
     tg_tensor *b = tg_randint_low(-3, 3, TG_INTS(1000), .dtype = TG_INT8);
     moments(b, &mean, &sd, &lo, &hi);
     cr_assert(tg_tensor_dtype(b) == TG_INT8 && lo == -3 && hi == 2);
@@ -344,24 +403,33 @@ Test(factory, randint_and_random_)
     tg_release(tg_random_(bo, 0, TG_OPT_INT(2)));
     moments(bo, &mean, &sd, &lo, &hi);
     cr_assert(lo == 0 && hi == 1);
-    tg_release(tg_random_(i8, 0, TG_NONE_INT));       /* [0, 127] */
+    tg_release(tg_random_(i8, 0, TG_NONE_INT)); /* [0, 127] */
     moments(i8, &mean, &sd, &lo, &hi);
     cr_assert(lo >= 0 && hi <= 127 && hi > 100);
-    expect_error(tg_randint_low(5, 3, TG_INTS(2)), "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
+    expect_error(tg_randint_low(5, 3, TG_INTS(2)),
+                 "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
     expect_error(tg_random_(u8, -1, TG_OPT_INT(3)), "from is out of bounds for unsigned char");
     expect_error(tg_random_(u8, 0, TG_OPT_INT(300)), "to - 1 is out of bounds for unsigned char");
     expect_error(tg_random_(bo, 0, TG_OPT_INT(3)), "to - 1 is out of bounds for bool");
-    tg_release(a); tg_release(b); tg_release(f); tg_release(c); tg_release(i8); tg_release(d);
-    tg_release(bo); tg_release(u8);
+    tg_release(a);
+    tg_release(b);
+    tg_release(f);
+    tg_release(c);
+    tg_release(i8);
+    tg_release(d);
+    tg_release(bo);
+    tg_release(u8);
     LEAK_CHECK_END;
 }
 
 Test(factory, random_errors_in_pytorch_words)
 {
     LEAK_CHECK_BEGIN;
-    expect_error(tg_rand(TG_INTS(3), .dtype = TG_INT64), "\"check_uniform_bounds\" not implemented for 'Long'");
-    expect_error(tg_randn(TG_INTS(3), .dtype = TG_INT64), "\"normal_kernel_cpu\" not implemented for 'Long'");
+    expect_error(tg_rand(TG_INTS(3), .dtype = TG_INT64),
+                 "\"check_uniform_bounds\" not implemented for 'Long'");
+    expect_error(tg_randn(TG_INTS(3), .dtype = TG_INT64),
+                 "\"normal_kernel_cpu\" not implemented for 'Long'");
     tg_tensor *i8 = tg_zeros(TG_INTS(2), .dtype = TG_INT8), *f = tg_zeros(TG_INTS(3));
     expect_error(tg_rand_like(i8), "\"check_uniform_bounds\" not implemented for 'Char'");
     tg_tensor *rl = tg_rand_like(f, .dtype = TG_FLOAT64);
@@ -369,8 +437,11 @@ Test(factory, random_errors_in_pytorch_words)
     moments(rl, &mean, &sd, &lo, &hi);
     cr_assert(tg_tensor_dtype(rl) == TG_FLOAT64 && lo >= 0 && hi < 1);
     tg_release(rl);
-    expect_error(tg_uniform_(f, .from = 1, .to = 0), "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
-    expect_error(tg_normal_(f, .mean = 0, .std = -1), "normal expects std >= 0.0, but found std -1");
-    tg_release(i8); tg_release(f);
+    expect_error(tg_uniform_(f, .from = 1, .to = 0),
+                 "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
+    expect_error(tg_normal_(f, .mean = 0, .std = -1),
+                 "normal expects std >= 0.0, but found std -1");
+    tg_release(i8);
+    tg_release(f);
     LEAK_CHECK_END;
 }

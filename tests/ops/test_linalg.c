@@ -22,7 +22,8 @@ static void ref_mm(const double *a, const double *b, double *c, int64_t n, int64
         }
 }
 
-static void assert_normwise(const tg_tensor *t, const double *ref, int64_t n, double bound, const char *what)
+static void assert_normwise(const tg_tensor *t, const double *ref, int64_t n, double bound,
+                            const char *what)
 {
     cr_assert_eq(tg_tensor_numel(t), n, "%s: numel", what);
     double *got = kt_values(t), err = 0, mag = 0;
@@ -30,7 +31,8 @@ static void assert_normwise(const tg_tensor *t, const double *ref, int64_t n, do
         err = fmax(err, fabs(got[i] - ref[i]));
         mag = fmax(mag, fabs(ref[i]));
     }
-    cr_assert(err <= bound * (mag > 0 ? mag : 1), "%s: normwise error %g > %g", what, err / (mag > 0 ? mag : 1), bound);
+    cr_assert(err <= bound * (mag > 0 ? mag : 1), "%s: normwise error %g > %g", what,
+              err / (mag > 0 ? mag : 1), bound);
     free(got);
 }
 
@@ -39,7 +41,8 @@ static double bound_for(tg_dtype dt)
     switch (dt) {
     case TG_FLOAT64: return 1e-12;
     case TG_FLOAT32: return 1e-5;
-    case TG_FLOAT16: case TG_BFLOAT16: return 1e-2;
+    case TG_FLOAT16:
+    case TG_BFLOAT16: return 1e-2;
     default: return 0;
     }
 }
@@ -51,7 +54,8 @@ static double *rand_vals(int64_t n, uint64_t seed, tg_dtype dt)
     kt_fill_random(v, n, seed, -1, 1);
     for (int64_t i = 0; i < n; i++) {
         if (tg_dtype_is_integral(dt, false)) v[i] = floor(v[i] * 4.5 + 0.5);
-        else if (dt == TG_FLOAT16 || dt == TG_BFLOAT16) v[i] = round(v[i] * 64) / 64;   /* exact in both */
+        else if (dt == TG_FLOAT16 || dt == TG_BFLOAT16)
+            v[i] = round(v[i] * 64) / 64; /* exact in both */
     }
     return v;
 }
@@ -86,15 +90,25 @@ static tg_tensor *make_operand(const double *v, int64_t rows, int64_t cols, tg_d
 Test(linalg, mm_dtypes_and_layouts)
 {
     kt_live live = kt_live_now();
-    tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8 };
+    tg_dtype dts[] = {
+        TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8
+    };
     const int64_t n = 37, m = 53, p = 29;
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
         tg_dtype dt = dts[d];
-        double *a = rand_vals(n * m, 1 + d, dt), *b = rand_vals(m * p, 100 + d, dt), *c = malloc(sizeof(double) * n * p);
-        if (dt == TG_UINT8) for (int64_t i = 0; i < n * m; i++) { a[i] = fabs(a[i]); }
-        if (dt == TG_UINT8) for (int64_t i = 0; i < m * p; i++) { b[i] = fabs(b[i]); }
+        double *a = rand_vals(n * m, 1 + d, dt), *b = rand_vals(m * p, 100 + d, dt),
+               *c = malloc(sizeof(double) * n * p);
+        if (dt == TG_UINT8)
+            for (int64_t i = 0; i < n * m; i++) {
+                a[i] = fabs(a[i]);
+            }
+        if (dt == TG_UINT8)
+            for (int64_t i = 0; i < m * p; i++) {
+                b[i] = fabs(b[i]);
+            }
         ref_mm(a, b, c, n, m, p);
-        if (dt == TG_UINT8) for (int64_t i = 0; i < n * p; i++) c[i] = fmod(c[i], 256);
+        if (dt == TG_UINT8)
+            for (int64_t i = 0; i < n * p; i++) c[i] = fmod(c[i], 256);
         for (int la = 0; la < 3; la++)
             for (int lb = 0; lb < 3; lb++) {
                 tg_tensor *A = make_operand(a, n, m, dt, la), *B = make_operand(b, m, p, dt, lb);
@@ -116,9 +130,13 @@ Test(linalg, mm_dtypes_and_layouts)
                     tg_release(R);
                     tg_release(O);
                 }
-                tg_release(A); tg_release(B); tg_release(C);
+                tg_release(A);
+                tg_release(B);
+                tg_release(C);
             }
-        free(a); free(b); free(c);
+        free(a);
+        free(b);
+        free(c);
     }
     kt_assert_no_leak(live);
 }
@@ -128,7 +146,8 @@ Test(linalg, mm_empty_and_errors)
     kt_live live = kt_live_now();
     tg_clear_error();
     tg_tensor *a = kt_tensor(NULL, (int64_t[]){ 0, 3 }, 2, TG_FLOAT32);
-    tg_tensor *b = kt_tensor((double[]){ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, (int64_t[]){ 3, 4 }, 2, TG_FLOAT32);
+    tg_tensor *b = kt_tensor((double[]){ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 },
+                             (int64_t[]){ 3, 4 }, 2, TG_FLOAT32);
     tg_tensor *c = tg_mm(a, b);
     kt_assert_shape(c, (int64_t[]){ 0, 4 }, 2);
     tg_tensor *k0a = kt_tensor(NULL, (int64_t[]){ 2, 0 }, 2, TG_FLOAT32);
@@ -154,8 +173,18 @@ Test(linalg, mm_empty_and_errors)
     tg_tensor *bad = kt_tensor(NULL, (int64_t[]){ 3, 3 }, 2, TG_FLOAT32);
     cr_assert_null(tg_mm_out(x23, b, bad));
     tg_clear_error();
-    tg_release(a); tg_release(b); tg_release(c); tg_release(k0a); tg_release(k0b); tg_release(z);
-    tg_release(v); tg_release(x23); tg_release(y45); tg_release(d34); tg_release(o); tg_release(bad);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(k0a);
+    tg_release(k0b);
+    tg_release(z);
+    tg_release(v);
+    tg_release(x23);
+    tg_release(y45);
+    tg_release(d34);
+    tg_release(o);
+    tg_release(bad);
     kt_assert_no_leak(live);
 }
 
@@ -165,18 +194,21 @@ Test(linalg, bmm)
     tg_clear_error();
     tg_dtype dts[] = { TG_FLOAT32, TG_FLOAT64, TG_INT64 };
     for (int small = 0; small < 2; small++) {
-        const int64_t B = small ? 64 : 3, n = small ? 5 : 150, m = small ? 7 : 140, p = small ? 3 : 130;
+        const int64_t B = small ? 64 : 3, n = small ? 5 : 150, m = small ? 7 : 140,
+                      p = small ? 3 : 130;
         for (size_t d = 0; d < 3; d++) {
             tg_dtype dt = dts[d];
             double *a = rand_vals(B * n * m, 7 + d, dt), *b = rand_vals(B * m * p, 70 + d, dt);
             double *c = malloc(sizeof(double) * (size_t)(B * n * p));
-            for (int64_t i = 0; i < B; i++) ref_mm(a + i * n * m, b + i * m * p, c + i * n * p, n, m, p);
+            for (int64_t i = 0; i < B; i++)
+                ref_mm(a + i * n * m, b + i * m * p, c + i * n * p, n, m, p);
             tg_tensor *A = kt_tensor(a, (int64_t[]){ B, n, m }, 3, dt);
             /* b as the transpose of a (B, p, m) tensor: a batch of column-major matrices */
             double *bt = malloc(sizeof(double) * (size_t)(B * m * p));
             for (int64_t i = 0; i < B; i++)
                 for (int64_t r = 0; r < m; r++)
-                    for (int64_t q = 0; q < p; q++) bt[i * m * p + q * m + r] = b[i * m * p + r * p + q];
+                    for (int64_t q = 0; q < p; q++)
+                        bt[i * m * p + q * m + r] = b[i * m * p + r * p + q];
             tg_tensor *Bb = kt_tensor(bt, (int64_t[]){ B, p, m }, 3, dt);
             tg_tensor *Bt = tg_transpose(Bb, 1, 2);
             tg_tensor *C = tg_bmm(A, Bt);
@@ -184,8 +216,14 @@ Test(linalg, bmm)
             kt_assert_shape(C, (int64_t[]){ B, n, p }, 3);
             if (dt == TG_INT64) kt_assert_close(C, c, B * n * p, 0, 0, "bmm int64");
             else assert_normwise(C, c, B * n * p, bound_for(dt), "bmm");
-            tg_release(A); tg_release(Bb); tg_release(Bt); tg_release(C);
-            free(a); free(b); free(bt); free(c);
+            tg_release(A);
+            tg_release(Bb);
+            tg_release(Bt);
+            tg_release(C);
+            free(a);
+            free(b);
+            free(bt);
+            free(c);
         }
     }
     tg_tensor *x = kt_tensor(NULL, (int64_t[]){ 2, 3, 4 }, 3, TG_FLOAT32);
@@ -198,7 +236,10 @@ Test(linalg, bmm)
     kt_assert_error("batch2 must be a 3D tensor");
     cr_assert_null(tg_bmm(x, z));
     kt_assert_error("Incompatible matrix sizes for bmm (3x4 and 5x5)");
-    tg_release(x); tg_release(y); tg_release(z); tg_release(m2);
+    tg_release(x);
+    tg_release(y);
+    tg_release(z);
+    tg_release(m2);
     kt_assert_no_leak(live);
 }
 
@@ -209,7 +250,8 @@ Test(linalg, addmm)
     const int64_t n = 20, m = 30, p = 10;
     for (int dd = 0; dd < 2; dd++) {
         tg_dtype dt = dd ? TG_FLOAT64 : TG_FLOAT32;
-        double *a = rand_vals(n * m, 11, dt), *b = rand_vals(m * p, 12, dt), *s = rand_vals(n * p, 13, dt);
+        double *a = rand_vals(n * m, 11, dt), *b = rand_vals(m * p, 12, dt),
+               *s = rand_vals(n * p, 13, dt);
         double *c = malloc(sizeof(double) * n * p), *want = malloc(sizeof(double) * n * p);
         ref_mm(a, b, c, n, m, p);
         tg_tensor *A = make_operand(a, n, m, dt, 1), *B = make_operand(b, m, p, dt, 0);
@@ -241,18 +283,33 @@ Test(linalg, addmm)
         /* in place with a shape that does not match */
         cr_assert_null(tg_addmm_(bias, A, B));
         tg_clear_error();
-        tg_release(A); tg_release(B); tg_release(S); tg_release(R); tg_release(bias); tg_release(R2);
-        tg_release(SN); tg_release(R3); tg_release(ST);
-        free(a); free(b); free(s); free(c); free(want); free(nans);
+        tg_release(A);
+        tg_release(B);
+        tg_release(S);
+        tg_release(R);
+        tg_release(bias);
+        tg_release(R2);
+        tg_release(SN);
+        tg_release(R3);
+        tg_release(ST);
+        free(a);
+        free(b);
+        free(s);
+        free(c);
+        free(want);
+        free(nans);
     }
     tg_tensor *x = kt_tensor(NULL, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_tensor *bad = kt_tensor(NULL, (int64_t[]){ 3 }, 1, TG_FLOAT32);
     tg_tensor *y = kt_tensor(NULL, (int64_t[]){ 3, 4 }, 2, TG_FLOAT32);
     cr_assert_null(tg_addmm(bad, x, y));
-    kt_assert_error("The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
+    kt_assert_error(
+        "The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
     cr_assert_null(tg_addmm(bad, bad, y));
     kt_assert_error("mat1 must be a matrix, got 1-D tensor");
-    tg_release(x); tg_release(bad); tg_release(y);
+    tg_release(x);
+    tg_release(bad);
+    tg_release(y);
     kt_assert_no_leak(live);
 }
 
@@ -263,7 +320,8 @@ Test(linalg, matmul_fixture_table)
         const fx_matmul_case *c = &fx_matmul_cases[i];
         for (int dd = 0; dd < 2; dd++) {
             tg_dtype dt = dd ? TG_FLOAT32 : TG_FLOAT64;
-            tg_tensor *a = kt_tensor(c->a, c->a_shape, c->a_ndim, dt), *b = kt_tensor(c->b, c->b_shape, c->b_ndim, dt);
+            tg_tensor *a = kt_tensor(c->a, c->a_shape, c->a_ndim, dt),
+                      *b = kt_tensor(c->b, c->b_shape, c->b_ndim, dt);
             tg_tensor *r = tg_matmul(a, b);
             cr_assert(r, "matmul case %zu: %s", i, tg_last_error());
             kt_assert_shape(r, c->r_shape, c->r_ndim);
@@ -278,7 +336,11 @@ Test(linalg, matmul_fixture_table)
             cr_assert_eq(ro, out, "matmul out= returns out");
             kt_assert_shape(out, c->r_shape, c->r_ndim);
             kt_assert_close(out, c->r, n, dd ? 1e-5 : 1e-12, dd ? 1e-5 : 1e-12, what);
-            tg_release(ro); tg_release(out); tg_release(r); tg_release(a); tg_release(b);
+            tg_release(ro);
+            tg_release(out);
+            tg_release(r);
+            tg_release(a);
+            tg_release(b);
         }
     }
     kt_assert_no_leak(live);
@@ -295,19 +357,26 @@ Test(linalg, matmul_errors)
     cr_assert_null(tg_matmul(s, m));
     kt_assert_error("both arguments to matmul need to be at least 1D, but they are 0D and 2D");
     cr_assert_null(tg_matmul(v3, v4));
-    kt_assert_error("inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements respectively");
+    kt_assert_error(
+        "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements respectively");
     tg_tensor *b1 = kt_tensor(NULL, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32);
     tg_tensor *b2 = kt_tensor(NULL, (int64_t[]){ 3, 2, 2 }, 3, TG_FLOAT32);
     cr_assert_null(tg_matmul(b1, b2));
     tg_clear_error();
-    tg_release(s); tg_release(m); tg_release(v3); tg_release(v4); tg_release(b1); tg_release(b2);
+    tg_release(s);
+    tg_release(m);
+    tg_release(v3);
+    tg_release(v4);
+    tg_release(b1);
+    tg_release(b2);
     kt_assert_no_leak(live);
 }
 
 Test(linalg, bmm_out_and_addmm_out)
 {
     kt_live live = kt_live_now();
-    tg_tensor *a = kt_tensor((double[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32);
+    tg_tensor *a =
+        kt_tensor((double[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32);
     tg_tensor *o = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT32);
     tg_tensor *r = tg_bmm_out(a, a, o);
     cr_assert_eq(r, o);
@@ -319,6 +388,11 @@ Test(linalg, bmm_out_and_addmm_out)
     r = tg_addmm_out(bias, m, m, o2, .beta = 2);
     cr_assert_eq(r, o2);
     kt_assert_close(o2, (double[]){ 9, 8, 17, 20 }, 4, 0, 0, "addmm.out");
-    tg_release(r); tg_release(a); tg_release(o); tg_release(m); tg_release(bias); tg_release(o2);
+    tg_release(r);
+    tg_release(a);
+    tg_release(o);
+    tg_release(m);
+    tg_release(bias);
+    tg_release(o2);
     kt_assert_no_leak(live);
 }

@@ -18,7 +18,7 @@ typedef struct opt_case {
     bool adam;
     double lr, momentum, dampening, weight_decay, beta1, beta2, eps;
     bool nesterov, maximize, amsgrad, decoupled;
-    const double *want;      /* STEPS x N */
+    const double *want; /* STEPS x N */
 } opt_case;
 
 static const opt_case cases[] = {
@@ -26,16 +26,18 @@ static const opt_case cases[] = {
     { "sgd_mom", false, 0.1, 0.9, 0.1, 0.01, 0, 0, 0, false, false, false, false, fx_opt_sgd_mom },
     { "sgd_nest", false, 0.05, 0.8, 0, 0, 0, 0, 0, true, true, false, false, fx_opt_sgd_nest },
     { "adam", true, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, false, false, false, false, fx_opt_adam },
-    { "adam_wd_ams", true, 0.02, 0, 0, 0.1, 0.8, 0.99, 1e-6, false, false, true, false, fx_opt_adam_wd_ams },
+    { "adam_wd_ams", true, 0.02, 0, 0, 0.1, 0.8, 0.99, 1e-6, false, false, true, false,
+      fx_opt_adam_wd_ams },
     { "adamw", true, 0.01, 0, 0, 0.05, 0.9, 0.999, 1e-8, false, false, false, true, fx_opt_adamw },
-    { "adamw_max", true, 0.01, 0, 0, 0.05, 0.9, 0.999, 1e-8, false, true, false, true, fx_opt_adamw_max },
+    { "adamw_max", true, 0.01, 0, 0, 0.05, 0.9, 0.999, 1e-8, false, true, false, true,
+      fx_opt_adamw_max },
 };
 
 /* Runs a case on a parameter of `dtype`; with `strided`, every operand is a stride-2 view. */
 static void run_case(const opt_case *c, tg_dtype dtype, bool strided, double rtol)
 {
     tg_tensor *store[5];
-    tg_tensor *t[5];   /* param, momentum/exp_avg, exp_avg_sq, max_exp_avg_sq, grad */
+    tg_tensor *t[5]; /* param, momentum/exp_avg, exp_avg_sq, max_exp_avg_sq, grad */
     for (int k = 0; k < 5; k++) {
         store[k] = tg_zeros(TG_INTS(strided ? 2 * N : N), .dtype = dtype);
         t[k] = strided ? tg_slice(store[k], .step = 2) : tg_retain(store[k]);
@@ -49,20 +51,26 @@ static void run_case(const opt_case *c, tg_dtype dtype, bool strided, double rto
         tg_tensor *gc = tg_copy_(t[4], g);
         tg_release(gc);
         tg_release(g);
-        tg_tensor *r = c->adam
-            ? tg_adam_step_(t[0], t[4], t[1], t[2], t[3], s + 1, .lr = c->lr, .beta1 = c->beta1, .beta2 = c->beta2,
-                            .eps = c->eps, .weight_decay = c->weight_decay, .amsgrad = c->amsgrad,
-                            .maximize = c->maximize, .decoupled_weight_decay = c->decoupled)
-            : tg_sgd_step_(t[0], t[4], t[1], c->lr, .momentum = c->momentum, .dampening = c->dampening,
-                           .weight_decay = c->weight_decay, .nesterov = c->nesterov, .maximize = c->maximize,
-                           .first_step = s == 0);
+        tg_tensor *r =
+            c->adam ? tg_adam_step_(t[0], t[4], t[1], t[2], t[3], s + 1, .lr = c->lr,
+                                    .beta1 = c->beta1, .beta2 = c->beta2, .eps = c->eps,
+                                    .weight_decay = c->weight_decay, .amsgrad = c->amsgrad,
+                                    .maximize = c->maximize, .decoupled_weight_decay = c->decoupled)
+                    : tg_sgd_step_(t[0], t[4], t[1], c->lr, .momentum = c->momentum,
+                                   .dampening = c->dampening, .weight_decay = c->weight_decay,
+                                   .nesterov = c->nesterov, .maximize = c->maximize,
+                                   .first_step = s == 0);
         cr_assert_eq(r, t[0], "%s: %s", c->name, tg_last_error());
         tg_release(r);
         char what[96];
-        snprintf(what, sizeof what, "%s step %d (%s%s)", c->name, s + 1, tg_dtype_name(dtype), strided ? ", strided" : "");
+        snprintf(what, sizeof what, "%s step %d (%s%s)", c->name, s + 1, tg_dtype_name(dtype),
+                 strided ? ", strided" : "");
         kt_assert_close(t[0], c->want + s * N, N, rtol, 1e-6, what);
     }
-    for (int k = 0; k < 5; k++) { tg_release(t[k]); tg_release(store[k]); }
+    for (int k = 0; k < 5; k++) {
+        tg_release(t[k]);
+        tg_release(store[k]);
+    }
 }
 
 Test(optim, matches_torch_optim)
@@ -70,8 +78,8 @@ Test(optim, matches_torch_optim)
     kt_live live = kt_live_now();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i], TG_FLOAT32, false, 1e-5);
-        run_case(&cases[i], TG_FLOAT32, true, 1e-5);      /* reference loop */
-        run_case(&cases[i], TG_FLOAT64, false, 1e-5);     /* torch ran in float32 */
+        run_case(&cases[i], TG_FLOAT32, true, 1e-5);  /* reference loop */
+        run_case(&cases[i], TG_FLOAT64, false, 1e-5); /* torch ran in float32 */
     }
     kt_assert_no_leak(live);
 }
@@ -84,16 +92,25 @@ Test(optim, large_parameter_parallel_matches_serial)
     tg_tensor *p = tg_randn(TG_INTS(n)), *g = tg_randn(TG_INTS(n));
     tg_tensor *m = tg_zeros(TG_INTS(n)), *v = tg_zeros(TG_INTS(n));
     tg_tensor *pd = tg_to(p, TG_FLOAT64, .copy = true), *gd = tg_to(g, TG_FLOAT64);
-    tg_tensor *md = tg_zeros(TG_INTS(n), .dtype = TG_FLOAT64), *vd = tg_zeros(TG_INTS(n), .dtype = TG_FLOAT64);
+    tg_tensor *md = tg_zeros(TG_INTS(n), .dtype = TG_FLOAT64),
+              *vd = tg_zeros(TG_INTS(n), .dtype = TG_FLOAT64);
     for (int s = 1; s <= 3; s++) {
-        tg_release(tg_adam_step_(p, g, m, v, NULL, s, .weight_decay = 0.01, .decoupled_weight_decay = true));
-        tg_release(tg_adam_step_(pd, gd, md, vd, NULL, s, .weight_decay = 0.01, .decoupled_weight_decay = true));
+        tg_release(tg_adam_step_(p, g, m, v, NULL, s, .weight_decay = 0.01,
+                                 .decoupled_weight_decay = true));
+        tg_release(tg_adam_step_(pd, gd, md, vd, NULL, s, .weight_decay = 0.01,
+                                 .decoupled_weight_decay = true));
     }
     double *a = kt_values(p);
     kt_assert_close(pd, a, n, 1e-5, 1e-6, "adamw float32 vs float64 on 200001 elements");
     free(a);
-    tg_release(p); tg_release(g); tg_release(m); tg_release(v);
-    tg_release(pd); tg_release(gd); tg_release(md); tg_release(vd);
+    tg_release(p);
+    tg_release(g);
+    tg_release(m);
+    tg_release(v);
+    tg_release(pd);
+    tg_release(gd);
+    tg_release(md);
+    tg_release(vd);
     kt_assert_no_leak(live);
 }
 
@@ -101,7 +118,8 @@ Test(optim, argument_checks)
 {
     kt_live live = kt_live_now();
     tg_tensor *p = tg_zeros(TG_INTS(3)), *g = tg_zeros(TG_INTS(3)), *g4 = tg_zeros(TG_INTS(4));
-    tg_tensor *gd = tg_zeros(TG_INTS(3), .dtype = TG_FLOAT64), *pi = tg_zeros(TG_INTS(3), .dtype = TG_INT64);
+    tg_tensor *gd = tg_zeros(TG_INTS(3), .dtype = TG_FLOAT64),
+              *pi = tg_zeros(TG_INTS(3), .dtype = TG_INT64);
     cr_assert_null(tg_sgd_step_(p, g, NULL, -1));
     kt_assert_error("Invalid learning rate: -1");
     cr_assert_null(tg_sgd_step_(p, g, NULL, 0.1, .momentum = 0.9));
@@ -128,6 +146,10 @@ Test(optim, argument_checks)
     kt_assert_error("max_exp_avg_sq is required with amsgrad");
     cr_assert_null(tg_adam_step_(p, g, g4, g, NULL, 1));
     kt_assert_error("exp_avg has shape [4] but the parameter has shape [3]");
-    tg_release(p); tg_release(g); tg_release(g4); tg_release(gd); tg_release(pi);
+    tg_release(p);
+    tg_release(g);
+    tg_release(g4);
+    tg_release(gd);
+    tg_release(pi);
     kt_assert_no_leak(live);
 }

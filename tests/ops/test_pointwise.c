@@ -28,26 +28,29 @@ TG_COVERS("add.Tensor", "add_.Tensor", "add.out", "add.Scalar", "add_.Scalar", "
           "sub.Tensor", "sub_.Tensor", "sub.out", "sub.Scalar", "sub_.Scalar", "sub.Scalar_out",
           "mul.Tensor", "mul_.Tensor", "mul.out", "mul.Scalar", "mul_.Scalar", "mul.Scalar_out",
           "div.Tensor", "div_.Tensor", "div.out", "div.Tensor_mode", "div_.Tensor_mode",
-          "div.out_mode", "div.Scalar", "div_.Scalar", "div.Scalar_out",
-          "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", "pow.Tensor_Scalar",
-          "pow_.Scalar", "pow.Tensor_Scalar_out", "pow.Scalar",
-          "maximum", "maximum.out", "minimum", "minimum.out");
+          "div.out_mode", "div.Scalar", "div_.Scalar", "div.Scalar_out", "pow.Tensor_Tensor",
+          "pow_.Tensor", "pow.Tensor_Tensor_out", "pow.Tensor_Scalar", "pow_.Scalar",
+          "pow.Tensor_Scalar_out", "pow.Scalar", "maximum", "maximum.out", "minimum",
+          "minimum.out");
 TG_COVERS("eq.Tensor", "eq_.Tensor", "eq.Tensor_out", "eq.Scalar", "eq_.Scalar", "eq.Scalar_out",
           "ne.Tensor", "ne_.Tensor", "ne.Tensor_out", "ne.Scalar", "ne_.Scalar", "ne.Scalar_out",
           "lt.Tensor", "lt_.Tensor", "lt.Tensor_out", "lt.Scalar", "lt_.Scalar", "lt.Scalar_out",
           "le.Tensor", "le_.Tensor", "le.Tensor_out", "le.Scalar", "le_.Scalar", "le.Scalar_out",
           "gt.Tensor", "gt_.Tensor", "gt.Tensor_out", "gt.Scalar", "gt_.Scalar", "gt.Scalar_out",
           "ge.Tensor", "ge_.Tensor", "ge.Tensor_out", "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
-TG_COVERS("where.self", "where.self_out", "where.ScalarSelf", "where.ScalarOther",
-          "clamp", "clamp_", "clamp.out", "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out",
-          "neg", "neg_", "neg.out", "abs", "abs_", "abs.out", "exp", "exp_", "exp.out",
-          "log", "log_", "log.out", "sqrt", "sqrt_", "sqrt.out", "rsqrt", "rsqrt_", "rsqrt.out",
-          "sin", "sin_", "sin.out", "cos", "cos_", "cos.out", "tanh", "tanh_", "tanh.out",
-          "sigmoid", "sigmoid_", "sigmoid.out", "relu", "relu_", "relu.out", "copy_");
+TG_COVERS("where.self", "where.self_out", "where.ScalarSelf", "where.ScalarOther", "clamp",
+          "clamp_", "clamp.out", "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out", "neg", "neg_",
+          "neg.out", "abs", "abs_", "abs.out", "exp", "exp_", "exp.out", "log", "log_", "log.out",
+          "sqrt", "sqrt_", "sqrt.out", "rsqrt", "rsqrt_", "rsqrt.out", "sin", "sin_", "sin.out",
+          "cos", "cos_", "cos.out", "tanh", "tanh_", "tanh.out", "sigmoid", "sigmoid_",
+          "sigmoid.out", "relu", "relu_", "relu.out", "copy_");
 
 /* ------------------------------------------------------------------ helpers */
 
-static tg_tensor *pw_tensor(const pw_arr *a) { return kt_tensor(a->data, a->shape, a->ndim, a->dtype); }
+static tg_tensor *pw_tensor(const pw_arr *a)
+{
+    return kt_tensor(a->data, a->shape, a->ndim, a->dtype);
+}
 
 /* The same values as a non-contiguous view: every element at twice its contiguous stride
  * (a [..., 2]-shaped buffer, element 0 of the last dim). Zero-dim inputs stay as they are. */
@@ -117,7 +120,7 @@ static void pw_same(const pw_case *c, const tg_tensor *a, const tg_tensor *b, co
     double *x = kt_values(a), *y = kt_values(b);
     for (int64_t i = 0; i < n; i++)
         cr_assert((isnan(x[i]) && isnan(y[i])) || memcmp(&x[i], &y[i], sizeof(double)) == 0 ||
-                  (x[i] == 0 && y[i] == 0 && signbit(x[i]) == signbit(y[i])),
+                      (x[i] == 0 && y[i] == 0 && signbit(x[i]) == signbit(y[i])),
                   "%s %s (%s): element %lld differs: %.17g vs %.17g", c->op, what,
                   tg_dtype_name(c->in[0].dtype), (long long)i, x[i], y[i]);
     free(x);
@@ -133,22 +136,29 @@ static tg_opt_scalar pw_opt(const pw_case *c, int bit, double v)
 
 /* Calls the case's operator. PW_OUT writes into `out`; PW_INPLACE modifies in[0]. Returns
  * NULL when the operator has no such variant (and sets *none). */
-static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_tensor *out, bool *none)
+static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_tensor *out,
+                          bool *none)
 {
     const char *op = c->op;
     tg_tensor *a = in[0], *b = c->nin > 1 ? in[1] : NULL, *d = c->nin > 2 ? in[2] : NULL;
     *none = false;
 #define PW3(name, fn, fn_out, fn_) \
     if (!strcmp(op, name)) return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? fn_out : fn_;
-#define PW2(name, fn, fn_out) /* no in-place variant */ \
-    if (!strcmp(op, name)) { *none = mode == PW_INPLACE; return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? fn_out : NULL; }
+#define PW2(name, fn, fn_out) /* no in-place variant */                     \
+    if (!strcmp(op, name)) {                                                \
+        *none = mode == PW_INPLACE;                                         \
+        return mode == PW_FUNCTIONAL ? fn : mode == PW_OUT ? fn_out : NULL; \
+    }
     PW3("add", tg_add(a, b), tg_add_out(a, b, out), tg_add_(a, b))
-    PW3("add_alpha", tg_add(a, b, .alpha = 2), tg_add_out(a, b, out, .alpha = 2), tg_add_(a, b, .alpha = 2))
+    PW3("add_alpha", tg_add(a, b, .alpha = 2), tg_add_out(a, b, out, .alpha = 2),
+        tg_add_(a, b, .alpha = 2))
     PW3("sub", tg_sub(a, b), tg_sub_out(a, b, out), tg_sub_(a, b))
     PW3("mul", tg_mul(a, b), tg_mul_out(a, b, out), tg_mul_(a, b))
     PW3("div", tg_div(a, b), tg_div_out(a, b, out), tg_div_(a, b))
-    PW3("div_trunc", tg_div_mode(a, b, "trunc"), tg_div_mode_out(a, b, "trunc", out), tg_div_mode_(a, b, "trunc"))
-    PW3("div_floor", tg_div_mode(a, b, "floor"), tg_div_mode_out(a, b, "floor", out), tg_div_mode_(a, b, "floor"))
+    PW3("div_trunc", tg_div_mode(a, b, "trunc"), tg_div_mode_out(a, b, "trunc", out),
+        tg_div_mode_(a, b, "trunc"))
+    PW3("div_floor", tg_div_mode(a, b, "floor"), tg_div_mode_out(a, b, "floor", out),
+        tg_div_mode_(a, b, "floor"))
     PW3("pow", tg_pow(a, b), tg_pow_out(a, b, out), tg_pow_(a, b))
     PW3("eq", tg_eq(a, b), tg_eq_out(a, b, out), tg_eq_(a, b))
     PW3("ne", tg_ne(a, b), tg_ne_out(a, b, out), tg_ne_(a, b))
@@ -156,20 +166,31 @@ static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_ten
     PW3("le", tg_le(a, b), tg_le_out(a, b, out), tg_le_(a, b))
     PW3("gt", tg_gt(a, b), tg_gt_out(a, b, out), tg_gt_(a, b))
     PW3("ge", tg_ge(a, b), tg_ge_out(a, b, out), tg_ge_(a, b))
-    PW3("add_scalar", tg_add_scalar(a, c->s0), tg_add_scalar_out(a, c->s0, out), tg_add_scalar_(a, c->s0))
-    PW3("sub_scalar", tg_sub_scalar(a, c->s0), tg_sub_scalar_out(a, c->s0, out), tg_sub_scalar_(a, c->s0))
-    PW3("mul_scalar", tg_mul_scalar(a, c->s0), tg_mul_scalar_out(a, c->s0, out), tg_mul_scalar_(a, c->s0))
-    PW3("div_scalar", tg_div_scalar(a, c->s0), tg_div_scalar_out(a, c->s0, out), tg_div_scalar_(a, c->s0))
+    PW3("add_scalar", tg_add_scalar(a, c->s0), tg_add_scalar_out(a, c->s0, out),
+        tg_add_scalar_(a, c->s0))
+    PW3("sub_scalar", tg_sub_scalar(a, c->s0), tg_sub_scalar_out(a, c->s0, out),
+        tg_sub_scalar_(a, c->s0))
+    PW3("mul_scalar", tg_mul_scalar(a, c->s0), tg_mul_scalar_out(a, c->s0, out),
+        tg_mul_scalar_(a, c->s0))
+    PW3("div_scalar", tg_div_scalar(a, c->s0), tg_div_scalar_out(a, c->s0, out),
+        tg_div_scalar_(a, c->s0))
     PW2("maximum", tg_maximum(a, b), tg_maximum_out(a, b, out))
     PW2("minimum", tg_minimum(a, b), tg_minimum_out(a, b, out))
     PW2("where", tg_where(a, b, d), tg_where_out(a, b, d, out))
-    PW3("pow_scalar", tg_pow_scalar(a, c->s0), tg_pow_scalar_out(a, c->s0, out), tg_pow_scalar_(a, c->s0))
-    PW3("eq_scalar", tg_eq_scalar(a, c->s0), tg_eq_scalar_out(a, c->s0, out), tg_eq_scalar_(a, c->s0))
-    PW3("ne_scalar", tg_ne_scalar(a, c->s0), tg_ne_scalar_out(a, c->s0, out), tg_ne_scalar_(a, c->s0))
-    PW3("lt_scalar", tg_lt_scalar(a, c->s0), tg_lt_scalar_out(a, c->s0, out), tg_lt_scalar_(a, c->s0))
-    PW3("le_scalar", tg_le_scalar(a, c->s0), tg_le_scalar_out(a, c->s0, out), tg_le_scalar_(a, c->s0))
-    PW3("gt_scalar", tg_gt_scalar(a, c->s0), tg_gt_scalar_out(a, c->s0, out), tg_gt_scalar_(a, c->s0))
-    PW3("ge_scalar", tg_ge_scalar(a, c->s0), tg_ge_scalar_out(a, c->s0, out), tg_ge_scalar_(a, c->s0))
+    PW3("pow_scalar", tg_pow_scalar(a, c->s0), tg_pow_scalar_out(a, c->s0, out),
+        tg_pow_scalar_(a, c->s0))
+    PW3("eq_scalar", tg_eq_scalar(a, c->s0), tg_eq_scalar_out(a, c->s0, out),
+        tg_eq_scalar_(a, c->s0))
+    PW3("ne_scalar", tg_ne_scalar(a, c->s0), tg_ne_scalar_out(a, c->s0, out),
+        tg_ne_scalar_(a, c->s0))
+    PW3("lt_scalar", tg_lt_scalar(a, c->s0), tg_lt_scalar_out(a, c->s0, out),
+        tg_lt_scalar_(a, c->s0))
+    PW3("le_scalar", tg_le_scalar(a, c->s0), tg_le_scalar_out(a, c->s0, out),
+        tg_le_scalar_(a, c->s0))
+    PW3("gt_scalar", tg_gt_scalar(a, c->s0), tg_gt_scalar_out(a, c->s0, out),
+        tg_gt_scalar_(a, c->s0))
+    PW3("ge_scalar", tg_ge_scalar(a, c->s0), tg_ge_scalar_out(a, c->s0, out),
+        tg_ge_scalar_(a, c->s0))
     PW3("neg", tg_neg(a), tg_neg_out(a, out), tg_neg_(a))
     PW3("abs", tg_abs(a), tg_abs_out(a, out), tg_abs_(a))
     PW3("relu", tg_relu(a), tg_relu_out(a, out), tg_relu_(a))
@@ -182,13 +203,16 @@ static tg_tensor *pw_call(const pw_case *c, tg_tensor **in, pw_mode mode, tg_ten
     PW3("tanh", tg_tanh(a), tg_tanh_out(a, out), tg_tanh_(a))
     PW3("sigmoid", tg_sigmoid(a), tg_sigmoid_out(a, out), tg_sigmoid_(a))
     PW3("clamp", tg_clamp(a, .min = pw_opt(c, 1, c->s0), .max = pw_opt(c, 2, c->s1)),
-         tg_clamp_out(a, out, .min = pw_opt(c, 1, c->s0), .max = pw_opt(c, 2, c->s1)),
-         tg_clamp_(a, .min = pw_opt(c, 1, c->s0), .max = pw_opt(c, 2, c->s1)))
-    PW3("clamp_tensor", tg_clamp_tensor(a, .min = b, .max = d), tg_clamp_tensor_out(a, out, .min = b, .max = d),
-         tg_clamp_tensor_(a, .min = b, .max = d))
+        tg_clamp_out(a, out, .min = pw_opt(c, 1, c->s0), .max = pw_opt(c, 2, c->s1)),
+        tg_clamp_(a, .min = pw_opt(c, 1, c->s0), .max = pw_opt(c, 2, c->s1)))
+    PW3("clamp_tensor", tg_clamp_tensor(a, .min = b, .max = d),
+        tg_clamp_tensor_out(a, out, .min = b, .max = d), tg_clamp_tensor_(a, .min = b, .max = d))
 #undef PW3
 #undef PW2
-    if (mode != PW_FUNCTIONAL) { *none = true; return NULL; }
+    if (mode != PW_FUNCTIONAL) {
+        *none = true;
+        return NULL;
+    }
     if (!strcmp(op, "pow_scalar_self")) return tg_pow_scalar_self(c->s0, a);
     if (!strcmp(op, "where_scalar_other")) return tg_where_scalar_other(a, b, c->s0);
     if (!strcmp(op, "where_scalar_self")) return tg_where_scalar_self(a, c->s0, b);
@@ -222,9 +246,11 @@ static void pw_run_case(const pw_case *c)
     pw_inputs(c, in, false);
     tg_tensor *r = pw_call(c, in, PW_FUNCTIONAL, NULL, &none);
     if (c->error) {
-        cr_assert_null(r, "%s (%s): expected error \"%s\"", c->op, tg_dtype_name(c->in[0].dtype), c->error);
+        cr_assert_null(r, "%s (%s): expected error \"%s\"", c->op, tg_dtype_name(c->in[0].dtype),
+                       c->error);
         const char *e = tg_last_error();
-        cr_assert(e && strstr(e, c->error), "%s: error \"%s\", expected \"%s\"", c->op, e ? e : "(none)", c->error);
+        cr_assert(e && strstr(e, c->error), "%s: error \"%s\", expected \"%s\"", c->op,
+                  e ? e : "(none)", c->error);
         tg_clear_error();
         pw_release(in, c->nin);
         return;
@@ -253,7 +279,8 @@ static void pw_run_case(const pw_case *c)
     }
     tg_release(out);
 
-    if (c->in[0].dtype == c->out.dtype && pw_same_shape(&c->in[0], &c->out) && strcmp(c->op, "where") != 0) {
+    if (c->in[0].dtype == c->out.dtype && pw_same_shape(&c->in[0], &c->out) &&
+        strcmp(c->op, "where") != 0) {
         tg_tensor *self = tg_clone(in[0]);
         tg_tensor *args[3] = { self, c->nin > 1 ? in[1] : NULL, c->nin > 2 ? in[2] : NULL };
         tg_tensor *ri = pw_call(c, args, PW_INPLACE, NULL, &none);
@@ -274,13 +301,20 @@ Test(pointwise, pytorch_table)
 {
     int64_t live = tg_live_tensors();
     for (int i = 0; i < PW_NCASES; i++) pw_run_case(&pw_cases[i]);
-    cr_assert_eq(tg_live_tensors(), live, "leaked %lld tensors", (long long)(tg_live_tensors() - live));
+    cr_assert_eq(tg_live_tensors(), live, "leaked %lld tensors",
+                 (long long)(tg_live_tensors() - live));
 }
 
 /* ------------------------------------------------------------------ hand-written cases */
 
-static tg_tensor *f32(const float *v, int64_t n) { return tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_FLOAT32); }
-static tg_tensor *i64(const int64_t *v, int64_t n) { return tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_INT64); }
+static tg_tensor *f32(const float *v, int64_t n)
+{
+    return tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_FLOAT32);
+}
+static tg_tensor *i64(const int64_t *v, int64_t n)
+{
+    return tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_INT64);
+}
 
 static void expect_error(tg_tensor *r, const char *msg)
 {
@@ -293,26 +327,44 @@ static void expect_error(tg_tensor *r, const char *msg)
 Test(pointwise, errors_in_pytorch_words)
 {
     int64_t live = tg_live_tensors();
-    tg_tensor *a = f32((float[]){ 1, 2 }, 2), *ia = i64((int64_t[]){ 1, 2 }, 2), *iz = i64((int64_t[]){ 1, 0 }, 2);
+    tg_tensor *a = f32((float[]){ 1, 2 }, 2), *ia = i64((int64_t[]){ 1, 2 }, 2),
+              *iz = i64((int64_t[]){ 1, 0 }, 2);
     tg_tensor *lo = tg_zeros(TG_INTS(2), .dtype = TG_INT64);
-    expect_error(tg_add_out(a, a, lo), "result type Float can't be cast to the desired output type Long");
+    expect_error(tg_add_out(a, a, lo),
+                 "result type Float can't be cast to the desired output type Long");
     expect_error(tg_exp_(ia), "result type Float can't be cast to the desired output type Long");
-    expect_error(tg_add(ia, ia, .alpha = 2.5), "For integral input tensors, argument alpha must not be a floating point number.");
+    expect_error(tg_add(ia, ia, .alpha = 2.5),
+                 "For integral input tensors, argument alpha must not be a floating point number.");
     expect_error(tg_div_mode(ia, iz, "trunc"), "ZeroDivisionError");
     expect_error(tg_div_mode(ia, iz, "floor"), "ZeroDivisionError");
-    expect_error(tg_div_mode(ia, ia, "bad"), "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'bad'");
+    expect_error(
+        tg_div_mode(ia, ia, "bad"),
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'bad'");
     expect_error(tg_pow_scalar(ia, -1), "Integers to negative integer powers are not allowed.");
     expect_error(tg_clamp(a), "torch.clamp: At least one of 'min' or 'max' must not be None");
-    expect_error(tg_clamp_tensor(a), "torch.clamp: At least one of 'min' or 'max' must not be None");
+    expect_error(tg_clamp_tensor(a),
+                 "torch.clamp: At least one of 'min' or 'max' must not be None");
     tg_tensor *big = tg_zeros(TG_INTS(2, 2, 2)), *small = tg_zeros(TG_INTS(2, 2));
-    expect_error(tg_add_(small, big), "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]");
+    expect_error(tg_add_(small, big),
+                 "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]");
     tg_tensor *three = tg_zeros(TG_INTS(3));
-    expect_error(tg_mul(a, three), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
-    expect_error(tg_copy_(a, three), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
+    expect_error(
+        tg_mul(a, three),
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
+    expect_error(
+        tg_copy_(a, three),
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
-    expect_error(tg_clamp(u8, .min = TG_SOME(-1), .max = TG_SOME(300)), "value cannot be converted to type uint8_t without overflow");
-    tg_release(a); tg_release(ia); tg_release(iz); tg_release(lo); tg_release(big); tg_release(small);
-    tg_release(three); tg_release(u8);
+    expect_error(tg_clamp(u8, .min = TG_SOME(-1), .max = TG_SOME(300)),
+                 "value cannot be converted to type uint8_t without overflow");
+    tg_release(a);
+    tg_release(ia);
+    tg_release(iz);
+    tg_release(lo);
+    tg_release(big);
+    tg_release(small);
+    tg_release(three);
+    tg_release(u8);
     cr_assert_eq(tg_live_tensors(), live);
 }
 
@@ -337,11 +389,16 @@ Test(pointwise, exp_f32_within_1ulp_of_expf)
     for (uint64_t u = 0; u < (1ull << 32); u += 61) {
         float x = tg__pw_f32_from_bits((uint32_t)u);
         int64_t d = ulp_distance(tg__pw_exp_f32(x), expf(x));
-        if (d > worst) { worst = d; at = x; }
+        if (d > worst) {
+            worst = d;
+            at = x;
+        }
     }
     cr_assert_leq(worst, 1, "max ulp error %lld at x = %.9g", (long long)worst, at);
-    cr_assert(isinf(tg__pw_exp_f32(INFINITY)) && tg__pw_exp_f32(-INFINITY) == 0 && isnan(tg__pw_exp_f32(NAN)));
-    cr_assert(isinf(tg__pw_exp_f32(88.8f)) && tg__pw_exp_f32(-104.0f) == 0 && tg__pw_exp_f32(-103.9f) > 0);
+    cr_assert(isinf(tg__pw_exp_f32(INFINITY)) && tg__pw_exp_f32(-INFINITY) == 0 &&
+              isnan(tg__pw_exp_f32(NAN)));
+    cr_assert(isinf(tg__pw_exp_f32(88.8f)) && tg__pw_exp_f32(-104.0f) == 0 &&
+              tg__pw_exp_f32(-103.9f) > 0);
 }
 
 /* The vectorised float32 exp (exp_f32_vec.h) against the scalar reference, bit for bit, over
@@ -349,18 +406,23 @@ Test(pointwise, exp_f32_within_1ulp_of_expf)
 Test(pointwise, exp_f32_tensor_path_matches_reference_bitwise)
 {
     int64_t live = tg_live_tensors();
-    const int64_t n = (int64_t)(((1ull << 32) + 4098) / 4099) + 4;   /* the bit patterns + 4 */
+    const int64_t n = (int64_t)(((1ull << 32) + 4098) / 4099) + 4; /* the bit patterns + 4 */
     float *xv = malloc(sizeof(float) * (size_t)n);
     int64_t k = 0;
     for (uint64_t u = 0; u < (1ull << 32); u += 4099) xv[k++] = tg__pw_f32_from_bits((uint32_t)u);
-    xv[k++] = INFINITY; xv[k++] = -INFINITY; xv[k++] = 88.72283935546875f; xv[k++] = -103.97283172607422f;
+    xv[k++] = INFINITY;
+    xv[k++] = -INFINITY;
+    xv[k++] = 88.72283935546875f;
+    xv[k++] = -103.97283172607422f;
     cr_assert_eq(k, n);
     tg_tensor *x = f32(xv, n), *e = tg_exp(x);
     const float *ev = tg_tensor_data(e);
     for (int64_t i = 0; i < n; i++) {
         float want = tg__pw_exp_f32(xv[i]);
         if (isnan(want)) cr_assert(isnan(ev[i]), "exp(%a): got %a, want NaN", xv[i], ev[i]);
-        else cr_assert_eq(tg__pw_f32_bits(ev[i]), tg__pw_f32_bits(want), "exp(%a): got %a, want %a", xv[i], ev[i], want);
+        else
+            cr_assert_eq(tg__pw_f32_bits(ev[i]), tg__pw_f32_bits(want), "exp(%a): got %a, want %a",
+                         xv[i], ev[i], want);
     }
     tg_release(e);
     tg_release(x);
@@ -375,7 +437,10 @@ Test(pointwise, large_transposed_and_in_place)
     int64_t live = tg_live_tensors();
     const int64_t n = 100003;
     float *av = malloc(sizeof(float) * n), *bv = malloc(sizeof(float) * n);
-    for (int64_t i = 0; i < n; i++) { av[i] = (float)(i % 97) * 0.5f - 20; bv[i] = (float)(i % 13) - 6.5f; }
+    for (int64_t i = 0; i < n; i++) {
+        av[i] = (float)(i % 97) * 0.5f - 20;
+        bv[i] = (float)(i % 13) - 6.5f;
+    }
     tg_tensor *a = f32(av, n), *b = f32(bv, n);
     tg_tensor *s = tg_add(a, b, .alpha = 3), *e = tg_exp(a), *m = tg_maximum(a, b);
     float *sv = tg_tensor_data(s), *ev = tg_tensor_data(e), *mv = tg_tensor_data(m);
@@ -384,7 +449,7 @@ Test(pointwise, large_transposed_and_in_place)
         cr_assert_eq(ev[i], tg__pw_exp_f32(av[i]));
         cr_assert_eq(mv[i], av[i] > bv[i] ? av[i] : bv[i]);
     }
-    tg_tensor *r = tg_mul_(a, a);           /* self aliases other */
+    tg_tensor *r = tg_mul_(a, a); /* self aliases other */
     tg_release(r);
     float *a2 = tg_tensor_data(a);
     for (int64_t i = 0; i < n; i++) cr_assert_eq(a2[i], av[i] * av[i]);
@@ -407,9 +472,18 @@ Test(pointwise, large_transposed_and_in_place)
     double *xv = kt_values(x);
     for (int i = 0; i < 12; i++) cr_assert_eq(xv[i], -(double)i);
     free(xv);
-    tg_release(x); tg_release(y); tg_release(xt); tg_release(z); tg_release(r12);
-    tg_release(a); tg_release(b); tg_release(s); tg_release(e); tg_release(m);
-    free(av); free(bv);
+    tg_release(x);
+    tg_release(y);
+    tg_release(xt);
+    tg_release(z);
+    tg_release(r12);
+    tg_release(a);
+    tg_release(b);
+    tg_release(s);
+    tg_release(e);
+    tg_release(m);
+    free(av);
+    free(bv);
     tg_clear_error();
     cr_assert_eq(tg_live_tensors(), live, "leaked %lld", (long long)(tg_live_tensors() - live));
 }
@@ -440,9 +514,10 @@ Test(pointwise, copy_conversions_and_broadcast)
 
     tg_tensor *b = tg_zeros(TG_INTS(2, 3), .dtype = TG_BOOL);
     tg_tensor *row = f32((float[]){ 0.5f, 0, NAN }, 3);
-    tg_release(tg_copy_(b, row));                         /* (3,) broadcast into (2, 3) */
+    tg_release(tg_copy_(b, row)); /* (3,) broadcast into (2, 3) */
     double *bv = kt_values(b);
-    for (int i = 0; i < 2; i++) cr_assert(bv[3 * i] == 1 && bv[3 * i + 1] == 0 && bv[3 * i + 2] == 1);
+    for (int i = 0; i < 2; i++)
+        cr_assert(bv[3 * i] == 1 && bv[3 * i + 1] == 0 && bv[3 * i + 2] == 1);
     free(bv);
 
     tg_tensor *m = tg_zeros(TG_INTS(2, 2));
@@ -450,24 +525,38 @@ Test(pointwise, copy_conversions_and_broadcast)
     tg_tensor *r4 = tg_arange(4, .dtype = TG_INT64);
     tg_tensor *src2 = tg_reshape(r4, TG_INTS(2, 2));
     tg_release(r4);
-    tg_release(tg_copy_(mt, src2));                       /* m = src2^T */
+    tg_release(tg_copy_(mt, src2)); /* m = src2^T */
     float *mv = tg_tensor_data(m);
     cr_assert(mv[0] == 0 && mv[1] == 2 && mv[2] == 1 && mv[3] == 3);
 
-    const int64_t n = (1 << 20) + 7;                      /* the threaded memcpy path */
+    const int64_t n = (1 << 20) + 7; /* the threaded memcpy path */
     tg_tensor *big = tg_arange(n, .dtype = TG_FLOAT32), *dst = tg_empty(TG_INTS(n));
     tg_release(tg_copy_(dst, big));
     float *pv = tg_tensor_data(dst);
     for (int64_t i = 0; i < n; i += 4099) cr_assert_eq(pv[i], (float)i);
     cr_assert_eq(pv[n - 1], (float)(n - 1));
 
-    tg_tensor *s01 = tg_slice(big, .start = TG_SOME(0), .end = TG_SOME(10)), *s12 = tg_slice(big, .start = TG_SOME(1), .end = TG_SOME(11));
-    expect_error(tg_copy_(s12, s01), "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
-    tg_release(s01); tg_release(s12);
+    tg_tensor *s01 = tg_slice(big, .start = TG_SOME(0), .end = TG_SOME(10)),
+              *s12 = tg_slice(big, .start = TG_SOME(1), .end = TG_SOME(11));
+    expect_error(
+        tg_copy_(s12, s01),
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
+    tg_release(s01);
+    tg_release(s12);
 
-    tg_release(src); tg_release(u8); tg_release(s2); tg_release(i32); tg_release(d); tg_release(h);
-    tg_release(b); tg_release(row); tg_release(m); tg_release(mt); tg_release(src2);
-    tg_release(big); tg_release(dst);
+    tg_release(src);
+    tg_release(u8);
+    tg_release(s2);
+    tg_release(i32);
+    tg_release(d);
+    tg_release(h);
+    tg_release(b);
+    tg_release(row);
+    tg_release(m);
+    tg_release(mt);
+    tg_release(src2);
+    tg_release(big);
+    tg_release(dst);
     cr_assert_eq(tg_live_tensors(), live, "leaked %lld", (long long)(tg_live_tensors() - live));
 }
 
@@ -485,6 +574,12 @@ Test(pointwise, where_uint8_condition_and_int_division)
     tg_tensor *mn = i64((int64_t[]){ INT64_MIN }, 1), *m1 = i64((int64_t[]){ -1 }, 1);
     tg_tensor *q = tg_div_mode(mn, m1, "trunc");
     cr_assert(q && *(int64_t *)tg_tensor_data(q) == INT64_MIN);
-    tg_release(c); tg_release(a); tg_release(b); tg_release(w); tg_release(mn); tg_release(m1); tg_release(q);
+    tg_release(c);
+    tg_release(a);
+    tg_release(b);
+    tg_release(w);
+    tg_release(mn);
+    tg_release(m1);
+    tg_release(q);
     cr_assert_eq(tg_live_tensors(), live);
 }

@@ -13,9 +13,9 @@
 #include "tg_cover.h"
 
 TG_COVERS("sum.dim_IntList", "sum.IntList_out", "mean.dim", "mean.out", "prod", "prod.dim_int",
-          "prod.int_out", "amax", "amax.out", "amin", "amin.out", "max", "max.dim", "max.dim_max", "min",
-          "min.dim", "min.dim_min", "argmax", "argmax.out", "argmin", "argmin.out", "var.correction",
-          "var.correction_out", "std.correction", "std.correction_out");
+          "prod.int_out", "amax", "amax.out", "amin", "amin.out", "max", "max.dim", "max.dim_max",
+          "min", "min.dim", "min.dim_min", "argmax", "argmax.out", "argmin", "argmin.out",
+          "var.correction", "var.correction_out", "std.correction", "std.correction_out");
 
 static tg_tensor *make_view(tg_tensor *x, int view)
 {
@@ -45,8 +45,14 @@ static tg_values_indices run_case(const fx_reduce_case *c, tg_tensor *x)
     case FX_ARGMIN: r.indices = tg_argmin(x, .dim = d1, .keepdim = c->keepdim); break;
     case FX_MAXDIM: r = tg_max_dim(x, c->dims[0], .keepdim = c->keepdim); break;
     case FX_MINDIM: r = tg_min_dim(x, c->dims[0], .keepdim = c->keepdim); break;
-    case FX_VAR: r.values = tg_var(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim); break;
-    case FX_STD: r.values = tg_std(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim); break;
+    case FX_VAR:
+        r.values =
+            tg_var(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim);
+        break;
+    case FX_STD:
+        r.values =
+            tg_std(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim);
+        break;
     }
     return r;
 }
@@ -57,7 +63,7 @@ static void check_case(size_t i, tg_dtype dt)
     int64_t shape[3] = { 3, 4, 5 };
     tg_tensor *base;
     if (c->integer) {
-        if (dt != TG_FLOAT64) return;          /* integer cases run once, in int64 */
+        if (dt != TG_FLOAT64) return; /* integer cases run once, in int64 */
         base = kt_tensor_i64(fx_xi345, shape, 3);
     } else {
         base = kt_tensor(fx_x345, shape, 3, dt);
@@ -77,17 +83,17 @@ static void check_case(size_t i, tg_dtype dt)
         double tol = c->integer || dt == TG_FLOAT64 ? 1e-12 : 2e-5;
         kt_assert_close(r.values, c->values, n, tol, tol, what);
         if (c->integer && (c->kind == FX_SUM || c->kind == FX_PROD))
-            cr_assert_eq(tg_tensor_dtype(r.values), TG_INT64, "%s: sum/prod of int64 is int64", what);
-        else
-            cr_assert_eq(tg_tensor_dtype(r.values), tg_tensor_dtype(x), "%s: dtype", what);
+            cr_assert_eq(tg_tensor_dtype(r.values), TG_INT64, "%s: sum/prod of int64 is int64",
+                         what);
+        else cr_assert_eq(tg_tensor_dtype(r.values), tg_tensor_dtype(x), "%s: dtype", what);
     }
     if (want_idx) {
         kt_assert_shape(r.indices, c->shape, c->ndim);
         cr_assert_eq(tg_tensor_dtype(r.indices), TG_INT64);
         const int64_t *got = tg_tensor_data(r.indices);
         for (int64_t k = 0; k < n; k++)
-            cr_assert_eq(got[k], c->indices[k], "%s: index[%lld] = %lld, expected %lld", what, (long long)k,
-                         (long long)got[k], (long long)c->indices[k]);
+            cr_assert_eq(got[k], c->indices[k], "%s: index[%lld] = %lld, expected %lld", what,
+                         (long long)k, (long long)got[k], (long long)c->indices[k]);
     }
     tg_release(r.values);
     tg_release(r.indices);
@@ -98,14 +104,16 @@ static void check_case(size_t i, tg_dtype dt)
 Test(reduce, fixture_table_float64)
 {
     kt_live live = kt_live_now();
-    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++) check_case(i, TG_FLOAT64);
+    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++)
+        check_case(i, TG_FLOAT64);
     kt_assert_no_leak(live);
 }
 
 Test(reduce, fixture_table_float32)
 {
     kt_live live = kt_live_now();
-    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++) check_case(i, TG_FLOAT32);
+    for (size_t i = 0; i < sizeof fx_reduce_cases / sizeof fx_reduce_cases[0]; i++)
+        check_case(i, TG_FLOAT32);
     kt_assert_no_leak(live);
 }
 
@@ -126,7 +134,9 @@ Test(reduce, sum_dtypes)
         tg_tensor *f = tg_sum(x, .dtype = TG_FLOAT64);
         cr_assert_eq(tg_tensor_dtype(f), TG_FLOAT64);
         kt_assert_close(f, (double[]){ 4 }, 1, 0, 0, "sum dtype=float64");
-        tg_release(f); tg_release(r); tg_release(x);
+        tg_release(f);
+        tg_release(r);
+        tg_release(x);
     }
     /* float16 / bfloat16 keep their dtype; accumulate in higher precision (exact here) */
     tg_dtype halfs[] = { TG_FLOAT16, TG_BFLOAT16 };
@@ -138,7 +148,9 @@ Test(reduce, sum_dtypes)
         cr_assert_eq(tg_tensor_dtype(r), halfs[i]);
         kt_assert_close(r, (double[]){ 8 }, 1, 0, 0, "half sum");
         kt_assert_close(m, (double[]){ 2 }, 1, 0, 0, "half mean");
-        tg_release(x); tg_release(r); tg_release(m);
+        tg_release(x);
+        tg_release(r);
+        tg_release(m);
     }
     kt_assert_no_leak(live);
 }
@@ -150,7 +162,8 @@ Test(reduce, int_overflow_wraps_like_int64)
     tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
     tg_tensor *r = tg_sum(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(r), INT64_MIN);
-    tg_release(r); tg_release(x);
+    tg_release(r);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -161,13 +174,15 @@ Test(reduce, mean_requires_floating)
     int64_t v[2] = { 1, 2 };
     tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
     cr_assert_null(tg_mean(x));
-    kt_assert_error("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long");
+    kt_assert_error(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long");
     tg_tensor *m = tg_mean(x, .dtype = TG_FLOAT64);
     cr_assert(m, "%s", tg_last_error());
     kt_assert_close(m, (double[]){ 1.5 }, 1, 0, 0, "mean dtype=float64 of int");
     cr_assert_null(tg_var(x));
     kt_assert_error("std and var only support floating point and complex dtypes");
-    tg_release(m); tg_release(x);
+    tg_release(m);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -194,7 +209,8 @@ Test(reduce, empty_inputs)
     kt_assert_close(v, (double[]){ NAN }, 1, 0, 0, "var of empty");
 
     cr_assert_null(tg_amax(x));
-    kt_assert_error("amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+    kt_assert_error(
+        "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
     cr_assert_null(tg_amin(x, .dim = TG_INTS(0)));
     kt_assert_error("amin(): Expected reduction dim 0 to have non-zero size.");
     tg_values_indices r = tg_max_dim(x, 0);
@@ -204,8 +220,15 @@ Test(reduce, empty_inputs)
     cr_assert_null(tg_argmax(x));
     kt_assert_error("argmax(): Expected reduction dim to be specified for input.numel() == 0.");
     cr_assert_null(tg_max(x));
-    kt_assert_error("max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-    tg_release(s); tg_release(m); tg_release(p); tg_release(a1); tg_release(sall); tg_release(v); tg_release(x);
+    kt_assert_error(
+        "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+    tg_release(s);
+    tg_release(m);
+    tg_release(p);
+    tg_release(a1);
+    tg_release(sall);
+    tg_release(v);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -230,8 +253,15 @@ Test(reduce, zero_dim)
     kt_assert_close(sd, (double[]){ NAN }, 1, 0, 0, "std of one element, correction 1");
     tg_tensor *sd0 = tg_std(x, .correction = TG_SOME(0));
     kt_assert_close(sd0, (double[]){ 0 }, 1, 0, 0, "std of one element, correction 0");
-    tg_release(s); tg_release(s0); tg_release(m.values); tg_release(m.indices); tg_release(mx);
-    tg_release(pr); tg_release(sd); tg_release(sd0); tg_release(x);
+    tg_release(s);
+    tg_release(s0);
+    tg_release(m.values);
+    tg_release(m.indices);
+    tg_release(mx);
+    tg_release(pr);
+    tg_release(sd);
+    tg_release(sd0);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -247,12 +277,18 @@ Test(reduce, nan_propagates_and_wins)
     tg_values_indices m = tg_max_dim(x, 1);
     kt_assert_close(m.values, (double[]){ NAN, 7 }, 2, 0, 0, "max.dim values");
     const int64_t *mi = tg_tensor_data(m.indices);
-    cr_assert(mi[0] == 1 && mi[1] == 1, "max.dim indices %lld %lld", (long long)mi[0], (long long)mi[1]);
+    cr_assert(mi[0] == 1 && mi[1] == 1, "max.dim indices %lld %lld", (long long)mi[0],
+              (long long)mi[1]);
     tg_tensor *am = tg_argmin(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(am), 1, "argmin over all: first NaN");
     tg_tensor *mx = tg_max(x);
     kt_assert_close(mx, (double[]){ NAN }, 1, 0, 0, "max with NaN");
-    tg_release(a); tg_release(b); tg_release(m.values); tg_release(m.indices); tg_release(am); tg_release(mx);
+    tg_release(a);
+    tg_release(b);
+    tg_release(m.values);
+    tg_release(m.indices);
+    tg_release(am);
+    tg_release(mx);
     tg_release(x);
     kt_assert_no_leak(live);
 }
@@ -265,7 +301,9 @@ Test(reduce, first_occurrence_of_ties)
     tg_tensor *a = tg_argmax(x), *b = tg_argmin(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(a), 0);
     cr_assert_eq(*(int64_t *)tg_tensor_data(b), 1);
-    tg_release(a); tg_release(b); tg_release(x);
+    tg_release(a);
+    tg_release(b);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -294,7 +332,8 @@ Test(reduce, out_variants)
     tg_clear_error();
     /* amax: out dtype must match */
     cr_assert_null(tg_amax_out(x, o64, .dim = TG_INTS(0)));
-    kt_assert_error("Expected the dtype for input and out to match, but got Float for input's dtype and Double for out's dtype.");
+    kt_assert_error(
+        "Expected the dtype for input and out to match, but got Float for input's dtype and Double for out's dtype.");
     /* max.dim out= into a transposed (non-contiguous) values tensor */
     tg_tensor *vals = kt_tensor(NULL, (int64_t[]){ 1, 2 }, 2, TG_FLOAT32);
     tg_tensor *valsT = tg_t(vals);
@@ -303,9 +342,14 @@ Test(reduce, out_variants)
     cr_assert(m.values, "%s", tg_last_error());
     kt_assert_close(vals, (double[]){ 3, 6 }, 2, 0, 0, "max.dim out= values");
     kt_assert_close(idx, (double[]){ 2, 2 }, 2, 0, 0, "max.dim out= indices");
-    tg_release(m.values); tg_release(m.indices);
-    tg_release(vals); tg_release(valsT); tg_release(idx);
-    tg_release(out); tg_release(o64); tg_release(x);
+    tg_release(m.values);
+    tg_release(m.indices);
+    tg_release(vals);
+    tg_release(valsT);
+    tg_release(idx);
+    tg_release(out);
+    tg_release(o64);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -336,11 +380,17 @@ Test(reduce, large_float32_paths)
     double *want = calloc((size_t)(R > C ? R : C), sizeof(double));
 
     /* rows (contiguous inner), metric: rel 1e-6 (one float32 rounding of a float64 sum) */
-    for (int64_t i = 0; i < R; i++) { want[i] = 0; for (int64_t j = 0; j < C; j++) want[i] += xf[i * C + j]; }
+    for (int64_t i = 0; i < R; i++) {
+        want[i] = 0;
+        for (int64_t j = 0; j < C; j++) want[i] += xf[i * C + j];
+    }
     tg_tensor *s1 = tg_sum(x, .dim = TG_INTS(1));
     kt_assert_close(s1, want, R, 1e-6, 1e-6, "row sums");
     /* columns (vertical path) */
-    for (int64_t j = 0; j < C; j++) { want[j] = 0; for (int64_t i = 0; i < R; i++) want[j] += xf[i * C + j]; }
+    for (int64_t j = 0; j < C; j++) {
+        want[j] = 0;
+        for (int64_t i = 0; i < R; i++) want[j] += xf[i * C + j];
+    }
     tg_tensor *s0 = tg_sum(x, .dim = TG_INTS(0));
     kt_assert_close(s0, want, C, 1e-6, 1e-6, "column sums");
     /* the same columns through a transposed view (rows of x^T are strided) */
@@ -348,14 +398,18 @@ Test(reduce, large_float32_paths)
     tg_tensor *st = tg_sum(xt, .dim = TG_INTS(1));
     kt_assert_close(st, want, C, 1e-6, 1e-6, "row sums of transpose");
     /* extremes along rows and over everything (chunked) */
-    for (int64_t i = 0; i < R; i++) { want[i] = -INFINITY; for (int64_t j = 0; j < C; j++) want[i] = fmax(want[i], xf[i * C + j]); }
+    for (int64_t i = 0; i < R; i++) {
+        want[i] = -INFINITY;
+        for (int64_t j = 0; j < C; j++) want[i] = fmax(want[i], xf[i * C + j]);
+    }
     tg_tensor *mx1 = tg_amax(x, .dim = TG_INTS(1));
     kt_assert_close(mx1, want, R, 0, 0, "row maxima");
     double lo = INFINITY;
     for (int64_t i = 0; i < R * C; i++) lo = fmin(lo, xf[i]);
     tg_tensor *mn = tg_amin(xt);
     kt_assert_close(mn, &lo, 1, 0, 0, "global minimum");
-    tg_release(mx1); tg_release(mn);
+    tg_release(mx1);
+    tg_release(mn);
     /* full reduction: chunked and merged; float64 reference */
     double tot = 0;
     for (int64_t i = 0; i < R * C; i++) tot += xf[i];
@@ -378,9 +432,20 @@ Test(reduce, large_float32_paths)
     px[R * C / 2] = NAN;
     tg_tensor *am2 = tg_argmax(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(am2), R * C / 2, "NaN wins over a later max");
-    tg_release(s1); tg_release(s0); tg_release(xt); tg_release(st); tg_release(sa); tg_release(ma);
-    tg_release(va); tg_release(sda); tg_release(am); tg_release(am2); tg_release(x);
-    free(v); free(xf); free(want);
+    tg_release(s1);
+    tg_release(s0);
+    tg_release(xt);
+    tg_release(st);
+    tg_release(sa);
+    tg_release(ma);
+    tg_release(va);
+    tg_release(sda);
+    tg_release(am);
+    tg_release(am2);
+    tg_release(x);
+    free(v);
+    free(xf);
+    free(want);
     kt_assert_no_leak(live);
 }
 
@@ -400,7 +465,9 @@ Test(reduce, var_is_stable_with_large_offset)
     tg_tensor *r = tg_var(x);
     /* metric: rel 1e-6 (a naive sum-of-squares formula loses every digit here) */
     kt_assert_close(r, &want, 1, 1e-6, 0, "var with offset 1e8");
-    tg_release(r); tg_release(x); free(v);
+    tg_release(r);
+    tg_release(x);
+    free(v);
     kt_assert_no_leak(live);
 }
 
@@ -413,7 +480,10 @@ Test(reduce, expanded_input)
     kt_assert_close(s, (double[]){ 4, 8, 12 }, 3, 0, 0, "sum of expanded");
     tg_tensor *p = tg_prod(e);
     kt_assert_close(p, (double[]){ 1296 }, 1, 0, 0, "prod of expanded");
-    tg_release(s); tg_release(p); tg_release(e); tg_release(x);
+    tg_release(s);
+    tg_release(p);
+    tg_release(e);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
@@ -427,29 +497,40 @@ Test(reduce, out_variants_all)
     tg_tensor *oi = kt_tensor(NULL, (int64_t[]){ 2 }, 1, TG_INT64);
     tg_tensor *r;
     r = tg_mean_out(x, o, .dim = TG_INTS(1));
-    kt_assert_close(o, (double[]){ 7.0 / 3, 16.0 / 3 }, 2, 1e-15, 0, "mean.out"); tg_release(r);
+    kt_assert_close(o, (double[]){ 7.0 / 3, 16.0 / 3 }, 2, 1e-15, 0, "mean.out");
+    tg_release(r);
     r = tg_prod_dim_out(x, 1, o);
-    kt_assert_close(o, (double[]){ 8, 120 }, 2, 0, 0, "prod.int_out"); tg_release(r);
+    kt_assert_close(o, (double[]){ 8, 120 }, 2, 0, 0, "prod.int_out");
+    tg_release(r);
     r = tg_amin_out(x, o, .dim = TG_INTS(1));
-    kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "amin.out"); tg_release(r);
+    kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "amin.out");
+    tg_release(r);
     r = tg_argmax_out(x, oi, .dim = TG_SOME(1));
-    kt_assert_close(oi, (double[]){ 1, 0 }, 2, 0, 0, "argmax.out"); tg_release(r);
+    kt_assert_close(oi, (double[]){ 1, 0 }, 2, 0, 0, "argmax.out");
+    tg_release(r);
     r = tg_argmin_out(x, oi, .dim = TG_SOME(1));
-    kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "argmin.out"); tg_release(r);
+    kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "argmin.out");
+    tg_release(r);
     r = tg_var_out(x, o, .dim = TG_INTS(1), .correction = TG_SOME(0));
-    kt_assert_close(o, (double[]){ 14.0 / 9, 38.0 / 9 }, 2, 1e-14, 0, "var.out"); tg_release(r);
+    kt_assert_close(o, (double[]){ 14.0 / 9, 38.0 / 9 }, 2, 1e-14, 0, "var.out");
+    tg_release(r);
     r = tg_std_out(x, o, .dim = TG_INTS(1));
-    kt_assert_close(o, (double[]){ sqrt(7.0 / 3), sqrt(19.0 / 3) }, 2, 1e-14, 0, "std.out"); tg_release(r);
+    kt_assert_close(o, (double[]){ sqrt(7.0 / 3), sqrt(19.0 / 3) }, 2, 1e-14, 0, "std.out");
+    tg_release(r);
     tg_values_indices m = tg_min_dim_out(x, 1, o, oi);
     kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "min.dim_min values");
     kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "min.dim_min indices");
-    tg_release(m.values); tg_release(m.indices);
+    tg_release(m.values);
+    tg_release(m.indices);
     tg_values_indices m2 = tg_min_dim(x, 0);
     kt_assert_close(m2.values, (double[]){ 1, 3, 2 }, 3, 0, 0, "min.dim values");
-    tg_release(m2.values); tg_release(m2.indices);
+    tg_release(m2.values);
+    tg_release(m2.indices);
     tg_tensor *mn = tg_min(x);
     kt_assert_close(mn, (double[]){ 1 }, 1, 0, 0, "min");
     tg_release(mn);
-    tg_release(x); tg_release(o); tg_release(oi);
+    tg_release(x);
+    tg_release(o);
+    tg_release(oi);
     kt_assert_no_leak(live);
 }

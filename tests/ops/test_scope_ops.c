@@ -20,10 +20,10 @@ Test(scope_ops, composites_inside_a_scope_are_released_once)
     tg_scope_begin();
     {
         tg_tensor *a = tg_arange(6.0, .dtype = TG_FLOAT64); /* composite factory */
-        tg_tensor *m = tg_reshape(a, TG_INTS(2, 3));      /* composite: view */
-        tg_tensor *b = tg_add_scalar(m, 1.0);             /* composite: wraps, calls tg_add */
-        tg_tensor *c = tg_matmul(b, tg_t(m));             /* composite: calls tg_mm */
-        tg_tensor *s = tg_softmax(c, 1);                  /* composite: calls _softmax */
+        tg_tensor *m = tg_reshape(a, TG_INTS(2, 3));        /* composite: view */
+        tg_tensor *b = tg_add_scalar(m, 1.0);               /* composite: wraps, calls tg_add */
+        tg_tensor *c = tg_matmul(b, tg_t(m));               /* composite: calls tg_mm */
+        tg_tensor *s = tg_softmax(c, 1);                    /* composite: calls _softmax */
         tg_tensor *total = tg_sum(s);
         cr_assert_not_null(total, "%s", tg_last_error());
         kept = tg_scope_keep(tg_max(c));
@@ -32,7 +32,8 @@ Test(scope_ops, composites_inside_a_scope_are_released_once)
     /* c = (m + 1) @ m^T with m = [[0,1,2],[3,4,5]]: c[1][1] = 4*3 + 5*4 + 6*5 = 62. */
     cr_expect_float_eq(values(kept, 0), 62.0, 1e-12);
     tg_release(kept);
-    cr_expect_eq(tg_live_tensors(), live0, "leaked %lld tensors", (long long)(tg_live_tensors() - live0));
+    cr_expect_eq(tg_live_tensors(), live0, "leaked %lld tensors",
+                 (long long)(tg_live_tensors() - live0));
     cr_expect_eq(tg_live_storages(), storages0);
 }
 
@@ -46,7 +47,7 @@ Test(scope_ops, nested_scopes_move_kept_tensors_outwards)
     tg_tensor *dropped = tg_sub_scalar(inner, 1.0);
     (void)dropped;
     tg_scope_end();
-    cr_expect_float_eq(values(inner, 2), 4.0, 0);       /* still alive: now in the outer scope */
+    cr_expect_float_eq(values(inner, 2), 4.0, 0); /* still alive: now in the outer scope */
     tg_scope_end();
     cr_expect_eq(tg_live_tensors(), live0);
 }

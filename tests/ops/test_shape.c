@@ -15,7 +15,8 @@ static tg_tensor *seq(int64_t r, int64_t c, double start, tg_dtype dt)
 Test(shape, cat_dims)
 {
     kt_live live = kt_live_now();
-    tg_tensor *a = seq(2, 3, 0, TG_FLOAT32), *b = seq(1, 3, 10, TG_FLOAT32), *c = seq(2, 2, 20, TG_FLOAT32);
+    tg_tensor *a = seq(2, 3, 0, TG_FLOAT32), *b = seq(1, 3, 10, TG_FLOAT32),
+              *c = seq(2, 2, 20, TG_FLOAT32);
     tg_tensor *r0 = tg_cat(TG_TENSORS(a, b));
     kt_assert_shape(r0, (int64_t[]){ 3, 3 }, 2);
     kt_assert_close(r0, (double[]){ 0, 1, 2, 3, 4, 5, 10, 11, 12 }, 9, 0, 0, "cat dim 0");
@@ -28,7 +29,13 @@ Test(shape, cat_dims)
     tg_tensor *r2 = tg_cat(TG_TENSORS(at, bt), .dim = 1);
     kt_assert_shape(r2, (int64_t[]){ 3, 3 }, 2);
     kt_assert_close(r2, (double[]){ 0, 3, 10, 1, 4, 11, 2, 5, 12 }, 9, 0, 0, "cat of transposes");
-    tg_release(a); tg_release(b); tg_release(c); tg_release(r0); tg_release(r1); tg_release(at); tg_release(bt);
+    tg_release(a);
+    tg_release(b);
+    tg_release(c);
+    tg_release(r0);
+    tg_release(r1);
+    tg_release(at);
+    tg_release(bt);
     tg_release(r2);
     kt_assert_no_leak(live);
 }
@@ -36,7 +43,8 @@ Test(shape, cat_dims)
 Test(shape, cat_promotion_and_legacy_empty)
 {
     kt_live live = kt_live_now();
-    tg_tensor *a = seq(1, 2, 1, TG_INT64), *b = seq(1, 2, 0.5, TG_FLOAT32), *e = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT64);
+    tg_tensor *a = seq(1, 2, 1, TG_INT64), *b = seq(1, 2, 0.5, TG_FLOAT32),
+              *e = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT64);
     tg_tensor *r = tg_cat(TG_TENSORS(a, e, b));
     cr_assert(r, "%s", tg_last_error());
     cr_assert_eq(tg_tensor_dtype(r), TG_FLOAT64, "promotion includes the skipped empty tensor");
@@ -44,7 +52,11 @@ Test(shape, cat_promotion_and_legacy_empty)
     kt_assert_close(r, (double[]){ 1, 2, 0.5, 1.5 }, 4, 0, 0, "cat int64 + float32");
     tg_tensor *r2 = tg_cat(TG_TENSORS(e, e));
     kt_assert_shape(r2, (int64_t[]){ 0 }, 1);
-    tg_release(a); tg_release(b); tg_release(e); tg_release(r); tg_release(r2);
+    tg_release(a);
+    tg_release(b);
+    tg_release(e);
+    tg_release(r);
+    tg_release(r2);
     kt_assert_no_leak(live);
 }
 
@@ -52,7 +64,8 @@ Test(shape, cat_out_and_errors)
 {
     kt_live live = kt_live_now();
     tg_clear_error();
-    tg_tensor *a = seq(2, 2, 0, TG_FLOAT32), *b = seq(2, 3, 0, TG_FLOAT32), *i = seq(2, 2, 0, TG_INT64);
+    tg_tensor *a = seq(2, 2, 0, TG_FLOAT32), *b = seq(2, 3, 0, TG_FLOAT32),
+              *i = seq(2, 2, 0, TG_INT64);
     tg_tensor *out = kt_tensor(NULL, (int64_t[]){ 0 }, 1, TG_FLOAT64);
     tg_tensor *r = tg_cat_out(TG_TENSORS(a, b), out, .dim = 1);
     cr_assert_eq(r, out);
@@ -63,9 +76,11 @@ Test(shape, cat_out_and_errors)
     cr_assert_null(tg_cat_out(TG_TENSORS(a, i), oi));
     kt_assert_error("result type Float can't be cast to the desired output type Long");
     cr_assert_null(tg_cat_out(TG_TENSORS(a, a), a));
-    kt_assert_error("unsupported operation: the input tensors cannot refer to any of the output memory locations");
+    kt_assert_error(
+        "unsupported operation: the input tensors cannot refer to any of the output memory locations");
     cr_assert_null(tg_cat(TG_TENSORS(a, b)));
-    kt_assert_error("Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 for tensor number 1 in the list.");
+    kt_assert_error(
+        "Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 for tensor number 1 in the list.");
     cr_assert_null(tg_cat(((tg_tensor_list){ NULL, 0 })));
     kt_assert_error("torch.cat(): expected a non-empty list of Tensors");
     tg_tensor *z = kt_tensor((double[]){ 1 }, NULL, 0, TG_FLOAT32);
@@ -76,7 +91,13 @@ Test(shape, cat_out_and_errors)
     kt_assert_error("Tensors must have same number of dimensions: got 2 and 1");
     cr_assert_null(tg_cat(TG_TENSORS(a, a), .dim = 2));
     kt_assert_error("Dimension out of range");
-    tg_release(a); tg_release(b); tg_release(i); tg_release(out); tg_release(oi); tg_release(z); tg_release(v);
+    tg_release(a);
+    tg_release(b);
+    tg_release(i);
+    tg_release(out);
+    tg_release(oi);
+    tg_release(z);
+    tg_release(v);
     kt_assert_no_leak(live);
 }
 
@@ -84,18 +105,24 @@ Test(shape, cat_large_parallel)
 {
     kt_live live = kt_live_now();
     const int64_t R = 3000, C1 = 40, C2 = 25;
-    double *x = malloc(sizeof(double) * R * C1), *y = malloc(sizeof(double) * R * C2), *w = malloc(sizeof(double) * R * (C1 + C2));
+    double *x = malloc(sizeof(double) * R * C1), *y = malloc(sizeof(double) * R * C2),
+           *w = malloc(sizeof(double) * R * (C1 + C2));
     kt_fill_random(x, R * C1, 1, -1, 1);
     kt_fill_random(y, R * C2, 2, -1, 1);
     for (int64_t i = 0; i < R; i++) {
         for (int64_t j = 0; j < C1; j++) w[i * (C1 + C2) + j] = x[i * C1 + j];
         for (int64_t j = 0; j < C2; j++) w[i * (C1 + C2) + C1 + j] = y[i * C2 + j];
     }
-    tg_tensor *a = kt_tensor(x, (int64_t[]){ R, C1 }, 2, TG_FLOAT64), *b = kt_tensor(y, (int64_t[]){ R, C2 }, 2, TG_FLOAT64);
+    tg_tensor *a = kt_tensor(x, (int64_t[]){ R, C1 }, 2, TG_FLOAT64),
+              *b = kt_tensor(y, (int64_t[]){ R, C2 }, 2, TG_FLOAT64);
     tg_tensor *r = tg_cat(TG_TENSORS(a, b), .dim = 1);
     kt_assert_close(r, w, R * (C1 + C2), 0, 0, "large cat dim 1");
-    tg_release(a); tg_release(b); tg_release(r);
-    free(x); free(y); free(w);
+    tg_release(a);
+    tg_release(b);
+    tg_release(r);
+    free(x);
+    free(y);
+    free(w);
     kt_assert_no_leak(live);
 }
 
@@ -116,10 +143,17 @@ Test(shape, stack)
     cr_assert_eq(so, out);
     kt_assert_close(out, (double[]){ 0, 10, 1, 11, 2, 12 }, 6, 0, 0, "stack out=");
     cr_assert_null(tg_stack(TG_TENSORS(a1, a)));
-    kt_assert_error("stack expects each tensor to be equal size, but got [3] at entry 0 and [1, 3] at entry 1");
+    kt_assert_error(
+        "stack expects each tensor to be equal size, but got [3] at entry 0 and [1, 3] at entry 1");
     cr_assert_null(tg_stack(((tg_tensor_list){ NULL, 0 })));
     kt_assert_error("stack expects a non-empty TensorList");
-    tg_release(a); tg_release(b); tg_release(a1); tg_release(b1); tg_release(s0); tg_release(s1);
-    tg_release(out); tg_release(so);
+    tg_release(a);
+    tg_release(b);
+    tg_release(a1);
+    tg_release(b1);
+    tg_release(s0);
+    tg_release(s1);
+    tg_release(out);
+    tg_release(so);
     kt_assert_no_leak(live);
 }

@@ -10,7 +10,8 @@
 #include "../fixtures/reduce_linalg_fixtures.h"
 #include "tg_cover.h"
 
-TG_COVERS("softmax.int", "_softmax", "_softmax.out", "log_softmax.int", "_log_softmax", "_log_softmax.out");
+TG_COVERS("softmax.int", "_softmax", "_softmax.out", "log_softmax.int", "_log_softmax",
+          "_log_softmax.out");
 
 Test(softmax, fixture_dims_and_dtypes)
 {
@@ -21,7 +22,8 @@ Test(softmax, fixture_dims_and_dtypes)
         tg_tensor *x = kt_tensor(fx_sm_x, (int64_t[]){ 4, 7 }, 2, dt);
         for (int dim = 0; dim < 2; dim++) {
             const double *ws = dd ? (dim ? fx_sm32_d1 : fx_sm32_d0) : (dim ? fx_sm_d1 : fx_sm_d0);
-            const double *wl = dd ? (dim ? fx_lsm32_d1 : fx_lsm32_d0) : (dim ? fx_lsm_d1 : fx_lsm_d0);
+            const double *wl =
+                dd ? (dim ? fx_lsm32_d1 : fx_lsm32_d0) : (dim ? fx_lsm_d1 : fx_lsm_d0);
             tg_tensor *s = tg_softmax(x, dim), *l = tg_log_softmax(x, dim - 2);
             cr_assert(s && l, "%s", tg_last_error());
             cr_assert_eq(tg_tensor_dtype(s), dt);
@@ -29,14 +31,19 @@ Test(softmax, fixture_dims_and_dtypes)
             kt_assert_close(l, wl, 28, rt, at, dim ? "log_softmax dim 1" : "log_softmax dim 0");
             tg_tensor *s2 = tg__softmax(x, dim, false);
             kt_assert_close(s2, ws, 28, rt, at, "_softmax");
-            tg_release(s); tg_release(l); tg_release(s2);
+            tg_release(s);
+            tg_release(l);
+            tg_release(s2);
         }
         /* non-contiguous: softmax over dim 0 of x^T is softmax over dim 1 of x */
         tg_tensor *xt = tg_t(x);
         tg_tensor *st = tg_softmax(xt, 0);
         tg_tensor *stt = tg_t(st);
         kt_assert_close(stt, dd ? fx_sm32_d1 : fx_sm_d1, 28, rt, at, "softmax of transpose");
-        tg_release(xt); tg_release(st); tg_release(stt); tg_release(x);
+        tg_release(xt);
+        tg_release(st);
+        tg_release(stt);
+        tg_release(x);
     }
     kt_assert_no_leak(live);
 }
@@ -60,15 +67,19 @@ Test(softmax, dtype_argument_and_out)
     tg_tensor *l = tg__log_softmax(x, 0, false);
     kt_assert_close(l, fx_lsm32_d0, 28, 1e-5, 1e-6, "_log_softmax");
     tg_release(l);
-    tg_release(r); tg_release(out); tg_release(s); tg_release(x);
+    tg_release(r);
+    tg_release(out);
+    tg_release(s);
+    tg_release(x);
     kt_assert_no_leak(live);
 }
 
 Test(softmax, fast_path_vs_float64_loop)
 {
     kt_live live = kt_live_now();
-    const int64_t R = 512, C = 1000;      /* C not a multiple of 16: vector tails */
-    double *v = malloc(sizeof(double) * R * C), *ws = malloc(sizeof(double) * R * C), *wl = malloc(sizeof(double) * R * C);
+    const int64_t R = 512, C = 1000; /* C not a multiple of 16: vector tails */
+    double *v = malloc(sizeof(double) * R * C), *ws = malloc(sizeof(double) * R * C),
+           *wl = malloc(sizeof(double) * R * C);
     kt_fill_random(v, R * C, 5, -20, 20);
     for (int64_t i = 0; i < R * C; i++) v[i] = (double)(float)v[i];
     for (int64_t i = 0; i < R; i++) {
@@ -84,8 +95,12 @@ Test(softmax, fast_path_vs_float64_loop)
     tg_tensor *s = tg_softmax(x, -1), *l = tg_log_softmax(x, 1);
     kt_assert_close(s, ws, R * C, 1e-5, 1e-7, "softmax fast path");
     kt_assert_close(l, wl, R * C, 1e-5, 1e-5, "log_softmax fast path");
-    tg_release(s); tg_release(l); tg_release(x);
-    free(v); free(ws); free(wl);
+    tg_release(s);
+    tg_release(l);
+    tg_release(x);
+    free(v);
+    free(ws);
+    free(wl);
     kt_assert_no_leak(live);
 }
 
@@ -96,7 +111,8 @@ Test(softmax, special_values_and_errors)
     double v[6] = { 1, NAN, 2, -INFINITY, -INFINITY, -INFINITY };
     tg_tensor *x = kt_tensor(v, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_tensor *s = tg_softmax(x, 1);
-    kt_assert_close(s, (double[]){ NAN, NAN, NAN, NAN, NAN, NAN }, 6, 0, 0, "NaN row and all -inf row");
+    kt_assert_close(s, (double[]){ NAN, NAN, NAN, NAN, NAN, NAN }, 6, 0, 0,
+                    "NaN row and all -inf row");
     tg_tensor *z = kt_tensor((double[]){ 3 }, NULL, 0, TG_FLOAT32);
     tg_tensor *sz = tg_softmax(z, 0), *lz = tg_log_softmax(z, -1);
     kt_assert_shape(sz, NULL, 0);
@@ -112,7 +128,13 @@ Test(softmax, special_values_and_errors)
     kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     cr_assert_null(tg__softmax(x, 1, true));
     kt_assert_error("softmax with half to float conversion is not supported on CPU");
-    tg_release(s); tg_release(x); tg_release(z); tg_release(sz); tg_release(lz); tg_release(e); tg_release(se);
+    tg_release(s);
+    tg_release(x);
+    tg_release(z);
+    tg_release(sz);
+    tg_release(lz);
+    tg_release(e);
+    tg_release(se);
     tg_release(i);
     kt_assert_no_leak(live);
 }

@@ -19,16 +19,17 @@ static tg_tensor *arange(int64_t n, const int64_t *shape, int64_t ndim)
 }
 
 /* Piece i of l has `shape`, shares x's storage at element offset `off`, and holds `want`. */
-static void expect_piece(tg_tensor_list l, int64_t i, tg_tensor *x, const int64_t *shape, int64_t nd,
-                         int64_t off, const double *want)
+static void expect_piece(tg_tensor_list l, int64_t i, tg_tensor *x, const int64_t *shape,
+                         int64_t nd, int64_t off, const double *want)
 {
     cr_assert(i < l.len, "piece %lld of %lld", (long long)i, (long long)l.len);
     tg_tensor *p = l.data[i];
     kt_assert_shape(p, shape, nd);
-    cr_expect_eq(tg_tensor_storage_offset(p), off, "piece %lld: offset %lld, expected %lld", (long long)i,
-                 (long long)tg_tensor_storage_offset(p), (long long)off);
-    cr_expect_eq((char *)tg_tensor_data(p) - (char *)tg_tensor_data(x), off * (int64_t)tg_dtype_size(tg_tensor_dtype(x)),
-                 "piece %lld is a view of x", (long long)i);
+    cr_expect_eq(tg_tensor_storage_offset(p), off, "piece %lld: offset %lld, expected %lld",
+                 (long long)i, (long long)tg_tensor_storage_offset(p), (long long)off);
+    cr_expect_eq((char *)tg_tensor_data(p) - (char *)tg_tensor_data(x),
+                 off * (int64_t)tg_dtype_size(tg_tensor_dtype(x)), "piece %lld is a view of x",
+                 (long long)i);
     int64_t n = tg_tensor_numel(p);
     if (n) kt_assert_close(p, want, n, 0, 0, "piece");
 }
@@ -36,7 +37,7 @@ static void expect_piece(tg_tensor_list l, int64_t i, tg_tensor *x, const int64_
 Test(split, split_with_sizes_views_along_a_dim)
 {
     kt_live live = kt_live_now();
-    tg_tensor *x = arange(10, (int64_t[]){ 2, 5 }, 2);        /* [[0..4], [5..9]] */
+    tg_tensor *x = arange(10, (int64_t[]){ 2, 5 }, 2); /* [[0..4], [5..9]] */
     tg_tensor_list l = tg_split_with_sizes(x, TG_INTS(2, 0, 3), .dim = 1);
     cr_assert(l.data, "%s", tg_last_error());
     cr_assert_eq(l.len, 3);
@@ -58,18 +59,18 @@ Test(split, split_equal_pieces_last_shorter)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = arange(5, (int64_t[]){ 5 }, 1);
-    tg_tensor_list l = tg_split(x, 2);                        /* [0,1] [2,3] [4] */
+    tg_tensor_list l = tg_split(x, 2); /* [0,1] [2,3] [4] */
     cr_assert(l.data, "%s", tg_last_error());
     cr_assert_eq(l.len, 3);
     expect_piece(l, 0, x, (int64_t[]){ 2 }, 1, 0, (double[]){ 0, 1 });
     expect_piece(l, 2, x, (int64_t[]){ 1 }, 1, 4, (double[]){ 4 });
     tg_tensor_list_release(l);
-    l = tg_split(x, 7);                                       /* one whole piece */
+    l = tg_split(x, 7); /* one whole piece */
     cr_assert_eq(l.len, 1);
     expect_piece(l, 0, x, (int64_t[]){ 5 }, 1, 0, (double[]){ 0, 1, 2, 3, 4 });
     tg_tensor_list_release(l);
     tg_tensor *e = tg_empty(TG_INTS(0));
-    l = tg_split(e, 0);                                       /* 0 of 0: one empty piece */
+    l = tg_split(e, 0); /* 0 of 0: one empty piece */
     cr_assert(l.data, "%s", tg_last_error());
     cr_expect_eq(l.len, 1);
     tg_tensor_list_release(l);
@@ -95,7 +96,8 @@ Test(split, unbind_drops_the_dim)
     /* an empty dim gives an empty list, which is not an error: data is set */
     tg_tensor *e = tg_empty(TG_INTS(0, 2));
     l = tg_unbind(e);
-    cr_expect(l.data != NULL && l.len == 0, "empty result: data %p len %lld", (void *)l.data, (long long)l.len);
+    cr_expect(l.data != NULL && l.len == 0, "empty result: data %p len %lld", (void *)l.data,
+              (long long)l.len);
     cr_expect_null(tg_last_error());
     tg_tensor_list_release(l);
     tg_release(e);
@@ -107,18 +109,18 @@ Test(split, chunk_counts_like_pytorch)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = arange(6, (int64_t[]){ 6 }, 1);
-    tg_tensor_list l = tg_chunk(x, 4);                        /* ceil(6/4) = 2: three pieces */
+    tg_tensor_list l = tg_chunk(x, 4); /* ceil(6/4) = 2: three pieces */
     cr_assert(l.data, "%s", tg_last_error());
     cr_expect_eq(l.len, 3);
     expect_piece(l, 2, x, (int64_t[]){ 2 }, 1, 4, (double[]){ 4, 5 });
     tg_tensor_list_release(l);
     tg_tensor *y = arange(5, (int64_t[]){ 5 }, 1);
-    l = tg_chunk(y, 3);                                       /* [0,1] [2,3] [4] */
+    l = tg_chunk(y, 3); /* [0,1] [2,3] [4] */
     cr_expect_eq(l.len, 3);
     expect_piece(l, 2, y, (int64_t[]){ 1 }, 1, 4, (double[]){ 4 });
     tg_tensor_list_release(l);
     tg_tensor *e = tg_empty(TG_INTS(0, 3));
-    l = tg_chunk(e, 2);                                       /* keeps the number of chunks */
+    l = tg_chunk(e, 2); /* keeps the number of chunks */
     cr_expect_eq(l.len, 2);
     kt_assert_shape(l.data[1], (int64_t[]){ 0, 3 }, 2);
     tg_tensor_list_release(l);
@@ -147,21 +149,28 @@ Test(split, errors_in_pytorch_words)
     kt_live live = kt_live_now();
     tg_tensor *x = arange(5, (int64_t[]){ 5 }, 1);
     tg_tensor *z = kt_tensor((double[]){ 1 }, NULL, 0, TG_FLOAT32);
-    struct { tg_tensor_list l; const char *msg; } cases[] = {
+    struct {
+        tg_tensor_list l;
+        const char *msg;
+    } cases[] = {
         { tg_split_with_sizes(x, TG_INTS(2, 2)),
           "split_with_sizes: split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at "
           "dimension 0), but got split_sizes=[2, 2]" },
         { tg_split_with_sizes(x, TG_INTS(2, -1, 4)),
           "split_with_sizes: split_with_sizes expects split_sizes have only non-negative entries, but got "
           "split_sizes=[2, -1, 4]" },
-        { tg_split_with_sizes(z, TG_INTS(1)), "split_with_sizes: split expects at least a 1-dimensional tensor" },
+        { tg_split_with_sizes(z, TG_INTS(1)),
+          "split_with_sizes: split expects at least a 1-dimensional tensor" },
         { tg_split_with_sizes(x, TG_INTS(5), .dim = 3),
           "split_with_sizes: Dimension out of range (expected to be in range of [-1, 0], but got 3)" },
-        { tg_split(x, 0), "split: split_size can only be 0 if dimension size is 0, but got dimension size of 5" },
-        { tg_split(x, -1), "split: split expects split_size be non-negative, but got split_size=-1" },
+        { tg_split(x, 0),
+          "split: split_size can only be 0 if dimension size is 0, but got dimension size of 5" },
+        { tg_split(x, -1),
+          "split: split expects split_size be non-negative, but got split_size=-1" },
         { tg_split(z, 1), "split: split expects at least a 1-dimensional tensor" },
         { tg_unbind(z), "unbind: Dimension specified as 0 but tensor has no dimensions" },
-        { tg_unbind(x, .dim = 2), "unbind: Dimension out of range (expected to be in range of [-1, 0], but got 2)" },
+        { tg_unbind(x, .dim = 2),
+          "unbind: Dimension out of range (expected to be in range of [-1, 0], but got 2)" },
         { tg_chunk(x, 0), "chunk: chunk expects `chunks` to be greater than 0, got: 0" },
         { tg_chunk(z, 2), "chunk: chunk expects at least a 1-dimensional tensor" },
         { tg_split(NULL, 2), "split: argument 'self' is NULL" },
@@ -170,14 +179,15 @@ Test(split, errors_in_pytorch_words)
      * run them again one at a time for their messages. */
     tg_clear_error();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cr_expect(cases[i].l.data == NULL && cases[i].l.len == 0, "case %zu: an error gives { NULL, 0 }", i);
-        tg_tensor_list_release(cases[i].l);                   /* a no-op on { NULL, 0 } */
+        cr_expect(cases[i].l.data == NULL && cases[i].l.len == 0,
+                  "case %zu: an error gives { NULL, 0 }", i);
+        tg_tensor_list_release(cases[i].l); /* a no-op on { NULL, 0 } */
     }
     tg_tensor_list r;
-#define EXPECT_ERROR(call, i)                                                        \
-    r = (call);                                                                      \
-    cr_expect_null(r.data);                                                          \
-    cr_expect_str_eq(tg_last_error() ? tg_last_error() : "(none)", cases[i].msg);   \
+#define EXPECT_ERROR(call, i)                                                     \
+    r = (call);                                                                   \
+    cr_expect_null(r.data);                                                       \
+    cr_expect_str_eq(tg_last_error() ? tg_last_error() : "(none)", cases[i].msg); \
     tg_clear_error();
     EXPECT_ERROR(tg_split_with_sizes(x, TG_INTS(2, 2)), 0);
     EXPECT_ERROR(tg_split_with_sizes(x, TG_INTS(2, -1, 4)), 1);
@@ -207,9 +217,9 @@ Test(split, scope_frees_list_and_elements)
     tg_tensor *x = arange(6, (int64_t[]){ 6 }, 1);
     tg_scope_begin();
     tg_tensor_list l = tg_split(x, 2);
-    tg_tensor *s = tg_add(l.data[0], l.data[2]);             /* [4, 6] */
+    tg_tensor *s = tg_add(l.data[0], l.data[2]); /* [4, 6] */
     kt_assert_close(s, (double[]){ 4, 6 }, 2, 0, 0, "sum of pieces");
-    tg_tensor_list e = tg_unbind(tg_empty(TG_INTS(0, 3)));   /* an empty list is tracked too */
+    tg_tensor_list e = tg_unbind(tg_empty(TG_INTS(0, 3))); /* an empty list is tracked too */
     cr_expect(e.data && e.len == 0);
     tg_scope_end();
     tg_release(x);
@@ -227,7 +237,7 @@ Test(split, scope_keep_list_moves_list_to_the_caller)
     tg_scope_end();
     cr_assert_eq(kept.len, 3);
     kt_assert_close(kept.data[2], (double[]){ 4, 5 }, 2, 0, 0, "kept piece");
-    tg_tensor_list_release(kept);                            /* now the caller's */
+    tg_tensor_list_release(kept); /* now the caller's */
     tg_release(x);
     kt_assert_no_leak(live);
 }
@@ -244,7 +254,7 @@ Test(split, nested_scopes_and_single_elements)
     tg_tensor_list inner = tg_scope_keep_list(tg_unbind(x));
     tg_scope_end();
     kt_assert_close(inner.data[1], (double[]){ 3, 4, 5 }, 3, 0, 0, "kept in the outer scope");
-    tg_scope_end();                                          /* frees `inner` */
+    tg_scope_end(); /* frees `inner` */
     tg_scope_begin();
     tg_tensor_list l = tg_split(x, 1, .dim = 1);
     one = tg_scope_keep(l.data[1]);
@@ -268,7 +278,7 @@ Test(split, boxed_call_by_name_owns_the_list)
     cr_assert_eq(tg_call_boxed("split_with_sizes", &s), 0, "%s", tg_last_error());
     cr_assert_eq(s.n, 1);
     cr_assert_eq(s.v[0].tag, TG_IV_TENSOR_LIST);
-    tg_tensor_list l = s.v[0].v.tensors;                     /* the caller takes it over */
+    tg_tensor_list l = s.v[0].v.tensors; /* the caller takes it over */
     cr_assert_eq(l.len, 2);
     kt_assert_close(l.data[1], (double[]){ 3, 4 }, 2, 0, 0, "piece 1");
     tg_tensor_list_release(l);
@@ -288,8 +298,18 @@ Test(split, boxed_call_by_name_owns_the_list)
 /* The CUDA -> CPU fallback with a Tensor[] result: a fake device whose memory is host memory,
  * and an out-of-tree operator that has only a CPU kernel (unbind's). Every piece comes back on
  * the device. */
-static void *fake_alloc(const char *op, size_t n, tg_device d) { (void)op; (void)d; return malloc(n ? n : 1); }
-static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
+static void *fake_alloc(const char *op, size_t n, tg_device d)
+{
+    (void)op;
+    (void)d;
+    return malloc(n ? n : 1);
+}
+static void fake_free(void *p, size_t n, tg_device d)
+{
+    (void)n;
+    (void)d;
+    free(p);
+}
 static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
 {
     (void)dd;
@@ -298,8 +318,14 @@ static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, siz
     return 0;
 }
 static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
-static tg_op_entry cpu_unbind[1] = { { .name = "unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1 } };
-static void quiet(const char *msg, void *user) { (void)msg; (void)user; }
+static tg_op_entry cpu_unbind[1] = {
+    { .name = "unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1 }
+};
+static void quiet(const char *msg, void *user)
+{
+    (void)msg;
+    (void)user;
+}
 
 Test(split, cuda_fallback_moves_list_results_to_the_device)
 {
@@ -319,7 +345,8 @@ Test(split, cuda_fallback_moves_list_results_to_the_device)
     tg_tensor_list l = s.v[0].v.tensors;
     cr_assert_eq(l.len, 3);
     for (int64_t i = 0; i < 3; i++) {
-        cr_expect_eq(tg_tensor_device(l.data[i]).type, TG_CUDA, "piece %lld on the device", (long long)i);
+        cr_expect_eq(tg_tensor_device(l.data[i]).type, TG_CUDA, "piece %lld on the device",
+                     (long long)i);
         kt_assert_close(l.data[i], (double[]){ (double)i, (double)i + 3 }, 2, 0, 0, "piece");
     }
     tg_tensor_list_release(l);

@@ -6,9 +6,9 @@
 #include "core/core.h"
 #include "tg_cover.h"
 
-TG_COVERS("as_strided", "view", "reshape", "transpose.int", "t", "permute", "squeeze", "squeeze.dim",
-          "unsqueeze", "expand", "slice.Tensor", "select.int", "flatten.using_ints", "contiguous", "clone",
-          "to.dtype", "_to_copy");
+TG_COVERS("as_strided", "view", "reshape", "transpose.int", "t", "permute", "squeeze",
+          "squeeze.dim", "unsqueeze", "expand", "slice.Tensor", "select.int", "flatten.using_ints",
+          "contiguous", "clone", "to.dtype", "_to_copy");
 
 static tg_tensor *arange(int64_t n, tg_dtype dt)
 {
@@ -17,14 +17,15 @@ static tg_tensor *arange(int64_t n, tg_dtype dt)
     return kt_tensor(v, (int64_t[]){ n }, 1, dt);
 }
 
-static void assert_geom(const tg_tensor *t, const int64_t *sizes, const int64_t *strides, int64_t nd, int64_t off)
+static void assert_geom(const tg_tensor *t, const int64_t *sizes, const int64_t *strides,
+                        int64_t nd, int64_t off)
 {
     kt_assert_shape(t, sizes, nd);
     for (int64_t i = 0; i < nd; i++)
-        cr_assert_eq(tg_tensor_stride(t, i), strides[i], "stride(%lld) = %lld, expected %lld", (long long)i,
-                     (long long)tg_tensor_stride(t, i), (long long)strides[i]);
-    cr_assert_eq(tg_tensor_storage_offset(t), off, "offset %lld, expected %lld", (long long)tg_tensor_storage_offset(t),
-                 (long long)off);
+        cr_assert_eq(tg_tensor_stride(t, i), strides[i], "stride(%lld) = %lld, expected %lld",
+                     (long long)i, (long long)tg_tensor_stride(t, i), (long long)strides[i]);
+    cr_assert_eq(tg_tensor_storage_offset(t), off, "offset %lld, expected %lld",
+                 (long long)tg_tensor_storage_offset(t), (long long)off);
 }
 
 Test(views, view_and_reshape)
@@ -36,11 +37,12 @@ Test(views, view_and_reshape)
     assert_geom(v, (int64_t[]){ 2, 3, 4 }, (int64_t[]){ 12, 4, 1 }, 3, 0);
     cr_assert_eq(tg_tensor_data(v), tg_tensor_data(x), "view shares storage");
     /* a transpose cannot be flattened by view, but splitting a dim of it can */
-    tg_tensor *t = tg_transpose(v, 1, 2);                       /* (2, 4, 3), strides (12, 1, 4) */
+    tg_tensor *t = tg_transpose(v, 1, 2); /* (2, 4, 3), strides (12, 1, 4) */
     tg_tensor *t2 = tg_view(t, TG_INTS(2, 2, 2, 3));
     assert_geom(t2, (int64_t[]){ 2, 2, 2, 3 }, (int64_t[]){ 12, 2, 1, 4 }, 4, 0);
     cr_assert_null(tg_view(t, TG_INTS(24)));
-    kt_assert_error("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+    kt_assert_error(
+        "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
     cr_assert_null(tg_view(x, TG_INTS(5, 5)));
     kt_assert_error("shape '[5, 5]' is invalid for input of size 24");
     cr_assert_null(tg_view(x, TG_INTS(-1, -1)));
@@ -65,11 +67,21 @@ Test(views, view_and_reshape)
     tg_tensor *e = kt_tensor(NULL, (int64_t[]){ 0, 3 }, 2, TG_FLOAT32);
     tg_tensor *e2 = tg_view(e, TG_INTS(3, 0, -1));
     cr_assert_null(e2);
-    kt_assert_error("cannot reshape tensor of 0 elements into shape [3, 0, -1] because the unspecified dimension size -1 can be any value and is ambiguous");
+    kt_assert_error(
+        "cannot reshape tensor of 0 elements into shape [3, 0, -1] because the unspecified dimension size -1 can be any value and is ambiguous");
     tg_tensor *e3 = tg_view(e, TG_INTS(3, 0));
     kt_assert_shape(e3, (int64_t[]){ 3, 0 }, 2);
-    tg_release(x); tg_release(v); tg_release(t); tg_release(t2); tg_release(r1); tg_release(r2);
-    tg_release(s); tg_release(s1); tg_release(s0); tg_release(e); tg_release(e3);
+    tg_release(x);
+    tg_release(v);
+    tg_release(t);
+    tg_release(t2);
+    tg_release(r1);
+    tg_release(r2);
+    tg_release(s);
+    tg_release(s1);
+    tg_release(s0);
+    tg_release(e);
+    tg_release(e3);
     kt_assert_no_leak(live);
 }
 
@@ -86,7 +98,8 @@ Test(views, transpose_permute_t)
     cr_assert_null(tg_permute(v, TG_INTS(0, 0, 1)));
     kt_assert_error("permute(): duplicate dims are not allowed.");
     cr_assert_null(tg_permute(v, TG_INTS(0, 1)));
-    kt_assert_error("number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = 3 is not equal to len(dims) = 2");
+    kt_assert_error(
+        "number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = 3 is not equal to len(dims) = 2");
     cr_assert_null(tg_t(v));
     kt_assert_error("t() expects a tensor with <= 2 dimensions, but self is 3D");
     tg_tensor *m = tg_view(x, TG_INTS(4, 6));
@@ -94,7 +107,13 @@ Test(views, transpose_permute_t)
     assert_geom(mt, (int64_t[]){ 6, 4 }, (int64_t[]){ 1, 6 }, 2, 0);
     tg_tensor *vt = tg_t(x);
     assert_geom(vt, (int64_t[]){ 24 }, (int64_t[]){ 1 }, 1, 0);
-    tg_release(x); tg_release(v); tg_release(p); tg_release(tr); tg_release(m); tg_release(mt); tg_release(vt);
+    tg_release(x);
+    tg_release(v);
+    tg_release(p);
+    tg_release(tr);
+    tg_release(m);
+    tg_release(mt);
+    tg_release(vt);
     kt_assert_no_leak(live);
 }
 
@@ -121,8 +140,18 @@ Test(views, squeeze_unsqueeze_flatten)
     kt_assert_shape(fz, (int64_t[]){ 1 }, 1);
     cr_assert_null(tg_flatten(v, .start_dim = 2, .end_dim = 1));
     kt_assert_error("flatten() has invalid args: start_dim cannot come after end_dim");
-    tg_release(x); tg_release(v); tg_release(s); tg_release(s2); tg_release(s1); tg_release(u0); tg_release(u2);
-    tg_release(um); tg_release(f); tg_release(fa); tg_release(z); tg_release(fz);
+    tg_release(x);
+    tg_release(v);
+    tg_release(s);
+    tg_release(s2);
+    tg_release(s1);
+    tg_release(u0);
+    tg_release(u2);
+    tg_release(um);
+    tg_release(f);
+    tg_release(fa);
+    tg_release(z);
+    tg_release(fz);
     kt_assert_no_leak(live);
 }
 
@@ -138,10 +167,15 @@ Test(views, expand)
     tg_tensor *e2 = tg_expand(c, TG_INTS(3, 4));
     assert_geom(e2, (int64_t[]){ 3, 4 }, (int64_t[]){ 1, 0 }, 2, 0);
     cr_assert_null(tg_expand(x, TG_INTS(2, 4)));
-    kt_assert_error("The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
+    kt_assert_error(
+        "The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
     cr_assert_null(tg_expand(x, TG_INTS(-1, 3)));
-    kt_assert_error("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0");
-    tg_release(x); tg_release(e); tg_release(c); tg_release(e2);
+    kt_assert_error(
+        "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0");
+    tg_release(x);
+    tg_release(e);
+    tg_release(c);
+    tg_release(e2);
     kt_assert_no_leak(live);
 }
 
@@ -172,8 +206,15 @@ Test(views, slice_select_as_strided)
     kt_assert_close(a, (double[]){ 2, 3, 4, 3, 4, 5, 4, 5, 6 }, 9, 0, 0, "as_strided values");
     cr_assert_null(tg_as_strided(x, TG_INTS(5, 5), TG_INTS(5, 1)));
     kt_assert_error("out of bounds for storage of size 80");
-    tg_release(x); tg_release(v); tg_release(s); tg_release(sc); tg_release(se); tg_release(r); tg_release(c);
-    tg_release(x3); tg_release(a);
+    tg_release(x);
+    tg_release(v);
+    tg_release(s);
+    tg_release(sc);
+    tg_release(se);
+    tg_release(r);
+    tg_release(c);
+    tg_release(x3);
+    tg_release(a);
     kt_assert_no_leak(live);
 }
 
@@ -185,9 +226,13 @@ Test(views, shared_storage_and_version)
     tg_tensor *col = tg_select(v, 1, 1);
     tg_tensor *r = tg_fill_(col, 9);
     cr_assert(r, "%s", tg_last_error());
-    kt_assert_close(x, (double[]){ 0, 9, 2, 3, 9, 5 }, 6, 0, 0, "write through a view reaches the base");
+    kt_assert_close(x, (double[]){ 0, 9, 2, 3, 9, 5 }, 6, 0, 0,
+                    "write through a view reaches the base");
     cr_assert_eq(x->version, col->version, "views share the version counter");
-    tg_release(r); tg_release(x); tg_release(v); tg_release(col);
+    tg_release(r);
+    tg_release(x);
+    tg_release(v);
+    tg_release(col);
     kt_assert_no_leak(live);
 }
 
@@ -214,7 +259,15 @@ Test(views, contiguous_clone_to)
     kt_assert_close(d, (double[]){ 0, 3, 1, 4, 2, 5 }, 6, 0, 0, "to int64 of a transpose");
     tg_tensor *tc = tg__to_copy(v);
     cr_assert_eq(tg_tensor_dtype(tc), TG_FLOAT32);
-    tg_release(x); tg_release(v); tg_release(c); tg_release(t); tg_release(ct); tg_release(cl);
-    tg_release(same); tg_release(cp); tg_release(d); tg_release(tc);
+    tg_release(x);
+    tg_release(v);
+    tg_release(c);
+    tg_release(t);
+    tg_release(ct);
+    tg_release(cl);
+    tg_release(same);
+    tg_release(cp);
+    tg_release(d);
+    tg_release(tc);
     kt_assert_no_leak(live);
 }

@@ -6,7 +6,8 @@
 
 TestSuite(rt_alloc, .fini = rt_leak_check);
 
-Test(rt_alloc, aligned_and_reused) {
+Test(rt_alloc, aligned_and_reused)
+{
     size_t sizes[] = { 1, 63, 64, 65, 1000, 4096, 100000, 5u << 20 };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         void *p = tg__cpu_alloc(sizes[i]);
@@ -22,7 +23,8 @@ Test(rt_alloc, aligned_and_reused) {
     cr_expect_eq(tg__cpu_allocator_cached_bytes(), 0);
 }
 
-Test(rt_alloc, tensor_data_reused) {
+Test(rt_alloc, tensor_data_reused)
+{
     tg_tensor *a = tg__empty("t", (int64_t[]){ 1000 }, 1, TG_FLOAT32, TG_DEVICE_CPU);
     void *p = tg_tensor_data(a);
     tg_release(a);
@@ -31,11 +33,10 @@ Test(rt_alloc, tensor_data_reused) {
     tg_release(a);
 }
 
-Test(rt_alloc, out_of_memory_is_null) {
-    cr_expect_null(tg__cpu_alloc((size_t)1 << 62));
-}
+Test(rt_alloc, out_of_memory_is_null) { cr_expect_null(tg__cpu_alloc((size_t)1 << 62)); }
 
-static void *alloc_thread(void *arg) {
+static void *alloc_thread(void *arg)
+{
     (void)arg;
     void *ps[64];
     for (int r = 0; r < 200; r++) {
@@ -45,7 +46,8 @@ static void *alloc_thread(void *arg) {
     return NULL;
 }
 
-Test(rt_alloc, threads) {
+Test(rt_alloc, threads)
+{
     pthread_t t[4];
     for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, alloc_thread, NULL);
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
@@ -53,7 +55,8 @@ Test(rt_alloc, threads) {
 
 TestSuite(rt_random, .fini = rt_leak_check);
 
-Test(rt_random, seeded_is_deterministic) {
+Test(rt_random, seeded_is_deterministic)
+{
     tg_generator *a = tg_generator_new(42), *b = tg_generator_new(42), *c = tg_generator_new(43);
     bool differs = false;
     for (int i = 0; i < 100; i++) {
@@ -67,10 +70,13 @@ Test(rt_random, seeded_is_deterministic) {
     uint64_t n[5];
     tg__random_u64_n(a, n, 5);
     for (int i = 0; i < 5; i++) cr_expect_eq(n[i], tg__random_u64(b), "batched = single draws");
-    tg_generator_free(a); tg_generator_free(b); tg_generator_free(c);
+    tg_generator_free(a);
+    tg_generator_free(b);
+    tg_generator_free(c);
 }
 
-Test(rt_random, default_generator_manual_seed) {
+Test(rt_random, default_generator_manual_seed)
+{
     tg_manual_seed(123);
     double x = tg__random_uniform(NULL), xn = tg__random_normal(NULL);
     tg_manual_seed(123);
@@ -78,7 +84,8 @@ Test(rt_random, default_generator_manual_seed) {
     cr_expect_eq(tg__random_normal(NULL), xn);
 }
 
-Test(rt_random, distributions) {
+Test(rt_random, distributions)
+{
     tg_generator *g = tg_generator_new(1);
     double s = 0, s2 = 0, u = 0;
     int n = 200000;

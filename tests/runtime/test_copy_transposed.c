@@ -10,7 +10,9 @@
 #include "core/core.h"
 
 static const int64_t shapes[][2] = { { 37, 53 }, { 64, 512 }, { 512, 17 }, { 33, 1024 } };
-static const tg_dtype dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_INT16, TG_INT64, TG_INT32 };
+static const tg_dtype dtypes[] = {
+    TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_INT16, TG_INT64, TG_INT32
+};
 
 /* x (C, R), random values; t(x) is (R, C) with strides (1, R). */
 static tg_tensor *source(int64_t R, int64_t C, tg_dtype dt)
@@ -31,8 +33,9 @@ static void expect_transpose_of(const tg_tensor *d, const tg_tensor *x, const ch
     for (int64_t i = 0; i < R; i++)
         for (int64_t c = 0; c < C; c++)
             if (memcmp(dp + (size_t)(i * C + c) * e, xp + (size_t)(c * R + i) * e, e) != 0)
-                cr_assert_fail("%s: element (%lld, %lld) of %lldx%lld %s differs", what, (long long)i,
-                               (long long)c, (long long)R, (long long)C, tg_dtype_name(tg_tensor_dtype(d)));
+                cr_assert_fail("%s: element (%lld, %lld) of %lldx%lld %s differs", what,
+                               (long long)i, (long long)c, (long long)R, (long long)C,
+                               tg_dtype_name(tg_tensor_dtype(d)));
 }
 
 Test(copy_transposed, contiguous_and_copy_into_every_element_size)
@@ -49,7 +52,10 @@ Test(copy_transposed, contiguous_and_copy_into_every_element_size)
             tg_tensor *d = tg_empty(TG_INTS(R, C), .dtype = dtypes[t]);
             cr_assert_eq(tg__copy_into("test", d, v), 0, "%s", tg_last_error());
             expect_transpose_of(d, x, "tg__copy_into");
-            tg_release(d); tg_release(c); tg_release(v); tg_release(x);
+            tg_release(d);
+            tg_release(c);
+            tg_release(v);
+            tg_release(x);
         }
     cr_expect_eq(tg_live_tensors(), live);
 }

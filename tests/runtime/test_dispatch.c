@@ -11,7 +11,8 @@ static void k_autograd(void) {}
 
 #define KEY(k) ((tg_keyset)1 << (k))
 
-Test(rt_dispatch, tensor_keys) {
+Test(rt_dispatch, tensor_keys)
+{
     tg_tensor *t = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);
     cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU));
     tg_tensor_set_requires_grad(t, true);
@@ -22,7 +23,8 @@ Test(rt_dispatch, tensor_keys) {
     tg_release(t);
 }
 
-Test(rt_dispatch, lookup) {
+Test(rt_dispatch, lookup)
+{
     tg_op_entry e = { .name = "add.Tensor" };
     e.kernels[TG_KEY_CPU] = k_cpu;
     e.kernels[TG_KEY_AUTOGRAD] = k_autograd;
@@ -46,34 +48,42 @@ Test(rt_dispatch, lookup) {
     /* ... or fail when the caller cannot fall back */
     cr_expect_null(tg__dispatch_lookup(&e, KEY(TG_KEY_CUDA), NULL));
     cr_expect_str_eq(tg_last_error(), "add.Tensor: no kernel for key CUDA; the operator has "
-                     "kernels for: CPU, Autograd");
+                                      "kernels for: CPU, Autograd");
     tg_clear_error();
     tg_op_entry g = { .name = "mm" };
     g.kernels[TG_KEY_CUDA] = k_cuda;
     cr_expect_eq(tg__dispatch_lookup(&g, KEY(TG_KEY_CUDA) | ag, &fb), k_cuda);
     cr_expect_null(tg__dispatch_lookup(&g, cpu, &fb));
-    cr_expect_str_eq(tg_last_error(), "mm: no kernel for key CPU; the operator has kernels for: CUDA");
+    cr_expect_str_eq(tg_last_error(),
+                     "mm: no kernel for key CPU; the operator has kernels for: CUDA");
     tg_clear_error();
 }
 
 /* An out-of-tree operator "twice(Tensor self) -> Tensor" with a CPU kernel and boxed entry. */
 typedef tg_tensor *(*twice_fn)(tg_tensor *);
-static tg_tensor *twice_cpu(tg_tensor *self) { return rt_add(self, self, NULL, TG_ITER_PROMOTE_INPUTS); }
-static int twice_boxed(tg_fnptr k, tg_stack *s) {
+static tg_tensor *twice_cpu(tg_tensor *self)
+{
+    return rt_add(self, self, NULL, TG_ITER_PROMOTE_INPUTS);
+}
+static int twice_boxed(tg_fnptr k, tg_stack *s)
+{
     if (s->n != 1 || s->v[0].tag != TG_IV_TENSOR) {
         tg__error("twice", "expected one tensor argument");
         return -1;
     }
     tg_tensor *self = s->v[0].v.t;
     tg_tensor *r = ((twice_fn)k)(self);
-    tg_release(self);                        /* the stack owned the argument */
+    tg_release(self); /* the stack owned the argument */
     s->v[0].v.t = r;
     return r ? 0 : -1;
 }
-static tg_op_entry my_ops[1] = { { .name = "twice", .schema = "twice(Tensor self) -> Tensor",
-                                   .call_boxed = twice_boxed, .ntensor_args = 1 } };
+static tg_op_entry my_ops[1] = { { .name = "twice",
+                                   .schema = "twice(Tensor self) -> Tensor",
+                                   .call_boxed = twice_boxed,
+                                   .ntensor_args = 1 } };
 
-Test(rt_dispatch, registry_and_boxed_calls) {
+Test(rt_dispatch, registry_and_boxed_calls)
+{
     my_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
     cr_assert_eq(tg_register_ops("rttest", my_ops, 1), 0);
     cr_expect_eq(tg__find_op("rttest::twice"), &my_ops[0]);
@@ -100,15 +110,30 @@ Test(rt_dispatch, registry_and_boxed_calls) {
 
 /* ---- the CUDA -> CPU fallback, against a fake device whose memory is host memory ---- */
 
-static void *fake_alloc(const char *op, size_t n, tg_device d) { (void)op; (void)d; return malloc(n ? n : 1); }
-static void fake_free(void *p, size_t n, tg_device d) { (void)n; (void)d; free(p); }
-static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n) {
-    (void)dd; (void)sd; memcpy(dst, src, n); return 0;
+static void *fake_alloc(const char *op, size_t n, tg_device d)
+{
+    (void)op;
+    (void)d;
+    return malloc(n ? n : 1);
+}
+static void fake_free(void *p, size_t n, tg_device d)
+{
+    (void)n;
+    (void)d;
+    free(p);
+}
+static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
+{
+    (void)dd;
+    (void)sd;
+    memcpy(dst, src, n);
+    return 0;
 }
 static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
 
 /* inc_(Tensor(a!) self) -> Tensor(a!): self += 1 in place, CPU kernel only */
-static tg_tensor *inc_cpu(tg_tensor *self) {
+static tg_tensor *inc_cpu(tg_tensor *self)
+{
     tg_tensor *one = tg__scalar_tensor(1, self->dtype, TG_DEVICE_CPU);
     tg_tensor *r = rt_add(self, one, self, TG_ITER_PROMOTE_INPUTS);
     tg_release(one);
@@ -120,9 +145,15 @@ static tg_op_entry fb_ops[2] = {
 };
 
 static int nwarn;
-static void count_warn(const char *msg, void *user) { (void)msg; (void)user; nwarn++; }
+static void count_warn(const char *msg, void *user)
+{
+    (void)msg;
+    (void)user;
+    nwarn++;
+}
 
-Test(rt_dispatch, cuda_fallback_runs_cpu_kernel) {
+Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
+{
     tg__register_device_allocator(TG_CUDA, &fake_cuda);
     tg_set_warning_handler(count_warn, NULL);
     fb_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;

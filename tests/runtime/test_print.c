@@ -5,7 +5,8 @@
 
 TestSuite(rt_print, .fini = rt_leak_check);
 
-static void expect_repr(tg_tensor *t, const char *want) {
+static void expect_repr(tg_tensor *t, const char *want)
+{
     char *s = tg_tensor_to_string(t);
     cr_assert_not_null(s);
     cr_expect_str_eq(s, want);
@@ -13,7 +14,8 @@ static void expect_repr(tg_tensor *t, const char *want) {
     tg_release(t);
 }
 
-static tg_tensor *vals(const double *v, const int64_t *sizes, int64_t nd, tg_dtype dt) {
+static tg_tensor *vals(const double *v, const int64_t *sizes, int64_t nd, tg_dtype dt)
+{
     tg_tensor *t = tg__empty("t", sizes, nd, dt, TG_DEVICE_CPU);
     int64_t n = tg__numel(t);
     for (int64_t i = 0; i < n; i++)
@@ -21,35 +23,49 @@ static tg_tensor *vals(const double *v, const int64_t *sizes, int64_t nd, tg_dty
     return t;
 }
 
-Test(rt_print, floats) {
-    expect_repr(vals((double[]){ 1, 2, 3 }, (int64_t[]){ 3 }, 1, TG_FLOAT32), "tensor([1., 2., 3.])");
-    expect_repr(vals((double[]){ 1.5, 2.25 }, (int64_t[]){ 2 }, 1, TG_FLOAT32), "tensor([1.5000, 2.2500])");
-    expect_repr(vals((double[]){ -1.5, 20.25 }, (int64_t[]){ 2 }, 1, TG_FLOAT32), "tensor([-1.5000, 20.2500])");
-    expect_repr(vals((double[]){ 1e-5, 1 }, (int64_t[]){ 2 }, 1, TG_FLOAT32), "tensor([1.0000e-05, 1.0000e+00])");
+Test(rt_print, floats)
+{
+    expect_repr(vals((double[]){ 1, 2, 3 }, (int64_t[]){ 3 }, 1, TG_FLOAT32),
+                "tensor([1., 2., 3.])");
+    expect_repr(vals((double[]){ 1.5, 2.25 }, (int64_t[]){ 2 }, 1, TG_FLOAT32),
+                "tensor([1.5000, 2.2500])");
+    expect_repr(vals((double[]){ -1.5, 20.25 }, (int64_t[]){ 2 }, 1, TG_FLOAT32),
+                "tensor([-1.5000, 20.2500])");
+    expect_repr(vals((double[]){ 1e-5, 1 }, (int64_t[]){ 2 }, 1, TG_FLOAT32),
+                "tensor([1.0000e-05, 1.0000e+00])");
     expect_repr(vals((double[]){ NAN, 1.5, INFINITY }, (int64_t[]){ 3 }, 1, TG_FLOAT32),
                 "tensor([   nan, 1.5000,    inf])");
     expect_repr(vals((double[]){ 1, 2, 3, 4 }, (int64_t[]){ 2, 2 }, 2, TG_FLOAT64),
                 "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)");
-    expect_repr(vals((double[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32),
-                "tensor([[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n         [6., 7.]]])");
+    expect_repr(
+        vals((double[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32),
+        "tensor([[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n         [6., 7.]]])");
     expect_repr(tg__scalar_tensor(3, TG_FLOAT32, TG_DEVICE_CPU), "tensor(3.)");
-    expect_repr(tg__scalar_tensor(0.5, TG_FLOAT16, TG_DEVICE_CPU), "tensor(0.5000, dtype=torch.float16)");
+    expect_repr(tg__scalar_tensor(0.5, TG_FLOAT16, TG_DEVICE_CPU),
+                "tensor(0.5000, dtype=torch.float16)");
 }
 
-Test(rt_print, ints_and_bools) {
-    expect_repr(vals((double[]){ 1, 20, 300 }, (int64_t[]){ 3 }, 1, TG_INT64), "tensor([  1,  20, 300])");
-    expect_repr(vals((double[]){ -1, 2 }, (int64_t[]){ 2 }, 1, TG_INT32), "tensor([-1,  2], dtype=torch.int32)");
+Test(rt_print, ints_and_bools)
+{
+    expect_repr(vals((double[]){ 1, 20, 300 }, (int64_t[]){ 3 }, 1, TG_INT64),
+                "tensor([  1,  20, 300])");
+    expect_repr(vals((double[]){ -1, 2 }, (int64_t[]){ 2 }, 1, TG_INT32),
+                "tensor([-1,  2], dtype=torch.int32)");
     expect_repr(vals((double[]){ 1, 0 }, (int64_t[]){ 2 }, 1, TG_BOOL), "tensor([ True, False])");
     expect_repr(tg__scalar_tensor(3, TG_INT64, TG_DEVICE_CPU), "tensor(3)");
 }
 
-Test(rt_print, empty) {
+Test(rt_print, empty)
+{
     expect_repr(tg__empty("t", (int64_t[]){ 0 }, 1, TG_FLOAT32, TG_DEVICE_CPU), "tensor([])");
-    expect_repr(tg__empty("t", (int64_t[]){ 0, 3 }, 2, TG_FLOAT32, TG_DEVICE_CPU), "tensor([], size=(0, 3))");
-    expect_repr(tg__empty("t", (int64_t[]){ 0 }, 1, TG_INT64, TG_DEVICE_CPU), "tensor([], dtype=torch.int64)");
+    expect_repr(tg__empty("t", (int64_t[]){ 0, 3 }, 2, TG_FLOAT32, TG_DEVICE_CPU),
+                "tensor([], size=(0, 3))");
+    expect_repr(tg__empty("t", (int64_t[]){ 0 }, 1, TG_INT64, TG_DEVICE_CPU),
+                "tensor([], dtype=torch.int64)");
 }
 
-Test(rt_print, wrapping_and_summary) {
+Test(rt_print, wrapping_and_summary)
+{
     expect_repr(rt_arange((int64_t[]){ 30 }, 1, TG_FLOAT32),
                 "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
                 "        14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25., 26., 27.,\n"
@@ -66,7 +82,8 @@ Test(rt_print, wrapping_and_summary) {
                 "        [1980, 1981, 1982,  ..., 1997, 1998, 1999]])");
 }
 
-Test(rt_print, requires_grad_suffix) {
+Test(rt_print, requires_grad_suffix)
+{
     tg_tensor *t = vals((double[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_FLOAT32);
     tg_tensor_set_requires_grad(t, true);
     expect_repr(t, "tensor([1., 2.], requires_grad=True)");

@@ -6,14 +6,16 @@ TestSuite(rt_promote, .fini = rt_leak_check);
 static tg_tensor *dim1(tg_dtype t) { return tg__empty("t", (int64_t[]){ 2 }, 1, t, TG_DEVICE_CPU); }
 static tg_tensor *zero(tg_dtype t) { return tg__empty("t", NULL, 0, t, TG_DEVICE_CPU); }
 
-static tg_dtype rt2(tg_tensor *a, tg_tensor *b) {
+static tg_dtype rt2(tg_tensor *a, tg_tensor *b)
+{
     tg_dtype r = tg__result_type((tg_tensor *[]){ a, b }, 2);
     tg_release(a);
     tg_release(b);
     return r;
 }
 
-Test(rt_promote, pytorch_cases) {
+Test(rt_promote, pytorch_cases)
+{
     /* int64 tensor + 2.5 -> the default dtype, not float64 */
     cr_expect_eq(rt2(dim1(TG_INT64), tg__wrapped_scalar(2.5, false)), TG_FLOAT32);
     /* int32 tensor + 5 -> int32 (a wrapped int never widens an integer tensor) */
@@ -47,7 +49,8 @@ Test(rt_promote, pytorch_cases) {
     cr_expect_eq(rt2(dim1(TG_BFLOAT16), zero(TG_FLOAT64)), TG_BFLOAT16);
 }
 
-Test(rt_promote, scalar_state_api) {
+Test(rt_promote, scalar_state_api)
+{
     tg_tensor *t = dim1(TG_INT64);
     tg_result_type_state s = TG_RESULT_TYPE_INIT;
     tg__result_type_update(&s, t);
@@ -57,7 +60,7 @@ Test(rt_promote, scalar_state_api) {
     tg__result_type_update(&s, t);
     tg__result_type_update_scalar(&s, 2, true);
     cr_expect_eq(tg__result_type_finish(&s), TG_INT64);
-    tg__result_type_update(&s, NULL);               /* undefined tensors are skipped */
+    tg__result_type_update(&s, NULL); /* undefined tensors are skipped */
     cr_expect_eq(tg__result_type_finish(&s), TG_INT64);
     tg_release(t);
     /* only wrapped numbers: a float Scalar gives the default dtype */

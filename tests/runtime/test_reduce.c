@@ -3,8 +3,12 @@
 
 TestSuite(rt_reduce, .fini = rt_leak_check);
 
-typedef struct sum_ctx { const float *in; double *out; } sum_ctx;
-static void sum_loop(int64_t o, int64_t off, int64_t n, int64_t st, const int64_t *tab, void *p) {
+typedef struct sum_ctx {
+    const float *in;
+    double *out;
+} sum_ctx;
+static void sum_loop(int64_t o, int64_t off, int64_t n, int64_t st, const int64_t *tab, void *p)
+{
     sum_ctx *c = p;
     double s = 0;
     for (int64_t j = 0; j < n; j++) s += c->in[off + (tab ? tab[j] : j * st)];
@@ -12,7 +16,8 @@ static void sum_loop(int64_t o, int64_t off, int64_t n, int64_t st, const int64_
 }
 
 static void sum_check(tg_tensor *t, const int64_t *dims, int64_t nd, bool keepdim,
-                      const double *want, int64_t nout) {
+                      const double *want, int64_t nout)
+{
     tg_reduce_plan p;
     cr_assert_eq(tg__reduce_plan_make(&p, "sum", t, dims, nd, keepdim), 0);
     cr_assert_eq(p.outer_numel, nout);
@@ -22,7 +27,8 @@ static void sum_check(tg_tensor *t, const int64_t *dims, int64_t nd, bool keepdi
     for (int64_t i = 0; i < nout; i++) cr_expect_eq(out[i], want[i], "out[%lld]", (long long)i);
 }
 
-Test(rt_reduce, shapes) {
+Test(rt_reduce, shapes)
+{
     tg_tensor *t = rt_arange((int64_t[]){ 2, 3, 4 }, 3, TG_FLOAT32);
     tg_reduce_plan p;
     cr_assert_eq(tg__reduce_plan_make(&p, "sum", t, (int64_t[]){ 1 }, 1, false), 0);
@@ -43,11 +49,13 @@ Test(rt_reduce, shapes) {
     tg_release(t);
 }
 
-Test(rt_reduce, errors) {
+Test(rt_reduce, errors)
+{
     tg_tensor *t = rt_arange((int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_reduce_plan p;
     cr_expect_eq(tg__reduce_plan_make(&p, "sum", t, (int64_t[]){ 3 }, 1, false), -1);
-    cr_expect_str_eq(tg_last_error(), "sum: Dimension out of range (expected to be in range of [-2, 1], but got 3)");
+    cr_expect_str_eq(tg_last_error(),
+                     "sum: Dimension out of range (expected to be in range of [-2, 1], but got 3)");
     tg_clear_error();
     cr_expect_eq(tg__reduce_plan_make(&p, "sum", t, (int64_t[]){ 1, -1 }, 2, false), -1);
     cr_expect_str_eq(tg_last_error(), "sum: dim 1 appears multiple times in the list of dims");
@@ -55,11 +63,13 @@ Test(rt_reduce, errors) {
     tg_release(t);
 }
 
-Test(rt_reduce, sums) {
+Test(rt_reduce, sums)
+{
     tg_tensor *t = rt_arange((int64_t[]){ 2, 3, 4 }, 3, TG_FLOAT32);
     /* over dim 1: out[i][k] = sum_j (12 i + 4 j + k) = 36 i + 12 + 3 k */
     double w1[8];
-    for (int i = 0; i < 2; i++) for (int k = 0; k < 4; k++) w1[i * 4 + k] = 36 * i + 12 + 3 * k;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) w1[i * 4 + k] = 36 * i + 12 + 3 * k;
     sum_check(t, (int64_t[]){ 1 }, 1, false, w1, 8);
     /* over dims 0 and 2 (not coalescable: needs the offset table): out[j] = sum_{i,k} */
     double w2[3];
@@ -75,19 +85,24 @@ Test(rt_reduce, sums) {
     cr_assert_eq(tg__reduce_plan_make(&p, "argmax", at, NULL, 0, false), 0);
     for (int64_t j = 0; j < 12; j++)
         cr_expect_eq(tg__reduce_inner_offset(&p, j), (j % 3) * 4 + j / 3);
-    tg_release(t); tg_release(a); tg_release(at);
+    tg_release(t);
+    tg_release(a);
+    tg_release(at);
 }
 
-Test(rt_reduce, scalar_and_empty) {
+Test(rt_reduce, scalar_and_empty)
+{
     tg_tensor *s = tg__scalar_tensor(4, TG_FLOAT32, TG_DEVICE_CPU);
     sum_check(s, (int64_t[]){ 0 }, 1, false, (double[]){ 4 }, 1);
     sum_check(s, (int64_t[]){ -1 }, 1, true, (double[]){ 4 }, 1);
     tg_tensor *e = tg__empty("t", (int64_t[]){ 3, 0 }, 2, TG_FLOAT32, TG_DEVICE_CPU);
     sum_check(e, (int64_t[]){ 1 }, 1, false, (double[]){ 0, 0, 0 }, 3);
-    tg_release(s); tg_release(e);
+    tg_release(s);
+    tg_release(e);
 }
 
-Test(rt_reduce, parallel_outer) {
+Test(rt_reduce, parallel_outer)
+{
     tg_set_num_threads(2);
     tg_tensor *t = rt_arange((int64_t[]){ 256, 1024 }, 2, TG_FLOAT32);
     tg_reduce_plan p;

@@ -32,12 +32,7 @@ typedef enum {
     CUBLAS_TF32_TENSOR_OP_MATH = 3
 } cublasMath_t;
 
-typedef enum {
-    CUDA_R_16F = 2,
-    CUDA_R_32F = 0,
-    CUDA_R_64F = 1,
-    CUDA_R_16BF = 14
-} cudaDataType_t;
+typedef enum { CUDA_R_16F = 2, CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16BF = 14 } cudaDataType_t;
 typedef cudaDataType_t cudaDataType;
 
 typedef enum {
@@ -58,17 +53,21 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
 
-cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                            int k, const void *alpha, const void *A, cudaDataType_t Atype, int lda, const void *B,
-                            cudaDataType_t Btype, int ldb, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
-                            cublasComputeType_t computeType, cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                            const void *A, cudaDataType_t Atype, int lda, const void *B,
+                            cudaDataType_t Btype, int ldb, const void *beta, void *C,
+                            cudaDataType_t Ctype, int ldc, cublasComputeType_t computeType,
+                            cublasGemmAlgo_t algo);
 
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-                                          int m, int n, int k, const void *alpha, const void *A, cudaDataType_t Atype,
-                                          int lda, long long strideA, const void *B, cudaDataType_t Btype, int ldb,
-                                          long long strideB, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
-                                          long long strideC, int batchCount, cublasComputeType_t computeType,
-                                          cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void *alpha, const void *A, cudaDataType_t Atype,
+                                          int lda, long long strideA, const void *B,
+                                          cudaDataType_t Btype, int ldb, long long strideB,
+                                          const void *beta, void *C, cudaDataType_t Ctype, int ldc,
+                                          long long strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
-struct __nv_bfloat16_raw { unsigned short x; };
+struct __nv_bfloat16_raw {
+    unsigned short x;
+};
 
 static inline float tg_emu_bf16_bits_to_float(uint16_t h)
 {
@@ -20,7 +22,7 @@ static inline uint16_t tg_emu_float_to_bf16_bits(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);   /* NaN */
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* NaN */
     x += 0x7fffu + ((x >> 16) & 1u);
     return (uint16_t)(x >> 16);
 }

@@ -32,11 +32,20 @@
  * thread-local static is exactly one block's shared memory. */
 #define __shared__ static thread_local
 
-struct uint2 { unsigned int x, y; };
-struct uint3 { unsigned int x, y, z; };
-struct uint4 { unsigned int x, y, z, w; };
+struct uint2 {
+    unsigned int x, y;
+};
+struct uint3 {
+    unsigned int x, y, z;
+};
+struct uint4 {
+    unsigned int x, y, z, w;
+};
 inline uint2 make_uint2(unsigned int x, unsigned int y) { return uint2{ x, y }; }
-inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{ x, y, z, w }; }
+inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w)
+{
+    return uint4{ x, y, z, w };
+}
 struct dim3 {
     unsigned int x, y, z;
     dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
@@ -55,10 +64,30 @@ void tg_emu_syncthreads(void);
 #define __syncthreads() tg_emu_syncthreads()
 
 /* Atomics: the fibers of a launch run one at a time, so plain read-modify-writes are atomic. */
-template <class T, class U> inline T atomicAdd(T *p, U v) { T o = *p; *p = (T)(o + (T)v); return o; }
-template <class T, class U> inline T atomicMin(T *p, U v) { T o = *p; if ((T)v < o) *p = (T)v; return o; }
-template <class T, class U> inline T atomicMax(T *p, U v) { T o = *p; if ((T)v > o) *p = (T)v; return o; }
-template <class T, class U> inline T atomicExch(T *p, U v) { T o = *p; *p = (T)v; return o; }
+template <class T, class U> inline T atomicAdd(T *p, U v)
+{
+    T o = *p;
+    *p = (T)(o + (T)v);
+    return o;
+}
+template <class T, class U> inline T atomicMin(T *p, U v)
+{
+    T o = *p;
+    if ((T)v < o) *p = (T)v;
+    return o;
+}
+template <class T, class U> inline T atomicMax(T *p, U v)
+{
+    T o = *p;
+    if ((T)v > o) *p = (T)v;
+    return o;
+}
+template <class T, class U> inline T atomicExch(T *p, U v)
+{
+    T o = *p;
+    *p = (T)v;
+    return o;
+}
 
 /* Intrinsics: IEEE operations in round-to-nearest (the host's default mode). */
 inline double __dadd_rn(double a, double b) { return a + b; }
@@ -67,13 +96,17 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
-inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
+inline unsigned int __umulhi(unsigned int a, unsigned int b)
+{
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+}
 template <class T> inline T __ldg(const T *p) { return *p; }
 
 /* One queued launch: the kernel's name, its configuration, and a callable running one CUDA
  * thread (each call gets its own copy of the arguments, as each device thread does). */
-void tg_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                           const void *const *pointer_args, int npointer_args, std::function<void()> thread_body);
+void tg_emu_enqueue_kernel(const char *name, dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, const void *const *pointer_args, int npointer_args,
+                           std::function<void()> thread_body);
 
 template <class A> static inline const void *tg_emu_pointer_of(const A &a)
 {
@@ -81,8 +114,7 @@ template <class A> static inline const void *tg_emu_pointer_of(const A &a)
     else return nullptr;
 }
 
-template <class... P>
-struct tg_emu_launcher {
+template <class... P> struct tg_emu_launcher {
     const char *name;
     void (*kernel)(P...);
     dim3 grid, block;
@@ -97,20 +129,23 @@ struct tg_emu_launcher {
         int np = 0;
         std::apply([&](const auto &...p) { ((ptrs[np++] = tg_emu_pointer_of(p)), ...); }, params);
         void (*k)(P...) = kernel;
-        tg_emu_enqueue_kernel(name, grid, block, smem, stream, ptrs, np, [k, params]() { std::apply(k, params); });
+        tg_emu_enqueue_kernel(name, grid, block, smem, stream, ptrs, np,
+                              [k, params]() { std::apply(k, params); });
     }
 };
 
 template <class... P>
-static inline tg_emu_launcher<P...> tg_emu_launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block,
-                                                  size_t smem = 0, cudaStream_t stream = 0)
+static inline tg_emu_launcher<P...> tg_emu_launch(const char *name, void (*kernel)(P...), dim3 grid,
+                                                  dim3 block, size_t smem = 0,
+                                                  cudaStream_t stream = 0)
 {
     return tg_emu_launcher<P...>{ name, kernel, grid, block, smem, stream };
 }
 
 template <class K>
-static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, K, int block_size,
-                                                                       size_t dynamic_smem)
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, K,
+                                                                        int block_size,
+                                                                        size_t dynamic_smem)
 {
     return tg_emu_occupancy(num_blocks, block_size, dynamic_smem);
 }
