@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "tg_kernels.h"
 #include "tg_cover.h"
+#include "fake_device.h"
 
 TG_COVERS("split.Tensor", "split_with_sizes", "unbind.int", "chunk");
 
@@ -298,26 +299,6 @@ Test(split, boxed_call_by_name_owns_the_list)
 /* The CUDA -> CPU fallback with a Tensor[] result: a fake device whose memory is host memory,
  * and an out-of-tree operator that has only a CPU kernel (unbind's). Every piece comes back on
  * the device. */
-static void *fake_alloc(const char *op, size_t n, tg_device d)
-{
-    (void)op;
-    (void)d;
-    return malloc(n ? n : 1);
-}
-static void fake_free(void *p, size_t n, tg_device d)
-{
-    (void)n;
-    (void)d;
-    free(p);
-}
-static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
-{
-    (void)dd;
-    (void)sd;
-    memcpy(dst, src, n);
-    return 0;
-}
-static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
 static tg_op_entry cpu_unbind[1] = {
     { .name = "unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1 }
 };
@@ -329,7 +310,7 @@ static void quiet(const char *msg, void *user)
 
 Test(split, cuda_fallback_moves_list_results_to_the_device)
 {
-    tg__register_device_allocator(TG_CUDA, &fake_cuda);
+    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
     tg_set_warning_handler(quiet, NULL);
     cpu_unbind[0].kernels[TG_KEY_CPU] = (tg_fnptr)tg__composite_unbind;
     cr_assert_eq(tg_register_ops("lists", cpu_unbind, 1), 0, "%s", tg_last_error());

@@ -2,6 +2,7 @@
  * out-of-tree registration and boxed calls by name. */
 #include "rt_test.h"
 #include "dispatch/dispatch.h"
+#include "fake_device.h"
 
 TestSuite(rt_dispatch, .fini = rt_leak_check);
 
@@ -110,27 +111,6 @@ Test(rt_dispatch, registry_and_boxed_calls)
 
 /* ---- the CUDA -> CPU fallback, against a fake device whose memory is host memory ---- */
 
-static void *fake_alloc(const char *op, size_t n, tg_device d)
-{
-    (void)op;
-    (void)d;
-    return malloc(n ? n : 1);
-}
-static void fake_free(void *p, size_t n, tg_device d)
-{
-    (void)n;
-    (void)d;
-    free(p);
-}
-static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
-{
-    (void)dd;
-    (void)sd;
-    memcpy(dst, src, n);
-    return 0;
-}
-static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
-
 /* inc_(Tensor(a!) self) -> Tensor(a!): self += 1 in place, CPU kernel only */
 static tg_tensor *inc_cpu(tg_tensor *self)
 {
@@ -154,7 +134,7 @@ static void count_warn(const char *msg, void *user)
 
 Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
 {
-    tg__register_device_allocator(TG_CUDA, &fake_cuda);
+    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
     tg_set_warning_handler(count_warn, NULL);
     fb_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
     fb_ops[1].kernels[TG_KEY_CPU] = (tg_fnptr)inc_cpu;

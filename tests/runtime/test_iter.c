@@ -1,6 +1,7 @@
 /* The iterator: broadcasting, promotion, strided/transposed/expanded inputs, out= and in-place
  * checks, coalescing, parallel ranges. Kernels here are hand-written loops (rt_test.h). */
 #include "rt_test.h"
+#include "fake_device.h"
 
 #include <stdlib.h>
 
@@ -363,30 +364,9 @@ Test(rt_iter, two_outputs)
     tg_release(outs[1]);
 }
 
-static void *fake_alloc(const char *op, size_t n, tg_device d)
-{
-    (void)op;
-    (void)d;
-    return malloc(n ? n : 1);
-}
-static void fake_free(void *p, size_t n, tg_device d)
-{
-    (void)n;
-    (void)d;
-    free(p);
-}
-static int fake_copy(void *dst, tg_device dd, const void *src, tg_device sd, size_t n)
-{
-    (void)dd;
-    (void)sd;
-    memcpy(dst, src, n);
-    return 0;
-}
-static const tg_device_allocator fake_cuda = { fake_alloc, fake_free, fake_copy };
-
 Test(rt_iter, device_mismatch)
 {
-    tg__register_device_allocator(TG_CUDA, &fake_cuda);
+    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
     tg_device cuda = { TG_CUDA, 0 };
     tg_tensor *g = tg__empty("t", (int64_t[]){ 2 }, 1, TG_FLOAT32, cuda);
     tg_tensor *c = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);
