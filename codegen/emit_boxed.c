@@ -68,8 +68,6 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
 
 void tge_emit_boxed(tge_ctx *c)
 {
-    tgs_list callers = tge_per_op(c, "tg_boxed_caller.c.in", caller);
-    tgt_env *e = tge_env(c);
-    tgt_set_list(e, "callers", &callers);
-    tge_render_file(c, "tg_boxed.c.in", e, c->opts->out_dir, "tg_boxed.c");
+    tge_render_op_list_file(c, "tg_boxed_caller.c.in", caller, "callers", "tg_boxed.c.in",
+                            "tg_boxed.c");
 }

@@ -14,13 +14,21 @@ tgt_env *tge_env(tge_ctx *c)
     return e;
 }
 
-tgs_list tge_per_op(tge_ctx *c, const char *item_template,
-                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op))
+tgs_list tge_per_op(tge_ctx *c, const char *item_template, tge_op_item item)
 {
     tgt_template t = tge_template(c, item_template);
     tgs_list items = { 0 };
     for (int i = 0; i < c->ops.n; i++) tgs_list_add(&items, c->arena, item(c, &t, &c->ops.ops[i]));
     return items;
+}
+
+void tge_render_op_list_file(tge_ctx *c, const char *item_template, tge_op_item item,
+                             const char *hole, const char *file_template, const char *name)
+{
+    tgs_list items = tge_per_op(c, item_template, item);
+    tgt_env *e = tge_env(c);
+    tgt_set_list(e, hole, &items);
+    tge_render_file(c, file_template, e, c->opts->out_dir, name);
 }
 
 void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,

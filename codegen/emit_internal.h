@@ -36,8 +36,13 @@ void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *tex
 void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
                      const char *name);
 /* item(c, t, op) for every operator in op order, t being templates/<item_template>. */
-tgs_list tge_per_op(tge_ctx *c, const char *item_template,
-                    const char *(*item)(tge_ctx *c, const tgt_template *t, const tga_op *op));
+typedef const char *(*tge_op_item)(tge_ctx *c, const tgt_template *t, const tga_op *op);
+tgs_list tge_per_op(tge_ctx *c, const char *item_template, tge_op_item item);
+/* The shape of a file that is one list of per-operator items: renders item(c, t, op) for every
+ * operator into the list hole `hole` of templates/<file_template>, queued as
+ * generated/<name>. */
+void tge_render_op_list_file(tge_ctx *c, const char *item_template, tge_op_item item,
+                             const char *hole, const char *file_template, const char *name);
 
 /* ---- one emitter per generated file, called by emit.c ---- */
 void tge_emit_ops_h(tge_ctx *c);      /* generated/tg_ops.h */

@@ -43,8 +43,6 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
 
 void tge_emit_register(tge_ctx *c)
 {
-    tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
-    tgt_env *e = tge_env(c);
-    tgt_set_list(e, "rows", &rows);
-    tge_render_file(c, "tg_register.c.in", e, c->opts->out_dir, "tg_register.c");
+    tge_render_op_list_file(c, "tg_register_row.c.in", row, "rows", "tg_register.c.in",
+                            "tg_register.c");
 }
