@@ -13,12 +13,8 @@ struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t)
     m = tg__ag_block_alloc(sizeof *m);
     if (!m) return tg__error("autograd", "out of memory allocating autograd metadata");
     *m = (struct tg_autograd_meta){ 0 };
-    /* The caller's reference is the only one (a fresh output): nobody else can look. */
-    if (__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) == 1) {
-        t->autograd = m;
-        return m;
-    }
-    /* A leaf shared by threads (a parameter) may get its meta from two forwards at once. */
+    /* A leaf shared by threads (a parameter) may get its meta from two forwards at once, even
+     * when its reference count is 1: the threads may all borrow the caller's reference. */
     struct tg_autograd_meta *expected = NULL;
     if (!__atomic_compare_exchange_n(&t->autograd, &expected, m, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
@@ -122,15 +118,10 @@ void tg_tensor_retain_grad(tg_tensor *t)
 int tg_tensor_register_hook(tg_tensor *t, tg_grad_hook fn, void *ctx)
 {
     if (!t) return -1;
-    if (!fn) {
-        tg__error("register_hook", "hook is NULL");
-        return -1;
-    }
-    if (!t->requires_grad) {
-        tg__error("register_hook", "cannot register a hook on a tensor that doesn't require "
-                                   "gradient");
-        return -1;
-    }
+    if (!fn) return tg__fail("register_hook", "hook is NULL");
+    if (!t->requires_grad)
+        return tg__fail("register_hook", "cannot register a hook on a tensor that doesn't require "
+                                         "gradient");
     if (!tg_tensor_is_leaf(t)) {
         struct tg_autograd_meta *m = t->autograd;
         return tg__hook_list_append(&m->grad_fn->pre_hooks, fn, ctx, NULL, m->output_nr);
