@@ -13,15 +13,11 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
 {
     const char *op = "native_dropout";
     *training = !train.has_value || train.value;
-    if (*training && !(1 - p >= 0 && 1 - p <= 1)) {
-        tg__error(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
-        return -1;
-    }
-    if (!tg_dtype_is_floating(input->dtype)) {
-        tg__error(op, "\"native_dropout\" not implemented for '%s'",
-                  tg__dtype_torch_name(input->dtype));
-        return -1;
-    }
+    if (*training && !(1 - p >= 0 && 1 - p <= 1))
+        return tg__fail(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
+    if (!tg_dtype_is_floating(input->dtype))
+        return tg__fail(op, "\"native_dropout\" not implemented for '%s'",
+                        tg__dtype_torch_name(input->dtype));
     return 0;
 }
 

@@ -38,44 +38,28 @@ static inline int tg__arange_plan_make(tg_arange_plan *p, double start, double e
     int64_t istart = 0, iend = 0, istep = 0;
     double size_d;
     if (integral) {
-        if (!isfinite(start) || !isfinite(end)) {
-            tg__error("arange", "unsupported range: %s -> %s", tg__fc_fmt_num(a, sizeof a, start),
-                      tg__fc_fmt_num(b, sizeof b, end));
-            return -1;
-        }
+        if (!isfinite(start) || !isfinite(end))
+            return tg__fail("arange", "unsupported range: %s -> %s",
+                            tg__fc_fmt_num(a, sizeof a, start), tg__fc_fmt_num(b, sizeof b, end));
         istart = tg__pw_f64_to_i64(start);
         iend = tg__pw_f64_to_i64(end);
         istep = tg__pw_f64_to_i64(step);
-        if (istep == 0) {
-            tg__error("arange", "step must be nonzero");
-            return -1;
-        }
+        if (istep == 0) return tg__fail("arange", "step must be nonzero");
         if (t == TG_INT64) size_d = ceil((double)(iend - istart) / (double)istep);
         else size_d = ceil((end - start) / step);
-        if (!((istep > 0 && iend >= istart) || (istep < 0 && iend <= istart))) {
-            tg__error("arange", "upper bound and larger bound inconsistent with step sign");
-            return -1;
-        }
+        if (!((istep > 0 && iend >= istart) || (istep < 0 && iend <= istart)))
+            return tg__fail("arange", "upper bound and larger bound inconsistent with step sign");
     } else {
-        if (!(step > 0 || step < 0)) {
-            tg__error("arange", "step must be nonzero");
-            return -1;
-        }
-        if (!isfinite(start) || !isfinite(end)) {
-            tg__error("arange", "unsupported range: %s -> %s", tg__fc_fmt_num(a, sizeof a, start),
-                      tg__fc_fmt_num(b, sizeof b, end));
-            return -1;
-        }
-        if (!((step > 0 && end >= start) || (step < 0 && end <= start))) {
-            tg__error("arange", "upper bound and larger bound inconsistent with step sign");
-            return -1;
-        }
+        if (!(step > 0 || step < 0)) return tg__fail("arange", "step must be nonzero");
+        if (!isfinite(start) || !isfinite(end))
+            return tg__fail("arange", "unsupported range: %s -> %s",
+                            tg__fc_fmt_num(a, sizeof a, start), tg__fc_fmt_num(b, sizeof b, end));
+        if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
+            return tg__fail("arange", "upper bound and larger bound inconsistent with step sign");
         size_d = ceil((end - start) / step);
     }
-    if (!(size_d >= 0 && size_d <= 9223372036854775807.0)) {
-        tg__error("arange", "invalid size, possible overflow?");
-        return -1;
-    }
+    if (!(size_d >= 0 && size_d <= 9223372036854775807.0))
+        return tg__fail("arange", "invalid size, possible overflow?");
     p->size = (int64_t)size_d;
     p->start = start;
     p->step = step;
@@ -105,24 +89,15 @@ static inline int tg__arange_resize_out(tg_tensor *out, int64_t size)
 
 static inline int tg__linspace_check(int64_t steps, tg_tensor *out)
 {
-    if (steps < 0) {
-        tg__error("linspace", "number of steps must be non-negative");
-        return -1;
-    }
+    if (steps < 0) return tg__fail("linspace", "number of steps must be non-negative");
     if (tg__numel(out) != steps && tg__resize_out("linspace", out, &steps, 1) != 0) return -1;
     return 0;
 }
 
 static inline int tg__eye_check(int64_t n, int64_t m, tg_tensor *out)
 {
-    if (n < 0) {
-        tg__error("eye", "n must be greater or equal to 0, got %lld", (long long)n);
-        return -1;
-    }
-    if (m < 0) {
-        tg__error("eye", "m must be greater or equal to 0, got %lld", (long long)m);
-        return -1;
-    }
+    if (n < 0) return tg__fail("eye", "n must be greater or equal to 0, got %lld", (long long)n);
+    if (m < 0) return tg__fail("eye", "m must be greater or equal to 0, got %lld", (long long)m);
     int64_t sizes[2] = { n, m };
     return tg__resize_out("eye", out, sizes, 2);
 }
@@ -143,27 +118,21 @@ static inline int tg__random_float_digits(tg_dtype t)
 static inline int tg__uniform_check(tg_dtype t, double from, double to)
 {
     char a[64], b[64];
-    if (!tg_dtype_is_floating(t)) {
-        tg__error("uniform_", "\"check_uniform_bounds\" not implemented for '%s'",
-                  tg__dtype_torch_name(t));
-        return -1;
-    }
-    if (from > to) {
-        tg__error("uniform_",
-                  "uniform_ expects to return a [from, to) range, but found "
-                  "from=%s > to=%s",
-                  tg__fc_fmt_num(a, sizeof a, from), tg__fc_fmt_num(b, sizeof b, to));
-        return -1;
-    }
+    if (!tg_dtype_is_floating(t))
+        return tg__fail("uniform_", "\"check_uniform_bounds\" not implemented for '%s'",
+                        tg__dtype_torch_name(t));
+    if (from > to)
+        return tg__fail("uniform_",
+                        "uniform_ expects to return a [from, to) range, but found "
+                        "from=%s > to=%s",
+                        tg__fc_fmt_num(a, sizeof a, from), tg__fc_fmt_num(b, sizeof b, to));
     double limit = t == TG_FLOAT64 ? DBL_MAX : t == TG_FLOAT16 ? 65504.0 : FLT_MAX;
-    if (to - from > limit) {
-        tg__error("uniform_",
-                  "uniform_ expects to-from <= std::numeric_limits<%s>::max(), "
-                  "but found to=%s and from=%s which result in to-from to exceed the limit",
-                  tg__dtype_torch_name(t), tg__fc_fmt_num(b, sizeof b, to),
-                  tg__fc_fmt_num(a, sizeof a, from));
-        return -1;
-    }
+    if (to - from > limit)
+        return tg__fail("uniform_",
+                        "uniform_ expects to-from <= std::numeric_limits<%s>::max(), "
+                        "but found to=%s and from=%s which result in to-from to exceed the limit",
+                        tg__dtype_torch_name(t), tg__fc_fmt_num(b, sizeof b, to),
+                        tg__fc_fmt_num(a, sizeof a, from));
     return 0;
 }
 
@@ -171,16 +140,12 @@ static inline int tg__uniform_check(tg_dtype t, double from, double to)
 static inline int tg__normal_check(tg_dtype t, double std, const char *backend)
 {
     char a[64];
-    if (!tg_dtype_is_floating(t)) {
-        tg__error("normal_", "\"normal_kernel_%s\" not implemented for '%s'", backend,
-                  tg__dtype_torch_name(t));
-        return -1;
-    }
-    if (!(std >= 0.0)) {
-        tg__error("normal_", "normal expects std >= 0.0, but found std %s",
-                  tg__fc_fmt_num(a, sizeof a, std));
-        return -1;
-    }
+    if (!tg_dtype_is_floating(t))
+        return tg__fail("normal_", "\"normal_kernel_%s\" not implemented for '%s'", backend,
+                        tg__dtype_torch_name(t));
+    if (!(std >= 0.0))
+        return tg__fail("normal_", "normal expects std >= 0.0, but found std %s",
+                        tg__fc_fmt_num(a, sizeof a, std));
     return 0;
 }
 
@@ -227,53 +192,38 @@ static inline int tg__random_range(tg_dtype t, const char *tname, int64_t from, 
     double lo, hi;
     tg__random_dtype_bounds(t, &lo, &hi);
     if (to.has_value) {
-        if (from >= to.value) {
-            tg__error("random_",
-                      "random_ expects 'from' to be less than 'to', but got "
-                      "from=%lld >= to=%lld",
-                      (long long)from, (long long)to.value);
-            return -1;
-        }
-        if ((double)from < lo || (double)from > hi) {
-            tg__error("random_", "from is out of bounds for %s", tname);
-            return -1;
-        }
-        if ((double)(to.value - 1) < lo || (double)(to.value - 1) > hi) {
-            tg__error("random_", "to - 1 is out of bounds for %s", tname);
-            return -1;
-        }
+        if (from >= to.value)
+            return tg__fail("random_",
+                            "random_ expects 'from' to be less than 'to', but got "
+                            "from=%lld >= to=%lld",
+                            (long long)from, (long long)to.value);
+        if ((double)from < lo || (double)from > hi)
+            return tg__fail("random_", "from is out of bounds for %s", tname);
+        if ((double)(to.value - 1) < lo || (double)(to.value - 1) > hi)
+            return tg__fail("random_", "to - 1 is out of bounds for %s", tname);
         *range = (uint64_t)to.value - (uint64_t)from;
     } else if (from == INT64_MIN) {
-        if (t == TG_BOOL || t == TG_FLOAT16) {
-            tg__error("random_",
-                      "\"random_full_64_bits_range_kernel_%s\" not implemented "
-                      "for '%s'",
-                      backend, tg__dtype_torch_name(t));
-            return -1;
-        }
-        if (t != TG_INT64 && !tg_dtype_is_floating(t)) {
-            tg__error("random_",
-                      "random_full_64_bits_range_kernel_%s handles only int64, "
-                      "double, float and bfloat16",
-                      backend);
-            return -1;
-        }
+        if (t == TG_BOOL || t == TG_FLOAT16)
+            return tg__fail("random_",
+                            "\"random_full_64_bits_range_kernel_%s\" not implemented "
+                            "for '%s'",
+                            backend, tg__dtype_torch_name(t));
+        if (t != TG_INT64 && !tg_dtype_is_floating(t))
+            return tg__fail("random_",
+                            "random_full_64_bits_range_kernel_%s handles only int64, "
+                            "double, float and bfloat16",
+                            backend);
         *range = 0;
     } else {
         int64_t to_inc =
             tg_dtype_is_floating(t) ? (int64_t)1 << tg__random_float_digits(t) : (int64_t)hi;
         if (t == TG_INT64) to_inc = INT64_MAX;
-        if (from > to_inc) {
-            tg__error("random_",
-                      "random_ expects 'from' casted to dtype to be less than "
-                      "or equal to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
-                      (long long)from, (long long)to_inc);
-            return -1;
-        }
-        if ((double)from < lo) {
-            tg__error("random_", "from is out of bounds for %s", tname);
-            return -1;
-        }
+        if (from > to_inc)
+            return tg__fail("random_",
+                            "random_ expects 'from' casted to dtype to be less than "
+                            "or equal to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
+                            (long long)from, (long long)to_inc);
+        if ((double)from < lo) return tg__fail("random_", "from is out of bounds for %s", tname);
         *range = (uint64_t)to_inc - (uint64_t)from + 1; /* 2^64 wraps to 0: every value */
     }
     return 0;

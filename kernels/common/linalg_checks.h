@@ -9,65 +9,43 @@
 /* self (n, m) @ mat2 (m, p). */
 static inline int tg__mm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
 {
-    if (self->ndim != 2) {
-        tg__error("mm", "self must be a matrix");
-        return -1;
-    }
-    if (mat2->ndim != 2) {
-        tg__error("mm", "mat2 must be a matrix");
-        return -1;
-    }
-    if (self->sizes[1] != mat2->sizes[0]) {
-        tg__error("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                  (long long)self->sizes[0], (long long)self->sizes[1], (long long)mat2->sizes[0],
-                  (long long)mat2->sizes[1]);
-        return -1;
-    }
+    if (self->ndim != 2) return tg__fail("mm", "self must be a matrix");
+    if (mat2->ndim != 2) return tg__fail("mm", "mat2 must be a matrix");
+    if (self->sizes[1] != mat2->sizes[0])
+        return tg__fail("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                        (long long)self->sizes[0], (long long)self->sizes[1],
+                        (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
     return 0;
 }
 
 /* self (b, n, m) @ mat2 (b, m, p). */
 static inline int tg__bmm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
 {
-    if (self->ndim != 3) {
-        tg__error("bmm", "batch1 must be a 3D tensor");
-        return -1;
-    }
-    if (mat2->ndim != 3) {
-        tg__error("bmm", "batch2 must be a 3D tensor");
-        return -1;
-    }
-    if (self->sizes[0] != mat2->sizes[0]) {
-        tg__error("bmm", "batch1 and batch2 must have same number of batches, got %lld and %lld",
-                  (long long)self->sizes[0], (long long)mat2->sizes[0]);
-        return -1;
-    }
-    if (self->sizes[2] != mat2->sizes[1]) {
-        tg__error("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
-                  (long long)self->sizes[1], (long long)self->sizes[2], (long long)mat2->sizes[1],
-                  (long long)mat2->sizes[2]);
-        return -1;
-    }
+    if (self->ndim != 3) return tg__fail("bmm", "batch1 must be a 3D tensor");
+    if (mat2->ndim != 3) return tg__fail("bmm", "batch2 must be a 3D tensor");
+    if (self->sizes[0] != mat2->sizes[0])
+        return tg__fail("bmm",
+                        "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                        (long long)self->sizes[0], (long long)mat2->sizes[0]);
+    if (self->sizes[2] != mat2->sizes[1])
+        return tg__fail("bmm", "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                        (long long)self->sizes[1], (long long)self->sizes[2],
+                        (long long)mat2->sizes[1], (long long)mat2->sizes[2]);
     return 0;
 }
 
 /* addmm's mat1 (n, m) @ mat2 (m, p). */
 static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *mat2)
 {
-    if (mat1->ndim != 2) {
-        tg__error("addmm", "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
-        return -1;
-    }
-    if (mat2->ndim != 2) {
-        tg__error("addmm", "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
-        return -1;
-    }
-    if (mat1->sizes[1] != mat2->sizes[0]) {
-        tg__error("addmm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                  (long long)mat1->sizes[0], (long long)mat1->sizes[1], (long long)mat2->sizes[0],
-                  (long long)mat2->sizes[1]);
-        return -1;
-    }
+    if (mat1->ndim != 2)
+        return tg__fail("addmm", "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
+    if (mat2->ndim != 2)
+        return tg__fail("addmm", "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
+    if (mat1->sizes[1] != mat2->sizes[0])
+        return tg__fail("addmm",
+                        "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                        (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                        (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
     return 0;
 }
 
@@ -77,16 +55,14 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
                                        const tg_tensor *mat2, const int64_t *shape, bool inplace)
 {
     if (inplace) {
-        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1]) {
-            tg__error("addmm",
-                      "input shape is incompatible with matrix multiplication "
-                      "(%lldx%lld @ %lldx%lld != %lldx%lld)",
-                      (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                      (long long)mat2->sizes[0], (long long)mat2->sizes[1],
-                      (long long)(self->ndim > 0 ? self->sizes[0] : 1),
-                      (long long)(self->ndim > 1 ? self->sizes[1] : 1));
-            return -1;
-        }
+        if (self->ndim != 2 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1])
+            return tg__fail("addmm",
+                            "input shape is incompatible with matrix multiplication "
+                            "(%lldx%lld @ %lldx%lld != %lldx%lld)",
+                            (long long)mat1->sizes[0], (long long)mat1->sizes[1],
+                            (long long)mat2->sizes[0], (long long)mat2->sizes[1],
+                            (long long)(self->ndim > 0 ? self->sizes[0] : 1),
+                            (long long)(self->ndim > 1 ? self->sizes[1] : 1));
         return 0;
     }
     bool ok = self->ndim <= 2;
@@ -94,20 +70,16 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
         int64_t want = shape[2 - self->ndim + d];
         if (self->sizes[d] != want && self->sizes[d] != 1) {
             char a[64], b[64];
-            tg__error("addmm",
-                      "The expanded size of the tensor (%lld) must match the existing "
-                      "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                      "Tensor sizes: %s",
-                      (long long)want, (long long)self->sizes[d], (long long)(2 - self->ndim + d),
-                      tg__shape_str(a, sizeof a, shape, 2),
-                      tg__shape_str(b, sizeof b, self->sizes, self->ndim));
-            return -1;
+            return tg__fail("addmm",
+                            "The expanded size of the tensor (%lld) must match the existing "
+                            "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
+                            "Tensor sizes: %s",
+                            (long long)want, (long long)self->sizes[d],
+                            (long long)(2 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 2),
+                            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
         }
     }
-    if (!ok) {
-        tg__error("addmm", "self must be a matrix");
-        return -1;
-    }
+    if (!ok) return tg__fail("addmm", "self must be a matrix");
     return 0;
 }
 
@@ -117,15 +89,12 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
 static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, const tg_tensor *b,
                                           bool floating_only, const char *impl)
 {
-    if (a->dtype != b->dtype) {
-        tg__error(op, "expected scalar type %s but found %s", tg__dtype_torch_name(a->dtype),
-                  tg__dtype_torch_name(b->dtype));
-        return -1;
-    }
-    if (floating_only ? !tg_dtype_is_floating(a->dtype) : a->dtype == TG_BOOL) {
-        tg__error(op, "\"%s\" not implemented for '%s'", impl, tg__dtype_torch_name(a->dtype));
-        return -1;
-    }
+    if (a->dtype != b->dtype)
+        return tg__fail(op, "expected scalar type %s but found %s", tg__dtype_torch_name(a->dtype),
+                        tg__dtype_torch_name(b->dtype));
+    if (floating_only ? !tg_dtype_is_floating(a->dtype) : a->dtype == TG_BOOL)
+        return tg__fail(op, "\"%s\" not implemented for '%s'", impl,
+                        tg__dtype_torch_name(a->dtype));
     return 0;
 }
 

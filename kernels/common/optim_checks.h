@@ -13,26 +13,21 @@ static inline int tg__optim_check_operand(const char *op, const char *what, cons
 {
     char a[256], b[256];
     if (t->ndim != self->ndim ||
-        memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
-        tg__error(op, "%s has shape %s but the parameter has shape %s", what,
-                  tg__shape_str(a, sizeof a, t->sizes, t->ndim),
-                  tg__shape_str(b, sizeof b, self->sizes, self->ndim));
-        return -1;
-    }
-    if (t->dtype != self->dtype) {
-        tg__error(op, "%s has dtype %s but the parameter has dtype %s", what,
-                  tg__dtype_torch_name(t->dtype), tg__dtype_torch_name(self->dtype));
-        return -1;
-    }
+        memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
+        return tg__fail(op, "%s has shape %s but the parameter has shape %s", what,
+                        tg__shape_str(a, sizeof a, t->sizes, t->ndim),
+                        tg__shape_str(b, sizeof b, self->sizes, self->ndim));
+    if (t->dtype != self->dtype)
+        return tg__fail(op, "%s has dtype %s but the parameter has dtype %s", what,
+                        tg__dtype_torch_name(t->dtype), tg__dtype_torch_name(self->dtype));
     return 0;
 }
 
 static inline int tg__optim_check_param(const char *op, const tg_tensor *self)
 {
     if (tg_dtype_is_floating(self->dtype)) return 0;
-    tg__error(op, "expected a floating point parameter, but got %s",
-              tg__dtype_torch_name(self->dtype));
-    return -1;
+    return tg__fail(op, "expected a floating point parameter, but got %s",
+                    tg__dtype_torch_name(self->dtype));
 }
 
 /* sgd_step_'s hyperparameters and tensors (the momentum buffer only matters with momentum). */
@@ -40,26 +35,13 @@ static inline int tg__sgd_check(const char *op, const tg_tensor *self, const tg_
                                 const tg_tensor *momentum_buffer, double lr, double momentum,
                                 double dampening, double weight_decay, bool nesterov)
 {
-    if (!(lr >= 0)) {
-        tg__error(op, "Invalid learning rate: %g", lr);
-        return -1;
-    }
-    if (!(momentum >= 0)) {
-        tg__error(op, "Invalid momentum value: %g", momentum);
-        return -1;
-    }
-    if (!(weight_decay >= 0)) {
-        tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-        return -1;
-    }
-    if (nesterov && (momentum <= 0 || dampening != 0)) {
-        tg__error(op, "Nesterov momentum requires a momentum and zero dampening");
-        return -1;
-    }
-    if (momentum != 0 && !momentum_buffer) {
-        tg__error(op, "momentum_buffer is required when momentum != 0");
-        return -1;
-    }
+    if (!(lr >= 0)) return tg__fail(op, "Invalid learning rate: %g", lr);
+    if (!(momentum >= 0)) return tg__fail(op, "Invalid momentum value: %g", momentum);
+    if (!(weight_decay >= 0)) return tg__fail(op, "Invalid weight_decay value: %g", weight_decay);
+    if (nesterov && (momentum <= 0 || dampening != 0))
+        return tg__fail(op, "Nesterov momentum requires a momentum and zero dampening");
+    if (momentum != 0 && !momentum_buffer)
+        return tg__fail(op, "momentum_buffer is required when momentum != 0");
     if (tg__optim_check_param(op, self) != 0 ||
         tg__optim_check_operand(op, "grad", self, grad) != 0)
         return -1;
@@ -75,34 +57,17 @@ static inline int tg__adam_check(const char *op, const tg_tensor *self, const tg
                                  double beta1, double beta2, double eps, double weight_decay,
                                  bool amsgrad)
 {
-    if (!(lr >= 0)) {
-        tg__error(op, "Invalid learning rate: %g", lr);
-        return -1;
-    }
-    if (!(eps >= 0)) {
-        tg__error(op, "Invalid epsilon value: %g", eps);
-        return -1;
-    }
-    if (!(beta1 >= 0 && beta1 < 1)) {
-        tg__error(op, "Invalid beta parameter at index 0: %g", beta1);
-        return -1;
-    }
-    if (!(beta2 >= 0 && beta2 < 1)) {
-        tg__error(op, "Invalid beta parameter at index 1: %g", beta2);
-        return -1;
-    }
-    if (!(weight_decay >= 0)) {
-        tg__error(op, "Invalid weight_decay value: %g", weight_decay);
-        return -1;
-    }
-    if (step < 1) {
-        tg__error(op, "step counts from 1 (this step included), but got %lld", (long long)step);
-        return -1;
-    }
-    if (amsgrad && !max_exp_avg_sq) {
-        tg__error(op, "max_exp_avg_sq is required with amsgrad");
-        return -1;
-    }
+    if (!(lr >= 0)) return tg__fail(op, "Invalid learning rate: %g", lr);
+    if (!(eps >= 0)) return tg__fail(op, "Invalid epsilon value: %g", eps);
+    if (!(beta1 >= 0 && beta1 < 1))
+        return tg__fail(op, "Invalid beta parameter at index 0: %g", beta1);
+    if (!(beta2 >= 0 && beta2 < 1))
+        return tg__fail(op, "Invalid beta parameter at index 1: %g", beta2);
+    if (!(weight_decay >= 0)) return tg__fail(op, "Invalid weight_decay value: %g", weight_decay);
+    if (step < 1)
+        return tg__fail(op, "step counts from 1 (this step included), but got %lld",
+                        (long long)step);
+    if (amsgrad && !max_exp_avg_sq) return tg__fail(op, "max_exp_avg_sq is required with amsgrad");
     if (tg__optim_check_param(op, self) != 0 ||
         tg__optim_check_operand(op, "grad", self, grad) != 0 ||
         tg__optim_check_operand(op, "exp_avg", self, exp_avg) != 0 ||

@@ -41,28 +41,22 @@ static inline int tg__pw_check_not_bool(const char *op, tg_dtype t, const char *
 /* add/sub: an integral (or bool) computation takes only an integral alpha. */
 static inline int tg__pw_check_alpha(const char *op, tg_dtype t, double alpha)
 {
-    if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha)) {
-        tg__error(
+    if (!tg_dtype_is_floating(t) && !tg__pw_is_integral_scalar(alpha))
+        return tg__fail(
             op, "For integral input tensors, argument alpha must not be a floating point number.");
-        return -1;
-    }
     return 0;
 }
 
 /* sub refuses bool operands, before anything else. */
 static inline int tg__pw_check_sub_operands(tg_dtype self, tg_dtype other)
 {
-    if (self == TG_BOOL && other == TG_BOOL) {
-        tg__error("sub", "Subtraction, the `-` operator, with two bool tensors is not "
-                         "supported. Use the `^` or `logical_xor()` operator instead.");
-        return -1;
-    }
-    if (self == TG_BOOL || other == TG_BOOL) {
-        tg__error("sub", "Subtraction, the `-` operator, with a bool tensor is not "
-                         "supported. If you are trying to invert a mask, use the `~` or "
-                         "`logical_not()` operator instead.");
-        return -1;
-    }
+    if (self == TG_BOOL && other == TG_BOOL)
+        return tg__fail("sub", "Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.");
+    if (self == TG_BOOL || other == TG_BOOL)
+        return tg__fail("sub", "Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.");
     return 0;
 }
 
@@ -83,11 +77,10 @@ static inline int tg__pw_parse_div_mode(const char *rounding_mode, tg_pw_div_mod
         *mode = TG_PW_DIV_FLOOR;
         return 0;
     }
-    tg__error("div",
-              "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-              "but found '%s'",
-              rounding_mode);
-    return -1;
+    return tg__fail("div",
+                    "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                    "but found '%s'",
+                    rounding_mode);
 }
 
 /* Unary operators that refuse bool inputs (checked on the input's dtype, before the
@@ -95,16 +88,12 @@ static inline int tg__pw_parse_div_mode(const char *rounding_mode, tg_pw_div_mod
 static inline int tg__pw_check_unary_bool(const char *op, tg_dtype t, const char *backend)
 {
     if (t != TG_BOOL) return 0;
-    if (strcmp(op, "neg") == 0) {
-        tg__error(op, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                      "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-        return -1;
-    }
+    if (strcmp(op, "neg") == 0)
+        return tg__fail(
+            op, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     if (strcmp(op, "abs") == 0) return tg__pw_check_not_bool(op, t, "abs", backend);
-    if (strcmp(op, "relu") == 0) {
-        tg__error(op, "Boolean inputs not supported for relu");
-        return -1;
-    }
+    if (strcmp(op, "relu") == 0) return tg__fail(op, "Boolean inputs not supported for relu");
     return 0;
 }
 
@@ -155,8 +144,7 @@ static inline int tg__pw_where_iter_build(tg_iter *it, int flags, tg_tensor *con
 static inline int tg__pw_check_clamp_bounds(bool has_min, bool has_max)
 {
     if (has_min || has_max) return 0;
-    tg__error("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
-    return -1;
+    return tg__fail("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
 /* clamp, once the computation dtype is known: PyTorch's two-bound tensor kernel has no bool

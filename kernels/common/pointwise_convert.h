@@ -49,6 +49,17 @@ TG_PW int64_t tg__pw_float_to_int(double v, tg_dtype t)
     return (int64_t)v;
 }
 
+/* ---- raw element access: the element types as they may lie in storage, at any alignment
+ * (a view may start at any byte offset) and aliasing the bytes (storage is char), so that
+ * `*(const tg__pw_raw_i32 *)p` is one plain load or store. GCC and Clang (nvcc's host
+ * compiler); UBSan's alignment check knows the alignment is 1. ---- */
+typedef uint16_t tg__pw_raw_u16 __attribute__((aligned(1), may_alias));
+typedef int16_t tg__pw_raw_i16 __attribute__((aligned(1), may_alias));
+typedef int32_t tg__pw_raw_i32 __attribute__((aligned(1), may_alias));
+typedef int64_t tg__pw_raw_i64 __attribute__((aligned(1), may_alias));
+typedef float tg__pw_raw_f32 __attribute__((aligned(1), may_alias));
+typedef double tg__pw_raw_f64 __attribute__((aligned(1), may_alias));
+
 /* ---- loads: p points at one element of dtype t ---- */
 static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
 {
@@ -56,41 +67,13 @@ static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
     case TG_BOOL: return *(const uint8_t *)p != 0;
     case TG_UINT8: return *(const uint8_t *)p;
     case TG_INT8: return *(const int8_t *)p;
-    case TG_INT16: {
-        int16_t v;
-        memcpy(&v, p, 2);
-        return v;
-    }
-    case TG_INT32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    case TG_INT64: {
-        int64_t v;
-        memcpy(&v, p, 8);
-        return v;
-    }
-    case TG_FLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__pw_f64_to_i64(tg__half_to_float(h));
-    }
-    case TG_BFLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__pw_f64_to_i64(tg__bf16_to_float(h));
-    }
-    case TG_FLOAT32: {
-        float v;
-        memcpy(&v, p, 4);
-        return tg__pw_f64_to_i64(v);
-    }
-    case TG_FLOAT64: {
-        double v;
-        memcpy(&v, p, 8);
-        return tg__pw_f64_to_i64(v);
-    }
+    case TG_INT16: return *(const tg__pw_raw_i16 *)p;
+    case TG_INT32: return *(const tg__pw_raw_i32 *)p;
+    case TG_INT64: return *(const tg__pw_raw_i64 *)p;
+    case TG_FLOAT16: return tg__pw_f64_to_i64(tg__half_to_float(*(const tg__pw_raw_u16 *)p));
+    case TG_BFLOAT16: return tg__pw_f64_to_i64(tg__bf16_to_float(*(const tg__pw_raw_u16 *)p));
+    case TG_FLOAT32: return tg__pw_f64_to_i64(*(const tg__pw_raw_f32 *)p);
+    case TG_FLOAT64: return tg__pw_f64_to_i64(*(const tg__pw_raw_f64 *)p);
     default: return 0;
     }
 }
@@ -98,26 +81,10 @@ static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
 static inline double tg__pw_load_f64(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__half_to_float(h);
-    }
-    case TG_BFLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__bf16_to_float(h);
-    }
-    case TG_FLOAT32: {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    case TG_FLOAT64: {
-        double v;
-        memcpy(&v, p, 8);
-        return v;
-    }
+    case TG_FLOAT16: return tg__half_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_BFLOAT16: return tg__bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
+    case TG_FLOAT64: return *(const tg__pw_raw_f64 *)p;
     default: return (double)tg__pw_load_i64(p, t);
     }
 }
@@ -125,21 +92,9 @@ static inline double tg__pw_load_f64(const char *p, tg_dtype t)
 static inline float tg__pw_load_f32(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__half_to_float(h);
-    }
-    case TG_BFLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return tg__bf16_to_float(h);
-    }
-    case TG_FLOAT32: {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
+    case TG_FLOAT16: return tg__half_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_BFLOAT16: return tg__bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
     default: return (float)tg__pw_load_f64(p, t);
     }
 }
@@ -151,37 +106,13 @@ static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     case TG_UINT8: *(uint8_t *)p = (uint8_t)v; break;
     case TG_INT8: *(int8_t *)p = (int8_t)v; break;
-    case TG_INT16: {
-        int16_t x = (int16_t)v;
-        memcpy(p, &x, 2);
-        break;
-    }
-    case TG_INT32: {
-        int32_t x = (int32_t)v;
-        memcpy(p, &x, 4);
-        break;
-    }
-    case TG_INT64: memcpy(p, &v, 8); break;
-    case TG_FLOAT16: {
-        uint16_t h = tg__float_to_half((float)v);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case TG_BFLOAT16: {
-        uint16_t h = tg__float_to_bf16((float)v);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case TG_FLOAT32: {
-        float x = (float)v;
-        memcpy(p, &x, 4);
-        break;
-    }
-    case TG_FLOAT64: {
-        double x = (double)v;
-        memcpy(p, &x, 8);
-        break;
-    }
+    case TG_INT16: *(tg__pw_raw_i16 *)p = (int16_t)v; break;
+    case TG_INT32: *(tg__pw_raw_i32 *)p = (int32_t)v; break;
+    case TG_INT64: *(tg__pw_raw_i64 *)p = v; break;
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_half((float)v); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_bf16((float)v); break;
+    case TG_FLOAT32: *(tg__pw_raw_f32 *)p = (float)v; break;
+    case TG_FLOAT64: *(tg__pw_raw_f64 *)p = (double)v; break;
     default: break;
     }
 }
@@ -189,22 +120,10 @@ static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
 static inline void tg__pw_store_f32(char *p, tg_dtype t, float v)
 {
     switch (t) {
-    case TG_FLOAT16: {
-        uint16_t h = tg__float_to_half(v);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case TG_BFLOAT16: {
-        uint16_t h = tg__float_to_bf16(v);
-        memcpy(p, &h, 2);
-        break;
-    }
-    case TG_FLOAT32: memcpy(p, &v, 4); break;
-    case TG_FLOAT64: {
-        double x = v;
-        memcpy(p, &x, 8);
-        break;
-    }
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_half(v); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_bf16(v); break;
+    case TG_FLOAT32: *(tg__pw_raw_f32 *)p = v; break;
+    case TG_FLOAT64: *(tg__pw_raw_f64 *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: tg__pw_store_i64(p, t, tg__pw_float_to_int(v, t)); break;
     }
@@ -217,7 +136,7 @@ static inline void tg__pw_store_f64(char *p, tg_dtype t, double v)
     case TG_FLOAT16:
     case TG_BFLOAT16:
     case TG_FLOAT32: tg__pw_store_f32(p, t, (float)v); break;
-    case TG_FLOAT64: memcpy(p, &v, 8); break;
+    case TG_FLOAT64: *(tg__pw_raw_f64 *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: tg__pw_store_i64(p, t, tg__pw_float_to_int(v, t)); break;
     }
@@ -312,8 +231,8 @@ static inline bool tg__pw_scalar_fits(double v, tg_dtype t)
 static inline int tg__pw_check_scalar(const char *op, double v, tg_dtype t)
 {
     if (tg__pw_scalar_fits(v, t)) return 0;
-    tg__error(op, "value cannot be converted to type %s without overflow", tg__pw_cpp_type_name(t));
-    return -1;
+    return tg__fail(op, "value cannot be converted to type %s without overflow",
+                    tg__pw_cpp_type_name(t));
 }
 
 /* Is the Scalar integral (so it promotes like a Python int)? */

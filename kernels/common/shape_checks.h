@@ -23,11 +23,10 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
 {
     const tg_tensor *ref = NULL;
     for (int64_t i = 0; i < ts.len; i++) {
-        if (ts.data[i]->ndim == 0) {
-            tg__error("cat", "zero-dimensional tensor (at position %lld) cannot be concatenated",
-                      (long long)i);
-            return -1;
-        }
+        if (ts.data[i]->ndim == 0)
+            return tg__fail("cat",
+                            "zero-dimensional tensor (at position %lld) cannot be concatenated",
+                            (long long)i);
         if (!ref && !tg__cat_skipped(ts.data[i])) ref = ts.data[i];
     }
     if (!ref) { /* every input is a legacy empty tensor */
@@ -47,18 +46,16 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
     for (int64_t i = 0; i < ts.len; i++) {
         const tg_tensor *t = ts.data[i];
         if (tg__cat_skipped(t)) continue;
-        if (t->ndim != ref->ndim) {
-            tg__error("cat", "Tensors must have same number of dimensions: got %lld and %lld",
-                      (long long)ref->ndim, (long long)t->ndim);
-            return -1;
-        }
+        if (t->ndim != ref->ndim)
+            return tg__fail("cat", "Tensors must have same number of dimensions: got %lld and %lld",
+                            (long long)ref->ndim, (long long)t->ndim);
         for (int64_t k = 0; k < ref->ndim; k++) {
             if (k == d || t->sizes[k] == ref->sizes[k]) continue;
-            tg__error("cat",
-                      "Sizes of tensors must match except in dimension %lld. Expected size %lld "
-                      "but got size %lld for tensor number %lld in the list.",
-                      (long long)d, (long long)ref->sizes[k], (long long)t->sizes[k], (long long)i);
-            return -1;
+            return tg__fail(
+                "cat",
+                "Sizes of tensors must match except in dimension %lld. Expected size %lld "
+                "but got size %lld for tensor number %lld in the list.",
+                (long long)d, (long long)ref->sizes[k], (long long)t->sizes[k], (long long)i);
         }
         shape[d] += t->sizes[d];
     }
@@ -69,19 +66,15 @@ static inline int tg__cat_shape(tg_tensor_list ts, int64_t *pdim, int64_t *shape
  * 0 or -1 + error. */
 static inline int tg__cat_check_out(tg_tensor_list tensors, tg_dtype dt, const tg_tensor *out)
 {
-    if (!tg__cat_can_cast(dt, out->dtype)) {
-        tg__error("cat", "result type %s can't be cast to the desired output type %s",
-                  tg__dtype_torch_name(dt), tg__dtype_torch_name(out->dtype));
-        return -1;
-    }
+    if (!tg__cat_can_cast(dt, out->dtype))
+        return tg__fail("cat", "result type %s can't be cast to the desired output type %s",
+                        tg__dtype_torch_name(dt), tg__dtype_torch_name(out->dtype));
     for (int64_t i = 0; i < tensors.len; i++)
-        if (tensors.data[i]->storage == out->storage && tg__numel(tensors.data[i]) > 0) {
-            tg__error("cat",
-                      "unsupported operation: the input tensors cannot refer to any "
-                      "of the output memory locations. Found overlap in input tensor %lld.",
-                      (long long)i);
-            return -1;
-        }
+        if (tensors.data[i]->storage == out->storage && tg__numel(tensors.data[i]) > 0)
+            return tg__fail("cat",
+                            "unsupported operation: the input tensors cannot refer to any "
+                            "of the output memory locations. Found overlap in input tensor %lld.",
+                            (long long)i);
     return 0;
 }
 

@@ -12,9 +12,9 @@ static inline int tg__softmax_check_dtype(const char *op, bool lg, const tg_tens
 {
     if (tg_dtype_is_floating(self->dtype)) return 0;
     bool last = self->ndim == 0 || d == self->ndim - 1;
-    tg__error(op, "\"%s%s_kernel_impl\" not implemented for '%s'", lg ? "log_softmax" : "softmax",
-              last ? "_lastdim" : "", tg__dtype_torch_name(self->dtype));
-    return -1;
+    return tg__fail(op, "\"%s%s_kernel_impl\" not implemented for '%s'",
+                    lg ? "log_softmax" : "softmax", last ? "_lastdim" : "",
+                    tg__dtype_torch_name(self->dtype));
 }
 
 /* grad_output and output of one shape, a floating grad_output, and dim wrapped into *d. */
@@ -25,19 +25,16 @@ static inline int tg__softmax_backward_check(const char *op, const char *check_n
     if (grad_output->ndim != output->ndim ||
         memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0) {
         char a[256], b[256];
-        tg__error(
+        return tg__fail(
             op,
             "Expected tensor for argument #1 'grad_output' to have the same size as tensor for argument "
             "#2 'output'; but %s does not equal %s (while checking arguments for %s)",
             tg__shape_str(a, sizeof a, grad_output->sizes, grad_output->ndim),
             tg__shape_str(b, sizeof b, output->sizes, output->ndim), check_name);
-        return -1;
     }
-    if (!tg_dtype_is_floating(grad_output->dtype)) {
-        tg__error(op, "\"%s\" not implemented for '%s'", op,
-                  tg__dtype_torch_name(grad_output->dtype));
-        return -1;
-    }
+    if (!tg_dtype_is_floating(grad_output->dtype))
+        return tg__fail(op, "\"%s\" not implemented for '%s'", op,
+                        tg__dtype_torch_name(grad_output->dtype));
     *d = tg__wrap_dim(op, dim, output->ndim);
     return *d < 0 ? -1 : 0;
 }

@@ -13,6 +13,7 @@
 #include "pointwise_convert.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
+#include "composite_util.h"
 
 #include <string.h>
 
@@ -21,10 +22,8 @@
 /* Layout and device checks shared by every factory; fills *dev (None -> CPU). */
 static int factory_device(const char *op, tg_layout layout, tg_device device, tg_device *dev)
 {
-    if (layout != TG_LAYOUT_NONE && layout != TG_STRIDED) {
-        tg__error(op, "only the strided layout is supported");
-        return -1;
-    }
+    if (layout != TG_LAYOUT_NONE && layout != TG_STRIDED)
+        return tg__fail(op, "only the strided layout is supported");
     *dev = device.type == TG_DEVICE_NONE ? TG_DEVICE_CPU : device;
     return 0;
 }
@@ -124,18 +123,9 @@ tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout l
 
 /* ------------------------------------------------------------------ constant fills */
 
-/* Fills t (a new reference we own) with v; returns t, or NULL after releasing it. */
-static tg_tensor *filled(tg_tensor *t, double v)
-{
-    if (!t) return NULL;
-    tg_tensor *r = tg_fill_(t, v);
-    if (!r) {
-        tg_release(t);
-        return NULL;
-    }
-    tg_release(r);
-    return t;
-}
+/* Fills t (a new reference we own, or NULL after an error) with v; returns t, or NULL after
+ * releasing it (fill_ returns another reference to t). */
+static tg_tensor *filled(tg_tensor *t, double v) { return tg__then(t, tg_fill_(t, v)); }
 
 /* zero_: self = 0. */
 tg_tensor *tg__composite_zero_(tg_tensor *self) { return tg_fill_(self, 0); }
@@ -217,9 +207,11 @@ tg_tensor *tg__composite_full_like(tg_tensor *self, double fill_value, tg_dtype 
 
 /* ------------------------------------------------------------------ ranges */
 
-/* Fills a new empty tensor through an out= operator; releases it on failure. */
-static tg_tensor *into_new(tg_tensor *t, tg_tensor *(*fill)(tg_tensor *t, const void *args),
-                           const void *args)
+/* Fills t, a new empty tensor, through an out= or in-place operator: returns what fill returns
+ * (a new reference, or NULL after an error) and releases t. */
+typedef tg_tensor *(*fill_fn)(tg_tensor *t, const void *args);
+
+static tg_tensor *into_new(tg_tensor *t, fill_fn fill, const void *args)
 {
     if (!t) return NULL;
     tg_tensor *r = fill(t, args);
@@ -342,15 +334,31 @@ static tg_tensor *randint_fill(tg_tensor *t, const void *vargs)
     return tg_random_(t, a->low, TG_OPT_INT(a->high), .generator = a->gen);
 }
 
+/* A new tensor of `size` (random_new) or like self (random_like) filled by fill(t, a). */
+static tg_tensor *random_new(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
+                             tg_opt_bool pin_memory, fill_fn fill, const rand_args *a)
+{
+    return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
+                             .pin_memory = pin_memory),
+                    fill, a);
+}
+
+static tg_tensor *random_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device,
+                              tg_opt_bool pin_memory, tg_memory_format memory_format, fill_fn fill,
+                              const rand_args *a)
+{
+    return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
+                                  .pin_memory = pin_memory, .memory_format = memory_format),
+                    fill, a);
+}
+
 /* rand: U[0, 1); an integer dtype is uniform_'s error ("check_uniform_bounds" not implemented
  * for 'Long'). */
 tg_tensor *tg__composite_rand_generator(tg_int_list size, tg_generator *generator, tg_dtype dtype,
                                         tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
     rand_args a = { .gen = generator };
-    return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory),
-                    uniform_fill, &a);
+    return random_new(size, dtype, layout, device, pin_memory, uniform_fill, &a);
 }
 
 tg_tensor *tg__composite_rand(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -364,9 +372,7 @@ tg_tensor *tg__composite_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout la
                                    tg_memory_format memory_format)
 {
     rand_args a = { .gen = NULL };
-    return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                  .pin_memory = pin_memory, .memory_format = memory_format),
-                    uniform_fill, &a);
+    return random_like(self, dtype, layout, device, pin_memory, memory_format, uniform_fill, &a);
 }
 
 /* randn: N(0, 1). */
@@ -374,9 +380,7 @@ tg_tensor *tg__composite_randn_generator(tg_int_list size, tg_generator *generat
                                          tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
     rand_args a = { .gen = generator };
-    return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory),
-                    normal_fill, &a);
+    return random_new(size, dtype, layout, device, pin_memory, normal_fill, &a);
 }
 
 tg_tensor *tg__composite_randn(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device,
@@ -390,9 +394,7 @@ tg_tensor *tg__composite_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout l
                                     tg_memory_format memory_format)
 {
     rand_args a = { .gen = NULL };
-    return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                  .pin_memory = pin_memory, .memory_format = memory_format),
-                    normal_fill, &a);
+    return random_like(self, dtype, layout, device, pin_memory, memory_format, normal_fill, &a);
 }
 
 /* randint.low: uniform integers in [low, high); dtype defaults to int64 (the schema's `long`). */
@@ -401,9 +403,7 @@ tg_tensor *tg__composite_randint_low(int64_t low, int64_t high, tg_int_list size
 {
     if (dtype == TG_DTYPE_NONE) dtype = TG_INT64;
     rand_args a = { .low = low, .high = high };
-    return into_new(tg_empty(size, .dtype = dtype, .layout = layout, .device = device,
-                             .pin_memory = pin_memory),
-                    randint_fill, &a);
+    return random_new(size, dtype, layout, device, pin_memory, randint_fill, &a);
 }
 
 tg_tensor *tg__composite_randint(int64_t high, tg_int_list size, tg_dtype dtype, tg_layout layout,
@@ -418,9 +418,7 @@ tg_tensor *tg__composite_randint_like_low(tg_tensor *self, int64_t low, int64_t 
                                           tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     rand_args a = { .low = low, .high = high };
-    return into_new(tg_empty_like(self, .dtype = dtype, .layout = layout, .device = device,
-                                  .pin_memory = pin_memory, .memory_format = memory_format),
-                    randint_fill, &a);
+    return random_like(self, dtype, layout, device, pin_memory, memory_format, randint_fill, &a);
 }
 
 tg_tensor *tg__composite_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype,

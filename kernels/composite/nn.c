@@ -18,9 +18,8 @@ enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 static int check_reduction(const char *op, int64_t reduction)
 {
     if (reduction == RED_NONE || reduction == RED_MEAN || reduction == RED_SUM) return 0;
-    tg__error(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got %lld",
-              (long long)reduction);
-    return -1;
+    return tg__fail(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got %lld",
+                    (long long)reduction);
 }
 
 /* loss reduced as asked; `loss` is consumed. */
@@ -137,11 +136,11 @@ static int check_weight(tg_tensor *weight, int64_t n_classes)
 {
     if (!weight || (weight->ndim == 1 && weight->sizes[0] == n_classes)) return 0;
     char a[256];
-    tg__error("cross_entropy",
-              "cross_entropy: weight tensor should be defined either for all %lld classes or no "
-              "classes but got weight tensor of shape: %s",
-              (long long)n_classes, tg__shape_str(a, sizeof a, weight->sizes, weight->ndim));
-    return -1;
+    return tg__fail(
+        "cross_entropy",
+        "cross_entropy: weight tensor should be defined either for all %lld classes or no "
+        "classes but got weight tensor of shape: %s",
+        (long long)n_classes, tg__shape_str(a, sizeof a, weight->sizes, weight->ndim));
 }
 
 /* Class-probability targets (target has self's shape): -sum(target * log_softmax(self)

@@ -27,10 +27,8 @@
 static int check_pow_exponent(const tg_tensor *self, double exponent)
 {
     if (tg_dtype_is_integral(self->dtype, true) && tg__pw_is_integral_scalar(exponent) &&
-        exponent < 0) {
-        tg__error("pow", "Integers to negative integer powers are not allowed.");
-        return -1;
-    }
+        exponent < 0)
+        return tg__fail("pow", "Integers to negative integer powers are not allowed.");
     tg_result_type_state st = TG_RESULT_TYPE_INIT;
     tg__result_type_update(&st, self);
     tg__result_type_update_scalar(&st, exponent, tg__pw_is_integral_scalar(exponent));

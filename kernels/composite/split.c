@@ -8,11 +8,7 @@
  * owning its array and a reference per piece (tg__tensor_list_alloc), or { NULL, 0 } with
  * PyTorch's error message; nothing leaks on error paths. */
 #include "tg_kutil.h"
-#if __has_include("tensorgen.h")
 #include "tensorgen.h"
-#else
-#include "tg_ops.h"
-#endif
 #include "tg_kernels.h"
 
 #include <stdio.h>

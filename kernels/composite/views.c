@@ -8,12 +8,9 @@
  * them. Every function returns a new reference, or NULL with an error recorded; intermediates
  * are released on every path. */
 #include "tg_kutil.h"
-#if __has_include("tensorgen.h")
 #include "tensorgen.h"
-#else
-#include "tg_ops.h"
-#endif
 #include "tg_kernels.h"
+#include "composite_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,43 +21,33 @@
 static int infer_size(const char *op, tg_int_list shape, int64_t numel, int64_t *out)
 {
     int64_t prod = 1, infer = -1;
-    if (shape.len > TG_MAX_DIMS) {
-        tg__error(op, "too many dimensions (%lld)", (long long)shape.len);
-        return -1;
-    }
+    if (shape.len > TG_MAX_DIMS)
+        return tg__fail(op, "too many dimensions (%lld)", (long long)shape.len);
     for (int64_t i = 0; i < shape.len; i++) {
         out[i] = shape.data[i];
         if (shape.data[i] == -1) {
-            if (infer >= 0) {
-                tg__error(op, "only one dimension can be inferred");
-                return -1;
-            }
+            if (infer >= 0) return tg__fail(op, "only one dimension can be inferred");
             infer = i;
         } else if (shape.data[i] >= 0) {
             prod *= shape.data[i];
         } else {
-            tg__error(op, "invalid shape dimension %lld", (long long)shape.data[i]);
-            return -1;
+            return tg__fail(op, "invalid shape dimension %lld", (long long)shape.data[i]);
         }
     }
     char buf[256];
     if (infer >= 0 && prod == 0) {
         if (numel == 0)
-            tg__error(op,
-                      "cannot reshape tensor of 0 elements into shape %s because the unspecified "
-                      "dimension size -1 can be any value and is ambiguous",
-                      tg__shape_str(buf, sizeof buf, shape.data, shape.len));
-        else
-            tg__error(op, "shape '%s' is invalid for input of size %lld",
-                      tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
-        return -1;
+            return tg__fail(op,
+                            "cannot reshape tensor of 0 elements into shape %s because the "
+                            "unspecified dimension size -1 can be any value and is ambiguous",
+                            tg__shape_str(buf, sizeof buf, shape.data, shape.len));
+        return tg__fail(op, "shape '%s' is invalid for input of size %lld",
+                        tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
     }
     bool ok = infer >= 0 ? numel % prod == 0 : numel == prod;
-    if (!ok) {
-        tg__error(op, "shape '%s' is invalid for input of size %lld",
-                  tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
-        return -1;
-    }
+    if (!ok)
+        return tg__fail(op, "shape '%s' is invalid for input of size %lld",
+                        tg__shape_str(buf, sizeof buf, shape.data, shape.len), (long long)numel);
     if (infer >= 0) out[infer] = numel / prod;
     return 0;
 }
@@ -421,13 +408,7 @@ tg_tensor *tg__composite_clone(tg_tensor *self, tg_memory_format memory_format)
     (void)memory_format;
     tg_tensor *r = tg__empty_like("clone", self, self->dtype);
     if (!r) return NULL;
-    tg_tensor *c = tg_copy_(r, self);
-    if (!c) {
-        tg_release(r);
-        return NULL;
-    }
-    tg_release(c);
-    return r;
+    return tg__then(r, tg_copy_(r, self)); /* copy_ returns another reference to r */
 }
 
 /* tensors (equal shapes) joined along a new dim. */
@@ -540,13 +521,7 @@ tg_tensor *tg__composite_to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layo
     tg_tensor *r = tg__empty("_to_copy", self->sizes, self->ndim,
                              dtype == TG_DTYPE_NONE ? self->dtype : dtype, dev);
     if (!r) return NULL;
-    tg_tensor *c = tg_copy_(r, self);
-    if (!c) {
-        tg_release(r);
-        return NULL;
-    }
-    tg_release(c);
-    return r;
+    return tg__then(r, tg_copy_(r, self)); /* copy_ returns another reference to r */
 }
 
 /* ------------------------------------------------------------------ matmul */

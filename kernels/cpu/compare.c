@@ -32,10 +32,10 @@ static void cmp_ref_loop(char **data, const int64_t *strides, int64_t n, void *v
         bool r;
         if (integral) {
             int64_t x = tg__pw_load_i64(a, t), y = tg__pw_load_i64(b, t);
-            r = tg__pw_compare(c->op, x<y, x == y, x> y);
+            r = tg__pw_compare(c->op, x < y, x == y, y < x);
         } else {
             double x = tg__pw_load_f64(a, t), y = tg__pw_load_f64(b, t);
-            r = tg__pw_compare(c->op, x<y, x == y, x> y);
+            r = tg__pw_compare(c->op, x < y, x == y, y < x);
         }
         tg__pw_store_i64(o, c->out_dtype, r);
     }
@@ -53,15 +53,15 @@ cmp_elem(tg_pw_cmp_op op, tg_dtype t, const char *a, int64_t i, const char *b, i
     switch (t) {
     case TG_FLOAT32: {
         const float x = ((const float *)a)[i], y = ((const float *)b)[j];
-        return tg__pw_compare(op, x<y, x == y, x> y);
+        return tg__pw_compare(op, x < y, x == y, y < x);
     }
     case TG_FLOAT64: {
         const double x = ((const double *)a)[i], y = ((const double *)b)[j];
-        return tg__pw_compare(op, x<y, x == y, x> y);
+        return tg__pw_compare(op, x < y, x == y, y < x);
     }
     default: {
         const int64_t x = ((const int64_t *)a)[i], y = ((const int64_t *)b)[j];
-        return tg__pw_compare(op, x<y, x == y, x> y);
+        return tg__pw_compare(op, x < y, x == y, y < x);
     }
     }
 }

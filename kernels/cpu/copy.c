@@ -12,6 +12,7 @@
  * contiguous: typed loops; (4) the reference: per-element tg__pw_convert. */
 #include "core/core.h"
 #include "pointwise_loops.h"
+#include "copy_checks.h"
 #include "tg_kernels.h"
 
 typedef struct copy_ctx {
@@ -56,28 +57,24 @@ static void copy_same_loop(char **data, const int64_t *strides, int64_t n, void 
     }
 }
 
-static void copy_f32_to_f64_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
+/* float32 <-> float64 (ctx's dst and src): typed loops over contiguous runs. */
+static void copy_f32_f64_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
-    if (strides[0] != 8 || strides[1] != 4) {
+    const copy_ctx *c = vctx;
+    if (strides[0] != (int64_t)tg_dtype_size(c->dst) ||
+        strides[1] != (int64_t)tg_dtype_size(c->src))
         copy_ref_loop(data, strides, n, vctx);
-        return;
-    }
-    double *d = (double *)data[0];
-    const float *s = (const float *)data[1];
+    else if (c->dst == TG_FLOAT64) {
+        double *d = (double *)data[0];
+        const float *s = (const float *)data[1];
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) d[i] = s[i];
-}
-
-static void copy_f64_to_f32_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    if (strides[0] != 4 || strides[1] != 8) {
-        copy_ref_loop(data, strides, n, vctx);
-        return;
-    }
-    float *d = (float *)data[0];
-    const double *s = (const double *)data[1];
+        for (int64_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+        float *d = (float *)data[0];
+        const double *s = (const double *)data[1];
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) d[i] = (float)s[i];
+        for (int64_t i = 0; i < n; i++) d[i] = (float)s[i];
+    }
 }
 
 /* Path (1): the bytes of a contiguous tensor, in chunks of at least 1 MiB per thread. */
@@ -92,38 +89,15 @@ static void memcpy_chunk(int64_t b, int64_t e, void *vctx)
     memcpy(c->dst + b, c->src + b, (size_t)(e - b));
 }
 
-static bool same_shape(const tg_tensor *a, const tg_tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int64_t i = 0; i < a->ndim; i++)
-        if (a->sizes[i] != b->sizes[i]) return false;
-    return true;
-}
-
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     (void)non_blocking;
-    if (self == src) return tg_retain(self);
-    if (self->device.type != TG_CPU || src->device.type != TG_CPU) {
-        /* A device copy: the runtime moves bytes through the device backend. */
-        if (tg__copy_into("copy_", self, src) != 0) return NULL;
-        return tg_retain(self);
-    }
-    /* PyTorch's overlap rule for contiguous operands on one storage: the same memory is a
-     * no-op, partly shared memory is an error (strided aliasing is not detected, as there). */
-    if (self->storage == src->storage && tg__is_contiguous(self) && tg__is_contiguous(src)) {
-        const char *d = tg_tensor_data(self), *s = tg_tensor_data(src);
-        int64_t dn = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
-        int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
-        if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
-        if (dn > 0 && sn > 0 && d < s + sn && s < d + dn)
-            return tg__error("copy_",
-                             "unsupported operation: some elements of the input tensor "
-                             "and the written-to tensor refer to a single memory location. Please "
-                             "clone() the tensor before performing the operation.");
-    }
-    if (!tg__pw_force_reference && self->dtype == src->dtype && same_shape(self, src) &&
+    tg_tensor *res; /* a device copy: the runtime moves bytes through the device backend */
+    if (tg__copy_settled(self, src, self->device.type != TG_CPU || src->device.type != TG_CPU,
+                         &res))
+        return res;
+    if (!tg__pw_force_reference && self->dtype == src->dtype && tg__copy_same_shape(self, src) &&
         tg__is_contiguous(self) && tg__is_contiguous(src)) {
         memcpy_ctx mc = { (char *)tg_tensor_data(self), (const char *)tg_tensor_data(src) };
         int64_t nbytes = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
@@ -136,18 +110,14 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
         return tg_retain(self);
     }
     tg_iter it;
-    tg_tensor *outs[1] = { self };
-    tg_tensor *ins[1] = { src };
-    if (tg__iter_build(&it, "copy_",
-                       TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_BROADCAST_OUT,
-                       outs, 1, ins, 1) != 0)
-        return NULL;
+    if (tg__copy_iter_build(&it, self, src, TG_ITER_NO_INPUT_CAST) != 0) return NULL;
     copy_ctx ctx = { .dst = it.dtypes[0], .src = it.dtypes[1] };
     tg_iter_loop1d loop = copy_ref_loop;
     if (!tg__pw_force_reference) {
         if (ctx.dst == ctx.src) loop = copy_same_loop;
-        else if (ctx.dst == TG_FLOAT64 && ctx.src == TG_FLOAT32) loop = copy_f32_to_f64_loop;
-        else if (ctx.dst == TG_FLOAT32 && ctx.src == TG_FLOAT64) loop = copy_f64_to_f32_loop;
+        else if ((ctx.dst == TG_FLOAT64 && ctx.src == TG_FLOAT32) ||
+                 (ctx.dst == TG_FLOAT32 && ctx.src == TG_FLOAT64))
+            loop = copy_f32_f64_loop;
     }
     tg__iter_for_each(&it, loop, &ctx);
     return tg__iter_finish(&it, 0); /* bumps self's version */

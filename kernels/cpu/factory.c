@@ -183,20 +183,25 @@ tg_tensor *tg__cpu_eye_out(int64_t n, int64_t m, tg_tensor *out)
 
 /* ------------------------------------------------------------------ random fills */
 
-/* Calls gen_fn for batches of contiguous elements of a tensor shaped like self, then copies
- * into self when it is not contiguous. gen_fn(dst, dtype, n, state) writes n elements. */
-typedef void (*gen_batch_fn)(char *dst, tg_dtype t, int64_t n, void *state);
+/* Calls fn for batches of up to 256 contiguous elements of a tensor shaped like self, then
+ * copies into self when it is not contiguous. fn(dst, dtype, n, r, state) writes n elements
+ * from the 64-bit draws r[]: n of them, or n rounded up to even when `pairs` (Box-Muller). */
+typedef void (*gen_batch_fn)(char *dst, tg_dtype t, int64_t n, const uint64_t *r,
+                             const void *state);
 
-static tg_tensor *random_fill(const char *op, tg_tensor *self, gen_batch_fn fn, void *state)
+static tg_tensor *random_fill(const char *op, tg_tensor *self, tg_generator *gen, bool pairs,
+                              gen_batch_fn fn, const void *state)
 {
     const bool direct = tg__is_contiguous(self);
     tg_tensor *buf = direct ? tg_retain(self) : tg__empty_like(op, self, self->dtype);
     if (!buf) return NULL;
     const int64_t n = tg__numel(buf), es = (int64_t)tg_dtype_size(buf->dtype);
     char *d = tg__k_data(buf);
+    uint64_t r[256];
     for (int64_t i = 0; i < n; i += 256) {
         int64_t k = n - i < 256 ? n - i : 256;
-        fn(d + i * es, buf->dtype, k, state);
+        tg__random_u64_n(gen, r, pairs ? (k + 1) / 2 * 2 : k);
+        fn(d + i * es, buf->dtype, k, r, state);
     }
     int rc = 0;
     if (direct) tg__bump_version(self);
@@ -206,15 +211,12 @@ static tg_tensor *random_fill(const char *op, tg_tensor *self, gen_batch_fn fn, 
 }
 
 typedef struct uniform_state {
-    tg_generator *gen;
     double from, to;
 } uniform_state;
 
-static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
+static void uniform_batch(char *dst, tg_dtype t, int64_t n, const uint64_t *r, const void *vstate)
 {
     const uniform_state *s = vstate;
-    uint64_t r[256];
-    tg__random_u64_n(s->gen, r, n);
     const int digits = tg__random_float_digits(t);
     const double scale = ldexp(1.0, -digits);
     const int64_t es = (int64_t)tg_dtype_size(t);
@@ -228,22 +230,19 @@ static void uniform_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 tg_tensor *tg__cpu_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
     if (tg__uniform_check(self->dtype, from, to) != 0) return NULL;
-    uniform_state s = { generator, from, to };
-    return random_fill("uniform_", self, uniform_batch, &s);
+    uniform_state s = { from, to };
+    return random_fill("uniform_", self, generator, false, uniform_batch, &s);
 }
 
 typedef struct normal_state {
-    tg_generator *gen;
     double mean, std;
 } normal_state;
 
 /* Box-Muller on pairs of uniform draws; the odd element of a batch uses its own pair. */
-static void normal_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
+static void normal_batch(char *dst, tg_dtype t, int64_t n, const uint64_t *r, const void *vstate)
 {
     const normal_state *s = vstate;
-    uint64_t r[256];
-    int64_t npairs = (n + 1) / 2;
-    tg__random_u64_n(s->gen, r, 2 * npairs);
+    const int64_t npairs = (n + 1) / 2;
     const int64_t es = (int64_t)tg_dtype_size(t);
     for (int64_t p = 0; p < npairs; p++) {
         double u1 = 1.0 - (double)(r[2 * p] >> 11) * 0x1.0p-53; /* (0, 1]: log finite */
@@ -259,22 +258,19 @@ static void normal_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
 tg_tensor *tg__cpu_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
     if (tg__normal_check(self->dtype, std, "cpu") != 0) return NULL;
-    normal_state s = { generator, mean, std };
-    return random_fill("normal_", self, normal_batch, &s);
+    normal_state s = { mean, std };
+    return random_fill("normal_", self, generator, true, normal_batch, &s);
 }
 
 typedef struct int_state {
-    tg_generator *gen;
     int64_t from;
     uint64_t range;
 } int_state;
 
 /* from + r mod range (range 0 stands for 2^64: every 64-bit value). */
-static void int_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
+static void int_batch(char *dst, tg_dtype t, int64_t n, const uint64_t *r, const void *vstate)
 {
     const int_state *s = vstate;
-    uint64_t r[256];
-    tg__random_u64_n(s->gen, r, n);
     const int64_t es = (int64_t)tg_dtype_size(t);
     for (int64_t i = 0; i < n; i++) {
         uint64_t off = s->range ? r[i] % s->range : r[i];
@@ -289,8 +285,8 @@ static void int_batch(char *dst, tg_dtype t, int64_t n, void *vstate)
  * 64-bit value (int64 and floating dtypes only). */
 tg_tensor *tg__cpu_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
-    int_state s = { generator, from, 0 };
+    int_state s = { from, 0 };
     if (tg__random_range(self->dtype, tg__k_meta_name(self->dtype), from, to, "cpu", &s.range) != 0)
         return NULL;
-    return random_fill("random_", self, int_batch, &s);
+    return random_fill("random_", self, generator, false, int_batch, &s);
 }

@@ -175,8 +175,7 @@ static int gemm(const char *op, tg_dtype dt, int64_t K, double alpha, mat A, mat
     }
     if (dt == TG_FLOAT32 || dt == TG_FLOAT64) {
         if (gemm_blas(dt, K, alpha, A, B, beta, C) == 0) return 0;
-        tg__error(op, "out of memory");
-        return -1;
+        return tg__fail(op, "out of memory");
     }
     /* float16 / bfloat16: through float32 */
     char *a = pack(&A, dt, TG_FLOAT32), *b = pack(&B, dt, TG_FLOAT32);

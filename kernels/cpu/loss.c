@@ -56,10 +56,8 @@ static int nll_target(const nll_args *a, int64_t i, int64_t ignore_index, int64_
 {
     *t = tg__pw_load_i64(tg__k_data(a->t) + i * (int64_t)tg_dtype_size(a->t->dtype), a->t->dtype);
     if (*t == ignore_index) return 0;
-    if (*t < 0 || *t >= a->c) {
-        tg__error(a->op, "Target %lld is out of bounds.", (long long)*t);
-        return -1;
-    }
+    if (*t < 0 || *t >= a->c)
+        return tg__fail(a->op, "Target %lld is out of bounds.", (long long)*t);
     return 1;
 }
 

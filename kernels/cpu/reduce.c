@@ -551,10 +551,7 @@ static int run_reduce(rctx *c)
     }
     int64_t nch = (v->inner_numel + CHUNK - 1) / CHUNK;
     partial *parts = malloc(sizeof(partial) * (size_t)nch);
-    if (!parts) {
-        tg__error("reduce", "out of memory");
-        return -1;
-    }
+    if (!parts) return tg__fail("reduce", "out of memory");
     for (int64_t o = 0; o < v->outer_numel; o++) {
         chunk_job j = { c, o, parts };
         tg__parallel_for(nch, 1, chunks_task, &j);
@@ -565,29 +562,25 @@ static int run_reduce(rctx *c)
     return 0;
 }
 
-/* Shared body: plans the reduction over dims (NULL/0 = all), prepares the output(s) and runs.
- * `out2` / `out2p` are the indices output of max.dim/min.dim (else NULL). */
-static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims,
-                                int64_t ndims, bool keepdim, tg_dtype odt, tg_tensor *out,
-                                tg_tensor *out2, tg_tensor **res2, int64_t correction)
+/* The CPU's body of every reduction (reduce_checks.h's tg_reduce_fn): prepares the output(s)
+ * and runs. */
+static tg_tensor *reduce_common(const tg_reduce_req *rq, tg_tensor **res2)
 {
-    tg_reduce_plan plan;
-    if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
     rctx c;
     memset(&c, 0, sizeof c);
-    c.kind = kind;
-    c.dt = self->dtype;
-    c.esz = tg_dtype_size(self->dtype);
-    c.base = tg__k_data(self);
-    c.correction = correction;
-    bool ordered = kind == R_ARGMAX || kind == R_ARGMIN;
-    tg__rv_build(&c.v, self, plan.reduce_dim, !ordered);
-    c.integer = tg__reduce_integral(kind, odt, self->dtype);
+    c.kind = rq->kind;
+    c.dt = rq->self->dtype;
+    c.esz = tg_dtype_size(rq->self->dtype);
+    c.base = tg__k_data(rq->self);
+    c.correction = rq->correction;
+    c.v = rq->v;
+    c.integer = rq->integer;
 
-    tg_tensor *res = tg__k_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt);
+    const tg_reduce_plan *plan = &rq->plan;
+    tg_tensor *res = tg__k_prepare_out(rq->op, rq->out, plan->out_sizes, plan->out_ndim, rq->odt);
     if (!res) return NULL;
     if (res2) {
-        *res2 = tg__k_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64);
+        *res2 = tg__k_prepare_out(rq->op, rq->out2, plan->out_sizes, plan->out_ndim, TG_INT64);
         if (!*res2) {
             tg_release(res);
             return NULL;
@@ -599,7 +592,7 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
     c.out = res;
     c.ob = tg__k_data(res);
     c.ocontig = tg__is_contiguous(res);
-    return tg__reduce_done(run_reduce(&c), res, res2, out, out2);
+    return tg__reduce_done(run_reduce(&c), res, res2, rq->out, rq->out2);
 }
 
 /* ------------------------------------------------------------------ kernels
@@ -639,19 +632,15 @@ tg_tensor *tg__cpu_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_t
 tg_values_indices tg__cpu_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max,
                                       tg_tensor *max_values)
 {
-    tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim,
-                                      max, max_values, &r.indices);
-    return r;
+    return tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max,
+                                  max_values);
 }
 
 tg_values_indices tg__cpu_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min,
                                       tg_tensor *min_indices)
 {
-    tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim,
-                                      min, min_indices, &r.indices);
-    return r;
+    return tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min,
+                                  min_indices);
 }
 
 /* index (int64) of the extreme along dim, or in the flattened tensor when dim is None. */

@@ -97,26 +97,17 @@ static void clamp_ref_loop(char **data, const int64_t *strides, int64_t n, void 
         const char *x = data[1] + i * strides[1];
         const char *lo = c->has_min ? data[kmin] + i * strides[kmin] : NULL;
         const char *hi = c->has_max ? data[kmax] + i * strides[kmax] : NULL;
-        switch (tg__pw_kind(t)) {
-        case TG_PW_F32:
-            tg__pw_store_f32(o, t,
-                             tg__pw_clamp_f32(tg__pw_load_f32(x, t),
-                                              lo ? tg__pw_load_f32(lo, t) : -INFINITY,
-                                              hi ? tg__pw_load_f32(hi, t) : INFINITY));
-            break;
-        case TG_PW_F64:
-            tg__pw_store_f64(o, t,
-                             tg__pw_clamp_f64(tg__pw_load_f64(x, t),
-                                              lo ? tg__pw_load_f64(lo, t) : -INFINITY,
-                                              hi ? tg__pw_load_f64(hi, t) : INFINITY));
-            break;
-        case TG_PW_I64:
+        /* min and max select an operand, so a float32 clamp is exact in double. */
+        if (tg__pw_kind(t) == TG_PW_I64)
             tg__pw_store_i64(o, t,
                              tg__pw_clamp_i64(tg__pw_load_i64(x, t),
                                               lo ? tg__pw_load_i64(lo, t) : INT64_MIN,
                                               hi ? tg__pw_load_i64(hi, t) : INT64_MAX));
-            break;
-        }
+        else
+            tg__pw_store_f64(o, t,
+                             tg__pw_clamp_f64(tg__pw_load_f64(x, t),
+                                              lo ? tg__pw_load_f64(lo, t) : -INFINITY,
+                                              hi ? tg__pw_load_f64(hi, t) : INFINITY));
     }
 }
 

@@ -16,7 +16,7 @@ struct tg_cuda_cmp_fn {
     tg_pw_cmp_op op;
     template <class C> __device__ bool operator()(C a, C b) const
     {
-        return tg__pw_compare(op, a<b, a == b, a> b);
+        return tg__pw_compare(op, a < b, a == b, b < a);
     }
 };
 

@@ -17,6 +17,7 @@
  * (declared in tg_cuda.cuh): cat's slabs, contiguous temporaries, cuBLAS operands. */
 #include "tg_cuda.cuh"
 #include "pointwise.cuh"
+#include "copy_checks.h"
 #include "tg_kernels.h"
 
 /* data: dst, src. src_host: src is a host value, already in dst's dtype, in hv. */
@@ -84,14 +85,6 @@ int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt,
                        tg__cuda_offsets_from_strides<2>(sizes, ndim, strides, esize));
 }
 
-static bool same_shape(const tg_tensor *a, const tg_tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int64_t i = 0; i < a->ndim; i++)
-        if (a->sizes[i] != b->sizes[i]) return false;
-    return true;
-}
-
 static bool same_device(const tg_tensor *a, const tg_tensor *b)
 {
     return a->device.type == b->device.type && a->device.index == b->device.index;
@@ -101,12 +94,7 @@ static bool same_device(const tg_tensor *a, const tg_tensor *b)
 static int copy_iter(tg_tensor *self, tg_tensor *src)
 {
     tg_iter it;
-    tg_tensor *outs[1] = { self };
-    tg_tensor *ins[1] = { src };
-    if (tg__iter_build(&it, "copy_",
-                       TG_ITER_KEEP_OUTPUT_DTYPE | TG_CUDA_ITER_FLAGS | TG_ITER_NO_BROADCAST_OUT,
-                       outs, 1, ins, 1) != 0)
-        return -1;
+    if (tg__copy_iter_build(&it, self, src, TG_CUDA_ITER_FLAGS) != 0) return -1;
     int rc = tg__cuda_check_outputs(&it);
     if (rc == 0 && it.numel > 0) {
         tg_cuda_copy_args a;
@@ -137,28 +125,13 @@ static int copy_iter(tg_tensor *self, tg_tensor *src)
 extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     (void)non_blocking;
-    if (self == src) return tg_retain(self);
+    /* Across devices the runtime moves the bytes and calls back for conversions; a zero-dim
+     * CPU src is read on the host by the kernel. */
     const bool src_scalar = src->device.type == TG_CPU && src->ndim == 0;
-    if (!same_device(self, src) && !(src_scalar && self->device.type == TG_CUDA)) {
-        /* Across devices: the runtime moves the bytes and calls back for conversions. */
-        if (tg__copy_into("copy_", self, src) != 0) return NULL;
-        return tg_retain(self);
-    }
-    /* PyTorch's overlap rule for contiguous operands on one storage (as on the CPU). */
-    if (self->storage == src->storage && tg__is_contiguous(self) && tg__is_contiguous(src)) {
-        const char *d = (const char *)tg_tensor_data(self), *s = (const char *)tg_tensor_data(src);
-        int64_t dn = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
-        int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
-        if (d == s && self->dtype == src->dtype && same_shape(self, src)) return tg_retain(self);
-        if (dn > 0 && sn > 0 && d < s + sn && s < d + dn) {
-            tg__error("copy_",
-                      "unsupported operation: some elements of the input tensor "
-                      "and the written-to tensor refer to a single memory location. Please "
-                      "clone() the tensor before performing the operation.");
-            return NULL;
-        }
-    }
-    if (!src_scalar && self->dtype == src->dtype && same_shape(self, src) &&
+    const bool across = !same_device(self, src) && !(src_scalar && self->device.type == TG_CUDA);
+    tg_tensor *res;
+    if (tg__copy_settled(self, src, across, &res)) return res;
+    if (!src_scalar && self->dtype == src->dtype && tg__copy_same_shape(self, src) &&
         tg__is_contiguous(self) && tg__is_contiguous(src)) {
         size_t nbytes = (size_t)tg__numel(self) * tg_dtype_size(self->dtype);
         if (nbytes > 0) {

@@ -93,10 +93,8 @@ static int gemm_call(const char *op, cublasHandle_t h, const gemm_args &g)
     blas_layout(g.C, &tc, &ldc);
     int64_t M = g.C.rows, N = g.C.cols, K = g.K;
     if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) ||
-        !fits_int(ldc) || !fits_int(g.batch)) {
-        tg__error(op, "matrix dimensions exceed cuBLAS's 32-bit limits");
-        return -1;
-    }
+        !fits_int(ldc) || !fits_int(g.batch))
+        return tg__fail(op, "matrix dimensions exceed cuBLAS's 32-bit limits");
     cudaDataType_t ty;
     cublasComputeType_t ct;
     float af = (float)g.alpha, bf = (float)g.beta;

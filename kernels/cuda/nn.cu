@@ -152,8 +152,7 @@ static int nll_bounds(const char *op, const nll_dev &a, unsigned long long *bad_
                                    cudaMemcpyDeviceToHost)))
         return -1;
     if (a.tdt == TG_UINT8) t &= 0xff;
-    tg__error(op, "Target %lld is out of bounds.", (long long)t);
-    return -1;
+    return tg__fail(op, "Target %lld is out of bounds.", (long long)t);
 }
 
 /* A device word initialised to "no bad sample" (all ones), in a small workspace tensor. */

@@ -281,10 +281,9 @@ template <unsigned KINDS, int NIN, class F> static int tg__cuda_pw_run(tg_iter *
             }
         }
     });
-    if (!kind_ok) {
-        tg__error(it->op, "CUDA kernel has no %s instantiation", tg__dtype_torch_name(it->dtype));
-        return -1;
-    }
+    if (!kind_ok)
+        return tg__fail(it->op, "CUDA kernel has no %s instantiation",
+                        tg__dtype_torch_name(it->dtype));
     return tg__cuda_launch_ok(it->op);
 }
 

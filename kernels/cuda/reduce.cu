@@ -432,32 +432,29 @@ static int run_reduce(const char *op, int kind, const rview &v, const tg_tensor 
     }
 }
 
-/* The CPU's reduce_common on the device: plans over dims (NULL/0 = all), prepares the
- * output(s) on self's device and runs. out2/res2: max.dim/min.dim's indices. */
-static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, const int64_t *dims,
-                                int64_t ndims, bool keepdim, tg_dtype odt, tg_tensor *out,
-                                tg_tensor *out2, tg_tensor **res2, int64_t correction)
+/* The CUDA body of every reduction (reduce_checks.h's tg_reduce_fn), as the CPU's: prepares
+ * the output(s) on self's device and runs. */
+static tg_tensor *reduce_common(const tg_reduce_req *rq, tg_tensor **res2)
 {
-    tg_reduce_plan plan;
-    if (tg__reduce_plan_make(&plan, op, self, dims, ndims, keepdim) != 0) return NULL;
-    rview v;
-    tg__rv_build(&v, self, plan.reduce_dim, !(kind == R_ARGMAX || kind == R_ARGMIN));
-    bool integer = tg__reduce_integral(kind, odt, self->dtype);
+    const char *op = rq->op;
+    tg_tensor *self = rq->self;
+    const tg_reduce_plan *plan = &rq->plan;
     int rc = 0;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
-    if (tg__cuda_same_device(op, self, out) || tg__cuda_same_device(op, self, out2)) return NULL;
+    if (tg__cuda_same_device(op, self, rq->out) || tg__cuda_same_device(op, self, rq->out2))
+        return NULL;
     tg_tensor *res =
-        tg__cuda_prepare_out(op, out, plan.out_sizes, plan.out_ndim, odt, self->device);
+        tg__cuda_prepare_out(op, rq->out, plan->out_sizes, plan->out_ndim, rq->odt, self->device);
     if (!res) return NULL;
     rout ro;
     memset(&ro, 0, sizeof ro);
     ro.p = tg__k_data(res);
     ro.oc = tg__cuda_offsets_from_tensor(res);
-    ro.dt = odt;
+    ro.dt = rq->odt;
     if (res2) {
-        *res2 =
-            tg__cuda_prepare_out(op, out2, plan.out_sizes, plan.out_ndim, TG_INT64, self->device);
+        *res2 = tg__cuda_prepare_out(op, rq->out2, plan->out_sizes, plan->out_ndim, TG_INT64,
+                                     self->device);
         if (!*res2) {
             tg_release(res);
             return NULL;
@@ -465,8 +462,9 @@ static tg_tensor *reduce_common(const char *op, rkind kind, tg_tensor *self, con
         ro.p2 = tg__k_data(*res2);
         ro.oc2 = tg__cuda_offsets_from_tensor(*res2);
     }
-    rc = v.outer_numel > 0 ? run_reduce(op, kind, v, self, integer, correction, ro, st) : 0;
-    return tg__reduce_done(rc, res, res2, out, out2);
+    if (rq->v.outer_numel > 0)
+        rc = run_reduce(op, rq->kind, rq->v, self, rq->integer, rq->correction, ro, st);
+    return tg__reduce_done(rc, res, res2, rq->out, rq->out2);
 }
 
 /* ------------------------------------------------------------------ kernels
@@ -505,19 +503,15 @@ extern "C" tg_tensor *tg__cuda_amin_out(tg_tensor *self, tg_int_list dim, bool k
 extern "C" tg_values_indices tg__cuda_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim,
                                                   tg_tensor *max, tg_tensor *max_values)
 {
-    tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim,
-                                      max, max_values, &r.indices);
-    return r;
+    return tg__reduce_max_min_dim(reduce_common, "max", "max()", R_ARGMAX, self, dim, keepdim, max,
+                                  max_values);
 }
 
 extern "C" tg_values_indices tg__cuda_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim,
                                                   tg_tensor *min, tg_tensor *min_indices)
 {
-    tg_values_indices r;
-    r.values = tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim,
-                                      min, min_indices, &r.indices);
-    return r;
+    return tg__reduce_max_min_dim(reduce_common, "min", "min()", R_ARGMIN, self, dim, keepdim, min,
+                                  min_indices);
 }
 
 extern "C" tg_tensor *tg__cuda_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim,

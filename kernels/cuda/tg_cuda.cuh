@@ -128,11 +128,10 @@ static inline int tg__cuda_same_device(const char *op, const tg_tensor *a, const
     char da[16], db[16];
     snprintf(da, sizeof da, a->device.type == TG_CUDA ? "cuda:%d" : "cpu", a->device.index);
     snprintf(db, sizeof db, b->device.type == TG_CUDA ? "cuda:%d" : "cpu", b->device.index);
-    tg__error(
+    return tg__fail(
         op,
         "Expected all tensors to be on the same device, but found at least two devices, %s and %s!",
         da, db);
-    return -1;
 }
 
 /* tg__k_prepare_out on a device: a new contiguous tensor on `dev`, or out checked (dtype
@@ -491,13 +490,11 @@ static inline int tg__cuda_check_outputs(const tg_iter *it)
         if (it->operands[k] && it->operands[k]->device.type == TG_CUDA) dev = it->operands[k];
     for (int i = 0; i < it->noutputs; i++) {
         const tg_tensor *o = it->operands[i];
-        if (o && o->device.type != TG_CUDA) {
-            tg__error(it->op,
-                      "Expected all tensors to be on the same device, but found at least "
-                      "two devices, cuda:%d and cpu!",
-                      dev ? tg__cuda_device_of(dev) : 0);
-            return -1;
-        }
+        if (o && o->device.type != TG_CUDA)
+            return tg__fail(it->op,
+                            "Expected all tensors to be on the same device, but found at least "
+                            "two devices, cuda:%d and cpu!",
+                            dev ? tg__cuda_device_of(dev) : 0);
     }
     return 0;
 }

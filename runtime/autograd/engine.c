@@ -366,8 +366,7 @@ static int buffer_add(workspace *ws, int32_t e, int32_t input_nr, tg_tensor *g)
         int k = en->node->num_outputs;
         if (!grow((void **)&ws->bufs, &ws->capbufs, ws->nbufs + k, sizeof *ws->bufs, 64)) {
             tg_release(g);
-            tg__error("backward", "out of memory");
-            return -1;
+            return tg__fail("backward", "out of memory");
         }
         en->buf = (int32_t)ws->nbufs;
         for (int i = 0; i < k; i++) ws->bufs[ws->nbufs++] = NULL;
@@ -553,8 +552,7 @@ static int run_node(task *tk, int32_t e)
         if (!grads || !out) {
             if (grads != gbuf) free(grads);
             if (out != obuf) free(out);
-            tg__error("backward", "out of memory");
-            return -1;
+            return tg__fail("backward", "out of memory");
         }
         /* Move the gradients out of the buffer: AccumulateGrad may then adopt one as .grad. */
         for (int i = 0; i < k; i++) {
@@ -639,47 +637,34 @@ typedef struct graph_ends {
 static int check_request(const request *r)
 {
     char a[300], b[300];
-    if (r->nout <= 0) {
-        tg__error(r->op, "no tensors to differentiate");
-        return -1;
-    }
-    if (r->ngrad_outputs && r->ngrad_outputs != r->nout) {
-        tg__error(r->op, "grad_outputs has %d tensors but there are %d outputs", r->ngrad_outputs,
-                  r->nout);
-        return -1;
-    }
+    if (r->nout <= 0) return tg__fail(r->op, "no tensors to differentiate");
+    if (r->ngrad_outputs && r->ngrad_outputs != r->nout)
+        return tg__fail(r->op, "grad_outputs has %d tensors but there are %d outputs",
+                        r->ngrad_outputs, r->nout);
     for (int i = 0; i < r->nout; i++) {
         tg_tensor *out = r->outputs[i];
         if (!out) return -1;
-        if (!out->requires_grad) {
-            tg__error(r->op,
-                      "element %d of tensors does not require grad and does not have a "
-                      "grad_fn",
-                      i);
-            return -1;
-        }
+        if (!out->requires_grad)
+            return tg__fail(r->op,
+                            "element %d of tensors does not require grad and does not have a "
+                            "grad_fn",
+                            i);
         tg_tensor *g = r->ngrad_outputs ? r->grad_outputs[i] : NULL;
         if (g) {
             bool same = g->ndim == out->ndim;
             for (int64_t d = 0; same && d < g->ndim; d++) same = g->sizes[d] == out->sizes[d];
-            if (!same) {
-                tg__error(r->op,
-                          "Mismatch in shape: grad_output[%d] has a shape of %s and "
-                          "output[%d] has a shape of %s.",
-                          i, size_str(a, sizeof a, g), i, size_str(b, sizeof b, out));
-                return -1;
-            }
-        } else if (tg__numel(out) != 1) {
-            tg__error(r->op, "grad can be implicitly created only for scalar outputs");
-            return -1;
-        }
+            if (!same)
+                return tg__fail(r->op,
+                                "Mismatch in shape: grad_output[%d] has a shape of %s and "
+                                "output[%d] has a shape of %s.",
+                                i, size_str(a, sizeof a, g), i, size_str(b, sizeof b, out));
+        } else if (tg__numel(out) != 1)
+            return tg__fail(r->op, "grad can be implicitly created only for scalar outputs");
     }
     for (int i = 0; i < r->nin; i++) {
         if (!r->inputs[i]) return -1;
-        if (!r->inputs[i]->requires_grad) {
-            tg__error(r->op, "One of the differentiated Tensors does not require grad");
-            return -1;
-        }
+        if (!r->inputs[i]->requires_grad)
+            return tg__fail(r->op, "One of the differentiated Tensors does not require grad");
     }
     return 0;
 }
@@ -694,10 +679,8 @@ static int ends_collect(const request *r, graph_ends *g)
     g->caps = !r->inputs        ? NULL
               : r->nin <= SMALL ? g->caps_buf
                                 : calloc((size_t)r->nin, sizeof *g->caps);
-    if (!g->roots || !g->root_nr || (r->inputs && !g->caps)) {
-        tg__error(r->op, "out of memory");
-        return -1;
-    }
+    if (!g->roots || !g->root_nr || (r->inputs && !g->caps))
+        return tg__fail(r->op, "out of memory");
     for (; g->ncaps < r->nin; g->ncaps++) {
         capture *c = &g->caps[g->ncaps];
         c->grad = NULL;
@@ -768,11 +751,10 @@ static int run_graph(task *tk, const request *r, const graph_ends *g)
 static int check_all_used(const request *r, const graph_ends *g)
 {
     for (int i = 0; i < g->ncaps; i++) {
-        if (!g->caps[i].grad && !r->allow_unused) {
-            tg__error(r->op, "One of the differentiated Tensors appears to not have been used in "
-                             "the graph. Set allow_unused=True if this is the desired behavior.");
-            return -1;
-        }
+        if (!g->caps[i].grad && !r->allow_unused)
+            return tg__fail(r->op,
+                            "One of the differentiated Tensors appears to not have been used in "
+                            "the graph. Set allow_unused=True if this is the desired behavior.");
     }
     return 0;
 }
@@ -815,14 +797,10 @@ int tg_backward_fn(tg_tensor *root, tg_backward_opts opts)
 int tg_grad_fn(tg_tensor_list outputs, tg_tensor_list inputs, tg_tensor **grads, tg_grad_opts opts)
 {
     for (int64_t i = 0; grads && i < inputs.len; i++) grads[i] = NULL;
-    if (!grads || inputs.len <= 0) {
-        tg__error("grad", "grad requires at least one input and an array for the gradients");
-        return -1;
-    }
-    if (outputs.len > INT32_MAX || inputs.len > INT32_MAX) {
-        tg__error("grad", "too many tensors");
-        return -1;
-    }
+    if (!grads || inputs.len <= 0)
+        return tg__fail("grad", "grad requires at least one input and an array for the gradients");
+    if (outputs.len > INT32_MAX || inputs.len > INT32_MAX)
+        return tg__fail("grad", "too many tensors");
     request r = { .op = "grad",
                   .outputs = outputs.data,
                   .nout = (int)outputs.len,

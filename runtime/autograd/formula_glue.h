@@ -102,12 +102,11 @@ static inline TG__UNUSED tg_int_list tg__gen_sizes(const tg_tensor *t)
 static inline TG__UNUSED int tg__gen_size(tg_int_list sizes, int64_t d, int64_t *out)
 {
     int64_t nd = sizes.len;
-    if (nd == 0 || d < -nd || d >= nd) {
-        tg__error("backward",
-                  "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                  (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0), (long long)d);
-        return -1;
-    }
+    if (nd == 0 || d < -nd || d >= nd)
+        return tg__fail(
+            "backward",
+            "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+            (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0), (long long)d);
     *out = sizes.data[d < 0 ? d + nd : d];
     return 0;
 }

@@ -218,10 +218,7 @@ int tg__hook_list_append(struct tg_hook_list **list, tg_grad_hook fn, void *ctx,
                          int32_t input_nr)
 {
     struct tg_hook_list *h = malloc(sizeof *h);
-    if (!h) {
-        tg__error("register_hook", "out of memory");
-        return -1;
-    }
+    if (!h) return tg__fail("register_hook", "out of memory");
     *h = (struct tg_hook_list){ NULL, fn, ctx, retain, input_nr };
     while (*list) list = &(*list)->next;
     *list = h;
@@ -339,41 +336,33 @@ int tg__check_inplace(const char *op, const tg_tensor *t)
     if (t->view_base) {
         const tg_tensor *b = t->view_base;
         bool base_leaf = !b->autograd || !b->autograd->grad_fn;
-        if (b->requires_grad && base_leaf) {
-            tg__error(op, "a view of a leaf Variable that requires grad is being used in an "
-                          "in-place operation.");
-            return -1;
-        }
-        if (t->requires_grad || b->requires_grad) {
-            tg__error(op, "in-place operations on views of tensors that require grad are not "
-                          "supported by autograd; clone() the view first or use the "
-                          "out-of-place operation");
-            return -1;
-        }
+        if (b->requires_grad && base_leaf)
+            return tg__fail(op, "a view of a leaf Variable that requires grad is being used in an "
+                                "in-place operation.");
+        if (t->requires_grad || b->requires_grad)
+            return tg__fail(op, "in-place operations on views of tensors that require grad are not "
+                                "supported by autograd; clone() the view first or use the "
+                                "out-of-place operation");
         return 0;
     }
-    if (leaf && t->requires_grad) {
-        tg__error(op, "a leaf Variable that requires grad is being used in an in-place "
-                      "operation.");
-        return -1;
-    }
+    if (leaf && t->requires_grad)
+        return tg__fail(op, "a leaf Variable that requires grad is being used in an in-place "
+                            "operation.");
     return 0;
 }
 
 int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n)
 {
     if (!tg__any_requires_grad(ts, n)) return 0;
-    tg__error(NULL,
-              "%s(): functions with out=... arguments don't support automatic "
-              "differentiation, but one of the arguments requires grad.",
-              op);
-    return -1;
+    return tg__fail(NULL,
+                    "%s(): functions with out=... arguments don't support automatic "
+                    "differentiation, but one of the arguments requires grad.",
+                    op);
 }
 
 int tg__not_implemented(const char *what)
 {
-    tg__error(NULL, "the derivative for '%s' is not implemented.", what);
-    return -1;
+    return tg__fail(NULL, "the derivative for '%s' is not implemented.", what);
 }
 
 /* ------------------------------------------------------------------ inspection */

@@ -153,13 +153,12 @@ static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src)
     tg_device_type ty = dst->device.type != TG_CPU ? (tg_device_type)dst->device.type
                                                    : (tg_device_type)src->device.type;
     const tg_device_allocator *a = tg__device_allocator(ty);
-    if (!a) {
-        tg__error(op,
-                  "no device backend for a copy to or from a %s tensor (was the library built "
-                  "with CUDA support?)",
-                  tg__device_type_name(ty));
-        return -1;
-    }
+    if (!a)
+        return tg__fail(
+            op,
+            "no device backend for a copy to or from a %s tensor (was the library built "
+            "with CUDA support?)",
+            tg__device_type_name(ty));
     size_t n = (size_t)tg__numel(dst) * tg__dtype_sizes[dst->dtype];
     return n ? a->copy(tg_tensor_data(dst), dst->device, tg_tensor_data(src), src->device, n) : 0;
 }
@@ -171,9 +170,8 @@ static int copy_within_device(const char *op, tg_tensor *dst, const tg_tensor *s
         return raw_copy(op, dst, src);
     tg_device_copy_fn copy = tg__device_copy((tg_device_type)dst->device.type);
     if (copy) return copy(op, dst, src);
-    tg__error(op, "this build has no %s copy kernel for strided or converting copies",
-              tg__device_type_name((tg_device_type)dst->device.type));
-    return -1;
+    return tg__fail(op, "this build has no %s copy kernel for strided or converting copies",
+                    tg__device_type_name((tg_device_type)dst->device.type));
 }
 
 /* A contiguous copy of t in t's own dtype: on `dev` (t's device, or the CPU). New reference. */

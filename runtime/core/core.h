@@ -167,6 +167,10 @@ const char *tg__device_type_name(tg_device_type type);
  * error wins). Always returns NULL so kernels can `return tg__error(...)`. */
 void *tg__error(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *tg__verror(const char *op, const char *fmt, va_list ap);
+/* tg__error for functions that return a status: records the error and is -1, so checks read
+ * `if (bad) return tg__fail(op, ...);`. A macro, so that the compiler sees the -1 (callers'
+ * flow analysis depends on it). */
+#define tg__fail(...) ((void)tg__error(__VA_ARGS__), -1)
 bool tg__has_error(void);
 void tg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

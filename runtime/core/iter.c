@@ -39,11 +39,10 @@ static int check_one_device(tg_iter *it, const tg_tensor *t, const tg_tensor **f
     tg_device d = (*first)->device;
     if (t->device.type == d.type && t->device.index == d.index) return 0;
     char a[32], b[32];
-    tg__error(it->op,
-              "Expected all tensors to be on the same device, but found at least two "
-              "devices, %s and %s!",
-              device_str(d, a, sizeof a), device_str(t->device, b, sizeof b));
-    return -1;
+    return tg__fail(it->op,
+                    "Expected all tensors to be on the same device, but found at least two "
+                    "devices, %s and %s!",
+                    device_str(d, a, sizeof a), device_str(t->device, b, sizeof b));
 }
 
 /* Returns 0 and sets *first to the operand that defines the device (NULL: CPU). */
@@ -73,13 +72,11 @@ static int broadcast_into(tg_iter *it, const tg_tensor *t)
         int64_t off = nd - 1 - i;
         int64_t da = it->shape_ndim - 1 - off, db = t->ndim - 1 - off;
         int64_t sa = da >= 0 ? it->shape[da] : 1, sb = db >= 0 ? t->sizes[db] : 1;
-        if (sa != sb && sa != 1 && sb != 1) {
-            tg__error(it->op,
-                      "The size of tensor a (%lld) must match the size of tensor b "
-                      "(%lld) at non-singleton dimension %lld",
-                      (long long)sa, (long long)sb, (long long)i);
-            return -1;
-        }
+        if (sa != sb && sa != 1 && sb != 1)
+            return tg__fail(it->op,
+                            "The size of tensor a (%lld) must match the size of tensor b "
+                            "(%lld) at non-singleton dimension %lld",
+                            (long long)sa, (long long)sb, (long long)i);
         out[i] = sa == 1 ? sb : sa;
     }
     for (int64_t i = 0; i < nd; i++) it->shape[i] = out[i];
@@ -121,8 +118,7 @@ static int compute_dtype(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor 
     } else if (it->noutputs > 0 && outputs[0]) {
         common = outputs[0]->dtype;
     } else {
-        tg__error(it->op, "cannot infer a dtype: no inputs and no outputs given");
-        return -1;
+        return tg__fail(it->op, "cannot infer a dtype: no inputs and no outputs given");
     }
     if ((flags & TG_ITER_INT_TO_FLOAT) && !tg__is_float(common)) common = tg_get_default_dtype();
     it->dtype = common;
@@ -159,26 +155,20 @@ static int setup_output(tg_iter *it, int i, int flags, tg_tensor *out, const tg_
     it->user_outputs[i] = out;
     if (!same_shape(out, it->shape, it->shape_ndim)) {
         bool in_place = (flags & TG_ITER_NO_BROADCAST_OUT) || is_input(out, inputs, it->ninputs);
-        if (in_place || tg__numel(out) != 0) {
-            tg__error(it->op, "output with shape %s doesn't match the broadcast shape %s",
-                      tg__shape_str(a, sizeof a, out->sizes, out->ndim),
-                      tg__shape_str(b, sizeof b, it->shape, it->shape_ndim));
-            return -1;
-        }
+        if (in_place || tg__numel(out) != 0)
+            return tg__fail(it->op, "output with shape %s doesn't match the broadcast shape %s",
+                            tg__shape_str(a, sizeof a, out->sizes, out->ndim),
+                            tg__shape_str(b, sizeof b, it->shape, it->shape_ndim));
         if (tg__resize_out(it->op, out, it->shape, it->shape_ndim)) return -1;
     }
-    if (has_internal_overlap(out)) {
-        tg__error(it->op,
-                  "unsupported operation: more than one element of the written-to "
-                  "tensor refers to a single memory location. Please clone() the tensor before "
-                  "performing the operation.");
-        return -1;
-    }
-    if (!(flags & TG_ITER_KEEP_OUTPUT_DTYPE) && !tg_can_cast(it->result_dtype, out->dtype)) {
-        tg__error(it->op, "result type %s can't be cast to the desired output type %s",
-                  tg__dtype_torch_name(it->result_dtype), tg__dtype_torch_name(out->dtype));
-        return -1;
-    }
+    if (has_internal_overlap(out))
+        return tg__fail(
+            it->op, "unsupported operation: more than one element of the written-to "
+                    "tensor refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.");
+    if (!(flags & TG_ITER_KEEP_OUTPUT_DTYPE) && !tg_can_cast(it->result_dtype, out->dtype))
+        return tg__fail(it->op, "result type %s can't be cast to the desired output type %s",
+                        tg__dtype_torch_name(it->result_dtype), tg__dtype_torch_name(out->dtype));
     if (out->dtype == it->result_dtype ||
         (flags & (TG_ITER_KEEP_OUTPUT_DTYPE | TG_ITER_NO_OUTPUT_CAST))) {
         it->operands[i] = out;
@@ -377,18 +367,13 @@ int tg__iter_build(tg_iter *it, const char *op, int flags, tg_tensor **outputs, 
     it->ninputs = ninputs;
     it->nops = noutputs + ninputs;
     it->owned_operands = it->owned_user_outputs = 0;
-    if (noutputs < 0 || ninputs < 0 || it->nops > TG_ITER_MAX_OPERANDS || it->nops == 0) {
-        tg__error(op, "an iteration takes 1 to %d operands, got %d outputs and %d inputs",
-                  TG_ITER_MAX_OPERANDS, noutputs, ninputs);
-        return -1;
-    }
+    if (noutputs < 0 || ninputs < 0 || it->nops > TG_ITER_MAX_OPERANDS || it->nops == 0)
+        return tg__fail(op, "an iteration takes 1 to %d operands, got %d outputs and %d inputs",
+                        TG_ITER_MAX_OPERANDS, noutputs, ninputs);
     int fast = build_fast(it, flags, outputs, inputs);
     if (fast) return fast > 0 ? 0 : -1;
     for (int i = 0; i < ninputs; i++)
-        if (!inputs[i]) {
-            tg__error(op, "expected a tensor, got NULL");
-            return -1;
-        }
+        if (!inputs[i]) return tg__fail(op, "expected a tensor, got NULL");
     const tg_tensor *devt;
     if (check_devices(it, outputs, inputs, &devt)) return -1;
 

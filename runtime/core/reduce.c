@@ -36,10 +36,9 @@ int tg__reduce_plan_make(tg_reduce_plan *p, const char *op, const tg_tensor *sel
             int64_t w = tg__wrap_dim(op, dims[i], nd);
             if (w < 0) return -1;
             if (nd == 0) continue; /* dim 0 / -1 of a scalar: reduce "all" */
-            if (p->reduce_dim[w]) {
-                tg__error(op, "dim %lld appears multiple times in the list of dims", (long long)w);
-                return -1;
-            }
+            if (p->reduce_dim[w])
+                return tg__fail(op, "dim %lld appears multiple times in the list of dims",
+                                (long long)w);
             p->reduce_dim[w] = true;
         }
     }
@@ -109,10 +108,7 @@ int tg__reduce_for_each(const tg_reduce_plan *p, tg_reduce_loop loop, void *ctx)
         rc.inner_stride = p->inner_strides[0];
     } else if (p->inner_ndim > 1 && p->inner_numel > 0) {
         table = malloc((size_t)p->inner_numel * sizeof *table);
-        if (!table) {
-            tg__error(p->op, "out of memory building a reduction table");
-            return -1;
-        }
+        if (!table) return tg__fail(p->op, "out of memory building a reduction table");
         for (int64_t j = 0; j < p->inner_numel; j++) table[j] = tg__reduce_inner_offset(p, j);
         rc.table = table;
     }

@@ -208,29 +208,23 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
     if (dev.type == TG_CPU) {
         s->alloc_kind = (s->alloc_kind & ~TG__DATA_MASK) | TG__DATA_CPU;
         s->data = tg__cpu_alloc(nbytes);
-        if (!s->data) {
-            tg__error(op,
-                      "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
-                      nbytes);
-            return -1;
-        }
+        if (!s->data)
+            return tg__fail(
+                op, "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
+                nbytes);
         return 0;
     }
     const tg_device_allocator *a = tg__device_allocator((tg_device_type)dev.type);
-    if (!a) {
-        tg__error(op, "no allocator for device %s (was the library built with CUDA support?)",
-                  tg__device_type_name((tg_device_type)dev.type));
-        return -1;
-    }
+    if (!a)
+        return tg__fail(op, "no allocator for device %s (was the library built with CUDA support?)",
+                        tg__device_type_name((tg_device_type)dev.type));
     s->alloc_kind = (s->alloc_kind & ~TG__DATA_MASK) | TG__DATA_DEVICE;
     /* The allocator usually records its own error naming op ("CUDA out of memory. Tried to
      * allocate ...", "CUDA error: no CUDA-capable device is detected"): the first one wins. */
     s->data = a->alloc(op, nbytes, dev);
-    if (!s->data) {
-        tg__error(op, "out of memory on device %s:%d. Tried to allocate %zu bytes.",
-                  tg__device_type_name((tg_device_type)dev.type), dev.index, nbytes);
-        return -1;
-    }
+    if (!s->data)
+        return tg__fail(op, "out of memory on device %s:%d. Tried to allocate %zu bytes.",
+                        tg__device_type_name((tg_device_type)dev.type), dev.index, nbytes);
     return 0;
 }
 
@@ -311,15 +305,12 @@ static __attribute__((noinline, cold)) int shape_error(const char *op, const int
                   (long long)ndim);
     else if (dtype < 0 || dtype >= TG_NUM_DTYPES) tg__error(op, "invalid dtype %d", (int)dtype);
     for (int64_t i = 0; i < ndim && i < TG_MAX_DIMS; i++) {
-        if (sizes[i] < 0) {
-            tg__error(op, "Trying to create tensor with negative dimension %lld: %s",
-                      (long long)sizes[i], tg__shape_str(buf, sizeof buf, sizes, ndim));
-            return -1;
-        }
+        if (sizes[i] < 0)
+            return tg__fail(op, "Trying to create tensor with negative dimension %lld: %s",
+                            (long long)sizes[i], tg__shape_str(buf, sizeof buf, sizes, ndim));
     }
-    tg__error(op, "the number of elements of a tensor of shape %s overflows int64",
-              tg__shape_str(buf, sizeof buf, sizes, ndim));
-    return -1;
+    return tg__fail(op, "the number of elements of a tensor of shape %s overflows int64",
+                    tg__shape_str(buf, sizeof buf, sizes, ndim));
 }
 
 static inline int check_shape(const char *op, const int64_t *sizes, int64_t ndim, tg_dtype dtype,
@@ -591,12 +582,10 @@ int64_t tg__version(const tg_tensor *t)
 int64_t tg__wrap_dim(const char *op, int64_t dim, int64_t ndim)
 {
     int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts -1 and 0 */
-    if (dim < -n || dim >= n) {
-        tg__error(op,
-                  "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                  (long long)-n, (long long)(n - 1), (long long)dim);
-        return -1;
-    }
+    if (dim < -n || dim >= n)
+        return tg__fail(
+            op, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+            (long long)-n, (long long)(n - 1), (long long)dim);
     return dim < 0 ? dim + n : dim;
 }
 
@@ -608,22 +597,18 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
     if (same) return 0;
     if (tg__numel(out) != 0) {
         char a[256], b[256];
-        tg__error(op,
-                  "output with shape %s doesn't match the required output shape %s "
-                  "(out= tensors are resized only when they have no elements)",
-                  tg__shape_str(a, sizeof a, out->sizes, out->ndim),
-                  tg__shape_str(b, sizeof b, sizes, ndim));
-        return -1;
+        return tg__fail(op,
+                        "output with shape %s doesn't match the required output shape %s "
+                        "(out= tensors are resized only when they have no elements)",
+                        tg__shape_str(a, sizeof a, out->sizes, out->ndim),
+                        tg__shape_str(b, sizeof b, sizes, ndim));
     }
     size_t nbytes = 0;
     int64_t numel = 0;
     if (check_shape(op, sizes, ndim, out->dtype, &nbytes, &numel)) return -1;
     if (nbytes > 0) {
         tg_storage *s = malloc(sizeof *s);
-        if (!s) {
-            tg__error(op, "out of memory");
-            return -1;
-        }
+        if (!s) return tg__fail(op, "out of memory");
         s->refcount = 1;
         s->alloc_kind = 0;
         if (storage_alloc_data(op, s, nbytes, out->device)) {
@@ -672,11 +657,9 @@ int tg_tensor_to_doubles(const tg_tensor *t, double *out, int64_t numel)
     const char *op = "to_doubles";
     if (!t) return -1;
     int64_t n = tg__numel(t);
-    if (n != numel) {
-        tg__error(op, "the tensor has %lld elements but the buffer holds %lld", (long long)n,
-                  (long long)numel);
-        return -1;
-    }
+    if (n != numel)
+        return tg__fail(op, "the tensor has %lld elements but the buffer holds %lld", (long long)n,
+                        (long long)numel);
     if (n == 0) return 0;
     const char *base = tg_tensor_data(t);
     void *buf = NULL;

@@ -78,8 +78,7 @@ int tg__cublas_check(const char *op, int cublas_status)
 {
     cublasStatus_t s = (cublasStatus_t)cublas_status;
     if (s == CUBLAS_STATUS_SUCCESS) return 0;
-    tg__error(op, "CUBLAS error: %s (%s)", cublas_status_name(s), cublas_status_meaning(s));
-    return -1;
+    return tg__fail(op, "CUBLAS error: %s (%s)", cublas_status_name(s), cublas_status_meaning(s));
 }
 
 /* ------------------------------------------------------------------ devices */
@@ -198,10 +197,7 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
 {
     if (nbytes == 0) return 0;
     int dd = dev_of(dst_device), sd = dev_of(src_device);
-    if (dd < 0 && sd < 0) {
-        tg__error(op, "tg__cuda_memcpy: neither side is a CUDA device");
-        return -1;
-    }
+    if (dd < 0 && sd < 0) return tg__fail(op, "tg__cuda_memcpy: neither side is a CUDA device");
     if ((dd >= 0 && check_ordinal(op, dd)) || (sd >= 0 && check_ordinal(op, sd))) return -1;
     if (dd >= 0 && sd >= 0 && dd == sd) { /* within one device: stream-ordered */
         cudaStream_t s;

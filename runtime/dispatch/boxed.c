@@ -79,11 +79,9 @@ static tg_tensor *to_cpu(const char *op, const tg_tensor *t)
 static int to_device_into(const char *op, tg_tensor *d, tg_tensor *c)
 {
     const tg_device_allocator *a = tg__device_allocator((tg_device_type)d->device.type);
-    if (!a || !tg__is_contiguous(d)) {
-        tg__error(op,
-                  "cannot write a CPU fallback result back into a non-contiguous device tensor");
-        return -1;
-    }
+    if (!a || !tg__is_contiguous(d))
+        return tg__fail(
+            op, "cannot write a CPU fallback result back into a non-contiguous device tensor");
     tg_tensor *cc = tg__contiguous(op, c);
     if (!cc) return -1;
     size_t nbytes = (size_t)tg__numel(cc) * tg_dtype_size(cc->dtype);
@@ -226,10 +224,7 @@ int tg_call_boxed(const char *name, tg_stack *s)
         tg__error("call_boxed", "unknown operator '%s'", name ? name : "(null)");
         return fail_and_drop(s);
     }
-    if (!s) {
-        tg__error(e->name, "no argument stack");
-        return -1;
-    }
+    if (!s) return tg__fail(e->name, "no argument stack");
     tg_keyset ks = 0;
     for (int i = 0; i < s->n; i++) {
         const tg_ivalue *v = &s->v[i];

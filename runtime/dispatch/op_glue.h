@@ -251,8 +251,7 @@ static inline TG__UNUSED void tg__drop_args(tg_stack *s, int n)
 /* Fewer than nargs values on the stack: -1 with an error (nothing is consumed). */
 static inline TG__UNUSED int tg__boxed_underflow(tg_stack *s, const char *op, int nargs)
 {
-    tg__error(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
-    return -1;
+    return tg__fail(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
 }
 
 /* Argument i of nargs does not have its schema type: consumes the arguments and returns -1
@@ -264,8 +263,7 @@ static inline TG__UNUSED int tg__boxed_bad_arg(tg_stack *s, int nargs, int i, co
     const char *got = tg__iv_tag_name(tag);
     if (tag == TG_IV_TENSOR || tag == TG_IV_TENSOR_LIST) got = "a NULL tensor";
     tg__drop_args(s, nargs);
-    tg__error(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
-    return -1;
+    return tg__fail(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
 }
 
 /* ---- unboxing: each reads one argument into *out (borrowed: the stack keeps its references)

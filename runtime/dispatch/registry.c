@@ -30,14 +30,8 @@ static const reg *find_locked(const char *name)
 int tg_register_ops(const char *ns, tg_op_entry *entries, int n)
 {
     const char *op = "register_ops";
-    if (!ns || !*ns || strstr(ns, "::")) {
-        tg__error(op, "invalid namespace");
-        return -1;
-    }
-    if (n < 0 || (n > 0 && !entries)) {
-        tg__error(op, "invalid operator table");
-        return -1;
-    }
+    if (!ns || !*ns || strstr(ns, "::")) return tg__fail(op, "invalid namespace");
+    if (n < 0 || (n > 0 && !entries)) return tg__fail(op, "invalid operator table");
     size_t nslen = strlen(ns);
     pthread_rwlock_wrlock(&lock);
     int rc = 0, added = 0;
