@@ -90,7 +90,7 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
     tgm_return results[64];
     int nres = 0;
     for (int i = 0; i < es->nrets && nres < 64; i++) results[nres++] = es->rets[i];
-    if (nres == 0 && e->kind == TGM_KIND_INPLACE)
+    if (nres == 0 && e->kind == TGM_KIND_INPLACE && es->nargs > 0)
         results[nres++] = (tgm_return){ loc, NULL, es->args[0].type };
     if (nres == 0) {
         tgm_error(loc, "cannot derive an out= variant of '%s': it returns nothing", es->full_name);
@@ -188,6 +188,7 @@ int tgm__autogen_all(tgm_model *m)
     int before = tgm_error_count(), n = m->nfuncs;
     for (int i = 0; i < n; i++) {
         tgm_func *e = m->funcs[i];
+        if (e->invalid) continue; /* its error is reported; a derived entry would repeat it */
         for (int j = 0; j < e->nautogen; j++)
             synthesise(m, e, e->autogen[j], e->autogen_locs ? e->autogen_locs[j] : e->autogen_loc);
     }

@@ -200,6 +200,8 @@ typedef struct tgm_func {
                                * no dispatch, function variant only, schema.text canonical,
                                * loc = the name inside `autogen:` */
     struct tgm_func *autogen_from; /* the entry whose autogen list produced this one */
+    bool invalid; /* validate() reported an error on this entry alone: nothing is derived from
+                   * it (autogen), since its schema may lack what derivation relies on */
 } tgm_func;
 
 /* ---- formula expressions (codegen/formula_parse.c) ----

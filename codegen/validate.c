@@ -356,7 +356,9 @@ int tgm_validate(tgm_model *m)
             tgm_error(f->schema.loc, "duplicate overload '%s'", f->schema.full_name);
             tgm_note(prev->schema.loc, "previous definition of '%s' is here", f->schema.full_name);
         }
+        int errors = tgm_error_count();
         check_func(m, f);
+        f->invalid = tgm_error_count() != errors;
     }
     tgm__autogen_all(m);
     for (int i = 0; i < nexplicit; i++) {
