@@ -57,6 +57,10 @@ typedef struct tgm_parse_ctx {
  * number of errors reported meanwhile. */
 int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
                        void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item));
+/* The text of a mapping key, or NULL after an error (`<what> must be strings, not a list`) when
+ * the key is a list or a mapping: YAML allows any node as a key, and such a node has no text
+ * (libyaml's scalar fields of it are its item array). Every key read goes through this. */
+const char *tgm__key_text(const tgm_yaml_doc *d, const yaml_node_t *k, const char *what);
 /* The name of the field of pair p of a mapping whose pairs start at `pairs`, or NULL after an
  * error when it is not a string or (with a NULL-terminated `known` list) not a known field.
  * A name that an earlier pair already has is reported ("field 'x' appears twice") and returned. */

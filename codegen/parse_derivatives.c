@@ -11,7 +11,9 @@
 
 #include "frontend.h"
 
-/* Splits `self, other` into trimmed names; false (after an error) when a part is not a name. */
+/* Splits `self, other` into trimmed names; false (after an error) when a part is not a name.
+ * k is a scalar: callers took its text with tgm__field_name, which rejects list and mapping
+ * keys (tgm__node_names would take `[self]` as a list of names). */
 static bool split_vars(tgm_parse_ctx *c, const yaml_node_t *k, tgm_formula *f)
 {
     const char **names;
@@ -108,9 +110,11 @@ static void parse_dispatch(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schem
     }
     bool have_default = false;
     const char *others = NULL;
-    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+    yaml_node_pair_t *pairs = v->data.mapping.pairs.start;
+    for (yaml_node_pair_t *p = pairs; p < v->data.mapping.pairs.top; p++) {
         yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
-        const char *key = k->type == YAML_SCALAR_NODE ? tgm__scalar(k) : "";
+        const char *key = tgm__field_name(c->d, pairs, p, NULL);
+        if (!key) continue;
         bool is_default = !strcmp(key, "Default");
         if (!is_default && strncmp(key, "Autograd", 8)) {
             tgm_error(tgm__node_loc(c->d, k),
@@ -128,10 +132,11 @@ static void parse_dispatch(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schem
             continue;
         }
         have_default = true;
-        for (yaml_node_pair_t *q = val->data.mapping.pairs.start; q < val->data.mapping.pairs.top;
-             q++)
-            add_formula(c, dv, have_schema, tgm__yaml_node(c->d, q->key),
-                        tgm__yaml_node(c->d, q->value), fcap, rcap, ncap);
+        yaml_node_pair_t *formulas = val->data.mapping.pairs.start;
+        for (yaml_node_pair_t *q = formulas; q < val->data.mapping.pairs.top; q++)
+            if (tgm__field_name(c->d, formulas, q, NULL))
+                add_formula(c, dv, have_schema, tgm__yaml_node(c->d, q->key),
+                            tgm__yaml_node(c->d, q->value), fcap, rcap, ncap);
     }
     /* No `Default:` is allowed (PyTorch has an AutogradNestedTensor-only entry): then the
      * function has no formulas for the keys tgen compiles. */

@@ -131,12 +131,8 @@ static void field_dispatch(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
         yaml_node_t *k = tgm__yaml_node(c->d, p->key), *val = tgm__yaml_node(c->d, p->value);
         const char **keys;
         tgm_loc *locs;
+        if (!tgm__key_text(c->d, k, "dispatch keys")) continue;
         int n = tgm__node_names(c->a, c->d, k, "dispatch", &keys, &locs);
-        if (k->type != YAML_SCALAR_NODE && n >= 0) {
-            tgm_error(tgm__node_loc(c->d, k), "dispatch keys must be names, not %s",
-                      tgm__node_kind(k));
-            continue;
-        }
         for (int i = 0; i < n; i++) /* `CPU, CUDA: add_out` is one entry per key */
             add_dispatch(c, f, &cap, keys[i], locs[i], val);
     }

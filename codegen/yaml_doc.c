@@ -344,15 +344,19 @@ static bool is_known(const char *name, const char *const *known)
     return false;
 }
 
+const char *tgm__key_text(const tgm_yaml_doc *d, const yaml_node_t *k, const char *what)
+{
+    if (k->type == YAML_SCALAR_NODE) return tgm__scalar(k);
+    tgm_error(tgm__node_loc(d, k), "%s must be strings, not %s", what, tgm__node_kind(k));
+    return NULL;
+}
+
 const char *tgm__field_name(const tgm_yaml_doc *d, const yaml_node_pair_t *pairs,
                             const yaml_node_pair_t *p, const char *const *known)
 {
     yaml_node_t *k = tgm__yaml_node(d, p->key);
-    if (k->type != YAML_SCALAR_NODE) {
-        tgm_error(tgm__node_loc(d, k), "field names must be strings, not %s", tgm__node_kind(k));
-        return NULL;
-    }
-    const char *name = tgm__scalar(k);
+    const char *name = tgm__key_text(d, k, "field names");
+    if (!name) return NULL;
     if (known && !is_known(name, known)) {
         tgm_error(tgm__node_loc(d, k), "unknown field '%s'", name);
         return NULL;
