@@ -18,6 +18,11 @@
 
 /* ------------------------------------------------------------------ syntax (lex, parse) */
 
+/* How deep a formula may nest (parentheses, calls, lists, operators, `?:`, unary chains):
+ * the parser, checker and emitters recurse once per level, so an unbounded formula would
+ * overflow the stack; deeper ones are a syntax error at the node that goes past it. */
+#define TGF_MAX_DEPTH 256
+
 typedef struct tgf_syntax_error {
     size_t offset; /* byte of the formula text the error points at */
     char msg[256];

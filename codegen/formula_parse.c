@@ -28,6 +28,7 @@ typedef struct parser {
     size_t prev_end; /* end of the last consumed token */
     tgf_syntax_error *err;
     bool failed;
+    int nesting; /* parse_cond / parse_unary calls in progress, at most TGF_MAX_DEPTH */
 } parser;
 
 static bool fail(parser *p, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -85,9 +86,29 @@ static tgm_expr *node(parser *p, tgm_expr_kind kind, size_t offset)
     return e;
 }
 
+static bool too_deep(parser *p, size_t off)
+{
+    return fail(p, off, "the formula nests more than %d levels deep", TGF_MAX_DEPTH);
+}
+
+/* Sets the node's span and height once its children are in place. A left-associative chain
+ * (`a + b + c ...`) deepens the tree without deepening the parser's recursion, so the height
+ * is checked here too; the error points at the operand that went past the limit. */
 static void finish(parser *p, tgm_expr *e)
 {
     e->len = p->prev_end > e->offset ? p->prev_end - e->offset : 0;
+    e->height = 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (e->args[i]->height >= e->height) e->height = e->args[i]->height + 1;
+    if (e->height > TGF_MAX_DEPTH)
+        too_deep(p, e->nargs ? e->args[e->nargs - 1]->offset : e->offset);
+}
+
+/* Entering one more level of recursion; false (after an error) past the limit. */
+static bool enter(parser *p)
+{
+    if (++p->nesting <= TGF_MAX_DEPTH) return true;
+    return too_deep(p, p->tok.offset);
 }
 
 static void add_arg(parser *p, tgm_expr *e, tgm_expr *arg, int *cap)
@@ -96,6 +117,7 @@ static void add_arg(parser *p, tgm_expr *e, tgm_expr *arg, int *cap)
 }
 
 static tgm_expr *parse_cond(parser *p);
+static tgm_expr *parse_cond_at(parser *p);
 
 /* `(` already consumed (or `{`): comma-separated expressions up to `close`. */
 static bool parse_args(parser *p, tgm_expr *e, int *cap, const char *close, const char *what)
@@ -247,7 +269,9 @@ static tgm_expr *parse_unary(parser *p)
                                         : TGM_EOP_NONE;
     if (op == TGM_EOP_NONE) return parse_postfix(p);
     advance(p);
+    if (!enter(p)) return NULL;
     tgm_expr *operand = parse_unary(p);
+    p->nesting--;
     if (!operand) return NULL;
     tgm_expr *e = unary(p, op, start);
     e->args[0] = operand;
@@ -321,6 +345,14 @@ static tgm_expr *parse_level(parser *p, int level)
 
 static tgm_expr *parse_cond(parser *p)
 {
+    if (!enter(p)) return NULL;
+    tgm_expr *e = parse_cond_at(p);
+    p->nesting--;
+    return e;
+}
+
+static tgm_expr *parse_cond_at(parser *p)
+{
     tgm_expr *c = parse_level(p, 0);
     if (!c || !is_punct(p, "?")) return c;
     advance(p);
@@ -335,7 +367,7 @@ static tgm_expr *parse_cond(parser *p)
     e->args[1] = a;
     e->args[2] = b;
     finish(p, e);
-    return e;
+    return p->failed ? NULL : e;
 }
 
 bool tgf_parse_formula(tgm_arena *a, tgm_formula *f, tgf_syntax_error *err)
@@ -348,7 +380,7 @@ bool tgf_parse_formula(tgm_arena *a, tgm_formula *f, tgf_syntax_error *err)
         fail(&p, p.tok.offset, "unexpected %s after the formula", tok_desc(&p));
         e = NULL;
     }
-    if (!e) return false;
+    if (!e || p.failed) return false;
     f->expr = e;
     return true;
 }

@@ -254,6 +254,8 @@ typedef struct tgm_expr {
     const char *str;
     struct tgm_expr **args;
     int nargs;
+    int height; /* nodes on the longest path down to a leaf (1 for a leaf); the parser keeps it
+                 * at most TGF_MAX_DEPTH, so the later stages may recurse on the tree */
 } tgm_expr;
 
 /* ---- derivatives.yaml ---- */

@@ -85,12 +85,53 @@ static void report_yaml_error(const tgm_yaml_doc *d, const yaml_parser_t *p)
     else tgm_error(loc, "%s", problem);
 }
 
+/* How deeply lists and mappings may nest in a spec file (PyTorch's files nest 4 deep). */
+enum { YAML_MAX_DEPTH = 64 };
+
+/* Walks the file's events before loading it, stopping at the first list or mapping nested
+ * deeper than YAML_MAX_DEPTH: libyaml's scanner rescans every open flow level at each token,
+ * so `[[[[...` deep input costs time quadratic in its depth (minutes for a few MB), and the
+ * parsers below would not know what to make of it anyway. Bounding the depth here keeps the
+ * scan linear. Returns false after an error; syntax errors are reported as the loader would. */
+static bool check_depth(tgm_yaml_doc *d)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) {
+        tgm_error((tgm_loc){ d->path, 0, 0 }, "cannot initialise the YAML parser");
+        return false;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)d->src, d->len);
+    bool ok = true, done = false;
+    for (int depth = 0; ok && !done;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            report_yaml_error(d, &p);
+            ok = false;
+            break;
+        }
+        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+            if (++depth > YAML_MAX_DEPTH) {
+                tgm_error(mark_loc(d, ev.start_mark),
+                          "lists and mappings nest more than %d levels deep here", YAML_MAX_DEPTH);
+                ok = false;
+            }
+        } else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+            depth--;
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return ok;
+}
+
 bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d)
 {
     memset(d, 0, sizeof *d);
     d->path = tgm_strdup(a, path);
     if (!read_file(a, path, d)) return false;
     index_lines(a, d);
+    if (!check_depth(d)) return false;
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
         tgm_error((tgm_loc){ d->path, 0, 0 }, "cannot initialise the YAML parser");
