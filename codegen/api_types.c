@@ -176,7 +176,7 @@ static const char *none_expr(tga_kind k)
 /* A floating literal as C reads it: the schema's text when it is a plain number. */
 static const char *double_expr(tgm_arena *a, const tgm_default *d)
 {
-    if (d->kind == TGM_DEF_INT) return tgs_fmt(a, "%lld", (long long)d->i);
+    if (d->kind == TGM_DEF_INT) return tgs_c_int(a, d->i);
     if (isnan(d->f)) return "NAN";
     if (isinf(d->f)) return d->f < 0 ? "-INFINITY" : "INFINITY";
     if (d->text && *d->text && strspn(d->text, "0123456789.eE+-") == strlen(d->text))
@@ -201,7 +201,7 @@ static const char *int_list_values(tgm_arena *a, const tgm_type *t, const tgm_de
     tgs_buf b;
     tgs_buf_init(&b);
     for (int i = 0; i < n; i++)
-        tgs_printf(&b, "%s%lld", i ? ", " : "", (long long)(vals ? vals[i] : single));
+        tgs_printf(&b, "%s%s", i ? ", " : "", tgs_c_int(a, vals ? vals[i] : single));
     *count = n;
     return tgs_finish(&b, a);
 }
@@ -283,7 +283,7 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
         if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST)
             return int_list_expr(a, t, d, list_storage, list_values);
         if (d->kind == TGM_DEF_INT && (k == TGA_INT || k == TGA_OPT_INT))
-            return wrap_some(a, k, tgs_fmt(a, "%lld", (long long)d->i));
+            return wrap_some(a, k, tgs_c_int(a, d->i));
         if (d->kind == TGM_DEF_INT && (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE))
             return wrap_some(a, k, double_expr(a, d));
         break;

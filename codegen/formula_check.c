@@ -148,7 +148,7 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
 
 /* ------------------------------------------------------------------ names */
 
-static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
+static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int64_t index)
 {
     const tga_op *op = c->d->op;
     if (c->d->list_output) {
@@ -158,11 +158,13 @@ static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int i)
                  op->f->schema.full_name);
         return NULL;
     }
-    if (i < 0 || i >= op->nrets) {
-        tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%d]",
-                 op->f->schema.full_name, op->nrets, op->nrets == 1 ? "" : "s", i);
+    /* Range-checked at full width: narrowing first turned grads[4294967296] into grads[0]. */
+    if (index < 0 || index >= op->nrets) {
+        tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%lld]",
+                 op->f->schema.full_name, op->nrets, op->nrets == 1 ? "" : "s", (long long)index);
         return NULL;
     }
+    int i = (int)index;
     if (!c->d->output_diff[i]) {
         tgf_fail(c, src->offset, "output %d of '%s' is not differentiable, so it has no gradient",
                  i, op->f->schema.full_name);
@@ -240,7 +242,7 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
         tgf_fail(c, ix->offset, "the index of 'grads' must be an integer literal");
         return NULL;
     }
-    return grad_node(c, e, (int)ix->i);
+    return grad_node(c, e, ix->i);
 }
 
 /* ------------------------------------------------------------------ methods */

@@ -39,7 +39,9 @@ static bool lex_number(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
     bool is_float = false;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         errno = 0;
-        t->i = (int64_t)strtoull(s, &end, 16);
+        unsigned long long u = strtoull(s, &end, 16);
+        if (u > INT64_MAX) errno = ERANGE; /* formulas compute in int64_t: no wrap to negative */
+        t->i = (int64_t)u;
     } else {
         size_t n = strspn(s, "0123456789");
         is_float = s[n] == '.' || s[n] == 'e' || s[n] == 'E';
@@ -48,8 +50,7 @@ static bool lex_number(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)
         else t->i = (int64_t)strtoll(s, &end, 10);
     }
     if (errno == ERANGE)
-        return fail(err, l->pos, "number '%.*s' is out of range",
-                    (int)strspn(s, "0123456789.xXeE+-"), s);
+        return fail(err, l->pos, "number '%.*s' is out of range", (int)(end - s), s);
     /* C++ literal suffixes carry no meaning here (the checker types 1.0f as a float). */
     while (*end == 'f' || *end == 'F' || *end == 'l' || *end == 'L' || *end == 'u' || *end == 'U')
         end++;

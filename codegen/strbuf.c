@@ -153,3 +153,9 @@ const char *tgs_c_string(tgm_arena *a, const char *text)
     tgs_puts(&b, "\"");
     return tgs_finish(&b, a);
 }
+
+const char *tgs_c_int(tgm_arena *a, int64_t v)
+{
+    if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
+    return tgs_fmt(a, "%lld", (long long)v);
+}

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "arena.h"
 
@@ -56,5 +57,9 @@ char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep);
 /* The text as a C string literal, quotes included: `"` and `\` escaped, a newline as \n,
  * other control characters in octal. */
 const char *tgs_c_string(tgm_arena *a, const char *text);
+/* v as a C integer expression of type long long: "-3", and INT64_MIN as
+ * "(-9223372036854775807LL - 1)" (C has no literal for it: -9223372036854775808 negates a
+ * constant too large for long long). */
+const char *tgs_c_int(tgm_arena *a, int64_t v);
 
 #endif
