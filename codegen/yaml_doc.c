@@ -85,6 +85,23 @@ static void report_yaml_error(const tgm_yaml_doc *d, const yaml_parser_t *p)
     else tgm_error(loc, "%s", problem);
 }
 
+/* Every stage reads scalars as NUL-terminated strings, so a scalar with a NUL inside (the
+ * `"\0"` escape) would silently lose the rest of its text: it is an error at the NUL. */
+static bool check_nul(tgm_arena *a, const tgm_yaml_doc *d)
+{
+    bool ok = true;
+    for (const yaml_node_t *n = d->doc.nodes.start; n < d->doc.nodes.top; n++) {
+        if (n->type != YAML_SCALAR_NODE) continue;
+        const char *text = (const char *)n->data.scalar.value;
+        size_t len = strlen(text);
+        if (len == n->data.scalar.length) continue;
+        tgm_error(tgm_text_loc(tgm__text_start(d, n), tgm__node_span(a, d, n), text, len),
+                  "a NUL character (\\0) cannot be part of a string");
+        ok = false;
+    }
+    return ok;
+}
+
 /* How deeply lists and mappings may nest in a spec file (PyTorch's files nest 4 deep). */
 enum { YAML_MAX_DEPTH = 64 };
 
@@ -142,7 +159,7 @@ bool tgm__yaml_load(tgm_arena *a, const char *path, tgm_yaml_doc *d)
     if (ok) d->loaded = true;
     else report_yaml_error(d, &p);
     yaml_parser_delete(&p);
-    return ok;
+    return ok && check_nul(a, d);
 }
 
 void tgm__yaml_done(tgm_yaml_doc *d)
