@@ -167,7 +167,9 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out);
 /* Helpers over an op. */
 /* Whether the op has a Device argument (factories pick their backend from it). */
 const tga_arg *tga_device_arg(const tga_op *op);
-/* The schema text on one line, for comments. */
+/* The schema text on one line (line breaks and tabs as spaces), for string literals. */
+const char *tga_schema_line(tgm_arena *a, const tgm_func *f);
+/* The same, safe inside a C comment (tgs_c_comment). */
 const char *tga_schema_comment(tgm_arena *a, const tgm_func *f);
 
 /* ------------------------------------------------------------------ signatures (api_sig.c) */

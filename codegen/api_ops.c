@@ -214,12 +214,15 @@ const tga_arg *tga_device_arg(const tga_op *op)
     return NULL;
 }
 
-const char *tga_schema_comment(tgm_arena *a, const tgm_func *f)
+const char *tga_schema_line(tgm_arena *a, const tgm_func *f)
 {
     char *s = tgm_strdup(a, f->schema.text ? f->schema.text : f->schema.full_name);
-    for (char *p = s; *p; p++) {
-        if (*p == '\n' || *p == '\t') *p = ' ';
-        if (p[0] == '*' && p[1] == '/') p[1] = '|'; /* never close the comment early */
-    }
+    for (char *p = s; *p; p++)
+        if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
     return s;
+}
+
+const char *tga_schema_comment(tgm_arena *a, const tgm_func *f)
+{
+    return tgs_c_comment(a, tga_schema_line(a, f));
 }

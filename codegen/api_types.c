@@ -215,17 +215,7 @@ static const char *str_expr(tgm_arena *a, const tgm_default *d)
         text++;
         n -= 2;
     }
-    tgs_buf b;
-    tgs_buf_init(&b);
-    tgs_puts(&b, "\"");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '"' || c == '\\') tgs_printf(&b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f) tgs_printf(&b, "\\%03o", c);
-        else tgs_putn(&b, &text[i], 1);
-    }
-    tgs_puts(&b, "\"");
-    return tgs_finish(&b, a);
+    return tgs_c_string(a, tgm_strndup(a, text, n));
 }
 
 static const char *ident_expr(tga_kind k, const char *text)

@@ -10,7 +10,7 @@ tgt_template tge_template(tge_ctx *c, const char *name)
 tgt_env *tge_env(tge_ctx *c)
 {
     tgt_env *e = tgt_env_new(c->arena);
-    tgt_set(e, "source", c->source);
+    tgt_set(e, "source", tgs_c_comment(c->arena, c->source)); /* only used in comments */
     return e;
 }
 

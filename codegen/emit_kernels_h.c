@@ -22,7 +22,7 @@ void tge_emit_kernels_h(tge_ctx *c)
         const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
         tgs_list_addf(&types, c->arena, "typedef %s;", tga_kernel_decl(c->arena, op, ptr));
         tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
-                      op->boxed_name, op->f->schema.full_name);
+                      op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (kn->origin == TGA_KERNEL_WRITTEN) {
@@ -32,10 +32,12 @@ void tge_emit_kernels_h(tge_ctx *c)
                               tga_kernel_decl(c->arena, op, kn->symbol));
             } else if (kn->origin == TGA_KERNEL_AUTOGRAD) {
                 tgs_list_addf(&autograd, c->arena, "%s;   /* %s */",
-                              tga_kernel_decl(c->arena, op, kn->symbol), op->f->schema.full_name);
+                              tga_kernel_decl(c->arena, op, kn->symbol),
+                              tgs_c_comment(c->arena, op->f->schema.full_name));
             } else {
                 tgs_list_addf(&glue, c->arena, "%s;   /* %s */",
-                              tga_kernel_decl(c->arena, op, kn->symbol), op->f->schema.full_name);
+                              tga_kernel_decl(c->arena, op, kn->symbol),
+                              tgs_c_comment(c->arena, op->f->schema.full_name));
             }
         }
     }

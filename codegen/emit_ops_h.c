@@ -32,7 +32,7 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op)
 {
     tgs_buf b;
     tgs_buf_init(&b);
-    const char *doc = op->f->doc;
+    const char *doc = op->f->doc ? tgs_c_comment(c->arena, op->f->doc) : NULL;
     if (doc && *doc) {
         int col = 0;
         tgs_puts(&b, " *");
@@ -109,7 +109,8 @@ void tge_emit_ops_h(tge_ctx *c)
     tgs_list enums = { 0 }, structs = { 0 }, decls = tge_per_op(c, "tg_ops_decl.h.in", op_decl);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        tgs_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name, op->f->schema.full_name);
+        tgs_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name,
+                      tgs_c_comment(c->arena, op->f->schema.full_name));
     }
     result_structs(c, &structs);
     if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");

@@ -34,7 +34,7 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_env *e = tge_env(c);
     tgt_set(e, "enum", op->enum_name);
     tgt_set(e, "name", op->f->schema.full_name);
-    tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_comment(c->arena, op->f)));
+    tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_line(c->arena, op->f)));
     tgt_set_list(e, "kernels", &slots);
     tgt_set(e, "boxed", op->boxed_name);
     tgt_setf(e, "ntensor", "%d", ntensor);

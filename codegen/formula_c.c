@@ -394,7 +394,8 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
 
     tgs_buf b;
     tgs_buf_init(&b);
-    tgs_printf(&b, "/* %s: %s */\n", f->src->vars, f->src->text);
+    tgs_printf(&b, "/* %s: %s */\n", tgs_c_comment(c.a, f->src->vars),
+               tgs_c_comment(c.a, f->src->text));
     if (joint)
         tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn,
                    node_type);

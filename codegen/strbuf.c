@@ -147,10 +147,23 @@ const char *tgs_c_string(tgm_arena *a, const char *text)
         unsigned char ch = (unsigned char)*p;
         if (ch == '"' || ch == '\\') tgs_printf(&b, "\\%c", ch);
         else if (ch == '\n') tgs_puts(&b, "\\n");
+        else if (ch == '?' && p[1] == '?') tgs_puts(&b, "?\\");
         else if (ch < 0x20 || ch == 0x7f) tgs_printf(&b, "\\%03o", ch);
         else tgs_putn(&b, p, 1);
     }
     tgs_puts(&b, "\"");
+    return tgs_finish(&b, a);
+}
+
+const char *tgs_c_comment(tgm_arena *a, const char *text)
+{
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (const char *p = text; *p; p++) {
+        char ch = *p == '\n' || *p == '\t' || *p == '\r' ? ' ' : *p;
+        tgs_putn(&b, &ch, 1);
+        if ((p[0] == '*' && p[1] == '/') || (p[0] == '/' && p[1] == '*')) tgs_puts(&b, "\\");
+    }
     return tgs_finish(&b, a);
 }
 

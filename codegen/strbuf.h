@@ -55,8 +55,13 @@ char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep);
 
 /* ---- C source text ---- */
 /* The text as a C string literal, quotes included: `"` and `\` escaped, a newline as \n,
- * other control characters in octal. */
+ * other control characters in octal, `??` as `?\?` (C11 reads `??/` as a trigraph for `\`). */
 const char *tgs_c_string(tgm_arena *a, const char *text);
+/* Spec text (a schema, a formula, a default, a path) made safe inside a C block comment, on one
+ * line: line breaks and tabs become spaces, and `*` `/` pairs are split with a backslash
+ * (`*\/`, `/\*`) so that the text can neither close the comment nor open a nested one. Every
+ * emitter that writes spec text into a comment goes through this. */
+const char *tgs_c_comment(tgm_arena *a, const char *text);
 /* v as a C integer expression of type long long: "-3", and INT64_MIN as
  * "(-9223372036854775807LL - 1)" (C has no literal for it: -9223372036854775808 negates a
  * constant too large for long long). */
