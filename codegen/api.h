@@ -154,9 +154,18 @@ struct tga_op {
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */
 };
 
+/* The ops sharing one base name (`add` for add.Tensor, add_.Tensor, add.out...), in model
+ * order: the formula checker's overload candidates. */
+typedef struct tga_op_group {
+    const tga_op **ops;
+    int n;
+} tga_op_group;
+
 typedef struct tga_ops {
     tga_op *ops;
     int n;
+    tgm_name_map *by_base; /* schema base name (without an in-place `_`) -> tga_op_group */
+    tgm_name_map *by_name; /* full name (`add.out`) -> tga_op; names are unique once validated */
 } tga_ops;
 
 /* Builds the C view of every operator of the model, in model order. Reports unsupported

@@ -14,11 +14,12 @@
 #include "api_internal.h"
 #include "strbuf.h"
 
-static const tgm_derivative *entry_of(const tgm_model *m, const tgm_func *f)
+/* The derivatives entry of f, through a map from each entry's function (by full name) to the
+ * entry, built once: a scan of the entries per op was quadratic in the spec's size. */
+static const tgm_derivative *entry_of(const tgm_name_map *by_func, const tgm_func *f)
 {
-    for (int i = 0; f && i < m->nderivs; i++)
-        if (m->derivs[i]->func == f) return m->derivs[i];
-    return NULL;
+    const tgm_derivative *dv = f ? tgm__map_get(by_func, f->schema.full_name) : NULL;
+    return dv && dv->func == f ? dv : NULL;
 }
 
 static bool has_slot(const tga_op *op, int slot)
@@ -39,13 +40,13 @@ static bool tensor_in_out(const tga_op *op)
     return in && op->nrets > 0;
 }
 
-static tga_autograd kind_of(const tgm_model *m, tga_op *op)
+static tga_autograd kind_of(const tgm_name_map *by_func, tga_op *op)
 {
     const tgm_func *f = op->f;
     bool fn_or_inplace = f->kind == TGM_KIND_FUNCTIONAL || f->kind == TGM_KIND_INPLACE;
-    op->deriv = entry_of(m, f);
+    op->deriv = entry_of(by_func, f);
     if (!op->deriv && f->kind == TGM_KIND_INPLACE && op->nrets == 1)
-        op->deriv = entry_of(m, f->functional);
+        op->deriv = entry_of(by_func, f->functional);
     if (op->deriv && fn_or_inplace) return TGA_AUTOGRAD_RECORD;
     op->deriv = NULL;
     if (f->kind == TGM_KIND_OUT && tensor_in_out(op)) return TGA_AUTOGRAD_OUT;
@@ -57,9 +58,13 @@ static tga_autograd kind_of(const tgm_model *m, tga_op *op)
 int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
 {
     if (m->nderivs == 0) return 0;
+    tgm_name_map *by_func = tgm__map_new(a);
+    for (int i = 0; i < m->nderivs; i++)
+        if (m->derivs[i]->func)
+            tgm__map_put(by_func, m->derivs[i]->func->schema.full_name, m->derivs[i]);
     for (int i = 0; i < ops->n; i++) {
         tga_op *op = &ops->ops[i];
-        op->autograd = kind_of(m, op);
+        op->autograd = kind_of(by_func, op);
         if (op->autograd == TGA_AUTOGRAD_NONE) continue;
         tga_kernel *k = tgm_alloc(a, sizeof *k * (size_t)(op->nkernels + 1));
         if (op->nkernels) memcpy(k, op->kernels, sizeof *k * (size_t)op->nkernels);

@@ -53,14 +53,13 @@ static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_or
     k->loc = loc;
 }
 
+/* The op of entry f, or (f NULL) of the entry named full_name: a hash lookup, since this runs
+ * once per entry. */
 static const tga_op *find_op(const tga_ops *ops, const tgm_func *f, const char *full_name)
 {
-    for (int i = 0; i < ops->n; i++) {
-        if (f && ops->ops[i].f == f) return &ops->ops[i];
-        if (!f && full_name && strcmp(ops->ops[i].f->schema.full_name, full_name) == 0)
-            return &ops->ops[i];
-    }
-    return NULL;
+    const char *name = f ? f->schema.full_name : full_name;
+    const tga_op *op = name ? tgm__map_get(ops->by_name, name) : NULL;
+    return op && (!f || op->f == f) ? op : NULL;
 }
 
 static const tga_arg *find_arg(const tga_op *op, const char *schema_name)
@@ -293,29 +292,25 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
 
 /* ------------------------------------------------------------------ consistency */
 
-/* One symbol, one prototype: kernels shared between entries must have one signature. */
-static int check_kernel_symbols(const tga_ops *ops)
+/* One symbol, one prototype: kernels shared between entries must have one signature. Each
+ * use of a symbol is compared with its first use (a map: comparing with every earlier op was
+ * quadratic in the number of entries). */
+static int check_kernel_symbols(tgm_arena *a, const tga_ops *ops)
 {
     int errors = 0;
+    tgm_name_map *first_use = tgm__map_new(a);
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *ki = &op->kernels[k];
-            for (int j = 0; j < i; j++) {
-                const tga_op *o = &ops->ops[j];
-                bool clash = false;
-                for (int l = 0; l < o->nkernels && !clash; l++)
-                    clash = strcmp(o->kernels[l].symbol, ki->symbol) == 0 &&
-                            strcmp(o->ksig, op->ksig) != 0;
-                if (!clash) continue;
-                tgm_error(ki->loc,
-                          "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
-                          "uses it as %s",
-                          ki->symbol, op->f->schema.full_name, op->ksig, o->f->schema.full_name,
-                          o->f->loc.file, o->f->loc.line, o->f->loc.col, o->ksig);
-                errors++;
-                break;
-            }
+            const tga_op *o = tgm__map_put(first_use, ki->symbol, (void *)op);
+            if (!o || o == op || strcmp(o->ksig, op->ksig) == 0) continue;
+            tgm_error(ki->loc,
+                      "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
+                      "uses it as %s",
+                      ki->symbol, op->f->schema.full_name, op->ksig, o->f->schema.full_name,
+                      o->f->loc.file, o->f->loc.line, o->f->loc.col, o->ksig);
+            errors++;
         }
     }
     return errors;
@@ -335,6 +330,6 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
             op->delegate = op->nkernels ? find_op(ops, NULL, op->f->structured_delegate) : NULL;
         if (op->f->is_autogen) op->functional = autogen_functional(a, ops, op);
     }
-    errors += check_kernel_symbols(ops);
+    errors += check_kernel_symbols(a, ops);
     return errors;
 }

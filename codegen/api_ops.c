@@ -121,8 +121,10 @@ typedef struct name_use {
     const char *what;
 } name_use;
 
-/* Every public identifier an op defines; two ops defining the same one cannot both compile. */
-static int check_public_names(tgm_arena *a, const tga_ops *ops)
+/* Every public identifier an op defines; two ops defining the same one cannot both compile.
+ * `by_name` maps each name to its first use (a hash map: a scan of the earlier uses made this
+ * quadratic in the number of entries). */
+static int check_public_names(tgm_arena *a, const tga_ops *ops, tgm_name_map *by_name)
 {
     int cap = ops->n * 3 + 1, n = 0, errors = 0;
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
@@ -135,49 +137,70 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops)
         }
     }
     for (int i = 0; i < n; i++) {
-        for (int j = 0; j < i; j++) {
-            if (strcmp(uses[i].name, uses[j].name) != 0 || uses[i].op == uses[j].op) continue;
-            const tgm_func *fi = uses[i].op->f, *fj = uses[j].op->f;
-            tgm_error(fi->loc,
-                      "C name '%s' (%s of '%s') is already used by '%s' at %s:%d:%d; "
-                      "give one of them a `c_name:`",
-                      uses[i].name, uses[i].what, fi->schema.full_name, fj->schema.full_name,
-                      fj->loc.file, fj->loc.line, fj->loc.col);
+        const name_use *first = tgm__map_put(by_name, uses[i].name, &uses[i]);
+        if (!first || first->op == uses[i].op) continue;
+        const tgm_func *fi = uses[i].op->f, *fj = first->op->f;
+        tgm_error(fi->loc,
+                  "C name '%s' (%s of '%s') is already used by '%s' at %s:%d:%d; "
+                  "give one of them a `c_name:`",
+                  uses[i].name, uses[i].what, fi->schema.full_name, fj->schema.full_name,
+                  fj->loc.file, fj->loc.line, fj->loc.col);
+        errors++;
+    }
+    return errors;
+}
+
+/* Ops returning the same result struct must agree on its fields (each is compared with the
+ * first op that uses the struct); its name must not be an op's C name. by_name is
+ * check_public_names' map, whose `tg_<cname>` names are the functions' names. */
+static int check_result_structs(tgm_arena *a, const tga_ops *ops, const tgm_name_map *by_name)
+{
+    int errors = 0;
+    tgm_name_map *first_use = tgm__map_new(a);
+    for (int i = 0; i < ops->n; i++) {
+        const tga_op *op = &ops->ops[i];
+        if (!op->ret_struct) continue;
+        const name_use *fn = tgm__map_get(by_name, op->ret_struct);
+        if (fn && !strcmp(fn->what, "function")) {
+            tgm_error(op->f->loc, "result struct '%s' of '%s' has the C name of '%s'",
+                      op->ret_struct, op->f->schema.full_name, fn->op->f->schema.full_name);
             errors++;
-            break;
+        }
+        const tga_op *o = tgm__map_put(first_use, op->ret_struct, (void *)op);
+        if (!o) continue;
+        bool same = o->nrets == op->nrets;
+        for (int r = 0; same && r < op->nrets; r++) same = o->rets[r].kind == op->rets[r].kind;
+        if (!same) {
+            tgm_error(op->f->loc,
+                      "result struct '%s' of '%s' differs from the one of '%s' "
+                      "(same return names, other types)",
+                      op->ret_struct, op->f->schema.full_name, o->f->schema.full_name);
+            errors++;
         }
     }
     return errors;
 }
 
-/* Ops returning the same result struct must agree on its fields; its name must not be an
- * op's C name. */
-static int check_result_structs(tgm_arena *a, const tga_ops *ops)
+/* Indexes the ops by full name and groups them by base name (the formula checker's overload
+ * lookup, tgf_find_ops). */
+static void index_ops(tgm_arena *a, tga_ops *ops)
 {
-    int errors = 0;
+    ops->by_name = tgm__map_new(a);
+    for (int i = 0; i < ops->n; i++)
+        tgm__map_put(ops->by_name, ops->ops[i].f->schema.full_name, &ops->ops[i]);
+    ops->by_base = tgm__map_new(a);
+    int *caps = tgm_alloc(a, sizeof *caps * (size_t)(ops->n ? ops->n : 1));
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
-        if (!op->ret_struct) continue;
-        for (int j = 0; j < ops->n; j++) {
-            const tga_op *o = &ops->ops[j];
-            if (strcmp(tgs_fmt(a, "tg_%s", o->cname), op->ret_struct) == 0) {
-                tgm_error(op->f->loc, "result struct '%s' of '%s' has the C name of '%s'",
-                          op->ret_struct, op->f->schema.full_name, o->f->schema.full_name);
-                errors++;
-            }
-            if (j >= i || !o->ret_struct || strcmp(o->ret_struct, op->ret_struct) != 0) continue;
-            bool same = o->nrets == op->nrets;
-            for (int r = 0; same && r < op->nrets; r++) same = o->rets[r].kind == op->rets[r].kind;
-            if (!same) {
-                tgm_error(op->f->loc,
-                          "result struct '%s' of '%s' differs from the one of '%s' "
-                          "(same return names, other types)",
-                          op->ret_struct, op->f->schema.full_name, o->f->schema.full_name);
-                errors++;
-            }
+        tga_op_group *g = tgm__map_get(ops->by_base, op->f->schema.base);
+        if (!g) {
+            g = tgm_alloc(a, sizeof *g);
+            tgm__map_put(ops->by_base, op->f->schema.base, g);
         }
+        /* One capacity slot per op, indexed by the group's first op: groups never share one. */
+        int *cap = &caps[g->n ? g->ops[0]->index : i];
+        *TGS_PUSH(a, g->ops, g->n, *cap) = op;
     }
-    return errors;
 }
 
 /* ------------------------------------------------------------------ the whole view */
@@ -197,8 +220,10 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
         build_names(a, op);
         build_ksig(a, op);
     }
-    errors += check_public_names(a, out);
-    errors += check_result_structs(a, out);
+    tgm_name_map *by_name = tgm__map_new(a);
+    errors += check_public_names(a, out, by_name);
+    errors += check_result_structs(a, out, by_name);
+    index_ops(a, out);
     errors += tga_assign_kernels(a, out);
     errors += tga_assign_autograd(m, a, out);
     return errors;

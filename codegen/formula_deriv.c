@@ -10,9 +10,8 @@
 
 static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
 {
-    for (int i = 0; i < ops->n; i++)
-        if (ops->ops[i].f == f) return &ops->ops[i];
-    return NULL;
+    const tga_op *op = tgm__map_get(ops->by_name, f->schema.full_name);
+    return op && op->f == f ? op : NULL;
 }
 
 /* `not_implemented("reason")` as the whole formula. */
@@ -192,13 +191,16 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_deri
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
+    /* N of XBackwardN counts the entries of the same base name before this one (a counter per
+     * base name: recounting the earlier entries was quadratic). */
+    tgm_name_map *seen = tgm__map_new(a);
+    int *counts = tgm_alloc(a, sizeof *counts * (size_t)(m->nderivs + 1));
     for (int i = 0; i < m->nderivs; i++) {
         const tgm_derivative *dv = m->derivs[i];
-        if (!dv->func) continue;
-        /* N of XBackwardN counts the entries of the same base name before this one. */
-        int number = 0;
-        for (int j = 0; j < i; j++) number += !strcmp(m->derivs[j]->schema.base, dv->schema.base);
-        check_entry(&c, dv, &out->d[i], number);
+        int *count = tgm__map_put(seen, dv->schema.base, &counts[i]);
+        if (!count) count = &counts[i];
+        int number = (*count)++;
+        if (dv->func) check_entry(&c, dv, &out->d[i], number);
     }
     for (int i = 0; i < m->nderivs; i++) {
         const tgf_deriv *d = &out->d[i];

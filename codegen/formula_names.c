@@ -1,6 +1,7 @@
 /* What the formula checker looks up: operators by base name, which argument types a
  * parameter accepts, and the names of backward nodes. */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formula_check.h"
@@ -30,9 +31,17 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
     if (!strncmp(name, "at::", 4)) name = name + 4;
     size_t n = strlen(name);
     bool inplace = n > 1 && name[n - 1] == '_' && !(n > 4 && !strncmp(name, "__", 2));
+    /* The candidates share the base name: look the group up (a scan of every op per call made
+     * checking quadratic in the spec's size). The key drops the in-place `_`, as bases do. */
+    char small[128], *key = n < sizeof small ? small : malloc(n + 1);
+    if (!key) return 0;
+    memcpy(key, name, n - inplace);
+    key[n - inplace] = '\0';
+    const tga_op_group *g = ops->by_base ? tgm__map_get(ops->by_base, key) : NULL;
+    if (key != small) free(key);
     int count = 0;
-    for (int i = 0; i < ops->n && count < max; i++) {
-        const tga_op *op = &ops->ops[i];
+    for (int i = 0; g && i < g->n && count < max; i++) {
+        const tga_op *op = g->ops[i];
         const tgm_schema *s = &op->f->schema;
         /* The in-place ones only when asked for by name (`mul_`); out= ones never: a formula
          * has nowhere to put their outputs. */

@@ -9,14 +9,6 @@
 #include "model.h"
 #include "strbuf.h"
 
-/* ---- string -> pointer hash map (open addressing), memory in the arena ---- */
-typedef struct tgm_name_map tgm_name_map;
-tgm_name_map *tgm__map_new(tgm_arena *a);
-void *tgm__map_get(const tgm_name_map *m, const char *key);
-/* Inserts key -> val unless key is present; returns the value already there, else NULL.
- * The key is not copied: it must live as long as the map (arena strings do). */
-void *tgm__map_put(tgm_name_map *m, const char *key, void *val);
-
 /* ---- where a YAML scalar's text came from (see tgm_text_loc in model.h) ---- */
 struct tgm_span {
     const char *src; /* the whole file, NUL-terminated */

@@ -440,9 +440,35 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
 
 /* ---- arguments and returns ---- */
 
+/* The names seen so far in one argument or return list: a scan while there are few, a hash map
+ * once there are more, so that a schema with thousands of arguments is not checked pairwise. */
+enum { NAME_SET_SMALL = 16 };
+typedef struct name_set {
+    const char *small[NAME_SET_SMALL];
+    int n;
+    tgm_name_map *map;
+} name_set;
+
+/* Adds name; false when it was already there. */
+static bool name_set_add(tgm_arena *a, name_set *s, const char *name)
+{
+    if (!s->map) {
+        for (int i = 0; i < s->n; i++)
+            if (!strcmp(s->small[i], name)) return false;
+        if (s->n < NAME_SET_SMALL) {
+            s->small[s->n++] = name;
+            return true;
+        }
+        s->map = tgm__map_new(a);
+        for (int i = 0; i < s->n; i++) tgm__map_put(s->map, s->small[i], (void *)s->small[i]);
+    }
+    return !tgm__map_put(s->map, name, (void *)name);
+}
+
 static bool parse_params(parser *p, tgm_schema *out)
 {
     int cap = 0;
+    name_set names = { 0 };
     bool kwarg = false, seen_default = false;
     size_t star_off = 0;
     if (is_punct(p, ')')) return true;
@@ -461,9 +487,8 @@ static bool parse_params(parser *p, tgm_schema *out)
                 return fail(p, p->t.off, "expected an argument name, found %s", found(p));
             arg->name = tok_text(p);
             size_t name_off = p->t.off;
-            for (int k = 0; k < out->nargs - 1; k++)
-                if (!strcmp(out->args[k].name, arg->name))
-                    return fail(p, name_off, "duplicate argument name '%s'", arg->name);
+            if (!name_set_add(p->a, &names, arg->name))
+                return fail(p, name_off, "duplicate argument name '%s'", arg->name);
             next(p);
             arg->kwarg_only = kwarg;
             if (is_punct(p, '=')) {
@@ -510,14 +535,14 @@ static bool parse_returns(parser *p, tgm_schema *out)
         return parse_return(p, r, &name_off);
     }
     next(p);
+    name_set names = { 0 };
     while (!is_punct(p, ')')) {
         if (out->nrets > 0 && !expect(p, ',', "or ')' between returns")) return false;
         tgm_return *r = TGS_PUSH(p->a, out->rets, out->nrets, cap);
         size_t name_off = 0;
         if (!parse_return(p, r, &name_off)) return false;
-        for (int k = 0; r->name && k < out->nrets - 1; k++)
-            if (out->rets[k].name && !strcmp(out->rets[k].name, r->name))
-                return fail(p, name_off, "duplicate return name '%s'", r->name);
+        if (r->name && !name_set_add(p->a, &names, r->name))
+            return fail(p, name_off, "duplicate return name '%s'", r->name);
     }
     return next(p);
 }

@@ -240,21 +240,24 @@ static const char *signature(tgm_arena *a, const tgm_func *f)
     const char *base = s->base;
     if (s->dunder && f->kind == TGM_KIND_INPLACE) /* __iand__ -> __and__ */
         base = tgs_fmt(a, "__%s", s->base + 3);
-    char *sig = tgs_fmt(a, "%s(", base);
+    /* One buffer: re-formatting the whole prefix per argument was quadratic in their number. */
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_printf(&b, "%s(", base);
     for (int i = 0; i < s->nargs; i++) {
         if (s->args[i].is_out || is_tensor_option(&s->args[i])) continue;
         tgm_type t = s->args[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgs_fmt(a, "%s%s%s %s,", sig, s->args[i].kwarg_only ? "*" : "", tgm__type_str(a, &t),
-                      s->args[i].name);
+        tgs_printf(&b, "%s%s %s,", s->args[i].kwarg_only ? "*" : "", tgm__type_str(a, &t),
+                   s->args[i].name);
     }
-    sig = tgs_fmt(a, "%s)->", sig);
+    tgs_puts(&b, ")->");
     for (int i = 0; i < s->nrets; i++) {
         tgm_type t = s->rets[i].type;
         t.alias = (tgm_alias){ 0 };
-        sig = tgs_fmt(a, "%s%s,", sig, tgm__type_str(a, &t));
+        tgs_printf(&b, "%s,", tgm__type_str(a, &t));
     }
-    return sig;
+    return tgs_finish(&b, a);
 }
 
 static void link_functional(tgm_model *m)
