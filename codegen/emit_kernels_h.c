@@ -3,20 +3,12 @@
 
 #include "emit_internal.h"
 
-static bool declared_before(const tge_ctx *c, int op_index, int kernel_index, const char *symbol)
-{
-    for (int i = 0; i <= op_index; i++) {
-        const tga_op *o = &c->ops.ops[i];
-        int nk = i == op_index ? kernel_index : o->nkernels;
-        for (int k = 0; k < nk; k++)
-            if (strcmp(o->kernels[k].symbol, symbol) == 0) return true;
-    }
-    return false;
-}
-
 void tge_emit_kernels_h(tge_ctx *c)
 {
     tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
+    /* Every kernel symbol met so far: a written kernel shared by several entries is declared
+     * once (a map; scanning the earlier ops' kernels was quadratic in the number of entries). */
+    tgm_name_map *seen = tgm__map_new(c->arena);
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
@@ -25,8 +17,9 @@ void tge_emit_kernels_h(tge_ctx *c)
                       op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
+            bool declared_before = tgm__map_put(seen, kn->symbol, (void *)kn) != NULL;
             if (kn->origin == TGA_KERNEL_WRITTEN) {
-                if (declared_before(c, i, k, kn->symbol)) continue;
+                if (declared_before) continue;
                 tgs_list_addf(&protos, c->arena, "/* %s */\n%s;\n",
                               tga_schema_comment(c->arena, op->f),
                               tga_kernel_decl(c->arena, op, kn->symbol));
