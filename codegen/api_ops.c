@@ -216,10 +216,5 @@ const tga_arg *tga_device_arg(const tga_op *op)
 
 const char *tga_schema_comment(tgm_arena *a, const tgm_func *f)
 {
-    char *s = tgm_strdup(a, f->schema.text ? f->schema.text : f->schema.full_name);
-    for (char *p = s; *p; p++) {
-        if (*p == '\n' || *p == '\t') *p = ' ';
-        if (p[0] == '*' && p[1] == '/') p[1] = '|'; /* never close the comment early */
-    }
-    return s;
+    return tgs_comment_text(a, f->schema.text ? f->schema.text : f->schema.full_name);
 }

@@ -64,7 +64,7 @@ const char *tga_opts_struct(tgm_arena *a, const tga_op *op)
         const tga_arg *ca = &op->args[i];
         if (!ca->default_expr) continue;
         tgs_printf(&b, "    %s;   /* default %s */\n", tga_cdecl(a, ca->kind, ca->name),
-                   ca->arg->def.text ? ca->arg->def.text : ca->default_expr);
+                   tgs_comment_text(a, ca->arg->def.text ? ca->arg->def.text : ca->default_expr));
     }
     tgs_printf(&b, "} %s;", op->opts_name);
     return tgs_finish(&b, a);

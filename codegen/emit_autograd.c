@@ -17,17 +17,6 @@ typedef struct templates {
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
 
-/* A comment-safe copy of a formula or schema: no `*\/`, one line. */
-static const char *comment_text(tge_ctx *c, const char *s)
-{
-    char *t = tgm_strdup(c->arena, s);
-    for (char *p = t; *p; p++) {
-        if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
-        if (p[0] == '*' && p[1] == '/') p[1] = '|';
-    }
-    return t;
-}
-
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
 {
     return tgs_fmt(c->arena, "tg__node_%s", d->node_name);
@@ -151,7 +140,7 @@ static const char *node_code(tge_ctx *c, const templates *t, const tgf_deriv *d)
     tgt_env *e = tge_env(c);
     tgt_set(e, "node", d->node_name);
     tgt_set(e, "type", type);
-    tgt_set(e, "name_text", comment_text(c, d->dv->name_text));
+    tgt_set(e, "name_text", tgs_comment_text(c->arena, d->dv->name_text));
     tgs_list fields = node_fields(c, d);
     tgt_set_list(e, "fields", &fields);
     tgt_set_list(e, "formulas", &formulas);

@@ -138,6 +138,16 @@ char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep)
 
 /* ------------------------------------------------------------------ C text */
 
+const char *tgs_comment_text(tgm_arena *a, const char *text)
+{
+    char *s = tgm_strdup(a, text);
+    for (char *p = s; *p; p++) {
+        if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
+        if (p[0] == '*' && p[1] == '/') p[1] = '|';
+    }
+    return s;
+}
+
 const char *tgs_c_string(tgm_arena *a, const char *text)
 {
     tgs_buf b;

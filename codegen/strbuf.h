@@ -53,6 +53,10 @@ void tgs_list_addf(tgs_list *l, tgm_arena *a, const char *fmt, ...)
 char *tgs_list_join(const tgs_list *l, tgm_arena *a, const char *sep);
 
 /* ---- C source text ---- */
+/* The text made safe inside a C comment: on one line (newlines and tabs as spaces) and never
+ * closing it (`*\/` becomes `*|`). Spec text (schemas, formulas, defaults) is quoted in
+ * comments of the generated files; a `*\/` in it must not end them early. */
+const char *tgs_comment_text(tgm_arena *a, const char *text);
 /* The text as a C string literal, quotes included: `"` and `\` escaped, a newline as \n,
  * other control characters in octal. */
 const char *tgs_c_string(tgm_arena *a, const char *text);
