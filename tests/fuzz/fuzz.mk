@@ -69,7 +69,7 @@ fuzz: fuzz-build fuzz-corpus
 	  $(FUZZ_DIR)/fuzz_$$h $(FUZZ_OPTS) -max_len=$$maxlen -artifact_prefix=$$art/ \
 	    $(FUZZ_DIR)/work/$$h $(FUZZ_DIR)/seeds/$$h >$(FUZZ_DIR)/fuzz_$$h.log 2>&1; \
 	  rc=$$?; \
-	  grep -E '^#[0-9]+ ' $(FUZZ_DIR)/fuzz_$$h.log | tail -1; \
+	  grep -E '^#[0-9]+[[:space:]]' $(FUZZ_DIR)/fuzz_$$h.log | tail -1; \
 	  grep -E '^Done|^stat::average_exec_per_sec|ERROR:|SUMMARY|fuzz oracle|Test unit written' \
 	    $(FUZZ_DIR)/fuzz_$$h.log | head -20; \
 	  found=$$(cd $$art && ls | grep -E '^(crash|leak|timeout|oom)-' || true); \

@@ -114,6 +114,11 @@ static int g_expect_rejection;
 
 void fuzz_expect_rejection(int on) { g_expect_rejection = on; }
 
+static int g_raw;
+
+void fuzz_set_raw(int on) { g_raw = on; }
+int fuzz_raw(void) { return g_raw; }
+
 int fuzz_tgen(const char *const *args)
 {
     char *argv[32] = { "tgen" };

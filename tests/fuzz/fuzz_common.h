@@ -29,6 +29,10 @@ int fuzz_tgen(const char *const *args);
 /* For the regression replay only (replay_main.c): with `on`, fuzz_tgen also aborts when tgen
  * exits 0, for inputs tgen must refuse (files named *.reject.*: a wrong value it accepted). */
 void fuzz_expect_rejection(int on);
+/* For the regression replay only: with `on`, fuzz_gen takes its input as it is, without the
+ * engine's operators before it (files named *.raw.*). */
+void fuzz_set_raw(int on);
+int fuzz_raw(void);
 
 /* The output oracle: compiles every .c and .h file in dir with `cc -fsyntax-only -Iruntime
  * -Idir` ($TG_FUZZ_CC overrides cc) and aborts, naming the command, when one does not compile.

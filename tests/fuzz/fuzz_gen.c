@@ -1,8 +1,12 @@
 /* Fuzz harness: tgen end to end. The input is a native_functions.yaml, optionally followed by
  * a line `#@derivatives` and a derivatives.yaml (a YAML comment, so the whole input is still
- * one valid YAML file to look at). tgen --gen writes with the real templates/ into a scratch
- * directory; when it exits 0, every generated .c and .h file must compile (the oracle). */
+ * one valid YAML file to look at). The entries of gen_prelude.yaml (the operators the autograd
+ * engine calls) go before the native part, each unless the input defines that function
+ * itself. tgen --gen writes with the real templates/ into a scratch directory; when it exits
+ * 0, every generated .c and .h file must compile (the oracle). */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -18,6 +22,50 @@ static const uint8_t *find_separator(const uint8_t *data, size_t size)
     return NULL;
 }
 
+/* gen_prelude.yaml's entries, each a `- func: NAME(...` line and the lines after it. */
+typedef struct entry {
+    char *text, *key; /* key: "func: NAME(" as the input would spell it */
+} entry;
+static entry g_prelude[16];
+static int g_nprelude;
+
+static void load_prelude(void)
+{
+    char *path = fuzz_path("tests/fuzz/gen_prelude.yaml");
+    FILE *f = fopen(path, "rb");
+    if (!f) fuzz_fail("cannot read %s", path);
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "- func: ", 8) && g_nprelude < 16) {
+            entry *e = &g_prelude[g_nprelude++];
+            size_t n = strcspn(line + 8, "(");
+            e->key = fuzz_strndup((const uint8_t *)line + 2, n + 7);
+            e->text = strdup("");
+        }
+        if (g_nprelude && line[0] != '#') {
+            entry *e = &g_prelude[g_nprelude - 1];
+            char *t = malloc(strlen(e->text) + strlen(line) + 1);
+            if (!t) fuzz_fail("out of memory");
+            strcat(strcpy(t, e->text), line);
+            free(e->text);
+            e->text = t;
+        }
+    }
+    fclose(f);
+    free(path);
+}
+
+/* Writes the prelude entries the native part does not define, then the native part. */
+static void write_native(const char *path, const uint8_t *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) fuzz_fail("cannot write %s", path);
+    for (int i = 0; i < g_nprelude && !fuzz_raw(); i++)
+        if (!memmem(data, n, g_prelude[i].key, strlen(g_prelude[i].key)))
+            fputs(g_prelude[i].text, f);
+    if (fwrite(data, 1, n, f) != n || fclose(f) != 0) fuzz_fail("cannot write %s", path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char *native, *derivs, *out, *docs, *templates;
@@ -27,10 +75,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         out = fuzz_tmp_path("generated");
         docs = fuzz_tmp_path("docs");
         templates = fuzz_path("templates");
+        load_prelude();
     }
     const uint8_t *sep = find_separator(data, size);
     size_t nnative = sep ? (size_t)(sep - data) : size;
-    fuzz_write(native, data, nnative);
+    write_native(native, data, nnative);
     if (sep) {
         const uint8_t *d = sep + sizeof separator - 1;
         fuzz_write(derivs, d, size - (size_t)(d - data));

@@ -25,13 +25,6 @@ ENTRIES = 8        # native entries per chunk: a few functions that can refer to
 DERIV_ENTRIES = 4  # derivative entries per chunk
 MAX_SEED = 16384   # the spec harnesses' -max_len
 SEPARATOR = "#@derivatives\n"
-# The operators generated/tg_autograd.c calls for the autograd engine, whatever the spec
-# (templates/tg_autograd.c.in), and those they delegate to: tgen does not check that a spec
-# provides them, so a gen seed without them makes C that does not compile (a known finding,
-# tests/fuzz/regressions/gen/autograd_engine_ops_missing.yaml). Each gen seed of a spec chunk
-# starts with them, so that the oracle judges the chunk rather than their absence.
-ENGINE_OPS = ["zeros", "sum.dim_IntList", "sum.IntList_out", "reshape", "to.dtype", "add.Tensor",
-              "add.out", "ones_like"]
 
 
 def read(path):
@@ -93,15 +86,8 @@ def spec_dirs():
     return pairs
 
 
-def with_prelude(prelude, native_text):
-    """native_text after the prelude's entries that it does not define itself."""
-    names = {full_name(schema_of(e, "func")) for e in entries(native_text, "func")}
-    return "".join(e for n, e in prelude if n not in names) + native_text
-
-
-def gen_seeds(c, native_entries, deriv_entries, limit, prelude):
-    """A chunk of native entries after the prelude (the engine's operators, those not in the
-    chunk), with the derivative entries of the chunk's functions."""
+def gen_seeds(c, native_entries, deriv_entries, limit):
+    """A chunk of native entries with the derivative entries of its functions."""
     by_name = {}
     for e in deriv_entries:
         by_name.setdefault(full_name(schema_of(e, "name")), []).append(e)
@@ -110,7 +96,7 @@ def gen_seeds(c, native_entries, deriv_entries, limit, prelude):
             break
         group = native_entries[start:start + ENTRIES]
         derivs = [d for e in group for d in by_name.get(full_name(schema_of(e, "func")), [])]
-        text = with_prelude(prelude, "".join(group))
+        text = "".join(group)
         c.add("gen", text + (SEPARATOR + "".join(derivs) if derivs else ""))
 
 
@@ -119,7 +105,6 @@ def main():
     for h in ("schema", "native", "derivs", "template", "gen"):
         shutil.rmtree(os.path.join(outdir, h), ignore_errors=True)
     c = Corpus(outdir)
-    prelude = []
 
     for k, (native, derivs) in enumerate(spec_dirs()):
         ntext = read(native)
@@ -129,9 +114,6 @@ def main():
             c.add("schema", schema_of(e, "func"))
         for e in dent:
             c.add("schema", schema_of(e, "name"))
-        if k == 0:
-            by_name = {full_name(schema_of(e, "func")): e for e in nent}
-            prelude = [(n, by_name[n]) for n in ENGINE_OPS if n in by_name]
         c.add("native", ntext)
         for chunk in chunks(nent, ENTRIES):
             c.add("native", chunk)
@@ -139,7 +121,7 @@ def main():
             c.add("derivs", chunk)
         # The project's own spec whole; PyTorch's (which tgen mostly rejects: other dispatch
         # keys, C++ in formulas) for a sample of chunks.
-        gen_seeds(c, nent, dent, 10**6 if k == 0 else 40, prelude)
+        gen_seeds(c, nent, dent, 10**6 if k == 0 else 40)
 
     # tgen's own test inputs: each error case, edge case and emission case.
     for path in sorted(glob.glob(os.path.join(ROOT, "tests/codegen/*/*.yaml"))):
@@ -154,14 +136,14 @@ def main():
             npath, dpath = os.path.join(ROOT, cols[1]), os.path.join(ROOT, cols[2])
             if not os.path.isfile(npath):
                 continue
-            text = with_prelude(prelude, read(npath))
+            text = read(npath)
             if cols[2] != "-" and os.path.isfile(dpath):
                 text += SEPARATOR + read(dpath)
             c.add("gen", text)
     emit = os.path.join(ROOT, "tests/codegen/emit")
     for native, derivs in (("autograd.yaml", "autograd_derivs.yaml"), ("edge.yaml", None)):
         if os.path.isfile(os.path.join(emit, native)):
-            text = with_prelude(prelude, read(os.path.join(emit, native)))
+            text = read(os.path.join(emit, native))
             if derivs and os.path.isfile(os.path.join(emit, derivs)):
                 text += SEPARATOR + read(os.path.join(emit, derivs))
             c.add("gen", text)

@@ -1,7 +1,8 @@
 /* A main() for the fuzz harnesses without libFuzzer: runs LLVMFuzzerTestOneInput once on each
  * file named on the command line. `make test` builds every harness with it under ASan and
  * UBSan to replay tests/fuzz/regressions/ with any C compiler, fast and without fuzzing. A file
- * named *.reject.* holds an input tgen once accepted but must refuse: tgen must exit 1 on it. */
+ * named *.reject.* holds an input tgen once accepted but must refuse: tgen must exit 1 on it;
+ * one named *.raw.* is given to fuzz_gen without the engine's operators (gen_prelude.yaml). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
         }
         const char *base = strrchr(argv[i], '/');
         fuzz_expect_rejection(strstr(base ? base + 1 : argv[i], ".reject.") != NULL);
+        fuzz_set_raw(strstr(base ? base + 1 : argv[i], ".raw.") != NULL);
         LLVMFuzzerTestOneInput(data, n);
         free(data);
     }
