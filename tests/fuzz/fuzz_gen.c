@@ -24,7 +24,7 @@ static const uint8_t *find_separator(const uint8_t *data, size_t size)
 
 /* gen_prelude.yaml's entries, each a `- func: NAME(...` line and the lines after it. */
 typedef struct entry {
-    char *text, *key; /* key: "func: NAME(" as the input would spell it */
+    char *text, *key; /* key: "- func: NAME(" as an entry of the input would start */
 } entry;
 static entry g_prelude[16];
 static int g_nprelude;
@@ -39,7 +39,7 @@ static void load_prelude(void)
         if (!strncmp(line, "- func: ", 8) && g_nprelude < 16) {
             entry *e = &g_prelude[g_nprelude++];
             size_t n = strcspn(line + 8, "(");
-            e->key = fuzz_strndup((const uint8_t *)line + 2, n + 7);
+            e->key = fuzz_strndup((const uint8_t *)line, n + 9);
             e->text = strdup("");
         }
         if (g_nprelude && line[0] != '#') {
@@ -55,14 +55,23 @@ static void load_prelude(void)
     free(path);
 }
 
+/* Whether the native part has an entry starting with key, at the start of a line (a comment
+ * that mentions the function does not count). */
+static int defines(const uint8_t *data, size_t n, const char *key)
+{
+    size_t k = strlen(key);
+    for (const uint8_t *p = data; (p = memmem(p, n - (size_t)(p - data), key, k)); p++)
+        if (p == data || p[-1] == '\n') return 1;
+    return 0;
+}
+
 /* Writes the prelude entries the native part does not define, then the native part. */
 static void write_native(const char *path, const uint8_t *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
     if (!f) fuzz_fail("cannot write %s", path);
     for (int i = 0; i < g_nprelude && !fuzz_raw(); i++)
-        if (!memmem(data, n, g_prelude[i].key, strlen(g_prelude[i].key)))
-            fputs(g_prelude[i].text, f);
+        if (!defines(data, n, g_prelude[i].key)) fputs(g_prelude[i].text, f);
     if (fwrite(data, 1, n, f) != n || fclose(f) != 0) fuzz_fail("cannot write %s", path);
 }
 
