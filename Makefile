@@ -4,7 +4,10 @@
 #                   libtensorgen.{a,so} and the examples
 #   make gen        force regeneration (tgen rewrites only files whose text changed)
 #   make test       build and run the test suite, then again under ASan+UBSan (leaks fail),
-#                   then the CUDA backend on the CPU emulator (test-cuda-emu, below)
+#                   then the CUDA backend on the CPU emulator (test-cuda-emu, below), then
+#                   replay tests/fuzz/regressions/ (test-fuzz-regressions, tests/fuzz/fuzz.mk)
+#   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
+#                   tests/fuzz/README.md)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
 #   make format     lay out the hand-written C/C++/CUDA as .clang-format says (clang-format 14);
 #                   `make format-check` fails, naming the files, when one is laid out otherwise
@@ -87,7 +90,8 @@ TGEN_SRC  := $(wildcard codegen/*.c)
 LIB_SRC   := $(wildcard runtime/*/*.c) $(wildcard kernels/cpu/*.c) \
              $(wildcard kernels/composite/*.c) $(wildcard generated/*.c)
 TEST_SRC  := $(wildcard tests/*/test_*.c)
-TEST_COMMON := $(filter-out $(TEST_SRC),$(wildcard tests/*/*.c tests/*.c))
+# tests/fuzz/ holds the fuzz harnesses, built by tests/fuzz/fuzz.mk, not the Criterion suite.
+TEST_COMMON := $(filter-out $(TEST_SRC) tests/fuzz/%,$(wildcard tests/*/*.c tests/*.c))
 EX_SRC    := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 SPECS     := $(wildcard specs/*.yaml)
@@ -233,7 +237,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-san test-cuda-emu
+test: test-plain test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
@@ -271,6 +275,9 @@ test-cuda-emu:
 	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
 	  grep -E 'skipped' $(EMU_BUILD)/tests/emu.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
+
+# ------------------------------------------------------------------ fuzzing
+include tests/fuzz/fuzz.mk
 
 # ------------------------------------------------------------------ formatting
 # One style for the hand-written C, C++ and CUDA: .clang-format at the top. Which files is decided

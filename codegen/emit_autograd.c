@@ -3,8 +3,9 @@
  * operator (api_autograd.c decides which kind). docs/generated-code.md, "Autograd".
  *
  * The fixed text is in templates/tg_autograd_*.c.in (node, release, kernel, not_impl, out,
- * record, record_list); this file computes their holes: the node's fields, the calls of the
- * compiled formulas (formula_c.c), and the lines that save, link and record per operator. */
+ * record, record_list, engine, engine_missing); this file computes their holes: the node's
+ * fields, the calls of the compiled formulas (formula_c.c), the lines that save, link and record
+ * per operator, and whether the spec has the operators the engine calls. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -12,12 +13,11 @@
 
 /* The templates of one run, loaded once. */
 typedef struct templates {
-    tgt_template node, release, kernel, not_impl, out, record, record_list;
+    tgt_template node, release, kernel, not_impl, out, record, record_list, engine, engine_missing;
 } templates;
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
 
-/* A comment-safe copy of a formula or schema: no `*\/`, one line. */
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
 {
     return tgs_fmt(c->arena, "tg__node_%s", d->node_name);
@@ -486,7 +486,75 @@ static templates load_templates(tge_ctx *c)
         tge_template(c, "tg_autograd_out.c.in"),
         tge_template(c, "tg_autograd_record.c.in"),
         tge_template(c, "tg_autograd_record_list.c.in"),
+        tge_template(c, "tg_autograd_engine.c.in"),
+        tge_template(c, "tg_autograd_engine_missing.c.in"),
     };
+}
+
+/* ------------------------------------------------------------------ engine calls */
+
+/* The operators tg_autograd_engine.c.in calls, each with the C name and the schema its call is
+ * written for (the C API is a function of both). */
+static const struct engine_op {
+    const char *cname, *schema;
+} engine_ops[] = {
+    { "zeros", "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+               "device=None, bool? pin_memory=None) -> Tensor" },
+    { "sum", "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+             "dtype=None) -> Tensor" },
+    { "reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)" },
+    { "to", "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+            "MemoryFormat? memory_format=None) -> Tensor(a)" },
+    { "add", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" },
+    { "ones_like", "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+                   "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> "
+                   "Tensor" },
+};
+
+/* a and b equal but for the length of whitespace runs (a schema may be folded in YAML). */
+static bool same_words(const char *a, const char *b)
+{
+    for (;;) {
+        bool sa = *a == ' ' || *a == '\n' || *a == '\t', sb = *b == ' ' || *b == '\n' || *b == '\t';
+        if (sa != sb) return false;
+        if (sa) {
+            while (*a == ' ' || *a == '\n' || *a == '\t') a++;
+            while (*b == ' ' || *b == '\n' || *b == '\t') b++;
+            continue;
+        }
+        if (*a != *b) return false;
+        if (!*a) return true;
+        a++, b++;
+    }
+}
+
+/* The engine's operators this spec lacks (by C name, with the schema the engine calls), ", "
+ * separated; NULL when it has them all. One pass over the operators. */
+static const char *missing_engine_ops(tge_ctx *c)
+{
+    enum { N = sizeof engine_ops / sizeof engine_ops[0] };
+    bool found[N] = { false };
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        for (int k = 0; k < N; k++)
+            if (!strcmp(op->cname, engine_ops[k].cname) &&
+                same_words(op->f->schema.text, engine_ops[k].schema))
+                found[k] = true;
+    }
+    tgs_list missing = { 0 };
+    for (int k = 0; k < N; k++)
+        if (!found[k]) tgs_list_add(&missing, c->arena, engine_ops[k].schema);
+    return missing.n ? tgs_list_join(&missing, c->arena, "; ") : NULL;
+}
+
+/* The engine section: the real calls, or calls that report what the spec lacks. */
+static const char *engine_code(tge_ctx *c, const templates *t)
+{
+    const char *missing = missing_engine_ops(c);
+    tgt_env *e = tge_env(c);
+    if (!missing) return tgt_render_str(&t->engine, e, c->arena);
+    tgt_set(e, "missing", missing);
+    return tgt_render_str(&t->engine_missing, e, c->arena);
 }
 
 void tge_emit_autograd(tge_ctx *c)
@@ -510,6 +578,7 @@ void tge_emit_autograd(tge_ctx *c)
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "nodes", &nodes);
     tgt_set_list(e, "kernels", &kernels);
+    tgt_set(e, "engine", engine_code(c, &t));
     tge_render_file(c, "tg_autograd.c.in", e, c->opts->out_dir, "tg_autograd.c");
     e = tge_env(c);
     tgt_set_list(e, "ops", &grad_ops);
