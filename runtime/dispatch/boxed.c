@@ -237,7 +237,8 @@ static __attribute__((noinline)) int call_profiled(const tg_op_entry *e, tg_fnpt
             if (t && t->device.type != TG_CPU && dev.type == TG_CPU) dev = t->device;
         }
     }
-    int64_t token = tg__prof_begin_op(e->name, ins, s->n, dev);
+    bool below = tg__excluded_keys() & (tg_keyset)1 << TG_KEY_AUTOGRAD;
+    int64_t token = tg__prof_begin_op(e->name, ins, s->n, dev, below);
     int rc = call_kernel(e, fn, s);
     tg__prof_end(token);
     return rc;

@@ -29,10 +29,13 @@ extern bool tg__prof_memory_flag; /* the session records memory */
 
 /* One operator call: `name` outlives the process (an op table row's name). inputs[i] is the
  * i-th argument when it is a tensor, NULL otherwise (shapes are kept only with
- * .record_shapes). `device` is where it runs (a CUDA op is timed on its stream). Returns a
- * token for tg__prof_end, or -1 when nothing was recorded. */
+ * .record_shapes). `device` is where it runs (a CUDA op is timed on its stream).
+ * `below_autograd`: the call runs with the autograd key excluded; when the innermost open
+ * event is the same operator, this is its autograd kernel's redispatch, which is part of
+ * that call and not recorded again (as in PyTorch). Returns a token for tg__prof_end, or -1
+ * when nothing was recorded. */
 int64_t tg__prof_begin_op(const char *name, const tg_tensor *const *inputs, int ninputs,
-                          tg_device device);
+                          tg_device device, bool below_autograd);
 /* A backward node's apply: its name ("MulBackward0"), its sequence number and the profiler
  * thread of the forward call that created it (tg_node.prof_thread). */
 int64_t tg__prof_begin_backward(const char *name, uint64_t sequence_nr, uint32_t fwd_thread);

@@ -184,11 +184,15 @@ static prof_thread *lock_recording(void)
 /* ------------------------------------------------------------------ hooks */
 
 int64_t tg__prof_begin_op(const char *name, const tg_tensor *const *inputs, int ninputs,
-                          tg_device device)
+                          tg_device device, bool below_autograd)
 {
     prof_thread *t = lock_recording();
     if (!t) return -1;
-    int32_t i = push_event(t, PROF_OP, name);
+    int32_t i = -1;
+    if (below_autograd && t->open >= 0 && t->ev[t->open].kind == PROF_OP &&
+        t->ev[t->open].name == name)
+        goto out;
+    i = push_event(t, PROF_OP, name);
     if (i < 0) goto out;
     prof_event *e = &t->ev[i];
     e->device_type = (int8_t)device.type;
