@@ -2,8 +2,9 @@
 /* The public operator functions: check tensor arguments, compute the dispatch key set, pick
  * the kernel from the operator's row, call it, and record returned tensors in the open scope.
  * A missing device kernel that the runtime can serve by copying to the CPU (the fallback)
- * goes through the boxed path, tg_call_boxed. The helpers (tg__pick_kernel, tg__box_*, ...)
- * are runtime/dispatch/op_glue.h's. */
+ * goes through the boxed path, tg_call_boxed; so does every call while the profiler runs
+ * (tg_call_boxed records it). The helpers (tg__pick_kernel, tg__box_*, ...) are
+ * runtime/dispatch/op_glue.h's. */
 #include "tg_kernels.h"
 #include "dispatch/op_glue.h"
 
