@@ -29,10 +29,9 @@ static int item_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->shapes, y->shapes);
 }
 
-static tg_profiler_sort sort_key;
-static int64_t row_value(const row *r)
+static int64_t row_value(const row *r, tg_profiler_sort key)
 {
-    switch (sort_key) {
+    switch (key) {
     case TG_PROF_SORT_TOTAL_CPU: return r->total_ns;
     case TG_PROF_SORT_AVG_CPU: return r->total_ns / r->calls;
     case TG_PROF_SORT_CUDA_TOTAL: return (int64_t)(r->cuda_us * 1000);
@@ -44,11 +43,12 @@ static int64_t row_value(const row *r)
 }
 
 /* Descending by the chosen column (ascending by name for NAME), ties by name. */
-static int row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b, void *ctx)
 {
     const row *x = a, *y = b;
-    if (sort_key != TG_PROF_SORT_NAME) {
-        int64_t vx = row_value(x), vy = row_value(y);
+    tg_profiler_sort key = *(const tg_profiler_sort *)ctx;
+    if (key != TG_PROF_SORT_NAME) {
+        int64_t vx = row_value(x, key), vy = row_value(y, key);
         if (vx != vy) return vx > vy ? -1 : 1;
     }
     int c = strcmp(x->name, y->name);
@@ -194,8 +194,7 @@ char *tg_profiler_table_fn(tg_profiler_table_opts opts)
         free(rows);
         return tg__error(op, "nothing was recorded (no operator ran while the profiler was on)");
     }
-    sort_key = opts.sort_by; /* qsort has no context argument; tables are not made concurrently */
-    qsort(rows, (size_t)nrows, sizeof *rows, row_cmp);
+    qsort_r(rows, (size_t)nrows, sizeof *rows, row_cmp, &opts.sort_by);
     int shown = opts.row_limit && opts.row_limit < nrows ? opts.row_limit : nrows;
 
     bool any_cuda = false, mem = tg__prof_session.opts.profile_memory;
