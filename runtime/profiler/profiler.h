@@ -19,8 +19,9 @@ extern "C" {
 #endif
 
 /* Set while a session records. A plain global, not a thread-local: the stubs' fast path
- * tests it with one load and one branch. */
-extern bool tg__prof_active_flag;
+ * tests it with one load and one branch. Hidden: inside libtensorgen.so it is addressed
+ * directly, not through the GOT. */
+extern __attribute__((visibility("hidden"))) bool tg__prof_active_flag;
 static inline bool tg__prof_active(void)
 {
     return __atomic_load_n(&tg__prof_active_flag, __ATOMIC_RELAXED);
