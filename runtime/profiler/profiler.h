@@ -26,7 +26,7 @@ static inline bool tg__prof_active(void)
 {
     return __atomic_load_n(&tg__prof_active_flag, __ATOMIC_RELAXED);
 }
-extern bool tg__prof_memory_flag; /* the session records memory */
+extern __attribute__((visibility("hidden"))) bool tg__prof_memory_flag; /* records memory */
 
 /* One operator call: `name` outlives the process (an op table row's name). inputs[i] is the
  * i-th argument when it is a tensor, NULL otherwise (shapes are kept only with
