@@ -14,7 +14,7 @@
 #   make install PREFIX=/usr/local
 #
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
-# libcriterion-dev (tests only), clang-format (make format only), gcc with OpenMP. Optional: the
+# libcriterion-dev and libcjson-dev (tests only), clang-format (make format only), gcc with OpenMP. Optional: the
 # CUDA toolkit (nvcc, cuBLAS); when nvcc is found the CUDA backend is built (docs/cuda.md),
 # `make CUDA=0` leaves it out.
 
@@ -219,13 +219,16 @@ bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 # through each test's tg_live_tensors()/tg_live_storages() check.
 TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS) $(CUDA_CFLAGS)
 
+# cJSON reads the profiler's Chrome traces back (tests/profiler).
+TEST_LIBS := -lcriterion -lcjson
+
 $(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(LIBS) -lcriterion
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(LIBS) -lcriterion
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
 
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c
@@ -306,7 +309,7 @@ format-check:
 # ------------------------------------------------------------------ install
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/tensorgen $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 runtime/tensorgen.h runtime/tg_core.h generated/tg_ops.h $(DESTDIR)$(PREFIX)/include/tensorgen/
+	install -m 644 runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h generated/tg_ops.h $(DESTDIR)$(PREFIX)/include/tensorgen/
 	install -m 644 $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/tgen $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|g' tensorgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tensorgen.pc

@@ -91,6 +91,14 @@ static void bench_overhead(void)
     bool ok = c.a && c.b && c.out;
     run("overhead_add_1elem", "ns/call", body_add, &c, ok, 100000, 1, 0, 1e9);
     run("overhead_add_out_1elem", "ns/call", body_add_out, &c, ok, 100000, 1, 0, 1e9);
+    /* The same calls recorded by the profiler (defaults: no shapes, no memory): what one
+     * recorded operator call costs. Fewer calls per repeat, since every one is kept. */
+    if (bench_wanted("overhead_add_1elem_profiled")) {
+        bool on = ok && tg_profiler_start(.max_events = 10000000) == 0;
+        run("overhead_add_1elem_profiled", "ns/call", body_add, &c, on, 10000, 1, 0, 1e9);
+        if (on) tg_profiler_stop();
+        tg_profiler_reset();
+    }
     release_ctx(&c);
 }
 

@@ -10,10 +10,17 @@
  *
  * What it shows: parameters are leaves with requires_grad; the forward pass records a graph
  * as it runs; tg_backward() fills each parameter's .grad; the optimizer step runs with grad
- * mode off (TG_NO_GRAD, like torch.no_grad()); a scope frees each step's intermediates. */
+ * mode off (TG_NO_GRAD, like torch.no_grad()); a scope frees each step's intermediates.
+ *
+ *   build/examples/train_mlp --profile trace.json
+ *
+ * profiles the first PROFILE_STEPS steps of the second epoch (after the first has warmed the
+ * allocator's caches), prints the ten operators with the most self CPU time and writes a
+ * Chrome trace (docs/profiling.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tensorgen.h"
 
@@ -24,6 +31,7 @@
 #define BATCH 90
 #define EPOCHS 30
 #define LR 0.01
+#define PROFILE_STEPS 5
 
 /* ---- the data: spiral k has points (r sin t, r cos t), r in [0, 1], t = 4k + 4r + noise ---- */
 static float xs[N][2];
@@ -152,8 +160,36 @@ static double accuracy(const model *mdl)
     return acc;
 }
 
-int main(void)
+/* --profile PATH: the profiled steps are steps [first, first + PROFILE_STEPS). */
+static const char *profile_path;
+static const int64_t profile_first = N / BATCH + 1;
+
+static void profile_around_step(int64_t step)
 {
+    if (!profile_path) return;
+    if (step == profile_first &&
+        tg_profiler_start(.record_shapes = true, .profile_memory = true) != 0)
+        fprintf(stderr, "train_mlp: %s\n", tg_last_error());
+    if (step == profile_first + PROFILE_STEPS && tg_profiler_stop() == 0) {
+        printf("\nprofile of steps %lld..%lld:\n", (long long)profile_first,
+               (long long)(profile_first + PROFILE_STEPS - 1));
+        if (tg_profiler_print_table(.sort_by = TG_PROF_SORT_SELF_CPU, .row_limit = 10) != 0 ||
+            tg_profiler_export_chrome_trace(profile_path) != 0)
+            fprintf(stderr, "train_mlp: %s\n", tg_last_error());
+        else printf("Chrome trace written to %s (open it in ui.perfetto.dev)\n\n", profile_path);
+        tg_profiler_reset();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) profile_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--profile trace.json]\n", argv[0]);
+            return 2;
+        }
+    }
     tg_manual_seed(0);
     make_spirals();
     model mdl;
@@ -170,10 +206,15 @@ int main(void)
         double loss_sum = 0;
         for (int b = 0; b < N / BATCH; b++) {
             tg_tensor *x, *y;
+            profile_around_step(step + 1);
             batch(order, b, &x, &y);
             tg_scope_begin(); /* this step's intermediates */
-            tg_tensor *loss = tg_cross_entropy(forward(&mdl, x), y);
-            if (!loss || tg_backward(loss) != 0) { /* fills every parameter's .grad */
+            tg_tensor *loss = NULL;
+            int rc = -1;
+            /* named ranges: no-ops unless the profiler runs */
+            TG_RECORD_FUNCTION("forward") loss = tg_cross_entropy(forward(&mdl, x), y);
+            TG_RECORD_FUNCTION("backward") rc = loss ? tg_backward(loss) : -1; /* fills .grad */
+            if (rc != 0) {
                 fprintf(stderr, "train_mlp: %s\n", tg_last_error());
                 return 1;
             }
@@ -181,7 +222,7 @@ int main(void)
             tg_scope_end(); /* frees the graph and activations */
             tg_release(x);
             tg_release(y);
-            adam_step(&mdl, ++step);
+            TG_RECORD_FUNCTION("optimizer") adam_step(&mdl, ++step);
         }
         acc = accuracy(&mdl);
         printf("epoch %2d  loss %.4f  accuracy %5.1f%%\n", epoch, loss_sum / (N / BATCH),

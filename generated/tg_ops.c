@@ -2,8 +2,9 @@
 /* The public operator functions: check tensor arguments, compute the dispatch key set, pick
  * the kernel from the operator's row, call it, and record returned tensors in the open scope.
  * A missing device kernel that the runtime can serve by copying to the CPU (the fallback)
- * goes through the boxed path, tg_call_boxed. The helpers (tg__pick_kernel, tg__box_*, ...)
- * are runtime/dispatch/op_glue.h's. */
+ * goes through the boxed path, tg_call_boxed; so does every call while the profiler runs
+ * (tg_call_boxed records it). The helpers (tg__pick_kernel, tg__box_*, ...) are
+ * runtime/dispatch/op_glue.h's. */
 #include "tg_kernels.h"
 #include "dispatch/op_glue.h"
 
@@ -30,6 +31,7 @@ static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_empty tg_kernel = (tg__kfn_empty)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY], tg_ks, &tg_fallback);
@@ -61,6 +63,7 @@ static tg_tensor *fallback_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout
 tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts)
 {
     if (!self) return tg__null_arg("empty_like", "self");
+    if (tg__stub_profiled()) return fallback_empty_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY_LIKE], tg_ks, &tg_fallback);
@@ -88,6 +91,7 @@ static tg_tensor *fallback_fill_(tg_tensor *self, double value)
 tg_tensor *tg_fill_(tg_tensor *self, double value)
 {
     if (!self) return tg__null_arg("fill_", "self");
+    if (tg__stub_profiled()) return fallback_fill_(self, value);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)tg__pick_kernel(&tg__builtin_ops[TG_OP_FILL_], tg_ks, &tg_fallback);
@@ -114,6 +118,7 @@ static tg_tensor *fallback_zero_(tg_tensor *self)
 tg_tensor *tg_zero_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("zero_", "self");
+    if (tg__stub_profiled()) return fallback_zero_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZERO_], tg_ks, &tg_fallback);
@@ -143,6 +148,7 @@ static tg_tensor *fallback_zeros(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_zeros tg_kernel = (tg__kfn_zeros)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS], tg_ks, &tg_fallback);
@@ -170,6 +176,7 @@ static tg_tensor *fallback_zeros_out(tg_int_list size, tg_tensor *out)
 tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
 {
     if (!out) return tg__null_arg("zeros", "out");
+    if (tg__stub_profiled()) return fallback_zeros_out(size, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_OUT], tg_ks, &tg_fallback);
@@ -201,6 +208,7 @@ static tg_tensor *fallback_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout
 tg_tensor *tg_zeros_like_fn(tg_tensor *self, tg_zeros_like_opts opts)
 {
     if (!self) return tg__null_arg("zeros_like", "self");
+    if (tg__stub_profiled()) return fallback_zeros_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_LIKE], tg_ks, &tg_fallback);
@@ -230,6 +238,7 @@ static tg_tensor *fallback_ones(tg_int_list size, tg_dtype dtype, tg_layout layo
 
 tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ones tg_kernel = (tg__kfn_ones)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES], tg_ks, &tg_fallback);
@@ -257,6 +266,7 @@ static tg_tensor *fallback_ones_out(tg_int_list size, tg_tensor *out)
 tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
 {
     if (!out) return tg__null_arg("ones", "out");
+    if (tg__stub_profiled()) return fallback_ones_out(size, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_OUT], tg_ks, &tg_fallback);
@@ -288,6 +298,7 @@ static tg_tensor *fallback_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout 
 tg_tensor *tg_ones_like_fn(tg_tensor *self, tg_ones_like_opts opts)
 {
     if (!self) return tg__null_arg("ones_like", "self");
+    if (tg__stub_profiled()) return fallback_ones_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_LIKE], tg_ks, &tg_fallback);
@@ -318,6 +329,7 @@ static tg_tensor *fallback_full(tg_int_list size, double fill_value, tg_dtype dt
 
 tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_full tg_kernel = (tg__kfn_full)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL], tg_ks, &tg_fallback);
@@ -346,6 +358,7 @@ static tg_tensor *fallback_full_out(tg_int_list size, double fill_value, tg_tens
 tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
     if (!out) return tg__null_arg("full", "out");
+    if (tg__stub_profiled()) return fallback_full_out(size, fill_value, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_full_out tg_kernel = (tg__kfn_full_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_OUT], tg_ks, &tg_fallback);
@@ -378,6 +391,7 @@ static tg_tensor *fallback_full_like(tg_tensor *self, double fill_value, tg_dtyp
 tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts opts)
 {
     if (!self) return tg__null_arg("full_like", "self");
+    if (tg__stub_profiled()) return fallback_full_like(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_full_like tg_kernel = (tg__kfn_full_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_LIKE], tg_ks, &tg_fallback);
@@ -407,6 +421,7 @@ static tg_tensor *fallback_arange(double end, tg_dtype dtype, tg_layout layout, 
 
 tg_tensor *tg_arange_fn(double end, tg_arange_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_arange(end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_arange tg_kernel = (tg__kfn_arange)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE], tg_ks, &tg_fallback);
@@ -437,6 +452,7 @@ static tg_tensor *fallback_arange_start(double start, double end, tg_dtype dtype
 
 tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_arange_start(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START], tg_ks, &tg_fallback);
@@ -468,6 +484,7 @@ static tg_tensor *fallback_arange_start_step(double start, double end, double st
 
 tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_step_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_arange_start_step(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_STEP], tg_ks, &tg_fallback);
@@ -495,6 +512,7 @@ static tg_tensor *fallback_arange_out(double end, tg_tensor *out)
 tg_tensor *tg_arange_out(double end, tg_tensor *out)
 {
     if (!out) return tg__null_arg("arange", "out");
+    if (tg__stub_profiled()) return fallback_arange_out(end, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_OUT], tg_ks, &tg_fallback);
@@ -524,6 +542,7 @@ static tg_tensor *fallback_arange_start_out(double start, double end, double ste
 tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_arange_start_out_opts opts)
 {
     if (!out) return tg__null_arg("arange", "out");
+    if (tg__stub_profiled()) return fallback_arange_start_out(start, end, opts.step, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_OUT], tg_ks, &tg_fallback);
@@ -555,6 +574,7 @@ static tg_tensor *fallback_linspace(double start, double end, int64_t steps, tg_
 
 tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_linspace(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_linspace tg_kernel = (tg__kfn_linspace)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE], tg_ks, &tg_fallback);
@@ -584,6 +604,7 @@ static tg_tensor *fallback_linspace_out(double start, double end, int64_t steps,
 tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
     if (!out) return tg__null_arg("linspace", "out");
+    if (tg__stub_profiled()) return fallback_linspace_out(start, end, steps, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE_OUT], tg_ks, &tg_fallback);
@@ -613,6 +634,7 @@ static tg_tensor *fallback_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_d
 
 tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_eye(n, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eye tg_kernel = (tg__kfn_eye)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE], tg_ks, &tg_fallback);
@@ -643,6 +665,7 @@ static tg_tensor *fallback_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout
 
 tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_eye_m(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M], tg_ks, &tg_fallback);
@@ -670,6 +693,7 @@ static tg_tensor *fallback_eye_out(int64_t n, tg_tensor *out)
 tg_tensor *tg_eye_out(int64_t n, tg_tensor *out)
 {
     if (!out) return tg__null_arg("eye", "out");
+    if (tg__stub_profiled()) return fallback_eye_out(n, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_OUT], tg_ks, &tg_fallback);
@@ -698,6 +722,7 @@ static tg_tensor *fallback_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
     if (!out) return tg__null_arg("eye", "out");
+    if (tg__stub_profiled()) return fallback_eye_m_out(n, m, out);
     tg_keyset tg_ks = tg__tensor_keys(out) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M_OUT], tg_ks, &tg_fallback);
@@ -727,6 +752,7 @@ static tg_tensor *fallback_uniform_(tg_tensor *self, double from, double to, tg_
 tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts)
 {
     if (!self) return tg__null_arg("uniform_", "self");
+    if (tg__stub_profiled()) return fallback_uniform_(self, opts.from, opts.to, opts.generator);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNIFORM_], tg_ks, &tg_fallback);
@@ -756,6 +782,7 @@ static tg_tensor *fallback_normal_(tg_tensor *self, double mean, double std, tg_
 tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts)
 {
     if (!self) return tg__null_arg("normal_", "self");
+    if (tg__stub_profiled()) return fallback_normal_(self, opts.mean, opts.std, opts.generator);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NORMAL_], tg_ks, &tg_fallback);
@@ -785,6 +812,7 @@ static tg_tensor *fallback_random_(tg_tensor *self, int64_t from, tg_opt_int to,
 tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random__opts opts)
 {
     if (!self) return tg__null_arg("random_", "self");
+    if (tg__stub_profiled()) return fallback_random_(self, from, to, opts.generator);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_random_ tg_kernel = (tg__kfn_random_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDOM_], tg_ks, &tg_fallback);
@@ -814,6 +842,7 @@ static tg_tensor *fallback_rand(tg_int_list size, tg_dtype dtype, tg_layout layo
 
 tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rand tg_kernel = (tg__kfn_rand)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND], tg_ks, &tg_fallback);
@@ -844,6 +873,7 @@ static tg_tensor *fallback_rand_generator(tg_int_list size, tg_generator *genera
 
 tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_rand_generator_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_GENERATOR], tg_ks, &tg_fallback);
@@ -875,6 +905,7 @@ static tg_tensor *fallback_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout 
 tg_tensor *tg_rand_like_fn(tg_tensor *self, tg_rand_like_opts opts)
 {
     if (!self) return tg__null_arg("rand_like", "self");
+    if (tg__stub_profiled()) return fallback_rand_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_LIKE], tg_ks, &tg_fallback);
@@ -904,6 +935,7 @@ static tg_tensor *fallback_randn(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randn tg_kernel = (tg__kfn_randn)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN], tg_ks, &tg_fallback);
@@ -934,6 +966,7 @@ static tg_tensor *fallback_randn_generator(tg_int_list size, tg_generator *gener
 
 tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_randn_generator_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_GENERATOR], tg_ks, &tg_fallback);
@@ -965,6 +998,7 @@ static tg_tensor *fallback_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout
 tg_tensor *tg_randn_like_fn(tg_tensor *self, tg_randn_like_opts opts)
 {
     if (!self) return tg__null_arg("randn_like", "self");
+    if (tg__stub_profiled()) return fallback_randn_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_LIKE], tg_ks, &tg_fallback);
@@ -995,6 +1029,7 @@ static tg_tensor *fallback_randint(int64_t high, tg_int_list size, tg_dtype dtyp
 
 tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randint tg_kernel = (tg__kfn_randint)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT], tg_ks, &tg_fallback);
@@ -1026,6 +1061,7 @@ static tg_tensor *fallback_randint_low(int64_t low, int64_t high, tg_int_list si
 
 tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_randint_low_opts opts)
 {
+    if (tg__stub_profiled()) return fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LOW], tg_ks, &tg_fallback);
@@ -1058,6 +1094,7 @@ static tg_tensor *fallback_randint_like(tg_tensor *self, int64_t high, tg_dtype 
 tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opts opts)
 {
     if (!self) return tg__null_arg("randint_like", "self");
+    if (tg__stub_profiled()) return fallback_randint_like(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE], tg_ks, &tg_fallback);
@@ -1091,6 +1128,7 @@ static tg_tensor *fallback_randint_like_low(tg_tensor *self, int64_t low, int64_
 tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg_randint_like_low_opts opts)
 {
     if (!self) return tg__null_arg("randint_like", "self");
+    if (tg__stub_profiled()) return fallback_randint_like_low(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE_LOW], tg_ks, &tg_fallback);
@@ -1120,6 +1158,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)
 {
     if (!self) return tg__null_arg("add", "self");
     if (!other) return tg__null_arg("add", "other");
+    if (tg__stub_profiled()) return fallback_add(self, other, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add tg_kernel = (tg__kfn_add)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD], tg_ks, &tg_fallback);
@@ -1149,6 +1188,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts)
 {
     if (!self) return tg__null_arg("add_", "self");
     if (!other) return tg__null_arg("add_", "other");
+    if (tg__stub_profiled()) return fallback_add_(self, other, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add_ tg_kernel = (tg__kfn_add_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_], tg_ks, &tg_fallback);
@@ -1180,6 +1220,7 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
     if (!self) return tg__null_arg("add", "self");
     if (!other) return tg__null_arg("add", "other");
     if (!out) return tg__null_arg("add", "out");
+    if (tg__stub_profiled()) return fallback_add_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add_out tg_kernel = (tg__kfn_add_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_OUT], tg_ks, &tg_fallback);
@@ -1208,6 +1249,7 @@ static tg_tensor *fallback_add_scalar(tg_tensor *self, double other, double alph
 tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts opts)
 {
     if (!self) return tg__null_arg("add", "self");
+    if (tg__stub_profiled()) return fallback_add_scalar(self, other, opts.alpha);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR], tg_ks, &tg_fallback);
@@ -1236,6 +1278,7 @@ static tg_tensor *fallback_add_scalar_(tg_tensor *self, double other, double alp
 tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts opts)
 {
     if (!self) return tg__null_arg("add_", "self");
+    if (tg__stub_profiled()) return fallback_add_scalar_(self, other, opts.alpha);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_], tg_ks, &tg_fallback);
@@ -1265,6 +1308,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts)
 {
     if (!self) return tg__null_arg("sub", "self");
     if (!other) return tg__null_arg("sub", "other");
+    if (tg__stub_profiled()) return fallback_sub(self, other, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub tg_kernel = (tg__kfn_sub)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB], tg_ks, &tg_fallback);
@@ -1294,6 +1338,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts)
 {
     if (!self) return tg__null_arg("sub_", "self");
     if (!other) return tg__null_arg("sub_", "other");
+    if (tg__stub_profiled()) return fallback_sub_(self, other, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_], tg_ks, &tg_fallback);
@@ -1325,6 +1370,7 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
     if (!self) return tg__null_arg("sub", "self");
     if (!other) return tg__null_arg("sub", "other");
     if (!out) return tg__null_arg("sub", "out");
+    if (tg__stub_profiled()) return fallback_sub_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_OUT], tg_ks, &tg_fallback);
@@ -1353,6 +1399,7 @@ static tg_tensor *fallback_sub_scalar(tg_tensor *self, double other, double alph
 tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts opts)
 {
     if (!self) return tg__null_arg("sub", "self");
+    if (tg__stub_profiled()) return fallback_sub_scalar(self, other, opts.alpha);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR], tg_ks, &tg_fallback);
@@ -1381,6 +1428,7 @@ static tg_tensor *fallback_sub_scalar_(tg_tensor *self, double other, double alp
 tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts opts)
 {
     if (!self) return tg__null_arg("sub_", "self");
+    if (tg__stub_profiled()) return fallback_sub_scalar_(self, other, opts.alpha);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_], tg_ks, &tg_fallback);
@@ -1409,6 +1457,7 @@ tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("mul", "self");
     if (!other) return tg__null_arg("mul", "other");
+    if (tg__stub_profiled()) return fallback_mul(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul tg_kernel = (tg__kfn_mul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL], tg_ks, &tg_fallback);
@@ -1437,6 +1486,7 @@ tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("mul_", "self");
     if (!other) return tg__null_arg("mul_", "other");
+    if (tg__stub_profiled()) return fallback_mul_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_], tg_ks, &tg_fallback);
@@ -1467,6 +1517,7 @@ tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("mul", "self");
     if (!other) return tg__null_arg("mul", "other");
     if (!out) return tg__null_arg("mul", "out");
+    if (tg__stub_profiled()) return fallback_mul_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_OUT], tg_ks, &tg_fallback);
@@ -1494,6 +1545,7 @@ static tg_tensor *fallback_mul_scalar(tg_tensor *self, double other)
 tg_tensor *tg_mul_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("mul", "self");
+    if (tg__stub_profiled()) return fallback_mul_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR], tg_ks, &tg_fallback);
@@ -1521,6 +1573,7 @@ static tg_tensor *fallback_mul_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_mul_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("mul_", "self");
+    if (tg__stub_profiled()) return fallback_mul_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_], tg_ks, &tg_fallback);
@@ -1549,6 +1602,7 @@ tg_tensor *tg_div(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("div", "self");
     if (!other) return tg__null_arg("div", "other");
+    if (tg__stub_profiled()) return fallback_div(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div tg_kernel = (tg__kfn_div)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV], tg_ks, &tg_fallback);
@@ -1577,6 +1631,7 @@ tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("div_", "self");
     if (!other) return tg__null_arg("div_", "other");
+    if (tg__stub_profiled()) return fallback_div_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_ tg_kernel = (tg__kfn_div_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_], tg_ks, &tg_fallback);
@@ -1607,6 +1662,7 @@ tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("div", "self");
     if (!other) return tg__null_arg("div", "other");
     if (!out) return tg__null_arg("div", "out");
+    if (tg__stub_profiled()) return fallback_div_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_out tg_kernel = (tg__kfn_div_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_OUT], tg_ks, &tg_fallback);
@@ -1636,6 +1692,7 @@ tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_m
 {
     if (!self) return tg__null_arg("div", "self");
     if (!other) return tg__null_arg("div", "other");
+    if (tg__stub_profiled()) return fallback_div_mode(self, other, rounding_mode);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE], tg_ks, &tg_fallback);
@@ -1665,6 +1722,7 @@ tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_
 {
     if (!self) return tg__null_arg("div_", "self");
     if (!other) return tg__null_arg("div_", "other");
+    if (tg__stub_profiled()) return fallback_div_mode_(self, other, rounding_mode);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_], tg_ks, &tg_fallback);
@@ -1696,6 +1754,7 @@ tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *roundi
     if (!self) return tg__null_arg("div", "self");
     if (!other) return tg__null_arg("div", "other");
     if (!out) return tg__null_arg("div", "out");
+    if (tg__stub_profiled()) return fallback_div_mode_out(self, other, rounding_mode, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_OUT], tg_ks, &tg_fallback);
@@ -1723,6 +1782,7 @@ static tg_tensor *fallback_div_scalar(tg_tensor *self, double other)
 tg_tensor *tg_div_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("div", "self");
+    if (tg__stub_profiled()) return fallback_div_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR], tg_ks, &tg_fallback);
@@ -1750,6 +1810,7 @@ static tg_tensor *fallback_div_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_div_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("div_", "self");
+    if (tg__stub_profiled()) return fallback_div_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_], tg_ks, &tg_fallback);
@@ -1778,6 +1839,7 @@ tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent)
 {
     if (!self) return tg__null_arg("pow", "self");
     if (!exponent) return tg__null_arg("pow", "exponent");
+    if (tg__stub_profiled()) return fallback_pow(self, exponent);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow tg_kernel = (tg__kfn_pow)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW], tg_ks, &tg_fallback);
@@ -1806,6 +1868,7 @@ tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     if (!self) return tg__null_arg("pow_", "self");
     if (!exponent) return tg__null_arg("pow_", "exponent");
+    if (tg__stub_profiled()) return fallback_pow_(self, exponent);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_], tg_ks, &tg_fallback);
@@ -1836,6 +1899,7 @@ tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
     if (!self) return tg__null_arg("pow", "self");
     if (!exponent) return tg__null_arg("pow", "exponent");
     if (!out) return tg__null_arg("pow", "out");
+    if (tg__stub_profiled()) return fallback_pow_out(self, exponent, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(exponent) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_OUT], tg_ks, &tg_fallback);
@@ -1863,6 +1927,7 @@ static tg_tensor *fallback_pow_scalar(tg_tensor *self, double exponent)
 tg_tensor *tg_pow_scalar(tg_tensor *self, double exponent)
 {
     if (!self) return tg__null_arg("pow", "self");
+    if (tg__stub_profiled()) return fallback_pow_scalar(self, exponent);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR], tg_ks, &tg_fallback);
@@ -1890,6 +1955,7 @@ static tg_tensor *fallback_pow_scalar_(tg_tensor *self, double exponent)
 tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent)
 {
     if (!self) return tg__null_arg("pow_", "self");
+    if (tg__stub_profiled()) return fallback_pow_scalar_(self, exponent);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_], tg_ks, &tg_fallback);
@@ -1919,6 +1985,7 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     if (!self) return tg__null_arg("pow", "self");
     if (!out) return tg__null_arg("pow", "out");
+    if (tg__stub_profiled()) return fallback_pow_scalar_out(self, exponent, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -1946,6 +2013,7 @@ static tg_tensor *fallback_pow_scalar_self(double self, tg_tensor *exponent)
 tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent)
 {
     if (!exponent) return tg__null_arg("pow", "exponent");
+    if (tg__stub_profiled()) return fallback_pow_scalar_self(self, exponent);
     tg_keyset tg_ks = tg__tensor_keys(exponent) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_SELF], tg_ks, &tg_fallback);
@@ -1974,6 +2042,7 @@ tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("maximum", "self");
     if (!other) return tg__null_arg("maximum", "other");
+    if (tg__stub_profiled()) return fallback_maximum(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_maximum tg_kernel = (tg__kfn_maximum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM], tg_ks, &tg_fallback);
@@ -2004,6 +2073,7 @@ tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("maximum", "self");
     if (!other) return tg__null_arg("maximum", "other");
     if (!out) return tg__null_arg("maximum", "out");
+    if (tg__stub_profiled()) return fallback_maximum_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM_OUT], tg_ks, &tg_fallback);
@@ -2032,6 +2102,7 @@ tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("minimum", "self");
     if (!other) return tg__null_arg("minimum", "other");
+    if (tg__stub_profiled()) return fallback_minimum(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_minimum tg_kernel = (tg__kfn_minimum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM], tg_ks, &tg_fallback);
@@ -2062,6 +2133,7 @@ tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("minimum", "self");
     if (!other) return tg__null_arg("minimum", "other");
     if (!out) return tg__null_arg("minimum", "out");
+    if (tg__stub_profiled()) return fallback_minimum_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM_OUT], tg_ks, &tg_fallback);
@@ -2090,6 +2162,7 @@ tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("eq", "self");
     if (!other) return tg__null_arg("eq", "other");
+    if (tg__stub_profiled()) return fallback_eq(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq tg_kernel = (tg__kfn_eq)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ], tg_ks, &tg_fallback);
@@ -2118,6 +2191,7 @@ tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("eq_", "self");
     if (!other) return tg__null_arg("eq_", "other");
+    if (tg__stub_profiled()) return fallback_eq_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_], tg_ks, &tg_fallback);
@@ -2148,6 +2222,7 @@ tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("eq", "self");
     if (!other) return tg__null_arg("eq", "other");
     if (!out) return tg__null_arg("eq", "out");
+    if (tg__stub_profiled()) return fallback_eq_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_OUT], tg_ks, &tg_fallback);
@@ -2175,6 +2250,7 @@ static tg_tensor *fallback_eq_scalar(tg_tensor *self, double other)
 tg_tensor *tg_eq_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("eq", "self");
+    if (tg__stub_profiled()) return fallback_eq_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR], tg_ks, &tg_fallback);
@@ -2202,6 +2278,7 @@ static tg_tensor *fallback_eq_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_eq_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("eq_", "self");
+    if (tg__stub_profiled()) return fallback_eq_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_], tg_ks, &tg_fallback);
@@ -2231,6 +2308,7 @@ tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("eq", "self");
     if (!out) return tg__null_arg("eq", "out");
+    if (tg__stub_profiled()) return fallback_eq_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -2259,6 +2337,7 @@ tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("ne", "self");
     if (!other) return tg__null_arg("ne", "other");
+    if (tg__stub_profiled()) return fallback_ne(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne tg_kernel = (tg__kfn_ne)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE], tg_ks, &tg_fallback);
@@ -2287,6 +2366,7 @@ tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("ne_", "self");
     if (!other) return tg__null_arg("ne_", "other");
+    if (tg__stub_profiled()) return fallback_ne_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_], tg_ks, &tg_fallback);
@@ -2317,6 +2397,7 @@ tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("ne", "self");
     if (!other) return tg__null_arg("ne", "other");
     if (!out) return tg__null_arg("ne", "out");
+    if (tg__stub_profiled()) return fallback_ne_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_OUT], tg_ks, &tg_fallback);
@@ -2344,6 +2425,7 @@ static tg_tensor *fallback_ne_scalar(tg_tensor *self, double other)
 tg_tensor *tg_ne_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("ne", "self");
+    if (tg__stub_profiled()) return fallback_ne_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR], tg_ks, &tg_fallback);
@@ -2371,6 +2453,7 @@ static tg_tensor *fallback_ne_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_ne_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("ne_", "self");
+    if (tg__stub_profiled()) return fallback_ne_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_], tg_ks, &tg_fallback);
@@ -2400,6 +2483,7 @@ tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("ne", "self");
     if (!out) return tg__null_arg("ne", "out");
+    if (tg__stub_profiled()) return fallback_ne_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -2428,6 +2512,7 @@ tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("lt", "self");
     if (!other) return tg__null_arg("lt", "other");
+    if (tg__stub_profiled()) return fallback_lt(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt tg_kernel = (tg__kfn_lt)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT], tg_ks, &tg_fallback);
@@ -2456,6 +2541,7 @@ tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("lt_", "self");
     if (!other) return tg__null_arg("lt_", "other");
+    if (tg__stub_profiled()) return fallback_lt_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_], tg_ks, &tg_fallback);
@@ -2486,6 +2572,7 @@ tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("lt", "self");
     if (!other) return tg__null_arg("lt", "other");
     if (!out) return tg__null_arg("lt", "out");
+    if (tg__stub_profiled()) return fallback_lt_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_OUT], tg_ks, &tg_fallback);
@@ -2513,6 +2600,7 @@ static tg_tensor *fallback_lt_scalar(tg_tensor *self, double other)
 tg_tensor *tg_lt_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("lt", "self");
+    if (tg__stub_profiled()) return fallback_lt_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR], tg_ks, &tg_fallback);
@@ -2540,6 +2628,7 @@ static tg_tensor *fallback_lt_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_lt_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("lt_", "self");
+    if (tg__stub_profiled()) return fallback_lt_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_], tg_ks, &tg_fallback);
@@ -2569,6 +2658,7 @@ tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("lt", "self");
     if (!out) return tg__null_arg("lt", "out");
+    if (tg__stub_profiled()) return fallback_lt_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -2597,6 +2687,7 @@ tg_tensor *tg_le(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("le", "self");
     if (!other) return tg__null_arg("le", "other");
+    if (tg__stub_profiled()) return fallback_le(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le tg_kernel = (tg__kfn_le)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE], tg_ks, &tg_fallback);
@@ -2625,6 +2716,7 @@ tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("le_", "self");
     if (!other) return tg__null_arg("le_", "other");
+    if (tg__stub_profiled()) return fallback_le_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le_ tg_kernel = (tg__kfn_le_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_], tg_ks, &tg_fallback);
@@ -2655,6 +2747,7 @@ tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("le", "self");
     if (!other) return tg__null_arg("le", "other");
     if (!out) return tg__null_arg("le", "out");
+    if (tg__stub_profiled()) return fallback_le_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le_out tg_kernel = (tg__kfn_le_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_OUT], tg_ks, &tg_fallback);
@@ -2682,6 +2775,7 @@ static tg_tensor *fallback_le_scalar(tg_tensor *self, double other)
 tg_tensor *tg_le_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("le", "self");
+    if (tg__stub_profiled()) return fallback_le_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR], tg_ks, &tg_fallback);
@@ -2709,6 +2803,7 @@ static tg_tensor *fallback_le_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_le_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("le_", "self");
+    if (tg__stub_profiled()) return fallback_le_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_], tg_ks, &tg_fallback);
@@ -2738,6 +2833,7 @@ tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("le", "self");
     if (!out) return tg__null_arg("le", "out");
+    if (tg__stub_profiled()) return fallback_le_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -2766,6 +2862,7 @@ tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("gt", "self");
     if (!other) return tg__null_arg("gt", "other");
+    if (tg__stub_profiled()) return fallback_gt(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt tg_kernel = (tg__kfn_gt)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT], tg_ks, &tg_fallback);
@@ -2794,6 +2891,7 @@ tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("gt_", "self");
     if (!other) return tg__null_arg("gt_", "other");
+    if (tg__stub_profiled()) return fallback_gt_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_], tg_ks, &tg_fallback);
@@ -2824,6 +2922,7 @@ tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("gt", "self");
     if (!other) return tg__null_arg("gt", "other");
     if (!out) return tg__null_arg("gt", "out");
+    if (tg__stub_profiled()) return fallback_gt_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_OUT], tg_ks, &tg_fallback);
@@ -2851,6 +2950,7 @@ static tg_tensor *fallback_gt_scalar(tg_tensor *self, double other)
 tg_tensor *tg_gt_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("gt", "self");
+    if (tg__stub_profiled()) return fallback_gt_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR], tg_ks, &tg_fallback);
@@ -2878,6 +2978,7 @@ static tg_tensor *fallback_gt_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_gt_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("gt_", "self");
+    if (tg__stub_profiled()) return fallback_gt_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_], tg_ks, &tg_fallback);
@@ -2907,6 +3008,7 @@ tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("gt", "self");
     if (!out) return tg__null_arg("gt", "out");
+    if (tg__stub_profiled()) return fallback_gt_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -2935,6 +3037,7 @@ tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("ge", "self");
     if (!other) return tg__null_arg("ge", "other");
+    if (tg__stub_profiled()) return fallback_ge(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge tg_kernel = (tg__kfn_ge)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE], tg_ks, &tg_fallback);
@@ -2963,6 +3066,7 @@ tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("ge_", "self");
     if (!other) return tg__null_arg("ge_", "other");
+    if (tg__stub_profiled()) return fallback_ge_(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_], tg_ks, &tg_fallback);
@@ -2993,6 +3097,7 @@ tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("ge", "self");
     if (!other) return tg__null_arg("ge", "other");
     if (!out) return tg__null_arg("ge", "out");
+    if (tg__stub_profiled()) return fallback_ge_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_OUT], tg_ks, &tg_fallback);
@@ -3020,6 +3125,7 @@ static tg_tensor *fallback_ge_scalar(tg_tensor *self, double other)
 tg_tensor *tg_ge_scalar(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("ge", "self");
+    if (tg__stub_profiled()) return fallback_ge_scalar(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR], tg_ks, &tg_fallback);
@@ -3047,6 +3153,7 @@ static tg_tensor *fallback_ge_scalar_(tg_tensor *self, double other)
 tg_tensor *tg_ge_scalar_(tg_tensor *self, double other)
 {
     if (!self) return tg__null_arg("ge_", "self");
+    if (tg__stub_profiled()) return fallback_ge_scalar_(self, other);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_], tg_ks, &tg_fallback);
@@ -3076,6 +3183,7 @@ tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("ge", "self");
     if (!out) return tg__null_arg("ge", "out");
+    if (tg__stub_profiled()) return fallback_ge_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -3106,6 +3214,7 @@ tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
     if (!condition) return tg__null_arg("where", "condition");
     if (!self) return tg__null_arg("where", "self");
     if (!other) return tg__null_arg("where", "other");
+    if (tg__stub_profiled()) return fallback_where(condition, self, other);
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_where tg_kernel = (tg__kfn_where)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE], tg_ks, &tg_fallback);
@@ -3138,6 +3247,7 @@ tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
     if (!self) return tg__null_arg("where", "self");
     if (!other) return tg__null_arg("where", "other");
     if (!out) return tg__null_arg("where", "out");
+    if (tg__stub_profiled()) return fallback_where_out(condition, self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_where_out tg_kernel = (tg__kfn_where_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_OUT], tg_ks, &tg_fallback);
@@ -3167,6 +3277,7 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
 {
     if (!condition) return tg__null_arg("where", "condition");
     if (!other) return tg__null_arg("where", "other");
+    if (tg__stub_profiled()) return fallback_where_scalar_self(condition, self, other);
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_SELF], tg_ks, &tg_fallback);
@@ -3196,6 +3307,7 @@ tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double o
 {
     if (!condition) return tg__null_arg("where", "condition");
     if (!self) return tg__null_arg("where", "self");
+    if (tg__stub_profiled()) return fallback_where_scalar_other(condition, self, other);
     tg_keyset tg_ks = (tg__tensor_keys(condition) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_OTHER], tg_ks, &tg_fallback);
@@ -3224,6 +3336,7 @@ static tg_tensor *fallback_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float
 tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts)
 {
     if (!self) return tg__null_arg("clamp", "self");
+    if (tg__stub_profiled()) return fallback_clamp(self, opts.min, opts.max);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp tg_kernel = (tg__kfn_clamp)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP], tg_ks, &tg_fallback);
@@ -3252,6 +3365,7 @@ static tg_tensor *fallback_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_floa
 tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts)
 {
     if (!self) return tg__null_arg("clamp_", "self");
+    if (tg__stub_profiled()) return fallback_clamp_(self, opts.min, opts.max);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_], tg_ks, &tg_fallback);
@@ -3282,6 +3396,7 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
 {
     if (!self) return tg__null_arg("clamp", "self");
     if (!out) return tg__null_arg("clamp", "out");
+    if (tg__stub_profiled()) return fallback_clamp_out(self, opts.min, opts.max, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_OUT], tg_ks, &tg_fallback);
@@ -3310,6 +3425,7 @@ static tg_tensor *fallback_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tens
 tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts)
 {
     if (!self) return tg__null_arg("clamp", "self");
+    if (tg__stub_profiled()) return fallback_clamp_tensor(self, opts.min, opts.max);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR], tg_ks, &tg_fallback);
@@ -3338,6 +3454,7 @@ static tg_tensor *fallback_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_ten
 tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts)
 {
     if (!self) return tg__null_arg("clamp_", "self");
+    if (tg__stub_profiled()) return fallback_clamp_tensor_(self, opts.min, opts.max);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_], tg_ks, &tg_fallback);
@@ -3368,6 +3485,7 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
 {
     if (!self) return tg__null_arg("clamp", "self");
     if (!out) return tg__null_arg("clamp", "out");
+    if (tg__stub_profiled()) return fallback_clamp_tensor_out(self, opts.min, opts.max, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_OUT], tg_ks, &tg_fallback);
@@ -3394,6 +3512,7 @@ static tg_tensor *fallback_neg(tg_tensor *self)
 tg_tensor *tg_neg(tg_tensor *self)
 {
     if (!self) return tg__null_arg("neg", "self");
+    if (tg__stub_profiled()) return fallback_neg(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_neg tg_kernel = (tg__kfn_neg)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG], tg_ks, &tg_fallback);
@@ -3420,6 +3539,7 @@ static tg_tensor *fallback_neg_(tg_tensor *self)
 tg_tensor *tg_neg_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("neg_", "self");
+    if (tg__stub_profiled()) return fallback_neg_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_], tg_ks, &tg_fallback);
@@ -3448,6 +3568,7 @@ tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("neg", "self");
     if (!out) return tg__null_arg("neg", "out");
+    if (tg__stub_profiled()) return fallback_neg_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_OUT], tg_ks, &tg_fallback);
@@ -3474,6 +3595,7 @@ static tg_tensor *fallback_abs(tg_tensor *self)
 tg_tensor *tg_abs(tg_tensor *self)
 {
     if (!self) return tg__null_arg("abs", "self");
+    if (tg__stub_profiled()) return fallback_abs(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_abs tg_kernel = (tg__kfn_abs)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS], tg_ks, &tg_fallback);
@@ -3500,6 +3622,7 @@ static tg_tensor *fallback_abs_(tg_tensor *self)
 tg_tensor *tg_abs_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("abs_", "self");
+    if (tg__stub_profiled()) return fallback_abs_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_], tg_ks, &tg_fallback);
@@ -3528,6 +3651,7 @@ tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("abs", "self");
     if (!out) return tg__null_arg("abs", "out");
+    if (tg__stub_profiled()) return fallback_abs_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_OUT], tg_ks, &tg_fallback);
@@ -3554,6 +3678,7 @@ static tg_tensor *fallback_exp(tg_tensor *self)
 tg_tensor *tg_exp(tg_tensor *self)
 {
     if (!self) return tg__null_arg("exp", "self");
+    if (tg__stub_profiled()) return fallback_exp(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_exp tg_kernel = (tg__kfn_exp)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP], tg_ks, &tg_fallback);
@@ -3580,6 +3705,7 @@ static tg_tensor *fallback_exp_(tg_tensor *self)
 tg_tensor *tg_exp_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("exp_", "self");
+    if (tg__stub_profiled()) return fallback_exp_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_], tg_ks, &tg_fallback);
@@ -3608,6 +3734,7 @@ tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("exp", "self");
     if (!out) return tg__null_arg("exp", "out");
+    if (tg__stub_profiled()) return fallback_exp_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_OUT], tg_ks, &tg_fallback);
@@ -3634,6 +3761,7 @@ static tg_tensor *fallback_log(tg_tensor *self)
 tg_tensor *tg_log(tg_tensor *self)
 {
     if (!self) return tg__null_arg("log", "self");
+    if (tg__stub_profiled()) return fallback_log(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_log tg_kernel = (tg__kfn_log)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG], tg_ks, &tg_fallback);
@@ -3660,6 +3788,7 @@ static tg_tensor *fallback_log_(tg_tensor *self)
 tg_tensor *tg_log_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("log_", "self");
+    if (tg__stub_profiled()) return fallback_log_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_log_ tg_kernel = (tg__kfn_log_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_], tg_ks, &tg_fallback);
@@ -3688,6 +3817,7 @@ tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("log", "self");
     if (!out) return tg__null_arg("log", "out");
+    if (tg__stub_profiled()) return fallback_log_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_log_out tg_kernel = (tg__kfn_log_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_OUT], tg_ks, &tg_fallback);
@@ -3714,6 +3844,7 @@ static tg_tensor *fallback_sqrt(tg_tensor *self)
 tg_tensor *tg_sqrt(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sqrt", "self");
+    if (tg__stub_profiled()) return fallback_sqrt(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT], tg_ks, &tg_fallback);
@@ -3740,6 +3871,7 @@ static tg_tensor *fallback_sqrt_(tg_tensor *self)
 tg_tensor *tg_sqrt_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sqrt_", "self");
+    if (tg__stub_profiled()) return fallback_sqrt_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_], tg_ks, &tg_fallback);
@@ -3768,6 +3900,7 @@ tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("sqrt", "self");
     if (!out) return tg__null_arg("sqrt", "out");
+    if (tg__stub_profiled()) return fallback_sqrt_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_OUT], tg_ks, &tg_fallback);
@@ -3794,6 +3927,7 @@ static tg_tensor *fallback_rsqrt(tg_tensor *self)
 tg_tensor *tg_rsqrt(tg_tensor *self)
 {
     if (!self) return tg__null_arg("rsqrt", "self");
+    if (tg__stub_profiled()) return fallback_rsqrt(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT], tg_ks, &tg_fallback);
@@ -3820,6 +3954,7 @@ static tg_tensor *fallback_rsqrt_(tg_tensor *self)
 tg_tensor *tg_rsqrt_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("rsqrt_", "self");
+    if (tg__stub_profiled()) return fallback_rsqrt_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_], tg_ks, &tg_fallback);
@@ -3848,6 +3983,7 @@ tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("rsqrt", "self");
     if (!out) return tg__null_arg("rsqrt", "out");
+    if (tg__stub_profiled()) return fallback_rsqrt_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_OUT], tg_ks, &tg_fallback);
@@ -3874,6 +4010,7 @@ static tg_tensor *fallback_sin(tg_tensor *self)
 tg_tensor *tg_sin(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sin", "self");
+    if (tg__stub_profiled()) return fallback_sin(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sin tg_kernel = (tg__kfn_sin)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN], tg_ks, &tg_fallback);
@@ -3900,6 +4037,7 @@ static tg_tensor *fallback_sin_(tg_tensor *self)
 tg_tensor *tg_sin_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sin_", "self");
+    if (tg__stub_profiled()) return fallback_sin_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_], tg_ks, &tg_fallback);
@@ -3928,6 +4066,7 @@ tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("sin", "self");
     if (!out) return tg__null_arg("sin", "out");
+    if (tg__stub_profiled()) return fallback_sin_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_OUT], tg_ks, &tg_fallback);
@@ -3954,6 +4093,7 @@ static tg_tensor *fallback_cos(tg_tensor *self)
 tg_tensor *tg_cos(tg_tensor *self)
 {
     if (!self) return tg__null_arg("cos", "self");
+    if (tg__stub_profiled()) return fallback_cos(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cos tg_kernel = (tg__kfn_cos)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS], tg_ks, &tg_fallback);
@@ -3980,6 +4120,7 @@ static tg_tensor *fallback_cos_(tg_tensor *self)
 tg_tensor *tg_cos_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("cos_", "self");
+    if (tg__stub_profiled()) return fallback_cos_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_], tg_ks, &tg_fallback);
@@ -4008,6 +4149,7 @@ tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("cos", "self");
     if (!out) return tg__null_arg("cos", "out");
+    if (tg__stub_profiled()) return fallback_cos_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_OUT], tg_ks, &tg_fallback);
@@ -4034,6 +4176,7 @@ static tg_tensor *fallback_tanh(tg_tensor *self)
 tg_tensor *tg_tanh(tg_tensor *self)
 {
     if (!self) return tg__null_arg("tanh", "self");
+    if (tg__stub_profiled()) return fallback_tanh(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_tanh tg_kernel = (tg__kfn_tanh)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH], tg_ks, &tg_fallback);
@@ -4060,6 +4203,7 @@ static tg_tensor *fallback_tanh_(tg_tensor *self)
 tg_tensor *tg_tanh_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("tanh_", "self");
+    if (tg__stub_profiled()) return fallback_tanh_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_], tg_ks, &tg_fallback);
@@ -4088,6 +4232,7 @@ tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("tanh", "self");
     if (!out) return tg__null_arg("tanh", "out");
+    if (tg__stub_profiled()) return fallback_tanh_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_OUT], tg_ks, &tg_fallback);
@@ -4114,6 +4259,7 @@ static tg_tensor *fallback_sigmoid(tg_tensor *self)
 tg_tensor *tg_sigmoid(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sigmoid", "self");
+    if (tg__stub_profiled()) return fallback_sigmoid(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID], tg_ks, &tg_fallback);
@@ -4140,6 +4286,7 @@ static tg_tensor *fallback_sigmoid_(tg_tensor *self)
 tg_tensor *tg_sigmoid_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sigmoid_", "self");
+    if (tg__stub_profiled()) return fallback_sigmoid_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_], tg_ks, &tg_fallback);
@@ -4168,6 +4315,7 @@ tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("sigmoid", "self");
     if (!out) return tg__null_arg("sigmoid", "out");
+    if (tg__stub_profiled()) return fallback_sigmoid_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_OUT], tg_ks, &tg_fallback);
@@ -4194,6 +4342,7 @@ static tg_tensor *fallback_relu(tg_tensor *self)
 tg_tensor *tg_relu(tg_tensor *self)
 {
     if (!self) return tg__null_arg("relu", "self");
+    if (tg__stub_profiled()) return fallback_relu(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_relu tg_kernel = (tg__kfn_relu)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU], tg_ks, &tg_fallback);
@@ -4220,6 +4369,7 @@ static tg_tensor *fallback_relu_(tg_tensor *self)
 tg_tensor *tg_relu_(tg_tensor *self)
 {
     if (!self) return tg__null_arg("relu_", "self");
+    if (tg__stub_profiled()) return fallback_relu_(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_], tg_ks, &tg_fallback);
@@ -4248,6 +4398,7 @@ tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out)
 {
     if (!self) return tg__null_arg("relu", "self");
     if (!out) return tg__null_arg("relu", "out");
+    if (tg__stub_profiled()) return fallback_relu_out(self, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_OUT], tg_ks, &tg_fallback);
@@ -4277,6 +4428,7 @@ static tg_tensor *fallback_sum(tg_tensor *self, tg_int_list dim, bool keepdim, t
 tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
 {
     if (!self) return tg__null_arg("sum", "self");
+    if (tg__stub_profiled()) return fallback_sum(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sum tg_kernel = (tg__kfn_sum)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM], tg_ks, &tg_fallback);
@@ -4308,6 +4460,7 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
 {
     if (!self) return tg__null_arg("sum", "self");
     if (!out) return tg__null_arg("sum", "out");
+    if (tg__stub_profiled()) return fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_OUT], tg_ks, &tg_fallback);
@@ -4337,6 +4490,7 @@ static tg_tensor *fallback_mean(tg_tensor *self, tg_int_list dim, bool keepdim, 
 tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
 {
     if (!self) return tg__null_arg("mean", "self");
+    if (tg__stub_profiled()) return fallback_mean(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mean tg_kernel = (tg__kfn_mean)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN], tg_ks, &tg_fallback);
@@ -4368,6 +4522,7 @@ tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts
 {
     if (!self) return tg__null_arg("mean", "self");
     if (!out) return tg__null_arg("mean", "out");
+    if (tg__stub_profiled()) return fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN_OUT], tg_ks, &tg_fallback);
@@ -4395,6 +4550,7 @@ static tg_tensor *fallback_prod(tg_tensor *self, tg_dtype dtype)
 tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts)
 {
     if (!self) return tg__null_arg("prod", "self");
+    if (tg__stub_profiled()) return fallback_prod(self, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_prod tg_kernel = (tg__kfn_prod)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD], tg_ks, &tg_fallback);
@@ -4424,6 +4580,7 @@ static tg_tensor *fallback_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, 
 tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts)
 {
     if (!self) return tg__null_arg("prod", "self");
+    if (tg__stub_profiled()) return fallback_prod_dim(self, dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM], tg_ks, &tg_fallback);
@@ -4455,6 +4612,7 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
 {
     if (!self) return tg__null_arg("prod", "self");
     if (!out) return tg__null_arg("prod", "out");
+    if (tg__stub_profiled()) return fallback_prod_dim_out(self, dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM_OUT], tg_ks, &tg_fallback);
@@ -4483,6 +4641,7 @@ static tg_tensor *fallback_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
 {
     if (!self) return tg__null_arg("amax", "self");
+    if (tg__stub_profiled()) return fallback_amax(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_amax tg_kernel = (tg__kfn_amax)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX], tg_ks, &tg_fallback);
@@ -4513,6 +4672,7 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
 {
     if (!self) return tg__null_arg("amax", "self");
     if (!out) return tg__null_arg("amax", "out");
+    if (tg__stub_profiled()) return fallback_amax_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX_OUT], tg_ks, &tg_fallback);
@@ -4541,6 +4701,7 @@ static tg_tensor *fallback_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
 {
     if (!self) return tg__null_arg("amin", "self");
+    if (tg__stub_profiled()) return fallback_amin(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_amin tg_kernel = (tg__kfn_amin)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN], tg_ks, &tg_fallback);
@@ -4571,6 +4732,7 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
 {
     if (!self) return tg__null_arg("amin", "self");
     if (!out) return tg__null_arg("amin", "out");
+    if (tg__stub_profiled()) return fallback_amin_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN_OUT], tg_ks, &tg_fallback);
@@ -4597,6 +4759,7 @@ static tg_tensor *fallback_max(tg_tensor *self)
 tg_tensor *tg_max(tg_tensor *self)
 {
     if (!self) return tg__null_arg("max", "self");
+    if (tg__stub_profiled()) return fallback_max(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_max tg_kernel = (tg__kfn_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX], tg_ks, &tg_fallback);
@@ -4625,6 +4788,7 @@ static tg_values_indices fallback_max_dim(tg_tensor *self, int64_t dim, bool kee
 tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts opts)
 {
     if (!self) { tg__null_arg("max", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_max_dim(self, dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM], tg_ks, &tg_fallback);
@@ -4659,6 +4823,7 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
     if (!self) { tg__null_arg("max", "self"); return (tg_values_indices){ 0 }; }
     if (!max) { tg__null_arg("max", "max"); return (tg_values_indices){ 0 }; }
     if (!max_values) { tg__null_arg("max", "max_values"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_max_dim_out(self, dim, opts.keepdim, max, max_values);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(max) | tg__tensor_keys(max_values)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM_OUT], tg_ks, &tg_fallback);
@@ -4687,6 +4852,7 @@ static tg_tensor *fallback_min(tg_tensor *self)
 tg_tensor *tg_min(tg_tensor *self)
 {
     if (!self) return tg__null_arg("min", "self");
+    if (tg__stub_profiled()) return fallback_min(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_min tg_kernel = (tg__kfn_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN], tg_ks, &tg_fallback);
@@ -4715,6 +4881,7 @@ static tg_values_indices fallback_min_dim(tg_tensor *self, int64_t dim, bool kee
 tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts opts)
 {
     if (!self) { tg__null_arg("min", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_min_dim(self, dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM], tg_ks, &tg_fallback);
@@ -4749,6 +4916,7 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
     if (!self) { tg__null_arg("min", "self"); return (tg_values_indices){ 0 }; }
     if (!min) { tg__null_arg("min", "min"); return (tg_values_indices){ 0 }; }
     if (!min_indices) { tg__null_arg("min", "min_indices"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_min_dim_out(self, dim, opts.keepdim, min, min_indices);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(min) | tg__tensor_keys(min_indices)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM_OUT], tg_ks, &tg_fallback);
@@ -4779,6 +4947,7 @@ static tg_tensor *fallback_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts)
 {
     if (!self) return tg__null_arg("argmax", "self");
+    if (tg__stub_profiled()) return fallback_argmax(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_argmax tg_kernel = (tg__kfn_argmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX], tg_ks, &tg_fallback);
@@ -4809,6 +4978,7 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
 {
     if (!self) return tg__null_arg("argmax", "self");
     if (!out) return tg__null_arg("argmax", "out");
+    if (tg__stub_profiled()) return fallback_argmax_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX_OUT], tg_ks, &tg_fallback);
@@ -4837,6 +5007,7 @@ static tg_tensor *fallback_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts)
 {
     if (!self) return tg__null_arg("argmin", "self");
+    if (tg__stub_profiled()) return fallback_argmin(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_argmin tg_kernel = (tg__kfn_argmin)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN], tg_ks, &tg_fallback);
@@ -4867,6 +5038,7 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
 {
     if (!self) return tg__null_arg("argmin", "self");
     if (!out) return tg__null_arg("argmin", "out");
+    if (tg__stub_profiled()) return fallback_argmin_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN_OUT], tg_ks, &tg_fallback);
@@ -4896,6 +5068,7 @@ static tg_tensor *fallback_var(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
 {
     if (!self) return tg__null_arg("var", "self");
+    if (tg__stub_profiled()) return fallback_var(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_var tg_kernel = (tg__kfn_var)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR], tg_ks, &tg_fallback);
@@ -4927,6 +5100,7 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
 {
     if (!self) return tg__null_arg("var", "self");
     if (!out) return tg__null_arg("var", "out");
+    if (tg__stub_profiled()) return fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_var_out tg_kernel = (tg__kfn_var_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_OUT], tg_ks, &tg_fallback);
@@ -4956,6 +5130,7 @@ static tg_tensor *fallback_std(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
 {
     if (!self) return tg__null_arg("std", "self");
+    if (tg__stub_profiled()) return fallback_std(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_std tg_kernel = (tg__kfn_std)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD], tg_ks, &tg_fallback);
@@ -4987,6 +5162,7 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
 {
     if (!self) return tg__null_arg("std", "self");
     if (!out) return tg__null_arg("std", "out");
+    if (tg__stub_profiled()) return fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_std_out tg_kernel = (tg__kfn_std_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD_OUT], tg_ks, &tg_fallback);
@@ -5015,6 +5191,7 @@ tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2)
 {
     if (!self) return tg__null_arg("mm", "self");
     if (!mat2) return tg__null_arg("mm", "mat2");
+    if (tg__stub_profiled()) return fallback_mm(self, mat2);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mm tg_kernel = (tg__kfn_mm)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM], tg_ks, &tg_fallback);
@@ -5045,6 +5222,7 @@ tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     if (!self) return tg__null_arg("mm", "self");
     if (!mat2) return tg__null_arg("mm", "mat2");
     if (!out) return tg__null_arg("mm", "out");
+    if (tg__stub_profiled()) return fallback_mm_out(self, mat2, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM_OUT], tg_ks, &tg_fallback);
@@ -5073,6 +5251,7 @@ tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     if (!self) return tg__null_arg("bmm", "self");
     if (!mat2) return tg__null_arg("bmm", "mat2");
+    if (tg__stub_profiled()) return fallback_bmm(self, mat2);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_bmm tg_kernel = (tg__kfn_bmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM], tg_ks, &tg_fallback);
@@ -5103,6 +5282,7 @@ tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     if (!self) return tg__null_arg("bmm", "self");
     if (!mat2) return tg__null_arg("bmm", "mat2");
     if (!out) return tg__null_arg("bmm", "out");
+    if (tg__stub_profiled()) return fallback_bmm_out(self, mat2, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM_OUT], tg_ks, &tg_fallback);
@@ -5135,6 +5315,7 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
     if (!self) return tg__null_arg("addmm", "self");
     if (!mat1) return tg__null_arg("addmm", "mat1");
     if (!mat2) return tg__null_arg("addmm", "mat2");
+    if (tg__stub_profiled()) return fallback_addmm(self, mat1, mat2, opts.beta, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_addmm tg_kernel = (tg__kfn_addmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM], tg_ks, &tg_fallback);
@@ -5167,6 +5348,7 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
     if (!self) return tg__null_arg("addmm_", "self");
     if (!mat1) return tg__null_arg("addmm_", "mat1");
     if (!mat2) return tg__null_arg("addmm_", "mat2");
+    if (tg__stub_profiled()) return fallback_addmm_(self, mat1, mat2, opts.beta, opts.alpha);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_], tg_ks, &tg_fallback);
@@ -5201,6 +5383,7 @@ tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg
     if (!mat1) return tg__null_arg("addmm", "mat1");
     if (!mat2) return tg__null_arg("addmm", "mat2");
     if (!out) return tg__null_arg("addmm", "out");
+    if (tg__stub_profiled()) return fallback_addmm_out(self, mat1, mat2, opts.beta, opts.alpha, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(mat1) | tg__tensor_keys(mat2) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_OUT], tg_ks, &tg_fallback);
@@ -5229,6 +5412,7 @@ tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other)
 {
     if (!self) return tg__null_arg("matmul", "self");
     if (!other) return tg__null_arg("matmul", "other");
+    if (tg__stub_profiled()) return fallback_matmul(self, other);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_matmul tg_kernel = (tg__kfn_matmul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL], tg_ks, &tg_fallback);
@@ -5259,6 +5443,7 @@ tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (!self) return tg__null_arg("matmul", "self");
     if (!other) return tg__null_arg("matmul", "other");
     if (!out) return tg__null_arg("matmul", "out");
+    if (tg__stub_profiled()) return fallback_matmul_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(other) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL_OUT], tg_ks, &tg_fallback);
@@ -5288,6 +5473,7 @@ static tg_tensor *fallback_as_strided(tg_tensor *self, tg_int_list size, tg_int_
 tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_as_strided_opts opts)
 {
     if (!self) return tg__null_arg("as_strided", "self");
+    if (tg__stub_profiled()) return fallback_as_strided(self, size, stride, opts.storage_offset);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)tg__pick_kernel(&tg__builtin_ops[TG_OP_AS_STRIDED], tg_ks, &tg_fallback);
@@ -5315,6 +5501,7 @@ static tg_tensor *fallback_view(tg_tensor *self, tg_int_list size)
 tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
 {
     if (!self) return tg__null_arg("view", "self");
+    if (tg__stub_profiled()) return fallback_view(self, size);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_view tg_kernel = (tg__kfn_view)tg__pick_kernel(&tg__builtin_ops[TG_OP_VIEW], tg_ks, &tg_fallback);
@@ -5342,6 +5529,7 @@ static tg_tensor *fallback_reshape(tg_tensor *self, tg_int_list shape)
 tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
 {
     if (!self) return tg__null_arg("reshape", "self");
+    if (tg__stub_profiled()) return fallback_reshape(self, shape);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_reshape tg_kernel = (tg__kfn_reshape)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESHAPE], tg_ks, &tg_fallback);
@@ -5370,6 +5558,7 @@ static tg_tensor *fallback_transpose(tg_tensor *self, int64_t dim0, int64_t dim1
 tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
     if (!self) return tg__null_arg("transpose", "self");
+    if (tg__stub_profiled()) return fallback_transpose(self, dim0, dim1);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_transpose tg_kernel = (tg__kfn_transpose)tg__pick_kernel(&tg__builtin_ops[TG_OP_TRANSPOSE], tg_ks, &tg_fallback);
@@ -5396,6 +5585,7 @@ static tg_tensor *fallback_t(tg_tensor *self)
 tg_tensor *tg_t(tg_tensor *self)
 {
     if (!self) return tg__null_arg("t", "self");
+    if (tg__stub_profiled()) return fallback_t(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_t tg_kernel = (tg__kfn_t)tg__pick_kernel(&tg__builtin_ops[TG_OP_T], tg_ks, &tg_fallback);
@@ -5423,6 +5613,7 @@ static tg_tensor *fallback_permute(tg_tensor *self, tg_int_list dims)
 tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
 {
     if (!self) return tg__null_arg("permute", "self");
+    if (tg__stub_profiled()) return fallback_permute(self, dims);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_permute tg_kernel = (tg__kfn_permute)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE], tg_ks, &tg_fallback);
@@ -5449,6 +5640,7 @@ static tg_tensor *fallback_squeeze(tg_tensor *self)
 tg_tensor *tg_squeeze(tg_tensor *self)
 {
     if (!self) return tg__null_arg("squeeze", "self");
+    if (tg__stub_profiled()) return fallback_squeeze(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE], tg_ks, &tg_fallback);
@@ -5476,6 +5668,7 @@ static tg_tensor *fallback_squeeze_dim(tg_tensor *self, int64_t dim)
 tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     if (!self) return tg__null_arg("squeeze", "self");
+    if (tg__stub_profiled()) return fallback_squeeze_dim(self, dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE_DIM], tg_ks, &tg_fallback);
@@ -5503,6 +5696,7 @@ static tg_tensor *fallback_unsqueeze(tg_tensor *self, int64_t dim)
 tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim)
 {
     if (!self) return tg__null_arg("unsqueeze", "self");
+    if (tg__stub_profiled()) return fallback_unsqueeze(self, dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNSQUEEZE], tg_ks, &tg_fallback);
@@ -5531,6 +5725,7 @@ static tg_tensor *fallback_expand(tg_tensor *self, tg_int_list size, bool implic
 tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
 {
     if (!self) return tg__null_arg("expand", "self");
+    if (tg__stub_profiled()) return fallback_expand(self, size, opts.implicit);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_expand tg_kernel = (tg__kfn_expand)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXPAND], tg_ks, &tg_fallback);
@@ -5561,6 +5756,7 @@ static tg_tensor *fallback_slice(tg_tensor *self, int64_t dim, tg_opt_int start,
 tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts)
 {
     if (!self) return tg__null_arg("slice", "self");
+    if (tg__stub_profiled()) return fallback_slice(self, opts.dim, opts.start, opts.end, opts.step);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_slice tg_kernel = (tg__kfn_slice)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE], tg_ks, &tg_fallback);
@@ -5589,6 +5785,7 @@ static tg_tensor *fallback_select(tg_tensor *self, int64_t dim, int64_t index)
 tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     if (!self) return tg__null_arg("select", "self");
+    if (tg__stub_profiled()) return fallback_select(self, dim, index);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_select tg_kernel = (tg__kfn_select)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT], tg_ks, &tg_fallback);
@@ -5617,6 +5814,7 @@ static tg_tensor *fallback_flatten(tg_tensor *self, int64_t start_dim, int64_t e
 tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts)
 {
     if (!self) return tg__null_arg("flatten", "self");
+    if (tg__stub_profiled()) return fallback_flatten(self, opts.start_dim, opts.end_dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_flatten tg_kernel = (tg__kfn_flatten)tg__pick_kernel(&tg__builtin_ops[TG_OP_FLATTEN], tg_ks, &tg_fallback);
@@ -5644,6 +5842,7 @@ static tg_tensor *fallback_contiguous(tg_tensor *self, tg_memory_format memory_f
 tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts)
 {
     if (!self) return tg__null_arg("contiguous", "self");
+    if (tg__stub_profiled()) return fallback_contiguous(self, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)tg__pick_kernel(&tg__builtin_ops[TG_OP_CONTIGUOUS], tg_ks, &tg_fallback);
@@ -5671,6 +5870,7 @@ static tg_tensor *fallback_clone(tg_tensor *self, tg_memory_format memory_format
 tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts)
 {
     if (!self) return tg__null_arg("clone", "self");
+    if (tg__stub_profiled()) return fallback_clone(self, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clone tg_kernel = (tg__kfn_clone)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLONE], tg_ks, &tg_fallback);
@@ -5698,6 +5898,7 @@ static tg_tensor *fallback_cat(tg_tensor_list tensors, int64_t dim)
 tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts)
 {
     if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("cat", "tensors");
+    if (tg__stub_profiled()) return fallback_cat(tensors, opts.dim);
     tg_keyset tg_ks = tg__list_keys(tensors) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cat tg_kernel = (tg__kfn_cat)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT], tg_ks, &tg_fallback);
@@ -5727,6 +5928,7 @@ tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts
 {
     if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("cat", "tensors");
     if (!out) return tg__null_arg("cat", "out");
+    if (tg__stub_profiled()) return fallback_cat_out(tensors, opts.dim, out);
     tg_keyset tg_ks = (tg__list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT_OUT], tg_ks, &tg_fallback);
@@ -5754,6 +5956,7 @@ static tg_tensor *fallback_stack(tg_tensor_list tensors, int64_t dim)
 tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts)
 {
     if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("stack", "tensors");
+    if (tg__stub_profiled()) return fallback_stack(tensors, opts.dim);
     tg_keyset tg_ks = tg__list_keys(tensors) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_stack tg_kernel = (tg__kfn_stack)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK], tg_ks, &tg_fallback);
@@ -5783,6 +5986,7 @@ tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_
 {
     if (tg__any_null(tensors.data, (int)tensors.len)) return tg__null_arg("stack", "tensors");
     if (!out) return tg__null_arg("stack", "out");
+    if (tg__stub_profiled()) return fallback_stack_out(tensors, opts.dim, out);
     tg_keyset tg_ks = (tg__list_keys(tensors) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK_OUT], tg_ks, &tg_fallback);
@@ -5811,6 +6015,7 @@ static tg_tensor_list fallback_split(tg_tensor *self, int64_t split_size, int64_
 tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts opts)
 {
     if (!self) { tg__null_arg("split", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback_split(self, split_size, opts.dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_split tg_kernel = (tg__kfn_split)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT], tg_ks, &tg_fallback);
@@ -5839,6 +6044,7 @@ static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list spl
 tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts)
 {
     if (!self) { tg__null_arg("split_with_sizes", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback_split_with_sizes(self, split_sizes, opts.dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT_WITH_SIZES], tg_ks, &tg_fallback);
@@ -5866,6 +6072,7 @@ static tg_tensor_list fallback_unbind(tg_tensor *self, int64_t dim)
 tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts)
 {
     if (!self) { tg__null_arg("unbind", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback_unbind(self, opts.dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_unbind tg_kernel = (tg__kfn_unbind)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNBIND], tg_ks, &tg_fallback);
@@ -5894,6 +6101,7 @@ static tg_tensor_list fallback_chunk(tg_tensor *self, int64_t chunks, int64_t di
 tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts)
 {
     if (!self) { tg__null_arg("chunk", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback_chunk(self, chunks, opts.dim);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_chunk tg_kernel = (tg__kfn_chunk)tg__pick_kernel(&tg__builtin_ops[TG_OP_CHUNK], tg_ks, &tg_fallback);
@@ -5924,6 +6132,7 @@ static tg_tensor *fallback_to(tg_tensor *self, tg_dtype dtype, bool non_blocking
 tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
 {
     if (!self) return tg__null_arg("to", "self");
+    if (tg__stub_profiled()) return fallback_to(self, dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_to tg_kernel = (tg__kfn_to)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO], tg_ks, &tg_fallback);
@@ -5955,6 +6164,7 @@ static tg_tensor *fallback_to_device(tg_tensor *self, tg_device device, tg_dtype
 tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts opts)
 {
     if (!self) return tg__null_arg("to", "self");
+    if (tg__stub_profiled()) return fallback_to_device(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_to_device tg_kernel = (tg__kfn_to_device)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO_DEVICE], tg_ks, &tg_fallback);
@@ -5987,6 +6197,7 @@ static tg_tensor *fallback__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout l
 tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts)
 {
     if (!self) return tg__null_arg("_to_copy", "self");
+    if (tg__stub_profiled()) return fallback__to_copy(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)tg__pick_kernel(&tg__builtin_ops[TG_OP__TO_COPY], tg_ks, &tg_fallback);
@@ -6016,6 +6227,7 @@ tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts)
 {
     if (!self) return tg__null_arg("copy_", "self");
     if (!src) return tg__null_arg("copy_", "src");
+    if (tg__stub_profiled()) return fallback_copy_(self, src, opts.non_blocking);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(src)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COPY_], tg_ks, &tg_fallback);
@@ -6044,6 +6256,7 @@ static tg_tensor *fallback_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype)
 tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts)
 {
     if (!self) return tg__null_arg("softmax", "self");
+    if (tg__stub_profiled()) return fallback_softmax(self, dim, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_softmax tg_kernel = (tg__kfn_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_SOFTMAX], tg_ks, &tg_fallback);
@@ -6072,6 +6285,7 @@ static tg_tensor *fallback__softmax(tg_tensor *self, int64_t dim, bool half_to_f
 tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     if (!self) return tg__null_arg("_softmax", "self");
+    if (tg__stub_profiled()) return fallback__softmax(self, dim, half_to_float);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__softmax tg_kernel = (tg__kfn__softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX], tg_ks, &tg_fallback);
@@ -6102,6 +6316,7 @@ tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_
 {
     if (!self) return tg__null_arg("_softmax", "self");
     if (!out) return tg__null_arg("_softmax", "out");
+    if (tg__stub_profiled()) return fallback__softmax_out(self, dim, half_to_float, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_OUT], tg_ks, &tg_fallback);
@@ -6130,6 +6345,7 @@ static tg_tensor *fallback_log_softmax(tg_tensor *self, int64_t dim, tg_dtype dt
 tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts opts)
 {
     if (!self) return tg__null_arg("log_softmax", "self");
+    if (tg__stub_profiled()) return fallback_log_softmax(self, dim, opts.dtype);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_SOFTMAX], tg_ks, &tg_fallback);
@@ -6158,6 +6374,7 @@ static tg_tensor *fallback__log_softmax(tg_tensor *self, int64_t dim, bool half_
 tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     if (!self) return tg__null_arg("_log_softmax", "self");
+    if (tg__stub_profiled()) return fallback__log_softmax(self, dim, half_to_float);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX], tg_ks, &tg_fallback);
@@ -6188,6 +6405,7 @@ tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
 {
     if (!self) return tg__null_arg("_log_softmax", "self");
     if (!out) return tg__null_arg("_log_softmax", "out");
+    if (tg__stub_profiled()) return fallback__log_softmax_out(self, dim, half_to_float, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_OUT], tg_ks, &tg_fallback);
@@ -6215,6 +6433,7 @@ static tg_tensor *fallback_sum_to_size(tg_tensor *self, tg_int_list size)
 tg_tensor *tg_sum_to_size(tg_tensor *self, tg_int_list size)
 {
     if (!self) return tg__null_arg("sum_to_size", "self");
+    if (tg__stub_profiled()) return fallback_sum_to_size(self, size);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sum_to_size tg_kernel = (tg__kfn_sum_to_size)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_TO_SIZE], tg_ks, &tg_fallback);
@@ -6244,6 +6463,7 @@ static tg_tensor *fallback_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_i
 tg_tensor *tg_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim)
 {
     if (!grad) return tg__null_arg("sum_backward", "grad");
+    if (tg__stub_profiled()) return fallback_sum_backward(grad, sizes, dims, keepdim);
     tg_keyset tg_ks = tg__tensor_keys(grad) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sum_backward tg_kernel = (tg__kfn_sum_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_BACKWARD], tg_ks, &tg_fallback);
@@ -6272,6 +6492,7 @@ static tg_tensor *fallback_restore_reduced_dims(tg_tensor *output, tg_int_list d
 tg_tensor *tg_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool keepdim)
 {
     if (!output) return tg__null_arg("restore_reduced_dims", "output");
+    if (tg__stub_profiled()) return fallback_restore_reduced_dims(output, dims, keepdim);
     tg_keyset tg_ks = tg__tensor_keys(output) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_restore_reduced_dims tg_kernel = (tg__kfn_restore_reduced_dims)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESTORE_REDUCED_DIMS], tg_ks, &tg_fallback);
@@ -6301,6 +6522,7 @@ tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list 
 {
     if (!grad) return tg__null_arg("scale_grad_by_count", "grad");
     if (!mask) return tg__null_arg("scale_grad_by_count", "mask");
+    if (tg__stub_profiled()) return fallback_scale_grad_by_count(grad, mask, dims);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(mask)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_scale_grad_by_count tg_kernel = (tg__kfn_scale_grad_by_count)tg__pick_kernel(&tg__builtin_ops[TG_OP_SCALE_GRAD_BY_COUNT], tg_ks, &tg_fallback);
@@ -6329,6 +6551,7 @@ tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
 {
     if (!grad) return tg__null_arg("linear_weight_backward", "grad");
     if (!input) return tg__null_arg("linear_weight_backward", "input");
+    if (tg__stub_profiled()) return fallback_linear_weight_backward(grad, input);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(input)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR_WEIGHT_BACKWARD], tg_ks, &tg_fallback);
@@ -6356,6 +6579,7 @@ static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
 tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
     if (!grad) return tg__null_arg("permute_backward", "grad");
+    if (tg__stub_profiled()) return fallback_permute_backward(grad, dims);
     tg_keyset tg_ks = tg__tensor_keys(grad) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_permute_backward tg_kernel = (tg__kfn_permute_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE_BACKWARD], tg_ks, &tg_fallback);
@@ -6387,6 +6611,7 @@ static tg_tensor *fallback_slice_backward(tg_tensor *grad_output, tg_int_list in
 tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     if (!grad_output) return tg__null_arg("slice_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_slice_backward(grad_output, input_sizes, dim, start, end, step);
     tg_keyset tg_ks = tg__tensor_keys(grad_output) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_slice_backward tg_kernel = (tg__kfn_slice_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE_BACKWARD], tg_ks, &tg_fallback);
@@ -6416,6 +6641,7 @@ static tg_tensor *fallback_select_backward(tg_tensor *grad_output, tg_int_list i
 tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
     if (!grad_output) return tg__null_arg("select_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_select_backward(grad_output, input_sizes, dim, index);
     tg_keyset tg_ks = tg__tensor_keys(grad_output) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_select_backward tg_kernel = (tg__kfn_select_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT_BACKWARD], tg_ks, &tg_fallback);
@@ -6447,6 +6673,7 @@ tg_tensor *tg_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, t
 {
     if (!grad) return tg__null_arg("value_selecting_reduction_backward", "grad");
     if (!indices) return tg__null_arg("value_selecting_reduction_backward", "indices");
+    if (tg__stub_profiled()) return fallback_value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(indices)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_value_selecting_reduction_backward tg_kernel = (tg__kfn_value_selecting_reduction_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], tg_ks, &tg_fallback);
@@ -6478,6 +6705,7 @@ tg_tensor *tg_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg
 {
     if (!grad) return tg__null_arg("var_backward", "grad");
     if (!self) return tg__null_arg("var_backward", "self");
+    if (tg__stub_profiled()) return fallback_var_backward(grad, self, dim, correction, keepdim);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_var_backward tg_kernel = (tg__kfn_var_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_BACKWARD], tg_ks, &tg_fallback);
@@ -6510,6 +6738,7 @@ tg_tensor *tg_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result
     if (!grad) return tg__null_arg("prod_backward", "grad");
     if (!input) return tg__null_arg("prod_backward", "input");
     if (!result) return tg__null_arg("prod_backward", "result");
+    if (tg__stub_profiled()) return fallback_prod_backward(grad, input, result, dim, keepdim);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(input) | tg__tensor_keys(result)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_prod_backward tg_kernel = (tg__kfn_prod_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_BACKWARD], tg_ks, &tg_fallback);
@@ -6536,6 +6765,7 @@ static tg_tensor *fallback_sign(tg_tensor *self)
 tg_tensor *tg_sign(tg_tensor *self)
 {
     if (!self) return tg__null_arg("sign", "self");
+    if (tg__stub_profiled()) return fallback_sign(self);
     tg_keyset tg_ks = tg__tensor_keys(self) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sign tg_kernel = (tg__kfn_sign)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGN], tg_ks, &tg_fallback);
@@ -6566,6 +6796,7 @@ tg_tensor *tg_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min,
 {
     if (!grad) return tg__null_arg("clamp_backward", "grad");
     if (!self) return tg__null_arg("clamp_backward", "self");
+    if (tg__stub_profiled()) return fallback_clamp_backward(grad, self, min, max);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_backward tg_kernel = (tg__kfn_clamp_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD], tg_ks, &tg_fallback);
@@ -6596,6 +6827,7 @@ tg_tensor *tg_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor 
 {
     if (!grad) return tg__null_arg("clamp_backward", "grad");
     if (!self) return tg__null_arg("clamp_backward", "self");
+    if (tg__stub_profiled()) return fallback_clamp_backward_tensor(grad, self, min, max);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_backward_tensor tg_kernel = (tg__kfn_clamp_backward_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_TENSOR], tg_ks, &tg_fallback);
@@ -6626,6 +6858,7 @@ tg_tensor *tg_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
 {
     if (!grad) return tg__null_arg("clamp_backward_min", "grad");
     if (!self) return tg__null_arg("clamp_backward_min", "self");
+    if (tg__stub_profiled()) return fallback_clamp_backward_min(grad, self, min, max);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_backward_min tg_kernel = (tg__kfn_clamp_backward_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MIN], tg_ks, &tg_fallback);
@@ -6656,6 +6889,7 @@ tg_tensor *tg_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
 {
     if (!grad) return tg__null_arg("clamp_backward_max", "grad");
     if (!self) return tg__null_arg("clamp_backward_max", "self");
+    if (tg__stub_profiled()) return fallback_clamp_backward_max(grad, self, min, max);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_clamp_backward_max tg_kernel = (tg__kfn_clamp_backward_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MAX], tg_ks, &tg_fallback);
@@ -6685,6 +6919,7 @@ tg_tensor *tg_div_tensor_self_backward_fn(tg_tensor *grad, tg_tensor *other, tg_
 {
     if (!grad) return tg__null_arg("div_tensor_self_backward", "grad");
     if (!other) return tg__null_arg("div_tensor_self_backward", "other");
+    if (tg__stub_profiled()) return fallback_div_tensor_self_backward(grad, other, opts.rounding_mode);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_tensor_self_backward tg_kernel = (tg__kfn_div_tensor_self_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], tg_ks, &tg_fallback);
@@ -6716,6 +6951,7 @@ tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_
     if (!grad) return tg__null_arg("div_tensor_other_backward", "grad");
     if (!self) return tg__null_arg("div_tensor_other_backward", "self");
     if (!other) return tg__null_arg("div_tensor_other_backward", "other");
+    if (tg__stub_profiled()) return fallback_div_tensor_other_backward(grad, self, other, opts.rounding_mode);
     tg_keyset tg_ks = (tg__tensor_keys(grad) | tg__tensor_keys(self) | tg__tensor_keys(other)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_tensor_other_backward tg_kernel = (tg__kfn_div_tensor_other_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], tg_ks, &tg_fallback);
@@ -6745,6 +6981,7 @@ tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double
 {
     if (!grad_output) return tg__null_arg("threshold_backward", "grad_output");
     if (!self) return tg__null_arg("threshold_backward", "self");
+    if (tg__stub_profiled()) return fallback_threshold_backward(grad_output, self, threshold);
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(self)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_threshold_backward tg_kernel = (tg__kfn_threshold_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_THRESHOLD_BACKWARD], tg_ks, &tg_fallback);
@@ -6775,6 +7012,7 @@ tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, 
 {
     if (!grad_output) return tg__null_arg("_softmax_backward_data", "grad_output");
     if (!output) return tg__null_arg("_softmax_backward_data", "output");
+    if (tg__stub_profiled()) return fallback__softmax_backward_data(grad_output, output, dim, input_dtype);
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(output)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__softmax_backward_data tg_kernel = (tg__kfn__softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_BACKWARD_DATA], tg_ks, &tg_fallback);
@@ -6805,6 +7043,7 @@ tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *outp
 {
     if (!grad_output) return tg__null_arg("_log_softmax_backward_data", "grad_output");
     if (!output) return tg__null_arg("_log_softmax_backward_data", "output");
+    if (tg__stub_profiled()) return fallback__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(output)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn__log_softmax_backward_data tg_kernel = (tg__kfn__log_softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], tg_ks, &tg_fallback);
@@ -6834,6 +7073,7 @@ tg_tensor *tg_linear_fn(tg_tensor *input, tg_tensor *weight, tg_linear_opts opts
 {
     if (!input) return tg__null_arg("linear", "input");
     if (!weight) return tg__null_arg("linear", "weight");
+    if (tg__stub_profiled()) return fallback_linear(input, weight, opts.bias);
     tg_keyset tg_ks = (tg__tensor_keys(input) | tg__tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_linear tg_kernel = (tg__kfn_linear)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR], tg_ks, &tg_fallback);
@@ -6863,6 +7103,7 @@ tg_tensor *tg_mse_loss_fn(tg_tensor *self, tg_tensor *target, tg_mse_loss_opts o
 {
     if (!self) return tg__null_arg("mse_loss", "self");
     if (!target) return tg__null_arg("mse_loss", "target");
+    if (tg__stub_profiled()) return fallback_mse_loss(self, target, opts.reduction);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mse_loss tg_kernel = (tg__kfn_mse_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_MSE_LOSS], tg_ks, &tg_fallback);
@@ -6894,6 +7135,7 @@ tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts o
 {
     if (!self) return tg__null_arg("nll_loss", "self");
     if (!target) return tg__null_arg("nll_loss", "target");
+    if (tg__stub_profiled()) return fallback_nll_loss(self, target, opts.weight, opts.reduction, opts.ignore_index);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_nll_loss tg_kernel = (tg__kfn_nll_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS], tg_ks, &tg_fallback);
@@ -6925,6 +7167,7 @@ tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, t
 {
     if (!self) { tg__null_arg("nll_loss_forward", "self"); return (tg_output_total_weight){ 0 }; }
     if (!target) { tg__null_arg("nll_loss_forward", "target"); return (tg_output_total_weight){ 0 }; }
+    if (tg__stub_profiled()) return fallback_nll_loss_forward(self, target, weight, reduction, ignore_index);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_nll_loss_forward tg_kernel = (tg__kfn_nll_loss_forward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_FORWARD], tg_ks, &tg_fallback);
@@ -6962,6 +7205,7 @@ tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tens
     if (!self) return tg__null_arg("nll_loss_backward", "self");
     if (!target) return tg__null_arg("nll_loss_backward", "target");
     if (!total_weight) return tg__null_arg("nll_loss_backward", "total_weight");
+    if (tg__stub_profiled()) return fallback_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(weight) | tg__tensor_keys(total_weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_nll_loss_backward tg_kernel = (tg__kfn_nll_loss_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_BACKWARD], tg_ks, &tg_fallback);
@@ -6994,6 +7238,7 @@ tg_tensor *tg_cross_entropy_fn(tg_tensor *self, tg_tensor *target, tg_cross_entr
 {
     if (!self) return tg__null_arg("cross_entropy_loss", "self");
     if (!target) return tg__null_arg("cross_entropy_loss", "target");
+    if (tg__stub_profiled()) return fallback_cross_entropy(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_cross_entropy tg_kernel = (tg__kfn_cross_entropy)tg__pick_kernel(&tg__builtin_ops[TG_OP_CROSS_ENTROPY], tg_ks, &tg_fallback);
@@ -7022,6 +7267,7 @@ static tg_tensor *fallback_dropout(tg_tensor *input, double p, bool train)
 tg_tensor *tg_dropout(tg_tensor *input, double p, bool train)
 {
     if (!input) return tg__null_arg("dropout", "input");
+    if (tg__stub_profiled()) return fallback_dropout(input, p, train);
     tg_keyset tg_ks = tg__tensor_keys(input) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_dropout tg_kernel = (tg__kfn_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_DROPOUT], tg_ks, &tg_fallback);
@@ -7050,6 +7296,7 @@ static tg_tensors2 fallback_native_dropout(tg_tensor *input, double p, tg_opt_bo
 tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
     if (!input) { tg__null_arg("native_dropout", "input"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_dropout(input, p, train);
     tg_keyset tg_ks = tg__tensor_keys(input) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_native_dropout tg_kernel = (tg__kfn_native_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT], tg_ks, &tg_fallback);
@@ -7081,6 +7328,7 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
 {
     if (!grad_output) return tg__null_arg("native_dropout_backward", "grad_output");
     if (!mask) return tg__null_arg("native_dropout_backward", "mask");
+    if (tg__stub_profiled()) return fallback_native_dropout_backward(grad_output, mask, scale);
     tg_keyset tg_ks = (tg__tensor_keys(grad_output) | tg__tensor_keys(mask)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_native_dropout_backward tg_kernel = (tg__kfn_native_dropout_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT_BACKWARD], tg_ks, &tg_fallback);
@@ -7117,6 +7365,7 @@ tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum
 {
     if (!self) return tg__null_arg("sgd_step_", "self");
     if (!grad) return tg__null_arg("sgd_step_", "grad");
+    if (tg__stub_profiled()) return fallback_sgd_step_(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | tg__opt_keys(momentum_buffer)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sgd_step_ tg_kernel = (tg__kfn_sgd_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SGD_STEP_], tg_ks, &tg_fallback);
@@ -7159,6 +7408,7 @@ tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg
     if (!grad) return tg__null_arg("adam_step_", "grad");
     if (!exp_avg) return tg__null_arg("adam_step_", "exp_avg");
     if (!exp_avg_sq) return tg__null_arg("adam_step_", "exp_avg_sq");
+    if (tg__stub_profiled()) return fallback_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(grad) | tg__tensor_keys(exp_avg) | tg__tensor_keys(exp_avg_sq) | tg__opt_keys(max_exp_avg_sq)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_adam_step_ tg_kernel = (tg__kfn_adam_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADAM_STEP_], tg_ks, &tg_fallback);
@@ -7189,6 +7439,7 @@ tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 {
     if (!self) return tg__null_arg("add", "self");
     if (!out) return tg__null_arg("add", "out");
+    if (tg__stub_profiled()) return fallback_add_scalar_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -7219,6 +7470,7 @@ tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 {
     if (!self) return tg__null_arg("sub", "self");
     if (!out) return tg__null_arg("sub", "out");
+    if (tg__stub_profiled()) return fallback_sub_scalar_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -7248,6 +7500,7 @@ tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("mul", "self");
     if (!out) return tg__null_arg("mul", "out");
+    if (tg__stub_profiled()) return fallback_mul_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_OUT], tg_ks, &tg_fallback);
@@ -7277,6 +7530,7 @@ tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     if (!self) return tg__null_arg("div", "self");
     if (!out) return tg__null_arg("div", "out");
+    if (tg__stub_profiled()) return fallback_div_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg__tensor_keys(self) | tg__tensor_keys(out)) & ~tg__excluded_keys();
     bool tg_fallback = false;
     tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_OUT], tg_ks, &tg_fallback);

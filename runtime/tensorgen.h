@@ -35,5 +35,6 @@
 
 #include "tg_core.h"
 #include "tg_ops.h"
+#include "tg_profiler.h"
 
 #endif

@@ -55,6 +55,7 @@ struct tg_node {
     tg_edge *next;                  /* [num_next], allocated with the node */
     tg_output_meta *outputs;        /* [num_outputs], allocated with the node */
     bool saved_released;            /* set by the engine after release_saved */
+    uint32_t prof_thread;           /* the profiler's id of the creating thread; 0: not profiled */
     struct tg_hook_list *pre_hooks; /* engine-private */
 };
 

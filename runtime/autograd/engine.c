@@ -16,6 +16,7 @@
  * backward (from a hook or an apply) gets a fresh workspace. Nothing is shared between
  * threads except the graph itself, so backwards of different graphs run concurrently. */
 #include "autograd/autograd_private.h"
+#include "profiler/profiler.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -561,7 +562,13 @@ static int run_node(task *tk, int32_t e)
             if (!grads[i] && !(grads[i] = tg__autograd_zeros(&n->outputs[i]))) rc = -1;
         }
         for (int j = 0; j < nn; j++) out[j] = NULL;
-        if (rc == 0) rc = n->vt->apply(n, grads, out);
+        if (rc == 0 && TG__UNLIKELY(tg__prof_active())) {
+            int64_t token = tg__prof_begin_backward(n->vt->name, n->sequence_nr, n->prof_thread);
+            rc = n->vt->apply(n, grads, out);
+            tg__prof_end(token);
+        } else if (rc == 0) {
+            rc = n->vt->apply(n, grads, out);
+        }
         if (rc && !tg__has_error())
             tg__error(NULL, "Function %s failed without an error message", n->vt->name);
         for (int i = 0; i < k; i++) tg_release(grads[i]);

@@ -9,6 +9,7 @@
  * the outermost release drains in a loop. A chain of a million nodes is freed with constant
  * stack depth. */
 #include "autograd/autograd_private.h"
+#include "profiler/profiler.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -130,6 +131,10 @@ tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, in
     n->refcount = 1;
     n->vt = vt;
     n->sequence_nr = next_sequence_nr++;
+    /* The forward end of the profiler's forward -> backward link (the engine records the
+     * other end with the same pair). A leaf's AccumulateGrad has no forward op. */
+    if (TG__UNLIKELY(tg__prof_active()) && vt != &tg__accumulate_vtable)
+        n->prof_thread = tg__prof_node_created(n->sequence_nr);
     n->num_outputs = num_outputs;
     n->num_next = num_next;
     n->next = num_next ? (tg_edge *)(p + edges_at) : NULL;

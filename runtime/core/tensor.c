@@ -19,6 +19,7 @@
  * Live counters (tg_live_tensors/storages) are per-thread plain counters summed on demand, so
  * the hot path pays no atomic read-modify-write for leak accounting. */
 #include "core/rt_private.h"
+#include "profiler/profiler.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -181,8 +182,22 @@ static inline void block_owner_release(tblock *b)
 
 /* ------------------------------------------------------------------ storages */
 
+/* Tensor memory for the profiler (.profile_memory): every storage's bytes, the ones inside a
+ * tensor's block included, when they are made and when they go. External memory is the
+ * caller's and is not counted. */
+static inline bool prof_memory_on(void)
+{
+    return TG__UNLIKELY(__atomic_load_n(&tg__prof_memory_flag, __ATOMIC_RELAXED));
+}
+static inline void prof_memory(int64_t nbytes, tg_device device)
+{
+    if (prof_memory_on() && nbytes) tg__prof_memory(nbytes, device);
+}
+
 static inline void storage_free_data(tg_storage *s)
 {
+    if (prof_memory_on() && (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
+        prof_memory(-(int64_t)s->nbytes, s->device);
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
@@ -212,6 +227,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
             return tg__fail(
                 op, "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
                 nbytes);
+        prof_memory((int64_t)nbytes, dev);
         return 0;
     }
     const tg_device_allocator *a = tg__device_allocator((tg_device_type)dev.type);
@@ -225,6 +241,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
     if (!s->data)
         return tg__fail(op, "out of memory on device %s:%d. Tried to allocate %zu bytes.",
                         tg__device_type_name((tg_device_type)dev.type), dev.index, nbytes);
+    prof_memory((int64_t)nbytes, dev);
     return 0;
 }
 
@@ -374,6 +391,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         s->owns_data = true;
         s->deleter = NULL;
         s->deleter_ctx = NULL;
+        prof_memory((int64_t)nbytes, device);
     } else if (storage_alloc_data(op, s, nbytes, device)) {
         block_free(b);
         return NULL;

@@ -3,6 +3,7 @@
 #ifdef TG_WITH_CUDA
 
 #include "cuda/cuda_rt.h"
+#include "profiler/profiler.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ static bool props_read[TG_CUDA_MAX_DEVICES];
 __attribute__((constructor)) static void register_cuda_backend(void)
 {
     tg__register_device_allocator(TG_CUDA, &tg__cuda_device_allocator);
+    tg__prof_register_device_timer(TG_CUDA, &tg__cuda_profiler_timer);
 }
 
 /* ------------------------------------------------------------------ errors */

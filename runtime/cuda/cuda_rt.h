@@ -65,6 +65,10 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
  * registers it with the core when the library loads. */
 extern const tg_device_allocator tg__cuda_device_allocator;
 
+/* The profiler's timer of CUDA operators (cuda_profiler.c): CUDA events on the device's
+ * stream. cuda_device.c registers it with the profiler when the library loads. */
+extern const struct tg__prof_device_timer tg__cuda_profiler_timer;
+
 /* Allocator statistics for the public tg_cuda_memory_* functions (cuda_api.c): which = 0
  * allocated, 1 reserved, 2 peak allocated, in bytes. */
 int64_t tg__cuda_allocator_stat(int device, int which);

@@ -4,6 +4,7 @@
  * by name, binary search; pthread_once makes the first lookup thread-safe); out-of-tree ones
  * from the registry. */
 #include "dispatch/dispatch_private.h"
+#include "profiler/profiler.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -217,6 +218,32 @@ static int call_kernel(const tg_op_entry *e, tg_fnptr fn, tg_stack *s)
     return rc;
 }
 
+/* call_kernel, recorded by the profiler. Every operator call passes here while the profiler
+ * runs: the public stubs take their boxed path then (templates/tg_ops_stub.c.in). The inputs
+ * are the stack's tensors; the device, the first one not on the CPU (a factory's device
+ * argument too). */
+static __attribute__((noinline)) int call_profiled(const tg_op_entry *e, tg_fnptr fn, tg_stack *s)
+{
+    const tg_tensor *ins[TG_STACK_MAX];
+    tg_device dev = TG_DEVICE_CPU;
+    for (int i = 0; i < s->n; i++) {
+        const tg_ivalue *v = &s->v[i];
+        ins[i] = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
+        if (ins[i] && ins[i]->device.type != TG_CPU && dev.type == TG_CPU) dev = ins[i]->device;
+        if (v->tag == TG_IV_DEVICE && v->v.device.type == TG_CUDA && dev.type == TG_CPU)
+            dev = v->v.device;
+        for (int64_t j = 0; v->tag == TG_IV_TENSOR_LIST && j < v->v.tensors.len; j++) {
+            const tg_tensor *t = v->v.tensors.data[j];
+            if (t && t->device.type != TG_CPU && dev.type == TG_CPU) dev = t->device;
+        }
+    }
+    bool below = tg__excluded_keys() & (tg_keyset)1 << TG_KEY_AUTOGRAD;
+    int64_t token = tg__prof_begin_op(e->name, ins, s->n, dev, below);
+    int rc = call_kernel(e, fn, s);
+    tg__prof_end(token);
+    return rc;
+}
+
 int tg_call_boxed(const char *name, tg_stack *s)
 {
     const tg_op_entry *e = tg__find_op(name);
@@ -241,5 +268,6 @@ int tg_call_boxed(const char *name, tg_stack *s)
         return fail_and_drop(s);
     }
     if (!fn && !fallback) return fail_and_drop(s);
+    if (TG__UNLIKELY(tg__prof_active())) return call_profiled(e, fallback ? NULL : fn, s);
     return call_kernel(e, fallback ? NULL : fn, s);
 }

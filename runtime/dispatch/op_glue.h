@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "dispatch/dispatch.h"
+#include "profiler/profiler.h"
 
 /* ------------------------------------------------------------------ stubs (tg_ops.c) */
 
@@ -21,6 +22,14 @@
 static inline TG__UNUSED void *tg__null_arg(const char *op, const char *arg)
 {
     return tg__error(op, "argument '%s' is NULL", arg);
+}
+
+/* The profiler runs: the stub takes its boxed path (the fallback function beside it), where
+ * tg_call_boxed records the call with its inputs, like an out-of-tree operator's. Off, this
+ * is one load of a global and a branch predicted not taken: no TLS, no call. */
+static inline TG__UNUSED bool tg__stub_profiled(void)
+{
+    return __builtin_expect(tg__prof_active(), 0);
 }
 
 /* Records a kernel's result in the open scope; passes NULL (an error) through. */
