@@ -21,34 +21,10 @@
 #define EDGE 3
 #define THRESHOLD 1000
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void put(sbuf *b, const char *s, size_t n)
+static void puts_(tg__text_buf *b, const char *s) { tg__text_put(b, s, strlen(s)); }
+static void spaces(tg__text_buf *b, int n)
 {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
-static void spaces(sbuf *b, int n)
-{
-    for (int i = 0; i < n; i++) put(b, " ", 1);
+    for (int i = 0; i < n; i++) tg__text_put(b, " ", 1);
 }
 
 typedef struct fmt {
@@ -139,17 +115,18 @@ static void make_fmt(const view *v, fmt *f)
     visit(v, 0, 0, measure, f);
 }
 
-static void element(sbuf *b, const fmt *f, double x)
+static void element(tg__text_buf *b, const fmt *f, double x)
 {
     char buf[64];
     int n = format_value(f, x, buf, sizeof buf);
     spaces(b, f->width - n);
-    put(b, buf, (size_t)n);
+    tg__text_put(b, buf, (size_t)n);
 }
 
 /* One dim of the nested list; `indent` is the column of this dim's '['. Items are the
  * printed entries of this dim: all of them, or the first and last EDGE around a "...". */
-static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t off, int indent)
+static void print_dim(tg__text_buf *b, const view *v, const fmt *f, int64_t d, int64_t off,
+                      int indent)
 {
     int64_t n = v->sizes[d];
     bool cut = v->summarize && n > 2 * EDGE;
@@ -158,14 +135,14 @@ static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t o
     int per_line = (LINEWIDTH - indent) / (f->width + 2);
     if (per_line < 1) per_line = 1;
     int64_t nl = v->ndim - d - 1; /* blank lines between blocks grow with depth */
-    put(b, "[", 1);
+    tg__text_put(b, "[", 1);
     for (int64_t k = 0; k < count; k++) {
         if (k > 0) {
-            put(b, ",", 1);
+            tg__text_put(b, ",", 1);
             if (last && k % per_line != 0) {
-                put(b, " ", 1);
+                tg__text_put(b, " ", 1);
             } else {
-                for (int64_t j = 0; j < (last ? 1 : nl); j++) put(b, "\n", 1);
+                for (int64_t j = 0; j < (last ? 1 : nl); j++) tg__text_put(b, "\n", 1);
                 spaces(b, indent + 1);
             }
         }
@@ -174,18 +151,18 @@ static void print_dim(sbuf *b, const view *v, const fmt *f, int64_t d, int64_t o
         else if (last) element(b, f, load(v, off + i * v->strides[d]));
         else print_dim(b, v, f, d + 1, off + i * v->strides[d], indent + 1);
     }
-    put(b, "]", 1);
+    tg__text_put(b, "]", 1);
 }
 
-static void add_suffix(sbuf *b, const char *suffix, int indent, size_t *line_len)
+static void add_suffix(tg__text_buf *b, const char *suffix, int indent, size_t *line_len)
 {
     size_t len = strlen(suffix);
     if (*line_len + len + 2 > LINEWIDTH) {
-        put(b, ",\n", 2);
+        tg__text_put(b, ",\n", 2);
         spaces(b, indent);
         *line_len = (size_t)indent + len;
     } else {
-        put(b, ", ", 2);
+        tg__text_put(b, ", ", 2);
         *line_len += len + 2;
     }
     puts_(b, suffix);
@@ -194,7 +171,7 @@ static void add_suffix(sbuf *b, const char *suffix, int indent, size_t *line_len
 char *tg_tensor_to_string(const tg_tensor *t)
 {
     if (!t) return NULL;
-    sbuf b = { 0 };
+    tg__text_buf b = { 0 };
     const int indent = 7; /* strlen("tensor(") */
     int64_t numel = tg__numel(t);
     void *host = NULL;

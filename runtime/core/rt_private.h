@@ -47,4 +47,14 @@ static inline bool tg__is_contiguous_fast(const tg_tensor *t)
 void tg__convert_loop(char *dst, tg_dtype dt, int64_t dstride, const char *src, tg_dtype st,
                       int64_t sstride, int64_t n);
 
+/* text_buf.c: a growable NUL-terminated string ({ 0 } is empty; the owner frees p). After an
+ * allocation failure `oom` is set and appends do nothing. */
+typedef struct tg__text_buf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} tg__text_buf;
+void tg__text_put(tg__text_buf *b, const char *s, size_t n);
+void tg__text_printf(tg__text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

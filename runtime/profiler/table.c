@@ -57,38 +57,6 @@ static int row_cmp(const void *a, const void *b, void *ctx)
 
 /* ---- text ---- */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        if (b->oom) return;
-        va_list ap;
-        va_start(ap, fmt);
-        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (w < 0) return;
-        if (b->p && b->n + (size_t)w < b->cap) {
-            b->n += (size_t)w;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->n + (size_t)w + 1) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-}
-
 /* PyTorch's time format: 12.345us, 1.234ms, 2.345s. */
 static const char *fmt_time(char *buf, size_t cap, double us)
 {
@@ -110,15 +78,15 @@ static const char *fmt_mem(char *buf, size_t cap, int64_t bytes)
     return buf;
 }
 
-static void rule(sbuf *b, int namew, int ncols, int shapew)
+static void rule(tg__text_buf *b, int namew, int ncols, int shapew)
 {
-    for (int i = 0; i < namew; i++) sb_printf(b, "-");
-    for (int c = 0; c < ncols; c++) sb_printf(b, "  ------------");
+    for (int i = 0; i < namew; i++) tg__text_printf(b, "-");
+    for (int c = 0; c < ncols; c++) tg__text_printf(b, "  ------------");
     if (shapew) {
-        sb_printf(b, "  ");
-        for (int i = 0; i < shapew; i++) sb_printf(b, "-");
+        tg__text_printf(b, "  ");
+        for (int i = 0; i < shapew; i++) tg__text_printf(b, "-");
     }
-    sb_printf(b, "\n");
+    tg__text_printf(b, "\n");
 }
 
 /* ---- rows ---- */
@@ -213,15 +181,15 @@ char *tg_profiler_table_fn(tg_profiler_table_opts opts)
     if (opts.group_by_input_shape && shapew < 12) shapew = 12;
     int ncols = 6 + (any_cuda ? 2 : 0) + (mem ? 2 : 0);
 
-    sbuf b = { 0 };
+    tg__text_buf b = { 0 };
     rule(&b, namew, ncols, shapew);
-    sb_printf(&b, "%*s  %12s  %12s  %12s  %12s  %12s", namew, "Name", "Self CPU %", "Self CPU",
-              "CPU total %", "CPU total", "CPU time avg");
-    if (any_cuda) sb_printf(&b, "  %12s  %12s", "CUDA total", "CUDA time avg");
-    if (mem) sb_printf(&b, "  %12s  %12s", "Self Mem", "Mem");
-    sb_printf(&b, "  %12s", "# of Calls");
-    if (shapew) sb_printf(&b, "  %-*s", shapew, "Input Shapes");
-    sb_printf(&b, "\n");
+    tg__text_printf(&b, "%*s  %12s  %12s  %12s  %12s  %12s", namew, "Name", "Self CPU %",
+                    "Self CPU", "CPU total %", "CPU total", "CPU time avg");
+    if (any_cuda) tg__text_printf(&b, "  %12s  %12s", "CUDA total", "CUDA time avg");
+    if (mem) tg__text_printf(&b, "  %12s  %12s", "Self Mem", "Mem");
+    tg__text_printf(&b, "  %12s", "# of Calls");
+    if (shapew) tg__text_printf(&b, "  %-*s", shapew, "Input Shapes");
+    tg__text_printf(&b, "\n");
     rule(&b, namew, ncols, shapew);
     double all = self_sum > 0 ? (double)self_sum : 1;
     for (int i = 0; i < shown; i++) {
@@ -230,29 +198,30 @@ char *tg_profiler_table_fn(tg_profiler_table_opts opts)
         int l = (int)strlen(r->name);
         if (l > namew) snprintf(name, sizeof name, "%.*s...", namew - 3, r->name);
         else snprintf(name, sizeof name, "%s", r->name);
-        sb_printf(
+        tg__text_printf(
             &b, "%*s  %11.2f%%  %12s  %11.2f%%  %12s  %12s", namew, name,
             100.0 * (double)r->self_ns / all, fmt_time(t1, sizeof t1, (double)r->self_ns / 1e3),
             100.0 * (double)r->total_ns / all, fmt_time(t2, sizeof t2, (double)r->total_ns / 1e3),
             fmt_time(t3, sizeof t3, (double)r->total_ns / 1e3 / (double)r->calls));
         if (any_cuda)
-            sb_printf(&b, "  %12s  %12s", fmt_time(t4, sizeof t4, r->cuda_us),
-                      fmt_time(t5, sizeof t5, r->cuda_us / (double)r->calls));
+            tg__text_printf(&b, "  %12s  %12s", fmt_time(t4, sizeof t4, r->cuda_us),
+                            fmt_time(t5, sizeof t5, r->cuda_us / (double)r->calls));
         if (mem)
-            sb_printf(&b, "  %12s  %12s", fmt_mem(t4, sizeof t4, r->self_mem),
-                      fmt_mem(t5, sizeof t5, r->mem));
-        sb_printf(&b, "  %12lld", (long long)r->calls);
-        if (shapew) sb_printf(&b, "  %-*s", shapew, r->shapes);
-        sb_printf(&b, "\n");
+            tg__text_printf(&b, "  %12s  %12s", fmt_mem(t4, sizeof t4, r->self_mem),
+                            fmt_mem(t5, sizeof t5, r->mem));
+        tg__text_printf(&b, "  %12lld", (long long)r->calls);
+        if (shapew) tg__text_printf(&b, "  %-*s", shapew, r->shapes);
+        tg__text_printf(&b, "\n");
     }
     rule(&b, namew, ncols, shapew);
     char t[32];
-    sb_printf(&b, "Self CPU time total: %s\n", fmt_time(t, sizeof t, (double)self_sum / 1e3));
-    if (any_cuda) sb_printf(&b, "Self CUDA time total: %s\n", fmt_time(t, sizeof t, cuda_sum));
+    tg__text_printf(&b, "Self CPU time total: %s\n", fmt_time(t, sizeof t, (double)self_sum / 1e3));
+    if (any_cuda)
+        tg__text_printf(&b, "Self CUDA time total: %s\n", fmt_time(t, sizeof t, cuda_sum));
     int64_t dropped = tg_profiler_dropped_events();
     if (dropped)
-        sb_printf(&b, "(%lld events were dropped: max_events = %lld)\n", (long long)dropped,
-                  (long long)tg__prof_session.opts.max_events);
+        tg__text_printf(&b, "(%lld events were dropped: max_events = %lld)\n", (long long)dropped,
+                        (long long)tg__prof_session.opts.max_events);
     for (int i = 0; i < nrows; i++) free(rows[i].shapes);
     free(rows);
     if (b.oom) {
