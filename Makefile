@@ -3,7 +3,9 @@
 #   make            regenerate generated/ if a spec, template or tgen changed; build tgen,
 #                   libtensorgen.{a,so} and the examples
 #   make gen        force regeneration (tgen rewrites only files whose text changed)
-#   make test       build and run the test suite, then again under ASan+UBSan (leaks fail),
+#   make test       build and run the test suite, the kernel suites under each CPU capability
+#                   (test-capabilities), the check that baseline objects hold no AVX
+#                   (test-isa), then the suite again under ASan+UBSan (leaks fail),
 #                   then the CUDA backend on the CPU emulator (test-cuda-emu, below), then
 #                   replay tests/fuzz/regressions/ (test-fuzz-regressions, tests/fuzz/fuzz.mk)
 #   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
@@ -22,7 +24,11 @@ SHELL    := /bin/bash
 PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= gcc
-OPT      ?= -O3 -march=native
+# The default build runs on any CPU of its architecture (baseline x86-64: SSE2); the hot
+# kernels in kernels/cpu/cap/ are built once more per capability and picked at run time
+# (CPU_CAPS below, docs/architecture.md). NATIVE=1 tunes everything for this machine instead.
+NATIVE   ?= 0
+OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
 INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
@@ -85,6 +91,20 @@ YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 # Sanitizer flavour of everything, used by `make test`.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
+# Per-capability kernels: each file of kernels/cpu/cap/ is compiled once per capability with
+# -DTG_CPU_CAP=<cap> and that capability's flags (kernels/cpu/cpu_cap.h); only x86 has more
+# than the default.
+ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(filter x86_64% i686% i386%,$(ARCH)),)
+  CPU_CAPS := default avx2 avx512
+else
+  CPU_CAPS := default
+endif
+CAP_FLAGS_default :=
+CAP_FLAGS_avx2    := -mavx2 -mfma
+CAP_FLAGS_avx512  := -mavx2 -mfma -mavx512f -mavx512dq -mavx512vl -mavx512bw
+CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
+
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c)
 LIB_SRC   := $(wildcard runtime/*/*.c) $(wildcard kernels/cpu/*.c) \
@@ -100,12 +120,14 @@ DERIVS    := $(wildcard specs/derivatives.yaml)
 
 # CUDA objects are shared by both flavours (nvcc code is not instrumented by the sanitizers).
 CU_OBJ       := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
-LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
-LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CU_OBJ)
+CAP_OBJ      := $(foreach c,$(CPU_CAPS),$(CAP_SRC:%.c=$(BUILD)/obj/cap-$(c)/%.o))
+CAP_OBJ_SAN  := $(foreach c,$(CPU_CAPS),$(CAP_SRC:%.c=$(BUILD)/san/cap-$(c)/%.o))
+LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CAP_OBJ) $(CU_OBJ)
+LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CAP_OBJ_SAN) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all gen test test-plain test-san test-cuda-emu bench install clean check-generated format format-check
+.PHONY: all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -155,6 +177,18 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
 $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+# One rule per capability for kernels/cpu/cap/*.c (plain and sanitizer flavours).
+define CAP_RULES
+$$(BUILD)/obj/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+
+$$(BUILD)/san/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CSTD) -O1 -g $$(WARN) -fPIC -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+endef
+$(foreach c,$(CPU_CAPS),$(eval $(call CAP_RULES,$(c))))
 
 ifeq ($(CUDA),emu)
 # Launches rewritten for g++ (tests/cuda_emu/unchevron.pl); the headers too, beside the sources,
@@ -240,7 +274,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-san test-cuda-emu test-fuzz-regressions
+test: test-plain test-capabilities test-isa test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
@@ -249,6 +283,26 @@ SHOW_TEST_RESULTS := grep -vE '^\[(RUN |PASS)\]|^\[====\] Running' | awk '!/^\[S
 
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 	set -o pipefail; TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2 --verbose 2>&1 | $(SHOW_TEST_RESULTS)
+
+# The kernel suites again under each capability this CPU supports (test-plain ran them with
+# the best one), forced through TG_CPU_CAPABILITY, so the baseline and AVX2 builds of the
+# per-capability kernels (kernels/cpu/cap/) are tested on any machine that runs them.
+CAP_TEST_FILTER := @(pointwise|reduce|softmax|nn_ops|vecmath|cpu_capability)/*
+cpu_has = grep -qw $(1) /proc/cpuinfo 2>/dev/null
+test-capabilities: $(BUILD)/tests/tg_tests
+	@set -o pipefail; for cap in $(CPU_CAPS); do \
+	  case $$cap in \
+	    avx2) $(call cpu_has,avx2) && $(call cpu_has,fma) || continue ;; \
+	    avx512) for f in avx512f avx512dq avx512vl avx512bw; do $(call cpu_has,$$f) || continue 2; done ;; \
+	  esac; \
+	  echo "kernel suites with TG_CPU_CAPABILITY=$$cap"; \
+	  TG_CPU_CAPABILITY=$$cap TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2 --verbose \
+	    --filter '$(CAP_TEST_FILTER)' 2>&1 | grep -v 'Test is disabled' | $(SHOW_TEST_RESULTS) || exit 1; \
+	done
+
+# No AVX instruction in the objects built for the baseline (tests/isa/check_baseline_isa.sh).
+test-isa: $(BUILD)/libtensorgen.a
+	tests/isa/check_baseline_isa.sh $(BUILD)
 
 # The CUDA driver maps memory where ASan keeps its shadow gap: without protect_shadow_gap=0 the
 # first CUDA call under ASan fails on a machine with a GPU.

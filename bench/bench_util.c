@@ -1,5 +1,6 @@
 /* Timing, statistics and JSON output for build/bench/tg_bench. */
 #include "bench.h"
+#include "tensorgen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,9 @@ void bench_emit(const char *name, const char *unit, const char *src, const doubl
     double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     double best = work > 0 ? v[n - 1] : v[0];
     printf("{\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.4f, \"best\": %.4f, "
-           "\"median\": %.4f, \"n\": %d, \"threads\": %d, \"src\": \"%s\", \"coretype\": \"%s\"}\n",
-           name, unit, median, best, median, n, bench_cfg.threads, src, bench_cfg.coretype);
+           "\"median\": %.4f, \"n\": %d, \"threads\": %d, \"src\": \"%s\", \"coretype\": \"%s\", "
+           "\"cpu_capability\": \"%s\"}\n",
+           name, unit, median, best, median, n, bench_cfg.threads, src, bench_cfg.coretype,
+           tg_cpu_capability());
     fflush(stdout);
 }

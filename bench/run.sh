@@ -25,6 +25,12 @@ CORETYPE=${OPENBLAS_CORETYPE:-auto}
 OUT=${BENCH_OUT:-$BUILD/bench/results.jsonl}
 
 note() { echo "bench: $*" >&2; }
+# The instruction set tensorgen's CPU kernels run with (tg_cpu_capability(); TG_CPU_CAPABILITY
+# forces one): the field of tg_bench's first JSON line on a trivial workload.
+cpu_capability() {
+  "$BUILD/bench/tg_bench" --only overhead_add_1elem --repeats 1 2>/dev/null |
+    sed -n 's/.*"cpu_capability": "\([a-z0-9]*\)".*/\1/p' | head -1
+}
 wanted() {   # wanted NAME: true when BENCH_ONLY is empty or one of its words is in NAME
   [ -z "$ONLY" ] && return 0
   local w; IFS=, read -ra ws <<< "$ONLY"
@@ -39,7 +45,7 @@ for f in "$BUILD/bench/tg_bench" "$BUILD/tgen"; do
 done
 mkdir -p "$(dirname "$OUT")"
 : > "$OUT"
-note "threads=$THREADS OPENBLAS_CORETYPE=$CORETYPE cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p') nproc=$(nproc)"
+note "threads=$THREADS OPENBLAS_CORETYPE=$CORETYPE cpu_capability=$(cpu_capability) cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p') nproc=$(nproc)"
 
 # ---------------------------------------------------------------- tgen wall times
 # Times a command: 1 warm-up run, then $REPEATS runs; prints the JSON line (seconds).

@@ -44,6 +44,11 @@ static bool body_exp_out(void *p)
     op_ctx *c = p;
     return done(tg_exp_out(c->a, c->out));
 }
+static bool body_sigmoid_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_sigmoid_out(c->a, c->out));
+}
 static bool body_sum(void *p)
 {
     op_ctx *c = p;
@@ -105,12 +110,15 @@ static void bench_overhead(void)
 /* Memory-bound pointwise ops and the full reduction on 16M float32 (64 MiB per tensor). */
 static void bench_memory_bound(void)
 {
-    if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M")) return;
+    if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M") &&
+        !bench_wanted("sigmoid_16M"))
+        return;
     op_ctx c = { tg_rand(TG_INTS(N16M)), tg_rand(TG_INTS(N16M)), tg_empty(TG_INTS(N16M)) };
     bool ok = c.a && c.b && c.out;
     run("add_16M_out", "GB/s", body_add_out, &c, ok, 10, 2, 3.0 * 4 * N16M, 0);
     run("add_16M_alloc", "GB/s", body_add, &c, ok, 10, 2, 3.0 * 4 * N16M, 0);
     run("exp_16M_out", "GB/s", body_exp_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
+    run("sigmoid_16M_out", "GB/s", body_sigmoid_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
     run("sum_16M", "GB/s", body_sum, &c, ok, 10, 2, 1.0 * 4 * N16M, 0);
     release_ctx(&c);
 }

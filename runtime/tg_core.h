@@ -281,6 +281,12 @@ void tg_generator_manual_seed(tg_generator *g, uint64_t seed);
 void tg_set_num_threads(int n);
 int tg_get_num_threads(void);
 
+/* ---- CPU capability ---- */
+/* The instruction set the CPU kernels run with: "default" (baseline x86-64, or the portable
+ * build elsewhere), "avx2" (AVX2 + FMA) or "avx512" (AVX-512 F/DQ/VL/BW). The best the CPU
+ * supports, unless the environment variable TG_CPU_CAPABILITY names a lower one. */
+const char *tg_cpu_capability(void);
+
 /* ---- live objects (leak checking) ---- */
 int64_t tg_live_tensors(void);
 int64_t tg_live_storages(void);

@@ -7,35 +7,19 @@
  *
  * Structure (llm.c habit): the scalar function of each operator lives in pointwise_scalar.h;
  * binary_ref_loop applies it to any dtype and any strides through per-element loads and
- * stores (the reference path); binary_loop_f32/f64/i64 apply the same function to one dtype
- * with the contiguous and scalar-broadcast cases as tight vectorisable loops (the fast paths).
+ * stores (the reference path); the fast paths (cap/binary_loops.c, built once per CPU
+ * capability) apply the same function to one dtype with the contiguous and scalar-broadcast
+ * cases as tight vectorisable loops.
  * Both call the same scalar function, so they agree bit for bit; tests check it by running
  * with tg__pw_force_reference set. */
 #include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
+#include "binary_loops.h"
 #include "tg_kernels.h"
 
 int tg__pw_force_reference = 0;
-
-typedef float (*pw2_f32_fn)(float a, float b, float alpha);
-typedef double (*pw2_f64_fn)(double a, double b, double alpha);
-typedef int64_t (*pw2_i64_fn)(int64_t a, int64_t b, int64_t alpha);
-
-typedef struct binary_op binary_op;
-
-/* What a loop needs: the operator, the computation dtype, alpha in each compute type, and a
- * flag a loop sets when it meets an integer division by zero (reported after the loop, on the
- * calling thread, since errors are thread-local). */
-typedef struct binary_ctx {
-    const binary_op *op;
-    tg_dtype dtype;
-    float alpha_f32;
-    double alpha_f64;
-    int64_t alpha_i64;
-    int zero_div;
-} binary_ctx;
 
 struct binary_op {
     const char *name;
@@ -43,7 +27,7 @@ struct binary_op {
     pw2_f64_fn f64;
     pw2_i64_fn i64; /* NULL: the operator never computes in an integer dtype */
     bool int_div;   /* integer b == 0 is PyTorch's "ZeroDivisionError" */
-    tg_iter_loop1d fast_f32, fast_f64, fast_i64; /* NULL: reference path only */
+    int id;         /* its fast loops in tg_binary_loops; -1: reference path only */
 };
 
 /* ------------------------------------------------------------------ reference path */
@@ -80,194 +64,28 @@ static void binary_ref_loop(char **data, const int64_t *strides, int64_t n, void
     }
 }
 
-/* ------------------------------------------------------------------ fast paths
- * One dtype, f known at compile time once these are inlined into the per-operator loops
- * below (always_inline makes the function pointer a constant), so each case is a plain loop
- * the compiler vectorises. `omp simd` asserts there is no loop-carried dependence, which also
- * holds in place (out == a: each element is read before it is written). */
-
-static inline __attribute__((always_inline)) void
-binary_loop_f32(char **data, const int64_t *strides, int64_t n, float alpha, pw2_f32_fn f)
-{
-    float *out = (float *)data[0];
-    const float *a = (const float *)data[1], *b = (const float *)data[2];
-    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
-    if (so == 4 && sa == 4 && sb == 4) {
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
-    } else if (so == 4 && sa == 4 && sb == 0) {
-        const float bv = b[0];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
-    } else if (so == 4 && sa == 0 && sb == 4) {
-        const float av = a[0];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(av, b[i], alpha);
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            *(float *)(data[0] + i * so) =
-                f(*(const float *)(data[1] + i * sa), *(const float *)(data[2] + i * sb), alpha);
-    }
-}
-
-static inline __attribute__((always_inline)) void
-binary_loop_f64(char **data, const int64_t *strides, int64_t n, double alpha, pw2_f64_fn f)
-{
-    double *out = (double *)data[0];
-    const double *a = (const double *)data[1], *b = (const double *)data[2];
-    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
-    if (so == 8 && sa == 8 && sb == 8) {
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
-    } else if (so == 8 && sa == 8 && sb == 0) {
-        const double bv = b[0];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
-    } else if (so == 8 && sa == 0 && sb == 8) {
-        const double av = a[0];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(av, b[i], alpha);
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            *(double *)(data[0] + i * so) =
-                f(*(const double *)(data[1] + i * sa), *(const double *)(data[2] + i * sb), alpha);
-    }
-}
-
-/* int64 only (the other integer widths take the reference path); never for divisions. */
-static inline __attribute__((always_inline)) void
-binary_loop_i64(char **data, const int64_t *strides, int64_t n, int64_t alpha, pw2_i64_fn f)
-{
-    int64_t *out = (int64_t *)data[0];
-    const int64_t *a = (const int64_t *)data[1], *b = (const int64_t *)data[2];
-    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
-    if (so == 8 && sa == 8 && sb == 8) {
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], b[i], alpha);
-    } else if (so == 8 && sa == 8 && sb == 0) {
-        const int64_t bv = b[0];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) out[i] = f(a[i], bv, alpha);
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            *(int64_t *)(data[0] + i * so) = f(*(const int64_t *)(data[1] + i * sa),
-                                               *(const int64_t *)(data[2] + i * sb), alpha);
-    }
-}
-
-#define CTX(v) ((binary_ctx *)(v))
-static void add_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_add_f32);
-}
-static void add_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_add_f64);
-}
-static void add_i64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_add_i64);
-}
-static void sub_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, CTX(c)->alpha_f32, tg__pw_sub_f32);
-}
-static void sub_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, CTX(c)->alpha_f64, tg__pw_sub_f64);
-}
-static void sub_i64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_i64(d, s, n, CTX(c)->alpha_i64, tg__pw_sub_i64);
-}
-static void mul_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_mul_f32);
-}
-static void mul_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_mul_f64);
-}
-static void mul_i64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_i64(d, s, n, 0, tg__pw_mul_i64);
-}
-static void div_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_div_f32);
-}
-static void div_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_div_f64);
-}
-static void div_trunc_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_div_trunc_f32);
-}
-static void div_trunc_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_div_trunc_f64);
-}
-static void pow_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_pow_f32);
-}
-static void pow_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_pow_f64);
-}
-static void maximum_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_maximum_f32);
-}
-static void maximum_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_maximum_f64);
-}
-static void maximum_i64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_i64(d, s, n, 0, tg__pw_maximum_i64);
-}
-static void minimum_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f32(d, s, n, 0, tg__pw_minimum_f32);
-}
-static void minimum_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_f64(d, s, n, 0, tg__pw_minimum_f64);
-}
-static void minimum_i64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    binary_loop_i64(d, s, n, 0, tg__pw_minimum_i64);
-}
-#undef CTX
-
 /* ------------------------------------------------------------------ the operators */
-static const binary_op op_add = { "add", tg__pw_add_f32, tg__pw_add_f64, tg__pw_add_i64,
-                                  false, add_f32,        add_f64,        add_i64 };
-static const binary_op op_sub = { "sub", tg__pw_sub_f32, tg__pw_sub_f64, tg__pw_sub_i64,
-                                  false, sub_f32,        sub_f64,        sub_i64 };
-static const binary_op op_mul = { "mul", tg__pw_mul_f32, tg__pw_mul_f64, tg__pw_mul_i64,
-                                  false, mul_f32,        mul_f64,        mul_i64 };
-static const binary_op op_div = { "div", tg__pw_div_f32, tg__pw_div_f64, NULL,
-                                  false, div_f32,        div_f64,        NULL };
+static const binary_op op_add = { "add",          tg__pw_add_f32, tg__pw_add_f64,
+                                  tg__pw_add_i64, false,          TG_BIN_ADD };
+static const binary_op op_sub = { "sub",          tg__pw_sub_f32, tg__pw_sub_f64,
+                                  tg__pw_sub_i64, false,          TG_BIN_SUB };
+static const binary_op op_mul = { "mul",          tg__pw_mul_f32, tg__pw_mul_f64,
+                                  tg__pw_mul_i64, false,          TG_BIN_MUL };
+static const binary_op op_div = { "div", tg__pw_div_f32, tg__pw_div_f64, NULL, false, TG_BIN_DIV };
 static const binary_op op_div_trunc = {
-    "div", tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64,
-    true,  div_trunc_f32,        div_trunc_f64,        NULL
+    "div", tg__pw_div_trunc_f32, tg__pw_div_trunc_f64, tg__pw_div_trunc_i64, true, TG_BIN_DIV_TRUNC
 };
 /* Python's floor division branches per element: no vectorised loop to gain. */
 static const binary_op op_div_floor = {
-    "div", tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64, true, NULL, NULL, NULL
+    "div", tg__pw_div_floor_f32, tg__pw_div_floor_f64, tg__pw_div_floor_i64, true, -1
 };
-static const binary_op op_pow = { "pow", tg__pw_pow_f32, tg__pw_pow_f64, tg__pw_pow_i64,
-                                  false, pow_f32,        pow_f64,        NULL };
+static const binary_op op_pow = { "pow",          tg__pw_pow_f32, tg__pw_pow_f64,
+                                  tg__pw_pow_i64, false,          TG_BIN_POW };
 static const binary_op op_maximum = {
-    "maximum", tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64,
-    false,     maximum_f32,        maximum_f64,        maximum_i64
+    "maximum", tg__pw_maximum_f32, tg__pw_maximum_f64, tg__pw_maximum_i64, false, TG_BIN_MAXIMUM
 };
 static const binary_op op_minimum = {
-    "minimum", tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64,
-    false,     minimum_f32,        minimum_f64,        minimum_i64
+    "minimum", tg__pw_minimum_f32, tg__pw_minimum_f64, tg__pw_minimum_i64, false, TG_BIN_MINIMUM
 };
 
 /* The loop for this operator and computation dtype: a fast one when there is one and every
@@ -277,11 +95,13 @@ static tg_iter_loop1d binary_pick_loop(const binary_op *op, const tg_iter *it)
     if (tg__pw_force_reference) return binary_ref_loop;
     for (int k = 0; k < it->nops; k++)
         if (it->dtypes[k] != it->dtype) return binary_ref_loop;
+    if (op->id < 0) return binary_ref_loop;
+    const tg_binary_loops *loops = TG_CAP_PICK(tg__binary_loops);
     tg_iter_loop1d fast = NULL;
     switch (it->dtype) {
-    case TG_FLOAT32: fast = op->fast_f32; break;
-    case TG_FLOAT64: fast = op->fast_f64; break;
-    case TG_INT64: fast = op->fast_i64; break;
+    case TG_FLOAT32: fast = loops->f32[op->id]; break;
+    case TG_FLOAT64: fast = loops->f64[op->id]; break;
+    case TG_INT64: fast = loops->i64[op->id]; break;
     default: break;
     }
     return fast ? fast : binary_ref_loop;

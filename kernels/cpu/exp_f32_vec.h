@@ -6,21 +6,27 @@
  *     result as the reference's (p * 2^(n/2)) * 2^(n - n/2), whose first product is exact;
  *   - n stays a float, so there are no integer conversions or shifts.
  * The multiplies and adds are kept separate (no FMA) because the reference is compiled with
- * -std=c11, where gcc does not contract them. Without AVX-512 this processes nothing and the
- * caller's loop over tg__pw_exp_f32 does all the work. */
+ * -std=c11, where gcc does not contract them.
+ * With AVX2 (8 lanes, no vscalefps) the reference's own scaling is done in integers:
+ * n = bits(t) - bits(magic), n1 = n / 2 (truncating, as C does), 2^n1 and 2^(n - n1) built
+ * from their exponent bits, y = (p * 2^n1) * 2^(n - n1): again operation for operation the
+ * reference, so again bit-identical. Without either (the baseline build) this processes
+ * nothing and the caller's loop over tg__pw_exp_f32, which the compiler vectorises for SSE2,
+ * does all the work.
+ * Included only by the per-capability files (kernels/cpu/cap/), which are compiled with the
+ * flags that define __AVX512F__ / __AVX2__. */
 #ifndef TG_EXP_F32_VEC_H
 #define TG_EXP_F32_VEC_H
 
 #include <stdint.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
-/* Computes out[i] = exp(x[i]) for a prefix of [0, n) that is a multiple of 16 and returns its
- * length; the caller finishes the rest. */
-static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
-{
 #if defined(__AVX512F__)
+/* exp of 16 lanes, bit-identical to tg__pw_exp_f32 on each. */
+static inline __m512 tg__exp512(__m512 v)
+{
     const __m512 hi = _mm512_set1_ps(88.72283935546875f), lo = _mm512_set1_ps(-103.97283172607422f);
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
     const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
@@ -29,43 +35,122 @@ static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
     const __m512 c2 = _mm512_set1_ps(8.3334519073e-3f), c3 = _mm512_set1_ps(4.1665795894e-2f);
     const __m512 c4 = _mm512_set1_ps(1.6666665459e-1f), c5 = _mm512_set1_ps(5.0000001201e-1f);
     const __m512 one = _mm512_set1_ps(1.0f), inf = _mm512_set1_ps(__builtin_inff());
+    __mmask16 is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    __mmask16 too_big = _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ);
+    __mmask16 too_small = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
+    /* Clamp; NaN lanes become 0 (as in the reference) and are replaced at the end. */
+    __m512 xc = _mm512_mask_blend_ps(too_big, v, hi);
+    xc = _mm512_mask_blend_ps(too_small, xc, lo);
+    xc = _mm512_mask_blend_ps(is_nan, xc, _mm512_setzero_ps());
+
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(xc, log2e), magic);
+    __m512 nf = _mm512_sub_ps(t, magic);
+    __m512 r = _mm512_sub_ps(xc, _mm512_mul_ps(nf, ln2_hi));
+    r = _mm512_sub_ps(r, _mm512_mul_ps(nf, ln2_lo));
+
+    __m512 p = c0;
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), c1);
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), c2);
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), c3);
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), c4);
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), c5);
+    p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(p, r), r), r), one);
+
+    __m512 y = _mm512_scalef_ps(p, nf);
+    y = _mm512_mask_blend_ps(too_big, y, inf);
+    y = _mm512_mask_blend_ps(too_small, y, _mm512_setzero_ps());
+    y = _mm512_mask_blend_ps(is_nan, y, _mm512_add_ps(v, v));
+    return y;
+}
+#elif defined(__AVX2__)
+/* exp of 8 lanes, bit-identical to tg__pw_exp_f32 on each. */
+static inline __m256 tg__exp256(__m256 v)
+{
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-103.97283172607422f);
+    const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
+    const __m256 ln2_hi = _mm256_set1_ps(0.693359375f), ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256 c0 = _mm256_set1_ps(1.9875691500e-4f), c1 = _mm256_set1_ps(1.3981999507e-3f);
+    const __m256 c2 = _mm256_set1_ps(8.3334519073e-3f), c3 = _mm256_set1_ps(4.1665795894e-2f);
+    const __m256 c4 = _mm256_set1_ps(1.6666665459e-1f), c5 = _mm256_set1_ps(5.0000001201e-1f);
+    const __m256 one = _mm256_set1_ps(1.0f), inf = _mm256_set1_ps(__builtin_inff());
+    const __m256i bias = _mm256_set1_epi32(127);
+    __m256 is_nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256 too_big = _mm256_cmp_ps(v, hi, _CMP_GT_OQ);
+    __m256 too_small = _mm256_cmp_ps(v, lo, _CMP_LT_OQ);
+    __m256 xc = _mm256_blendv_ps(v, hi, too_big);
+    xc = _mm256_blendv_ps(xc, lo, too_small);
+    xc = _mm256_andnot_ps(is_nan, xc); /* NaN lanes become 0, as in the reference */
+
+    __m256 t = _mm256_add_ps(_mm256_mul_ps(xc, log2e), magic);
+    __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
+    __m256 nf = _mm256_sub_ps(t, magic);
+    __m256 r = _mm256_sub_ps(xc, _mm256_mul_ps(nf, ln2_hi));
+    r = _mm256_sub_ps(r, _mm256_mul_ps(nf, ln2_lo));
+
+    __m256 p = c0;
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), c1);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), c2);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), c3);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), c4);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), c5);
+    p = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), one);
+
+    /* n1 = n / 2 rounded toward zero: add the sign bit before the arithmetic shift */
+    __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(ni, _mm256_srli_epi32(ni, 31)), 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+
+    y = _mm256_blendv_ps(y, inf, too_big);
+    y = _mm256_andnot_ps(too_small, y);
+    y = _mm256_blendv_ps(y, _mm256_add_ps(v, v), is_nan);
+    return y;
+}
+#endif
+
+/* Computes out[i] = exp(x[i]) for a prefix of [0, n) that is a multiple of 16 (8 with AVX2)
+ * and returns its length; the caller finishes the rest. */
+static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
+{
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        __mmask16 is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        __mmask16 too_big = _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ);
-        __mmask16 too_small = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ);
-        /* Clamp; NaN lanes become 0 (as in the reference) and are replaced at the end. */
-        __m512 xc = _mm512_mask_blend_ps(too_big, v, hi);
-        xc = _mm512_mask_blend_ps(too_small, xc, lo);
-        xc = _mm512_mask_blend_ps(is_nan, xc, _mm512_setzero_ps());
-
-        __m512 t = _mm512_add_ps(_mm512_mul_ps(xc, log2e), magic);
-        __m512 nf = _mm512_sub_ps(t, magic);
-        __m512 r = _mm512_sub_ps(xc, _mm512_mul_ps(nf, ln2_hi));
-        r = _mm512_sub_ps(r, _mm512_mul_ps(nf, ln2_lo));
-
-        __m512 p = c0;
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), c1);
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), c2);
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), c3);
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), c4);
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), c5);
-        p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(p, r), r), r), one);
-
-        __m512 y = _mm512_scalef_ps(p, nf);
-        y = _mm512_mask_blend_ps(too_big, y, inf);
-        y = _mm512_mask_blend_ps(too_small, y, _mm512_setzero_ps());
-        y = _mm512_mask_blend_ps(is_nan, y, _mm512_add_ps(v, v));
-        _mm512_storeu_ps(out + i, y);
-    }
-    return i;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, tg__exp512(_mm512_loadu_ps(x + i)));
+#elif defined(__AVX2__)
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, tg__exp256(_mm256_loadu_ps(x + i)));
 #else
     (void)out;
     (void)x;
     (void)n;
-    return 0;
 #endif
+    return i;
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)), as tg__pw_sigmoid_f32 computes it (a correctly rounded
+ * division of the same exp), so again bit-identical; same prefix contract as above. */
+static inline int64_t tg__sigmoid_f32_vec(float *out, const float *x, int64_t n)
+{
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+    for (; i + 16 <= n; i += 16) {
+        __m512 e = tg__exp512(_mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(_mm512_loadu_ps(x + i)), _mm512_castps_si512(sign))));
+        _mm512_storeu_ps(out + i, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+    }
+#elif defined(__AVX2__)
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = tg__exp256(_mm256_xor_ps(_mm256_loadu_ps(x + i), sign));
+        _mm256_storeu_ps(out + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+    }
+#else
+    (void)out;
+    (void)x;
+    (void)n;
+#endif
+    return i;
 }
 
 #endif

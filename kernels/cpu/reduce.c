@@ -5,8 +5,8 @@
  * walks the inner elements of one output as "lines" (runs along the innermost reduced dim with
  * one stride) and folds them into a partial result; the fast paths sit next to it:
  *
- *  - contiguous float32/float64 lines are summed with AVX2 into several independent float64
- *    accumulators (float32 sums therefore accumulate in double: relative error ~1e-16 * n
+ *  - contiguous float32/float64 lines are summed (cap/reduce_loops.c, built per CPU
+ *    capability) into several independent float64 accumulators (float32 sums therefore accumulate in double: relative error ~1e-16 * n
  *    before the final rounding to float, far below float32's own 6e-8);
  *  - a reduction whose kept innermost dim has stride 1 (sum over dim 0 of a row-major matrix)
  *    is computed "vertically": a block of outputs accumulates whole rows at once, so memory is
@@ -24,8 +24,8 @@
 #include "pointwise_convert.h"
 #include "reduce_checks.h"
 #include "reduce_view.h"
+#include "reduce_loops.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,82 +64,16 @@ typedef struct rctx {
 
 /* ------------------------------------------------------------------ line folds */
 
-__attribute__((target("avx2"))) static double sum_f32_avx2(const float *x, int64_t n)
-{
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
-        __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
-        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
-        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
-        a4 = _mm256_add_pd(a4, _mm256_cvtps_pd(_mm256_castps256_ps128(v2)));
-        a5 = _mm256_add_pd(a5, _mm256_cvtps_pd(_mm256_extractf128_ps(v2, 1)));
-        a6 = _mm256_add_pd(a6, _mm256_cvtps_pd(_mm256_castps256_ps128(v3)));
-        a7 = _mm256_add_pd(a7, _mm256_cvtps_pd(_mm256_extractf128_ps(v3, 1)));
-    }
-    a0 = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
-    a4 = _mm256_add_pd(_mm256_add_pd(a4, a5), _mm256_add_pd(a6, a7));
-    a0 = _mm256_add_pd(a0, a4);
-    double t[4];
-    _mm256_storeu_pd(t, a0);
-    double s = (t[0] + t[1]) + (t[2] + t[3]);
-    for (; i < n; i++) s += x[i];
-    return s;
-}
-
-__attribute__((target("avx2"))) static double sum_f64_avx2(const double *x, int64_t n)
-{
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
-        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
-        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
-        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
-    }
-    a0 = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
-    double t[4];
-    _mm256_storeu_pd(t, a0);
-    double s = (t[0] + t[1]) + (t[2] + t[3]);
-    for (; i < n; i++) s += x[i];
-    return s;
-}
-
-static bool have_avx2(void)
-{
-    static int cached = -1;
-    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached;
-}
-
 /* Sum of one float line in double; float64 lines longer than 4096 are summed block by block
  * so that rounding error grows with the number of blocks, not elements. */
 static double sum_line_double(const char *p, int64_t n, int64_t stride, tg_dtype dt)
 {
     double s = 0;
-    if (dt == TG_FLOAT32 && stride == 1 && have_avx2()) return sum_f32_avx2((const float *)p, n);
+    const tg_reduce_loops *loops = TG_CAP_PICK(tg__reduce_loops);
+    if (dt == TG_FLOAT32 && stride == 1) return loops->sum_f32((const float *)p, n);
     if (dt == TG_FLOAT64 && stride == 1) {
-        for (int64_t b = 0; b < n; b += 4096) {
-            int64_t m = n - b < 4096 ? n - b : 4096;
-            const double *x = (const double *)p + b;
-            if (have_avx2()) {
-                s += sum_f64_avx2(x, m);
-                continue;
-            }
-            double a[4] = { 0, 0, 0, 0 };
-            int64_t i = 0;
-            for (; i + 4 <= m; i += 4) {
-                a[0] += x[i];
-                a[1] += x[i + 1];
-                a[2] += x[i + 2];
-                a[3] += x[i + 3];
-            }
-            for (; i < m; i++) a[0] += x[i];
-            s += (a[0] + a[1]) + (a[2] + a[3]);
-        }
+        for (int64_t b = 0; b < n; b += 4096)
+            s += loops->sum_f64((const double *)p + b, n - b < 4096 ? n - b : 4096);
         return s;
     }
     if (dt == TG_FLOAT32) {
@@ -465,32 +399,11 @@ static void chunks_task(int64_t b, int64_t e, void *ctx)
 
 /* Vertical sums: outputs o..o+nb-1 are consecutive in memory (the kept innermost dim has
  * stride 1), so each inner element position contributes a contiguous row of nb values. */
-__attribute__((target("avx2"))) static void add_row_f32_avx2(double *acc, const float *x, int64_t n)
-{
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        __m256 v = _mm256_loadu_ps(x + k);
-        _mm256_storeu_pd(acc + k, _mm256_add_pd(_mm256_loadu_pd(acc + k),
-                                                _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-        _mm256_storeu_pd(acc + k + 4, _mm256_add_pd(_mm256_loadu_pd(acc + k + 4),
-                                                    _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
-    }
-    for (; k < n; k++) acc[k] += x[k];
-}
-
 static void add_row(double *acc, const char *p, int64_t n, tg_dtype dt)
 {
-    if (dt == TG_FLOAT32 && have_avx2()) {
-        add_row_f32_avx2(acc, (const float *)p, n);
-        return;
-    }
-    if (dt == TG_FLOAT32) {
-        const float *x = (const float *)p;
-        for (int64_t k = 0; k < n; k++) acc[k] += x[k];
-        return;
-    }
-    const double *x = (const double *)p;
-    for (int64_t k = 0; k < n; k++) acc[k] += x[k];
+    const tg_reduce_loops *loops = TG_CAP_PICK(tg__reduce_loops);
+    if (dt == TG_FLOAT32) loops->add_row_f32(acc, (const float *)p, n);
+    else loops->add_row_f64(acc, (const double *)p, n);
 }
 
 static void vertical_task(int64_t b, int64_t e, void *ctx)

@@ -175,6 +175,24 @@ bool tg__has_error(void);
 void tg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ------------------------------------------------------------------ CPU capability
+ * Which per-capability build of the vector kernels runs (cpu_capability.c; the kernels' side
+ * is kernels/cpu/cpu_cap.h). Chosen once, on first use; the order is "each includes the one
+ * before". */
+typedef enum tg_cpu_cap {
+    TG_CPU_CAP_DEFAULT, /* baseline x86-64 (SSE2), or the portable C on other architectures */
+    TG_CPU_CAP_AVX2,    /* AVX2 + FMA */
+    TG_CPU_CAP_AVX512,  /* AVX-512 F, DQ, VL, BW */
+    TG_CPU_CAP_COUNT
+} tg_cpu_cap;
+extern int tg__cpu_cap_value; /* -1 until chosen */
+tg_cpu_cap tg__cpu_cap_slow(void);
+static inline tg_cpu_cap tg__cpu_cap(void)
+{
+    int c = __atomic_load_n(&tg__cpu_cap_value, __ATOMIC_ACQUIRE);
+    return c >= 0 ? (tg_cpu_cap)c : tg__cpu_cap_slow();
+}
+
 /* Scopes: every tensor handed to a caller by the public API passes through this, which records
  * it in the innermost open scope (generated code calls it on returned tensors). */
 tg_tensor *tg__scope_track(tg_tensor *t);

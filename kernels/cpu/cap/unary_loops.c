@@ -1,0 +1,161 @@
+/* The unary kernels' typed fast loops (unary.c), compiled once per CPU capability (cpu_cap.h):
+ * the contiguous case is a plain loop over the scalar function of pointwise_scalar.h, which
+ * the compiler vectorises for the capability's instruction set; float32 exp (and the functions
+ * built on it) also have hand-written vector forms (exp_f32_vec.h) where the capability has
+ * them. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
+#include "core/core.h"
+#include "pointwise_scalar.h"
+#include "unary_loops.h"
+#include "exp_f32_vec.h"
+
+typedef float (*pw1_f32_fn)(float x);
+typedef double (*pw1_f64_fn)(double x);
+
+/* Fast paths: one dtype; f is a constant once inlined into the one-line loops below. */
+static inline __attribute__((always_inline)) void
+unary_loop_f32(char **data, const int64_t *strides, int64_t n, pw1_f32_fn f)
+{
+    float *out = (float *)data[0];
+    const float *x = (const float *)data[1];
+    if (strides[0] == 4 && strides[1] == 4) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(x[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            *(float *)(data[0] + i * strides[0]) = f(*(const float *)(data[1] + i * strides[1]));
+    }
+}
+
+static inline __attribute__((always_inline)) void
+unary_loop_f64(char **data, const int64_t *strides, int64_t n, pw1_f64_fn f)
+{
+    double *out = (double *)data[0];
+    const double *x = (const double *)data[1];
+    if (strides[0] == 8 && strides[1] == 8) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) out[i] = f(x[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            *(double *)(data[0] + i * strides[0]) = f(*(const double *)(data[1] + i * strides[1]));
+    }
+}
+
+static void neg_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_neg_f32);
+}
+static void neg_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_neg_f64);
+}
+static void abs_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_abs_f32);
+}
+static void abs_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_abs_f64);
+}
+static void relu_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_relu_f32);
+}
+static void relu_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_relu_f64);
+}
+static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    int64_t done = 0;
+    if (s[0] == 4 && s[1] == 4) done = tg__exp_f32_vec((float *)d[0], (const float *)d[1], n);
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, tg__pw_exp_f32);
+}
+static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_exp_f64);
+}
+static void log_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_log_f32);
+}
+static void log_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_log_f64);
+}
+static void sqrt_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_sqrt_f32);
+}
+static void sqrt_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sqrt_f64);
+}
+static void rsqrt_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_rsqrt_f32);
+}
+static void rsqrt_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_rsqrt_f64);
+}
+static void sin_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_sin_f32);
+}
+static void sin_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sin_f64);
+}
+static void cos_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_cos_f32);
+}
+static void cos_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_cos_f64);
+}
+static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f32(d, s, n, tg__pw_tanh_f32);
+}
+static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_tanh_f64);
+}
+static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
+{
+    int64_t done = 0;
+    if (s[0] == 4 && s[1] == 4) done = tg__sigmoid_f32_vec((float *)d[0], (const float *)d[1], n);
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, tg__pw_sigmoid_f32);
+}
+static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c)
+{
+    unary_loop_f64(d, s, n, tg__pw_sigmoid_f64);
+}
+
+const tg_unary_loops TG_CAP_NAME(tg__unary_loops) = {
+    .f32 = { [TG_UN_NEG] = neg_f32,
+             [TG_UN_ABS] = abs_f32,
+             [TG_UN_RELU] = relu_f32,
+             [TG_UN_EXP] = exp_f32,
+             [TG_UN_LOG] = log_f32,
+             [TG_UN_SQRT] = sqrt_f32,
+             [TG_UN_RSQRT] = rsqrt_f32,
+             [TG_UN_SIN] = sin_f32,
+             [TG_UN_COS] = cos_f32,
+             [TG_UN_TANH] = tanh_f32,
+             [TG_UN_SIGMOID] = sigmoid_f32 },
+    .f64 = { [TG_UN_NEG] = neg_f64,
+             [TG_UN_ABS] = abs_f64,
+             [TG_UN_RELU] = relu_f64,
+             [TG_UN_EXP] = exp_f64,
+             [TG_UN_LOG] = log_f64,
+             [TG_UN_SQRT] = sqrt_f64,
+             [TG_UN_RSQRT] = rsqrt_f64,
+             [TG_UN_SIN] = sin_f64,
+             [TG_UN_COS] = cos_f64,
+             [TG_UN_TANH] = tanh_f64,
+             [TG_UN_SIGMOID] = sigmoid_f64 },
+};
