@@ -449,6 +449,39 @@ Test(reduce, large_float32_paths)
     kt_assert_no_leak(live);
 }
 
+/* A long contiguous float32 sum (the full-reduction path: fixed chunks, cap/reduce_loops.c's
+ * float tree widened into double) against a float64 reference. Metric: |got - want| <= 2^-24
+ * |want| (the float32 result's rounding) + 4 * 2^-24 * sum |x| (sum_f32 rounds each element at
+ * most three times in float, on partial sums of eight). PyTorch's cascade sum is of that order;
+ * a plain float accumulator over 2^22 elements near 1 would be off by ~2^-2 per add, far
+ * outside it. The length is not a multiple of any vector group, so the tails are exercised;
+ * under every capability (make test-capabilities). */
+Test(reduce, long_float32_sum_error_bound)
+{
+    kt_live live = kt_live_now();
+    const int64_t n = (INT64_C(1) << 22) + 37;
+    tg_tensor *x = tg_rand(TG_INTS(n));
+    float *px = tg_tensor_data(x);
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: values in [0, 1), all positive; pass 1: in [-1, 3), cancelling partly */
+        if (pass == 1)
+            for (int64_t i = 0; i < n; i++) px[i] = 4.0f * px[i] - 1.0f;
+        double want = 0, abs_sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            want += px[i];
+            abs_sum += fabs(px[i]);
+        }
+        tg_tensor *s = tg_sum(x);
+        double got = *(float *)tg_tensor_data(s);
+        double bound = ldexp(fabs(want), -24) + 4 * ldexp(abs_sum, -24);
+        cr_assert(fabs(got - want) <= bound, "pass %d: sum %.9g, want %.9g (bound %.3g)", pass, got,
+                  want, bound);
+        tg_release(s);
+    }
+    tg_release(x);
+    kt_assert_no_leak(live);
+}
+
 Test(reduce, var_is_stable_with_large_offset)
 {
     kt_live live = kt_live_now();
