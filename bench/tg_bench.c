@@ -49,6 +49,16 @@ static bool body_sigmoid_out(void *p)
     op_ctx *c = p;
     return done(tg_sigmoid_out(c->a, c->out));
 }
+static bool body_tanh_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_tanh_out(c->a, c->out));
+}
+static bool body_log_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_log_out(c->a, c->out));
+}
 static bool body_sum(void *p)
 {
     op_ctx *c = p;
@@ -111,7 +121,7 @@ static void bench_overhead(void)
 static void bench_memory_bound(void)
 {
     if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M") &&
-        !bench_wanted("sigmoid_16M"))
+        !bench_wanted("sigmoid_16M") && !bench_wanted("tanh_16M") && !bench_wanted("log_16M"))
         return;
     op_ctx c = { tg_rand(TG_INTS(N16M)), tg_rand(TG_INTS(N16M)), tg_empty(TG_INTS(N16M)) };
     bool ok = c.a && c.b && c.out;
@@ -119,6 +129,8 @@ static void bench_memory_bound(void)
     run("add_16M_alloc", "GB/s", body_add, &c, ok, 10, 2, 3.0 * 4 * N16M, 0);
     run("exp_16M_out", "GB/s", body_exp_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
     run("sigmoid_16M_out", "GB/s", body_sigmoid_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
+    run("tanh_16M_out", "GB/s", body_tanh_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
+    run("log_16M_out", "GB/s", body_log_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
     run("sum_16M", "GB/s", body_sum, &c, ok, 10, 2, 1.0 * 4 * N16M, 0);
     release_ctx(&c);
 }

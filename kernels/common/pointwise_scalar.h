@@ -102,6 +102,76 @@ TG_PW float tg__pw_exp_f32(float x)
 
 TG_PW double tg__pw_exp_f64(double x) { return exp(x); }
 
+/* ------------------------------------------------------------------ log and tanh, float32
+ * Written out (rather than logf/tanhf) for the same reason as exp: the CPU's vector forms
+ * (kernels/cpu/exp_f32_vec.h) repeat these operations one for one, so every capability gives
+ * the same bits. The device keeps its own logf/tanhf (nvcc would fuse the multiply-adds
+ * anyway). Bounds measured in tests/ops/test_vecmath.c against double.
+ *
+ * log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)) (the exponent split at sqrt(1/2)'s bits, so
+ * f = m - 1 is exact and |f| <= 0.4143). With s = f / (2 + f), log(1 + f) = 2 atanh(s) =
+ * 2s + s R(z), z = s^2, R = 2z/3 + 2z^2/5 + 2z^3/7 + 2z^4/9 (the series; the next term is
+ * below 2^-28 for z <= 0.0295); and since 2s = f - s f with s f (1 + f/2) = f^2/2,
+ * log(1 + f) = f - f^2/2 + s (f^2/2 + R): the large part f - f^2/2 needs no division.
+ * e ln2 is added in two pieces as in exp (e * ln2_hi exact). Subnormals are scaled by 2^25
+ * first. x < 0 and -inf give NaN, +-0 gives -inf, +inf gives +inf, NaN propagates. */
+TG_PW float tg__pw_log_f32(float x)
+{
+#if defined(__CUDA_ARCH__)
+    return logf(x);
+#else
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const int32_t sqrt_half = 0x3f3504f3; /* bits of sqrt(1/2), rounded */
+    bool sub = x < 1.17549435e-38f;       /* subnormal (or zero or negative: replaced below) */
+    float xs = sub ? x * 33554432.0f : x; /* 2^25: exact */
+    int32_t t = (int32_t)tg__pw_f32_bits(xs) - sqrt_half;
+    int32_t e = (t >> 23) - (sub ? 25 : 0); /* arithmetic shift: floor */
+    float m = tg__pw_f32_from_bits((uint32_t)((t & 0x007fffff) + sqrt_half));
+    float f = m - 1.0f;
+    float s = f / (2.0f + f);
+    float z = s * s;
+    float r = 2.2222222e-1f;
+    r = r * z + 2.8571429e-1f;
+    r = r * z + 4.0000001e-1f;
+    r = r * z + 6.6666669e-1f;
+    r = r * z;
+    float hfsq = 0.5f * f * f;
+    float ef = (float)e;
+    float y = ef * ln2_hi + ((f - hfsq) + (s * (hfsq + r) + ef * ln2_lo));
+
+    y = x == INFINITY ? x : y;
+    y = x < 0.0f ? NAN : y;
+    y = x == 0.0f ? -INFINITY : y;
+    y = x == x ? y : x + x;
+    return y;
+#endif
+}
+
+/* tanh: for |x| < 0.625, x + x z P(z) with z = x^2 and P a degree-4 least-squares fit on
+ * Chebyshev nodes of (tanh(x)/x - 1)/z (relative error 7e-9 with these float coefficients);
+ * above, 1 - 2 / (e^(2|x|) + 1) with the sign put back (e^(2|x|) overflowing to inf gives
+ * exactly 1; from |x| ~ 9.01 on the result rounds to 1 anyway). +-0 and subnormals come back
+ * unchanged (z underflows to 0; zero is selected so -0 keeps its sign), NaN propagates. */
+TG_PW float tg__pw_tanh_f32(float x)
+{
+#if defined(__CUDA_ARCH__)
+    return tanhf(x);
+#else
+    float a = fabsf(x);
+    float z = x * x;
+    float p = -5.7041571e-3f;
+    p = p * z + 2.0637978e-2f;
+    p = p * z + -5.3739198e-2f;
+    p = p * z + 1.3331433e-1f;
+    p = p * z + -3.3333281e-1f;
+    float small = x + x * (z * p);
+    small = x == 0.0f ? x : small; /* -0 + +0 would lose the sign of -0 */
+    float big = 1.0f - 2.0f / (tg__pw_exp_f32(a + a) + 1.0f);
+    big = copysignf(big, x);
+    return a < 0.625f ? small : big;
+#endif
+}
+
 /* ------------------------------------------------------------------ binary arithmetic */
 /* add/sub: a + alpha * b, a - alpha * b (alpha is 1 for the plain operators). On the device the
  * product and the sum are rounded separately (_rn intrinsics), as gcc does here in ISO C mode:
@@ -312,7 +382,6 @@ TG_PW float tg__pw_relu_f32(float x) { return x < 0 ? 0.0f : x; }
 TG_PW double tg__pw_relu_f64(double x) { return x < 0 ? 0.0 : x; }
 TG_PW int64_t tg__pw_relu_i64(int64_t x) { return x < 0 ? 0 : x; }
 
-TG_PW float tg__pw_log_f32(float x) { return logf(x); }
 TG_PW double tg__pw_log_f64(double x) { return log(x); }
 TG_PW float tg__pw_sqrt_f32(float x) { return sqrtf(x); }
 TG_PW double tg__pw_sqrt_f64(double x) { return sqrt(x); }
@@ -322,7 +391,6 @@ TG_PW float tg__pw_sin_f32(float x) { return sinf(x); }
 TG_PW double tg__pw_sin_f64(double x) { return sin(x); }
 TG_PW float tg__pw_cos_f32(float x) { return cosf(x); }
 TG_PW double tg__pw_cos_f64(double x) { return cos(x); }
-TG_PW float tg__pw_tanh_f32(float x) { return tanhf(x); }
 TG_PW double tg__pw_tanh_f64(double x) { return tanh(x); }
 /* 1 / (1 + e^-x): e^-x overflowing to inf gives exactly 0. */
 TG_PW float tg__pw_sigmoid_f32(float x) { return 1.0f / (1.0f + tg__pw_exp_f32(-x)); }

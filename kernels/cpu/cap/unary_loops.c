@@ -1,8 +1,8 @@
 /* The unary kernels' typed fast loops (unary.c), compiled once per CPU capability (cpu_cap.h):
  * the contiguous case is a plain loop over the scalar function of pointwise_scalar.h, which
- * the compiler vectorises for the capability's instruction set; float32 exp (and the functions
- * built on it) also have hand-written vector forms (exp_f32_vec.h) where the capability has
- * them. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
+ * the compiler vectorises for the capability's instruction set; float32 exp, log and tanh
+ * (and sigmoid, built on exp) also have hand-written vector forms (exp_f32_vec.h) where the
+ * capability has them. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
 #include "core/core.h"
 #include "pointwise_scalar.h"
 #include "unary_loops.h"
@@ -77,7 +77,10 @@ static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void log_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    unary_loop_f32(d, s, n, tg__pw_log_f32);
+    int64_t done = 0;
+    if (s[0] == 4 && s[1] == 4) done = tg__log_f32_vec((float *)d[0], (const float *)d[1], n);
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, tg__pw_log_f32);
 }
 static void log_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
@@ -117,7 +120,10 @@ static void cos_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    unary_loop_f32(d, s, n, tg__pw_tanh_f32);
+    int64_t done = 0;
+    if (s[0] == 4 && s[1] == 4) done = tg__tanh_f32_vec((float *)d[0], (const float *)d[1], n);
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, tg__pw_tanh_f32);
 }
 static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
