@@ -10,9 +10,10 @@
  * With AVX2 (8 lanes, no vscalefps) the reference's own scaling is done in integers:
  * n = bits(t) - bits(magic), n1 = n / 2 (truncating, as C does), 2^n1 and 2^(n - n1) built
  * from their exponent bits, y = (p * 2^n1) * 2^(n - n1): again operation for operation the
- * reference, so again bit-identical. Without either (the baseline build) this processes
- * nothing and the caller's loop over tg__pw_exp_f32, which the compiler vectorises for SSE2,
- * does all the work.
+ * reference, so again bit-identical. The baseline build (SSE2) does the same on 4 lanes
+ * (tg__exp128; gcc does not vectorise the scalar function there, so without it the default
+ * capability ran exp one element at a time). Without SSE2 (off x86) this processes nothing
+ * and the caller's loop over tg__pw_exp_f32 does all the work.
  * Included only by the per-capability files (kernels/cpu/cap/), which are compiled with the
  * flags that define __AVX512F__ / __AVX2__. */
 #ifndef TG_EXP_F32_VEC_H
@@ -21,6 +22,8 @@
 #include <stdint.h>
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #if defined(__AVX512F__)
@@ -108,6 +111,50 @@ static inline __m256 tg__exp256(__m256 v)
     y = _mm256_blendv_ps(y, _mm256_add_ps(v, v), is_nan);
     return y;
 }
+#elif defined(__SSE2__)
+/* exp of 4 lanes with SSE2 only (the baseline build): the AVX2 form with the blends done as
+ * and/andnot/or; bit-identical to tg__pw_exp_f32 on each. */
+static inline __m128 tg__exp128(__m128 v)
+{
+    const __m128 hi = _mm_set1_ps(88.72283935546875f), lo = _mm_set1_ps(-103.97283172607422f);
+    const __m128 log2e = _mm_set1_ps(1.44269504088896341f);
+    const __m128 ln2_hi = _mm_set1_ps(0.693359375f), ln2_lo = _mm_set1_ps(-2.12194440e-4f);
+    const __m128 magic = _mm_set1_ps(12582912.0f);
+    const __m128 one = _mm_set1_ps(1.0f), inf = _mm_set1_ps(__builtin_inff());
+    const __m128i bias = _mm_set1_epi32(127);
+    __m128 is_nan = _mm_cmpunord_ps(v, v);
+    __m128 too_big = _mm_cmpgt_ps(v, hi);
+    __m128 too_small = _mm_cmplt_ps(v, lo);
+    __m128 xc = _mm_or_ps(_mm_andnot_ps(too_big, v), _mm_and_ps(too_big, hi));
+    xc = _mm_or_ps(_mm_andnot_ps(too_small, xc), _mm_and_ps(too_small, lo));
+    xc = _mm_andnot_ps(is_nan, xc); /* NaN lanes become 0, as in the reference */
+
+    __m128 t = _mm_add_ps(_mm_mul_ps(xc, log2e), magic);
+    __m128i ni = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(magic));
+    __m128 nf = _mm_sub_ps(t, magic);
+    __m128 r = _mm_sub_ps(xc, _mm_mul_ps(nf, ln2_hi));
+    r = _mm_sub_ps(r, _mm_mul_ps(nf, ln2_lo));
+
+    __m128 p = _mm_set1_ps(1.9875691500e-4f);
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.3981999507e-3f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(8.3334519073e-3f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(4.1665795894e-2f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.6666665459e-1f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(5.0000001201e-1f));
+    p = _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_mul_ps(p, r), r), r), one);
+
+    /* n1 = n / 2 rounded toward zero: add the sign bit before the arithmetic shift */
+    __m128i n1 = _mm_srai_epi32(_mm_add_epi32(ni, _mm_srli_epi32(ni, 31)), 1);
+    __m128i n2 = _mm_sub_epi32(ni, n1);
+    __m128 s1 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n1, bias), 23));
+    __m128 s2 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n2, bias), 23));
+    __m128 y = _mm_mul_ps(_mm_mul_ps(p, s1), s2);
+
+    y = _mm_or_ps(_mm_andnot_ps(too_big, y), _mm_and_ps(too_big, inf));
+    y = _mm_andnot_ps(too_small, y);
+    y = _mm_or_ps(_mm_andnot_ps(is_nan, y), _mm_and_ps(is_nan, _mm_add_ps(v, v)));
+    return y;
+}
 #endif
 
 /* Computes out[i] = exp(x[i]) for a prefix of [0, n) that is a multiple of 16 (8 with AVX2)
@@ -119,6 +166,8 @@ static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, tg__exp512(_mm512_loadu_ps(x + i)));
 #elif defined(__AVX2__)
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, tg__exp256(_mm256_loadu_ps(x + i)));
+#elif defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, tg__exp128(_mm_loadu_ps(x + i)));
 #else
     (void)out;
     (void)x;
@@ -144,6 +193,12 @@ static inline int64_t tg__sigmoid_f32_vec(float *out, const float *x, int64_t n)
     for (; i + 8 <= n; i += 8) {
         __m256 e = tg__exp256(_mm256_xor_ps(_mm256_loadu_ps(x + i), sign));
         _mm256_storeu_ps(out + i, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+    }
+#elif defined(__SSE2__)
+    const __m128 one = _mm_set1_ps(1.0f), sign = _mm_set1_ps(-0.0f);
+    for (; i + 4 <= n; i += 4) {
+        __m128 e = tg__exp128(_mm_xor_ps(_mm_loadu_ps(x + i), sign));
+        _mm_storeu_ps(out + i, _mm_div_ps(one, _mm_add_ps(one, e)));
     }
 #else
     (void)out;
