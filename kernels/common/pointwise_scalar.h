@@ -121,12 +121,14 @@ TG_PW float tg__pw_log_f32(float x)
     return logf(x);
 #else
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    const int32_t sqrt_half = 0x3f3504f3; /* bits of sqrt(1/2), rounded */
-    bool sub = x < 1.17549435e-38f;       /* subnormal (or zero or negative: replaced below) */
-    float xs = sub ? x * 33554432.0f : x; /* 2^25: exact */
-    int32_t t = (int32_t)tg__pw_f32_bits(xs) - sqrt_half;
-    int32_t e = (t >> 23) - (sub ? 25 : 0); /* arithmetic shift: floor */
-    float m = tg__pw_f32_from_bits((uint32_t)((t & 0x007fffff) + sqrt_half));
+    const uint32_t sqrt_half = 0x3f3504f3; /* bits of sqrt(1/2), rounded */
+    bool sub = x < 1.17549435e-38f;        /* subnormal (or zero or negative: replaced below) */
+    float xs = sub ? x * 33554432.0f : x;  /* 2^25: exact */
+    /* Unsigned, so that negative inputs (sign bit set) wrap instead of overflowing; for the
+     * inputs that get here t, read as signed, lies in [-0x3eb504f3, 0x404afb0c]. */
+    uint32_t t = tg__pw_f32_bits(xs) - sqrt_half;
+    int32_t e = ((int32_t)t >> 23) - (sub ? 25 : 0); /* arithmetic shift: floor */
+    float m = tg__pw_f32_from_bits((t & 0x007fffffu) + sqrt_half);
     float f = m - 1.0f;
     float s = f / (2.0f + f);
     float z = s * s;
