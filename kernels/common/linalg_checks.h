@@ -6,16 +6,21 @@
 
 #include "tg_kutil.h"
 
+/* Two matrices (n, m) @ (m', p): m must equal m' (mm's and addmm's message). */
+static inline int tg__matmul_check_inner(const char *op, const tg_tensor *a, const tg_tensor *b)
+{
+    if (a->sizes[1] == b->sizes[0]) return 0;
+    return tg__fail(op, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                    (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0],
+                    (long long)b->sizes[1]);
+}
+
 /* self (n, m) @ mat2 (m, p). */
 static inline int tg__mm_check_shapes(const tg_tensor *self, const tg_tensor *mat2)
 {
     if (self->ndim != 2) return tg__fail("mm", "self must be a matrix");
     if (mat2->ndim != 2) return tg__fail("mm", "mat2 must be a matrix");
-    if (self->sizes[1] != mat2->sizes[0])
-        return tg__fail("mm", "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                        (long long)self->sizes[0], (long long)self->sizes[1],
-                        (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
-    return 0;
+    return tg__matmul_check_inner("mm", self, mat2);
 }
 
 /* self (b, n, m) @ mat2 (b, m, p). */
@@ -41,12 +46,7 @@ static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *m
         return tg__fail("addmm", "mat1 must be a matrix, got %lld-D tensor", (long long)mat1->ndim);
     if (mat2->ndim != 2)
         return tg__fail("addmm", "mat2 must be a matrix, got %lld-D tensor", (long long)mat2->ndim);
-    if (mat1->sizes[1] != mat2->sizes[0])
-        return tg__fail("addmm",
-                        "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                        (long long)mat1->sizes[0], (long long)mat1->sizes[1],
-                        (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
-    return 0;
+    return tg__matmul_check_inner("addmm", mat1, mat2);
 }
 
 /* addmm's self against the product's shape (n, p): exactly that shape in place (out == self),

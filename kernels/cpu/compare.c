@@ -20,25 +20,25 @@ typedef struct cmp_ctx {
     tg_dtype in_dtype, out_dtype;
 } cmp_ctx;
 
+/* a OP b for one element of dtype t each, in its compute kind (int64 or double). */
+static bool cmp_elem_ref(tg_pw_cmp_op op, tg_dtype t, const char *a, const char *b)
+{
+    if (tg__pw_kind(t) == TG_PW_I64) {
+        int64_t x = tg__pw_load_i64(a, t), y = tg__pw_load_i64(b, t);
+        return tg__pw_compare(op, x < y, x == y, y < x);
+    }
+    double x = tg__pw_load_f64(a, t), y = tg__pw_load_f64(b, t);
+    return tg__pw_compare(op, x < y, x == y, y < x);
+}
+
 /* data[0] = out (out_dtype), data[1] = a, data[2] = b (in_dtype). */
 static void cmp_ref_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
     const cmp_ctx *c = vctx;
-    const tg_dtype t = c->in_dtype;
-    char *o = data[0];
-    const char *a = data[1], *b = data[2];
-    const bool integral = tg__pw_kind(t) == TG_PW_I64;
-    for (int64_t i = 0; i < n; i++, o += strides[0], a += strides[1], b += strides[2]) {
-        bool r;
-        if (integral) {
-            int64_t x = tg__pw_load_i64(a, t), y = tg__pw_load_i64(b, t);
-            r = tg__pw_compare(c->op, x < y, x == y, y < x);
-        } else {
-            double x = tg__pw_load_f64(a, t), y = tg__pw_load_f64(b, t);
-            r = tg__pw_compare(c->op, x < y, x == y, y < x);
-        }
-        tg__pw_store_i64(o, c->out_dtype, r);
-    }
+    for (int64_t i = 0; i < n; i++)
+        tg__pw_store_i64(
+            data[0] + i * strides[0], c->out_dtype,
+            cmp_elem_ref(c->op, c->in_dtype, data[1] + i * strides[1], data[2] + i * strides[2]));
 }
 
 /* ------------------------------------------------------------------ fast paths

@@ -1,8 +1,7 @@
 /* The unary kernels' typed fast loops (unary.c), compiled once per CPU capability (cpu_cap.h):
  * the contiguous case is a plain loop over the scalar function of pointwise_scalar.h, which
- * the compiler vectorises for the capability's instruction set; float32 exp, log and tanh
- * (and sigmoid, built on exp) also have hand-written vector forms (exp_f32_vec.h) where the
- * capability has them. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
+ * the compiler vectorises for the capability's instruction set; float32 exp, log, tanh and
+ * sigmoid also have explicit vector forms (exp_f32_vec.h), as wide as the capability. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
 #include "core/core.h"
 #include "pointwise_scalar.h"
 #include "unary_loops.h"
@@ -40,6 +39,17 @@ unary_loop_f64(char **data, const int64_t *strides, int64_t n, pw1_f64_fn f)
     }
 }
 
+/* A function with a vector form (exp_f32_vec.h): contiguous operands take it for the longest
+ * multiple of the lane count, the scalar reference does the rest (and strided operands). */
+static inline __attribute__((always_inline)) void
+vector_loop_f32(char **d, const int64_t *s, int64_t n,
+                int64_t (*vec)(float *, const float *, int64_t), float (*ref)(float))
+{
+    int64_t done = s[0] == 4 && s[1] == 4 ? vec((float *)d[0], (const float *)d[1], n) : 0;
+    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
+    unary_loop_f32(rest, s, n - done, ref);
+}
+
 static void neg_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     unary_loop_f32(d, s, n, tg__pw_neg_f32);
@@ -66,10 +76,7 @@ static void relu_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    int64_t done = 0;
-    if (s[0] == 4 && s[1] == 4) done = tg__exp_f32_vec((float *)d[0], (const float *)d[1], n);
-    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
-    unary_loop_f32(rest, s, n - done, tg__pw_exp_f32);
+    vector_loop_f32(d, s, n, tg__exp_f32_vec, tg__pw_exp_f32);
 }
 static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
@@ -77,10 +84,7 @@ static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void log_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    int64_t done = 0;
-    if (s[0] == 4 && s[1] == 4) done = tg__log_f32_vec((float *)d[0], (const float *)d[1], n);
-    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
-    unary_loop_f32(rest, s, n - done, tg__pw_log_f32);
+    vector_loop_f32(d, s, n, tg__log_f32_vec, tg__pw_log_f32);
 }
 static void log_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
@@ -120,10 +124,7 @@ static void cos_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    int64_t done = 0;
-    if (s[0] == 4 && s[1] == 4) done = tg__tanh_f32_vec((float *)d[0], (const float *)d[1], n);
-    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
-    unary_loop_f32(rest, s, n - done, tg__pw_tanh_f32);
+    vector_loop_f32(d, s, n, tg__tanh_f32_vec, tg__pw_tanh_f32);
 }
 static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
@@ -131,10 +132,7 @@ static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
 }
 static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
-    int64_t done = 0;
-    if (s[0] == 4 && s[1] == 4) done = tg__sigmoid_f32_vec((float *)d[0], (const float *)d[1], n);
-    char *rest[2] = { d[0] + done * 4, d[1] + done * 4 };
-    unary_loop_f32(rest, s, n - done, tg__pw_sigmoid_f32);
+    vector_loop_f32(d, s, n, tg__sigmoid_f32_vec, tg__pw_sigmoid_f32);
 }
 static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
