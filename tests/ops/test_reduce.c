@@ -450,9 +450,10 @@ Test(reduce, large_float32_paths)
 }
 
 /* A long contiguous float32 sum (the full-reduction path: fixed chunks, cap/reduce_loops.c's
- * float tree widened into double) against a float64 reference. Metric: |got - want| <= 2^-24
- * |want| (the float32 result's rounding) + 4 * 2^-24 * sum |x| (sum_f32 rounds each element at
- * most three times in float, on partial sums of eight). PyTorch's cascade sum is of that order;
+ * double accumulators) against a float64 reference. Metric: |got - want| <= 2^-24 |want| (the
+ * float32 result's rounding) + 4 * 2^-24 * sum |x| (the bound of a sum that rounds each element
+ * at most three times in float; accumulating in double stays far inside it, and so must any
+ * faster scheme that adds in float first). PyTorch's cascade sum is of that order;
  * a plain float accumulator over 2^22 elements near 1 would be off by ~2^-2 per add, far
  * outside it. The length is not a multiple of any vector group, so the tails are exercised;
  * under every capability (make test-capabilities). */

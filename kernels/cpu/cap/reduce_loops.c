@@ -1,8 +1,7 @@
 /* The reductions' contiguous loops (reduce_loops.h), compiled once per CPU capability.
  *
  * Sums accumulate in double in several independent accumulators (the adds of one accumulator
- * form a dependency chain; several chains keep the adder busy); float32 sums first add groups
- * of elements in float as a balanced tree (see sum_f32). The sums are written once in the
+ * form a dependency chain; several chains keep the adder busy). The sums are written once in the
  * vector vocabulary of vec_f32.h (the capability's width), the element-wise row adds as plain
  * loops the compiler vectorises. */
 #include "core/core.h"
@@ -10,24 +9,14 @@
 
 #include "vec_f32.h"
 
-/* float32 sum. Converting every float to double (one conversion per lane) made the conversion,
- * not memory, the limit: ~75 GB/s against PyTorch's ~110 on 2 threads. Instead each group of
- * eight vectors is added as a balanced tree in float (three roundings, each relative 2^-24,
- * on partial sums of eight elements) and only the group total is widened into the double
- * accumulators: one conversion per 8 vectors. The error stays ~3 * 2^-24 * sum|x| whatever n
- * is, below PyTorch's float32 cascade sum, and the order is fixed (two groups per step, their
- * halves into four double accumulators, then the lanes in order), so the result does
- * not depend on the compiler or the thread count (reduce.c's chunks are fixed too); it does
- * depend on the capability's lane count. */
-static inline tg_vf tree8(const float *p)
-{
-    const int L = TG_VF_LANES;
-    return ((tg__vf_load(p) + tg__vf_load(p + L)) +
-            (tg__vf_load(p + 2 * L) + tg__vf_load(p + 3 * L))) +
-           ((tg__vf_load(p + 4 * L) + tg__vf_load(p + 5 * L)) +
-            (tg__vf_load(p + 6 * L) + tg__vf_load(p + 7 * L)));
-}
-
+/* float32 sum: every element widened to double and added into four vector accumulators
+ * (four independent add chains), so the result is the double sum of the floats up to double
+ * rounding, which the CUDA kernels match (they accumulate in double too). Adding groups in
+ * float first would double the in-cache speed (the conversions are the limit there, not
+ * memory) but costs float-level error (~3 * 2^-24 * sum|x|), more than CUDA's and than the
+ * CPU/CUDA comparisons allow; at 16M elements the loop is memory-bound either way. The order
+ * is fixed (then the lanes in order), so the result does not depend on the compiler or the
+ * thread count (reduce.c's chunks are fixed too). */
 static double lanes_sum(tg_vd a)
 {
     double s = 0;
@@ -37,20 +26,14 @@ static double lanes_sum(tg_vd a)
 
 static double sum_f32(const float *x, int64_t n)
 {
-    const int64_t group = 8 * TG_VF_LANES;
     tg_vd a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
     int64_t i = 0;
-    for (; i + 2 * group <= n; i += 2 * group) { /* two groups: four double chains */
-        tg_vf s = tree8(x + i), t = tree8(x + i + group);
-        a0 += tg__vf_lo_f64(s);
-        a1 += tg__vf_hi_f64(s);
-        a2 += tg__vf_lo_f64(t);
-        a3 += tg__vf_hi_f64(t);
-    }
-    for (; i + TG_VF_LANES <= n; i += TG_VF_LANES) { /* short tails: widen directly, exact */
-        tg_vf v = tg__vf_load(x + i);
+    for (; i + 2 * TG_VF_LANES <= n; i += 2 * TG_VF_LANES) {
+        tg_vf v = tg__vf_load(x + i), w = tg__vf_load(x + i + TG_VF_LANES);
         a0 += tg__vf_lo_f64(v);
         a1 += tg__vf_hi_f64(v);
+        a2 += tg__vf_lo_f64(w);
+        a3 += tg__vf_hi_f64(w);
     }
     double s = lanes_sum((a0 + a1) + (a2 + a3));
     for (; i < n; i++) s += x[i];
