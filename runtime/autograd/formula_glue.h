@@ -162,4 +162,14 @@ static inline TG__UNUSED const char *tg__gen_keep_str(const char *s, char **curs
     return d;
 }
 
+/* The engine's operator calls of a spec that lacks the operators they need
+ * (templates/tg_autograd_engine_missing.c.in): backward fails naming them. Returns NULL. */
+static inline TG__UNUSED tg_tensor *tg__gen_engine_missing(const char *missing)
+{
+    return tg__error("backward",
+                     "this library's spec does not declare the operators the autograd engine "
+                     "calls: %s",
+                     missing);
+}
+
 #endif
