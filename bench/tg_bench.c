@@ -20,6 +20,7 @@ void openblas_set_num_threads(int n); /* OpenBLAS's own API; cblas.h may not dec
 /* One workload's operands. Every body calls one operator and releases what it returns. */
 typedef struct op_ctx {
     tg_tensor *a, *b, *out;
+    tg_tensor *(*unary_out)(tg_tensor *self, tg_tensor *out); /* body_unary_out's operator */
 } op_ctx;
 
 static bool done(tg_tensor *r)
@@ -39,25 +40,11 @@ static bool body_add_out(void *p)
     op_ctx *c = p;
     return done(tg_add_out(c->a, c->b, c->out));
 }
-static bool body_exp_out(void *p)
+/* c->unary_out(a, out): the memory-bound unary workloads. */
+static bool body_unary_out(void *p)
 {
     op_ctx *c = p;
-    return done(tg_exp_out(c->a, c->out));
-}
-static bool body_sigmoid_out(void *p)
-{
-    op_ctx *c = p;
-    return done(tg_sigmoid_out(c->a, c->out));
-}
-static bool body_tanh_out(void *p)
-{
-    op_ctx *c = p;
-    return done(tg_tanh_out(c->a, c->out));
-}
-static bool body_log_out(void *p)
-{
-    op_ctx *c = p;
-    return done(tg_log_out(c->a, c->out));
+    return done(c->unary_out(c->a, c->out));
 }
 static bool body_sum(void *p)
 {
@@ -102,7 +89,9 @@ static void release_ctx(op_ctx *c)
 /* Per-call cost of the generated stub, dispatch and allocation on 1-element tensors. */
 static void bench_overhead(void)
 {
-    op_ctx c = { tg_randn(TG_INTS(1)), tg_randn(TG_INTS(1)), tg_empty(TG_INTS(1)) };
+    op_ctx c = { .a = tg_randn(TG_INTS(1)),
+                 .b = tg_randn(TG_INTS(1)),
+                 .out = tg_empty(TG_INTS(1)) };
     bool ok = c.a && c.b && c.out;
     run("overhead_add_1elem", "ns/call", body_add, &c, ok, 100000, 1, 0, 1e9);
     run("overhead_add_out_1elem", "ns/call", body_add_out, &c, ok, 100000, 1, 0, 1e9);
@@ -123,14 +112,23 @@ static void bench_memory_bound(void)
     if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M") &&
         !bench_wanted("sigmoid_16M") && !bench_wanted("tanh_16M") && !bench_wanted("log_16M"))
         return;
-    op_ctx c = { tg_rand(TG_INTS(N16M)), tg_rand(TG_INTS(N16M)), tg_empty(TG_INTS(N16M)) };
+    op_ctx c = { .a = tg_rand(TG_INTS(N16M)),
+                 .b = tg_rand(TG_INTS(N16M)),
+                 .out = tg_empty(TG_INTS(N16M)) };
     bool ok = c.a && c.b && c.out;
     run("add_16M_out", "GB/s", body_add_out, &c, ok, 10, 2, 3.0 * 4 * N16M, 0);
     run("add_16M_alloc", "GB/s", body_add, &c, ok, 10, 2, 3.0 * 4 * N16M, 0);
-    run("exp_16M_out", "GB/s", body_exp_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
-    run("sigmoid_16M_out", "GB/s", body_sigmoid_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
-    run("tanh_16M_out", "GB/s", body_tanh_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
-    run("log_16M_out", "GB/s", body_log_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
+    static const struct {
+        const char *name;
+        tg_tensor *(*fn)(tg_tensor *, tg_tensor *);
+    } unary[] = { { "exp_16M_out", tg_exp_out },
+                  { "sigmoid_16M_out", tg_sigmoid_out },
+                  { "tanh_16M_out", tg_tanh_out },
+                  { "log_16M_out", tg_log_out } };
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+        c.unary_out = unary[i].fn;
+        run(unary[i].name, "GB/s", body_unary_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
+    }
     run("sum_16M", "GB/s", body_sum, &c, ok, 10, 2, 1.0 * 4 * N16M, 0);
     release_ctx(&c);
 }
@@ -144,7 +142,9 @@ static void bench_mm(void)
         char name[32];
         snprintf(name, sizeof name, "mm_%lld", (long long)n);
         if (!bench_wanted(name)) continue;
-        op_ctx c = { tg_rand(TG_INTS(n, n)), tg_rand(TG_INTS(n, n)), tg_empty(TG_INTS(n, n)) };
+        op_ctx c = { .a = tg_rand(TG_INTS(n, n)),
+                     .b = tg_rand(TG_INTS(n, n)),
+                     .out = tg_empty(TG_INTS(n, n)) };
         double flop = 2.0 * (double)(n * n * n);
         int64_t inner = (int64_t)(2e9 / flop); /* as torch_bench.py: ~2 GFLOP a repeat */
         run(name, "GFLOP/s", body_mm_out, &c, c.a && c.b && c.out, inner < 1 ? 1 : inner, 1, flop,
@@ -156,7 +156,7 @@ static void bench_mm(void)
 static void bench_softmax(void)
 {
     if (!bench_wanted("softmax_4096x1024_lastdim")) return;
-    op_ctx c = { tg_rand(TG_INTS(4096, 1024)), NULL, NULL };
+    op_ctx c = { .a = tg_rand(TG_INTS(4096, 1024)), .b = NULL, .out = NULL };
     run("softmax_4096x1024_lastdim", "ms", body_softmax, &c, c.a != NULL, 10, 2, 0, 1e3);
     release_ctx(&c);
 }

@@ -6,14 +6,6 @@
 
 #include "tg_kutil.h"
 
-static inline bool tg__copy_same_shape(const tg_tensor *a, const tg_tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int64_t i = 0; i < a->ndim; i++)
-        if (a->sizes[i] != b->sizes[i]) return false;
-    return true;
-}
-
 /* PyTorch's overlap rule for contiguous operands on one storage (strided aliasing is not
  * detected, as there): 1 when self and src are the same memory, dtype and shape (the copy is a
  * no-op), -1 with the error recorded when their bytes partly overlap, else 0. */
@@ -24,7 +16,7 @@ static inline int tg__copy_check_overlap(const tg_tensor *self, const tg_tensor 
     const char *d = (const char *)tg_tensor_data(self), *s = (const char *)tg_tensor_data(src);
     int64_t dn = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);
     int64_t sn = tg__numel(src) * (int64_t)tg_dtype_size(src->dtype);
-    if (d == s && self->dtype == src->dtype && tg__copy_same_shape(self, src)) return 1;
+    if (d == s && self->dtype == src->dtype && tg__same_sizes(self, src)) return 1;
     if (dn > 0 && sn > 0 && d < s + sn && s < d + dn)
         return tg__fail("copy_", "unsupported operation: some elements of the input tensor and the "
                                  "written-to tensor refer to a single memory location. Please "

@@ -97,7 +97,7 @@ tg_tensor *tg__cpu_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
     if (tg__copy_settled(self, src, self->device.type != TG_CPU || src->device.type != TG_CPU,
                          &res))
         return res;
-    if (!tg__pw_force_reference && self->dtype == src->dtype && tg__copy_same_shape(self, src) &&
+    if (!tg__pw_force_reference && self->dtype == src->dtype && tg__same_sizes(self, src) &&
         tg__is_contiguous(self) && tg__is_contiguous(src)) {
         memcpy_ctx mc = { (char *)tg_tensor_data(self), (const char *)tg_tensor_data(src) };
         int64_t nbytes = tg__numel(self) * (int64_t)tg_dtype_size(self->dtype);

@@ -131,7 +131,7 @@ extern "C" tg_tensor *tg__cuda_copy_(tg_tensor *self, tg_tensor *src, bool non_b
     const bool across = !same_device(self, src) && !(src_scalar && self->device.type == TG_CUDA);
     tg_tensor *res;
     if (tg__copy_settled(self, src, across, &res)) return res;
-    if (!src_scalar && self->dtype == src->dtype && tg__copy_same_shape(self, src) &&
+    if (!src_scalar && self->dtype == src->dtype && tg__same_sizes(self, src) &&
         tg__is_contiguous(self) && tg__is_contiguous(src)) {
         size_t nbytes = (size_t)tg__numel(self) * tg_dtype_size(self->dtype);
         if (nbytes > 0) {

@@ -93,6 +93,14 @@ tg_tensor *tg__wrapped_scalar(double v, bool is_integral);
  * (`scalar_overload_of:`, generated/tg_structured.c) call it. A new reference, or NULL. */
 tg_tensor *tg__wrap_scalar(double v);
 bool tg__is_contiguous(const tg_tensor *t);
+/* a and b have the same shape (dims and sizes; strides and dtypes may differ). */
+static inline bool tg__same_sizes(const tg_tensor *a, const tg_tensor *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int64_t i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
+    return true;
+}
 int64_t tg__numel(const tg_tensor *t);
 /* Resizes `out` (an out= argument) to the given shape: allowed when it already has the shape,
  * or has zero elements (storage is reallocated). Otherwise an error naming `op`. */

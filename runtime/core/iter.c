@@ -290,14 +290,6 @@ static void release_owned(tg_iter *it)
     it->owned_operands = it->owned_user_outputs = 0;
 }
 
-static inline bool same_sizes(const tg_tensor *a, const tg_tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int64_t i = 0; i < a->ndim; i++)
-        if (a->sizes[i] != b->sizes[i]) return false;
-    return true;
-}
-
 /* The common case in one pass: CPU operands of one shape, all contiguous, inputs of one dtype
  * (no wrapped numbers), given outputs already of the result dtype. Then no broadcasting,
  * promotion, conversion or dim sorting is needed: the iteration is one contiguous dim.
@@ -311,14 +303,14 @@ static int build_fast(tg_iter *it, int flags, tg_tensor **outputs, tg_tensor *co
     for (int i = 0; i < it->ninputs; i++) {
         const tg_tensor *t = inputs[i];
         if (!t || t->device.type != TG_CPU || t->is_wrapped_number || t->dtype != dt ||
-            (t != t0 && !same_sizes(t, t0)) || !tg__is_contiguous_fast(t))
+            (t != t0 && !tg__same_sizes(t, t0)) || !tg__is_contiguous_fast(t))
             return 0;
     }
     if ((flags & TG_ITER_INT_TO_FLOAT) && !tg__is_float(dt)) return 0;
     tg_dtype rdt = (flags & TG_ITER_BOOL_OUTPUT) ? TG_BOOL : dt;
     for (int i = 0; i < it->noutputs; i++) {
         const tg_tensor *o = outputs[i];
-        if (o && (o->device.type != TG_CPU || o->dtype != rdt || !same_sizes(o, t0) ||
+        if (o && (o->device.type != TG_CPU || o->dtype != rdt || !tg__same_sizes(o, t0) ||
                   !tg__is_contiguous_fast(o)))
             return 0;
     }
