@@ -365,8 +365,9 @@ format-check:
 
 # ------------------------------------------------------------------ install
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include/tensorgen $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h generated/tg_ops.h $(DESTDIR)$(PREFIX)/include/tensorgen/
+	install -d $(DESTDIR)$(PREFIX)/include/tensorgen/ops $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h generated/tg_ops.h generated/tg_op_types.h $(DESTDIR)$(PREFIX)/include/tensorgen/
+	install -m 644 generated/ops/*.h $(DESTDIR)$(PREFIX)/include/tensorgen/ops/
 	install -m 644 $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/tgen $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|g' tensorgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tensorgen.pc

@@ -3,6 +3,7 @@
  * whose text changed only when nothing failed (via a temporary file and rename, so a reader
  * never sees half a file and an unchanged file keeps its timestamp: make recompiles only what
  * changed). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,30 @@ static void make_dir(const char *dir)
         tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
 }
 
+/* The per-operator header directories under the output directory: tgen owns them whole. */
+static const char *const op_dirs[] = { "ops", "kernels" };
+
+/* Removes the headers of operators that left the spec, so that a kernel still including one
+ * fails to compile instead of building against a stale prototype. */
+static void remove_stale(const tge_ctx *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        size_t len = strlen(ent->d_name);
+        if (len < 3 || strcmp(ent->d_name + len - 2, ".h") != 0) continue;
+        const char *path = tgs_fmt(c->arena, "%s/%s", dir, ent->d_name);
+        bool emitted = false;
+        for (int i = 0; i < c->nfiles && !emitted; i++)
+            emitted = strcmp(c->files[i].path, path) == 0;
+        if (emitted) continue;
+        if (remove(path) == 0) printf("tgen: removed %s\n", path);
+        else tgm_error((tgm_loc){ path, 0, 0 }, "cannot remove: %s", strerror(errno));
+    }
+    closedir(d);
+}
+
 /* ------------------------------------------------------------------ entry point */
 
 int tge_emit_all(const tgm_model *m, const tge_options *o)
@@ -88,9 +113,13 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
     }
     if (tgm_error_count() == errors_before) {
         make_dir(o->out_dir);
+        for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
+            make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, op_dirs[d]));
         if (o->docs_dir) make_dir(o->docs_dir);
         for (int i = 0; i < c.nfiles; i++)
             if (!unchanged(&c.files[i])) write_file(&c.files[i]);
+        for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
+            remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, op_dirs[d]));
     }
     tgm_arena_free(c.arena);
     return tgm_error_count() - errors_before;

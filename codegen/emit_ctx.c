@@ -1,5 +1,7 @@
 /* The emission context every emitter writes into (emit_internal.h): templates, environments
  * and the queue of output files that emit.c writes at the end. Not an emitter itself. */
+#include <stdint.h>
+
 #include "emit_internal.h"
 
 tgt_template tge_template(tge_ctx *c, const char *name)
@@ -41,9 +43,37 @@ void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, co
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text)
 {
     if (!text) return; /* its template failed: already reported */
-    if (c->nfiles == TGE_MAX_FILES) {
-        tgm_error((tgm_loc){ name, 0, 0 }, "tgen: too many output files (raise TGE_MAX_FILES)");
-        return;
+    *TGS_PUSH(c->arena, c->files, c->nfiles, c->files_cap) =
+        (tge_file){ tgs_fmt(c->arena, "%s/%s", dir, name), text };
+}
+
+const tge_group *tge_groups(tge_ctx *c, int *n)
+{
+    if (!c->groups && c->ops.n > 0) {
+        tgm_name_map *index = tgm__map_new(c->arena); /* base -> 1 + its group's index */
+        c->groups = tgm_alloc(c->arena, sizeof *c->groups * (size_t)c->ops.n);
+        for (int i = 0; i < c->ops.n; i++) {
+            const tga_op *op = &c->ops.ops[i];
+            const char *base = op->f->schema.base;
+            intptr_t at = (intptr_t)tgm__map_get(index, base);
+            if (at == 0) {
+                at = ++c->ngroups;
+                tgm__map_put(index, base, (void *)at);
+                c->groups[at - 1].base = base;
+                c->groups[at - 1].ops = tgm_alloc(c->arena, sizeof(tga_op *) * (size_t)c->ops.n);
+            }
+            tge_group *g = &c->groups[at - 1];
+            g->ops[g->n++] = op;
+        }
     }
-    c->files[c->nfiles++] = (tge_file){ tgs_fmt(c->arena, "%s/%s", dir, name), text };
+    *n = c->ngroups;
+    return c->groups;
+}
+
+const char *tge_guard_name(tge_ctx *c, const char *base)
+{
+    char *s = tgm_strdup(c->arena, base);
+    for (char *p = s; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    return s;
 }

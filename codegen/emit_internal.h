@@ -8,12 +8,20 @@
 #include "emit.h"
 #include "template.h"
 
-#define TGE_MAX_FILES 16
-
 typedef struct tge_file {
     const char *path; /* where it is written */
     const char *text; /* its whole content */
 } tge_file;
+
+/* The operators sharing one schema base name (`add` for add.Tensor, add_.Tensor, add.out),
+ * in spec order: each group gets its own headers, generated/ops/<base>.h and
+ * generated/kernels/<base>.h, so that adding an operator adds files instead of changing the
+ * ones every kernel includes (docs/generated-code.md, "Headers"). */
+typedef struct tge_group {
+    const char *base;
+    const tga_op **ops;
+    int n;
+} tge_group;
 
 typedef struct tge_ctx {
     const tgm_model *model;
@@ -21,8 +29,10 @@ typedef struct tge_ctx {
     tgm_arena *arena; /* everything emitted lives here until tge_emit_all returns */
     tga_ops ops;
     const char *source; /* "specs/native_functions.yaml", for the generated-by line */
-    tge_file files[TGE_MAX_FILES];
-    int nfiles;
+    tge_file *files;    /* arena array: one per operator header plus the fixed files */
+    int nfiles, files_cap;
+    tge_group *groups; /* tge_groups(), NULL until first asked */
+    int ngroups;
 } tge_ctx;
 
 /* ---- the context (emit_ctx.c) ---- */
@@ -32,6 +42,10 @@ tgt_template tge_template(tge_ctx *c, const char *name);
 tgt_env *tge_env(tge_ctx *c);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
+/* The groups of c->ops in order of first appearance (computed once, kept in c). */
+const tge_group *tge_groups(tge_ctx *c, int *n);
+/* "ADD" for `add`: the base in an include guard. */
+const char *tge_guard_name(tge_ctx *c, const char *base);
 /* Renders templates/<template_name> under e and queues it as <dir>/<name>. */
 void tge_render_file(tge_ctx *c, const char *template_name, const tgt_env *e, const char *dir,
                      const char *name);

@@ -1,16 +1,18 @@
-/* generated/tg_kernels.h: kernel types and prototypes, glue and boxed-caller prototypes. */
+/* The kernel headers: generated/kernels/<op>.h, one per operator (kernel types and
+ * prototypes, glue, autograd and boxed-caller prototypes of its entries), and
+ * generated/tg_kernels.h, which includes them all and declares the op table. */
 #include <string.h>
 
 #include "emit_internal.h"
 
-void tge_emit_kernels_h(tge_ctx *c)
+/* Renders the header of one operator group. `seen` holds the written kernels already declared
+ * in this header: a written kernel shared by several entries is declared once. */
+static void group_header(tge_ctx *c, const tge_group *g)
 {
     tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
-    /* Every kernel symbol met so far: a written kernel shared by several entries is declared
-     * once (a map; scanning the earlier ops' kernels was quadratic in the number of entries). */
     tgm_name_map *seen = tgm__map_new(c->arena);
-    for (int i = 0; i < c->ops.n; i++) {
-        const tga_op *op = &c->ops.ops[i];
+    for (int i = 0; i < g->n; i++) {
+        const tga_op *op = g->ops[i];
         const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
         tgs_list_addf(&types, c->arena, "typedef %s;", tga_kernel_decl(c->arena, op, ptr));
         tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
@@ -34,13 +36,32 @@ void tge_emit_kernels_h(tge_ctx *c)
             }
         }
     }
+    if (protos.n == 0) tgs_list_add(&protos, c->arena, "/* (none) */");
     if (glue.n == 0) tgs_list_add(&glue, c->arena, "/* (none) */");
-    if (autograd.n == 0) tgs_list_add(&autograd, c->arena, "/* (none: no derivatives file) */");
+    if (autograd.n == 0) tgs_list_add(&autograd, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
+    tgt_set(e, "base", g->base);
+    tgt_set(e, "guard", tge_guard_name(c, g->base));
     tgt_set_list(e, "kernel_types", &types);
     tgt_set_list(e, "kernel_protos", &protos);
     tgt_set_list(e, "glue_protos", &glue);
     tgt_set_list(e, "autograd_protos", &autograd);
     tgt_set_list(e, "boxed_protos", &boxed);
+    tge_render_file(c, "tg_kernels_op.h.in", e, c->opts->out_dir,
+                    tgs_fmt(c->arena, "kernels/%s.h", g->base));
+}
+
+void tge_emit_kernels_h(tge_ctx *c)
+{
+    int ngroups = 0;
+    const tge_group *groups = tge_groups(c, &ngroups);
+    tgs_list headers = { 0 };
+    for (int g = 0; g < ngroups; g++) {
+        group_header(c, &groups[g]);
+        tgs_list_addf(&headers, c->arena, "#include \"kernels/%s.h\"", groups[g].base);
+    }
+    if (headers.n == 0) tgs_list_add(&headers, c->arena, "/* (none) */");
+    tgt_env *e = tge_env(c);
+    tgt_set_list(e, "kernel_headers", &headers);
     tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, "tg_kernels.h");
 }

@@ -1,5 +1,7 @@
-/* generated/tg_ops.h: the public API (op enum, result structs, options structs, functions and
- * the macros that fill options with the schema's defaults). */
+/* The public API: generated/tg_ops.h (the op enum and an include of every operator's
+ * header), generated/tg_op_types.h (result structs) and generated/ops/<op>.h (one per
+ * operator: options structs, functions and the macros that fill options with the schema's
+ * defaults). */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -106,7 +108,7 @@ static void result_structs(tge_ctx *c, tgs_list *out)
 
 void tge_emit_ops_h(tge_ctx *c)
 {
-    tgs_list enums = { 0 }, structs = { 0 }, decls = tge_per_op(c, "tg_ops_decl.h.in", op_decl);
+    tgs_list enums = { 0 }, structs = { 0 }, headers = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         tgs_list_addf(&enums, c->arena, "%s,   /* %s */", op->enum_name,
@@ -114,9 +116,29 @@ void tge_emit_ops_h(tge_ctx *c)
     }
     result_structs(c, &structs);
     if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");
+    tgt_env *types = tge_env(c);
+    tgt_set_list(types, "result_structs", &structs);
+    tge_render_file(c, "tg_op_types.h.in", types, c->opts->out_dir, "tg_op_types.h");
+
+    /* One header per operator: its entries' declarations, in spec order. */
+    tgt_template decl = tge_template(c, "tg_ops_decl.h.in");
+    int ngroups = 0;
+    const tge_group *groups = tge_groups(c, &ngroups);
+    for (int g = 0; g < ngroups; g++) {
+        tgs_list decls = { 0 };
+        for (int i = 0; i < groups[g].n; i++)
+            tgs_list_add(&decls, c->arena, op_decl(c, &decl, groups[g].ops[i]));
+        tgt_env *e = tge_env(c);
+        tgt_set(e, "base", groups[g].base);
+        tgt_set(e, "guard", tge_guard_name(c, groups[g].base));
+        tgt_set_list(e, "op_decls", &decls);
+        tge_render_file(c, "tg_ops_op.h.in", e, c->opts->out_dir,
+                        tgs_fmt(c->arena, "ops/%s.h", groups[g].base));
+        tgs_list_addf(&headers, c->arena, "#include \"ops/%s.h\"", groups[g].base);
+    }
+    if (headers.n == 0) tgs_list_add(&headers, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "op_enum", &enums);
-    tgt_set_list(e, "result_structs", &structs);
-    tgt_set_list(e, "op_decls", &decls);
+    tgt_set_list(e, "op_headers", &headers);
     tge_render_file(c, "tg_ops.h.in", e, c->opts->out_dir, "tg_ops.h");
 }

@@ -62,8 +62,19 @@ static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_
     return tgt_render_str(t, e, c->arena);
 }
 
+/* Adds `#include "<dir>/<base>.h"` once. tg_structured.c includes only the headers of the
+ * operators it names, so that adding an operator without glue leaves it alone. */
+static void include_once(tge_ctx *c, tgm_name_map *seen, tgs_list *out, const char *dir,
+                         const tga_op *op)
+{
+    const char *line = tgs_fmt(c->arena, "#include \"%s/%s.h\"", dir, op->f->schema.base);
+    if (tgm__map_put(seen, line, (void *)line) == NULL) tgs_list_add(out, c->arena, line);
+}
+
 void tge_emit_structured(tge_ctx *c)
 {
+    tgm_name_map *seen = tgm__map_new(c->arena);
+    tgs_list includes = { 0 };
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
     tgt_template scalar = tge_template(c, "tg_scalar_overload.c.in");
     tgs_list items = { 0 }, scalars = { 0 };
@@ -71,14 +82,23 @@ void tge_emit_structured(tge_ctx *c)
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++) {
             tga_origin origin = op->kernels[k].origin;
-            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN)
+            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN) {
                 tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
-            else if (origin == TGA_KERNEL_SCALAR)
+                include_once(c, seen, &includes, "kernels", op);
+                const tga_op *callee =
+                    origin == TGA_KERNEL_STRUCTURED ? op->delegate : op->functional;
+                if (callee) include_once(c, seen, &includes, "kernels", callee);
+            } else if (origin == TGA_KERNEL_SCALAR) {
                 tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, &op->kernels[k]));
+                include_once(c, seen, &includes, "kernels", op);
+                include_once(c, seen, &includes, "ops", op->tensor_overload);
+            }
         }
     }
     if (scalars.n == 0) tgs_list_add(&scalars, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
+    if (includes.n == 0) tgs_list_add(&includes, c->arena, "#include \"dispatch/dispatch.h\"");
+    tgt_set_list(e, "includes", &includes);
     tgt_set_list(e, "glue", &items);
     tgt_set_list(e, "scalar_overloads", &scalars);
     tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");

@@ -7,7 +7,7 @@
 
 #include "tg_kutil.h"
 #include "reduce_view.h"
-#include "tg_ops.h" /* tg_values_indices */
+#include "tg_op_types.h" /* tg_values_indices */
 #include <string.h>
 
 /* PyTorch's check that a reduction with no identity (max, amax, argmax) has elements.

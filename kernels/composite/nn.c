@@ -6,8 +6,31 @@
  * reduction follows PyTorch's at::Reduction: 0 none, 1 mean, 2 sum. Every function returns a
  * new reference, or NULL with an error recorded; intermediates are released on every path. */
 #include "tg_kutil.h"
-#include "tensorgen.h"
-#include "tg_kernels.h"
+/* The public functions of the operators called here. */
+#include "ops/add.h"
+#include "ops/addmm.h"
+#include "ops/div.h"
+#include "ops/eq.h"
+#include "ops/log_softmax.h"
+#include "ops/matmul.h"
+#include "ops/mean.h"
+#include "ops/mul.h"
+#include "ops/native_dropout.h"
+#include "ops/neg.h"
+#include "ops/nll_loss_forward.h"
+#include "ops/permute.h"
+#include "ops/reshape.h"
+#include "ops/sub.h"
+#include "ops/sum.h"
+#include "ops/t.h"
+#include "ops/view.h"
+#include "ops/where.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/cross_entropy_loss.h"
+#include "kernels/dropout.h"
+#include "kernels/linear.h"
+#include "kernels/mse_loss.h"
+#include "kernels/nll_loss.h"
 #include "composite_util.h"
 
 #include <math.h>

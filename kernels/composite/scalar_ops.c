@@ -11,8 +11,12 @@
  * Every function returns a new reference or NULL. */
 #include "core/core.h"
 #include "pointwise_convert.h"
-#include "tensorgen.h"
-#include "tg_kernels.h"
+/* The public functions of the operators called here. */
+#include "ops/pow.h"
+#include "ops/where.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/pow.h"
+#include "kernels/where.h"
 #include "composite_util.h"
 
 /* tg__then(w, op(..., w)) releases the wrapper w and passes the result through. The public

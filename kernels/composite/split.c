@@ -8,8 +8,14 @@
  * owning its array and a reference per piece (tg__tensor_list_alloc), or { NULL, 0 } with
  * PyTorch's error message; nothing leaks on error paths. */
 #include "tg_kutil.h"
-#include "tensorgen.h"
-#include "tg_kernels.h"
+/* The public functions of the operators called here. */
+#include "ops/split.h"
+#include "ops/split_with_sizes.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/chunk.h"
+#include "kernels/split.h"
+#include "kernels/split_with_sizes.h"
+#include "kernels/unbind.h"
 
 #include <stdio.h>
 #include <stdlib.h>

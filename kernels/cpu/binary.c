@@ -17,7 +17,14 @@
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
 #include "binary_loops.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/add.h"
+#include "kernels/div.h"
+#include "kernels/maximum.h"
+#include "kernels/minimum.h"
+#include "kernels/mul.h"
+#include "kernels/pow.h"
+#include "kernels/sub.h"
 
 int tg__pw_force_reference = 0;
 

@@ -13,7 +13,13 @@
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/eq.h"
+#include "kernels/ge.h"
+#include "kernels/gt.h"
+#include "kernels/le.h"
+#include "kernels/lt.h"
+#include "kernels/ne.h"
 
 typedef struct cmp_ctx {
     tg_pw_cmp_op op;

@@ -13,7 +13,8 @@
 #include "core/core.h"
 #include "pointwise_loops.h"
 #include "copy_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/copy.h"
 
 typedef struct copy_ctx {
     tg_dtype dst, src;

@@ -12,7 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/native_dropout.h"
 
 enum { BLOCK = 4096 };
 

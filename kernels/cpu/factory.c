@@ -11,7 +11,14 @@
 #include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "factory_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/arange.h"
+#include "kernels/eye.h"
+#include "kernels/fill.h"
+#include "kernels/linspace.h"
+#include "kernels/normal.h"
+#include "kernels/random.h"
+#include "kernels/uniform.h"
 
 /* Element i (in row-major order) of t, for writes through any strides. */
 static inline char *elem_ptr(const tg_tensor *t, int64_t i)

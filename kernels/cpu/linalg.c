@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/addmm.h"
+#include "kernels/bmm.h"
+#include "kernels/mm.h"
 
 /* A matrix operand: rows x cols elements at p, strides in elements. */
 typedef struct mat {

@@ -13,7 +13,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/nll_loss_backward.h"
+#include "kernels/nll_loss_forward.h"
 
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 

@@ -16,7 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/_log_softmax_backward_data.h"
+#include "kernels/_softmax_backward_data.h"
+#include "kernels/threshold_backward.h"
 
 /* ------------------------------------------------------------------ threshold_backward */
 

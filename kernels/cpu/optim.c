@@ -15,7 +15,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/adam_step.h"
+#include "kernels/sgd_step.h"
 
 /* True when every non-NULL operand is contiguous, float32/float64. */
 static bool fast_ok(tg_tensor *const *ts, int n)

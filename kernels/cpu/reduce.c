@@ -30,7 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/amax.h"
+#include "kernels/amin.h"
+#include "kernels/argmax.h"
+#include "kernels/argmin.h"
+#include "kernels/max.h"
+#include "kernels/mean.h"
+#include "kernels/min.h"
+#include "kernels/prod.h"
+#include "kernels/std.h"
+#include "kernels/sum.h"
+#include "kernels/var.h"
 
 #define CHUNK 65536 /* inner elements per parallel chunk of a full reduction */
 #define VBLOCK 512  /* outputs per block of the vertical path */

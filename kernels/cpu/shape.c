@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/cat.h"
 
 /* Copies src (any strides, any dtype) into dst region of out: src element with row-major
  * index (o, c) (as [outer, inner_src]) goes to out's (o, col0 + c). */

@@ -11,7 +11,9 @@
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/clamp.h"
+#include "kernels/where.h"
 
 /* ------------------------------------------------------------------ where */
 

@@ -11,7 +11,14 @@
  * kernel (which synchronises the stream, only for integer trunc/floor division). */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/add.h"
+#include "kernels/div.h"
+#include "kernels/maximum.h"
+#include "kernels/minimum.h"
+#include "kernels/mul.h"
+#include "kernels/pow.h"
+#include "kernels/sub.h"
 
 /* ------------------------------------------------------------------ functors */
 

@@ -18,7 +18,8 @@
 #include "tg_cuda.cuh"
 #include "pointwise.cuh"
 #include "copy_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/copy.h"
 
 /* data: dst, src. src_host: src is a host value, already in dst's dtype, in hv. */
 struct tg_cuda_copy_args {

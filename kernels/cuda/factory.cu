@@ -8,7 +8,11 @@
  * them into fused multiply-adds: the values then equal the CPU's to the bit. */
 #include "tg_cuda.cuh"
 #include "factory_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/arange.h"
+#include "kernels/eye.h"
+#include "kernels/fill.h"
+#include "kernels/linspace.h"
 
 /* ------------------------------------------------------------------ fill_ */
 

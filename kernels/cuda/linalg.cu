@@ -22,7 +22,10 @@
  * CUBLAS_DEFAULT_MATH), bound to the device's stream; TF32 is chosen per call through the
  * compute type. */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/addmm.h"
+#include "kernels/bmm.h"
+#include "kernels/mm.h"
 #include "linalg_checks.h" /* the CPU kernels' shape and dtype checks */
 
 #include <cublas_v2.h>

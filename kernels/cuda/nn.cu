@@ -14,7 +14,10 @@
  * (tg_manual_seed makes runs reproducible; the CUDA stream of draws differs from the CPU's),
  * counter = element index / 4; output[i] = input[i] * mask[i] * (1 / (1 - p)) (0 when p = 1). */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/native_dropout.h"
+#include "kernels/nll_loss_backward.h"
+#include "kernels/nll_loss_forward.h"
 #include "loss_checks.h" /* the CPU kernels' argument checks */
 #include "philox.cuh"
 #include "dropout_checks.h"

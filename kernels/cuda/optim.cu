@@ -9,7 +9,9 @@
  * double: agreement to the storage type's rounding). Contiguous operands are indexed
  * directly, others through their geometry. */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/adam_step.h"
+#include "kernels/sgd_step.h"
 #include "optim_checks.h" /* the CPU kernels' argument checks */
 
 #define THREADS 256

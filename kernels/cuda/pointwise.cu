@@ -8,7 +8,8 @@
  * launcher itself lives in pointwise.cuh. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/threshold_backward.h"
 
 struct tg_cuda_threshold_backward_fn {
     float tf;

@@ -12,7 +12,10 @@
 #include "tg_cuda.cuh"
 #include "factory_checks.h"
 #include "tg_kutil.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/normal.h"
+#include "kernels/random.h"
+#include "kernels/uniform.h"
 #include "philox.cuh"
 
 typedef enum tg_cuda_rand_kind {

@@ -27,7 +27,18 @@
  * and splits, in double. max/min/argmax/argmin keep the first occurrence of the extreme; NaN
  * propagates and wins (the first NaN's index). */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/amax.h"
+#include "kernels/amin.h"
+#include "kernels/argmax.h"
+#include "kernels/argmin.h"
+#include "kernels/max.h"
+#include "kernels/mean.h"
+#include "kernels/min.h"
+#include "kernels/prod.h"
+#include "kernels/std.h"
+#include "kernels/sum.h"
+#include "kernels/var.h"
 #include "reduce_checks.h" /* the CPU kernels' argument checks and dtypes */
 #include "reduce_view.h"   /* the [outer, inner] view, shared with the CPU kernels */
 

@@ -4,7 +4,8 @@
  * (tg__cuda_copy_strided): the slab is the output's strides with the input's sizes, starting at
  * the input's offset along dim. */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/cat.h"
 #include "shape_checks.h" /* the CPU kernel's checks and output shape */
 
 extern "C" tg_tensor *tg__cuda_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)

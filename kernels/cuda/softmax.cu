@@ -17,7 +17,11 @@
  * slice makes the slice NaN; a slice of all -inf gives NaN (0/0), as on the CPU.
  * half_to_float (float16 input, float32 output) is supported, as in PyTorch's CUDA kernel. */
 #include "tg_cuda.cuh"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/_log_softmax.h"
+#include "kernels/_log_softmax_backward_data.h"
+#include "kernels/_softmax.h"
+#include "kernels/_softmax_backward_data.h"
 #include "softmax_checks.h" /* the CPU kernels' argument checks */
 
 #define THREADS 256

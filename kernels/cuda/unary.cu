@@ -11,7 +11,18 @@
  * a few ulp of glibc's. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
-#include "tg_kernels.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/abs.h"
+#include "kernels/cos.h"
+#include "kernels/exp.h"
+#include "kernels/log.h"
+#include "kernels/neg.h"
+#include "kernels/relu.h"
+#include "kernels/rsqrt.h"
+#include "kernels/sigmoid.h"
+#include "kernels/sin.h"
+#include "kernels/sqrt.h"
+#include "kernels/tanh.h"
 
 /* An operator's scalar functions (pointwise_scalar.h), one per compute type, as a functor:
  * floating kinds only, or (tg_cuda_unary_fn) integers too. */
