@@ -127,7 +127,7 @@ LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CAP_OBJ_SAN) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated format format-check
+.PHONY: all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -151,9 +151,10 @@ $(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
 
 # Including the stamp makes GNU make bring generated/ up to date before anything else and then
 # restart, so the $(wildcard generated/*.c) above sees a file that generation just created. Not
-# with clean, nor when every goal is format or format-check (they need neither tgen nor libyaml).
+# with clean, nor when every goal is format or format-check (they need neither tgen nor libyaml), print-libs (its output is read by programs) or
+# check-rebuild-cost (it builds a scratch copy).
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
-ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check,$(MAKECMDGOALS)),all),)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check print-libs check-rebuild-cost,$(MAKECMDGOALS)),all),)
 -include $(BUILD)/gen.stamp
 endif
 endif
@@ -162,10 +163,21 @@ gen: $(BUILD)/tgen
 	$(BUILD)/tgen $(TGEN_ARGS)
 	@touch $(BUILD)/gen.stamp
 
-# Fails when generated/ is not what `make gen` produces (CI runs this).
+# Fails when generated/ is not what `make gen` produces (CI runs this): a changed file, or a
+# new one (an operator's header, generated/ops/ and generated/kernels/) not yet committed.
 check-generated: gen
-	@git diff --exit-code --stat -- generated docs/ops.md || \
+	@git diff --exit-code --stat -- generated docs/ops.md && \
+	  untracked=$$(git status --porcelain --untracked-files=all -- generated docs/ops.md) && \
+	  { [ -z "$$untracked" ] || { echo "$$untracked"; false; }; } || \
 	  { echo "generated/ is stale: run 'make gen' and commit the result" >&2; exit 1; }
+
+# Adding an operator recompiles at most 5 translation units and no .cu file
+# (tests/build/rebuild_cost.sh: in a scratch copy, builds, adds the example operator of
+# docs/adding-an-operator.md, rebuilds and counts). REBUILD_CUDA=1 builds the CUDA objects too
+# and counts nvcc runs (needs nvcc; slower); by default the .cu files' dependencies are checked.
+REBUILD_CUDA ?= 0
+check-rebuild-cost:
+	CUDA=$(REBUILD_CUDA) tests/build/rebuild_cost.sh
 
 # ------------------------------------------------------------------ library
 # Order-only on the stamp: generation runs first, but only files whose text tgen changed
@@ -231,6 +243,11 @@ $(BUILD)/libtensorgen.so: $(LIB_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
 $(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
 	@rm -f $@
 	ar rcs $@ $^
+
+# What a program linked with $(BUILD)/libtensorgen.a needs after it (docs/adding-an-operator.md):
+# `gcc ... build/libtensorgen.a $$(make -s print-libs)`.
+print-libs:
+	@echo '$(LIBS)'
 
 # ------------------------------------------------------------------ examples and bench
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a

@@ -3,7 +3,7 @@
  * reduction planner, parallel loops, random numbers. Not installed.
  *
  * Who includes it: every kernel (kernels/cpu, kernels/cuda, kernels/composite, through the
- * generated tg_kernels.h or directly), generated code, and the other runtime rooms
+ * generated per-operator kernel headers or directly), generated code, and the other runtime rooms
  * (dispatch/, autograd/, cuda/). Kernels use tensors, errors, the iterator and the
  * reduction planner, never the dispatcher or autograd (DESIGN.md). The runtime never names an
  * operator or a kernel. */
