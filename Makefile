@@ -167,7 +167,7 @@ gen: $(BUILD)/tgen
 # new one (an operator's header, generated/ops/ and generated/kernels/) not yet committed.
 check-generated: gen
 	@git diff --exit-code --stat -- generated docs/ops.md && \
-	  untracked=$$(git status --porcelain --untracked-files=all -- generated docs/ops.md) && \
+	  untracked=$$(git ls-files --others --exclude-standard -- generated docs/ops.md) && \
 	  { [ -z "$$untracked" ] || { echo "$$untracked"; false; }; } || \
 	  { echo "generated/ is stale: run 'make gen' and commit the result" >&2; exit 1; }
 
