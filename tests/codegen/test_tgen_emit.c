@@ -128,3 +128,94 @@ Test(tgen_emit, rewrites_only_changed_files)
     tgen_result_free(&r2);
     remove_dir(dir);
 }
+
+/* The text of a file (NULL when it cannot be read). */
+static char *slurp_in(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return tgen_slurp(path);
+}
+
+/* One header per operator (docs/generated-code.md, "Headers"): adding an operator writes its two
+ * headers and the files that name every operator, and no other operator's header nor
+ * tg_structured.c; removing it again deletes its headers. */
+/* Writes the spec edge.yaml, plus `extra` after it, to <dir>/spec.yaml: one path, so that the
+ * generated-by line every file starts with stays the same. */
+static const char *write_spec(const char *dir, const char *extra)
+{
+    static char path[512];
+    char *spec = tgen_slurp("tests/codegen/emit/edge.yaml");
+    cr_assert(spec);
+    snprintf(path, sizeof path, "%s/spec.yaml", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "%s%s", spec, extra);
+    fclose(f);
+    free(spec);
+    return path;
+}
+
+Test(tgen_emit, adding_an_operator_adds_its_headers_only)
+{
+    char *dir = make_tmpdir();
+    tgen_result r1 = gen(write_spec(dir, ""), dir);
+    cr_assert_eq(r1.status, 0, "tgen failed:\n%s", r1.err ? r1.err : "");
+    cr_expect(r1.out && strstr(r1.out, "/ops/edge_lists.h") &&
+                  strstr(r1.out, "/kernels/edge_lists.h"),
+              "no per-operator headers written: %s", r1.out ? r1.out : "");
+
+    tgen_result r2 = gen(
+        write_spec(
+            dir, "\n- func: edge_added(Tensor self) -> Tensor\n  dispatch:\n    CPU: edge_added\n"),
+        dir);
+    cr_assert_eq(r2.status, 0, "tgen failed:\n%s", r2.err ? r2.err : "");
+    const char *out = r2.out ? r2.out : "";
+    cr_expect(strstr(out, "/ops/edge_added.h") && strstr(out, "/kernels/edge_added.h"),
+              "the new operator's headers were not written: %s", out);
+    /* Every operator header written is the new operator's. */
+    for (const char *p = out; (p = strstr(p, "s/edge_")) != NULL; p++)
+        cr_expect(strncmp(p, "s/edge_added.h", 14) == 0, "another operator's header rewritten: %s",
+                  out);
+    cr_expect(!strstr(out, "tg_structured.c") && !strstr(out, "tg_op_types.h"),
+              "tg_structured.c or tg_op_types.h rewritten: %s", out);
+    char *kh = slurp_in(dir, "kernels/edge_added.h");
+    cr_expect(kh && strstr(kh, "tg_tensor *tg__cpu_edge_added(tg_tensor *self);"),
+              "kernels/edge_added.h lacks the prototype: %s", kh ? kh : "(none)");
+    char *umbrella = slurp_in(dir, "tg_kernels.h");
+    cr_expect(umbrella && strstr(umbrella, "#include \"kernels/edge_added.h\""),
+              "tg_kernels.h does not include the new header");
+
+    tgen_result r3 = gen(write_spec(dir, ""), dir);
+    cr_assert_eq(r3.status, 0, "tgen failed:\n%s", r3.err ? r3.err : "");
+    cr_expect(r3.out && strstr(r3.out, "tgen: removed") && strstr(r3.out, "/ops/edge_added.h"),
+              "the removed operator's headers were not deleted: %s", r3.out ? r3.out : "");
+    char path[512];
+    snprintf(path, sizeof path, "%s/kernels/edge_added.h", dir);
+    cr_expect(access(path, F_OK) != 0, "%s still exists", path);
+
+    free(umbrella);
+    free(kh);
+    tgen_result_free(&r1);
+    tgen_result_free(&r2);
+    tgen_result_free(&r3);
+    remove_dir(dir);
+}
+
+/* Each operator header compiles on its own (a kernel file includes only those it needs). */
+Test(tgen_emit, operator_headers_are_self_contained)
+{
+    if (!have("gcc")) return;
+    char *dir = make_tmpdir();
+    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && for h in ops/*.h kernels/*.h tg_op_types.h; do "
+             "gcc -std=c11 -Wall -Wextra -Werror -I'%s/runtime' -I. -fsyntax-only -x c \"$h\" "
+             "|| exit 1; done",
+             dir, getenv("PWD") ? getenv("PWD") : ".");
+    cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
+    remove_dir(dir);
+}
