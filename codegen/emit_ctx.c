@@ -50,20 +50,28 @@ void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *tex
 const tge_group *tge_groups(tge_ctx *c, int *n)
 {
     if (!c->groups && c->ops.n > 0) {
+        /* Two passes: number the groups and count their members, then fill them. */
         tgm_name_map *index = tgm__map_new(c->arena); /* base -> 1 + its group's index */
+        int *group_of = tgm_alloc(c->arena, sizeof *group_of * (size_t)c->ops.n);
         c->groups = tgm_alloc(c->arena, sizeof *c->groups * (size_t)c->ops.n);
         for (int i = 0; i < c->ops.n; i++) {
-            const tga_op *op = &c->ops.ops[i];
-            const char *base = op->f->schema.base;
+            const char *base = c->ops.ops[i].f->schema.base;
             intptr_t at = (intptr_t)tgm__map_get(index, base);
             if (at == 0) {
                 at = ++c->ngroups;
                 tgm__map_put(index, base, (void *)at);
                 c->groups[at - 1].base = base;
-                c->groups[at - 1].ops = tgm_alloc(c->arena, sizeof(tga_op *) * (size_t)c->ops.n);
             }
-            tge_group *g = &c->groups[at - 1];
-            g->ops[g->n++] = op;
+            group_of[i] = (int)at - 1;
+            c->groups[at - 1].n++;
+        }
+        for (int g = 0; g < c->ngroups; g++) {
+            c->groups[g].ops = tgm_alloc(c->arena, sizeof(tga_op *) * (size_t)c->groups[g].n);
+            c->groups[g].n = 0;
+        }
+        for (int i = 0; i < c->ops.n; i++) {
+            tge_group *g = &c->groups[group_of[i]];
+            g->ops[g->n++] = &c->ops.ops[i];
         }
     }
     *n = c->ngroups;
