@@ -1,6 +1,7 @@
 /* The kernel headers: generated/kernels/<op>.h, one per operator (kernel types and
- * prototypes, glue, autograd and boxed-caller prototypes of its entries), and
- * generated/tg_kernels.h, which includes them all and declares the op table. */
+ * prototypes, glue and autograd-kernel prototypes of its entries), and generated/tg_kernels.h,
+ * which includes them all and declares the boxed callers and the op table (they need the
+ * dispatcher's types, which kernels never see). */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -9,14 +10,12 @@
  * in this header: a written kernel shared by several entries is declared once. */
 static void group_header(tge_ctx *c, const tge_group *g)
 {
-    tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 }, boxed = { 0 };
+    tgs_list types = { 0 }, protos = { 0 }, glue = { 0 }, autograd = { 0 };
     tgm_name_map *seen = tgm__map_new(c->arena);
     for (int i = 0; i < g->n; i++) {
         const tga_op *op = g->ops[i];
         const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
         tgs_list_addf(&types, c->arena, "typedef %s;", tga_kernel_decl(c->arena, op, ptr));
-        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
-                      op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             bool declared_before = tgm__map_put(seen, kn->symbol, (void *)kn) != NULL;
@@ -46,7 +45,6 @@ static void group_header(tge_ctx *c, const tge_group *g)
     tgt_set_list(e, "kernel_protos", &protos);
     tgt_set_list(e, "glue_protos", &glue);
     tgt_set_list(e, "autograd_protos", &autograd);
-    tgt_set_list(e, "boxed_protos", &boxed);
     tge_render_file(c, "tg_kernels_op.h.in", e, c->opts->out_dir,
                     tgs_fmt(c->arena, "kernels/%s.h", g->base));
 }
@@ -55,13 +53,20 @@ void tge_emit_kernels_h(tge_ctx *c)
 {
     int ngroups = 0;
     const tge_group *groups = tge_groups(c, &ngroups);
-    tgs_list headers = { 0 };
+    tgs_list headers = { 0 }, boxed = { 0 };
     for (int g = 0; g < ngroups; g++) {
         group_header(c, &groups[g]);
         tgs_list_addf(&headers, c->arena, "#include \"kernels/%s.h\"", groups[g].base);
     }
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
+                      op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
+    }
     if (headers.n == 0) tgs_list_add(&headers, c->arena, "/* (none) */");
+    if (boxed.n == 0) tgs_list_add(&boxed, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "kernel_headers", &headers);
+    tgt_set_list(e, "boxed_protos", &boxed);
     tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, "tg_kernels.h");
 }

@@ -97,7 +97,7 @@ void tge_emit_structured(tge_ctx *c)
     }
     if (scalars.n == 0) tgs_list_add(&scalars, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
-    if (includes.n == 0) tgs_list_add(&includes, c->arena, "#include \"dispatch/dispatch.h\"");
+    if (includes.n == 0) tgs_list_add(&includes, c->arena, "/* (no glue) */");
     tgt_set_list(e, "includes", &includes);
     tgt_set_list(e, "glue", &items);
     tgt_set_list(e, "scalar_overloads", &scalars);

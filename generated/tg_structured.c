@@ -11,6 +11,7 @@
  * The first two are registered in the same dispatch slots as the kernel they wrap; the
  * Scalar overloads as CompositeImplicitAutograd kernels. Only the headers of the operators
  * named here are included (docs/generated-code.md, "Headers"). */
+#include "core/core.h" /* tg__copy_to_out, tg__wrap_scalar */
 #include "kernels/add.h"
 #include "ops/add.h"
 #include "kernels/sub.h"
