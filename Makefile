@@ -84,7 +84,11 @@ else
 endif
 
 CFLAGS   ?=
-LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
+# In the library, a function with external linkage needs a prototype seen first: a kernel
+# file that does not include its operator's generated header (kernels/<op>.h), whose
+# prototype the compiler must check its definition against, does not compile.
+LIB_WARN   := -Werror=missing-prototypes
+LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
 LIBS       := $(BLAS_LIBS) $(CUDA_LIBS) -fopenmp -lm -lpthread
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
@@ -188,7 +192,7 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
 
 $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -O1 -g $(WARN) $(LIB_WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 # One rule per capability for kernels/cpu/cap/*.c (plain and sanitizer flavours).
 define CAP_RULES
@@ -198,7 +202,7 @@ $$(BUILD)/obj/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 
 $$(BUILD)/san/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) -O1 -g $$(WARN) -fPIC -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+	$$(CC) $$(CSTD) -O1 -g $$(WARN) $$(LIB_WARN) -fPIC -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach c,$(CPU_CAPS),$(eval $(call CAP_RULES,$(c))))
 
