@@ -138,7 +138,7 @@ $(BUILD)/obj/codegen/%.o: codegen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(WARN) $(DEPFLAGS) -c $< -o $@
 
-TGEN_ARGS = --gen --native specs/native_functions.yaml \
+TGEN_ARGS = --gen --native specs/native_functions.yaml --runtime runtime \
             $(if $(DERIVS),--derivatives $(DERIVS)) \
             --templates templates --out generated --docs docs
 

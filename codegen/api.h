@@ -10,6 +10,9 @@
 
 /* The operator's C name without the tg_ prefix: `c_name:` or the naming rule ("add_scalar"). */
 const char *tga_cname(tgm_arena *a, const tgm_func *f);
+/* Every operator's C name (names[i] for m->funcs[i]): the rule's short name, moved to a
+ * longer one where it clashes with another operator's or the runtime's (docs/c-api.md). */
+void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names);
 /* The operator's name in error messages: the schema name without its overload ("add_"). */
 const char *tga_opname(tgm_arena *a, const tgm_func *f);
 /* "TG_OP_ADD_SCALAR". */
@@ -101,6 +104,8 @@ typedef enum tga_origin {
     TGA_KERNEL_SCALAR,     /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
                                 * calling its Tensor overload's public function */
     TGA_KERNEL_AUTOGRAD,   /* generated autograd kernel (tg_autograd.c), see tga_autograd */
+    TGA_KERNEL_MISSING,    /* generated stub for a backend the entry has no kernel for: it
+                                * fails with "'op' is not implemented for CPU (reason)" */
 } tga_origin;
 
 /* What an operator's generated autograd kernel does (api_autograd.c; docs/generated-code.md,
@@ -122,7 +127,8 @@ typedef struct tga_kernel {
     bool cuda_only;     /* compiled only with TG_WITH_CUDA */
     tga_origin origin;
     const char *target;    /* glue: the kernel it calls */
-    const char *call_args; /* glue: the arguments it passes to `target` */
+    const char *call_args; /* glue: the arguments it passes to `target`; a missing kernel's
+                            * stub: why it is missing */
     tgm_loc loc;
 } tga_kernel;
 

@@ -22,7 +22,8 @@ static int key_slots(tgm_key key)
     case TGM_KEY_CUDA: return TGA_SLOT_CUDA;
     /* Implicit composites also serve autograd: autograd flows through the ops they call. */
     case TGM_KEY_COMPOSITE_IMPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA | TGA_SLOT_AUTOGRAD;
-    case TGM_KEY_COMPOSITE_EXPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA;
+    case TGM_KEY_COMPOSITE_EXPLICIT:
+    case TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL: return TGA_SLOT_CPU | TGA_SLOT_CUDA;
     default: return 0;
     }
 }
@@ -76,6 +77,32 @@ static bool has_backend_kernel(const tga_op *op)
     return false;
 }
 
+/* Stubs in the CPU and CUDA slots of an op that has no kernel for them: each fails naming the
+ * operator, the backend and `why` (docs/generated-code.md, "Missing kernels"). */
+static void add_missing(tgm_arena *a, tga_op *op, const char *why, tgm_loc loc)
+{
+    static const tgm_key keys[] = { TGM_KEY_CPU, TGM_KEY_CUDA };
+    for (int i = 0; i < 2; i++) {
+        tga_kernel *k = add_kernel(a, op);
+        k->key = keys[i];
+        k->symbol = tgs_fmt(a, "tg__missing_%s_%s", tga_key_prefix(keys[i]), op->cname);
+        k->slots = keys[i] == TGM_KEY_CPU ? TGA_SLOT_CPU : TGA_SLOT_CUDA;
+        k->cuda_only = keys[i] == TGM_KEY_CUDA;
+        k->origin = TGA_KERNEL_MISSING;
+        k->call_args = why;
+        k->loc = loc;
+    }
+}
+
+/* "SparseCPU, MPS": the keys an entry names that tensorgen does not compile. */
+static const char *other_keys(tgm_arena *a, const tgm_func *f)
+{
+    tgs_list l = { 0 };
+    for (int i = 0; i < f->ndispatch; i++)
+        if (f->dispatch[i].key == TGM_KEY_OTHER) tgs_list_add(&l, a, f->dispatch[i].key_name);
+    return tgs_list_join(&l, a, ", ");
+}
+
 /* ------------------------------------------------------------------ written kernels */
 
 /* A backend kernel (CPU, CUDA) takes its slot from a composite one, as in PyTorch. */
@@ -106,14 +133,6 @@ static int assign_written(tgm_arena *a, tga_op *op)
     for (int i = 0; i < f->ndispatch; i++) {
         const tgm_dispatch_entry *d = &f->dispatch[i];
         if (d->key == TGM_KEY_OTHER) continue;
-        if (d->key == TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL) {
-            tgm_error(d->loc,
-                      "dispatch key '%s' is not compiled by tensorgen; use "
-                      "CompositeExplicitAutograd",
-                      d->key_name);
-            errors++;
-            continue;
-        }
         tga_kernel *k = add_kernel(a, op);
         k->key = d->key;
         k->symbol = tga_kernel_symbol(a, d->key, d->kernel);
@@ -121,17 +140,13 @@ static int assign_written(tgm_arena *a, tga_op *op)
         k->cuda_only = d->key == TGM_KEY_CUDA;
         k->loc = d->loc;
     }
-    if (!errors && op->nkernels == 0) {
-        tgm_error(f->loc,
-                  "'%s' has no kernel for a key tensorgen compiles (CPU, CUDA, "
-                  "CompositeImplicitAutograd, CompositeExplicitAutograd)",
-                  f->schema.full_name);
-        errors++;
-    }
-    if (!errors && f->structured && !has_backend_kernel(op)) {
-        tgm_error(f->loc, "structured entry '%s' needs a CPU or CUDA kernel in `dispatch:`",
-                  f->schema.full_name);
-        errors++;
+    if (!has_backend_kernel(op) && (op->nkernels == 0 || f->structured)) {
+        /* Only keys tensorgen does not compile (or a structured kernel only for those). */
+        const char *keys = other_keys(a, f);
+        add_missing(a, op,
+                    *keys ? tgs_fmt(a, "its kernels are for %s", keys)
+                          : "its `dispatch:` names no kernel",
+                    f->loc);
     }
     resolve_slots(op);
     return errors;
@@ -258,16 +273,24 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
                       : f->loc;
     const tga_op *fn = autogen_functional(a, ops, op);
     if (!fn) {
-        tgm_error(loc, "autogen '%s' needs a functional entry to copy from (e.g. '%s.%s')",
-                  f->schema.full_name, f->schema.base, "<overload>");
-        return 1;
+        add_missing(a, op,
+                    tgs_fmt(a,
+                            "tgen synthesises autogen entries from a functional entry, and "
+                            "'%s' has none",
+                            f->schema.full_name),
+                    loc);
+        return 0;
     }
     int errors = 0, nouts = 0;
     for (int i = 0; i < op->nargs; i++) nouts += tga_is_out_arg(op->args[i].arg);
     if (nouts != 1 || fn->nrets != 1 || fn->rets[0].kind != TGA_TENSOR) {
-        tgm_error(loc, "autogen '%s': tgen synthesises out= glue for one Tensor result only",
-                  f->schema.full_name);
-        errors++;
+        add_missing(a, op,
+                    tgs_fmt(a,
+                            "tgen synthesises out= glue for one Tensor result, and '%s' has "
+                            "%d",
+                            fn->f->schema.full_name, fn->nrets),
+                    loc);
+        return 0;
     }
     tgs_list args = { 0 };
     for (int i = 0; i < fn->nargs; i++) {
@@ -281,16 +304,41 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
     }
     const char *call_args = tgs_list_join(&args, a, ", ");
     for (int i = 0; i < fn->nkernels; i++)
-        add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
-    if (!errors && fn->nkernels == 0) {
-        tgm_error(loc, "autogen '%s': '%s' has no kernel to wrap", f->schema.full_name,
-                  fn->f->schema.full_name);
-        errors++;
-    }
+        if (fn->kernels[i].origin != TGA_KERNEL_MISSING)
+            add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
+    if (!errors && !op->nkernels)
+        add_missing(
+            a, op,
+            tgs_fmt(a, "'%s', whose out= variant it is, has no kernel", fn->f->schema.full_name),
+            loc);
     return errors;
 }
 
 /* ------------------------------------------------------------------ consistency */
+
+/* PyTorch names one kernel for overloads of different C++ types (`CompositeExplicitAutograd:
+ * randn` on randn, randn.generator, randn.names), which C++ overloading resolves. In C a symbol
+ * has one type: when the entries naming a written kernel disagree on its type, each gets its
+ * own symbol, the kernel's with `__` and the entry's C name appended
+ * (tg__composite_randn__randn_generator; docs/generated-code.md, "Kernels"). Entries that
+ * agree share the symbol. Runs before glue is assigned, so glue calls the final symbols. */
+static void split_overloaded_kernels(tgm_arena *a, tga_ops *ops)
+{
+    tgm_name_map *first = tgm__map_new(a), *overloaded = tgm__map_new(a);
+    for (int i = 0; i < ops->n; i++) {
+        tga_op *op = &ops->ops[i];
+        for (int k = 0; k < op->nkernels; k++) {
+            const tga_op *o = tgm__map_put(first, op->kernels[k].symbol, op);
+            if (o && strcmp(o->ksig, op->ksig)) tgm__map_put(overloaded, op->kernels[k].symbol, op);
+        }
+    }
+    for (int i = 0; i < ops->n; i++) {
+        tga_op *op = &ops->ops[i];
+        for (int k = 0; k < op->nkernels; k++)
+            if (tgm__map_get(overloaded, op->kernels[k].symbol))
+                op->kernels[k].symbol = tgs_fmt(a, "%s__%s", op->kernels[k].symbol, op->cname);
+    }
+}
 
 /* One symbol, one prototype: kernels shared between entries must have one signature. Each
  * use of a symbol is compared with its first use (a map: comparing with every earlier op was
@@ -321,6 +369,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
     int errors = 0;
     /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
     for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);
+    split_overloaded_kernels(a, ops);
     for (int i = 0; i < ops->n; i++) assign_scalar_overload(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_structured(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_autogen(a, ops, &ops->ops[i]);

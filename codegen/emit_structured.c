@@ -1,5 +1,5 @@
 /* generated/tg_structured.c: glue kernels for structured_delegate, autogen and
- * scalar_overload_of entries. */
+ * scalar_overload_of entries, and the stubs of missing kernels. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -11,8 +11,23 @@ static const tga_arg *out_arg(const tga_op *op)
     return NULL;
 }
 
+/* A missing kernel's stub: PyTorch's message for an operator a backend lacks. */
+static const char *missing_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
+{
+    tgs_list lines = { 0 };
+    for (int i = 0; i < op->nargs; i++)
+        tgs_list_addf(&lines, c->arena, "(void)%s;", op->args[i].name);
+    tgs_list_addf(
+        &lines, c->arena, "tg__error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
+        tgs_c_string(c->arena, op->opname), k->key == TGM_KEY_CUDA ? "CUDA" : "CPU",
+        tgs_c_string(c->arena, op->f->schema.full_name), tgs_c_string(c->arena, k->call_args));
+    tgs_list_addf(&lines, c->arena, "return %s;", tga_error_value(c->arena, op));
+    return tgs_list_join(&lines, c->arena, "\n");
+}
+
 static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
 {
+    if (k->origin == TGA_KERNEL_MISSING) return missing_body(c, op, k);
     if (k->origin == TGA_KERNEL_STRUCTURED)
         return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
     const tga_arg *out = out_arg(op);
@@ -71,7 +86,8 @@ void tge_emit_structured(tge_ctx *c)
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++) {
             tga_origin origin = op->kernels[k].origin;
-            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN)
+            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN ||
+                origin == TGA_KERNEL_MISSING)
                 tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
             else if (origin == TGA_KERNEL_SCALAR)
                 tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, &op->kernels[k]));

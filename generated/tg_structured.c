@@ -8,6 +8,9 @@
  *     for a Tensor as a zero-dim wrapped number (tg__wrap_scalar: int64 when integral, else
  *     float64; it promotes weakly, like a Python scalar) and calls its Tensor overload's public
  *     function, so that dispatch and autograd go through it.
+ *   - tg__missing_<cpu|cuda>_*: the CPU and CUDA kernels of an entry that has none for them
+ *     (its spec names only keys tensorgen does not compile): they fail with
+ *     "'op' is not implemented for CPU (why)".
  * The first two are registered in the same dispatch slots as the kernel they wrap; the
  * Scalar overloads as CompositeImplicitAutograd kernels. */
 #include "tg_kernels.h"
