@@ -104,6 +104,9 @@ typedef enum tga_origin {
     TGA_KERNEL_SCALAR,     /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
                                 * calling its Tensor overload's public function */
     TGA_KERNEL_AUTOGRAD,   /* generated autograd kernel (tg_autograd.c), see tga_autograd */
+    TGA_KERNEL_FUNCTIONAL, /* glue: an autogen'ed functional entry clones the arguments its
+                                * in-place / mutable entry writes and calls that entry's kernel
+                                * on the clones */
     TGA_KERNEL_MISSING,    /* generated stub for a backend the entry has no kernel for: it
                                 * fails with "'op' is not implemented for CPU (reason)" */
 } tga_origin;
@@ -155,6 +158,8 @@ struct tga_op {
     int nkernels;
     const tga_op *delegate;        /* structured_delegate target */
     const tga_op *functional;      /* autogen: the functional entry whose kernels it wraps */
+    const tga_op *mutating;        /* autogen'ed functional entry: the in-place / mutable entry
+                                    * whose kernels it runs on clones */
     const tga_op *tensor_overload; /* scalar_overload_of: the overload its glue calls */
     tga_autograd autograd;         /* its generated autograd kernel, if any */
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */

@@ -37,15 +37,18 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op)
 }
 
 /* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
- * slots, and is named tg__structured_<key>_<cname> or tg__autogen_<key>_<cname>. */
+ * slots, and is named tg__structured_<key>_<cname>, tg__autogen_<key>_<cname> or
+ * tg__functional_<key>_<cname>. */
 static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
                      const char *call_args, tgm_loc loc)
 {
     tga_kernel *k = add_kernel(a, op);
     k->key = wrapped->key;
-    k->symbol =
-        tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
-                tga_key_prefix(wrapped->key), op->cname);
+    k->symbol = tgs_fmt(a, "tg__%s_%s_%s",
+                        origin == TGA_KERNEL_STRUCTURED ? "structured"
+                        : origin == TGA_KERNEL_AUTOGEN  ? "autogen"
+                                                        : "functional",
+                        tga_key_prefix(wrapped->key), op->cname);
     k->slots = wrapped->slots;
     k->cuda_only = wrapped->cuda_only;
     k->origin = origin;
@@ -264,6 +267,41 @@ static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const 
     return found;
 }
 
+/* Whether every return of op and every out= argument is a plain Tensor. */
+static bool tensors_only(const tga_op *op)
+{
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind != TGA_TENSOR) return false;
+    for (int i = 0; i < op->nargs; i++)
+        if (tga_is_out_arg(op->args[i].arg) && op->args[i].kind != TGA_TENSOR) return false;
+    return true;
+}
+
+/* The functional variant of an in-place or mutable entry m (autogen.c: m's arguments without
+ * `(a!)`, returning m's returns and then each written argument m does not return): glue that
+ * clones the written arguments, calls m's kernel on the clones, and returns m's results and
+ * the clones. Returns false when m has a form this glue does not cover (a written argument or
+ * a result that is not a plain Tensor). */
+static bool assign_functional(tgm_arena *a, const tga_ops *ops, tga_op *op, tgm_loc loc)
+{
+    const tga_op *m = find_op(ops, op->f->autogen_from, NULL);
+    if (!m || !tensors_only(m) || !tensors_only(op) || m->nargs != op->nargs) return false;
+    tgs_list args = { 0 };
+    for (int i = 0; i < m->nargs; i++) {
+        const tgm_arg *ma = m->args[i].arg;
+        if (ma->type.alias.is_write && m->args[i].kind != TGA_TENSOR) return false;
+        tgs_list_add(&args, a,
+                     ma->type.alias.is_write ? tgs_fmt(a, "tg_c_%s", op->args[i].name)
+                                             : op->args[i].name);
+    }
+    const char *call_args = tgs_list_join(&args, a, ", ");
+    op->mutating = m;
+    for (int i = 0; i < m->nkernels; i++)
+        if (m->kernels[i].origin != TGA_KERNEL_MISSING && m->kernels[i].slots)
+            add_glue(a, op, &m->kernels[i], TGA_KERNEL_FUNCTIONAL, call_args, loc);
+    return true;
+}
+
 static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
 {
     const tgm_func *f = op->f;
@@ -271,11 +309,28 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
     tgm_loc loc = f->autogen_from && f->autogen_from->autogen_loc.line
                       ? f->autogen_from->autogen_loc
                       : f->loc;
+    bool from_mutating = f->kind == TGM_KIND_FUNCTIONAL && f->autogen_from &&
+                         f->autogen_from->kind != TGM_KIND_FUNCTIONAL;
+    if (from_mutating) {
+        if (!assign_functional(a, ops, op, loc))
+            add_missing(a, op,
+                        tgs_fmt(a,
+                                "tgen synthesises the functional variant of '%s' only where "
+                                "what it writes and returns are Tensors",
+                                f->autogen_from->schema.full_name),
+                        loc);
+        else if (!op->nkernels)
+            add_missing(a, op,
+                        tgs_fmt(a, "'%s', whose functional variant it is, has no kernel",
+                                f->autogen_from->schema.full_name),
+                        loc);
+        return 0;
+    }
     const tga_op *fn = autogen_functional(a, ops, op);
     if (!fn) {
         add_missing(a, op,
                     tgs_fmt(a,
-                            "tgen synthesises autogen entries from a functional entry, and "
+                            "tgen synthesises out= entries from a functional entry, and "
                             "'%s' has none",
                             f->schema.full_name),
                     loc);
@@ -283,12 +338,12 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
     }
     int errors = 0, nouts = 0;
     for (int i = 0; i < op->nargs; i++) nouts += tga_is_out_arg(op->args[i].arg);
-    if (nouts != 1 || fn->nrets != 1 || fn->rets[0].kind != TGA_TENSOR) {
+    if (nouts != fn->nrets || !tensors_only(fn) || !tensors_only(op)) {
         add_missing(a, op,
                     tgs_fmt(a,
-                            "tgen synthesises out= glue for one Tensor result, and '%s' has "
-                            "%d",
-                            fn->f->schema.full_name, fn->nrets),
+                            "tgen synthesises out= glue for Tensor results, and '%s' returns "
+                            "%s",
+                            fn->f->schema.full_name, fn->ret_ctype ? fn->ret_ctype : "other"),
                     loc);
         return 0;
     }
@@ -377,7 +432,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
         tga_op *op = &ops->ops[i];
         if (op->f->structured_delegate && !op->f->is_autogen)
             op->delegate = op->nkernels ? find_op(ops, NULL, op->f->structured_delegate) : NULL;
-        if (op->f->is_autogen) op->functional = autogen_functional(a, ops, op);
+        if (op->f->is_autogen && !op->mutating) op->functional = autogen_functional(a, ops, op);
     }
     errors += check_kernel_symbols(a, ops);
     return errors;

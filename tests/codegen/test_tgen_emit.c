@@ -106,6 +106,21 @@ Test(tgen_emit, edge_cases_compile_warning_free)
     remove_dir(dir);
 }
 
+/* Compiles the generated sources in dir warning-free against the runtime, with and without
+ * CUDA. */
+static void compile_generated(const char *dir)
+{
+    const char *const sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c", "tg_boxed.c" };
+    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++)
+        for (int cuda = 0; cuda < 2; cuda++) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd,
+                     "gcc -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
+                     cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
+            cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
+        }
+}
+
 /* The clashes PyTorch's spec makes in C resolve by the naming and kernel rules, the result
  * compiles warning-free against the real runtime (whose tg_item the operator `item` must
  * avoid), and entries with no compiled kernel get stubs that fail naming the backend. */
@@ -154,15 +169,35 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
     cr_expect(strstr(g, "tg__missing_cuda_qux_out(") && strstr(g, "tg__structured_cpu_qux("),
               "no stubs for qux.out, or no glue from qux to them");
     free(g);
-    const char *const sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c", "tg_boxed.c" };
-    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++)
-        for (int cuda = 0; cuda < 2; cuda++) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd,
-                     "gcc -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
-                     cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
-            cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-        }
+    compile_generated(dir);
+    remove_dir(dir);
+}
+
+/* Autogen glue: the functional variant of an in-place entry (clone, run in place), of a
+ * mutable one (its written argument returned as a second result), and out= variants with one
+ * and two results. */
+Test(tgen_emit, autogen_forms_compile)
+{
+    char *dir = make_tmpdir();
+    tgen_result r = gen("tests/codegen/emit/autogen_forms.yaml", dir);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tg_structured.c", dir);
+    char *g = tgen_slurp(path);
+    cr_assert(g, "no %s", path);
+    cr_expect(strstr(g, "tg_tensor *tg_c_self = tg__clone(\"relu\", self);") &&
+                  strstr(g, "tg_tensor *tg_r = tg__cpu_relu_(tg_c_self);"),
+              "relu is not relu_ on a clone:\n%s", g);
+    cr_expect(strstr(g, "tg_tensor *tg_r = tg__functional_cpu_relu(self);"),
+              "relu.out does not wrap relu's glue");
+    cr_expect(strstr(g, "tg_tensor *tg_o1 = tg__copy_to_out(\"minmax\", out1, tg_r.max);") &&
+                  strstr(g, "return (tg_min_max){ tg_o0, tg_o1 };"),
+              "minmax.out does not copy both results");
+    cr_expect(strstr(g, "return (tg_tensors2){ tg_r, tg_c_running_mean };"),
+              "update_stats_functional does not return the updated running_mean");
+    free(g);
+    compile_generated(dir);
     remove_dir(dir);
 }
 
