@@ -75,8 +75,8 @@ static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgs_list arrays = { 0 };
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].default_array)
-            tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];",
-                          op->args[i].default_array);
+            tgs_list_addf(&arrays, c->arena, "extern const %s %s[];",
+                          tga_list_elem_ctype(op->args[i].kind), op->args[i].default_array);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_setf(e, "prototype", "%s;", tga_public_prototype(c->arena, op));
     tgt_set(e, "macro", options_macro(c, op));
