@@ -47,8 +47,8 @@ static const kind_info kinds[TGA_KIND_COUNT] = {
     [TGA_STORAGE] = { "tg_storage *", "storage" },
     [TGA_OPT_STORAGE] = { "tg_storage *", "opt_storage" },
     [TGA_STREAM] = { "tg_stream", "int" }, /* a stream id: boxed as an int */
-    [TGA_QSCHEME] = { "tg_qscheme", "qscheme" },
-    [TGA_OPT_QSCHEME] = { "tg_qscheme", "opt_qscheme" },
+    [TGA_QSCHEME] = { "tg_quant_scheme", "qscheme" },
+    [TGA_OPT_QSCHEME] = { "tg_quant_scheme", "opt_qscheme" },
     [TGA_QUANTIZER] = { "const tg_quantizer *", "quantizer" },
 };
 
@@ -343,13 +343,7 @@ static const char *list_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
         break;
     case TGA_BOOL_LIST:
     case TGA_OPT_BOOL_LIST:
-        if (d->kind != TGM_DEF_BOOL_LIST) break;
-        /* bool[N] is PyTorch's std::array<bool, N>: exactly N values. */
-        if (t->list_size && n != t->list_size) {
-            *why = tgs_fmt(a, "a bool[%d] default needs %d values, not %d", t->list_size,
-                           t->list_size, n);
-            return NULL;
-        }
+        if (d->kind != TGM_DEF_BOOL_LIST) break; /* its length was checked by the parser */
         *values = bool_list_values(a, d);
         empty = "tg__empty_bool_list_storage";
         break;

@@ -430,6 +430,11 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
         } else {
             ok = d->kind == TGM_DEF_FLOAT_LIST ? is_floatlike(b) : is_boollike(b);
         }
+        /* bool[N] is PyTorch's std::array<bool, N>: exactly N values (an int[N] default may
+         * be shorter, PyTorch expands it). */
+        if (ok && is_boollike(b) && ty->list_size && d->n != ty->list_size)
+            return fail(p, off, "default value %s of type '%s[%d]' needs %d values, not %d",
+                        d->text, base_names[b], ty->list_size, ty->list_size, d->n);
         break;
     case TGM_DEF_IDENT:
         ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && !is_boollike(b) && !is_floatlike(b);

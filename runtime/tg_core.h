@@ -170,14 +170,14 @@ typedef struct tg_str_list {
 typedef struct tg_storage tg_storage;
 typedef struct tg_quantizer tg_quantizer;
 typedef int64_t tg_stream;
-typedef enum tg_qscheme {
+typedef enum tg_quant_scheme {
     TG_QSCHEME_NONE = -1, /* "no scheme given" for QScheme? and the error value */
     TG_PER_TENSOR_AFFINE = 0,
     TG_PER_CHANNEL_AFFINE,
     TG_PER_TENSOR_SYMMETRIC,
     TG_PER_CHANNEL_SYMMETRIC,
     TG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS
-} tg_qscheme;
+} tg_quant_scheme;
 
 /* A Tensor[] result (tg_split, tg_unbind, tg_chunk, ...) is a tg_tensor_list whose `data`
  * array is heap memory owned by the caller together with a new reference to each element;

@@ -257,7 +257,7 @@ TG__BOXING_LIST(bool_list, tg_bool_list, TG_IV_BOOL_LIST, bools, tg__empty_bool_
 TG__BOXING_LIST(str_list, tg_str_list, TG_IV_STR_LIST, strs, tg__empty_str_list_storage)
 TG__BOXING_PTR(storage, tg_storage *, TG_IV_STORAGE)
 TG__BOXING_PTR(quantizer, const tg_quantizer *, TG_IV_QUANTIZER)
-TG__BOXING_ENUM(qscheme, tg_qscheme, TG_IV_QSCHEME, TG_QSCHEME_NONE)
+TG__BOXING_ENUM(qscheme, tg_quant_scheme, TG_IV_QSCHEME, TG_QSCHEME_NONE)
 
 /* What a failed boxed call left on the stack (normally nothing: callers consume their
  * arguments), released. */
@@ -309,10 +309,10 @@ static inline TG__UNUSED tg_dtype tg__boxed_result_dtype(tg_stack *s, int n, int
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
 }
-static inline TG__UNUSED tg_qscheme tg__boxed_result_qscheme(tg_stack *s, int n, int i)
+static inline TG__UNUSED tg_quant_scheme tg__boxed_result_qscheme(tg_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_QSCHEME ? (tg_qscheme)v->v.i : TG_QSCHEME_NONE;
+    return v && v->tag == TG_IV_QSCHEME ? (tg_quant_scheme)v->v.i : TG_QSCHEME_NONE;
 }
 /* An int[] result: the stack owned the array; now the caller does. */
 static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_stack *s, int n, int i)
@@ -553,7 +553,7 @@ static inline TG__UNUSED int tg__push_dtype(tg_stack *s, tg_dtype v)
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v };
     return 0;
 }
-static inline TG__UNUSED int tg__push_qscheme(tg_stack *s, tg_qscheme v)
+static inline TG__UNUSED int tg__push_qscheme(tg_stack *s, tg_quant_scheme v)
 {
     if (v == TG_QSCHEME_NONE) return -1; /* the kernel recorded its error */
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_QSCHEME, .v.i = v };
