@@ -10,14 +10,15 @@
 #include "codegen/tgen_run.h"
 
 #define SPEC "tests/codegen/good/types.yaml"
+#define DERIVS "tests/codegen/good/types_derivs.yaml" /* so that tg_autograd.c has kernels */
 
 static char *gen_types(void)
 {
     char *dir = strdup("/tmp/tgen_types_XXXXXX");
     cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
-    const char *args[] = {
-        "--gen", "--native", SPEC, "--templates", "templates", "--out", dir, NULL
-    };
+    const char *args[] = { "--gen", "--native",    SPEC,        "--derivatives",
+                           DERIVS,  "--templates", "templates", "--out",
+                           dir,     NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -43,7 +44,7 @@ static char *read_generated(const char *dir, const char *file)
 
 Test(tgen_types, spec_checks_clean)
 {
-    const char *args[] = { "--check", "--strict", SPEC, NULL };
+    const char *args[] = { "--check", "--strict", SPEC, DERIVS, NULL };
     tgen_result r = tgen_run(args);
     cr_expect_eq(r.status, 0, "status %d:\n%s", r.status, r.err ? r.err : "");
     cr_expect_str_empty(r.err);
@@ -153,8 +154,8 @@ Test(tgen_types, generated_code_compiles_warning_free)
     fputs(user, f);
     fclose(f);
     const char *const ccs[] = { "gcc", "clang" };
-    const char *const sources[] = { "types_user.c", "tg_ops.c", "tg_boxed.c", "tg_register.c",
-                                    "tg_structured.c" };
+    const char *const sources[] = { "types_user.c",  "tg_ops.c",        "tg_boxed.c",
+                                    "tg_register.c", "tg_structured.c", "tg_autograd.c" };
     for (size_t i = 0; i < 2; i++) {
         char probe[64];
         snprintf(probe, sizeof probe, "command -v %s >/dev/null 2>&1", ccs[i]);
