@@ -54,7 +54,12 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op)
         tgs_puts(&b, "\n");
     }
     const tgm_schema *s = &op->f->schema;
-    if (s->inplace)
+    if (op->nrets == 0) /* `-> ()`: a status */
+        tgs_printf(&b, " * %sReturns 0, or -1 with the error recorded.\n",
+                   s->inplace                    ? "In place. "
+                   : op->f->kind == TGM_KIND_OUT ? "Writes into the out= tensors. "
+                                                 : "");
+    else if (s->inplace)
         tgs_printf(&b, " * In place: returns a new reference to `%s`.\n",
                    op->nargs ? op->args[0].name : "self");
     else if (op->f->kind == TGM_KIND_OUT)
