@@ -24,7 +24,8 @@ const char *tga_ident(tgm_arena *a, const char *name);
 const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel);
 /* "cpu", "cuda", "composite": the symbol prefix of a key. */
 const char *tga_key_prefix(tgm_key key);
-/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed. */
+/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed;
+ * results other than Tensor add their type to the name (see api_names.c). */
 const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s);
 
 /* ------------------------------------------------------------------ types (api_types.c) */
@@ -54,6 +55,19 @@ typedef enum tga_kind {
     TGA_OPT_GENERATOR,
     TGA_STR,
     TGA_OPT_STR,
+    TGA_OPT_TENSOR_LIST, /* Tensor?[]: a tg_tensor_list whose elements may be NULL */
+    TGA_FLOAT_LIST,      /* float[], Scalar[] */
+    TGA_OPT_FLOAT_LIST,
+    TGA_BOOL_LIST, /* bool[N] */
+    TGA_OPT_BOOL_LIST,
+    TGA_STR_LIST, /* str[], Dimname[] */
+    TGA_OPT_STR_LIST,
+    TGA_STORAGE,
+    TGA_OPT_STORAGE,
+    TGA_STREAM,
+    TGA_QSCHEME,
+    TGA_OPT_QSCHEME,
+    TGA_QUANTIZER, /* ConstQuantizerPtr */
     TGA_KIND_COUNT
 } tga_kind;
 
@@ -74,7 +88,10 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t);
  * *list_values (NULL otherwise). */
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
                              const char *list_storage, const char **list_values, const char **why);
-bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor? or Tensor[]: part of the key set */
+bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[] or Tensor?[]: the key set */
+/* The element type of a list kind's static default array ("int64_t", "double", "bool"), NULL
+ * for a kind whose defaults need no array. */
+const char *tga_list_elem_ctype(tga_kind k);
 /* An out= argument (kwarg-only, write-aliased Tensor). */
 bool tga_is_out_arg(const tgm_arg *a);
 
@@ -85,13 +102,15 @@ typedef struct tga_arg {
     const char *name; /* C identifier */
     tga_kind kind;
     const char *default_expr;   /* initializer of its options field; NULL without a default */
-    const char *default_array;  /* static storage of a non-empty int list default, or NULL */
+    const char *default_array;  /* static storage of a non-empty list default, or NULL; its
+                                 * elements are tga_list_elem_ctype(kind) */
     const char *default_values; /* its values, "0, 1" */
 } tga_arg;
 
 typedef struct tga_ret {
     const char *name; /* field name in a result struct */
-    tga_kind kind;    /* TGA_TENSOR, TGA_INT, TGA_DOUBLE or TGA_BOOL */
+    tga_kind kind;    /* TGA_TENSOR, TGA_TENSOR_LIST, TGA_INT, TGA_DOUBLE, TGA_BOOL, TGA_DTYPE,
+                       * TGA_QSCHEME; TGA_INT_LIST alone */
 } tga_ret;
 
 /* Key-set slots of a kernel in its operator's row (bit k = tg_dispatch_key k). */
@@ -150,8 +169,8 @@ struct tga_op {
     int nargs;
     int ndefaulted;
     tga_ret *rets;
-    int nrets;
-    const char *ret_ctype;  /* "tg_tensor *", "tg_values_indices", "int64_t" */
+    int nrets;              /* 0 for `-> ()`: the functions return an int status (0 or -1) */
+    const char *ret_ctype;  /* "tg_tensor *", "tg_values_indices", "int64_t", "int" for `()` */
     const char *ret_struct; /* the result struct's name when nrets > 1, else NULL */
     const char *ksig;       /* the kernel type without names, for consistency checks */
     tga_kernel *kernels;

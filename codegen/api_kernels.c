@@ -200,6 +200,17 @@ static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_
     return tgs_list_join(&args, a, ", ");
 }
 
+/* Whether two ops return results of the same kinds in the same order, whatever their result
+ * structs are named (nll_loss_forward's `(Tensor output, Tensor total_weight)` and its
+ * delegate's unnamed pair): the glue then copies the fields across. */
+static bool same_results(const tga_op *x, const tga_op *y)
+{
+    if (x->nrets != y->nrets) return false;
+    for (int i = 0; i < x->nrets; i++)
+        if (x->rets[i].kind != y->rets[i].kind) return false;
+    return true;
+}
+
 static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op)
 {
     const tgm_func *f = op->f;
@@ -219,7 +230,8 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op)
     }
     int errors = 0;
     const char *call_args = delegate_call_args(a, op, d, &errors);
-    if (op->ret_ctype && d->ret_ctype && strcmp(op->ret_ctype, d->ret_ctype) != 0) {
+    if (op->ret_ctype && d->ret_ctype && strcmp(op->ret_ctype, d->ret_ctype) != 0 &&
+        !same_results(op, d)) {
         tgm_error(loc, "'%s' returns %s but its structured delegate '%s' returns %s",
                   f->schema.full_name, op->ret_ctype, d->f->schema.full_name, d->ret_ctype);
         errors++;

@@ -146,15 +146,52 @@ const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel)
     return prefix ? tgs_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
 }
 
+/* The word a result of kind k adds to a result struct's name; NULL for Tensor, which adds
+ * none (today's all-Tensor names stay). */
+static const char *result_word(tga_kind k)
+{
+    switch (k) {
+    case TGA_TENSOR: return NULL;
+    case TGA_TENSOR_LIST: return "tensorlist";
+    case TGA_INT: return "int";
+    case TGA_DOUBLE: return "float";
+    case TGA_BOOL: return "bool";
+    case TGA_DTYPE: return "dtype";
+    case TGA_QSCHEME: return "qscheme";
+    default: return "other";
+    }
+}
+
+/* All Tensor: tg_<name>_<name>... ("tg_values_indices"), or tg_tensorsN when a return has no
+ * name. Otherwise the types are part of the name, so that structs of equal return names and
+ * other types differ: each named non-Tensor result adds its type's word after its name
+ * ("tg_hist_bin_edges_tensorlist"), and unnamed results make "tg_tuple_" plus every result's
+ * word, a run of k equal words written once with "x<k>" ("tg_tuple_tensorx4_int"). */
 const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s)
 {
-    bool named = true;
-    for (int i = 0; i < s->nrets; i++)
+    bool named = true, all_tensors = true;
+    for (int i = 0; i < s->nrets; i++) {
         if (!s->rets[i].name) named = false;
-    if (!named) return tgs_fmt(a, "tg_tensors%d", s->nrets);
+        if (tga_type_kind(&s->rets[i].type) != TGA_TENSOR) all_tensors = false;
+    }
+    if (!named && all_tensors) return tgs_fmt(a, "tg_tensors%d", s->nrets);
     tgs_buf b;
     tgs_buf_init(&b);
-    tgs_puts(&b, "tg");
-    for (int i = 0; i < s->nrets; i++) tgs_printf(&b, "_%s", s->rets[i].name);
+    tgs_puts(&b, named ? "tg" : "tg_tuple");
+    for (int i = 0; i < s->nrets; i++) {
+        const char *w = result_word(tga_type_kind(&s->rets[i].type));
+        if (named) {
+            tgs_printf(&b, "_%s", s->rets[i].name);
+            if (w) tgs_printf(&b, "_%s", w);
+            continue;
+        }
+        int run = 1;
+        while (i + run < s->nrets &&
+               tga_type_kind(&s->rets[i + run].type) == tga_type_kind(&s->rets[i].type))
+            run++;
+        tgs_printf(&b, "_%s", w ? w : "tensor");
+        if (run > 1) tgs_printf(&b, "x%d", run);
+        i += run - 1;
+    }
     return tgs_finish(&b, a);
 }

@@ -46,35 +46,43 @@ static int build_args(tgm_arena *a, tga_op *op)
     return errors;
 }
 
-/* A Tensor[] return is a tg_tensor_list owning its array (docs/c-api.md, "Results"). */
-static tga_kind ret_kind(const tgm_type *t)
+/* The kinds a result may have: a Tensor[] or int[] return owns its array (docs/c-api.md,
+ * "Results"); an int[] only alone (a struct field owning an array of ints: not yet). */
+static tga_kind ret_kind(const tgm_type *t, bool in_tuple)
 {
     tga_kind k = tga_type_kind(t);
-    return k == TGA_TENSOR || k == TGA_TENSOR_LIST || k == TGA_INT || k == TGA_DOUBLE ||
-                   k == TGA_BOOL
-               ? k
-               : TGA_UNSUPPORTED;
+    switch (k) {
+    case TGA_TENSOR:
+    case TGA_TENSOR_LIST:
+    case TGA_INT:
+    case TGA_DOUBLE:
+    case TGA_BOOL:
+    case TGA_DTYPE:
+    case TGA_QSCHEME: return k;
+    case TGA_INT_LIST: return in_tuple ? TGA_UNSUPPORTED : k;
+    default: return TGA_UNSUPPORTED;
+    }
 }
 
 static int build_rets(tgm_arena *a, tga_op *op)
 {
     const tgm_schema *s = &op->f->schema;
-    if (s->nrets == 0) {
-        tgm_error(op->f->loc, "'%s' returns nothing; tgen emits operators that return values",
-                  s->full_name);
-        return 1;
+    if (s->nrets == 0) { /* `-> ()`: an int status, 0 or -1 with an error recorded */
+        op->ret_ctype = "int";
+        return 0;
     }
     op->nrets = s->nrets;
     op->rets = tgm_alloc(a, sizeof *op->rets * (size_t)s->nrets);
     int errors = 0;
+    /* Fields take the return names only when every return has one (the struct is then named
+     * after them); otherwise r0, r1, ... like the tg_tensorsN / tg_tuple_* structs. */
+    bool named = true;
+    for (int i = 0; i < s->nrets; i++) named &= s->rets[i].name != NULL;
     for (int i = 0; i < s->nrets; i++) {
         const tgm_return *r = &s->rets[i];
-        op->rets[i].kind = ret_kind(&r->type);
-        op->rets[i].name = r->name ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
-        /* A list among several returns would need a struct field owning an array: not yet. */
-        if (op->rets[i].kind == TGA_UNSUPPORTED ||
-            (s->nrets > 1 && op->rets[i].kind == TGA_TENSOR_LIST) ||
-            (s->nrets > 1 && !r->name && op->rets[i].kind != TGA_TENSOR)) {
+        op->rets[i].kind = ret_kind(&r->type, s->nrets > 1);
+        op->rets[i].name = named ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
+        if (op->rets[i].kind == TGA_UNSUPPORTED) {
             tgm_error(r->loc, "return type '%s' of '%s' has no C mapping in tgen",
                       tga_type_text(a, &r->type), s->full_name);
             errors++;

@@ -17,6 +17,11 @@ typedef struct templates {
 } templates;
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
+/* Tensor[] or Tensor?[] (whose NULL elements the runtime's checks and edges skip). */
+static bool is_tensor_list_kind(tga_kind k)
+{
+    return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST;
+}
 
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
 {
@@ -174,7 +179,7 @@ static tgs_list tensor_check(tge_ctx *c, const tga_op *op, const char *check, co
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind)) tgs_list_add(&single, c->arena, name);
-        else if (op->args[i].kind == TGA_TENSOR_LIST)
+        else if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check, prefix, name,
                           name);
     }
@@ -285,7 +290,7 @@ static tgs_list edges(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const ch
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind))
             tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, tg_e++, %s);", node, name);
-        else if (op->args[i].kind == TGA_TENSOR_LIST)
+        else if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&lines, c->arena, loop, name, node, "tg_e++", name);
     }
     return lines;
@@ -297,7 +302,7 @@ static const char *num_next(tge_ctx *c, const tga_op *op)
     tgs_list l = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         fixed += is_tensor_kind(op->args[i].kind);
-        if (op->args[i].kind == TGA_TENSOR_LIST)
+        if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&l, c->arena, "(int)%s.len", op->args[i].name);
     }
     const char *lists = tgs_list_join(&l, c->arena, " + ");

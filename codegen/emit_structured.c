@@ -127,8 +127,16 @@ static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
     case TGA_KERNEL_MISSING: return missing_body(c, op, k);
     case TGA_KERNEL_AUTOGEN: return autogen_body(c, op, k);
     case TGA_KERNEL_FUNCTIONAL: return functional_body(c, op, k);
-    default: return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
+    default: break;
     }
+    const tga_op *d = op->delegate;
+    if (!d || !op->ret_struct || !strcmp(op->ret_ctype, d->ret_ctype))
+        return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
+    /* The delegate's result struct has another name (other return names): same fields. */
+    const char **vals = tgm_alloc(c->arena, sizeof *vals * (size_t)op->nrets);
+    for (int i = 0; i < op->nrets; i++) vals[i] = result_field(c, d, "tg_r", i);
+    return tgs_fmt(c->arena, "%s = %s(%s);\n%s", tga_var_decl(c->arena, d->ret_ctype, "tg_r"),
+                   k->target, k->call_args, return_values(c, op, vals));
 }
 
 static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k)

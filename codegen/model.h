@@ -43,6 +43,8 @@ typedef enum tgm_base {
     TGM_QSCHEME,
     TGM_CONST_QUANTIZER_PTR,
     TGM_SYMFLOAT,
+    TGM_DEVICE_INDEX, /* a device's index (PyTorch's int8 DeviceIndex) */
+    TGM_SYMBOOL,
     TGM_BASE_COUNT
 } tgm_base;
 

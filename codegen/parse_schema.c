@@ -40,6 +40,8 @@ static const char *const base_names[TGM_BASE_COUNT] = {
     [TGM_QSCHEME] = "QScheme",
     [TGM_CONST_QUANTIZER_PTR] = "ConstQuantizerPtr",
     [TGM_SYMFLOAT] = "SymFloat",
+    [TGM_DEVICE_INDEX] = "DeviceIndex",
+    [TGM_SYMBOOL] = "SymBool",
 };
 
 const char *tgm_base_name(tgm_base b) { return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?"; }
@@ -379,7 +381,11 @@ static bool parse_default(parser *p, tgm_default *d)
     return !p->failed;
 }
 
-static bool is_intlike(tgm_base b) { return b == TGM_INT || b == TGM_SYMINT; }
+static bool is_intlike(tgm_base b)
+{
+    return b == TGM_INT || b == TGM_SYMINT || b == TGM_DEVICE_INDEX;
+}
+static bool is_boollike(tgm_base b) { return b == TGM_BOOL || b == TGM_SYMBOOL; }
 static bool is_floatlike(tgm_base b)
 {
     return b == TGM_FLOAT || b == TGM_SYMFLOAT || b == TGM_SCALAR;
@@ -393,7 +399,7 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
     bool ok;
     switch (d->kind) {
     case TGM_DEF_NONE: ok = ty->is_list ? ty->list_optional : ty->elem_optional; break;
-    case TGM_DEF_BOOL: ok = !ty->is_list && b == TGM_BOOL; break;
+    case TGM_DEF_BOOL: ok = !ty->is_list && is_boollike(b); break;
     case TGM_DEF_INT:
         if (ty->is_list && ty->list_size > 0 && (is_intlike(b) || b == TGM_BOOL)) {
             int64_t *v = tgm_alloc(p->a, (size_t)ty->list_size * sizeof *v);
@@ -415,18 +421,23 @@ static bool check_default(parser *p, size_t off, const tgm_type *ty, tgm_default
             ok = false;
         } else if (d->n == 0) {
             ok = b != TGM_TENSOR;
-            d->kind = b == TGM_FLOAT  ? TGM_DEF_FLOAT_LIST
-                      : b == TGM_BOOL ? TGM_DEF_BOOL_LIST
-                                      : TGM_DEF_INT_LIST;
+            d->kind = is_floatlike(b)  ? TGM_DEF_FLOAT_LIST
+                      : is_boollike(b) ? TGM_DEF_BOOL_LIST
+                                       : TGM_DEF_INT_LIST;
         } else if (d->kind == TGM_DEF_INT_LIST) {
-            ok = is_intlike(b) || b == TGM_FLOAT;
-            if (ok && b == TGM_FLOAT) d->kind = TGM_DEF_FLOAT_LIST;
+            ok = is_intlike(b) || is_floatlike(b);
+            if (ok && is_floatlike(b)) d->kind = TGM_DEF_FLOAT_LIST;
         } else {
-            ok = d->kind == TGM_DEF_FLOAT_LIST ? b == TGM_FLOAT : b == TGM_BOOL;
+            ok = d->kind == TGM_DEF_FLOAT_LIST ? is_floatlike(b) : is_boollike(b);
         }
+        /* bool[N] is PyTorch's std::array<bool, N>: exactly N values (an int[N] default may
+         * be shorter, PyTorch expands it). */
+        if (ok && is_boollike(b) && ty->list_size && d->n != ty->list_size)
+            return fail(p, off, "default value %s of type '%s[%d]' needs %d values, not %d",
+                        d->text, base_names[b], ty->list_size, ty->list_size, d->n);
         break;
     case TGM_DEF_IDENT:
-        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && b != TGM_BOOL && !is_floatlike(b);
+        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && !is_boollike(b) && !is_floatlike(b);
         break;
     default: ok = false;
     }

@@ -123,12 +123,13 @@ static int result_to_device(const char *op, tg_tensor **slot, const moved *mv, i
     return d ? 0 : -1;
 }
 
-/* Releases the results a kernel pushed (tensors and owned tensor lists). */
+/* Releases the results a kernel pushed (tensors and owned tensor and int lists). */
 static void drop_results(tg_boxed_stack *s)
 {
     for (int i = 0; i < s->n; i++) {
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
         if (s->v[i].tag == TG_IV_TENSOR_LIST) tg_tensor_list_release(s->v[i].v.tensors);
+        if (s->v[i].tag == TG_IV_INT_LIST) tg_int_list_release(s->v[i].v.ints);
     }
     s->n = 0;
 }

@@ -36,22 +36,33 @@ typedef enum tg_ivalue_tag {
     TG_IV_STRING,
     TG_IV_GENERATOR,
     TG_IV_LAYOUT,
-    TG_IV_MEMORY_FORMAT
+    TG_IV_MEMORY_FORMAT,
+    TG_IV_FLOAT_LIST, /* float[], Scalar[] */
+    TG_IV_BOOL_LIST,
+    TG_IV_STR_LIST, /* str[], Dimname[] */
+    TG_IV_STORAGE,
+    TG_IV_QUANTIZER,
+    TG_IV_QSCHEME
 } tg_ivalue_tag;
 
 typedef struct tg_ivalue {
     tg_ivalue_tag tag;
     union {
         tg_tensor *t; /* TENSOR: the stack owns a reference */
-        int64_t i;    /* INT, DTYPE, LAYOUT, MEMORY_FORMAT */
+        int64_t i;    /* INT (also Stream, DeviceIndex), DTYPE, LAYOUT, MEMORY_FORMAT, QSCHEME */
         double d;
         bool b;
-        tg_int_list ints;       /* points into caller memory while the call runs */
+        tg_int_list ints;     /* points into caller memory while the call runs; an int[]
+                                  * result owns its array (tg_int_list_release) */
+        tg_float_list floats; /* these lists, like ints: borrowed */
+        tg_bool_list bools;
+        tg_str_list strs;
         tg_tensor_list tensors; /* an argument: borrowed, like ints; a result: owned (the
                                   * array and a reference per element, see tg_call_boxed) */
         tg_device device;
         const char *s;
         tg_generator *g;
+        void *p; /* STORAGE (tg_storage *), QUANTIZER (tg_quantizer *): borrowed */
     } v;
 } tg_ivalue;
 

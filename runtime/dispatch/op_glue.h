@@ -64,6 +64,14 @@ static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
     return ks;
 }
 
+/* The key set of a Tensor?[] argument: its elements may be None. */
+static inline TG__UNUSED tg_keyset tg__opt_list_keys(tg_tensor_list l)
+{
+    tg_keyset ks = 0;
+    for (int64_t i = 0; i < l.len; i++) ks |= l.data[i] ? tg__tensor_keys(l.data[i]) : 0;
+    return ks;
+}
+
 /* The key set of a Tensor? argument: none when it is None. */
 static inline TG__UNUSED tg_keyset tg__opt_keys(const tg_tensor *t)
 {
@@ -191,6 +199,83 @@ static inline TG__UNUSED void tg__box_opt_str(tg_boxed_stack *s, const char *v)
 {
     tg__box_str(s, v);
 }
+static inline TG__UNUSED void tg__box_opt_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
+{
+    tg__box_tensor_list(s, l);
+}
+
+/* The kinds below differ only by their C type, tag and union member; each macro writes the
+ * box_ and unbox_ helpers (see "unboxing" below for what unbox_ returns) of a plain and an
+ * optional kind. Lists: None is .data == NULL, a present empty list points at `empty`.
+ * Pointers: None is NULL. Enums: None is the enum's `none` value. */
+#define TG__BOXING_LIST(sfx, ctype, iv_tag, member, empty)                            \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, (tg_ivalue){ .tag = iv_tag, .v.member = v });                  \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__push_iv(s, v.data ? (tg_ivalue){ .tag = iv_tag, .v.member = v }           \
+                              : (tg_ivalue){ .tag = TG_IV_NONE });                    \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        if (v->tag != iv_tag) return true;                                            \
+        *out = v->v.member.data ? v->v.member : (ctype){ empty, 0 };                  \
+        return false;                                                                 \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = (ctype){ NULL, 0 };                                                    \
+        return v->tag == TG_IV_NONE ? false : tg__unbox_##sfx(v, out);                \
+    }
+#define TG__BOXING_PTR(sfx, ctype, iv_tag)                                            \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, v ? (tg_ivalue){ .tag = iv_tag, .v.p = (void *)v }             \
+                         : (tg_ivalue){ .tag = TG_IV_NONE });                         \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__box_##sfx(s, v);                                                          \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
+        return !*out;                                                                 \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
+        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
+    }
+#define TG__BOXING_ENUM(sfx, ctype, iv_tag, none)                                     \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, v != none ? (tg_ivalue){ .tag = iv_tag, .v.i = v }             \
+                                 : (tg_ivalue){ .tag = TG_IV_NONE });                 \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__box_##sfx(s, v);                                                          \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        *out = (ctype)v->v.i;                                                         \
+        return v->tag != iv_tag;                                                      \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.i : none;                               \
+        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
+    }
+
+TG__BOXING_LIST(float_list, tg_float_list, TG_IV_FLOAT_LIST, floats, tg__empty_float_list_storage)
+TG__BOXING_LIST(bool_list, tg_bool_list, TG_IV_BOOL_LIST, bools, tg__empty_bool_list_storage)
+TG__BOXING_LIST(str_list, tg_str_list, TG_IV_STR_LIST, strs, tg__empty_str_list_storage)
+TG__BOXING_PTR(storage, tg_storage *, TG_IV_STORAGE)
+TG__BOXING_PTR(quantizer, const tg_quantizer *, TG_IV_QUANTIZER)
+TG__BOXING_ENUM(qscheme, tg_quant_scheme, TG_IV_QSCHEME, TG_QSCHEME_NONE)
 
 /* What a failed boxed call left on the stack (normally nothing: callers consume their
  * arguments), released. */
@@ -238,6 +323,22 @@ static inline TG__UNUSED bool tg__boxed_result_bool(tg_boxed_stack *s, int n, in
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_BOOL && v->v.b;
 }
+static inline TG__UNUSED tg_dtype tg__boxed_result_dtype(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
+}
+static inline TG__UNUSED tg_quant_scheme tg__boxed_result_qscheme(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_QSCHEME ? (tg_quant_scheme)v->v.i : TG_QSCHEME_NONE;
+}
+/* An int[] result: the stack owned the array; now the caller does. */
+static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_INT_LIST && v->v.ints.data ? v->v.ints : TG_NO_INTS;
+}
 
 /* ------------------------------------------------------------------ boxed callers (tg_boxed.c) */
 
@@ -258,6 +359,12 @@ static inline TG__UNUSED const char *tg__iv_tag_name(tg_ivalue_tag tag)
         [TG_IV_GENERATOR] = "Generator",
         [TG_IV_LAYOUT] = "Layout",
         [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
+        [TG_IV_FLOAT_LIST] = "float[]",
+        [TG_IV_BOOL_LIST] = "bool[]",
+        [TG_IV_STR_LIST] = "str[]",
+        [TG_IV_STORAGE] = "Storage",
+        [TG_IV_QUANTIZER] = "ConstQuantizerPtr",
+        [TG_IV_QSCHEME] = "QScheme",
     };
     return (unsigned)tag < sizeof names / sizeof names[0] && names[tag] ? names[tag] : "?";
 }
@@ -306,6 +413,13 @@ static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tenso
     if (v->tag != TG_IV_TENSOR_LIST) return true;
     *out = v->v.tensors;
     return tg__any_null(out->data, (int)out->len);
+}
+/* Tensor?[]: like Tensor[], and its elements may be None (NULL). */
+static inline TG__UNUSED bool tg__unbox_opt_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
+{
+    if (v->tag != TG_IV_TENSOR_LIST) return true;
+    *out = v->v.tensors;
+    return false;
 }
 static inline TG__UNUSED bool tg__unbox_int(const tg_ivalue *v, int64_t *out)
 {
@@ -450,6 +564,30 @@ static inline TG__UNUSED int tg__push_double(tg_boxed_stack *s, double v)
 static inline TG__UNUSED int tg__push_bool(tg_boxed_stack *s, bool v)
 {
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v };
+    return 0;
+}
+static inline TG__UNUSED int tg__push_dtype(tg_boxed_stack *s, tg_dtype v)
+{
+    if (v == TG_DTYPE_NONE) return -1; /* the kernel recorded its error */
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v };
+    return 0;
+}
+static inline TG__UNUSED int tg__push_qscheme(tg_boxed_stack *s, tg_quant_scheme v)
+{
+    if (v == TG_QSCHEME_NONE) return -1; /* the kernel recorded its error */
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_QSCHEME, .v.i = v };
+    return 0;
+}
+/* An int[] result: the stack takes over the kernel's array (the caller of tg_call_boxed frees
+ * it with tg_int_list_release). */
+static inline TG__UNUSED int tg__push_int_list(tg_boxed_stack *s, tg_int_list l)
+{
+    if (!l.data) return -1; /* the kernel recorded its error */
+    if (s->n >= TG_STACK_MAX) {
+        tg_int_list_release(l);
+        return -1;
+    }
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = l };
     return 0;
 }
 
