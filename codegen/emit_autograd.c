@@ -557,10 +557,66 @@ static const char *engine_code(tge_ctx *c, const templates *t)
     return tgt_render_str(&t->engine_missing, e, c->arena);
 }
 
+/* What type-checks but cannot be generated yet: formulas using values of types without a C
+ * mapping (not yet checkable, so without a checked tree) and the built-in C++ constructs the
+ * C emitter does not compile. Returns the errors reported. */
+static int emission_limits(const tgf_derivs *ds)
+{
+    int errors = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const tgf_deriv *d = &ds->d[i];
+        for (int k = 0; d->op && k < d->nformulas; k++) {
+            const tgf_formula *f = &d->formulas[k];
+            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
+            if (!f->root) {
+                tgm_error(tgf_loc(f->src, 0),
+                          "the formula for '%s' uses a type without a C mapping; tgen cannot "
+                          "generate it yet",
+                          f->src->vars);
+                errors++;
+            } else if (u) {
+                tgm_error(tgf_loc(f->src, u->src ? u->src->offset : 0),
+                          "tgen cannot compile '%s' (%s) to C yet",
+                          u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                          tgf_kind_text(u->type));
+                errors++;
+            }
+        }
+    }
+    return errors;
+}
+
+static void find_helpers(tge_ctx *c, const tgf_node *n, tgm_name_map *seen, tgs_list *out)
+{
+    if (n->kind == TGF_HELPER && !tgm__map_put(seen, n->callee->cname, (void *)n->callee))
+        tgs_list_addf(out, c->arena, "%s;", tgf_vocab_prototype(c->arena, n->callee));
+    for (int i = 0; i < n->nargs; i++) find_helpers(c, n->args[i], seen, out);
+}
+
+/* The prototypes of the autograd vocabulary functions the formulas call (tg__grad_<name>,
+ * implemented by the runtime; a missing one is a link error naming it), or NULL for none:
+ * the generated file is unchanged when no formula calls one. */
+static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
+{
+    tgm_name_map *seen = tgm__map_new(c->arena);
+    tgs_list protos = { 0 };
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
+            if (ds->d[i].formulas[k].root)
+                find_helpers(c, ds->d[i].formulas[k].root, seen, &protos);
+    if (protos.n == 0) return NULL;
+    return tgs_fmt(c->arena,
+                   "/* Autograd vocabulary functions the formulas call (%s; the runtime "
+                   "implements them). */\n%s\n",
+                   c->model->autograd_functions ? c->model->autograd_functions : "-",
+                   tgs_list_join(&protos, c->arena, "\n"));
+}
+
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
     if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0) return;
+    if (emission_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     for (int i = 0; i < ds.n; i++)
@@ -573,6 +629,8 @@ void tge_emit_autograd(tge_ctx *c)
             tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
                           op->f->schema.full_name);
     }
+    const char *protos = helper_prototypes(c, &ds);
+    if (protos) tgs_list_add(&nodes, c->arena, protos);
     if (nodes.n == 0) tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
     if (kernels.n == 0) tgs_list_add(&kernels, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);

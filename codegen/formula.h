@@ -76,7 +76,22 @@ typedef enum tgf_node_kind {
     TGF_COND,     /* args[0] ? args[1] : args[2], only the chosen branch runs */
     TGF_LIST,     /* {args...}: an int list or a tensor list (see type) */
     TGF_NOT_IMPL, /* not_implemented("reason"): `c` is the reason */
+    TGF_HELPER,   /* a call of an autograd vocabulary function (callee, from the
+                               * --autograd-functions file): C `tg__grad_<name>`, name in `c` */
+    TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_builtin.c): a tensor
+                               * method such as defined() or options(), an optional's value,
+                               * std::get<index>, a template constructed, a constant; `c` names
+                               * it. The C emitter does not compile these yet. */
 } tgf_node_kind;
+
+/* Types of values that exist only inside formulas (C++ types without a schema type), after
+ * the schema kinds. */
+enum {
+    TGF_KIND_OPTIONS = TGA_KIND_COUNT, /* TensorOptions: x.options(); passed for the dtype,
+                                        * layout, device, pin_memory parameters at once */
+    TGF_KIND_NONE,                     /* std::nullopt: any optional parameter takes it */
+    TGF_KIND_LAMBDA,                   /* [](int64_t i){ ... }: only fmap's argument */
+};
 
 typedef enum tgf_meta {
     TGF_SIZES,
@@ -89,6 +104,9 @@ typedef enum tgf_meta {
 
 typedef struct tgf_node {
     tgf_node_kind kind;
+    /* The schema kind, a TGF_KIND_* value, or TGA_UNSUPPORTED for a value of a type without a
+     * C mapping yet (bool[N] masks, Tensor?[], ...): such values make the formula "not yet
+     * checkable" (tgf_derivs.unchecked) instead of an error. */
     tga_kind type; /* the value's type; TGA_UNSUPPORTED for a tuple (ntuple > 0) */
     int ntuple;    /* a call with several Tensor returns: how many */
     const tgm_expr *src;
@@ -152,6 +170,9 @@ typedef struct tgf_derivs {
     int n;
     const tgf_deriv **by_op; /* [ops->n]: the entry whose node an op records (functional and
                                * in-place ops), or NULL */
+    int unchecked; /* formulas without errors that pass or use a value of a type without a C
+                    * mapping (counted, not errors: they become checkable with the type) */
+    int skipped;   /* entries skipped because their own operator has no C view */
 } tgf_derivs;
 
 /* Parses and type-checks every formula of the model against `ops`, names the nodes and works
@@ -159,8 +180,38 @@ typedef struct tgf_derivs {
  * number. */
 int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out);
 
-/* `tgen --check --strict`: builds the C view and checks every formula; returns the errors. */
-int tgf_check_model(const tgm_model *m);
+/* `tgen --check --strict`: builds the C view and checks every formula; returns the errors.
+ * *unchecked and *skipped (may be NULL) get tgf_derivs' counts. */
+int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped);
+
+/* ------------------------------------------------------------------ the autograd vocabulary */
+
+/* The functions formulas may call besides operators (formula_vocab.c; docs/autograd.md):
+ * entries of the --autograd-functions file, in the schema language, as tga_ops whose `cname`
+ * is the C function (tg__grad_<name>). */
+typedef struct tgf_vocab {
+    tga_op *ops;
+    int n;
+    tgm_name_map *by_name; /* name (without overload) -> tga_op_group */
+    const char *path;      /* NULL when there is none */
+} tgf_vocab;
+
+/* Reads and checks the vocabulary file (path may be NULL: an empty vocabulary). Errors are
+ * reported with file:line:col; returns their number. */
+int tgf_vocab_load(tgm_arena *a, const char *path, tgf_vocab *out);
+/* The entries named `name`, in file order; returns how many (up to max). */
+int tgf_vocab_find(const tgf_vocab *v, const char *name, const tga_op **found, int max);
+/* The C prototype of a vocabulary function: "tg_tensor *tg__grad_maybe_multiply(tg_tensor *t,
+ * double s)"; NULL when one of its types has no C mapping yet. */
+const char *tgf_vocab_prototype(tgm_arena *a, const tga_op *op);
+bool tgf_vocab_prototype_ok(const tga_op *op); /* whether it has one */
+/* The vocabulary file tgen reads when --autograd-functions is not given: autograd_functions.yaml
+ * beside the derivatives file, else the project's specs/autograd_functions.yaml found from
+ * tgen's own path (argv0: <dir>/../specs/), else none (NULL). */
+const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const char *argv0);
+/* The first node of a checked formula that the C emitter cannot compile yet (built-in C++
+ * constructs, values of formula-only or unmapped types), or NULL. */
+const tgf_node *tgf_c_unsupported(const tgf_node *n);
 
 /* formula_names.c: operator lookup and the node naming rule. */
 /* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */

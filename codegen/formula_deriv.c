@@ -100,8 +100,15 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
         tf->root->c = f->expr->args[0]->str;
         return;
     }
+    c->unchecked = false;
     tgf_node *root = tgf_check_expr(c, f->expr);
     if (!root) return;
+    /* A value not yet checkable as the whole gradient: nor is the formula. */
+    if (root->type == TGA_UNSUPPORTED && !root->ntuple) c->unchecked = true;
+    if (c->unchecked) {
+        c->nunchecked++;
+        return; /* no root: the emitter must not compile it (tgf_deriv stays incomplete) */
+    }
     if (tf->edges[0] < 0 && root->type != TGA_TENSOR_LIST) {
         tgf_fail(c, f->expr->offset,
                  "the formula for '%s' (a Tensor[] argument) must give a "
@@ -109,7 +116,9 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
                  f->vars, tgf_type_text(root));
         return;
     }
-    if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR) {
+    /* Tensor?: an undefined tensor (Tensor(), `c ? t : Tensor()`) is "no gradient". */
+    if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR &&
+        root->type != TGA_OPT_TENSOR) {
         tgf_fail(c, f->expr->offset, "the formula for '%s' must give a Tensor, not %s", f->vars,
                  tgf_type_text(root));
         return;
@@ -153,11 +162,26 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
     return true;
 }
 
+/* Whether every argument and return of op has a C type (tga_build_ops reported the others). */
+static bool has_c_view(const tga_op *op)
+{
+    for (int i = 0; i < op->nargs; i++)
+        if (op->args[i].kind == TGA_UNSUPPORTED) return false;
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind == TGA_UNSUPPORTED) return false;
+    return true;
+}
+
 static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, int number)
 {
     d->dv = dv;
     d->op = op_of(c->ops, dv->func);
     c->d = d;
+    if (d->op && !has_c_view(d->op)) {
+        c->nskipped++;
+        d->op = NULL;
+        return;
+    }
     if (!d->op || !check_entry_op(c, dv, d->op)) {
         c->errors += d->op != NULL;
         d->op = NULL;
@@ -187,7 +211,9 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
 
 int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out)
 {
-    tgf_checker c = { .a = a, .ops = ops };
+    tgf_vocab *vocab = tgm_alloc(a, sizeof *vocab);
+    int vocab_errors = tgf_vocab_load(a, m->autograd_functions, vocab);
+    tgf_checker c = { .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors };
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
@@ -215,10 +241,12 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_deri
         if (fn && out->by_op[fn->index] && ops->ops[i].nrets == 1)
             out->by_op[i] = out->by_op[fn->index];
     }
+    out->unchecked = c.nunchecked;
+    out->skipped = c.nskipped;
     return c.errors;
 }
 
-int tgf_check_model(const tgm_model *m)
+int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped)
 {
     tgm_arena *a = tgm_arena_new();
     int before = tgm_error_count();
@@ -228,6 +256,8 @@ int tgf_check_model(const tgm_model *m)
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
     tgf_check_all(m, &ops, a, &ds);
+    if (unchecked) *unchecked = ds.unchecked;
+    if (skipped) *skipped = ds.skipped;
     tgm_arena_free(a);
     return tgm_error_count() - before;
 }

@@ -311,6 +311,8 @@ typedef struct tgm_model {
     tgm_derivative **derivs;
     int nderivs;
     struct tgm_name_map *func_index; /* full_name -> func; built by tgm_validate */
+    const char *autograd_functions;  /* the autograd vocabulary file the formula checker reads
+                                      * (formula.h, tgf_vocab), or NULL */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
