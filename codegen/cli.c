@@ -103,7 +103,7 @@ static int run_check(int argc, char **argv, const char *argv0)
     }
     tgm_model m = { .arena = tgm_arena_new() };
     m.autograd_functions = vocab_path(m.arena, vocab, argc == 2 ? argv[1] : NULL, argv0);
-    int errors, unchecked = 0, skipped = 0;
+    int errors, unchecked = 0, skipped = 0, limited = 0;
     if (strict && argc == 2) {
         /* The formulas are checked even when the native file has errors, so that the state of
          * the derivatives can be measured on specs that do not yet validate: entries that
@@ -112,10 +112,10 @@ static int run_check(int argc, char **argv, const char *argv0)
         errors = tgm_parse_native_functions(&m, argv[0]);
         errors += tgm_parse_derivatives(&m, argv[1]);
         errors += tgm_validate(&m);
-        errors += tgf_check_model(&m, &unchecked, &skipped);
+        errors += tgf_check_model(&m, &unchecked, &skipped, &limited);
     } else {
         errors = load(&m, argv[0], argc == 2 ? argv[1] : NULL);
-        if (!errors && strict) errors = tgf_check_model(&m, &unchecked, &skipped);
+        if (!errors && strict) errors = tgf_check_model(&m, &unchecked, &skipped, &limited);
     }
     /* What --strict could not check, so that a clean check is not mistaken for more than it
      * is: formulas using types without a C mapping, entries of operators without a C view. */
@@ -123,6 +123,10 @@ static int run_check(int argc, char **argv, const char *argv0)
         printf("not checked: %d formulas using types without a C mapping, %d derivative "
                "entries whose operator has no C view\n",
                unchecked, skipped);
+    if (limited)
+        printf("checked, but not generatable yet: %d derivative entries past the limits of "
+               "generated nodes (docs/autograd.md)\n",
+               limited);
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
      * the derivatives are read either way; see above). */
     if (!errors || (verbose && strict && argc == 2)) {

@@ -615,7 +615,7 @@ static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0) return;
+    if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
     if (emission_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };

@@ -173,16 +173,21 @@ typedef struct tgf_derivs {
     int unchecked; /* formulas without errors that pass or use a value of a type without a C
                     * mapping (counted, not errors: they become checkable with the type) */
     int skipped;   /* entries skipped because their own operator has no C view */
+    int gen_limited; /* (not for_gen) entries past the limits of the nodes tgen generates:
+                      * out= or mutable operators, non-tensor returns, gradients of Tensor[]
+                      * arguments in joint formulas or of two Tensor[] arguments, Tensor[]
+                      * arguments saved whole; their formulas are type-checked all the same */
 } tgf_derivs;
 
 /* Parses and type-checks every formula of the model against `ops`, names the nodes and works
  * out what each saves. Errors are `file:line:col: error:` into the formula; returns their
  * number. */
-int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out);
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for_gen,
+                  tgf_derivs *out);
 
 /* `tgen --check --strict`: builds the C view and checks every formula; returns the errors.
- * *unchecked and *skipped (may be NULL) get tgf_derivs' counts. */
-int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped);
+ * *unchecked, *skipped and *gen_limited (may be NULL) get tgf_derivs' counts. */
+int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped, int *gen_limited);
 
 /* ------------------------------------------------------------------ the autograd vocabulary */
 

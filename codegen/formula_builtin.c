@@ -3,6 +3,7 @@
  * classes, and so has no schema to be declared with:
  *
  *   names      M_PI and the other <math.h> constants (float literals), std::nullopt,
+ *              MemoryFormat::Contiguous and the other memory formats,
  *              grad_input_mask (bool[N]), retain_variables (bool), grad_<output name>,
  *              c10::kStrided and the other layouts
  *   calls      GradMode::is_enabled(), Tensor(), IntArrayRef(x), TensorGeometry(t),
@@ -93,6 +94,12 @@ tgf_node *tgf_builtin_name(tgf_checker *c, const tgm_expr *e)
         }
     const char *bare = unqualified(name);
     if (!strcmp(bare, "nullopt")) return tgf_builtin_node(c, e, "nullopt", TGF_KIND_NONE, NULL, 0);
+    static const char *const formats[] = { "Contiguous", "Preserve", "ChannelsLast",
+                                           "ChannelsLast3d" };
+    if (strstr(name, "MemoryFormat::"))
+        for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+            if (!strcmp(bare, formats[i]))
+                return tgf_builtin_node(c, e, name, TGA_MEMORY_FORMAT, NULL, 0);
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (!strcmp(bare, layouts[i])) return tgf_builtin_node(c, e, bare, TGA_LAYOUT, NULL, 0);
     /* Which inputs of a joint formula need a gradient: std::array<bool, N>, no C type yet. */
@@ -328,6 +335,9 @@ tgf_node *tgf_builtin_method(tgf_checker *c, const tgm_expr *e, tgf_node **args)
         if (!strcmp(m, "empty")) return no_args(c, e, m, TGA_BOOL, args);
     }
     if (t == TGA_TENSOR_LIST && !strcmp(m, "size")) return no_args(c, e, m, TGA_INT, args);
+    if (t == TGA_DEVICE && (!strcmp(m, "is_cpu") || !strcmp(m, "is_cuda") ||
+                            !strcmp(m, "is_xpu") || !strcmp(m, "is_mps") || !strcmp(m, "is_meta")))
+        return no_args(c, e, m, TGA_BOOL, args);
     if (t == TGA_UNSUPPORTED) /* a method of a value not yet checkable: not either */
         return tgf_builtin_node(c, e, m, TGA_UNSUPPORTED, args, e->nargs);
     return NULL;
@@ -418,15 +428,24 @@ tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e)
         return tgf_builtin_node(c, e, "std::vector", k0 == TGA_INT ? TGA_INT_LIST : TGA_TENSOR_LIST,
                                 args, e->nargs);
     }
-    if ((!strcmp(name, "optional") && e->ntargs == 1 && k0 == TGA_TENSOR) ||
-        (!strcmp(name, "OptionalArrayRef") && e->ntargs == 1 && k0 == TGA_INT)) {
-        int want = k0 == TGA_TENSOR ? TGA_TENSOR : TGA_INT_LIST;
-        if (e->nargs != 1 || !tgf_accepts(want, args[0]->type)) {
+    /* std::optional<T>(x) of a Tensor, int, double, bool or ScalarType, and
+     * OptionalArrayRef<SymInt>(list): the optional holding x. */
+    static const struct {
+        int value, opt;
+    } optionals[] = { { TGA_TENSOR, TGA_OPT_TENSOR }, { TGA_INT, TGA_OPT_INT },
+                      { TGA_DOUBLE, TGA_OPT_DOUBLE }, { TGA_BOOL, TGA_OPT_BOOL },
+                      { TGA_DTYPE, TGA_OPT_DTYPE } };
+    bool array_ref = !strcmp(name, "OptionalArrayRef") && k0 == TGA_INT;
+    for (size_t i = 0; e->ntargs == 1 && i < sizeof optionals / sizeof optionals[0]; i++) {
+        if (!(array_ref || (!strcmp(name, "optional") && k0 == optionals[i].value))) continue;
+        int want = array_ref ? TGA_INT_LIST : optionals[i].value;
+        if (e->nargs != 1 ||
+            !(tgf_accepts(want, args[0]->type) || args[0]->type == TGA_UNSUPPORTED)) {
             tgf_fail(c, e->offset, "'%s<%s>' takes one %s", e->name, e->targs[0],
                      tgf_kind_text(want));
             return NULL;
         }
-        return tgf_builtin_node(c, e, name, want == TGA_TENSOR ? TGA_OPT_TENSOR : TGA_OPT_INT_LIST,
+        return tgf_builtin_node(c, e, name, array_ref ? TGA_OPT_INT_LIST : optionals[i].opt,
                                 args, 1);
     }
     tgf_fail(c, e->offset, "the template '%s<...>' is not part of the formula language", e->name);

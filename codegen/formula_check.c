@@ -132,7 +132,10 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
         return n;
     }
     for (int i = 0; i < op->nrets; i++)
-        if (op->rets[i].kind != TGA_TENSOR) {
+        if (op->rets[i].kind != TGA_TENSOR && !c->for_gen) {
+            /* (Tensor, Tensor[], ...): typed as a tuple; generated nodes cannot hold it. */
+            c->gen_limited = true;
+        } else if (op->rets[i].kind != TGA_TENSOR) {
             tgf_fail(c, src->offset,
                      "'%s' returns a value other than a Tensor among several; "
                      "formulas cannot use it",
@@ -271,7 +274,9 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (!strcmp(e->name, "grad")) return grad_node(c, e, 0);
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
-            if (op->args[i].kind == TGA_TENSOR_LIST) {
+            if (op->args[i].kind == TGA_TENSOR_LIST && !c->for_gen) {
+                c->gen_limited = true; /* typed as what it is; generated nodes cannot save it */
+            } else if (op->args[i].kind == TGA_TENSOR_LIST) {
                 tgf_fail(c, e->offset,
                          "Tensor[] argument '%s' can only be used as '%s.size(d)' "
                          "(each element's size along d; saving tensor lists is not supported)",
@@ -286,13 +291,29 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
-        if (n->type != TGA_TENSOR) {
+        if (n->type != TGA_TENSOR && !c->for_gen) {
+            c->gen_limited = true; /* an int output: generated nodes save tensors only */
+        } else if (n->type != TGA_TENSOR) {
             tgf_fail(c, e->offset, "output '%s' of '%s' is not a Tensor", e->name, s->full_name);
             return NULL;
         }
         return n;
     }
     if (!strcmp(e->name, "grads")) return grads_node(c, e);
+    /* <output>_return: an output whose name an argument has too (symeig's eigenvectors). */
+    size_t len = strlen(e->name);
+    if (len > 7 && !strcmp(e->name + len - 7, "_return")) {
+        const char *stem = tgm_strndup(c->a, e->name, len - 7);
+        int o = tgm_schema_output_index(s, stem);
+        if (o >= 0 && tgm_schema_arg_index(s, stem) >= 0) {
+            tgf_node *n = mk(c, TGF_OUTPUT, op->rets[o].kind, e);
+            n->index = o;
+            return n;
+        }
+    }
+    /* i: the element index of the formulas of _foreach_ operators (element-wise on lists). */
+    if (!strcmp(e->name, "i") && !strncmp(s->base, "_foreach_", 9))
+        return tgf_builtin_node(c, e, "i", TGA_INT, NULL, 0);
     /* grad_<output name>: that output's gradient (PyTorch names them so in joint formulas). */
     if (!strncmp(e->name, "grad_", 5)) {
         int gout = tgm_schema_output_index(s, e->name + 5);
@@ -311,17 +332,42 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     return NULL;
 }
 
+/* `result[i]`, `grads[i]` of an op returning Tensor[] (the _foreach_ entries: element i), with
+ * a non-literal index; NULL when e is not one. */
+static tgf_node *list_output_element(tgf_checker *c, const tgm_expr *e)
+{
+    const tgm_expr *base = e->args[0], *ix = e->args[1];
+    if (!c->d->list_output || base->kind != TGM_EXPR_NAME || ix->kind == TGM_EXPR_INT ||
+        (strcmp(base->name, "grads") && strcmp(base->name, "result")))
+        return NULL;
+    tgf_node *i = tgf_check_expr(c, ix);
+    if (!i) return NULL;
+    if (i->type != TGA_INT) {
+        tgf_fail(c, ix->offset, "the index of '%s' must be an int, not %s", base->name,
+                 type_text(i));
+        return NULL;
+    }
+    return tgf_builtin_node(c, e, base->name, TGA_TENSOR, &i, 1);
+}
+
 static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
 {
     const tgm_expr *base = e->args[0], *ix = e->args[1];
+    tgf_node *elem = list_output_element(c, e);
+    if (elem || c->failed) return elem;
     if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads")) {
         /* An element of an int[] (an int) or of a value not yet checkable (a mask's bool). */
         tgf_node *args[2];
         if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix)))
             return NULL;
         bool list = args[0]->type == TGA_INT_LIST, unmapped = args[0]->type == TGA_UNSUPPORTED;
-        if ((list || unmapped) && args[1]->type == TGA_INT && !args[0]->ntuple)
-            return tgf_builtin_node(c, e, "[]", list ? TGA_INT : TGA_UNSUPPORTED, args, 2);
+        bool tensors = args[0]->type == TGA_TENSOR_LIST;
+        if ((list || unmapped || tensors) && args[1]->type == TGA_INT && !args[0]->ntuple)
+            return tgf_builtin_node(c, e, "[]",
+                                    list      ? TGA_INT
+                                    : tensors ? TGA_TENSOR
+                                              : TGA_UNSUPPORTED,
+                                    args, 2);
         tgf_fail(c, e->offset,
                  "only 'grads' (grads[i]) and int[] values (with an int) can be indexed, "
                  "not %s",
@@ -384,6 +430,11 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
                  "element's size along d, an int[]) is available",
                  name, name);
         return NULL;
+    }
+    if (e->nargs == 1 && !strcmp(e->name, "size")) { /* xs.size(): how many (std::vector's) */
+        tgf_node *recv = mk(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
+        recv->index = arg;
+        return tgf_builtin_node(c, e, "size", TGA_INT, &recv, 1);
     }
     if (e->nargs != 2) {
         tgf_fail(c, e->name_offset, "'%s()' takes one int argument (the dimension)", e->name);
@@ -489,6 +540,12 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
     }
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
+    /* sqrt(M_PI): <cmath>'s function of a number, where the operator takes tensors. */
+    static const char *const cmath[] = { "sqrt", "exp", "log", "abs", "pow" };
+    for (size_t i = 0; i < sizeof cmath / sizeof cmath[0]; i++)
+        if (!strcmp(e->name, cmath[i]) && e->nargs >= 1 && is_number(args[0]) &&
+            (e->nargs == 1 || (e->nargs == 2 && is_number(args[1]))))
+            return tgf_builtin_node(c, e, cmath[i], TGA_DOUBLE, args, e->nargs);
     return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
 }
 

@@ -17,6 +17,9 @@ typedef struct tgf_checker {
     const char *lambda_param; /* inside fmap's lambda: its parameter's name */
     int nunchecked;           /* formulas not yet checkable (tgf_derivs.unchecked) */
     int nskipped;             /* entries whose operator has no C view */
+    bool for_gen;      /* checking for --gen: the limits of generated nodes are errors */
+    bool gen_limited;  /* the entry being checked is past those limits (--check only) */
+    int ngen_limited;  /* entries past them (tgf_derivs.gen_limited) */
 } tgf_checker;
 
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */

@@ -61,6 +61,11 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
             const char *why = f->nvars > 1          ? "in a joint formula"
                               : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry"
                                                     : NULL;
+            if (why && !c->for_gen) { /* a limit of the nodes tgen generates, not of typing */
+                c->gen_limited = true;
+                tf->edges[k] = -1;
+                continue;
+            }
             if (why) {
                 tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported %s",
                           f->var_names[k], why);
@@ -109,7 +114,12 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
         c->nunchecked++;
         return; /* no root: the emitter must not compile it (tgf_deriv stays incomplete) */
     }
-    if (tf->edges[0] < 0 && root->type != TGA_TENSOR_LIST) {
+    /* The formulas of _foreach_ operators give element i's gradient (PyTorch applies them
+     * per element); tgen generates no node for that yet. */
+    bool per_element = !strncmp(c->d->op->f->schema.base, "_foreach_", 9) &&
+                       root->type == TGA_TENSOR && !c->for_gen;
+    if (per_element) c->gen_limited = true;
+    if (tf->edges[0] < 0 && f->nvars == 1 && root->type != TGA_TENSOR_LIST && !per_element) {
         tgf_fail(c, f->expr->offset,
                  "the formula for '%s' (a Tensor[] argument) must give a "
                  "Tensor[] (one gradient per element), not %s",
@@ -136,6 +146,17 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
 
 static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
 {
+    /* Out= and mutable entries, non-tensor returns: tgen generates no node for them yet, but
+     * their formulas type-check like any others. */
+    if (!c->for_gen) {
+        bool limited = op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE;
+        for (int i = 0; i < op->nrets; i++)
+            limited |= op->rets[i].kind != TGA_TENSOR &&
+                       !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
+                         op->f->kind == TGM_KIND_FUNCTIONAL);
+        if (limited) c->gen_limited = true;
+        return true;
+    }
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
         tgm_error(dv->name_loc,
                   "'%s' is an out= function; derivatives are declared for the "
@@ -174,6 +195,7 @@ static bool has_c_view(const tga_op *op)
 
 static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, int number)
 {
+    c->gen_limited = false;
     d->dv = dv;
     d->op = op_of(c->ops, dv->func);
     c->d = d;
@@ -207,13 +229,17 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         if (assign_edges(c, &d->formulas[i], &d->nedges, d->edge_arg))
             check_formula(c, &d->formulas[i]);
     }
+    c->ngen_limited += c->gen_limited;
 }
 
-int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out)
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for_gen,
+                  tgf_derivs *out)
 {
     tgf_vocab *vocab = tgm_alloc(a, sizeof *vocab);
     int vocab_errors = tgf_vocab_load(a, m->autograd_functions, vocab);
-    tgf_checker c = { .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors };
+    tgf_checker c = {
+        .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors, .for_gen = for_gen
+    };
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
@@ -243,10 +269,11 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_deri
     }
     out->unchecked = c.nunchecked;
     out->skipped = c.nskipped;
+    out->gen_limited = c.ngen_limited;
     return c.errors;
 }
 
-int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped)
+int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped, int *gen_limited)
 {
     tgm_arena *a = tgm_arena_new();
     int before = tgm_error_count();
@@ -255,7 +282,8 @@ int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped)
      * types have no C mapping is skipped by check_entry). */
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
-    tgf_check_all(m, &ops, a, &ds);
+    tgf_check_all(m, &ops, a, false, &ds);
+    if (gen_limited) *gen_limited = ds.gen_limited;
     if (unchecked) *unchecked = ds.unchecked;
     if (skipped) *skipped = ds.skipped;
     tgm_arena_free(a);

@@ -173,9 +173,10 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
     /* std::nullopt in one branch: the other's optional type. */
     if ((int)a->type == TGF_KIND_NONE || (int)b->type == TGF_KIND_NONE) {
         tgf_node *v = (int)a->type == TGF_KIND_NONE ? b : a;
-        if ((int)v->type == TGF_KIND_NONE || !(v->type == TGA_OPT_TENSOR ||
-                                               v->type == TGA_OPT_INT_LIST || v->type == TGA_OPT_INT ||
-                                               v->type == TGA_OPT_DOUBLE)) {
+        bool optional = v->type == TGA_OPT_TENSOR || v->type == TGA_OPT_INT_LIST ||
+                        v->type == TGA_OPT_INT || v->type == TGA_OPT_DOUBLE ||
+                        v->type == TGA_OPT_BOOL || v->type == TGA_OPT_DTYPE;
+        if (!optional) {
             tgf_fail(c, e->offset, "std::nullopt in one branch of '?:' needs an optional in the other, not %s",
                      tgf_type_text(v));
             return NULL;
@@ -190,7 +191,12 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
                  "a branch of '?:' cannot be a list literal");
         return NULL;
     }
-    /* Branches hold one owned value; a list would need ownership per element. */
+    /* Branches hold one owned value; a list would need ownership per element (a limit of the
+     * C emitter, not of typing: --check takes it). */
+    if (a->type == TGA_TENSOR_LIST && b->type == TGA_TENSOR_LIST && !c->for_gen) {
+        c->gen_limited = true;
+        return tgf_cond(c, e, TGA_TENSOR_LIST, args);
+    }
     if (a->type == TGA_TENSOR_LIST || b->type == TGA_TENSOR_LIST) {
         tgf_fail(c, (a->type == TGA_TENSOR_LIST ? e->args[1] : e->args[2])->offset,
                  "a branch of '?:' cannot be a Tensor[]");
