@@ -557,35 +557,6 @@ static const char *engine_code(tge_ctx *c, const templates *t)
     return tgt_render_str(&t->engine_missing, e, c->arena);
 }
 
-/* What type-checks but cannot be generated yet: formulas using values of types without a C
- * mapping (not yet checkable, so without a checked tree) and the built-in C++ constructs the
- * C emitter does not compile. Returns the errors reported. */
-static int emission_limits(const tgf_derivs *ds)
-{
-    int errors = 0;
-    for (int i = 0; i < ds->n; i++) {
-        const tgf_deriv *d = &ds->d[i];
-        for (int k = 0; d->op && k < d->nformulas; k++) {
-            const tgf_formula *f = &d->formulas[k];
-            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
-            if (!f->root) {
-                tgm_error(tgf_loc(f->src, 0),
-                          "the formula for '%s' uses a type without a C mapping; tgen cannot "
-                          "generate it yet",
-                          f->src->vars);
-                errors++;
-            } else if (u) {
-                tgm_error(tgf_loc(f->src, u->src ? u->src->offset : 0),
-                          "tgen cannot compile '%s' (%s) to C yet",
-                          u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
-                          tgf_kind_text(u->type));
-                errors++;
-            }
-        }
-    }
-    return errors;
-}
-
 static void find_helpers(tge_ctx *c, const tgf_node *n, tgm_name_map *seen, tgs_list *out)
 {
     if (n->kind == TGF_HELPER && !tgm__map_put(seen, n->callee->cname, (void *)n->callee))
@@ -616,7 +587,7 @@ void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
     if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
-    if (emission_limits(&ds) != 0) return;
+    if (tgf_gen_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     for (int i = 0; i < ds.n; i++)

@@ -186,8 +186,15 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
                   tgf_derivs *out);
 
 /* `tgen --check --strict`: builds the C view and checks every formula; returns the errors.
- * *unchecked, *skipped and *gen_limited (may be NULL) get tgf_derivs' counts. */
-int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped, int *gen_limited);
+ * *unchecked, *skipped and *gen_limited (may be NULL) get tgf_derivs' counts. With for_gen
+ * (`--check --gen-limits`) everything --gen would refuse is an error too (tgf_gen_limits). */
+int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
+                    int *gen_limited);
+/* What type-checks but --gen cannot generate yet: formulas using values of types without a C
+ * mapping, and constructs the C emitter does not compile (tgf_c_unsupported). Reports each as
+ * an error into the formula; returns their number. for_gen checking reports the limits of
+ * generated nodes (tgf_derivs.gen_limited) itself. */
+int tgf_gen_limits(const tgf_derivs *ds);
 
 /* ------------------------------------------------------------------ the autograd vocabulary */
 

@@ -186,9 +186,8 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
         else
             tgf_fail(c, name_at,
                      "unknown function '%s' (neither an operator of the native functions nor a "
-                     "function of the autograd vocabulary%s%s)",
-                     name, c->vocab && c->vocab->path ? " " : ", none given",
-                     c->vocab && c->vocab->path ? c->vocab->path : "");
+                     "function of the autograd vocabulary%s)",
+                     name, c->vocab && c->vocab->path ? "" : ", of which there is none");
         return NULL;
     }
     for (int i = 0; i < n; i++) {

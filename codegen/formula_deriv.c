@@ -240,6 +240,12 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
     tgf_checker c = {
         .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors, .for_gen = for_gen
     };
+    out->n = 0;
+    out->d = NULL;
+    out->by_op = NULL;
+    out->unchecked = out->skipped = out->gen_limited = 0;
+    /* A broken vocabulary: the formulas' errors would mostly be its consequences. */
+    if (vocab_errors) return vocab_errors;
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
@@ -273,7 +279,37 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
     return c.errors;
 }
 
-int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped, int *gen_limited)
+/* What type-checks but cannot be generated yet: formulas using values of types without a C
+ * mapping (not yet checkable, so without a checked tree) and the built-in C++ constructs the
+ * C emitter does not compile. Returns the errors reported. */
+int tgf_gen_limits(const tgf_derivs *ds)
+{
+    int errors = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const tgf_deriv *d = &ds->d[i];
+        for (int k = 0; d->op && k < d->nformulas; k++) {
+            const tgf_formula *f = &d->formulas[k];
+            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
+            if (!f->root) {
+                tgm_error(tgf_loc(f->src, 0),
+                          "the formula for '%s' uses a type without a C mapping; tgen cannot "
+                          "generate it yet",
+                          f->src->vars);
+                errors++;
+            } else if (u) {
+                tgm_error(tgf_loc(f->src, u->src ? u->src->offset : 0),
+                          "tgen cannot compile '%s' (%s) to C yet",
+                          u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                          tgf_kind_text(u->type));
+                errors++;
+            }
+        }
+    }
+    return errors;
+}
+
+int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
+                    int *gen_limited)
 {
     tgm_arena *a = tgm_arena_new();
     int before = tgm_error_count();
@@ -282,7 +318,7 @@ int tgf_check_model(const tgm_model *m, int *unchecked, int *skipped, int *gen_l
      * types have no C mapping is skipped by check_entry). */
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
-    tgf_check_all(m, &ops, a, false, &ds);
+    if (tgf_check_all(m, &ops, a, for_gen, &ds) == 0 && for_gen) tgf_gen_limits(&ds);
     if (gen_limited) *gen_limited = ds.gen_limited;
     if (unchecked) *unchecked = ds.unchecked;
     if (skipped) *skipped = ds.skipped;

@@ -9,14 +9,17 @@
 #define TABLE "tests/codegen/errors.tsv"
 
 /* Checks one row; returns false after reporting a mismatch. */
-static bool check_case(const char *name, const char *native, const char *derivs, const char *flags)
+static bool check_case(const char *name, const char *native, const char *derivs, char *flags)
 {
-    const char *args[] = { "--check", native, strcmp(derivs, "-") ? derivs : NULL, NULL, NULL };
-    if (*flags) { /* `--check --strict native derivs` */
-        args[1] = flags;
-        args[2] = native;
-        args[3] = strcmp(derivs, "-") ? derivs : NULL;
-    }
+    /* `--check [flags...] native derivs`: the flags are words separated by spaces. */
+    const char *args[16] = { "--check" };
+    int n = 1;
+    char *save = NULL; /* strtok_r: the caller's loop is in the middle of a strtok */
+    for (char *w = strtok_r(flags, " ", &save); w && n < 12; w = strtok_r(NULL, " ", &save))
+        args[n++] = w;
+    args[n++] = native;
+    args[n++] = strcmp(derivs, "-") ? derivs : NULL;
+    args[n] = NULL;
     char expected_path[512];
     snprintf(expected_path, sizeof expected_path, "tests/codegen/bad/%s.expected", name);
     char *expected = tgen_slurp(expected_path);
@@ -41,8 +44,9 @@ Test(tgen_errors, table)
     int rows = 0, failed = 0;
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || !line[0]) continue;
-        char name[128], native[256], derivs[256], flags[64] = "";
-        int n = sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%63s", name, native, derivs, flags);
+        char name[128], native[256], derivs[256], flags[256] = "";
+        int n =
+            sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%255[^\t]", name, native, derivs, flags);
         cr_assert(n == 3 || n == 4, TABLE ": malformed row '%s'", line);
         rows++;
         failed += !check_case(name, native, derivs, flags);
