@@ -151,11 +151,11 @@ static int run_gen(int argc, char **argv, const char *argv0)
     const char *native = NULL, *derivs = NULL, *vocab = NULL;
     tge_options o = { 0 };
     for (int i = 0; i < argc; i++) {
-        const char **slot = !strcmp(argv[i], "--native")        ? &native
-                            : !strcmp(argv[i], "--derivatives") ? &derivs
-                            : !strcmp(argv[i], "--templates")   ? &o.templates_dir
-                            : !strcmp(argv[i], "--out")         ? &o.out_dir
-                            : !strcmp(argv[i], "--docs")        ? &o.docs_dir
+        const char **slot = !strcmp(argv[i], "--native")               ? &native
+                            : !strcmp(argv[i], "--derivatives")        ? &derivs
+                            : !strcmp(argv[i], "--templates")          ? &o.templates_dir
+                            : !strcmp(argv[i], "--out")                ? &o.out_dir
+                            : !strcmp(argv[i], "--docs")               ? &o.docs_dir
                             : !strcmp(argv[i], "--autograd-functions") ? &vocab
                                                                        : NULL;
         if (!slot || i + 1 >= argc) {

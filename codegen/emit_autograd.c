@@ -590,6 +590,8 @@ void tge_emit_autograd(tge_ctx *c)
     if (tgf_gen_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
+    const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
+    if (protos) tgs_list_add(&nodes, c->arena, protos);
     for (int i = 0; i < ds.n; i++)
         if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {
@@ -600,8 +602,6 @@ void tge_emit_autograd(tge_ctx *c)
             tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
                           op->f->schema.full_name);
     }
-    const char *protos = helper_prototypes(c, &ds);
-    if (protos) tgs_list_add(&nodes, c->arena, protos);
     if (nodes.n == 0) tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
     if (kernels.n == 0) tgs_list_add(&kernels, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);

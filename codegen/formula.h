@@ -170,9 +170,9 @@ typedef struct tgf_derivs {
     int n;
     const tgf_deriv **by_op; /* [ops->n]: the entry whose node an op records (functional and
                                * in-place ops), or NULL */
-    int unchecked; /* formulas without errors that pass or use a value of a type without a C
+    int unchecked;   /* formulas without errors that pass or use a value of a type without a C
                     * mapping (counted, not errors: they become checkable with the type) */
-    int skipped;   /* entries skipped because their own operator has no C view */
+    int skipped;     /* entries skipped because their own operator has no C view */
     int gen_limited; /* (not for_gen) entries past the limits of the nodes tgen generates:
                       * out= or mutable operators, non-tensor returns, gradients of Tensor[]
                       * arguments in joint formulas or of two Tensor[] arguments, Tensor[]

@@ -64,12 +64,12 @@ static const struct {
     const char *name;
     double value;
 } constants[] = {
-    { "M_PI", 3.14159265358979323846 },      { "M_PI_2", 1.57079632679489661923 },
-    { "M_PI_4", 0.78539816339744830962 },    { "M_1_PI", 0.31830988618379067154 },
-    { "M_2_PI", 0.63661977236758134308 },    { "M_2_SQRTPI", 1.12837916709551257390 },
-    { "M_SQRT2", 1.41421356237309504880 },   { "M_SQRT1_2", 0.70710678118654752440 },
-    { "M_E", 2.7182818284590452354 },        { "M_LN2", 0.69314718055994530942 },
-    { "M_LN10", 2.30258509299404568402 },    { "M_LOG2E", 1.4426950408889634074 },
+    { "M_PI", 3.14159265358979323846 },     { "M_PI_2", 1.57079632679489661923 },
+    { "M_PI_4", 0.78539816339744830962 },   { "M_1_PI", 0.31830988618379067154 },
+    { "M_2_PI", 0.63661977236758134308 },   { "M_2_SQRTPI", 1.12837916709551257390 },
+    { "M_SQRT2", 1.41421356237309504880 },  { "M_SQRT1_2", 0.70710678118654752440 },
+    { "M_E", 2.7182818284590452354 },       { "M_LN2", 0.69314718055994530942 },
+    { "M_LN10", 2.30258509299404568402 },   { "M_LOG2E", 1.4426950408889634074 },
     { "M_LOG10E", 0.43429448190325182765 },
 };
 
@@ -265,9 +265,15 @@ static const struct {
     const char *name;
     int type; /* -1: the receiver's own type */
 } scalar_methods[] = {
-    { "conj", -1 },           { "toDouble", TGA_DOUBLE },      { "toFloat", TGA_DOUBLE },
-    { "toComplexDouble", -1 }, { "toLong", TGA_INT },          { "to", -1 },
-    { "isComplex", TGA_BOOL }, { "isFloatingPoint", TGA_BOOL }, { "isIntegral", TGA_BOOL },
+    { "conj", -1 },
+    { "toDouble", TGA_DOUBLE },
+    { "toFloat", TGA_DOUBLE },
+    { "toComplexDouble", -1 },
+    { "toLong", TGA_INT },
+    { "to", -1 },
+    { "isComplex", TGA_BOOL },
+    { "isFloatingPoint", TGA_BOOL },
+    { "isIntegral", TGA_BOOL },
 };
 
 static tgf_node *no_args(tgf_checker *c, const tgm_expr *e, const char *what, int type,
@@ -335,8 +341,8 @@ tgf_node *tgf_builtin_method(tgf_checker *c, const tgm_expr *e, tgf_node **args)
         if (!strcmp(m, "empty")) return no_args(c, e, m, TGA_BOOL, args);
     }
     if (t == TGA_TENSOR_LIST && !strcmp(m, "size")) return no_args(c, e, m, TGA_INT, args);
-    if (t == TGA_DEVICE && (!strcmp(m, "is_cpu") || !strcmp(m, "is_cuda") ||
-                            !strcmp(m, "is_xpu") || !strcmp(m, "is_mps") || !strcmp(m, "is_meta")))
+    if (t == TGA_DEVICE && (!strcmp(m, "is_cpu") || !strcmp(m, "is_cuda") || !strcmp(m, "is_xpu") ||
+                            !strcmp(m, "is_mps") || !strcmp(m, "is_meta")))
         return no_args(c, e, m, TGA_BOOL, args);
     if (t == TGA_UNSUPPORTED) /* a method of a value not yet checkable: not either */
         return tgf_builtin_node(c, e, m, TGA_UNSUPPORTED, args, e->nargs);
@@ -432,8 +438,10 @@ tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e)
      * OptionalArrayRef<SymInt>(list): the optional holding x. */
     static const struct {
         int value, opt;
-    } optionals[] = { { TGA_TENSOR, TGA_OPT_TENSOR }, { TGA_INT, TGA_OPT_INT },
-                      { TGA_DOUBLE, TGA_OPT_DOUBLE }, { TGA_BOOL, TGA_OPT_BOOL },
+    } optionals[] = { { TGA_TENSOR, TGA_OPT_TENSOR },
+                      { TGA_INT, TGA_OPT_INT },
+                      { TGA_DOUBLE, TGA_OPT_DOUBLE },
+                      { TGA_BOOL, TGA_OPT_BOOL },
                       { TGA_DTYPE, TGA_OPT_DTYPE } };
     bool array_ref = !strcmp(name, "OptionalArrayRef") && k0 == TGA_INT;
     for (size_t i = 0; e->ntargs == 1 && i < sizeof optionals / sizeof optionals[0]; i++) {
@@ -445,8 +453,8 @@ tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e)
                      tgf_kind_text(want));
             return NULL;
         }
-        return tgf_builtin_node(c, e, name, array_ref ? TGA_OPT_INT_LIST : optionals[i].opt,
-                                args, 1);
+        return tgf_builtin_node(c, e, name, array_ref ? TGA_OPT_INT_LIST : optionals[i].opt, args,
+                                1);
     }
     tgf_fail(c, e->offset, "the template '%s<...>' is not part of the formula language", e->name);
     return NULL;

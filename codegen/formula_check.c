@@ -357,8 +357,7 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
     if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads")) {
         /* An element of an int[] (an int) or of a value not yet checkable (a mask's bool). */
         tgf_node *args[2];
-        if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix)))
-            return NULL;
+        if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix))) return NULL;
         bool list = args[0]->type == TGA_INT_LIST, unmapped = args[0]->type == TGA_UNSUPPORTED;
         bool tensors = args[0]->type == TGA_TENSOR_LIST;
         if ((list || unmapped || tensors) && args[1]->type == TGA_INT && !args[0]->ntuple)
@@ -563,8 +562,8 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
     /* Lists of bools (masks such as {true, false}) or of unmapped values: no C type yet. */
     bool unmapped = e->nargs > 0;
     for (int i = 0; i < e->nargs; i++)
-        unmapped &= !args[i]->ntuple &&
-                    (args[i]->type == TGA_BOOL || args[i]->type == TGA_UNSUPPORTED);
+        unmapped &=
+            !args[i]->ntuple && (args[i]->type == TGA_BOOL || args[i]->type == TGA_UNSUPPORTED);
     if (unmapped) return tgf_builtin_node(c, e, "{}", TGA_UNSUPPORTED, args, e->nargs);
     for (int i = 0; i < e->nargs; i++) {
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;

@@ -13,13 +13,13 @@ typedef struct tgf_checker {
     bool failed;          /* this formula already has its error */
     int errors;
     const tgf_vocab *vocab; /* the autograd vocabulary (formula_vocab.c) */
-    bool unchecked; /* this formula passes or uses a value of a type without a C mapping */
+    bool unchecked;         /* this formula passes or uses a value of a type without a C mapping */
     const char *lambda_param; /* inside fmap's lambda: its parameter's name */
     int nunchecked;           /* formulas not yet checkable (tgf_derivs.unchecked) */
     int nskipped;             /* entries whose operator has no C view */
-    bool for_gen;      /* checking for --gen: the limits of generated nodes are errors */
-    bool gen_limited;  /* the entry being checked is past those limits (--check only) */
-    int ngen_limited;  /* entries past them (tgf_derivs.gen_limited) */
+    bool for_gen;             /* checking for --gen: the limits of generated nodes are errors */
+    bool gen_limited;         /* the entry being checked is past those limits (--check only) */
+    int ngen_limited;         /* entries past them (tgf_derivs.gen_limited) */
 } tgf_checker;
 
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */

@@ -19,14 +19,21 @@ static const struct {
     tgm_expr_op op;
     const char *c, *fn, *mirror;
 } ops[] = {
-    { TGM_EOP_ADD, "+", "add", NULL }, { TGM_EOP_SUB, "-", "sub", NULL },
-    { TGM_EOP_MUL, "*", "mul", NULL }, { TGM_EOP_DIV, "/", "div", NULL },
-    { TGM_EOP_EQ, "==", "eq", "eq" },  { TGM_EOP_NE, "!=", "ne", "ne" },
-    { TGM_EOP_LT, "<", "lt", "gt" },   { TGM_EOP_LE, "<=", "le", "ge" },
-    { TGM_EOP_GT, ">", "gt", "lt" },   { TGM_EOP_GE, ">=", "ge", "le" },
-    { TGM_EOP_AND, "&&", NULL, NULL }, { TGM_EOP_OR, "||", NULL, NULL },
+    { TGM_EOP_ADD, "+", "add", NULL },
+    { TGM_EOP_SUB, "-", "sub", NULL },
+    { TGM_EOP_MUL, "*", "mul", NULL },
+    { TGM_EOP_DIV, "/", "div", NULL },
+    { TGM_EOP_EQ, "==", "eq", "eq" },
+    { TGM_EOP_NE, "!=", "ne", "ne" },
+    { TGM_EOP_LT, "<", "lt", "gt" },
+    { TGM_EOP_LE, "<=", "le", "ge" },
+    { TGM_EOP_GT, ">", "gt", "lt" },
+    { TGM_EOP_GE, ">=", "ge", "le" },
+    { TGM_EOP_AND, "&&", NULL, NULL },
+    { TGM_EOP_OR, "||", NULL, NULL },
     /* On tensors the element-wise operators of bool tensors; on bools C's. */
-    { TGM_EOP_BITAND, "&", "bitwise_and", NULL }, { TGM_EOP_BITOR, "|", "bitwise_or", NULL },
+    { TGM_EOP_BITAND, "&", "bitwise_and", NULL },
+    { TGM_EOP_BITOR, "|", "bitwise_or", NULL },
 };
 
 static int find(tgm_expr_op op)
@@ -130,11 +137,11 @@ static tgf_node *unary(tgf_checker *c, const tgm_expr *e, tgf_node *x)
         static const struct {
             tga_kind opt, value;
         } opts[] = {
-            { TGA_OPT_TENSOR, TGA_TENSOR },   { TGA_OPT_INT, TGA_INT },
+            { TGA_OPT_TENSOR, TGA_TENSOR },     { TGA_OPT_INT, TGA_INT },
             { TGA_OPT_INT_LIST, TGA_INT_LIST }, { TGA_OPT_DOUBLE, TGA_DOUBLE },
-            { TGA_OPT_BOOL, TGA_BOOL },       { TGA_OPT_DTYPE, TGA_DTYPE },
-            { TGA_OPT_LAYOUT, TGA_LAYOUT },   { TGA_OPT_DEVICE, TGA_DEVICE },
-            { TGA_OPT_STR, TGA_STR },         { TGA_OPT_MEMORY_FORMAT, TGA_MEMORY_FORMAT },
+            { TGA_OPT_BOOL, TGA_BOOL },         { TGA_OPT_DTYPE, TGA_DTYPE },
+            { TGA_OPT_LAYOUT, TGA_LAYOUT },     { TGA_OPT_DEVICE, TGA_DEVICE },
+            { TGA_OPT_STR, TGA_STR },           { TGA_OPT_MEMORY_FORMAT, TGA_MEMORY_FORMAT },
         };
         for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
             if (x->type == opts[i].opt && !x->ntuple)
@@ -177,7 +184,8 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
                         v->type == TGA_OPT_INT || v->type == TGA_OPT_DOUBLE ||
                         v->type == TGA_OPT_BOOL || v->type == TGA_OPT_DTYPE;
         if (!optional) {
-            tgf_fail(c, e->offset, "std::nullopt in one branch of '?:' needs an optional in the other, not %s",
+            tgf_fail(c, e->offset,
+                     "std::nullopt in one branch of '?:' needs an optional in the other, not %s",
                      tgf_type_text(v));
             return NULL;
         }

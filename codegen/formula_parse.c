@@ -146,7 +146,7 @@ static bool parse_args(parser *p, tgm_expr *e, int *cap, const char *close, cons
 /* The C++ templates PyTorch's formulas use: `name<...>` is their argument list, never a
  * comparison. */
 static const char *const templates[] = {
-    "std::get",      "std::tuple",          "std::vector",          "std::optional",
+    "std::get",      "std::tuple",           "std::vector",           "std::optional",
     "c10::optional", "at::OptionalArrayRef", "c10::OptionalArrayRef", "OptionalArrayRef",
     "std::array",    "at::ArrayRef",         "c10::ArrayRef",         "ArrayRef",
 };

@@ -34,8 +34,8 @@ static void build_op(tgm_arena *a, tga_op *op)
         ca->kind = tga_type_kind(&sa->type);
         if (sa->def.kind == TGM_DEF_NONE_GIVEN) continue;
         const char *why, *values;
-        ca->default_expr = tga_default_expr(a, ca->kind, &sa->type, &sa->def, "tg__unused",
-                                            &values, &why);
+        ca->default_expr =
+            tga_default_expr(a, ca->kind, &sa->type, &sa->def, "tg__unused", &values, &why);
         /* Only whether there is a default matters to the checker; a default without a C
          * form yet (an unmapped type) is still a default. */
         if (!ca->default_expr) ca->default_expr = sa->def.text ? sa->def.text : "?";
@@ -178,14 +178,14 @@ const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const 
     static const char file[] = "autograd_functions.yaml";
     if (derivatives) {
         const char *slash = strrchr(derivatives, '/');
-        const char *p = slash ? tgs_fmt(a, "%.*s/%s", (int)(slash - derivatives), derivatives, file)
-                              : file;
+        const char *p =
+            slash ? tgs_fmt(a, "%.*s/%s", (int)(slash - derivatives), derivatives, file) : file;
         if (readable(p)) return p;
     }
     if (argv0) {
         const char *slash = strrchr(argv0, '/');
-        const char *p = slash ? tgs_fmt(a, "%.*s/../specs/%s", (int)(slash - argv0), argv0, file)
-                              : NULL;
+        const char *p =
+            slash ? tgs_fmt(a, "%.*s/../specs/%s", (int)(slash - argv0), argv0, file) : NULL;
         if (p && readable(p)) return p;
     }
     return NULL;

@@ -222,8 +222,8 @@ typedef enum tgm_expr_kind {
     TGM_EXPR_BINARY, /* args[0] op args[1] */
     TGM_EXPR_COND,   /* args[0] ? args[1] : args[2] */
     /* C++ forms of PyTorch's formulas (docs/autograd.md): */
-    TGM_EXPR_GET,    /* std::get<i>(args[0]) */
-    TGM_EXPR_CTOR,   /* name<targs>(args...): std::tuple<Tensor, Tensor>(), std::vector<int64_t>(n, 0),
+    TGM_EXPR_GET,  /* std::get<i>(args[0]) */
+    TGM_EXPR_CTOR, /* name<targs>(args...): std::tuple<Tensor, Tensor>(), std::vector<int64_t>(n, 0),
                       * std::optional<Tensor>(t) (a class template constructed) */
     TGM_EXPR_LAMBDA, /* [](str name){ return args[0]; }: one parameter `name` of type `str` */
 } tgm_expr_kind;
@@ -264,7 +264,7 @@ typedef struct tgm_expr {
     int nargs;
     const char **targs; /* GET / CTOR: the template arguments as written ("0"; "Tensor") */
     int ntargs;
-    bool arrow;         /* METHOD called through `->` (a member of an optional: bias->sizes()) */
+    bool arrow; /* METHOD called through `->` (a member of an optional: bias->sizes()) */
     int height; /* nodes on the longest path down to a leaf (1 for a leaf); the parser keeps it
                  * at most TGF_MAX_DEPTH, so the later stages may recurse on the tree */
 } tgm_expr;
