@@ -6,10 +6,14 @@
  *   formula_check.c, formula_names.c  tgm_expr -> tgf_node: names resolved against the entry's
  *                                     schema, operators resolved against the spec's overloads,
  *                                     every node typed; errors point into the formula
+ *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
+ *                                     formulas call that are not operators
+ *   formula_builtin.c                built-in typing of the C++ in PyTorch's formulas
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
  *
- * The formula language is documented in docs/generated-code.md ("Autograd"). */
+ * The formula language is documented in docs/generated-code.md ("Autograd") and
+ * docs/autograd.md ("The formula language": the vocabulary, the C++ forms). */
 #ifndef TGEN_FORMULA_H
 #define TGEN_FORMULA_H
 

@@ -39,6 +39,7 @@ static void build_op(tgm_arena *a, tga_op *op)
         /* Only whether there is a default matters to the checker; a default without a C
          * form yet (an unmapped type) is still a default. */
         if (!ca->default_expr) ca->default_expr = sa->def.text ? sa->def.text : "?";
+        ca->default_values = values; /* a list default: no static array to point at here */
         op->ndefaulted++;
     }
     op->nrets = s->nrets;
@@ -153,7 +154,7 @@ bool tgf_vocab_prototype_ok(const tga_op *op)
 {
     if (op->nrets != 1 || !tga_ctype(op->rets[0].kind)) return false;
     for (int i = 0; i < op->nargs; i++)
-        if (!tga_ctype(op->args[i].kind)) return false;
+        if (!tga_ctype(op->args[i].kind) || op->args[i].default_values) return false;
     return true;
 }
 
