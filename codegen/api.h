@@ -10,6 +10,9 @@
 
 /* The operator's C name without the tg_ prefix: `c_name:` or the naming rule ("add_scalar"). */
 const char *tga_cname(tgm_arena *a, const tgm_func *f);
+/* Every operator's C name (names[i] for m->funcs[i]): the rule's short name, moved to a
+ * longer one where it clashes with another operator's or the runtime's (docs/c-api.md). */
+void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names);
 /* The operator's name in error messages: the schema name without its overload ("add_"). */
 const char *tga_opname(tgm_arena *a, const tgm_func *f);
 /* "TG_OP_ADD_SCALAR". */
@@ -101,6 +104,11 @@ typedef enum tga_origin {
     TGA_KERNEL_SCALAR,     /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
                                 * calling its Tensor overload's public function */
     TGA_KERNEL_AUTOGRAD,   /* generated autograd kernel (tg_autograd.c), see tga_autograd */
+    TGA_KERNEL_FUNCTIONAL, /* glue: an autogen'ed functional entry clones the arguments its
+                                * in-place / mutable entry writes and calls that entry's kernel
+                                * on the clones */
+    TGA_KERNEL_MISSING,    /* generated stub for a backend the entry has no kernel for: it
+                                * fails with "'op' is not implemented for CPU (reason)" */
 } tga_origin;
 
 /* What an operator's generated autograd kernel does (api_autograd.c; docs/generated-code.md,
@@ -122,7 +130,8 @@ typedef struct tga_kernel {
     bool cuda_only;     /* compiled only with TG_WITH_CUDA */
     tga_origin origin;
     const char *target;    /* glue: the kernel it calls */
-    const char *call_args; /* glue: the arguments it passes to `target` */
+    const char *call_args; /* glue: the arguments it passes to `target`; a missing kernel's
+                            * stub: why it is missing */
     tgm_loc loc;
 } tga_kernel;
 
@@ -149,6 +158,8 @@ struct tga_op {
     int nkernels;
     const tga_op *delegate;        /* structured_delegate target */
     const tga_op *functional;      /* autogen: the functional entry whose kernels it wraps */
+    const tga_op *mutating;        /* autogen'ed functional entry: the in-place / mutable entry
+                                    * whose kernels it runs on clones */
     const tga_op *tensor_overload; /* scalar_overload_of: the overload its glue calls */
     tga_autograd autograd;         /* its generated autograd kernel, if any */
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */

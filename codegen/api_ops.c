@@ -124,7 +124,8 @@ typedef struct name_use {
 /* Every public identifier an op defines; two ops defining the same one cannot both compile.
  * `by_name` maps each name to its first use (a hash map: a scan of the earlier uses made this
  * quadratic in the number of entries). */
-static int check_public_names(tgm_arena *a, const tga_ops *ops, tgm_name_map *by_name)
+static int check_public_names(tgm_arena *a, const tgm_model *m, const tga_ops *ops,
+                              tgm_name_map *by_name)
 {
     int cap = ops->n * 3 + 1, n = 0, errors = 0;
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
@@ -137,6 +138,18 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops, tgm_name_map *by
         }
     }
     for (int i = 0; i < n; i++) {
+        const tgm_loc *rt =
+            m->runtime_names ? tgm__map_get(m->runtime_names, uses[i].name + 3) : NULL;
+        if (rt) {
+            const tgm_func *fi = uses[i].op->f;
+            tgm_error(fi->loc,
+                      "C name '%s' (%s of '%s') is declared by the runtime at %s:%d:%d; "
+                      "give the operator another `c_name:`",
+                      uses[i].name, uses[i].what, fi->schema.full_name, rt->file, rt->line,
+                      rt->col);
+            errors++;
+            continue;
+        }
         const name_use *first = tgm__map_put(by_name, uses[i].name, &uses[i]);
         if (!first || first->op == uses[i].op) continue;
         const tgm_func *fi = uses[i].op->f, *fj = first->op->f;
@@ -210,18 +223,20 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
     int errors = 0;
     out->n = m->nfuncs;
     out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    const char **cnames = tgm_alloc(a, sizeof *cnames * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    tga_assign_cnames(a, m, cnames);
     for (int i = 0; i < m->nfuncs; i++) {
         tga_op *op = &out->ops[i];
         op->f = m->funcs[i];
         op->index = i;
-        op->cname = tga_cname(a, op->f);
+        op->cname = cnames[i];
         errors += build_args(a, op);
         errors += build_rets(a, op);
         build_names(a, op);
         build_ksig(a, op);
     }
     tgm_name_map *by_name = tgm__map_new(a);
-    errors += check_public_names(a, out, by_name);
+    errors += check_public_names(a, m, out, by_name);
     errors += check_result_structs(a, out, by_name);
     index_ops(a, out);
     errors += tga_assign_kernels(a, out);

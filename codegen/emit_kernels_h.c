@@ -13,7 +13,7 @@ void tge_emit_kernels_h(tge_ctx *c)
         const tga_op *op = &c->ops.ops[i];
         const char *ptr = tgs_fmt(c->arena, "(*%s)", op->kfn_type);
         tgs_list_addf(&types, c->arena, "typedef %s;", tga_kernel_decl(c->arena, op, ptr));
-        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
+        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_boxed_stack *s);   /* %s */",
                       op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];

@@ -1,25 +1,24 @@
 /* tgen's error table: every malformed spec in tests/codegen/bad/ must fail with exactly the
  * diagnostics in its .expected file (file:line:col included) and exit status 1. The table is
  * tests/codegen/errors.tsv (an optional fourth column holds extra --check flags, such as
- * --strict for formula type errors); tests run from the repository root. */
+ * --strict for formula type errors or `--runtime runtime`); tests run from the repository
+ * root. */
 #include <criterion/criterion.h>
 
 #include "codegen/tgen_run.h"
 
 #define TABLE "tests/codegen/errors.tsv"
 
-/* Checks one row; returns false after reporting a mismatch. */
+/* Checks one row; returns false after reporting a mismatch. `flags` (space-separated words,
+ * modified in place) go before the files: `--check --strict --runtime runtime native derivs`. */
 static bool check_case(const char *name, const char *native, const char *derivs, char *flags)
 {
-    /* `--check [flags...] native derivs`: the flags are words separated by spaces. */
-    const char *args[16] = { "--check" };
+    const char *args[12] = { "--check" };
     int n = 1;
-    char *save = NULL; /* strtok_r: the caller's loop is in the middle of a strtok */
-    for (char *w = strtok_r(flags, " ", &save); w && n < 12; w = strtok_r(NULL, " ", &save))
+    for (char *save, *w = strtok_r(flags, " ", &save); w && n < 8; w = strtok_r(NULL, " ", &save))
         args[n++] = w;
     args[n++] = native;
     args[n++] = strcmp(derivs, "-") ? derivs : NULL;
-    args[n] = NULL;
     char expected_path[512];
     snprintf(expected_path, sizeof expected_path, "tests/codegen/bad/%s.expected", name);
     char *expected = tgen_slurp(expected_path);
@@ -44,9 +43,9 @@ Test(tgen_errors, table)
     int rows = 0, failed = 0;
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || !line[0]) continue;
-        char name[128], native[256], derivs[256], flags[256] = "";
+        char name[128], native[256], derivs[256], flags[128] = "";
         int n =
-            sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%255[^\t]", name, native, derivs, flags);
+            sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%127[^\t]", name, native, derivs, flags);
         cr_assert(n == 3 || n == 4, TABLE ": malformed row '%s'", line);
         rows++;
         failed += !check_case(name, native, derivs, flags);
