@@ -160,7 +160,10 @@ static tgf_node *unary(tgf_checker *c, const tgm_expr *e, tgf_node *x)
 static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
 {
     tgf_node *a = args[1], *b = args[2];
-    if (args[0]->type != TGA_BOOL || args[0]->ntuple) {
+    /* A condition not yet checkable (an unmapped mask's element combined with `&`): taken, the
+     * formula already counts as not yet checkable. */
+    bool unmapped = args[0]->type == TGA_UNSUPPORTED && !args[0]->ntuple;
+    if (!unmapped && (args[0]->type != TGA_BOOL || args[0]->ntuple)) {
         tgf_fail(c, e->args[0]->offset, "the condition of '?:' must be a bool, not %s",
                  tgf_type_text(args[0]));
         return NULL;

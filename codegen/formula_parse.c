@@ -163,7 +163,7 @@ static bool is_template(const char *name)
 static const char *parse_targ(parser *p, int depth)
 {
     if (depth > 8) {
-        too_deep(p, p->tok.offset);
+        fail(p, p->tok.offset, "template arguments nest more than 8 levels deep");
         return NULL;
     }
     if (p->tok.kind == TGF_TOK_INT) {
