@@ -14,10 +14,11 @@
 #include "frontend.h"
 
 static const char usage[] =
-    "usage: tgen --check [--strict] [--verbose] [--tags TAGS.yaml] [--runtime DIR]\n"
+    "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
+    "                    [--runtime DIR] [--autograd-functions FILE]\n"
     "                    NATIVE.yaml [DERIVATIVES.yaml]\n"
     "       tgen --gen --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
-    "                  [--tags TAGS.yaml] [--runtime DIR]\n"
+    "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
     "                  --templates DIR --out DIR [--docs DIR]\n"
     "       tgen --help\n"
     "\n"
@@ -26,12 +27,19 @@ static const char usage[] =
     "  --strict  with --check: also type-check every formula against the schemas, as --gen\n"
     "            does; a formula that does not parse or check is an error\n"
     "  --verbose with --check: list the formulas that do not parse, with the reason\n"
+    "  --gen-limits\n"
+    "            --strict, and also report as errors what type-checks but --gen cannot\n"
+    "            generate yet (docs/autograd.md, \"Limits of generated nodes\")\n"
     "  --gen     parse, validate, then write the generated sources into --out (only files\n"
     "            whose text changed) and the operator reference into --docs\n"
     "  --tags    the tags file entries' `tags:` must come from (default: tags.yaml beside\n"
     "            NATIVE.yaml, when there is one; without one, any tag is accepted)\n"
     "  --runtime the runtime's header directory: operator C names avoid the names declared\n"
     "            there (docs/c-api.md, \"Names\")\n"
+    "  --autograd-functions FILE\n"
+    "            the functions formulas may call besides operators (docs/autograd.md);\n"
+    "            default: autograd_functions.yaml beside the derivatives file, else the\n"
+    "            project's specs/autograd_functions.yaml (found from tgen's own path)\n"
     "\n"
     "Errors are printed as `file:line:col: error: message`. Exit status: 0 ok, 1 errors in\n"
     "the specs, 2 bad command line.\n";
@@ -41,6 +49,13 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
+    const char *vocab; /* --autograd-functions */
+    const char *argv0; /* tgen's own path (the default vocabulary) */
+    /* --check --strict with derivatives: validate, and so check the formulas, even when the
+     * files have errors, so that the derivatives can be measured on specs that do not
+     * validate yet (entries that failed to parse are dropped from the model, and the checker
+     * skips, silently, the derivative entries whose own operator has no C view). */
+    bool validate_anyway;
 } load_opts;
 
 /* tags.yaml beside the native file, or NULL when there is none. */
@@ -60,17 +75,20 @@ static int load(tgm_model *m, const load_opts *o)
     if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
     errors += tgm_parse_native_functions(m, o->native);
     if (o->derivs) errors += tgm_parse_derivatives(m, o->derivs);
-    if (errors == 0) errors = tgm_validate(m);
+    m->autograd_functions =
+        o->vocab ? o->vocab : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
+    if (errors == 0 || o->validate_anyway) errors += tgm_validate(m);
     return errors;
 }
 
-/* `--tags FILE` / `--runtime DIR` at argv[*i]: stores the value and moves past it. Returns 0
- * when argv[*i] is neither, -1 when its value is missing. */
+/* `--tags FILE` / `--runtime DIR` / `--autograd-functions FILE` at argv[*i]: stores the value
+ * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
 static int load_option(int argc, char **argv, int *i, load_opts *o)
 {
-    const char **slot = !strcmp(argv[*i], "--tags")      ? &o->tags
-                        : !strcmp(argv[*i], "--runtime") ? &o->runtime
-                                                         : NULL;
+    const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
+                        : !strcmp(argv[*i], "--runtime")            ? &o->runtime
+                        : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
+                                                                    : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
     *slot = argv[++*i];
@@ -162,17 +180,17 @@ static int parse_formulas(tgm_model *m, bool verbose, int *total)
     return parsed;
 }
 
-static int run_check(int argc, char **argv)
+static int run_check(int argc, char **argv, const char *argv0)
 {
-    bool strict = false, verbose = false;
-    load_opts lo = { 0 };
+    bool strict = false, verbose = false, gen_limits = false;
+    load_opts lo = { .argv0 = argv0 };
     const char *files[2];
     int nfiles = 0;
     for (int i = 0; i < argc; i++) {
         int got = load_option(argc, argv, &i, &lo);
         if (got < 0 ||
             (!got && argv[i][0] == '-' && strcmp(argv[i], "--strict") &&
-             strcmp(argv[i], "--verbose")) ||
+             strcmp(argv[i], "--verbose") && strcmp(argv[i], "--gen-limits")) ||
             (!got && argv[i][0] != '-' && nfiles == 2)) {
             fputs(usage, stderr);
             return 2;
@@ -180,6 +198,7 @@ static int run_check(int argc, char **argv)
         if (got) continue;
         if (!strcmp(argv[i], "--strict")) strict = true;
         else if (!strcmp(argv[i], "--verbose")) verbose = true;
+        else if (!strcmp(argv[i], "--gen-limits")) strict = gen_limits = true;
         else files[nfiles++] = argv[i];
     }
     if (nfiles < 1) {
@@ -189,22 +208,38 @@ static int run_check(int argc, char **argv)
     lo.native = files[0];
     lo.derivs = nfiles == 2 ? files[1] : NULL;
     tgm_model m = { .arena = tgm_arena_new() };
-    int errors = load(&m, &lo);
-    if (!errors && strict) errors = tgf_check_model(&m);
-    if (!errors) {
+    lo.validate_anyway = strict && lo.derivs;
+    int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
+    if ((!errors || lo.validate_anyway) && strict)
+        errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
+    /* What --strict could not check, so that a clean check is not mistaken for more than it
+     * is: formulas using types without a C mapping, entries of operators without a C view. */
+    if (unchecked || skipped)
+        printf("not checked: %d formulas using types without a C mapping, %d derivative "
+               "entries whose operator has no C view\n",
+               unchecked, skipped);
+    if (limited)
+        printf("checked, but not generatable yet: %d derivative entries past the limits of "
+               "generated nodes (docs/autograd.md)\n",
+               limited);
+    /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
+     * the derivatives are read either way; see load_opts). */
+    if (!errors || (verbose && lo.validate_anyway)) {
         int total, parsed = parse_formulas(&m, verbose, &total);
-        printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
-        if (lo.derivs) printf(", %d/%d formulas parsed", parsed, total);
-        printf("\n");
-        print_other_keys(&m);
+        if (!errors) {
+            printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
+            if (lo.derivs) printf(", %d/%d formulas parsed", parsed, total);
+            printf("\n");
+            print_other_keys(&m);
+        }
     }
     tgm_arena_free(m.arena);
     return errors ? 1 : 0;
 }
 
-static int run_gen(int argc, char **argv)
+static int run_gen(int argc, char **argv, const char *argv0)
 {
-    load_opts lo = { 0 };
+    load_opts lo = { .argv0 = argv0 };
     tge_options o = { 0 };
     bool verbose = false;
     for (int i = 0; i < argc; i++) {
@@ -249,8 +284,8 @@ int tgen_main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (argc >= 2 && !strcmp(argv[1], "--check")) return run_check(argc - 2, argv + 2);
-    if (argc >= 2 && !strcmp(argv[1], "--gen")) return run_gen(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--check")) return run_check(argc - 2, argv + 2, argv[0]);
+    if (argc >= 2 && !strcmp(argv[1], "--gen")) return run_gen(argc - 2, argv + 2, argv[0]);
     fputs(usage, stderr);
     return 2;
 }

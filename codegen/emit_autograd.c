@@ -562,12 +562,41 @@ static const char *engine_code(tge_ctx *c, const templates *t)
     return tgt_render_str(&t->engine_missing, e, c->arena);
 }
 
+static void find_helpers(tge_ctx *c, const tgf_node *n, tgm_name_map *seen, tgs_list *out)
+{
+    if (n->kind == TGF_HELPER && !tgm__map_put(seen, n->callee->cname, (void *)n->callee))
+        tgs_list_addf(out, c->arena, "%s;", tgf_vocab_prototype(c->arena, n->callee));
+    for (int i = 0; i < n->nargs; i++) find_helpers(c, n->args[i], seen, out);
+}
+
+/* The prototypes of the autograd vocabulary functions the formulas call (tg__grad_<name>,
+ * implemented by the runtime; a missing one is a link error naming it), or NULL for none:
+ * the generated file is unchanged when no formula calls one. */
+static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
+{
+    tgm_name_map *seen = tgm__map_new(c->arena);
+    tgs_list protos = { 0 };
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
+            if (ds->d[i].formulas[k].root)
+                find_helpers(c, ds->d[i].formulas[k].root, seen, &protos);
+    if (protos.n == 0) return NULL;
+    return tgs_fmt(c->arena,
+                   "/* Autograd vocabulary functions the formulas call (%s; the runtime "
+                   "implements them). */\n%s\n",
+                   c->model->autograd_functions ? c->model->autograd_functions : "-",
+                   tgs_list_join(&protos, c->arena, "\n"));
+}
+
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0) return;
+    if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
+    if (tgf_gen_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
+    const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
+    if (protos) tgs_list_add(&nodes, c->arena, protos);
     for (int i = 0; i < ds.n; i++)
         if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {

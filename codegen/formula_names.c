@@ -102,5 +102,12 @@ const char *tgf_kind_text(tga_kind k)
         [TGA_STR] = "str",
         [TGA_OPT_STR] = "str?",
     };
+    switch ((int)k) {
+    case TGA_UNSUPPORTED: return "a value of a type without a C mapping";
+    case TGF_KIND_OPTIONS: return "TensorOptions";
+    case TGF_KIND_NONE: return "std::nullopt";
+    case TGF_KIND_LAMBDA: return "a lambda";
+    default: break;
+    }
     return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
 }

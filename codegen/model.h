@@ -225,6 +225,11 @@ typedef enum tgm_expr_kind {
     TGM_EXPR_UNARY,  /* op args[0] */
     TGM_EXPR_BINARY, /* args[0] op args[1] */
     TGM_EXPR_COND,   /* args[0] ? args[1] : args[2] */
+    /* C++ forms of PyTorch's formulas (docs/autograd.md): */
+    TGM_EXPR_GET,  /* std::get<i>(args[0]) */
+    TGM_EXPR_CTOR, /* name<targs>(args...): std::tuple<Tensor, Tensor>(), std::vector<int64_t>(n, 0),
+                      * std::optional<Tensor>(t) (a class template constructed) */
+    TGM_EXPR_LAMBDA, /* [](str name){ return args[0]; }: one parameter `name` of type `str` */
 } tgm_expr_kind;
 
 typedef enum tgm_expr_op {
@@ -244,6 +249,9 @@ typedef enum tgm_expr_op {
     TGM_EOP_NEG,
     TGM_EOP_PLUS,
     TGM_EOP_NOT,
+    TGM_EOP_DEREF,  /* *opt: the value of an optional */
+    TGM_EOP_BITAND, /* a & b (element-wise on bool tensors) */
+    TGM_EOP_BITOR,  /* a | b */
 } tgm_expr_op;
 
 typedef struct tgm_expr {
@@ -258,6 +266,9 @@ typedef struct tgm_expr {
     const char *str;
     struct tgm_expr **args;
     int nargs;
+    const char **targs; /* GET / CTOR: the template arguments as written ("0"; "Tensor") */
+    int ntargs;
+    bool arrow; /* METHOD called through `->` (a member of an optional: bias->sizes()) */
     int height; /* nodes on the longest path down to a leaf (1 for a leaf); the parser keeps it
                  * at most TGF_MAX_DEPTH, so the later stages may recurse on the tree */
 } tgm_expr;
@@ -311,6 +322,8 @@ typedef struct tgm_model {
     /* tags.yaml's tags -> the tgm_loc of their definition; NULL without a tags file, when any
      * tag is accepted. */
     struct tgm_name_map *tags;
+    const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
+                                      * (formula.h, tgf_vocab), or NULL */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be

@@ -223,3 +223,39 @@ Test(tgen_emit, rewrites_only_changed_files)
     tgen_result_free(&r2);
     remove_dir(dir);
 }
+
+/* A formula calling an autograd vocabulary function: the call compiles to tg__grad_<name>,
+ * declared once from the vocabulary's signature before the nodes; functions no formula calls
+ * are not declared; the generated file compiles (linking needs the runtime's definition). */
+Test(tgen_emit, vocabulary_calls)
+{
+    char *dir = make_tmpdir();
+    const char *args[] = { "--gen",
+                           "--native",
+                           "tests/codegen/bad/formula_native.yaml",
+                           "--derivatives",
+                           "tests/codegen/emit/vocab_derivs.yaml",
+                           "--autograd-functions",
+                           "tests/codegen/emit/vocab_functions.yaml",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
+    char path[600];
+    snprintf(path, sizeof path, "%s/tg_autograd.c", dir);
+    char *c = tgen_slurp(path);
+    cr_assert(c, "no %s", path);
+    const char *proto =
+        strstr(c, "\ntg_tensor *tg__grad_maybe_multiply(tg_tensor *t, double s);\n");
+    const char *call = strstr(c, "tg__grad_maybe_multiply(t0, (double)(INT64_C(2)))");
+    cr_expect(proto && call && proto < call, "no prototype before the call in:\n%s", c);
+    cr_expect(!strstr(c, "tg__grad_norm_backward"), "an uncalled helper is declared");
+    free(c);
+    const char *const files[] = { "tg_autograd.c" };
+    cr_expect_eq(tgen_compile_errors(dir, files, 1), 0, "generated C does not compile");
+    tgen_result_free(&r);
+    remove_dir(dir);
+}
