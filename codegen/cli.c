@@ -212,16 +212,6 @@ static int run_check(int argc, char **argv, const char *argv0)
     int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
-    /* What --strict could not check, so that a clean check is not mistaken for more than it
-     * is: formulas using types without a C mapping, entries of operators without a C view. */
-    if (unchecked || skipped)
-        printf("not checked: %d formulas using types without a C mapping, %d derivative "
-               "entries whose operator has no C view\n",
-               unchecked, skipped);
-    if (limited)
-        printf("checked, but not generatable yet: %d derivative entries past the limits of "
-               "generated nodes (docs/autograd.md)\n",
-               limited);
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
      * the derivatives are read either way; see load_opts). */
     if (!errors || (verbose && lo.validate_anyway)) {
@@ -231,6 +221,17 @@ static int run_check(int argc, char **argv, const char *argv0)
             if (lo.derivs) printf(", %d/%d formulas parsed", parsed, total);
             printf("\n");
             print_other_keys(&m);
+            /* What --strict could not check, so that a clean check is not mistaken for more
+             * than it is: formulas using types without a C mapping, entries of operators
+             * without a C view; and what it checked but --gen cannot generate yet. */
+            if (unchecked || skipped)
+                printf("not checked: %d formulas using types without a C mapping, %d derivative "
+                       "entries whose operator has no C view\n",
+                       unchecked, skipped);
+            if (limited)
+                printf("checked, but not generatable yet: %d derivative entries past the limits of "
+                       "generated nodes (docs/autograd.md)\n",
+                       limited);
         }
     }
     tgm_arena_free(m.arena);

@@ -223,8 +223,10 @@ tgf_node *tgf_builtin_call(tgf_checker *c, const tgm_expr *e)
      * not_implemented). */
     if (!strcmp(name, "not_implemented_list")) {
         if (e->nargs < 1 || e->nargs > 2 || e->args[0]->kind != TGM_EXPR_STR ||
-            (e->nargs == 2 && e->args[1]->kind != TGM_EXPR_STR)) {
-            tgf_fail(c, e->name_offset, "%s(\"name\"[, \"reason\"]) takes strings", name);
+            (e->nargs == 2 && e->args[1]->kind != TGM_EXPR_STR &&
+             e->args[1]->kind != TGM_EXPR_NAME)) {
+            tgf_fail(c, e->name_offset,
+                     "%s(\"name\"[, reason]) takes a string and a string or constant", name);
             return NULL;
         }
         return tgf_builtin_node(c, e, name, TGA_TENSOR_LIST, NULL, 0);

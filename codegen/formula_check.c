@@ -349,6 +349,22 @@ static tgf_node *list_output_element(tgf_checker *c, const tgm_expr *e)
     return tgf_builtin_node(c, e, base->name, TGA_TENSOR, &i, 1);
 }
 
+/* The kind of an element of a list kind (an element of a value not yet checkable is not
+ * either), or TGA_KIND_COUNT for a kind that is no list. */
+static tga_kind element_kind(tga_kind list)
+{
+    switch (list) {
+    case TGA_INT_LIST: return TGA_INT;
+    case TGA_TENSOR_LIST: return TGA_TENSOR;
+    case TGA_OPT_TENSOR_LIST: return TGA_OPT_TENSOR;
+    case TGA_FLOAT_LIST: return TGA_DOUBLE;
+    case TGA_BOOL_LIST: return TGA_BOOL;
+    case TGA_STR_LIST: return TGA_STR;
+    case TGA_UNSUPPORTED: return TGA_UNSUPPORTED;
+    default: return TGA_KIND_COUNT;
+    }
+}
+
 static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
 {
     const tgm_expr *base = e->args[0], *ix = e->args[1];
@@ -358,17 +374,11 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
         /* An element of an int[] (an int) or of a value not yet checkable (a mask's bool). */
         tgf_node *args[2];
         if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix))) return NULL;
-        bool list = args[0]->type == TGA_INT_LIST, unmapped = args[0]->type == TGA_UNSUPPORTED;
-        bool tensors = args[0]->type == TGA_TENSOR_LIST;
-        if ((list || unmapped || tensors) && args[1]->type == TGA_INT && !args[0]->ntuple)
-            return tgf_builtin_node(c, e, "[]",
-                                    list      ? TGA_INT
-                                    : tensors ? TGA_TENSOR
-                                              : TGA_UNSUPPORTED,
-                                    args, 2);
+        tga_kind elem = element_kind(args[0]->type);
+        if (elem != TGA_KIND_COUNT && args[1]->type == TGA_INT && !args[0]->ntuple)
+            return tgf_builtin_node(c, e, "[]", elem, args, 2);
         tgf_fail(c, e->offset,
-                 "only 'grads' (grads[i]) and int[] values (with an int) can be indexed, "
-                 "not %s",
+                 "only 'grads' (grads[i]) and lists (with an int) can be indexed, not %s",
                  type_text(args[0]));
         return NULL;
     }

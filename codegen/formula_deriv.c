@@ -14,11 +14,13 @@ static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
     return op && op->f == f ? op : NULL;
 }
 
-/* `not_implemented("reason")` as the whole formula. */
+/* `not_implemented("name")` as the whole formula, maybe with a reason: a string, or a C++
+ * constant's name (PyTorch's `kCudnnDoubleBackwardMsg`), kept as its text. */
 static bool is_not_implemented(const tgm_expr *e)
 {
-    return e->kind == TGM_EXPR_CALL && !strcmp(e->name, "not_implemented") && e->nargs == 1 &&
-           e->args[0]->kind == TGM_EXPR_STR;
+    return e->kind == TGM_EXPR_CALL && !strcmp(e->name, "not_implemented") &&
+           (e->nargs == 1 || e->nargs == 2) && e->args[0]->kind == TGM_EXPR_STR &&
+           (e->nargs == 1 || e->args[1]->kind == TGM_EXPR_STR || e->args[1]->kind == TGM_EXPR_NAME);
 }
 
 /* Marks what the node must save for the inputs and outputs a formula reads. */
