@@ -109,6 +109,13 @@ static bool lex_number(parser *p, size_t i)
         is_float = true;
         for (i += 2; is_digit(s[i]); i++) {}
     }
+    /* A complex literal (`2j`, `1.5e3j`): PyTorch's schema language has them, tensorgen has
+     * no complex dtypes (a Scalar is a double), so none can be a default. */
+    if (s[i] == 'j' && !is_alpha(s[i + 1]) && !is_digit(s[i + 1]))
+        return fail(p, p->t.off,
+                    "complex literal '%.*s' (tensorgen has no complex dtypes: Scalar and float "
+                    "values are real)",
+                    (int)(i + 1 - p->t.off), s + p->t.off);
     if (is_alpha(s[i])) return fail(p, i, "unexpected character '%c' in number", s[i]);
     p->t.kind = is_float ? T_FLOAT : T_INT;
     p->t.len = i - p->t.off;
