@@ -131,7 +131,7 @@ LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CAP_OBJ_SAN) $(CU_OBJ)
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-pytorch-specs all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -142,7 +142,7 @@ $(BUILD)/obj/codegen/%.o: codegen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(WARN) $(DEPFLAGS) -c $< -o $@
 
-TGEN_ARGS = --gen --native specs/native_functions.yaml \
+TGEN_ARGS = --gen --native specs/native_functions.yaml --runtime runtime \
             $(if $(DERIVS),--derivatives $(DERIVS)) \
             --templates templates --out generated --docs docs
 
@@ -182,6 +182,11 @@ check-generated: gen
 REBUILD_CUDA ?= 0
 check-rebuild-cost:
 	CUDA=$(REBUILD_CUDA) tests/build/rebuild_cost.sh
+
+# tgen takes PyTorch's whole spec: --check --strict, --gen, and the generated C compiles
+# (tests/codegen/check_pytorch_specs.sh; releases in ../shared/pytorch-*; CI runs it).
+check-pytorch-specs: $(BUILD)/tgen
+	@tests/codegen/check_pytorch_specs.sh $(BUILD)/tgen $(CC)
 
 # ------------------------------------------------------------------ library
 # Order-only on the stamp: generation runs first, but only files whose text tgen changed

@@ -70,10 +70,10 @@ time_cmd() {
     t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
     times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')")
   done
-  printf '%s\n' "${times[@]}" | sort -g | awk -v name="$name" -v ct="$CORETYPE" -v extra="$extra" '
+  printf '%s\n' "${times[@]}" | sort -g | awk -v name="$name" -v ct="$CORETYPE" -v extra="$extra" -v src="${TIME_SRC:-tensorgen}" '
     { v[NR] = $1 }
     END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-          printf "{\"name\": \"%s\", \"unit\": \"s\", \"value\": %.4f, \"best\": %.4f, \"median\": %.4f, \"n\": %d, \"threads\": 1, \"src\": \"tensorgen\", \"coretype\": \"%s\"%s}\n", name, m, v[1], m, NR, ct, extra }'
+          printf "{\"name\": \"%s\", \"unit\": \"s\", \"value\": %.4f, \"best\": %.4f, \"median\": %.4f, \"n\": %d, \"threads\": 1, \"src\": \"%s\", \"coretype\": \"%s\"%s}\n", name, m, v[1], m, NR, src, ct, extra }'
 }
 
 tgen_bench() {
@@ -104,6 +104,40 @@ tgen_bench() {
         "$p215/native_functions.yaml" "$p215/derivatives.yaml"
     else
       note "tgen_check_pytorch_2_15 skipped: $p215 is absent"
+    fi
+  fi
+  # The full PyTorch surface (every entry and derivative; --runtime as `make gen`), generated
+  # into an emptied scratch directory each run, so every file is rendered and written (issue
+  # 10's goal: under 0.3 s). torchgen (Debian's python3-torch 1.13, when installed) generating
+  # ATen's C++ from the same 1.13.1 file is the reference.
+  local v
+  for v in 1.13.1 2.15.0; do
+    local name="tgen_gen_pytorch_${v%.*}_specs" dir=../shared/pytorch-$v tmp
+    name=${name//./_}
+    wanted "$name" || continue
+    if [ -f "$dir/native_functions.yaml" ] && [ -f "$dir/derivatives.yaml" ]; then
+      tmp=$(mktemp -d)
+      time_cmd "$name" sh -c 'rm -rf "$1"/out && exec "$2" --gen \
+        --native "$3/native_functions.yaml" --derivatives "$3/derivatives.yaml" \
+        --runtime runtime --templates templates --out "$1/out" --docs "$1/out"' \
+        sh "$tmp" "$BUILD/tgen" "$dir"
+      rm -rf "$tmp"
+    else
+      note "$name skipped: $dir is absent"
+    fi
+  done
+  if wanted torchgen_gen_pytorch_1_13_specs; then
+    local tg=/usr/lib/python3/dist-packages/torchgen tmp
+    if [ -d "$tg/packaged/ATen/templates" ] && [ -f "$PYTORCH_SPECS/native_functions.yaml" ]; then
+      tmp=$(mktemp -d)
+      mkdir -p "$tmp/src/native"
+      cp -r "$tg/packaged/ATen/templates" "$tmp/src/"
+      cp "$PYTORCH_SPECS/native_functions.yaml" "$PYTORCH_SPECS/tags.yaml" "$tmp/src/native/"
+      REPEATS=3 TIME_SRC=pytorch time_cmd torchgen_gen_pytorch_1_13_specs sh -c \
+        'rm -rf "$1/out" && exec "$2" -m torchgen.gen -s "$1/src" -d "$1/out"' sh "$tmp" "$PY"
+      rm -rf "$tmp"
+    else
+      note "torchgen_gen_pytorch_1_13_specs skipped: no torchgen at $tg"
     fi
   fi
   if wanted tgen_gen_project_specs; then

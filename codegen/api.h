@@ -10,6 +10,9 @@
 
 /* The operator's C name without the tg_ prefix: `c_name:` or the naming rule ("add_scalar"). */
 const char *tga_cname(tgm_arena *a, const tgm_func *f);
+/* Every operator's C name (names[i] for m->funcs[i]): the rule's short name, moved to a
+ * longer one where it clashes with another operator's or the runtime's (docs/c-api.md). */
+void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names);
 /* The operator's name in error messages: the schema name without its overload ("add_"). */
 const char *tga_opname(tgm_arena *a, const tgm_func *f);
 /* "TG_OP_ADD_SCALAR". */
@@ -21,7 +24,8 @@ const char *tga_ident(tgm_arena *a, const char *name);
 const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel);
 /* "cpu", "cuda", "composite": the symbol prefix of a key. */
 const char *tga_key_prefix(tgm_key key);
-/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed. */
+/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed;
+ * results other than Tensor add their type to the name (see api_names.c). */
 const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s);
 
 /* ------------------------------------------------------------------ types (api_types.c) */
@@ -51,6 +55,19 @@ typedef enum tga_kind {
     TGA_OPT_GENERATOR,
     TGA_STR,
     TGA_OPT_STR,
+    TGA_OPT_TENSOR_LIST, /* Tensor?[]: a tg_tensor_list whose elements may be NULL */
+    TGA_FLOAT_LIST,      /* float[], Scalar[] */
+    TGA_OPT_FLOAT_LIST,
+    TGA_BOOL_LIST, /* bool[N] */
+    TGA_OPT_BOOL_LIST,
+    TGA_STR_LIST, /* str[], Dimname[] */
+    TGA_OPT_STR_LIST,
+    TGA_STORAGE,
+    TGA_OPT_STORAGE,
+    TGA_STREAM,
+    TGA_QSCHEME,
+    TGA_OPT_QSCHEME,
+    TGA_QUANTIZER, /* ConstQuantizerPtr */
     TGA_KIND_COUNT
 } tga_kind;
 
@@ -71,7 +88,10 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t);
  * *list_values (NULL otherwise). */
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
                              const char *list_storage, const char **list_values, const char **why);
-bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor? or Tensor[]: part of the key set */
+bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[] or Tensor?[]: the key set */
+/* The element type of a list kind's static default array ("int64_t", "double", "bool"), NULL
+ * for a kind whose defaults need no array. */
+const char *tga_list_elem_ctype(tga_kind k);
 /* An out= argument (kwarg-only, write-aliased Tensor). */
 bool tga_is_out_arg(const tgm_arg *a);
 
@@ -82,13 +102,15 @@ typedef struct tga_arg {
     const char *name; /* C identifier */
     tga_kind kind;
     const char *default_expr;   /* initializer of its options field; NULL without a default */
-    const char *default_array;  /* static storage of a non-empty int list default, or NULL */
+    const char *default_array;  /* static storage of a non-empty list default, or NULL; its
+                                 * elements are tga_list_elem_ctype(kind) */
     const char *default_values; /* its values, "0, 1" */
 } tga_arg;
 
 typedef struct tga_ret {
     const char *name; /* field name in a result struct */
-    tga_kind kind;    /* TGA_TENSOR, TGA_INT, TGA_DOUBLE or TGA_BOOL */
+    tga_kind kind;    /* TGA_TENSOR, TGA_TENSOR_LIST, TGA_INT, TGA_DOUBLE, TGA_BOOL, TGA_DTYPE,
+                       * TGA_QSCHEME; TGA_INT_LIST alone */
 } tga_ret;
 
 /* Key-set slots of a kernel in its operator's row (bit k = tg_dispatch_key k). */
@@ -101,6 +123,11 @@ typedef enum tga_origin {
     TGA_KERNEL_SCALAR,     /* glue: a `scalar_overload_of:` entry wrapping its Scalars and
                                 * calling its Tensor overload's public function */
     TGA_KERNEL_AUTOGRAD,   /* generated autograd kernel (tg_autograd.c), see tga_autograd */
+    TGA_KERNEL_FUNCTIONAL, /* glue: an autogen'ed functional entry clones the arguments its
+                                * in-place / mutable entry writes and calls that entry's kernel
+                                * on the clones */
+    TGA_KERNEL_MISSING,    /* generated stub for a backend the entry has no kernel for: it
+                                * fails with "'op' is not implemented for CPU (reason)" */
 } tga_origin;
 
 /* What an operator's generated autograd kernel does (api_autograd.c; docs/generated-code.md,
@@ -122,7 +149,8 @@ typedef struct tga_kernel {
     bool cuda_only;     /* compiled only with TG_WITH_CUDA */
     tga_origin origin;
     const char *target;    /* glue: the kernel it calls */
-    const char *call_args; /* glue: the arguments it passes to `target` */
+    const char *call_args; /* glue: the arguments it passes to `target`; a missing kernel's
+                            * stub: why it is missing */
     tgm_loc loc;
 } tga_kernel;
 
@@ -141,14 +169,16 @@ struct tga_op {
     int nargs;
     int ndefaulted;
     tga_ret *rets;
-    int nrets;
-    const char *ret_ctype;  /* "tg_tensor *", "tg_values_indices", "int64_t" */
+    int nrets;              /* 0 for `-> ()`: the functions return an int status (0 or -1) */
+    const char *ret_ctype;  /* "tg_tensor *", "tg_values_indices", "int64_t", "int" for `()` */
     const char *ret_struct; /* the result struct's name when nrets > 1, else NULL */
     const char *ksig;       /* the kernel type without names, for consistency checks */
     tga_kernel *kernels;
     int nkernels;
     const tga_op *delegate;        /* structured_delegate target */
     const tga_op *functional;      /* autogen: the functional entry whose kernels it wraps */
+    const tga_op *mutating;        /* autogen'ed functional entry: the in-place / mutable entry
+                                    * whose kernels it runs on clones */
     const tga_op *tensor_overload; /* scalar_overload_of: the overload its glue calls */
     tga_autograd autograd;         /* its generated autograd kernel, if any */
     const tgm_derivative *deriv;   /* TGA_AUTOGRAD_RECORD: the entry whose node it records */

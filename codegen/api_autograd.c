@@ -62,8 +62,20 @@ int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
     for (int i = 0; i < m->nderivs; i++)
         if (m->derivs[i]->func)
             tgm__map_put(by_func, m->derivs[i]->func->schema.full_name, m->derivs[i]);
+    int errors = 0;
     for (int i = 0; i < ops->n; i++) {
         tga_op *op = &ops->ops[i];
+        if (op->nrets == 0) { /* `-> ()`: no output to record a node on */
+            const tgm_derivative *dv = entry_of(by_func, op->f);
+            if (dv) {
+                tgm_error(dv->name_loc,
+                          "'%s' returns nothing; only operators returning tensors are "
+                          "differentiable",
+                          op->f->schema.full_name);
+                errors++;
+            }
+            continue;
+        }
         op->autograd = kind_of(by_func, op);
         if (op->autograd == TGA_AUTOGRAD_NONE) continue;
         tga_kernel *k = tgm_alloc(a, sizeof *k * (size_t)(op->nkernels + 1));
@@ -77,5 +89,5 @@ int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
         k->origin = TGA_KERNEL_AUTOGRAD;
         k->loc = op->deriv ? op->deriv->loc : op->f->loc;
     }
-    return 0;
+    return errors;
 }

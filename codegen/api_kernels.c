@@ -22,7 +22,8 @@ static int key_slots(tgm_key key)
     case TGM_KEY_CUDA: return TGA_SLOT_CUDA;
     /* Implicit composites also serve autograd: autograd flows through the ops they call. */
     case TGM_KEY_COMPOSITE_IMPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA | TGA_SLOT_AUTOGRAD;
-    case TGM_KEY_COMPOSITE_EXPLICIT: return TGA_SLOT_CPU | TGA_SLOT_CUDA;
+    case TGM_KEY_COMPOSITE_EXPLICIT:
+    case TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL: return TGA_SLOT_CPU | TGA_SLOT_CUDA;
     default: return 0;
     }
 }
@@ -36,15 +37,18 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op)
 }
 
 /* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
- * slots, and is named tg__structured_<key>_<cname> or tg__autogen_<key>_<cname>. */
+ * slots, and is named tg__structured_<key>_<cname>, tg__autogen_<key>_<cname> or
+ * tg__functional_<key>_<cname>. */
 static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
                      const char *call_args, tgm_loc loc)
 {
     tga_kernel *k = add_kernel(a, op);
     k->key = wrapped->key;
-    k->symbol =
-        tgs_fmt(a, "tg__%s_%s_%s", origin == TGA_KERNEL_STRUCTURED ? "structured" : "autogen",
-                tga_key_prefix(wrapped->key), op->cname);
+    k->symbol = tgs_fmt(a, "tg__%s_%s_%s",
+                        origin == TGA_KERNEL_STRUCTURED ? "structured"
+                        : origin == TGA_KERNEL_AUTOGEN  ? "autogen"
+                                                        : "functional",
+                        tga_key_prefix(wrapped->key), op->cname);
     k->slots = wrapped->slots;
     k->cuda_only = wrapped->cuda_only;
     k->origin = origin;
@@ -74,6 +78,32 @@ static bool has_backend_kernel(const tga_op *op)
     for (int i = 0; i < op->nkernels; i++)
         if (op->kernels[i].key == TGM_KEY_CPU || op->kernels[i].key == TGM_KEY_CUDA) return true;
     return false;
+}
+
+/* Stubs in the CPU and CUDA slots of an op that has no kernel for them: each fails naming the
+ * operator, the backend and `why` (docs/generated-code.md, "Missing kernels"). */
+static void add_missing(tgm_arena *a, tga_op *op, const char *why, tgm_loc loc)
+{
+    static const tgm_key keys[] = { TGM_KEY_CPU, TGM_KEY_CUDA };
+    for (int i = 0; i < 2; i++) {
+        tga_kernel *k = add_kernel(a, op);
+        k->key = keys[i];
+        k->symbol = tgs_fmt(a, "tg__missing_%s_%s", tga_key_prefix(keys[i]), op->cname);
+        k->slots = keys[i] == TGM_KEY_CPU ? TGA_SLOT_CPU : TGA_SLOT_CUDA;
+        k->cuda_only = keys[i] == TGM_KEY_CUDA;
+        k->origin = TGA_KERNEL_MISSING;
+        k->call_args = why;
+        k->loc = loc;
+    }
+}
+
+/* "SparseCPU, MPS": the keys an entry names that tensorgen does not compile. */
+static const char *other_keys(tgm_arena *a, const tgm_func *f)
+{
+    tgs_list l = { 0 };
+    for (int i = 0; i < f->ndispatch; i++)
+        if (f->dispatch[i].key == TGM_KEY_OTHER) tgs_list_add(&l, a, f->dispatch[i].key_name);
+    return tgs_list_join(&l, a, ", ");
 }
 
 /* ------------------------------------------------------------------ written kernels */
@@ -106,14 +136,6 @@ static int assign_written(tgm_arena *a, tga_op *op)
     for (int i = 0; i < f->ndispatch; i++) {
         const tgm_dispatch_entry *d = &f->dispatch[i];
         if (d->key == TGM_KEY_OTHER) continue;
-        if (d->key == TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL) {
-            tgm_error(d->loc,
-                      "dispatch key '%s' is not compiled by tensorgen; use "
-                      "CompositeExplicitAutograd",
-                      d->key_name);
-            errors++;
-            continue;
-        }
         tga_kernel *k = add_kernel(a, op);
         k->key = d->key;
         k->symbol = tga_kernel_symbol(a, d->key, d->kernel);
@@ -121,17 +143,13 @@ static int assign_written(tgm_arena *a, tga_op *op)
         k->cuda_only = d->key == TGM_KEY_CUDA;
         k->loc = d->loc;
     }
-    if (!errors && op->nkernels == 0) {
-        tgm_error(f->loc,
-                  "'%s' has no kernel for a key tensorgen compiles (CPU, CUDA, "
-                  "CompositeImplicitAutograd, CompositeExplicitAutograd)",
-                  f->schema.full_name);
-        errors++;
-    }
-    if (!errors && f->structured && !has_backend_kernel(op)) {
-        tgm_error(f->loc, "structured entry '%s' needs a CPU or CUDA kernel in `dispatch:`",
-                  f->schema.full_name);
-        errors++;
+    if (!has_backend_kernel(op) && (op->nkernels == 0 || f->structured)) {
+        /* Only keys tensorgen does not compile (or a structured kernel only for those). */
+        const char *keys = other_keys(a, f);
+        add_missing(a, op,
+                    *keys ? tgs_fmt(a, "its kernels are for %s", keys)
+                          : "its `dispatch:` names no kernel",
+                    f->loc);
     }
     resolve_slots(op);
     return errors;
@@ -182,6 +200,17 @@ static const char *delegate_call_args(tgm_arena *a, const tga_op *op, const tga_
     return tgs_list_join(&args, a, ", ");
 }
 
+/* Whether two ops return results of the same kinds in the same order, whatever their result
+ * structs are named (nll_loss_forward's `(Tensor output, Tensor total_weight)` and its
+ * delegate's unnamed pair): the glue then copies the fields across. */
+static bool same_results(const tga_op *x, const tga_op *y)
+{
+    if (x->nrets != y->nrets) return false;
+    for (int i = 0; i < x->nrets; i++)
+        if (x->rets[i].kind != y->rets[i].kind) return false;
+    return true;
+}
+
 static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op)
 {
     const tgm_func *f = op->f;
@@ -201,7 +230,8 @@ static int assign_structured(tgm_arena *a, const tga_ops *ops, tga_op *op)
     }
     int errors = 0;
     const char *call_args = delegate_call_args(a, op, d, &errors);
-    if (op->ret_ctype && d->ret_ctype && strcmp(op->ret_ctype, d->ret_ctype) != 0) {
+    if (op->ret_ctype && d->ret_ctype && strcmp(op->ret_ctype, d->ret_ctype) != 0 &&
+        !same_results(op, d)) {
         tgm_error(loc, "'%s' returns %s but its structured delegate '%s' returns %s",
                   f->schema.full_name, op->ret_ctype, d->f->schema.full_name, d->ret_ctype);
         errors++;
@@ -249,6 +279,41 @@ static const tga_op *autogen_functional(tgm_arena *a, const tga_ops *ops, const 
     return found;
 }
 
+/* Whether every return of op and every out= argument is a plain Tensor. */
+static bool tensors_only(const tga_op *op)
+{
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind != TGA_TENSOR) return false;
+    for (int i = 0; i < op->nargs; i++)
+        if (tga_is_out_arg(op->args[i].arg) && op->args[i].kind != TGA_TENSOR) return false;
+    return true;
+}
+
+/* The functional variant of an in-place or mutable entry m (autogen.c: m's arguments without
+ * `(a!)`, returning m's returns and then each written argument m does not return): glue that
+ * clones the written arguments, calls m's kernel on the clones, and returns m's results and
+ * the clones. Returns false when m has a form this glue does not cover (a written argument or
+ * a result that is not a plain Tensor). */
+static bool assign_functional(tgm_arena *a, const tga_ops *ops, tga_op *op, tgm_loc loc)
+{
+    const tga_op *m = find_op(ops, op->f->autogen_from, NULL);
+    if (!m || !tensors_only(m) || !tensors_only(op) || m->nargs != op->nargs) return false;
+    tgs_list args = { 0 };
+    for (int i = 0; i < m->nargs; i++) {
+        const tgm_arg *ma = m->args[i].arg;
+        if (ma->type.alias.is_write && m->args[i].kind != TGA_TENSOR) return false;
+        tgs_list_add(&args, a,
+                     ma->type.alias.is_write ? tgs_fmt(a, "tg_c_%s", op->args[i].name)
+                                             : op->args[i].name);
+    }
+    const char *call_args = tgs_list_join(&args, a, ", ");
+    op->mutating = m;
+    for (int i = 0; i < m->nkernels; i++)
+        if (m->kernels[i].origin != TGA_KERNEL_MISSING && m->kernels[i].slots)
+            add_glue(a, op, &m->kernels[i], TGA_KERNEL_FUNCTIONAL, call_args, loc);
+    return true;
+}
+
 static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
 {
     const tgm_func *f = op->f;
@@ -256,18 +321,43 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
     tgm_loc loc = f->autogen_from && f->autogen_from->autogen_loc.line
                       ? f->autogen_from->autogen_loc
                       : f->loc;
+    bool from_mutating = f->kind == TGM_KIND_FUNCTIONAL && f->autogen_from &&
+                         f->autogen_from->kind != TGM_KIND_FUNCTIONAL;
+    if (from_mutating) {
+        if (!assign_functional(a, ops, op, loc))
+            add_missing(a, op,
+                        tgs_fmt(a,
+                                "tgen synthesises the functional variant of '%s' only where "
+                                "what it writes and returns are Tensors",
+                                f->autogen_from->schema.full_name),
+                        loc);
+        else if (!op->nkernels)
+            add_missing(a, op,
+                        tgs_fmt(a, "'%s', whose functional variant it is, has no kernel",
+                                f->autogen_from->schema.full_name),
+                        loc);
+        return 0;
+    }
     const tga_op *fn = autogen_functional(a, ops, op);
     if (!fn) {
-        tgm_error(loc, "autogen '%s' needs a functional entry to copy from (e.g. '%s.%s')",
-                  f->schema.full_name, f->schema.base, "<overload>");
-        return 1;
+        add_missing(a, op,
+                    tgs_fmt(a,
+                            "tgen synthesises out= entries from a functional entry, and "
+                            "'%s' has none",
+                            f->schema.full_name),
+                    loc);
+        return 0;
     }
     int errors = 0, nouts = 0;
     for (int i = 0; i < op->nargs; i++) nouts += tga_is_out_arg(op->args[i].arg);
-    if (nouts != 1 || fn->nrets != 1 || fn->rets[0].kind != TGA_TENSOR) {
-        tgm_error(loc, "autogen '%s': tgen synthesises out= glue for one Tensor result only",
-                  f->schema.full_name);
-        errors++;
+    if (nouts != fn->nrets || !tensors_only(fn) || !tensors_only(op)) {
+        add_missing(a, op,
+                    tgs_fmt(a,
+                            "tgen synthesises out= glue for Tensor results, and '%s' returns "
+                            "%s",
+                            fn->f->schema.full_name, fn->ret_ctype ? fn->ret_ctype : "other"),
+                    loc);
+        return 0;
     }
     tgs_list args = { 0 };
     for (int i = 0; i < fn->nargs; i++) {
@@ -281,16 +371,41 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
     }
     const char *call_args = tgs_list_join(&args, a, ", ");
     for (int i = 0; i < fn->nkernels; i++)
-        add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
-    if (!errors && fn->nkernels == 0) {
-        tgm_error(loc, "autogen '%s': '%s' has no kernel to wrap", f->schema.full_name,
-                  fn->f->schema.full_name);
-        errors++;
-    }
+        if (fn->kernels[i].origin != TGA_KERNEL_MISSING)
+            add_glue(a, op, &fn->kernels[i], TGA_KERNEL_AUTOGEN, call_args, loc);
+    if (!errors && !op->nkernels)
+        add_missing(
+            a, op,
+            tgs_fmt(a, "'%s', whose out= variant it is, has no kernel", fn->f->schema.full_name),
+            loc);
     return errors;
 }
 
 /* ------------------------------------------------------------------ consistency */
+
+/* PyTorch names one kernel for overloads of different C++ types (`CompositeExplicitAutograd:
+ * randn` on randn, randn.generator, randn.names), which C++ overloading resolves. In C a symbol
+ * has one type: when the entries naming a written kernel disagree on its type, each gets its
+ * own symbol, the kernel's with `__` and the entry's C name appended
+ * (tg__composite_randn__randn_generator; docs/generated-code.md, "Kernels"). Entries that
+ * agree share the symbol. Runs before glue is assigned, so glue calls the final symbols. */
+static void split_overloaded_kernels(tgm_arena *a, tga_ops *ops)
+{
+    tgm_name_map *first = tgm__map_new(a), *overloaded = tgm__map_new(a);
+    for (int i = 0; i < ops->n; i++) {
+        tga_op *op = &ops->ops[i];
+        for (int k = 0; k < op->nkernels; k++) {
+            const tga_op *o = tgm__map_put(first, op->kernels[k].symbol, op);
+            if (o && strcmp(o->ksig, op->ksig)) tgm__map_put(overloaded, op->kernels[k].symbol, op);
+        }
+    }
+    for (int i = 0; i < ops->n; i++) {
+        tga_op *op = &ops->ops[i];
+        for (int k = 0; k < op->nkernels; k++)
+            if (tgm__map_get(overloaded, op->kernels[k].symbol))
+                op->kernels[k].symbol = tgs_fmt(a, "%s__%s", op->kernels[k].symbol, op->cname);
+    }
+}
 
 /* One symbol, one prototype: kernels shared between entries must have one signature. Each
  * use of a symbol is compared with its first use (a map: comparing with every earlier op was
@@ -321,6 +436,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
     int errors = 0;
     /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
     for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);
+    split_overloaded_kernels(a, ops);
     for (int i = 0; i < ops->n; i++) assign_scalar_overload(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_structured(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_autogen(a, ops, &ops->ops[i]);
@@ -328,7 +444,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
         tga_op *op = &ops->ops[i];
         if (op->f->structured_delegate && !op->f->is_autogen)
             op->delegate = op->nkernels ? find_op(ops, NULL, op->f->structured_delegate) : NULL;
-        if (op->f->is_autogen) op->functional = autogen_functional(a, ops, op);
+        if (op->f->is_autogen && !op->mutating) op->functional = autogen_functional(a, ops, op);
     }
     errors += check_kernel_symbols(a, ops);
     return errors;

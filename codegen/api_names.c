@@ -15,27 +15,86 @@ static void put_lower(tgs_buf *b, const char *word, size_t n)
     }
 }
 
-const char *tga_cname(tgm_arena *a, const tgm_func *f)
+/* The overload lower-cased after a `_`: `_tensor_scalar` for Tensor_Scalar (`full`), or only
+ * its words that are not `Tensor` (`_scalar`; `` for add.Tensor). */
+static void put_overload(tgs_buf *b, const char *overload, bool full)
 {
-    if (f->c_name) return f->c_name;
-    const tgm_schema *s = &f->schema;
-    tgs_buf b;
-    tgs_buf_init(&b);
-    tgs_puts(&b, s->base);
-    /* Overload words, `Tensor` dropped: add.Tensor -> add, pow.Tensor_Scalar -> pow_scalar. */
-    const char *p = s->overload ? s->overload : "";
-    while (*p) {
+    if (full && overload && *overload) {
+        tgs_puts(b, "_");
+        put_lower(b, overload, strlen(overload));
+        return;
+    }
+    for (const char *p = overload ? overload : ""; *p;) {
         const char *us = strchr(p, '_');
         size_t n = us ? (size_t)(us - p) : strlen(p);
         if (n && !(n == 6 && memcmp(p, "Tensor", 6) == 0)) {
-            tgs_puts(&b, "_");
-            put_lower(&b, p, n);
+            tgs_puts(b, "_");
+            put_lower(b, p, n);
         }
         p += n;
         if (*p == '_') p++;
     }
+}
+
+/* The name at one level of the rule (docs/c-api.md, "Names"): 0 short, 1 the whole overload,
+ * 2 the whole overload and `_op`. */
+static const char *rule_name(tgm_arena *a, const tgm_func *f, int level)
+{
+    const tgm_schema *s = &f->schema;
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_puts(&b, s->base);
+    put_overload(&b, s->overload, level > 0);
     if (s->inplace && !s->dunder) tgs_puts(&b, "_");
+    if (level == 2) tgs_puts(&b, "_op");
     return tgs_finish(&b, a);
+}
+
+const char *tga_cname(tgm_arena *a, const tgm_func *f)
+{
+    return f->c_name ? f->c_name : rule_name(a, f, 0);
+}
+
+/* Whether `name` or the names derived from it (`_fn`, `_opts`) are the runtime's. */
+static bool runtime_has(tgm_arena *a, const tgm_model *m, const char *name)
+{
+    if (!m->runtime_names) return false;
+    return tgm__map_get(m->runtime_names, name) ||
+           tgm__map_get(m->runtime_names, tgs_fmt(a, "%s_fn", name)) ||
+           tgm__map_get(m->runtime_names, tgs_fmt(a, "%s_opts", name));
+}
+
+/* Rounds: every rule-named entry whose name another entry also has, or the runtime declares,
+ * moves one level up, skipping a level that gives the same name. In a clash between entries,
+ * one whose next level is `_op` (it has no overload to spell out) waits a round, so that the
+ * others move and it keeps its name: clamp stays `clamp` when clamp.Tensor becomes
+ * `clamp_tensor`. A `c_name:` never moves. What still clashes after the rounds is
+ * check_public_names' error. */
+void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names)
+{
+    int n = m->nfuncs;
+    int *level = tgm_alloc(a, sizeof *level * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) names[i] = tga_cname(a, m->funcs[i]);
+    for (int round = 0; round < 3; round++) {
+        tgm_name_map *seen = tgm__map_new(a), *dup = tgm__map_new(a);
+        for (int i = 0; i < n; i++)
+            if (tgm__map_put(seen, names[i], (void *)names[i]))
+                tgm__map_put(dup, names[i], (void *)names[i]);
+        bool moved = false;
+        for (int i = 0; i < n; i++) {
+            const tgm_func *f = m->funcs[i];
+            bool runtime = runtime_has(a, m, names[i]);
+            if (f->c_name || level[i] == 2 || !(runtime || tgm__map_get(dup, names[i]))) continue;
+            int next = level[i] + 1;
+            const char *name = rule_name(a, f, next);
+            if (next == 1 && !strcmp(name, names[i])) name = rule_name(a, f, ++next);
+            if (next == 2 && !runtime && round == 0) continue;
+            names[i] = name;
+            level[i] = next;
+            moved = true;
+        }
+        if (!moved && round > 0) break;
+    }
 }
 
 const char *tga_opname(tgm_arena *a, const tgm_func *f)
@@ -75,7 +134,8 @@ const char *tga_key_prefix(tgm_key key)
     case TGM_KEY_CPU: return "cpu";
     case TGM_KEY_CUDA: return "cuda";
     case TGM_KEY_COMPOSITE_IMPLICIT:
-    case TGM_KEY_COMPOSITE_EXPLICIT: return "composite";
+    case TGM_KEY_COMPOSITE_EXPLICIT:
+    case TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL: return "composite";
     default: return NULL;
     }
 }
@@ -86,15 +146,52 @@ const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel)
     return prefix ? tgs_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
 }
 
+/* The word a result of kind k adds to a result struct's name; NULL for Tensor, which adds
+ * none (today's all-Tensor names stay). */
+static const char *result_word(tga_kind k)
+{
+    switch (k) {
+    case TGA_TENSOR: return NULL;
+    case TGA_TENSOR_LIST: return "tensorlist";
+    case TGA_INT: return "int";
+    case TGA_DOUBLE: return "float";
+    case TGA_BOOL: return "bool";
+    case TGA_DTYPE: return "dtype";
+    case TGA_QSCHEME: return "qscheme";
+    default: return "other";
+    }
+}
+
+/* All Tensor: tg_<name>_<name>... ("tg_values_indices"), or tg_tensorsN when a return has no
+ * name. Otherwise the types are part of the name, so that structs of equal return names and
+ * other types differ: each named non-Tensor result adds its type's word after its name
+ * ("tg_hist_bin_edges_tensorlist"), and unnamed results make "tg_tuple_" plus every result's
+ * word, a run of k equal words written once with "x<k>" ("tg_tuple_tensorx4_int"). */
 const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s)
 {
-    bool named = true;
-    for (int i = 0; i < s->nrets; i++)
+    bool named = true, all_tensors = true;
+    for (int i = 0; i < s->nrets; i++) {
         if (!s->rets[i].name) named = false;
-    if (!named) return tgs_fmt(a, "tg_tensors%d", s->nrets);
+        if (tga_type_kind(&s->rets[i].type) != TGA_TENSOR) all_tensors = false;
+    }
+    if (!named && all_tensors) return tgs_fmt(a, "tg_tensors%d", s->nrets);
     tgs_buf b;
     tgs_buf_init(&b);
-    tgs_puts(&b, "tg");
-    for (int i = 0; i < s->nrets; i++) tgs_printf(&b, "_%s", s->rets[i].name);
+    tgs_puts(&b, named ? "tg" : "tg_tuple");
+    for (int i = 0; i < s->nrets; i++) {
+        const char *w = result_word(tga_type_kind(&s->rets[i].type));
+        if (named) {
+            tgs_printf(&b, "_%s", s->rets[i].name);
+            if (w) tgs_printf(&b, "_%s", w);
+            continue;
+        }
+        int run = 1;
+        while (i + run < s->nrets &&
+               tga_type_kind(&s->rets[i + run].type) == tga_type_kind(&s->rets[i].type))
+            run++;
+        tgs_printf(&b, "_%s", w ? w : "tensor");
+        if (run > 1) tgs_printf(&b, "x%d", run);
+        i += run - 1;
+    }
     return tgs_finish(&b, a);
 }

@@ -46,35 +46,43 @@ static int build_args(tgm_arena *a, tga_op *op)
     return errors;
 }
 
-/* A Tensor[] return is a tg_tensor_list owning its array (docs/c-api.md, "Results"). */
-static tga_kind ret_kind(const tgm_type *t)
+/* The kinds a result may have: a Tensor[] or int[] return owns its array (docs/c-api.md,
+ * "Results"); an int[] only alone (a struct field owning an array of ints: not yet). */
+static tga_kind ret_kind(const tgm_type *t, bool in_tuple)
 {
     tga_kind k = tga_type_kind(t);
-    return k == TGA_TENSOR || k == TGA_TENSOR_LIST || k == TGA_INT || k == TGA_DOUBLE ||
-                   k == TGA_BOOL
-               ? k
-               : TGA_UNSUPPORTED;
+    switch (k) {
+    case TGA_TENSOR:
+    case TGA_TENSOR_LIST:
+    case TGA_INT:
+    case TGA_DOUBLE:
+    case TGA_BOOL:
+    case TGA_DTYPE:
+    case TGA_QSCHEME: return k;
+    case TGA_INT_LIST: return in_tuple ? TGA_UNSUPPORTED : k;
+    default: return TGA_UNSUPPORTED;
+    }
 }
 
 static int build_rets(tgm_arena *a, tga_op *op)
 {
     const tgm_schema *s = &op->f->schema;
-    if (s->nrets == 0) {
-        tgm_error(op->f->loc, "'%s' returns nothing; tgen emits operators that return values",
-                  s->full_name);
-        return 1;
+    if (s->nrets == 0) { /* `-> ()`: an int status, 0 or -1 with an error recorded */
+        op->ret_ctype = "int";
+        return 0;
     }
     op->nrets = s->nrets;
     op->rets = tgm_alloc(a, sizeof *op->rets * (size_t)s->nrets);
     int errors = 0;
+    /* Fields take the return names only when every return has one (the struct is then named
+     * after them); otherwise r0, r1, ... like the tg_tensorsN / tg_tuple_* structs. */
+    bool named = true;
+    for (int i = 0; i < s->nrets; i++) named &= s->rets[i].name != NULL;
     for (int i = 0; i < s->nrets; i++) {
         const tgm_return *r = &s->rets[i];
-        op->rets[i].kind = ret_kind(&r->type);
-        op->rets[i].name = r->name ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
-        /* A list among several returns would need a struct field owning an array: not yet. */
-        if (op->rets[i].kind == TGA_UNSUPPORTED ||
-            (s->nrets > 1 && op->rets[i].kind == TGA_TENSOR_LIST) ||
-            (s->nrets > 1 && !r->name && op->rets[i].kind != TGA_TENSOR)) {
+        op->rets[i].kind = ret_kind(&r->type, s->nrets > 1);
+        op->rets[i].name = named ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
+        if (op->rets[i].kind == TGA_UNSUPPORTED) {
             tgm_error(r->loc, "return type '%s' of '%s' has no C mapping in tgen",
                       tga_type_text(a, &r->type), s->full_name);
             errors++;
@@ -124,7 +132,8 @@ typedef struct name_use {
 /* Every public identifier an op defines; two ops defining the same one cannot both compile.
  * `by_name` maps each name to its first use (a hash map: a scan of the earlier uses made this
  * quadratic in the number of entries). */
-static int check_public_names(tgm_arena *a, const tga_ops *ops, tgm_name_map *by_name)
+static int check_public_names(tgm_arena *a, const tgm_model *m, const tga_ops *ops,
+                              tgm_name_map *by_name)
 {
     int cap = ops->n * 3 + 1, n = 0, errors = 0;
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
@@ -137,6 +146,18 @@ static int check_public_names(tgm_arena *a, const tga_ops *ops, tgm_name_map *by
         }
     }
     for (int i = 0; i < n; i++) {
+        const tgm_loc *rt =
+            m->runtime_names ? tgm__map_get(m->runtime_names, uses[i].name + 3) : NULL;
+        if (rt) {
+            const tgm_func *fi = uses[i].op->f;
+            tgm_error(fi->loc,
+                      "C name '%s' (%s of '%s') is declared by the runtime at %s:%d:%d; "
+                      "give the operator another `c_name:`",
+                      uses[i].name, uses[i].what, fi->schema.full_name, rt->file, rt->line,
+                      rt->col);
+            errors++;
+            continue;
+        }
         const name_use *first = tgm__map_put(by_name, uses[i].name, &uses[i]);
         if (!first || first->op == uses[i].op) continue;
         const tgm_func *fi = uses[i].op->f, *fj = first->op->f;
@@ -210,18 +231,20 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
     int errors = 0;
     out->n = m->nfuncs;
     out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    const char **cnames = tgm_alloc(a, sizeof *cnames * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    tga_assign_cnames(a, m, cnames);
     for (int i = 0; i < m->nfuncs; i++) {
         tga_op *op = &out->ops[i];
         op->f = m->funcs[i];
         op->index = i;
-        op->cname = tga_cname(a, op->f);
+        op->cname = cnames[i];
         errors += build_args(a, op);
         errors += build_rets(a, op);
         build_names(a, op);
         build_ksig(a, op);
     }
     tgm_name_map *by_name = tgm__map_new(a);
-    errors += check_public_names(a, out, by_name);
+    errors += check_public_names(a, m, out, by_name);
     errors += check_result_structs(a, out, by_name);
     index_ops(a, out);
     errors += tga_assign_kernels(a, out);

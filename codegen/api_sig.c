@@ -73,11 +73,15 @@ const char *tga_opts_struct(tgm_arena *a, const tga_op *op)
 const char *tga_error_value(tgm_arena *a, const tga_op *op)
 {
     if (op->ret_struct) return tgs_fmt(a, "(%s){ 0 }", op->ret_struct);
-    switch (op->nrets ? op->rets[0].kind : TGA_TENSOR) {
+    if (op->nrets == 0) return "-1"; /* `-> ()`: the status */
+    switch (op->rets[0].kind) {
     case TGA_INT: return "0";
     case TGA_DOUBLE: return "NAN";
     case TGA_BOOL: return "false";
+    case TGA_DTYPE: return "TG_DTYPE_NONE";
+    case TGA_QSCHEME: return "TG_QSCHEME_NONE";
     case TGA_TENSOR_LIST: return "(tg_tensor_list){ NULL, 0 }";
+    case TGA_INT_LIST: return "(tg_int_list){ NULL, 0 }";
     default: return "NULL";
     }
 }

@@ -37,39 +37,63 @@ static const kind_info kinds[TGA_KIND_COUNT] = {
     [TGA_OPT_GENERATOR] = { "tg_generator *", "opt_generator" },
     [TGA_STR] = { "const char *", "str" },
     [TGA_OPT_STR] = { "const char *", "opt_str" },
+    [TGA_OPT_TENSOR_LIST] = { "tg_tensor_list", "opt_tensor_list" },
+    [TGA_FLOAT_LIST] = { "tg_float_list", "float_list" },
+    [TGA_OPT_FLOAT_LIST] = { "tg_float_list", "opt_float_list" },
+    [TGA_BOOL_LIST] = { "tg_bool_list", "bool_list" },
+    [TGA_OPT_BOOL_LIST] = { "tg_bool_list", "opt_bool_list" },
+    [TGA_STR_LIST] = { "tg_str_list", "str_list" },
+    [TGA_OPT_STR_LIST] = { "tg_str_list", "opt_str_list" },
+    [TGA_STORAGE] = { "tg_storage *", "storage" },
+    [TGA_OPT_STORAGE] = { "tg_storage *", "opt_storage" },
+    [TGA_STREAM] = { "tg_stream", "int" }, /* a stream id: boxed as an int */
+    [TGA_QSCHEME] = { "tg_quant_scheme", "qscheme" },
+    [TGA_OPT_QSCHEME] = { "tg_quant_scheme", "opt_qscheme" },
+    [TGA_QUANTIZER] = { "const tg_quantizer *", "quantizer" },
 };
 
-/* Picks between the plain and optional kind of a scalar-like type; lists of it unsupported. */
-static tga_kind plain_or_opt(const tgm_type *t, tga_kind plain, tga_kind opt)
+/* The kind of a type written plainly, with `?`, as a list, and as an optional list; a
+ * combination a type does not have is TGA_UNSUPPORTED, and so is any list of optional
+ * elements but Tensor?[]. */
+static tga_kind pick(const tgm_type *t, tga_kind plain, tga_kind opt, tga_kind list,
+                     tga_kind opt_list)
 {
-    if (t->is_list) return TGA_UNSUPPORTED;
-    return t->elem_optional ? opt : plain;
+    if (!t->is_list) return t->elem_optional ? opt : plain;
+    if (t->elem_optional) return TGA_UNSUPPORTED;
+    return t->list_optional ? opt_list : list;
 }
 
 tga_kind tga_type_kind(const tgm_type *t)
 {
+    const tga_kind none = TGA_UNSUPPORTED;
     switch (t->base) {
     case TGM_TENSOR:
-        if (t->is_list)
-            return t->elem_optional || t->list_optional ? TGA_UNSUPPORTED : TGA_TENSOR_LIST;
-        return t->elem_optional ? TGA_OPT_TENSOR : TGA_TENSOR;
+        if (t->is_list && t->elem_optional)
+            return t->list_optional ? TGA_UNSUPPORTED : TGA_OPT_TENSOR_LIST;
+        return pick(t, TGA_TENSOR, TGA_OPT_TENSOR, TGA_TENSOR_LIST, none);
     case TGM_INT:
     case TGM_SYMINT:
-        if (t->is_list) {
-            if (t->elem_optional) return TGA_UNSUPPORTED;
-            return t->list_optional ? TGA_OPT_INT_LIST : TGA_INT_LIST;
-        }
-        return t->elem_optional ? TGA_OPT_INT : TGA_INT;
+    case TGM_DEVICE_INDEX: /* int64_t, wider than PyTorch's int8: any index fits */
+        return pick(t, TGA_INT, TGA_OPT_INT, TGA_INT_LIST, TGA_OPT_INT_LIST);
     case TGM_FLOAT:
-    case TGM_SCALAR: return plain_or_opt(t, TGA_DOUBLE, TGA_OPT_DOUBLE);
-    case TGM_BOOL: return plain_or_opt(t, TGA_BOOL, TGA_OPT_BOOL);
-    case TGM_SCALAR_TYPE: return plain_or_opt(t, TGA_DTYPE, TGA_OPT_DTYPE);
-    case TGM_LAYOUT: return plain_or_opt(t, TGA_LAYOUT, TGA_OPT_LAYOUT);
-    case TGM_DEVICE: return plain_or_opt(t, TGA_DEVICE, TGA_OPT_DEVICE);
-    case TGM_MEMORY_FORMAT: return plain_or_opt(t, TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT);
+    case TGM_SYMFLOAT:
+    case TGM_SCALAR: /* a Scalar is a double, Scalar[] a list of them */
+        return pick(t, TGA_DOUBLE, TGA_OPT_DOUBLE, TGA_FLOAT_LIST, TGA_OPT_FLOAT_LIST);
+    case TGM_BOOL:
+    case TGM_SYMBOOL: return pick(t, TGA_BOOL, TGA_OPT_BOOL, TGA_BOOL_LIST, TGA_OPT_BOOL_LIST);
+    case TGM_SCALAR_TYPE: return pick(t, TGA_DTYPE, TGA_OPT_DTYPE, none, none);
+    case TGM_LAYOUT: return pick(t, TGA_LAYOUT, TGA_OPT_LAYOUT, none, none);
+    case TGM_DEVICE: return pick(t, TGA_DEVICE, TGA_OPT_DEVICE, none, none);
+    case TGM_MEMORY_FORMAT: return pick(t, TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT, none, none);
     /* A Generator is a pointer either way; NULL means the default generator. */
-    case TGM_GENERATOR: return plain_or_opt(t, TGA_OPT_GENERATOR, TGA_OPT_GENERATOR);
-    case TGM_STR: return plain_or_opt(t, TGA_STR, TGA_OPT_STR);
+    case TGM_GENERATOR: return pick(t, TGA_OPT_GENERATOR, TGA_OPT_GENERATOR, none, none);
+    /* A Dimname is the dimension's name: tensorgen has no named tensors. */
+    case TGM_STR:
+    case TGM_DIMNAME: return pick(t, TGA_STR, TGA_OPT_STR, TGA_STR_LIST, TGA_OPT_STR_LIST);
+    case TGM_STORAGE: return pick(t, TGA_STORAGE, TGA_OPT_STORAGE, none, none);
+    case TGM_STREAM: return pick(t, TGA_STREAM, none, none, none);
+    case TGM_QSCHEME: return pick(t, TGA_QSCHEME, TGA_OPT_QSCHEME, none, none);
+    case TGM_CONST_QUANTIZER_PTR: return pick(t, TGA_QUANTIZER, none, none, none);
     default: return TGA_UNSUPPORTED;
     }
 }
@@ -79,7 +103,21 @@ const char *tga_box_suffix(tga_kind k) { return kinds[k].box; }
 
 bool tga_kind_is_tensor(tga_kind k)
 {
-    return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST;
+    return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST ||
+           k == TGA_OPT_TENSOR_LIST;
+}
+
+const char *tga_list_elem_ctype(tga_kind k)
+{
+    switch (k) {
+    case TGA_INT_LIST:
+    case TGA_OPT_INT_LIST: return "int64_t";
+    case TGA_FLOAT_LIST:
+    case TGA_OPT_FLOAT_LIST: return "double";
+    case TGA_BOOL_LIST:
+    case TGA_OPT_BOOL_LIST: return "bool";
+    default: return NULL;
+    }
 }
 
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name)
@@ -143,6 +181,16 @@ static const ident_map int_idents[] = {
     { "None", "0" }, { "Mean", "1" }, { "Sum", "2" }, { NULL, NULL }
 };
 
+/* torch.per_tensor_affine, ... */
+static const ident_map qscheme_idents[] = {
+    { "per_tensor_affine", "TG_PER_TENSOR_AFFINE" },
+    { "per_channel_affine", "TG_PER_CHANNEL_AFFINE" },
+    { "per_tensor_symmetric", "TG_PER_TENSOR_SYMMETRIC" },
+    { "per_channel_symmetric", "TG_PER_CHANNEL_SYMMETRIC" },
+    { "per_channel_affine_float_qparams", "TG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS" },
+    { NULL, NULL },
+};
+
 static const ident_map bool_idents[] = { { "True", "true" }, { "False", "false" }, { NULL, NULL } };
 
 static const char *map_ident(const ident_map *m, const char *text)
@@ -160,15 +208,20 @@ static const char *none_expr(tga_kind k)
     switch (k) {
     case TGA_OPT_TENSOR:
     case TGA_OPT_GENERATOR:
+    case TGA_OPT_STORAGE:
     case TGA_OPT_STR: return "NULL";
     case TGA_OPT_INT: return "{ false, 0 }";
-    case TGA_OPT_INT_LIST: return "{ NULL, 0 }";
+    case TGA_OPT_INT_LIST:
+    case TGA_OPT_FLOAT_LIST:
+    case TGA_OPT_BOOL_LIST:
+    case TGA_OPT_STR_LIST: return "{ NULL, 0 }";
     case TGA_OPT_DOUBLE: return "{ false, 0 }";
     case TGA_OPT_BOOL: return "{ false, false }";
     case TGA_OPT_DTYPE: return "TG_DTYPE_NONE";
     case TGA_OPT_LAYOUT: return "TG_LAYOUT_NONE";
     case TGA_OPT_DEVICE: return "{ TG_DEVICE_NONE, -1 }";
     case TGA_OPT_MEMORY_FORMAT: return "TG_MEMORY_FORMAT_NONE";
+    case TGA_OPT_QSCHEME: return "TG_QSCHEME_NONE";
     default: return NULL;
     }
 }
@@ -227,6 +280,8 @@ static const char *ident_expr(tga_kind k, const char *text)
     case TGA_OPT_LAYOUT: return map_ident(layout_idents, text);
     case TGA_MEMORY_FORMAT:
     case TGA_OPT_MEMORY_FORMAT: return map_ident(memory_format_idents, text);
+    case TGA_QSCHEME:
+    case TGA_OPT_QSCHEME: return map_ident(qscheme_idents, text);
     case TGA_INT: return map_ident(int_idents, text);
     case TGA_BOOL: return map_ident(bool_idents, text);
     default: return NULL;
@@ -242,18 +297,77 @@ static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v)
     return v;
 }
 
-/* A present int list: the empty one, or `storage` (static, so that overriding it is no side
- * effect either) holding the values. */
-static const char *int_list_expr(tgm_arena *a, const tgm_type *t, const tgm_default *d,
-                                 const char *storage, const char **values)
+/* The values of a float list default, "0.5, 2" (d->n of them). */
+static const char *float_list_values(tgm_arena *a, const tgm_default *d)
 {
-    int n;
-    *values = int_list_values(a, t, d, &n);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (int i = 0; i < d->n; i++) {
+        double f = d->floats[i];
+        const char *v = isnan(f)   ? "NAN"
+                        : isinf(f) ? (f < 0 ? "-INFINITY" : "INFINITY")
+                                   : tgs_fmt(a, "%.17g", f);
+        tgs_printf(&b, "%s%s", i ? ", " : "", v);
+    }
+    return tgs_finish(&b, a);
+}
+
+static const char *bool_list_values(tgm_arena *a, const tgm_default *d)
+{
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (int i = 0; i < d->n; i++)
+        tgs_printf(&b, "%s%s", i ? ", " : "", d->ints[i] ? "true" : "false");
+    return tgs_finish(&b, a);
+}
+
+/* A present list: the empty one (its kind's empty storage), or `storage` (static, so that
+ * overriding it is no side effect either) holding the values. NULL with *why when the
+ * default's elements do not fit. */
+static const char *list_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
+                             const char *storage, const char **values, const char **why)
+{
+    int n = d->n;
+    const char *empty = NULL;
+    switch (k) {
+    case TGA_INT_LIST:
+    case TGA_OPT_INT_LIST:
+        *values = int_list_values(a, t, d, &n);
+        empty = "tg__empty_int_list_storage";
+        break;
+    case TGA_FLOAT_LIST:
+    case TGA_OPT_FLOAT_LIST:
+        if (d->kind != TGM_DEF_FLOAT_LIST) break;
+        *values = float_list_values(a, d);
+        empty = "tg__empty_float_list_storage";
+        break;
+    case TGA_BOOL_LIST:
+    case TGA_OPT_BOOL_LIST:
+        if (d->kind != TGM_DEF_BOOL_LIST) break; /* its length was checked by the parser */
+        *values = bool_list_values(a, d);
+        empty = "tg__empty_bool_list_storage";
+        break;
+    case TGA_STR_LIST:
+    case TGA_OPT_STR_LIST:
+        if (n == 0) empty = "tg__empty_str_list_storage"; /* only [] parses for these */
+        break;
+    default: break;
+    }
+    if (!empty) {
+        *values = NULL;
+        *why = "a default of this kind cannot be given to this type";
+        return NULL;
+    }
     if (n == 0) {
         *values = NULL;
-        return "{ tg__empty_int_list_storage, 0 }";
+        return tgs_fmt(a, "{ %s, 0 }", empty);
     }
     return tgs_fmt(a, "{ %s, %d }", storage, n);
+}
+
+static bool is_list_kind(tga_kind k)
+{
+    return tga_list_elem_ctype(k) || k == TGA_STR_LIST || k == TGA_OPT_STR_LIST;
 }
 
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
@@ -268,10 +382,14 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
         v = none_expr(k);
         if (!v) *why = "None is not a value of this non-optional type";
         return v;
-    case TGM_DEF_INT:
     case TGM_DEF_INT_LIST:
+    case TGM_DEF_FLOAT_LIST:
+    case TGM_DEF_BOOL_LIST:
+        if (is_list_kind(k)) return list_expr(a, k, t, d, list_storage, list_values, why);
+        break;
+    case TGM_DEF_INT:
         if (k == TGA_INT_LIST || k == TGA_OPT_INT_LIST)
-            return int_list_expr(a, t, d, list_storage, list_values);
+            return list_expr(a, k, t, d, list_storage, list_values, why);
         if (d->kind == TGM_DEF_INT && (k == TGA_INT || k == TGA_OPT_INT))
             return wrap_some(a, k, tgs_c_int(a, d->i));
         if (d->kind == TGM_DEF_INT && (k == TGA_DOUBLE || k == TGA_OPT_DOUBLE))

@@ -175,6 +175,10 @@ static void synthesise(tgm_model *m, tgm_func *e, const char *name, tgm_loc loc)
     g->is_autogen = true;
     g->autogen_from = e;
     tgm_func *prev = tgm__map_put(m->func_index, g->schema.full_name, g);
+    /* The functional and the in-place entry of a group may both ask for their out= variant
+     * (PyTorch 2.9's `_foreach_lerp.List_out`): the same schema twice is one entry, as in
+     * torchgen, which derives it once per group. */
+    if (prev && prev->is_autogen && !strcmp(prev->schema.text, g->schema.text)) return;
     if (prev) {
         tgm_error(loc, "autogen '%s' duplicates an existing entry", name);
         tgm_note(prev->schema.loc, "'%s' is declared here", name);

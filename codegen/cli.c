@@ -2,8 +2,11 @@
  * the emitters. A function rather than main() so that the fuzz harnesses (tests/fuzz/) can run
  * the whole pipeline many times in one process: each call owns its arena and frees it, and
  * error counts are taken as differences, so no state carries from one call to the next. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "emit.h"
@@ -11,8 +14,11 @@
 #include "frontend.h"
 
 static const char usage[] =
-    "usage: tgen --check [--strict] [--verbose] NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
+    "                    [--runtime DIR] [--autograd-functions FILE]\n"
+    "                    NATIVE.yaml [DERIVATIVES.yaml]\n"
     "       tgen --gen --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
+    "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
     "                  --templates DIR --out DIR [--docs DIR]\n"
     "       tgen --help\n"
     "\n"
@@ -21,8 +27,19 @@ static const char usage[] =
     "  --strict  with --check: also type-check every formula against the schemas, as --gen\n"
     "            does; a formula that does not parse or check is an error\n"
     "  --verbose with --check: list the formulas that do not parse, with the reason\n"
+    "  --gen-limits\n"
+    "            --strict, and also report as errors what type-checks but --gen cannot\n"
+    "            generate yet (docs/autograd.md, \"Limits of generated nodes\")\n"
     "  --gen     parse, validate, then write the generated sources into --out (only files\n"
     "            whose text changed) and the operator reference into --docs\n"
+    "  --tags    the tags file entries' `tags:` must come from (default: tags.yaml beside\n"
+    "            NATIVE.yaml, when there is one; without one, any tag is accepted)\n"
+    "  --runtime the runtime's header directory: operator C names avoid the names declared\n"
+    "            there (docs/c-api.md, \"Names\")\n"
+    "  --autograd-functions FILE\n"
+    "            the functions formulas may call besides operators (docs/autograd.md);\n"
+    "            default: autograd_functions.yaml beside the derivatives file, else the\n"
+    "            project's specs/autograd_functions.yaml (found from tgen's own path)\n"
     "\n"
     "Errors are printed as `file:line:col: error: message`. Exit status: 0 ok, 1 errors in\n"
     "the specs, 2 bad command line.\n";
@@ -30,12 +47,102 @@ static const char usage[] =
 /* Parses both files and validates them. Validation only runs on cleanly parsed files: an entry
  * that failed to parse is missing from the model, and checks against it would only repeat the
  * first error in other words. Returns the number of errors. */
-static int load(tgm_model *m, const char *native, const char *derivs)
+typedef struct load_opts {
+    const char *native, *derivs, *tags, *runtime;
+    const char *vocab; /* --autograd-functions */
+    const char *argv0; /* tgen's own path (the default vocabulary) */
+    /* --check --strict with derivatives: validate, and so check the formulas, even when the
+     * files have errors, so that the derivatives can be measured on specs that do not
+     * validate yet (entries that failed to parse are dropped from the model, and the checker
+     * skips, silently, the derivative entries whose own operator has no C view). */
+    bool validate_anyway;
+} load_opts;
+
+/* tags.yaml beside the native file, or NULL when there is none. */
+static const char *default_tags(tgm_arena *a, const char *native)
 {
-    int errors = tgm_parse_native_functions(m, native);
-    if (derivs) errors += tgm_parse_derivatives(m, derivs);
-    if (errors == 0) errors = tgm_validate(m);
+    const char *slash = strrchr(native, '/');
+    const char *path =
+        slash ? tgs_fmt(a, "%.*s/tags.yaml", (int)(slash - native), native) : "tags.yaml";
+    return access(path, R_OK) == 0 ? path : NULL;
+}
+
+static int load(tgm_model *m, const load_opts *o)
+{
+    int errors = 0;
+    const char *tags = o->tags ? o->tags : default_tags(m->arena, o->native);
+    if (tags) errors += tgm_parse_tags(m, tags);
+    if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
+    errors += tgm_parse_native_functions(m, o->native);
+    if (o->derivs) errors += tgm_parse_derivatives(m, o->derivs);
+    m->autograd_functions =
+        o->vocab ? o->vocab : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
+    if (errors == 0 || o->validate_anyway) errors += tgm_validate(m);
     return errors;
+}
+
+/* `--tags FILE` / `--runtime DIR` / `--autograd-functions FILE` at argv[*i]: stores the value
+ * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
+static int load_option(int argc, char **argv, int *i, load_opts *o)
+{
+    const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
+                        : !strcmp(argv[*i], "--runtime")            ? &o->runtime
+                        : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
+                                                                    : NULL;
+    if (!slot) return 0;
+    if (*i + 1 >= argc) return -1;
+    *slot = argv[++*i];
+    return 1;
+}
+
+typedef struct key_count {
+    const char *name;
+    int count;
+} key_count;
+
+static int by_count(const void *x, const void *y)
+{
+    const key_count *a = x, *b = y;
+    return a->count != b->count ? b->count - a->count : strcmp(a->name, b->name);
+}
+
+/* The dispatch keys tensorgen does not compile, each with how many kernels name it, most used
+ * first: "SparseCPU 120, Meta 88, ...". NULL when every key is compiled. */
+static const char *other_keys(const tgm_model *m, int *nkeys)
+{
+    tgm_name_map *index = tgm__map_new(m->arena);
+    key_count *keys = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < m->nfuncs; i++)
+        for (int k = 0; k < m->funcs[i]->ndispatch; k++) {
+            const tgm_dispatch_entry *d = &m->funcs[i]->dispatch[k];
+            if (d->key != TGM_KEY_OTHER) continue;
+            /* The map holds index + 1, so that 0 (NULL) means absent. */
+            intptr_t at = (intptr_t)tgm__map_get(index, d->key_name);
+            if (!at) {
+                *TGS_PUSH(m->arena, keys, n, cap) = (key_count){ d->key_name, 0 };
+                at = n;
+                tgm__map_put(index, d->key_name, (void *)at);
+            }
+            keys[at - 1].count++;
+        }
+    *nkeys = n;
+    if (n == 0) return NULL;
+    qsort(keys, (size_t)n, sizeof *keys, by_count);
+    tgs_list l = { 0 };
+    for (int i = 0; i < n; i++)
+        tgs_list_add(&l, m->arena, tgs_fmt(m->arena, "%s %d", keys[i].name, keys[i].count));
+    return tgs_list_join(&l, m->arena, ", ");
+}
+
+/* One line naming the keys no code is generated for (--check's summary, --gen --verbose). */
+static void print_other_keys(const tgm_model *m)
+{
+    int nkeys;
+    const char *keys = other_keys(m, &nkeys);
+    if (keys)
+        printf("not compiled: kernels under %d dispatch key%s (%s)\n", nkeys, nkeys == 1 ? "" : "s",
+               keys);
 }
 
 static int explicit_funcs(const tgm_model *m)
@@ -73,59 +180,101 @@ static int parse_formulas(tgm_model *m, bool verbose, int *total)
     return parsed;
 }
 
-static int run_check(int argc, char **argv)
+static int run_check(int argc, char **argv, const char *argv0)
 {
-    bool strict = false, verbose = false;
-    for (; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
-        if (!strcmp(argv[0], "--strict")) strict = true;
-        else if (!strcmp(argv[0], "--verbose")) verbose = true;
-        else break;
+    bool strict = false, verbose = false, gen_limits = false;
+    load_opts lo = { .argv0 = argv0 };
+    const char *files[2];
+    int nfiles = 0;
+    for (int i = 0; i < argc; i++) {
+        int got = load_option(argc, argv, &i, &lo);
+        if (got < 0 ||
+            (!got && argv[i][0] == '-' && strcmp(argv[i], "--strict") &&
+             strcmp(argv[i], "--verbose") && strcmp(argv[i], "--gen-limits")) ||
+            (!got && argv[i][0] != '-' && nfiles == 2)) {
+            fputs(usage, stderr);
+            return 2;
+        }
+        if (got) continue;
+        if (!strcmp(argv[i], "--strict")) strict = true;
+        else if (!strcmp(argv[i], "--verbose")) verbose = true;
+        else if (!strcmp(argv[i], "--gen-limits")) strict = gen_limits = true;
+        else files[nfiles++] = argv[i];
     }
-    if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && argv[1][0] == '-')) {
+    if (nfiles < 1) {
         fputs(usage, stderr);
         return 2;
     }
+    lo.native = files[0];
+    lo.derivs = nfiles == 2 ? files[1] : NULL;
     tgm_model m = { .arena = tgm_arena_new() };
-    int errors = load(&m, argv[0], argc == 2 ? argv[1] : NULL);
-    if (!errors && strict) errors = tgf_check_model(&m);
-    if (!errors) {
+    lo.validate_anyway = strict && lo.derivs;
+    int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
+    if ((!errors || lo.validate_anyway) && strict)
+        errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
+    /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
+     * the derivatives are read either way; see load_opts). */
+    if (!errors || (verbose && lo.validate_anyway)) {
         int total, parsed = parse_formulas(&m, verbose, &total);
-        printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
-        if (argc == 2) printf(", %d/%d formulas parsed", parsed, total);
-        printf("\n");
+        if (!errors) {
+            printf("ok: %d functions, %d derivatives", explicit_funcs(&m), m.nderivs);
+            if (lo.derivs) printf(", %d/%d formulas parsed", parsed, total);
+            printf("\n");
+            print_other_keys(&m);
+            /* What --strict could not check, so that a clean check is not mistaken for more
+             * than it is: formulas using types without a C mapping, entries of operators
+             * without a C view; and what it checked but --gen cannot generate yet. */
+            if (unchecked || skipped)
+                printf("not checked: %d formulas using types without a C mapping, %d derivative "
+                       "entries whose operator has no C view\n",
+                       unchecked, skipped);
+            if (limited)
+                printf("checked, but not generatable yet: %d derivative entries past the limits of "
+                       "generated nodes (docs/autograd.md)\n",
+                       limited);
+        }
     }
     tgm_arena_free(m.arena);
     return errors ? 1 : 0;
 }
 
-static int run_gen(int argc, char **argv)
+static int run_gen(int argc, char **argv, const char *argv0)
 {
-    const char *native = NULL, *derivs = NULL;
+    load_opts lo = { .argv0 = argv0 };
     tge_options o = { 0 };
+    bool verbose = false;
     for (int i = 0; i < argc; i++) {
-        const char **slot = !strcmp(argv[i], "--native")        ? &native
-                            : !strcmp(argv[i], "--derivatives") ? &derivs
+        int got = load_option(argc, argv, &i, &lo);
+        if (got > 0) continue;
+        if (!got && !strcmp(argv[i], "--verbose")) {
+            verbose = true;
+            continue;
+        }
+        const char **slot = got < 0                             ? NULL
+                            : !strcmp(argv[i], "--native")      ? &lo.native
+                            : !strcmp(argv[i], "--derivatives") ? &lo.derivs
                             : !strcmp(argv[i], "--templates")   ? &o.templates_dir
                             : !strcmp(argv[i], "--out")         ? &o.out_dir
                             : !strcmp(argv[i], "--docs")        ? &o.docs_dir
                                                                 : NULL;
         if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "tgen: %s '%s'\n%s", slot ? "missing value after" : "unknown option",
-                    argv[i], usage);
+            fprintf(stderr, "tgen: %s '%s'\n%s",
+                    slot || got < 0 ? "missing value after" : "unknown option", argv[i], usage);
             return 2;
         }
         *slot = argv[++i];
     }
-    if (!native || !o.templates_dir || !o.out_dir) {
+    if (!lo.native || !o.templates_dir || !o.out_dir) {
         fprintf(stderr, "tgen: --gen needs --native, --templates and --out\n%s", usage);
         return 2;
     }
     tgm_model m = { .arena = tgm_arena_new() };
-    int errors = load(&m, native, derivs);
+    int errors = load(&m, &lo);
     if (!errors) {
-        o.source_desc = derivs ? tgs_fmt(m.arena, "%s, %s", native, derivs) : native;
+        o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
         errors = tge_emit_all(&m, &o);
     }
+    if (!errors && verbose) print_other_keys(&m);
     tgm_arena_free(m.arena);
     return errors ? 1 : 0;
 }
@@ -136,8 +285,8 @@ int tgen_main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (argc >= 2 && !strcmp(argv[1], "--check")) return run_check(argc - 2, argv + 2);
-    if (argc >= 2 && !strcmp(argv[1], "--gen")) return run_gen(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "--check")) return run_check(argc - 2, argv + 2, argv[0]);
+    if (argc >= 2 && !strcmp(argv[1], "--gen")) return run_gen(argc - 2, argv + 2, argv[0]);
     fputs(usage, stderr);
     return 2;
 }

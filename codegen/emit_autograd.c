@@ -17,6 +17,11 @@ typedef struct templates {
 } templates;
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
+/* Tensor[] or Tensor?[] (whose NULL elements the runtime's checks and edges skip). */
+static bool is_tensor_list_kind(tga_kind k)
+{
+    return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST;
+}
 
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
 {
@@ -174,7 +179,7 @@ static tgs_list tensor_check(tge_ctx *c, const tga_op *op, const char *check, co
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind)) tgs_list_add(&single, c->arena, name);
-        else if (op->args[i].kind == TGA_TENSOR_LIST)
+        else if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&tests, c->arena, "%s(%s%s.data, (int)%s.len)", check, prefix, name,
                           name);
     }
@@ -285,7 +290,7 @@ static tgs_list edges(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const ch
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind))
             tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, tg_e++, %s);", node, name);
-        else if (op->args[i].kind == TGA_TENSOR_LIST)
+        else if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&lines, c->arena, loop, name, node, "tg_e++", name);
     }
     return lines;
@@ -297,7 +302,7 @@ static const char *num_next(tge_ctx *c, const tga_op *op)
     tgs_list l = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         fixed += is_tensor_kind(op->args[i].kind);
-        if (op->args[i].kind == TGA_TENSOR_LIST)
+        if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&l, c->arena, "(int)%s.len", op->args[i].name);
     }
     const char *lists = tgs_list_join(&l, c->arena, " + ");
@@ -557,12 +562,41 @@ static const char *engine_code(tge_ctx *c, const templates *t)
     return tgt_render_str(&t->engine_missing, e, c->arena);
 }
 
+static void find_helpers(tge_ctx *c, const tgf_node *n, tgm_name_map *seen, tgs_list *out)
+{
+    if (n->kind == TGF_HELPER && !tgm__map_put(seen, n->callee->cname, (void *)n->callee))
+        tgs_list_addf(out, c->arena, "%s;", tgf_vocab_prototype(c->arena, n->callee));
+    for (int i = 0; i < n->nargs; i++) find_helpers(c, n->args[i], seen, out);
+}
+
+/* The prototypes of the autograd vocabulary functions the formulas call (tg__grad_<name>,
+ * implemented by the runtime; a missing one is a link error naming it), or NULL for none:
+ * the generated file is unchanged when no formula calls one. */
+static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
+{
+    tgm_name_map *seen = tgm__map_new(c->arena);
+    tgs_list protos = { 0 };
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
+            if (ds->d[i].formulas[k].root)
+                find_helpers(c, ds->d[i].formulas[k].root, seen, &protos);
+    if (protos.n == 0) return NULL;
+    return tgs_fmt(c->arena,
+                   "/* Autograd vocabulary functions the formulas call (%s; the runtime "
+                   "implements them). */\n%s\n",
+                   c->model->autograd_functions ? c->model->autograd_functions : "-",
+                   tgs_list_join(&protos, c->arena, "\n"));
+}
+
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, &ds) != 0) return;
+    if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
+    if (tgf_gen_limits(&ds) != 0) return;
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
+    const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
+    if (protos) tgs_list_add(&nodes, c->arena, protos);
     for (int i = 0; i < ds.n; i++)
         if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {

@@ -6,8 +6,9 @@
 /* "return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);" */
 static const char *push_results(tge_ctx *c, const tga_op *op)
 {
+    if (op->nrets == 0) return "return tg_r ? -1 : 0;"; /* `-> ()`: the kernel's status */
     if (!op->ret_struct) {
-        tga_kind k = op->rets ? op->rets[0].kind : TGA_TENSOR;
+        tga_kind k = op->rets[0].kind;
         if (k == TGA_TENSOR) return "return tg__push_tensors(tg_s, &tg_r, 1);";
         if (k == TGA_TENSOR_LIST) return "return tg__push_tensor_list(tg_s, tg_r);";
         return tgs_fmt(c->arena, "return tg__push_%s(tg_s, tg_r);", tga_box_suffix(k));
@@ -27,6 +28,9 @@ static const char *push_results(tge_ctx *c, const tga_op *op)
     for (int r = 0; r < op->nrets; r++) {
         if (op->rets[r].kind == TGA_TENSOR)
             tgs_printf(&b, "if (tg__push_tensors(tg_s, &tg_r.%s, 1)) return -1;\n",
+                       op->rets[r].name);
+        else if (op->rets[r].kind == TGA_TENSOR_LIST)
+            tgs_printf(&b, "if (tg__push_tensor_list(tg_s, tg_r.%s)) return -1;\n",
                        op->rets[r].name);
         else
             tgs_printf(&b, "tg__push_%s(tg_s, tg_r.%s);\n", tga_box_suffix(op->rets[r].kind),

@@ -41,6 +41,8 @@ static const char *dispatch_line(tge_ctx *c, const tga_op *op)
         else if (kn->origin == TGA_KERNEL_SCALAR)
             what = tgs_fmt(c->arena, " (Scalar overload: wraps its Scalars, then calls `%s`)",
                            kn->target);
+        else if (kn->origin == TGA_KERNEL_MISSING)
+            what = tgs_fmt(c->arena, " (missing: fails, %s)", kn->call_args);
         else if (kn->origin == TGA_KERNEL_AUTOGRAD)
             what = op->autograd == TGA_AUTOGRAD_RECORD ? " (records the backward node)"
                    : op->autograd == TGA_AUTOGRAD_OUT  ? " (refuses arguments that require grad)"

@@ -60,7 +60,7 @@ void tge_emit_kernels_h(tge_ctx *c)
     }
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
-        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_stack *s);   /* %s */",
+        tgs_list_addf(&boxed, c->arena, "int %s(tg_fnptr kernel, tg_boxed_stack *s);   /* %s */",
                       op->boxed_name, tgs_c_comment(c->arena, op->f->schema.full_name));
     }
     if (headers.n == 0) tgs_list_add(&headers, c->arena, "/* (none) */");

@@ -42,6 +42,8 @@ static const char *key_expr(tge_ctx *c, const tga_op *op)
             tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
         else if (ca->kind == TGA_TENSOR_LIST)
             tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
+        else if (ca->kind == TGA_OPT_TENSOR_LIST)
+            tgs_list_addf(&terms, c->arena, "tg__opt_list_keys(%s)", ref);
     }
     if (terms.n == 1) return terms.items[0];
     if (terms.n) return tgs_fmt(c->arena, "(%s)", tgs_list_join(&terms, c->arena, " | "));
@@ -64,6 +66,9 @@ static const char *result_suffix(tga_kind k)
     case TGA_DOUBLE: return "double";
     case TGA_BOOL: return "bool";
     case TGA_TENSOR_LIST: return "tensor_list";
+    case TGA_DTYPE: return "dtype";
+    case TGA_QSCHEME: return "qscheme";
+    case TGA_INT_LIST: return "int_list";
     default: return "tensor";
     }
 }
@@ -73,7 +78,7 @@ static const char *result_suffix(tga_kind k)
 static const char *call_and_return(tge_ctx *c, const tga_op *op)
 {
     const char *call = tgs_fmt(c->arena, "tg_kernel(%s)", call_args(c, op));
-    tga_kind k0 = op->rets ? op->rets[0].kind : TGA_TENSOR;
+    tga_kind k0 = op->nrets ? op->rets[0].kind : TGA_INT; /* `-> ()`: an int status */
     bool tensor_result = op->ret_struct || k0 == TGA_TENSOR;
     tgs_buf b;
     tgs_buf_init(&b);
@@ -83,8 +88,16 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
         tgs_printf(&b, "tg_tensor_list tg_r = %s;\n", call);
         tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
         tgs_puts(&b, "return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;");
-    } else if (!tensor_result) {
+    } else if (!tensor_result && (k0 == TGA_INT || k0 == TGA_DOUBLE || k0 == TGA_BOOL) &&
+               op->nrets) {
         tgs_printf(&b, "return %s;", call);
+    } else if (!tensor_result) {
+        /* `-> ()`, ScalarType, QScheme, int[]: nothing to record, but the kernel still runs
+         * with recording suspended (the tensors its inner calls return are its own). */
+        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_printf(&b, "%s = %s;\n", tga_var_decl(c->arena, op->ret_ctype, "tg_r"), call);
+        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgs_puts(&b, "return tg_r;");
     } else {
         const char *type = op->ret_struct ? op->ret_struct : "tg_tensor *";
         tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
@@ -93,10 +106,14 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
         if (!op->ret_struct) {
             tgs_puts(&b, "return tg__track_result(tg_r);");
         } else {
-            for (int r = 0; r < op->nrets; r++)
+            for (int r = 0; r < op->nrets; r++) {
+                const char *f = op->rets[r].name;
                 if (op->rets[r].kind == TGA_TENSOR)
-                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", op->rets[r].name,
-                               op->rets[r].name);
+                    tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", f, f);
+                else if (op->rets[r].kind == TGA_TENSOR_LIST)
+                    tgs_printf(&b, "if (tg_r.%s.data) tg_r.%s = tg__scope_track_list(tg_r.%s);\n",
+                               f, f, f);
+            }
             tgs_puts(&b, "return tg_r;");
         }
     }
@@ -106,9 +123,10 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
 /* The fallback's results, taken from the stack tg_call_boxed leaves. */
 static const char *unbox_results(tge_ctx *c, const tga_op *op)
 {
+    if (op->nrets == 0) return "return 0;";
     if (!op->ret_struct)
         return tgs_fmt(c->arena, "return tg__boxed_result_%s(&tg_s, 1, 0);",
-                       result_suffix(op->rets ? op->rets[0].kind : TGA_TENSOR));
+                       result_suffix(op->rets[0].kind));
     tgs_list fields = { 0 };
     for (int r = 0; r < op->nrets; r++)
         tgs_list_addf(&fields, c->arena, "tg__boxed_result_%s(&tg_s, %d, %d)",
@@ -150,8 +168,9 @@ void tge_emit_ops_c(tge_ctx *c)
         const tga_op *op = &c->ops.ops[i];
         for (int a = 0; a < op->nargs; a++)
             if (op->args[a].default_array)
-                tgs_list_addf(&arrays, c->arena, "const int64_t %s[] = { %s };",
-                              op->args[a].default_array, op->args[a].default_values);
+                tgs_list_addf(&arrays, c->arena, "const %s %s[] = { %s };",
+                              tga_list_elem_ctype(op->args[a].kind), op->args[a].default_array,
+                              op->args[a].default_values);
     }
     if (arrays.n == 0) tgs_list_add(&arrays, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);

@@ -56,7 +56,12 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op)
         tgs_puts(&b, "\n");
     }
     const tgm_schema *s = &op->f->schema;
-    if (s->inplace)
+    if (op->nrets == 0) /* `-> ()`: a status */
+        tgs_printf(&b, " * %sReturns 0, or -1 with the error recorded.\n",
+                   s->inplace                    ? "In place. "
+                   : op->f->kind == TGM_KIND_OUT ? "Writes into the out= tensors. "
+                                                 : "");
+    else if (s->inplace)
         tgs_printf(&b, " * In place: returns a new reference to `%s`.\n",
                    op->nargs ? op->args[0].name : "self");
     else if (op->f->kind == TGM_KIND_OUT)
@@ -77,8 +82,8 @@ static const char *op_decl(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgs_list arrays = { 0 };
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].default_array)
-            tgs_list_addf(&arrays, c->arena, "extern const int64_t %s[];",
-                          op->args[i].default_array);
+            tgs_list_addf(&arrays, c->arena, "extern const %s %s[];",
+                          tga_list_elem_ctype(op->args[i].kind), op->args[i].default_array);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_setf(e, "prototype", "%s;", tga_public_prototype(c->arena, op));
     tgt_set(e, "macro", options_macro(c, op));

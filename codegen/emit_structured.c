@@ -1,28 +1,142 @@
 /* generated/tg_structured.c: glue kernels for structured_delegate, autogen and
- * scalar_overload_of entries. */
+ * scalar_overload_of entries, and the stubs of missing kernels. */
 #include <string.h>
 
 #include "emit_internal.h"
 
-static const tga_arg *out_arg(const tga_op *op)
+/* The C expression of result i of a call whose value is in `var`: the value itself for one
+ * result, else a field of the result struct. */
+static const char *result_field(tge_ctx *c, const tga_op *op, const char *var, int i)
 {
+    return op->nrets == 1 ? var : tgs_fmt(c->arena, "%s.%s", var, op->rets[i].name);
+}
+
+/* `return <op's results>;` built from the expressions vals[0..nrets). */
+static const char *return_values(tge_ctx *c, const tga_op *op, const char *const *vals)
+{
+    if (op->nrets == 1) return tgs_fmt(c->arena, "return %s;", vals[0]);
+    tgs_list l = { 0 };
+    for (int i = 0; i < op->nrets; i++) tgs_list_add(&l, c->arena, vals[i]);
+    return tgs_fmt(c->arena, "return (%s){ %s };", op->ret_struct,
+                   tgs_list_join(&l, c->arena, ", "));
+}
+
+/* An autogen'ed out= entry: the functional kernel's results, each copied into its out=
+ * argument (in order); the outs are returned, each a new reference. */
+static const char *autogen_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
+{
+    const tga_op *fn = op->functional;
+    const char *err = tga_error_value(c->arena, op);
+    tgs_list lines = { 0 }, release = { 0 };
+    const char **outs = tgm_alloc(c->arena, sizeof *outs * (size_t)op->nrets);
+    tgs_list_addf(&lines, c->arena, "%s = %s(%s);", tga_var_decl(c->arena, fn->ret_ctype, "tg_r"),
+                  k->target, k->call_args);
+    tgs_list_addf(&lines, c->arena, "if (!%s) return %s;", result_field(c, fn, "tg_r", 0), err);
+    int r = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        if (!tga_is_out_arg(op->args[i].arg)) continue;
+        outs[r] = tgs_fmt(c->arena, "tg_o%d", r);
+        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg__copy_to_out(%s, %s, %s);", outs[r],
+                      tgs_c_string(c->arena, op->opname), op->args[i].name,
+                      result_field(c, fn, "tg_r", r));
+        tgs_list_addf(&release, c->arena, "tg_release(%s);", result_field(c, fn, "tg_r", r));
+        r++;
+    }
+    tgs_list_add(&lines, c->arena, tgs_list_join(&release, c->arena, "\n"));
+    tgs_list ok = { 0 }, drop = { 0 };
+    for (int i = 0; i < r; i++) {
+        tgs_list_add(&ok, c->arena, outs[i]);
+        tgs_list_addf(&drop, c->arena, "tg_release(%s);", outs[i]);
+    }
+    if (r > 1)
+        tgs_list_addf(&lines, c->arena, "if (!(%s)) {\n    %s\n    return %s;\n}",
+                      tgs_list_join(&ok, c->arena, " && "),
+                      tgs_list_join(&drop, c->arena, "\n    "), err);
+    tgs_list_add(&lines, c->arena, return_values(c, op, outs));
+    return tgs_list_join(&lines, c->arena, "\n");
+}
+
+/* An autogen'ed functional entry of an in-place / mutable one: each written argument is
+ * cloned, the in-place kernel runs on the clones, and the results are its results followed
+ * by the clones it does not return (autogen.c's order). */
+static const char *functional_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
+{
+    const tga_op *m = op->mutating;
+    const char *err = tga_error_value(c->arena, op);
+    const char *name = tgs_c_string(c->arena, op->opname);
+    tgs_list lines = { 0 }, clones = { 0 };
+    for (int i = 0; i < m->nargs; i++) {
+        if (!m->args[i].arg->type.alias.is_write) continue;
+        const char *cl = tgs_fmt(c->arena, "tg_c_%s", op->args[i].name);
+        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg__clone(%s, %s);", cl, name,
+                      op->args[i].name);
+        tgs_list_add(&clones, c->arena, cl);
+    }
+    tgs_list drop = { 0 };
+    for (int i = 0; i < clones.n; i++)
+        tgs_list_addf(&drop, c->arena, "tg_release(%s);", clones.items[i]);
+    tgs_list check = { 0 };
+    for (int i = 0; i < clones.n; i++) tgs_list_add(&check, c->arena, clones.items[i]);
+    if (clones.n)
+        tgs_list_addf(&lines, c->arena, "if (!(%s)) {\n    %s\n    return %s;\n}",
+                      tgs_list_join(&check, c->arena, " && "),
+                      tgs_list_join(&drop, c->arena, "\n    "), err);
+    const char **vals = tgm_alloc(c->arena, sizeof *vals * (size_t)op->nrets);
+    if (m->nrets) {
+        tgs_list_addf(&lines, c->arena, "%s = %s(%s);",
+                      tga_var_decl(c->arena, m->ret_ctype, "tg_r"), k->target, k->call_args);
+        tgs_list_addf(&lines, c->arena, "if (!%s) {\n    %s\n    return %s;\n}",
+                      result_field(c, m, "tg_r", 0), tgs_list_join(&drop, c->arena, "\n    "), err);
+        for (int i = 0; i < m->nrets; i++) vals[i] = result_field(c, m, "tg_r", i);
+    }
+    /* The clones m does not return become the remaining results; those it does return were
+     * returned by m as new references, so the glue's own reference to them is dropped. */
+    int r = m->nrets;
+    for (int i = 0; i < m->nargs; i++) {
+        const tgm_arg *ma = m->args[i].arg;
+        if (!ma->type.alias.is_write) continue;
+        const char *cl = tgs_fmt(c->arena, "tg_c_%s", op->args[i].name);
+        bool returned = false;
+        for (int k2 = 0; k2 < m->nrets; k2++)
+            returned |= m->f->schema.rets[k2].type.alias.set && ma->type.alias.set &&
+                        !strcmp(m->f->schema.rets[k2].type.alias.set, ma->type.alias.set);
+        if (returned) tgs_list_addf(&lines, c->arena, "tg_release(%s);", cl);
+        else if (r < op->nrets) vals[r++] = cl;
+    }
+    tgs_list_add(&lines, c->arena, return_values(c, op, vals));
+    return tgs_list_join(&lines, c->arena, "\n");
+}
+
+/* A missing kernel's stub: PyTorch's message for an operator a backend lacks. */
+static const char *missing_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
+{
+    tgs_list lines = { 0 };
     for (int i = 0; i < op->nargs; i++)
-        if (tga_is_out_arg(op->args[i].arg)) return &op->args[i];
-    return NULL;
+        tgs_list_addf(&lines, c->arena, "(void)%s;", op->args[i].name);
+    tgs_list_addf(
+        &lines, c->arena, "tg__error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
+        tgs_c_string(c->arena, op->opname), k->key == TGM_KEY_CUDA ? "CUDA" : "CPU",
+        tgs_c_string(c->arena, op->f->schema.full_name), tgs_c_string(c->arena, k->call_args));
+    tgs_list_addf(&lines, c->arena, "return %s;", tga_error_value(c->arena, op));
+    return tgs_list_join(&lines, c->arena, "\n");
 }
 
 static const char *glue_body(tge_ctx *c, const tga_op *op, const tga_kernel *k)
 {
-    if (k->origin == TGA_KERNEL_STRUCTURED)
+    switch (k->origin) {
+    case TGA_KERNEL_MISSING: return missing_body(c, op, k);
+    case TGA_KERNEL_AUTOGEN: return autogen_body(c, op, k);
+    case TGA_KERNEL_FUNCTIONAL: return functional_body(c, op, k);
+    default: break;
+    }
+    const tga_op *d = op->delegate;
+    if (!d || !op->ret_struct || !strcmp(op->ret_ctype, d->ret_ctype))
         return tgs_fmt(c->arena, "return %s(%s);", k->target, k->call_args);
-    const tga_arg *out = out_arg(op);
-    return tgs_fmt(c->arena,
-                   "tg_tensor *tg_result = %s(%s);\n"
-                   "if (!tg_result) return NULL;\n"
-                   "tg_tensor *tg_out = tg__copy_to_out(\"%s\", %s, tg_result);\n"
-                   "tg_release(tg_result);\n"
-                   "return tg_out;",
-                   k->target, k->call_args, op->opname, out ? out->name : "NULL");
+    /* The delegate's result struct has another name (other return names): same fields. */
+    const char **vals = tgm_alloc(c->arena, sizeof *vals * (size_t)op->nrets);
+    for (int i = 0; i < op->nrets; i++) vals[i] = result_field(c, d, "tg_r", i);
+    return tgs_fmt(c->arena, "%s = %s(%s);\n%s", tga_var_decl(c->arena, d->ret_ctype, "tg_r"),
+                   k->target, k->call_args, return_values(c, op, vals));
 }
 
 static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, const tga_kernel *k)
@@ -82,11 +196,15 @@ void tge_emit_structured(tge_ctx *c)
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++) {
             tga_origin origin = op->kernels[k].origin;
-            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN) {
+            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN ||
+                origin == TGA_KERNEL_FUNCTIONAL || origin == TGA_KERNEL_MISSING) {
                 tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
                 include_once(c, seen, &includes, "kernels", op);
-                const tga_op *callee =
-                    origin == TGA_KERNEL_STRUCTURED ? op->delegate : op->functional;
+                /* The entry whose kernel the glue calls (a missing kernel's stub calls none). */
+                const tga_op *callee = origin == TGA_KERNEL_STRUCTURED   ? op->delegate
+                                       : origin == TGA_KERNEL_AUTOGEN    ? op->functional
+                                       : origin == TGA_KERNEL_FUNCTIONAL ? op->mutating
+                                                                         : NULL;
                 if (callee) include_once(c, seen, &includes, "kernels", callee);
             } else if (origin == TGA_KERNEL_SCALAR) {
                 tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, &op->kernels[k]));

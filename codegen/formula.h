@@ -6,10 +6,14 @@
  *   formula_check.c, formula_names.c  tgm_expr -> tgf_node: names resolved against the entry's
  *                                     schema, operators resolved against the spec's overloads,
  *                                     every node typed; errors point into the formula
+ *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
+ *                                     formulas call that are not operators
+ *   formula_builtin.c                built-in typing of the C++ in PyTorch's formulas
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
  *
- * The formula language is documented in docs/generated-code.md ("Autograd"). */
+ * The formula language is documented in docs/generated-code.md ("Autograd") and
+ * docs/autograd.md ("The formula language": the vocabulary, the C++ forms). */
 #ifndef TGEN_FORMULA_H
 #define TGEN_FORMULA_H
 
@@ -76,7 +80,22 @@ typedef enum tgf_node_kind {
     TGF_COND,     /* args[0] ? args[1] : args[2], only the chosen branch runs */
     TGF_LIST,     /* {args...}: an int list or a tensor list (see type) */
     TGF_NOT_IMPL, /* not_implemented("reason"): `c` is the reason */
+    TGF_HELPER,   /* a call of an autograd vocabulary function (callee, from the
+                               * --autograd-functions file): C `tg__grad_<name>`, name in `c` */
+    TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_builtin.c): a tensor
+                               * method such as defined() or options(), an optional's value,
+                               * std::get<index>, a template constructed, a constant; `c` names
+                               * it. The C emitter does not compile these yet. */
 } tgf_node_kind;
+
+/* Types of values that exist only inside formulas (C++ types without a schema type), after
+ * the schema kinds. */
+enum {
+    TGF_KIND_OPTIONS = TGA_KIND_COUNT, /* TensorOptions: x.options(); passed for the dtype,
+                                        * layout, device, pin_memory parameters at once */
+    TGF_KIND_NONE,                     /* std::nullopt: any optional parameter takes it */
+    TGF_KIND_LAMBDA,                   /* [](int64_t i){ ... }: only fmap's argument */
+};
 
 typedef enum tgf_meta {
     TGF_SIZES,
@@ -89,6 +108,9 @@ typedef enum tgf_meta {
 
 typedef struct tgf_node {
     tgf_node_kind kind;
+    /* The schema kind, a TGF_KIND_* value, or TGA_UNSUPPORTED for a value of a type without a
+     * C mapping yet (bool[N] masks, Tensor?[], ...): such values make the formula "not yet
+     * checkable" (tgf_derivs.unchecked) instead of an error. */
     tga_kind type; /* the value's type; TGA_UNSUPPORTED for a tuple (ntuple > 0) */
     int ntuple;    /* a call with several Tensor returns: how many */
     const tgm_expr *src;
@@ -152,15 +174,60 @@ typedef struct tgf_derivs {
     int n;
     const tgf_deriv **by_op; /* [ops->n]: the entry whose node an op records (functional and
                                * in-place ops), or NULL */
+    int unchecked;   /* formulas without errors that pass or use a value of a type without a C
+                    * mapping (counted, not errors: they become checkable with the type) */
+    int skipped;     /* entries skipped because their own operator has no C view */
+    int gen_limited; /* (not for_gen) entries past the limits of the nodes tgen generates:
+                      * out= or mutable operators, non-tensor returns, gradients of Tensor[]
+                      * arguments in joint formulas or of two Tensor[] arguments, Tensor[]
+                      * arguments saved whole; their formulas are type-checked all the same */
 } tgf_derivs;
 
 /* Parses and type-checks every formula of the model against `ops`, names the nodes and works
  * out what each saves. Errors are `file:line:col: error:` into the formula; returns their
  * number. */
-int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out);
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for_gen,
+                  tgf_derivs *out);
 
-/* `tgen --check --strict`: builds the C view and checks every formula; returns the errors. */
-int tgf_check_model(const tgm_model *m);
+/* `tgen --check --strict`: builds the C view and checks every formula; returns the errors.
+ * *unchecked, *skipped and *gen_limited (may be NULL) get tgf_derivs' counts. With for_gen
+ * (`--check --gen-limits`) everything --gen would refuse is an error too (tgf_gen_limits). */
+int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
+                    int *gen_limited);
+/* What type-checks but --gen cannot generate yet: formulas using values of types without a C
+ * mapping, and constructs the C emitter does not compile (tgf_c_unsupported). Reports each as
+ * an error into the formula; returns their number. for_gen checking reports the limits of
+ * generated nodes (tgf_derivs.gen_limited) itself. */
+int tgf_gen_limits(const tgf_derivs *ds);
+
+/* ------------------------------------------------------------------ the autograd vocabulary */
+
+/* The functions formulas may call besides operators (formula_vocab.c; docs/autograd.md):
+ * entries of the --autograd-functions file, in the schema language, as tga_ops whose `cname`
+ * is the C function (tg__grad_<name>). */
+typedef struct tgf_vocab {
+    tga_op *ops;
+    int n;
+    tgm_name_map *by_name; /* name (without overload) -> tga_op_group */
+    const char *path;      /* NULL when there is none */
+} tgf_vocab;
+
+/* Reads and checks the vocabulary file (path may be NULL: an empty vocabulary). Errors are
+ * reported with file:line:col; returns their number. */
+int tgf_vocab_load(tgm_arena *a, const char *path, tgf_vocab *out);
+/* The entries named `name`, in file order; returns how many (up to max). */
+int tgf_vocab_find(const tgf_vocab *v, const char *name, const tga_op **found, int max);
+/* The C prototype of a vocabulary function: "tg_tensor *tg__grad_maybe_multiply(tg_tensor *t,
+ * double s)"; NULL when one of its types has no C mapping yet. */
+const char *tgf_vocab_prototype(tgm_arena *a, const tga_op *op);
+bool tgf_vocab_prototype_ok(const tga_op *op); /* whether it has one */
+/* The vocabulary file tgen reads when --autograd-functions is not given: autograd_functions.yaml
+ * beside the derivatives file, else the project's specs/autograd_functions.yaml found from
+ * tgen's own path (argv0: <dir>/../specs/), else none (NULL). */
+const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const char *argv0);
+/* The first node of a checked formula that the C emitter cannot compile yet (built-in C++
+ * constructs, values of formula-only or unmapped types), or NULL. */
+const tgf_node *tgf_c_unsupported(const tgf_node *n);
 
 /* formula_names.c: operator lookup and the node naming rule. */
 /* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */

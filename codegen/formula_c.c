@@ -219,6 +219,15 @@ static const char *call_text(cc *c, const tgf_node *n)
 {
     const tga_op *op = n->callee;
     tgs_list pos = { 0 }, opts = { 0 };
+    if (n->kind == TGF_HELPER) { /* tg__grad_<name>(every argument, in order) */
+        for (int i = 0; i < op->nargs; i++) {
+            const tga_arg *p = &op->args[i];
+            tgs_list_add(&pos, c->a,
+                         i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
+                                      : p->default_expr);
+        }
+        return tgs_fmt(c->a, "%s(%s)", op->cname, tgs_list_join(&pos, c->a, ", "));
+    }
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *p = &op->args[i];
         const char *v = i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
@@ -346,7 +355,9 @@ static val compile(cc *c, const tgf_node *n)
         return plain(tgs_fmt(c->a, "n->%s", f));
     }
     case TGF_META: return compile_meta(c, n);
-    case TGF_CALL: return compile_call(c, n);
+    case TGF_CALL:
+    case TGF_HELPER: return compile_call(c, n);
+    case TGF_BUILTIN: break; /* refused before (tgf_c_unsupported) */
     case TGF_COP:
         if (n->nargs == 1) return plain(tgs_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
         return plain(

@@ -57,38 +57,85 @@ static const char *type_text(const tgf_node *n)
 
 /* ------------------------------------------------------------------ calls */
 
-/* Whether `arg` can be passed for parameter `p`; a bare int for an `int[N]` parameter is
- * accepted too (PyTorch's IntArrayRef converts from one int). */
-static bool accepts(const tga_arg *p, const tgf_node *arg)
+static bool is_optional_kind(tga_kind k)
 {
-    if (arg->ntuple) return false;
-    if (tgf_accepts(p->kind, arg->type)) return true;
-    return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
-           p->arg->type.list_size > 0;
+    return k == TGA_OPT_TENSOR || k == TGA_OPT_INT || k == TGA_OPT_INT_LIST ||
+           k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL || k == TGA_OPT_DTYPE || k == TGA_OPT_LAYOUT ||
+           k == TGA_OPT_DEVICE || k == TGA_OPT_MEMORY_FORMAT || k == TGA_OPT_GENERATOR ||
+           k == TGA_OPT_STR;
 }
 
-static bool viable(const tga_op *op, tgf_node **args, int nargs)
+enum { NO, YES, YES_UNCHECKED };
+
+/* Whether `arg` can be passed for parameter `p`; a bare int for an `int[N]` parameter is
+ * accepted too (PyTorch's IntArrayRef converts from one int), and std::nullopt for any
+ * optional. A parameter or argument of a type without a C mapping cannot be checked: it is
+ * taken, and the formula counts as not yet checkable. */
+static int accepts(const tga_arg *p, const tgf_node *arg)
 {
-    if (nargs > op->nargs) return false;
-    for (int i = 0; i < nargs; i++)
-        if (!accepts(&op->args[i], args[i])) return false;
-    for (int i = nargs; i < op->nargs; i++)
-        if (!op->args[i].default_expr) return false;
+    if (arg->ntuple) return NO;
+    if (p->kind == TGA_UNSUPPORTED || arg->type == TGA_UNSUPPORTED) return YES_UNCHECKED;
+    if ((int)arg->type == TGF_KIND_NONE) return is_optional_kind(p->kind) ? YES : NO;
+    if (arg->type >= TGA_KIND_COUNT) return NO;
+    if (tgf_accepts(p->kind, arg->type)) return YES;
+    return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
+                   p->arg->type.list_size > 0
+               ? YES
+               : NO;
+}
+
+/* A parameter with a default (one of an unmapped type has no default_expr, but has one). */
+static bool has_default(const tga_arg *p)
+{
+    return p->default_expr || (p->arg && p->arg->def.kind != TGM_DEF_NONE_GIVEN);
+}
+
+/* The parameters a TensorOptions (x.options()) stands for, after a dtype: C++'s ATen API
+ * takes one TensorOptions where the schema has dtype, layout, device and pin_memory. */
+static bool options_part(const tga_arg *p)
+{
+    return p->kind == TGA_OPT_LAYOUT || p->kind == TGA_OPT_DEVICE ||
+           (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
+}
+
+/* Whether op takes these arguments; *wild counts those taken without a check. */
+static bool viable(const tga_op *op, tgf_node **args, int nargs, int *wild)
+{
+    int pi = 0;
+    *wild = 0;
+    for (int ai = 0; ai < nargs; ai++, pi++) {
+        if (pi >= op->nargs) return false;
+        if ((int)args[ai]->type == TGF_KIND_OPTIONS && !args[ai]->ntuple) {
+            if (op->args[pi].kind != TGA_OPT_DTYPE && op->args[pi].kind != TGA_DTYPE) return false;
+            while (pi + 1 < op->nargs && options_part(&op->args[pi + 1])) pi++;
+            continue;
+        }
+        int a = accepts(&op->args[pi], args[ai]);
+        if (a == NO) return false;
+        *wild += a == YES_UNCHECKED;
+    }
+    for (; pi < op->nargs; pi++)
+        if (!has_default(&op->args[pi])) return false;
     return true;
 }
 
 static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op, tgf_node **args,
-                           int nargs)
+                           int nargs, bool helper)
 {
-    tgf_node *n = mk(c, TGF_CALL, TGA_UNSUPPORTED, src);
+    tgf_node *n = mk(c, helper ? TGF_HELPER : TGF_CALL, TGA_UNSUPPORTED, src);
     n->callee = op;
+    if (helper) n->c = op->cname;
     set_args(c, n, args, nargs);
     if (op->nrets == 1) {
         n->type = op->rets[0].kind;
+        if (n->type == TGA_UNSUPPORTED) c->unchecked = true;
         return n;
     }
     for (int i = 0; i < op->nrets; i++)
-        if (op->rets[i].kind != TGA_TENSOR) {
+        if (op->rets[i].kind != TGA_TENSOR && !c->for_gen) {
+            /* (Tensor, Tensor[], ...): typed as a tuple; generated nodes cannot hold it. */
+            c->gen_limited = true;
+        } else if (op->rets[i].kind != TGA_TENSOR) {
             tgf_fail(c, src->offset,
                      "'%s' returns a value other than a Tensor among several; "
                      "formulas cannot use it",
@@ -107,20 +154,48 @@ static const char *arg_types(tgf_checker *c, tgf_node **args, int nargs)
     return tgs_fmt(c->a, "(%s)", tgs_list_join(&l, c->a, ", "));
 }
 
+/* The candidates for a call of `name`: the operators of that name (for `f_symint`, C++'s
+ * SymInt spelling of an operator, those of `f`), then the vocabulary's functions. Returns how
+ * many; *nops of them are operators. */
+static int candidates(tgf_checker *c, const char *name, bool methods_only, const tga_op **cands,
+                      int *nops)
+{
+    int n = tgf_find_ops(c->ops, name, cands, MAX_CANDIDATES);
+    size_t len = strlen(name);
+    if (n == 0 && len > 7 && !strcmp(name + len - 7, "_symint")) {
+        char *base = tgm_strndup(c->a, name, len - 7);
+        n = tgf_find_ops(c->ops, base, cands, MAX_CANDIDATES);
+    }
+    *nops = n;
+    if (!methods_only) n += tgf_vocab_find(c->vocab, name, cands + n, MAX_CANDIDATES - n);
+    return n;
+}
+
 tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
                            tgf_node **args, int nargs)
 {
     const tga_op *cands[MAX_CANDIDATES];
-    int n = tgf_find_ops(c->ops, name, cands, MAX_CANDIDATES);
+    bool method = src->kind == TGM_EXPR_METHOD;
+    int nops, n = candidates(c, name, method, cands, &nops);
     if (n == 0) {
-        tgf_fail(c, name_at,
-                 "unknown operator '%s' (no function, in-place or method variant of "
-                 "that name in the native functions)",
-                 name);
+        if (method)
+            tgf_fail(c, name_at,
+                     "unknown method '%s' (no operator of that name in the native functions, "
+                     "and not a built-in method)",
+                     name);
+        else
+            tgf_fail(c, name_at,
+                     "unknown function '%s' (neither an operator of the native functions nor a "
+                     "function of the autograd vocabulary%s)",
+                     name, c->vocab && c->vocab->path ? "" : ", of which there is none");
         return NULL;
     }
-    for (int i = 0; i < n; i++)
-        if (viable(cands[i], args, nargs)) return call_node(c, src, cands[i], args, nargs);
+    for (int i = 0; i < n; i++) {
+        int wild;
+        if (!viable(cands[i], args, nargs, &wild)) continue;
+        if (wild) c->unchecked = true;
+        return call_node(c, src, cands[i], args, nargs, i >= nops);
+    }
     /* Which overloads could take this many arguments at all? */
     int min_args = 1 << 30, max_args = 0;
     tgs_list tried = { 0 };
@@ -128,7 +203,7 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
     for (int i = 0; i < n; i++) {
         int req = 0;
         for (int k = 0; k < cands[i]->nargs; k++)
-            if (!cands[i]->args[k].default_expr) req = k + 1;
+            if (!has_default(&cands[i]->args[k])) req = k + 1;
         min_args = req < min_args ? req : min_args;
         max_args = cands[i]->nargs > max_args ? cands[i]->nargs : max_args;
         count_ok |= nargs >= req && nargs <= cands[i]->nargs;
@@ -198,7 +273,9 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (!strcmp(e->name, "grad")) return grad_node(c, e, 0);
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
-            if (op->args[i].kind == TGA_TENSOR_LIST) {
+            if (op->args[i].kind == TGA_TENSOR_LIST && !c->for_gen) {
+                c->gen_limited = true; /* typed as what it is; generated nodes cannot save it */
+            } else if (op->args[i].kind == TGA_TENSOR_LIST) {
                 tgf_fail(c, e->offset,
                          "Tensor[] argument '%s' can only be used as '%s.size(d)' "
                          "(each element's size along d; saving tensor lists is not supported)",
@@ -213,13 +290,36 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
-        if (n->type != TGA_TENSOR) {
+        if (n->type != TGA_TENSOR && !c->for_gen) {
+            c->gen_limited = true; /* an int output: generated nodes save tensors only */
+        } else if (n->type != TGA_TENSOR) {
             tgf_fail(c, e->offset, "output '%s' of '%s' is not a Tensor", e->name, s->full_name);
             return NULL;
         }
         return n;
     }
     if (!strcmp(e->name, "grads")) return grads_node(c, e);
+    /* <output>_return: an output whose name an argument has too (symeig's eigenvectors). */
+    size_t len = strlen(e->name);
+    if (len > 7 && !strcmp(e->name + len - 7, "_return")) {
+        const char *stem = tgm_strndup(c->a, e->name, len - 7);
+        int o = tgm_schema_output_index(s, stem);
+        if (o >= 0 && tgm_schema_arg_index(s, stem) >= 0) {
+            tgf_node *n = mk(c, TGF_OUTPUT, op->rets[o].kind, e);
+            n->index = o;
+            return n;
+        }
+    }
+    /* i: the element index of the formulas of _foreach_ operators (element-wise on lists). */
+    if (!strcmp(e->name, "i") && !strncmp(s->base, "_foreach_", 9))
+        return tgf_builtin_node(c, e, "i", TGA_INT, NULL, 0);
+    /* grad_<output name>: that output's gradient (PyTorch names them so in joint formulas). */
+    if (!strncmp(e->name, "grad_", 5)) {
+        int gout = tgm_schema_output_index(s, e->name + 5);
+        if (gout >= 0) return grad_node(c, e, gout);
+    }
+    tgf_node *b = tgf_builtin_name(c, e);
+    if (b || c->failed) return b;
     if (!strcmp(e->name, "result"))
         tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
                  s->nrets, s->nrets - 1, s->rets[0].name ? " or the return names" : "");
@@ -231,11 +331,55 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     return NULL;
 }
 
+/* `result[i]`, `grads[i]` of an op returning Tensor[] (the _foreach_ entries: element i), with
+ * a non-literal index; NULL when e is not one. */
+static tgf_node *list_output_element(tgf_checker *c, const tgm_expr *e)
+{
+    const tgm_expr *base = e->args[0], *ix = e->args[1];
+    if (!c->d->list_output || base->kind != TGM_EXPR_NAME || ix->kind == TGM_EXPR_INT ||
+        (strcmp(base->name, "grads") && strcmp(base->name, "result")))
+        return NULL;
+    tgf_node *i = tgf_check_expr(c, ix);
+    if (!i) return NULL;
+    if (i->type != TGA_INT) {
+        tgf_fail(c, ix->offset, "the index of '%s' must be an int, not %s", base->name,
+                 type_text(i));
+        return NULL;
+    }
+    return tgf_builtin_node(c, e, base->name, TGA_TENSOR, &i, 1);
+}
+
+/* The kind of an element of a list kind (an element of a value not yet checkable is not
+ * either), or TGA_KIND_COUNT for a kind that is no list. */
+static tga_kind element_kind(tga_kind list)
+{
+    switch (list) {
+    case TGA_INT_LIST: return TGA_INT;
+    case TGA_TENSOR_LIST: return TGA_TENSOR;
+    case TGA_OPT_TENSOR_LIST: return TGA_OPT_TENSOR;
+    case TGA_FLOAT_LIST: return TGA_DOUBLE;
+    case TGA_BOOL_LIST: return TGA_BOOL;
+    case TGA_STR_LIST: return TGA_STR;
+    case TGA_UNSUPPORTED: return TGA_UNSUPPORTED;
+    default: return TGA_KIND_COUNT;
+    }
+}
+
 static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
 {
     const tgm_expr *base = e->args[0], *ix = e->args[1];
+    tgf_node *elem = list_output_element(c, e);
+    if (elem || c->failed) return elem;
     if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads")) {
-        tgf_fail(c, e->offset, "only 'grads' can be indexed (grads[i])");
+        /* An element of an int[] (an int) or of a value not yet checkable (a mask's bool). */
+        tgf_node *args[2];
+        if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix))) return NULL;
+        tga_kind elem = element_kind(args[0]->type);
+        if (elem != TGA_KIND_COUNT && args[1]->type == TGA_INT && !args[0]->ntuple)
+            return tgf_builtin_node(c, e, "[]", elem, args, 2);
+        tgf_fail(c, e->offset,
+                 "only 'grads' (grads[i]) and lists (with an int) can be indexed, not %s",
+                 type_text(args[0]));
         return NULL;
     }
     if (ix->kind != TGM_EXPR_INT) {
@@ -295,6 +439,11 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
                  name, name);
         return NULL;
     }
+    if (e->nargs == 1 && !strcmp(e->name, "size")) { /* xs.size(): how many (std::vector's) */
+        tgf_node *recv = mk(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
+        recv->index = arg;
+        return tgf_builtin_node(c, e, "size", TGA_INT, &recv, 1);
+    }
     if (e->nargs != 2) {
         tgf_fail(c, e->name_offset, "'%s()' takes one int argument (the dimension)", e->name);
         return NULL;
@@ -336,6 +485,16 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
     tgf_node *recv = args[0];
+    if (e->arrow) {
+        /* opt->m(): a method of an optional's value (C++: its operator->). */
+        if (recv->type != TGA_OPT_TENSOR) {
+            tgf_fail(c, e->name_offset, "'->%s()' on %s: '->' reaches the value of a Tensor?",
+                     e->name, type_text(recv));
+            return NULL;
+        }
+        tgf_node *v = tgf_builtin_node(c, e->args[0], "value", TGA_TENSOR, &recv, 1);
+        args[0] = recv = v;
+    }
     for (size_t m = 0; m < sizeof metas / sizeof metas[0]; m++) {
         if (strcmp(e->name, metas[m].name) || !is_tensor(recv)) continue;
         if (recv->type == TGA_OPT_TENSOR) {
@@ -357,10 +516,17 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
         set_args(c, n, args, e->nargs);
         return n;
     }
+    /* Operators first (a method is an operator called on its first argument), then the
+     * built-in methods (defined(), options(), of optionals and Scalars ...). */
+    const tga_op *found[1];
+    if (is_tensor(recv) && tgf_find_ops(c->ops, e->name, found, 1))
+        return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
+    tgf_node *b = tgf_builtin_method(c, e, args);
+    if (b || c->failed) return b;
     if (!is_tensor(recv)) {
         tgf_fail(c, e->name_offset,
                  "'.%s()' called on %s: methods are operators called on a "
-                 "Tensor, or the metadata of one",
+                 "Tensor, the metadata of one, or the built-in methods of docs/autograd.md",
                  e->name, type_text(recv));
         return NULL;
     }
@@ -373,6 +539,8 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
         tgf_fail(c, e->name_offset, "not_implemented(\"...\") must be the whole formula");
         return NULL;
     }
+    tgf_node *b = tgf_builtin_call(c, e);
+    if (b || c->failed) return b;
     tgf_node *args[64];
     if (e->nargs > 64) {
         tgf_fail(c, e->offset, "too many arguments");
@@ -380,6 +548,12 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
     }
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
+    /* sqrt(M_PI): <cmath>'s function of a number, where the operator takes tensors. */
+    static const char *const cmath[] = { "sqrt", "exp", "log", "abs", "pow" };
+    for (size_t i = 0; i < sizeof cmath / sizeof cmath[0]; i++)
+        if (!strcmp(e->name, cmath[i]) && e->nargs >= 1 && is_number(args[0]) &&
+            (e->nargs == 1 || (e->nargs == 2 && is_number(args[1]))))
+            return tgf_builtin_node(c, e, cmath[i], TGA_DOUBLE, args, e->nargs);
     return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
 }
 
@@ -391,8 +565,17 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
         return NULL;
     }
     tga_kind elem = TGA_INT;
-    for (int i = 0; i < e->nargs; i++) {
+    /* {{0, 0}}: C++ brace elision (a std::array initialised by a list) is the inner list. */
+    if (e->nargs == 1 && e->args[0]->kind == TGM_EXPR_LIST) return tgf_check_expr(c, e->args[0]);
+    for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
+    /* Lists of bools (masks such as {true, false}) or of unmapped values: no C type yet. */
+    bool unmapped = e->nargs > 0;
+    for (int i = 0; i < e->nargs; i++)
+        unmapped &=
+            !args[i]->ntuple && (args[i]->type == TGA_BOOL || args[i]->type == TGA_UNSUPPORTED);
+    if (unmapped) return tgf_builtin_node(c, e, "{}", TGA_UNSUPPORTED, args, e->nargs);
+    for (int i = 0; i < e->nargs; i++) {
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
         if (i == 0 && k == TGA_TENSOR) elem = TGA_TENSOR;
         if (args[i]->ntuple || (k != TGA_INT && k != TGA_TENSOR) || k != elem) {
@@ -440,6 +623,11 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
     case TGM_EXPR_UNARY:
     case TGM_EXPR_BINARY:
     case TGM_EXPR_COND: return tgf_check_operator(c, e);
+    case TGM_EXPR_GET:
+    case TGM_EXPR_CTOR: return tgf_builtin_template(c, e);
+    case TGM_EXPR_LAMBDA:
+        tgf_fail(c, e->offset, "a lambda can only be the second argument of fmap");
+        return NULL;
     }
     return NULL;
 }

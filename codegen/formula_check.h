@@ -12,6 +12,14 @@ typedef struct tgf_checker {
     const tgm_formula *f; /* the formula being checked (error locations) */
     bool failed;          /* this formula already has its error */
     int errors;
+    const tgf_vocab *vocab; /* the autograd vocabulary (formula_vocab.c) */
+    bool unchecked;         /* this formula passes or uses a value of a type without a C mapping */
+    const char *lambda_param; /* inside fmap's lambda: its parameter's name */
+    int nunchecked;           /* formulas not yet checkable (tgf_derivs.unchecked) */
+    int nskipped;             /* entries whose operator has no C view */
+    bool for_gen;             /* checking for --gen: the limits of generated nodes are errors */
+    bool gen_limited;         /* the entry being checked is past those limits (--check only) */
+    int ngen_limited;         /* entries past them (tgf_derivs.gen_limited) */
 } tgf_checker;
 
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */
@@ -27,6 +35,17 @@ tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind 
                   tgf_node *r);
 tgf_node *tgf_lit(tgf_checker *c, const tgm_expr *src, tga_kind type, const char *text);
 tgf_node *tgf_cond(tgf_checker *c, const tgm_expr *src, tga_kind type, tgf_node **args);
+
+/* formula_builtin.c: the C++ constructs of PyTorch's formulas, with built-in typing. Each
+ * returns the node, or NULL: after an error (c->failed) or, with c->failed false, when the
+ * construct is not one of its own (the caller goes on resolving it). */
+tgf_node *tgf_builtin_name(tgf_checker *c, const tgm_expr *e);
+tgf_node *tgf_builtin_call(tgf_checker *c, const tgm_expr *e);
+/* A method of a value that is not an operator: args[0] is the checked receiver. */
+tgf_node *tgf_builtin_method(tgf_checker *c, const tgm_expr *e, tgf_node **args);
+tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e); /* GET, CTOR */
+tgf_node *tgf_builtin_node(tgf_checker *c, const tgm_expr *src, const char *what, int type,
+                           tgf_node **args, int nargs);
 
 bool tgf_is_tensor(const tgf_node *n); /* Tensor or Tensor? */
 bool tgf_is_number(const tgf_node *n); /* int or Scalar */

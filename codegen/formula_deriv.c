@@ -14,11 +14,13 @@ static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
     return op && op->f == f ? op : NULL;
 }
 
-/* `not_implemented("reason")` as the whole formula. */
+/* `not_implemented("name")` as the whole formula, maybe with a reason: a string, or a C++
+ * constant's name (PyTorch's `kCudnnDoubleBackwardMsg`), kept as its text. */
 static bool is_not_implemented(const tgm_expr *e)
 {
-    return e->kind == TGM_EXPR_CALL && !strcmp(e->name, "not_implemented") && e->nargs == 1 &&
-           e->args[0]->kind == TGM_EXPR_STR;
+    return e->kind == TGM_EXPR_CALL && !strcmp(e->name, "not_implemented") &&
+           (e->nargs == 1 || e->nargs == 2) && e->args[0]->kind == TGM_EXPR_STR &&
+           (e->nargs == 1 || e->args[1]->kind == TGM_EXPR_STR || e->args[1]->kind == TGM_EXPR_NAME);
 }
 
 /* Marks what the node must save for the inputs and outputs a formula reads. */
@@ -61,6 +63,11 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
             const char *why = f->nvars > 1          ? "in a joint formula"
                               : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry"
                                                     : NULL;
+            if (why && !c->for_gen) { /* a limit of the nodes tgen generates, not of typing */
+                c->gen_limited = true;
+                tf->edges[k] = -1;
+                continue;
+            }
             if (why) {
                 tgm_error(f->vars_loc, "gradients of Tensor[] argument '%s' are not supported %s",
                           f->var_names[k], why);
@@ -100,16 +107,30 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
         tf->root->c = f->expr->args[0]->str;
         return;
     }
+    c->unchecked = false;
     tgf_node *root = tgf_check_expr(c, f->expr);
     if (!root) return;
-    if (tf->edges[0] < 0 && root->type != TGA_TENSOR_LIST) {
+    /* A value not yet checkable as the whole gradient: nor is the formula. */
+    if (root->type == TGA_UNSUPPORTED && !root->ntuple) c->unchecked = true;
+    if (c->unchecked) {
+        c->nunchecked++;
+        return; /* no root: the emitter must not compile it (tgf_deriv stays incomplete) */
+    }
+    /* The formulas of _foreach_ operators give element i's gradient (PyTorch applies them
+     * per element); tgen generates no node for that yet. */
+    bool per_element = !strncmp(c->d->op->f->schema.base, "_foreach_", 9) &&
+                       root->type == TGA_TENSOR && !c->for_gen;
+    if (per_element) c->gen_limited = true;
+    if (tf->edges[0] < 0 && f->nvars == 1 && root->type != TGA_TENSOR_LIST && !per_element) {
         tgf_fail(c, f->expr->offset,
                  "the formula for '%s' (a Tensor[] argument) must give a "
                  "Tensor[] (one gradient per element), not %s",
                  f->vars, tgf_type_text(root));
         return;
     }
-    if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR) {
+    /* Tensor?: an undefined tensor (Tensor(), `c ? t : Tensor()`) is "no gradient". */
+    if (f->nvars == 1 && tf->edges[0] >= 0 && root->type != TGA_TENSOR &&
+        root->type != TGA_OPT_TENSOR) {
         tgf_fail(c, f->expr->offset, "the formula for '%s' must give a Tensor, not %s", f->vars,
                  tgf_type_text(root));
         return;
@@ -127,6 +148,17 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
 
 static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
 {
+    /* Out= and mutable entries, non-tensor returns: tgen generates no node for them yet, but
+     * their formulas type-check like any others. */
+    if (!c->for_gen) {
+        bool limited = op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE;
+        for (int i = 0; i < op->nrets; i++)
+            limited |= op->rets[i].kind != TGA_TENSOR &&
+                       !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
+                         op->f->kind == TGM_KIND_FUNCTIONAL);
+        if (limited) c->gen_limited = true;
+        return true;
+    }
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
         tgm_error(dv->name_loc,
                   "'%s' is an out= function; derivatives are declared for the "
@@ -153,11 +185,27 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
     return true;
 }
 
+/* Whether every argument and return of op has a C type (tga_build_ops reported the others). */
+static bool has_c_view(const tga_op *op)
+{
+    for (int i = 0; i < op->nargs; i++)
+        if (op->args[i].kind == TGA_UNSUPPORTED) return false;
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind == TGA_UNSUPPORTED) return false;
+    return true;
+}
+
 static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, int number)
 {
+    c->gen_limited = false;
     d->dv = dv;
     d->op = op_of(c->ops, dv->func);
     c->d = d;
+    if (d->op && !has_c_view(d->op)) {
+        c->nskipped++;
+        d->op = NULL;
+        return;
+    }
     if (!d->op || !check_entry_op(c, dv, d->op)) {
         c->errors += d->op != NULL;
         d->op = NULL;
@@ -183,11 +231,23 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
         if (assign_edges(c, &d->formulas[i], &d->nedges, d->edge_arg))
             check_formula(c, &d->formulas[i]);
     }
+    c->ngen_limited += c->gen_limited;
 }
 
-int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_derivs *out)
+int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for_gen,
+                  tgf_derivs *out)
 {
-    tgf_checker c = { .a = a, .ops = ops };
+    tgf_vocab *vocab = tgm_alloc(a, sizeof *vocab);
+    int vocab_errors = tgf_vocab_load(a, m->autograd_functions, vocab);
+    tgf_checker c = {
+        .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors, .for_gen = for_gen
+    };
+    out->n = 0;
+    out->d = NULL;
+    out->by_op = NULL;
+    out->unchecked = out->skipped = out->gen_limited = 0;
+    /* A broken vocabulary: the formulas' errors would mostly be its consequences. */
+    if (vocab_errors) return vocab_errors;
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
@@ -215,18 +275,55 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, tgf_deri
         if (fn && out->by_op[fn->index] && ops->ops[i].nrets == 1)
             out->by_op[i] = out->by_op[fn->index];
     }
+    out->unchecked = c.nunchecked;
+    out->skipped = c.nskipped;
+    out->gen_limited = c.ngen_limited;
     return c.errors;
 }
 
-int tgf_check_model(const tgm_model *m)
+/* What type-checks but cannot be generated yet: formulas using values of types without a C
+ * mapping (not yet checkable, so without a checked tree) and the built-in C++ constructs the
+ * C emitter does not compile. Returns the errors reported. */
+int tgf_gen_limits(const tgf_derivs *ds)
+{
+    int errors = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const tgf_deriv *d = &ds->d[i];
+        for (int k = 0; d->op && k < d->nformulas; k++) {
+            const tgf_formula *f = &d->formulas[k];
+            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
+            if (!f->root) {
+                tgm_error(tgf_loc(f->src, 0),
+                          "the formula for '%s' uses a type without a C mapping; tgen cannot "
+                          "generate it yet",
+                          f->src->vars);
+                errors++;
+            } else if (u) {
+                tgm_error(tgf_loc(f->src, u->src ? u->src->offset : 0),
+                          "tgen cannot compile '%s' (%s) to C yet",
+                          u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                          tgf_kind_text(u->type));
+                errors++;
+            }
+        }
+    }
+    return errors;
+}
+
+int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
+                    int *gen_limited)
 {
     tgm_arena *a = tgm_arena_new();
     int before = tgm_error_count();
     tga_ops ops;
-    if (tga_build_ops(m, a, &ops) == 0) {
-        tgf_derivs ds;
-        tgf_check_all(m, &ops, a, &ds);
-    }
+    /* The view is complete enough to check formulas against even with errors (an op whose
+     * types have no C mapping is skipped by check_entry). */
+    tga_build_ops(m, a, &ops);
+    tgf_derivs ds;
+    if (tgf_check_all(m, &ops, a, for_gen, &ds) == 0 && for_gen) tgf_gen_limits(&ds);
+    if (gen_limited) *gen_limited = ds.gen_limited;
+    if (unchecked) *unchecked = ds.unchecked;
+    if (skipped) *skipped = ds.skipped;
     tgm_arena_free(a);
     return tgm_error_count() - before;
 }

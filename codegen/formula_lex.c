@@ -1,9 +1,9 @@
 /* The formula lexer: identifiers (qualified names are joined by the parser from `::`),
  * integer and floating literals (C spellings: 2, 0x1f, 1.5, 1e-5, .5, with C++ suffixes
  * f/L/u accepted and ignored), string literals in double or single quotes with C escapes, and
- * the punctuation of the language. Characters the language has no use for (`&`, `|`, `;`,
- * `~`, `#`, ...) are errors here, so a C++ statement or lambda fails at its first such
- * character with a precise column. C comments are skipped. */
+ * the punctuation of the language (`&`, `|` and `;` included: bitwise operators, and the
+ * `return x;` of a lambda). Characters the language has no use for (`~`, `#`, `^`, ...) are
+ * errors here, with a precise column. C comments are skipped. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -28,8 +28,8 @@ static bool fail(tgf_syntax_error *err, size_t off, const char *fmt, ...)
 
 /* Longest first: "::" before ":", "<=" before "<". */
 static const char *const puncts[] = {
-    "::", "==", "!=", "<=", ">=", "&&", "||", "->", "(", ")", "[", "]", "{", "}",
-    ",",  ".",  "?",  ":",  "+",  "-",  "*",  "/",  "%", "<", ">", "!", "=",
+    "::", "==", "!=", "<=", ">=", "&&", "||", "->", "(", ")", "[", "]", "{", "}", ",",
+    ".",  "?",  ":",  "+",  "-",  "*",  "/",  "%",  "<", ">", "!", "=", "&", "|", ";",
 };
 
 static bool lex_number(tgf_lexer *l, tgf_token *t, tgf_syntax_error *err)

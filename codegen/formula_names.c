@@ -101,6 +101,26 @@ const char *tgf_kind_text(tga_kind k)
         [TGA_OPT_GENERATOR] = "Generator?",
         [TGA_STR] = "str",
         [TGA_OPT_STR] = "str?",
+        [TGA_OPT_TENSOR_LIST] = "Tensor?[]",
+        [TGA_FLOAT_LIST] = "float[]",
+        [TGA_OPT_FLOAT_LIST] = "float[]?",
+        [TGA_BOOL_LIST] = "bool[]",
+        [TGA_OPT_BOOL_LIST] = "bool[]?",
+        [TGA_STR_LIST] = "str[]",
+        [TGA_OPT_STR_LIST] = "str[]?",
+        [TGA_STORAGE] = "Storage",
+        [TGA_OPT_STORAGE] = "Storage?",
+        [TGA_STREAM] = "Stream",
+        [TGA_QSCHEME] = "QScheme",
+        [TGA_OPT_QSCHEME] = "QScheme?",
+        [TGA_QUANTIZER] = "ConstQuantizerPtr",
     };
+    switch ((int)k) {
+    case TGA_UNSUPPORTED: return "a value of a type without a C mapping";
+    case TGF_KIND_OPTIONS: return "TensorOptions";
+    case TGF_KIND_NONE: return "std::nullopt";
+    case TGF_KIND_LAMBDA: return "a lambda";
+    default: break;
+    }
     return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
 }

@@ -3,17 +3,26 @@
  *
  *   cond     := or ('?' cond ':' cond)?
  *   or       := and ('||' and)*
- *   and      := equality ('&&' equality)*
+ *   and      := bitor ('&&' bitor)*
+ *   bitor    := bitand ('|' bitand)*
+ *   bitand   := equality ('&' equality)*
  *   equality := relation (('==' | '!=') relation)?      one comparison, not a chain
  *   relation := sum (('<' | '<=' | '>' | '>=') sum)?     idem
  *   sum      := product (('+' | '-') product)*
  *   product  := unary (('*' | '/') unary)*
- *   unary    := ('-' | '+' | '!') unary | postfix
- *   postfix  := primary ( '(' args ')' | '.' name '(' args ')' | '[' cond ']' )*
- *   primary  := number | string | true | false | name ('::' name)* | '(' cond ')' | '{' args '}'
+ *   unary    := ('-' | '+' | '!' | '*') unary | postfix
+ *   postfix  := primary ( '(' args ')' | ('.' | '->') name '(' args ')' | '[' cond ']' )*
+ *   primary  := number | string | true | false | name | template '(' args ')'
+ *             | '(' cond ')' | '{' args '}' | lambda
+ *   name     := '::'? ident ('::' ident)*
+ *   template := name '<' targ (',' targ)* '>'          only for the class and function
+ *                                                       templates in `templates` below
+ *   targ     := int | name ('<' targ (',' targ)* '>')?
+ *   lambda   := '[' ']' '(' targ ident ')' '{' 'return' cond ';' '}'
  *
- * Comparisons do not chain: `a < b > c` is almost always a C++ template (`std::get<0>(t)`),
- * and refusing it makes such formulas fail to parse instead of parsing as nonsense. */
+ * Comparisons do not chain: `a < b > c` is almost always a C++ template, and refusing it
+ * makes a template this parser does not know fail to parse instead of parsing as nonsense.
+ * `<` after a name starts template arguments only for the names listed in `templates`. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,9 +143,83 @@ static bool parse_args(parser *p, tgm_expr *e, int *cap, const char *close, cons
     }
 }
 
+/* The C++ templates PyTorch's formulas use: `name<...>` is their argument list, never a
+ * comparison. */
+static const char *const templates[] = {
+    "std::get",      "std::tuple",           "std::vector",           "std::optional",
+    "c10::optional", "at::OptionalArrayRef", "c10::OptionalArrayRef", "OptionalArrayRef",
+    "std::array",    "at::ArrayRef",         "c10::ArrayRef",         "ArrayRef",
+};
+
+static bool is_template(const char *name)
+{
+    for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++)
+        if (!strcmp(name, templates[i])) return true;
+    return false;
+}
+
+/* One template argument as text: an int, or a (qualified, possibly templated) type name.
+ * Returns NULL after an error. */
+static const char *parse_targ(parser *p, int depth)
+{
+    if (depth > 8) {
+        fail(p, p->tok.offset, "template arguments nest more than 8 levels deep");
+        return NULL;
+    }
+    if (p->tok.kind == TGF_TOK_INT) {
+        const char *t = tgs_fmt(p->a, "%lld", (long long)p->tok.i);
+        advance(p);
+        return t;
+    }
+    accept(p, "::");
+    if (p->tok.kind != TGF_TOK_IDENT) {
+        fail(p, p->tok.offset, "expected a type or an integer as a template argument, found %s",
+             tok_desc(p));
+        return NULL;
+    }
+    const char *t = p->tok.text;
+    advance(p);
+    while (accept(p, "::")) {
+        if (p->tok.kind != TGF_TOK_IDENT) {
+            fail(p, p->tok.offset, "expected a name after '::', found %s", tok_desc(p));
+            return NULL;
+        }
+        t = tgs_fmt(p->a, "%s::%s", t, p->tok.text);
+        advance(p);
+    }
+    if (accept(p, "<")) {
+        const char *inner = NULL;
+        do {
+            const char *a = parse_targ(p, depth + 1);
+            if (!a) return NULL;
+            inner = inner ? tgs_fmt(p->a, "%s, %s", inner, a) : a;
+        } while (accept(p, ","));
+        if (!expect(p, ">", "to close the template arguments")) return NULL;
+        t = tgs_fmt(p->a, "%s<%s>", t, inner);
+    }
+    return p->failed ? NULL : t;
+}
+
+/* `<` already consumed: the template arguments of e, up to `>`. */
+static bool parse_targs(parser *p, tgm_expr *e)
+{
+    int cap = 0;
+    do {
+        const char *t = parse_targ(p, 0);
+        if (!t) return false;
+        *TGS_PUSH(p->a, e->targs, e->ntargs, cap) = t;
+    } while (accept(p, ","));
+    return expect(p, ">", "to close the template arguments");
+}
+
 static tgm_expr *parse_name(parser *p)
 {
     tgm_expr *e = node(p, TGM_EXPR_NAME, p->tok.offset);
+    /* `::std::nullopt`: the global qualifier changes nothing here. */
+    if (accept(p, "::") && p->tok.kind != TGF_TOK_IDENT) {
+        fail(p, p->tok.offset, "expected a name after '::', found %s", tok_desc(p));
+        return NULL;
+    }
     e->name_offset = p->tok.offset;
     const char *name = p->tok.text;
     advance(p);
@@ -155,6 +238,50 @@ static tgm_expr *parse_name(parser *p)
         e->b = name[0] == 't' || name[0] == 'T';
     }
     e->name = name;
+    if (is_template(name) && accept(p, "<")) {
+        if (!parse_targs(p, e)) return NULL;
+        if (!is_punct(p, "(")) {
+            fail(p, p->tok.offset, "expected '(' after the template '%s<...>', found %s", name,
+                 tok_desc(p));
+            return NULL;
+        }
+        e->kind = strcmp(name, "std::get") ? TGM_EXPR_CTOR : TGM_EXPR_GET;
+    }
+    finish(p, e);
+    return e;
+}
+
+/* `[` already consumed: `](type name){ return body; }`. */
+static tgm_expr *parse_lambda(parser *p, size_t start)
+{
+    tgm_expr *e = node(p, TGM_EXPR_LAMBDA, start);
+    if (!expect(p, "]", "(lambdas capture nothing)") || !expect(p, "(", "after '[]'")) return NULL;
+    const char *type = parse_targ(p, 0);
+    if (!type) return NULL;
+    if (p->tok.kind != TGF_TOK_IDENT) {
+        fail(p, p->tok.offset, "expected the lambda's parameter name, found %s", tok_desc(p));
+        return NULL;
+    }
+    e->str = type;
+    e->name = p->tok.text;
+    e->name_offset = p->tok.offset;
+    advance(p);
+    if (!expect(p, ")", "after the lambda's one parameter") ||
+        !expect(p, "{", "to open the lambda's body"))
+        return NULL;
+    if (p->tok.kind != TGF_TOK_IDENT || strcmp(p->tok.text, "return")) {
+        fail(p, p->tok.offset, "a lambda's body must be 'return expression;', found %s",
+             tok_desc(p));
+        return NULL;
+    }
+    advance(p);
+    tgm_expr *body = parse_cond(p);
+    if (!body || !expect(p, ";", "after the lambda's return value") ||
+        !expect(p, "}", "to close the lambda's body"))
+        return NULL;
+    e->nargs = 1;
+    e->args = tgm_alloc(p->a, sizeof *e->args);
+    e->args[0] = body;
     finish(p, e);
     return e;
 }
@@ -181,6 +308,8 @@ static tgm_expr *parse_primary(parser *p)
     case TGF_TOK_IDENT: return parse_name(p);
     default: break;
     }
+    if (is_punct(p, "::")) return parse_name(p);
+    if (accept(p, "[")) return parse_lambda(p, start);
     if (accept(p, "(")) {
         e = parse_cond(p);
         if (!e || !expect(p, ")", "to close '('")) return NULL;
@@ -203,21 +332,25 @@ static tgm_expr *parse_postfix(parser *p)
     while (e && !p->failed) {
         size_t at = p->tok.offset;
         if (accept(p, "(")) {
-            if (e->kind != TGM_EXPR_NAME) {
+            bool templ = (e->kind == TGM_EXPR_GET || e->kind == TGM_EXPR_CTOR) && !e->nargs;
+            if (e->kind != TGM_EXPR_NAME && !templ) {
                 fail(p, at, "only a name can be called");
                 return NULL;
             }
             int cap = 0;
-            e->kind = TGM_EXPR_CALL;
+            if (!templ) e->kind = TGM_EXPR_CALL;
             if (!parse_args(p, e, &cap, ")", tgs_fmt(p->a, "the arguments of '%s'", e->name)))
                 return NULL;
             finish(p, e);
-        } else if (accept(p, ".")) {
+        } else if (is_punct(p, ".") || is_punct(p, "->")) {
+            bool arrow = is_punct(p, "->");
+            advance(p);
             if (p->tok.kind != TGF_TOK_IDENT) {
                 fail(p, p->tok.offset, "expected a method name after '.', found %s", tok_desc(p));
                 return NULL;
             }
             tgm_expr *m = node(p, TGM_EXPR_METHOD, e->offset);
+            m->arrow = arrow;
             m->name = p->tok.text;
             m->name_offset = p->tok.offset;
             advance(p);
@@ -266,6 +399,7 @@ static tgm_expr *parse_unary(parser *p)
     tgm_expr_op op = is_punct(p, "-")   ? TGM_EOP_NEG
                      : is_punct(p, "+") ? TGM_EOP_PLUS
                      : is_punct(p, "!") ? TGM_EOP_NOT
+                     : is_punct(p, "*") ? TGM_EOP_DEREF
                                         : TGM_EOP_NONE;
     if (op == TGM_EOP_NONE) return parse_postfix(p);
     advance(p);
@@ -305,6 +439,8 @@ static tgm_expr *binary(parser *p, tgm_expr_op op, tgm_expr *l, tgm_expr *r)
 
 static const binop level_or[] = { { "||", TGM_EOP_OR }, { NULL, 0 } };
 static const binop level_and[] = { { "&&", TGM_EOP_AND }, { NULL, 0 } };
+static const binop level_bitor[] = { { "|", TGM_EOP_BITOR }, { NULL, 0 } };
+static const binop level_bitand[] = { { "&", TGM_EOP_BITAND }, { NULL, 0 } };
 static const binop level_eq[] = { { "==", TGM_EOP_EQ }, { "!=", TGM_EOP_NE }, { NULL, 0 } };
 static const binop level_rel[] = { { "<", TGM_EOP_LT },
                                    { "<=", TGM_EOP_LE },
@@ -313,8 +449,8 @@ static const binop level_rel[] = { { "<", TGM_EOP_LT },
                                    { NULL, 0 } };
 static const binop level_sum[] = { { "+", TGM_EOP_ADD }, { "-", TGM_EOP_SUB }, { NULL, 0 } };
 static const binop level_prod[] = { { "*", TGM_EOP_MUL }, { "/", TGM_EOP_DIV }, { NULL, 0 } };
-static const binop *const levels[] = { level_or,  level_and, level_eq,
-                                       level_rel, level_sum, level_prod };
+static const binop *const levels[] = { level_or, level_and, level_bitor, level_bitand,
+                                       level_eq, level_rel, level_sum,   level_prod };
 enum { NLEVELS = sizeof levels / sizeof levels[0] };
 
 static tgm_expr *parse_level(parser *p, int level)

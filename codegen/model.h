@@ -43,6 +43,8 @@ typedef enum tgm_base {
     TGM_QSCHEME,
     TGM_CONST_QUANTIZER_PTR,
     TGM_SYMFLOAT,
+    TGM_DEVICE_INDEX, /* a device's index (PyTorch's int8 DeviceIndex) */
+    TGM_SYMBOOL,
     TGM_BASE_COUNT
 } tgm_base;
 
@@ -130,15 +132,16 @@ typedef enum tgm_kind {
     TGM_KIND_SCRATCH
 } tgm_kind;
 
-/* Dispatch keys tgen knows. Only the first four are compiled by this project; the rest are
- * accepted (PyTorch's own file uses them) and ignored by the emitters. */
+/* Dispatch keys. The first five are compiled (the three Composite keys as one kernel serving
+ * every backend); any other key is kept as written (TGM_KEY_OTHER, `key_name`), reported by
+ * --check's summary and given no code. */
 typedef enum tgm_key {
     TGM_KEY_CPU,
     TGM_KEY_CUDA,
     TGM_KEY_COMPOSITE_IMPLICIT,
     TGM_KEY_COMPOSITE_EXPLICIT,
     TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL,
-    TGM_KEY_OTHER /* a known PyTorch key we ignore */
+    TGM_KEY_OTHER /* a key tensorgen does not compile: SparseCPU, Meta, MPS, ... */
 } tgm_key;
 
 typedef struct tgm_dispatch_entry {
@@ -176,6 +179,7 @@ typedef struct tgm_func {
     tgm_loc autogen_loc;
     const tgm_loc *autogen_locs; /* where each name of `autogen:` is (nautogen of them) */
     const char **tags;
+    const tgm_loc *tag_locs; /* where each of the ntags tags is */
     int ntags;
     const char *c_name; /* tensorgen extension `c_name:` overriding the C function name */
     const char *scalar_overload_of; /* tensorgen extension: "eq.Tensor", the overload whose
@@ -221,6 +225,11 @@ typedef enum tgm_expr_kind {
     TGM_EXPR_UNARY,  /* op args[0] */
     TGM_EXPR_BINARY, /* args[0] op args[1] */
     TGM_EXPR_COND,   /* args[0] ? args[1] : args[2] */
+    /* C++ forms of PyTorch's formulas (docs/autograd.md): */
+    TGM_EXPR_GET,  /* std::get<i>(args[0]) */
+    TGM_EXPR_CTOR, /* name<targs>(args...): std::tuple<Tensor, Tensor>(), std::vector<int64_t>(n, 0),
+                      * std::optional<Tensor>(t) (a class template constructed) */
+    TGM_EXPR_LAMBDA, /* [](str name){ return args[0]; }: one parameter `name` of type `str` */
 } tgm_expr_kind;
 
 typedef enum tgm_expr_op {
@@ -240,6 +249,9 @@ typedef enum tgm_expr_op {
     TGM_EOP_NEG,
     TGM_EOP_PLUS,
     TGM_EOP_NOT,
+    TGM_EOP_DEREF,  /* *opt: the value of an optional */
+    TGM_EOP_BITAND, /* a & b (element-wise on bool tensors) */
+    TGM_EOP_BITOR,  /* a | b */
 } tgm_expr_op;
 
 typedef struct tgm_expr {
@@ -254,6 +266,9 @@ typedef struct tgm_expr {
     const char *str;
     struct tgm_expr **args;
     int nargs;
+    const char **targs; /* GET / CTOR: the template arguments as written ("0"; "Tensor") */
+    int ntargs;
+    bool arrow; /* METHOD called through `->` (a member of an optional: bias->sizes()) */
     int height; /* nodes on the longest path down to a leaf (1 for a leaf); the parser keeps it
                  * at most TGF_MAX_DEPTH, so the later stages may recurse on the tree */
 } tgm_expr;
@@ -300,12 +315,26 @@ typedef struct tgm_model {
     tgm_derivative **derivs;
     int nderivs;
     struct tgm_name_map *func_index; /* full_name -> func; built by tgm_validate */
+    /* The runtime's file-scope `tg_` identifiers without the prefix ("item", "_version") ->
+     * the tgm_loc of their declaration; NULL without --runtime (runtime_names.c). Operator C
+     * names avoid them. */
+    struct tgm_name_map *runtime_names;
+    /* tags.yaml's tags -> the tgm_loc of their definition; NULL without a tags file, when any
+     * tag is accepted. */
+    struct tgm_name_map *tags;
+    const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
+                                      * (formula.h, tgf_vocab), or NULL */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
  * partially filled and must not be emitted. */
 int tgm_parse_native_functions(tgm_model *m, const char *path);
 int tgm_parse_derivatives(tgm_model *m, const char *path);
+/* tags.yaml (PyTorch's list of the tags entries may carry): fills m->tags. */
+int tgm_parse_tags(tgm_model *m, const char *path);
+/* Reads the names the runtime's headers in `dir` declare into m->runtime_names. Returns the
+ * number of errors (an unreadable directory or file). */
+int tgm_read_runtime_names(tgm_model *m, const char *dir);
 /* Parse one schema string. `loc` is the position of its first character; columns of errors
  * inside the string are offset from it. Returns 0 on success. */
 int tgm_parse_schema(tgm_arena *a, const char *text, tgm_loc loc, tgm_schema *out);

@@ -59,9 +59,19 @@ static void check_out(tgm_arena *a, const tgm_func *f)
                   s->full_name);
 }
 
+/* With a tags file, every tag must be one it defines. */
+static void check_tags(const tgm_model *m, const tgm_func *f)
+{
+    for (int i = 0; m->tags && i < f->ntags; i++)
+        if (!tgm__map_get(m->tags, f->tags[i]))
+            tgm_error(f->tag_locs[i], "unknown tag '%s' (the tags file does not define it)",
+                      f->tags[i]);
+}
+
 static void check_func(tgm_model *m, tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
+    check_tags(m, f);
     if (f->kind == TGM_KIND_INPLACE) check_inplace(m->arena, f);
     if (s->inplace) {
         for (int i = 0; i < s->nargs; i++)

@@ -14,7 +14,7 @@
 /* empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -45,7 +45,7 @@ tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -77,7 +77,7 @@ tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts)
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 static tg_tensor *fallback_fill_(tg_tensor *self, double value)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, value);
@@ -105,7 +105,7 @@ tg_tensor *tg_fill_(tg_tensor *self, double value)
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_zero_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("zero_", &tg_s) != 0) {
@@ -132,7 +132,7 @@ tg_tensor *tg_zero_(tg_tensor *self)
 /* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_zeros(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -162,7 +162,7 @@ tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
 /* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_zeros_out(tg_int_list size, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_tensor(&tg_s, out);
@@ -190,7 +190,7 @@ tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -222,7 +222,7 @@ tg_tensor *tg_zeros_like_fn(tg_tensor *self, tg_zeros_like_opts opts)
 /* ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_ones(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -252,7 +252,7 @@ tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
 /* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_ones_out(tg_int_list size, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_tensor(&tg_s, out);
@@ -280,7 +280,7 @@ tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -312,7 +312,7 @@ tg_tensor *tg_ones_like_fn(tg_tensor *self, tg_ones_like_opts opts)
 /* full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_full(tg_int_list size, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_double(&tg_s, fill_value);
@@ -343,7 +343,7 @@ tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
 /* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_double(&tg_s, fill_value);
@@ -372,7 +372,7 @@ tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, fill_value);
@@ -405,7 +405,7 @@ tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts
 /* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_arange(double end, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, end);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -435,7 +435,7 @@ tg_tensor *tg_arange_fn(double end, tg_arange_opts opts)
 /* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_arange_start(double start, double end, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, start);
     tg__box_double(&tg_s, end);
@@ -466,7 +466,7 @@ tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opt
 /* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_arange_start_step(double start, double end, double step, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, start);
     tg__box_double(&tg_s, end);
@@ -498,7 +498,7 @@ tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_ste
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_arange_out(double end, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, end);
     tg__box_tensor(&tg_s, out);
@@ -526,7 +526,7 @@ tg_tensor *tg_arange_out(double end, tg_tensor *out)
 /* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_arange_start_out(double start, double end, double step, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, start);
     tg__box_double(&tg_s, end);
@@ -556,7 +556,7 @@ tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_a
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_linspace(double start, double end, int64_t steps, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, start);
     tg__box_double(&tg_s, end);
@@ -588,7 +588,7 @@ tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_o
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, start);
     tg__box_double(&tg_s, end);
@@ -618,7 +618,7 @@ tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *o
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, n);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -648,7 +648,7 @@ tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts)
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, n);
     tg__box_int(&tg_s, m);
@@ -679,7 +679,7 @@ tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts)
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_eye_out(int64_t n, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, n);
     tg__box_tensor(&tg_s, out);
@@ -707,7 +707,7 @@ tg_tensor *tg_eye_out(int64_t n, tg_tensor *out)
 /* eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, n);
     tg__box_int(&tg_s, m);
@@ -736,7 +736,7 @@ tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 static tg_tensor *fallback_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, from);
@@ -766,7 +766,7 @@ tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts)
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 static tg_tensor *fallback_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, mean);
@@ -796,7 +796,7 @@ tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts)
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
 static tg_tensor *fallback_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, from);
@@ -826,7 +826,7 @@ tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random
 /* rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_rand(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -856,7 +856,7 @@ tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
 /* rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_rand_generator(tg_int_list size, tg_generator *generator, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_generator(&tg_s, generator);
@@ -887,7 +887,7 @@ tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_ra
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -919,7 +919,7 @@ tg_tensor *tg_rand_like_fn(tg_tensor *self, tg_rand_like_opts opts)
 /* randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_randn(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -949,7 +949,7 @@ tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
 /* randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_randn_generator(tg_int_list size, tg_generator *generator, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_opt_generator(&tg_s, generator);
@@ -980,7 +980,7 @@ tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_r
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -1012,7 +1012,7 @@ tg_tensor *tg_randn_like_fn(tg_tensor *self, tg_randn_like_opts opts)
 /* randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_randint(int64_t high, tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, high);
     tg__box_int_list(&tg_s, size);
@@ -1043,7 +1043,7 @@ tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
 /* randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
 static tg_tensor *fallback_randint_low(int64_t low, int64_t high, tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_int(&tg_s, low);
     tg__box_int(&tg_s, high);
@@ -1075,7 +1075,7 @@ tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_ran
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, high);
@@ -1108,7 +1108,7 @@ tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opt
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, low);
@@ -1142,7 +1142,7 @@ tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static tg_tensor *fallback_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1172,7 +1172,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 static tg_tensor *fallback_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1202,7 +1202,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts)
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1234,7 +1234,7 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 static tg_tensor *fallback_add_scalar(tg_tensor *self, double other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1263,7 +1263,7 @@ tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts op
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 static tg_tensor *fallback_add_scalar_(tg_tensor *self, double other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1292,7 +1292,7 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static tg_tensor *fallback_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1322,7 +1322,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts)
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 static tg_tensor *fallback_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1352,7 +1352,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts)
 /* sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1384,7 +1384,7 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 static tg_tensor *fallback_sub_scalar(tg_tensor *self, double other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1413,7 +1413,7 @@ tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts op
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 static tg_tensor *fallback_sub_scalar_(tg_tensor *self, double other, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1442,7 +1442,7 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_mul(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1471,7 +1471,7 @@ tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other)
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_mul_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1500,7 +1500,7 @@ tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other)
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1531,7 +1531,7 @@ tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_mul_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1559,7 +1559,7 @@ tg_tensor *tg_mul_scalar(tg_tensor *self, double other)
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_mul_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1587,7 +1587,7 @@ tg_tensor *tg_mul_scalar_(tg_tensor *self, double other)
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_div(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1616,7 +1616,7 @@ tg_tensor *tg_div(tg_tensor *self, tg_tensor *other)
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_div_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1645,7 +1645,7 @@ tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other)
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1676,7 +1676,7 @@ tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 static tg_tensor *fallback_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1706,7 +1706,7 @@ tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_m
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
 static tg_tensor *fallback_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1736,7 +1736,7 @@ tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_
 /* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -1768,7 +1768,7 @@ tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *roundi
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_div_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1796,7 +1796,7 @@ tg_tensor *tg_div_scalar(tg_tensor *self, double other)
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_div_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -1824,7 +1824,7 @@ tg_tensor *tg_div_scalar_(tg_tensor *self, double other)
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 static tg_tensor *fallback_pow(tg_tensor *self, tg_tensor *exponent)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
@@ -1853,7 +1853,7 @@ tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent)
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
 static tg_tensor *fallback_pow_(tg_tensor *self, tg_tensor *exponent)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
@@ -1882,7 +1882,7 @@ tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent)
 /* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
@@ -1913,7 +1913,7 @@ tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
 /* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
 static tg_tensor *fallback_pow_scalar(tg_tensor *self, double exponent)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
@@ -1941,7 +1941,7 @@ tg_tensor *tg_pow_scalar(tg_tensor *self, double exponent)
 /* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
 static tg_tensor *fallback_pow_scalar_(tg_tensor *self, double exponent)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
@@ -1969,7 +1969,7 @@ tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent)
 /* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
@@ -1999,7 +1999,7 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
 static tg_tensor *fallback_pow_scalar_self(double self, tg_tensor *exponent)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_double(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
@@ -2027,7 +2027,7 @@ tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent)
 /* maximum(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_maximum(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2056,7 +2056,7 @@ tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other)
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2087,7 +2087,7 @@ tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* minimum(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_minimum(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2116,7 +2116,7 @@ tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other)
 /* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2147,7 +2147,7 @@ tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_eq(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2176,7 +2176,7 @@ tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other)
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_eq_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2205,7 +2205,7 @@ tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other)
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2236,7 +2236,7 @@ tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_eq_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2264,7 +2264,7 @@ tg_tensor *tg_eq_scalar(tg_tensor *self, double other)
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_eq_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2292,7 +2292,7 @@ tg_tensor *tg_eq_scalar_(tg_tensor *self, double other)
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2322,7 +2322,7 @@ tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_ne(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2351,7 +2351,7 @@ tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other)
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_ne_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2380,7 +2380,7 @@ tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other)
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2411,7 +2411,7 @@ tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_ne_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2439,7 +2439,7 @@ tg_tensor *tg_ne_scalar(tg_tensor *self, double other)
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_ne_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2467,7 +2467,7 @@ tg_tensor *tg_ne_scalar_(tg_tensor *self, double other)
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2497,7 +2497,7 @@ tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_lt(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2526,7 +2526,7 @@ tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other)
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_lt_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2555,7 +2555,7 @@ tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other)
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2586,7 +2586,7 @@ tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_lt_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2614,7 +2614,7 @@ tg_tensor *tg_lt_scalar(tg_tensor *self, double other)
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_lt_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2642,7 +2642,7 @@ tg_tensor *tg_lt_scalar_(tg_tensor *self, double other)
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2672,7 +2672,7 @@ tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_le(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2701,7 +2701,7 @@ tg_tensor *tg_le(tg_tensor *self, tg_tensor *other)
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_le_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2730,7 +2730,7 @@ tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other)
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2761,7 +2761,7 @@ tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_le_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2789,7 +2789,7 @@ tg_tensor *tg_le_scalar(tg_tensor *self, double other)
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_le_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2817,7 +2817,7 @@ tg_tensor *tg_le_scalar_(tg_tensor *self, double other)
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2847,7 +2847,7 @@ tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_gt(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2876,7 +2876,7 @@ tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other)
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_gt_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2905,7 +2905,7 @@ tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other)
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -2936,7 +2936,7 @@ tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_gt_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2964,7 +2964,7 @@ tg_tensor *tg_gt_scalar(tg_tensor *self, double other)
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_gt_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -2992,7 +2992,7 @@ tg_tensor *tg_gt_scalar_(tg_tensor *self, double other)
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -3022,7 +3022,7 @@ tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_ge(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -3051,7 +3051,7 @@ tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other)
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static tg_tensor *fallback_ge_(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -3080,7 +3080,7 @@ tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other)
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -3111,7 +3111,7 @@ tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_ge_scalar(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -3139,7 +3139,7 @@ tg_tensor *tg_ge_scalar(tg_tensor *self, double other)
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 static tg_tensor *fallback_ge_scalar_(tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -3167,7 +3167,7 @@ tg_tensor *tg_ge_scalar_(tg_tensor *self, double other)
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -3197,7 +3197,7 @@ tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, condition);
     tg__box_tensor(&tg_s, self);
@@ -3228,7 +3228,7 @@ tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, condition);
     tg__box_tensor(&tg_s, self);
@@ -3261,7 +3261,7 @@ tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 static tg_tensor *fallback_where_scalar_self(tg_tensor *condition, double self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, condition);
     tg__box_double(&tg_s, self);
@@ -3291,7 +3291,7 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 static tg_tensor *fallback_where_scalar_other(tg_tensor *condition, tg_tensor *self, double other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, condition);
     tg__box_tensor(&tg_s, self);
@@ -3321,7 +3321,7 @@ tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double o
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 static tg_tensor *fallback_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
@@ -3350,7 +3350,7 @@ tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts)
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
 static tg_tensor *fallback_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
@@ -3379,7 +3379,7 @@ tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts)
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
@@ -3410,7 +3410,7 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 static tg_tensor *fallback_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
@@ -3439,7 +3439,7 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts)
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
 static tg_tensor *fallback_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
@@ -3468,7 +3468,7 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts)
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
@@ -3499,7 +3499,7 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
 /* neg(Tensor self) -> Tensor */
 static tg_tensor *fallback_neg(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("neg", &tg_s) != 0) {
@@ -3526,7 +3526,7 @@ tg_tensor *tg_neg(tg_tensor *self)
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_neg_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("neg_", &tg_s) != 0) {
@@ -3553,7 +3553,7 @@ tg_tensor *tg_neg_(tg_tensor *self)
 /* neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_neg_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3582,7 +3582,7 @@ tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out)
 /* abs(Tensor self) -> Tensor */
 static tg_tensor *fallback_abs(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("abs", &tg_s) != 0) {
@@ -3609,7 +3609,7 @@ tg_tensor *tg_abs(tg_tensor *self)
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_abs_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("abs_", &tg_s) != 0) {
@@ -3636,7 +3636,7 @@ tg_tensor *tg_abs_(tg_tensor *self)
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_abs_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3665,7 +3665,7 @@ tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out)
 /* exp(Tensor self) -> Tensor */
 static tg_tensor *fallback_exp(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("exp", &tg_s) != 0) {
@@ -3692,7 +3692,7 @@ tg_tensor *tg_exp(tg_tensor *self)
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_exp_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("exp_", &tg_s) != 0) {
@@ -3719,7 +3719,7 @@ tg_tensor *tg_exp_(tg_tensor *self)
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_exp_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3748,7 +3748,7 @@ tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out)
 /* log(Tensor self) -> Tensor */
 static tg_tensor *fallback_log(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("log", &tg_s) != 0) {
@@ -3775,7 +3775,7 @@ tg_tensor *tg_log(tg_tensor *self)
 /* log_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_log_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("log_", &tg_s) != 0) {
@@ -3802,7 +3802,7 @@ tg_tensor *tg_log_(tg_tensor *self)
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_log_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3831,7 +3831,7 @@ tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out)
 /* sqrt(Tensor self) -> Tensor */
 static tg_tensor *fallback_sqrt(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sqrt", &tg_s) != 0) {
@@ -3858,7 +3858,7 @@ tg_tensor *tg_sqrt(tg_tensor *self)
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_sqrt_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sqrt_", &tg_s) != 0) {
@@ -3885,7 +3885,7 @@ tg_tensor *tg_sqrt_(tg_tensor *self)
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3914,7 +3914,7 @@ tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out)
 /* rsqrt(Tensor self) -> Tensor */
 static tg_tensor *fallback_rsqrt(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("rsqrt", &tg_s) != 0) {
@@ -3941,7 +3941,7 @@ tg_tensor *tg_rsqrt(tg_tensor *self)
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_rsqrt_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("rsqrt_", &tg_s) != 0) {
@@ -3968,7 +3968,7 @@ tg_tensor *tg_rsqrt_(tg_tensor *self)
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -3997,7 +3997,7 @@ tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out)
 /* sin(Tensor self) -> Tensor */
 static tg_tensor *fallback_sin(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sin", &tg_s) != 0) {
@@ -4024,7 +4024,7 @@ tg_tensor *tg_sin(tg_tensor *self)
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_sin_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sin_", &tg_s) != 0) {
@@ -4051,7 +4051,7 @@ tg_tensor *tg_sin_(tg_tensor *self)
 /* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sin_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -4080,7 +4080,7 @@ tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out)
 /* cos(Tensor self) -> Tensor */
 static tg_tensor *fallback_cos(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("cos", &tg_s) != 0) {
@@ -4107,7 +4107,7 @@ tg_tensor *tg_cos(tg_tensor *self)
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_cos_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("cos_", &tg_s) != 0) {
@@ -4134,7 +4134,7 @@ tg_tensor *tg_cos_(tg_tensor *self)
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_cos_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -4163,7 +4163,7 @@ tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out)
 /* tanh(Tensor self) -> Tensor */
 static tg_tensor *fallback_tanh(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("tanh", &tg_s) != 0) {
@@ -4190,7 +4190,7 @@ tg_tensor *tg_tanh(tg_tensor *self)
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_tanh_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("tanh_", &tg_s) != 0) {
@@ -4217,7 +4217,7 @@ tg_tensor *tg_tanh_(tg_tensor *self)
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_tanh_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -4246,7 +4246,7 @@ tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out)
 /* sigmoid(Tensor self) -> Tensor */
 static tg_tensor *fallback_sigmoid(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sigmoid", &tg_s) != 0) {
@@ -4273,7 +4273,7 @@ tg_tensor *tg_sigmoid(tg_tensor *self)
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_sigmoid_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sigmoid_", &tg_s) != 0) {
@@ -4300,7 +4300,7 @@ tg_tensor *tg_sigmoid_(tg_tensor *self)
 /* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -4329,7 +4329,7 @@ tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out)
 /* relu(Tensor self) -> Tensor */
 static tg_tensor *fallback_relu(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("relu", &tg_s) != 0) {
@@ -4356,7 +4356,7 @@ tg_tensor *tg_relu(tg_tensor *self)
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 static tg_tensor *fallback_relu_(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("relu_", &tg_s) != 0) {
@@ -4383,7 +4383,7 @@ tg_tensor *tg_relu_(tg_tensor *self)
 /* relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_relu_out(tg_tensor *self, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
@@ -4412,7 +4412,7 @@ tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out)
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -4442,7 +4442,7 @@ tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -4474,7 +4474,7 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -4504,7 +4504,7 @@ tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
 /* mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -4536,7 +4536,7 @@ tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_prod(tg_tensor *self, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -4564,7 +4564,7 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts)
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4594,7 +4594,7 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts)
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_prod_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4626,7 +4626,7 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
@@ -4655,7 +4655,7 @@ tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
@@ -4686,7 +4686,7 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
@@ -4715,7 +4715,7 @@ tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
@@ -4746,7 +4746,7 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
 /* max(Tensor self) -> Tensor */
 static tg_tensor *fallback_max(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("max", &tg_s) != 0) {
@@ -4773,7 +4773,7 @@ tg_tensor *tg_max(tg_tensor *self)
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 static tg_values_indices fallback_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4804,7 +4804,7 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
 /* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices) */
 static tg_values_indices fallback_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4839,7 +4839,7 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
 /* min(Tensor self) -> Tensor */
 static tg_tensor *fallback_min(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("min", &tg_s) != 0) {
@@ -4866,7 +4866,7 @@ tg_tensor *tg_min(tg_tensor *self)
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 static tg_values_indices fallback_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4897,7 +4897,7 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
 /* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 static tg_values_indices fallback_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -4932,7 +4932,7 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
@@ -4961,7 +4961,7 @@ tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts)
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
@@ -4992,7 +4992,7 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
@@ -5021,7 +5021,7 @@ tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts)
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
@@ -5052,7 +5052,7 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -5082,7 +5082,7 @@ tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -5114,7 +5114,7 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 static tg_tensor *fallback_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -5144,7 +5144,7 @@ tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int_list(&tg_s, dim);
@@ -5176,7 +5176,7 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 static tg_tensor *fallback_mm(tg_tensor *self, tg_tensor *mat2)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
@@ -5205,7 +5205,7 @@ tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2)
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
@@ -5236,7 +5236,7 @@ tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 static tg_tensor *fallback_bmm(tg_tensor *self, tg_tensor *mat2)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
@@ -5265,7 +5265,7 @@ tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2)
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
@@ -5296,7 +5296,7 @@ tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 static tg_tensor *fallback_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat1);
@@ -5329,7 +5329,7 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 static tg_tensor *fallback_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat1);
@@ -5362,7 +5362,7 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat1);
@@ -5397,7 +5397,7 @@ tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg
 /* matmul(Tensor self, Tensor other) -> Tensor */
 static tg_tensor *fallback_matmul(tg_tensor *self, tg_tensor *other)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -5426,7 +5426,7 @@ tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other)
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
@@ -5457,7 +5457,7 @@ tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
 static tg_tensor *fallback_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
@@ -5487,7 +5487,7 @@ tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list strid
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
 static tg_tensor *fallback_view(tg_tensor *self, tg_int_list size)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
@@ -5515,7 +5515,7 @@ tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
 /* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a) */
 static tg_tensor *fallback_reshape(tg_tensor *self, tg_int_list shape)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, shape);
@@ -5543,7 +5543,7 @@ tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 static tg_tensor *fallback_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim0);
@@ -5572,7 +5572,7 @@ tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 /* t(Tensor(a) self) -> Tensor(a) */
 static tg_tensor *fallback_t(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("t", &tg_s) != 0) {
@@ -5599,7 +5599,7 @@ tg_tensor *tg_t(tg_tensor *self)
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
 static tg_tensor *fallback_permute(tg_tensor *self, tg_int_list dims)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dims);
@@ -5627,7 +5627,7 @@ tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
 /* squeeze(Tensor(a) self) -> Tensor(a) */
 static tg_tensor *fallback_squeeze(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("squeeze", &tg_s) != 0) {
@@ -5654,7 +5654,7 @@ tg_tensor *tg_squeeze(tg_tensor *self)
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
 static tg_tensor *fallback_squeeze_dim(tg_tensor *self, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -5682,7 +5682,7 @@ tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim)
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 static tg_tensor *fallback_unsqueeze(tg_tensor *self, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -5710,7 +5710,7 @@ tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim)
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
 static tg_tensor *fallback_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
@@ -5739,7 +5739,7 @@ tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
 static tg_tensor *fallback_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -5770,7 +5770,7 @@ tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts)
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
 static tg_tensor *fallback_select(tg_tensor *self, int64_t dim, int64_t index)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -5799,7 +5799,7 @@ tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index)
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a) */
 static tg_tensor *fallback_flatten(tg_tensor *self, int64_t start_dim, int64_t end_dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, start_dim);
@@ -5828,7 +5828,7 @@ tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts)
 /* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a) */
 static tg_tensor *fallback_contiguous(tg_tensor *self, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_memory_format(&tg_s, memory_format);
@@ -5856,7 +5856,7 @@ tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts)
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_clone(tg_tensor *self, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_memory_format(&tg_s, memory_format);
@@ -5884,7 +5884,7 @@ tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts)
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 static tg_tensor *fallback_cat(tg_tensor_list tensors, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
@@ -5912,7 +5912,7 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts)
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
@@ -5942,7 +5942,7 @@ tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
 static tg_tensor *fallback_stack(tg_tensor_list tensors, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
@@ -5970,7 +5970,7 @@ tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts)
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
@@ -6000,7 +6000,7 @@ tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
 static tg_tensor_list fallback_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, split_size);
@@ -6029,7 +6029,7 @@ tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts op
 /* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
 static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, split_sizes);
@@ -6058,7 +6058,7 @@ tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, 
 /* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
 static tg_tensor_list fallback_unbind(tg_tensor *self, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6086,7 +6086,7 @@ tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts)
 /* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
 static tg_tensor_list fallback_chunk(tg_tensor *self, int64_t chunks, int64_t dim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, chunks);
@@ -6115,7 +6115,7 @@ tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts)
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 static tg_tensor *fallback_to(tg_tensor *self, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_dtype(&tg_s, dtype);
@@ -6146,7 +6146,7 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
 /* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 static tg_tensor *fallback_to_device(tg_tensor *self, tg_device device, tg_dtype dtype, bool non_blocking, bool copy, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_device(&tg_s, device);
@@ -6178,7 +6178,7 @@ tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
@@ -6211,7 +6211,7 @@ tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts)
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 static tg_tensor *fallback_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, src);
@@ -6241,7 +6241,7 @@ tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts)
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6270,7 +6270,7 @@ tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts)
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 static tg_tensor *fallback__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6299,7 +6299,7 @@ tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 /* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6330,7 +6330,7 @@ tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_
 /* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
 static tg_tensor *fallback_log_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6359,7 +6359,7 @@ tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts o
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 static tg_tensor *fallback__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6388,7 +6388,7 @@ tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 /* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
@@ -6419,7 +6419,7 @@ tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
 /* sum_to_size(Tensor self, SymInt[] size) -> Tensor */
 static tg_tensor *fallback_sum_to_size(tg_tensor *self, tg_int_list size)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
@@ -6447,7 +6447,7 @@ tg_tensor *tg_sum_to_size(tg_tensor *self, tg_int_list size)
 /* sum_backward(Tensor grad, SymInt[] sizes, int[1]? dims, bool keepdim) -> Tensor */
 static tg_tensor *fallback_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_int_list(&tg_s, sizes);
@@ -6477,7 +6477,7 @@ tg_tensor *tg_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims,
 /* restore_reduced_dims(Tensor output, int[1]? dims, bool keepdim) -> Tensor */
 static tg_tensor *fallback_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, output);
     tg__box_opt_int_list(&tg_s, dims);
@@ -6506,7 +6506,7 @@ tg_tensor *tg_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool kee
 /* scale_grad_by_count(Tensor grad, Tensor mask, int[1] dims) -> Tensor */
 static tg_tensor *fallback_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list dims)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, mask);
@@ -6536,7 +6536,7 @@ tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list 
 /* linear_weight_backward(Tensor grad, Tensor input) -> Tensor */
 static tg_tensor *fallback_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, input);
@@ -6565,7 +6565,7 @@ tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
 static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_int_list(&tg_s, dims);
@@ -6593,7 +6593,7 @@ tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims)
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
 static tg_tensor *fallback_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_int_list(&tg_s, input_sizes);
@@ -6625,7 +6625,7 @@ tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, in
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
 static tg_tensor *fallback_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_int_list(&tg_s, input_sizes);
@@ -6655,7 +6655,7 @@ tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, i
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor */
 static tg_tensor *fallback_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_int(&tg_s, dim);
@@ -6687,7 +6687,7 @@ tg_tensor *tg_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, t
 /* var_backward(Tensor grad, Tensor self, int[1]? dim, int? correction, bool keepdim) -> Tensor */
 static tg_tensor *fallback_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6719,7 +6719,7 @@ tg_tensor *tg_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg
 /* prod_backward(Tensor grad, Tensor input, Tensor result, int dim, bool keepdim) -> Tensor */
 static tg_tensor *fallback_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result, int64_t dim, bool keepdim)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, input);
@@ -6752,7 +6752,7 @@ tg_tensor *tg_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result
 /* sign(Tensor self) -> Tensor */
 static tg_tensor *fallback_sign(tg_tensor *self)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     if (tg_call_boxed("sign", &tg_s) != 0) {
@@ -6779,7 +6779,7 @@ tg_tensor *tg_sign(tg_tensor *self)
 /* clamp_backward(Tensor grad, Tensor self, Scalar? min, Scalar? max) -> Tensor */
 static tg_tensor *fallback_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6810,7 +6810,7 @@ tg_tensor *tg_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min,
 /* clamp_backward.Tensor(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 static tg_tensor *fallback_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6841,7 +6841,7 @@ tg_tensor *tg_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor 
 /* clamp_backward_min(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 static tg_tensor *fallback_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6872,7 +6872,7 @@ tg_tensor *tg_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
 /* clamp_backward_max(Tensor grad, Tensor self, Tensor? min, Tensor? max) -> Tensor */
 static tg_tensor *fallback_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6903,7 +6903,7 @@ tg_tensor *tg_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
 /* div_tensor_self_backward(Tensor grad, Tensor other, str? rounding_mode=None) -> Tensor */
 static tg_tensor *fallback_div_tensor_self_backward(tg_tensor *grad, tg_tensor *other, const char *rounding_mode)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, other);
@@ -6933,7 +6933,7 @@ tg_tensor *tg_div_tensor_self_backward_fn(tg_tensor *grad, tg_tensor *other, tg_
 /* div_tensor_other_backward(Tensor grad, Tensor self, Tensor other, str? rounding_mode=None) -> Tensor */
 static tg_tensor *fallback_div_tensor_other_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, self);
@@ -6965,7 +6965,7 @@ tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
 static tg_tensor *fallback_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, self);
@@ -6995,7 +6995,7 @@ tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 static tg_tensor *fallback__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, output);
@@ -7026,7 +7026,7 @@ tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 static tg_tensor *fallback__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, output);
@@ -7057,7 +7057,7 @@ tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *outp
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 static tg_tensor *fallback_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, input);
     tg__box_tensor(&tg_s, weight);
@@ -7087,7 +7087,7 @@ tg_tensor *tg_linear_fn(tg_tensor *input, tg_tensor *weight, tg_linear_opts opts
 /* mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
 static tg_tensor *fallback_mse_loss(tg_tensor *self, tg_tensor *target, int64_t reduction)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, target);
@@ -7117,7 +7117,7 @@ tg_tensor *tg_mse_loss_fn(tg_tensor *self, tg_tensor *target, tg_mse_loss_opts o
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor */
 static tg_tensor *fallback_nll_loss(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, target);
@@ -7149,7 +7149,7 @@ tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts o
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
 static tg_output_total_weight fallback_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, target);
@@ -7183,7 +7183,7 @@ tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, t
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
 static tg_tensor *fallback_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, self);
@@ -7219,7 +7219,7 @@ tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tens
 /* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor */
 static tg_tensor *fallback_cross_entropy(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, target);
@@ -7252,7 +7252,7 @@ tg_tensor *tg_cross_entropy_fn(tg_tensor *self, tg_tensor *target, tg_cross_entr
 /* dropout(Tensor input, float p, bool train) -> Tensor */
 static tg_tensor *fallback_dropout(tg_tensor *input, double p, bool train)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, input);
     tg__box_double(&tg_s, p);
@@ -7281,7 +7281,7 @@ tg_tensor *tg_dropout(tg_tensor *input, double p, bool train)
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
 static tg_tensors2 fallback_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, input);
     tg__box_double(&tg_s, p);
@@ -7312,7 +7312,7 @@ tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 /* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor */
 static tg_tensor *fallback_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, double scale)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, mask);
@@ -7342,7 +7342,7 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, grad);
@@ -7379,7 +7379,7 @@ tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
 static tg_tensor *fallback_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, grad);
@@ -7422,7 +7422,7 @@ tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -7453,7 +7453,7 @@ tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -7484,7 +7484,7 @@ tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
@@ -7514,7 +7514,7 @@ tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_stack tg_s;
+    tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);

@@ -8,10 +8,13 @@
  *     for a Tensor as a zero-dim wrapped number (tg__wrap_scalar: int64 when integral, else
  *     float64; it promotes weakly, like a Python scalar) and calls its Tensor overload's public
  *     function, so that dispatch and autograd go through it.
+ *   - tg__missing_<cpu|cuda>_*: the CPU and CUDA kernels of an entry that has none for them
+ *     (its spec names only keys tensorgen does not compile): they fail with
+ *     "'op' is not implemented for CPU (why)".
  * The first two are registered in the same dispatch slots as the kernel they wrap; the
  * Scalar overloads as CompositeImplicitAutograd kernels. Only the headers of the operators
  * named here are included (docs/generated-code.md, "Headers"). */
-#include "core/core.h" /* tg__copy_to_out, tg__wrap_scalar */
+#include "core/core.h" /* tg__copy_to_out, tg__wrap_scalar, tg__clone, tg__error */
 #include "kernels/add.h"
 #include "ops/add.h"
 #include "kernels/sub.h"
@@ -1064,41 +1067,41 @@ tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool h
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__scalar_overload_add_scalar(self, other, alpha);
-    if (!tg_result) return NULL;
-    tg_tensor *tg_out = tg__copy_to_out("add", out, tg_result);
-    tg_release(tg_result);
-    return tg_out;
+    tg_tensor *tg_r = tg__scalar_overload_add_scalar(self, other, alpha);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg__copy_to_out("add", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
 }
 
 /* sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__scalar_overload_sub_scalar(self, other, alpha);
-    if (!tg_result) return NULL;
-    tg_tensor *tg_out = tg__copy_to_out("sub", out, tg_result);
-    tg_release(tg_result);
-    return tg_out;
+    tg_tensor *tg_r = tg__scalar_overload_sub_scalar(self, other, alpha);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg__copy_to_out("sub", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
 }
 
 /* mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__scalar_overload_mul_scalar(self, other);
-    if (!tg_result) return NULL;
-    tg_tensor *tg_out = tg__copy_to_out("mul", out, tg_result);
-    tg_release(tg_result);
-    return tg_out;
+    tg_tensor *tg_r = tg__scalar_overload_mul_scalar(self, other);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg__copy_to_out("mul", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
 }
 
 /* div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_result = tg__scalar_overload_div_scalar(self, other);
-    if (!tg_result) return NULL;
-    tg_tensor *tg_out = tg__copy_to_out("div", out, tg_result);
-    tg_release(tg_result);
-    return tg_out;
+    tg_tensor *tg_r = tg__scalar_overload_div_scalar(self, other);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg__copy_to_out("div", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
 }
 
 /* ---- Scalar overloads ---- */

@@ -148,6 +148,36 @@ typedef struct tg_opt_bool {
     bool value;
 } tg_opt_bool;
 typedef tg_opt_float tg_opt_scalar;
+/* float[] and Scalar[] (values as double), bool[N], and str[] / Dimname[] (dimension names:
+ * tensorgen has no named tensors, so a kernel receives the names as strings). An optional list
+ * is None when .data is NULL, like tg_int_list. A Tensor?[] argument is a tg_tensor_list whose
+ * elements may be NULL (None). */
+typedef struct tg_float_list {
+    const double *data;
+    int64_t len;
+} tg_float_list;
+typedef struct tg_bool_list {
+    const bool *data;
+    int64_t len;
+} tg_bool_list;
+typedef struct tg_str_list {
+    const char *const *data;
+    int64_t len;
+} tg_str_list;
+/* Types tensorgen passes through without using them itself: a Storage argument is an opaque
+ * tg_storage pointer, a ConstQuantizerPtr an opaque quantizer pointer, a Stream the id of a
+ * stream (0: the device's default stream), a QScheme one of PyTorch's quantization schemes. */
+typedef struct tg_storage tg_storage;
+typedef struct tg_quantizer tg_quantizer;
+typedef int64_t tg_stream;
+typedef enum tg_quant_scheme {
+    TG_QSCHEME_NONE = -1, /* "no scheme given" for QScheme? and the error value */
+    TG_PER_TENSOR_AFFINE = 0,
+    TG_PER_CHANNEL_AFFINE,
+    TG_PER_TENSOR_SYMMETRIC,
+    TG_PER_CHANNEL_SYMMETRIC,
+    TG_PER_CHANNEL_AFFINE_FLOAT_QPARAMS
+} tg_quant_scheme;
 
 /* A Tensor[] result (tg_split, tg_unbind, tg_chunk, ...) is a tg_tensor_list whose `data`
  * array is heap memory owned by the caller together with a new reference to each element;
@@ -157,6 +187,9 @@ typedef tg_opt_float tg_opt_scalar;
  * release it yourself, keep it with tg_scope_keep_list (or keep single elements with
  * tg_scope_keep, and the array is freed at the scope's end). */
 void tg_tensor_list_release(tg_tensor_list l); /* elements and array; { NULL, 0 } is a no-op */
+/* An int[] result is a tg_int_list whose `data` array is heap memory owned by the caller
+ * (never NULL on success; { NULL, 0 } on error); scopes do not record it. */
+void tg_int_list_release(tg_int_list l); /* frees the array; { NULL, 0 } is a no-op */
 
 /* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
  * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
@@ -170,6 +203,24 @@ extern const int64_t tg__empty_int_list_storage[1];
     ((tg_tensor_list){                       \
         (tg_tensor *const[]){ __VA_ARGS__ }, \
         (int64_t)(sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *)) })
+/* The other lists alike: TG_FLOATS(0.5, 2.0), TG_BOOLS(true, false, true), TG_STRS("N", "C")
+ * (TG_DIMNAMES for Dimname[]); TG_NO_* is None, TG_*_EMPTY the empty, present list. */
+#define TG__LIST(list_type, elem_type, ...)     \
+    ((list_type){ (elem_type[]){ __VA_ARGS__ }, \
+                  (int64_t)(sizeof((elem_type[]){ __VA_ARGS__ }) / sizeof(elem_type)) })
+#define TG_FLOATS(...) TG__LIST(tg_float_list, const double, __VA_ARGS__)
+#define TG_BOOLS(...) TG__LIST(tg_bool_list, const bool, __VA_ARGS__)
+#define TG_STRS(...) TG__LIST(tg_str_list, const char *const, __VA_ARGS__)
+#define TG_DIMNAMES(...) TG_STRS(__VA_ARGS__)
+#define TG_NO_FLOATS ((tg_float_list){ NULL, 0 })
+#define TG_NO_BOOLS ((tg_bool_list){ NULL, 0 })
+#define TG_NO_STRS ((tg_str_list){ NULL, 0 })
+extern const double tg__empty_float_list_storage[1];
+extern const bool tg__empty_bool_list_storage[1];
+extern const char *const tg__empty_str_list_storage[1];
+#define TG_FLOATS_EMPTY ((tg_float_list){ tg__empty_float_list_storage, 0 })
+#define TG_BOOLS_EMPTY ((tg_bool_list){ tg__empty_bool_list_storage, 0 })
+#define TG_STRS_EMPTY ((tg_str_list){ tg__empty_str_list_storage, 0 })
 /* Optionals: TG_SOME(v) inside an options initializer (`.dim = TG_SOME(1)`), or the typed
  * forms where a value of the type is needed. */
 #define TG_SOME(v)                      \

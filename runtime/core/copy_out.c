@@ -243,8 +243,13 @@ int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src)
 
 tg_tensor *tg__contiguous(const char *op, tg_tensor *t)
 {
+    if (t && tg__is_contiguous(t)) return tg_retain(t);
+    return tg__clone(op, t);
+}
+
+tg_tensor *tg__clone(const char *op, tg_tensor *t)
+{
     if (!t) return NULL;
-    if (tg__is_contiguous(t)) return tg_retain(t);
     tg_tensor *c = tg__empty(op, t->sizes, t->ndim, t->dtype, t->device);
     if (c && tg__copy_into(op, c, t)) {
         tg_release(c);

@@ -126,6 +126,10 @@ tg_tensor *tg__contiguous(const char *op, tg_tensor *t);
  * checks result's dtype can be cast to out's (PyTorch: "result type Float can't be cast to the
  * desired output type Long"), copies, and returns a new reference to out. */
 tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result);
+/* A new contiguous tensor with t's values (the functional glue of an in-place operator runs it
+ * on clones of the arguments it writes); NULL when t is NULL (already reported) or on failure
+ * (error recorded). */
+tg_tensor *tg__clone(const char *op, tg_tensor *t);
 
 /* Element conversion helpers used by the reference paths (any dtype <-> double/int64). */
 double tg__load_double(const void *p, tg_dtype t);

@@ -25,3 +25,11 @@ tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n)
     tg_tensor_list_release((tg_tensor_list){ items, n });
     return (tg_tensor_list){ NULL, 0 };
 }
+
+/* int[] results: a plain malloc'd array, like a Tensor[] result's. */
+void tg_int_list_release(tg_int_list l) { free((void *)l.data); }
+
+/* The arrays an empty, present list points at (a None list has data == NULL). */
+const double tg__empty_float_list_storage[1] = { 0 };
+const bool tg__empty_bool_list_storage[1] = { false };
+const char *const tg__empty_str_list_storage[1] = { NULL };

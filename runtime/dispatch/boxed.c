@@ -123,17 +123,18 @@ static int result_to_device(const char *op, tg_tensor **slot, const moved *mv, i
     return d ? 0 : -1;
 }
 
-/* Releases the results a kernel pushed (tensors and owned tensor lists). */
-static void drop_results(tg_stack *s)
+/* Releases the results a kernel pushed (tensors and owned tensor and int lists). */
+static void drop_results(tg_boxed_stack *s)
 {
     for (int i = 0; i < s->n; i++) {
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
         if (s->v[i].tag == TG_IV_TENSOR_LIST) tg_tensor_list_release(s->v[i].v.tensors);
+        if (s->v[i].tag == TG_IV_INT_LIST) tg_int_list_release(s->v[i].v.ints);
     }
     s->n = 0;
 }
 
-static int run_fallback(const tg_op_entry *e, tg_stack *s)
+static int run_fallback(const tg_op_entry *e, tg_boxed_stack *s)
 {
     tg__warn_once(e->name,
                   "%s: no CUDA kernel; falling back to the CPU kernel (arguments are "
@@ -201,7 +202,7 @@ out:
 }
 
 /* A boxed call consumes its arguments whether it succeeds or not. */
-static int fail_and_drop(tg_stack *s)
+static int fail_and_drop(tg_boxed_stack *s)
 {
     for (int i = 0; s && i < s->n; i++)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
@@ -210,7 +211,7 @@ static int fail_and_drop(tg_stack *s)
 }
 
 /* Runs a kernel with scope recording suspended, like the generated stubs do. */
-static int call_kernel(const tg_op_entry *e, tg_fnptr fn, tg_stack *s)
+static int call_kernel(const tg_op_entry *e, tg_fnptr fn, tg_boxed_stack *s)
 {
     int token = tg__scope_enter_kernel();
     int rc = fn ? e->call_boxed(fn, s) : run_fallback(e, s);
@@ -222,7 +223,8 @@ static int call_kernel(const tg_op_entry *e, tg_fnptr fn, tg_stack *s)
  * runs: the public stubs take their boxed path then (templates/tg_ops_stub.c.in). The inputs
  * are the stack's tensors; the device, the first one not on the CPU (a factory's device
  * argument too). */
-static __attribute__((noinline)) int call_profiled(const tg_op_entry *e, tg_fnptr fn, tg_stack *s)
+static __attribute__((noinline)) int call_profiled(const tg_op_entry *e, tg_fnptr fn,
+                                                   tg_boxed_stack *s)
 {
     const tg_tensor *ins[TG_STACK_MAX];
     tg_device dev = TG_DEVICE_CPU;
@@ -244,7 +246,7 @@ static __attribute__((noinline)) int call_profiled(const tg_op_entry *e, tg_fnpt
     return rc;
 }
 
-int tg_call_boxed(const char *name, tg_stack *s)
+int tg_call_boxed(const char *name, tg_boxed_stack *s)
 {
     const tg_op_entry *e = tg__find_op(name);
     if (!e) {

@@ -6,7 +6,7 @@
  *
  * Everything is static inline: the stubs are on every operator call, and a translation unit
  * that uses only some of these helpers compiles warning-free. Ownership follows the stack's
- * rule (dispatch.h, tg_ivalue): a TENSOR on a tg_stack is a reference the stack owns. */
+ * rule (dispatch.h, tg_ivalue): a TENSOR on a tg_boxed_stack is a reference the stack owns. */
 #ifndef TG_DISPATCH_OP_GLUE_H
 #define TG_DISPATCH_OP_GLUE_H
 
@@ -64,6 +64,14 @@ static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
     return ks;
 }
 
+/* The key set of a Tensor?[] argument: its elements may be None. */
+static inline TG__UNUSED tg_keyset tg__opt_list_keys(tg_tensor_list l)
+{
+    tg_keyset ks = 0;
+    for (int64_t i = 0; i < l.len; i++) ks |= l.data[i] ? tg__tensor_keys(l.data[i]) : 0;
+    return ks;
+}
+
 /* The key set of a Tensor? argument: none when it is None. */
 static inline TG__UNUSED tg_keyset tg__opt_keys(const tg_tensor *t)
 {
@@ -88,101 +96,190 @@ static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks)
  * For the stubs' fallback path: tg__box_<type> pushes one argument of a C type (tgen's
  * tga_box_suffix names the type); a tensor is pushed as a new reference the stack owns. */
 
-static inline TG__UNUSED void tg__push_iv(tg_stack *s, tg_ivalue v)
+static inline TG__UNUSED void tg__push_iv(tg_boxed_stack *s, tg_ivalue v)
 {
     if (s->n < TG_STACK_MAX) s->v[s->n++] = v;
 }
-static inline TG__UNUSED void tg__box_tensor(tg_stack *s, tg_tensor *t)
+static inline TG__UNUSED void tg__box_tensor(tg_boxed_stack *s, tg_tensor *t)
 {
     tg__push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(t) }
                      : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_tensor(tg_stack *s, tg_tensor *t)
+static inline TG__UNUSED void tg__box_opt_tensor(tg_boxed_stack *s, tg_tensor *t)
 {
     tg__box_tensor(s, t);
 }
-static inline TG__UNUSED void tg__box_tensor_list(tg_stack *s, tg_tensor_list l)
+static inline TG__UNUSED void tg__box_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l });
 }
-static inline TG__UNUSED void tg__box_int(tg_stack *s, int64_t v)
+static inline TG__UNUSED void tg__box_int(tg_boxed_stack *s, int64_t v)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT, .v.i = v });
 }
-static inline TG__UNUSED void tg__box_opt_int(tg_stack *s, tg_opt_int v)
+static inline TG__UNUSED void tg__box_opt_int(tg_boxed_stack *s, tg_opt_int v)
 {
     tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_INT, .v.i = v.value }
                                : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_int_list(tg_stack *s, tg_int_list v)
+static inline TG__UNUSED void tg__box_int_list(tg_boxed_stack *s, tg_int_list v)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v });
 }
-static inline TG__UNUSED void tg__box_opt_int_list(tg_stack *s, tg_int_list v)
+static inline TG__UNUSED void tg__box_opt_int_list(tg_boxed_stack *s, tg_int_list v)
 {
     tg__push_iv(s, v.data ? (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v }
                           : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_double(tg_stack *s, double v)
+static inline TG__UNUSED void tg__box_double(tg_boxed_stack *s, double v)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v });
 }
-static inline TG__UNUSED void tg__box_opt_double(tg_stack *s, tg_opt_float v)
+static inline TG__UNUSED void tg__box_opt_double(tg_boxed_stack *s, tg_opt_float v)
 {
     tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v.value }
                                : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_bool(tg_stack *s, bool v)
+static inline TG__UNUSED void tg__box_bool(tg_boxed_stack *s, bool v)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v });
 }
-static inline TG__UNUSED void tg__box_opt_bool(tg_stack *s, tg_opt_bool v)
+static inline TG__UNUSED void tg__box_opt_bool(tg_boxed_stack *s, tg_opt_bool v)
 {
     tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v.value }
                                : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_dtype(tg_stack *s, tg_dtype v)
+static inline TG__UNUSED void tg__box_dtype(tg_boxed_stack *s, tg_dtype v)
 {
     tg__push_iv(s, v != TG_DTYPE_NONE ? (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v }
                                       : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_dtype(tg_stack *s, tg_dtype v) { tg__box_dtype(s, v); }
-static inline TG__UNUSED void tg__box_layout(tg_stack *s, tg_layout v)
+static inline TG__UNUSED void tg__box_opt_dtype(tg_boxed_stack *s, tg_dtype v)
+{
+    tg__box_dtype(s, v);
+}
+static inline TG__UNUSED void tg__box_layout(tg_boxed_stack *s, tg_layout v)
 {
     tg__push_iv(s, v != TG_LAYOUT_NONE ? (tg_ivalue){ .tag = TG_IV_LAYOUT, .v.i = v }
                                        : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_layout(tg_stack *s, tg_layout v) { tg__box_layout(s, v); }
-static inline TG__UNUSED void tg__box_device(tg_stack *s, tg_device v)
+static inline TG__UNUSED void tg__box_opt_layout(tg_boxed_stack *s, tg_layout v)
+{
+    tg__box_layout(s, v);
+}
+static inline TG__UNUSED void tg__box_device(tg_boxed_stack *s, tg_device v)
 {
     tg__push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v }
                                             : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_device(tg_stack *s, tg_device v) { tg__box_device(s, v); }
-static inline TG__UNUSED void tg__box_memory_format(tg_stack *s, tg_memory_format v)
+static inline TG__UNUSED void tg__box_opt_device(tg_boxed_stack *s, tg_device v)
+{
+    tg__box_device(s, v);
+}
+static inline TG__UNUSED void tg__box_memory_format(tg_boxed_stack *s, tg_memory_format v)
 {
     tg__push_iv(s, v != TG_MEMORY_FORMAT_NONE ? (tg_ivalue){ .tag = TG_IV_MEMORY_FORMAT, .v.i = v }
                                               : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_memory_format(tg_stack *s, tg_memory_format v)
+static inline TG__UNUSED void tg__box_opt_memory_format(tg_boxed_stack *s, tg_memory_format v)
 {
     tg__box_memory_format(s, v);
 }
-static inline TG__UNUSED void tg__box_opt_generator(tg_stack *s, tg_generator *g)
+static inline TG__UNUSED void tg__box_opt_generator(tg_boxed_stack *s, tg_generator *g)
 {
     tg__push_iv(s, g ? (tg_ivalue){ .tag = TG_IV_GENERATOR, .v.g = g }
                      : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_str(tg_stack *s, const char *v)
+static inline TG__UNUSED void tg__box_str(tg_boxed_stack *s, const char *v)
 {
     tg__push_iv(s, v ? (tg_ivalue){ .tag = TG_IV_STRING, .v.s = v }
                      : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_str(tg_stack *s, const char *v) { tg__box_str(s, v); }
+static inline TG__UNUSED void tg__box_opt_str(tg_boxed_stack *s, const char *v)
+{
+    tg__box_str(s, v);
+}
+static inline TG__UNUSED void tg__box_opt_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
+{
+    tg__box_tensor_list(s, l);
+}
+
+/* The kinds below differ only by their C type, tag and union member; each macro writes the
+ * box_ and unbox_ helpers (see "unboxing" below for what unbox_ returns) of a plain and an
+ * optional kind. Lists: None is .data == NULL, a present empty list points at `empty`.
+ * Pointers: None is NULL. Enums: None is the enum's `none` value. */
+#define TG__BOXING_LIST(sfx, ctype, iv_tag, member, empty)                            \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, (tg_ivalue){ .tag = iv_tag, .v.member = v });                  \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__push_iv(s, v.data ? (tg_ivalue){ .tag = iv_tag, .v.member = v }           \
+                              : (tg_ivalue){ .tag = TG_IV_NONE });                    \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        if (v->tag != iv_tag) return true;                                            \
+        *out = v->v.member.data ? v->v.member : (ctype){ empty, 0 };                  \
+        return false;                                                                 \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = (ctype){ NULL, 0 };                                                    \
+        return v->tag == TG_IV_NONE ? false : tg__unbox_##sfx(v, out);                \
+    }
+#define TG__BOXING_PTR(sfx, ctype, iv_tag)                                            \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, v ? (tg_ivalue){ .tag = iv_tag, .v.p = (void *)v }             \
+                         : (tg_ivalue){ .tag = TG_IV_NONE });                         \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__box_##sfx(s, v);                                                          \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
+        return !*out;                                                                 \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
+        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
+    }
+#define TG__BOXING_ENUM(sfx, ctype, iv_tag, none)                                     \
+    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
+    {                                                                                 \
+        tg__push_iv(s, v != none ? (tg_ivalue){ .tag = iv_tag, .v.i = v }             \
+                                 : (tg_ivalue){ .tag = TG_IV_NONE });                 \
+    }                                                                                 \
+    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
+    {                                                                                 \
+        tg__box_##sfx(s, v);                                                          \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
+    {                                                                                 \
+        *out = (ctype)v->v.i;                                                         \
+        return v->tag != iv_tag;                                                      \
+    }                                                                                 \
+    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
+    {                                                                                 \
+        *out = v->tag == iv_tag ? (ctype)v->v.i : none;                               \
+        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
+    }
+
+TG__BOXING_LIST(float_list, tg_float_list, TG_IV_FLOAT_LIST, floats, tg__empty_float_list_storage)
+TG__BOXING_LIST(bool_list, tg_bool_list, TG_IV_BOOL_LIST, bools, tg__empty_bool_list_storage)
+TG__BOXING_LIST(str_list, tg_str_list, TG_IV_STR_LIST, strs, tg__empty_str_list_storage)
+TG__BOXING_PTR(storage, tg_storage *, TG_IV_STORAGE)
+TG__BOXING_PTR(quantizer, const tg_quantizer *, TG_IV_QUANTIZER)
+TG__BOXING_ENUM(qscheme, tg_quant_scheme, TG_IV_QSCHEME, TG_QSCHEME_NONE)
 
 /* What a failed boxed call left on the stack (normally nothing: callers consume their
  * arguments), released. */
-static inline TG__UNUSED void tg__drop_stack(tg_stack *s)
+static inline TG__UNUSED void tg__drop_stack(tg_boxed_stack *s)
 {
     for (int i = 0; i < s->n; i++)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
@@ -194,36 +291,53 @@ static inline TG__UNUSED void tg__drop_stack(tg_stack *s)
  * reference moves to the caller and is recorded in the open scope. A missing or mistyped
  * result gives the error value (NULL, 0, NaN, false). */
 
-static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_stack *s, int n, int i)
+static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_boxed_stack *s, int n, int i)
 {
     return s->n >= n ? &s->v[s->n - n + i] : NULL;
 }
-static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_stack *s, int n, int i)
+static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_boxed_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_TENSOR ? tg__track_result(v->v.t) : NULL;
 }
 /* A Tensor[] result: the stack owned the array and the elements; now the caller does. */
-static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_stack *s, int n, int i)
+static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_boxed_stack *s, int n,
+                                                                     int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
     return tg__scope_track_list(v->v.tensors);
 }
-static inline TG__UNUSED int64_t tg__boxed_result_int(tg_stack *s, int n, int i)
+static inline TG__UNUSED int64_t tg__boxed_result_int(tg_boxed_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_INT ? v->v.i : 0;
 }
-static inline TG__UNUSED double tg__boxed_result_double(tg_stack *s, int n, int i)
+static inline TG__UNUSED double tg__boxed_result_double(tg_boxed_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_DOUBLE ? v->v.d : v && v->tag == TG_IV_INT ? (double)v->v.i : NAN;
 }
-static inline TG__UNUSED bool tg__boxed_result_bool(tg_stack *s, int n, int i)
+static inline TG__UNUSED bool tg__boxed_result_bool(tg_boxed_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     return v && v->tag == TG_IV_BOOL && v->v.b;
+}
+static inline TG__UNUSED tg_dtype tg__boxed_result_dtype(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
+}
+static inline TG__UNUSED tg_quant_scheme tg__boxed_result_qscheme(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_QSCHEME ? (tg_quant_scheme)v->v.i : TG_QSCHEME_NONE;
+}
+/* An int[] result: the stack owned the array; now the caller does. */
+static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_INT_LIST && v->v.ints.data ? v->v.ints : TG_NO_INTS;
 }
 
 /* ------------------------------------------------------------------ boxed callers (tg_boxed.c) */
@@ -245,12 +359,18 @@ static inline TG__UNUSED const char *tg__iv_tag_name(tg_ivalue_tag tag)
         [TG_IV_GENERATOR] = "Generator",
         [TG_IV_LAYOUT] = "Layout",
         [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
+        [TG_IV_FLOAT_LIST] = "float[]",
+        [TG_IV_BOOL_LIST] = "bool[]",
+        [TG_IV_STR_LIST] = "str[]",
+        [TG_IV_STORAGE] = "Storage",
+        [TG_IV_QUANTIZER] = "ConstQuantizerPtr",
+        [TG_IV_QSCHEME] = "QScheme",
     };
     return (unsigned)tag < sizeof names / sizeof names[0] && names[tag] ? names[tag] : "?";
 }
 
 /* Drops the top n values, releasing the tensors the stack owns. */
-static inline TG__UNUSED void tg__drop_args(tg_stack *s, int n)
+static inline TG__UNUSED void tg__drop_args(tg_boxed_stack *s, int n)
 {
     for (int i = s->n - n; i < s->n; i++)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
@@ -258,14 +378,14 @@ static inline TG__UNUSED void tg__drop_args(tg_stack *s, int n)
 }
 
 /* Fewer than nargs values on the stack: -1 with an error (nothing is consumed). */
-static inline TG__UNUSED int tg__boxed_underflow(tg_stack *s, const char *op, int nargs)
+static inline TG__UNUSED int tg__boxed_underflow(tg_boxed_stack *s, const char *op, int nargs)
 {
     return tg__fail(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
 }
 
 /* Argument i of nargs does not have its schema type: consumes the arguments and returns -1
  * with "add.Tensor: argument 'other' (position 2) must be Tensor, not int". */
-static inline TG__UNUSED int tg__boxed_bad_arg(tg_stack *s, int nargs, int i, const char *op,
+static inline TG__UNUSED int tg__boxed_bad_arg(tg_boxed_stack *s, int nargs, int i, const char *op,
                                                const char *arg, const char *type)
 {
     tg_ivalue_tag tag = s->v[s->n - nargs + i].tag;
@@ -293,6 +413,13 @@ static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tenso
     if (v->tag != TG_IV_TENSOR_LIST) return true;
     *out = v->v.tensors;
     return tg__any_null(out->data, (int)out->len);
+}
+/* Tensor?[]: like Tensor[], and its elements may be None (NULL). */
+static inline TG__UNUSED bool tg__unbox_opt_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
+{
+    if (v->tag != TG_IV_TENSOR_LIST) return true;
+    *out = v->v.tensors;
+    return false;
 }
 static inline TG__UNUSED bool tg__unbox_int(const tg_ivalue *v, int64_t *out)
 {
@@ -401,7 +528,7 @@ static inline TG__UNUSED bool tg__unbox_opt_str(const tg_ivalue *v, const char *
 /* ---- results: the stack takes the kernel's reference; each returns 0, or -1 when the
  * kernel failed (its error is recorded) ---- */
 
-static inline TG__UNUSED int tg__push_tensors(tg_stack *s, tg_tensor *const *ts, int n)
+static inline TG__UNUSED int tg__push_tensors(tg_boxed_stack *s, tg_tensor *const *ts, int n)
 {
     bool ok = s->n + n <= TG_STACK_MAX;
     for (int i = 0; i < n; i++) ok = ok && ts[i];
@@ -414,7 +541,7 @@ static inline TG__UNUSED int tg__push_tensors(tg_stack *s, tg_tensor *const *ts,
 }
 /* A Tensor[] result: the stack takes over the kernel's array and element references (the
  * caller of tg_call_boxed releases them with tg_tensor_list_release). */
-static inline TG__UNUSED int tg__push_tensor_list(tg_stack *s, tg_tensor_list l)
+static inline TG__UNUSED int tg__push_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
 {
     if (!l.data) return -1; /* the kernel recorded its error */
     if (s->n >= TG_STACK_MAX) {
@@ -424,19 +551,43 @@ static inline TG__UNUSED int tg__push_tensor_list(tg_stack *s, tg_tensor_list l)
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
     return 0;
 }
-static inline TG__UNUSED int tg__push_int(tg_stack *s, int64_t v)
+static inline TG__UNUSED int tg__push_int(tg_boxed_stack *s, int64_t v)
 {
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = v };
     return 0;
 }
-static inline TG__UNUSED int tg__push_double(tg_stack *s, double v)
+static inline TG__UNUSED int tg__push_double(tg_boxed_stack *s, double v)
 {
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v };
     return 0;
 }
-static inline TG__UNUSED int tg__push_bool(tg_stack *s, bool v)
+static inline TG__UNUSED int tg__push_bool(tg_boxed_stack *s, bool v)
 {
     s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v };
+    return 0;
+}
+static inline TG__UNUSED int tg__push_dtype(tg_boxed_stack *s, tg_dtype v)
+{
+    if (v == TG_DTYPE_NONE) return -1; /* the kernel recorded its error */
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v };
+    return 0;
+}
+static inline TG__UNUSED int tg__push_qscheme(tg_boxed_stack *s, tg_quant_scheme v)
+{
+    if (v == TG_QSCHEME_NONE) return -1; /* the kernel recorded its error */
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_QSCHEME, .v.i = v };
+    return 0;
+}
+/* An int[] result: the stack takes over the kernel's array (the caller of tg_call_boxed frees
+ * it with tg_int_list_release). */
+static inline TG__UNUSED int tg__push_int_list(tg_boxed_stack *s, tg_int_list l)
+{
+    if (!l.data) return -1; /* the kernel recorded its error */
+    if (s->n >= TG_STACK_MAX) {
+        tg_int_list_release(l);
+        return -1;
+    }
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = l };
     return 0;
 }
 

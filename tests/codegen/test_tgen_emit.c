@@ -106,6 +106,101 @@ Test(tgen_emit, edge_cases_compile_warning_free)
     remove_dir(dir);
 }
 
+/* Compiles the generated sources in dir warning-free against the runtime, with and without
+ * CUDA. */
+static void compile_generated(const char *dir)
+{
+    const char *const sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c", "tg_boxed.c" };
+    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++)
+        for (int cuda = 0; cuda < 2; cuda++) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd,
+                     "gcc -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
+                     cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
+            cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
+        }
+}
+
+/* The clashes PyTorch's spec makes in C resolve by the naming and kernel rules, the result
+ * compiles warning-free against the real runtime (whose tg_item the operator `item` must
+ * avoid), and entries with no compiled kernel get stubs that fail naming the backend. */
+Test(tgen_emit, clashing_names_and_kernels_resolve)
+{
+    char *dir = make_tmpdir();
+    const char *args[] = { "--gen",       "--native",  "tests/codegen/emit/clashes.yaml",
+                           "--templates", "templates", "--out",
+                           dir,           "--runtime", "runtime",
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tg_ops.h", dir);
+    char *h = tgen_slurp(path);
+    cr_assert(h, "no %s", path);
+    const char *const names[] = {
+        "tg_tensor *tg_clamp_fn(",
+        "tg_tensor *tg_clamp_tensor_fn(",
+        "tg_tensor *tg_isin_tensor_scalar(",
+        "tg_tensor *tg_isin_scalar_tensor(",
+        "tg_tensor *tg_range_out_fn(",
+        "tg_tensor *tg_range_out_(",
+        "double tg_item_op(",
+        "Kernel: tg__cpu_bar. */\ntg_tensor *tg_baz(tg_tensor *self);",
+        "tg_tensor *tg_baz_op(",
+        "tg_tensor *tg_sparse_only(",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        cr_expect(strstr(h, names[i]) != NULL, "tg_ops.h lacks `%s`", names[i]);
+    free(h);
+    snprintf(path, sizeof path, "%s/tg_kernels.h", dir);
+    char *k = tgen_slurp(path);
+    cr_assert(k, "no %s", path);
+    cr_expect(strstr(k, "tg__cpu_clamp__clamp(") && strstr(k, "tg__cpu_clamp__clamp_tensor("),
+              "the two types of kernel `clamp` do not get a symbol each");
+    free(k);
+    snprintf(path, sizeof path, "%s/tg_structured.c", dir);
+    char *g = tgen_slurp(path);
+    cr_assert(g, "no %s", path);
+    cr_expect(strstr(g, "tg__missing_cpu_sparse_only(") &&
+                  strstr(g, "\"'%s' is not implemented for CPU (%s)\", \"sparse_only\", "
+                            "\"its kernels are for SparseCPU, SparseCsrXPU\""),
+              "no stub for sparse_only's CPU kernel:\n%s", g);
+    cr_expect(strstr(g, "tg__missing_cuda_qux_out(") && strstr(g, "tg__structured_cpu_qux("),
+              "no stubs for qux.out, or no glue from qux to them");
+    free(g);
+    compile_generated(dir);
+    remove_dir(dir);
+}
+
+/* Autogen glue: the functional variant of an in-place entry (clone, run in place), of a
+ * mutable one (its written argument returned as a second result), and out= variants with one
+ * and two results. */
+Test(tgen_emit, autogen_forms_compile)
+{
+    char *dir = make_tmpdir();
+    tgen_result r = gen("tests/codegen/emit/autogen_forms.yaml", dir);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tg_structured.c", dir);
+    char *g = tgen_slurp(path);
+    cr_assert(g, "no %s", path);
+    cr_expect(strstr(g, "tg_tensor *tg_c_self = tg__clone(\"relu\", self);") &&
+                  strstr(g, "tg_tensor *tg_r = tg__cpu_relu_(tg_c_self);"),
+              "relu is not relu_ on a clone:\n%s", g);
+    cr_expect(strstr(g, "tg_tensor *tg_r = tg__functional_cpu_relu(self);"),
+              "relu.out does not wrap relu's glue");
+    cr_expect(strstr(g, "tg_tensor *tg_o1 = tg__copy_to_out(\"minmax\", out1, tg_r.max);") &&
+                  strstr(g, "return (tg_min_max){ tg_o0, tg_o1 };"),
+              "minmax.out does not copy both results");
+    cr_expect(strstr(g, "return (tg_tensors2){ tg_r, tg_c_running_mean };"),
+              "update_stats_functional does not return the updated running_mean");
+    free(g);
+    compile_generated(dir);
+    remove_dir(dir);
+}
+
 Test(tgen_emit, rewrites_only_changed_files)
 {
     char *dir = make_tmpdir();
@@ -137,9 +232,6 @@ static char *slurp_in(const char *dir, const char *name)
     return tgen_slurp(path);
 }
 
-/* One header per operator (docs/generated-code.md, "Headers"): adding an operator writes its two
- * headers and the files that name every operator, and no other operator's header nor
- * tg_structured.c; removing it again deletes its headers. */
 /* Writes the spec edge.yaml, plus `extra` after it, to <dir>/spec.yaml: one path, so that the
  * generated-by line every file starts with stays the same. */
 static const char *write_spec(const char *dir, const char *extra)
@@ -156,6 +248,9 @@ static const char *write_spec(const char *dir, const char *extra)
     return path;
 }
 
+/* One header per operator (docs/generated-code.md, "Headers"): adding an operator writes its two
+ * headers and the files that name every operator, and no other operator's header nor
+ * tg_structured.c; removing it again deletes its headers. */
 Test(tgen_emit, adding_an_operator_adds_its_headers_only)
 {
     char *dir = make_tmpdir();
@@ -217,5 +312,39 @@ Test(tgen_emit, operator_headers_are_self_contained)
              "|| exit 1; done",
              dir, getenv("PWD") ? getenv("PWD") : ".");
     cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-    remove_dir(dir);
-}
+
+    /* A formula calling an autograd vocabulary function: the call compiles to tg__grad_<name>,
+ * declared once from the vocabulary's signature before the nodes; functions no formula calls
+ * are not declared; the generated file compiles (linking needs the runtime's definition). */
+    Test(tgen_emit, vocabulary_calls)
+    {
+        char *dir = make_tmpdir();
+        const char *args[] = { "--gen",
+                               "--native",
+                               "tests/codegen/bad/formula_native.yaml",
+                               "--derivatives",
+                               "tests/codegen/emit/vocab_derivs.yaml",
+                               "--autograd-functions",
+                               "tests/codegen/emit/vocab_functions.yaml",
+                               "--templates",
+                               "templates",
+                               "--out",
+                               dir,
+                               NULL };
+        tgen_result r = tgen_run(args);
+        cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
+        char path[600];
+        snprintf(path, sizeof path, "%s/tg_autograd.c", dir);
+        char *c = tgen_slurp(path);
+        cr_assert(c, "no %s", path);
+        const char *proto =
+            strstr(c, "\ntg_tensor *tg__grad_maybe_multiply(tg_tensor *t, double s);\n");
+        const char *call = strstr(c, "tg__grad_maybe_multiply(t0, (double)(INT64_C(2)))");
+        cr_expect(proto && call && proto < call, "no prototype before the call in:\n%s", c);
+        cr_expect(!strstr(c, "tg__grad_norm_backward"), "an uncalled helper is declared");
+        free(c);
+        const char *const files[] = { "tg_autograd.c" };
+        cr_expect_eq(tgen_compile_errors(dir, files, 1), 0, "generated C does not compile");
+        tgen_result_free(&r);
+        remove_dir(dir);
+    }

@@ -1,22 +1,24 @@
 /* tgen's error table: every malformed spec in tests/codegen/bad/ must fail with exactly the
  * diagnostics in its .expected file (file:line:col included) and exit status 1. The table is
  * tests/codegen/errors.tsv (an optional fourth column holds extra --check flags, such as
- * --strict for formula type errors); tests run from the repository root. */
+ * --strict for formula type errors or `--runtime runtime`); tests run from the repository
+ * root. */
 #include <criterion/criterion.h>
 
 #include "codegen/tgen_run.h"
 
 #define TABLE "tests/codegen/errors.tsv"
 
-/* Checks one row; returns false after reporting a mismatch. */
-static bool check_case(const char *name, const char *native, const char *derivs, const char *flags)
+/* Checks one row; returns false after reporting a mismatch. `flags` (space-separated words,
+ * modified in place) go before the files: `--check --strict --runtime runtime native derivs`. */
+static bool check_case(const char *name, const char *native, const char *derivs, char *flags)
 {
-    const char *args[] = { "--check", native, strcmp(derivs, "-") ? derivs : NULL, NULL, NULL };
-    if (*flags) { /* `--check --strict native derivs` */
-        args[1] = flags;
-        args[2] = native;
-        args[3] = strcmp(derivs, "-") ? derivs : NULL;
-    }
+    const char *args[12] = { "--check" };
+    int n = 1;
+    for (char *save, *w = strtok_r(flags, " ", &save); w && n < 8; w = strtok_r(NULL, " ", &save))
+        args[n++] = w;
+    args[n++] = native;
+    args[n++] = strcmp(derivs, "-") ? derivs : NULL;
     char expected_path[512];
     snprintf(expected_path, sizeof expected_path, "tests/codegen/bad/%s.expected", name);
     char *expected = tgen_slurp(expected_path);
@@ -41,8 +43,9 @@ Test(tgen_errors, table)
     int rows = 0, failed = 0;
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || !line[0]) continue;
-        char name[128], native[256], derivs[256], flags[64] = "";
-        int n = sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%63s", name, native, derivs, flags);
+        char name[128], native[256], derivs[256], flags[128] = "";
+        int n =
+            sscanf(line, "%127[^\t]\t%255[^\t]\t%255[^\t]\t%127[^\t]", name, native, derivs, flags);
         cr_assert(n == 3 || n == 4, TABLE ": malformed row '%s'", line);
         rows++;
         failed += !check_case(name, native, derivs, flags);

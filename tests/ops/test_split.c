@@ -272,7 +272,7 @@ Test(split, boxed_call_by_name_owns_the_list)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = arange(5, (int64_t[]){ 5 }, 1);
-    tg_stack s = { .n = 0 };
+    tg_boxed_stack s = { .n = 0 };
     s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(x) };
     s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = TG_INTS(3, 2) };
     s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = 0 };
@@ -318,7 +318,7 @@ Test(split, cuda_fallback_moves_list_results_to_the_device)
     tg_tensor *h = arange(6, (int64_t[]){ 2, 3 }, 2);
     tg_tensor *g = tg__empty("test", (int64_t[]){ 2, 3 }, 2, TG_FLOAT32, (tg_device){ TG_CUDA, 0 });
     cr_assert_eq(tg__copy_into("copy_", g, h), 0);
-    tg_stack s = { .n = 0 };
+    tg_boxed_stack s = { .n = 0 };
     s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
     s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = 1 };
     cr_assert_eq(tg_call_boxed("lists::unbind_cpu", &s), 0, "%s", tg_last_error());

@@ -220,7 +220,7 @@ Test(profiler, stop_while_threads_run)
 /* ---- out-of-tree operators, called by name ---- */
 
 static tg_tensor *twice_cpu(tg_tensor *self) { return tg_add(self, self); }
-static int twice_boxed(tg_fnptr k, tg_stack *s)
+static int twice_boxed(tg_fnptr k, tg_boxed_stack *s)
 {
     tg_tensor *self = s->v[0].v.t;
     tg_tensor *r = ((tg_tensor * (*)(tg_tensor *)) k)(self);
@@ -238,7 +238,7 @@ Test(profiler, out_of_tree_ops_are_recorded)
     cr_assert_eq(tg_register_ops("proftest", prof_ops, 1), 0);
     tg_tensor *a = tg_ones(TG_INTS(3));
     cr_assert_eq(tg_profiler_start(.record_shapes = true), 0);
-    tg_stack s = { .n = 1 };
+    tg_boxed_stack s = { .n = 1 };
     s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(a) };
     cr_assert_eq(tg_call_boxed("proftest::twice", &s), 0);
     tg_release(s.v[0].v.t);

@@ -66,7 +66,7 @@ static tg_tensor *twice_cpu(tg_tensor *self)
 {
     return rt_add(self, self, NULL, TG_ITER_PROMOTE_INPUTS);
 }
-static int twice_boxed(tg_fnptr k, tg_stack *s)
+static int twice_boxed(tg_fnptr k, tg_boxed_stack *s)
 {
     if (s->n != 1 || s->v[0].tag != TG_IV_TENSOR) {
         tg__error("twice", "expected one tensor argument");
@@ -92,7 +92,7 @@ Test(rt_dispatch, registry_and_boxed_calls)
     cr_expect_eq(tg_register_ops("rttest", my_ops, 1), -1);
     cr_expect_str_eq(tg_last_error(), "register_ops: operator rttest::twice is already registered");
     tg_clear_error();
-    tg_stack s = { .n = 1 };
+    tg_boxed_stack s = { .n = 1 };
     s.v[0].tag = TG_IV_TENSOR;
     s.v[0].v.t = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
     cr_assert_eq(tg_call_boxed("rttest::twice", &s), 0);
@@ -144,7 +144,7 @@ Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
     tg_tensor *h = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
     cr_assert_eq(tg__copy_into("copy_", g, h), 0);
     for (int rep = 0; rep < 2; rep++) {
-        tg_stack s = { .n = 1 };
+        tg_boxed_stack s = { .n = 1 };
         s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
         cr_assert_eq(tg_call_boxed("rtfb::twice2", &s), 0, "%s", tg_last_error());
         tg_tensor *r = s.v[0].v.t;
@@ -154,7 +154,7 @@ Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
     }
     cr_expect_eq(nwarn, 1, "warned once");
     /* in place: the device tensor itself is updated and returned */
-    tg_stack s = { .n = 1 };
+    tg_boxed_stack s = { .n = 1 };
     s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
     cr_assert_eq(tg_call_boxed("inc_", &s), 0, "%s", tg_last_error());
     cr_expect_eq(s.v[0].v.t, g);
