@@ -135,9 +135,8 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
     char path[512];
-    snprintf(path, sizeof path, "%s/tg_ops.h", dir);
-    char *h = tgen_slurp(path);
-    cr_assert(h, "no %s", path);
+    char *h = tgen_slurp_public(dir);
+    cr_assert(h, "no tg_ops.h in %s", dir);
     const char *const names[] = {
         "tg_tensor *tg_clamp_fn(",
         "tg_tensor *tg_clamp_tensor_fn(",
@@ -153,9 +152,8 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         cr_expect(strstr(h, names[i]) != NULL, "tg_ops.h lacks `%s`", names[i]);
     free(h);
-    snprintf(path, sizeof path, "%s/tg_kernels.h", dir);
-    char *k = tgen_slurp(path);
-    cr_assert(k, "no %s", path);
+    char *k = tgen_slurp_headers(dir, "tg_kernels.h", "kernels");
+    cr_assert(k, "no tg_kernels.h in %s", dir);
     cr_expect(strstr(k, "tg__cpu_clamp__clamp(") && strstr(k, "tg__cpu_clamp__clamp_tensor("),
               "the two types of kernel `clamp` do not get a symbol each");
     free(k);
@@ -312,39 +310,41 @@ Test(tgen_emit, operator_headers_are_self_contained)
              "|| exit 1; done",
              dir, getenv("PWD") ? getenv("PWD") : ".");
     cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
+    remove_dir(dir);
+}
 
-    /* A formula calling an autograd vocabulary function: the call compiles to tg__grad_<name>,
+/* A formula calling an autograd vocabulary function: the call compiles to tg__grad_<name>,
  * declared once from the vocabulary's signature before the nodes; functions no formula calls
  * are not declared; the generated file compiles (linking needs the runtime's definition). */
-    Test(tgen_emit, vocabulary_calls)
-    {
-        char *dir = make_tmpdir();
-        const char *args[] = { "--gen",
-                               "--native",
-                               "tests/codegen/bad/formula_native.yaml",
-                               "--derivatives",
-                               "tests/codegen/emit/vocab_derivs.yaml",
-                               "--autograd-functions",
-                               "tests/codegen/emit/vocab_functions.yaml",
-                               "--templates",
-                               "templates",
-                               "--out",
-                               dir,
-                               NULL };
-        tgen_result r = tgen_run(args);
-        cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
-        char path[600];
-        snprintf(path, sizeof path, "%s/tg_autograd.c", dir);
-        char *c = tgen_slurp(path);
-        cr_assert(c, "no %s", path);
-        const char *proto =
-            strstr(c, "\ntg_tensor *tg__grad_maybe_multiply(tg_tensor *t, double s);\n");
-        const char *call = strstr(c, "tg__grad_maybe_multiply(t0, (double)(INT64_C(2)))");
-        cr_expect(proto && call && proto < call, "no prototype before the call in:\n%s", c);
-        cr_expect(!strstr(c, "tg__grad_norm_backward"), "an uncalled helper is declared");
-        free(c);
-        const char *const files[] = { "tg_autograd.c" };
-        cr_expect_eq(tgen_compile_errors(dir, files, 1), 0, "generated C does not compile");
-        tgen_result_free(&r);
-        remove_dir(dir);
-    }
+Test(tgen_emit, vocabulary_calls)
+{
+    char *dir = make_tmpdir();
+    const char *args[] = { "--gen",
+                           "--native",
+                           "tests/codegen/bad/formula_native.yaml",
+                           "--derivatives",
+                           "tests/codegen/emit/vocab_derivs.yaml",
+                           "--autograd-functions",
+                           "tests/codegen/emit/vocab_functions.yaml",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
+    char path[600];
+    snprintf(path, sizeof path, "%s/tg_autograd.c", dir);
+    char *c = tgen_slurp(path);
+    cr_assert(c, "no %s", path);
+    const char *proto =
+        strstr(c, "\ntg_tensor *tg__grad_maybe_multiply(tg_tensor *t, double s);\n");
+    const char *call = strstr(c, "tg__grad_maybe_multiply(t0, (double)(INT64_C(2)))");
+    cr_expect(proto && call && proto < call, "no prototype before the call in:\n%s", c);
+    cr_expect(!strstr(c, "tg__grad_norm_backward"), "an uncalled helper is declared");
+    free(c);
+    const char *const files[] = { "tg_autograd.c" };
+    cr_expect_eq(tgen_compile_errors(dir, files, 1), 0, "generated C does not compile");
+    tgen_result_free(&r);
+    remove_dir(dir);
+}

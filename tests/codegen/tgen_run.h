@@ -4,6 +4,7 @@
 #ifndef TESTS_CODEGEN_TGEN_RUN_H
 #define TESTS_CODEGEN_TGEN_RUN_H
 
+#include <glob.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,53 @@ static inline char *tgen_slurp(const char *path)
     fclose(f);
     if (buf) buf[len] = '\0';
     return buf;
+}
+
+/* <dir>/<umbrella> followed by every header <dir>/<sub>/<op>.h, as one string (the caller frees it), or
+ * NULL when the umbrella is missing: tgen writes one header per operator under ops/ (public,
+ * included by tg_ops.h) and kernels/ (included by tg_kernels.h), docs/generated-code.md,
+ * "Headers". */
+static inline char *tgen_slurp_headers(const char *dir, const char *umbrella, const char *sub)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, umbrella);
+    char *all = tgen_slurp(path);
+    if (!all) return NULL;
+    size_t len = strlen(all);
+    glob_t g;
+    snprintf(path, sizeof path, "%s/%s/*.h", dir, sub);
+    if (glob(path, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && all; i++) {
+            char *one = tgen_slurp(g.gl_pathv[i]);
+            if (!one) continue;
+            size_t n = strlen(one);
+            char *grown = realloc(all, len + n + 1);
+            if (grown) {
+                memcpy(grown + len, one, n + 1);
+                len += n;
+            } else {
+                free(all);
+            }
+            all = grown;
+            free(one);
+        }
+        globfree(&g);
+    }
+    return all;
+}
+
+/* Everything the public API declares: tg_op_types.h (result structs), tg_ops.h and ops/<op>.h. */
+static inline char *tgen_slurp_public(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tg_op_types.h", dir);
+    char *types = tgen_slurp(path);
+    char *ops = tgen_slurp_headers(dir, "tg_ops.h", "ops");
+    char *all = types && ops ? malloc(strlen(types) + strlen(ops) + 1) : NULL;
+    if (all) strcat(strcpy(all, types), ops);
+    free(types);
+    free(ops);
+    return all;
 }
 
 typedef struct tgen_result {
