@@ -407,8 +407,11 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
     tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace);
     const char *node = d ? "&tg_n->base" : "tg_n";
     tgs_list history = { 0 }, saves = { 0 };
+    int first = -1; /* the first Tensor output (a failing node's op may return others) */
+    for (int i = 0; i < op->nrets && first < 0; i++)
+        if (op->rets[i].kind == TGA_TENSOR) first = i;
     for (int i = 0; i < op->nrets; i++)
-        if (!d || d->output_diff[i])
+        if ((!d || d->output_diff[i]) && op->rets[i].kind == TGA_TENSOR)
             tgs_list_addf(&history, c->arena,
                           "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
                           ret_val(c, op, i), ret_val(c, op, i), node, i);
@@ -418,7 +421,7 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
                 op->nargs ? op->args[0].name : "NULL", tga_error_value(c->arena, op));
     tgt_set(e, "inplace_check", inplace ? check : "");
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
-    tgt_set(e, "result0", ret_val(c, op, 0));
+    tgt_set(e, "result0", ret_val(c, op, first < 0 ? 0 : first));
     tgt_set_list(e, "history", &history);
     tgt_set_list(e, "save_outputs", &saves);
     return tgt_render_str(&t->record, e, c->arena);
@@ -435,6 +438,20 @@ static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, 
     return tgt_render_str(&t->out, e, c->arena);
 }
 
+/* The node of a NotImplemented kernel: its backward fails naming the operator, and for an
+ * entry d tgen cannot compile (d->limit), why. */
+static const char *not_impl_node_code(tge_ctx *c, const templates *t, const tga_op *op,
+                                      const tgf_deriv *d)
+{
+    tgt_env *e = tge_env(c);
+    const char *name = tgs_c_string(c->arena, op->f->schema.full_name);
+    tgt_set(e, "cname", op->cname);
+    tgt_set(e, "node", d ? d->node_name : "NotImplemented");
+    tgt_setf(e, "fail_call", d ? "tg__gen_not_generated(%s, %s)" : "tg__not_implemented(%s)", name,
+             d ? tgs_c_string(c->arena, d->limit) : "");
+    return tgt_render_str(&t->not_impl, e, c->arena);
+}
+
 /* The kernel proper, by kind; NULL for none (or an entry that failed to check: reported). A
  * NotImplemented kernel comes with its node (*not_impl_node, "" for the others). */
 static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
@@ -445,15 +462,17 @@ static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
     *not_impl_node = "";
     switch (op->autograd) {
     case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
-    case TGA_AUTOGRAD_NOT_IMPL: {
-        tgt_env *e = tge_env(c);
-        tgt_set(e, "cname", op->cname);
-        tgt_set(e, "full_name", op->f->schema.full_name);
-        *not_impl_node = tgt_render_str(&t->not_impl, e, c->arena);
+    case TGA_AUTOGRAD_NOT_IMPL:
+        *not_impl_node = not_impl_node_code(c, t, op, NULL);
+        return record_kernel(c, t, op, NULL, decl);
+    case TGA_AUTOGRAD_RECORD: {
+        const tgf_deriv *d = ds->by_op[op->index];
+        if (!d) return NULL;
+        if (!d->limit) return record_kernel(c, t, op, d, decl);
+        /* An entry tgen cannot compile: a node of the entry's name whose backward fails. */
+        *not_impl_node = not_impl_node_code(c, t, op, d);
         return record_kernel(c, t, op, NULL, decl);
     }
-    case TGA_AUTOGRAD_RECORD:
-        return ds->by_op[op->index] ? record_kernel(c, t, op, ds->by_op[op->index], decl) : NULL;
     default: return NULL;
     }
 }
@@ -577,7 +596,7 @@ static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
     tgm_name_map *seen = tgm__map_new(c->arena);
     tgs_list protos = { 0 };
     for (int i = 0; i < ds->n; i++)
-        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
+        for (int k = 0; ds->d[i].op && !ds->d[i].limit && k < ds->d[i].nformulas; k++)
             if (ds->d[i].formulas[k].root)
                 find_helpers(c, ds->d[i].formulas[k].root, seen, &protos);
     if (protos.n == 0) return NULL;
@@ -591,19 +610,22 @@ static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
-    if (tgf_gen_limits(&ds) != 0) return;
+    /* Checked as --check does: what tgen cannot generate is a reason on the entry (its
+     * operators record a failing node), not an error. */
+    if (tgf_check_all(c->model, &c->ops, c->arena, false, &ds) != 0) return;
+    tgf_mark_limits(&ds, c->arena);
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
     if (protos) tgs_list_add(&nodes, c->arena, protos);
     for (int i = 0; i < ds.n; i++)
-        if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
+        if (ds.d[i].op && !ds.d[i].limit)
+            tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *k = kernel_code(c, &t, op, &ds);
         if (k) tgs_list_addf(&kernels, c->arena, "%s\n", k);
-        if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i])
+        if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i] && !ds.by_op[i]->limit)
             tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
                           op->f->schema.full_name);
     }

@@ -167,6 +167,11 @@ typedef struct tgf_deriv {
     unsigned *output_uses; /* [op->nrets] */
     bool *output_diff;     /* [op->nrets]: output_differentiability (Tensor returns only) */
     bool uses_grads;       /* some formula reads grad / grads[i] */
+    /* Why tgen generates no node for this entry (past the limits of generated nodes, a formula
+     * not yet checkable or using a construct the C emitter does not compile): the operator's
+     * autograd kernel records a node whose backward fails with this reason; NULL when the
+     * entry compiles (docs/autograd.md, "What is compiled"). */
+    const char *limit;
 } tgf_deriv;
 
 typedef struct tgf_derivs {
@@ -199,6 +204,10 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
  * an error into the formula; returns their number. for_gen checking reports the limits of
  * generated nodes (tgf_derivs.gen_limited) itself. */
 int tgf_gen_limits(const tgf_derivs *ds);
+/* --gen: sets tgf_deriv.limit of every entry tgen cannot compile (checked without for_gen, so
+ * that the limits of generated nodes are reasons rather than errors), so that its operators
+ * record a node whose backward fails with the reason instead. */
+void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a);
 
 /* ------------------------------------------------------------------ the autograd vocabulary */
 

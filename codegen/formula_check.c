@@ -13,6 +13,12 @@
 
 #define MAX_CANDIDATES 64
 
+void tgf_limit(tgf_checker *c, const char *why)
+{
+    c->gen_limited = true;
+    if (!c->d->limit) c->d->limit = why;
+}
+
 void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
 {
     if (c->failed) return;
@@ -134,7 +140,10 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind != TGA_TENSOR && !c->for_gen) {
             /* (Tensor, Tensor[], ...): typed as a tuple; generated nodes cannot hold it. */
-            c->gen_limited = true;
+            tgf_limit(c, tgs_fmt(c->a,
+                                 "it calls '%s', which returns a value other than a "
+                                 "Tensor among several",
+                                 op->f->schema.full_name));
         } else if (op->rets[i].kind != TGA_TENSOR) {
             tgf_fail(c, src->offset,
                      "'%s' returns a value other than a Tensor among several; "
@@ -274,7 +283,11 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
             if (op->args[i].kind == TGA_TENSOR_LIST && !c->for_gen) {
-                c->gen_limited = true; /* typed as what it is; generated nodes cannot save it */
+                /* typed as what it is; generated nodes cannot save it */
+                tgf_limit(c, tgs_fmt(c->a,
+                                     "it reads the Tensor[] argument '%s' whole (a node "
+                                     "saves only its elements' sizes)",
+                                     e->name));
             } else if (op->args[i].kind == TGA_TENSOR_LIST) {
                 tgf_fail(c, e->offset,
                          "Tensor[] argument '%s' can only be used as '%s.size(d)' "
@@ -291,7 +304,8 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
         if (n->type != TGA_TENSOR && !c->for_gen) {
-            c->gen_limited = true; /* an int output: generated nodes save tensors only */
+            /* an int output: generated nodes save tensors only */
+            tgf_limit(c, tgs_fmt(c->a, "it reads output '%s', which is not a Tensor", e->name));
         } else if (n->type != TGA_TENSOR) {
             tgf_fail(c, e->offset, "output '%s' of '%s' is not a Tensor", e->name, s->full_name);
             return NULL;

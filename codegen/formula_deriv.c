@@ -64,7 +64,8 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
                               : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry"
                                                     : NULL;
             if (why && !c->for_gen) { /* a limit of the nodes tgen generates, not of typing */
-                c->gen_limited = true;
+                tgf_limit(c, tgs_fmt(c->a, "gradients of Tensor[] argument '%s' %s",
+                                     f->var_names[k], why));
                 tf->edges[k] = -1;
                 continue;
             }
@@ -114,13 +115,17 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
     if (root->type == TGA_UNSUPPORTED && !root->ntuple) c->unchecked = true;
     if (c->unchecked) {
         c->nunchecked++;
+        if (!c->d->limit)
+            c->d->limit =
+                tgs_fmt(c->a, "the formula for '%s' uses a type without a C mapping", f->vars);
         return; /* no root: the emitter must not compile it (tgf_deriv stays incomplete) */
     }
     /* The formulas of _foreach_ operators give element i's gradient (PyTorch applies them
      * per element); tgen generates no node for that yet. */
     bool per_element = !strncmp(c->d->op->f->schema.base, "_foreach_", 9) &&
                        root->type == TGA_TENSOR && !c->for_gen;
-    if (per_element) c->gen_limited = true;
+    if (per_element)
+        tgf_limit(c, "the formulas of _foreach_ operators give each element's gradient");
     if (tf->edges[0] < 0 && f->nvars == 1 && root->type != TGA_TENSOR_LIST && !per_element) {
         tgf_fail(c, f->expr->offset,
                  "the formula for '%s' (a Tensor[] argument) must give a "
@@ -156,7 +161,9 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
             limited |= op->rets[i].kind != TGA_TENSOR &&
                        !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
                          op->f->kind == TGM_KIND_FUNCTIONAL);
-        if (limited) c->gen_limited = true;
+        if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE)
+            tgf_limit(c, "it is an out= or mutable operator");
+        else if (limited) tgf_limit(c, "the operator returns a value other than a Tensor");
         return true;
     }
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
@@ -251,13 +258,16 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
-    /* N of XBackwardN counts the entries of the same base name before this one (a counter per
-     * base name: recounting the earlier entries was quadratic). */
+    /* N of XBackwardN counts the entries of the same node base name before this one (a counter
+     * per name: recounting the earlier entries was quadratic). Counted by the CamelCase name,
+     * not the operator's base, since conj_physical and conj_physical_, or _indices and indices,
+     * share one ("ConjPhysicalBackward0" and "...1", as in PyTorch). */
     tgm_name_map *seen = tgm__map_new(a);
     int *counts = tgm_alloc(a, sizeof *counts * (size_t)(m->nderivs + 1));
     for (int i = 0; i < m->nderivs; i++) {
         const tgm_derivative *dv = m->derivs[i];
-        int *count = tgm__map_put(seen, dv->schema.base, &counts[i]);
+        const char *base = tgf_node_base_name(a, dv->schema.base);
+        int *count = tgm__map_put(seen, base, &counts[i]);
         if (!count) count = &counts[i];
         int number = (*count)++;
         if (dv->func) check_entry(&c, dv, &out->d[i], number);
@@ -308,6 +318,24 @@ int tgf_gen_limits(const tgf_derivs *ds)
         }
     }
     return errors;
+}
+
+void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a)
+{
+    for (int i = 0; i < ds->n; i++) {
+        tgf_deriv *d = &ds->d[i];
+        for (int k = 0; d->op && !d->limit && k < d->nformulas; k++) {
+            const tgf_formula *f = &d->formulas[k];
+            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
+            if (!f->root) /* not yet checkable (check_formula gave the reason) */
+                d->limit = tgs_fmt(a, "the formula for '%s' uses a type without a C mapping",
+                                   f->src->vars);
+            else if (u)
+                d->limit = tgs_fmt(a, "tgen cannot compile '%s' (%s) to C yet",
+                                   u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                                   tgf_kind_text(u->type));
+        }
+    }
 }
 
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,

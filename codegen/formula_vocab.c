@@ -22,7 +22,9 @@ static vocab_ctx *current; /* tgm__parse_entries' callback has no user pointer *
 static void build_op(tgm_arena *a, tga_op *op)
 {
     const tgm_schema *s = &op->f->schema;
-    op->cname = tgs_fmt(a, "tg__grad_%s", s->base);
+    /* Overloads are distinct C functions: tg__grad_<name>, tg__grad_<name>_<overload>. */
+    op->cname = *s->overload ? tgs_fmt(a, "tg__grad_%s_%s", s->base, s->overload)
+                             : tgs_fmt(a, "tg__grad_%s", s->base);
     op->opname = s->base;
     op->nargs = s->nargs;
     op->args = tgm_alloc(a, sizeof *op->args * (size_t)(s->nargs + 1));

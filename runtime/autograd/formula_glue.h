@@ -15,6 +15,16 @@
 
 #include "autograd/autograd.h"
 
+/* The backward of an operator whose derivative entry tgen could not compile (docs/autograd.md,
+ * "What is compiled"): fails naming the operator and why, like a missing formula. */
+static inline TG__UNUSED int tg__gen_not_generated(const char *op, const char *why)
+{
+    return tg__fail(NULL,
+                    "the derivative for '%s' is not implemented: tgen generates no node for "
+                    "its formula (%s).",
+                    op, why);
+}
+
 /* Releases a formula's temporary as soon as the call that used it returned. */
 #define TG__GEN_DROP(t) (tg_release(t), (t) = NULL)
 
