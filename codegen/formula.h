@@ -237,6 +237,8 @@ const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const 
 /* The first node of a checked formula that the C emitter cannot compile yet (built-in C++
  * constructs, values of formula-only or unmapped types), or NULL. */
 const tgf_node *tgf_c_unsupported(const tgf_node *n);
+/* Whether the C emitter compiles built-in node n (formula_c.c, compile_builtin). */
+bool tgf_c_builtin_ok(const tgf_node *n);
 
 /* formula_names.c: operator lookup and the node naming rule. */
 /* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */

@@ -470,11 +470,19 @@ const tgf_node *tgf_c_unsupported(const tgf_node *n)
     /* A helper's C prototype comes from its schema: every type needs a C mapping, and a
      * tuple return has no result struct yet. */
     if (n->kind == TGF_HELPER && (n->ntuple || !tgf_vocab_prototype_ok(n->callee))) return n;
-    bool tuple_call = n->kind == TGF_CALL && n->ntuple;
-    if (n->kind == TGF_BUILTIN ||
-        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT)))
+    bool tuple_call = (n->kind == TGF_CALL || n->kind == TGF_HELPER) && n->ntuple;
+    bool is_call = n->kind == TGF_CALL || n->kind == TGF_HELPER;
+    if ((n->kind == TGF_BUILTIN && !tgf_c_builtin_ok(n)) ||
+        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT) &&
+         !(n->kind == TGF_BUILTIN && (int)n->type == TGF_KIND_NONE)))
+        return n;
+    /* std::get takes a tuple that a call returned (a tuple temporary). */
+    if (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::get") &&
+        !(n->args[0]->kind == TGF_CALL || n->args[0]->kind == TGF_HELPER))
         return n;
     for (int i = 0; i < n->nargs; i++) {
+        /* std::nullopt only as an argument: the parameter's kind gives its C value. */
+        if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call) return n->args[i];
         const tgf_node *u = tgf_c_unsupported(n->args[i]);
         if (u) return u;
     }

@@ -10,6 +10,7 @@
 #ifndef TG_AUTOGRAD_FORMULA_GLUE_H
 #define TG_AUTOGRAD_FORMULA_GLUE_H
 
+#include <math.h> /* <cmath> on numbers in formulas: sqrt(M_PI) ... */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,12 @@ static inline TG__UNUSED int tg__gen_not_generated(const char *op, const char *w
                     "the derivative for '%s' is not implemented: tgen generates no node for "
                     "its formula (%s).",
                     op, why);
+}
+
+/* `t.strides()` as an int list (borrowed from t, like tg__gen_sizes). */
+static inline TG__UNUSED tg_int_list tg__gen_strides(const tg_tensor *t)
+{
+    return (tg_int_list){ tg_tensor_strides(t), tg_tensor_dim(t) };
 }
 
 /* Releases a formula's temporary as soon as the call that used it returned. */
