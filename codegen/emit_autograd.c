@@ -97,7 +97,7 @@ static const char *formula_call(tge_ctx *c, const tgf_deriv *d, const tgf_formul
     if (f->root->kind == TGF_NOT_IMPL)
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__not_implemented(%s);", cond,
                        tgs_c_string(c->arena, f->root->c));
-    if (f->src->nvars > 1)
+    if (f->src->nvars > 1 || tgf_formula_may_be_undefined(f))
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = %s(n, grads, out);", cond, fn);
     if (f->edges[0] < 0) /* a Tensor[] argument: one gradient per element edge */
         return tgs_fmt(

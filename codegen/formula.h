@@ -261,6 +261,10 @@ const char *tgf_kind_text(tga_kind k);
  * 0 or -1. Every temporary is released on every path. */
 const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
                         const char *node_type);
+/* Whether formula f (one Tensor input) may give an undefined tensor (Tensor?: `c ? g : Tensor()`,
+ * an optional input): it then compiles like a joint formula, `static int fn(n, grads, out)`
+ * storing out[edge] (NULL for "no gradient") and returning 0 or -1. */
+bool tgf_formula_may_be_undefined(const tgf_formula *f);
 /* The C name of a node field: "self", "self_sizes", "result", "other_scalar_type" (use is one
  * TGF_USE_* bit; 0 gives the bare name, e.g. for "<name>_defined"). */
 const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use);

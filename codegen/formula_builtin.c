@@ -102,9 +102,9 @@ tgf_node *tgf_builtin_name(tgf_checker *c, const tgm_expr *e)
                 return tgf_builtin_node(c, e, name, TGA_MEMORY_FORMAT, NULL, 0);
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (!strcmp(bare, layouts[i])) return tgf_builtin_node(c, e, bare, TGA_LAYOUT, NULL, 0);
-    /* Which inputs of a joint formula need a gradient: std::array<bool, N>, no C type yet. */
+    /* Which inputs of the formula need a gradient: std::array<bool, N>, a bool[N]. */
     if (!strcmp(name, "grad_input_mask"))
-        return tgf_builtin_node(c, e, name, TGA_UNSUPPORTED, NULL, 0);
+        return tgf_builtin_node(c, e, name, TGA_BOOL_LIST, NULL, 0);
     /* Whether backward keeps the graph (retain_graph): a property of the engine's call. */
     if (!strcmp(name, "retain_variables")) return tgf_builtin_node(c, e, name, TGA_BOOL, NULL, 0);
     return NULL;
@@ -194,8 +194,9 @@ tgf_node *tgf_builtin_call(tgf_checker *c, const tgm_expr *e)
                      tgf_type_text(args[0]));
             return NULL;
         }
-        /* Sizes, strides and offset of a tensor: no schema type, so not yet checkable. */
-        return tgf_builtin_node(c, e, "TensorGeometry", TGA_UNSUPPORTED, args, 1);
+        /* Sizes, strides and offset of a tensor: the tensor itself stands for them (the
+         * vocabulary writes a TensorGeometry parameter Tensor; the node saves the tensor). */
+        return tgf_builtin_node(c, e, "TensorGeometry", args[0]->type, args, 1);
     }
     if (!strcmp(name, "std::sqrt") || !strcmp(name, "std::exp") || !strcmp(name, "std::log") ||
         !strcmp(name, "std::abs")) {
@@ -470,7 +471,11 @@ const tgf_node *tgf_c_unsupported(const tgf_node *n)
     /* A helper's C prototype comes from its schema: every type needs a C mapping, and a
      * tuple return has no result struct yet. */
     if (n->kind == TGF_HELPER && (n->ntuple || !tgf_vocab_prototype_ok(n->callee))) return n;
-    bool tuple_call = (n->kind == TGF_CALL || n->kind == TGF_HELPER) && n->ntuple;
+    /* Tuples: of calls, std::tuple<...>() and `?:` of them (compile_tuple). */
+    bool tuple_call = (n->kind == TGF_CALL || n->kind == TGF_HELPER || n->kind == TGF_COND ||
+                       (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::tuple"))) &&
+                      n->ntuple;
+    if (tuple_call && n->kind == TGF_BUILTIN) return NULL;
     bool is_call = n->kind == TGF_CALL || n->kind == TGF_HELPER;
     if ((n->kind == TGF_BUILTIN && !tgf_c_builtin_ok(n)) ||
         (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT) &&
@@ -482,7 +487,8 @@ const tgf_node *tgf_c_unsupported(const tgf_node *n)
         return n;
     for (int i = 0; i < n->nargs; i++) {
         /* std::nullopt only as an argument: the parameter's kind gives its C value. */
-        if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call) return n->args[i];
+        if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call && n->kind != TGF_COND)
+            return n->args[i];
         const tgf_node *u = tgf_c_unsupported(n->args[i]);
         if (u) return u;
     }

@@ -330,17 +330,49 @@ static const char *unparen(cc *c, const char *s)
     return tgm_strndup(c->a, s + 1, n - 2);
 }
 
+/* A branch of `?:` n: std::nullopt is the none value of the other branch's optional kind. */
+static val branch(cc *c, const tgf_node *n, const tgf_node *b)
+{
+    if ((int)b->type == TGF_KIND_NONE) return plain(none_value(c, n->type));
+    return compile(c, b);
+}
+
+/* A tuple of tensors (a call with several Tensor returns, std::tuple<...>() of undefined
+ * tensors, or `?:` of either) into the tensor temporaries temps[0..n->ntuple), which own them
+ * afterwards: each element is moved out of the call's result struct. */
+static void compile_tuple(cc *c, const tgf_node *n, const int *temps)
+{
+    if (n->kind == TGF_BUILTIN) return; /* std::tuple<...>(): the temporaries stay NULL */
+    if (n->kind == TGF_COND) {
+        const char *cond = unparen(c, compile(c, n->args[0]).c);
+        for (int b = 1; b <= 2; b++) {
+            line(c, b == 1 ? "if (%s) {" : "} else {", cond);
+            c->depth++;
+            compile_tuple(c, n->args[b], temps);
+            c->depth--;
+        }
+        line(c, "}");
+        return;
+    }
+    val v = compile(c, n); /* a call: its result struct */
+    for (int i = 0; i < n->ntuple; i++) {
+        const char *field = n->callee->rets[i].name;
+        line(c, "t%d = %s.%s;", temps[i], v.c, field);
+        line(c, "%s.%s = NULL;", v.c, field);
+    }
+}
+
 static val compile_cond(cc *c, const tgf_node *n)
 {
     const char *cond = unparen(c, compile(c, n->args[0]).c);
     int k = temp(c, tga_ctype(n->type), NULL);
     line(c, "if (%s) {", cond);
     c->depth++;
-    store(c, k, n, compile(c, n->args[1]));
+    store(c, k, n, branch(c, n, n->args[1]));
     c->depth--;
     line(c, "} else {");
     c->depth++;
-    store(c, k, n, compile(c, n->args[2]));
+    store(c, k, n, branch(c, n, n->args[2]));
     c->depth--;
     line(c, "}");
     bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
@@ -511,6 +543,7 @@ static const char *const simple_builtins[] = {
     "isDifferentiableType",
     "isComplexType",
     "isFloatingType",
+    "TensorGeometry",
 };
 
 bool tgf_c_builtin_ok(const tgf_node *n)
@@ -579,7 +612,8 @@ static val compile_builtin(cc *c, const tgf_node *n)
     if (!strcmp(w, "back")) return P("%s.data[%s.len - 1]", x, x);
     if (!strcmp(w, "front")) return P("%s.data[0]", x);
     if (!strcmp(w, "empty")) return P("(%s.len == 0)", x);
-    if (!strcmp(w, "vec") || !strcmp(w, "OptionalArrayRef")) return a0;
+    if (!strcmp(w, "vec") || !strcmp(w, "OptionalArrayRef") || !strcmp(w, "TensorGeometry"))
+        return a0;
     if (!strcmp(w, "[]")) return P("%s.data[%s]", x, compile(c, n->args[1]).c);
     if (!strcmp(w, "IntArrayRef"))
         return k0 == TGA_INT ? P("(tg_int_list){ (const int64_t[]){ %s }, 1 }", x) : a0;
@@ -612,6 +646,11 @@ static val compile_builtin(cc *c, const tgf_node *n)
 
 /* ------------------------------------------------------------------ functions */
 
+bool tgf_formula_may_be_undefined(const tgf_formula *f)
+{
+    return f->src->nvars == 1 && f->edges[0] >= 0 && f->root->type == TGA_OPT_TENSOR;
+}
+
 const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
                         const char *node_type)
 {
@@ -621,14 +660,31 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     c.unpack_out = tgm_alloc(a, sizeof(bool) * (size_t)(d->op->nrets + 1));
     find_unpacks(&c, f->root, false);
     emit_unpacks(&c);
-    val v = compile(&c, f->root);
     bool joint = f->src->nvars > 1;
+    int tuple[64];
+    val v = plain("");
+    if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
+        for (int k = 0; k < f->root->ntuple && k < 64; k++)
+            tuple[k] = temp(&c, "tg_tensor *", NULL);
+        compile_tuple(&c, f->root, tuple);
+    } else {
+        v = compile(&c, f->root);
+    }
     bool list = f->root->type == TGA_TENSOR_LIST;
+    bool opt = tgf_formula_may_be_undefined(f);
     if (list && v.temp >= 0) {
         line(&c, "tg_r = %s;", v.c);
         line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
     } else if (list) { /* borrowed (grads, a list literal): the caller gets its own */
         line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
+    } else if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
+        /* `?:` of tuples: the elements went into tensor temporaries (compile_tuple). */
+        for (int k = 0; k < f->src->nvars; k++)
+            line(&c,
+                 "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = t%d;\n%8st%d = "
+                 "NULL;\n    }",
+                 f->edges[k], "", f->edges[k], tuple[k], "", tuple[k]);
+        line(&c, "tg_rc = 0;");
     } else if (joint) {
         const tga_op *op = f->root->callee;
         for (int k = 0; k < f->src->nvars; k++)
@@ -643,12 +699,16 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     } else {
         line(&c, "tg_r = tg_retain(%s);", v.c);
     }
+    if (opt) { /* NULL is "no gradient", not an error: the status says which */
+        line(&c, "out[%d] = tg_r;", f->edges[0]);
+        line(&c, "tg_rc = 0;");
+    }
 
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "/* %s: %s */\n", tgs_c_comment(c.a, f->src->vars),
                tgs_c_comment(c.a, f->src->text));
-    if (joint)
+    if (joint || opt)
         tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn,
                    node_type);
     else if (list)
@@ -657,13 +717,14 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     else tgs_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
     tgs_puts(&b, joint  ? "    int tg_rc = -1;\n"
                  : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
+                 : opt  ? "    int tg_rc = -1;\n    tg_tensor *tg_r = NULL;\n"
                         : "    tg_tensor *tg_r = NULL;\n");
     for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);
     tgs_puts(&b, c.uses_grads ? "    (void)n;\n" : "    (void)n;\n    (void)grads;\n");
     tgs_puts(&b, c.body.data ? c.body.data : "");
     if (c.gotos) tgs_puts(&b, "done:\n");
     for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
-    tgs_puts(&b, joint ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
+    tgs_puts(&b, joint || opt ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
     tgs_buf_free(&c.body);
     return tgs_finish(&b, a);
 }

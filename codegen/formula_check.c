@@ -583,12 +583,17 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
     if (e->nargs == 1 && e->args[0]->kind == TGM_EXPR_LIST) return tgf_check_expr(c, e->args[0]);
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
-    /* Lists of bools (masks such as {true, false}) or of unmapped values: no C type yet. */
-    bool unmapped = e->nargs > 0;
-    for (int i = 0; i < e->nargs; i++)
-        unmapped &=
+    /* Lists of bools (masks such as {true, false}): a bool[N]; with an unmapped value among
+     * them, not yet checkable. */
+    bool bools = e->nargs > 0, unmapped = false;
+    for (int i = 0; i < e->nargs; i++) {
+        bools &=
             !args[i]->ntuple && (args[i]->type == TGA_BOOL || args[i]->type == TGA_UNSUPPORTED);
-    if (unmapped) return tgf_builtin_node(c, e, "{}", TGA_UNSUPPORTED, args, e->nargs);
+        unmapped |= args[i]->type == TGA_UNSUPPORTED;
+    }
+    if (bools)
+        return tgf_builtin_node(c, e, "{}", unmapped ? TGA_UNSUPPORTED : TGA_BOOL_LIST, args,
+                                e->nargs);
     for (int i = 0; i < e->nargs; i++) {
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
         if (i == 0 && k == TGA_TENSOR) elem = TGA_TENSOR;

@@ -4,7 +4,6 @@
  * operators record it (the entry's own, plus in-place siblings of a functional entry). */
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "formula_check.h"
 #include "strbuf.h"
@@ -321,26 +320,8 @@ int tgf_gen_limits(const tgf_derivs *ds)
     return errors;
 }
 
-static void dbg_all(const tgf_node *n)
-{
-    if (n->kind == TGF_NOT_IMPL) return;
-    bool tuple_call = n->kind == TGF_CALL && n->ntuple;
-    if ((n->kind == TGF_HELPER && (n->ntuple || !tgf_vocab_prototype_ok(n->callee))) ||
-        n->kind == TGF_BUILTIN ||
-        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT)))
-        fprintf(stderr, "DBG %s %s %s\n",
-                n->kind == TGF_BUILTIN  ? "builtin"
-                : n->kind == TGF_HELPER ? "helper"
-                                        : "other",
-                n->c ? n->c : "-", tgf_kind_text(n->type));
-    for (int i = 0; i < n->nargs; i++) dbg_all(n->args[i]);
-}
 void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a)
 {
-    for (int i = 0; getenv("TGDBG") && i < ds->n; i++)
-        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
-            if (ds->d[i].formulas[k].root) dbg_all(ds->d[i].formulas[k].root);
-            else fprintf(stderr, "DBG unchecked %s\n", ds->d[i].formulas[k].src->text);
     for (int i = 0; i < ds->n; i++) {
         tgf_deriv *d = &ds->d[i];
         for (int k = 0; d->op && !d->limit && k < d->nformulas; k++) {
