@@ -517,65 +517,105 @@ static templates load_templates(tge_ctx *c)
 
 /* ------------------------------------------------------------------ engine calls */
 
-/* The operators tg_autograd_engine.c.in calls, each with the C name and the schema its call is
- * written for (the C API is a function of both). */
+/* The operators tg_autograd_engine.c.in calls, each with the schema its call is written for
+ * (in the message of a spec that lacks one) and the arguments it passes by name, with their C
+ * types and values; the other parameters must have defaults. The call is written with the C
+ * names tgen derives for the spec (docs/c-api.md "Names": `tg_sum(...)` for the project's
+ * spec, `tg_sum_dim_intlist(...)` for PyTorch's), into the template's hole of the same key. */
+typedef struct engine_arg {
+    const char *name, *ctype, *value;
+} engine_arg;
+
 static const struct engine_op {
-    const char *cname, *schema;
+    const char *key, *full_name, *schema;
+    engine_arg args[4];
 } engine_ops[] = {
-    { "zeros", "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
-               "device=None, bool? pin_memory=None) -> Tensor" },
-    { "sum", "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
-             "dtype=None) -> Tensor" },
-    { "reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)" },
-    { "to", "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
-            "MemoryFormat? memory_format=None) -> Tensor(a)" },
-    { "add", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" },
-    { "ones_like", "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
-                   "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> "
-                   "Tensor" },
+    { "zeros",
+      "zeros",
+      "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None) -> Tensor",
+      { { "size", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" },
+        { "dtype", "tg_dtype", "m->dtype" },
+        { "device", "tg_device", "m->device" } } },
+    { "sum",
+      "sum.dim_IntList",
+      "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+      "dtype=None) -> Tensor",
+      { { "self", "tg_tensor *", "r" },
+        { "dim", "tg_int_list", "((tg_int_list){ dims, nd })" },
+        { "keepdim", "bool", "true" } } },
+    { "reshape",
+      "reshape",
+      "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+      { { "self", "tg_tensor *", "s" },
+        { "shape", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" } } },
+    { "to",
+      "to.dtype",
+      "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+      "MemoryFormat? memory_format=None) -> Tensor(a)",
+      { { "self", "tg_tensor *", "r" }, { "dtype", "tg_dtype", "m->dtype" } } },
+    { "add",
+      "add.Tensor",
+      "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      { { "self", "tg_tensor *", "a" }, { "other", "tg_tensor *", "b" } } },
+    { "ones_like",
+      "ones_like",
+      "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      { { "self", "tg_tensor *", "t" } } },
 };
 
-/* a and b equal but for the length of whitespace runs (a schema may be folded in YAML). */
-static bool same_words(const char *a, const char *b)
+/* The call of engine operator e with the spec's op, or NULL when op cannot take it (an
+ * argument it lacks or of another C type, a parameter without default it does not pass). The
+ * public macro form: positional arguments, then `.name = value` for the defaulted ones. */
+static const char *engine_call(tge_ctx *c, const struct engine_op *e, const tga_op *op)
 {
-    for (;;) {
-        bool sa = *a == ' ' || *a == '\n' || *a == '\t', sb = *b == ' ' || *b == '\n' || *b == '\t';
-        if (sa != sb) return false;
-        if (sa) {
-            while (*a == ' ' || *a == '\n' || *a == '\t') a++;
-            while (*b == ' ' || *b == '\n' || *b == '\t') b++;
+    if (!op || op->nrets != 1 || op->rets[0].kind != TGA_TENSOR) return NULL;
+    int given = 0;
+    for (int k = 0; k < 4 && e->args[k].name; k++) given++;
+    tgs_list pos = { 0 }, opts = { 0 };
+    int used = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        const engine_arg *a = NULL;
+        for (int k = 0; k < given; k++)
+            if (!strcmp(op->f->schema.args[i].name, e->args[k].name)) a = &e->args[k];
+        if (!a) {
+            if (!op->args[i].default_expr) return NULL;
             continue;
         }
-        if (*a != *b) return false;
-        if (!*a) return true;
-        a++, b++;
+        const char *ctype = tga_ctype(op->args[i].kind);
+        if (!ctype || strcmp(ctype, a->ctype)) return NULL;
+        used++;
+        if (op->args[i].default_expr)
+            tgs_list_addf(&opts, c->arena, ".%s = %s", op->args[i].name, a->value);
+        else tgs_list_add(&pos, c->arena, a->value);
     }
+    if (used != given) return NULL;
+    /* with defaults, the public name is the macro over <name>_fn */
+    const char *fn = op->opts_name ? tgs_fmt(c->arena, "tg_%s", op->cname) : op->fn_name;
+    for (int i = 0; i < opts.n; i++) tgs_list_add(&pos, c->arena, opts.items[i]);
+    return tgs_fmt(c->arena, "%s(%s)", fn, tgs_list_join(&pos, c->arena, ", "));
 }
 
-/* The engine's operators this spec lacks (by C name, with the schema the engine calls), ", "
- * separated; NULL when it has them all. One pass over the operators. */
-static const char *missing_engine_ops(tge_ctx *c)
+/* Sets the template's hole of each engine operator to its call; returns the schemas of those
+ * this spec lacks, "; " separated, or NULL when it has them all. */
+static const char *engine_calls(tge_ctx *c, tgt_env *env)
 {
-    enum { N = sizeof engine_ops / sizeof engine_ops[0] };
-    bool found[N] = { false };
-    for (int i = 0; i < c->ops.n; i++) {
-        const tga_op *op = &c->ops.ops[i];
-        for (int k = 0; k < N; k++)
-            if (!strcmp(op->cname, engine_ops[k].cname) &&
-                same_words(op->f->schema.text, engine_ops[k].schema))
-                found[k] = true;
-    }
     tgs_list missing = { 0 };
-    for (int k = 0; k < N; k++)
-        if (!found[k]) tgs_list_add(&missing, c->arena, engine_ops[k].schema);
+    for (size_t k = 0; k < sizeof engine_ops / sizeof engine_ops[0]; k++) {
+        const tga_op *op = tgm__map_get(c->ops.by_name, engine_ops[k].full_name);
+        const char *call = engine_call(c, &engine_ops[k], op);
+        if (call) tgt_set(env, engine_ops[k].key, call);
+        else tgs_list_add(&missing, c->arena, engine_ops[k].schema);
+    }
     return missing.n ? tgs_list_join(&missing, c->arena, "; ") : NULL;
 }
 
 /* The engine section: the real calls, or calls that report what the spec lacks. */
 static const char *engine_code(tge_ctx *c, const templates *t)
 {
-    const char *missing = missing_engine_ops(c);
     tgt_env *e = tge_env(c);
+    const char *missing = engine_calls(c, e);
     if (!missing) return tgt_render_str(&t->engine, e, c->arena);
     tgt_set(e, "missing", missing);
     return tgt_render_str(&t->engine_missing, e, c->arena);

@@ -468,9 +468,9 @@ tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e)
 const tgf_node *tgf_c_unsupported(const tgf_node *n)
 {
     if (n->kind == TGF_NOT_IMPL) return NULL;
-    /* A helper's C prototype comes from its schema: every type needs a C mapping, and a
-     * tuple return has no result struct yet. */
-    if (n->kind == TGF_HELPER && (n->ntuple || !tgf_vocab_prototype_ok(n->callee))) return n;
+    /* A helper's C prototype comes from its schema: every type needs a C mapping (a tuple of
+     * tensors gets a result struct of its own). */
+    if (n->kind == TGF_HELPER && !tgf_vocab_prototype_ok(n->callee)) return n;
     /* Tuples: of calls, std::tuple<...>() and `?:` of them (compile_tuple). */
     bool tuple_call = (n->kind == TGF_CALL || n->kind == TGF_HELPER || n->kind == TGF_COND ||
                        (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::tuple"))) &&

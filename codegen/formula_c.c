@@ -285,7 +285,12 @@ static val compile_call(cc *c, const tgf_node *n)
     if (n->ntuple) {
         int k = temp(c, op->ret_ctype, op);
         line(c, "t%d = %s;", k, call);
-        line(c, "if (!t%d.%s) %s", k, op->rets[0].name, fail_jump(c));
+        /* An error leaves every field NULL (docs/c-api.md, "Results"); a backward function
+         * may leave some undefined (no gradient for an input the mask does not ask for). */
+        tgs_list none = { 0 };
+        for (int i = 0; i < op->nrets; i++)
+            tgs_list_addf(&none, c->a, "!t%d.%s", k, op->rets[i].name);
+        line(c, "if (%s) %s", tgs_list_join(&none, c->a, " && "), fail_jump(c));
         drop_args(c, first, last);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }

@@ -348,7 +348,15 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
      * types have no C mapping is skipped by check_entry). */
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
-    if (tgf_check_all(m, &ops, a, for_gen, &ds) == 0 && for_gen) tgf_gen_limits(&ds);
+    int errors = tgf_check_all(m, &ops, a, for_gen, &ds);
+    if (errors == 0 && for_gen) tgf_gen_limits(&ds);
+    /* Entries --gen makes failing nodes of: past the limits, or (checked, error-free) with a
+     * construct the C emitter does not compile. */
+    if (errors == 0 && !for_gen) {
+        tgf_mark_limits(&ds, a);
+        ds.gen_limited = 0;
+        for (int i = 0; i < ds.n; i++) ds.gen_limited += ds.d[i].op && ds.d[i].limit;
+    }
     if (gen_limited) *gen_limited = ds.gen_limited;
     if (unchecked) *unchecked = ds.unchecked;
     if (skipped) *skipped = ds.skipped;
