@@ -479,7 +479,8 @@ const tgf_node *tgf_c_unsupported(const tgf_node *n)
     bool is_call = n->kind == TGF_CALL || n->kind == TGF_HELPER;
     if ((n->kind == TGF_BUILTIN && !tgf_c_builtin_ok(n)) ||
         (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT) &&
-         !(n->kind == TGF_BUILTIN && (int)n->type == TGF_KIND_NONE)))
+         !(n->kind == TGF_BUILTIN &&
+           ((int)n->type == TGF_KIND_NONE || (int)n->type == TGF_KIND_OPTIONS))))
         return n;
     /* std::get takes a tuple that a call returned (a tuple temporary). */
     if (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::get") &&
@@ -489,6 +490,8 @@ const tgf_node *tgf_c_unsupported(const tgf_node *n)
         /* std::nullopt only as an argument: the parameter's kind gives its C value. */
         if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call && n->kind != TGF_COND)
             return n->args[i];
+        /* x.options() only as the dtype, layout, device, pin_memory arguments of a call. */
+        if ((int)n->args[i]->type == TGF_KIND_OPTIONS && !is_call) return n->args[i];
         const tgf_node *u = tgf_c_unsupported(n->args[i]);
         if (u) return u;
     }

@@ -23,6 +23,7 @@ typedef struct cc {
     bool gotos;
     bool uses_grads;              /* the body reads `grads` (else it is marked unused) */
     bool *unpack_in, *unpack_out; /* saved tensors this formula reads */
+    const char *lambda_var;       /* inside fmap's lambda: the element it maps */
 } cc;
 
 /* A compiled value: C text, and the temporary that owns it (-1: borrowed or not a tensor). */
@@ -238,23 +239,52 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
     }
 }
 
+/* Whether parameter p is one of the TensorOptions parameters after dtype. */
+static bool options_part(const tga_arg *p)
+{
+    return p->kind == TGA_OPT_LAYOUT || p->kind == TGA_OPT_DEVICE ||
+           (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
+}
+
+/* The C value of each parameter of n's callee (NULL: omitted, its default): the arguments in
+ * order, where `t.options()` fills dtype, layout, device and pin_memory at once (as the checker
+ * matched them). */
+static const char **call_values(cc *c, const tgf_node *n)
+{
+    const tga_op *op = n->callee;
+    const char **vals = tgm_alloc(c->a, sizeof *vals * (size_t)(op->nargs + 1));
+    int pi = 0;
+    for (int ai = 0; ai < n->nargs && pi < op->nargs; ai++, pi++) {
+        const tgf_node *arg = n->args[ai];
+        if ((int)arg->type != TGF_KIND_OPTIONS) {
+            vals[pi] = convert(c, &op->args[pi], arg->type, compile(c, arg).c);
+            continue;
+        }
+        const char *t = compile(c, arg->args[0]).c;
+        vals[pi] = tgs_fmt(c->a, "tg_tensor_dtype(%s)", t);
+        while (pi + 1 < op->nargs && options_part(&op->args[pi + 1])) {
+            tga_kind k = op->args[++pi].kind;
+            vals[pi] = k == TGA_OPT_LAYOUT   ? "TG_STRIDED"
+                       : k == TGA_OPT_DEVICE ? tgs_fmt(c->a, "tg_tensor_device(%s)", t)
+                                             : "(tg_opt_bool){ false, false }";
+        }
+    }
+    return vals;
+}
+
 static const char *call_text(cc *c, const tgf_node *n)
 {
     const tga_op *op = n->callee;
     tgs_list pos = { 0 }, opts = { 0 };
+    const char **vals = call_values(c, n);
     if (n->kind == TGF_HELPER) { /* tg__grad_<name>(every argument, in order) */
-        for (int i = 0; i < op->nargs; i++) {
-            const tga_arg *p = &op->args[i];
-            tgs_list_add(&pos, c->a,
-                         i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
-                                      : p->default_expr);
-        }
+        for (int i = 0; i < op->nargs; i++)
+            tgs_list_add(&pos, c->a, vals[i] ? vals[i] : op->args[i].default_expr);
         return tgs_fmt(c->a, "%s(%s)", op->cname, tgs_list_join(&pos, c->a, ", "));
     }
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *p = &op->args[i];
-        const char *v = i < n->nargs ? convert(c, p, n->args[i]->type, compile(c, n->args[i]).c)
-                                     : p->default_expr;
+        const char *v = vals[i] ? vals[i] : p->default_expr;
         if (p->default_expr) tgs_list_addf(&opts, c->a, ".%s = %s", p->name, v);
         else tgs_list_add(&pos, c->a, v);
     }
@@ -469,6 +499,25 @@ static const char *opt_of(cc *c, tga_kind want, const char *v)
     }
 }
 
+/* std::vector<int64_t>(n, v) (a0 is n) and fmap(list, lambda) (a0 is the list): an int list
+ * in an owned temporary, filled by a loop; the lambda's body is C on the element. */
+static val compile_int_fill(cc *c, const tgf_node *n, val a0)
+{
+    bool map = !strcmp(n->c, "fmap");
+    int k = c->ntemps++;
+    tgs_list_addf(&c->decls, c->a, "tg_int_list t%d = { NULL, 0 };", k);
+    tgs_list_addf(&c->releases, c->a, "tg__gen_ints_free(t%d);", k);
+    const char *len = map ? tgs_fmt(c->a, "%s.len", a0.c) : a0.c;
+    line(c, "if (!(t%d = tg__gen_ints_new(%s)).data) %s", k, len, fail_jump(c));
+    const char *outer = c->lambda_var;
+    c->lambda_var = tgs_fmt(c->a, "%s.data[tg_j]", a0.c);
+    const char *v = compile(c, n->args[1]).c;
+    c->lambda_var = outer;
+    line(c, "for (int64_t tg_j = 0; tg_j < t%d.len; tg_j++)", k);
+    line(c, "    ((int64_t *)t%d.data)[tg_j] = %s;", k, v);
+    return plain(tgs_fmt(c->a, "t%d", k));
+}
+
 /* Which inputs of the formula need a gradient (PyTorch's grad_input_mask), as a bool[N]. */
 static const char *input_mask(cc *c)
 {
@@ -549,13 +598,32 @@ static const char *const simple_builtins[] = {
     "isComplexType",
     "isFloatingType",
     "TensorGeometry",
+    "options",
+    "std::vector",
+    "fmap",
+    "lambda parameter",
 };
+
+/* Whether n is C on numbers only (literals, the lambda's parameter, C operators): the body of
+ * fmap's lambda is evaluated in a loop, with no temporaries of its own. */
+static bool pure_c(const tgf_node *n)
+{
+    if (n->kind != TGF_LIT && n->kind != TGF_COP &&
+        !(n->kind == TGF_BUILTIN && !strcmp(n->c, "lambda parameter")))
+        return false;
+    for (int i = 0; i < n->nargs; i++)
+        if (!pure_c(n->args[i])) return false;
+    return true;
+}
 
 bool tgf_c_builtin_ok(const tgf_node *n)
 {
     const char *w = n->c ? n->c : "";
+    if (!strcmp(w, "std::vector")) return n->type == TGA_INT_LIST;
+    if (!strcmp(w, "fmap")) return pure_c(n->args[1]);
     if (!strcmp(w, "size") || !strcmp(w, "[]")) /* of a list value, not of a Tensor[] input */
-        return n->args[0]->kind != TGF_INPUT;
+        return !(n->args[0]->kind == TGF_INPUT &&
+                 (n->args[0]->type == TGA_TENSOR_LIST || n->args[0]->type == TGA_OPT_TENSOR_LIST));
     if (!strcmp(w, "value_or")) return n->type != TGA_TENSOR;
     if (!strcmp(w, "is_contiguous")) return n->nargs == 1;
     if (strstr(w, "MemoryFormat::") || AMONG(w, layout_names) || AMONG(w, tensor_false))
@@ -634,6 +702,9 @@ static val compile_builtin(cc *c, const tgf_node *n)
         return P("(tg_bool_list){ (const bool[]){ %s }, %d }", tgs_list_join(&items, c->a, ", "),
                  n->nargs);
     }
+    if (!strcmp(w, "std::vector") || !strcmp(w, "fmap")) /* an int list filled here */
+        return compile_int_fill(c, n, a0);
+    if (!strcmp(w, "lambda parameter")) return plain(c->lambda_var);
     if (!strcmp(w, "std::get")) { /* moves element index out of the tuple temporary */
         int k = temp(c, "tg_tensor *", NULL);
         const char *field = n->args[0]->callee->rets[n->index].name;

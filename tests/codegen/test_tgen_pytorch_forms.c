@@ -21,9 +21,10 @@ static void generate(void)
 {
     dir = strdup("/tmp/tgen_pytorch_forms_XXXXXX");
     cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
-    const char *args[] = { "--gen",       "--native",  SPEC,  "--derivatives",
-                           DERIVS,        "--autograd-functions", VOCAB, "--templates",
-                           "templates",   "--out",     dir,   NULL };
+    const char *args[] = { "--gen",         "--native",    SPEC,
+                           "--derivatives", DERIVS,        "--autograd-functions",
+                           VOCAB,           "--templates", "templates",
+                           "--out",         dir,           NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -65,7 +66,9 @@ Test(tgen_pytorch_forms, compiles_warning_free)
 
 Test(tgen_pytorch_forms, check_counts_the_entries_past_the_limits)
 {
-    const char *args[] = { "--check", "--strict", "--autograd-functions", VOCAB, SPEC, DERIVS, NULL };
+    const char *args[] = {
+        "--check", "--strict", "--autograd-functions", VOCAB, SPEC, DERIVS, NULL
+    };
     tgen_result r = tgen_run(args);
     cr_expect_eq(r.status, 0, "tgen --check --strict failed:\n%s", r.err ? r.err : "");
     cr_expect(r.out && strstr(r.out, "checked, but not generatable yet: 2 derivative entries"),
@@ -100,7 +103,8 @@ Test(tgen_pytorch_forms, quotes_comments_in_formulas)
 Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
 {
     expect_has("tg_sum_dim_intlist(r, ((tg_int_list){ dims, nd }), .keepdim = true)");
-    expect_has("tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device)");
+    expect_has(
+        "tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device)");
     expect_has("tg_to_dtype(r, m->dtype)");
     expect_has("return tg_add(a, b);");
     cr_expect_eq(count(autograd_c, "tg__gen_engine_missing(\""), 0,
@@ -108,10 +112,7 @@ Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
 }
 
 /* `.conj()` of a tensor is the operator conj (logaddexp's formulas). */
-Test(tgen_pytorch_forms, conj_method_is_the_operator)
-{
-    expect_has("tg_conj(t2)");
-}
+Test(tgen_pytorch_forms, conj_method_is_the_operator) { expect_has("tg_conj(t2)"); }
 
 Test(tgen_pytorch_forms, compiles_the_cpp_forms)
 {
@@ -132,6 +133,12 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
     expect_has("n->dim.has_value && (((void)s_self, TG_STRIDED) == TG_STRIDED)");
     expect_has("if ((grads[0] != NULL) && tg_is_grad_enabled()) {");
     expect_has("sqrt((double)(3.1415926535897931))");
+    /* x.options() for dtype, layout, device and pin_memory; int lists filled in a loop */
+    expect_has(".dtype = tg_tensor_dtype(s_self), .layout = TG_STRIDED, .device = "
+               "tg_tensor_device(s_self)");
+    expect_has("if (!(t0 = tg__gen_ints_new(n->pad.len)).data) goto done;");
+    expect_has("((int64_t *)t3.data)[tg_j] = (n->pad.data[tg_j] * INT64_C(2));");
+    expect_has("tg__gen_ints_free(t3);");
 }
 
 /* Entries tgen cannot generate: the operator's kernel records a node of the entry's name whose
