@@ -303,6 +303,9 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
+        /* An int, float or bool output is saved by value, like an argument. */
+        bool scalar = n->type == TGA_INT || n->type == TGA_DOUBLE || n->type == TGA_BOOL;
+        if (scalar) return n;
         if (n->type != TGA_TENSOR && !c->for_gen) {
             /* an int output: generated nodes save tensors only */
             tgf_limit(c, tgs_fmt(c->a, "it reads output '%s', which is not a Tensor", e->name));

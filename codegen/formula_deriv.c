@@ -151,16 +151,28 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
     mark_uses(c->d, root, false, TGF_SIZES);
 }
 
+/* Whether op's returns are tensors, or tensors with ints, floats and bools among them (attention
+ * ops' max_q): the node has an output per return, with history on the tensors only, and the
+ * scalars are saved by value when a formula reads them. */
+static bool tensor_returns(const tga_op *op)
+{
+    bool tensor = false;
+    for (int i = 0; i < op->nrets; i++) {
+        tga_kind k = op->rets[i].kind;
+        tensor |= k == TGA_TENSOR;
+        if (k != TGA_TENSOR && k != TGA_INT && k != TGA_DOUBLE && k != TGA_BOOL) return false;
+    }
+    return tensor;
+}
+
 static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
 {
     /* Out= and mutable entries, non-tensor returns: tgen generates no node for them yet, but
      * their formulas type-check like any others. */
     if (!c->for_gen) {
-        bool limited = op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE;
-        for (int i = 0; i < op->nrets; i++)
-            limited |= op->rets[i].kind != TGA_TENSOR &&
-                       !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
-                         op->f->kind == TGM_KIND_FUNCTIONAL);
+        bool limited =
+            !tensor_returns(op) && !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
+                                     op->f->kind == TGM_KIND_FUNCTIONAL);
         if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE)
             tgf_limit(c, "it is an out= or mutable operator");
         else if (limited) tgf_limit(c, "the operator returns a value other than a Tensor");
@@ -181,7 +193,7 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
                   dv->schema.full_name);
         return false;
     }
-    for (int i = 0; i < op->nrets; i++)
+    for (int i = 0; i < op->nrets && !tensor_returns(op); i++)
         if (op->rets[i].kind != TGA_TENSOR) {
             tgm_error(dv->name_loc,
                       "'%s' returns %s; only operators returning tensors are "

@@ -141,13 +141,21 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
     expect_has("tg__gen_ints_free(t3);");
 }
 
+/* An int among the returns: history on the tensor, the int saved by value for the formula. */
+Test(tgen_pytorch_forms, saves_scalar_outputs_by_value)
+{
+    expect_has("tg_n->result1 = tg_r.count;");
+    expect_has("tg__grad_scaled(grads[0], (double)(n->result1))");
+    expect_has("tg__set_history(tg_r.out, &tg_n->base, 0);");
+}
+
 /* Entries tgen cannot generate: the operator's kernel records a node of the entry's name whose
  * backward fails naming the operator and why. */
 Test(tgen_pytorch_forms, entries_past_the_limits_fail_in_backward)
 {
-    expect_has("return tg__gen_not_generated(\"with_count\", \"the operator returns a value other "
+    expect_has("return tg__gen_not_generated(\"with_list\", \"the operator returns a value other "
                "than a Tensor\");");
-    expect_has("{ \"WithCountBackward0\", tg__ni_apply_with_count, NULL }");
+    expect_has("{ \"WithListBackward0\", tg__ni_apply_with_list, NULL }");
     expect_has("return tg__gen_not_generated(\"stack_like\", \"it reads the Tensor[] argument "
                "'tensors' whole (a node saves only its elements' sizes)\");");
 }
