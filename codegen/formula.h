@@ -85,7 +85,7 @@ typedef enum tgf_node_kind {
     TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_builtin.c): a tensor
                                * method such as defined() or options(), an optional's value,
                                * std::get<index>, a template constructed, a constant; `c` names
-                               * it. The C emitter does not compile these yet. */
+                               * it. formula_c.c compiles those tgf_c_builtin_ok accepts. */
 } tgf_node_kind;
 
 /* Types of values that exist only inside formulas (C++ types without a schema type), after

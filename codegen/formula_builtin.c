@@ -18,7 +18,8 @@
  *              std::vector<int64_t>(n, v), std::vector<Tensor>(n), std::optional<T>(x),
  *              OptionalArrayRef<SymInt>(x)
  *
- * They type-check here; the C emitter does not compile them yet (tgf_c_unsupported). */
+ * They type-check here; formula_c.c compiles them (compile_builtin), all but the few that
+ * tgf_c_builtin_ok refuses (tgf_c_unsupported: their entries become failing nodes). */
 #include <stdlib.h>
 #include <string.h>
 

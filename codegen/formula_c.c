@@ -737,11 +737,10 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     find_unpacks(&c, f->root, false);
     emit_unpacks(&c);
     bool joint = f->src->nvars > 1;
-    int tuple[64];
+    int *tuple = tgm_alloc(a, sizeof *tuple * (size_t)(f->root->ntuple + 1));
     val v = plain("");
     if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
-        for (int k = 0; k < f->root->ntuple && k < 64; k++)
-            tuple[k] = temp(&c, "tg_tensor *", NULL);
+        for (int k = 0; k < f->root->ntuple; k++) tuple[k] = temp(&c, "tg_tensor *", NULL);
         compile_tuple(&c, f->root, tuple);
     } else {
         v = compile(&c, f->root);
