@@ -174,7 +174,9 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
             !tensor_returns(op) && !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
                                      op->f->kind == TGM_KIND_FUNCTIONAL);
         if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE)
-            tgf_limit(c, "it is an out= or mutable operator");
+            tgf_limit(c, op->f->kind == TGM_KIND_OUT
+                             ? "it is an out= operator"
+                             : "it is a mutable operator (it writes to an argument)");
         else if (limited) tgf_limit(c, "the operator returns a value other than a Tensor");
         return true;
     }
