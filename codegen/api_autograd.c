@@ -48,6 +48,10 @@ static tga_autograd kind_of(const tgm_name_map *by_func, tga_op *op)
     if (!op->deriv && f->kind == TGM_KIND_INPLACE && op->nrets == 1)
         op->deriv = entry_of(by_func, f->functional);
     if (op->deriv && fn_or_inplace) return TGA_AUTOGRAD_RECORD;
+    /* A mutable operator with an entry (batch norm's running statistics): tgen generates no
+     * node for it yet, so its kernel records one whose backward fails with the reason
+     * (formula_deriv.c sets it; docs/autograd.md, "Limits of generated nodes"). */
+    if (op->deriv && f->kind == TGM_KIND_MUTABLE && tensor_in_out(op)) return TGA_AUTOGRAD_RECORD;
     op->deriv = NULL;
     if (f->kind == TGM_KIND_OUT && tensor_in_out(op)) return TGA_AUTOGRAD_OUT;
     if (fn_or_inplace && tensor_in_out(op) && !has_slot(op, TGA_SLOT_AUTOGRAD))

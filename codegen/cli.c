@@ -230,7 +230,8 @@ static int run_check(int argc, char **argv, const char *argv0)
                        unchecked, skipped);
             if (limited)
                 printf("checked, but not generatable yet: %d derivative entries past the limits of "
-                       "generated nodes (docs/autograd.md)\n",
+                       "generated nodes or using forms the C emitter does not compile; --gen makes "
+                       "nodes failing in backward of them (docs/autograd.md)\n",
                        limited);
         }
     }

@@ -97,7 +97,7 @@ static const char *formula_call(tge_ctx *c, const tgf_deriv *d, const tgf_formul
     if (f->root->kind == TGF_NOT_IMPL)
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__not_implemented(%s);", cond,
                        tgs_c_string(c->arena, f->root->c));
-    if (f->src->nvars > 1)
+    if (f->src->nvars > 1 || tgf_formula_may_be_undefined(f))
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = %s(n, grads, out);", cond, fn);
     if (f->edges[0] < 0) /* a Tensor[] argument: one gradient per element edge */
         return tgs_fmt(
@@ -407,8 +407,11 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
     tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace);
     const char *node = d ? "&tg_n->base" : "tg_n";
     tgs_list history = { 0 }, saves = { 0 };
+    int first = -1; /* the first Tensor output (a failing node's op may return others) */
+    for (int i = 0; i < op->nrets && first < 0; i++)
+        if (op->rets[i].kind == TGA_TENSOR) first = i;
     for (int i = 0; i < op->nrets; i++)
-        if (!d || d->output_diff[i])
+        if ((!d || d->output_diff[i]) && op->rets[i].kind == TGA_TENSOR)
             tgs_list_addf(&history, c->arena,
                           "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
                           ret_val(c, op, i), ret_val(c, op, i), node, i);
@@ -418,7 +421,7 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
                 op->nargs ? op->args[0].name : "NULL", tga_error_value(c->arena, op));
     tgt_set(e, "inplace_check", inplace ? check : "");
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
-    tgt_set(e, "result0", ret_val(c, op, 0));
+    tgt_set(e, "result0", ret_val(c, op, first < 0 ? 0 : first));
     tgt_set_list(e, "history", &history);
     tgt_set_list(e, "save_outputs", &saves);
     return tgt_render_str(&t->record, e, c->arena);
@@ -435,6 +438,20 @@ static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, 
     return tgt_render_str(&t->out, e, c->arena);
 }
 
+/* The node of a NotImplemented kernel: its backward fails naming the operator, and for an
+ * entry d tgen cannot compile (d->limit), why. */
+static const char *not_impl_node_code(tge_ctx *c, const templates *t, const tga_op *op,
+                                      const tgf_deriv *d)
+{
+    tgt_env *e = tge_env(c);
+    const char *name = tgs_c_string(c->arena, op->f->schema.full_name);
+    tgt_set(e, "cname", op->cname);
+    tgt_set(e, "node", d ? d->node_name : "NotImplemented");
+    tgt_setf(e, "fail_call", d ? "tg__gen_not_generated(%s, %s)" : "tg__not_implemented(%s)", name,
+             d ? tgs_c_string(c->arena, d->limit) : "");
+    return tgt_render_str(&t->not_impl, e, c->arena);
+}
+
 /* The kernel proper, by kind; NULL for none (or an entry that failed to check: reported). A
  * NotImplemented kernel comes with its node (*not_impl_node, "" for the others). */
 static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
@@ -445,15 +462,17 @@ static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
     *not_impl_node = "";
     switch (op->autograd) {
     case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
-    case TGA_AUTOGRAD_NOT_IMPL: {
-        tgt_env *e = tge_env(c);
-        tgt_set(e, "cname", op->cname);
-        tgt_set(e, "full_name", op->f->schema.full_name);
-        *not_impl_node = tgt_render_str(&t->not_impl, e, c->arena);
+    case TGA_AUTOGRAD_NOT_IMPL:
+        *not_impl_node = not_impl_node_code(c, t, op, NULL);
+        return record_kernel(c, t, op, NULL, decl);
+    case TGA_AUTOGRAD_RECORD: {
+        const tgf_deriv *d = ds->by_op[op->index];
+        if (!d) return NULL;
+        if (!d->limit) return record_kernel(c, t, op, d, decl);
+        /* An entry tgen cannot compile: a node of the entry's name whose backward fails. */
+        *not_impl_node = not_impl_node_code(c, t, op, d);
         return record_kernel(c, t, op, NULL, decl);
     }
-    case TGA_AUTOGRAD_RECORD:
-        return ds->by_op[op->index] ? record_kernel(c, t, op, ds->by_op[op->index], decl) : NULL;
     default: return NULL;
     }
 }
@@ -498,65 +517,105 @@ static templates load_templates(tge_ctx *c)
 
 /* ------------------------------------------------------------------ engine calls */
 
-/* The operators tg_autograd_engine.c.in calls, each with the C name and the schema its call is
- * written for (the C API is a function of both). */
+/* The operators tg_autograd_engine.c.in calls, each with the schema its call is written for
+ * (in the message of a spec that lacks one) and the arguments it passes by name, with their C
+ * types and values; the other parameters must have defaults. The call is written with the C
+ * names tgen derives for the spec (docs/c-api.md "Names": `tg_sum(...)` for the project's
+ * spec, `tg_sum_dim_intlist(...)` for PyTorch's), into the template's hole of the same key. */
+typedef struct engine_arg {
+    const char *name, *ctype, *value;
+} engine_arg;
+
 static const struct engine_op {
-    const char *cname, *schema;
+    const char *key, *full_name, *schema;
+    engine_arg args[4];
 } engine_ops[] = {
-    { "zeros", "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
-               "device=None, bool? pin_memory=None) -> Tensor" },
-    { "sum", "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
-             "dtype=None) -> Tensor" },
-    { "reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)" },
-    { "to", "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
-            "MemoryFormat? memory_format=None) -> Tensor(a)" },
-    { "add", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" },
-    { "ones_like", "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
-                   "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> "
-                   "Tensor" },
+    { "zeros",
+      "zeros",
+      "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None) -> Tensor",
+      { { "size", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" },
+        { "dtype", "tg_dtype", "m->dtype" },
+        { "device", "tg_device", "m->device" } } },
+    { "sum",
+      "sum.dim_IntList",
+      "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+      "dtype=None) -> Tensor",
+      { { "self", "tg_tensor *", "r" },
+        { "dim", "tg_int_list", "((tg_int_list){ dims, nd })" },
+        { "keepdim", "bool", "true" } } },
+    { "reshape",
+      "reshape",
+      "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+      { { "self", "tg_tensor *", "s" },
+        { "shape", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" } } },
+    { "to",
+      "to.dtype",
+      "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+      "MemoryFormat? memory_format=None) -> Tensor(a)",
+      { { "self", "tg_tensor *", "r" }, { "dtype", "tg_dtype", "m->dtype" } } },
+    { "add",
+      "add.Tensor",
+      "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      { { "self", "tg_tensor *", "a" }, { "other", "tg_tensor *", "b" } } },
+    { "ones_like",
+      "ones_like",
+      "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+      "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      { { "self", "tg_tensor *", "t" } } },
 };
 
-/* a and b equal but for the length of whitespace runs (a schema may be folded in YAML). */
-static bool same_words(const char *a, const char *b)
+/* The call of engine operator e with the spec's op, or NULL when op cannot take it (an
+ * argument it lacks or of another C type, a parameter without default it does not pass). The
+ * public macro form: positional arguments, then `.name = value` for the defaulted ones. */
+static const char *engine_call(tge_ctx *c, const struct engine_op *e, const tga_op *op)
 {
-    for (;;) {
-        bool sa = *a == ' ' || *a == '\n' || *a == '\t', sb = *b == ' ' || *b == '\n' || *b == '\t';
-        if (sa != sb) return false;
-        if (sa) {
-            while (*a == ' ' || *a == '\n' || *a == '\t') a++;
-            while (*b == ' ' || *b == '\n' || *b == '\t') b++;
+    if (!op || op->nrets != 1 || op->rets[0].kind != TGA_TENSOR) return NULL;
+    int given = 0;
+    for (int k = 0; k < 4 && e->args[k].name; k++) given++;
+    tgs_list pos = { 0 }, opts = { 0 };
+    int used = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        const engine_arg *a = NULL;
+        for (int k = 0; k < given; k++)
+            if (!strcmp(op->f->schema.args[i].name, e->args[k].name)) a = &e->args[k];
+        if (!a) {
+            if (!op->args[i].default_expr) return NULL;
             continue;
         }
-        if (*a != *b) return false;
-        if (!*a) return true;
-        a++, b++;
+        const char *ctype = tga_ctype(op->args[i].kind);
+        if (!ctype || strcmp(ctype, a->ctype)) return NULL;
+        used++;
+        if (op->args[i].default_expr)
+            tgs_list_addf(&opts, c->arena, ".%s = %s", op->args[i].name, a->value);
+        else tgs_list_add(&pos, c->arena, a->value);
     }
+    if (used != given) return NULL;
+    /* with defaults, the public name is the macro over <name>_fn */
+    const char *fn = op->opts_name ? tgs_fmt(c->arena, "tg_%s", op->cname) : op->fn_name;
+    for (int i = 0; i < opts.n; i++) tgs_list_add(&pos, c->arena, opts.items[i]);
+    return tgs_fmt(c->arena, "%s(%s)", fn, tgs_list_join(&pos, c->arena, ", "));
 }
 
-/* The engine's operators this spec lacks (by C name, with the schema the engine calls), ", "
- * separated; NULL when it has them all. One pass over the operators. */
-static const char *missing_engine_ops(tge_ctx *c)
+/* Sets the template's hole of each engine operator to its call; returns the schemas of those
+ * this spec lacks, "; " separated, or NULL when it has them all. */
+static const char *engine_calls(tge_ctx *c, tgt_env *env)
 {
-    enum { N = sizeof engine_ops / sizeof engine_ops[0] };
-    bool found[N] = { false };
-    for (int i = 0; i < c->ops.n; i++) {
-        const tga_op *op = &c->ops.ops[i];
-        for (int k = 0; k < N; k++)
-            if (!strcmp(op->cname, engine_ops[k].cname) &&
-                same_words(op->f->schema.text, engine_ops[k].schema))
-                found[k] = true;
-    }
     tgs_list missing = { 0 };
-    for (int k = 0; k < N; k++)
-        if (!found[k]) tgs_list_add(&missing, c->arena, engine_ops[k].schema);
+    for (size_t k = 0; k < sizeof engine_ops / sizeof engine_ops[0]; k++) {
+        const tga_op *op = tgm__map_get(c->ops.by_name, engine_ops[k].full_name);
+        const char *call = engine_call(c, &engine_ops[k], op);
+        if (call) tgt_set(env, engine_ops[k].key, call);
+        else tgs_list_add(&missing, c->arena, engine_ops[k].schema);
+    }
     return missing.n ? tgs_list_join(&missing, c->arena, "; ") : NULL;
 }
 
 /* The engine section: the real calls, or calls that report what the spec lacks. */
 static const char *engine_code(tge_ctx *c, const templates *t)
 {
-    const char *missing = missing_engine_ops(c);
     tgt_env *e = tge_env(c);
+    const char *missing = engine_calls(c, e);
     if (!missing) return tgt_render_str(&t->engine, e, c->arena);
     tgt_set(e, "missing", missing);
     return tgt_render_str(&t->engine_missing, e, c->arena);
@@ -577,7 +636,7 @@ static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
     tgm_name_map *seen = tgm__map_new(c->arena);
     tgs_list protos = { 0 };
     for (int i = 0; i < ds->n; i++)
-        for (int k = 0; ds->d[i].op && k < ds->d[i].nformulas; k++)
+        for (int k = 0; ds->d[i].op && !ds->d[i].limit && k < ds->d[i].nformulas; k++)
             if (ds->d[i].formulas[k].root)
                 find_helpers(c, ds->d[i].formulas[k].root, seen, &protos);
     if (protos.n == 0) return NULL;
@@ -591,19 +650,22 @@ static const char *helper_prototypes(tge_ctx *c, const tgf_derivs *ds)
 void tge_emit_autograd(tge_ctx *c)
 {
     tgf_derivs ds;
-    if (tgf_check_all(c->model, &c->ops, c->arena, true, &ds) != 0) return;
-    if (tgf_gen_limits(&ds) != 0) return;
+    /* Checked as --check does: what tgen cannot generate is a reason on the entry (its
+     * operators record a failing node), not an error. */
+    if (tgf_check_all(c->model, &c->ops, c->arena, false, &ds) != 0) return;
+    tgf_mark_limits(&ds, c->arena);
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
     if (protos) tgs_list_add(&nodes, c->arena, protos);
     for (int i = 0; i < ds.n; i++)
-        if (ds.d[i].op) tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
+        if (ds.d[i].op && !ds.d[i].limit)
+            tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *k = kernel_code(c, &t, op, &ds);
         if (k) tgs_list_addf(&kernels, c->arena, "%s\n", k);
-        if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i])
+        if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i] && !ds.by_op[i]->limit)
             tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
                           op->f->schema.full_name);
     }

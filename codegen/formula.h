@@ -85,7 +85,7 @@ typedef enum tgf_node_kind {
     TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_builtin.c): a tensor
                                * method such as defined() or options(), an optional's value,
                                * std::get<index>, a template constructed, a constant; `c` names
-                               * it. The C emitter does not compile these yet. */
+                               * it. formula_c.c compiles those tgf_c_builtin_ok accepts. */
 } tgf_node_kind;
 
 /* Types of values that exist only inside formulas (C++ types without a schema type), after
@@ -167,6 +167,11 @@ typedef struct tgf_deriv {
     unsigned *output_uses; /* [op->nrets] */
     bool *output_diff;     /* [op->nrets]: output_differentiability (Tensor returns only) */
     bool uses_grads;       /* some formula reads grad / grads[i] */
+    /* Why tgen generates no node for this entry (past the limits of generated nodes, a formula
+     * not yet checkable or using a construct the C emitter does not compile): the operator's
+     * autograd kernel records a node whose backward fails with this reason; NULL when the
+     * entry compiles (docs/autograd.md, "What is compiled"). */
+    const char *limit;
 } tgf_deriv;
 
 typedef struct tgf_derivs {
@@ -199,6 +204,10 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
  * an error into the formula; returns their number. for_gen checking reports the limits of
  * generated nodes (tgf_derivs.gen_limited) itself. */
 int tgf_gen_limits(const tgf_derivs *ds);
+/* --gen: sets tgf_deriv.limit of every entry tgen cannot compile (checked without for_gen, so
+ * that the limits of generated nodes are reasons rather than errors), so that its operators
+ * record a node whose backward fails with the reason instead. */
+void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a);
 
 /* ------------------------------------------------------------------ the autograd vocabulary */
 
@@ -228,6 +237,8 @@ const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const 
 /* The first node of a checked formula that the C emitter cannot compile yet (built-in C++
  * constructs, values of formula-only or unmapped types), or NULL. */
 const tgf_node *tgf_c_unsupported(const tgf_node *n);
+/* Whether the C emitter compiles built-in node n (formula_c.c, compile_builtin). */
+bool tgf_c_builtin_ok(const tgf_node *n);
 
 /* formula_names.c: operator lookup and the node naming rule. */
 /* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */
@@ -250,6 +261,10 @@ const char *tgf_kind_text(tga_kind k);
  * 0 or -1. Every temporary is released on every path. */
 const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, const char *fn,
                         const char *node_type);
+/* Whether formula f (one Tensor input) may give an undefined tensor (Tensor?: `c ? g : Tensor()`,
+ * an optional input): it then compiles like a joint formula, `static int fn(n, grads, out)`
+ * storing out[edge] (NULL for "no gradient") and returning 0 or -1. */
+bool tgf_formula_may_be_undefined(const tgf_formula *f);
 /* The C name of a node field: "self", "self_sizes", "result", "other_scalar_type" (use is one
  * TGF_USE_* bit; 0 gives the bare name, e.g. for "<name>_defined"). */
 const char *tgf_saved_field(tgm_arena *a, const tgf_deriv *d, bool output, int index, unsigned use);

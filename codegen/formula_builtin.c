@@ -18,7 +18,8 @@
  *              std::vector<int64_t>(n, v), std::vector<Tensor>(n), std::optional<T>(x),
  *              OptionalArrayRef<SymInt>(x)
  *
- * They type-check here; the C emitter does not compile them yet (tgf_c_unsupported). */
+ * They type-check here; formula_c.c compiles them (compile_builtin), all but the few that
+ * tgf_c_builtin_ok refuses (tgf_c_unsupported: their entries become failing nodes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,9 +103,9 @@ tgf_node *tgf_builtin_name(tgf_checker *c, const tgm_expr *e)
                 return tgf_builtin_node(c, e, name, TGA_MEMORY_FORMAT, NULL, 0);
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (!strcmp(bare, layouts[i])) return tgf_builtin_node(c, e, bare, TGA_LAYOUT, NULL, 0);
-    /* Which inputs of a joint formula need a gradient: std::array<bool, N>, no C type yet. */
+    /* Which inputs of the formula need a gradient: std::array<bool, N>, a bool[N]. */
     if (!strcmp(name, "grad_input_mask"))
-        return tgf_builtin_node(c, e, name, TGA_UNSUPPORTED, NULL, 0);
+        return tgf_builtin_node(c, e, name, TGA_BOOL_LIST, NULL, 0);
     /* Whether backward keeps the graph (retain_graph): a property of the engine's call. */
     if (!strcmp(name, "retain_variables")) return tgf_builtin_node(c, e, name, TGA_BOOL, NULL, 0);
     return NULL;
@@ -194,8 +195,9 @@ tgf_node *tgf_builtin_call(tgf_checker *c, const tgm_expr *e)
                      tgf_type_text(args[0]));
             return NULL;
         }
-        /* Sizes, strides and offset of a tensor: no schema type, so not yet checkable. */
-        return tgf_builtin_node(c, e, "TensorGeometry", TGA_UNSUPPORTED, args, 1);
+        /* Sizes, strides and offset of a tensor: the tensor itself stands for them (the
+         * vocabulary writes a TensorGeometry parameter Tensor; the node saves the tensor). */
+        return tgf_builtin_node(c, e, "TensorGeometry", args[0]->type, args, 1);
     }
     if (!strcmp(name, "std::sqrt") || !strcmp(name, "std::exp") || !strcmp(name, "std::log") ||
         !strcmp(name, "std::abs")) {
@@ -467,14 +469,30 @@ tgf_node *tgf_builtin_template(tgf_checker *c, const tgm_expr *e)
 const tgf_node *tgf_c_unsupported(const tgf_node *n)
 {
     if (n->kind == TGF_NOT_IMPL) return NULL;
-    /* A helper's C prototype comes from its schema: every type needs a C mapping, and a
-     * tuple return has no result struct yet. */
-    if (n->kind == TGF_HELPER && (n->ntuple || !tgf_vocab_prototype_ok(n->callee))) return n;
-    bool tuple_call = n->kind == TGF_CALL && n->ntuple;
-    if (n->kind == TGF_BUILTIN ||
-        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT)))
+    /* A helper's C prototype comes from its schema: every type needs a C mapping (a tuple of
+     * tensors gets a result struct of its own). */
+    if (n->kind == TGF_HELPER && !tgf_vocab_prototype_ok(n->callee)) return n;
+    /* Tuples: of calls, std::tuple<...>() and `?:` of them (compile_tuple). */
+    bool tuple_call = (n->kind == TGF_CALL || n->kind == TGF_HELPER || n->kind == TGF_COND ||
+                       (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::tuple"))) &&
+                      n->ntuple;
+    if (tuple_call && n->kind == TGF_BUILTIN) return NULL;
+    bool is_call = n->kind == TGF_CALL || n->kind == TGF_HELPER;
+    if ((n->kind == TGF_BUILTIN && !tgf_c_builtin_ok(n)) ||
+        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT) &&
+         !(n->kind == TGF_BUILTIN &&
+           ((int)n->type == TGF_KIND_NONE || (int)n->type == TGF_KIND_OPTIONS))))
+        return n;
+    /* std::get takes a tuple that a call returned (a tuple temporary). */
+    if (n->kind == TGF_BUILTIN && !strcmp(n->c, "std::get") &&
+        !(n->args[0]->kind == TGF_CALL || n->args[0]->kind == TGF_HELPER))
         return n;
     for (int i = 0; i < n->nargs; i++) {
+        /* std::nullopt only as an argument: the parameter's kind gives its C value. */
+        if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call && n->kind != TGF_COND)
+            return n->args[i];
+        /* x.options() only as the dtype, layout, device, pin_memory arguments of a call. */
+        if ((int)n->args[i]->type == TGF_KIND_OPTIONS && !is_call) return n->args[i];
         const tgf_node *u = tgf_c_unsupported(n->args[i]);
         if (u) return u;
     }

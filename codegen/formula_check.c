@@ -13,6 +13,12 @@
 
 #define MAX_CANDIDATES 64
 
+void tgf_limit(tgf_checker *c, const char *why)
+{
+    c->gen_limited = true;
+    if (!c->d->limit) c->d->limit = why;
+}
+
 void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
 {
     if (c->failed) return;
@@ -134,7 +140,10 @@ static tgf_node *call_node(tgf_checker *c, const tgm_expr *src, const tga_op *op
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind != TGA_TENSOR && !c->for_gen) {
             /* (Tensor, Tensor[], ...): typed as a tuple; generated nodes cannot hold it. */
-            c->gen_limited = true;
+            tgf_limit(c, tgs_fmt(c->a,
+                                 "it calls '%s', which returns a value other than a "
+                                 "Tensor among several",
+                                 op->f->schema.full_name));
         } else if (op->rets[i].kind != TGA_TENSOR) {
             tgf_fail(c, src->offset,
                      "'%s' returns a value other than a Tensor among several; "
@@ -274,7 +283,11 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
             if (op->args[i].kind == TGA_TENSOR_LIST && !c->for_gen) {
-                c->gen_limited = true; /* typed as what it is; generated nodes cannot save it */
+                /* typed as what it is; generated nodes cannot save it */
+                tgf_limit(c, tgs_fmt(c->a,
+                                     "it reads the Tensor[] argument '%s' whole (a node "
+                                     "saves only its elements' sizes)",
+                                     e->name));
             } else if (op->args[i].kind == TGA_TENSOR_LIST) {
                 tgf_fail(c, e->offset,
                          "Tensor[] argument '%s' can only be used as '%s.size(d)' "
@@ -290,8 +303,12 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (out >= 0) {
         tgf_node *n = mk(c, TGF_OUTPUT, op->rets[out].kind, e);
         n->index = out;
+        /* An int, float or bool output is saved by value, like an argument. */
+        bool scalar = n->type == TGA_INT || n->type == TGA_DOUBLE || n->type == TGA_BOOL;
+        if (scalar) return n;
         if (n->type != TGA_TENSOR && !c->for_gen) {
-            c->gen_limited = true; /* an int output: generated nodes save tensors only */
+            /* an int output: generated nodes save tensors only */
+            tgf_limit(c, tgs_fmt(c->a, "it reads output '%s', which is not a Tensor", e->name));
         } else if (n->type != TGA_TENSOR) {
             tgf_fail(c, e->offset, "output '%s' of '%s' is not a Tensor", e->name, s->full_name);
             return NULL;
@@ -569,12 +586,17 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
     if (e->nargs == 1 && e->args[0]->kind == TGM_EXPR_LIST) return tgf_check_expr(c, e->args[0]);
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
-    /* Lists of bools (masks such as {true, false}) or of unmapped values: no C type yet. */
-    bool unmapped = e->nargs > 0;
-    for (int i = 0; i < e->nargs; i++)
-        unmapped &=
+    /* Lists of bools (masks such as {true, false}): a bool[N]; with an unmapped value among
+     * them, not yet checkable. */
+    bool bools = e->nargs > 0, unmapped = false;
+    for (int i = 0; i < e->nargs; i++) {
+        bools &=
             !args[i]->ntuple && (args[i]->type == TGA_BOOL || args[i]->type == TGA_UNSUPPORTED);
-    if (unmapped) return tgf_builtin_node(c, e, "{}", TGA_UNSUPPORTED, args, e->nargs);
+        unmapped |= args[i]->type == TGA_UNSUPPORTED;
+    }
+    if (bools)
+        return tgf_builtin_node(c, e, "{}", unmapped ? TGA_UNSUPPORTED : TGA_BOOL_LIST, args,
+                                e->nargs);
     for (int i = 0; i < e->nargs; i++) {
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
         if (i == 0 && k == TGA_TENSOR) elem = TGA_TENSOR;

@@ -22,6 +22,9 @@ typedef struct tgf_checker {
     int ngen_limited;         /* entries past them (tgf_derivs.gen_limited) */
 } tgf_checker;
 
+/* Marks the entry being checked as past the limits of generated nodes (--check only), `why`
+ * completing "tgen generates no node for its formulas: ..." (the first reason is kept). */
+void tgf_limit(tgf_checker *c, const char *why);
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */
 void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

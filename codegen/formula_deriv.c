@@ -64,7 +64,8 @@ static bool assign_edges(tgf_checker *c, tgf_formula *tf, int *nedges, int *edge
                               : c->d->list_arg >= 0 ? "for two Tensor[] arguments of one entry"
                                                     : NULL;
             if (why && !c->for_gen) { /* a limit of the nodes tgen generates, not of typing */
-                c->gen_limited = true;
+                tgf_limit(c, tgs_fmt(c->a, "gradients of Tensor[] argument '%s' %s",
+                                     f->var_names[k], why));
                 tf->edges[k] = -1;
                 continue;
             }
@@ -114,13 +115,17 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
     if (root->type == TGA_UNSUPPORTED && !root->ntuple) c->unchecked = true;
     if (c->unchecked) {
         c->nunchecked++;
+        if (!c->d->limit)
+            c->d->limit =
+                tgs_fmt(c->a, "the formula for '%s' uses a type without a C mapping", f->vars);
         return; /* no root: the emitter must not compile it (tgf_deriv stays incomplete) */
     }
     /* The formulas of _foreach_ operators give element i's gradient (PyTorch applies them
      * per element); tgen generates no node for that yet. */
     bool per_element = !strncmp(c->d->op->f->schema.base, "_foreach_", 9) &&
                        root->type == TGA_TENSOR && !c->for_gen;
-    if (per_element) c->gen_limited = true;
+    if (per_element)
+        tgf_limit(c, "the formulas of _foreach_ operators give each element's gradient");
     if (tf->edges[0] < 0 && f->nvars == 1 && root->type != TGA_TENSOR_LIST && !per_element) {
         tgf_fail(c, f->expr->offset,
                  "the formula for '%s' (a Tensor[] argument) must give a "
@@ -146,17 +151,33 @@ static void check_formula(tgf_checker *c, tgf_formula *tf)
     mark_uses(c->d, root, false, TGF_SIZES);
 }
 
+/* Whether op's returns are tensors, or tensors with ints, floats and bools among them (attention
+ * ops' max_q): the node has an output per return, with history on the tensors only, and the
+ * scalars are saved by value when a formula reads them. */
+static bool tensor_returns(const tga_op *op)
+{
+    bool tensor = false;
+    for (int i = 0; i < op->nrets; i++) {
+        tga_kind k = op->rets[i].kind;
+        tensor |= k == TGA_TENSOR;
+        if (k != TGA_TENSOR && k != TGA_INT && k != TGA_DOUBLE && k != TGA_BOOL) return false;
+    }
+    return tensor;
+}
+
 static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_op *op)
 {
     /* Out= and mutable entries, non-tensor returns: tgen generates no node for them yet, but
      * their formulas type-check like any others. */
     if (!c->for_gen) {
-        bool limited = op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE;
-        for (int i = 0; i < op->nrets; i++)
-            limited |= op->rets[i].kind != TGA_TENSOR &&
-                       !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
-                         op->f->kind == TGM_KIND_FUNCTIONAL);
-        if (limited) c->gen_limited = true;
+        bool limited =
+            !tensor_returns(op) && !(op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST &&
+                                     op->f->kind == TGM_KIND_FUNCTIONAL);
+        if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE)
+            tgf_limit(c, op->f->kind == TGM_KIND_OUT
+                             ? "it is an out= operator"
+                             : "it is a mutable operator (it writes to an argument)");
+        else if (limited) tgf_limit(c, "the operator returns a value other than a Tensor");
         return true;
     }
     if (op->f->kind != TGM_KIND_FUNCTIONAL && op->f->kind != TGM_KIND_INPLACE) {
@@ -174,7 +195,7 @@ static bool check_entry_op(tgf_checker *c, const tgm_derivative *dv, const tga_o
                   dv->schema.full_name);
         return false;
     }
-    for (int i = 0; i < op->nrets; i++)
+    for (int i = 0; i < op->nrets && !tensor_returns(op); i++)
         if (op->rets[i].kind != TGA_TENSOR) {
             tgm_error(dv->name_loc,
                       "'%s' returns %s; only operators returning tensors are "
@@ -251,13 +272,16 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
     out->n = m->nderivs;
     out->d = tgm_alloc(a, sizeof *out->d * (size_t)(m->nderivs + 1));
     out->by_op = tgm_alloc(a, sizeof *out->by_op * (size_t)(ops->n + 1));
-    /* N of XBackwardN counts the entries of the same base name before this one (a counter per
-     * base name: recounting the earlier entries was quadratic). */
+    /* N of XBackwardN counts the entries of the same node base name before this one (a counter
+     * per name: recounting the earlier entries was quadratic). Counted by the CamelCase name,
+     * not the operator's base, since conj_physical and conj_physical_, or _indices and indices,
+     * share one ("ConjPhysicalBackward0" and "...1", as in PyTorch). */
     tgm_name_map *seen = tgm__map_new(a);
     int *counts = tgm_alloc(a, sizeof *counts * (size_t)(m->nderivs + 1));
     for (int i = 0; i < m->nderivs; i++) {
         const tgm_derivative *dv = m->derivs[i];
-        int *count = tgm__map_put(seen, dv->schema.base, &counts[i]);
+        const char *base = tgf_node_base_name(a, dv->schema.base);
+        int *count = tgm__map_put(seen, base, &counts[i]);
         if (!count) count = &counts[i];
         int number = (*count)++;
         if (dv->func) check_entry(&c, dv, &out->d[i], number);
@@ -310,6 +334,24 @@ int tgf_gen_limits(const tgf_derivs *ds)
     return errors;
 }
 
+void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a)
+{
+    for (int i = 0; i < ds->n; i++) {
+        tgf_deriv *d = &ds->d[i];
+        for (int k = 0; d->op && !d->limit && k < d->nformulas; k++) {
+            const tgf_formula *f = &d->formulas[k];
+            const tgf_node *u = f->root ? tgf_c_unsupported(f->root) : NULL;
+            if (!f->root) /* not yet checkable (check_formula gave the reason) */
+                d->limit = tgs_fmt(a, "the formula for '%s' uses a type without a C mapping",
+                                   f->src->vars);
+            else if (u)
+                d->limit = tgs_fmt(a, "tgen cannot compile '%s' (%s) to C yet",
+                                   u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                                   tgf_kind_text(u->type));
+        }
+    }
+}
+
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
                     int *gen_limited)
 {
@@ -320,7 +362,15 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
      * types have no C mapping is skipped by check_entry). */
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
-    if (tgf_check_all(m, &ops, a, for_gen, &ds) == 0 && for_gen) tgf_gen_limits(&ds);
+    int errors = tgf_check_all(m, &ops, a, for_gen, &ds);
+    if (errors == 0 && for_gen) tgf_gen_limits(&ds);
+    /* Entries --gen makes failing nodes of: past the limits, or (checked, error-free) with a
+     * construct the C emitter does not compile. */
+    if (errors == 0 && !for_gen) {
+        tgf_mark_limits(&ds, a);
+        ds.gen_limited = 0;
+        for (int i = 0; i < ds.n; i++) ds.gen_limited += ds.d[i].op && ds.d[i].limit;
+    }
     if (gen_limited) *gen_limited = ds.gen_limited;
     if (unchecked) *unchecked = ds.unchecked;
     if (skipped) *skipped = ds.skipped;

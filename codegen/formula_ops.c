@@ -205,7 +205,7 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
     /* Branches hold one owned value; a list would need ownership per element (a limit of the
      * C emitter, not of typing: --check takes it). */
     if (a->type == TGA_TENSOR_LIST && b->type == TGA_TENSOR_LIST && !c->for_gen) {
-        c->gen_limited = true;
+        tgf_limit(c, "a branch of '?:' is a Tensor[]");
         return tgf_cond(c, e, TGA_TENSOR_LIST, args);
     }
     if (a->type == TGA_TENSOR_LIST || b->type == TGA_TENSOR_LIST) {

@@ -22,7 +22,9 @@ static vocab_ctx *current; /* tgm__parse_entries' callback has no user pointer *
 static void build_op(tgm_arena *a, tga_op *op)
 {
     const tgm_schema *s = &op->f->schema;
-    op->cname = tgs_fmt(a, "tg__grad_%s", s->base);
+    /* Overloads are distinct C functions: tg__grad_<name>, tg__grad_<name>_<overload>. */
+    op->cname = *s->overload ? tgs_fmt(a, "tg__grad_%s_%s", s->base, s->overload)
+                             : tgs_fmt(a, "tg__grad_%s", s->base);
     op->opname = s->base;
     op->nargs = s->nargs;
     op->args = tgm_alloc(a, sizeof *op->args * (size_t)(s->nargs + 1));
@@ -46,7 +48,14 @@ static void build_op(tgm_arena *a, tga_op *op)
     op->rets = tgm_alloc(a, sizeof *op->rets * (size_t)(s->nrets + 1));
     for (int i = 0; i < s->nrets; i++) {
         op->rets[i].kind = tga_type_kind(&s->rets[i].type);
-        op->rets[i].name = s->rets[i].name ? s->rets[i].name : tgs_fmt(a, "r%d", i);
+        op->rets[i].name = s->rets[i].name ? tga_ident(a, s->rets[i].name) : tgs_fmt(a, "r%d", i);
+    }
+    /* Several Tensor returns: a result struct of its own, <cname>_result. */
+    if (s->nrets > 1) {
+        op->ret_struct = tgs_fmt(a, "%s_result", op->cname);
+        op->ret_ctype = op->ret_struct;
+    } else if (s->nrets == 1) {
+        op->ret_ctype = tga_ctype(op->rets[0].kind);
     }
 }
 
@@ -152,7 +161,9 @@ int tgf_vocab_find(const tgf_vocab *v, const char *name, const tga_op **found, i
 
 bool tgf_vocab_prototype_ok(const tga_op *op)
 {
-    if (op->nrets != 1 || !tga_ctype(op->rets[0].kind)) return false;
+    if (op->nrets == 0 || (op->nrets == 1 && !tga_ctype(op->rets[0].kind))) return false;
+    for (int i = 0; op->nrets > 1 && i < op->nrets; i++)
+        if (op->rets[i].kind != TGA_TENSOR) return false;
     for (int i = 0; i < op->nargs; i++)
         if (!tga_ctype(op->args[i].kind) || op->args[i].default_values) return false;
     return true;
@@ -166,10 +177,17 @@ const char *tgf_vocab_prototype(tgm_arena *a, const tga_op *op)
         if (!tga_ctype(op->args[i].kind)) return NULL;
         tgs_list_add(&params, a, tga_cdecl(a, op->args[i].kind, op->args[i].name));
     }
-    const char *ret = tga_ctype(op->rets[0].kind);
+    const char *ret = op->ret_ctype;
     size_t n = strlen(ret);
-    return tgs_fmt(a, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->cname,
-                   op->nargs ? tgs_list_join(&params, a, ", ") : "void");
+    const char *proto = tgs_fmt(a, "%s%s%s(%s)", ret, n && ret[n - 1] == '*' ? "" : " ", op->cname,
+                                op->nargs ? tgs_list_join(&params, a, ", ") : "void");
+    if (!op->ret_struct) return proto;
+    /* A tuple: its struct first (the caller ends the prototype with ';'). */
+    tgs_list fields = { 0 };
+    for (int i = 0; i < op->nrets; i++)
+        tgs_list_addf(&fields, a, "tg_tensor *%s;", op->rets[i].name);
+    return tgs_fmt(a, "typedef struct %s {\n    %s\n} %s;\n%s", op->ret_struct,
+                   tgs_list_join(&fields, a, "\n    "), op->ret_struct, proto);
 }
 
 static bool readable(const char *path) { return access(path, R_OK) == 0; }

@@ -10,10 +10,43 @@
 #ifndef TG_AUTOGRAD_FORMULA_GLUE_H
 #define TG_AUTOGRAD_FORMULA_GLUE_H
 
+#include <math.h> /* <cmath> on numbers in formulas: sqrt(M_PI) ... */
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
+
+/* The backward of an operator whose derivative entry tgen could not compile (docs/autograd.md,
+ * "What is compiled"): fails naming the operator and why, like a missing formula. */
+static inline TG__UNUSED int tg__gen_not_generated(const char *op, const char *why)
+{
+    return tg__fail(NULL,
+                    "the derivative for '%s' is not implemented: tgen generates no node for "
+                    "its formula (%s).",
+                    op, why);
+}
+
+/* `t.strides()` as an int list (borrowed from t, like tg__gen_sizes). */
+static inline TG__UNUSED tg_int_list tg__gen_strides(const tg_tensor *t)
+{
+    return (tg_int_list){ tg_tensor_strides(t), tg_tensor_dim(t) };
+}
+
+/* An int list of n elements the formula fills (std::vector<int64_t>(n, v), fmap): owned by
+ * the formula's temporary and freed with tg__gen_ints_free; { NULL, 0 } with an error when
+ * memory runs out (n == 0 gives an empty, non-NULL list). */
+static inline TG__UNUSED tg_int_list tg__gen_ints_new(int64_t n)
+{
+    int64_t *data = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!data) {
+        (void)tg__fail(NULL, "backward: out of memory for an int list of %lld elements",
+                       (long long)n);
+        return (tg_int_list){ NULL, 0 };
+    }
+    return (tg_int_list){ data, n > 0 ? n : 0 };
+}
+
+static inline TG__UNUSED void tg__gen_ints_free(tg_int_list l) { free((void *)l.data); }
 
 /* Releases a formula's temporary as soon as the call that used it returned. */
 #define TG__GEN_DROP(t) (tg_release(t), (t) = NULL)

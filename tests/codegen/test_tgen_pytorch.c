@@ -104,6 +104,11 @@ Test(tgen_pytorch, checks_project_spec)
                  r.err ? r.err : "");
     cr_expect_str_empty(r.err);
     cr_expect(r.out && !strncmp(r.out, "ok: ", 4), "unexpected summary: %s", r.out ? r.out : "");
+    /* Every entry of the project's own spec is checked and generates a node (none past the
+     * limits of generated nodes, which would become nodes failing in backward). */
+    cr_expect(r.out && !strstr(r.out, "not checked"), "unchecked formulas: %s", r.out ? r.out : "");
+    cr_expect(r.out && !strstr(r.out, "not generatable"), "entries past the limits: %s",
+              r.out ? r.out : "");
     tgen_result_free(&r);
 }
 
