@@ -81,12 +81,17 @@ char *tgs_finish(tgs_buf *b, tgm_arena *a)
 
 char *tgs_vfmt(tgm_arena *a, const char *fmt, va_list ap)
 {
+    /* Most strings are short: format once into a stack buffer, and a second time only when
+     * the text is longer (formatting twice, to measure and then to print, was a quarter of
+     * `tgen --gen`'s time on PyTorch's full spec). */
+    char small[512];
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = vsnprintf(small, sizeof small, fmt, ap2);
     va_end(ap2);
     char *p = tgm_alloc(a, n > 0 ? (size_t)n + 1 : 1);
-    if (n > 0) vsnprintf(p, (size_t)n + 1, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof small) memcpy(p, small, (size_t)n + 1);
+    else if (n > 0) vsnprintf(p, (size_t)n + 1, fmt, ap);
     return p;
 }
 
