@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "codegen/tgen_run.h"
+#include "codegen/gen_dir.h"
 
 #define SPEC "tests/codegen/emit/autograd.yaml"
 #define DERIVS "tests/codegen/emit/autograd_derivs.yaml"
@@ -17,28 +17,18 @@
 static char *dir;
 static char *autograd_c, *register_c, *grad_list_h;
 
-static char *read_generated(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = tgen_slurp(path);
-    cr_assert(text, "tgen wrote no %s", path);
-    return text;
-}
-
 static void generate(void)
 {
-    dir = strdup("/tmp/tgen_autograd_XXXXXX");
-    cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
+    dir = tgen_tmpdir("autograd");
     const char *args[] = { "--gen", "--native",    SPEC,        "--derivatives",
                            DERIVS,  "--templates", "templates", "--out",
                            dir,     NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
-    autograd_c = read_generated("tg_autograd.c");
-    register_c = read_generated("tg_register.c");
-    grad_list_h = read_generated("tg_grad_op_list.h");
+    autograd_c = tgen_read_out(dir, "tg_autograd.c");
+    register_c = tgen_read_out(dir, "tg_register.c");
+    grad_list_h = tgen_read_out(dir, "tg_grad_op_list.h");
 }
 
 static void cleanup(void)
@@ -46,10 +36,7 @@ static void cleanup(void)
     free(autograd_c);
     free(register_c);
     free(grad_list_h);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
-    free(dir);
+    tgen_rmdir(dir);
 }
 
 TestSuite(tgen_autograd, .init = generate, .fini = cleanup);

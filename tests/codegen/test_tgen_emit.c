@@ -7,22 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "codegen/tgen_run.h"
-
-static char *make_tmpdir(void)
-{
-    char *dir = strdup("/tmp/tgen_emit_XXXXXX");
-    cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
-    return dir;
-}
-
-static void remove_dir(char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
-    free(dir);
-}
+#include "codegen/gen_dir.h"
 
 static tgen_result gen(const char *spec, const char *out)
 {
@@ -41,7 +26,7 @@ static bool have(const char *cc)
 
 Test(tgen_emit, errors_name_the_entry_and_write_nothing)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     char *expected = tgen_slurp("tests/codegen/emit/emit_errors.expected");
     cr_assert(expected, "cannot read tests/codegen/emit/emit_errors.expected");
     tgen_result r = gen("tests/codegen/emit/emit_errors.yaml", dir);
@@ -52,7 +37,7 @@ Test(tgen_emit, errors_name_the_entry_and_write_nothing)
     cr_expect(access(path, F_OK) != 0, "tgen wrote %s despite errors", path);
     tgen_result_free(&r);
     free(expected);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }
 
 /* A user of the edge-case operators, compiled against the generated header. */
@@ -75,7 +60,7 @@ static const char *const edge_user =
 
 Test(tgen_emit, edge_cases_compile_warning_free)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -87,46 +72,22 @@ Test(tgen_emit, edge_cases_compile_warning_free)
     fputs(edge_user, f);
     fclose(f);
 
-    const char *const ccs[] = { "gcc", "clang" };
     const char *const sources[] = { "edge_user.c", "tg_ops.c", "tg_register.c", "tg_structured.c",
                                     "tg_boxed.c" };
-    for (size_t i = 0; i < 2; i++) {
-        if (!have(ccs[i])) continue;
-        for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++) {
-            for (int cuda = 0; cuda < 2; cuda++) {
-                char cmd[1024];
-                snprintf(
-                    cmd, sizeof cmd,
-                    "%s -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
-                    ccs[i], cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
-                cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-            }
-        }
-    }
-    remove_dir(dir);
+    cr_expect_eq(tgen_compile_errors(dir, sources, sizeof sources / sizeof sources[0]), 0);
+    tgen_rmdir(dir);
 }
 
-/* Compiles the generated sources in dir warning-free against the runtime, with and without
- * CUDA. */
-static void compile_generated(const char *dir)
-{
-    const char *const sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c", "tg_boxed.c" };
-    for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++)
-        for (int cuda = 0; cuda < 2; cuda++) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd,
-                     "gcc -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
-                     cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
-            cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-        }
-}
+/* The generated sources every emit test compiles. */
+static const char *const generated_sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c",
+                                                 "tg_boxed.c" };
 
 /* The clashes PyTorch's spec makes in C resolve by the naming and kernel rules, the result
  * compiles warning-free against the real runtime (whose tg_item the operator `item` must
  * avoid), and entries with no compiled kernel get stubs that fail naming the backend. */
 Test(tgen_emit, clashing_names_and_kernels_resolve)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     const char *args[] = { "--gen",       "--native",  "tests/codegen/emit/clashes.yaml",
                            "--templates", "templates", "--out",
                            dir,           "--runtime", "runtime",
@@ -167,8 +128,8 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
     cr_expect(strstr(g, "tg__missing_cuda_qux_out(") && strstr(g, "tg__structured_cpu_qux("),
               "no stubs for qux.out, or no glue from qux to them");
     free(g);
-    compile_generated(dir);
-    remove_dir(dir);
+    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 4), 0);
+    tgen_rmdir(dir);
 }
 
 /* Autogen glue: the functional variant of an in-place entry (clone, run in place), of a
@@ -176,7 +137,7 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
  * and two results. */
 Test(tgen_emit, autogen_forms_compile)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     tgen_result r = gen("tests/codegen/emit/autogen_forms.yaml", dir);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -195,13 +156,13 @@ Test(tgen_emit, autogen_forms_compile)
     cr_expect(strstr(g, "return (tg_tensors2){ tg_r, tg_c_running_mean };"),
               "update_stats_functional does not return the updated running_mean");
     free(g);
-    compile_generated(dir);
-    remove_dir(dir);
+    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 4), 0);
+    tgen_rmdir(dir);
 }
 
 Test(tgen_emit, rewrites_only_changed_files)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     tgen_result r1 = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r1.status, 0, "tgen failed:\n%s", r1.err ? r1.err : "");
     cr_expect(r1.out && strstr(r1.out, "tg_ops.h"), "first run wrote nothing: %s",
@@ -219,7 +180,7 @@ Test(tgen_emit, rewrites_only_changed_files)
               "tg_ops.c was touched");
     tgen_result_free(&r1);
     tgen_result_free(&r2);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }
 
 /* The text of a file (NULL when it cannot be read). */
@@ -251,7 +212,7 @@ static const char *write_spec(const char *dir, const char *extra)
  * tg_structured.c; removing it again deletes its headers. */
 Test(tgen_emit, adding_an_operator_adds_its_headers_only)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     tgen_result r1 = gen(write_spec(dir, ""), dir);
     cr_assert_eq(r1.status, 0, "tgen failed:\n%s", r1.err ? r1.err : "");
     cr_expect(r1.out && strstr(r1.out, "/ops/edge_lists.h") &&
@@ -292,14 +253,14 @@ Test(tgen_emit, adding_an_operator_adds_its_headers_only)
     tgen_result_free(&r1);
     tgen_result_free(&r2);
     tgen_result_free(&r3);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }
 
 /* Each operator header compiles on its own (a kernel file includes only those it needs). */
 Test(tgen_emit, operator_headers_are_self_contained)
 {
     if (!have("gcc")) return;
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
@@ -310,7 +271,7 @@ Test(tgen_emit, operator_headers_are_self_contained)
              "|| exit 1; done",
              dir, getenv("PWD") ? getenv("PWD") : ".");
     cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }
 
 /* A formula calling an autograd vocabulary function: the call compiles to tg__grad_<name>,
@@ -318,7 +279,7 @@ Test(tgen_emit, operator_headers_are_self_contained)
  * are not declared; the generated file compiles (linking needs the runtime's definition). */
 Test(tgen_emit, vocabulary_calls)
 {
-    char *dir = make_tmpdir();
+    char *dir = tgen_tmpdir("emit");
     const char *args[] = { "--gen",
                            "--native",
                            "tests/codegen/bad/formula_native.yaml",
@@ -346,5 +307,5 @@ Test(tgen_emit, vocabulary_calls)
     const char *const files[] = { "tg_autograd.c" };
     cr_expect_eq(tgen_compile_errors(dir, files, 1), 0, "generated C does not compile");
     tgen_result_free(&r);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }

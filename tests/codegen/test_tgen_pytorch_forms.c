@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "codegen/tgen_run.h"
+#include "codegen/gen_dir.h"
 
 #define SPEC "tests/codegen/emit/pytorch_forms.yaml"
 #define DERIVS "tests/codegen/emit/pytorch_forms_derivs.yaml"
@@ -19,8 +19,7 @@ static char *dir, *autograd_c;
 
 static void generate(void)
 {
-    dir = strdup("/tmp/tgen_pytorch_forms_XXXXXX");
-    cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
+    dir = tgen_tmpdir("pytorch_forms");
     const char *args[] = { "--gen",         "--native",    SPEC,
                            "--derivatives", DERIVS,        "--autograd-functions",
                            VOCAB,           "--templates", "templates",
@@ -28,19 +27,13 @@ static void generate(void)
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
-    char path[512];
-    snprintf(path, sizeof path, "%s/tg_autograd.c", dir);
-    autograd_c = tgen_slurp(path);
-    cr_assert(autograd_c, "tgen wrote no %s", path);
+    autograd_c = tgen_read_out(dir, "tg_autograd.c");
 }
 
 static void cleanup(void)
 {
     free(autograd_c);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
-    free(dir);
+    tgen_rmdir(dir);
 }
 
 TestSuite(tgen_pytorch_forms, .init = generate, .fini = cleanup);

@@ -7,15 +7,14 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "codegen/tgen_run.h"
+#include "codegen/gen_dir.h"
 
 #define SPEC "tests/codegen/good/types.yaml"
 #define DERIVS "tests/codegen/good/types_derivs.yaml" /* so that tg_autograd.c has kernels */
 
 static char *gen_types(void)
 {
-    char *dir = strdup("/tmp/tgen_types_XXXXXX");
-    cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
+    char *dir = tgen_tmpdir("types");
     const char *args[] = { "--gen", "--native",    SPEC,        "--derivatives",
                            DERIVS,  "--templates", "templates", "--out",
                            dir,     NULL };
@@ -23,23 +22,6 @@ static char *gen_types(void)
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
     return dir;
-}
-
-static void remove_dir(char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
-    free(dir);
-}
-
-static char *read_generated(const char *dir, const char *file)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *text = tgen_slurp(path);
-    cr_assert(text, "cannot read %s", path);
-    return text;
 }
 
 Test(tgen_types, spec_checks_clean)
@@ -98,7 +80,7 @@ Test(tgen_types, declarations)
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect(strstr(h, want[i]), "tg_ops.h lacks:\n%s", want[i]);
-    char *c = read_generated(dir, "tg_ops.c");
+    char *c = tgen_read_out(dir, "tg_ops.c");
     cr_expect(
         strstr(c, "const bool tg__default_tt_defaults_output_mask[] = { true, false, true };"));
     cr_expect(strstr(c, "const double tg__default_tt_defaults_scales[] = { 0.5, 2, -INFINITY };"));
@@ -106,7 +88,7 @@ Test(tgen_types, declarations)
     cr_expect(strstr(c, "tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_list_keys(indices))"));
     free(c);
     free(h);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }
 
 /* A user of the new types and macros, compiled with the generated files. */
@@ -154,93 +136,8 @@ Test(tgen_types, generated_code_compiles_warning_free)
     cr_assert(f);
     fputs(user, f);
     fclose(f);
-    const char *const ccs[] = { "gcc", "clang" };
     const char *const sources[] = { "types_user.c",  "tg_ops.c",        "tg_boxed.c",
                                     "tg_register.c", "tg_structured.c", "tg_autograd.c" };
-    for (size_t i = 0; i < 2; i++) {
-        char probe[64];
-        snprintf(probe, sizeof probe, "command -v %s >/dev/null 2>&1", ccs[i]);
-        if (system(probe) != 0) continue;
-        for (size_t s = 0; s < sizeof sources / sizeof sources[0]; s++) {
-            for (int cuda = 0; cuda < 2; cuda++) {
-                char cmd[1024];
-                snprintf(
-                    cmd, sizeof cmd,
-                    "%s -std=c11 -Wall -Wextra -Werror %s -Iruntime -I%s -c %s/%s -o /dev/null",
-                    ccs[i], cuda ? "-DTG_WITH_CUDA" : "", dir, dir, sources[s]);
-                cr_expect_eq(system(cmd), 0, "failed: %s", cmd);
-            }
-        }
-    }
-    remove_dir(dir);
-}
-
-/* Every distinct schema of PyTorch's three spec files (kept beside the checkout in ../shared;
- * those absent are skipped), each given its own C name and CPU kernel so that only the types
- * matter: the whole set generates and compiles warning-free. The spec is written at run time
- * (the test copies no PyTorch text into the repository). */
-static const char *const pytorch_files[] = {
-    "../shared/pytorch-2.15.0/native_functions.yaml",
-    "../shared/pytorch-2.9.1/native_functions.yaml",
-    "../shared/pytorch-1.13.1/native_functions.yaml",
-};
-
-/* Appends each `- func:` of `path` whose name (up to '(') is not among names[0..*n) to `out`;
- * returns false when the file is absent. */
-static bool add_schemas(FILE *out, const char *path, char **names, int *n, int cap)
-{
-    char *text = tgen_slurp(path);
-    if (!text) return false;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strncmp(line, "- func: ", 8) != 0) continue;
-        const char *schema = line + 8, *paren = strchr(schema, '(');
-        if (!paren) continue;
-        size_t len = (size_t)(paren - schema);
-        bool seen = false;
-        for (int i = 0; i < *n && !seen; i++)
-            seen = strlen(names[i]) == len && !strncmp(names[i], schema, len);
-        if (seen || *n >= cap) continue;
-        names[*n] = strndup(schema, len);
-        ++*n;
-        fputs("- func: '", out);
-        for (const char *p = schema; *p; p++) { /* in single quotes: ' is written twice */
-            if (*p == '\'') fputc('\'', out);
-            fputc(*p, out);
-        }
-        fprintf(out, "'\n  c_name: op%d\n  dispatch:\n    CPU: k%d\n\n", *n, *n);
-    }
-    free(text);
-    return true;
-}
-
-Test(tgen_types, every_pytorch_schema_compiles, .timeout = 300)
-{
-    char *dir = strdup("/tmp/tgen_pt_types_XXXXXX");
-    cr_assert(dir && mkdtemp(dir));
-    char spec[512];
-    snprintf(spec, sizeof spec, "%s/all.yaml", dir);
-    FILE *f = fopen(spec, "w");
-    cr_assert(f);
-    enum { CAP = 8192 };
-    char **names = calloc(CAP, sizeof *names);
-    int n = 0, files = 0;
-    for (size_t i = 0; i < sizeof pytorch_files / sizeof pytorch_files[0]; i++)
-        files += add_schemas(f, pytorch_files[i], names, &n, CAP);
-    fclose(f);
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    if (files == 0) {
-        remove_dir(dir);
-        cr_skip_test("PyTorch's spec files are not in ../shared");
-    }
-    cr_expect_gt(n, 2000, "only %d schemas", n);
-    const char *args[] = {
-        "--gen", "--native", spec, "--templates", "templates", "--out", dir, NULL
-    };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
-    const char *const sources[] = { "tg_ops.c", "tg_boxed.c", "tg_register.c" };
     cr_expect_eq(tgen_compile_errors(dir, sources, sizeof sources / sizeof sources[0]), 0);
-    remove_dir(dir);
+    tgen_rmdir(dir);
 }

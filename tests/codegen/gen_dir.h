@@ -1,0 +1,42 @@
+/* Scratch directories for tests that run `tgen --gen`: make one, read a file from it, remove
+ * it. For Criterion tests (the helpers assert); tgen_run.h runs tgen and compiles what it
+ * wrote (tgen_compile_errors). */
+#ifndef TG_TESTS_GEN_DIR_H
+#define TG_TESTS_GEN_DIR_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codegen/tgen_run.h"
+
+/* A new directory /tmp/tgen_<tag>_XXXXXX (free with tgen_rmdir). */
+static inline char *tgen_tmpdir(const char *tag)
+{
+    char tmpl[256];
+    snprintf(tmpl, sizeof tmpl, "/tmp/tgen_%s_XXXXXX", tag);
+    char *dir = strdup(tmpl);
+    cr_assert(dir && mkdtemp(dir), "cannot create a temporary directory");
+    return dir;
+}
+
+/* Removes dir and everything in it, and frees the string. */
+static inline void tgen_rmdir(char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    free(dir);
+}
+
+/* The text of dir/file (free it); fails the test when tgen wrote no such file. */
+static inline char *tgen_read_out(const char *dir, const char *file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *text = tgen_slurp(path);
+    cr_assert(text, "tgen wrote no %s", path);
+    return text;
+}
+
+#endif
