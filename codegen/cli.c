@@ -40,7 +40,8 @@ static const char usage[] =
     "  --autograd-functions FILE\n"
     "            the functions formulas may call besides operators (docs/autograd.md);\n"
     "            default: autograd_functions.yaml beside the derivatives file, else the\n"
-    "            project's specs/autograd_functions.yaml (found from tgen's own path)\n"
+    "            project's specs/autograd_functions.yaml (the first specs/ above tgen's\n"
+    "            own directory)\n"
     "\n"
     "Errors are printed as `file:line:col: error: message`. Exit status: 0 ok, 1 errors in\n"
     "the specs, 2 bad command line.\n";

@@ -196,7 +196,11 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
             tgf_fail(c, name_at,
                      "unknown function '%s' (neither an operator of the native functions nor a "
                      "function of the autograd vocabulary%s)",
-                     name, c->vocab && c->vocab->path ? "" : ", of which there is none");
+                     name,
+                     c->vocab && c->vocab->path
+                         ? ""
+                         : "; none was found: no autograd_functions.yaml beside the derivatives "
+                           "file nor in a specs/ above tgen, see --autograd-functions");
         return NULL;
     }
     for (int i = 0; i < n; i++) {

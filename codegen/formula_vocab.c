@@ -201,11 +201,14 @@ const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const 
             slash ? tgs_fmt(a, "%.*s/%s", (int)(slash - derivatives), derivatives, file) : file;
         if (readable(p)) return p;
     }
-    if (argv0) {
-        const char *slash = strrchr(argv0, '/');
-        const char *p =
-            slash ? tgs_fmt(a, "%.*s/../specs/%s", (int)(slash - argv0), argv0, file) : NULL;
-        if (p && readable(p)) return p;
+    /* The project's specs/ above tgen's directory: build/tgen, build/cuda-emu/tgen, ... */
+    const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+    if (slash) {
+        const char *up = "/..";
+        for (int level = 0; level < 3; level++, up = tgs_fmt(a, "%s/..", up)) {
+            const char *p = tgs_fmt(a, "%.*s%s/specs/%s", (int)(slash - argv0), argv0, up, file);
+            if (readable(p)) return p;
+        }
     }
     return NULL;
 }
