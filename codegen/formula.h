@@ -9,6 +9,8 @@
  *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
  *                                     formulas call that are not operators
  *   formula_builtin.c                built-in typing of the C++ in PyTorch's formulas
+ *   formula_forward.c                the scope and value of forward-mode (`result:`) formulas,
+ *                                     type-checked only (--check --strict)
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
  *

@@ -104,8 +104,7 @@ static const char *expect_one(const tgf_deriv *d, int o, const tgf_node *root)
     if (want == TGA_TENSOR_LIST) {
         if (root->type == TGA_TENSOR_LIST) return NULL;
         bool per_element = !strncmp(d->op->f->schema.base, "_foreach_", 9);
-        if (per_element && (root->type == TGA_TENSOR || root->type == TGA_OPT_TENSOR))
-            return NULL;
+        if (per_element && (root->type == TGA_TENSOR || root->type == TGA_OPT_TENSOR)) return NULL;
         return per_element ? "a Tensor (element i's tangent) or a Tensor[]" : "a Tensor[]";
     }
     return "";
@@ -123,8 +122,9 @@ static void check_one(tgf_checker *c, tgm_formula *f)
         return;
     }
     for (int k = 0; k < f->nvars; k++) {
-        int o = tgm_schema_output_index(&op->f->schema, f->var_names[k]);
-        if (o < 0) return; /* validate.c reported it */
+        /* the keys name the entry's outputs (validate.c reported any other) */
+        int o = tgm_schema_output_index(&c->d->dv->schema, f->var_names[k]);
+        if (o < 0 || o >= op->nrets) return;
         tga_kind want = op->rets[o].kind;
         if (want != TGA_TENSOR && want != TGA_TENSOR_LIST) {
             tgm_error(f->vars_loc, "output '%s' of '%s' is %s; only tensor outputs have tangents",
@@ -150,7 +150,8 @@ static void check_one(tgf_checker *c, tgm_formula *f)
                      f->vars, f->nvars, tgf_type_text(root));
         return;
     }
-    const char *want = expect_one(c->d, tgm_schema_output_index(&op->f->schema, f->vars), root);
+    const char *want =
+        expect_one(c->d, tgm_schema_output_index(&c->d->dv->schema, f->var_names[0]), root);
     if (want)
         tgf_fail(c, f->expr->offset,
                  "the forward formula for '%s' must give %s (its tangent), not %s", f->vars, want,
@@ -159,9 +160,7 @@ static void check_one(tgf_checker *c, tgm_formula *f)
 
 int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nformulas)
 {
-    tgf_checker c = {
-        .a = a, .ops = ops, .vocab = ds->vocab, .forward = true
-    };
+    tgf_checker c = { .a = a, .ops = ops, .vocab = ds->vocab, .forward = true };
     *nformulas = 0;
     for (int i = 0; i < ds->n; i++) {
         tgf_deriv *d = &ds->d[i];
