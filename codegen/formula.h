@@ -9,6 +9,8 @@
  *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
  *                                     formulas call that are not operators
  *   formula_builtin.c                built-in typing of the C++ in PyTorch's formulas
+ *   formula_forward.c                the scope and value of forward-mode (`result:`) formulas,
+ *                                     type-checked only (--check --strict)
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
  *
@@ -186,6 +188,7 @@ typedef struct tgf_derivs {
                       * out= or mutable operators, non-tensor returns, gradients of Tensor[]
                       * arguments in joint formulas or of two Tensor[] arguments, Tensor[]
                       * arguments saved whole; their formulas are type-checked all the same */
+    const struct tgf_vocab *vocab; /* the autograd vocabulary the formulas were checked with */
 } tgf_derivs;
 
 /* Parses and type-checks every formula of the model against `ops`, names the nodes and works
@@ -197,6 +200,11 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
 /* `tgen --check --strict`: builds the C view and checks every formula; returns the errors.
  * *unchecked, *skipped and *gen_limited (may be NULL) get tgf_derivs' counts. With for_gen
  * (`--check --gen-limits`) everything --gen would refuse is an error too (tgf_gen_limits). */
+/* Type-checks the forward-mode (`result:`) formulas of the entries tgf_check_all checked
+ * (formula_forward.c); *nformulas gets how many there are, ds->unchecked counts those not yet
+ * checkable too. Returns the errors. */
+int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nformulas);
+
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
                     int *gen_limited);
 /* What type-checks but --gen cannot generate yet: formulas using values of types without a C

@@ -103,7 +103,14 @@ tgf_node *tgf_builtin_name(tgf_checker *c, const tgm_expr *e)
                 return tgf_builtin_node(c, e, name, TGA_MEMORY_FORMAT, NULL, 0);
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (!strcmp(bare, layouts[i])) return tgf_builtin_node(c, e, bare, TGA_LAYOUT, NULL, 0);
+    /* at::Reduction::None, Mean, Sum: the int values of loss functions' `reduction`. */
+    static const char *const reductions[] = { "None", "Mean", "Sum" };
+    if (strstr(name, "Reduction::"))
+        for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++)
+            if (!strcmp(bare, reductions[i]))
+                return tgf_lit(c, e, TGA_INT, tgs_fmt(c->a, "INT64_C(%zu)", i));
     /* Which inputs of the formula need a gradient: std::array<bool, N>, a bool[N]. */
+    if (c->forward) return NULL; /* forward formulas have no gradients */
     if (!strcmp(name, "grad_input_mask"))
         return tgf_builtin_node(c, e, name, TGA_BOOL_LIST, NULL, 0);
     /* Whether backward keeps the graph (retain_graph): a property of the engine's call. */

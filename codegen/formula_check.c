@@ -15,6 +15,7 @@
 
 void tgf_limit(tgf_checker *c, const char *why)
 {
+    if (c->forward) return; /* forward formulas are not generated at all yet */
     c->gen_limited = true;
     if (!c->d->limit) c->d->limit = why;
 }
@@ -283,7 +284,7 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
 {
     const tga_op *op = c->d->op;
     const tgm_schema *s = &op->f->schema;
-    if (!strcmp(e->name, "grad")) return grad_node(c, e, 0);
+    if (!strcmp(e->name, "grad") && !c->forward) return grad_node(c, e, 0);
     for (int i = 0; i < s->nargs; i++)
         if (!strcmp(s->args[i].name, e->name)) {
             if (op->args[i].kind == TGA_TENSOR_LIST && !c->for_gen) {
@@ -319,7 +320,7 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
         }
         return n;
     }
-    if (!strcmp(e->name, "grads")) return grads_node(c, e);
+    if (!strcmp(e->name, "grads") && !c->forward) return grads_node(c, e);
     /* <output>_return: an output whose name an argument has too (symeig's eigenvectors). */
     size_t len = strlen(e->name);
     if (len > 7 && !strcmp(e->name + len - 7, "_return")) {
@@ -334,8 +335,12 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     /* i: the element index of the formulas of _foreach_ operators (element-wise on lists). */
     if (!strcmp(e->name, "i") && !strncmp(s->base, "_foreach_", 9))
         return tgf_builtin_node(c, e, "i", TGA_INT, NULL, 0);
+    if (c->forward) {
+        tgf_node *n = tgf_forward_name(c, e);
+        if (n || c->failed) return n;
+    }
     /* grad_<output name>: that output's gradient (PyTorch names them so in joint formulas). */
-    if (!strncmp(e->name, "grad_", 5)) {
+    if (!strncmp(e->name, "grad_", 5) && !c->forward) {
         int gout = tgm_schema_output_index(s, e->name + 5);
         if (gout >= 0) return grad_node(c, e, gout);
     }
@@ -344,6 +349,11 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     if (!strcmp(e->name, "result"))
         tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
                  s->nrets, s->nrets - 1, s->rets[0].name ? " or the return names" : "");
+    else if (c->forward)
+        tgf_fail(c, e->offset,
+                 "unknown name '%s' (not an argument, an output, nor <argument>_p or "
+                 "<argument>_t of '%s')",
+                 e->name, s->full_name);
     else
         tgf_fail(c, e->offset,
                  "unknown name '%s' (not grad, grads[i], an argument or an output "
@@ -358,7 +368,7 @@ static tgf_node *list_output_element(tgf_checker *c, const tgm_expr *e)
 {
     const tgm_expr *base = e->args[0], *ix = e->args[1];
     if (!c->d->list_output || base->kind != TGM_EXPR_NAME || ix->kind == TGM_EXPR_INT ||
-        (strcmp(base->name, "grads") && strcmp(base->name, "result")))
+        ((strcmp(base->name, "grads") || c->forward) && strcmp(base->name, "result")))
         return NULL;
     tgf_node *i = tgf_check_expr(c, ix);
     if (!i) return NULL;
@@ -391,7 +401,7 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
     const tgm_expr *base = e->args[0], *ix = e->args[1];
     tgf_node *elem = list_output_element(c, e);
     if (elem || c->failed) return elem;
-    if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads")) {
+    if (base->kind != TGM_EXPR_NAME || strcmp(base->name, "grads") || c->forward) {
         /* An element of an int[] (an int) or of a value not yet checkable (a mask's bool). */
         tgf_node *args[2];
         if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix))) return NULL;
@@ -471,6 +481,12 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
     }
     tgf_node *dim = tgf_check_expr(c, e->args[1]);
     if (!dim) return NULL;
+    if (c->forward && dim->type == TGA_INT) { /* nothing is saved for forward formulas */
+        tgf_node *recv = mk(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
+        recv->index = arg;
+        tgf_node *args[2] = { recv, dim };
+        return tgf_builtin_node(c, e, "size", TGA_INT_LIST, args, 2);
+    }
     if (dim->type != TGA_INT || !known_at_record(dim)) {
         tgf_fail(c, e->args[1]->offset,
                  "the dimension of '%s.size()' must be an int literal or "

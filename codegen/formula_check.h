@@ -20,6 +20,7 @@ typedef struct tgf_checker {
     bool for_gen;             /* checking for --gen: the limits of generated nodes are errors */
     bool gen_limited;         /* the entry being checked is past those limits (--check only) */
     int ngen_limited;         /* entries past them (tgf_derivs.gen_limited) */
+    bool forward;             /* checking forward-mode formulas (formula_forward.c) */
 } tgf_checker;
 
 /* Marks the entry being checked as past the limits of generated nodes (--check only), `why`
@@ -28,6 +29,10 @@ void tgf_limit(tgf_checker *c, const char *why);
 /* Reports `file:line:col: error:` at byte `offset` of the formula, once per formula. */
 void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* formula_forward.c: `<arg>_p`, `<arg>_t`, `original_self_p` ... of forward formulas; NULL
+ * (c->failed false) when the name is none of them. */
+tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e);
 
 tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e);
 tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e); /* UNARY, BINARY, COND */

@@ -267,6 +267,7 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
     out->d = NULL;
     out->by_op = NULL;
     out->unchecked = out->skipped = out->gen_limited = 0;
+    out->vocab = vocab;
     /* A broken vocabulary: the formulas' errors would mostly be its consequences. */
     if (vocab_errors) return vocab_errors;
     out->n = m->nderivs;
@@ -362,7 +363,9 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
      * types have no C mapping is skipped by check_entry). */
     tga_build_ops(m, a, &ops);
     tgf_derivs ds;
-    int errors = tgf_check_all(m, &ops, a, for_gen, &ds);
+    int errors = tgf_check_all(m, &ops, a, for_gen, &ds), nforward;
+    /* Forward formulas too (with a usable vocabulary: ds.n is 0 without one). */
+    errors += tgf_check_forward(&ds, &ops, a, &nforward);
     if (errors == 0 && for_gen) tgf_gen_limits(&ds);
     /* Entries --gen makes failing nodes of: past the limits, or (checked, error-free) with a
      * construct the C emitter does not compile. */

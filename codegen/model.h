@@ -294,7 +294,7 @@ typedef struct tgm_derivative {
     tgm_formula *formulas;
     int nformulas; /* per differentiable input / joint key */
     tgm_formula *result_formulas;
-    int nresult; /* `result:` forward-mode formulas, kept as text */
+    int nresult; /* `result:` forward-mode formulas (type-checked by --check --strict only) */
     const char **non_differentiable;
     int nnondiff; /* inputs whose formula is `non_differentiable` */
     bool *output_differentiability;

@@ -43,8 +43,8 @@ Test(tgen_pytorch, reports_keys_it_does_not_compile)
     tgen_result_free(&r);
 }
 
-/* Issue 10: every derivative formula of each PyTorch release parses and type-checks under
- * --check --strict. The native files still have errors of their own (dispatch keys, types
+/* Issue 10: every derivative formula of each PyTorch release, backward and forward-mode
+ * (`result:` keys), parses and type-checks under --check --strict. The native files still have errors of their own (dispatch keys, types
  * without a C mapping) that --strict reports too, so the assertion is on the lines that point
  * into derivatives.yaml, and on the formulas --verbose lists as unparsed. */
 static void check_release(const char *dir)
@@ -109,6 +109,20 @@ Test(tgen_pytorch, checks_project_spec)
     cr_expect(r.out && !strstr(r.out, "not checked"), "unchecked formulas: %s", r.out ? r.out : "");
     cr_expect(r.out && !strstr(r.out, "not generatable"), "entries past the limits: %s",
               r.out ? r.out : "");
+    tgen_result_free(&r);
+}
+
+/* Forward-mode formulas in each form: <arg>_p, <arg>_t (a Tensor[] one too), original_self_t,
+ * result, auto_linear, auto_element_wise, a joint key, not_implemented. */
+Test(tgen_pytorch, checks_forward_formulas)
+{
+    const char *args[] = { "--check", "--strict", "tests/codegen/bad/formula_native.yaml",
+                           "tests/codegen/good/forward_formulas.yaml", NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "forward_formulas.yaml does not check clean (status %d):\n%s",
+                 r.status, r.err ? r.err : "");
+    cr_expect_str_empty(r.err);
+    cr_expect_str_eq(r.out, "ok: 9 functions, 7 derivatives, 17/17 formulas parsed\n");
     tgen_result_free(&r);
 }
 
