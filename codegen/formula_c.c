@@ -10,30 +10,9 @@
 #include "formula.h"
 #include "strbuf.h"
 
-typedef struct cc {
-    tgm_arena *a;
-    const tgf_deriv *d;
-    const tgf_formula *f;
-    tgs_list decls, releases;
-    tgs_buf body;
-    int ntemps, depth;
-    bool live[512];    /* tensor temporaries that still own a tensor (the
-                                        * first 512; later ones are released at the end) */
-    bool is_list[512]; /* ... an owned Tensor[] (array and elements) */
-    bool gotos;
-    bool uses_grads;              /* the body reads `grads` (else it is marked unused) */
-    bool *unpack_in, *unpack_out; /* saved tensors this formula reads */
-    const char *lambda_var;       /* inside fmap's lambda: the element it maps */
-} cc;
+#include "formula_c_internal.h"
 
-/* A compiled value: C text, and the temporary that owns it (-1: borrowed or not a tensor). */
-typedef struct val {
-    const char *c;
-    int temp;
-} val;
-
-static void line(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void line(cc *c, const char *fmt, ...)
+void tgf__c_line(cc *c, const char *fmt, ...)
 {
     for (int i = 0; i <= c->depth; i++) tgs_puts(&c->body, "    ");
     va_list ap;
@@ -43,14 +22,14 @@ static void line(cc *c, const char *fmt, ...)
     tgs_puts(&c->body, "\n");
 }
 
-static const char *fail_jump(cc *c)
+const char *tgf__c_fail_jump(cc *c)
 {
     c->gotos = true;
     return "goto done;";
 }
 
 /* A new temporary of C type `ctype`; tensors (and tuples of them) are released at the end. */
-static int temp(cc *c, const char *ctype, const tga_op *tuple_of)
+int tgf__c_temp(cc *c, const char *ctype, const tga_op *tuple_of)
 {
     int k = c->ntemps++;
     if (tuple_of) {
@@ -125,21 +104,19 @@ static void emit_unpacks(cc *c)
             tgs_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
             tgs_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
             if (!pass && op->args[i].kind == TGA_OPT_TENSOR)
-                line(c, "if (n->%s_defined && !(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f,
-                     f, f, fail_jump(c));
+                tgf__c_line(c,
+                            "if (n->%s_defined && !(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s",
+                            f, f, f, tgf__c_fail_jump(c));
             else
-                line(c, "if (!(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f, f, fail_jump(c));
+                tgf__c_line(c, "if (!(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f, f,
+                            tgf__c_fail_jump(c));
         }
     }
 }
 
 /* ------------------------------------------------------------------ expressions */
 
-static val compile(cc *c, const tgf_node *n);
 static const char *none_value(cc *c, tga_kind k);
-static val compile_builtin(cc *c, const tgf_node *n);
-
-static val plain(const char *text) { return (val){ text, -1 }; }
 
 /* The metadata of a saved input/output kept without its tensor. */
 static const char *saved_meta(cc *c, const tgf_node *src, tgf_meta meta)
@@ -179,7 +156,7 @@ static val compile_meta(cc *c, const tgf_node *n)
     if (saved) {
         text = saved_meta(c, src, n->meta);
     } else {
-        const char *t = compile(c, src).c;
+        const char *t = tgf__c_compile(c, src).c;
         switch (n->meta) {
         case TGF_SIZES:
         case TGF_SIZE: text = tgs_fmt(c->a, "tg__gen_sizes(%s)", t); break;
@@ -190,9 +167,9 @@ static val compile_meta(cc *c, const tgf_node *n)
         }
     }
     if (n->meta != TGF_SIZE) return plain(text);
-    const char *d = compile(c, n->args[1]).c;
-    int k = temp(c, "int64_t", NULL);
-    line(c, "if (tg__gen_size(%s, %s, &t%d)) %s", text, d, k, fail_jump(c));
+    const char *d = tgf__c_compile(c, n->args[1]).c;
+    int k = tgf__c_temp(c, "int64_t", NULL);
+    tgf__c_line(c, "if (tg__gen_size(%s, %s, &t%d)) %s", text, d, k, tgf__c_fail_jump(c));
     return plain(tgs_fmt(c->a, "t%d", k));
 }
 
@@ -257,10 +234,10 @@ static const char **call_values(cc *c, const tgf_node *n)
     for (int ai = 0; ai < n->nargs && pi < op->nargs; ai++, pi++) {
         const tgf_node *arg = n->args[ai];
         if ((int)arg->type != TGF_KIND_OPTIONS) {
-            vals[pi] = convert(c, &op->args[pi], arg->type, compile(c, arg).c);
+            vals[pi] = convert(c, &op->args[pi], arg->type, tgf__c_compile(c, arg).c);
             continue;
         }
-        const char *t = compile(c, arg->args[0]).c;
+        const char *t = tgf__c_compile(c, arg->args[0]).c;
         vals[pi] = tgs_fmt(c->a, "tg_tensor_dtype(%s)", t);
         while (pi + 1 < op->nargs && options_part(&op->args[pi + 1])) {
             tga_kind k = op->args[++pi].kind;
@@ -301,7 +278,7 @@ static void drop_args(cc *c, int first, int last)
 {
     for (int k = first; k < last && k < 512; k++)
         if (c->live[k]) {
-            line(c, c->is_list[k] ? "TG__GEN_DROP_LIST(t%d);" : "TG__GEN_DROP(t%d);", k);
+            tgf__c_line(c, c->is_list[k] ? "TG__GEN_DROP_LIST(t%d);" : "TG__GEN_DROP(t%d);", k);
             c->live[k] = false;
         }
 }
@@ -313,31 +290,31 @@ static val compile_call(cc *c, const tgf_node *n)
     const char *call = call_text(c, n);
     int last = c->ntemps;
     if (n->ntuple) {
-        int k = temp(c, op->ret_ctype, op);
-        line(c, "t%d = %s;", k, call);
+        int k = tgf__c_temp(c, op->ret_ctype, op);
+        tgf__c_line(c, "t%d = %s;", k, call);
         /* An error leaves every field NULL (docs/c-api.md, "Results"); a backward function
          * may leave some undefined (no gradient for an input the mask does not ask for). */
         tgs_list none = { 0 };
         for (int i = 0; i < op->nrets; i++)
             tgs_list_addf(&none, c->a, "!t%d.%s", k, op->rets[i].name);
-        line(c, "if (%s) %s", tgs_list_join(&none, c->a, " && "), fail_jump(c));
+        tgf__c_line(c, "if (%s) %s", tgs_list_join(&none, c->a, " && "), tgf__c_fail_jump(c));
         drop_args(c, first, last);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
     if (n->type == TGA_TENSOR_LIST) { /* owned: the array and a reference per element */
-        int k = temp(c, "tg_tensor_list", NULL);
-        line(c, "if (!(t%d = %s).data) %s", k, call, fail_jump(c));
+        int k = tgf__c_temp(c, "tg_tensor_list", NULL);
+        tgf__c_line(c, "if (!(t%d = %s).data) %s", k, call, tgf__c_fail_jump(c));
         drop_args(c, first, last);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
     if (n->type != TGA_TENSOR) { /* an int/float/bool result: no error channel */
-        int k = temp(c, tga_ctype(n->type), NULL);
-        line(c, "t%d = %s;", k, call);
+        int k = tgf__c_temp(c, tga_ctype(n->type), NULL);
+        tgf__c_line(c, "t%d = %s;", k, call);
         drop_args(c, first, last);
         return plain(tgs_fmt(c->a, "t%d", k));
     }
-    int k = temp(c, "tg_tensor *", NULL);
-    line(c, "if (!(t%d = %s)) %s", k, call, fail_jump(c));
+    int k = tgf__c_temp(c, "tg_tensor *", NULL);
+    tgf__c_line(c, "if (!(t%d = %s)) %s", k, call, tgf__c_fail_jump(c));
     drop_args(c, first, last);
     return (val){ tgs_fmt(c->a, "t%d", k), k };
 }
@@ -345,11 +322,11 @@ static val compile_call(cc *c, const tgf_node *n)
 /* Stores v into temporary k: an owned tensor moves, a borrowed one is retained. */
 static void store(cc *c, int k, const tgf_node *n, val v)
 {
-    if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR) line(c, "t%d = %s;", k, v.c);
+    if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR) tgf__c_line(c, "t%d = %s;", k, v.c);
     else if (v.temp >= 0) {
-        line(c, "t%d = t%d;\n%*st%d = NULL;", k, v.temp, 4 * (c->depth + 1), "", v.temp);
+        tgf__c_line(c, "t%d = t%d;\n%*st%d = NULL;", k, v.temp, 4 * (c->depth + 1), "", v.temp);
         if (v.temp < 512) c->live[v.temp] = false;
-    } else line(c, "t%d = tg_retain(%s);", k, v.c);
+    } else tgf__c_line(c, "t%d = tg_retain(%s);", k, v.c);
 }
 
 /* `(a == b)` -> `a == b`, for `if (...)`: clang warns about doubled parentheses there. */
@@ -369,7 +346,7 @@ static const char *unparen(cc *c, const char *s)
 static val branch(cc *c, const tgf_node *n, const tgf_node *b)
 {
     if ((int)b->type == TGF_KIND_NONE) return plain(none_value(c, n->type));
-    return compile(c, b);
+    return tgf__c_compile(c, b);
 }
 
 /* A tuple of tensors (a call with several Tensor returns, std::tuple<...>() of undefined
@@ -379,37 +356,37 @@ static void compile_tuple(cc *c, const tgf_node *n, const int *temps)
 {
     if (n->kind == TGF_BUILTIN) return; /* std::tuple<...>(): the temporaries stay NULL */
     if (n->kind == TGF_COND) {
-        const char *cond = unparen(c, compile(c, n->args[0]).c);
+        const char *cond = unparen(c, tgf__c_compile(c, n->args[0]).c);
         for (int b = 1; b <= 2; b++) {
-            line(c, b == 1 ? "if (%s) {" : "} else {", cond);
+            tgf__c_line(c, b == 1 ? "if (%s) {" : "} else {", cond);
             c->depth++;
             compile_tuple(c, n->args[b], temps);
             c->depth--;
         }
-        line(c, "}");
+        tgf__c_line(c, "}");
         return;
     }
-    val v = compile(c, n); /* a call: its result struct */
+    val v = tgf__c_compile(c, n); /* a call: its result struct */
     for (int i = 0; i < n->ntuple; i++) {
         const char *field = n->callee->rets[i].name;
-        line(c, "t%d = %s.%s;", temps[i], v.c, field);
-        line(c, "%s.%s = NULL;", v.c, field);
+        tgf__c_line(c, "t%d = %s.%s;", temps[i], v.c, field);
+        tgf__c_line(c, "%s.%s = NULL;", v.c, field);
     }
 }
 
 static val compile_cond(cc *c, const tgf_node *n)
 {
-    const char *cond = unparen(c, compile(c, n->args[0]).c);
-    int k = temp(c, tga_ctype(n->type), NULL);
-    line(c, "if (%s) {", cond);
+    const char *cond = unparen(c, tgf__c_compile(c, n->args[0]).c);
+    int k = tgf__c_temp(c, tga_ctype(n->type), NULL);
+    tgf__c_line(c, "if (%s) {", cond);
     c->depth++;
     store(c, k, n, branch(c, n, n->args[1]));
     c->depth--;
-    line(c, "} else {");
+    tgf__c_line(c, "} else {");
     c->depth++;
     store(c, k, n, branch(c, n, n->args[2]));
     c->depth--;
-    line(c, "}");
+    tgf__c_line(c, "}");
     bool tensor = n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR;
     return (val){ tgs_fmt(c->a, "t%d", k), tensor ? k : -1 };
 }
@@ -419,7 +396,7 @@ static val compile_list(cc *c, const tgf_node *n)
     if (n->nargs == 0)
         return plain(n->type == TGA_INT_LIST ? "TG_INTS_EMPTY" : "(tg_tensor_list){ NULL, 0 }");
     tgs_list items = { 0 };
-    for (int i = 0; i < n->nargs; i++) tgs_list_add(&items, c->a, compile(c, n->args[i]).c);
+    for (int i = 0; i < n->nargs; i++) tgs_list_add(&items, c->a, tgf__c_compile(c, n->args[i]).c);
     const char *elems = tgs_list_join(&items, c->a, ", ");
     if (n->type == TGA_INT_LIST)
         return plain(
@@ -428,7 +405,7 @@ static val compile_list(cc *c, const tgf_node *n)
         tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }
 
-static val compile(cc *c, const tgf_node *n)
+val tgf__c_compile(cc *c, const tgf_node *n)
 {
     switch (n->kind) {
     case TGF_LIT: return plain(n->c);
@@ -447,277 +424,17 @@ static val compile(cc *c, const tgf_node *n)
     case TGF_META: return compile_meta(c, n);
     case TGF_CALL:
     case TGF_HELPER: return compile_call(c, n);
-    case TGF_BUILTIN: return compile_builtin(c, n); /* those tgf_c_builtin_ok accepts */
+    case TGF_BUILTIN: return tgf__c_builtin(c, n); /* those tgf_c_builtin_ok accepts */
     case TGF_COP:
-        if (n->nargs == 1) return plain(tgs_fmt(c->a, "(%s%s)", n->c, compile(c, n->args[0]).c));
-        return plain(
-            tgs_fmt(c->a, "(%s %s %s)", compile(c, n->args[0]).c, n->c, compile(c, n->args[1]).c));
+        if (n->nargs == 1)
+            return plain(tgs_fmt(c->a, "(%s%s)", n->c, tgf__c_compile(c, n->args[0]).c));
+        return plain(tgs_fmt(c->a, "(%s %s %s)", tgf__c_compile(c, n->args[0]).c, n->c,
+                             tgf__c_compile(c, n->args[1]).c));
     case TGF_COND: return compile_cond(c, n);
     case TGF_LIST: return compile_list(c, n);
     case TGF_NOT_IMPL: break;
     }
     return plain("NULL");
-}
-
-/* ------------------------------------------------------------------ built-in C++ forms */
-
-/* Whether `value` of optional kind k holds a value (C text). */
-static const char *opt_has(cc *c, tga_kind k, const char *v)
-{
-    switch (k) {
-    case TGA_OPT_INT:
-    case TGA_OPT_DOUBLE:
-    case TGA_OPT_BOOL: return tgs_fmt(c->a, "%s.has_value", v);
-    case TGA_OPT_INT_LIST:
-    case TGA_OPT_FLOAT_LIST:
-    case TGA_OPT_BOOL_LIST:
-    case TGA_OPT_STR_LIST: return tgs_fmt(c->a, "(%s.data != NULL)", v);
-    case TGA_OPT_DTYPE: return tgs_fmt(c->a, "(%s != TG_DTYPE_NONE)", v);
-    case TGA_OPT_LAYOUT: return tgs_fmt(c->a, "(%s != TG_LAYOUT_NONE)", v);
-    case TGA_OPT_MEMORY_FORMAT: return tgs_fmt(c->a, "(%s != TG_MEMORY_FORMAT_NONE)", v);
-    case TGA_OPT_DEVICE: return tgs_fmt(c->a, "(%s.type != TG_DEVICE_NONE)", v);
-    default: return tgs_fmt(c->a, "(%s != NULL)", v); /* Tensor?, str? */
-    }
-}
-
-/* The value an optional holds (the same C value, but for the {has_value, value} structs). */
-static const char *opt_value(cc *c, tga_kind k, const char *v)
-{
-    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL)
-        return tgs_fmt(c->a, "%s.value", v);
-    return v;
-}
-
-/* `v` of type have as an optional of kind want (std::optional<T>(x)). */
-static const char *opt_of(cc *c, tga_kind want, const char *v)
-{
-    switch (want) {
-    case TGA_OPT_INT: return tgs_fmt(c->a, "(tg_opt_int){ true, %s }", v);
-    case TGA_OPT_DOUBLE: return tgs_fmt(c->a, "(tg_opt_float){ true, (double)(%s) }", v);
-    case TGA_OPT_BOOL: return tgs_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
-    default: return v;
-    }
-}
-
-/* std::vector<int64_t>(n, v) (a0 is n) and fmap(list, lambda) (a0 is the list): an int list
- * in an owned temporary, filled by a loop; the lambda's body is C on the element. */
-static val compile_int_fill(cc *c, const tgf_node *n, val a0)
-{
-    bool map = !strcmp(n->c, "fmap");
-    int k = c->ntemps++;
-    tgs_list_addf(&c->decls, c->a, "tg_int_list t%d = { NULL, 0 };", k);
-    tgs_list_addf(&c->releases, c->a, "tg__gen_ints_free(t%d);", k);
-    const char *len = map ? tgs_fmt(c->a, "%s.len", a0.c) : a0.c;
-    line(c, "if (!(t%d = tg__gen_ints_new(%s)).data) %s", k, len, fail_jump(c));
-    const char *outer = c->lambda_var;
-    c->lambda_var = tgs_fmt(c->a, "%s.data[tg_j]", a0.c);
-    const char *v = compile(c, n->args[1]).c;
-    c->lambda_var = outer;
-    line(c, "for (int64_t tg_j = 0; tg_j < t%d.len; tg_j++)", k);
-    line(c, "    ((int64_t *)t%d.data)[tg_j] = %s;", k, v);
-    return plain(tgs_fmt(c->a, "t%d", k));
-}
-
-/* Which inputs of the formula need a gradient (PyTorch's grad_input_mask), as a bool[N]. */
-static const char *input_mask(cc *c)
-{
-    tgs_list l = { 0 };
-    for (int k = 0; k < c->f->src->nvars; k++)
-        if (c->f->edges[k] < 0)
-            tgs_list_addf(&l, c->a, "tg__gen_needs_from(&n->base, %d)", c->d->nedges);
-        else tgs_list_addf(&l, c->a, "tg__node_needs_input_grad(&n->base, %d)", c->f->edges[k]);
-    return tgs_fmt(c->a, "(tg_bool_list){ (const bool[]){ %s }, %d }",
-                   tgs_list_join(&l, c->a, ", "), c->f->src->nvars);
-}
-
-static const char *const tensor_false[] = { "is_cuda",       "is_xpu",    "is_mps",    "is_sparse",
-                                            "is_sparse_csr", "is_mkldnn", "is_nested", "is_meta" };
-static const char *const layout_names[] = { "kStrided",   "kSparse",    "kSparseCsr", "kSparseCsc",
-                                            "kSparseBsr", "kSparseBsc", "kMkldnn",    "kJagged" };
-
-static bool among(const char *s, const char *const *names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(s, names[i])) return true;
-    return false;
-}
-#define AMONG(s, names) among(s, names, sizeof names / sizeof names[0])
-
-/* The built-in forms the C emitter compiles (compile_builtin): a value, or a method of a value,
- * whose C is a runtime call, a field or a constant. */
-static const char *const simple_builtins[] = {
-    "defined",
-    "dtype",
-    "layout",
-    "strides",
-    "sym_strides",
-    "storage_offset",
-    "sym_storage_offset",
-    "is_contiguous",
-    "suggest_memory_format",
-    "requires_grad",
-    "is_cpu",
-    "has_value",
-    "value",
-    "value_or",
-    "*",
-    "!",
-    "conj",
-    "toDouble",
-    "toFloat",
-    "toComplexDouble",
-    "toLong",
-    "isComplex",
-    "size",
-    "back",
-    "front",
-    "vec",
-    "empty",
-    "[]",
-    "GradMode::is_enabled",
-    "retain_variables",
-    "nullopt",
-    "Tensor",
-    "IntArrayRef",
-    "std::sqrt",
-    "std::exp",
-    "std::log",
-    "std::abs",
-    "sqrt",
-    "exp",
-    "log",
-    "abs",
-    "pow",
-    "optional",
-    "OptionalArrayRef",
-    "std::get",
-    "grad_input_mask",
-    "{}",
-    "sym_blocksize",
-    "isDifferentiableType",
-    "isComplexType",
-    "isFloatingType",
-    "TensorGeometry",
-    "options",
-    "std::vector",
-    "fmap",
-    "lambda parameter",
-};
-
-/* Whether n is C on numbers only (literals, the lambda's parameter, C operators): the body of
- * fmap's lambda is evaluated in a loop, with no temporaries of its own. */
-static bool pure_c(const tgf_node *n)
-{
-    if (n->kind != TGF_LIT && n->kind != TGF_COP &&
-        !(n->kind == TGF_BUILTIN && !strcmp(n->c, "lambda parameter")))
-        return false;
-    for (int i = 0; i < n->nargs; i++)
-        if (!pure_c(n->args[i])) return false;
-    return true;
-}
-
-bool tgf_c_builtin_ok(const tgf_node *n)
-{
-    const char *w = n->c ? n->c : "";
-    if (!strcmp(w, "std::vector")) return n->type == TGA_INT_LIST;
-    if (!strcmp(w, "fmap")) return pure_c(n->args[1]);
-    if (!strcmp(w, "size") || !strcmp(w, "[]")) /* of a list value, not of a Tensor[] input */
-        return !(n->args[0]->kind == TGF_INPUT &&
-                 (n->args[0]->type == TGA_TENSOR_LIST || n->args[0]->type == TGA_OPT_TENSOR_LIST));
-    if (!strcmp(w, "value_or")) return n->type != TGA_TENSOR;
-    if (!strcmp(w, "is_contiguous")) return n->nargs == 1;
-    if (strstr(w, "MemoryFormat::") || AMONG(w, layout_names) || AMONG(w, tensor_false))
-        return true;
-    /* the device's methods (is_cpu() ...) of a Device value */
-    if (n->nargs == 1 && n->args[0]->type == TGA_DEVICE) return !strcmp(w, "is_cpu");
-    return AMONG(w, simple_builtins);
-}
-
-static val compile_builtin(cc *c, const tgf_node *n)
-{
-    const char *w = n->c;
-    val a0 = n->nargs ? compile(c, n->args[0]) : plain("");
-    tga_kind k0 = n->nargs ? n->args[0]->type : TGA_UNSUPPORTED;
-    const char *x = a0.c;
-#define P(...) plain(tgs_fmt(c->a, __VA_ARGS__))
-    if (!strcmp(w, "grad_input_mask")) return plain(input_mask(c));
-    if (!strcmp(w, "retain_variables")) return plain("true"); /* conservative: keep a copy */
-    if (!strcmp(w, "GradMode::is_enabled")) return plain("tg_is_grad_enabled()");
-    if (!strcmp(w, "Tensor") || !strcmp(w, "nullopt") || !strcmp(w, "sym_blocksize"))
-        return plain(n->type == TGA_OPT_INT_LIST ? "(tg_int_list){ NULL, 0 }" : "NULL");
-    if (strstr(w, "MemoryFormat::")) {
-        const char *b = strrchr(w, ':') + 1;
-        return plain(!strcmp(b, "Contiguous")     ? "TG_CONTIGUOUS_FORMAT"
-                     : !strcmp(b, "Preserve")     ? "TG_PRESERVE_FORMAT"
-                     : !strcmp(b, "ChannelsLast") ? "TG_CHANNELS_LAST"
-                                                  : "TG_CHANNELS_LAST_3D");
-    }
-    /* Every tensorgen tensor is strided: the other layouts are values no tensor has. */
-    for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
-        if (!strcmp(w, layout_names[i]))
-            return i ? P("((tg_layout)%d)", (int)i) : plain("TG_STRIDED");
-    if (!strcmp(w, "layout")) return P("((void)%s, TG_STRIDED)", x);
-    if (AMONG(w, tensor_false)) return P("((void)%s, false)", x);
-    if (!strcmp(w, "is_cpu"))
-        return k0 == TGA_DEVICE ? P("(%s.type == TG_CPU)", x)
-                                : P("(tg_tensor_device(%s).type == TG_CPU)", x);
-    if (!strcmp(w, "defined")) return P("(%s != NULL)", x);
-    if (!strcmp(w, "dtype")) return P("tg_tensor_dtype(%s)", x);
-    if (!strcmp(w, "strides") || !strcmp(w, "sym_strides")) return P("tg__gen_strides(%s)", x);
-    if (!strcmp(w, "storage_offset") || !strcmp(w, "sym_storage_offset"))
-        return P("tg_tensor_storage_offset(%s)", x);
-    if (!strcmp(w, "is_contiguous")) return P("tg_tensor_is_contiguous(%s)", x);
-    if (!strcmp(w, "suggest_memory_format")) return P("((void)%s, TG_CONTIGUOUS_FORMAT)", x);
-    if (!strcmp(w, "requires_grad")) return P("tg_tensor_requires_grad(%s)", x);
-    if (!strcmp(w, "has_value")) return plain(opt_has(c, k0, x));
-    if (!strcmp(w, "!")) return P("(!%s)", opt_has(c, k0, x));
-    if (!strcmp(w, "value") || !strcmp(w, "*")) /* a Tensor? stays the same (owned) value */
-        return k0 == TGA_OPT_TENSOR ? a0 : plain(opt_value(c, k0, x));
-    if (!strcmp(w, "value_or"))
-        return P("(%s ? %s : %s)", opt_has(c, k0, x), opt_value(c, k0, x),
-                 compile(c, n->args[1]).c);
-    if (!strcmp(w, "toLong")) return P("((int64_t)(%s))", x);
-    if (!strcmp(w, "isComplex")) return P("((void)(%s), false)", x); /* Scalars are real here */
-    if (!strcmp(w, "conj") || !strcmp(w, "toDouble") || !strcmp(w, "toFloat") ||
-        !strcmp(w, "toComplexDouble"))
-        return P("((double)(%s))", x);
-    if (!strcmp(w, "size")) return P("%s.len", x);
-    if (!strcmp(w, "back")) return P("%s.data[%s.len - 1]", x, x);
-    if (!strcmp(w, "front")) return P("%s.data[0]", x);
-    if (!strcmp(w, "empty")) return P("(%s.len == 0)", x);
-    if (!strcmp(w, "vec") || !strcmp(w, "OptionalArrayRef") || !strcmp(w, "TensorGeometry"))
-        return a0;
-    if (!strcmp(w, "[]")) return P("%s.data[%s]", x, compile(c, n->args[1]).c);
-    if (!strcmp(w, "IntArrayRef"))
-        return k0 == TGA_INT ? P("(tg_int_list){ (const int64_t[]){ %s }, 1 }", x) : a0;
-    if (!strcmp(w, "optional"))
-        return n->type == TGA_OPT_TENSOR ? a0 : plain(opt_of(c, n->type, x));
-    if (!strcmp(w, "isDifferentiableType") || !strcmp(w, "isFloatingType"))
-        return P("tg_dtype_is_floating(%s)", x);
-    if (!strcmp(w, "isComplexType")) return P("((void)(%s), false)", x);
-    if (!strcmp(w, "{}")) { /* a bool[N] literal */
-        tgs_list items = { 0 };
-        tgs_list_add(&items, c->a, x);
-        for (int i = 1; i < n->nargs; i++) tgs_list_add(&items, c->a, compile(c, n->args[i]).c);
-        return P("(tg_bool_list){ (const bool[]){ %s }, %d }", tgs_list_join(&items, c->a, ", "),
-                 n->nargs);
-    }
-    if (!strcmp(w, "std::vector") || !strcmp(w, "fmap")) /* an int list filled here */
-        return compile_int_fill(c, n, a0);
-    if (!strcmp(w, "lambda parameter")) return plain(c->lambda_var);
-    if (!strcmp(w, "std::get")) { /* moves element index out of the tuple temporary */
-        int k = temp(c, "tg_tensor *", NULL);
-        const char *field = n->args[0]->callee->rets[n->index].name;
-        line(c, "t%d = %s.%s;", k, x, field);
-        line(c, "%s.%s = NULL;", x, field);
-        return (val){ tgs_fmt(c->a, "t%d", k), k };
-    }
-    /* <cmath> on numbers */
-    const char *fn = strncmp(w, "std::", 5) ? w : w + 5;
-    if (!strcmp(fn, "abs")) fn = "fabs";
-    if (n->nargs == 2) return P("%s((double)(%s), (double)(%s))", fn, x, compile(c, n->args[1]).c);
-    return P("%s((double)(%s))", fn, x);
-#undef P
 }
 
 /* ------------------------------------------------------------------ functions */
@@ -740,43 +457,44 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     int *tuple = tgm_alloc(a, sizeof *tuple * (size_t)(f->root->ntuple + 1));
     val v = plain("");
     if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
-        for (int k = 0; k < f->root->ntuple; k++) tuple[k] = temp(&c, "tg_tensor *", NULL);
+        for (int k = 0; k < f->root->ntuple; k++) tuple[k] = tgf__c_temp(&c, "tg_tensor *", NULL);
         compile_tuple(&c, f->root, tuple);
     } else {
-        v = compile(&c, f->root);
+        v = tgf__c_compile(&c, f->root);
     }
     bool list = f->root->type == TGA_TENSOR_LIST;
     bool opt = tgf_formula_may_be_undefined(f);
     if (list && v.temp >= 0) {
-        line(&c, "tg_r = %s;", v.c);
-        line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
+        tgf__c_line(&c, "tg_r = %s;", v.c);
+        tgf__c_line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
     } else if (list) { /* borrowed (grads, a list literal): the caller gets its own */
-        line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
+        tgf__c_line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
     } else if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
         /* `?:` of tuples: the elements went into tensor temporaries (compile_tuple). */
         for (int k = 0; k < f->src->nvars; k++)
-            line(&c,
-                 "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = t%d;\n%8st%d = "
-                 "NULL;\n    }",
-                 f->edges[k], "", f->edges[k], tuple[k], "", tuple[k]);
-        line(&c, "tg_rc = 0;");
+            tgf__c_line(
+                &c,
+                "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = t%d;\n%8st%d = "
+                "NULL;\n    }",
+                f->edges[k], "", f->edges[k], tuple[k], "", tuple[k]);
+        tgf__c_line(&c, "tg_rc = 0;");
     } else if (joint) {
         const tga_op *op = f->root->callee;
         for (int k = 0; k < f->src->nvars; k++)
-            line(
+            tgf__c_line(
                 &c,
                 "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
                 f->edges[k], "", f->edges[k], v.c, op->rets[k].name, "", v.c, op->rets[k].name);
-        line(&c, "tg_rc = 0;");
+        tgf__c_line(&c, "tg_rc = 0;");
     } else if (v.temp >= 0) {
-        line(&c, "tg_r = %s;", v.c);
-        line(&c, "%s = NULL;", v.c);
+        tgf__c_line(&c, "tg_r = %s;", v.c);
+        tgf__c_line(&c, "%s = NULL;", v.c);
     } else {
-        line(&c, "tg_r = tg_retain(%s);", v.c);
+        tgf__c_line(&c, "tg_r = tg_retain(%s);", v.c);
     }
     if (opt) { /* NULL is "no gradient", not an error: the status says which */
-        line(&c, "out[%d] = tg_r;", f->edges[0]);
-        line(&c, "tg_rc = 0;");
+        tgf__c_line(&c, "out[%d] = tg_r;", f->edges[0]);
+        tgf__c_line(&c, "tg_rc = 0;");
     }
 
     tgs_buf b;

@@ -98,10 +98,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_clear_dir(out);
     /* --runtime as `make gen` runs it: the C names must avoid the runtime's, which the
      * compile below includes (`c_name: item` is then tgen's error, not a clash in C). */
-    int status = fuzz_tgen((const char *const[]){ "--gen", "--native", native, "--templates",
-                                                  templates, "--out", out, "--docs", docs,
-                                                  "--runtime", runtime,
-                                                  sep ? "--derivatives" : NULL, derivs, NULL });
+    int status = fuzz_tgen((const char *const[]){
+        "--gen", "--native", native, "--templates", templates, "--out", out, "--docs", docs,
+        "--runtime", runtime, sep ? "--derivatives" : NULL, derivs, NULL });
     if (status == 0) fuzz_check_compiles(out);
     return 0;
 }
