@@ -5,7 +5,6 @@
 
 #include "formula_c_internal.h"
 
-
 /* Whether `value` of optional kind k holds a value (C text). */
 static const char *opt_has(cc *c, tga_kind k, const char *v)
 {
@@ -243,7 +242,8 @@ val tgf__c_builtin(cc *c, const tgf_node *n)
     if (!strcmp(w, "{}")) { /* a bool[N] literal */
         tgs_list items = { 0 };
         tgs_list_add(&items, c->a, x);
-        for (int i = 1; i < n->nargs; i++) tgs_list_add(&items, c->a, tgf__c_compile(c, n->args[i]).c);
+        for (int i = 1; i < n->nargs; i++)
+            tgs_list_add(&items, c->a, tgf__c_compile(c, n->args[i]).c);
         return P("(tg_bool_list){ (const bool[]){ %s }, %d }", tgs_list_join(&items, c->a, ", "),
                  n->nargs);
     }
@@ -260,8 +260,8 @@ val tgf__c_builtin(cc *c, const tgf_node *n)
     /* <cmath> on numbers */
     const char *fn = strncmp(w, "std::", 5) ? w : w + 5;
     if (!strcmp(fn, "abs")) fn = "fabs";
-    if (n->nargs == 2) return P("%s((double)(%s), (double)(%s))", fn, x, tgf__c_compile(c, n->args[1]).c);
+    if (n->nargs == 2)
+        return P("%s((double)(%s), (double)(%s))", fn, x, tgf__c_compile(c, n->args[1]).c);
     return P("%s((double)(%s))", fn, x);
 #undef P
 }
-
