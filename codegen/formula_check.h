@@ -36,7 +36,11 @@ tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e);
 
 tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e);
 tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e); /* UNARY, BINARY, COND */
-/* The call `name(args)`: the first overload that accepts them; reports at name_at. */
+/* A new node of the checked tree, and its arguments (copied). */
+tgf_node *tgf_node_new(tgf_checker *c, tgf_node_kind kind, tga_kind type, const tgm_expr *src);
+void tgf_node_set_args(tgf_checker *c, tgf_node *n, tgf_node **args, int nargs);
+/* formula_resolve.c: the call `name(args)`, resolved to the first overload of an operator or
+ * a vocabulary function that accepts them; reports at name_at. */
 tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
                            tgf_node **args, int nargs);
 tgf_node *tgf_cop(tgf_checker *c, const tgm_expr *src, const char *op, tga_kind type, tgf_node *l,
