@@ -33,13 +33,6 @@ static void set_name(tgm_arena *a, tgm_schema *s, const char *full)
     s->dunder = n > 4 && !strncmp(s->base, "__", 2) && !strcmp(s->base + n - 2, "__");
 }
 
-static bool returns_alias(const tgm_schema *s, const char *set)
-{
-    for (int i = 0; i < s->nrets; i++)
-        if (s->rets[i].type.alias.set && !strcmp(s->rets[i].type.alias.set, set)) return true;
-    return false;
-}
-
 static void make_functional(tgm_arena *a, const tgm_func *e, tgm_schema *s)
 {
     const tgm_schema *es = &e->schema;
@@ -57,7 +50,8 @@ static void make_functional(tgm_arena *a, const tgm_func *e, tgm_schema *s)
     }
     for (int i = 0; i < es->nargs; i++) {
         const tgm_arg *arg = &es->args[i];
-        if (!arg->type.alias.is_write || returns_alias(es, arg->type.alias.set)) continue;
+        if (!arg->type.alias.is_write || tgm_schema_returns_alias(es, arg->type.alias.set))
+            continue;
         tgm_return *r = TGS_PUSH(a, s->rets, s->nrets, rcap);
         *r = (tgm_return){ arg->loc, tgs_fmt(a, "%s_out", arg->name), strip_write(arg->type) };
     }

@@ -96,11 +96,8 @@ static const char *functional_body(tge_ctx *c, const tga_op *op, const tga_kerne
         const tgm_arg *ma = m->args[i].arg;
         if (!ma->type.alias.is_write) continue;
         const char *cl = tgs_fmt(c->arena, "tg_c_%s", op->args[i].name);
-        bool returned = false;
-        for (int k2 = 0; k2 < m->nrets; k2++)
-            returned |= m->f->schema.rets[k2].type.alias.set && ma->type.alias.set &&
-                        !strcmp(m->f->schema.rets[k2].type.alias.set, ma->type.alias.set);
-        if (returned) tgs_list_addf(&lines, c->arena, "tg_release(%s);", cl);
+        if (tgm_schema_returns_alias(&m->f->schema, ma->type.alias.set))
+            tgs_list_addf(&lines, c->arena, "tg_release(%s);", cl);
         else if (r < op->nrets) vals[r++] = cl;
     }
     tgs_list_add(&lines, c->arena, return_values(c, op, vals));

@@ -347,6 +347,9 @@ tgm_func *tgm_find_func(const tgm_model *m, const char *full_name); /* NULL when
  * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);
 const char *tgm_base_name(tgm_base b); /* "Tensor", "int", ... as written in schemas */
+/* Whether a return carries alias set `set` (`Tensor(a!)` returned by `-> Tensor(a!)`): the
+ * written arguments of an in-place entry that its functional variant need not add as results. */
+bool tgm_schema_returns_alias(const tgm_schema *s, const char *set);
 /* The index of the argument named `name`, or -1. */
 int tgm_schema_arg_index(const tgm_schema *s, const char *name);
 /* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,

@@ -114,6 +114,13 @@ int tgm_schema_arg_index(const tgm_schema *s, const char *name)
     return -1;
 }
 
+bool tgm_schema_returns_alias(const tgm_schema *s, const char *set)
+{
+    for (int i = 0; set && i < s->nrets; i++)
+        if (s->rets[i].type.alias.set && !strcmp(s->rets[i].type.alias.set, set)) return true;
+    return false;
+}
+
 int tgm_schema_output_index(const tgm_schema *s, const char *name)
 {
     for (int i = 0; i < s->nrets; i++) {
