@@ -83,12 +83,16 @@ else
   CU_SRC      :=
 endif
 
+ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+# Thread-locals through TLS descriptors: cheap in a shared library, and no STATIC_TLS flag, so
+# the library can be dlopen'ed (runtime/core/rt_private.h). aarch64 uses them by default.
+TLS_FLAGS := $(if $(filter x86_64%,$(ARCH)),-mtls-dialect=gnu2)
 CFLAGS   ?=
 # In the library, a function with external linkage needs a prototype seen first: a kernel
 # file that does not include its operator's generated header (kernels/<op>.h), whose
 # prototype the compiler must check its definition against, does not compile.
 LIB_WARN   := -Werror=missing-prototypes
-LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
+LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
 LIBS       := $(BLAS_LIBS) $(CUDA_LIBS) -fopenmp -lm -lpthread
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
@@ -98,7 +102,6 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # Per-capability kernels: each file of kernels/cpu/cap/ is compiled once per capability with
 # -DTG_CPU_CAP=<cap> and that capability's flags (kernels/cpu/cpu_cap.h); only x86 has more
 # than the default.
-ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 ifneq ($(filter x86_64% i686% i386%,$(ARCH)),)
   CPU_CAPS := default avx2 avx512
 else
@@ -108,6 +111,7 @@ CAP_FLAGS_default :=
 CAP_FLAGS_avx2    := -mavx2 -mfma
 CAP_FLAGS_avx512  := -mavx2 -mfma -mavx512f -mavx512dq -mavx512vl -mavx512bw
 CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
+
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c)
@@ -197,7 +201,7 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
 
 $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(LIB_WARN) -fPIC -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -O1 -g $(WARN) $(LIB_WARN) -fPIC $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 # One rule per capability for kernels/cpu/cap/*.c (plain and sanitizer flavours).
 define CAP_RULES
@@ -207,7 +211,7 @@ $$(BUILD)/obj/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 
 $$(BUILD)/san/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) -O1 -g $$(WARN) $$(LIB_WARN) -fPIC -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+	$$(CC) $$(CSTD) -O1 -g $$(WARN) $$(LIB_WARN) -fPIC $$(TLS_FLAGS) -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach c,$(CPU_CAPS),$(eval $(call CAP_RULES,$(c))))
 

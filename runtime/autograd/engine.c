@@ -68,7 +68,7 @@ typedef struct task {
     int ncaps;
 } task;
 
-static TG__TLS_HOT workspace *cached_ws;
+static _Thread_local workspace *cached_ws;
 static pthread_key_t ws_key;
 static pthread_once_t ws_key_once = PTHREAD_ONCE_INIT;
 

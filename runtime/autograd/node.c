@@ -20,13 +20,13 @@
 
 /* Nodes created on this thread get increasing sequence numbers: among ready nodes the engine
  * runs the most recently created first (PyTorch's order, which frees memory early). */
-static TG__TLS_HOT uint64_t next_sequence_nr;
+static _Thread_local uint64_t next_sequence_nr;
 
 /* The free worklist. `draining` is set while the outermost release frees nodes. */
-static TG__TLS_HOT tg_node **free_list;
-static TG__TLS_HOT size_t free_len, free_cap;
-static TG__TLS_HOT bool draining;
-static TG__TLS_HOT bool key_registered; /* the exit destructor is armed */
+static _Thread_local tg_node **free_list;
+static _Thread_local size_t free_len, free_cap;
+static _Thread_local bool draining;
+static _Thread_local bool key_registered; /* the exit destructor is armed */
 
 static pthread_key_t node_key;
 static pthread_once_t node_key_once = PTHREAD_ONCE_INIT;
@@ -62,8 +62,8 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 typedef struct cached_block {
     struct cached_block *next;
 } cached_block;
-static TG__TLS_HOT cached_block *cache_head[NUM_CLASSES];
-static TG__TLS_HOT int cache_len[NUM_CLASSES];
+static _Thread_local cached_block *cache_head[NUM_CLASSES];
+static _Thread_local int cache_len[NUM_CLASSES];
 
 static void ensure_thread_key(void)
 {

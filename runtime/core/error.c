@@ -12,9 +12,7 @@
 
 #define TG__ERROR_CAP 1024
 
-/* The flag is hot (every stub may test it); the buffer is not, so it stays out of the
- * initial-exec TLS block. */
-static TG__TLS_HOT bool has_error;
+static _Thread_local bool has_error;
 static _Thread_local char error_buf[TG__ERROR_CAP];
 
 const char *tg_last_error(void) { return has_error ? error_buf : NULL; }

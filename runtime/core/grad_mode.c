@@ -2,7 +2,7 @@
  * is on and an input requires grad. */
 #include "core/rt_private.h"
 
-TG__TLS_HOT bool tg__grad_enabled_tls = true;
+_Thread_local bool tg__grad_enabled_tls = true;
 
 bool tg_is_grad_enabled(void) { return tg__grad_enabled_tls; }
 

@@ -5,10 +5,13 @@
 
 #include "core/core.h"
 
-/* Thread-locals on hot paths use the initial-exec model: with -fPIC the default model calls
- * __tls_get_addr on every access, which shows up in the 50 ns per-op budget. Only small
- * variables use it (the static TLS surplus that dlopen relies on is small). */
-#define TG__TLS_HOT _Thread_local __attribute__((tls_model("initial-exec")))
+/* Thread-locals (errors, grad mode, excluded keys, scopes, node caches) are plain
+ * _Thread_local. The library is built with TLS descriptors (-mtls-dialect=gnu2 on x86-64, the
+ * default on aarch64; Makefile): an access is one indirect call returning the variable's offset,
+ * where the traditional -fPIC model calls __tls_get_addr. The initial-exec model, faster still,
+ * is not used: it marks the library STATIC_TLS, and glibc then refuses to dlopen it once its TLS
+ * (about 2.7 KB) exceeds the small static reserve ("cannot allocate memory in static TLS
+ * block"), which is how every language binding loads a library. */
 
 #define TG__LIKELY(x) __builtin_expect(!!(x), 1)
 #define TG__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -32,7 +35,7 @@ static inline bool tg__is_float(tg_dtype t)
 extern const uint8_t tg__dtype_sizes[TG_NUM_DTYPES];
 
 /* grad_mode.c / dispatch.c */
-extern TG__TLS_HOT bool tg__grad_enabled_tls;
+extern _Thread_local bool tg__grad_enabled_tls;
 
 /* tg__is_contiguous with the one- and zero-dim cases inline (the iterator's fast path). */
 bool tg__is_contiguous(const tg_tensor *t);

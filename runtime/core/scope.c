@@ -17,10 +17,10 @@
 #define ARRAY ((uintptr_t)2)
 #define PTR(e) ((e) & ~(KEPT | ARRAY))
 
-static TG__TLS_HOT int depth;
+static _Thread_local int depth;
 /* Non-zero while a kernel runs under an open scope: what kernels get from their own inner
  * public calls belongs to the kernel (it releases or returns it), not to the user's scope. */
-static TG__TLS_HOT int suspended;
+static _Thread_local int suspended;
 static _Thread_local uintptr_t *entries;
 static _Thread_local int64_t nentries, capentries;
 static _Thread_local int64_t *starts;

@@ -74,7 +74,7 @@ typedef struct thread_state {
     bool registered;
 } thread_state;
 
-static TG__TLS_HOT thread_state ts;
+static _Thread_local thread_state ts;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static thread_state *threads;                   /* registered, live threads */
 static int64_t exited_tensors, exited_storages; /* folded in at thread exit */

@@ -12,7 +12,7 @@
 #define KEY(k) ((tg_keyset)1 << (k))
 #define BACKEND_KEYS (KEY(TG_KEY_CPU) | KEY(TG_KEY_CUDA))
 
-static TG__TLS_HOT tg_keyset excluded;
+static _Thread_local tg_keyset excluded;
 
 tg_keyset tg__excluded_keys(void) { return excluded; }
 
