@@ -72,6 +72,7 @@ else ifeq ($(CUDA),emu)
   # ASan, LeakSanitizer and UBSan.
   EMU_DIR     := tests/cuda_emu
   EMU_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  CORE_SAN    := $(EMU_SAN)
   CUDA_CFLAGS := -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include $(EMU_SAN)
   CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
   EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function -Wno-unknown-pragmas $(EMU_SAN) \
@@ -92,8 +93,11 @@ CFLAGS   ?=
 # file that does not include its operator's generated header (kernels/<op>.h), whose
 # prototype the compiler must check its definition against, does not compile.
 LIB_WARN   := -Werror=missing-prototypes
-LIB_CFLAGS := $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
-LIBS       := $(BLAS_LIBS) $(CUDA_LIBS) -fopenmp -lm -lpthread
+# -fno-semantic-interposition: calls between the library's own functions are direct even when
+# the callee is exported (it is linked with -Bsymbolic-functions).
+LIB_CFLAGS = $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fno-semantic-interposition $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CORE_SAN) $(BACKEND_CFLAGS) $(CFLAGS)
+# What the core library links: no CUDA library (the backend brings its own).
+LIBS       := $(BLAS_LIBS) -fopenmp -lm -lpthread -ldl
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -115,8 +119,13 @@ CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c)
-LIB_SRC   := $(wildcard runtime/*/*.c) $(wildcard kernels/cpu/*.c) \
-             $(wildcard kernels/composite/*.c) $(wildcard generated/*.c)
+# The core library, libtensorgen: everything but the CUDA backend, the same in every build.
+LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard kernels/cpu/*.c) \
+             $(wildcard kernels/composite/*.c) \
+             $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c))
+# The CUDA backend, libtensorgen_cuda (docs/cuda.md): its runtime, its kernels and the
+# generated table that adds them to the operators' rows when it loads.
+CUDA_C_SRC := $(if $(CU_SRC),$(wildcard runtime/cuda/*.c) generated/tg_register_cuda.c)
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 # tests/fuzz/ holds the fuzz harnesses, built by tests/fuzz/fuzz.mk, not the Criterion suite.
 TEST_COMMON := $(filter-out $(TEST_SRC) tests/fuzz/%,$(wildcard tests/*/*.c tests/*.c))
@@ -130,13 +139,30 @@ DERIVS    := $(wildcard specs/derivatives.yaml)
 CU_OBJ       := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
 CAP_OBJ      := $(foreach c,$(CPU_CAPS),$(CAP_SRC:%.c=$(BUILD)/obj/cap-$(c)/%.o))
 CAP_OBJ_SAN  := $(foreach c,$(CPU_CAPS),$(CAP_SRC:%.c=$(BUILD)/san/cap-$(c)/%.o))
-LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CAP_OBJ) $(CU_OBJ)
-LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CAP_OBJ_SAN) $(CU_OBJ)
+LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CAP_OBJ)
+LIB_OBJ_SAN  := $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(CAP_OBJ_SAN)
+CUDA_OBJ     := $(strip $(CUDA_C_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ))
+CUDA_OBJ_SAN := $(strip $(CUDA_C_SRC:%.c=$(BUILD)/san/%.o) $(CU_OBJ))
 TGEN_OBJ     := $(TGEN_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: check-pytorch-specs all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install clean check-generated check-rebuild-cost print-libs format format-check
-all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(EXAMPLES)
+# Only the CUDA backend's objects see the toolkit (or the emulator's stand-ins for it).
+$(CUDA_C_SRC:%.c=$(BUILD)/obj/%.o) $(CUDA_C_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS := $(CUDA_CFLAGS)
+
+# The shared libraries: libtensorgen.so.$(VERSION) with soname libtensorgen.so.$(SOVERSION),
+# and the CUDA backend beside it (loaded when a GPU is asked for, runtime/core/cuda_backend.c).
+VERSION   := 0.2.0
+SOVERSION := 0
+SO        := $(if $(filter emu,$(CUDA)),,$(BUILD)/libtensorgen.so.$(VERSION))
+CUDA_SO   := $(if $(and $(SO),$(CUDA_OBJ)),$(BUILD)/libtensorgen_cuda.so.$(VERSION))
+CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
+# What a program linking the static libraries needs after them: the CUDA backend's archive
+# whole (its constructor registers it; nothing references it by name), then the core.
+CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
+STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
+
+.PHONY: check-pytorch-specs all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
 $(BUILD)/tgen: $(TGEN_OBJ)
@@ -199,9 +225,10 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+SAN_LIB_CFLAGS = $(CSTD) -O1 -g $(WARN) $(LIB_WARN) -fPIC $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(BACKEND_CFLAGS) $(SAN_FLAGS)
 $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(LIB_WARN) -fPIC $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(SAN_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # One rule per capability for kernels/cpu/cap/*.c (plain and sanitizer flavours).
 define CAP_RULES
@@ -211,7 +238,7 @@ $$(BUILD)/obj/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 
 $$(BUILD)/san/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) -O1 -g $$(WARN) $$(LIB_WARN) -fPIC $$(TLS_FLAGS) -fopenmp $$(INCLUDES) $$(BLAS_CFLAGS) $$(CUDA_CFLAGS) $$(SAN_FLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+	$$(CC) $$(SAN_LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach c,$(CPU_CAPS),$(eval $(call CAP_RULES,$(c))))
 
@@ -245,17 +272,58 @@ $(BUILD)/obj/%.o: %.cu | $(BUILD)/gen.stamp
 	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 endif
 
-# With CUDA=emu, everything linking the library also links the emulator (in LIBS).
-$(BUILD)/libtensorgen.a: $(LIB_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
+$(BUILD)/libtensorgen.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $(LIB_OBJ)
-
-$(BUILD)/libtensorgen.so: $(LIB_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
-	$(CC) -shared -Wl,--no-undefined -o $@ $(LIB_OBJ) $(LIBS)
+	ar rcs $@ $^
 
 $(BUILD)/libtensorgen-san.a: $(LIB_OBJ_SAN)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The CUDA backend's archives (the emulated build adds the emulator to what links them).
+$(BUILD)/libtensorgen_cuda.a: $(CUDA_OBJ) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
+	@rm -f $@
+	ar rcs $@ $(CUDA_OBJ)
+
+$(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
+	@rm -f $@
+	ar rcs $@ $(CUDA_OBJ_SAN)
+
+# What libtensorgen.so exports (runtime/exports.sh): every function and variable the installed
+# headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
+# TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
+# other program can bind to (a backend of another version fails to load). Nothing else.
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h \
+                  runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
+                  runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
+                  generated/tg_ops.h generated/tg_op_types.h
+$(BUILD)/exports/public.txt: runtime/exports.sh $(PUBLIC_HEADERS) $(BUILD)/gen.stamp
+	@mkdir -p $(dir $@)
+	CC=$(CC) runtime/exports.sh public $(PUBLIC_HEADERS) > $@
+
+$(BUILD)/exports/private.txt: runtime/exports.sh $(BUILD)/exports/public.txt $(LIB_OBJ) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	runtime/exports.sh private $(BUILD)/exports/public.txt "$(LIB_OBJ)" "$(CUDA_OBJ)" > $@
+
+$(BUILD)/exports/tensorgen.map: runtime/exports.sh $(BUILD)/exports/public.txt $(BUILD)/exports/private.txt
+	runtime/exports.sh map $(SOVERSION) $(VERSION) $(BUILD)/exports/public.txt $(BUILD)/exports/private.txt > $@
+
+# -Bsymbolic-functions: the library's calls to its own exported functions bind inside it.
+$(SO): $(LIB_OBJ) $(BUILD)/exports/tensorgen.map
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libtensorgen.so.$(SOVERSION) -Wl,-Bsymbolic-functions \
+	  -Wl,--version-script,$(BUILD)/exports/tensorgen.map -o $@ $(LIB_OBJ) $(LIBS)
+	ln -sf libtensorgen.so.$(VERSION) $(BUILD)/libtensorgen.so.$(SOVERSION)
+	ln -sf libtensorgen.so.$(SOVERSION) $(BUILD)/libtensorgen.so
+
+# The backend links the core by soname and finds it beside itself ($ORIGIN); it exports
+# nothing (its constructor registers it).
+$(CUDA_SO): $(CUDA_OBJ) $(SO) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
+	printf '{ local: *; };\n' > $(BUILD)/exports/tensorgen_cuda.map
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libtensorgen_cuda.so.$(SOVERSION) \
+	  -Wl,--version-script,$(BUILD)/exports/tensorgen_cuda.map -Wl,-rpath,'$$ORIGIN' -o $@ $(CUDA_OBJ) \
+	  -L$(BUILD) -l:libtensorgen.so.$(SOVERSION) $(CUDA_LIBS) $(LIBS)
+	ln -sf libtensorgen_cuda.so.$(VERSION) $(BUILD)/libtensorgen_cuda.so.$(SOVERSION)
+	ln -sf libtensorgen_cuda.so.$(SOVERSION) $(BUILD)/libtensorgen_cuda.so
 
 # What a program linked with $(BUILD)/libtensorgen.a needs after it (docs/adding-an-operator.md):
 # `gcc ... build/libtensorgen.a $$(make -s print-libs)`.
@@ -263,9 +331,13 @@ print-libs:
 	@echo '$(LIBS)'
 
 # ------------------------------------------------------------------ examples and bench
-$(BUILD)/examples/%: examples/%.c $(BUILD)/libtensorgen.a
+# The examples use the public API only, and link the shared library as a user's program would
+# (rpath to build/; it loads the CUDA backend from beside itself when asked for a GPU). The
+# emulated CUDA build has no shared libraries: there they link the static ones.
+SHARED_LINK = -L$(BUILD) -l:libtensorgen.so.$(SOVERSION) -Wl,-rpath,$(abspath $(BUILD)) -lm
+$(BUILD)/examples/%: examples/%.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated $(CUDA_CFLAGS) -o $@ $< $(BUILD)/libtensorgen.a $(LIBS)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
 
 # With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
 BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
@@ -273,9 +345,9 @@ BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(
 # The benchmark binary runs where it is built, and its reference loops (bench/baselines.c:
 # STREAM-like add and sum) stand for this machine's limit, so it is tuned for this machine
 # (-march=native) whatever the library's build; the library is linked as built.
-$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a
+$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a $(CUDA_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O3 -march=native $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a $(LIBS)
+	$(CC) $(CSTD) -O3 -march=native $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BENCH_CU_OBJ) $(STATIC_LINK)
 
 bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 	@bench/run.sh $(BUILD)
@@ -289,13 +361,15 @@ TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS) $(
 # cJSON reads the profiler's Chrome traces back (tests/profiler).
 TEST_LIBS := -lcriterion -lcjson
 
-$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a
+$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(CUDA_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(LIBS) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(STATIC_LINK) $(TEST_LIBS)
 
-$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a
+CUDA_WHOLE_SAN = -Wl,--whole-archive $(BUILD)/libtensorgen_cuda-san.a -Wl,--no-whole-archive $(CUDA_LIBS)
+$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(if $(CUDA_A),$(BUILD)/libtensorgen_cuda-san.a)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) \
+	  $(if $(CUDA_A),$(CUDA_WHOLE_SAN)) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
 
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c

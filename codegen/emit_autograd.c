@@ -95,7 +95,7 @@ static const char *formula_call(tge_ctx *c, const tgf_deriv *d, const tgf_formul
     const char *cond = tgs_fmt(c->arena, "tg_rc == 0 && %s", needs_any(c, d, f));
     const char *fn = fn_name(c, d, f);
     if (f->root->kind == TGF_NOT_IMPL)
-        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg__not_implemented(%s);", cond,
+        return tgs_fmt(c->arena, "if (%s)\n    tg_rc = tg_autograd_not_implemented(%s);", cond,
                        tgs_c_string(c->arena, f->root->c));
     if (f->src->nvars > 1 || tgf_formula_may_be_undefined(f))
         return tgs_fmt(c->arena, "if (%s)\n    tg_rc = %s(n, grads, out);", cond, fn);
@@ -116,7 +116,7 @@ static const char *release_saved(tge_ctx *c, const templates *t, const tgf_deriv
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < (pass ? op->nrets : op->nargs); i++)
             if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
-                tgs_list_addf(&releases, c->arena, "tg__saved_release(&n->%s);",
+                tgs_list_addf(&releases, c->arena, "tg_autograd_saved_release(&n->%s);",
                               tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
     if (releases.n == 0) return "";
     tgt_set_list(e, "releases", &releases);
@@ -167,7 +167,7 @@ static const char *below_call(tge_ctx *c, const tga_op *op)
     return tgs_fmt(c->arena, "tg__below_%s(%s)", op->cname, tgs_list_join(&args, c->arena, ", "));
 }
 
-/* The test of the call's tensors by `check` (tg__any_requires_grad or tg__check_out_no_grad):
+/* The test of the call's tensors by `check` (tg_autograd_any_requires_grad or tg_autograd_check_out):
  * the array `tg_in` of single tensors and an expression per Tensor[] argument; the kernel
  * returns `fail` when the test holds (when it does not, with `negate`). Nothing without
  * tensors. */
@@ -217,14 +217,14 @@ static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool ou
              * original_self), recorded by autograd so that double backward reaches self. */
             tgs_list_addf(lines, a,
                           "tg_tensor *tg_orig = tg_clone(%s);\n"
-                          "if (!tg_orig) {\n    tg__node_release(&tg_n->base);\n"
+                          "if (!tg_orig) {\n    tg_autograd_node_release(&tg_n->base);\n"
                           "    return %s;\n}\n"
-                          "tg__saved_save(&tg_n->%s, tg_orig, false, 0);\n"
+                          "tg_autograd_save(&tg_n->%s, tg_orig, false, 0);\n"
                           "tg_release(tg_orig);",
                           v, tga_error_value(a, op), F(TGF_USE_TENSOR));
         else
-            tgs_list_addf(lines, a, "tg__saved_save(&tg_n->%s, %s, %s, %d);", F(TGF_USE_TENSOR), v,
-                          out ? "true" : "false", out ? i : 0);
+            tgs_list_addf(lines, a, "tg_autograd_save(&tg_n->%s, %s, %s, %d);", F(TGF_USE_TENSOR),
+                          v, out ? "true" : "false", out ? i : 0);
         if (kind == TGA_OPT_TENSOR)
             tgs_list_addf(lines, a, "tg_n->%s_defined = %s != NULL;", F(0), v);
         return;
@@ -274,10 +274,10 @@ static tgs_list edges(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const ch
 {
     tgs_list lines = { 0 };
     const char *loop = "for (int64_t tg_i = 0; tg_i < %s.len; tg_i++)\n"
-                       "    tg__node_set_next_edge(%s, %s, %s.data[tg_i]);";
+                       "    tg_autograd_node_set_next_edge(%s, %s, %s.data[tg_i]);";
     if (d) {
         for (int e = 0; e < d->nedges; e++)
-            tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, %d, %s);", node, e,
+            tgs_list_addf(&lines, c->arena, "tg_autograd_node_set_next_edge(%s, %d, %s);", node, e,
                           op->args[d->edge_arg[e]].name);
         const char *list = d->list_arg >= 0 ? op->args[d->list_arg].name : NULL;
         if (list)
@@ -289,7 +289,8 @@ static tgs_list edges(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const ch
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
         if (is_tensor_kind(op->args[i].kind))
-            tgs_list_addf(&lines, c->arena, "tg__node_set_next_edge(%s, tg_e++, %s);", node, name);
+            tgs_list_addf(&lines, c->arena, "tg_autograd_node_set_next_edge(%s, tg_e++, %s);", node,
+                          name);
         else if (is_tensor_list_kind(op->args[i].kind))
             tgs_list_addf(&lines, c->arena, loop, name, node, "tg_e++", name);
     }
@@ -353,21 +354,22 @@ static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, con
     tgt_env *e = tge_env(c);
     const char *node = d ? "&tg_n->base" : "tg_n";
     const char *extra = d ? extra_bytes(c, d) : NULL;
-    tgs_list check = tensor_check(c, op, "tg__any_requires_grad", below_call(c, op), true);
+    tgs_list check = tensor_check(c, op, "tg_autograd_any_requires_grad", below_call(c, op), true);
     tgs_list saves = { 0 }, links = edges(c, op, d, node);
     if (d) {
         const char *next = d->list_arg < 0 ? tgs_fmt(c->arena, "%d", d->nedges)
                                            : tgs_fmt(c->arena, "%d + (int)%s.len", d->nedges,
                                                      op->args[d->list_arg].name);
         tgt_setf(e, "node_new",
-                 "%s *tg_n = (%s *)tg__node_new(sizeof *tg_n%s%s, &%s_vtable, %s, %s);",
+                 "%s *tg_n = (%s *)tg_autograd_node_new(sizeof *tg_n%s%s, &%s_vtable, %s, %s);",
                  node_type(c, d), node_type(c, d), extra ? " + " : "", extra ? extra : "",
                  d->node_name, noutputs, next);
         saves = save_inputs(c, d, inplace);
     } else {
-        tgt_setf(e, "node_new",
-                 "tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_%s, %s, %s);",
-                 op->cname, noutputs, num_next(c, op));
+        tgt_setf(
+            e, "node_new",
+            "tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_%s, %s, %s);",
+            op->cname, noutputs, num_next(c, op));
     }
     tgt_set(e, "decl", decl);
     tgt_set(e, "node", node);
@@ -392,7 +394,7 @@ static const char *record_list_kernel(tge_ctx *c, const templates *t, const tga_
         tgs_list_addf(&history, c->arena,
                       "for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)\n"
                       "    if (tg__gen_differentiable(tg_r.data[tg_i]))\n"
-                      "        tg__set_history(tg_r.data[tg_i], %s, (int)tg_i);",
+                      "        tg_autograd_set_history(tg_r.data[tg_i], %s, (int)tg_i);",
                       d ? "&tg_n->base" : "tg_n");
     tgt_set_list(e, "history", &history);
     return tgt_render_str(&t->record_list, e, c->arena);
@@ -412,12 +414,13 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
         if (op->rets[i].kind == TGA_TENSOR) first = i;
     for (int i = 0; i < op->nrets; i++)
         if ((!d || d->output_diff[i]) && op->rets[i].kind == TGA_TENSOR)
-            tgs_list_addf(&history, c->arena,
-                          "if (tg__gen_differentiable(%s))\n    tg__set_history(%s, %s, %d);",
-                          ret_val(c, op, i), ret_val(c, op, i), node, i);
+            tgs_list_addf(
+                &history, c->arena,
+                "if (tg__gen_differentiable(%s))\n    tg_autograd_set_history(%s, %s, %d);",
+                ret_val(c, op, i), ret_val(c, op, i), node, i);
     for (int i = 0; d && i < op->nrets; i++) save_source(c, &saves, d, true, i, inplace);
     const char *check =
-        tgs_fmt(c->arena, "if (tg__check_inplace(\"%s\", %s))\n    return %s;", op->opname,
+        tgs_fmt(c->arena, "if (tg_autograd_check_inplace(\"%s\", %s))\n    return %s;", op->opname,
                 op->nargs ? op->args[0].name : "NULL", tga_error_value(c->arena, op));
     tgt_set(e, "inplace_check", inplace ? check : "");
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
@@ -431,7 +434,7 @@ static const char *out_kernel(tge_ctx *c, const templates *t, const tga_op *op, 
 {
     tgt_env *e = tge_env(c);
     tgs_list check =
-        tensor_check(c, op, "tg__check_out_no_grad", tga_error_value(c->arena, op), false);
+        tensor_check(c, op, "tg_autograd_check_out", tga_error_value(c->arena, op), false);
     tgt_set(e, "decl", decl);
     tgt_set_list(e, "check", &check);
     tgt_set(e, "below_call", below_call(c, op));
@@ -447,7 +450,8 @@ static const char *not_impl_node_code(tge_ctx *c, const templates *t, const tga_
     const char *name = tgs_c_string(c->arena, op->f->schema.full_name);
     tgt_set(e, "cname", op->cname);
     tgt_set(e, "node", d ? d->node_name : "NotImplemented");
-    tgt_setf(e, "fail_call", d ? "tg__gen_not_generated(%s, %s)" : "tg__not_implemented(%s)", name,
+    tgt_setf(e, "fail_call",
+             d ? "tg__gen_not_generated(%s, %s)" : "tg_autograd_not_implemented(%s)", name,
              d ? tgs_c_string(c->arena, d->limit) : "");
     return tgt_render_str(&t->not_impl, e, c->arena);
 }

@@ -37,7 +37,8 @@ static const char *key_expr(tge_ctx *c, const tga_op *op)
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         const char *ref = arg_ref(c, ca);
-        if (ca->kind == TGA_TENSOR) tgs_list_addf(&terms, c->arena, "tg__tensor_keys(%s)", ref);
+        if (ca->kind == TGA_TENSOR)
+            tgs_list_addf(&terms, c->arena, "tg_dispatch_tensor_keys(%s)", ref);
         else if (ca->kind == TGA_OPT_TENSOR)
             tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
         else if (ca->kind == TGA_TENSOR_LIST)
@@ -84,25 +85,25 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
     tgs_buf_init(&b);
     if (!op->ret_struct && k0 == TGA_TENSOR_LIST) {
         /* The list's array and elements are recorded in the open scope together. */
-        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_puts(&b, "int tg_sc = tg_scope_suspend();\n");
         tgs_printf(&b, "tg_tensor_list tg_r = %s;\n", call);
-        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
-        tgs_puts(&b, "return tg_r.data ? tg__scope_track_list(tg_r) : tg_r;");
+        tgs_puts(&b, "tg_scope_resume(tg_sc);\n");
+        tgs_puts(&b, "return tg_r.data ? tg_scope_track_list(tg_r) : tg_r;");
     } else if (!tensor_result && (k0 == TGA_INT || k0 == TGA_DOUBLE || k0 == TGA_BOOL) &&
                op->nrets) {
         tgs_printf(&b, "return %s;", call);
     } else if (!tensor_result) {
         /* `-> ()`, ScalarType, QScheme, int[]: nothing to record, but the kernel still runs
          * with recording suspended (the tensors its inner calls return are its own). */
-        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_puts(&b, "int tg_sc = tg_scope_suspend();\n");
         tgs_printf(&b, "%s = %s;\n", tga_var_decl(c->arena, op->ret_ctype, "tg_r"), call);
-        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgs_puts(&b, "tg_scope_resume(tg_sc);\n");
         tgs_puts(&b, "return tg_r;");
     } else {
         const char *type = op->ret_struct ? op->ret_struct : "tg_tensor *";
-        tgs_puts(&b, "int tg_sc = tg__scope_enter_kernel();\n");
+        tgs_puts(&b, "int tg_sc = tg_scope_suspend();\n");
         tgs_printf(&b, "%s%stg_r = %s;\n", type, op->ret_struct ? " " : "", call);
-        tgs_puts(&b, "tg__scope_leave_kernel(tg_sc);\n");
+        tgs_puts(&b, "tg_scope_resume(tg_sc);\n");
         if (!op->ret_struct) {
             tgs_puts(&b, "return tg__track_result(tg_r);");
         } else {
@@ -111,8 +112,8 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
                 if (op->rets[r].kind == TGA_TENSOR)
                     tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", f, f);
                 else if (op->rets[r].kind == TGA_TENSOR_LIST)
-                    tgs_printf(&b, "if (tg_r.%s.data) tg_r.%s = tg__scope_track_list(tg_r.%s);\n",
-                               f, f, f);
+                    tgs_printf(&b, "if (tg_r.%s.data) tg_r.%s = tg_scope_track_list(tg_r.%s);\n", f,
+                               f, f);
             }
             tgs_puts(&b, "return tg_r;");
         }

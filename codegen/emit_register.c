@@ -15,14 +15,27 @@ static void kernel_slots(tge_ctx *c, const tga_op *op, tgs_list *out)
     for (size_t s = 0; s < sizeof slot_keys / sizeof slot_keys[0]; s++) {
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
-            if (!(kn->slots & slot_keys[s].slot)) continue;
-            const char *line =
-                tgs_fmt(c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
-            if (kn->cuda_only) line = tgs_fmt(c->arena, "#ifdef TG_WITH_CUDA\n%s\n#endif", line);
-            tgs_list_add(out, c->arena, line);
+            /* CUDA kernels are added by the CUDA backend (tg_register_cuda.c) */
+            if (!(kn->slots & slot_keys[s].slot) || kn->cuda_only) continue;
+            tgs_list_addf(out, c->arena, "[%s] = (tg_fnptr)%s,", slot_keys[s].key, kn->symbol);
             break;
         }
     }
+}
+
+/* The composite kernel (CompositeImplicitAutograd / CompositeExplicitAutograd, and glue
+ * around one), which serves every device, backends registered at run time too; "NULL". */
+static const char *composite(tge_ctx *c, const tga_op *op)
+{
+    for (int k = 0; k < op->nkernels; k++) {
+        const tga_kernel *kn = &op->kernels[k];
+        bool composite_key = kn->key == TGM_KEY_COMPOSITE_IMPLICIT ||
+                             kn->key == TGM_KEY_COMPOSITE_EXPLICIT ||
+                             kn->key == TGM_KEY_COMPOSITE_EXPLICIT_NONFUNCTIONAL;
+        if (composite_key && (kn->slots & TGA_SLOT_CPU))
+            return tgs_fmt(c->arena, "(tg_fnptr)%s", kn->symbol);
+    }
+    return "NULL";
 }
 
 static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
@@ -37,7 +50,9 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_line(c->arena, op->f)));
     tgt_set_list(e, "kernels", &slots);
     tgt_set(e, "boxed", op->boxed_name);
+    tgt_set(e, "composite", composite(c, op));
     tgt_setf(e, "ntensor", "%d", ntensor);
+    tgt_setf(e, "nargs", "%d", op->nargs);
     return tgt_render_str(t, e, c->arena);
 }
 

@@ -1,5 +1,7 @@
 /* generated/tg_structured.c: glue kernels for structured_delegate, autogen and
- * scalar_overload_of entries, and the stubs of missing kernels. */
+ * scalar_overload_of entries, and the stubs of missing kernels; generated/tg_register_cuda.c:
+ * the same glue around CUDA kernels, and the table of the CUDA kernels, which the CUDA backend
+ * (libtensorgen_cuda) registers when it loads. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -36,7 +38,7 @@ static const char *autogen_body(tge_ctx *c, const tga_op *op, const tga_kernel *
     for (int i = 0; i < op->nargs; i++) {
         if (!tga_is_out_arg(op->args[i].arg)) continue;
         outs[r] = tgs_fmt(c->arena, "tg_o%d", r);
-        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg__copy_to_out(%s, %s, %s);", outs[r],
+        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg_copy_to_out(%s, %s, %s);", outs[r],
                       tgs_c_string(c->arena, op->opname), op->args[i].name,
                       result_field(c, fn, "tg_r", r));
         tgs_list_addf(&release, c->arena, "tg_release(%s);", result_field(c, fn, "tg_r", r));
@@ -68,7 +70,7 @@ static const char *functional_body(tge_ctx *c, const tga_op *op, const tga_kerne
     for (int i = 0; i < m->nargs; i++) {
         if (!m->args[i].arg->type.alias.is_write) continue;
         const char *cl = tgs_fmt(c->arena, "tg_c_%s", op->args[i].name);
-        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg__clone(%s, %s);", cl, name,
+        tgs_list_addf(&lines, c->arena, "tg_tensor *%s = tg_tensor_copy(%s, %s);", cl, name,
                       op->args[i].name);
         tgs_list_add(&clones, c->arena, cl);
     }
@@ -111,7 +113,7 @@ static const char *missing_body(tge_ctx *c, const tga_op *op, const tga_kernel *
     for (int i = 0; i < op->nargs; i++)
         tgs_list_addf(&lines, c->arena, "(void)%s;", op->args[i].name);
     tgs_list_addf(
-        &lines, c->arena, "tg__error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
+        &lines, c->arena, "tg_set_error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
         tgs_c_string(c->arena, op->opname), k->key == TGM_KEY_CUDA ? "CUDA" : "CPU",
         tgs_c_string(c->arena, op->f->schema.full_name), tgs_c_string(c->arena, k->call_args));
     tgs_list_addf(&lines, c->arena, "return %s;", tga_error_value(c->arena, op));
@@ -140,8 +142,6 @@ static const char *glue(tge_ctx *c, const tgt_template *t, const tga_op *op, con
 {
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
-    tgt_set(e, "guard_begin", k->cuda_only ? "#ifdef TG_WITH_CUDA" : "");
-    tgt_set(e, "guard_end", k->cuda_only ? "#endif" : "");
     tgt_set(e, "decl", tga_kernel_decl(c->arena, op, k->symbol));
     tgt_set(e, "body", glue_body(c, op, k));
     return tgt_render_str(t, e, c->arena);
@@ -160,7 +160,7 @@ static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_
         args[i] = name;
         if (op->args[i].kind == to->args[i].kind) continue;
         args[i] = tgs_fmt(c->arena, "tg_w_%s", name);
-        tgs_list_addf(&wraps, c->arena, "tg_tensor *%s = tg__wrap_scalar(%s);", args[i], name);
+        tgs_list_addf(&wraps, c->arena, "tg_tensor *%s = tg_wrap_scalar(%s);", args[i], name);
         tgs_list_addf(&releases, c->arena, "tg_release(%s);", args[i]);
     }
     tgt_env *e = tge_env(c);
@@ -182,7 +182,23 @@ static void include_once(tge_ctx *c, tgm_name_map *seen, tgs_list *out, const ch
     if (tgm__map_put(seen, line, (void *)line) == NULL) tgs_list_add(out, c->arena, line);
 }
 
-void tge_emit_structured(tge_ctx *c)
+/* The entry whose kernel a glue kernel calls (a missing kernel's stub calls none). */
+static const tga_op *glue_callee(const tga_op *op, tga_origin origin)
+{
+    return origin == TGA_KERNEL_STRUCTURED   ? op->delegate
+           : origin == TGA_KERNEL_AUTOGEN    ? op->functional
+           : origin == TGA_KERNEL_FUNCTIONAL ? op->mutating
+                                             : NULL;
+}
+
+static bool is_glue(tga_origin origin)
+{
+    return origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN ||
+           origin == TGA_KERNEL_FUNCTIONAL || origin == TGA_KERNEL_MISSING;
+}
+
+/* tg_structured.c: the glue that compiles everywhere, and the Scalar overloads. */
+static void emit_glue(tge_ctx *c)
 {
     tgm_name_map *seen = tgm__map_new(c->arena);
     tgs_list includes = { 0 };
@@ -192,19 +208,14 @@ void tge_emit_structured(tge_ctx *c)
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         for (int k = 0; k < op->nkernels; k++) {
-            tga_origin origin = op->kernels[k].origin;
-            if (origin == TGA_KERNEL_STRUCTURED || origin == TGA_KERNEL_AUTOGEN ||
-                origin == TGA_KERNEL_FUNCTIONAL || origin == TGA_KERNEL_MISSING) {
-                tgs_list_add(&items, c->arena, glue(c, &one, op, &op->kernels[k]));
+            const tga_kernel *kn = &op->kernels[k];
+            if (is_glue(kn->origin) && !kn->cuda_only) {
+                tgs_list_add(&items, c->arena, glue(c, &one, op, kn));
                 include_once(c, seen, &includes, "kernels", op);
-                /* The entry whose kernel the glue calls (a missing kernel's stub calls none). */
-                const tga_op *callee = origin == TGA_KERNEL_STRUCTURED   ? op->delegate
-                                       : origin == TGA_KERNEL_AUTOGEN    ? op->functional
-                                       : origin == TGA_KERNEL_FUNCTIONAL ? op->mutating
-                                                                         : NULL;
+                const tga_op *callee = glue_callee(op, kn->origin);
                 if (callee) include_once(c, seen, &includes, "kernels", callee);
-            } else if (origin == TGA_KERNEL_SCALAR) {
-                tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, &op->kernels[k]));
+            } else if (kn->origin == TGA_KERNEL_SCALAR) {
+                tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, kn));
                 include_once(c, seen, &includes, "kernels", op);
                 include_once(c, seen, &includes, "ops", op->tensor_overload);
             }
@@ -217,4 +228,43 @@ void tge_emit_structured(tge_ctx *c)
     tgt_set_list(e, "glue", &items);
     tgt_set_list(e, "scalar_overloads", &scalars);
     tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");
+}
+
+/* tg_register_cuda.c: the glue around CUDA kernels, and the table of every kernel that serves
+ * an operator's CUDA slot, which the CUDA backend registers when it loads. */
+static void emit_cuda(tge_ctx *c)
+{
+    tgm_name_map *seen = tgm__map_new(c->arena);
+    tgs_list includes = { 0 }, items = { 0 }, entries = { 0 };
+    tgt_template one = tge_template(c, "tg_structured_glue.c.in");
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        for (int k = 0; k < op->nkernels; k++) {
+            const tga_kernel *kn = &op->kernels[k];
+            if (!kn->cuda_only) continue;
+            include_once(c, seen, &includes, "kernels", op);
+            if (is_glue(kn->origin)) {
+                tgs_list_add(&items, c->arena, glue(c, &one, op, kn));
+                const tga_op *callee = glue_callee(op, kn->origin);
+                if (callee) include_once(c, seen, &includes, "kernels", callee);
+            }
+            if (kn->slots & TGA_SLOT_CUDA)
+                tgs_list_addf(&entries, c->arena, "{ %s, TG_KEY_CUDA, (tg_fnptr)%s },",
+                              tgs_c_string(c->arena, op->f->schema.full_name), kn->symbol);
+        }
+    }
+    tgt_env *e = tge_env(c);
+    if (includes.n == 0) tgs_list_add(&includes, c->arena, "/* (no CUDA kernels) */");
+    if (items.n == 0) tgs_list_add(&items, c->arena, "/* (no glue) */");
+    tgt_set_list(e, "includes", &includes);
+    tgt_set_list(e, "glue", &items);
+    tgt_set_list(e, "entries", &entries);
+    tgt_setf(e, "nentries", "%d", entries.n);
+    tge_render_file(c, "tg_register_cuda.c.in", e, c->opts->out_dir, "tg_register_cuda.c");
+}
+
+void tge_emit_structured(tge_ctx *c)
+{
+    emit_glue(c);
+    emit_cuda(c);
 }

@@ -3,7 +3,7 @@
  * call anywhere just jumps to the end: the function returns NULL (or -1) with the operator's
  * error recorded and leaks nothing. Scalars are plain C expressions, except size(d), which can
  * fail (a dimension out of range). Saved tensors are unpacked once, at the top, which is also
- * where a freed graph or an in-place modification is reported (tg__saved_unpack). */
+ * where a freed graph or an in-place modification is reported (tg_autograd_unpack). */
 #include <stdarg.h>
 #include <string.h>
 
@@ -104,11 +104,11 @@ static void emit_unpacks(cc *c)
             tgs_list_addf(&c->decls, c->a, "tg_tensor *s_%s = NULL;", f);
             tgs_list_addf(&c->releases, c->a, "tg_release(s_%s);", f);
             if (!pass && op->args[i].kind == TGA_OPT_TENSOR)
-                tgf__c_line(c,
-                            "if (n->%s_defined && !(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s",
-                            f, f, f, tgf__c_fail_jump(c));
+                tgf__c_line(
+                    c, "if (n->%s_defined && !(s_%s = tg_autograd_unpack(&n->%s, &n->base))) %s", f,
+                    f, f, tgf__c_fail_jump(c));
             else
-                tgf__c_line(c, "if (!(s_%s = tg__saved_unpack(&n->%s, &n->base))) %s", f, f,
+                tgf__c_line(c, "if (!(s_%s = tg_autograd_unpack(&n->%s, &n->base))) %s", f, f,
                             tgf__c_fail_jump(c));
         }
     }

@@ -22,11 +22,11 @@ typedef struct tg__node_EmptyLikeBackward0 {
 static int EmptyLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_EmptyLikeBackward0 *n = (tg__node_EmptyLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -40,11 +40,11 @@ typedef struct tg__node_ZerosLikeBackward0 {
 static int ZerosLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ZerosLikeBackward0 *n = (tg__node_ZerosLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -58,11 +58,11 @@ typedef struct tg__node_OnesLikeBackward0 {
 static int OnesLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_OnesLikeBackward0 *n = (tg__node_OnesLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -76,11 +76,11 @@ typedef struct tg__node_FullLikeBackward0 {
 static int FullLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_FullLikeBackward0 *n = (tg__node_FullLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -94,11 +94,11 @@ typedef struct tg__node_RandLikeBackward0 {
 static int RandLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RandLikeBackward0 *n = (tg__node_RandLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -112,11 +112,11 @@ typedef struct tg__node_RandnLikeBackward0 {
 static int RandnLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RandnLikeBackward0 *n = (tg__node_RandnLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -130,11 +130,11 @@ typedef struct tg__node_RandintLikeBackward0 {
 static int RandintLikeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RandintLikeBackward0 *n = (tg__node_RandintLikeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -148,11 +148,11 @@ typedef struct tg__node_RandintLikeBackward1 {
 static int RandintLikeBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RandintLikeBackward1 *n = (tg__node_RandintLikeBackward1 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -180,10 +180,10 @@ done:
 static int FillBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_FillBackward0 *n = (tg__node_FillBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = FillBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -211,10 +211,10 @@ done:
 static int UniformBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_UniformBackward0 *n = (tg__node_UniformBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UniformBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -242,10 +242,10 @@ done:
 static int NormalBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NormalBackward0 *n = (tg__node_NormalBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NormalBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -273,10 +273,10 @@ done:
 static int RandomBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RandomBackward0 *n = (tg__node_RandomBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RandomBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -322,12 +322,12 @@ done:
 static int AddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AddBackward0 *n = (tg__node_AddBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AddBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AddBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -377,12 +377,12 @@ done:
 static int SubBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SubBackward0 *n = (tg__node_SubBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SubBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SubBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -402,7 +402,7 @@ static tg_tensor *MulBackward0_self(tg__node_MulBackward0 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_other))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -419,7 +419,7 @@ static tg_tensor *MulBackward0_other(tg__node_MulBackward0 *n, tg_tensor *const 
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_self))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -432,20 +432,20 @@ done:
 static int MulBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MulBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MulBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MulBackward0_release_saved(tg_node *node)
 {
     tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->other);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->other);
 }
 
 static const tg_node_vtable MulBackward0_vtable = { "MulBackward0", MulBackward0_apply, MulBackward0_release_saved };
@@ -464,7 +464,7 @@ static tg_tensor *DivBackward0_self(tg__node_DivBackward0 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_other))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -485,8 +485,8 @@ static tg_tensor *DivBackward0_other(tg__node_DivBackward0 *n, tg_tensor *const 
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_neg(grads[0]))) goto done;
     if (!(t1 = tg_div(s_self, s_other))) goto done;
     if (!(t2 = tg_div(t1, s_other))) goto done;
@@ -509,20 +509,20 @@ done:
 static int DivBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = DivBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = DivBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void DivBackward0_release_saved(tg_node *node)
 {
     tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->other);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->other);
 }
 
 static const tg_node_vtable DivBackward0_vtable = { "DivBackward0", DivBackward0_apply, DivBackward0_release_saved };
@@ -542,7 +542,7 @@ static tg_tensor *DivBackward1_self(tg__node_DivBackward1 *n, tg_tensor *const *
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_self_backward_fn(grads[0], s_other, (tg_div_tensor_self_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -560,8 +560,8 @@ static tg_tensor *DivBackward1_other(tg__node_DivBackward1 *n, tg_tensor *const 
     tg_tensor *s_other = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_other_backward_fn(grads[0], s_self, s_other, (tg_div_tensor_other_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -575,20 +575,20 @@ done:
 static int DivBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = DivBackward1_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = DivBackward1_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void DivBackward1_release_saved(tg_node *node)
 {
     tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->other);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->other);
 }
 
 static const tg_node_vtable DivBackward1_vtable = { "DivBackward1", DivBackward1_apply, DivBackward1_release_saved };
@@ -614,8 +614,8 @@ static tg_tensor *PowBackward0_self(tg__node_PowBackward0 *n, tg_tensor *const *
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_exponent = tg__saved_unpack(&n->exponent, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_exponent = tg_autograd_unpack(&n->exponent, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_exponent, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_mul(grads[0], s_exponent))) goto done;
     if (!(t2 = tg_sub_scalar_fn(s_exponent, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
@@ -656,9 +656,9 @@ static tg_tensor *PowBackward0_exponent(tg__node_PowBackward0 *n, tg_tensor *con
     tg_tensor *t5 = NULL;
     tg_tensor *t6 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_exponent = tg__saved_unpack(&n->exponent, &n->base))) goto done;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_exponent = tg_autograd_unpack(&n->exponent, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_self, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_ge_scalar(s_exponent, (double)(INT64_C(0))))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -691,21 +691,21 @@ done:
 static int PowBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = PowBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = PowBackward0_exponent(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void PowBackward0_release_saved(tg_node *node)
 {
     tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->exponent);
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->exponent);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable PowBackward0_vtable = { "PowBackward0", PowBackward0_apply, PowBackward0_release_saved };
@@ -729,8 +729,8 @@ static tg_tensor *MaximumBackward0_self(tg__node_MaximumBackward0 *n, tg_tensor 
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
     if (!(t1 = tg_eq(s_self, s_other))) goto done;
     if (!(t2 = tg_div_scalar(grads[0], (double)(INT64_C(2))))) goto done;
@@ -765,8 +765,8 @@ static tg_tensor *MaximumBackward0_other(tg__node_MaximumBackward0 *n, tg_tensor
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
     if (!(t1 = tg_eq(s_self, s_other))) goto done;
     if (!(t2 = tg_div_scalar(grads[0], (double)(INT64_C(2))))) goto done;
@@ -792,20 +792,20 @@ done:
 static int MaximumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaximumBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MaximumBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MaximumBackward0_release_saved(tg_node *node)
 {
     tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->other);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->other);
 }
 
 static const tg_node_vtable MaximumBackward0_vtable = { "MaximumBackward0", MaximumBackward0_apply, MaximumBackward0_release_saved };
@@ -829,8 +829,8 @@ static tg_tensor *MinimumBackward0_self(tg__node_MinimumBackward0 *n, tg_tensor 
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
     if (!(t1 = tg_eq(s_self, s_other))) goto done;
     if (!(t2 = tg_div_scalar(grads[0], (double)(INT64_C(2))))) goto done;
@@ -865,8 +865,8 @@ static tg_tensor *MinimumBackward0_other(tg__node_MinimumBackward0 *n, tg_tensor
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_other = tg__saved_unpack(&n->other, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
     if (!(t1 = tg_eq(s_self, s_other))) goto done;
     if (!(t2 = tg_div_scalar(grads[0], (double)(INT64_C(2))))) goto done;
@@ -892,20 +892,20 @@ done:
 static int MinimumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MinimumBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MinimumBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MinimumBackward0_release_saved(tg_node *node)
 {
     tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->other);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->other);
 }
 
 static const tg_node_vtable MinimumBackward0_vtable = { "MinimumBackward0", MinimumBackward0_apply, MinimumBackward0_release_saved };
@@ -946,12 +946,12 @@ done:
 static int EqBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_EqBackward0 *n = (tg__node_EqBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EqBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = EqBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -993,12 +993,12 @@ done:
 static int NeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NeBackward0 *n = (tg__node_NeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = NeBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1040,12 +1040,12 @@ done:
 static int LtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LtBackward0 *n = (tg__node_LtBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LtBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LtBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1087,12 +1087,12 @@ done:
 static int LeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LeBackward0 *n = (tg__node_LeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LeBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1134,12 +1134,12 @@ done:
 static int GtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_GtBackward0 *n = (tg__node_GtBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GtBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = GtBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1181,12 +1181,12 @@ done:
 static int GeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_GeBackward0 *n = (tg__node_GeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GeBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = GeBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1205,7 +1205,7 @@ static tg_tensor *WhereBackward0_self(tg__node_WhereBackward0 *n, tg_tensor *con
     tg_tensor *s_condition = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_condition = tg__saved_unpack(&n->condition, &n->base))) goto done;
+    if (!(s_condition = tg_autograd_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_other(s_condition, grads[0], (double)(INT64_C(0))))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1222,7 +1222,7 @@ static tg_tensor *WhereBackward0_other(tg__node_WhereBackward0 *n, tg_tensor *co
     tg_tensor *s_condition = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_condition = tg__saved_unpack(&n->condition, &n->base))) goto done;
+    if (!(s_condition = tg_autograd_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_self(s_condition, (double)(INT64_C(0)), grads[0]))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1235,19 +1235,19 @@ done:
 static int WhereBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = WhereBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = WhereBackward0_other(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void WhereBackward0_release_saved(tg_node *node)
 {
     tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)node;
-    tg__saved_release(&n->condition);
+    tg_autograd_saved_release(&n->condition);
 }
 
 static const tg_node_vtable WhereBackward0_vtable = { "WhereBackward0", WhereBackward0_apply, WhereBackward0_release_saved };
@@ -1267,7 +1267,7 @@ static tg_tensor *ClampBackward0_self(tg__node_ClampBackward0 *n, tg_tensor *con
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward(grads[0], s_self, n->min, n->max))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1280,17 +1280,17 @@ done:
 static int ClampBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ClampBackward0 *n = (tg__node_ClampBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ClampBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ClampBackward0_release_saved(tg_node *node)
 {
     tg__node_ClampBackward0 *n = (tg__node_ClampBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable ClampBackward0_vtable = { "ClampBackward0", ClampBackward0_apply, ClampBackward0_release_saved };
@@ -1314,9 +1314,9 @@ static tg_tensor *ClampBackward1_self(tg__node_ClampBackward1 *n, tg_tensor *con
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
-    if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
+    if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_tensor(grads[0], s_self, s_min, s_max))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1337,9 +1337,9 @@ static tg_tensor *ClampBackward1_min(tg__node_ClampBackward1 *n, tg_tensor *cons
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
-    if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
+    if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_min(grads[0], s_self, s_min, s_max))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1360,9 +1360,9 @@ static tg_tensor *ClampBackward1_max(tg__node_ClampBackward1 *n, tg_tensor *cons
     tg_tensor *s_max = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (n->min_defined && !(s_min = tg__saved_unpack(&n->min, &n->base))) goto done;
-    if (n->max_defined && !(s_max = tg__saved_unpack(&n->max, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
+    if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_max(grads[0], s_self, s_min, s_max))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1377,23 +1377,23 @@ done:
 static int ClampBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ClampBackward1_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ClampBackward1_min(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 2) && !(out[2] = ClampBackward1_max(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ClampBackward1_release_saved(tg_node *node)
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->min);
-    tg__saved_release(&n->max);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->min);
+    tg_autograd_saved_release(&n->max);
 }
 
 static const tg_node_vtable ClampBackward1_vtable = { "ClampBackward1", ClampBackward1_apply, ClampBackward1_release_saved };
@@ -1420,10 +1420,10 @@ done:
 static int NegBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NegBackward0 *n = (tg__node_NegBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NegBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1443,7 +1443,7 @@ static tg_tensor *AbsBackward0_self(tg__node_AbsBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sign(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1459,17 +1459,17 @@ done:
 static int AbsBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AbsBackward0 *n = (tg__node_AbsBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AbsBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void AbsBackward0_release_saved(tg_node *node)
 {
     tg__node_AbsBackward0 *n = (tg__node_AbsBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable AbsBackward0_vtable = { "AbsBackward0", AbsBackward0_apply, AbsBackward0_release_saved };
@@ -1487,7 +1487,7 @@ static tg_tensor *ExpBackward0_self(tg__node_ExpBackward0 *n, tg_tensor *const *
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_result))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1500,17 +1500,17 @@ done:
 static int ExpBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ExpBackward0 *n = (tg__node_ExpBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ExpBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ExpBackward0_release_saved(tg_node *node)
 {
     tg__node_ExpBackward0 *n = (tg__node_ExpBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable ExpBackward0_vtable = { "ExpBackward0", ExpBackward0_apply, ExpBackward0_release_saved };
@@ -1528,7 +1528,7 @@ static tg_tensor *LogBackward0_self(tg__node_LogBackward0 *n, tg_tensor *const *
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_self))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1541,17 +1541,17 @@ done:
 static int LogBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LogBackward0 *n = (tg__node_LogBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void LogBackward0_release_saved(tg_node *node)
 {
     tg__node_LogBackward0 *n = (tg__node_LogBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable LogBackward0_vtable = { "LogBackward0", LogBackward0_apply, LogBackward0_release_saved };
@@ -1570,7 +1570,7 @@ static tg_tensor *SqrtBackward0_self(tg__node_SqrtBackward0 *n, tg_tensor *const
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(s_result, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_div(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1586,17 +1586,17 @@ done:
 static int SqrtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SqrtBackward0 *n = (tg__node_SqrtBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqrtBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void SqrtBackward0_release_saved(tg_node *node)
 {
     tg__node_SqrtBackward0 *n = (tg__node_SqrtBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable SqrtBackward0_vtable = { "SqrtBackward0", SqrtBackward0_apply, SqrtBackward0_release_saved };
@@ -1616,7 +1616,7 @@ static tg_tensor *RsqrtBackward0_self(tg__node_RsqrtBackward0 *n, tg_tensor *con
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(grads[0], (-0.5)))) goto done;
     if (!(t1 = tg_pow_scalar(s_result, (double)(INT64_C(3))))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -1635,17 +1635,17 @@ done:
 static int RsqrtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_RsqrtBackward0 *n = (tg__node_RsqrtBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RsqrtBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void RsqrtBackward0_release_saved(tg_node *node)
 {
     tg__node_RsqrtBackward0 *n = (tg__node_RsqrtBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable RsqrtBackward0_vtable = { "RsqrtBackward0", RsqrtBackward0_apply, RsqrtBackward0_release_saved };
@@ -1664,7 +1664,7 @@ static tg_tensor *SinBackward0_self(tg__node_SinBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_cos(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1680,17 +1680,17 @@ done:
 static int SinBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SinBackward0 *n = (tg__node_SinBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SinBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void SinBackward0_release_saved(tg_node *node)
 {
     tg__node_SinBackward0 *n = (tg__node_SinBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable SinBackward0_vtable = { "SinBackward0", SinBackward0_apply, SinBackward0_release_saved };
@@ -1710,7 +1710,7 @@ static tg_tensor *CosBackward0_self(tg__node_CosBackward0 *n, tg_tensor *const *
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sin(s_self))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1729,17 +1729,17 @@ done:
 static int CosBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_CosBackward0 *n = (tg__node_CosBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CosBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void CosBackward0_release_saved(tg_node *node)
 {
     tg__node_CosBackward0 *n = (tg__node_CosBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable CosBackward0_vtable = { "CosBackward0", CosBackward0_apply, CosBackward0_release_saved };
@@ -1760,7 +1760,7 @@ static tg_tensor *TanhBackward0_self(tg__node_TanhBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(s_result, s_result))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1782,17 +1782,17 @@ done:
 static int TanhBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_TanhBackward0 *n = (tg__node_TanhBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TanhBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void TanhBackward0_release_saved(tg_node *node)
 {
     tg__node_TanhBackward0 *n = (tg__node_TanhBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable TanhBackward0_vtable = { "TanhBackward0", TanhBackward0_apply, TanhBackward0_release_saved };
@@ -1813,7 +1813,7 @@ static tg_tensor *SigmoidBackward0_self(tg__node_SigmoidBackward0 *n, tg_tensor 
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_neg(s_result))) goto done;
     if (!(t1 = tg_add_scalar_fn(t0, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t0);
@@ -1835,17 +1835,17 @@ done:
 static int SigmoidBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SigmoidBackward0 *n = (tg__node_SigmoidBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SigmoidBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void SigmoidBackward0_release_saved(tg_node *node)
 {
     tg__node_SigmoidBackward0 *n = (tg__node_SigmoidBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable SigmoidBackward0_vtable = { "SigmoidBackward0", SigmoidBackward0_apply, SigmoidBackward0_release_saved };
@@ -1863,7 +1863,7 @@ static tg_tensor *ReluBackward0_self(tg__node_ReluBackward0 *n, tg_tensor *const
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_result, (double)(INT64_C(0))))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -1876,17 +1876,17 @@ done:
 static int ReluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ReluBackward0 *n = (tg__node_ReluBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReluBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ReluBackward0_release_saved(tg_node *node)
 {
     tg__node_ReluBackward0 *n = (tg__node_ReluBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable ReluBackward0_vtable = { "ReluBackward0", ReluBackward0_apply, ReluBackward0_release_saved };
@@ -1916,10 +1916,10 @@ done:
 static int SumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SumBackward0 *n = (tg__node_SumBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SumBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1960,10 +1960,10 @@ done:
 static int MeanBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MeanBackward0 *n = (tg__node_MeanBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MeanBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -1987,8 +1987,8 @@ static tg_tensor *ProdBackward0_self(tg__node_ProdBackward0 *n, tg_tensor *const
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_to_fn(s_self, tg_tensor_dtype(grads[0]), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_prod_backward(grads[0], t0, s_result, n->dim, n->keepdim))) goto done;
     TG__GEN_DROP(t0);
@@ -2005,18 +2005,18 @@ done:
 static int ProdBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ProdBackward0 *n = (tg__node_ProdBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ProdBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ProdBackward0_release_saved(tg_node *node)
 {
     tg__node_ProdBackward0 *n = (tg__node_ProdBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable ProdBackward0_vtable = { "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved };
@@ -2041,8 +2041,8 @@ static tg_tensor *AmaxBackward0_self(tg__node_AmaxBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
     if (!(t1 = tg_restore_reduced_dims(s_result, n->dim, n->keepdim))) goto done;
     if (!(t2 = tg_eq(t1, s_self))) goto done;
@@ -2065,18 +2065,18 @@ done:
 static int AmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AmaxBackward0 *n = (tg__node_AmaxBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AmaxBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void AmaxBackward0_release_saved(tg_node *node)
 {
     tg__node_AmaxBackward0 *n = (tg__node_AmaxBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable AmaxBackward0_vtable = { "AmaxBackward0", AmaxBackward0_apply, AmaxBackward0_release_saved };
@@ -2101,8 +2101,8 @@ static tg_tensor *AminBackward0_self(tg__node_AminBackward0 *n, tg_tensor *const
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
     if (!(t1 = tg_restore_reduced_dims(s_result, n->dim, n->keepdim))) goto done;
     if (!(t2 = tg_eq(t1, s_self))) goto done;
@@ -2125,18 +2125,18 @@ done:
 static int AminBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AminBackward0 *n = (tg__node_AminBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AminBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void AminBackward0_release_saved(tg_node *node)
 {
     tg__node_AminBackward0 *n = (tg__node_AminBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable AminBackward0_vtable = { "AminBackward0", AminBackward0_apply, AminBackward0_release_saved };
@@ -2157,7 +2157,7 @@ static tg_tensor *MaxBackward0_self(tg__node_MaxBackward0 *n, tg_tensor *const *
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2170,17 +2170,17 @@ done:
 static int MaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MaxBackward0 *n = (tg__node_MaxBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaxBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MaxBackward0_release_saved(tg_node *node)
 {
     tg__node_MaxBackward0 *n = (tg__node_MaxBackward0 *)node;
-    tg__saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result1);
 }
 
 static const tg_node_vtable MaxBackward0_vtable = { "MaxBackward0", MaxBackward0_apply, MaxBackward0_release_saved };
@@ -2201,7 +2201,7 @@ static tg_tensor *MinBackward0_self(tg__node_MinBackward0 *n, tg_tensor *const *
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2214,17 +2214,17 @@ done:
 static int MinBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MinBackward0 *n = (tg__node_MinBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MinBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MinBackward0_release_saved(tg_node *node)
 {
     tg__node_MinBackward0 *n = (tg__node_MinBackward0 *)node;
-    tg__saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result1);
 }
 
 static const tg_node_vtable MinBackward0_vtable = { "MinBackward0", MinBackward0_apply, MinBackward0_release_saved };
@@ -2245,7 +2245,7 @@ static tg_tensor *VarBackward0_self(tg__node_VarBackward0 *n, tg_tensor *const *
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_var_backward(grads[0], s_self, n->dim, n->correction, n->keepdim))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2258,17 +2258,17 @@ done:
 static int VarBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_VarBackward0 *n = (tg__node_VarBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = VarBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void VarBackward0_release_saved(tg_node *node)
 {
     tg__node_VarBackward0 *n = (tg__node_VarBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable VarBackward0_vtable = { "VarBackward0", VarBackward0_apply, VarBackward0_release_saved };
@@ -2295,8 +2295,8 @@ static tg_tensor *StdBackward0_self(tg__node_StdBackward0 *n, tg_tensor *const *
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_result, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_mul_scalar(s_result, (double)(INT64_C(2))))) goto done;
     if (!(t2 = tg_div(grads[0], t1))) goto done;
@@ -2322,18 +2322,18 @@ done:
 static int StdBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_StdBackward0 *n = (tg__node_StdBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = StdBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void StdBackward0_release_saved(tg_node *node)
 {
     tg__node_StdBackward0 *n = (tg__node_StdBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable StdBackward0_vtable = { "StdBackward0", StdBackward0_apply, StdBackward0_release_saved };
@@ -2353,7 +2353,7 @@ static tg_tensor *MmBackward0_self(tg__node_MmBackward0 *n, tg_tensor *const *gr
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
+    if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_t(s_mat2))) goto done;
     if (!(t1 = tg_mm(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -2374,7 +2374,7 @@ static tg_tensor *MmBackward0_mat2(tg__node_MmBackward0 *n, tg_tensor *const *gr
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_t(s_self))) goto done;
     if (!(t1 = tg_mm(t0, grads[0]))) goto done;
     TG__GEN_DROP(t0);
@@ -2390,20 +2390,20 @@ done:
 static int MmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MmBackward0_mat2(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void MmBackward0_release_saved(tg_node *node)
 {
     tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->mat2);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->mat2);
 }
 
 static const tg_node_vtable MmBackward0_vtable = { "MmBackward0", MmBackward0_apply, MmBackward0_release_saved };
@@ -2422,7 +2422,7 @@ static tg_tensor *LinearBackward0_input(tg__node_LinearBackward0 *n, tg_tensor *
     tg_tensor *s_weight = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
+    if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_matmul(grads[0], s_weight))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2439,7 +2439,7 @@ static tg_tensor *LinearBackward0_weight(tg__node_LinearBackward0 *n, tg_tensor 
     tg_tensor *s_input = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_input = tg__saved_unpack(&n->input, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (!(t0 = tg_linear_weight_backward(grads[0], s_input))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -2461,22 +2461,22 @@ static tg_tensor *LinearBackward0_bias(tg__node_LinearBackward0 *n, tg_tensor *c
 static int LinearBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LinearBackward0_input(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LinearBackward0_weight(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 2) && !(out[2] = LinearBackward0_bias(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void LinearBackward0_release_saved(tg_node *node)
 {
     tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
-    tg__saved_release(&n->input);
-    tg__saved_release(&n->weight);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
 }
 
 static const tg_node_vtable LinearBackward0_vtable = { "LinearBackward0", LinearBackward0_apply, LinearBackward0_release_saved };
@@ -2496,7 +2496,7 @@ static tg_tensor *BmmBackward0_self(tg__node_BmmBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
+    if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_mat2, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -2517,7 +2517,7 @@ static tg_tensor *BmmBackward0_mat2(tg__node_BmmBackward0 *n, tg_tensor *const *
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_self, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(t0, grads[0]))) goto done;
     TG__GEN_DROP(t0);
@@ -2533,20 +2533,20 @@ done:
 static int BmmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = BmmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = BmmBackward0_mat2(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void BmmBackward0_release_saved(tg_node *node)
 {
     tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->mat2);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->mat2);
 }
 
 static const tg_node_vtable BmmBackward0_vtable = { "BmmBackward0", BmmBackward0_apply, BmmBackward0_release_saved };
@@ -2594,7 +2594,7 @@ static tg_tensor *AddmmBackward0_mat1(tg__node_AddmmBackward0 *n, tg_tensor *con
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    if (!(s_mat2 = tg__saved_unpack(&n->mat2, &n->base))) goto done;
+    if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat2))) goto done;
         if (!(t2 = tg_mm(grads[0], t1))) goto done;
@@ -2635,7 +2635,7 @@ static tg_tensor *AddmmBackward0_mat2(tg__node_AddmmBackward0 *n, tg_tensor *con
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
     (void)n;
-    if (!(s_mat1 = tg__saved_unpack(&n->mat1, &n->base))) goto done;
+    if (!(s_mat1 = tg_autograd_unpack(&n->mat1, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat1))) goto done;
         if (!(t2 = tg_mm(t1, grads[0]))) goto done;
@@ -2667,22 +2667,22 @@ done:
 static int AddmmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AddmmBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AddmmBackward0_mat1(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 2) && !(out[2] = AddmmBackward0_mat2(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void AddmmBackward0_release_saved(tg_node *node)
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)node;
-    tg__saved_release(&n->mat1);
-    tg__saved_release(&n->mat2);
+    tg_autograd_saved_release(&n->mat1);
+    tg_autograd_saved_release(&n->mat2);
 }
 
 static const tg_node_vtable AddmmBackward0_vtable = { "AddmmBackward0", AddmmBackward0_apply, AddmmBackward0_release_saved };
@@ -2695,13 +2695,13 @@ typedef struct tg__node_AsStridedBackward0 {
 static int AsStridedBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_AsStridedBackward0 *n = (tg__node_AsStridedBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     (void)n;
     (void)grads;
     (void)out;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0))
-        tg_rc = tg__not_implemented("as_strided: its gradient needs the geometry of the whole storage of self, as in PyTorch as_strided_backward; use view, expand, slice or select");
-    tg__scope_leave_kernel(tg_sc);
+        tg_rc = tg_autograd_not_implemented("as_strided: its gradient needs the geometry of the whole storage of self, as in PyTorch as_strided_backward; use view, expand, slice or select");
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2730,10 +2730,10 @@ done:
 static int ViewBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ViewBackward0 *n = (tg__node_ViewBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ViewBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2763,10 +2763,10 @@ done:
 static int TransposeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_TransposeBackward0 *n = (tg__node_TransposeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TransposeBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2795,10 +2795,10 @@ done:
 static int PermuteBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_PermuteBackward0 *n = (tg__node_PermuteBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = PermuteBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2827,10 +2827,10 @@ done:
 static int SqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SqueezeBackward0 *n = (tg__node_SqueezeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqueezeBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2859,10 +2859,10 @@ done:
 static int SqueezeBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SqueezeBackward1 *n = (tg__node_SqueezeBackward1 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SqueezeBackward1_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2891,10 +2891,10 @@ done:
 static int UnsqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_UnsqueezeBackward0 *n = (tg__node_UnsqueezeBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UnsqueezeBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2923,10 +2923,10 @@ done:
 static int ExpandBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ExpandBackward0 *n = (tg__node_ExpandBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ExpandBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2959,10 +2959,10 @@ done:
 static int SliceBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SliceBackward0 *n = (tg__node_SliceBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SliceBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -2993,10 +2993,10 @@ done:
 static int SelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SelectBackward0 *n = (tg__node_SelectBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SelectBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3028,10 +3028,10 @@ done:
 static int SliceBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SliceBackwardBackward0 *n = (tg__node_SliceBackwardBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SliceBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3061,10 +3061,10 @@ done:
 static int SelectBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SelectBackwardBackward0 *n = (tg__node_SelectBackwardBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SelectBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3094,10 +3094,10 @@ done:
 static int CatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_CatBackward0 *n = (tg__node_CatBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__gen_needs_from(node, 0))
         tg_rc = tg__gen_distribute(node, 0, CatBackward0_tensors(n, grads), out, "tensors");
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3126,10 +3126,10 @@ done:
 static int SplitBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SplitBackward0 *n = (tg__node_SplitBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3158,10 +3158,10 @@ done:
 static int SplitWithSizesBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SplitWithSizesBackward0 *n = (tg__node_SplitWithSizesBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SplitWithSizesBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3190,10 +3190,10 @@ done:
 static int UnbindBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_UnbindBackward0 *n = (tg__node_UnbindBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UnbindBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3216,10 +3216,10 @@ static tg_tensor *CloneBackward0_self(tg__node_CloneBackward0 *n, tg_tensor *con
 static int CloneBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_CloneBackward0 *n = (tg__node_CloneBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CloneBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3250,10 +3250,10 @@ done:
 static int ToCopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ToCopyBackward0 *n = (tg__node_ToCopyBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ToCopyBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3290,12 +3290,12 @@ static tg_tensor *CopyBackward0_src(tg__node_CopyBackward0 *n, tg_tensor *const 
 static int CopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_CopyBackward0 *n = (tg__node_CopyBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CopyBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = CopyBackward0_src(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
@@ -3316,7 +3316,7 @@ static tg_tensor *SoftmaxBackward0_self(tg__node_SoftmaxBackward0 *n, tg_tensor 
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3329,17 +3329,17 @@ done:
 static int SoftmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SoftmaxBackward0 *n = (tg__node_SoftmaxBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftmaxBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void SoftmaxBackward0_release_saved(tg_node *node)
 {
     tg__node_SoftmaxBackward0 *n = (tg__node_SoftmaxBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable SoftmaxBackward0_vtable = { "SoftmaxBackward0", SoftmaxBackward0_apply, SoftmaxBackward0_release_saved };
@@ -3359,7 +3359,7 @@ static tg_tensor *LogSoftmaxBackward0_self(tg__node_LogSoftmaxBackward0 *n, tg_t
     tg_tensor *s_result = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_result = tg__saved_unpack(&n->result, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__log_softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3372,17 +3372,17 @@ done:
 static int LogSoftmaxBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LogSoftmaxBackward0 *n = (tg__node_LogSoftmaxBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSoftmaxBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void LogSoftmaxBackward0_release_saved(tg_node *node)
 {
     tg__node_LogSoftmaxBackward0 *n = (tg__node_LogSoftmaxBackward0 *)node;
-    tg__saved_release(&n->result);
+    tg_autograd_saved_release(&n->result);
 }
 
 static const tg_node_vtable LogSoftmaxBackward0_vtable = { "LogSoftmaxBackward0", LogSoftmaxBackward0_apply, LogSoftmaxBackward0_release_saved };
@@ -3403,7 +3403,7 @@ static tg_tensor *SoftmaxBackwardDataBackward0_grad_output(tg__node_SoftmaxBackw
     tg_tensor *s_output = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
+    if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_output, n->dim, n->input_dtype))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3429,8 +3429,8 @@ static tg_tensor *SoftmaxBackwardDataBackward0_output(tg__node_SoftmaxBackwardDa
     tg_tensor *t7 = NULL;
     tg_tensor *t8 = NULL;
     (void)n;
-    if (!(s_grad_output = tg__saved_unpack(&n->grad_output, &n->base))) goto done;
-    if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
     if (!(t1 = tg_mul(s_grad_output, s_output))) goto done;
     if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
@@ -3468,20 +3468,20 @@ done:
 static int SoftmaxBackwardDataBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftmaxBackwardDataBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SoftmaxBackwardDataBackward0_output(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void SoftmaxBackwardDataBackward0_release_saved(tg_node *node)
 {
     tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)node;
-    tg__saved_release(&n->grad_output);
-    tg__saved_release(&n->output);
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->output);
 }
 
 static const tg_node_vtable SoftmaxBackwardDataBackward0_vtable = { "SoftmaxBackwardDataBackward0", SoftmaxBackwardDataBackward0_apply, SoftmaxBackwardDataBackward0_release_saved };
@@ -3504,7 +3504,7 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_grad_output(tg__node_LogSoftma
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
     (void)n;
-    if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
+    if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_exp(s_output))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
@@ -3535,8 +3535,8 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_output(tg__node_LogSoftmaxBack
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     (void)n;
-    if (!(s_grad_output = tg__saved_unpack(&n->grad_output, &n->base))) goto done;
-    if (!(s_output = tg__saved_unpack(&n->output, &n->base))) goto done;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_sum_fn(s_grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     if (!(t1 = tg_exp(s_output))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -3562,20 +3562,20 @@ done:
 static int LogSoftmaxBackwardDataBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSoftmaxBackwardDataBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LogSoftmaxBackwardDataBackward0_output(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void LogSoftmaxBackwardDataBackward0_release_saved(tg_node *node)
 {
     tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)node;
-    tg__saved_release(&n->grad_output);
-    tg__saved_release(&n->output);
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->output);
 }
 
 static const tg_node_vtable LogSoftmaxBackwardDataBackward0_vtable = { "LogSoftmaxBackwardDataBackward0", LogSoftmaxBackwardDataBackward0_apply, LogSoftmaxBackwardDataBackward0_release_saved };
@@ -3594,7 +3594,7 @@ static tg_tensor *ThresholdBackwardBackward0_grad_output(tg__node_ThresholdBackw
     tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_self, n->threshold))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3621,19 +3621,19 @@ done:
 static int ThresholdBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ThresholdBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ThresholdBackwardBackward0_self(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void ThresholdBackwardBackward0_release_saved(tg_node *node)
 {
     tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)node;
-    tg__saved_release(&n->self);
+    tg_autograd_saved_release(&n->self);
 }
 
 static const tg_node_vtable ThresholdBackwardBackward0_vtable = { "ThresholdBackwardBackward0", ThresholdBackwardBackward0_apply, ThresholdBackwardBackward0_release_saved };
@@ -3660,10 +3660,10 @@ static tg_tensor *NllLossForwardBackward0_self(tg__node_NllLossForwardBackward0 
     tg_tensor *s_result1 = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_self = tg__saved_unpack(&n->self, &n->base))) goto done;
-    if (!(s_target = tg__saved_unpack(&n->target, &n->base))) goto done;
-    if (n->weight_defined && !(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
-    if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_target = tg_autograd_unpack(&n->target, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_nll_loss_backward(grads[0], s_self, s_target, s_weight, n->reduction, n->ignore_index, s_result1))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3679,22 +3679,22 @@ done:
 static int NllLossForwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NllLossForwardBackward0 *n = (tg__node_NllLossForwardBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NllLossForwardBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1))
-        tg_rc = tg__not_implemented("nll_loss: the gradient with respect to weight");
-    tg__scope_leave_kernel(tg_sc);
+        tg_rc = tg_autograd_not_implemented("nll_loss: the gradient with respect to weight");
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void NllLossForwardBackward0_release_saved(tg_node *node)
 {
     tg__node_NllLossForwardBackward0 *n = (tg__node_NllLossForwardBackward0 *)node;
-    tg__saved_release(&n->self);
-    tg__saved_release(&n->target);
-    tg__saved_release(&n->weight);
-    tg__saved_release(&n->result1);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->target);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->result1);
 }
 
 static const tg_node_vtable NllLossForwardBackward0_vtable = { "NllLossForwardBackward0", NllLossForwardBackward0_apply, NllLossForwardBackward0_release_saved };
@@ -3717,8 +3717,8 @@ static tg_tensor *NllLossBackwardBackward0_grad_output(tg__node_NllLossBackwardB
     tg_tensor *s_weight = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(s_target = tg__saved_unpack(&n->target, &n->base))) goto done;
-    if (n->weight_defined && !(s_weight = tg__saved_unpack(&n->weight, &n->base))) goto done;
+    if (!(s_target = tg_autograd_unpack(&n->target, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_nll_loss_fn(grads[0], s_target, (tg_nll_loss_opts){ .weight = s_weight, .reduction = n->reduction, .ignore_index = n->ignore_index }))) goto done;
     tg_r = t0;
     t0 = NULL;
@@ -3746,22 +3746,22 @@ done:
 static int NllLossBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NllLossBackwardBackward0_grad_output(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = NllLossBackwardBackward0_self(n, grads)))
         tg_rc = -1;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 2))
-        tg_rc = tg__not_implemented("nll_loss_backward: the gradient with respect to weight");
-    tg__scope_leave_kernel(tg_sc);
+        tg_rc = tg_autograd_not_implemented("nll_loss_backward: the gradient with respect to weight");
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void NllLossBackwardBackward0_release_saved(tg_node *node)
 {
     tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)node;
-    tg__saved_release(&n->target);
-    tg__saved_release(&n->weight);
+    tg_autograd_saved_release(&n->target);
+    tg_autograd_saved_release(&n->weight);
 }
 
 static const tg_node_vtable NllLossBackwardBackward0_vtable = { "NllLossBackwardBackward0", NllLossBackwardBackward0_apply, NllLossBackwardBackward0_release_saved };
@@ -3781,7 +3781,7 @@ static tg_tensor *NativeDropoutBackward0_input(tg__node_NativeDropoutBackward0 *
     double t0 = 0;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_result1 = tg__saved_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (n->p == INT64_C(1)) {
         t0 = 0.0;
     } else {
@@ -3799,17 +3799,17 @@ done:
 static int NativeDropoutBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NativeDropoutBackward0 *n = (tg__node_NativeDropoutBackward0 *)node;
-    int tg_sc = tg__scope_enter_kernel(), tg_rc = 0;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = NativeDropoutBackward0_input(n, grads)))
         tg_rc = -1;
-    tg__scope_leave_kernel(tg_sc);
+    tg_scope_resume(tg_sc);
     return tg_rc;
 }
 
 static void NativeDropoutBackward0_release_saved(tg_node *node)
 {
     tg__node_NativeDropoutBackward0 *n = (tg__node_NativeDropoutBackward0 *)node;
-    tg__saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result1);
 }
 
 static const tg_node_vtable NativeDropoutBackward0_vtable = { "NativeDropoutBackward0", NativeDropoutBackward0_apply, NativeDropoutBackward0_release_saved };
@@ -3829,17 +3829,17 @@ static tg_tensor *tg__below_empty_like(tg_tensor *self, tg_dtype dtype, tg_layou
 tg_tensor *tg__autograd_kernel_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_empty_like(self, dtype, layout, device, pin_memory, memory_format);
-    tg__node_EmptyLikeBackward0 *tg_n = (tg__node_EmptyLikeBackward0 *)tg__node_new(sizeof *tg_n, &EmptyLikeBackward0_vtable, 1, 0);
+    tg__node_EmptyLikeBackward0 *tg_n = (tg__node_EmptyLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EmptyLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_empty_like(self, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -3855,22 +3855,22 @@ static tg_tensor *tg__below_fill_(tg_tensor *self, double value)
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_fill_(self, value);
-    if (tg__check_inplace("fill_", self))
+    if (tg_autograd_check_inplace("fill_", self))
         return NULL;
-    tg__node_FillBackward0 *tg_n = (tg__node_FillBackward0 *)tg__node_new(sizeof *tg_n, &FillBackward0_vtable, 1, 1);
+    tg__node_FillBackward0 *tg_n = (tg__node_FillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &FillBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_fill_(self, value);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -3886,7 +3886,7 @@ static tg_tensor *tg__below_zeros_out(tg_int_list size, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_zeros_out(tg_int_list size, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("zeros", tg_in, 1))
+    if (tg_autograd_check_out("zeros", tg_in, 1))
         return NULL;
     return tg__below_zeros_out(size, out);
 }
@@ -3903,17 +3903,17 @@ static tg_tensor *tg__below_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layou
 tg_tensor *tg__autograd_kernel_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_zeros_like(self, dtype, layout, device, pin_memory, memory_format);
-    tg__node_ZerosLikeBackward0 *tg_n = (tg__node_ZerosLikeBackward0 *)tg__node_new(sizeof *tg_n, &ZerosLikeBackward0_vtable, 1, 0);
+    tg__node_ZerosLikeBackward0 *tg_n = (tg__node_ZerosLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ZerosLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_zeros_like(self, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -3929,7 +3929,7 @@ static tg_tensor *tg__below_ones_out(tg_int_list size, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_ones_out(tg_int_list size, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("ones", tg_in, 1))
+    if (tg_autograd_check_out("ones", tg_in, 1))
         return NULL;
     return tg__below_ones_out(size, out);
 }
@@ -3946,17 +3946,17 @@ static tg_tensor *tg__below_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout
 tg_tensor *tg__autograd_kernel_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_ones_like(self, dtype, layout, device, pin_memory, memory_format);
-    tg__node_OnesLikeBackward0 *tg_n = (tg__node_OnesLikeBackward0 *)tg__node_new(sizeof *tg_n, &OnesLikeBackward0_vtable, 1, 0);
+    tg__node_OnesLikeBackward0 *tg_n = (tg__node_OnesLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &OnesLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_ones_like(self, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -3972,7 +3972,7 @@ static tg_tensor *tg__below_full_out(tg_int_list size, double fill_value, tg_ten
 tg_tensor *tg__autograd_kernel_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("full", tg_in, 1))
+    if (tg_autograd_check_out("full", tg_in, 1))
         return NULL;
     return tg__below_full_out(size, fill_value, out);
 }
@@ -3989,17 +3989,17 @@ static tg_tensor *tg__below_full_like(tg_tensor *self, double fill_value, tg_dty
 tg_tensor *tg__autograd_kernel_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_full_like(self, fill_value, dtype, layout, device, pin_memory, memory_format);
-    tg__node_FullLikeBackward0 *tg_n = (tg__node_FullLikeBackward0 *)tg__node_new(sizeof *tg_n, &FullLikeBackward0_vtable, 1, 0);
+    tg__node_FullLikeBackward0 *tg_n = (tg__node_FullLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &FullLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_full_like(self, fill_value, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4015,7 +4015,7 @@ static tg_tensor *tg__below_arange_out(double end, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_arange_out(double end, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("arange", tg_in, 1))
+    if (tg_autograd_check_out("arange", tg_in, 1))
         return NULL;
     return tg__below_arange_out(end, out);
 }
@@ -4032,7 +4032,7 @@ static tg_tensor *tg__below_arange_start_out(double start, double end, double st
 tg_tensor *tg__autograd_kernel_arange_start_out(double start, double end, double step, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("arange", tg_in, 1))
+    if (tg_autograd_check_out("arange", tg_in, 1))
         return NULL;
     return tg__below_arange_start_out(start, end, step, out);
 }
@@ -4049,7 +4049,7 @@ static tg_tensor *tg__below_linspace_out(double start, double end, int64_t steps
 tg_tensor *tg__autograd_kernel_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("linspace", tg_in, 1))
+    if (tg_autograd_check_out("linspace", tg_in, 1))
         return NULL;
     return tg__below_linspace_out(start, end, steps, out);
 }
@@ -4066,7 +4066,7 @@ static tg_tensor *tg__below_eye_out(int64_t n, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_eye_out(int64_t n, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("eye", tg_in, 1))
+    if (tg_autograd_check_out("eye", tg_in, 1))
         return NULL;
     return tg__below_eye_out(n, out);
 }
@@ -4083,7 +4083,7 @@ static tg_tensor *tg__below_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("eye", tg_in, 1))
+    if (tg_autograd_check_out("eye", tg_in, 1))
         return NULL;
     return tg__below_eye_m_out(n, m, out);
 }
@@ -4100,22 +4100,22 @@ static tg_tensor *tg__below_uniform_(tg_tensor *self, double from, double to, tg
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_uniform_(self, from, to, generator);
-    if (tg__check_inplace("uniform_", self))
+    if (tg_autograd_check_inplace("uniform_", self))
         return NULL;
-    tg__node_UniformBackward0 *tg_n = (tg__node_UniformBackward0 *)tg__node_new(sizeof *tg_n, &UniformBackward0_vtable, 1, 1);
+    tg__node_UniformBackward0 *tg_n = (tg__node_UniformBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UniformBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4131,22 +4131,22 @@ static tg_tensor *tg__below_normal_(tg_tensor *self, double mean, double std, tg
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_normal_(self, mean, std, generator);
-    if (tg__check_inplace("normal_", self))
+    if (tg_autograd_check_inplace("normal_", self))
         return NULL;
-    tg__node_NormalBackward0 *tg_n = (tg__node_NormalBackward0 *)tg__node_new(sizeof *tg_n, &NormalBackward0_vtable, 1, 1);
+    tg__node_NormalBackward0 *tg_n = (tg__node_NormalBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NormalBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4162,22 +4162,22 @@ static tg_tensor *tg__below_random_(tg_tensor *self, int64_t from, tg_opt_int to
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_random_(self, from, to, generator);
-    if (tg__check_inplace("random_", self))
+    if (tg_autograd_check_inplace("random_", self))
         return NULL;
-    tg__node_RandomBackward0 *tg_n = (tg__node_RandomBackward0 *)tg__node_new(sizeof *tg_n, &RandomBackward0_vtable, 1, 1);
+    tg__node_RandomBackward0 *tg_n = (tg__node_RandomBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RandomBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4193,17 +4193,17 @@ static tg_tensor *tg__below_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout
 tg_tensor *tg__autograd_kernel_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_rand_like(self, dtype, layout, device, pin_memory, memory_format);
-    tg__node_RandLikeBackward0 *tg_n = (tg__node_RandLikeBackward0 *)tg__node_new(sizeof *tg_n, &RandLikeBackward0_vtable, 1, 0);
+    tg__node_RandLikeBackward0 *tg_n = (tg__node_RandLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RandLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_rand_like(self, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4219,17 +4219,17 @@ static tg_tensor *tg__below_randn_like(tg_tensor *self, tg_dtype dtype, tg_layou
 tg_tensor *tg__autograd_kernel_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_randn_like(self, dtype, layout, device, pin_memory, memory_format);
-    tg__node_RandnLikeBackward0 *tg_n = (tg__node_RandnLikeBackward0 *)tg__node_new(sizeof *tg_n, &RandnLikeBackward0_vtable, 1, 0);
+    tg__node_RandnLikeBackward0 *tg_n = (tg__node_RandnLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RandnLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_randn_like(self, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4245,17 +4245,17 @@ static tg_tensor *tg__below_randint_like(tg_tensor *self, int64_t high, tg_dtype
 tg_tensor *tg__autograd_kernel_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_randint_like(self, high, dtype, layout, device, pin_memory, memory_format);
-    tg__node_RandintLikeBackward0 *tg_n = (tg__node_RandintLikeBackward0 *)tg__node_new(sizeof *tg_n, &RandintLikeBackward0_vtable, 1, 0);
+    tg__node_RandintLikeBackward0 *tg_n = (tg__node_RandintLikeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RandintLikeBackward0_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_randint_like(self, high, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4271,17 +4271,17 @@ static tg_tensor *tg__below_randint_like_low(tg_tensor *self, int64_t low, int64
 tg_tensor *tg__autograd_kernel_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_randint_like_low(self, low, high, dtype, layout, device, pin_memory, memory_format);
-    tg__node_RandintLikeBackward1 *tg_n = (tg__node_RandintLikeBackward1 *)tg__node_new(sizeof *tg_n, &RandintLikeBackward1_vtable, 1, 0);
+    tg__node_RandintLikeBackward1 *tg_n = (tg__node_RandintLikeBackward1 *)tg_autograd_node_new(sizeof *tg_n, &RandintLikeBackward1_vtable, 1, 0);
     if (!tg_n)
         return NULL;
     tg_tensor *tg_r = tg__below_randint_like_low(self, low, high, dtype, layout, device, pin_memory, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__node_release(&tg_n->base);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4297,22 +4297,22 @@ static tg_tensor *tg__below_add(tg_tensor *self, tg_tensor *other, double alpha)
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_add(self, other, alpha);
-    tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg__node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
+    tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_add(self, other, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4328,24 +4328,24 @@ static tg_tensor *tg__below_add_(tg_tensor *self, tg_tensor *other, double alpha
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_add_(self, other, alpha);
-    if (tg__check_inplace("add_", self))
+    if (tg_autograd_check_inplace("add_", self))
         return NULL;
-    tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg__node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
+    tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_add_(self, other, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4361,7 +4361,7 @@ static tg_tensor *tg__below_add_out(tg_tensor *self, tg_tensor *other, double al
 tg_tensor *tg__autograd_kernel_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("add", tg_in, 3))
+    if (tg_autograd_check_out("add", tg_in, 3))
         return NULL;
     return tg__below_add_out(self, other, alpha, out);
 }
@@ -4378,22 +4378,22 @@ static tg_tensor *tg__below_sub(tg_tensor *self, tg_tensor *other, double alpha)
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_sub(self, other, alpha);
-    tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg__node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
+    tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_sub(self, other, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4409,24 +4409,24 @@ static tg_tensor *tg__below_sub_(tg_tensor *self, tg_tensor *other, double alpha
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_sub_(self, other, alpha);
-    if (tg__check_inplace("sub_", self))
+    if (tg_autograd_check_inplace("sub_", self))
         return NULL;
-    tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg__node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
+    tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4442,7 +4442,7 @@ static tg_tensor *tg__below_sub_out(tg_tensor *self, tg_tensor *other, double al
 tg_tensor *tg__autograd_kernel_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("sub", tg_in, 3))
+    if (tg_autograd_check_out("sub", tg_in, 3))
         return NULL;
     return tg__below_sub_out(self, other, alpha, out);
 }
@@ -4459,23 +4459,23 @@ static tg_tensor *tg__below_mul(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_mul(self, other);
-    tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg__node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
+    tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_mul(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4491,31 +4491,31 @@ static tg_tensor *tg__below_mul_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_mul_(self, other);
-    if (tg__check_inplace("mul_", self))
+    if (tg_autograd_check_inplace("mul_", self))
         return NULL;
-    tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg__node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
+    tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_mul_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4531,7 +4531,7 @@ static tg_tensor *tg__below_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor
 tg_tensor *tg__autograd_kernel_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("mul", tg_in, 3))
+    if (tg_autograd_check_out("mul", tg_in, 3))
         return NULL;
     return tg__below_mul_out(self, other, out);
 }
@@ -4548,23 +4548,23 @@ static tg_tensor *tg__below_div(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_div(self, other);
-    tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg__node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
+    tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg_autograd_node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_div(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4580,31 +4580,31 @@ static tg_tensor *tg__below_div_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_div_(self, other);
-    if (tg__check_inplace("div_", self))
+    if (tg_autograd_check_inplace("div_", self))
         return NULL;
-    tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg__node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
+    tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg_autograd_node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_div_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4620,7 +4620,7 @@ static tg_tensor *tg__below_div_out(tg_tensor *self, tg_tensor *other, tg_tensor
 tg_tensor *tg__autograd_kernel_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("div", tg_in, 3))
+    if (tg_autograd_check_out("div", tg_in, 3))
         return NULL;
     return tg__below_div_out(self, other, out);
 }
@@ -4637,25 +4637,25 @@ static tg_tensor *tg__below_div_mode(tg_tensor *self, tg_tensor *other, const ch
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_div_mode(self, other, rounding_mode);
-    tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg__node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
+    tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
     tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4671,33 +4671,33 @@ static tg_tensor *tg__below_div_mode_(tg_tensor *self, tg_tensor *other, const c
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_div_mode_(self, other, rounding_mode);
-    if (tg__check_inplace("div_", self))
+    if (tg_autograd_check_inplace("div_", self))
         return NULL;
-    tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg__node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
+    tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
     tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4713,7 +4713,7 @@ static tg_tensor *tg__below_div_mode_out(tg_tensor *self, tg_tensor *other, cons
 tg_tensor *tg__autograd_kernel_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("div", tg_in, 3))
+    if (tg_autograd_check_out("div", tg_in, 3))
         return NULL;
     return tg__below_div_mode_out(self, other, rounding_mode, out);
 }
@@ -4730,24 +4730,24 @@ static tg_tensor *tg__below_pow(tg_tensor *self, tg_tensor *exponent)
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_pow(self, exponent);
-    tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg__node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
+    tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg_autograd_node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, exponent);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->exponent, exponent, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, exponent);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->exponent, exponent, false, 0);
     tg_tensor *tg_r = tg__below_pow(self, exponent);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4763,32 +4763,32 @@ static tg_tensor *tg__below_pow_(tg_tensor *self, tg_tensor *exponent)
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_pow_(self, exponent);
-    if (tg__check_inplace("pow_", self))
+    if (tg_autograd_check_inplace("pow_", self))
         return NULL;
-    tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg__node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
+    tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg_autograd_node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, exponent);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, exponent);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg__saved_save(&tg_n->exponent, exponent, false, 0);
+    tg_autograd_save(&tg_n->exponent, exponent, false, 0);
     tg_tensor *tg_r = tg__below_pow_(self, exponent);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4804,7 +4804,7 @@ static tg_tensor *tg__below_pow_out(tg_tensor *self, tg_tensor *exponent, tg_ten
 tg_tensor *tg__autograd_kernel_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, exponent, out };
-    if (tg__check_out_no_grad("pow", tg_in, 3))
+    if (tg_autograd_check_out("pow", tg_in, 3))
         return NULL;
     return tg__below_pow_out(self, exponent, out);
 }
@@ -4821,7 +4821,7 @@ static tg_tensor *tg__below_pow_scalar_out(tg_tensor *self, double exponent, tg_
 tg_tensor *tg__autograd_kernel_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("pow", tg_in, 2))
+    if (tg_autograd_check_out("pow", tg_in, 2))
         return NULL;
     return tg__below_pow_scalar_out(self, exponent, out);
 }
@@ -4838,23 +4838,23 @@ static tg_tensor *tg__below_maximum(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_maximum(self, other);
-    tg__node_MaximumBackward0 *tg_n = (tg__node_MaximumBackward0 *)tg__node_new(sizeof *tg_n, &MaximumBackward0_vtable, 1, 2);
+    tg__node_MaximumBackward0 *tg_n = (tg__node_MaximumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaximumBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_maximum(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4870,7 +4870,7 @@ static tg_tensor *tg__below_maximum_out(tg_tensor *self, tg_tensor *other, tg_te
 tg_tensor *tg__autograd_kernel_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("maximum", tg_in, 3))
+    if (tg_autograd_check_out("maximum", tg_in, 3))
         return NULL;
     return tg__below_maximum_out(self, other, out);
 }
@@ -4887,23 +4887,23 @@ static tg_tensor *tg__below_minimum(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_minimum(self, other);
-    tg__node_MinimumBackward0 *tg_n = (tg__node_MinimumBackward0 *)tg__node_new(sizeof *tg_n, &MinimumBackward0_vtable, 1, 2);
+    tg__node_MinimumBackward0 *tg_n = (tg__node_MinimumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MinimumBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->other, other, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->other, other, false, 0);
     tg_tensor *tg_r = tg__below_minimum(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4919,7 +4919,7 @@ static tg_tensor *tg__below_minimum_out(tg_tensor *self, tg_tensor *other, tg_te
 tg_tensor *tg__autograd_kernel_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("minimum", tg_in, 3))
+    if (tg_autograd_check_out("minimum", tg_in, 3))
         return NULL;
     return tg__below_minimum_out(self, other, out);
 }
@@ -4936,21 +4936,21 @@ static tg_tensor *tg__below_eq(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_eq(self, other);
-    tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg__node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
+    tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_eq(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4966,23 +4966,23 @@ static tg_tensor *tg__below_eq_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_eq_(self, other);
-    if (tg__check_inplace("eq_", self))
+    if (tg_autograd_check_inplace("eq_", self))
         return NULL;
-    tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg__node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
+    tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_eq_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -4998,7 +4998,7 @@ static tg_tensor *tg__below_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("eq", tg_in, 3))
+    if (tg_autograd_check_out("eq", tg_in, 3))
         return NULL;
     return tg__below_eq_out(self, other, out);
 }
@@ -5015,7 +5015,7 @@ static tg_tensor *tg__below_eq_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("eq", tg_in, 2))
+    if (tg_autograd_check_out("eq", tg_in, 2))
         return NULL;
     return tg__below_eq_scalar_out(self, other, out);
 }
@@ -5032,21 +5032,21 @@ static tg_tensor *tg__below_ne(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_ne(self, other);
-    tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg__node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
+    tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_ne(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5062,23 +5062,23 @@ static tg_tensor *tg__below_ne_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_ne_(self, other);
-    if (tg__check_inplace("ne_", self))
+    if (tg_autograd_check_inplace("ne_", self))
         return NULL;
-    tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg__node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
+    tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_ne_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5094,7 +5094,7 @@ static tg_tensor *tg__below_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("ne", tg_in, 3))
+    if (tg_autograd_check_out("ne", tg_in, 3))
         return NULL;
     return tg__below_ne_out(self, other, out);
 }
@@ -5111,7 +5111,7 @@ static tg_tensor *tg__below_ne_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("ne", tg_in, 2))
+    if (tg_autograd_check_out("ne", tg_in, 2))
         return NULL;
     return tg__below_ne_scalar_out(self, other, out);
 }
@@ -5128,21 +5128,21 @@ static tg_tensor *tg__below_lt(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_lt(self, other);
-    tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg__node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
+    tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_lt(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5158,23 +5158,23 @@ static tg_tensor *tg__below_lt_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_lt_(self, other);
-    if (tg__check_inplace("lt_", self))
+    if (tg_autograd_check_inplace("lt_", self))
         return NULL;
-    tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg__node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
+    tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_lt_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5190,7 +5190,7 @@ static tg_tensor *tg__below_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("lt", tg_in, 3))
+    if (tg_autograd_check_out("lt", tg_in, 3))
         return NULL;
     return tg__below_lt_out(self, other, out);
 }
@@ -5207,7 +5207,7 @@ static tg_tensor *tg__below_lt_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("lt", tg_in, 2))
+    if (tg_autograd_check_out("lt", tg_in, 2))
         return NULL;
     return tg__below_lt_scalar_out(self, other, out);
 }
@@ -5224,21 +5224,21 @@ static tg_tensor *tg__below_le(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_le(self, other);
-    tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg__node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
+    tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_le(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5254,23 +5254,23 @@ static tg_tensor *tg__below_le_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_le_(self, other);
-    if (tg__check_inplace("le_", self))
+    if (tg_autograd_check_inplace("le_", self))
         return NULL;
-    tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg__node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
+    tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_le_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5286,7 +5286,7 @@ static tg_tensor *tg__below_le_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("le", tg_in, 3))
+    if (tg_autograd_check_out("le", tg_in, 3))
         return NULL;
     return tg__below_le_out(self, other, out);
 }
@@ -5303,7 +5303,7 @@ static tg_tensor *tg__below_le_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("le", tg_in, 2))
+    if (tg_autograd_check_out("le", tg_in, 2))
         return NULL;
     return tg__below_le_scalar_out(self, other, out);
 }
@@ -5320,21 +5320,21 @@ static tg_tensor *tg__below_gt(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_gt(self, other);
-    tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg__node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
+    tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_gt(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5350,23 +5350,23 @@ static tg_tensor *tg__below_gt_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_gt_(self, other);
-    if (tg__check_inplace("gt_", self))
+    if (tg_autograd_check_inplace("gt_", self))
         return NULL;
-    tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg__node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
+    tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_gt_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5382,7 +5382,7 @@ static tg_tensor *tg__below_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("gt", tg_in, 3))
+    if (tg_autograd_check_out("gt", tg_in, 3))
         return NULL;
     return tg__below_gt_out(self, other, out);
 }
@@ -5399,7 +5399,7 @@ static tg_tensor *tg__below_gt_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("gt", tg_in, 2))
+    if (tg_autograd_check_out("gt", tg_in, 2))
         return NULL;
     return tg__below_gt_scalar_out(self, other, out);
 }
@@ -5416,21 +5416,21 @@ static tg_tensor *tg__below_ge(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_ge(self, other);
-    tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg__node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
+    tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_ge(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5446,23 +5446,23 @@ static tg_tensor *tg__below_ge_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_ge_(self, other);
-    if (tg__check_inplace("ge_", self))
+    if (tg_autograd_check_inplace("ge_", self))
         return NULL;
-    tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg__node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
+    tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_tensor *tg_r = tg__below_ge_(self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5478,7 +5478,7 @@ static tg_tensor *tg__below_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor 
 tg_tensor *tg__autograd_kernel_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("ge", tg_in, 3))
+    if (tg_autograd_check_out("ge", tg_in, 3))
         return NULL;
     return tg__below_ge_out(self, other, out);
 }
@@ -5495,7 +5495,7 @@ static tg_tensor *tg__below_ge_scalar_out(tg_tensor *self, double other, tg_tens
 tg_tensor *tg__autograd_kernel_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("ge", tg_in, 2))
+    if (tg_autograd_check_out("ge", tg_in, 2))
         return NULL;
     return tg__below_ge_scalar_out(self, other, out);
 }
@@ -5512,22 +5512,22 @@ static tg_tensor *tg__below_where(tg_tensor *condition, tg_tensor *self, tg_tens
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { condition, self, other };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_where(condition, self, other);
-    tg__node_WhereBackward0 *tg_n = (tg__node_WhereBackward0 *)tg__node_new(sizeof *tg_n, &WhereBackward0_vtable, 1, 2);
+    tg__node_WhereBackward0 *tg_n = (tg__node_WhereBackward0 *)tg_autograd_node_new(sizeof *tg_n, &WhereBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, other);
-    tg__saved_save(&tg_n->condition, condition, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
+    tg_autograd_save(&tg_n->condition, condition, false, 0);
     tg_tensor *tg_r = tg__below_where(condition, self, other);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5543,7 +5543,7 @@ static tg_tensor *tg__below_where_out(tg_tensor *condition, tg_tensor *self, tg_
 tg_tensor *tg__autograd_kernel_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { condition, self, other, out };
-    if (tg__check_out_no_grad("where", tg_in, 4))
+    if (tg_autograd_check_out("where", tg_in, 4))
         return NULL;
     return tg__below_where_out(condition, self, other, out);
 }
@@ -5560,23 +5560,23 @@ static tg_tensor *tg__below_clamp(tg_tensor *self, tg_opt_float min, tg_opt_floa
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_clamp(self, min, max);
-    tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg__node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
+    tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min = min;
     tg_n->max = max;
     tg_tensor *tg_r = tg__below_clamp(self, min, max);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5592,31 +5592,31 @@ static tg_tensor *tg__below_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_flo
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_clamp_(self, min, max);
-    if (tg__check_inplace("clamp_", self))
+    if (tg_autograd_check_inplace("clamp_", self))
         return NULL;
-    tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg__node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
+    tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_n->min = min;
     tg_n->max = max;
     tg_tensor *tg_r = tg__below_clamp_(self, min, max);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5632,7 +5632,7 @@ static tg_tensor *tg__below_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_
 tg_tensor *tg__autograd_kernel_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("clamp", tg_in, 2))
+    if (tg_autograd_check_out("clamp", tg_in, 2))
         return NULL;
     return tg__below_clamp_out(self, min, max, out);
 }
@@ -5649,27 +5649,27 @@ static tg_tensor *tg__below_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_ten
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_clamp_tensor(self, min, max);
-    tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg__node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
+    tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, min);
-    tg__node_set_next_edge(&tg_n->base, 2, max);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->min, min, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, min);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, max);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->min, min, false, 0);
     tg_n->min_defined = min != NULL;
-    tg__saved_save(&tg_n->max, max, false, 0);
+    tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
     tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5685,35 +5685,35 @@ static tg_tensor *tg__below_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_te
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_clamp_tensor_(self, min, max);
-    if (tg__check_inplace("clamp_", self))
+    if (tg_autograd_check_inplace("clamp_", self))
         return NULL;
-    tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg__node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
+    tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, min);
-    tg__node_set_next_edge(&tg_n->base, 2, max);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, min);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, max);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg__saved_save(&tg_n->min, min, false, 0);
+    tg_autograd_save(&tg_n->min, min, false, 0);
     tg_n->min_defined = min != NULL;
-    tg__saved_save(&tg_n->max, max, false, 0);
+    tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
     tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5729,7 +5729,7 @@ static tg_tensor *tg__below_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg
 tg_tensor *tg__autograd_kernel_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, min, max, out };
-    if (tg__check_out_no_grad("clamp", tg_in, 4))
+    if (tg_autograd_check_out("clamp", tg_in, 4))
         return NULL;
     return tg__below_clamp_tensor_out(self, min, max, out);
 }
@@ -5746,20 +5746,20 @@ static tg_tensor *tg__below_neg(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_neg(self);
-    tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg__node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
+    tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_neg(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5775,22 +5775,22 @@ static tg_tensor *tg__below_neg_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_neg_(self);
-    if (tg__check_inplace("neg_", self))
+    if (tg_autograd_check_inplace("neg_", self))
         return NULL;
-    tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg__node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
+    tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_neg_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5806,7 +5806,7 @@ static tg_tensor *tg__below_neg_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_neg_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("neg", tg_in, 2))
+    if (tg_autograd_check_out("neg", tg_in, 2))
         return NULL;
     return tg__below_neg_out(self, out);
 }
@@ -5823,21 +5823,21 @@ static tg_tensor *tg__below_abs(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_abs(self);
-    tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg__node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
+    tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_tensor *tg_r = tg__below_abs(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5853,29 +5853,29 @@ static tg_tensor *tg__below_abs_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_abs_(self);
-    if (tg__check_inplace("abs_", self))
+    if (tg_autograd_check_inplace("abs_", self))
         return NULL;
-    tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg__node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
+    tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_tensor *tg_r = tg__below_abs_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5891,7 +5891,7 @@ static tg_tensor *tg__below_abs_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_abs_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("abs", tg_in, 2))
+    if (tg_autograd_check_out("abs", tg_in, 2))
         return NULL;
     return tg__below_abs_out(self, out);
 }
@@ -5908,21 +5908,21 @@ static tg_tensor *tg__below_exp(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_exp(self);
-    tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg__node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
+    tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_exp(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5938,23 +5938,23 @@ static tg_tensor *tg__below_exp_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_exp_(self);
-    if (tg__check_inplace("exp_", self))
+    if (tg_autograd_check_inplace("exp_", self))
         return NULL;
-    tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg__node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
+    tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_exp_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -5970,7 +5970,7 @@ static tg_tensor *tg__below_exp_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_exp_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("exp", tg_in, 2))
+    if (tg_autograd_check_out("exp", tg_in, 2))
         return NULL;
     return tg__below_exp_out(self, out);
 }
@@ -5987,21 +5987,21 @@ static tg_tensor *tg__below_log(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_log(self);
-    tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg__node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
+    tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_tensor *tg_r = tg__below_log(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6017,29 +6017,29 @@ static tg_tensor *tg__below_log_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_log_(self);
-    if (tg__check_inplace("log_", self))
+    if (tg_autograd_check_inplace("log_", self))
         return NULL;
-    tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg__node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
+    tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_tensor *tg_r = tg__below_log_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6055,7 +6055,7 @@ static tg_tensor *tg__below_log_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_log_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("log", tg_in, 2))
+    if (tg_autograd_check_out("log", tg_in, 2))
         return NULL;
     return tg__below_log_out(self, out);
 }
@@ -6072,21 +6072,21 @@ static tg_tensor *tg__below_sqrt(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sqrt(self);
-    tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg__node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
+    tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_sqrt(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6102,23 +6102,23 @@ static tg_tensor *tg__below_sqrt_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sqrt_(self);
-    if (tg__check_inplace("sqrt_", self))
+    if (tg_autograd_check_inplace("sqrt_", self))
         return NULL;
-    tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg__node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
+    tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_sqrt_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6134,7 +6134,7 @@ static tg_tensor *tg__below_sqrt_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("sqrt", tg_in, 2))
+    if (tg_autograd_check_out("sqrt", tg_in, 2))
         return NULL;
     return tg__below_sqrt_out(self, out);
 }
@@ -6151,21 +6151,21 @@ static tg_tensor *tg__below_rsqrt(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_rsqrt(self);
-    tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg__node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
+    tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_rsqrt(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6181,23 +6181,23 @@ static tg_tensor *tg__below_rsqrt_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_rsqrt_(self);
-    if (tg__check_inplace("rsqrt_", self))
+    if (tg_autograd_check_inplace("rsqrt_", self))
         return NULL;
-    tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg__node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
+    tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_rsqrt_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6213,7 +6213,7 @@ static tg_tensor *tg__below_rsqrt_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("rsqrt", tg_in, 2))
+    if (tg_autograd_check_out("rsqrt", tg_in, 2))
         return NULL;
     return tg__below_rsqrt_out(self, out);
 }
@@ -6230,21 +6230,21 @@ static tg_tensor *tg__below_sin(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sin(self);
-    tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg__node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
+    tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_tensor *tg_r = tg__below_sin(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6260,29 +6260,29 @@ static tg_tensor *tg__below_sin_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sin_(self);
-    if (tg__check_inplace("sin_", self))
+    if (tg_autograd_check_inplace("sin_", self))
         return NULL;
-    tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg__node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
+    tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_tensor *tg_r = tg__below_sin_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6298,7 +6298,7 @@ static tg_tensor *tg__below_sin_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_sin_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("sin", tg_in, 2))
+    if (tg_autograd_check_out("sin", tg_in, 2))
         return NULL;
     return tg__below_sin_out(self, out);
 }
@@ -6315,21 +6315,21 @@ static tg_tensor *tg__below_cos(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_cos(self);
-    tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg__node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
+    tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_tensor *tg_r = tg__below_cos(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6345,29 +6345,29 @@ static tg_tensor *tg__below_cos_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_cos_(self);
-    if (tg__check_inplace("cos_", self))
+    if (tg_autograd_check_inplace("cos_", self))
         return NULL;
-    tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg__node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
+    tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_orig = tg_clone(self);
     if (!tg_orig) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
-    tg__saved_save(&tg_n->self, tg_orig, false, 0);
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_tensor *tg_r = tg__below_cos_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6383,7 +6383,7 @@ static tg_tensor *tg__below_cos_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_cos_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("cos", tg_in, 2))
+    if (tg_autograd_check_out("cos", tg_in, 2))
         return NULL;
     return tg__below_cos_out(self, out);
 }
@@ -6400,21 +6400,21 @@ static tg_tensor *tg__below_tanh(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_tanh(self);
-    tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg__node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
+    tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_tanh(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6430,23 +6430,23 @@ static tg_tensor *tg__below_tanh_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_tanh_(self);
-    if (tg__check_inplace("tanh_", self))
+    if (tg_autograd_check_inplace("tanh_", self))
         return NULL;
-    tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg__node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
+    tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_tanh_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6462,7 +6462,7 @@ static tg_tensor *tg__below_tanh_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_tanh_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("tanh", tg_in, 2))
+    if (tg_autograd_check_out("tanh", tg_in, 2))
         return NULL;
     return tg__below_tanh_out(self, out);
 }
@@ -6479,21 +6479,21 @@ static tg_tensor *tg__below_sigmoid(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sigmoid(self);
-    tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg__node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
+    tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_sigmoid(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6509,23 +6509,23 @@ static tg_tensor *tg__below_sigmoid_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sigmoid_(self);
-    if (tg__check_inplace("sigmoid_", self))
+    if (tg_autograd_check_inplace("sigmoid_", self))
         return NULL;
-    tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg__node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
+    tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_sigmoid_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6541,7 +6541,7 @@ static tg_tensor *tg__below_sigmoid_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("sigmoid", tg_in, 2))
+    if (tg_autograd_check_out("sigmoid", tg_in, 2))
         return NULL;
     return tg__below_sigmoid_out(self, out);
 }
@@ -6558,21 +6558,21 @@ static tg_tensor *tg__below_relu(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_relu(self);
-    tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg__node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
+    tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_relu(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6588,23 +6588,23 @@ static tg_tensor *tg__below_relu_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_relu_(self);
-    if (tg__check_inplace("relu_", self))
+    if (tg_autograd_check_inplace("relu_", self))
         return NULL;
-    tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg__node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
+    tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_relu_(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6620,7 +6620,7 @@ static tg_tensor *tg__below_relu_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_relu_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("relu", tg_in, 2))
+    if (tg_autograd_check_out("relu", tg_in, 2))
         return NULL;
     return tg__below_relu_out(self, out);
 }
@@ -6637,24 +6637,24 @@ static tg_tensor *tg__below_sum(tg_tensor *self, tg_int_list dim, bool keepdim, 
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_sum(self, dim, keepdim, dtype);
-    tg__node_SumBackward0 *tg_n = (tg__node_SumBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &SumBackward0_vtable, 1, 1);
+    tg__node_SumBackward0 *tg_n = (tg__node_SumBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &SumBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6670,7 +6670,7 @@ static tg_tensor *tg__below_sum_out(tg_tensor *self, tg_int_list dim, bool keepd
 tg_tensor *tg__autograd_kernel_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("sum", tg_in, 2))
+    if (tg_autograd_check_out("sum", tg_in, 2))
         return NULL;
     return tg__below_sum_out(self, dim, keepdim, dtype, out);
 }
@@ -6687,24 +6687,24 @@ static tg_tensor *tg__below_mean(tg_tensor *self, tg_int_list dim, bool keepdim,
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_mean(self, dim, keepdim, dtype);
-    tg__node_MeanBackward0 *tg_n = (tg__node_MeanBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &MeanBackward0_vtable, 1, 1);
+    tg__node_MeanBackward0 *tg_n = (tg__node_MeanBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &MeanBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6720,7 +6720,7 @@ static tg_tensor *tg__below_mean_out(tg_tensor *self, tg_int_list dim, bool keep
 tg_tensor *tg__autograd_kernel_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("mean", tg_in, 2))
+    if (tg_autograd_check_out("mean", tg_in, 2))
         return NULL;
     return tg__below_mean_out(self, dim, keepdim, dtype, out);
 }
@@ -6737,24 +6737,24 @@ static tg_tensor *tg__below_prod_dim(tg_tensor *self, int64_t dim, bool keepdim,
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_prod_dim(self, dim, keepdim, dtype);
-    tg__node_ProdBackward0 *tg_n = (tg__node_ProdBackward0 *)tg__node_new(sizeof *tg_n, &ProdBackward0_vtable, 1, 1);
+    tg__node_ProdBackward0 *tg_n = (tg__node_ProdBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ProdBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6770,7 +6770,7 @@ static tg_tensor *tg__below_prod_dim_out(tg_tensor *self, int64_t dim, bool keep
 tg_tensor *tg__autograd_kernel_prod_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("prod", tg_in, 2))
+    if (tg_autograd_check_out("prod", tg_in, 2))
         return NULL;
     return tg__below_prod_dim_out(self, dim, keepdim, dtype, out);
 }
@@ -6787,25 +6787,25 @@ static tg_tensor *tg__below_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_amax(self, dim, keepdim);
-    tg__node_AmaxBackward0 *tg_n = (tg__node_AmaxBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AmaxBackward0_vtable, 1, 1);
+    tg__node_AmaxBackward0 *tg_n = (tg__node_AmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6821,7 +6821,7 @@ static tg_tensor *tg__below_amax_out(tg_tensor *self, tg_int_list dim, bool keep
 tg_tensor *tg__autograd_kernel_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("amax", tg_in, 2))
+    if (tg_autograd_check_out("amax", tg_in, 2))
         return NULL;
     return tg__below_amax_out(self, dim, keepdim, out);
 }
@@ -6838,25 +6838,25 @@ static tg_tensor *tg__below_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_amin(self, dim, keepdim);
-    tg__node_AminBackward0 *tg_n = (tg__node_AminBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AminBackward0_vtable, 1, 1);
+    tg__node_AminBackward0 *tg_n = (tg__node_AminBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AminBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6872,7 +6872,7 @@ static tg_tensor *tg__below_amin_out(tg_tensor *self, tg_int_list dim, bool keep
 tg_tensor *tg__autograd_kernel_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("amin", tg_in, 2))
+    if (tg_autograd_check_out("amin", tg_in, 2))
         return NULL;
     return tg__below_amin_out(self, dim, keepdim, out);
 }
@@ -6889,24 +6889,24 @@ static tg_values_indices tg__below_max_dim(tg_tensor *self, int64_t dim, bool ke
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_max_dim(self, dim, keepdim);
-    tg__node_MaxBackward0 *tg_n = (tg__node_MaxBackward0 *)tg__node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1);
+    tg__node_MaxBackward0 *tg_n = (tg__node_MaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
     tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
     if (!tg_r.values) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
-        tg__set_history(tg_r.values, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6922,7 +6922,7 @@ static tg_values_indices tg__below_max_dim_out(tg_tensor *self, int64_t dim, boo
 tg_values_indices tg__autograd_kernel_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
 {
     tg_tensor *const tg_in[] = { self, max, max_values };
-    if (tg__check_out_no_grad("max", tg_in, 3))
+    if (tg_autograd_check_out("max", tg_in, 3))
         return (tg_values_indices){ 0 };
     return tg__below_max_dim_out(self, dim, keepdim, max, max_values);
 }
@@ -6939,24 +6939,24 @@ static tg_values_indices tg__below_min_dim(tg_tensor *self, int64_t dim, bool ke
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_min_dim(self, dim, keepdim);
-    tg__node_MinBackward0 *tg_n = (tg__node_MinBackward0 *)tg__node_new(sizeof *tg_n, &MinBackward0_vtable, 2, 1);
+    tg__node_MinBackward0 *tg_n = (tg__node_MinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MinBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
     tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
     if (!tg_r.values) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
-        tg__set_history(tg_r.values, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -6972,7 +6972,7 @@ static tg_values_indices tg__below_min_dim_out(tg_tensor *self, int64_t dim, boo
 tg_values_indices tg__autograd_kernel_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
 {
     tg_tensor *const tg_in[] = { self, min, min_indices };
-    if (tg__check_out_no_grad("min", tg_in, 3))
+    if (tg_autograd_check_out("min", tg_in, 3))
         return (tg_values_indices){ 0 };
     return tg__below_min_dim_out(self, dim, keepdim, min, min_indices);
 }
@@ -6991,7 +6991,7 @@ static int tg__ni_apply_argmax(tg_node *node, tg_tensor *const *grads, tg_tensor
     (void)node;
     (void)grads;
     (void)out;
-    return tg__not_implemented("argmax");
+    return tg_autograd_not_implemented("argmax");
 }
 
 static const tg_node_vtable tg__ni_vtable_argmax = { "NotImplemented", tg__ni_apply_argmax, NULL };
@@ -6999,21 +6999,21 @@ static const tg_node_vtable tg__ni_vtable_argmax = { "NotImplemented", tg__ni_ap
 tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_argmax(self, dim, keepdim);
-    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_argmax, 1, 1);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_argmax, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
-    tg__node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *tg_r = tg__below_argmax(self, dim, keepdim);
     if (!tg_r) {
-        tg__node_release(tg_n);
+        tg_autograd_node_release(tg_n);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, tg_n, 0);
-    tg__node_release(tg_n);
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 
@@ -7029,7 +7029,7 @@ static tg_tensor *tg__below_argmax_out(tg_tensor *self, tg_opt_int dim, bool kee
 tg_tensor *tg__autograd_kernel_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("argmax", tg_in, 2))
+    if (tg_autograd_check_out("argmax", tg_in, 2))
         return NULL;
     return tg__below_argmax_out(self, dim, keepdim, out);
 }
@@ -7048,7 +7048,7 @@ static int tg__ni_apply_argmin(tg_node *node, tg_tensor *const *grads, tg_tensor
     (void)node;
     (void)grads;
     (void)out;
-    return tg__not_implemented("argmin");
+    return tg_autograd_not_implemented("argmin");
 }
 
 static const tg_node_vtable tg__ni_vtable_argmin = { "NotImplemented", tg__ni_apply_argmin, NULL };
@@ -7056,21 +7056,21 @@ static const tg_node_vtable tg__ni_vtable_argmin = { "NotImplemented", tg__ni_ap
 tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_argmin(self, dim, keepdim);
-    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_argmin, 1, 1);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_argmin, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
-    tg__node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *tg_r = tg__below_argmin(self, dim, keepdim);
     if (!tg_r) {
-        tg__node_release(tg_n);
+        tg_autograd_node_release(tg_n);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, tg_n, 0);
-    tg__node_release(tg_n);
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 
@@ -7086,7 +7086,7 @@ static tg_tensor *tg__below_argmin_out(tg_tensor *self, tg_opt_int dim, bool kee
 tg_tensor *tg__autograd_kernel_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("argmin", tg_in, 2))
+    if (tg_autograd_check_out("argmin", tg_in, 2))
         return NULL;
     return tg__below_argmin_out(self, dim, keepdim, out);
 }
@@ -7103,25 +7103,25 @@ static tg_tensor *tg__below_var(tg_tensor *self, tg_int_list dim, tg_opt_int cor
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_var(self, dim, correction, keepdim);
-    tg__node_VarBackward0 *tg_n = (tg__node_VarBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &VarBackward0_vtable, 1, 1);
+    tg__node_VarBackward0 *tg_n = (tg__node_VarBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &VarBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7137,7 +7137,7 @@ static tg_tensor *tg__below_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int
 tg_tensor *tg__autograd_kernel_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("var", tg_in, 2))
+    if (tg_autograd_check_out("var", tg_in, 2))
         return NULL;
     return tg__below_var_out(self, dim, correction, keepdim, out);
 }
@@ -7154,26 +7154,26 @@ static tg_tensor *tg__below_std(tg_tensor *self, tg_int_list dim, tg_opt_int cor
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_std(self, dim, correction, keepdim);
-    tg__node_StdBackward0 *tg_n = (tg__node_StdBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &StdBackward0_vtable, 1, 1);
+    tg__node_StdBackward0 *tg_n = (tg__node_StdBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &StdBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
     tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7189,7 +7189,7 @@ static tg_tensor *tg__below_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int
 tg_tensor *tg__autograd_kernel_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("std", tg_in, 2))
+    if (tg_autograd_check_out("std", tg_in, 2))
         return NULL;
     return tg__below_std_out(self, dim, correction, keepdim, out);
 }
@@ -7206,23 +7206,23 @@ static tg_tensor *tg__below_mm(tg_tensor *self, tg_tensor *mat2)
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_mm(self, mat2);
-    tg__node_MmBackward0 *tg_n = (tg__node_MmBackward0 *)tg__node_new(sizeof *tg_n, &MmBackward0_vtable, 1, 2);
+    tg__node_MmBackward0 *tg_n = (tg__node_MmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MmBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, mat2);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->mat2, mat2, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_tensor *tg_r = tg__below_mm(self, mat2);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7238,7 +7238,7 @@ static tg_tensor *tg__below_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *
 tg_tensor *tg__autograd_kernel_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat2, out };
-    if (tg__check_out_no_grad("mm", tg_in, 3))
+    if (tg_autograd_check_out("mm", tg_in, 3))
         return NULL;
     return tg__below_mm_out(self, mat2, out);
 }
@@ -7255,23 +7255,23 @@ static tg_tensor *tg__below_bmm(tg_tensor *self, tg_tensor *mat2)
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_bmm(self, mat2);
-    tg__node_BmmBackward0 *tg_n = (tg__node_BmmBackward0 *)tg__node_new(sizeof *tg_n, &BmmBackward0_vtable, 1, 2);
+    tg__node_BmmBackward0 *tg_n = (tg__node_BmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BmmBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, mat2);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->mat2, mat2, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_tensor *tg_r = tg__below_bmm(self, mat2);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7287,7 +7287,7 @@ static tg_tensor *tg__below_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor 
 tg_tensor *tg__autograd_kernel_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat2, out };
-    if (tg__check_out_no_grad("bmm", tg_in, 3))
+    if (tg_autograd_check_out("bmm", tg_in, 3))
         return NULL;
     return tg__below_bmm_out(self, mat2, out);
 }
@@ -7304,26 +7304,26 @@ static tg_tensor *tg__below_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *m
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_addmm(self, mat1, mat2, beta, alpha);
-    tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg__node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
+    tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, mat1);
-    tg__node_set_next_edge(&tg_n->base, 2, mat2);
-    tg__saved_save(&tg_n->mat1, mat1, false, 0);
-    tg__saved_save(&tg_n->mat2, mat2, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, mat1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, mat2);
+    tg_autograd_save(&tg_n->mat1, mat1, false, 0);
+    tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7339,28 +7339,28 @@ static tg_tensor *tg__below_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_addmm_(self, mat1, mat2, beta, alpha);
-    if (tg__check_inplace("addmm_", self))
+    if (tg_autograd_check_inplace("addmm_", self))
         return NULL;
-    tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg__node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
+    tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, mat1);
-    tg__node_set_next_edge(&tg_n->base, 2, mat2);
-    tg__saved_save(&tg_n->mat1, mat1, false, 0);
-    tg__saved_save(&tg_n->mat2, mat2, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, mat1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, mat2);
+    tg_autograd_save(&tg_n->mat1, mat1, false, 0);
+    tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
     tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7376,7 +7376,7 @@ static tg_tensor *tg__below_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tenso
 tg_tensor *tg__autograd_kernel_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2, out };
-    if (tg__check_out_no_grad("addmm", tg_in, 4))
+    if (tg_autograd_check_out("addmm", tg_in, 4))
         return NULL;
     return tg__below_addmm_out(self, mat1, mat2, beta, alpha, out);
 }
@@ -7393,7 +7393,7 @@ static tg_tensor *tg__below_matmul_out(tg_tensor *self, tg_tensor *other, tg_ten
 tg_tensor *tg__autograd_kernel_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg__check_out_no_grad("matmul", tg_in, 3))
+    if (tg_autograd_check_out("matmul", tg_in, 3))
         return NULL;
     return tg__below_matmul_out(self, other, out);
 }
@@ -7410,20 +7410,20 @@ static tg_tensor *tg__below_as_strided(tg_tensor *self, tg_int_list size, tg_int
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_as_strided(self, size, stride, storage_offset);
-    tg__node_AsStridedBackward0 *tg_n = (tg__node_AsStridedBackward0 *)tg__node_new(sizeof *tg_n, &AsStridedBackward0_vtable, 1, 1);
+    tg__node_AsStridedBackward0 *tg_n = (tg__node_AsStridedBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AsStridedBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_as_strided(self, size, stride, storage_offset);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7439,21 +7439,21 @@ static tg_tensor *tg__below_view(tg_tensor *self, tg_int_list size)
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_view(self, size);
-    tg__node_ViewBackward0 *tg_n = (tg__node_ViewBackward0 *)tg__node_new(sizeof *tg_n, &ViewBackward0_vtable, 1, 1);
+    tg__node_ViewBackward0 *tg_n = (tg__node_ViewBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ViewBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_tensor *tg_r = tg__below_view(self, size);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7469,22 +7469,22 @@ static tg_tensor *tg__below_transpose(tg_tensor *self, int64_t dim0, int64_t dim
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_transpose(self, dim0, dim1);
-    tg__node_TransposeBackward0 *tg_n = (tg__node_TransposeBackward0 *)tg__node_new(sizeof *tg_n, &TransposeBackward0_vtable, 1, 1);
+    tg__node_TransposeBackward0 *tg_n = (tg__node_TransposeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TransposeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim0 = dim0;
     tg_n->dim1 = dim1;
     tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7500,22 +7500,22 @@ static tg_tensor *tg__below_permute(tg_tensor *self, tg_int_list dims)
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_permute(self, dims);
-    tg__node_PermuteBackward0 *tg_n = (tg__node_PermuteBackward0 *)tg__node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &PermuteBackward0_vtable, 1, 1);
+    tg__node_PermuteBackward0 *tg_n = (tg__node_PermuteBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &PermuteBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
     tg_tensor *tg_r = tg__below_permute(self, dims);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7531,21 +7531,21 @@ static tg_tensor *tg__below_squeeze(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_squeeze(self);
-    tg__node_SqueezeBackward0 *tg_n = (tg__node_SqueezeBackward0 *)tg__node_new(sizeof *tg_n, &SqueezeBackward0_vtable, 1, 1);
+    tg__node_SqueezeBackward0 *tg_n = (tg__node_SqueezeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqueezeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_tensor *tg_r = tg__below_squeeze(self);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7561,21 +7561,21 @@ static tg_tensor *tg__below_squeeze_dim(tg_tensor *self, int64_t dim)
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_squeeze_dim(self, dim);
-    tg__node_SqueezeBackward1 *tg_n = (tg__node_SqueezeBackward1 *)tg__node_new(sizeof *tg_n, &SqueezeBackward1_vtable, 1, 1);
+    tg__node_SqueezeBackward1 *tg_n = (tg__node_SqueezeBackward1 *)tg_autograd_node_new(sizeof *tg_n, &SqueezeBackward1_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7591,21 +7591,21 @@ static tg_tensor *tg__below_unsqueeze(tg_tensor *self, int64_t dim)
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_unsqueeze(self, dim);
-    tg__node_UnsqueezeBackward0 *tg_n = (tg__node_UnsqueezeBackward0 *)tg__node_new(sizeof *tg_n, &UnsqueezeBackward0_vtable, 1, 1);
+    tg__node_UnsqueezeBackward0 *tg_n = (tg__node_UnsqueezeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UnsqueezeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7621,21 +7621,21 @@ static tg_tensor *tg__below_expand(tg_tensor *self, tg_int_list size, bool impli
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_expand(self, size, implicit);
-    tg__node_ExpandBackward0 *tg_n = (tg__node_ExpandBackward0 *)tg__node_new(sizeof *tg_n, &ExpandBackward0_vtable, 1, 1);
+    tg__node_ExpandBackward0 *tg_n = (tg__node_ExpandBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpandBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_tensor *tg_r = tg__below_expand(self, size, implicit);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7651,12 +7651,12 @@ static tg_tensor *tg__below_slice(tg_tensor *self, int64_t dim, tg_opt_int start
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_slice(self, dim, start, end, step);
-    tg__node_SliceBackward0 *tg_n = (tg__node_SliceBackward0 *)tg__node_new(sizeof *tg_n, &SliceBackward0_vtable, 1, 1);
+    tg__node_SliceBackward0 *tg_n = (tg__node_SliceBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SliceBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->start = start;
@@ -7664,12 +7664,12 @@ tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int st
     tg_n->step = step;
     tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7685,23 +7685,23 @@ static tg_tensor *tg__below_select(tg_tensor *self, int64_t dim, int64_t index)
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_select(self, dim, index);
-    tg__node_SelectBackward0 *tg_n = (tg__node_SelectBackward0 *)tg__node_new(sizeof *tg_n, &SelectBackward0_vtable, 1, 1);
+    tg__node_SelectBackward0 *tg_n = (tg__node_SelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SelectBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->index = index;
     tg_tensor *tg_r = tg__below_select(self, dim, index);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7717,20 +7717,20 @@ static tg_tensor *tg__below_clone(tg_tensor *self, tg_memory_format memory_forma
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_clone(self, memory_format);
-    tg__node_CloneBackward0 *tg_n = (tg__node_CloneBackward0 *)tg__node_new(sizeof *tg_n, &CloneBackward0_vtable, 1, 1);
+    tg__node_CloneBackward0 *tg_n = (tg__node_CloneBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CloneBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *tg_r = tg__below_clone(self, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7745,24 +7745,24 @@ static tg_tensor *tg__below_cat(tg_tensor_list tensors, int64_t dim)
 
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
-    if (!(tg__any_requires_grad(tensors.data, (int)tensors.len)))
+    if (!(tg_autograd_any_requires_grad(tensors.data, (int)tensors.len)))
         return tg__below_cat(tensors, dim);
-    tg__node_CatBackward0 *tg_n = (tg__node_CatBackward0 *)tg__node_new(sizeof *tg_n + (size_t)tensors.len * sizeof(int64_t), &CatBackward0_vtable, 1, 0 + (int)tensors.len);
+    tg__node_CatBackward0 *tg_n = (tg__node_CatBackward0 *)tg_autograd_node_new(sizeof *tg_n + (size_t)tensors.len * sizeof(int64_t), &CatBackward0_vtable, 1, 0 + (int)tensors.len);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
     for (int64_t tg_i = 0; tg_i < tensors.len; tg_i++)
-        tg__node_set_next_edge(&tg_n->base, 0 + (int)tg_i, tensors.data[tg_i]);
+        tg_autograd_node_set_next_edge(&tg_n->base, 0 + (int)tg_i, tensors.data[tg_i]);
     tg_n->tensors_size_0 = tg__gen_keep_list_sizes(tensors, dim, &tg_cursor);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below_cat(tensors, dim);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7778,7 +7778,7 @@ static tg_tensor *tg__below_cat_out(tg_tensor_list tensors, int64_t dim, tg_tens
 tg_tensor *tg__autograd_kernel_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("cat", tensors.data, (int)tensors.len) || tg__check_out_no_grad("cat", tg_in, 1))
+    if (tg_autograd_check_out("cat", tensors.data, (int)tensors.len) || tg_autograd_check_out("cat", tg_in, 1))
         return NULL;
     return tg__below_cat_out(tensors, dim, out);
 }
@@ -7795,7 +7795,7 @@ static tg_tensor *tg__below_stack_out(tg_tensor_list tensors, int64_t dim, tg_te
 tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg__check_out_no_grad("stack", tensors.data, (int)tensors.len) || tg__check_out_no_grad("stack", tg_in, 1))
+    if (tg_autograd_check_out("stack", tensors.data, (int)tensors.len) || tg_autograd_check_out("stack", tg_in, 1))
         return NULL;
     return tg__below_stack_out(tensors, dim, out);
 }
@@ -7812,22 +7812,22 @@ static tg_tensor_list tg__below_split(tg_tensor *self, int64_t split_size, int64
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_split(self, split_size, dim);
     tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
     if (!tg_r.data)
         return tg_r;
-    tg__node_SplitBackward0 *tg_n = (tg__node_SplitBackward0 *)tg__node_new(sizeof *tg_n, &SplitBackward0_vtable, (int)tg_r.len, 1);
+    tg__node_SplitBackward0 *tg_n = (tg__node_SplitBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitBackward0_vtable, (int)tg_r.len, 1);
     if (!tg_n) {
         tg_tensor_list_release(tg_r);
         return (tg_tensor_list){ NULL, 0 };
     }
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
-            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
-    tg__node_release(&tg_n->base);
+            tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7843,22 +7843,22 @@ static tg_tensor_list tg__below_split_with_sizes(tg_tensor *self, tg_int_list sp
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_split_with_sizes(self, split_sizes, dim);
     tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
     if (!tg_r.data)
         return tg_r;
-    tg__node_SplitWithSizesBackward0 *tg_n = (tg__node_SplitWithSizesBackward0 *)tg__node_new(sizeof *tg_n, &SplitWithSizesBackward0_vtable, (int)tg_r.len, 1);
+    tg__node_SplitWithSizesBackward0 *tg_n = (tg__node_SplitWithSizesBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitWithSizesBackward0_vtable, (int)tg_r.len, 1);
     if (!tg_n) {
         tg_tensor_list_release(tg_r);
         return (tg_tensor_list){ NULL, 0 };
     }
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
-            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
-    tg__node_release(&tg_n->base);
+            tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7874,22 +7874,22 @@ static tg_tensor_list tg__below_unbind(tg_tensor *self, int64_t dim)
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_unbind(self, dim);
     tg_tensor_list tg_r = tg__below_unbind(self, dim);
     if (!tg_r.data)
         return tg_r;
-    tg__node_UnbindBackward0 *tg_n = (tg__node_UnbindBackward0 *)tg__node_new(sizeof *tg_n, &UnbindBackward0_vtable, (int)tg_r.len, 1);
+    tg__node_UnbindBackward0 *tg_n = (tg__node_UnbindBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UnbindBackward0_vtable, (int)tg_r.len, 1);
     if (!tg_n) {
         tg_tensor_list_release(tg_r);
         return (tg_tensor_list){ NULL, 0 };
     }
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
-            tg__set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
-    tg__node_release(&tg_n->base);
+            tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7905,23 +7905,23 @@ static tg_tensor *tg__below__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout 
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
-    tg__node_ToCopyBackward0 *tg_n = (tg__node_ToCopyBackward0 *)tg__node_new(sizeof *tg_n, &ToCopyBackward0_vtable, 1, 1);
+    tg__node_ToCopyBackward0 *tg_n = (tg__node_ToCopyBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ToCopyBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->self_device = tg_tensor_device(self);
     tg_n->layout = layout;
     tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7937,23 +7937,23 @@ static tg_tensor *tg__below_copy_(tg_tensor *self, tg_tensor *src, bool non_bloc
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     tg_tensor *const tg_in[] = { self, src };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_copy_(self, src, non_blocking);
-    if (tg__check_inplace("copy_", self))
+    if (tg_autograd_check_inplace("copy_", self))
         return NULL;
-    tg__node_CopyBackward0 *tg_n = (tg__node_CopyBackward0 *)tg__node_new(sizeof *tg_n, &CopyBackward0_vtable, 1, 2);
+    tg__node_CopyBackward0 *tg_n = (tg__node_CopyBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CopyBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, src);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -7969,23 +7969,23 @@ static tg_tensor *tg__below__softmax(tg_tensor *self, int64_t dim, bool half_to_
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below__softmax(self, dim, half_to_float);
-    tg__node_SoftmaxBackward0 *tg_n = (tg__node_SoftmaxBackward0 *)tg__node_new(sizeof *tg_n, &SoftmaxBackward0_vtable, 1, 1);
+    tg__node_SoftmaxBackward0 *tg_n = (tg__node_SoftmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8001,7 +8001,7 @@ static tg_tensor *tg__below__softmax_out(tg_tensor *self, int64_t dim, bool half
 tg_tensor *tg__autograd_kernel__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("_softmax", tg_in, 2))
+    if (tg_autograd_check_out("_softmax", tg_in, 2))
         return NULL;
     return tg__below__softmax_out(self, dim, half_to_float, out);
 }
@@ -8018,23 +8018,23 @@ static tg_tensor *tg__below__log_softmax(tg_tensor *self, int64_t dim, bool half
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below__log_softmax(self, dim, half_to_float);
-    tg__node_LogSoftmaxBackward0 *tg_n = (tg__node_LogSoftmaxBackward0 *)tg__node_new(sizeof *tg_n, &LogSoftmaxBackward0_vtable, 1, 1);
+    tg__node_LogSoftmaxBackward0 *tg_n = (tg__node_LogSoftmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSoftmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result, tg_r, true, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8050,7 +8050,7 @@ static tg_tensor *tg__below__log_softmax_out(tg_tensor *self, int64_t dim, bool 
 tg_tensor *tg__autograd_kernel__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("_log_softmax", tg_in, 2))
+    if (tg_autograd_check_out("_log_softmax", tg_in, 2))
         return NULL;
     return tg__below__log_softmax_out(self, dim, half_to_float, out);
 }
@@ -8067,24 +8067,24 @@ static tg_tensor *tg__below_slice_backward(tg_tensor *grad_output, tg_int_list i
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
-    tg__node_SliceBackwardBackward0 *tg_n = (tg__node_SliceBackwardBackward0 *)tg__node_new(sizeof *tg_n, &SliceBackwardBackward0_vtable, 1, 1);
+    tg__node_SliceBackwardBackward0 *tg_n = (tg__node_SliceBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SliceBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_n->dim = dim;
     tg_n->start = start;
     tg_n->end = end;
     tg_n->step = step;
     tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8100,22 +8100,22 @@ static tg_tensor *tg__below_select_backward(tg_tensor *grad_output, tg_int_list 
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_select_backward(grad_output, input_sizes, dim, index);
-    tg__node_SelectBackwardBackward0 *tg_n = (tg__node_SelectBackwardBackward0 *)tg__node_new(sizeof *tg_n, &SelectBackwardBackward0_vtable, 1, 1);
+    tg__node_SelectBackwardBackward0 *tg_n = (tg__node_SelectBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SelectBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_n->dim = dim;
     tg_n->index = index;
     tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8131,23 +8131,23 @@ static tg_tensor *tg__below_threshold_backward(tg_tensor *grad_output, tg_tensor
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below_threshold_backward(grad_output, self, threshold);
-    tg__node_ThresholdBackwardBackward0 *tg_n = (tg__node_ThresholdBackwardBackward0 *)tg__node_new(sizeof *tg_n, &ThresholdBackwardBackward0_vtable, 1, 2);
+    tg__node_ThresholdBackwardBackward0 *tg_n = (tg__node_ThresholdBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ThresholdBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
-    tg__node_set_next_edge(&tg_n->base, 1, self);
-    tg__saved_save(&tg_n->self, self, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->threshold = threshold;
     tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8163,25 +8163,25 @@ static tg_tensor *tg__below__softmax_backward_data(tg_tensor *grad_output, tg_te
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg__node_SoftmaxBackwardDataBackward0 *tg_n = (tg__node_SoftmaxBackwardDataBackward0 *)tg__node_new(sizeof *tg_n, &SoftmaxBackwardDataBackward0_vtable, 1, 2);
+    tg__node_SoftmaxBackwardDataBackward0 *tg_n = (tg__node_SoftmaxBackwardDataBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftmaxBackwardDataBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
-    tg__node_set_next_edge(&tg_n->base, 1, output);
-    tg__saved_save(&tg_n->grad_output, grad_output, false, 0);
-    tg__saved_save(&tg_n->output, output, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, output);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
     tg_n->input_dtype = input_dtype;
     tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8197,24 +8197,24 @@ static tg_tensor *tg__below__log_softmax_backward_data(tg_tensor *grad_output, t
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
-    if (!(tg__any_requires_grad(tg_in, 2)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
         return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg__node_LogSoftmaxBackwardDataBackward0 *tg_n = (tg__node_LogSoftmaxBackwardDataBackward0 *)tg__node_new(sizeof *tg_n, &LogSoftmaxBackwardDataBackward0_vtable, 1, 2);
+    tg__node_LogSoftmaxBackwardDataBackward0 *tg_n = (tg__node_LogSoftmaxBackwardDataBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSoftmaxBackwardDataBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
-    tg__node_set_next_edge(&tg_n->base, 1, output);
-    tg__saved_save(&tg_n->grad_output, grad_output, false, 0);
-    tg__saved_save(&tg_n->output, output, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, output);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
     tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8230,24 +8230,24 @@ static tg_tensor *tg__below_linear(tg_tensor *input, tg_tensor *weight, tg_tenso
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_linear(input, weight, bias);
-    tg__node_LinearBackward0 *tg_n = (tg__node_LinearBackward0 *)tg__node_new(sizeof *tg_n, &LinearBackward0_vtable, 1, 3);
+    tg__node_LinearBackward0 *tg_n = (tg__node_LinearBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LinearBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, input);
-    tg__node_set_next_edge(&tg_n->base, 1, weight);
-    tg__node_set_next_edge(&tg_n->base, 2, bias);
-    tg__saved_save(&tg_n->input, input, false, 0);
-    tg__saved_save(&tg_n->weight, weight, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
     tg_tensor *tg_r = tg__below_linear(input, weight, bias);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8263,28 +8263,28 @@ static tg_output_total_weight tg__below_nll_loss_forward(tg_tensor *self, tg_ten
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
     tg_tensor *const tg_in[] = { self, target, weight };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
-    tg__node_NllLossForwardBackward0 *tg_n = (tg__node_NllLossForwardBackward0 *)tg__node_new(sizeof *tg_n, &NllLossForwardBackward0_vtable, 2, 2);
+    tg__node_NllLossForwardBackward0 *tg_n = (tg__node_NllLossForwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NllLossForwardBackward0_vtable, 2, 2);
     if (!tg_n)
         return (tg_output_total_weight){ 0 };
-    tg__node_set_next_edge(&tg_n->base, 0, self);
-    tg__node_set_next_edge(&tg_n->base, 1, weight);
-    tg__saved_save(&tg_n->self, self, false, 0);
-    tg__saved_save(&tg_n->target, target, false, 0);
-    tg__saved_save(&tg_n->weight, weight, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->target, target, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
     tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
     if (!tg_r.output) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return (tg_output_total_weight){ 0 };
     }
     if (tg__gen_differentiable(tg_r.output))
-        tg__set_history(tg_r.output, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result1, tg_r.total_weight, true, 1);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.total_weight, true, 1);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8300,27 +8300,27 @@ static tg_tensor *tg__below_nll_loss_backward(tg_tensor *grad_output, tg_tensor 
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
-    if (!(tg__any_requires_grad(tg_in, 5)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 5)))
         return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-    tg__node_NllLossBackwardBackward0 *tg_n = (tg__node_NllLossBackwardBackward0 *)tg__node_new(sizeof *tg_n, &NllLossBackwardBackward0_vtable, 1, 3);
+    tg__node_NllLossBackwardBackward0 *tg_n = (tg__node_NllLossBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NllLossBackwardBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
-    tg__node_set_next_edge(&tg_n->base, 0, grad_output);
-    tg__node_set_next_edge(&tg_n->base, 1, self);
-    tg__node_set_next_edge(&tg_n->base, 2, weight);
-    tg__saved_save(&tg_n->target, target, false, 0);
-    tg__saved_save(&tg_n->weight, weight, false, 0);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, weight);
+    tg_autograd_save(&tg_n->target, target, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
     tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     if (!tg_r) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, &tg_n->base, 0);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8336,22 +8336,22 @@ static tg_tensors2 tg__below_native_dropout(tg_tensor *input, double p, tg_opt_b
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
     tg_tensor *const tg_in[] = { input };
-    if (!(tg__any_requires_grad(tg_in, 1)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__below_native_dropout(input, p, train);
-    tg__node_NativeDropoutBackward0 *tg_n = (tg__node_NativeDropoutBackward0 *)tg__node_new(sizeof *tg_n, &NativeDropoutBackward0_vtable, 2, 1);
+    tg__node_NativeDropoutBackward0 *tg_n = (tg__node_NativeDropoutBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeDropoutBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_tensors2){ 0 };
-    tg__node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
     tg_n->p = p;
     tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
     if (!tg_r.r0) {
-        tg__node_release(&tg_n->base);
+        tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
-        tg__set_history(tg_r.r0, &tg_n->base, 0);
-    tg__saved_save(&tg_n->result1, tg_r.r1, true, 1);
-    tg__node_release(&tg_n->base);
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 
@@ -8369,7 +8369,7 @@ static int tg__ni_apply_sgd_step_(tg_node *node, tg_tensor *const *grads, tg_ten
     (void)node;
     (void)grads;
     (void)out;
-    return tg__not_implemented("sgd_step_");
+    return tg_autograd_not_implemented("sgd_step_");
 }
 
 static const tg_node_vtable tg__ni_vtable_sgd_step_ = { "NotImplemented", tg__ni_apply_sgd_step_, NULL };
@@ -8377,25 +8377,25 @@ static const tg_node_vtable tg__ni_vtable_sgd_step_ = { "NotImplemented", tg__ni
 tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
     tg_tensor *const tg_in[] = { self, grad, momentum_buffer };
-    if (!(tg__any_requires_grad(tg_in, 3)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
         return tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
-    if (tg__check_inplace("sgd_step_", self))
+    if (tg_autograd_check_inplace("sgd_step_", self))
         return NULL;
-    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_sgd_step_, 1, 3);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_sgd_step_, 1, 3);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
-    tg__node_set_next_edge(tg_n, tg_e++, self);
-    tg__node_set_next_edge(tg_n, tg_e++, grad);
-    tg__node_set_next_edge(tg_n, tg_e++, momentum_buffer);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, momentum_buffer);
     tg_tensor *tg_r = tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
     if (!tg_r) {
-        tg__node_release(tg_n);
+        tg_autograd_node_release(tg_n);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, tg_n, 0);
-    tg__node_release(tg_n);
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 
@@ -8413,7 +8413,7 @@ static int tg__ni_apply_adam_step_(tg_node *node, tg_tensor *const *grads, tg_te
     (void)node;
     (void)grads;
     (void)out;
-    return tg__not_implemented("adam_step_");
+    return tg_autograd_not_implemented("adam_step_");
 }
 
 static const tg_node_vtable tg__ni_vtable_adam_step_ = { "NotImplemented", tg__ni_apply_adam_step_, NULL };
@@ -8421,27 +8421,27 @@ static const tg_node_vtable tg__ni_vtable_adam_step_ = { "NotImplemented", tg__n
 tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
 {
     tg_tensor *const tg_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
-    if (!(tg__any_requires_grad(tg_in, 5)))
+    if (!(tg_autograd_any_requires_grad(tg_in, 5)))
         return tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
-    if (tg__check_inplace("adam_step_", self))
+    if (tg_autograd_check_inplace("adam_step_", self))
         return NULL;
-    tg_node *tg_n = tg__node_new(sizeof(tg_node), &tg__ni_vtable_adam_step_, 1, 5);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_adam_step_, 1, 5);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
-    tg__node_set_next_edge(tg_n, tg_e++, self);
-    tg__node_set_next_edge(tg_n, tg_e++, grad);
-    tg__node_set_next_edge(tg_n, tg_e++, exp_avg);
-    tg__node_set_next_edge(tg_n, tg_e++, exp_avg_sq);
-    tg__node_set_next_edge(tg_n, tg_e++, max_exp_avg_sq);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg_sq);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, max_exp_avg_sq);
     tg_tensor *tg_r = tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
     if (!tg_r) {
-        tg__node_release(tg_n);
+        tg_autograd_node_release(tg_n);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
-        tg__set_history(tg_r, tg_n, 0);
-    tg__node_release(tg_n);
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 
@@ -8457,7 +8457,7 @@ static tg_tensor *tg__below_add_scalar_out(tg_tensor *self, double other, double
 tg_tensor *tg__autograd_kernel_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("add", tg_in, 2))
+    if (tg_autograd_check_out("add", tg_in, 2))
         return NULL;
     return tg__below_add_scalar_out(self, other, alpha, out);
 }
@@ -8474,7 +8474,7 @@ static tg_tensor *tg__below_sub_scalar_out(tg_tensor *self, double other, double
 tg_tensor *tg__autograd_kernel_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("sub", tg_in, 2))
+    if (tg_autograd_check_out("sub", tg_in, 2))
         return NULL;
     return tg__below_sub_scalar_out(self, other, alpha, out);
 }
@@ -8491,7 +8491,7 @@ static tg_tensor *tg__below_mul_scalar_out(tg_tensor *self, double other, tg_ten
 tg_tensor *tg__autograd_kernel_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("mul", tg_in, 2))
+    if (tg_autograd_check_out("mul", tg_in, 2))
         return NULL;
     return tg__below_mul_scalar_out(self, other, out);
 }
@@ -8508,7 +8508,7 @@ static tg_tensor *tg__below_div_scalar_out(tg_tensor *self, double other, tg_ten
 tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg__check_out_no_grad("div", tg_in, 2))
+    if (tg_autograd_check_out("div", tg_in, 2))
         return NULL;
     return tg__below_div_scalar_out(self, other, out);
 }
@@ -8516,32 +8516,18 @@ tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_
 
 /* ---- operator calls for the engine (declared in runtime/autograd/autograd.h) ---- */
 
+#include "autograd/engine_ops.h"
+
 /* Zeros for a gradient nobody produced. */
 tg_tensor *tg__autograd_zeros(const tg_output_meta *m)
 {
     return tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device);
 }
 
-/* A gradient reduced to the shape of the output it is for (summing the dimensions the forward
- * broadcast), in the output's dtype: formulas of broadcasting ops return grad unreduced. */
-tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const tg_output_meta *m)
+/* A gradient summed over the dimensions the forward broadcast (the engine found them) down to
+ * the shape of the output it is for, in the output's dtype. */
+tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const int64_t *dims, int64_t nd, const tg_output_meta *m)
 {
-    int64_t gd = tg_tensor_dim(grad), lead = gd - m->ndim, dims[TG_MAX_DIMS], nd = 0;
-    const int64_t *gs = tg_tensor_sizes(grad);
-    bool ok = lead >= 0;
-    for (int64_t i = 0; ok && i < gd; i++) {
-        if (i < lead || (gs[i] != m->sizes[i - lead] && m->sizes[i - lead] == 1))
-            dims[nd++] = i;
-        else if (gs[i] != m->sizes[i - lead])
-            ok = false;
-    }
-    if (!ok) {
-        char got[256], want[256];
-        tg__shape_str(got, sizeof got, gs, gd);
-        tg__shape_str(want, sizeof want, m->sizes, m->ndim);
-        tg__error("backward", "invalid gradient - got %s but expected shape compatible with %s", got, want);
-        return NULL;
-    }
     tg_tensor *r = tg_retain(grad);
     if (nd > 0) {
         tg_tensor *s = tg_sum(r, .dim = ((tg_int_list){ dims, nd }), .keepdim = true);

@@ -6,7 +6,7 @@
  * docs/generated-code.md, "Kernels" and "Headers".
  *
  * A kernel takes ALL of its operator's arguments in schema order (no options struct) and
- * returns a new reference, or NULL with an error recorded (tg__error). It gets a non-NULL
+ * returns a new reference, or NULL with an error recorded (tg_set_error). It gets a non-NULL
  * tensor for every `Tensor` argument; a `Tensor?` may be NULL. Glue kernels serve
  * structured_delegate, autogen and scalar_overload_of entries (tg_structured.c); autograd
  * kernels record a backward node, then run the op below autograd, and out= variants refuse
@@ -403,7 +403,8 @@ int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scala
 
 /* The op table (tg_register.c), indexed by tg_op; the runtime reaches it through
  * tg__generated_ops(). */
-extern const tg_op_entry tg__builtin_ops[TG_NUM_OPS];
+extern tg_op_entry tg__builtin_ops[TG_NUM_OPS];
+tg_op_entry *tg__generated_ops(int *n);
 
 #ifdef __cplusplus
 }

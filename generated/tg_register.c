@@ -2,10 +2,11 @@
 /* The op table: one row per operator, indexed by tg_op, holding its name, schema, the kernel
  * of each dispatch key and its boxed caller. CompositeImplicitAutograd kernels fill every
  * backend key and the autograd key; CompositeExplicitAutograd ones every backend key; CUDA
- * kernels exist only in builds with TG_WITH_CUDA. The table never changes after start-up. */
+ * kernels exist only in builds with TG_WITH_CUDA. The table is writable: a library or backend
+ * registered at run time adds its kernels to the rows (runtime/dispatch/registry.c). */
 #include "tg_kernels.h"
 
-const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
+tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
     [TG_OP_EMPTY] = {
         .name = "empty.memory_format",
         .schema = "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
@@ -13,8 +14,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_empty,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_empty,
         },
+        .composite = (tg_fnptr)tg__composite_empty,
         .call_boxed = tg__boxed_empty,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_EMPTY_LIKE] = {
         .name = "empty_like",
@@ -24,21 +27,22 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_empty_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_empty_like,
         },
+        .composite = (tg_fnptr)tg__composite_empty_like,
         .call_boxed = tg__boxed_empty_like,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_FILL_] = {
         .name = "fill_.Scalar",
         .schema = "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_fill_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_fill_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_fill_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_fill_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_ZERO_] = {
         .name = "zero_",
@@ -48,8 +52,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zero_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_zero_,
         },
+        .composite = (tg_fnptr)tg__composite_zero_,
         .call_boxed = tg__boxed_zero_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_ZEROS] = {
         .name = "zeros",
@@ -58,8 +64,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_zeros,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zeros,
         },
+        .composite = (tg_fnptr)tg__composite_zeros,
         .call_boxed = tg__boxed_zeros,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_ZEROS_OUT] = {
         .name = "zeros.out",
@@ -69,8 +77,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zeros_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_zeros_out,
         },
+        .composite = (tg_fnptr)tg__composite_zeros_out,
         .call_boxed = tg__boxed_zeros_out,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_ZEROS_LIKE] = {
         .name = "zeros_like",
@@ -80,8 +90,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_zeros_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_zeros_like,
         },
+        .composite = (tg_fnptr)tg__composite_zeros_like,
         .call_boxed = tg__boxed_zeros_like,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_ONES] = {
         .name = "ones",
@@ -90,8 +102,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_ones,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ones,
         },
+        .composite = (tg_fnptr)tg__composite_ones,
         .call_boxed = tg__boxed_ones,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_ONES_OUT] = {
         .name = "ones.out",
@@ -101,8 +115,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ones_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ones_out,
         },
+        .composite = (tg_fnptr)tg__composite_ones_out,
         .call_boxed = tg__boxed_ones_out,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_ONES_LIKE] = {
         .name = "ones_like",
@@ -112,8 +128,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_ones_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ones_like,
         },
+        .composite = (tg_fnptr)tg__composite_ones_like,
         .call_boxed = tg__boxed_ones_like,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_FULL] = {
         .name = "full",
@@ -122,8 +140,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_full,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_full,
         },
+        .composite = (tg_fnptr)tg__composite_full,
         .call_boxed = tg__boxed_full,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_FULL_OUT] = {
         .name = "full.out",
@@ -133,8 +153,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_full_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_full_out,
         },
+        .composite = (tg_fnptr)tg__composite_full_out,
         .call_boxed = tg__boxed_full_out,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_FULL_LIKE] = {
         .name = "full_like",
@@ -144,8 +166,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_full_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_full_like,
         },
+        .composite = (tg_fnptr)tg__composite_full_like,
         .call_boxed = tg__boxed_full_like,
         .ntensor_args = 1,
+        .nargs = 7,
     },
     [TG_OP_ARANGE] = {
         .name = "arange",
@@ -154,8 +178,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_arange,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_arange,
         },
+        .composite = (tg_fnptr)tg__composite_arange,
         .call_boxed = tg__boxed_arange,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_ARANGE_START] = {
         .name = "arange.start",
@@ -164,8 +190,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_arange_start,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_arange_start,
         },
+        .composite = (tg_fnptr)tg__composite_arange_start,
         .call_boxed = tg__boxed_arange_start,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_ARANGE_START_STEP] = {
         .name = "arange.start_step",
@@ -174,8 +202,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_arange_start_step,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_arange_start_step,
         },
+        .composite = (tg_fnptr)tg__composite_arange_start_step,
         .call_boxed = tg__boxed_arange_start_step,
         .ntensor_args = 0,
+        .nargs = 7,
     },
     [TG_OP_ARANGE_OUT] = {
         .name = "arange.out",
@@ -185,21 +215,22 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_arange_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_arange_out,
         },
+        .composite = (tg_fnptr)tg__composite_arange_out,
         .call_boxed = tg__boxed_arange_out,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_ARANGE_START_OUT] = {
         .name = "arange.start_out",
         .schema = "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_arange_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_arange_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_arange_start_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_arange_start_out,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_LINSPACE] = {
         .name = "linspace",
@@ -208,21 +239,22 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_linspace,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_linspace,
         },
+        .composite = (tg_fnptr)tg__composite_linspace,
         .call_boxed = tg__boxed_linspace,
         .ntensor_args = 0,
+        .nargs = 7,
     },
     [TG_OP_LINSPACE_OUT] = {
         .name = "linspace.out",
         .schema = "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_linspace_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_linspace_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_linspace_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_linspace_out,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_EYE] = {
         .name = "eye",
@@ -231,8 +263,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_eye,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_eye,
         },
+        .composite = (tg_fnptr)tg__composite_eye,
         .call_boxed = tg__boxed_eye,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_EYE_M] = {
         .name = "eye.m",
@@ -241,8 +275,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_eye_m,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_eye_m,
         },
+        .composite = (tg_fnptr)tg__composite_eye_m,
         .call_boxed = tg__boxed_eye_m,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_EYE_OUT] = {
         .name = "eye.out",
@@ -252,60 +288,58 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_eye_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eye_out,
         },
+        .composite = (tg_fnptr)tg__composite_eye_out,
         .call_boxed = tg__boxed_eye_out,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_EYE_M_OUT] = {
         .name = "eye.m_out",
         .schema = "eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eye_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_eye_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eye_m_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_eye_m_out,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_UNIFORM_] = {
         .name = "uniform_",
         .schema = "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_uniform_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_uniform_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_uniform_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_uniform_,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_NORMAL_] = {
         .name = "normal_",
         .schema = "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_normal_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_normal_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_normal_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_normal_,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_RANDOM_] = {
         .name = "random_.from",
         .schema = "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_random_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_random_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_random_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_random_,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_RAND] = {
         .name = "rand",
@@ -314,8 +348,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_rand,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_rand,
         },
+        .composite = (tg_fnptr)tg__composite_rand,
         .call_boxed = tg__boxed_rand,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_RAND_GENERATOR] = {
         .name = "rand.generator",
@@ -324,8 +360,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_rand_generator,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_rand_generator,
         },
+        .composite = (tg_fnptr)tg__composite_rand_generator,
         .call_boxed = tg__boxed_rand_generator,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_RAND_LIKE] = {
         .name = "rand_like",
@@ -335,8 +373,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_rand_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rand_like,
         },
+        .composite = (tg_fnptr)tg__composite_rand_like,
         .call_boxed = tg__boxed_rand_like,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_RANDN] = {
         .name = "randn",
@@ -345,8 +385,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randn,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randn,
         },
+        .composite = (tg_fnptr)tg__composite_randn,
         .call_boxed = tg__boxed_randn,
         .ntensor_args = 0,
+        .nargs = 5,
     },
     [TG_OP_RANDN_GENERATOR] = {
         .name = "randn.generator",
@@ -355,8 +397,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randn_generator,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randn_generator,
         },
+        .composite = (tg_fnptr)tg__composite_randn_generator,
         .call_boxed = tg__boxed_randn_generator,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_RANDN_LIKE] = {
         .name = "randn_like",
@@ -366,8 +410,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randn_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randn_like,
         },
+        .composite = (tg_fnptr)tg__composite_randn_like,
         .call_boxed = tg__boxed_randn_like,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_RANDINT] = {
         .name = "randint",
@@ -376,8 +422,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randint,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint,
         },
+        .composite = (tg_fnptr)tg__composite_randint,
         .call_boxed = tg__boxed_randint,
         .ntensor_args = 0,
+        .nargs = 6,
     },
     [TG_OP_RANDINT_LOW] = {
         .name = "randint.low",
@@ -386,8 +434,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_randint_low,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint_low,
         },
+        .composite = (tg_fnptr)tg__composite_randint_low,
         .call_boxed = tg__boxed_randint_low,
         .ntensor_args = 0,
+        .nargs = 7,
     },
     [TG_OP_RANDINT_LIKE] = {
         .name = "randint_like",
@@ -397,8 +447,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint_like,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randint_like,
         },
+        .composite = (tg_fnptr)tg__composite_randint_like,
         .call_boxed = tg__boxed_randint_like,
         .ntensor_args = 1,
+        .nargs = 7,
     },
     [TG_OP_RANDINT_LIKE_LOW] = {
         .name = "randint_like.low_dtype",
@@ -408,47 +460,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_randint_like_low,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_randint_like_low,
         },
+        .composite = (tg_fnptr)tg__composite_randint_like_low,
         .call_boxed = tg__boxed_randint_like_low,
         .ntensor_args = 1,
+        .nargs = 8,
     },
     [TG_OP_ADD] = {
         .name = "add.Tensor",
         .schema = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_add,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_add,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_ADD_] = {
         .name = "add_.Tensor",
         .schema = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_add_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_add_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_add_,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_ADD_OUT] = {
         .name = "add.out",
         .schema = "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_add_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_add_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_add_out,
         .ntensor_args = 3,
+        .nargs = 4,
     },
     [TG_OP_ADD_SCALAR] = {
         .name = "add.Scalar",
@@ -458,8 +509,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_add_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_add_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_add_scalar,
         .call_boxed = tg__boxed_add_scalar,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_ADD_SCALAR_] = {
         .name = "add_.Scalar",
@@ -469,47 +522,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_add_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_add_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_add_scalar_,
         .call_boxed = tg__boxed_add_scalar_,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_SUB] = {
         .name = "sub.Tensor",
         .schema = "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sub,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sub,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_SUB_] = {
         .name = "sub_.Tensor",
         .schema = "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sub_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sub_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sub_,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_SUB_OUT] = {
         .name = "sub.out",
         .schema = "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sub_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sub_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sub_out,
         .ntensor_args = 3,
+        .nargs = 4,
     },
     [TG_OP_SUB_SCALAR] = {
         .name = "sub.Scalar",
@@ -519,8 +571,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_sub_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_sub_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_sub_scalar,
         .call_boxed = tg__boxed_sub_scalar,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_SUB_SCALAR_] = {
         .name = "sub_.Scalar",
@@ -530,47 +584,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_sub_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_sub_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_sub_scalar_,
         .call_boxed = tg__boxed_sub_scalar_,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_MUL] = {
         .name = "mul.Tensor",
         .schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mul,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mul,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MUL_] = {
         .name = "mul_.Tensor",
         .schema = "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mul_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mul_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mul_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MUL_OUT] = {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mul_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mul_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mul_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_MUL_SCALAR] = {
         .name = "mul.Scalar",
@@ -580,8 +633,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_mul_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_mul_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_mul_scalar,
         .call_boxed = tg__boxed_mul_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_MUL_SCALAR_] = {
         .name = "mul_.Scalar",
@@ -591,86 +646,82 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_mul_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_mul_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_mul_scalar_,
         .call_boxed = tg__boxed_mul_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_DIV] = {
         .name = "div.Tensor",
         .schema = "div.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_DIV_] = {
         .name = "div_.Tensor",
         .schema = "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_DIV_OUT] = {
         .name = "div.out",
         .schema = "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_div_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_DIV_MODE] = {
         .name = "div.Tensor_mode",
         .schema = "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_mode,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div_mode,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_DIV_MODE_] = {
         .name = "div_.Tensor_mode",
         .schema = "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_div_mode_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_div_mode_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div_mode_,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_DIV_MODE_OUT] = {
         .name = "div.out_mode",
         .schema = "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_div_mode_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_div_mode_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_mode_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_div_mode_out,
         .ntensor_args = 3,
+        .nargs = 4,
     },
     [TG_OP_DIV_SCALAR] = {
         .name = "div.Scalar",
@@ -680,8 +731,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_div_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_div_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_div_scalar,
         .call_boxed = tg__boxed_div_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_DIV_SCALAR_] = {
         .name = "div_.Scalar",
@@ -691,47 +744,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_div_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_div_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_div_scalar_,
         .call_boxed = tg__boxed_div_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_POW] = {
         .name = "pow.Tensor_Tensor",
         .schema = "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_pow,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_pow,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_POW_] = {
         .name = "pow_.Tensor",
         .schema = "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_pow_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_pow_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_pow_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_POW_OUT] = {
         .name = "pow.Tensor_Tensor_out",
         .schema = "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_pow_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_pow_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_pow_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_POW_SCALAR] = {
         .name = "pow.Tensor_Scalar",
@@ -741,8 +793,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_pow_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_pow_scalar,
         },
+        .composite = (tg_fnptr)tg__composite_pow_scalar,
         .call_boxed = tg__boxed_pow_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_POW_SCALAR_] = {
         .name = "pow_.Scalar",
@@ -752,8 +806,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_pow_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_pow_scalar_,
         },
+        .composite = (tg_fnptr)tg__composite_pow_scalar_,
         .call_boxed = tg__boxed_pow_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_POW_SCALAR_OUT] = {
         .name = "pow.Tensor_Scalar_out",
@@ -763,8 +819,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_pow_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_pow_scalar_out,
         },
+        .composite = (tg_fnptr)tg__composite_pow_scalar_out,
         .call_boxed = tg__boxed_pow_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_POW_SCALAR_SELF] = {
         .name = "pow.Scalar",
@@ -774,99 +832,94 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_pow_scalar_self,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_pow_scalar_self,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_pow_scalar_self,
         .call_boxed = tg__boxed_pow_scalar_self,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_MAXIMUM] = {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_maximum,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_maximum,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_maximum,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MAXIMUM_OUT] = {
         .name = "maximum.out",
         .schema = "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_maximum_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_maximum_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_maximum_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_maximum_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_MINIMUM] = {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_minimum,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_minimum,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_minimum,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MINIMUM_OUT] = {
         .name = "minimum.out",
         .schema = "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_minimum_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_minimum_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_minimum_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_minimum_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_EQ] = {
         .name = "eq.Tensor",
         .schema = "eq.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_eq,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_eq,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_EQ_] = {
         .name = "eq_.Tensor",
         .schema = "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_eq_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_eq_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_eq_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_EQ_OUT] = {
         .name = "eq.Tensor_out",
         .schema = "eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_eq_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_eq_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_eq_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_EQ_SCALAR] = {
         .name = "eq.Scalar",
@@ -876,8 +929,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_eq_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_eq_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_eq_scalar,
         .call_boxed = tg__boxed_eq_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_EQ_SCALAR_] = {
         .name = "eq_.Scalar",
@@ -887,8 +942,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_eq_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_eq_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_eq_scalar_,
         .call_boxed = tg__boxed_eq_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_EQ_SCALAR_OUT] = {
         .name = "eq.Scalar_out",
@@ -898,47 +955,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_eq_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_eq_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_eq_scalar_out,
         .call_boxed = tg__boxed_eq_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_NE] = {
         .name = "ne.Tensor",
         .schema = "ne.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ne,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ne,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_NE_] = {
         .name = "ne_.Tensor",
         .schema = "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ne_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ne_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ne_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_NE_OUT] = {
         .name = "ne.Tensor_out",
         .schema = "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ne_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_ne_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ne_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_NE_SCALAR] = {
         .name = "ne.Scalar",
@@ -948,8 +1004,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ne_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_ne_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ne_scalar,
         .call_boxed = tg__boxed_ne_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_NE_SCALAR_] = {
         .name = "ne_.Scalar",
@@ -959,8 +1017,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ne_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_ne_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ne_scalar_,
         .call_boxed = tg__boxed_ne_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_NE_SCALAR_OUT] = {
         .name = "ne.Scalar_out",
@@ -970,47 +1030,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ne_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ne_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ne_scalar_out,
         .call_boxed = tg__boxed_ne_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_LT] = {
         .name = "lt.Tensor",
         .schema = "lt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_lt,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_lt,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_LT_] = {
         .name = "lt_.Tensor",
         .schema = "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_lt_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_lt_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_lt_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_LT_OUT] = {
         .name = "lt.Tensor_out",
         .schema = "lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_lt_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_lt_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_lt_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_LT_SCALAR] = {
         .name = "lt.Scalar",
@@ -1020,8 +1079,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_lt_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_lt_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_lt_scalar,
         .call_boxed = tg__boxed_lt_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_LT_SCALAR_] = {
         .name = "lt_.Scalar",
@@ -1031,8 +1092,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_lt_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_lt_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_lt_scalar_,
         .call_boxed = tg__boxed_lt_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_LT_SCALAR_OUT] = {
         .name = "lt.Scalar_out",
@@ -1042,47 +1105,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_lt_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_lt_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_lt_scalar_out,
         .call_boxed = tg__boxed_lt_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_LE] = {
         .name = "le.Tensor",
         .schema = "le.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_le,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_le,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_LE_] = {
         .name = "le_.Tensor",
         .schema = "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_le_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_le_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_le_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_LE_OUT] = {
         .name = "le.Tensor_out",
         .schema = "le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_le_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_le_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_le_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_LE_SCALAR] = {
         .name = "le.Scalar",
@@ -1092,8 +1154,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_le_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_le_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_le_scalar,
         .call_boxed = tg__boxed_le_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_LE_SCALAR_] = {
         .name = "le_.Scalar",
@@ -1103,8 +1167,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_le_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_le_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_le_scalar_,
         .call_boxed = tg__boxed_le_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_LE_SCALAR_OUT] = {
         .name = "le.Scalar_out",
@@ -1114,47 +1180,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_le_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_le_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_le_scalar_out,
         .call_boxed = tg__boxed_le_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_GT] = {
         .name = "gt.Tensor",
         .schema = "gt.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_gt,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_gt,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_GT_] = {
         .name = "gt_.Tensor",
         .schema = "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_gt_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_gt_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_gt_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_GT_OUT] = {
         .name = "gt.Tensor_out",
         .schema = "gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_gt_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_gt_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_gt_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_GT_SCALAR] = {
         .name = "gt.Scalar",
@@ -1164,8 +1229,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_gt_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_gt_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_gt_scalar,
         .call_boxed = tg__boxed_gt_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_GT_SCALAR_] = {
         .name = "gt_.Scalar",
@@ -1175,8 +1242,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_gt_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_gt_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_gt_scalar_,
         .call_boxed = tg__boxed_gt_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_GT_SCALAR_OUT] = {
         .name = "gt.Scalar_out",
@@ -1186,47 +1255,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_gt_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_gt_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_gt_scalar_out,
         .call_boxed = tg__boxed_gt_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_GE] = {
         .name = "ge.Tensor",
         .schema = "ge.Tensor(Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ge,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ge,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_GE_] = {
         .name = "ge_.Tensor",
         .schema = "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_ge_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_ge_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ge_,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_GE_OUT] = {
         .name = "ge.Tensor_out",
         .schema = "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_ge_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_ge_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_ge_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_GE_SCALAR] = {
         .name = "ge.Scalar",
@@ -1236,8 +1304,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ge_scalar,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_ge_scalar,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ge_scalar,
         .call_boxed = tg__boxed_ge_scalar,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_GE_SCALAR_] = {
         .name = "ge_.Scalar",
@@ -1247,8 +1317,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ge_scalar_,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__scalar_overload_ge_scalar_,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ge_scalar_,
         .call_boxed = tg__boxed_ge_scalar_,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_GE_SCALAR_OUT] = {
         .name = "ge.Scalar_out",
@@ -1258,34 +1330,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__scalar_overload_ge_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_ge_scalar_out,
         },
+        .composite = (tg_fnptr)tg__scalar_overload_ge_scalar_out,
         .call_boxed = tg__boxed_ge_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_WHERE] = {
         .name = "where.self",
         .schema = "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_where,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_where,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_where,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_WHERE_OUT] = {
         .name = "where.self_out",
         .schema = "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_where_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_where_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_where_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_where_out,
         .ntensor_args = 4,
+        .nargs = 4,
     },
     [TG_OP_WHERE_SCALAR_SELF] = {
         .name = "where.ScalarSelf",
@@ -1295,8 +1367,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_where_scalar_self,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_where_scalar_self,
         },
+        .composite = (tg_fnptr)tg__composite_where_scalar_self,
         .call_boxed = tg__boxed_where_scalar_self,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_WHERE_SCALAR_OTHER] = {
         .name = "where.ScalarOther",
@@ -1306,567 +1380,526 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_where_scalar_other,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_where_scalar_other,
         },
+        .composite = (tg_fnptr)tg__composite_where_scalar_other,
         .call_boxed = tg__boxed_where_scalar_other,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_CLAMP] = {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_CLAMP_] = {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp_,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_CLAMP_OUT] = {
         .name = "clamp.out",
         .schema = "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_clamp_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_CLAMP_TENSOR] = {
         .name = "clamp.Tensor",
         .schema = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_tensor,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp_tensor,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_CLAMP_TENSOR_] = {
         .name = "clamp_.Tensor",
         .schema = "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_clamp_tensor_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_clamp_tensor_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp_tensor_,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_CLAMP_TENSOR_OUT] = {
         .name = "clamp.Tensor_out",
         .schema = "clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_clamp_tensor_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_clamp_tensor_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clamp_tensor_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_clamp_tensor_out,
         .ntensor_args = 4,
+        .nargs = 4,
     },
     [TG_OP_NEG] = {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_neg,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_neg,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_NEG_] = {
         .name = "neg_",
         .schema = "neg_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_neg_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_neg_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_neg_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_NEG_OUT] = {
         .name = "neg.out",
         .schema = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_neg_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_neg_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_neg_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_neg_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_ABS] = {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_abs,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_abs,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_ABS_] = {
         .name = "abs_",
         .schema = "abs_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_abs_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_abs_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_abs_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_ABS_OUT] = {
         .name = "abs.out",
         .schema = "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_abs_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_abs_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_abs_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_abs_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_EXP] = {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_exp,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_exp,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_EXP_] = {
         .name = "exp_",
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_exp_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_exp_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_exp_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_EXP_OUT] = {
         .name = "exp.out",
         .schema = "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_exp_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_exp_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_exp_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_exp_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_LOG] = {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_log,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_log,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_LOG_] = {
         .name = "log_",
         .schema = "log_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_log_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_log_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_log_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_LOG_OUT] = {
         .name = "log.out",
         .schema = "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_log_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_log_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_SQRT] = {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sqrt,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sqrt,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SQRT_] = {
         .name = "sqrt_",
         .schema = "sqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sqrt_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sqrt_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sqrt_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SQRT_OUT] = {
         .name = "sqrt.out",
         .schema = "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sqrt_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sqrt_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sqrt_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sqrt_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_RSQRT] = {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_rsqrt,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_rsqrt,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_RSQRT_] = {
         .name = "rsqrt_",
         .schema = "rsqrt_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_rsqrt_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_rsqrt_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_rsqrt_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_RSQRT_OUT] = {
         .name = "rsqrt.out",
         .schema = "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_rsqrt_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_rsqrt_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_rsqrt_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_rsqrt_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_SIN] = {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sin,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sin,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SIN_] = {
         .name = "sin_",
         .schema = "sin_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sin_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sin_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sin_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SIN_OUT] = {
         .name = "sin.out",
         .schema = "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sin_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sin_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sin_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sin_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_COS] = {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cos,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_cos,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_COS_] = {
         .name = "cos_",
         .schema = "cos_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cos_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cos_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_cos_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_COS_OUT] = {
         .name = "cos.out",
         .schema = "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cos_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_cos_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cos_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_cos_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_TANH] = {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_tanh,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_tanh,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_TANH_] = {
         .name = "tanh_",
         .schema = "tanh_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_tanh_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_tanh_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_tanh_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_TANH_OUT] = {
         .name = "tanh.out",
         .schema = "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_tanh_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_tanh_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_tanh_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_tanh_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_SIGMOID] = {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sigmoid,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sigmoid,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SIGMOID_] = {
         .name = "sigmoid_",
         .schema = "sigmoid_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sigmoid_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sigmoid_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sigmoid_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SIGMOID_OUT] = {
         .name = "sigmoid.out",
         .schema = "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sigmoid_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sigmoid_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sigmoid_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sigmoid_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_RELU] = {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_relu,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_relu,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_RELU_] = {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_relu_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_relu_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_relu_,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_RELU_OUT] = {
         .name = "relu.out",
         .schema = "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_relu_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_relu_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_relu_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_relu_out,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_SUM] = {
         .name = "sum.dim_IntList",
         .schema = "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_sum,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_sum,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sum,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_SUM_OUT] = {
         .name = "sum.IntList_out",
         .schema = "sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sum_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sum_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sum_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sum_out,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_MEAN] = {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mean,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mean,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mean,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_MEAN_OUT] = {
         .name = "mean.out",
         .schema = "mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mean_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mean_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mean_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mean_out,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_PROD] = {
         .name = "prod",
@@ -1876,86 +1909,82 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_prod,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_prod,
         },
+        .composite = (tg_fnptr)tg__composite_prod,
         .call_boxed = tg__boxed_prod,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_PROD_DIM] = {
         .name = "prod.dim_int",
         .schema = "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_prod_dim,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_prod_dim,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_prod_dim,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_PROD_DIM_OUT] = {
         .name = "prod.int_out",
         .schema = "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_prod_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_prod_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_prod_dim_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_prod_dim_out,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_AMAX] = {
         .name = "amax",
         .schema = "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amax,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_amax,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_amax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_AMAX_OUT] = {
         .name = "amax.out",
         .schema = "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amax_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_amax_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amax_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_amax_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_AMIN] = {
         .name = "amin",
         .schema = "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_amin,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_amin,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_amin,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_AMIN_OUT] = {
         .name = "amin.out",
         .schema = "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_amin_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_amin_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_amin_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_amin_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_MAX] = {
         .name = "max",
@@ -1965,34 +1994,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_max,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_max,
         },
+        .composite = (tg_fnptr)tg__composite_max,
         .call_boxed = tg__boxed_max,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_MAX_DIM] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_max_dim,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_max_dim,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_max_dim,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_MAX_DIM_OUT] = {
         .name = "max.dim_max",
         .schema = "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_max_dim_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_max_dim_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_max_dim_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_max_dim_out,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_MIN] = {
         .name = "min",
@@ -2002,229 +2031,214 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_min,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_min,
         },
+        .composite = (tg_fnptr)tg__composite_min,
         .call_boxed = tg__boxed_min,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_MIN_DIM] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_min_dim,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_min_dim,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_min_dim,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_MIN_DIM_OUT] = {
         .name = "min.dim_min",
         .schema = "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_min_dim_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_min_dim_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_min_dim_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_min_dim_out,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_ARGMAX] = {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmax,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_argmax,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_argmax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_ARGMAX_OUT] = {
         .name = "argmax.out",
         .schema = "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmax_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_argmax_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmax_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_argmax_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_ARGMIN] = {
         .name = "argmin",
         .schema = "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_argmin,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_argmin,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_argmin,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_ARGMIN_OUT] = {
         .name = "argmin.out",
         .schema = "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_argmin_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_argmin_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_argmin_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_argmin_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_VAR] = {
         .name = "var.correction",
         .schema = "var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_var,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_var,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_var,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_VAR_OUT] = {
         .name = "var.correction_out",
         .schema = "var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_var_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_var_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_var_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_var_out,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_STD] = {
         .name = "std.correction",
         .schema = "std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_std,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_std,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_std,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_STD_OUT] = {
         .name = "std.correction_out",
         .schema = "std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_std_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_std_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_std_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_std_out,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_MM] = {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_mm,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_mm,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mm,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MM_OUT] = {
         .name = "mm.out",
         .schema = "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_mm_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_mm_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mm_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_mm_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_BMM] = {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_bmm,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_bmm,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_bmm,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_BMM_OUT] = {
         .name = "bmm.out",
         .schema = "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_bmm_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_bmm_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_bmm_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_bmm_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_ADDMM] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_addmm,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_addmm,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_ADDMM_] = {
         .name = "addmm_",
         .schema = "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_addmm_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_addmm_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_addmm_,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_ADDMM_OUT] = {
         .name = "addmm.out",
         .schema = "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_addmm_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_addmm_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_addmm_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_addmm_out,
         .ntensor_args = 4,
+        .nargs = 6,
     },
     [TG_OP_MATMUL] = {
         .name = "matmul",
@@ -2234,8 +2248,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_matmul,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_matmul,
         },
+        .composite = (tg_fnptr)tg__composite_matmul,
         .call_boxed = tg__boxed_matmul,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_MATMUL_OUT] = {
         .name = "matmul.out",
@@ -2245,8 +2261,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_matmul_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_matmul_out,
         },
+        .composite = (tg_fnptr)tg__composite_matmul_out,
         .call_boxed = tg__boxed_matmul_out,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_AS_STRIDED] = {
         .name = "as_strided",
@@ -2256,8 +2274,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_as_strided,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_as_strided,
         },
+        .composite = (tg_fnptr)tg__composite_as_strided,
         .call_boxed = tg__boxed_as_strided,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_VIEW] = {
         .name = "view",
@@ -2267,8 +2287,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_view,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_view,
         },
+        .composite = (tg_fnptr)tg__composite_view,
         .call_boxed = tg__boxed_view,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_RESHAPE] = {
         .name = "reshape",
@@ -2278,8 +2300,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_reshape,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_reshape,
         },
+        .composite = (tg_fnptr)tg__composite_reshape,
         .call_boxed = tg__boxed_reshape,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_TRANSPOSE] = {
         .name = "transpose.int",
@@ -2289,8 +2313,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_transpose,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_transpose,
         },
+        .composite = (tg_fnptr)tg__composite_transpose,
         .call_boxed = tg__boxed_transpose,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_T] = {
         .name = "t",
@@ -2300,8 +2326,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_t,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_t,
         },
+        .composite = (tg_fnptr)tg__composite_t,
         .call_boxed = tg__boxed_t,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_PERMUTE] = {
         .name = "permute",
@@ -2311,8 +2339,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_permute,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_permute,
         },
+        .composite = (tg_fnptr)tg__composite_permute,
         .call_boxed = tg__boxed_permute,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_SQUEEZE] = {
         .name = "squeeze",
@@ -2322,8 +2352,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_squeeze,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_squeeze,
         },
+        .composite = (tg_fnptr)tg__composite_squeeze,
         .call_boxed = tg__boxed_squeeze,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_SQUEEZE_DIM] = {
         .name = "squeeze.dim",
@@ -2333,8 +2365,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_squeeze_dim,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_squeeze_dim,
         },
+        .composite = (tg_fnptr)tg__composite_squeeze_dim,
         .call_boxed = tg__boxed_squeeze_dim,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_UNSQUEEZE] = {
         .name = "unsqueeze",
@@ -2344,8 +2378,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_unsqueeze,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_unsqueeze,
         },
+        .composite = (tg_fnptr)tg__composite_unsqueeze,
         .call_boxed = tg__boxed_unsqueeze,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_EXPAND] = {
         .name = "expand",
@@ -2355,8 +2391,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_expand,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_expand,
         },
+        .composite = (tg_fnptr)tg__composite_expand,
         .call_boxed = tg__boxed_expand,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_SLICE] = {
         .name = "slice.Tensor",
@@ -2366,8 +2404,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_slice,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_slice,
         },
+        .composite = (tg_fnptr)tg__composite_slice,
         .call_boxed = tg__boxed_slice,
         .ntensor_args = 1,
+        .nargs = 5,
     },
     [TG_OP_SELECT] = {
         .name = "select.int",
@@ -2377,8 +2417,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_select,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_select,
         },
+        .composite = (tg_fnptr)tg__composite_select,
         .call_boxed = tg__boxed_select,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_FLATTEN] = {
         .name = "flatten.using_ints",
@@ -2388,8 +2430,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_flatten,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_flatten,
         },
+        .composite = (tg_fnptr)tg__composite_flatten,
         .call_boxed = tg__boxed_flatten,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_CONTIGUOUS] = {
         .name = "contiguous",
@@ -2399,8 +2443,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_contiguous,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_contiguous,
         },
+        .composite = (tg_fnptr)tg__composite_contiguous,
         .call_boxed = tg__boxed_contiguous,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_CLONE] = {
         .name = "clone",
@@ -2410,34 +2456,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clone,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_clone,
         },
+        .composite = (tg_fnptr)tg__composite_clone,
         .call_boxed = tg__boxed_clone,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_CAT] = {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_cat,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda_cat,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_cat,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_CAT_OUT] = {
         .name = "cat.out",
         .schema = "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_cat_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_cat_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_cat_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_cat_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_STACK] = {
         .name = "stack",
@@ -2447,8 +2493,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_stack,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_stack,
         },
+        .composite = (tg_fnptr)tg__composite_stack,
         .call_boxed = tg__boxed_stack,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_STACK_OUT] = {
         .name = "stack.out",
@@ -2458,8 +2506,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_stack_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_stack_out,
         },
+        .composite = (tg_fnptr)tg__composite_stack_out,
         .call_boxed = tg__boxed_stack_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_SPLIT] = {
         .name = "split.Tensor",
@@ -2469,8 +2519,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_split,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_split,
         },
+        .composite = (tg_fnptr)tg__composite_split,
         .call_boxed = tg__boxed_split,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_SPLIT_WITH_SIZES] = {
         .name = "split_with_sizes",
@@ -2480,8 +2532,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_split_with_sizes,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_split_with_sizes,
         },
+        .composite = (tg_fnptr)tg__composite_split_with_sizes,
         .call_boxed = tg__boxed_split_with_sizes,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_UNBIND] = {
         .name = "unbind.int",
@@ -2491,8 +2545,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_unbind,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_unbind,
         },
+        .composite = (tg_fnptr)tg__composite_unbind,
         .call_boxed = tg__boxed_unbind,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_CHUNK] = {
         .name = "chunk",
@@ -2502,8 +2558,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_chunk,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_chunk,
         },
+        .composite = (tg_fnptr)tg__composite_chunk,
         .call_boxed = tg__boxed_chunk,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_TO] = {
         .name = "to.dtype",
@@ -2513,8 +2571,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_to_dtype,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_to_dtype,
         },
+        .composite = (tg_fnptr)tg__composite_to_dtype,
         .call_boxed = tg__boxed_to,
         .ntensor_args = 1,
+        .nargs = 5,
     },
     [TG_OP_TO_DEVICE] = {
         .name = "to.device",
@@ -2524,8 +2584,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_to_device,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_to_device,
         },
+        .composite = (tg_fnptr)tg__composite_to_device,
         .call_boxed = tg__boxed_to_device,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP__TO_COPY] = {
         .name = "_to_copy",
@@ -2535,21 +2597,22 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_to_copy,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__to_copy,
         },
+        .composite = (tg_fnptr)tg__composite_to_copy,
         .call_boxed = tg__boxed__to_copy,
         .ntensor_args = 1,
+        .nargs = 7,
     },
     [TG_OP_COPY_] = {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_copy_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_copy_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_copy_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_copy_,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_SOFTMAX] = {
         .name = "softmax.int",
@@ -2559,34 +2622,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_softmax,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_softmax,
         },
+        .composite = (tg_fnptr)tg__composite_softmax,
         .call_boxed = tg__boxed_softmax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP__SOFTMAX] = {
         .name = "_softmax",
         .schema = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__softmax,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda__softmax,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__softmax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP__SOFTMAX_OUT] = {
         .name = "_softmax.out",
         .schema = "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_softmax_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__softmax_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_LOG_SOFTMAX] = {
         .name = "log_softmax.int",
@@ -2596,34 +2659,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_log_softmax,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_log_softmax,
         },
+        .composite = (tg_fnptr)tg__composite_log_softmax,
         .call_boxed = tg__boxed_log_softmax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP__LOG_SOFTMAX] = {
         .name = "_log_softmax",
         .schema = "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu__log_softmax,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__structured_cuda__log_softmax,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__log_softmax,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP__LOG_SOFTMAX_OUT] = {
         .name = "_log_softmax.out",
         .schema = "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_out,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_softmax_out,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_out,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__log_softmax_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_SUM_TO_SIZE] = {
         .name = "sum_to_size",
@@ -2633,8 +2696,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_sum_to_size,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_sum_to_size,
         },
+        .composite = (tg_fnptr)tg__composite_sum_to_size,
         .call_boxed = tg__boxed_sum_to_size,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_SUM_BACKWARD] = {
         .name = "sum_backward",
@@ -2644,8 +2709,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_sum_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_sum_backward,
         },
+        .composite = (tg_fnptr)tg__composite_sum_backward,
         .call_boxed = tg__boxed_sum_backward,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_RESTORE_REDUCED_DIMS] = {
         .name = "restore_reduced_dims",
@@ -2655,8 +2722,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_restore_reduced_dims,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_restore_reduced_dims,
         },
+        .composite = (tg_fnptr)tg__composite_restore_reduced_dims,
         .call_boxed = tg__boxed_restore_reduced_dims,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_SCALE_GRAD_BY_COUNT] = {
         .name = "scale_grad_by_count",
@@ -2666,8 +2735,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_scale_grad_by_count,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_scale_grad_by_count,
         },
+        .composite = (tg_fnptr)tg__composite_scale_grad_by_count,
         .call_boxed = tg__boxed_scale_grad_by_count,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_LINEAR_WEIGHT_BACKWARD] = {
         .name = "linear_weight_backward",
@@ -2677,8 +2748,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_linear_weight_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_linear_weight_backward,
         },
+        .composite = (tg_fnptr)tg__composite_linear_weight_backward,
         .call_boxed = tg__boxed_linear_weight_backward,
         .ntensor_args = 2,
+        .nargs = 2,
     },
     [TG_OP_PERMUTE_BACKWARD] = {
         .name = "permute_backward",
@@ -2688,8 +2761,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_permute_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_permute_backward,
         },
+        .composite = (tg_fnptr)tg__composite_permute_backward,
         .call_boxed = tg__boxed_permute_backward,
         .ntensor_args = 1,
+        .nargs = 2,
     },
     [TG_OP_SLICE_BACKWARD] = {
         .name = "slice_backward",
@@ -2699,8 +2774,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_slice_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_slice_backward,
         },
+        .composite = (tg_fnptr)tg__composite_slice_backward,
         .call_boxed = tg__boxed_slice_backward,
         .ntensor_args = 1,
+        .nargs = 6,
     },
     [TG_OP_SELECT_BACKWARD] = {
         .name = "select_backward",
@@ -2710,8 +2787,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_select_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_select_backward,
         },
+        .composite = (tg_fnptr)tg__composite_select_backward,
         .call_boxed = tg__boxed_select_backward,
         .ntensor_args = 1,
+        .nargs = 4,
     },
     [TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD] = {
         .name = "value_selecting_reduction_backward",
@@ -2721,8 +2800,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_value_selecting_reduction_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_value_selecting_reduction_backward,
         },
+        .composite = (tg_fnptr)tg__composite_value_selecting_reduction_backward,
         .call_boxed = tg__boxed_value_selecting_reduction_backward,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_VAR_BACKWARD] = {
         .name = "var_backward",
@@ -2732,8 +2813,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_var_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_var_backward,
         },
+        .composite = (tg_fnptr)tg__composite_var_backward,
         .call_boxed = tg__boxed_var_backward,
         .ntensor_args = 2,
+        .nargs = 5,
     },
     [TG_OP_PROD_BACKWARD] = {
         .name = "prod_backward",
@@ -2743,8 +2826,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_prod_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_prod_backward,
         },
+        .composite = (tg_fnptr)tg__composite_prod_backward,
         .call_boxed = tg__boxed_prod_backward,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_SIGN] = {
         .name = "sign",
@@ -2754,8 +2839,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_sign,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_sign,
         },
+        .composite = (tg_fnptr)tg__composite_sign,
         .call_boxed = tg__boxed_sign,
         .ntensor_args = 1,
+        .nargs = 1,
     },
     [TG_OP_CLAMP_BACKWARD] = {
         .name = "clamp_backward",
@@ -2765,8 +2852,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clamp_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_clamp_backward,
         },
+        .composite = (tg_fnptr)tg__composite_clamp_backward,
         .call_boxed = tg__boxed_clamp_backward,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_CLAMP_BACKWARD_TENSOR] = {
         .name = "clamp_backward.Tensor",
@@ -2776,8 +2865,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clamp_backward_tensor,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_clamp_backward_tensor,
         },
+        .composite = (tg_fnptr)tg__composite_clamp_backward_tensor,
         .call_boxed = tg__boxed_clamp_backward_tensor,
         .ntensor_args = 4,
+        .nargs = 4,
     },
     [TG_OP_CLAMP_BACKWARD_MIN] = {
         .name = "clamp_backward_min",
@@ -2787,8 +2878,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clamp_backward_min,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_clamp_backward_min,
         },
+        .composite = (tg_fnptr)tg__composite_clamp_backward_min,
         .call_boxed = tg__boxed_clamp_backward_min,
         .ntensor_args = 4,
+        .nargs = 4,
     },
     [TG_OP_CLAMP_BACKWARD_MAX] = {
         .name = "clamp_backward_max",
@@ -2798,8 +2891,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_clamp_backward_max,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_clamp_backward_max,
         },
+        .composite = (tg_fnptr)tg__composite_clamp_backward_max,
         .call_boxed = tg__boxed_clamp_backward_max,
         .ntensor_args = 4,
+        .nargs = 4,
     },
     [TG_OP_DIV_TENSOR_SELF_BACKWARD] = {
         .name = "div_tensor_self_backward",
@@ -2809,8 +2904,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_div_tensor_self_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_div_tensor_self_backward,
         },
+        .composite = (tg_fnptr)tg__composite_div_tensor_self_backward,
         .call_boxed = tg__boxed_div_tensor_self_backward,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_DIV_TENSOR_OTHER_BACKWARD] = {
         .name = "div_tensor_other_backward",
@@ -2820,47 +2917,46 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_div_tensor_other_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_div_tensor_other_backward,
         },
+        .composite = (tg_fnptr)tg__composite_div_tensor_other_backward,
         .call_boxed = tg__boxed_div_tensor_other_backward,
         .ntensor_args = 3,
+        .nargs = 4,
     },
     [TG_OP_THRESHOLD_BACKWARD] = {
         .name = "threshold_backward",
         .schema = "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_threshold_backward,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_threshold_backward,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_threshold_backward,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_threshold_backward,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP__SOFTMAX_BACKWARD_DATA] = {
         .name = "_softmax_backward_data",
         .schema = "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_softmax_backward_data,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_softmax_backward_data,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__softmax_backward_data,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__softmax_backward_data,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP__LOG_SOFTMAX_BACKWARD_DATA] = {
         .name = "_log_softmax_backward_data",
         .schema = "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_log_softmax_backward_data,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_log_softmax_backward_data,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__log_softmax_backward_data,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed__log_softmax_backward_data,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_LINEAR] = {
         .name = "linear",
@@ -2870,8 +2966,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_linear,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_linear,
         },
+        .composite = (tg_fnptr)tg__composite_linear,
         .call_boxed = tg__boxed_linear,
         .ntensor_args = 3,
+        .nargs = 3,
     },
     [TG_OP_MSE_LOSS] = {
         .name = "mse_loss",
@@ -2881,8 +2979,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_mse_loss,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_mse_loss,
         },
+        .composite = (tg_fnptr)tg__composite_mse_loss,
         .call_boxed = tg__boxed_mse_loss,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_NLL_LOSS] = {
         .name = "nll_loss",
@@ -2892,34 +2992,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_nll_loss,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_nll_loss,
         },
+        .composite = (tg_fnptr)tg__composite_nll_loss,
         .call_boxed = tg__boxed_nll_loss,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_NLL_LOSS_FORWARD] = {
         .name = "nll_loss_forward",
         .schema = "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_forward,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_nll_loss_forward,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_forward,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_nll_loss_forward,
         .ntensor_args = 3,
+        .nargs = 5,
     },
     [TG_OP_NLL_LOSS_BACKWARD] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nll_loss_backward,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_nll_loss_backward,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nll_loss_backward,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_nll_loss_backward,
         .ntensor_args = 5,
+        .nargs = 7,
     },
     [TG_OP_CROSS_ENTROPY] = {
         .name = "cross_entropy_loss",
@@ -2929,8 +3029,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_cross_entropy,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_cross_entropy,
         },
+        .composite = (tg_fnptr)tg__composite_cross_entropy,
         .call_boxed = tg__boxed_cross_entropy,
         .ntensor_args = 3,
+        .nargs = 6,
     },
     [TG_OP_DROPOUT] = {
         .name = "dropout",
@@ -2940,21 +3042,22 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_dropout,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_dropout,
         },
+        .composite = (tg_fnptr)tg__composite_dropout,
         .call_boxed = tg__boxed_dropout,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_NATIVE_DROPOUT] = {
         .name = "native_dropout",
         .schema = "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_native_dropout,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_native_dropout,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_native_dropout,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_native_dropout,
         .ntensor_args = 1,
+        .nargs = 3,
     },
     [TG_OP_NATIVE_DROPOUT_BACKWARD] = {
         .name = "native_dropout_backward",
@@ -2964,34 +3067,34 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_native_dropout_backward,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_native_dropout_backward,
         },
+        .composite = (tg_fnptr)tg__composite_native_dropout_backward,
         .call_boxed = tg__boxed_native_dropout_backward,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_SGD_STEP_] = {
         .name = "sgd_step_",
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_sgd_step_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_sgd_step_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sgd_step_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_sgd_step_,
         .ntensor_args = 3,
+        .nargs = 10,
     },
     [TG_OP_ADAM_STEP_] = {
         .name = "adam_step_",
         .schema = "adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!)",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_adam_step_,
-            #ifdef TG_WITH_CUDA
-            [TG_KEY_CUDA] = (tg_fnptr)tg__cuda_adam_step_,
-            #endif
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_adam_step_,
         },
+        .composite = NULL,
         .call_boxed = tg__boxed_adam_step_,
         .ntensor_args = 5,
+        .nargs = 14,
     },
     [TG_OP_ADD_SCALAR_OUT] = {
         .name = "add.Scalar_out",
@@ -3001,8 +3104,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_add_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_scalar_out,
         },
+        .composite = (tg_fnptr)tg__autogen_composite_add_scalar_out,
         .call_boxed = tg__boxed_add_scalar_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_SUB_SCALAR_OUT] = {
         .name = "sub.Scalar_out",
@@ -3012,8 +3117,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_sub_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_sub_scalar_out,
         },
+        .composite = (tg_fnptr)tg__autogen_composite_sub_scalar_out,
         .call_boxed = tg__boxed_sub_scalar_out,
         .ntensor_args = 2,
+        .nargs = 4,
     },
     [TG_OP_MUL_SCALAR_OUT] = {
         .name = "mul.Scalar_out",
@@ -3023,8 +3130,10 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_mul_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_mul_scalar_out,
         },
+        .composite = (tg_fnptr)tg__autogen_composite_mul_scalar_out,
         .call_boxed = tg__boxed_mul_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
     [TG_OP_DIV_SCALAR_OUT] = {
         .name = "div.Scalar_out",
@@ -3034,13 +3143,16 @@ const tg_op_entry tg__builtin_ops[TG_NUM_OPS] = {
             [TG_KEY_CUDA] = (tg_fnptr)tg__autogen_composite_div_scalar_out,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_div_scalar_out,
         },
+        .composite = (tg_fnptr)tg__autogen_composite_div_scalar_out,
         .call_boxed = tg__boxed_div_scalar_out,
         .ntensor_args = 2,
+        .nargs = 3,
     },
 };
 
-/* For the runtime (runtime/dispatch/dispatch.h): the table and its length, in op-enum order. */
-const tg_op_entry *tg__generated_ops(int *n) {
+/* For the runtime (runtime/dispatch/dispatch_private.h): the table and its length, in op-enum
+ * order. */
+tg_op_entry *tg__generated_ops(int *n) {
     if (n) *n = TG_NUM_OPS;
     return tg__builtin_ops;
 }

@@ -5,7 +5,7 @@
  *   - tg__autogen_*: a synthesised out= entry calls its functional entry's kernel and copies
  *     the result into `out` (resized when empty, dtype cast checked);
  *   - tg__scalar_overload_*: an entry with `scalar_overload_of:` wraps each Scalar that stands
- *     for a Tensor as a zero-dim wrapped number (tg__wrap_scalar: int64 when integral, else
+ *     for a Tensor as a zero-dim wrapped number (tg_wrap_scalar: int64 when integral, else
  *     float64; it promotes weakly, like a Python scalar) and calls its Tensor overload's public
  *     function, so that dispatch and autograd go through it.
  *   - tg__missing_<cpu|cuda>_*: the CPU and CUDA kernels of an entry that has none for them
@@ -14,7 +14,7 @@
  * The first two are registered in the same dispatch slots as the kernel they wrap; the
  * Scalar overloads as CompositeImplicitAutograd kernels. Only the headers of the operators
  * named here are included (docs/generated-code.md, "Headers"). */
-#include "core/core.h" /* tg__copy_to_out, tg__wrap_scalar, tg__clone, tg__error */
+#include "tg_core.h" /* tg_copy_to_out, tg_wrap_scalar, tg_tensor_copy, tg_set_error */
 #include "kernels/add.h"
 #include "ops/add.h"
 #include "kernels/sub.h"
@@ -76,27 +76,11 @@ tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alph
     return tg__cpu_add_out(self, other, alpha, NULL);
 }
 
-/* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_add(tg_tensor *self, tg_tensor *other, double alpha)
-{
-    return tg__cuda_add_out(self, other, alpha, NULL);
-}
-#endif
-
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     return tg__cpu_add_out(self, other, alpha, self);
 }
-
-/* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_add_(tg_tensor *self, tg_tensor *other, double alpha)
-{
-    return tg__cuda_add_out(self, other, alpha, self);
-}
-#endif
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alpha)
@@ -104,27 +88,11 @@ tg_tensor *tg__structured_cpu_sub(tg_tensor *self, tg_tensor *other, double alph
     return tg__cpu_sub_out(self, other, alpha, NULL);
 }
 
-/* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sub(tg_tensor *self, tg_tensor *other, double alpha)
-{
-    return tg__cuda_sub_out(self, other, alpha, NULL);
-}
-#endif
-
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     return tg__cpu_sub_out(self, other, alpha, self);
 }
-
-/* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sub_(tg_tensor *self, tg_tensor *other, double alpha)
-{
-    return tg__cuda_sub_out(self, other, alpha, self);
-}
-#endif
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other)
@@ -132,27 +100,11 @@ tg_tensor *tg__structured_cpu_mul(tg_tensor *self, tg_tensor *other)
     return tg__cpu_mul_out(self, other, NULL);
 }
 
-/* mul.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_mul(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_mul_out(self, other, NULL);
-}
-#endif
-
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_mul_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_mul_out(self, other, self);
 }
-
-/* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_mul_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_mul_out(self, other, self);
-}
-#endif
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other)
@@ -160,27 +112,11 @@ tg_tensor *tg__structured_cpu_div(tg_tensor *self, tg_tensor *other)
     return tg__cpu_div_out(self, other, NULL);
 }
 
-/* div.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_div(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_div_out(self, other, NULL);
-}
-#endif
-
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_div_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_div_out(self, other, self);
 }
-
-/* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_div_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_div_out(self, other, self);
-}
-#endif
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
@@ -188,27 +124,11 @@ tg_tensor *tg__structured_cpu_div_mode(tg_tensor *self, tg_tensor *other, const 
     return tg__cpu_div_mode_out(self, other, rounding_mode, NULL);
 }
 
-/* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
-{
-    return tg__cuda_div_mode_out(self, other, rounding_mode, NULL);
-}
-#endif
-
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     return tg__cpu_div_mode_out(self, other, rounding_mode, self);
 }
-
-/* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
-{
-    return tg__cuda_div_mode_out(self, other, rounding_mode, self);
-}
-#endif
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent)
@@ -216,27 +136,11 @@ tg_tensor *tg__structured_cpu_pow(tg_tensor *self, tg_tensor *exponent)
     return tg__cpu_pow_out(self, exponent, NULL);
 }
 
-/* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_pow(tg_tensor *self, tg_tensor *exponent)
-{
-    return tg__cuda_pow_out(self, exponent, NULL);
-}
-#endif
-
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     return tg__cpu_pow_out(self, exponent, self);
 }
-
-/* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_pow_(tg_tensor *self, tg_tensor *exponent)
-{
-    return tg__cuda_pow_out(self, exponent, self);
-}
-#endif
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other)
@@ -244,27 +148,11 @@ tg_tensor *tg__structured_cpu_maximum(tg_tensor *self, tg_tensor *other)
     return tg__cpu_maximum_out(self, other, NULL);
 }
 
-/* maximum(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_maximum(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_maximum_out(self, other, NULL);
-}
-#endif
-
 /* minimum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_minimum(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_minimum_out(self, other, NULL);
 }
-
-/* minimum(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_minimum(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_minimum_out(self, other, NULL);
-}
-#endif
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other)
@@ -272,27 +160,11 @@ tg_tensor *tg__structured_cpu_eq(tg_tensor *self, tg_tensor *other)
     return tg__cpu_eq_out(self, other, NULL);
 }
 
-/* eq.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_eq(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_eq_out(self, other, NULL);
-}
-#endif
-
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_eq_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_eq_out(self, other, self);
 }
-
-/* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_eq_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_eq_out(self, other, self);
-}
-#endif
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other)
@@ -300,27 +172,11 @@ tg_tensor *tg__structured_cpu_ne(tg_tensor *self, tg_tensor *other)
     return tg__cpu_ne_out(self, other, NULL);
 }
 
-/* ne.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_ne(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_ne_out(self, other, NULL);
-}
-#endif
-
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_ne_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_ne_out(self, other, self);
 }
-
-/* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_ne_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_ne_out(self, other, self);
-}
-#endif
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other)
@@ -328,27 +184,11 @@ tg_tensor *tg__structured_cpu_lt(tg_tensor *self, tg_tensor *other)
     return tg__cpu_lt_out(self, other, NULL);
 }
 
-/* lt.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_lt(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_lt_out(self, other, NULL);
-}
-#endif
-
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_lt_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_lt_out(self, other, self);
 }
-
-/* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_lt_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_lt_out(self, other, self);
-}
-#endif
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other)
@@ -356,27 +196,11 @@ tg_tensor *tg__structured_cpu_le(tg_tensor *self, tg_tensor *other)
     return tg__cpu_le_out(self, other, NULL);
 }
 
-/* le.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_le(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_le_out(self, other, NULL);
-}
-#endif
-
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_le_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_le_out(self, other, self);
 }
-
-/* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_le_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_le_out(self, other, self);
-}
-#endif
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other)
@@ -384,27 +208,11 @@ tg_tensor *tg__structured_cpu_gt(tg_tensor *self, tg_tensor *other)
     return tg__cpu_gt_out(self, other, NULL);
 }
 
-/* gt.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_gt(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_gt_out(self, other, NULL);
-}
-#endif
-
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_gt_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_gt_out(self, other, self);
 }
-
-/* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_gt_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_gt_out(self, other, self);
-}
-#endif
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other)
@@ -412,27 +220,11 @@ tg_tensor *tg__structured_cpu_ge(tg_tensor *self, tg_tensor *other)
     return tg__cpu_ge_out(self, other, NULL);
 }
 
-/* ge.Tensor(Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_ge(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_ge_out(self, other, NULL);
-}
-#endif
-
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_ge_(tg_tensor *self, tg_tensor *other)
 {
     return tg__cpu_ge_out(self, other, self);
 }
-
-/* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_ge_(tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_ge_out(self, other, self);
-}
-#endif
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
@@ -440,27 +232,11 @@ tg_tensor *tg__structured_cpu_where(tg_tensor *condition, tg_tensor *self, tg_te
     return tg__cpu_where_out(condition, self, other, NULL);
 }
 
-/* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
-{
-    return tg__cuda_where_out(condition, self, other, NULL);
-}
-#endif
-
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 tg_tensor *tg__structured_cpu_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     return tg__cpu_clamp_out(self, min, max, NULL);
 }
-
-/* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
-{
-    return tg__cuda_clamp_out(self, min, max, NULL);
-}
-#endif
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
@@ -468,27 +244,11 @@ tg_tensor *tg__structured_cpu_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_f
     return tg__cpu_clamp_out(self, min, max, self);
 }
 
-/* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
-{
-    return tg__cuda_clamp_out(self, min, max, self);
-}
-#endif
-
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 tg_tensor *tg__structured_cpu_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     return tg__cpu_clamp_tensor_out(self, min, max, NULL);
 }
-
-/* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
-{
-    return tg__cuda_clamp_tensor_out(self, min, max, NULL);
-}
-#endif
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
@@ -496,27 +256,11 @@ tg_tensor *tg__structured_cpu_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_
     return tg__cpu_clamp_tensor_out(self, min, max, self);
 }
 
-/* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
-{
-    return tg__cuda_clamp_tensor_out(self, min, max, self);
-}
-#endif
-
 /* neg(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_neg(tg_tensor *self)
 {
     return tg__cpu_neg_out(self, NULL);
 }
-
-/* neg(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_neg(tg_tensor *self)
-{
-    return tg__cuda_neg_out(self, NULL);
-}
-#endif
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_neg_(tg_tensor *self)
@@ -524,27 +268,11 @@ tg_tensor *tg__structured_cpu_neg_(tg_tensor *self)
     return tg__cpu_neg_out(self, self);
 }
 
-/* neg_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_neg_(tg_tensor *self)
-{
-    return tg__cuda_neg_out(self, self);
-}
-#endif
-
 /* abs(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_abs(tg_tensor *self)
 {
     return tg__cpu_abs_out(self, NULL);
 }
-
-/* abs(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_abs(tg_tensor *self)
-{
-    return tg__cuda_abs_out(self, NULL);
-}
-#endif
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_abs_(tg_tensor *self)
@@ -552,27 +280,11 @@ tg_tensor *tg__structured_cpu_abs_(tg_tensor *self)
     return tg__cpu_abs_out(self, self);
 }
 
-/* abs_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_abs_(tg_tensor *self)
-{
-    return tg__cuda_abs_out(self, self);
-}
-#endif
-
 /* exp(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_exp(tg_tensor *self)
 {
     return tg__cpu_exp_out(self, NULL);
 }
-
-/* exp(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_exp(tg_tensor *self)
-{
-    return tg__cuda_exp_out(self, NULL);
-}
-#endif
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_exp_(tg_tensor *self)
@@ -580,27 +292,11 @@ tg_tensor *tg__structured_cpu_exp_(tg_tensor *self)
     return tg__cpu_exp_out(self, self);
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_exp_(tg_tensor *self)
-{
-    return tg__cuda_exp_out(self, self);
-}
-#endif
-
 /* log(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_log(tg_tensor *self)
 {
     return tg__cpu_log_out(self, NULL);
 }
-
-/* log(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_log(tg_tensor *self)
-{
-    return tg__cuda_log_out(self, NULL);
-}
-#endif
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_log_(tg_tensor *self)
@@ -608,27 +304,11 @@ tg_tensor *tg__structured_cpu_log_(tg_tensor *self)
     return tg__cpu_log_out(self, self);
 }
 
-/* log_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_log_(tg_tensor *self)
-{
-    return tg__cuda_log_out(self, self);
-}
-#endif
-
 /* sqrt(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sqrt(tg_tensor *self)
 {
     return tg__cpu_sqrt_out(self, NULL);
 }
-
-/* sqrt(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sqrt(tg_tensor *self)
-{
-    return tg__cuda_sqrt_out(self, NULL);
-}
-#endif
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sqrt_(tg_tensor *self)
@@ -636,27 +316,11 @@ tg_tensor *tg__structured_cpu_sqrt_(tg_tensor *self)
     return tg__cpu_sqrt_out(self, self);
 }
 
-/* sqrt_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sqrt_(tg_tensor *self)
-{
-    return tg__cuda_sqrt_out(self, self);
-}
-#endif
-
 /* rsqrt(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_rsqrt(tg_tensor *self)
 {
     return tg__cpu_rsqrt_out(self, NULL);
 }
-
-/* rsqrt(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_rsqrt(tg_tensor *self)
-{
-    return tg__cuda_rsqrt_out(self, NULL);
-}
-#endif
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_rsqrt_(tg_tensor *self)
@@ -664,27 +328,11 @@ tg_tensor *tg__structured_cpu_rsqrt_(tg_tensor *self)
     return tg__cpu_rsqrt_out(self, self);
 }
 
-/* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_rsqrt_(tg_tensor *self)
-{
-    return tg__cuda_rsqrt_out(self, self);
-}
-#endif
-
 /* sin(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sin(tg_tensor *self)
 {
     return tg__cpu_sin_out(self, NULL);
 }
-
-/* sin(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sin(tg_tensor *self)
-{
-    return tg__cuda_sin_out(self, NULL);
-}
-#endif
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sin_(tg_tensor *self)
@@ -692,27 +340,11 @@ tg_tensor *tg__structured_cpu_sin_(tg_tensor *self)
     return tg__cpu_sin_out(self, self);
 }
 
-/* sin_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sin_(tg_tensor *self)
-{
-    return tg__cuda_sin_out(self, self);
-}
-#endif
-
 /* cos(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_cos(tg_tensor *self)
 {
     return tg__cpu_cos_out(self, NULL);
 }
-
-/* cos(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_cos(tg_tensor *self)
-{
-    return tg__cuda_cos_out(self, NULL);
-}
-#endif
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_cos_(tg_tensor *self)
@@ -720,27 +352,11 @@ tg_tensor *tg__structured_cpu_cos_(tg_tensor *self)
     return tg__cpu_cos_out(self, self);
 }
 
-/* cos_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_cos_(tg_tensor *self)
-{
-    return tg__cuda_cos_out(self, self);
-}
-#endif
-
 /* tanh(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_tanh(tg_tensor *self)
 {
     return tg__cpu_tanh_out(self, NULL);
 }
-
-/* tanh(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_tanh(tg_tensor *self)
-{
-    return tg__cuda_tanh_out(self, NULL);
-}
-#endif
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_tanh_(tg_tensor *self)
@@ -748,27 +364,11 @@ tg_tensor *tg__structured_cpu_tanh_(tg_tensor *self)
     return tg__cpu_tanh_out(self, self);
 }
 
-/* tanh_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_tanh_(tg_tensor *self)
-{
-    return tg__cuda_tanh_out(self, self);
-}
-#endif
-
 /* sigmoid(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_sigmoid(tg_tensor *self)
 {
     return tg__cpu_sigmoid_out(self, NULL);
 }
-
-/* sigmoid(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sigmoid(tg_tensor *self)
-{
-    return tg__cuda_sigmoid_out(self, NULL);
-}
-#endif
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_sigmoid_(tg_tensor *self)
@@ -776,27 +376,11 @@ tg_tensor *tg__structured_cpu_sigmoid_(tg_tensor *self)
     return tg__cpu_sigmoid_out(self, self);
 }
 
-/* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sigmoid_(tg_tensor *self)
-{
-    return tg__cuda_sigmoid_out(self, self);
-}
-#endif
-
 /* relu(Tensor self) -> Tensor */
 tg_tensor *tg__structured_cpu_relu(tg_tensor *self)
 {
     return tg__cpu_relu_out(self, NULL);
 }
-
-/* relu(Tensor self) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_relu(tg_tensor *self)
-{
-    return tg__cuda_relu_out(self, NULL);
-}
-#endif
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_relu_(tg_tensor *self)
@@ -804,27 +388,11 @@ tg_tensor *tg__structured_cpu_relu_(tg_tensor *self)
     return tg__cpu_relu_out(self, self);
 }
 
-/* relu_(Tensor(a!) self) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_relu_(tg_tensor *self)
-{
-    return tg__cuda_relu_out(self, self);
-}
-#endif
-
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     return tg__cpu_sum_out(self, dim, keepdim, dtype, NULL);
 }
-
-/* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
-{
-    return tg__cuda_sum_out(self, dim, keepdim, dtype, NULL);
-}
-#endif
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
@@ -832,27 +400,11 @@ tg_tensor *tg__structured_cpu_mean(tg_tensor *self, tg_int_list dim, bool keepdi
     return tg__cpu_mean_out(self, dim, keepdim, dtype, NULL);
 }
 
-/* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
-{
-    return tg__cuda_mean_out(self, dim, keepdim, dtype, NULL);
-}
-#endif
-
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cpu_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
     return tg__cpu_prod_out(self, dim, keepdim, dtype, NULL);
 }
-
-/* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
-{
-    return tg__cuda_prod_out(self, dim, keepdim, dtype, NULL);
-}
-#endif
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
@@ -860,27 +412,11 @@ tg_tensor *tg__structured_cpu_amax(tg_tensor *self, tg_int_list dim, bool keepdi
     return tg__cpu_amax_out(self, dim, keepdim, NULL);
 }
 
-/* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
-{
-    return tg__cuda_amax_out(self, dim, keepdim, NULL);
-}
-#endif
-
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     return tg__cpu_amin_out(self, dim, keepdim, NULL);
 }
-
-/* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
-{
-    return tg__cuda_amin_out(self, dim, keepdim, NULL);
-}
-#endif
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__structured_cpu_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
@@ -888,27 +424,11 @@ tg_values_indices tg__structured_cpu_max_dim(tg_tensor *self, int64_t dim, bool 
     return tg__cpu_max_dim_out(self, dim, keepdim, NULL, NULL);
 }
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
-#ifdef TG_WITH_CUDA
-tg_values_indices tg__structured_cuda_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
-{
-    return tg__cuda_max_dim_out(self, dim, keepdim, NULL, NULL);
-}
-#endif
-
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__structured_cpu_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     return tg__cpu_min_dim_out(self, dim, keepdim, NULL, NULL);
 }
-
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
-#ifdef TG_WITH_CUDA
-tg_values_indices tg__structured_cuda_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
-{
-    return tg__cuda_min_dim_out(self, dim, keepdim, NULL, NULL);
-}
-#endif
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
@@ -916,27 +436,11 @@ tg_tensor *tg__structured_cpu_argmax(tg_tensor *self, tg_opt_int dim, bool keepd
     return tg__cpu_argmax_out(self, dim, keepdim, NULL);
 }
 
-/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
-{
-    return tg__cuda_argmax_out(self, dim, keepdim, NULL);
-}
-#endif
-
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
     return tg__cpu_argmin_out(self, dim, keepdim, NULL);
 }
-
-/* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
-{
-    return tg__cuda_argmin_out(self, dim, keepdim, NULL);
-}
-#endif
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
@@ -944,27 +448,11 @@ tg_tensor *tg__structured_cpu_var(tg_tensor *self, tg_int_list dim, tg_opt_int c
     return tg__cpu_var_out(self, dim, correction, keepdim, NULL);
 }
 
-/* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
-{
-    return tg__cuda_var_out(self, dim, correction, keepdim, NULL);
-}
-#endif
-
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__structured_cpu_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     return tg__cpu_std_out(self, dim, correction, keepdim, NULL);
 }
-
-/* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
-{
-    return tg__cuda_std_out(self, dim, correction, keepdim, NULL);
-}
-#endif
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__structured_cpu_mm(tg_tensor *self, tg_tensor *mat2)
@@ -972,27 +460,11 @@ tg_tensor *tg__structured_cpu_mm(tg_tensor *self, tg_tensor *mat2)
     return tg__cpu_mm_out(self, mat2, NULL);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_mm(tg_tensor *self, tg_tensor *mat2)
-{
-    return tg__cuda_mm_out(self, mat2, NULL);
-}
-#endif
-
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__structured_cpu_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     return tg__cpu_bmm_out(self, mat2, NULL);
 }
-
-/* bmm(Tensor self, Tensor mat2) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_bmm(tg_tensor *self, tg_tensor *mat2)
-{
-    return tg__cuda_bmm_out(self, mat2, NULL);
-}
-#endif
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
@@ -1000,27 +472,11 @@ tg_tensor *tg__structured_cpu_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor 
     return tg__cpu_addmm_out(self, mat1, mat2, beta, alpha, NULL);
 }
 
-/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
-{
-    return tg__cuda_addmm_out(self, mat1, mat2, beta, alpha, NULL);
-}
-#endif
-
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__structured_cpu_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     return tg__cpu_addmm_out(self, mat1, mat2, beta, alpha, self);
 }
-
-/* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
-{
-    return tg__cuda_addmm_out(self, mat1, mat2, beta, alpha, self);
-}
-#endif
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 tg_tensor *tg__structured_cpu_cat(tg_tensor_list tensors, int64_t dim)
@@ -1028,27 +484,11 @@ tg_tensor *tg__structured_cpu_cat(tg_tensor_list tensors, int64_t dim)
     return tg__cpu_cat_out(tensors, dim, NULL);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda_cat(tg_tensor_list tensors, int64_t dim)
-{
-    return tg__cuda_cat_out(tensors, dim, NULL);
-}
-#endif
-
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__structured_cpu__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     return tg__cpu_softmax_out(self, dim, half_to_float, NULL);
 }
-
-/* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
-{
-    return tg__cuda_softmax_out(self, dim, half_to_float, NULL);
-}
-#endif
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__structured_cpu__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
@@ -1056,20 +496,12 @@ tg_tensor *tg__structured_cpu__log_softmax(tg_tensor *self, int64_t dim, bool ha
     return tg__cpu_log_softmax_out(self, dim, half_to_float, NULL);
 }
 
-/* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
-#ifdef TG_WITH_CUDA
-tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
-{
-    return tg__cuda_log_softmax_out(self, dim, half_to_float, NULL);
-}
-#endif
-
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__autogen_composite_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
     tg_tensor *tg_r = tg__scalar_overload_add_scalar(self, other, alpha);
     if (!tg_r) return NULL;
-    tg_tensor *tg_o0 = tg__copy_to_out("add", out, tg_r);
+    tg_tensor *tg_o0 = tg_copy_to_out("add", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }
@@ -1079,7 +511,7 @@ tg_tensor *tg__autogen_composite_sub_scalar_out(tg_tensor *self, double other, d
 {
     tg_tensor *tg_r = tg__scalar_overload_sub_scalar(self, other, alpha);
     if (!tg_r) return NULL;
-    tg_tensor *tg_o0 = tg__copy_to_out("sub", out, tg_r);
+    tg_tensor *tg_o0 = tg_copy_to_out("sub", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }
@@ -1089,7 +521,7 @@ tg_tensor *tg__autogen_composite_mul_scalar_out(tg_tensor *self, double other, t
 {
     tg_tensor *tg_r = tg__scalar_overload_mul_scalar(self, other);
     if (!tg_r) return NULL;
-    tg_tensor *tg_o0 = tg__copy_to_out("mul", out, tg_r);
+    tg_tensor *tg_o0 = tg_copy_to_out("mul", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }
@@ -1099,7 +531,7 @@ tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, t
 {
     tg_tensor *tg_r = tg__scalar_overload_div_scalar(self, other);
     if (!tg_r) return NULL;
-    tg_tensor *tg_o0 = tg__copy_to_out("div", out, tg_r);
+    tg_tensor *tg_o0 = tg_copy_to_out("div", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }
@@ -1109,7 +541,7 @@ tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, t
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__scalar_overload_add_scalar(tg_tensor *self, double other, double alpha)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_add_fn(self, tg_w_other, (tg_add_opts){ .alpha = alpha });
     tg_release(tg_w_other);
     return tg_r;
@@ -1118,7 +550,7 @@ tg_tensor *tg__scalar_overload_add_scalar(tg_tensor *self, double other, double 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_add_scalar_(tg_tensor *self, double other, double alpha)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_add__fn(self, tg_w_other, (tg_add__opts){ .alpha = alpha });
     tg_release(tg_w_other);
     return tg_r;
@@ -1127,7 +559,7 @@ tg_tensor *tg__scalar_overload_add_scalar_(tg_tensor *self, double other, double
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__scalar_overload_sub_scalar(tg_tensor *self, double other, double alpha)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_sub_fn(self, tg_w_other, (tg_sub_opts){ .alpha = alpha });
     tg_release(tg_w_other);
     return tg_r;
@@ -1136,7 +568,7 @@ tg_tensor *tg__scalar_overload_sub_scalar(tg_tensor *self, double other, double 
 /* sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_sub_scalar_(tg_tensor *self, double other, double alpha)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_sub__fn(self, tg_w_other, (tg_sub__opts){ .alpha = alpha });
     tg_release(tg_w_other);
     return tg_r;
@@ -1145,7 +577,7 @@ tg_tensor *tg__scalar_overload_sub_scalar_(tg_tensor *self, double other, double
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_mul_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_mul(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1154,7 +586,7 @@ tg_tensor *tg__scalar_overload_mul_scalar(tg_tensor *self, double other)
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_mul_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_mul_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1163,7 +595,7 @@ tg_tensor *tg__scalar_overload_mul_scalar_(tg_tensor *self, double other)
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_div_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_div(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1172,7 +604,7 @@ tg_tensor *tg__scalar_overload_div_scalar(tg_tensor *self, double other)
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_div_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_div_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1181,7 +613,7 @@ tg_tensor *tg__scalar_overload_div_scalar_(tg_tensor *self, double other)
 /* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
 tg_tensor *tg__scalar_overload_pow_scalar_self(double self, tg_tensor *exponent)
 {
-    tg_tensor *tg_w_self = tg__wrap_scalar(self);
+    tg_tensor *tg_w_self = tg_wrap_scalar(self);
     tg_tensor *tg_r = tg_pow(tg_w_self, exponent);
     tg_release(tg_w_self);
     return tg_r;
@@ -1190,7 +622,7 @@ tg_tensor *tg__scalar_overload_pow_scalar_self(double self, tg_tensor *exponent)
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_eq_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_eq(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1199,7 +631,7 @@ tg_tensor *tg__scalar_overload_eq_scalar(tg_tensor *self, double other)
 /* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_eq_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_eq_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1208,7 +640,7 @@ tg_tensor *tg__scalar_overload_eq_scalar_(tg_tensor *self, double other)
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_eq_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;
@@ -1217,7 +649,7 @@ tg_tensor *tg__scalar_overload_eq_scalar_out(tg_tensor *self, double other, tg_t
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_ne_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ne(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1226,7 +658,7 @@ tg_tensor *tg__scalar_overload_ne_scalar(tg_tensor *self, double other)
 /* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_ne_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ne_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1235,7 +667,7 @@ tg_tensor *tg__scalar_overload_ne_scalar_(tg_tensor *self, double other)
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ne_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;
@@ -1244,7 +676,7 @@ tg_tensor *tg__scalar_overload_ne_scalar_out(tg_tensor *self, double other, tg_t
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_lt_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_lt(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1253,7 +685,7 @@ tg_tensor *tg__scalar_overload_lt_scalar(tg_tensor *self, double other)
 /* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_lt_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_lt_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1262,7 +694,7 @@ tg_tensor *tg__scalar_overload_lt_scalar_(tg_tensor *self, double other)
 /* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_lt_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;
@@ -1271,7 +703,7 @@ tg_tensor *tg__scalar_overload_lt_scalar_out(tg_tensor *self, double other, tg_t
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_le_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_le(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1280,7 +712,7 @@ tg_tensor *tg__scalar_overload_le_scalar(tg_tensor *self, double other)
 /* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_le_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_le_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1289,7 +721,7 @@ tg_tensor *tg__scalar_overload_le_scalar_(tg_tensor *self, double other)
 /* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_le_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;
@@ -1298,7 +730,7 @@ tg_tensor *tg__scalar_overload_le_scalar_out(tg_tensor *self, double other, tg_t
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_gt_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_gt(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1307,7 +739,7 @@ tg_tensor *tg__scalar_overload_gt_scalar(tg_tensor *self, double other)
 /* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_gt_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_gt_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1316,7 +748,7 @@ tg_tensor *tg__scalar_overload_gt_scalar_(tg_tensor *self, double other)
 /* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_gt_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;
@@ -1325,7 +757,7 @@ tg_tensor *tg__scalar_overload_gt_scalar_out(tg_tensor *self, double other, tg_t
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
 tg_tensor *tg__scalar_overload_ge_scalar(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ge(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1334,7 +766,7 @@ tg_tensor *tg__scalar_overload_ge_scalar(tg_tensor *self, double other)
 /* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_ge_scalar_(tg_tensor *self, double other)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ge_(self, tg_w_other);
     tg_release(tg_w_other);
     return tg_r;
@@ -1343,7 +775,7 @@ tg_tensor *tg__scalar_overload_ge_scalar_(tg_tensor *self, double other)
 /* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 tg_tensor *tg__scalar_overload_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
-    tg_tensor *tg_w_other = tg__wrap_scalar(other);
+    tg_tensor *tg_w_other = tg_wrap_scalar(other);
     tg_tensor *tg_r = tg_ge_out(self, tg_w_other, out);
     tg_release(tg_w_other);
     return tg_r;

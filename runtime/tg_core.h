@@ -42,6 +42,9 @@ tg_dtype tg_set_default_dtype(tg_dtype t);
 /* PyTorch's can_cast(from, to): false for float -> integral and for non-bool -> bool. */
 bool tg_can_cast(tg_dtype from, tg_dtype to);
 
+/* Tensors have at most this many dimensions. */
+#define TG_MAX_DIMS 16
+
 /* ---- devices ---- */
 typedef enum tg_device_type { TG_DEVICE_NONE = -1, TG_CPU = 0, TG_CUDA = 1 } tg_device_type;
 typedef struct tg_device {
@@ -187,6 +190,12 @@ typedef enum tg_quant_scheme {
  * release it yourself, keep it with tg_scope_keep_list (or keep single elements with
  * tg_scope_keep, and the array is freed at the scope's end). */
 void tg_tensor_list_release(tg_tensor_list l); /* elements and array; { NULL, 0 } is a no-op */
+/* For a kernel returning Tensor[]: a zeroed array of n tensor slots (never NULL for n == 0, so
+ * that an empty result differs from an error), or NULL with an error naming op. Fill it and
+ * return (tg_tensor_list){ items, n }; on an error path tg_tensor_list_fail releases the slots
+ * filled so far, frees the array and returns { NULL, 0 }. */
+tg_tensor **tg_tensor_list_alloc(const char *op, int64_t n);
+tg_tensor_list tg_tensor_list_fail(tg_tensor **items, int64_t n);
 /* An int[] result is a tg_int_list whose `data` array is heap memory owned by the caller
  * (never NULL on success; { NULL, 0 } on error); scopes do not record it. */
 void tg_int_list_release(tg_int_list l); /* frees the array; { NULL, 0 } is a no-op */
@@ -197,7 +206,11 @@ void tg_int_list_release(tg_int_list l); /* frees the array; { NULL, 0 } is a no
     ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
                     (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) })
 #define TG_NO_INTS ((tg_int_list){ NULL, 0 })
-extern const int64_t tg__empty_int_list_storage[1];
+/* The empty, present lists point at these (each translation unit has its own: no symbol). */
+static const int64_t tg__empty_int_list_storage[1] = { 0 };
+static const double tg__empty_float_list_storage[1] = { 0 };
+static const bool tg__empty_bool_list_storage[1] = { false };
+static const char *const tg__empty_str_list_storage[1] = { NULL };
 #define TG_INTS_EMPTY ((tg_int_list){ tg__empty_int_list_storage, 0 })
 #define TG_TENSORS(...)                      \
     ((tg_tensor_list){                       \
@@ -215,9 +228,6 @@ extern const int64_t tg__empty_int_list_storage[1];
 #define TG_NO_FLOATS ((tg_float_list){ NULL, 0 })
 #define TG_NO_BOOLS ((tg_bool_list){ NULL, 0 })
 #define TG_NO_STRS ((tg_str_list){ NULL, 0 })
-extern const double tg__empty_float_list_storage[1];
-extern const bool tg__empty_bool_list_storage[1];
-extern const char *const tg__empty_str_list_storage[1];
 #define TG_FLOATS_EMPTY ((tg_float_list){ tg__empty_float_list_storage, 0 })
 #define TG_BOOLS_EMPTY ((tg_bool_list){ tg__empty_bool_list_storage, 0 })
 #define TG_STRS_EMPTY ((tg_str_list){ tg__empty_str_list_storage, 0 })
@@ -239,6 +249,10 @@ extern const char *const tg__empty_str_list_storage[1];
  * message names the operator: "add: The size of tensor a (3) must match ...". */
 const char *tg_last_error(void);
 void tg_clear_error(void);
+/* Records "<op>: <message>" as this thread's error, unless an error is already recorded (the
+ * first one wins), and returns NULL, so that a kernel of an operator library can write
+ * `return tg_set_error("nms", "boxes must be 2-D, got %d-D", d);`. */
+void *tg_set_error(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Warnings (e.g. deprecated behaviour) go to a callback; the default prints to stderr. */
 typedef void (*tg_warning_handler)(const char *msg, void *user);
 void tg_set_warning_handler(tg_warning_handler fn, void *user);
@@ -253,6 +267,33 @@ tg_tensor *tg_scope_keep(tg_tensor *t); /* returns t */
  * caller, who then calls tg_tensor_list_release). Returns l. */
 tg_tensor_list tg_scope_keep_list(tg_tensor_list l);
 void tg_scope_end(void);
+/* Records t in the innermost open scope (no-op without one, or inside a kernel, whose inner
+ * results the kernel owns) and returns it: the generated functions do this with every tensor
+ * they return; a hand-written function that returns new tensors may do the same. */
+tg_tensor *tg_scope_track(tg_tensor *t);
+/* The same for a Tensor[] result: the array and every element are recorded (freed together at
+ * tg_scope_end). On out of memory the list is released and { NULL, 0 } returned with an
+ * error. */
+tg_tensor_list tg_scope_track_list(tg_tensor_list l);
+/* Brackets a kernel call: while a scope is open, the tensors a kernel's own inner calls return
+ * are not recorded (the kernel owns them, and releases or returns them). Returns a token for
+ * tg_scope_resume; the generated functions track the kernel's result after resuming. */
+int tg_scope_suspend(void);
+void tg_scope_resume(int token);
+
+/* ---- helpers for kernels and the glue tgen generates ---- */
+/* A Scalar argument wrapped as PyTorch does for a Tensor overload: a zero-dim "wrapped
+ * number", int64 when v is finite and whole, else float64, that promotes weakly (int_tensor + 2
+ * stays integral, + 2.5 gives the default float). A new reference, or NULL. */
+tg_tensor *tg_wrap_scalar(double v);
+/* For out= kernels: resizes `out` to result's shape (allowed when it has that shape or no
+ * elements), checks result's dtype can be cast to out's ("result type Float can't be cast to
+ * the desired output type Long"), copies, and returns a new reference to out; NULL with an
+ * error naming op otherwise. */
+tg_tensor *tg_copy_to_out(const char *op, tg_tensor *out, tg_tensor *result);
+/* A new contiguous tensor on t's device with t's values and no autograd history; NULL when t
+ * is NULL (an error is already recorded) or on failure (error naming op). */
+tg_tensor *tg_tensor_copy(const char *op, tg_tensor *t);
 
 /* ---- grad mode (thread-local) ---- */
 bool tg_is_grad_enabled(void);

@@ -38,6 +38,10 @@ int tg_profiler_start_fn(tg_profiler_opts opts);
  * keeps the results. Warns when events were dropped for .max_events. */
 int tg_profiler_stop(void);
 bool tg_profiler_is_enabled(void);
+/* Set while a session records: what tg_profiler_is_enabled says, as a plain global, which the
+ * generated operator functions test with one load (they take their boxed path, where the call
+ * is recorded, while it is set). Only the profiler writes it. */
+extern bool tg_profiler_recording;
 /* Events kept / dropped by the last (or the running) session. */
 int64_t tg_profiler_num_events(void);
 int64_t tg_profiler_dropped_events(void);

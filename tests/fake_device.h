@@ -1,6 +1,6 @@
 /* A fake CUDA device for tests of the runtime's device paths (the CUDA -> CPU fallback, the
  * iterator's device checks) in any build: its "device memory" is host memory, so a test can
- * register it with tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda) and read what
+ * register it with tg__register_device_hooks(TG_CUDA, &tg_test_fake_cuda) and read what
  * landed there. Only contiguous byte copies: a test must not ask it for a strided copy. */
 #ifndef TG_TESTS_FAKE_DEVICE_H
 #define TG_TESTS_FAKE_DEVICE_H
@@ -33,7 +33,7 @@ static inline int tg_test_fake_copy(void *dst, tg_device dd, const void *src, tg
     return 0;
 }
 
-static const tg_device_allocator tg_test_fake_cuda = { tg_test_fake_alloc, tg_test_fake_free,
-                                                       tg_test_fake_copy };
+static const tg_device_hooks tg_test_fake_cuda = { tg_test_fake_alloc, tg_test_fake_free,
+                                                   tg_test_fake_copy };
 
 #endif

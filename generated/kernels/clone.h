@@ -5,7 +5,7 @@
  * each operator it implements, so that the compiler checks its definitions against these
  * prototypes and adding another operator does not recompile it (docs/generated-code.md,
  * "Headers"). A kernel takes ALL of its operator's arguments in schema order and returns a new
- * reference, or NULL with an error recorded (tg__error); a missing kernel is a link error
+ * reference, or NULL with an error recorded (tg_set_error); a missing kernel is a link error
  * naming its symbol. */
 #ifndef TG_KERNELS_CLONE_H
 #define TG_KERNELS_CLONE_H

@@ -4,7 +4,7 @@
  * eq/ne/lt/le/gt/ge.Scalar, pow.Scalar, ...) are generated from `scalar_overload_of:` in the
  * spec (generated/tg_structured.c, docs/spec.md).
  *
- * A Scalar is wrapped as a zero-dim "wrapped number" tensor (tg__wrap_scalar: int64 when
+ * A Scalar is wrapped as a zero-dim "wrapped number" tensor (tg_wrap_scalar: int64 when
  * integral, else float64) that takes part in type promotion weakly, exactly as PyTorch's
  * Python scalars do: int_tensor ** 2 stays integral, ** 2.5 is the default float. Then the
  * Tensor overload is called through the public API, so dispatch and autograd flow through it.
@@ -42,21 +42,21 @@ static int check_pow_exponent(const tg_tensor *self, double exponent)
 tg_tensor *tg__composite_pow_scalar(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = tg__wrap_scalar(exponent);
+    tg_tensor *w = tg_wrap_scalar(exponent);
     return tg__then(w, tg_pow(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_(tg_tensor *self, double exponent)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = tg__wrap_scalar(exponent);
+    tg_tensor *w = tg_wrap_scalar(exponent);
     return tg__then(w, tg_pow_(self, w));
 }
 
 tg_tensor *tg__composite_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     if (check_pow_exponent(self, exponent) != 0) return NULL;
-    tg_tensor *w = tg__wrap_scalar(exponent);
+    tg_tensor *w = tg_wrap_scalar(exponent);
     return tg__then(w, tg_pow_out(self, w, out));
 }
 

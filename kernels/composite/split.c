@@ -5,7 +5,7 @@
  * tg__make_view of self (shared storage and version counter), and the autograd formulas in
  * specs/derivatives.yaml put the pieces' gradients back together (cat, stack). chunk is
  * CompositeImplicitAutograd over split / split_with_sizes. Each returns a tg_tensor_list
- * owning its array and a reference per piece (tg__tensor_list_alloc), or { NULL, 0 } with
+ * owning its array and a reference per piece (tg_tensor_list_alloc), or { NULL, 0 } with
  * PyTorch's error message; nothing leaks on error paths. */
 #include "tg_kutil.h"
 /* The public functions of the operators called here. */
@@ -42,12 +42,12 @@ static const char *ints_text(char *buf, size_t cap, tg_int_list l)
 static tg_tensor_list pieces(const char *op, tg_tensor *self, int64_t d, const int64_t *sizes,
                              int64_t n)
 {
-    tg_tensor **items = tg__tensor_list_alloc(op, n);
+    tg_tensor **items = tg_tensor_list_alloc(op, n);
     if (!items) return NO_LIST;
     int64_t start = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!(items[i] = narrow_view(self, d, start, sizes[i])))
-            return tg__tensor_list_fail(items, i);
+            return tg_tensor_list_fail(items, i);
         start += sizes[i];
     }
     return (tg_tensor_list){ items, n };
@@ -109,11 +109,11 @@ tg_tensor_list tg__composite_split(tg_tensor *self, int64_t split_size, int64_t 
                NO_LIST;
     int64_t n = split_size == 0 ? 1 : (size + split_size - 1) / split_size;
     if (n < 1) n = 1;
-    tg_tensor **items = tg__tensor_list_alloc(op, n);
+    tg_tensor **items = tg_tensor_list_alloc(op, n);
     if (!items) return NO_LIST;
     for (int64_t i = 0; i < n; i++) {
         int64_t start = i * split_size, len = i == n - 1 ? size - start : split_size;
-        if (!(items[i] = narrow_view(self, d, start, len))) return tg__tensor_list_fail(items, i);
+        if (!(items[i] = narrow_view(self, d, start, len))) return tg_tensor_list_fail(items, i);
     }
     return (tg_tensor_list){ items, n };
 }
@@ -134,12 +134,12 @@ tg_tensor_list tg__composite_unbind(tg_tensor *self, int64_t dim)
         sizes[k] = self->sizes[i];
         strides[k++] = self->strides[i];
     }
-    tg_tensor **items = tg__tensor_list_alloc(op, n);
+    tg_tensor **items = tg_tensor_list_alloc(op, n);
     if (!items) return NO_LIST;
     for (int64_t i = 0; i < n; i++)
         if (!(items[i] = tg__make_view(self, sizes, strides, k,
                                        self->storage_offset + i * self->strides[d])))
-            return tg__tensor_list_fail(items, i);
+            return tg_tensor_list_fail(items, i);
     return (tg_tensor_list){ items, n };
 }
 

@@ -679,7 +679,7 @@ tg_tensor *tg__composite_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor
 {
     tg_tensor *r = tg_matmul(self, other);
     if (!r) return NULL;
-    tg_tensor *o = tg__copy_to_out("matmul", out, r);
+    tg_tensor *o = tg_copy_to_out("matmul", out, r);
     tg_release(r);
     return o;
 }

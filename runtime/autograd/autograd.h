@@ -1,6 +1,9 @@
-/* runtime/autograd: the autograd engine's internal interface, what generated backward nodes
- * and autograd kernels (generated/tg_autograd.c) use; also tests. Not installed. Never kernels. The public side (tg_backward, tg_grad,
- * hooks, grad_fn inspection, TG_NO_GRAD) is in tg_core.h.
+/* runtime/autograd: what generated backward nodes and autograd kernels need from the engine:
+ * the node's layout, saved tensors, recording. Installed (as <tensorgen/autograd/autograd.h>),
+ * because an operator library's generated autograd code uses it too: it is the interface
+ * between generated code and libtensorgen.so.0, not an API for hand-written programs. Nothing
+ * here exposes a tensor's layout. Never kernels. The public side (tg_backward, tg_grad, hooks,
+ * grad_fn inspection, TG_NO_GRAD) is in tg_core.h.
  *
  * The model is PyTorch's. A differentiable op run with grad mode on and an input requiring
  * grad records a node: a struct whose first member is `tg_node`, followed by the values its
@@ -15,6 +18,10 @@
 #define TG_AUTOGRAD_AUTOGRAD_H
 
 #include "dispatch/dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct tg_node tg_node;
 
@@ -61,12 +68,11 @@ struct tg_node {
 
 /* ---- nodes ---- */
 /* Allocates a node of `size` bytes (>= sizeof(tg_node), zeroed) with room for its edges and
- * output metadata; refcount 1; stamps sequence_nr. Never NULL (aborts on OOM like tgm_alloc
- * would be wrong here: returns NULL + error instead). */
-tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next);
-tg_node *tg__node_retain(tg_node *n);
+ * output metadata; refcount 1; stamps sequence_nr. NULL with an error on out of memory. */
+tg_node *tg_autograd_node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next);
+tg_node *tg_autograd_node_retain(tg_node *n);
 /* Drops a reference; frees the node and, without recursion, every node only it kept alive. */
-void tg__node_release(tg_node *n);
+void tg_autograd_node_release(tg_node *n);
 /* Whether apply must compute the gradient for next edge i. */
 static inline bool tg__node_needs_input_grad(const tg_node *n, int i)
 {
@@ -74,29 +80,30 @@ static inline bool tg__node_needs_input_grad(const tg_node *n, int i)
 }
 /* Sets next edge i from a forward input: its grad_fn and output number, or its leaf
  * accumulator when it is a leaf requiring grad, or nothing. t may be NULL (Tensor?). */
-void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t);
+void tg_autograd_node_set_next_edge(tg_node *n, int i, const tg_tensor *t);
 
 /* ---- recording ---- */
 /* Grad mode on and some tensor (NULLs skipped) requires grad. */
-bool tg__any_requires_grad(tg_tensor *const *ts, int n);
+bool tg_autograd_any_requires_grad(tg_tensor *const *ts, int n);
 /* Makes t output `output_nr` of n: t->grad_fn = n (a new reference), requires_grad = true,
  * and records t's metadata in n->outputs[output_nr]. */
-void tg__set_history(tg_tensor *t, tg_node *n, int output_nr);
+void tg_autograd_set_history(tg_tensor *t, tg_node *n, int output_nr);
 /* For in-place ops, before running the op: errors when t is a leaf that requires grad ("a
  * leaf Variable that requires grad is being used in an in-place operation.") or a view of a
  * tensor that requires grad (not supported: clear error). Returns 0 or -1. */
-int tg__check_inplace(const char *op, const tg_tensor *t);
+int tg_autograd_check_inplace(const char *op, const tg_tensor *t);
 /* out= variants do not record: error when grad mode is on and an argument requires grad
  * ("add(): functions with out=... arguments don't support automatic differentiation, but one
  * of the arguments requires grad."). Returns 0 or -1. */
-int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n);
+int tg_autograd_check_out(const char *op, tg_tensor *const *ts, int n);
 
 /* Runs the op below autograd: the autograd kernel brackets its redispatch with these. */
 static inline tg_keyset tg__autograd_below_begin(void)
 {
-    return tg__set_excluded_keys(tg__excluded_keys() | ((tg_keyset)1 << TG_KEY_AUTOGRAD));
+    return tg_dispatch_set_excluded_keys(tg_dispatch_excluded_keys() |
+                                         ((tg_keyset)1 << TG_KEY_AUTOGRAD));
 }
-static inline void tg__autograd_below_end(tg_keyset prev) { tg__set_excluded_keys(prev); }
+static inline void tg__autograd_below_end(tg_keyset prev) { tg_dispatch_set_excluded_keys(prev); }
 
 /* ---- saved tensors (PyTorch's SavedVariable) ---- */
 typedef struct tg_saved {
@@ -108,8 +115,8 @@ typedef struct tg_saved {
 } tg_saved;
 
 /* Saves t (NULL allowed for Tensor? arguments). For outputs pass is_output = true, after
- * tg__set_history (an output without history, e.g. integral indices, is kept like an input). */
-void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr);
+ * tg_autograd_set_history (an output without history, e.g. integral indices, is kept like an input). */
+void tg_autograd_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr);
 /* A new reference to the saved tensor, with its history: an input keeps its own grad_fn; an
  * output gets `owner` back as grad_fn (so create_graph differentiates through it). Errors:
  * the graph was freed ("Trying to backward through the graph a second time (or directly
@@ -118,8 +125,8 @@ void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr);
  * modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of
  * AddBackward0, is at version 2; expected version 1 instead. ..."). A saved NULL unpacks to
  * NULL without an error; check s->defined to tell. */
-tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner);
-void tg__saved_release(tg_saved *s);
+tg_tensor *tg_autograd_unpack(tg_saved *s, tg_node *owner);
+void tg_autograd_saved_release(tg_saved *s);
 
 /* A tensor's sizes saved by value when a formula uses only `x.sizes()`. */
 typedef struct tg_saved_sizes {
@@ -128,43 +135,28 @@ typedef struct tg_saved_sizes {
 } tg_saved_sizes;
 static inline void tg__saved_sizes_save(tg_saved_sizes *s, const tg_tensor *t)
 {
-    s->ndim = t->ndim;
-    for (int64_t i = 0; i < t->ndim; i++) s->sizes[i] = t->sizes[i];
+    const int64_t *sizes = tg_tensor_sizes(t);
+    s->ndim = tg_tensor_dim(t);
+    for (int64_t i = 0; i < s->ndim; i++) s->sizes[i] = sizes[i];
 }
 static inline tg_int_list tg__saved_sizes_list(const tg_saved_sizes *s)
 {
     return (tg_int_list){ s->ndim ? s->sizes : tg__empty_int_list_storage, s->ndim };
 }
 
-/* A saved int list argument (the caller's array does not outlive the call). */
-typedef struct tg_saved_ints {
-    int64_t *data; /* owned; NULL for None */
-    int64_t len;
-    bool is_none;
-} tg_saved_ints;
-void tg__saved_ints_save(tg_saved_ints *s, tg_int_list l);
-tg_int_list tg__saved_ints_list(const tg_saved_ints *s);
-void tg__saved_ints_release(tg_saved_ints *s);
-
 /* ---- helpers for formulas ---- */
 /* The engine's error for an op with differentiable inputs and no formula, raised at
  * backward: "the derivative for 'foo' is not implemented". */
-int tg__not_implemented(const char *what);
+int tg_autograd_not_implemented(const char *what);
 
-/* ---- provided by generated code ----
- * The engine never names an operator (DESIGN.md), so the few operations it needs come from
- * generated/tg_autograd.c (templates/tg_autograd.c.in). There are deliberately no weak
- * fallbacks: a library without them must fail to link. Each returns a new reference, or NULL
- * with an error recorded. The engine calls them with grad mode set as the backward runs it
- * (on only for create_graph), so under create_graph they record history like any op. */
-/* Zeros of m's shape, dtype and device (a gradient no node produced). */
-tg_tensor *tg__autograd_zeros(const tg_output_meta *m);
-/* grad summed over broadcast dimensions down to m's shape (the engine has checked that m's
- * shape is expandable to grad's), then cast to m's dtype when it differs. grad is borrowed. */
-tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const tg_output_meta *m);
-/* a + b (same shape), a new tensor; a and b are borrowed. */
-tg_tensor *tg__autograd_accumulate(tg_tensor *a, tg_tensor *b);
-/* Ones shaped like t (the implicit gradient of a scalar root). */
-tg_tensor *tg__autograd_ones_like(tg_tensor *t);
+/* The gradient g (owned) for next edge i of a node, fitted to the input it flows to: when that
+ * input has no elements and g's shape differs (a legacy 1-D empty input of cat gets a
+ * [2, 0, 4] piece of grad), an empty gradient of the input's own shape, which the engine
+ * accepts. A new reference (g itself when it fits), or NULL with an error. */
+tg_tensor *tg_autograd_fit_grad(const tg_node *node, int i, tg_tensor *g);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,7 @@
  * backward (from a hook or an apply) gets a fresh workspace. Nothing is shared between
  * threads except the graph itself, so backwards of different graphs run concurrently. */
 #include "autograd/autograd_private.h"
+#include "autograd/engine_ops.h"
 #include "profiler/profiler.h"
 
 #include <pthread.h>
@@ -354,7 +355,12 @@ static tg_tensor *validate_grad(const tg_node *fn, int j, tg_tensor *g, const tg
         tg_release(g);
         return NULL;
     }
-    tg_tensor *r = tg__autograd_sum_to(g, m);
+    /* The dimensions to sum: g's leading extra ones and those where m has size 1. */
+    int64_t dims[TG_MAX_DIMS], nd = 0, lead = g->ndim - m->ndim;
+    for (int64_t i = 0; i < g->ndim; i++)
+        if (i < lead || (g->sizes[i] != m->sizes[i - lead] && m->sizes[i - lead] == 1))
+            dims[nd++] = i;
+    tg_tensor *r = tg__autograd_sum_to(g, dims, nd, m);
     tg_release(g);
     return r;
 }
@@ -605,7 +611,7 @@ static tg_node *gradient_edge(tg_tensor *t, int32_t *input_nr)
     *input_nr = 0;
     if (t->autograd && t->autograd->grad_fn) {
         *input_nr = t->autograd->output_nr;
-        return tg__node_retain(t->autograd->grad_fn);
+        return tg_autograd_node_retain(t->autograd->grad_fn);
     }
     return tg__grad_accumulator(t);
 }
@@ -703,10 +709,10 @@ static int ends_collect(const request *r, graph_ends *g)
 /* Releases the ends; on success (rc == 0) hands each captured gradient to grads_out. */
 static void ends_release(graph_ends *g, int rc, tg_tensor **grads_out)
 {
-    for (int i = 0; i < g->nroots; i++) tg__node_release(g->roots[i]);
+    for (int i = 0; i < g->nroots; i++) tg_autograd_node_release(g->roots[i]);
     for (int i = 0; i < g->ncaps; i++) {
-        tg__node_release(g->caps[i].node);
-        if (rc == 0) grads_out[i] = tg__scope_track(g->caps[i].grad);
+        tg_autograd_node_release(g->caps[i].node);
+        if (rc == 0) grads_out[i] = tg_scope_track(g->caps[i].grad);
         else tg_release(g->caps[i].grad);
     }
     if (g->caps && g->caps != g->caps_buf) free(g->caps);
@@ -746,10 +752,10 @@ static int seed_roots(task *tk, const request *r, const graph_ends *g)
 static int run_graph(task *tk, const request *r, const graph_ends *g)
 {
     bool prev_mode = tg_set_grad_enabled(r->create_graph);
-    int scope_token = tg__scope_enter_kernel();
+    int scope_token = tg_scope_suspend();
     int rc = seed_roots(tk, r, g);
     while (rc == 0 && tk->ws->nheap) rc = run_node(tk, heap_pop(tk->ws));
-    tg__scope_leave_kernel(scope_token);
+    tg_scope_resume(scope_token);
     tg_set_grad_enabled(prev_mode);
     return rc;
 }

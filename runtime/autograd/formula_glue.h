@@ -1,8 +1,9 @@
 /* runtime/autograd: the glue that tgen's compiled derivative formulas and autograd kernels
  * (generated/tg_autograd.c) call: temporaries' release, Tensor[] gradients handed to their
  * edges, sizes and int lists a node keeps in its own allocation. Written by hand so that the
- * template holds only per-operator code (docs/generated-code.md, "Autograd"). Internal, not
- * installed; included only by generated/tg_autograd.c.
+ * template holds only per-operator code (docs/generated-code.md, "Autograd"). Installed (as
+ * <tensorgen/autograd/formula_glue.h>): the generated autograd code of an operator library
+ * includes it too. Only public functions and autograd.h's are called here.
  *
  * Everything is static inline and marked unused: a spec whose formulas need only some of
  * these still compiles warning-free. Ownership as in autograd.h: a function that takes an
@@ -20,10 +21,11 @@
  * "What is compiled"): fails naming the operator and why, like a missing formula. */
 static inline TG__UNUSED int tg__gen_not_generated(const char *op, const char *why)
 {
-    return tg__fail(NULL,
-                    "the derivative for '%s' is not implemented: tgen generates no node for "
-                    "its formula (%s).",
-                    op, why);
+    tg_set_error(NULL,
+                 "the derivative for '%s' is not implemented: tgen generates no node for its "
+                 "formula (%s).",
+                 op, why);
+    return -1;
 }
 
 /* `t.strides()` as an int list (borrowed from t, like tg__gen_sizes). */
@@ -39,8 +41,8 @@ static inline TG__UNUSED tg_int_list tg__gen_ints_new(int64_t n)
 {
     int64_t *data = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     if (!data) {
-        (void)tg__fail(NULL, "backward: out of memory for an int list of %lld elements",
-                       (long long)n);
+        tg_set_error(NULL, "backward: out of memory for an int list of %lld elements",
+                     (long long)n);
         return (tg_int_list){ NULL, 0 };
     }
     return (tg_int_list){ data, n > 0 ? n : 0 };
@@ -57,7 +59,7 @@ static inline TG__UNUSED void tg__gen_ints_free(tg_int_list l) { free((void *)l.
 /* An owned copy of a borrowed Tensor[] (grads, a list literal) for a formula's result. */
 static inline TG__UNUSED tg_tensor_list tg__gen_list_copy(tg_tensor_list l)
 {
-    tg_tensor **items = tg__tensor_list_alloc("backward", l.len);
+    tg_tensor **items = tg_tensor_list_alloc("backward", l.len);
     if (!items) return (tg_tensor_list){ NULL, 0 };
     for (int64_t i = 0; i < l.len; i++) items[i] = tg_retain(l.data[i]);
     return (tg_tensor_list){ items, l.len };
@@ -82,21 +84,6 @@ static inline TG__UNUSED tg_int_list tg__gen_keep_list_sizes(tg_tensor_list l, i
     return (tg_int_list){ out, l.len };
 }
 
-/* The gradient g for next edge i, or, when that input has no elements and g's shape differs
- * (a legacy 1-D empty input of cat gets a [2, 0, 4] piece of grad), an empty gradient of the
- * input's own shape: the engine would not accept the piece. */
-static inline TG__UNUSED tg_tensor *tg__gen_fit_empty(const tg_node *node, int i, tg_tensor *g)
-{
-    const tg_output_meta *m = &node->next[i].node->outputs[node->next[i].input_nr];
-    int64_t numel = 1;
-    for (int64_t k = 0; k < m->ndim; k++) numel *= m->sizes[k];
-    bool same = tg_tensor_dim(g) == m->ndim;
-    for (int64_t k = 0; same && k < m->ndim; k++) same = tg_tensor_sizes(g)[k] == m->sizes[k];
-    if (numel != 0 || same) return g;
-    tg_release(g);
-    return tg__autograd_zeros(m);
-}
-
 /* Hands the gradients of a Tensor[] argument's formula (owned list l, or { NULL, 0 } after an
  * error) to the element edges first, first + 1, ...: one per element, or an error naming the
  * node when the formula gave another number. The array is freed. 0 or -1. */
@@ -106,8 +93,8 @@ static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_ten
     if (!l.data) return -1;
     int64_t want = node->num_next - first;
     if (l.len != want) {
-        tg__error(NULL, "Function %s: the formula for '%s' gave %lld gradients for %lld tensors",
-                  node->vt->name, what, (long long)l.len, (long long)want);
+        tg_set_error(NULL, "Function %s: the formula for '%s' gave %lld gradients for %lld tensors",
+                     node->vt->name, what, (long long)l.len, (long long)want);
         tg_tensor_list_release(l);
         return -1;
     }
@@ -119,7 +106,7 @@ static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_ten
             tg_release(g);
             continue;
         }
-        if (!(out[e] = tg__gen_fit_empty(node, e, g))) rc = -1;
+        if (!(out[e] = tg_autograd_fit_grad(node, e, g))) rc = -1;
     }
     free((void *)l.data);
     return rc;
@@ -135,11 +122,13 @@ static inline TG__UNUSED tg_int_list tg__gen_sizes(const tg_tensor *t)
 static inline TG__UNUSED int tg__gen_size(tg_int_list sizes, int64_t d, int64_t *out)
 {
     int64_t nd = sizes.len;
-    if (nd == 0 || d < -nd || d >= nd)
-        return tg__fail(
+    if (nd == 0 || d < -nd || d >= nd) {
+        tg_set_error(
             "backward",
             "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
             (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0), (long long)d);
+        return -1;
+    }
     *out = sizes.data[d < 0 ? d + nd : d];
     return 0;
 }
@@ -199,10 +188,10 @@ static inline TG__UNUSED const char *tg__gen_keep_str(const char *s, char **curs
  * (templates/tg_autograd_engine_missing.c.in): backward fails naming them. Returns NULL. */
 static inline TG__UNUSED tg_tensor *tg__gen_engine_missing(const char *missing)
 {
-    return tg__error("backward",
-                     "this library's spec does not declare the operators the autograd engine "
-                     "calls: %s",
-                     missing);
+    return tg_set_error("backward",
+                        "this library's spec does not declare the operators the autograd engine "
+                        "calls: %s",
+                        missing);
 }
 
 #endif

@@ -44,7 +44,7 @@ void tg__autograd_meta_free(struct tg_autograd_meta *m)
     tg_tensor *g = m->grad;
     tg__ag_block_free(m);
     tg_release(g);
-    tg__node_release(fn);
+    tg_autograd_node_release(fn);
 }
 
 tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm)
@@ -99,7 +99,7 @@ bool tg_tensor_is_leaf(const tg_tensor *t) { return t && (!t->autograd || !t->au
 tg_tensor *tg_tensor_detach(tg_tensor *t)
 {
     if (!t) return NULL;
-    return tg__scope_track(tg__detached_alias(t));
+    return tg_scope_track(tg__detached_alias(t));
 }
 
 void tg_tensor_retain_grad(tg_tensor *t)

@@ -4,11 +4,12 @@
  * Ownership (autograd.h): a tensor owns its grad_fn, a node owns its next nodes and its
  * saved tensors, an AccumulateGrad node owns its leaf. Dropping the last reference to the
  * head of a long chain would free the chain recursively (node -> next node, or node -> saved
- * tensor -> its grad_fn -> ...), so tg__node_release never frees while another release on
+ * tensor -> its grad_fn -> ...), so tg_autograd_node_release never frees while another release on
  * this thread is freeing: nodes whose count reached zero go on a thread-local worklist that
  * the outermost release drains in a loop. A chain of a million nodes is freed with constant
  * stack depth. */
 #include "autograd/autograd_private.h"
+#include "autograd/engine_ops.h"
 #include "profiler/profiler.h"
 
 #include <pthread.h>
@@ -115,7 +116,7 @@ void tg__ag_block_free(void *q)
     free(p);
 }
 
-tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next)
+tg_node *tg_autograd_node_new(size_t size, const tg_node_vtable *vt, int num_outputs, int num_next)
 {
     if (size < sizeof(tg_node) || num_outputs < 0 || num_next < 0)
         return tg__error("autograd", "invalid node layout for %s", vt ? vt->name : "?");
@@ -142,7 +143,7 @@ tg_node *tg__node_new(size_t size, const tg_node_vtable *vt, int num_outputs, in
     return n;
 }
 
-tg_node *tg__node_retain(tg_node *n)
+tg_node *tg_autograd_node_retain(tg_node *n)
 {
     if (n) tg__ref_inc(&n->refcount);
     return n;
@@ -164,7 +165,7 @@ static void node_destroy(tg_node *n)
     }
     tg__hook_list_free(n->pre_hooks);
     for (int i = 0; i < n->num_next; i++)
-        if (n->next[i].node) tg__node_release(n->next[i].node);
+        if (n->next[i].node) tg_autograd_node_release(n->next[i].node);
     tg__ag_block_free(n);
 }
 
@@ -182,7 +183,7 @@ static bool free_list_push(tg_node *n)
     return true;
 }
 
-void tg__node_release(tg_node *n)
+void tg_autograd_node_release(tg_node *n)
 {
     if (!n) return;
     /* An AccumulateGrad node can be revived through its leaf's weak pointer by another
@@ -279,7 +280,7 @@ tg_node *tg__grad_accumulator(tg_tensor *t)
         tg__meta_unlock(m);
         return n;
     }
-    n = tg__node_new(sizeof(tg__accumulate_node), &tg__accumulate_vtable, 1, 0);
+    n = tg_autograd_node_new(sizeof(tg__accumulate_node), &tg__accumulate_vtable, 1, 0);
     if (n) {
         n->sequence_nr = UINT64_MAX; /* accumulate as soon as the gradient is ready */
         ((tg__accumulate_node *)n)->variable = tg_retain(t);
@@ -292,14 +293,14 @@ tg_node *tg__grad_accumulator(tg_tensor *t)
 
 /* ------------------------------------------------------------------ recording */
 
-void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t)
+void tg_autograd_node_set_next_edge(tg_node *n, int i, const tg_tensor *t)
 {
     tg_edge *e = &n->next[i];
-    if (e->node) tg__node_release(e->node);
+    if (e->node) tg_autograd_node_release(e->node);
     *e = (tg_edge){ NULL, 0 };
     if (!t || !t->requires_grad) return;
     if (t->autograd && t->autograd->grad_fn) {
-        e->node = tg__node_retain(t->autograd->grad_fn);
+        e->node = tg_autograd_node_retain(t->autograd->grad_fn);
         e->input_nr = t->autograd->output_nr;
         return;
     }
@@ -308,7 +309,7 @@ void tg__node_set_next_edge(tg_node *n, int i, const tg_tensor *t)
     e->node = tg__grad_accumulator((tg_tensor *)t);
 }
 
-bool tg__any_requires_grad(tg_tensor *const *ts, int n)
+bool tg_autograd_any_requires_grad(tg_tensor *const *ts, int n)
 {
     if (!tg__grad_enabled_tls) return false;
     for (int i = 0; i < n; i++)
@@ -316,13 +317,13 @@ bool tg__any_requires_grad(tg_tensor *const *ts, int n)
     return false;
 }
 
-void tg__set_history(tg_tensor *t, tg_node *n, int output_nr)
+void tg_autograd_set_history(tg_tensor *t, tg_node *n, int output_nr)
 {
     struct tg_autograd_meta *m = tg__autograd_meta_get(t);
     if (!m) return;
     tg_node *old = m->grad_fn;
     if (old == n && m->output_nr == output_nr) return;
-    m->grad_fn = tg__node_retain(n);
+    m->grad_fn = tg_autograd_node_retain(n);
     m->output_nr = output_nr;
     t->requires_grad = true;
     output_meta_set(&n->outputs[output_nr], t);
@@ -331,10 +332,10 @@ void tg__set_history(tg_tensor *t, tg_node *n, int output_nr)
         if (old) tg__hook_list_remove_retain(&old->pre_hooks, t);
         if (tg__hook_list_append(&n->pre_hooks, NULL, NULL, t, output_nr)) m->retains_grad = false;
     }
-    if (old) tg__node_release(old);
+    if (old) tg_autograd_node_release(old);
 }
 
-int tg__check_inplace(const char *op, const tg_tensor *t)
+int tg_autograd_check_inplace(const char *op, const tg_tensor *t)
 {
     if (!t || !tg__grad_enabled_tls) return 0;
     bool leaf = !t->autograd || !t->autograd->grad_fn;
@@ -356,21 +357,33 @@ int tg__check_inplace(const char *op, const tg_tensor *t)
     return 0;
 }
 
-int tg__check_out_no_grad(const char *op, tg_tensor *const *ts, int n)
+int tg_autograd_check_out(const char *op, tg_tensor *const *ts, int n)
 {
-    if (!tg__any_requires_grad(ts, n)) return 0;
+    if (!tg_autograd_any_requires_grad(ts, n)) return 0;
     return tg__fail(NULL,
                     "%s(): functions with out=... arguments don't support automatic "
                     "differentiation, but one of the arguments requires grad.",
                     op);
 }
 
-int tg__not_implemented(const char *what)
+int tg_autograd_not_implemented(const char *what)
 {
     return tg__fail(NULL, "the derivative for '%s' is not implemented.", what);
 }
 
 /* ------------------------------------------------------------------ inspection */
+
+tg_tensor *tg_autograd_fit_grad(const tg_node *node, int i, tg_tensor *g)
+{
+    const tg_output_meta *m = &node->next[i].node->outputs[node->next[i].input_nr];
+    int64_t numel = 1;
+    for (int64_t k = 0; k < m->ndim; k++) numel *= m->sizes[k];
+    bool same = g->ndim == m->ndim;
+    for (int64_t k = 0; same && k < m->ndim; k++) same = g->sizes[k] == m->sizes[k];
+    if (numel != 0 || same) return g;
+    tg_release(g);
+    return tg__autograd_zeros(m);
+}
 
 const char *tg_node_name(const tg_node *n) { return n ? n->vt->name : NULL; }
 

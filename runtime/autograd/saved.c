@@ -55,7 +55,7 @@ char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t)
 
 /* ------------------------------------------------------------------ saved tensors */
 
-void tg__saved_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr)
+void tg_autograd_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr)
 {
     /* An output without history (not differentiable: integral indices, or recorded with
      * grad mode off) cannot be in a cycle with this node and must not get the node as its
@@ -90,7 +90,7 @@ static void version_error(const tg_saved *s, tg_node *owner)
               (long long)s->version);
 }
 
-tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner)
+tg_tensor *tg_autograd_unpack(tg_saved *s, tg_node *owner)
 {
     if (!s->defined) return NULL;
     if (!s->data || (owner && owner->saved_released))
@@ -108,44 +108,15 @@ tg_tensor *tg__saved_unpack(tg_saved *s, tg_node *owner)
         tg_release(v);
         return NULL;
     }
-    m->grad_fn = tg__node_retain(owner);
+    m->grad_fn = tg_autograd_node_retain(owner);
     m->output_nr = s->output_nr;
     v->requires_grad = true;
     return v;
 }
 
-void tg__saved_release(tg_saved *s)
+void tg_autograd_saved_release(tg_saved *s)
 {
     tg_tensor *t = s->data;
     s->data = NULL;
     tg_release(t);
-}
-
-/* ------------------------------------------------------------------ saved int lists */
-
-void tg__saved_ints_save(tg_saved_ints *s, tg_int_list l)
-{
-    *s = (tg_saved_ints){ NULL, 0, l.data == NULL };
-    if (!l.data || l.len <= 0) return;
-    s->data = malloc((size_t)l.len * sizeof *s->data);
-    if (!s->data) {
-        tg__error("autograd", "out of memory saving an int list");
-        return;
-    }
-    memcpy(s->data, l.data, (size_t)l.len * sizeof *s->data);
-    s->len = l.len;
-}
-
-tg_int_list tg__saved_ints_list(const tg_saved_ints *s)
-{
-    if (s->is_none) return TG_NO_INTS;
-    if (!s->len) return TG_INTS_EMPTY;
-    return (tg_int_list){ s->data, s->len };
-}
-
-void tg__saved_ints_release(tg_saved_ints *s)
-{
-    free(s->data);
-    s->data = NULL;
-    s->len = 0;
 }

@@ -152,7 +152,7 @@ static int raw_copy(const char *op, tg_tensor *dst, const tg_tensor *src)
 {
     tg_device_type ty = dst->device.type != TG_CPU ? (tg_device_type)dst->device.type
                                                    : (tg_device_type)src->device.type;
-    const tg_device_allocator *a = tg__device_allocator(ty);
+    const tg_device_hooks *a = tg__device_hooks(ty);
     if (!a)
         return tg__fail(
             op,
@@ -244,10 +244,10 @@ int tg__copy_into(const char *op, tg_tensor *dst, const tg_tensor *src)
 tg_tensor *tg__contiguous(const char *op, tg_tensor *t)
 {
     if (t && tg__is_contiguous(t)) return tg_retain(t);
-    return tg__clone(op, t);
+    return tg_tensor_copy(op, t);
 }
 
-tg_tensor *tg__clone(const char *op, tg_tensor *t)
+tg_tensor *tg_tensor_copy(const char *op, tg_tensor *t)
 {
     if (!t) return NULL;
     tg_tensor *c = tg__empty(op, t->sizes, t->ndim, t->dtype, t->device);
@@ -258,7 +258,7 @@ tg_tensor *tg__clone(const char *op, tg_tensor *t)
     return c;
 }
 
-tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result)
+tg_tensor *tg_copy_to_out(const char *op, tg_tensor *out, tg_tensor *result)
 {
     if (!out || !result) return NULL;
     if (!tg_can_cast(result->dtype, out->dtype))

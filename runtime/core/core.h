@@ -11,6 +11,7 @@
 #define TG_CORE_CORE_H
 
 #include "tg_core.h"
+#include "tg_library.h" /* tg_device_hooks, dispatch keys */
 #include <stdarg.h>
 
 /* CUDA kernels (.cu, compiled as C++) include this header too. */
@@ -20,8 +21,6 @@ extern "C" {
 #else
 #define TG__ALIGNAS(n) _Alignas(n)
 #endif
-
-#define TG_MAX_DIMS 16
 
 /* Marks static inline helpers a translation unit may leave unused (compilers that warn about unused static
  * inline functions in headers stay quiet). */
@@ -87,11 +86,6 @@ tg_tensor *tg__alias_without_owner(tg_tensor *t);
  * bool for TG_BOOL. Marked as a wrapped number. */
 tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device);
 tg_tensor *tg__wrapped_scalar(double v, bool is_integral);
-/* A Scalar argument wrapped as PyTorch does for a Tensor overload: tg__wrapped_scalar with
- * is_integral when v is finite and whole, so it promotes like a Python int (int_tensor + 2
- * stays integral, + 2.5 gives the default float). The generated Scalar overloads
- * (`scalar_overload_of:`, generated/tg_structured.c) call it. A new reference, or NULL. */
-tg_tensor *tg__wrap_scalar(double v);
 bool tg__is_contiguous(const tg_tensor *t);
 /* a and b have the same shape (dims and sizes; strides and dtypes may differ). */
 static inline bool tg__same_sizes(const tg_tensor *a, const tg_tensor *b)
@@ -122,15 +116,6 @@ bool tg__copy_transposed_2d(tg_tensor *dst, const tg_tensor *src);
 /* A contiguous tensor with t's values: a new reference to t itself when already contiguous,
  * else a copy. */
 tg_tensor *tg__contiguous(const char *op, tg_tensor *t);
-/* For out= glue (autogen and composites): resizes `out` like tg__resize_out to result's shape,
- * checks result's dtype can be cast to out's (PyTorch: "result type Float can't be cast to the
- * desired output type Long"), copies, and returns a new reference to out. */
-tg_tensor *tg__copy_to_out(const char *op, tg_tensor *out, tg_tensor *result);
-/* A new contiguous tensor with t's values (the functional glue of an in-place operator runs it
- * on clones of the arguments it writes); NULL when t is NULL (already reported) or on failure
- * (error recorded). */
-tg_tensor *tg__clone(const char *op, tg_tensor *t);
-
 /* Element conversion helpers used by the reference paths (any dtype <-> double/int64). */
 double tg__load_double(const void *p, tg_dtype t);
 void tg__store_double(void *p, tg_dtype t, double v);
@@ -150,28 +135,38 @@ void tg__cpu_allocator_empty_cache(void);
 /* Bytes currently held in the allocator's cache (freed, not yet returned to the system). */
 size_t tg__cpu_allocator_cached_bytes(void);
 /* ------------------------------------------------------------------ device hooks (device.c) */
-/* A device other than the CPU plugs in at load time: its backend registers an allocator, its
- * copy_ kernel the strided copy. tg__empty on a device without an allocator fails with an
- * error saying the build has no support for it. */
-typedef struct tg_device_allocator {
-    /* nbytes of device memory, or NULL. On NULL the allocator has usually recorded its own
-     * error naming `op` ("CUDA out of memory. Tried to allocate ..."); if not, the caller
-     * records a generic out-of-memory error. */
-    void *(*alloc)(const char *op, size_t nbytes, tg_device device);
-    void (*free)(void *p, size_t nbytes, tg_device device);
-    /* Copies nbytes between host and device or within a device; 0, or -1 + error. */
-    int (*copy)(void *dst, tg_device dst_device, const void *src, tg_device src_device,
-                size_t nbytes);
-} tg_device_allocator;
-const tg_device_allocator *tg__device_allocator(tg_device_type type); /* NULL if none */
-void tg__register_device_allocator(tg_device_type type, const tg_device_allocator *a);
+/* A device other than the CPU plugs in at load time: its backend registers its hooks
+ * (tg_device_hooks, tg_library.h: memory and raw byte copies), its copy_ kernel the strided
+ * copy. CUDA has a fixed device type (TG_CUDA) whose backend, libtensorgen_cuda, registers
+ * with tg__register_device_hooks; backends registered at run time (tg_backend_register) get
+ * types 2 to 7. tg__empty on a device without hooks fails with an error saying so. */
+const tg_device_hooks *tg__device_hooks(tg_device_type type); /* NULL if none */
+void tg__register_device_hooks(tg_device_type type, const tg_device_hooks *h);
+/* Whether `type` names a device type (registered or not): CPU, CUDA or a backend slot. */
+static inline bool tg__valid_device_type(int type)
+{
+    return type >= 0 && type <= TG_KEY_BACKEND_LAST;
+}
+/* The CUDA backend (cuda_backend.c): libtensorgen_cuda registers what the public tg_cuda_*
+ * functions need when it loads; tg__cuda_backend_load loads it on first demand (once) and says
+ * whether it is there, tg__cuda_backend_missing why not. */
+typedef struct tg__cuda_backend {
+    int (*device_count)(void); /* 0 without a driver or device; never an error */
+    int (*synchronize)(void);  /* every device; 0, or -1 with an error */
+    int64_t (*memory_stat)(int device, int which); /* 0 allocated, 1 reserved, 2 peak */
+    void (*empty_cache)(void);
+} tg__cuda_backend;
+void tg__register_cuda_backend(const tg__cuda_backend *b);
+bool tg__cuda_backend_load(void);
+const char *tg__cuda_backend_missing(void);
+
 /* dst = src where both live on one device of the type: the strided, broadcasting, converting
  * copy (PyTorch's copy_), which only the device's kernels can do. 0, or -1 + error naming op.
  * tg__copy_into uses it for the device side of every copy that is not a contiguous byte copy. */
 typedef int (*tg_device_copy_fn)(const char *op, tg_tensor *dst, const tg_tensor *src);
 tg_device_copy_fn tg__device_copy(tg_device_type type); /* NULL if none */
 void tg__register_device_copy(tg_device_type type, tg_device_copy_fn fn);
-/* "cpu", "cuda": the device type's name in messages. */
+/* "cpu", "cuda", a backend's name: the device type's name in messages and printed devices. */
 const char *tg__device_type_name(tg_device_type type);
 
 /* ------------------------------------------------------------------ errors */
@@ -204,19 +199,6 @@ static inline tg_cpu_cap tg__cpu_cap(void)
     int c = __atomic_load_n(&tg__cpu_cap_value, __ATOMIC_ACQUIRE);
     return c >= 0 ? (tg_cpu_cap)c : tg__cpu_cap_slow();
 }
-
-/* Scopes: every tensor handed to a caller by the public API passes through this, which records
- * it in the innermost open scope (generated code calls it on returned tensors). */
-tg_tensor *tg__scope_track(tg_tensor *t);
-/* Brackets a kernel call made by a public function: while a scope is open, tensors that the
- * kernel's own inner public calls return are not recorded (the kernel owns them). Returns a
- * token for tg__scope_leave_kernel; the result is tracked after leaving. */
-int tg__scope_enter_kernel(void);
-/* The same for a Tensor[] result: records the array and every element (they are freed and
- * released together at tg_scope_end). On out of memory the list is released and { NULL, 0 }
- * returned with an error. */
-tg_tensor_list tg__scope_track_list(tg_tensor_list l);
-void tg__scope_leave_kernel(int token);
 
 /* ------------------------------------------------------------------ type promotion */
 /* PyTorch's result_type over operands: dimensioned tensors, zero-dim tensors and wrapped
@@ -363,13 +345,6 @@ void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n);
  * returns the accumulated .grad (a new reference or NULL). */
 void tg__autograd_meta_free(struct tg_autograd_meta *m);
 tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *m);
-
-/* Tensor[] results (kernels of split, unbind, ...): a zeroed array of n tensor slots (never
- * NULL for n == 0, so that an empty result differs from an error), or NULL + error naming op.
- * Fill it, then return (tg_tensor_list){ items, n }; on an error path tg__tensor_list_fail
- * releases the slots filled so far, frees the array and returns { NULL, 0 }. */
-tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n);
-tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n);
 
 #ifdef __cplusplus
 }

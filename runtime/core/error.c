@@ -30,7 +30,7 @@ void *tg__verror(const char *op, const char *fmt, va_list ap)
     return NULL;
 }
 
-void *tg__error(const char *op, const char *fmt, ...)
+void *tg_set_error(const char *op, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -38,6 +38,9 @@ void *tg__error(const char *op, const char *fmt, ...)
     va_end(ap);
     return NULL;
 }
+
+/* The runtime's and kernels' name for it (public: tg_set_error). */
+void *tg__error(const char *op, const char *fmt, ...) __attribute__((alias("tg_set_error")));
 
 /* ---- warnings ---- */
 

@@ -22,8 +22,8 @@ static int64_t elem_size(tg_dtype t) { return tg__dtype_sizes[t]; }
 
 static const char *device_str(tg_device d, char *buf, size_t cap)
 {
-    if (d.type == TG_CUDA) snprintf(buf, cap, "cuda:%d", d.index);
-    else snprintf(buf, cap, "cpu");
+    if (d.type == TG_CPU) snprintf(buf, cap, "cpu");
+    else snprintf(buf, cap, "%s:%d", tg__device_type_name((tg_device_type)d.type), d.index);
     return buf;
 }
 

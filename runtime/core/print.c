@@ -199,8 +199,9 @@ char *tg_tensor_to_string(const tg_tensor *t)
     tg_dtype def = tg_get_default_dtype();
     char suffixes[4][128];
     int ns = 0;
-    if (t->device.type == TG_CUDA)
-        snprintf(suffixes[ns++], sizeof suffixes[0], "device='cuda:%d'", t->device.index);
+    if (t->device.type != TG_CPU)
+        snprintf(suffixes[ns++], sizeof suffixes[0], "device='%s:%d'",
+                 tg__device_type_name((tg_device_type)t->device.type), t->device.index);
     if (numel == 0) {
         puts_(&b, "[]");
         if (t->ndim != 1) {

@@ -85,13 +85,13 @@ static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t)
     return t;
 }
 
-tg_tensor *tg__scope_track(tg_tensor *t)
+tg_tensor *tg_scope_track(tg_tensor *t)
 {
     if (TG__LIKELY(depth == 0) || suspended || !t) return t;
     return track_slow(t);
 }
 
-tg_tensor_list tg__scope_track_list(tg_tensor_list l)
+tg_tensor_list tg_scope_track_list(tg_tensor_list l)
 {
     if (TG__LIKELY(depth == 0) || suspended || !l.data) return l;
     if (!reserve(l.len + 1)) {
@@ -105,14 +105,14 @@ tg_tensor_list tg__scope_track_list(tg_tensor_list l)
     return l;
 }
 
-int tg__scope_enter_kernel(void)
+int tg_scope_suspend(void)
 {
     if (TG__LIKELY(depth == 0) || suspended) return 0;
     suspended = 1;
     return 1;
 }
 
-void tg__scope_leave_kernel(int token)
+void tg_scope_resume(int token)
 {
     if (token) suspended = 0;
 }

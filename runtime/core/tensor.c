@@ -42,8 +42,6 @@
 #define INLINE_BYTES 64
 #define BLOCK_CACHE_MAX 256
 
-const int64_t tg__empty_int_list_storage[1] = { 0 };
-
 /* Storage kinds (tg_storage.alloc_kind): where the struct lives and who frees the bytes. */
 enum {
     TG__STORAGE_EMBEDDED = 0x10, /* struct inside a tensor block; else malloc'd alone */
@@ -201,7 +199,7 @@ static inline void storage_free_data(tg_storage *s)
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
-        const tg_device_allocator *a = tg__device_allocator((tg_device_type)s->device.type);
+        const tg_device_hooks *a = tg__device_hooks((tg_device_type)s->device.type);
         if (a) a->free(s->data, s->nbytes, s->device);
         break;
     }
@@ -230,10 +228,11 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
         prof_memory((int64_t)nbytes, dev);
         return 0;
     }
-    const tg_device_allocator *a = tg__device_allocator((tg_device_type)dev.type);
-    if (!a)
-        return tg__fail(op, "no allocator for device %s (was the library built with CUDA support?)",
-                        tg__device_type_name((tg_device_type)dev.type));
+    const tg_device_hooks *a = tg__device_hooks((tg_device_type)dev.type);
+    if (!a && dev.type == TG_CUDA && tg__cuda_backend_load()) a = tg__device_hooks(TG_CUDA);
+    if (!a && dev.type == TG_CUDA)
+        return tg__fail(op, "CUDA is not available: %s", tg__cuda_backend_missing());
+    if (!a) return tg__fail(op, "no backend is registered for device type %d", dev.type);
     s->alloc_kind = (s->alloc_kind & ~TG__DATA_MASK) | TG__DATA_DEVICE;
     /* The allocator usually records its own error naming op ("CUDA out of memory. Tried to
      * allocate ...", "CUDA error: no CUDA-capable device is detected"): the first one wins. */
@@ -457,7 +456,7 @@ tg_tensor *tg__scalar_tensor(double v, tg_dtype dtype, tg_device device)
     tg__store_double(tg_tensor_data(t), dtype, v);
     if (device.type == TG_CPU) return t;
     tg_tensor *d = tg__empty("scalar_tensor", NULL, 0, dtype, device);
-    const tg_device_allocator *a = tg__device_allocator((tg_device_type)device.type);
+    const tg_device_hooks *a = tg__device_hooks((tg_device_type)device.type);
     if (d && a &&
         a->copy(tg_tensor_data(d), device, tg_tensor_data(t), TG_DEVICE_CPU,
                 tg_dtype_size(dtype)) != 0) {
@@ -482,14 +481,14 @@ tg_tensor *tg__wrapped_scalar(double v, bool is_integral)
     return t;
 }
 
-tg_tensor *tg__wrap_scalar(double v) { return tg__wrapped_scalar(v, isfinite(v) && v == trunc(v)); }
+tg_tensor *tg_wrap_scalar(double v) { return tg__wrapped_scalar(v, isfinite(v) && v == trunc(v)); }
 
 tg_tensor *tg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim, tg_dtype dtype)
 {
     tg_tensor *t = tg__empty("tensor_from_data", sizes, ndim, dtype, TG_DEVICE_CPU);
     if (!t) return NULL;
     if (data && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);
-    return tg__scope_track(t);
+    return tg_scope_track(t);
 }
 
 tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *strides,
@@ -524,7 +523,7 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
     tg_tensor *t = block_tensor(b, dtype, TG_DEVICE_CPU, sizes, ndim);
     if (strides)
         for (int64_t i = 0; i < ndim; i++) t->strides[i] = strides[i];
-    return tg__scope_track(t);
+    return tg_scope_track(t);
 }
 
 /* ------------------------------------------------------------------ metadata */
@@ -657,7 +656,7 @@ static void *host_copy(const tg_tensor *t, const char **base)
     }
     size_t es = tg__dtype_sizes[t->dtype];
     size_t n = (size_t)(hi - lo + 1) * es;
-    const tg_device_allocator *a = tg__device_allocator((tg_device_type)t->device.type);
+    const tg_device_hooks *a = tg__device_hooks((tg_device_type)t->device.type);
     char *buf = malloc(n);
     if (!buf) return tg__error("to_cpu", "out of memory");
     if (!a || a->copy(buf, TG_DEVICE_CPU, (const char *)tg_tensor_data(t) + lo * (int64_t)es,
@@ -734,5 +733,5 @@ tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad)
 tg_tensor *tg_tensor_grad(const tg_tensor *t)
 {
     if (!t || !t->autograd) return NULL;
-    return tg__scope_track(tg__autograd_meta_grad(t->autograd));
+    return tg_scope_track(tg__autograd_meta_grad(t->autograd));
 }

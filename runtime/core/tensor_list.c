@@ -12,7 +12,7 @@ void tg_tensor_list_release(tg_tensor_list l)
     free((void *)l.data);
 }
 
-tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n)
+tg_tensor **tg_tensor_list_alloc(const char *op, int64_t n)
 {
     if (n < 0) return tg__error(op, "negative list length %lld", (long long)n);
     tg_tensor **items = calloc((size_t)(n ? n : 1), sizeof *items);
@@ -20,7 +20,7 @@ tg_tensor **tg__tensor_list_alloc(const char *op, int64_t n)
     return items;
 }
 
-tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n)
+tg_tensor_list tg_tensor_list_fail(tg_tensor **items, int64_t n)
 {
     tg_tensor_list_release((tg_tensor_list){ items, n });
     return (tg_tensor_list){ NULL, 0 };
@@ -28,8 +28,3 @@ tg_tensor_list tg__tensor_list_fail(tg_tensor **items, int64_t n)
 
 /* int[] results: a plain malloc'd array, like a Tensor[] result's. */
 void tg_int_list_release(tg_int_list l) { free((void *)l.data); }
-
-/* The arrays an empty, present list points at (a None list has data == NULL). */
-const double tg__empty_float_list_storage[1] = { 0 };
-const bool tg__empty_bool_list_storage[1] = { false };
-const char *const tg__empty_str_list_storage[1] = { NULL };

@@ -7,7 +7,6 @@
  * When cudaMalloc fails, the device's cached blocks are freed and the request retried once;
  * a second failure is PyTorch's "CUDA out of memory. Tried to allocate ..." error.
  * tg_cuda_empty_cache() returns every cached block to the driver. Thread-safe (one lock). */
-#ifdef TG_WITH_CUDA
 
 #include "cuda/cuda_rt.h"
 
@@ -208,10 +207,8 @@ static int hook_copy(void *dst, tg_device dd, const void *src, tg_device sd, siz
 }
 
 /* Registered by cuda_device.c when the library loads. */
-const tg_device_allocator tg__cuda_device_allocator = {
+const tg_device_hooks tg__cuda_device_hooks = {
     .alloc = hook_alloc,
     .free = hook_free,
     .copy = hook_copy,
 };
-
-#endif /* TG_WITH_CUDA */

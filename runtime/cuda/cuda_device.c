@@ -1,6 +1,5 @@
 /* CUDA devices: count, current device, one stream and one cuBLAS handle per device, device
  * properties, and the mapping of CUDA and cuBLAS statuses to tensorgen errors. */
-#ifdef TG_WITH_CUDA
 
 #include "cuda/cuda_rt.h"
 #include "profiler/profiler.h"
@@ -22,14 +21,16 @@ static bool props_read[TG_CUDA_MAX_DEVICES];
 
 /* ------------------------------------------------------------------ registration */
 
-/* The CUDA allocator is registered when the library loads: this only stores a pointer, and
- * CUDA itself starts on first use. The constructor lives here because a static link always
- * keeps this object (every CUDA kernel launches on tg__cuda_stream), and the reference below
- * keeps cuda_alloc.c with it. */
+/* The backend registers with the core when it loads (dlopen'ed by core/cuda_backend.c, or
+ * linked whole into a static program): its device hooks, its event timer, what the public
+ * tg_cuda_* functions call, and its kernels. This only stores pointers; CUDA itself starts on
+ * first use. The core's copy kernel (kernels/cuda/copy.cu) registers itself the same way. */
 __attribute__((constructor)) static void register_cuda_backend(void)
 {
-    tg__register_device_allocator(TG_CUDA, &tg__cuda_device_allocator);
+    tg__register_device_hooks(TG_CUDA, &tg__cuda_device_hooks);
     tg__prof_register_device_timer(TG_CUDA, &tg__cuda_profiler_timer);
+    tg_library_constructor(&tg__cuda_library);
+    tg__register_cuda_backend(&tg__cuda_backend_api);
 }
 
 /* ------------------------------------------------------------------ errors */
@@ -222,5 +223,3 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
     if (tg__cuda_check(op, cudaMemcpyAsync(dst, src, nbytes, kind, s))) return -1;
     return tg__cuda_check(op, cudaStreamSynchronize(s));
 }
-
-#endif /* TG_WITH_CUDA */

@@ -8,7 +8,6 @@
  * wait's latency). Events are pooled and reused across sessions (creating one costs about as
  * much as a launch); the pool lives for the process. Failures never become library errors:
  * the operator is then reported without CUDA time. */
-#ifdef TG_WITH_CUDA
 
 #include "cuda/cuda_rt.h"
 #include "profiler/profiler.h"
@@ -136,5 +135,3 @@ const tg__prof_device_timer tg__cuda_profiler_timer = {
     .read = timer_read,
     .reset = timer_reset,
 };
-
-#endif /* TG_WITH_CUDA */

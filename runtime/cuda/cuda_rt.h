@@ -1,6 +1,8 @@
 /* runtime/cuda: the CUDA runtime layer's internal interface: what CUDA kernels (the .cu files
- * of kernels/cuda, C++) and runtime/cuda's own C files use; nothing else in the runtime. Not installed. Everything here exists only in builds with
- * TG_WITH_CUDA (docs/cuda.md); the public API (tg_cuda_is_available, ...) is in tg_core.h.
+ * of kernels/cuda, C++) and runtime/cuda's own C files use; nothing else in the runtime. Not
+ * installed. All of it is the CUDA backend, libtensorgen_cuda, compiled with TG_WITH_CUDA
+ * (docs/cuda.md); the public API (tg_cuda_is_available, ...) is in tg_core.h and the core's
+ * core/cuda_backend.c, which loads this backend.
  *
  * Model: one stream per device, created on first use; every kernel of the library is launched
  * on tg__cuda_stream(tensor's device), so work on one device runs in issue order and memory
@@ -11,8 +13,8 @@
 #define TG_CUDA_CUDA_RT_H
 
 #include "core/core.h"
+#include "dispatch/dispatch.h" /* tg_library */
 
-#ifdef TG_WITH_CUDA
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 
@@ -63,11 +65,16 @@ int tg__cuda_memcpy(const char *op, void *dst, tg_device dst_device, const void 
 
 /* The CUDA device hook (cuda_alloc.c): caching allocation, raw copies. cuda_device.c
  * registers it with the core when the library loads. */
-extern const tg_device_allocator tg__cuda_device_allocator;
+extern const tg_device_hooks tg__cuda_device_hooks;
 
 /* The profiler's timer of CUDA operators (cuda_profiler.c): CUDA events on the device's
  * stream. cuda_device.c registers it with the profiler when the library loads. */
 extern const struct tg__prof_device_timer tg__cuda_profiler_timer;
+
+/* What the core's public tg_cuda_* functions call (cuda_api.c), and the table of CUDA kernels
+ * (generated/tg_register_cuda.c): cuda_device.c registers both when the backend loads. */
+extern const tg__cuda_backend tg__cuda_backend_api;
+extern const tg_library tg__cuda_library;
 
 /* Allocator statistics for the public tg_cuda_memory_* functions (cuda_api.c): which = 0
  * allocated, 1 reserved, 2 peak allocated, in bytes. */
@@ -83,5 +90,4 @@ void tg__cuda_allocator_empty_cache(void);
 }
 #endif
 
-#endif /* TG_WITH_CUDA */
 #endif

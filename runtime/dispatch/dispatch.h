@@ -1,123 +1,94 @@
-/* runtime/dispatch: dispatch keys and key sets, the operator table's row type, boxed values
- * and stacks, kernel lookup, calls by name and out-of-tree registration. Not installed.
+/* runtime/dispatch: what the code tgen generates needs from the dispatcher: the operator row's
+ * layout, key sets, kernel lookup and the registration of a library's table. Installed (as
+ * <tensorgen/dispatch/dispatch.h>) because an operator library's generated code, compiled
+ * outside the tree, uses it too; it is the interface between generated code and
+ * libtensorgen.so.0, not an API for hand-written programs (those use tg_library.h). Nothing
+ * here exposes a tensor's layout.
  *
- * Who includes it: generated code (stubs, the op table, boxed callers, autograd wrappers),
- * the autograd room and tests. Never kernels: a kernel is called, it does not dispatch. */
+ * Who includes it: generated code (stubs, op tables, boxed callers, autograd kernels), the
+ * dispatch and autograd rooms, tests. Never kernels: a kernel is called, it does not
+ * dispatch. */
 #ifndef TG_DISPATCH_DISPATCH_H
 #define TG_DISPATCH_DISPATCH_H
 
-#include "core/core.h"
+#include "tg_library.h"
+#include "tg_profiler.h" /* tg_profiler_recording */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ dispatcher */
-/* Keys in priority order: a higher key wins. A 64-bit key set has bit k set for key k. */
-typedef enum tg_dispatch_key {
-    TG_KEY_CPU = 0,
-    TG_KEY_CUDA = 1,
-    TG_KEY_AUTOGRAD = 8, /* generated recording kernels (tg_autograd.c) */
-    TG_NUM_KEYS = 9
-} tg_dispatch_key;
-typedef uint64_t tg_keyset;
+/* Marks static inline helpers a translation unit may leave unused. */
+#if defined(__GNUC__)
+#define TG__UNUSED __attribute__((unused))
+#else
+#define TG__UNUSED
+#endif
 
-/* Boxed values: every operator can be called with its arguments on a stack. */
-typedef enum tg_ivalue_tag {
-    TG_IV_NONE,
-    TG_IV_TENSOR,
-    TG_IV_INT,
-    TG_IV_DOUBLE,
-    TG_IV_BOOL,
-    TG_IV_INT_LIST,
-    TG_IV_TENSOR_LIST,
-    TG_IV_DTYPE,
-    TG_IV_DEVICE,
-    TG_IV_STRING,
-    TG_IV_GENERATOR,
-    TG_IV_LAYOUT,
-    TG_IV_MEMORY_FORMAT,
-    TG_IV_FLOAT_LIST, /* float[], Scalar[] */
-    TG_IV_BOOL_LIST,
-    TG_IV_STR_LIST, /* str[], Dimname[] */
-    TG_IV_STORAGE,
-    TG_IV_QUANTIZER,
-    TG_IV_QSCHEME
-} tg_ivalue_tag;
-
-typedef struct tg_ivalue {
-    tg_ivalue_tag tag;
-    union {
-        tg_tensor *t; /* TENSOR: the stack owns a reference */
-        int64_t i;    /* INT (also Stream, DeviceIndex), DTYPE, LAYOUT, MEMORY_FORMAT, QSCHEME */
-        double d;
-        bool b;
-        tg_int_list ints;     /* points into caller memory while the call runs; an int[]
-                                  * result owns its array (tg_int_list_release) */
-        tg_float_list floats; /* these lists, like ints: borrowed */
-        tg_bool_list bools;
-        tg_str_list strs;
-        tg_tensor_list tensors; /* an argument: borrowed, like ints; a result: owned (the
-                                  * array and a reference per element, see tg_call_boxed) */
-        tg_device device;
-        const char *s;
-        tg_generator *g;
-        void *p; /* STORAGE (tg_storage *), QUANTIZER (tg_quantizer *): borrowed */
-    } v;
-} tg_ivalue;
-
-#define TG_STACK_MAX 32
-typedef struct tg_boxed_stack {
-    tg_ivalue v[TG_STACK_MAX];
-    int n;
-} tg_boxed_stack;
-
-/* One operator's row in the dispatch table. `kernels[k]` is the unboxed kernel for key k
- * (a function pointer of the operator's kernel signature, cast to void(*)(void)), or NULL.
- * `call_boxed` pops the operator's arguments from the stack, calls `kernel` with them (cast
- * back to its signature) and pushes the results. */
-typedef void (*tg_fnptr)(void);
-typedef struct tg_op_entry {
-    const char *name;   /* "add.Tensor" */
+/* One operator's row. `kernels[k]` is the unboxed kernel for key k (a function of the
+ * operator's kernel type, cast to tg_fnptr), or NULL; rows are written only under the
+ * registry's lock, and read with one atomic load (tg__row_kernel). `call_boxed` pops the
+ * operator's arguments from the stack, calls `kernel` with them (cast back to its type) and
+ * pushes the results. */
+struct tg_op_entry {
+    const char *name; /* "add.Tensor"; a library's operators carry their namespace, "myops::nms" */
     const char *schema; /* the full schema string */
     tg_fnptr kernels[TG_NUM_KEYS];
+    /* The CompositeImplicitAutograd or CompositeExplicitAutograd kernel (also in the CPU and
+     * CUDA slots), which serves backends registered at run time too; NULL when none. */
+    tg_fnptr composite;
     int (*call_boxed)(tg_fnptr kernel, tg_boxed_stack *s);
-    int16_t ntensor_args; /* for boxed key-set computation */
-} tg_op_entry;
+    int16_t ntensor_args; /* for the boxed key set */
+    int16_t nargs;        /* what a boxed call takes */
+};
 
-/* The key set of one call: the union of its tensors' keys (device key, plus TG_KEY_AUTOGRAD
- * when grad mode is on and a tensor requires grad), minus the thread-local excluded keys. */
-tg_keyset tg__tensor_keys(const tg_tensor *t);
-tg_keyset tg__excluded_keys(void);
-/* Sets this thread's excluded keys (autograd kernels exclude TG_KEY_AUTOGRAD while they
- * redispatch); returns the previous set, to be restored. */
-tg_keyset tg__set_excluded_keys(tg_keyset ks);
-const char *tg__dispatch_key_name(int k); /* "CPU", "CUDA", "Autograd" */
-/* Picks the kernel for a key set from a row: the highest key whose kernel is set. A missing
- * device kernel gives the CUDA->CPU fallback (returns NULL and sets *fallback) or an error
- * that lists the keys the operator has. Inline fast path in the generated stubs. */
-tg_fnptr tg__dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *fallback);
-/* Boxed call by name ("add.Tensor"): the shared path for fallbacks, out-of-tree ops and
- * dynamic callers. Arguments are on the stack (all of them, defaults included); results
- * replace them. Returns 0 or -1 with an error recorded. A TENSOR result is an owned
- * reference; a TENSOR_LIST result (a Tensor[] return) owns its array and one reference per
- * element: the caller takes it over and gives it back with tg_tensor_list_release. */
-int tg_call_boxed(const char *name, tg_boxed_stack *s);
-/* Out-of-tree registration: a library registers its own table (generated by tgen) at load
- * time; takes a lock. Names must not collide with existing ones. */
-int tg_register_ops(const char *ns, tg_op_entry *entries, int n);
-const tg_op_entry *tg__find_op(const char *name);
-
-/* Provided by generated code (tg_register.c): the in-tree operator table, in op-enum order. */
-const tg_op_entry *tg__generated_ops(int *n);
-
-/* Helpers for generated code: argument checks shared by every stub. */
-static inline bool tg__any_null(tg_tensor *const *ts, int n)
+static inline tg_fnptr tg__row_kernel(const tg_op_entry *e, int key)
 {
-    for (int i = 0; i < n; i++)
-        if (!ts[i]) return true;
-    return false;
+    return __atomic_load_n(&e->kernels[key], __ATOMIC_ACQUIRE);
 }
+
+/* The key set of a tensor: its device type's key, plus TG_KEY_AUTOGRAD when grad mode is on
+ * and it requires grad. */
+tg_keyset tg_dispatch_tensor_keys(const tg_tensor *t);
+/* This thread's excluded keys (an autograd kernel excludes TG_KEY_AUTOGRAD while it
+ * redispatches); set returns the previous set, to be restored. */
+tg_keyset tg_dispatch_excluded_keys(void);
+tg_keyset tg_dispatch_set_excluded_keys(tg_keyset ks);
+/* The kernel of a row for a key set (excluded keys already removed): the highest key with an
+ * unboxed kernel. NULL with *boxed set when the call must take the boxed path instead (a
+ * boxed kernel or fallback serves the key, or the CUDA -> CPU fallback); NULL with an error
+ * that lists the operator's keys when nothing serves it. The generated stubs inline the common
+ * case (op_glue.h, tg__pick_kernel). */
+tg_fnptr tg_dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *boxed);
+
+/* ------------------------------------------------------------------ operator libraries */
+/* What a library generated by `tgen --gen --namespace NS` registers when it loads (its
+ * NS_register.c): its operator rows, and kernels it adds to other libraries' operators (the
+ * CUDA backend, libtensorgen_cuda.so, adds its kernels to tensorgen's operators this way). */
+#define TG_LIBRARY_ABI 1 /* the layout of tg_library, tg_op_entry and the generated code */
+typedef struct tg_kernel_entry {
+    const char *op; /* as for tg_op_find */
+    int key;
+    tg_fnptr kernel;
+} tg_kernel_entry;
+typedef struct tg_library {
+    int abi;        /* TG_LIBRARY_ABI of the headers it was generated against */
+    const char *ns; /* its operators' namespace, NULL when it has none */
+    tg_op_entry *ops;
+    int nops;
+    const tg_kernel_entry *kernels;
+    int nkernels;
+} tg_library;
+/* All or nothing: 0, or -1 with an error (another ABI, a bad namespace, an operator name
+ * already registered, a kernel slot already taken). Registering a library again does nothing. */
+int tg_library_register(const tg_library *lib);
+/* What a library's constructor calls: tg_library_register, whose failure goes to
+ * tg_load_library when it is loading the library, else (a library linked directly) to the
+ * warning handler. */
+void tg_library_constructor(const tg_library *lib);
+/* Removes what tg_library_register added (its destructor calls it); nothing when it was not
+ * registered. */
+void tg_library_unregister(const tg_library *lib);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,45 @@
-/* Private to runtime/dispatch (dispatch.c, boxed.c, registry.c). */
+/* Private to runtime/dispatch (dispatch.c, boxed.c, registry.c, library.c). */
 #ifndef TG_DISPATCH_DISPATCH_PRIVATE_H
 #define TG_DISPATCH_DISPATCH_PRIVATE_H
 
 #include "core/rt_private.h"
 #include "dispatch/dispatch.h"
 
-/* registry.c: out-of-tree operators by full ("ns::name") or bare name; NULL if none. */
-const tg_op_entry *tg__registry_find(const char *name);
+#define TG__KEY(k) ((tg_keyset)1 << (k))
+/* The keys of devices (CPU, CUDA, backends): one of them always runs in the end. */
+#define TG__DEVICE_KEYS (TG__KEY(TG_KEY_BACKEND_LAST + 1) - 1)
+
+/* How a call is served, once its key set is known (tg__dispatch_resolve). */
+typedef struct tg__resolved {
+    int key;               /* the key that serves it */
+    tg_fnptr kernel;       /* an unboxed kernel, or NULL */
+    tg_boxed_kernel boxed; /* a boxed kernel or the key's fallback, or NULL */
+    void *ctx;             /* boxed's */
+    bool cpu_copy;         /* the CUDA -> CPU fallback: copy to the CPU and run its kernel */
+} tg__resolved;
+/* 0, or -1 with the error that lists the operator's keys. */
+int tg__dispatch_resolve(const tg_op_entry *e, tg_keyset ks, tg__resolved *r);
+
+/* Provided by generated code (tg_register.c): tensorgen's own operator table, in op-enum
+ * order. */
+tg_op_entry *tg__generated_ops(int *n);
+
+/* registry.c: what libraries and backends registered. A library's operator by full name
+ * ("myops::nms"), or NULL. */
+tg_op_entry *tg__registry_find(const char *name);
+/* A boxed kernel registered for (e, key); the key's fallback. true with *fn, *ctx set. */
+bool tg__registry_boxed_kernel(const tg_op_entry *e, int key, tg_boxed_kernel *fn, void **ctx);
+bool tg__registry_fallback(int key, tg_boxed_kernel *fn, void **ctx);
+bool tg__library_is_registered(const tg_library *lib);
+
+/* library.c: told of every library's registration from its constructor (rc 0 or -1), so that
+ * tg_load_library learns what the library it loads registered, and a failure while no load is
+ * under way (a library linked directly) is reported as a warning. */
+void tg__library_report(const tg_library *lib, int rc);
+/* Some registered operator whose name ends with "::<bare>" (for "did you mean" errors). */
+const char *tg__registry_suggest(const char *bare);
+
+/* boxed.c: tensorgen's own operator by name ("add.Tensor"), lock-free; NULL if none. */
+tg_op_entry *tg__builtin_find(const char *name);
 
 #endif

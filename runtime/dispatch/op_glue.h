@@ -1,66 +1,70 @@
-/* The glue that tgen's generated operator code calls (internal, not installed): the fast path
- * of dispatch used by every public stub (generated/tg_ops.c), and the boxing and unboxing of
- * arguments and results for the boxed callers (generated/tg_boxed.c) and the stubs' CUDA->CPU
- * fallback. Written by hand so that generated files hold only per-operator code; tgen's
- * templates include it (docs/generated-code.md, "Dispatch", "Boxed calls").
+/* The glue that tgen's generated operator code calls: the fast path of dispatch used by every
+ * generated function (tg_ops.c), and the boxing and unboxing of arguments and results for the
+ * boxed callers (tg_boxed.c) and the functions' boxed path. Written by hand so that generated
+ * files hold only per-operator code; tgen's templates include it (docs/generated-code.md,
+ * "Dispatch", "Boxed calls"). Installed (as <tensorgen/dispatch/op_glue.h>): an operator
+ * library's generated code includes it too, so it calls only public functions and
+ * dispatch.h's.
  *
  * Everything is static inline: the stubs are on every operator call, and a translation unit
  * that uses only some of these helpers compiles warning-free. Ownership follows the stack's
- * rule (dispatch.h, tg_ivalue): a TENSOR on a tg_boxed_stack is a reference the stack owns. */
+ * rule (tg_library.h, tg_ivalue): a TENSOR on a tg_boxed_stack is a reference the stack owns. */
 #ifndef TG_DISPATCH_OP_GLUE_H
 #define TG_DISPATCH_OP_GLUE_H
 
 #include <math.h>
 
 #include "dispatch/dispatch.h"
-#include "profiler/profiler.h"
 
 /* ------------------------------------------------------------------ stubs (tg_ops.c) */
+
+static inline TG__UNUSED bool tg__any_null(tg_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!ts[i]) return true;
+    return false;
+}
 
 /* A NULL tensor argument: the error that produced it is normally recorded already (the first
  * error wins); a NULL from nowhere gets one naming the argument. Returns NULL. */
 static inline TG__UNUSED void *tg__null_arg(const char *op, const char *arg)
 {
-    return tg__error(op, "argument '%s' is NULL", arg);
+    return tg_set_error(op, "argument '%s' is NULL", arg);
 }
 
 /* The profiler runs: the stub takes its boxed path (the fallback function beside it), where
- * tg_call_boxed records the call with its inputs, like an out-of-tree operator's. Off, this
- * is one load of a global and a branch predicted not taken: no TLS, no call. */
+ * tg_call_boxed_op records the call with its inputs, like any boxed call. Off, this is one load
+ * of a global and a branch predicted not taken: no TLS, no call. */
 static inline TG__UNUSED bool tg__stub_profiled(void)
 {
-    return __builtin_expect(tg__prof_active(), 0);
+    return __builtin_expect(__atomic_load_n(&tg_profiler_recording, __ATOMIC_RELAXED), 0);
 }
 
 /* Records a kernel's result in the open scope; passes NULL (an error) through. */
 static inline TG__UNUSED tg_tensor *tg__track_result(tg_tensor *t)
 {
-    return t ? tg__scope_track(t) : NULL;
+    return t ? tg_scope_track(t) : NULL;
 }
 
 /* The fast path of dispatch: the highest key of the set has a kernel in the operator's row
- * (the stub passes &tg__builtin_ops[TG_OP_X]). Everything else (a lower key, the CUDA->CPU
- * fallback, the error listing the keys) is tg__dispatch_lookup's. */
-static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_keyset ks,
-                                                  bool *fallback)
+ * (the stub passes its row of the library's table). Everything else (a lower key, a boxed
+ * kernel or fallback, the CUDA->CPU fallback, the error listing the keys) is
+ * tg_dispatch_lookup's; *boxed then says to take the boxed path. */
+static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_keyset ks, bool *boxed)
 {
     if (ks) {
-#if defined(__GNUC__)
         int top = 63 - __builtin_clzll(ks);
-#else
-        int top = 63;
-        while (!(ks >> top & 1)) top--;
-#endif
-        if (top < TG_NUM_KEYS && row->kernels[top]) return row->kernels[top];
+        tg_fnptr k = top < TG_NUM_KEYS ? tg__row_kernel(row, top) : NULL;
+        if (k) return k;
     }
-    return tg__dispatch_lookup(row, ks, fallback);
+    return tg_dispatch_lookup(row, ks, boxed);
 }
 
 /* The key set of a Tensor[] argument: the union of its elements' keys. */
 static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
 {
     tg_keyset ks = 0;
-    for (int64_t i = 0; i < l.len; i++) ks |= tg__tensor_keys(l.data[i]);
+    for (int64_t i = 0; i < l.len; i++) ks |= tg_dispatch_tensor_keys(l.data[i]);
     return ks;
 }
 
@@ -68,23 +72,22 @@ static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
 static inline TG__UNUSED tg_keyset tg__opt_list_keys(tg_tensor_list l)
 {
     tg_keyset ks = 0;
-    for (int64_t i = 0; i < l.len; i++) ks |= l.data[i] ? tg__tensor_keys(l.data[i]) : 0;
+    for (int64_t i = 0; i < l.len; i++) ks |= l.data[i] ? tg_dispatch_tensor_keys(l.data[i]) : 0;
     return ks;
 }
 
 /* The key set of a Tensor? argument: none when it is None. */
 static inline TG__UNUSED tg_keyset tg__opt_keys(const tg_tensor *t)
 {
-    return t ? tg__tensor_keys(t) : 0;
+    return t ? tg_dispatch_tensor_keys(t) : 0;
 }
 
 /* Factories have no tensor to take a device from: their `device` option picks the backend,
  * and CPU is the default (tg__or_cpu). */
 static inline TG__UNUSED tg_keyset tg__device_keys(tg_device d)
 {
-    if (d.type == TG_CUDA) return (tg_keyset)1 << TG_KEY_CUDA;
-    if (d.type == TG_CPU) return (tg_keyset)1 << TG_KEY_CPU;
-    return 0;
+    /* A device type is its dispatch key (TG_DEVICE_NONE, unset, gives none). */
+    return d.type >= 0 && d.type <= TG_KEY_BACKEND_LAST ? (tg_keyset)1 << d.type : 0;
 }
 
 static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks)
@@ -306,7 +309,7 @@ static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_boxed_st
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
     if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
-    return tg__scope_track_list(v->v.tensors);
+    return tg_scope_track_list(v->v.tensors);
 }
 static inline TG__UNUSED int64_t tg__boxed_result_int(tg_boxed_stack *s, int n, int i)
 {
@@ -342,33 +345,6 @@ static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_boxed_stack *s
 
 /* ------------------------------------------------------------------ boxed callers (tg_boxed.c) */
 
-/* The schema's name of a boxed value's type, for errors ("int", "Tensor[]"). */
-static inline TG__UNUSED const char *tg__iv_tag_name(tg_ivalue_tag tag)
-{
-    static const char *const names[] = {
-        [TG_IV_NONE] = "None",
-        [TG_IV_TENSOR] = "Tensor",
-        [TG_IV_INT] = "int",
-        [TG_IV_DOUBLE] = "float",
-        [TG_IV_BOOL] = "bool",
-        [TG_IV_INT_LIST] = "int[]",
-        [TG_IV_TENSOR_LIST] = "Tensor[]",
-        [TG_IV_DTYPE] = "ScalarType",
-        [TG_IV_DEVICE] = "Device",
-        [TG_IV_STRING] = "str",
-        [TG_IV_GENERATOR] = "Generator",
-        [TG_IV_LAYOUT] = "Layout",
-        [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
-        [TG_IV_FLOAT_LIST] = "float[]",
-        [TG_IV_BOOL_LIST] = "bool[]",
-        [TG_IV_STR_LIST] = "str[]",
-        [TG_IV_STORAGE] = "Storage",
-        [TG_IV_QUANTIZER] = "ConstQuantizerPtr",
-        [TG_IV_QSCHEME] = "QScheme",
-    };
-    return (unsigned)tag < sizeof names / sizeof names[0] && names[tag] ? names[tag] : "?";
-}
-
 /* Drops the top n values, releasing the tensors the stack owns. */
 static inline TG__UNUSED void tg__drop_args(tg_boxed_stack *s, int n)
 {
@@ -380,7 +356,8 @@ static inline TG__UNUSED void tg__drop_args(tg_boxed_stack *s, int n)
 /* Fewer than nargs values on the stack: -1 with an error (nothing is consumed). */
 static inline TG__UNUSED int tg__boxed_underflow(tg_boxed_stack *s, const char *op, int nargs)
 {
-    return tg__fail(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
+    tg_set_error(op, "boxed call needs %d arguments on the stack, found %d", nargs, s->n);
+    return -1;
 }
 
 /* Argument i of nargs does not have its schema type: consumes the arguments and returns -1
@@ -389,10 +366,11 @@ static inline TG__UNUSED int tg__boxed_bad_arg(tg_boxed_stack *s, int nargs, int
                                                const char *arg, const char *type)
 {
     tg_ivalue_tag tag = s->v[s->n - nargs + i].tag;
-    const char *got = tg__iv_tag_name(tag);
+    const char *got = tg_ivalue_tag_name(tag);
     if (tag == TG_IV_TENSOR || tag == TG_IV_TENSOR_LIST) got = "a NULL tensor";
     tg__drop_args(s, nargs);
-    return tg__fail(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
+    tg_set_error(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
+    return -1;
 }
 
 /* ---- unboxing: each reads one argument into *out (borrowed: the stack keeps its references)

@@ -18,13 +18,10 @@
 extern "C" {
 #endif
 
-/* Set while a session records. A plain global, not a thread-local: the stubs' fast path
- * tests it with one load and one branch. Hidden: inside libtensorgen.so it is addressed
- * directly, not through the GOT. */
-extern __attribute__((visibility("hidden"))) bool tg__prof_active_flag;
+/* tg_profiler_recording (tg_profiler.h): one load and one branch on the stubs' fast path. */
 static inline bool tg__prof_active(void)
 {
-    return __atomic_load_n(&tg__prof_active_flag, __ATOMIC_RELAXED);
+    return __atomic_load_n(&tg_profiler_recording, __ATOMIC_RELAXED);
 }
 extern __attribute__((visibility("hidden"))) bool tg__prof_memory_flag; /* records memory */
 

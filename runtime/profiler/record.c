@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-bool tg__prof_active_flag;
+bool tg_profiler_recording;
 bool tg__prof_memory_flag;
 prof_session tg__prof_session;
 pthread_mutex_t tg__prof_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -366,7 +366,7 @@ int tg_profiler_start_fn(tg_profiler_opts opts)
     }
     running = true;
     __atomic_store_n(&tg__prof_memory_flag, opts.profile_memory, __ATOMIC_RELAXED);
-    __atomic_store_n(&tg__prof_active_flag, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg_profiler_recording, true, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&tg__prof_lock);
     return 0;
 }
@@ -402,7 +402,7 @@ int tg_profiler_stop(void)
         return tg__fail("profiler_stop", "the profiler is not running (call tg_profiler_start "
                                          "first)");
     }
-    __atomic_store_n(&tg__prof_active_flag, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&tg_profiler_recording, false, __ATOMIC_RELEASE);
     __atomic_store_n(&tg__prof_memory_flag, false, __ATOMIC_RELAXED);
     running = false;
     int64_t now = tg__prof_now_ns();

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "core/core.h"
 #include "tg_ops.h"
 
 /* ------------------------------------------------------------------ tensors */
@@ -83,7 +84,7 @@ static int en_mul_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
     en_mul_node *m = (en_mul_node *)n;
     for (int i = 0; i < 2; i++) {
         if (!tg__node_needs_input_grad(n, i)) continue;
-        tg_tensor *x = tg__saved_unpack(i == 0 ? &m->other : &m->self, n);
+        tg_tensor *x = tg_autograd_unpack(i == 0 ? &m->other : &m->self, n);
         if (!x) return -1;
         out[i] = en_mul(grads[0], x);
         tg_release(x);
@@ -94,25 +95,25 @@ static int en_mul_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
 static void en_mul_release(tg_node *n)
 {
     en_mul_node *m = (en_mul_node *)n;
-    tg__saved_release(&m->self);
-    tg__saved_release(&m->other);
+    tg_autograd_saved_release(&m->self);
+    tg_autograd_saved_release(&m->other);
 }
 static const tg_node_vtable en_mul_vt = { "MulBackward0", en_mul_apply, en_mul_release };
 
 static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b)
 {
     tg_node *n = NULL;
-    if (tg__any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
-        n = tg__node_new(sizeof(en_mul_node), &en_mul_vt, 1, 2);
-        tg__node_set_next_edge(n, 0, a);
-        tg__node_set_next_edge(n, 1, b);
-        tg__saved_save(&((en_mul_node *)n)->self, a, false, 0);
-        tg__saved_save(&((en_mul_node *)n)->other, b, false, 0);
+    if (tg_autograd_any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
+        n = tg_autograd_node_new(sizeof(en_mul_node), &en_mul_vt, 1, 2);
+        tg_autograd_node_set_next_edge(n, 0, a);
+        tg_autograd_node_set_next_edge(n, 1, b);
+        tg_autograd_save(&((en_mul_node *)n)->self, a, false, 0);
+        tg_autograd_save(&((en_mul_node *)n)->other, b, false, 0);
     }
     tg_tensor *r = EN_BELOW(tg_mul(a, b));
     if (n) {
-        if (r) tg__set_history(r, n, 0);
-        tg__node_release(n);
+        if (r) tg_autograd_set_history(r, n, 0);
+        tg_autograd_node_release(n);
     }
     return r;
 }
@@ -130,15 +131,15 @@ static const tg_node_vtable en_add_vt = { "AddBackward0", en_add_apply, NULL };
 static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b)
 {
     tg_node *n = NULL;
-    if (tg__any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
-        n = tg__node_new(sizeof(tg_node), &en_add_vt, 1, 2);
-        tg__node_set_next_edge(n, 0, a);
-        tg__node_set_next_edge(n, 1, b);
+    if (tg_autograd_any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
+        n = tg_autograd_node_new(sizeof(tg_node), &en_add_vt, 1, 2);
+        tg_autograd_node_set_next_edge(n, 0, a);
+        tg_autograd_node_set_next_edge(n, 1, b);
     }
     tg_tensor *r = EN_BELOW(tg_add(a, b));
     if (n) {
-        if (r) tg__set_history(r, n, 0);
-        tg__node_release(n);
+        if (r) tg_autograd_set_history(r, n, 0);
+        tg_autograd_node_release(n);
     }
     return r;
 }
@@ -159,15 +160,15 @@ static const tg_node_vtable en_sum_vt = { "SumBackward0", en_sum_apply, NULL };
 static inline tg_tensor *en_sum(tg_tensor *a)
 {
     tg_node *n = NULL;
-    if (tg__any_requires_grad(&a, 1)) {
-        n = tg__node_new(sizeof(en_sum_node), &en_sum_vt, 1, 1);
-        tg__node_set_next_edge(n, 0, a);
+    if (tg_autograd_any_requires_grad(&a, 1)) {
+        n = tg_autograd_node_new(sizeof(en_sum_node), &en_sum_vt, 1, 1);
+        tg_autograd_node_set_next_edge(n, 0, a);
         tg__saved_sizes_save(&((en_sum_node *)n)->self_sizes, a);
     }
     tg_tensor *r = EN_BELOW(tg_sum(a));
     if (n) {
-        if (r) tg__set_history(r, n, 0);
-        tg__node_release(n);
+        if (r) tg_autograd_set_history(r, n, 0);
+        tg_autograd_node_release(n);
     }
     return r;
 }
@@ -179,29 +180,29 @@ typedef struct {
 } en_exp_node;
 static int en_exp_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
 {
-    tg_tensor *r = tg__saved_unpack(&((en_exp_node *)n)->result, n);
+    tg_tensor *r = tg_autograd_unpack(&((en_exp_node *)n)->result, n);
     if (!r) return -1;
     out[0] = en_mul(grads[0], r);
     tg_release(r);
     return out[0] ? 0 : -1;
 }
-static void en_exp_release(tg_node *n) { tg__saved_release(&((en_exp_node *)n)->result); }
+static void en_exp_release(tg_node *n) { tg_autograd_saved_release(&((en_exp_node *)n)->result); }
 static const tg_node_vtable en_exp_vt = { "ExpBackward0", en_exp_apply, en_exp_release };
 
 static inline tg_tensor *en_exp(tg_tensor *a)
 {
     tg_node *n = NULL;
-    if (tg__any_requires_grad(&a, 1)) {
-        n = tg__node_new(sizeof(en_exp_node), &en_exp_vt, 1, 1);
-        tg__node_set_next_edge(n, 0, a);
+    if (tg_autograd_any_requires_grad(&a, 1)) {
+        n = tg_autograd_node_new(sizeof(en_exp_node), &en_exp_vt, 1, 1);
+        tg_autograd_node_set_next_edge(n, 0, a);
     }
     tg_tensor *r = EN_BELOW(tg_exp(a));
     if (n) {
         if (r) {
-            tg__set_history(r, n, 0);
-            tg__saved_save(&((en_exp_node *)n)->result, r, true, 0);
+            tg_autograd_set_history(r, n, 0);
+            tg_autograd_save(&((en_exp_node *)n)->result, r, true, 0);
         }
-        tg__node_release(n);
+        tg_autograd_node_release(n);
     }
     return r;
 }
@@ -221,12 +222,12 @@ static const tg_node_vtable en_probe_vt = { "ProbeBackward0", en_fn_apply, NULL 
 static inline tg_tensor *en_unary_fn(tg_tensor *a,
                                      int (*fn)(tg_node *, tg_tensor *const *, tg_tensor **))
 {
-    tg_node *n = tg__node_new(sizeof(en_fn_node), &en_probe_vt, 1, 1);
+    tg_node *n = tg_autograd_node_new(sizeof(en_fn_node), &en_probe_vt, 1, 1);
     ((en_fn_node *)n)->fn = fn;
-    tg__node_set_next_edge(n, 0, a);
+    tg_autograd_node_set_next_edge(n, 0, a);
     tg_tensor *r = EN_BELOW(tg_add_scalar(a, 0.0));
-    tg__set_history(r, n, 0);
-    tg__node_release(n);
+    tg_autograd_set_history(r, n, 0);
+    tg_autograd_node_release(n);
     return r;
 }
 

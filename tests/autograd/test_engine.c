@@ -314,28 +314,28 @@ Test(autograd_engine, version_counter_errors)
 Test(autograd_engine, inplace_checks)
 {
     tg_tensor *a = en_leaf(EN_VEC(1, 2)), *b = EN_VEC(3, 4);
-    cr_expect_eq(tg__check_inplace("add_", a), -1);
+    cr_expect_eq(tg_autograd_check_inplace("add_", a), -1);
     cr_expect_str_eq(tg_last_error(), "add_: a leaf Variable that requires grad is being "
                                       "used in an in-place operation.");
     tg_clear_error();
-    cr_expect_eq(tg__check_inplace("add_", b), 0);
+    cr_expect_eq(tg_autograd_check_inplace("add_", b), 0);
     tg_tensor *c = en_mul(a, b);
-    cr_expect_eq(tg__check_inplace("add_", c), 0, "a non-leaf may be modified in place");
+    cr_expect_eq(tg_autograd_check_inplace("add_", c), 0, "a non-leaf may be modified in place");
     TG_NO_GRAD {
-        cr_expect_eq(tg__check_inplace("add_", a), 0);
+        cr_expect_eq(tg_autograd_check_inplace("add_", a), 0);
     }
     tg_tensor *v = tg_tensor_detach(a);
     cr_expect(!tg_tensor_requires_grad(v) && tg_tensor_is_leaf(v));
     tg_tensor *w = tg_select(a, 0, 0); /* a view of a leaf (no autograd node here) */
-    cr_expect_eq(tg__check_inplace("mul_", w), -1);
+    cr_expect_eq(tg_autograd_check_inplace("mul_", w), -1);
     en_expect_error("a view of a leaf Variable that requires grad is being used in an "
                     "in-place operation.");
-    cr_expect_eq(tg__check_out_no_grad("add", (tg_tensor *[]){ b, a }, 2), -1);
+    cr_expect_eq(tg_autograd_check_out("add", (tg_tensor *[]){ b, a }, 2), -1);
     cr_expect_str_eq(tg_last_error(),
                      "add(): functions with out=... arguments don't support "
                      "automatic differentiation, but one of the arguments requires grad.");
     tg_clear_error();
-    cr_expect_eq(tg__check_out_no_grad("add", (tg_tensor *[]){ b, NULL }, 2), 0);
+    cr_expect_eq(tg_autograd_check_out("add", (tg_tensor *[]){ b, NULL }, 2), 0);
     tg_release(w);
     tg_release(v);
     tg_release(c);

@@ -44,12 +44,12 @@ static const tg_node_vtable split_vt = { "Split2Backward0", split_apply, NULL };
 Test(autograd_graph, missing_gradients_become_zeros)
 {
     tg_tensor *a = en_leaf(EN_VEC(1, 2));
-    tg_node *n = tg__node_new(sizeof(tg_node), &split_vt, 2, 1);
-    tg__node_set_next_edge(n, 0, a);
+    tg_node *n = tg_autograd_node_new(sizeof(tg_node), &split_vt, 2, 1);
+    tg_autograd_node_set_next_edge(n, 0, a);
     tg_tensor *r0 = EN_BELOW(tg_add_scalar(a, 0.0)), *r1 = EN_BELOW(tg_add_scalar(a, 0.0));
-    tg__set_history(r0, n, 0);
-    tg__set_history(r1, n, 1);
-    tg__node_release(n);
+    tg_autograd_set_history(r0, n, 0);
+    tg_autograd_set_history(r1, n, 1);
+    tg_autograd_node_release(n);
     seen_g1[0] = seen_g1[1] = -1;
     tg_tensor *s = en_sum(r0); /* r1 unused: its gradient is zeros */
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());

@@ -89,7 +89,7 @@ Test(tgen_autograd, saves_only_what_formulas_use)
     expect_in(autograd_c, "tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);",
               "the div.Tensor_mode kernel");
     /* A non-differentiable output read by name is saved as an output. */
-    expect_in(autograd_c, "tg__saved_save(&tg_n->result1, tg_r.indices, true, 1);",
+    expect_in(autograd_c, "tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);",
               "the max.dim kernel");
 }
 
@@ -116,9 +116,9 @@ Test(tgen_autograd, names_nodes_like_pytorch)
 Test(tgen_autograd, records_history_for_differentiable_outputs_only)
 {
     char *k = section(autograd_c, "tg_values_indices tg__autograd_kernel_max_dim(");
-    expect_in(k, "tg__set_history(tg_r.values, &tg_n->base, 0);", "max.dim");
-    cr_expect(!strstr(k, "tg__set_history(tg_r.indices"), "indices get a grad_fn:\n%s", k);
-    expect_in(k, "tg__node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1)", "max.dim");
+    expect_in(k, "tg_autograd_set_history(tg_r.values, &tg_n->base, 0);", "max.dim");
+    cr_expect(!strstr(k, "tg_autograd_set_history(tg_r.indices"), "indices get a grad_fn:\n%s", k);
+    expect_in(k, "tg_autograd_node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1)", "max.dim");
     free(k);
 }
 
@@ -127,19 +127,20 @@ Test(tgen_autograd, joint_and_not_implemented_formulas)
     expect_in(autograd_c, "tg_rc = MaximumBackward0_self_other(n, grads, out);",
               "MaximumBackward0");
     expect_in(autograd_c, "out[1] = t0.indices;", "MaximumBackward0_self_other");
-    expect_in(autograd_c, "tg_rc = tg__not_implemented(\"mm: mat2\");", "MmBackward0");
+    expect_in(autograd_c, "tg_rc = tg_autograd_not_implemented(\"mm: mat2\");", "MmBackward0");
     /* A Tensor[] input declared not_implemented: one edge per element after the fixed ones. */
     expect_in(autograd_c,
-              "tg__node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len)", "cat");
+              "tg_autograd_node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len)",
+              "cat");
     /* No formula at all (floor): forward works, backward names the operator. */
-    expect_in(autograd_c, "return tg__not_implemented(\"floor\");", "floor");
+    expect_in(autograd_c, "return tg_autograd_not_implemented(\"floor\");", "floor");
     expect_in(autograd_c, "{ \"NotImplemented\", tg__ni_apply_floor, NULL }", "floor");
 }
 
 Test(tgen_autograd, inplace_and_out_variants)
 {
     char *k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul_(");
-    expect_in(k, "tg__check_inplace(\"mul_\", self)", "mul_");
+    expect_in(k, "tg_autograd_check_inplace(\"mul_\", self)", "mul_");
     expect_in(k, "tg_tensor *tg_orig = tg_clone(self);", "mul_");
     expect_in(k, "&MulBackward0_vtable", "mul_");
     /* self is saved before the op runs. */
@@ -148,7 +149,7 @@ Test(tgen_autograd, inplace_and_out_variants)
               "mul_ saves self after the op:\n%s", k);
     free(k);
     k = section(autograd_c, "tg_tensor *tg__autograd_kernel_add_out(");
-    expect_in(k, "tg__check_out_no_grad(\"add\", tg_in, 3)", "add.out");
+    expect_in(k, "tg_autograd_check_out(\"add\", tg_in, 3)", "add.out");
     free(k);
 }
 

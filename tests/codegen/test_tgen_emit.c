@@ -80,7 +80,7 @@ Test(tgen_emit, edge_cases_compile_warning_free)
 
 /* The generated sources every emit test compiles. */
 static const char *const generated_sources[] = { "tg_ops.c", "tg_register.c", "tg_structured.c",
-                                                 "tg_boxed.c" };
+                                                 "tg_boxed.c", "tg_register_cuda.c" };
 
 /* The clashes PyTorch's spec makes in C resolve by the naming and kernel rules, the result
  * compiles warning-free against the real runtime (whose tg_item the operator `item` must
@@ -125,10 +125,15 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
                   strstr(g, "\"'%s' is not implemented for CPU (%s)\", \"sparse_only\", "
                             "\"its kernels are for SparseCPU, SparseCsrXPU\""),
               "no stub for sparse_only's CPU kernel:\n%s", g);
-    cr_expect(strstr(g, "tg__missing_cuda_qux_out(") && strstr(g, "tg__structured_cpu_qux("),
-              "no stubs for qux.out, or no glue from qux to them");
+    cr_expect(strstr(g, "tg__structured_cpu_qux("), "no glue from qux to qux.out's kernel");
     free(g);
-    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 4), 0);
+    /* CUDA's glue and stubs are the CUDA backend's */
+    g = tgen_read_out(dir, "tg_register_cuda.c");
+    cr_expect(strstr(g, "tg__missing_cuda_qux_out(") &&
+                  strstr(g, "{ \"qux.out\", TG_KEY_CUDA, (tg_fnptr)tg__missing_cuda_qux_out },"),
+              "no CUDA stub for qux.out, or not in the CUDA table:\n%s", g);
+    free(g);
+    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 5), 0);
     tgen_rmdir(dir);
 }
 
@@ -145,18 +150,18 @@ Test(tgen_emit, autogen_forms_compile)
     snprintf(path, sizeof path, "%s/tg_structured.c", dir);
     char *g = tgen_slurp(path);
     cr_assert(g, "no %s", path);
-    cr_expect(strstr(g, "tg_tensor *tg_c_self = tg__clone(\"relu\", self);") &&
+    cr_expect(strstr(g, "tg_tensor *tg_c_self = tg_tensor_copy(\"relu\", self);") &&
                   strstr(g, "tg_tensor *tg_r = tg__cpu_relu_(tg_c_self);"),
               "relu is not relu_ on a clone:\n%s", g);
     cr_expect(strstr(g, "tg_tensor *tg_r = tg__functional_cpu_relu(self);"),
               "relu.out does not wrap relu's glue");
-    cr_expect(strstr(g, "tg_tensor *tg_o1 = tg__copy_to_out(\"minmax\", out1, tg_r.max);") &&
+    cr_expect(strstr(g, "tg_tensor *tg_o1 = tg_copy_to_out(\"minmax\", out1, tg_r.max);") &&
                   strstr(g, "return (tg_min_max){ tg_o0, tg_o1 };"),
               "minmax.out does not copy both results");
     cr_expect(strstr(g, "return (tg_tensors2){ tg_r, tg_c_running_mean };"),
               "update_stats_functional does not return the updated running_mean");
     free(g);
-    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 4), 0);
+    cr_expect_eq(tgen_compile_errors(dir, generated_sources, 5), 0);
     tgen_rmdir(dir);
 }
 

@@ -139,7 +139,7 @@ Test(tgen_pytorch_forms, saves_scalar_outputs_by_value)
 {
     expect_has("tg_n->result1 = tg_r.count;");
     expect_has("tg__grad_scaled(grads[0], (double)(n->result1))");
-    expect_has("tg__set_history(tg_r.out, &tg_n->base, 0);");
+    expect_has("tg_autograd_set_history(tg_r.out, &tg_n->base, 0);");
 }
 
 /* Entries tgen cannot generate: the operator's kernel records a node of the entry's name whose

@@ -1,8 +1,8 @@
 /* Every schema type and return form with a C mapping (docs/generated-code.md, "Type mapping"):
  * tests/codegen/good/types.yaml, one operator per form, generates into a temporary directory,
  * its declarations and defaults read as documented, and the public header, stubs, boxed
- * callers and table compile with -Wall -Wextra -Werror (gcc and clang, with and without
- * TG_WITH_CUDA) together with a user of the convenience macros. Tests run from the
+ * callers and table compile with -Wall -Wextra -Werror (gcc and clang) together with a user
+ * of the convenience macros. Tests run from the
  * repository root with $TGEN (default build/tgen). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -85,7 +85,8 @@ Test(tgen_types, declarations)
         strstr(c, "const bool tg__default_tt_defaults_output_mask[] = { true, false, true };"));
     cr_expect(strstr(c, "const double tg__default_tt_defaults_scales[] = { 0.5, 2, -INFINITY };"));
     /* Tensor?[] elements may be None: no NULL check, keys of the present ones */
-    cr_expect(strstr(c, "tg_keyset tg_ks = (tg__tensor_keys(self) | tg__opt_list_keys(indices))"));
+    cr_expect(strstr(
+        c, "tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_list_keys(indices))"));
     free(c);
     free(h);
     tgen_rmdir(dir);

@@ -300,8 +300,9 @@ Test(split, boxed_call_by_name_owns_the_list)
  * and an out-of-tree operator that has only a CPU kernel (unbind's). Every piece comes back on
  * the device. */
 static tg_op_entry cpu_unbind[1] = {
-    { .name = "unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1 }
+    { .name = "lists::unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1, .nargs = 2 }
 };
+static const tg_library cpu_unbind_lib = { TG_LIBRARY_ABI, "lists", cpu_unbind, 1, NULL, 0 };
 static void quiet(const char *msg, void *user)
 {
     (void)msg;
@@ -310,10 +311,10 @@ static void quiet(const char *msg, void *user)
 
 Test(split, cuda_fallback_moves_list_results_to_the_device)
 {
-    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
+    tg__register_device_hooks(TG_CUDA, &tg_test_fake_cuda);
     tg_set_warning_handler(quiet, NULL);
     cpu_unbind[0].kernels[TG_KEY_CPU] = (tg_fnptr)tg__composite_unbind;
-    cr_assert_eq(tg_register_ops("lists", cpu_unbind, 1), 0, "%s", tg_last_error());
+    cr_assert_eq(tg_library_register(&cpu_unbind_lib), 0, "%s", tg_last_error());
     kt_live live = kt_live_now();
     tg_tensor *h = arange(6, (int64_t[]){ 2, 3 }, 2);
     tg_tensor *g = tg__empty("test", (int64_t[]){ 2, 3 }, 2, TG_FLOAT32, (tg_device){ TG_CUDA, 0 });

@@ -229,13 +229,14 @@ static int twice_boxed(tg_fnptr k, tg_boxed_stack *s)
     return r ? 0 : -1;
 }
 static tg_op_entry prof_ops[1] = {
-    { .name = "twice", .call_boxed = twice_boxed, .ntensor_args = 1 }
+    { .name = "proftest::twice", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 }
 };
+static const tg_library prof_lib = { TG_LIBRARY_ABI, "proftest", prof_ops, 1, NULL, 0 };
 
 Test(profiler, out_of_tree_ops_are_recorded)
 {
     prof_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
-    cr_assert_eq(tg_register_ops("proftest", prof_ops, 1), 0);
+    cr_assert_eq(tg_library_register(&prof_lib), 0);
     tg_tensor *a = tg_ones(TG_INTS(3));
     cr_assert_eq(tg_profiler_start(.record_shapes = true), 0);
     tg_boxed_stack s = { .n = 1 };

@@ -37,7 +37,7 @@ Test(rt_boxed_values, lists_round_trip)
     cr_expect(l.data != NULL && l.len == 0, "an empty list is present");
     cr_expect(!tg__unbox_float_list(&s.v[5], &f));
     cr_expect(f.data != NULL && f.len == 0);
-    cr_expect_str_eq(tg__iv_tag_name(s.v[3].tag), "str[]");
+    cr_expect_str_eq(tg_ivalue_tag_name(s.v[3].tag), "str[]");
     tg__drop_stack(&s);
 }
 

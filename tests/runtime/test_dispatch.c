@@ -15,46 +15,46 @@ static void k_autograd(void) {}
 Test(rt_dispatch, tensor_keys)
 {
     tg_tensor *t = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);
-    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU));
+    cr_expect_eq(tg_dispatch_tensor_keys(t), KEY(TG_KEY_CPU));
     tg_tensor_set_requires_grad(t, true);
-    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU) | KEY(TG_KEY_AUTOGRAD));
+    cr_expect_eq(tg_dispatch_tensor_keys(t), KEY(TG_KEY_CPU) | KEY(TG_KEY_AUTOGRAD));
     tg_set_grad_enabled(false);
-    cr_expect_eq(tg__tensor_keys(t), KEY(TG_KEY_CPU));
+    cr_expect_eq(tg_dispatch_tensor_keys(t), KEY(TG_KEY_CPU));
     tg_set_grad_enabled(true);
     tg_release(t);
 }
 
 Test(rt_dispatch, lookup)
 {
-    tg_op_entry e = { .name = "add.Tensor" };
+    tg_op_entry e = { .name = "add.Tensor", .nargs = 3 };
     e.kernels[TG_KEY_CPU] = k_cpu;
     e.kernels[TG_KEY_AUTOGRAD] = k_autograd;
     bool fb;
     tg_keyset cpu = KEY(TG_KEY_CPU), ag = KEY(TG_KEY_AUTOGRAD);
-    cr_expect_eq(tg__dispatch_lookup(&e, cpu, &fb), k_cpu);
-    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_autograd);
-    cr_expect_eq(tg__dispatch_lookup(&e, 0, &fb), k_cpu, "no tensors: CPU");
+    cr_expect_eq(tg_dispatch_lookup(&e, cpu, &fb), k_cpu);
+    cr_expect_eq(tg_dispatch_lookup(&e, cpu | ag, &fb), k_autograd);
+    cr_expect_eq(tg_dispatch_lookup(&e, 0, &fb), k_cpu, "no tensors: CPU");
     /* excluded keys: an autograd kernel redispatching below itself */
-    tg_keyset prev = tg__set_excluded_keys(ag);
-    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
-    cr_expect_eq(tg__set_excluded_keys(prev), ag);
+    tg_keyset prev = tg_dispatch_set_excluded_keys(ag);
+    cr_expect_eq(tg_dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
+    cr_expect_eq(tg_dispatch_set_excluded_keys(prev), ag);
     /* autograd without a kernel falls through to the backend */
     e.kernels[TG_KEY_AUTOGRAD] = NULL;
-    cr_expect_eq(tg__dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
+    cr_expect_eq(tg_dispatch_lookup(&e, cpu | ag, &fb), k_cpu);
     /* CUDA without a kernel: fall back to CPU */
     e.kernels[TG_KEY_AUTOGRAD] = k_autograd;
-    cr_expect_null(tg__dispatch_lookup(&e, KEY(TG_KEY_CUDA), &fb));
+    cr_expect_null(tg_dispatch_lookup(&e, KEY(TG_KEY_CUDA), &fb));
     cr_expect(fb);
     cr_expect_null(tg_last_error());
     /* ... or fail when the caller cannot fall back */
-    cr_expect_null(tg__dispatch_lookup(&e, KEY(TG_KEY_CUDA), NULL));
+    cr_expect_null(tg_dispatch_lookup(&e, KEY(TG_KEY_CUDA), NULL));
     cr_expect_str_eq(tg_last_error(), "add.Tensor: no kernel for key CUDA; the operator has "
                                       "kernels for: CPU, Autograd");
     tg_clear_error();
     tg_op_entry g = { .name = "mm" };
     g.kernels[TG_KEY_CUDA] = k_cuda;
-    cr_expect_eq(tg__dispatch_lookup(&g, KEY(TG_KEY_CUDA) | ag, &fb), k_cuda);
-    cr_expect_null(tg__dispatch_lookup(&g, cpu, &fb));
+    cr_expect_eq(tg_dispatch_lookup(&g, KEY(TG_KEY_CUDA) | ag, &fb), k_cuda);
+    cr_expect_null(tg_dispatch_lookup(&g, cpu, &fb));
     cr_expect_str_eq(tg_last_error(),
                      "mm: no kernel for key CPU; the operator has kernels for: CUDA");
     tg_clear_error();
@@ -78,19 +78,31 @@ static int twice_boxed(tg_fnptr k, tg_boxed_stack *s)
     s->v[0].v.t = r;
     return r ? 0 : -1;
 }
-static tg_op_entry my_ops[1] = { { .name = "twice",
-                                   .schema = "twice(Tensor self) -> Tensor",
+static tg_op_entry my_ops[1] = { { .name = "rttest::twice",
+                                   .schema = "rttest::twice(Tensor self) -> Tensor",
                                    .call_boxed = twice_boxed,
-                                   .ntensor_args = 1 } };
+                                   .ntensor_args = 1,
+                                   .nargs = 1 } };
+static const tg_library my_lib = { TG_LIBRARY_ABI, "rttest", my_ops, 1, NULL, 0 };
 
 Test(rt_dispatch, registry_and_boxed_calls)
 {
     my_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
-    cr_assert_eq(tg_register_ops("rttest", my_ops, 1), 0);
-    cr_expect_eq(tg__find_op("rttest::twice"), &my_ops[0]);
-    cr_expect_eq(tg__find_op("twice"), &my_ops[0]);
-    cr_expect_eq(tg_register_ops("rttest", my_ops, 1), -1);
-    cr_expect_str_eq(tg_last_error(), "register_ops: operator rttest::twice is already registered");
+    cr_assert_eq(tg_library_register(&my_lib), 0);
+    cr_expect_eq(tg_op_find("rttest::twice"), &my_ops[0]);
+    cr_expect_eq(tg_library_register(&my_lib), 0, "registering the same library again is a no-op");
+    /* another library with an operator of the same name */
+    static tg_op_entry clash_ops[1] = { { .name = "rttest::twice", .nargs = 1 } };
+    static const tg_library clash = { TG_LIBRARY_ABI, "rttest", clash_ops, 1, NULL, 0 };
+    cr_expect_eq(tg_library_register(&clash), -1);
+    cr_expect_str_eq(tg_last_error(),
+                     "library_register: operator rttest::twice is already registered");
+    tg_clear_error();
+    /* a library's operators are called with their namespace */
+    cr_expect_null(tg_op_find("twice"));
+    cr_expect_str_eq(tg_last_error(), "op_find: unknown operator 'twice' (did you mean "
+                                      "'rttest::twice'? a library's operators are called "
+                                      "with their namespace)");
     tg_clear_error();
     tg_boxed_stack s = { .n = 1 };
     s.v[0].tag = TG_IV_TENSOR;
@@ -103,9 +115,13 @@ Test(rt_dispatch, registry_and_boxed_calls)
     s.n = 1;
     s.v[0].v.t = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
     cr_expect_eq(tg_call_boxed("no_such_op.Tensor", &s), -1);
-    cr_expect_str_eq(tg_last_error(), "call_boxed: unknown operator 'no_such_op.Tensor'");
+    cr_expect_str_eq(tg_last_error(), "op_find: unknown operator 'no_such_op.Tensor'");
     cr_expect_eq(s.n, 0);
     cr_expect_eq(tg_live_tensors(), live);
+    tg_clear_error();
+    /* unregistered: gone by name */
+    tg_library_unregister(&my_lib);
+    cr_expect_null(tg_op_find("rttest::twice"));
     tg_clear_error();
 }
 
@@ -120,9 +136,10 @@ static tg_tensor *inc_cpu(tg_tensor *self)
     return r;
 }
 static tg_op_entry fb_ops[2] = {
-    { .name = "twice2", .call_boxed = twice_boxed, .ntensor_args = 1 },
-    { .name = "inc_", .call_boxed = twice_boxed, .ntensor_args = 1 },
+    { .name = "rtfb::twice2", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 },
+    { .name = "rtfb::inc_", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 },
 };
+static const tg_library fb_lib = { TG_LIBRARY_ABI, "rtfb", fb_ops, 2, NULL, 0 };
 
 static int nwarn;
 static void count_warn(const char *msg, void *user)
@@ -134,11 +151,11 @@ static void count_warn(const char *msg, void *user)
 
 Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
 {
-    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
+    tg__register_device_hooks(TG_CUDA, &tg_test_fake_cuda);
     tg_set_warning_handler(count_warn, NULL);
     fb_ops[0].kernels[TG_KEY_CPU] = (tg_fnptr)twice_cpu;
     fb_ops[1].kernels[TG_KEY_CPU] = (tg_fnptr)inc_cpu;
-    cr_assert_eq(tg_register_ops("rtfb", fb_ops, 2), 0);
+    cr_assert_eq(tg_library_register(&fb_lib), 0);
     tg_device cuda = { TG_CUDA, 0 };
     tg_tensor *g = tg__empty("t", (int64_t[]){ 3 }, 1, TG_FLOAT32, cuda);
     tg_tensor *h = rt_arange((int64_t[]){ 3 }, 1, TG_FLOAT32);
@@ -156,7 +173,7 @@ Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
     /* in place: the device tensor itself is updated and returned */
     tg_boxed_stack s = { .n = 1 };
     s.v[0] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(g) };
-    cr_assert_eq(tg_call_boxed("inc_", &s), 0, "%s", tg_last_error());
+    cr_assert_eq(tg_call_boxed("rtfb::inc_", &s), 0, "%s", tg_last_error());
     cr_expect_eq(s.v[0].v.t, g);
     rt_expect_values(g, (double[]){ 1, 2, 3 }, 3);
     tg_release(s.v[0].v.t);

@@ -366,7 +366,7 @@ Test(rt_iter, two_outputs)
 
 Test(rt_iter, device_mismatch)
 {
-    tg__register_device_allocator(TG_CUDA, &tg_test_fake_cuda);
+    tg__register_device_hooks(TG_CUDA, &tg_test_fake_cuda);
     tg_device cuda = { TG_CUDA, 0 };
     tg_tensor *g = tg__empty("t", (int64_t[]){ 2 }, 1, TG_FLOAT32, cuda);
     tg_tensor *c = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);

@@ -19,7 +19,7 @@ Test(rt_scope, releases_at_end)
     tg_tensor *a = make();
     cr_expect_eq(tg_live_tensors(), 3);
     tg_tensor *b = rt_add(a, a, NULL, TG_ITER_PROMOTE_INPUTS);
-    tg__scope_track(b); /* what a generated stub does with results */
+    tg_scope_track(b); /* what a generated stub does with results */
     tg_scope_end();
     cr_expect_eq(tg_live_tensors(), 0);
 }
