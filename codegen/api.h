@@ -8,25 +8,30 @@
 
 /* ------------------------------------------------------------------ names (api_names.c) */
 
-/* The operator's C name without the tg_ prefix: `c_name:` or the naming rule ("add_scalar"). */
+/* The prefix of a library's C names: "tg" for tensorgen's own spec, the namespace of an
+ * operator library generated with --namespace ("myops": myops_nms, myops__cpu_nms, MYOPS_OP_NMS,
+ * myops_ops.h; docs/extending.md). */
+const char *tga_prefix(const tgm_model *m);
+/* The operator's C name without the prefix: `c_name:` or the naming rule ("add_scalar"). */
 const char *tga_cname(tgm_arena *a, const tgm_func *f);
 /* Every operator's C name (names[i] for m->funcs[i]): the rule's short name, moved to a
  * longer one where it clashes with another operator's or the runtime's (docs/c-api.md). */
 void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names);
-/* The operator's name in error messages: the schema name without its overload ("add_"). */
+/* The operator's name in error messages: the schema name without its overload ("add_"), with
+ * its library's namespace ("myops::nms"). */
 const char *tga_opname(tgm_arena *a, const tgm_func *f);
-/* "TG_OP_ADD_SCALAR". */
-const char *tga_enum_name(tgm_arena *a, const char *cname);
+/* "TG_OP_ADD_SCALAR" (prefix "tg"). */
+const char *tga_enum_name(tgm_arena *a, const char *prefix, const char *cname);
 /* A schema identifier usable as a C identifier: C keywords get a trailing underscore. */
 const char *tga_ident(tgm_arena *a, const char *name);
-/* The symbol of a kernel named `kernel` under a dispatch key ("tg__cpu_add_out"); NULL for a
- * key the project does not compile. */
-const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel);
+/* The symbol of a kernel named `kernel` under a dispatch key ("tg__cpu_add_out" with prefix
+ * "tg"); NULL for a key the project does not compile. */
+const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel);
 /* "cpu", "cuda", "composite": the symbol prefix of a key. */
 const char *tga_key_prefix(tgm_key key);
-/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed;
- * results other than Tensor add their type to the name (see api_names.c). */
-const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s);
+/* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed
+ * (prefix "tg"); results other than Tensor add their type to the name (see api_names.c). */
+const char *tga_result_struct_name(tgm_arena *a, const char *prefix, const tgm_schema *s);
 
 /* ------------------------------------------------------------------ types (api_types.c) */
 
@@ -158,8 +163,10 @@ typedef struct tga_op tga_op;
 struct tga_op {
     const tgm_func *f;
     int index;              /* position in the op enum */
+    const char *prefix;     /* its library's prefix: "tg", "myops" */
     const char *cname;      /* "add" */
-    const char *opname;     /* "add" (error messages) */
+    const char *opname;     /* "add" (error messages), "myops::nms" */
+    const char *row_name;   /* its row's name: "add.Tensor", "myops::nms" */
     const char *enum_name;  /* "TG_OP_ADD" */
     const char *fn_name;    /* the C function: "tg_add_fn" with defaults, else "tg_add" */
     const char *opts_name;  /* "tg_add_opts"; NULL without defaulted arguments */
@@ -194,13 +201,19 @@ typedef struct tga_op_group {
 typedef struct tga_ops {
     tga_op *ops;
     int n;
+    const char *prefix;    /* the library's: tga_prefix */
     tgm_name_map *by_base; /* schema base name (without an in-place `_`) -> tga_op_group */
     tgm_name_map *by_name; /* full name (`add.out`) -> tga_op; names are unique once validated */
+    /* An operator library's view of tensorgen's operators (m->imports), which formulas may
+     * call where the library has no operator of the same base name; NULL for tensorgen's own
+     * spec. */
+    const struct tga_ops *imports;
 } tga_ops;
 
-/* Builds the C view of every operator of the model, in model order. Reports unsupported
- * types, name collisions, missing kernels and bad delegates through tgm_error; returns the
- * number of errors (the view is complete enough to keep going either way). */
+/* Builds the C view of every operator of the model, in model order, and of its imports.
+ * Reports unsupported types, name collisions, missing kernels and bad delegates through
+ * tgm_error; returns the number of errors (the view is complete enough to keep going either
+ * way). */
 int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out);
 
 /* Helpers over an op. */

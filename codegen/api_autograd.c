@@ -87,7 +87,7 @@ int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
         for (int j = 0; j < op->nkernels; j++) k[j].slots &= ~TGA_SLOT_AUTOGRAD;
         op->kernels = k;
         k = &op->kernels[op->nkernels++];
-        k->symbol = tgs_fmt(a, "tg__autograd_kernel_%s", op->cname);
+        k->symbol = tgs_fmt(a, "%s__autograd_kernel_%s", op->prefix, op->cname);
         k->key = TGM_KEY_OTHER;
         k->slots = TGA_SLOT_AUTOGRAD;
         k->origin = TGA_KERNEL_AUTOGRAD;

@@ -37,14 +37,14 @@ static tga_kernel *add_kernel(tgm_arena *a, tga_op *op)
 }
 
 /* A glue kernel of op that calls `wrapped` with `call_args`: it takes wrapped's key and row
- * slots, and is named tg__structured_<key>_<cname>, tg__autogen_<key>_<cname> or
- * tg__functional_<key>_<cname>. */
+ * slots, and is named <prefix>__structured_<key>_<cname>, <prefix>__autogen_<key>_<cname> or
+ * <prefix>__functional_<key>_<cname>. */
 static void add_glue(tgm_arena *a, tga_op *op, const tga_kernel *wrapped, tga_origin origin,
                      const char *call_args, tgm_loc loc)
 {
     tga_kernel *k = add_kernel(a, op);
     k->key = wrapped->key;
-    k->symbol = tgs_fmt(a, "tg__%s_%s_%s",
+    k->symbol = tgs_fmt(a, "%s__%s_%s_%s", op->prefix,
                         origin == TGA_KERNEL_STRUCTURED ? "structured"
                         : origin == TGA_KERNEL_AUTOGEN  ? "autogen"
                                                         : "functional",
@@ -88,7 +88,7 @@ static void add_missing(tgm_arena *a, tga_op *op, const char *why, tgm_loc loc)
     for (int i = 0; i < 2; i++) {
         tga_kernel *k = add_kernel(a, op);
         k->key = keys[i];
-        k->symbol = tgs_fmt(a, "tg__missing_%s_%s", tga_key_prefix(keys[i]), op->cname);
+        k->symbol = tgs_fmt(a, "%s__missing_%s_%s", op->prefix, tga_key_prefix(keys[i]), op->cname);
         k->slots = keys[i] == TGM_KEY_CPU ? TGA_SLOT_CPU : TGA_SLOT_CUDA;
         k->cuda_only = keys[i] == TGM_KEY_CUDA;
         k->origin = TGA_KERNEL_MISSING;
@@ -127,7 +127,7 @@ static int assign_written(tgm_arena *a, tga_op *op)
     if (!f->has_dispatch) {
         tga_kernel *k = add_kernel(a, op);
         k->key = TGM_KEY_COMPOSITE_IMPLICIT;
-        k->symbol = tga_kernel_symbol(a, k->key, op->cname);
+        k->symbol = tga_kernel_symbol(a, op->prefix, k->key, op->cname);
         k->slots = key_slots(k->key);
         k->loc = f->loc;
         return 0;
@@ -138,7 +138,7 @@ static int assign_written(tgm_arena *a, tga_op *op)
         if (d->key == TGM_KEY_OTHER) continue;
         tga_kernel *k = add_kernel(a, op);
         k->key = d->key;
-        k->symbol = tga_kernel_symbol(a, d->key, d->kernel);
+        k->symbol = tga_kernel_symbol(a, op->prefix, d->key, d->kernel);
         k->slots = key_slots(d->key);
         k->cuda_only = d->key == TGM_KEY_CUDA;
         k->loc = d->loc;
@@ -254,7 +254,7 @@ static void assign_scalar_overload(tgm_arena *a, const tga_ops *ops, tga_op *op)
     op->tensor_overload = t;
     tga_kernel *k = add_kernel(a, op);
     k->key = TGM_KEY_COMPOSITE_IMPLICIT;
-    k->symbol = tgs_fmt(a, "tg__scalar_overload_%s", op->cname);
+    k->symbol = tgs_fmt(a, "%s__scalar_overload_%s", op->prefix, op->cname);
     k->slots = key_slots(k->key);
     k->origin = TGA_KERNEL_SCALAR;
     k->target = t->fn_name;

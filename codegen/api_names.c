@@ -50,6 +50,8 @@ static const char *rule_name(tgm_arena *a, const tgm_func *f, int level)
     return tgs_finish(&b, a);
 }
 
+const char *tga_prefix(const tgm_model *m) { return m->ns ? m->ns : "tg"; }
+
 const char *tga_cname(tgm_arena *a, const tgm_func *f)
 {
     return f->c_name ? f->c_name : rule_name(a, f, 0);
@@ -100,13 +102,13 @@ void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names)
 const char *tga_opname(tgm_arena *a, const tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
-    if (s->inplace && !s->dunder) return tgs_fmt(a, "%s_", s->base);
-    return s->base;
+    const char *name = s->inplace && !s->dunder ? tgs_fmt(a, "%s_", s->base) : s->base;
+    return s->ns ? tgs_fmt(a, "%s::%s", s->ns, name) : name;
 }
 
-const char *tga_enum_name(tgm_arena *a, const char *cname)
+const char *tga_enum_name(tgm_arena *a, const char *prefix, const char *cname)
 {
-    char *e = tgs_fmt(a, "TG_OP_%s", cname);
+    char *e = tgs_fmt(a, "%s_OP_%s", prefix, cname);
     for (char *p = e; *p; p++) *p = (char)toupper((unsigned char)*p);
     return e;
 }
@@ -140,10 +142,10 @@ const char *tga_key_prefix(tgm_key key)
     }
 }
 
-const char *tga_kernel_symbol(tgm_arena *a, tgm_key key, const char *kernel)
+const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel)
 {
-    const char *prefix = tga_key_prefix(key);
-    return prefix ? tgs_fmt(a, "tg__%s_%s", prefix, kernel) : NULL;
+    const char *key_prefix = tga_key_prefix(key);
+    return key_prefix ? tgs_fmt(a, "%s__%s_%s", prefix, key_prefix, kernel) : NULL;
 }
 
 /* The word a result of kind k adds to a result struct's name; NULL for Tensor, which adds
@@ -167,17 +169,18 @@ static const char *result_word(tga_kind k)
  * other types differ: each named non-Tensor result adds its type's word after its name
  * ("tg_hist_bin_edges_tensorlist"), and unnamed results make "tg_tuple_" plus every result's
  * word, a run of k equal words written once with "x<k>" ("tg_tuple_tensorx4_int"). */
-const char *tga_result_struct_name(tgm_arena *a, const tgm_schema *s)
+const char *tga_result_struct_name(tgm_arena *a, const char *prefix, const tgm_schema *s)
 {
     bool named = true, all_tensors = true;
     for (int i = 0; i < s->nrets; i++) {
         if (!s->rets[i].name) named = false;
         if (tga_type_kind(&s->rets[i].type) != TGA_TENSOR) all_tensors = false;
     }
-    if (!named && all_tensors) return tgs_fmt(a, "tg_tensors%d", s->nrets);
+    if (!named && all_tensors) return tgs_fmt(a, "%s_tensors%d", prefix, s->nrets);
     tgs_buf b;
     tgs_buf_init(&b);
-    tgs_puts(&b, named ? "tg" : "tg_tuple");
+    tgs_puts(&b, prefix);
+    if (!named) tgs_puts(&b, "_tuple");
     for (int i = 0; i < s->nrets; i++) {
         const char *w = result_word(tga_type_kind(&s->rets[i].type));
         if (named) {

@@ -31,7 +31,7 @@ static int build_args(tgm_arena *a, tga_op *op)
             continue;
         }
         const char *why;
-        const char *storage = tgs_fmt(a, "tg__default_%s_%s", op->cname, sa->name);
+        const char *storage = tgs_fmt(a, "%s__default_%s_%s", op->prefix, op->cname, sa->name);
         ca->default_expr =
             tga_default_expr(a, ca->kind, &sa->type, &sa->def, storage, &ca->default_values, &why);
         if (ca->default_values) ca->default_array = storage;
@@ -91,7 +91,7 @@ static int build_rets(tgm_arena *a, tga_op *op)
     if (s->nrets == 1) {
         op->ret_ctype = tga_ctype(op->rets[0].kind ? op->rets[0].kind : TGA_TENSOR);
     } else {
-        op->ret_struct = tga_result_struct_name(a, s);
+        op->ret_struct = tga_result_struct_name(a, op->prefix, s);
         op->ret_ctype = op->ret_struct;
     }
     return errors;
@@ -99,13 +99,15 @@ static int build_rets(tgm_arena *a, tga_op *op)
 
 static void build_names(tgm_arena *a, tga_op *op)
 {
+    const char *p = op->prefix, *ns = op->f->schema.ns;
     op->opname = tga_opname(a, op->f);
-    op->enum_name = tga_enum_name(a, op->cname);
+    op->row_name = ns ? tgs_fmt(a, "%s::%s", ns, op->f->schema.full_name) : op->f->schema.full_name;
+    op->enum_name = tga_enum_name(a, p, op->cname);
     op->fn_name =
-        op->ndefaulted ? tgs_fmt(a, "tg_%s_fn", op->cname) : tgs_fmt(a, "tg_%s", op->cname);
-    op->opts_name = op->ndefaulted ? tgs_fmt(a, "tg_%s_opts", op->cname) : NULL;
-    op->kfn_type = tgs_fmt(a, "tg__kfn_%s", op->cname);
-    op->boxed_name = tgs_fmt(a, "tg__boxed_%s", op->cname);
+        op->ndefaulted ? tgs_fmt(a, "%s_%s_fn", p, op->cname) : tgs_fmt(a, "%s_%s", p, op->cname);
+    op->opts_name = op->ndefaulted ? tgs_fmt(a, "%s_%s_opts", p, op->cname) : NULL;
+    op->kfn_type = tgs_fmt(a, "%s__kfn_%s", p, op->cname);
+    op->boxed_name = tgs_fmt(a, "%s__boxed_%s", p, op->cname);
 }
 
 static void build_ksig(tgm_arena *a, tga_op *op)
@@ -139,15 +141,17 @@ static int check_public_names(tgm_arena *a, const tgm_model *m, const tga_ops *o
     name_use *uses = tgm_alloc(a, sizeof *uses * (size_t)cap);
     for (int i = 0; i < ops->n; i++) {
         const tga_op *op = &ops->ops[i];
-        uses[n++] = (name_use){ tgs_fmt(a, "tg_%s", op->cname), op, "function" };
+        uses[n++] = (name_use){ tgs_fmt(a, "%s_%s", op->prefix, op->cname), op, "function" };
         if (op->opts_name) {
             uses[n++] = (name_use){ op->fn_name, op, "function" };
             uses[n++] = (name_use){ op->opts_name, op, "options struct" };
         }
     }
     for (int i = 0; i < n; i++) {
-        const tgm_loc *rt =
-            m->runtime_names ? tgm__map_get(m->runtime_names, uses[i].name + 3) : NULL;
+        /* The runtime's names are kept without their `tg_`. */
+        const tgm_loc *rt = m->runtime_names && !strncmp(uses[i].name, "tg_", 3)
+                                ? tgm__map_get(m->runtime_names, uses[i].name + 3)
+                                : NULL;
         if (rt) {
             const tgm_func *fi = uses[i].op->f;
             tgm_error(fi->loc,
@@ -226,22 +230,51 @@ static void index_ops(tgm_arena *a, tga_ops *ops)
 
 /* ------------------------------------------------------------------ the whole view */
 
-int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
+/* The C view of each of the n funcs (names[i] their C names), with the library prefix. */
+static int build_each(tgm_arena *a, tga_ops *out, tgm_func *const *funcs, int n,
+                      const char *const *cnames, const char *prefix)
 {
     int errors = 0;
-    out->n = m->nfuncs;
-    out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(m->nfuncs ? m->nfuncs : 1));
-    const char **cnames = tgm_alloc(a, sizeof *cnames * (size_t)(m->nfuncs ? m->nfuncs : 1));
-    tga_assign_cnames(a, m, cnames);
-    for (int i = 0; i < m->nfuncs; i++) {
+    out->n = n;
+    out->prefix = prefix;
+    out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
         tga_op *op = &out->ops[i];
-        op->f = m->funcs[i];
+        op->f = funcs[i];
         op->index = i;
+        op->prefix = prefix;
         op->cname = cnames[i];
         errors += build_args(a, op);
         errors += build_rets(a, op);
         build_names(a, op);
         build_ksig(a, op);
+    }
+    return errors;
+}
+
+/* tensorgen's operators as a library sees them: their C names are fixed (`c_name:` in the
+ * interface file), their prefix is tensorgen's, and only their signatures matter (nothing is
+ * generated for them). */
+static int build_imports(const tgm_model *m, tgm_arena *a, tga_ops *out)
+{
+    *out = (tga_ops){ 0 };
+    const char **cnames = tgm_alloc(a, sizeof *cnames * (size_t)(m->nimports ? m->nimports : 1));
+    for (int i = 0; i < m->nimports; i++) cnames[i] = tga_cname(a, m->imports[i]);
+    int errors = build_each(a, out, m->imports, m->nimports, cnames, "tg");
+    index_ops(a, out);
+    return errors;
+}
+
+int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
+{
+    *out = (tga_ops){ 0 };
+    const char **cnames = tgm_alloc(a, sizeof *cnames * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    tga_assign_cnames(a, m, cnames);
+    int errors = build_each(a, out, m->funcs, m->nfuncs, cnames, tga_prefix(m));
+    if (m->nimports) {
+        tga_ops *imports = tgm_alloc(a, sizeof *imports);
+        errors += build_imports(m, a, imports);
+        out->imports = imports;
     }
     tgm_name_map *by_name = tgm__map_new(a);
     errors += check_public_names(a, m, out, by_name);

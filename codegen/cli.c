@@ -16,10 +16,11 @@
 static const char usage[] =
     "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
     "                    [--runtime DIR] [--autograd-functions FILE]\n"
-    "                    NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "                    [--namespace NS [--import API.yaml]] NATIVE.yaml [DERIVATIVES.yaml]\n"
     "       tgen --gen [--verbose] --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
     "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
-    "                  --templates DIR --out DIR [--docs DIR]\n"
+    "                  [--namespace NS [--import API.yaml]] [--templates DIR] --out DIR\n"
+    "                  [--docs DIR]\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -37,6 +38,15 @@ static const char usage[] =
     "            NATIVE.yaml, when there is one; without one, any tag is accepted)\n"
     "  --runtime the runtime's header directory: operator C names avoid the names declared\n"
     "            there (docs/c-api.md, \"Names\")\n"
+    "  --namespace NS\n"
+    "            generate an operator library (docs/extending.md): its operators are NS::op,\n"
+    "            its C names NS_op, its files NS_ops.h, NS_register.c, ...; it registers\n"
+    "            itself when loaded\n"
+    "  --import  with --namespace: tensorgen's operators, which the library's formulas may\n"
+    "            call (default: tensorgen_api.yaml of the installed tensorgen, or of the tree\n"
+    "            tgen was built in)\n"
+    "  --templates\n"
+    "            the templates (default: those of the installed tensorgen, or of the tree)\n"
     "  --autograd-functions FILE\n"
     "            the functions formulas may call besides operators (docs/autograd.md);\n"
     "            default: autograd_functions.yaml beside the derivatives file, else the\n"
@@ -51,8 +61,9 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *vocab; /* --autograd-functions */
-    const char *argv0; /* tgen's own path (the default vocabulary) */
+    const char *ns, *import; /* --namespace, --import */
+    const char *vocab;       /* --autograd-functions */
+    const char *argv0;       /* tgen's own path (the default vocabulary) */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -69,16 +80,71 @@ static const char *default_tags(tgm_arena *a, const char *native)
     return access(path, R_OK) == 0 ? path : NULL;
 }
 
+/* A file tgen ships: <dir of tgen>/../share/tensorgen/<installed> (an installed tgen, found
+ * through /proc/self/exe so that a tgen run from $PATH finds it too), else <in_tree> in the
+ * directories above tgen's (build/tgen, build/cuda-emu/tgen in the tree). NULL if neither. */
+static const char *shipped_path(tgm_arena *a, const char *argv0, const char *installed,
+                                const char *in_tree)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) exe[n] = '\0';
+    else snprintf(exe, sizeof exe, "%s", argv0 ? argv0 : "");
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    const char *p = tgs_fmt(a, "%s/../share/tensorgen/%s", exe, installed);
+    if (access(p, R_OK) == 0) return p;
+    const char *up = "/..";
+    for (int level = 0; level < 3; level++, up = tgs_fmt(a, "%s/..", up)) {
+        p = tgs_fmt(a, "%s%s/%s", exe, up, in_tree);
+        if (access(p, R_OK) == 0) return p;
+    }
+    return NULL;
+}
+
+/* A namespace is a C prefix too: lower case, and no trailing `_` (myops__ops is the table). */
+static bool valid_namespace(const char *ns)
+{
+    size_t n = strlen(ns);
+    if (!n || !(ns[0] >= 'a' && ns[0] <= 'z') || ns[n - 1] == '_') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '_'))
+            return false;
+    return strcmp(ns, "aten") && strcmp(ns, "tg");
+}
+
 static int load(tgm_model *m, const load_opts *o)
 {
     int errors = 0;
+    if (o->ns && !valid_namespace(o->ns)) {
+        fprintf(stderr,
+                "tgen: --namespace '%s': a namespace is a lower-case C identifier not "
+                "ending in '_', other than 'aten' and 'tg'\n",
+                o->ns);
+        return 1;
+    }
+    m->ns = o->ns ? tgm_strdup(m->arena, o->ns) : NULL;
+    const char *import = o->import;
+    if (o->ns && !import)
+        import =
+            shipped_path(m->arena, o->argv0, "tensorgen_api.yaml", "generated/tensorgen_api.yaml");
+    if (o->ns && !import) {
+        fprintf(stderr, "tgen: --namespace: tensorgen's tensorgen_api.yaml was not found beside "
+                        "tgen; give its path with --import\n");
+        return 1;
+    }
+    if (o->ns) errors += tgm_parse_imports(m, import);
     const char *tags = o->tags ? o->tags : default_tags(m->arena, o->native);
     if (tags) errors += tgm_parse_tags(m, tags);
     if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
     errors += tgm_parse_native_functions(m, o->native);
     if (o->derivs) errors += tgm_parse_derivatives(m, o->derivs);
-    m->autograd_functions =
-        o->vocab ? o->vocab : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
+    /* A library's formulas call operators only: the vocabulary's functions are tensorgen's
+     * internals, which a library cannot link (unless a file is given). */
+    m->autograd_functions = o->vocab ? o->vocab
+                            : o->ns  ? NULL
+                                     : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
     if (errors == 0 || o->validate_anyway) errors += tgm_validate(m);
     return errors;
 }
@@ -90,6 +156,8 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
     const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
                         : !strcmp(argv[*i], "--runtime")            ? &o->runtime
                         : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
+                        : !strcmp(argv[*i], "--namespace")          ? &o->ns
+                        : !strcmp(argv[*i], "--import")             ? &o->import
                                                                     : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
@@ -267,11 +335,14 @@ static int run_gen(int argc, char **argv, const char *argv0)
         }
         *slot = argv[++i];
     }
+    tgm_model m = { .arena = tgm_arena_new() };
+    if (!o.templates_dir) o.templates_dir = shipped_path(m.arena, argv0, "templates", "templates");
     if (!lo.native || !o.templates_dir || !o.out_dir) {
-        fprintf(stderr, "tgen: --gen needs --native, --templates and --out\n%s", usage);
+        fprintf(stderr, "tgen: --gen needs --native and --out%s\n%s",
+                o.templates_dir ? "" : ", and --templates (none found beside tgen)", usage);
+        tgm_arena_free(m.arena);
         return 2;
     }
-    tgm_model m = { .arena = tgm_arena_new() };
     int errors = load(&m, &lo);
     if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;

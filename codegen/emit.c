@@ -109,6 +109,7 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
         tge_emit_boxed(&c);
         tge_emit_op_list(&c);
         tge_emit_autograd(&c);
+        tge_emit_api(&c);
         if (o->docs_dir) tge_emit_docs(&c);
     }
     if (tgm_error_count() == errors_before) {

@@ -447,7 +447,7 @@ static const char *not_impl_node_code(tge_ctx *c, const templates *t, const tga_
                                       const tgf_deriv *d)
 {
     tgt_env *e = tge_env(c);
-    const char *name = tgs_c_string(c->arena, op->f->schema.full_name);
+    const char *name = tgs_c_string(c->arena, op->row_name);
     tgt_set(e, "cname", op->cname);
     tgt_set(e, "node", d ? d->node_name : "NotImplemented");
     tgt_setf(e, "fail_call",
@@ -461,8 +461,8 @@ static const char *not_impl_node_code(tge_ctx *c, const templates *t, const tga_
 static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
                                const tgf_derivs *ds, const char **not_impl_node)
 {
-    const char *decl =
-        tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__autograd_kernel_%s", op->cname));
+    const char *decl = tga_kernel_decl(
+        c->arena, op, tgs_fmt(c->arena, "%s__autograd_kernel_%s", op->prefix, op->cname));
     *not_impl_node = "";
     switch (op->autograd) {
     case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
@@ -596,7 +596,8 @@ static const char *engine_call(tge_ctx *c, const struct engine_op *e, const tga_
     }
     if (used != given) return NULL;
     /* with defaults, the public name is the macro over <name>_fn */
-    const char *fn = op->opts_name ? tgs_fmt(c->arena, "tg_%s", op->cname) : op->fn_name;
+    const char *fn =
+        op->opts_name ? tgs_fmt(c->arena, "%s_%s", op->prefix, op->cname) : op->fn_name;
     for (int i = 0; i < opts.n; i++) tgs_list_add(&pos, c->arena, opts.items[i]);
     return tgs_fmt(c->arena, "%s(%s)", fn, tgs_list_join(&pos, c->arena, ", "));
 }
@@ -670,17 +671,18 @@ void tge_emit_autograd(tge_ctx *c)
         const char *k = kernel_code(c, &t, op, &ds);
         if (k) tgs_list_addf(&kernels, c->arena, "%s\n", k);
         if (op->autograd == TGA_AUTOGRAD_RECORD && ds.by_op[i] && !ds.by_op[i]->limit)
-            tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname,
-                          op->f->schema.full_name);
+            tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname, op->row_name);
     }
     if (nodes.n == 0) tgs_list_add(&nodes, c->arena, "/* (none: no derivatives file) */");
     if (kernels.n == 0) tgs_list_add(&kernels, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "nodes", &nodes);
     tgt_set_list(e, "kernels", &kernels);
-    tgt_set(e, "engine", engine_code(c, &t));
-    tge_render_file(c, "tg_autograd.c.in", e, c->opts->out_dir, "tg_autograd.c");
+    /* The engine's calls are tensorgen's own; an operator library has none. */
+    tgt_set(e, "engine", c->model->ns ? "" : engine_code(c, &t));
+    tge_render_file(c, "tg_autograd.c.in", e, c->opts->out_dir, tge_out_name(c, "autograd.c"));
     e = tge_env(c);
     tgt_set_list(e, "ops", &grad_ops);
-    tge_render_file(c, "tg_grad_op_list.h.in", e, c->opts->out_dir, "tg_grad_op_list.h");
+    tge_render_file(c, "tg_grad_op_list.h.in", e, c->opts->out_dir,
+                    tge_out_name(c, "grad_op_list.h"));
 }

@@ -52,15 +52,15 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
         tgs_list_addf(
             &unbox, c->arena,
             "if (tg__unbox_%s(&tg_a[%d], &%s)) return tg__boxed_bad_arg(tg_s, %d, %d, \"%s\", \"%s\", \"%s\");",
-            tga_box_suffix(ca->kind), i, ca->name, op->nargs, i, op->f->schema.full_name,
-            ca->arg->name, tga_type_text(c->arena, &ca->arg->type));
+            tga_box_suffix(ca->kind), i, ca->name, op->nargs, i, op->row_name, ca->arg->name,
+            tga_type_text(c->arena, &ca->arg->type));
         tgs_list_add(&args, c->arena, ca->name);
     }
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(c->arena, op->f));
     tgt_set(e, "name", op->boxed_name);
     tgt_setf(e, "nargs", "%d", op->nargs);
-    tgt_set(e, "full_name", op->f->schema.full_name);
+    tgt_set(e, "full_name", op->row_name);
     tgt_set_list(e, "decls", &decls);
     tgt_set_list(e, "unbox", &unbox);
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
@@ -73,5 +73,5 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
 void tge_emit_boxed(tge_ctx *c)
 {
     tge_render_op_list_file(c, "tg_boxed_caller.c.in", caller, "callers", "tg_boxed.c.in",
-                            "tg_boxed.c");
+                            tge_out_name(c, "boxed.c"));
 }

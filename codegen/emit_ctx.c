@@ -13,7 +13,18 @@ tgt_env *tge_env(tge_ctx *c)
 {
     tgt_env *e = tgt_env_new(c->arena);
     tgt_set(e, "source", tgs_c_comment(c->arena, c->source)); /* only used in comments */
+    /* The library's names (tga_prefix): "tg", "TG", the op table "tg__ops"; "myops", ... */
+    const char *prefix = c->ops.prefix;
+    tgt_set(e, "prefix", prefix);
+    tgt_set(e, "PREFIX", tge_guard_name(c, prefix));
+    tgt_setf(e, "table", "%s__ops", prefix);
+    tgt_set(e, "ns", c->model->ns ? c->model->ns : "aten");
     return e;
+}
+
+const char *tge_out_name(tge_ctx *c, const char *suffix)
+{
+    return tgs_fmt(c->arena, "%s_%s", c->ops.prefix, suffix);
 }
 
 tgs_list tge_per_op(tge_ctx *c, const char *item_template, tge_op_item item)

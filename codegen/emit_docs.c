@@ -12,8 +12,8 @@ static const char *call_line(tge_ctx *c, const tga_op *op)
         if (ca->default_expr) tgs_list_addf(&opts, c->arena, "`.%s`", ca->name);
         else tgs_list_add(&pos, c->arena, ca->name);
     }
-    const char *call =
-        tgs_fmt(c->arena, "`tg_%s(%s)`", op->cname, tgs_list_join(&pos, c->arena, ", "));
+    const char *call = tgs_fmt(c->arena, "`%s_%s(%s)`", op->prefix, op->cname,
+                               tgs_list_join(&pos, c->arena, ", "));
     if (!opts.n) return call;
     return tgs_fmt(c->arena, "%s, options %s", call, tgs_list_join(&opts, c->arena, ", "));
 }
@@ -89,12 +89,14 @@ void tge_emit_docs(tge_ctx *c)
         tgs_list kernels = { 0 };
         for (int k = 0; k < op->nkernels; k++)
             tgs_list_addf(&kernels, c->arena, "`%s`", op->kernels[k].symbol);
-        tgs_list_addf(&index, c->arena, "| [`tg_%s`](#tg_%s) | `%s` | %s |", op->cname, op->cname,
-                      op->f->schema.full_name, tgs_list_join(&kernels, c->arena, ", "));
+        tgs_list_addf(&index, c->arena, "| [`%s_%s`](#%s_%s) | `%s` | %s |", op->prefix, op->cname,
+                      op->prefix, op->cname, op->row_name, tgs_list_join(&kernels, c->arena, ", "));
     }
     tgt_env *e = tge_env(c);
     tgt_setf(e, "count", "%d", c->ops.n);
     tgt_set_list(e, "index", &index);
     tgt_set_list(e, "ops", &entries);
-    tge_render_file(c, "ops.md.in", e, c->opts->docs_dir, "ops.md");
+    /* tensorgen's reference is docs/ops.md; a library's, <ns>_ops.md */
+    tge_render_file(c, "ops.md.in", e, c->opts->docs_dir,
+                    c->model->ns ? tge_out_name(c, "ops.md") : "ops.md");
 }

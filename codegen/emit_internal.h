@@ -38,8 +38,11 @@ typedef struct tge_ctx {
 /* ---- the context (emit_ctx.c) ---- */
 /* Loads templates/<name>; errors are reported and counted by tgm_error. */
 tgt_template tge_template(tge_ctx *c, const char *name);
-/* A fresh environment holding ${source}. */
+/* A fresh environment holding ${source} and the library's names: ${prefix} ("tg", "myops"),
+ * ${PREFIX} ("TG"), ${table} (its op table, "tg__ops") and ${ns} ("aten", "myops"). */
 tgt_env *tge_env(tge_ctx *c);
+/* The name of a generated file of this library: "tg_ops.h" (or "myops_ops.h") for "ops.h". */
+const char *tge_out_name(tge_ctx *c, const char *suffix);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
 /* The groups of c->ops in order of first appearance (computed once, kept in c). */
@@ -68,5 +71,6 @@ void tge_emit_boxed(tge_ctx *c);      /* generated/tg_boxed.c */
 void tge_emit_op_list(tge_ctx *c);    /* generated/tg_op_list.h */
 void tge_emit_autograd(tge_ctx *c);   /* generated/tg_autograd.c, tg_grad_op_list.h */
 void tge_emit_docs(tge_ctx *c);       /* docs/ops.md */
+void tge_emit_api(tge_ctx *c);        /* generated/tensorgen_api.yaml (tensorgen's spec only) */
 
 #endif

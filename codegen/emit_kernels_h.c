@@ -68,5 +68,5 @@ void tge_emit_kernels_h(tge_ctx *c)
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "kernel_headers", &headers);
     tgt_set_list(e, "boxed_protos", &boxed);
-    tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, "tg_kernels.h");
+    tge_render_file(c, "tg_kernels.h.in", e, c->opts->out_dir, tge_out_name(c, "kernels.h"));
 }

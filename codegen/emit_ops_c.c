@@ -149,7 +149,7 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_set(e, "fallback_decl",
             tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "fallback_%s", op->cname)));
     tgt_set_list(e, "box_args", &boxes);
-    tgt_set(e, "full_name", op->f->schema.full_name);
+    tgt_set(e, "full_name", op->row_name);
     tgt_set(e, "error_value", tga_error_value(c->arena, op));
     tgt_set(e, "unbox_results", unbox_results(c, op));
     tgt_set(e, "prototype", tga_public_prototype(c->arena, op));
@@ -177,5 +177,5 @@ void tge_emit_ops_c(tge_ctx *c)
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "default_arrays", &arrays);
     tgt_set_list(e, "stubs", &stubs);
-    tge_render_file(c, "tg_ops.c.in", e, c->opts->out_dir, "tg_ops.c");
+    tge_render_file(c, "tg_ops.c.in", e, c->opts->out_dir, tge_out_name(c, "ops.c"));
 }

@@ -24,7 +24,7 @@ static const char *options_macro(tge_ctx *c, const tga_op *op)
     tgs_list_add(&params, c->arena, "...");
     tgs_list_addf(&args, c->arena, "(%s){ %s, __VA_ARGS__ }", op->opts_name,
                   tgs_list_join(&defaults, c->arena, ", "));
-    return tgs_fmt(c->arena, "#define tg_%s(%s) \\\n    %s(%s)", op->cname,
+    return tgs_fmt(c->arena, "#define %s_%s(%s) \\\n    %s(%s)", op->prefix, op->cname,
                    tgs_list_join(&params, c->arena, ", "), op->fn_name,
                    tgs_list_join(&args, c->arena, ", "));
 }
@@ -123,7 +123,7 @@ void tge_emit_ops_h(tge_ctx *c)
     if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");
     tgt_env *types = tge_env(c);
     tgt_set_list(types, "result_structs", &structs);
-    tge_render_file(c, "tg_op_types.h.in", types, c->opts->out_dir, "tg_op_types.h");
+    tge_render_file(c, "tg_op_types.h.in", types, c->opts->out_dir, tge_out_name(c, "op_types.h"));
 
     /* One header per operator: its entries' declarations, in spec order. */
     tgt_template decl = tge_template(c, "tg_ops_decl.h.in");
@@ -145,5 +145,5 @@ void tge_emit_ops_h(tge_ctx *c)
     tgt_env *e = tge_env(c);
     tgt_set_list(e, "op_enum", &enums);
     tgt_set_list(e, "op_headers", &headers);
-    tge_render_file(c, "tg_ops.h.in", e, c->opts->out_dir, "tg_ops.h");
+    tge_render_file(c, "tg_ops.h.in", e, c->opts->out_dir, tge_out_name(c, "ops.h"));
 }

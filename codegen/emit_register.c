@@ -46,7 +46,7 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
     for (int i = 0; i < op->nargs; i++) ntensor += tga_kind_is_tensor(op->args[i].kind);
     tgt_env *e = tge_env(c);
     tgt_set(e, "enum", op->enum_name);
-    tgt_set(e, "name", op->f->schema.full_name);
+    tgt_set(e, "name", op->row_name);
     tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_line(c->arena, op->f)));
     tgt_set_list(e, "kernels", &slots);
     tgt_set(e, "boxed", op->boxed_name);
@@ -58,6 +58,13 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
 
 void tge_emit_register(tge_ctx *c)
 {
-    tge_render_op_list_file(c, "tg_register_row.c.in", row, "rows", "tg_register.c.in",
-                            "tg_register.c");
+    tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
+    /* tensorgen's own table is the runtime's (it finds it through tg__generated_ops); a
+     * library's registers itself when loaded. */
+    tgt_template reg =
+        tge_template(c, c->model->ns ? "tg_register_library.c.in" : "tg_register_core.c.in");
+    tgt_env *e = tge_env(c);
+    tgt_set_list(e, "rows", &rows);
+    tgt_set(e, "registration", tgt_render_str(&reg, tge_env(c), c->arena));
+    tge_render_file(c, "tg_register.c.in", e, c->opts->out_dir, tge_out_name(c, "register.c"));
 }

@@ -112,10 +112,10 @@ static const char *missing_body(tge_ctx *c, const tga_op *op, const tga_kernel *
     tgs_list lines = { 0 };
     for (int i = 0; i < op->nargs; i++)
         tgs_list_addf(&lines, c->arena, "(void)%s;", op->args[i].name);
-    tgs_list_addf(
-        &lines, c->arena, "tg_set_error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
-        tgs_c_string(c->arena, op->opname), k->key == TGM_KEY_CUDA ? "CUDA" : "CPU",
-        tgs_c_string(c->arena, op->f->schema.full_name), tgs_c_string(c->arena, k->call_args));
+    tgs_list_addf(&lines, c->arena,
+                  "tg_set_error(%s, \"'%%s' is not implemented for %s (%%s)\", %s, %s);",
+                  tgs_c_string(c->arena, op->opname), k->key == TGM_KEY_CUDA ? "CUDA" : "CPU",
+                  tgs_c_string(c->arena, op->row_name), tgs_c_string(c->arena, k->call_args));
     tgs_list_addf(&lines, c->arena, "return %s;", tga_error_value(c->arena, op));
     return tgs_list_join(&lines, c->arena, "\n");
 }
@@ -227,7 +227,7 @@ static void emit_glue(tge_ctx *c)
     tgt_set_list(e, "includes", &includes);
     tgt_set_list(e, "glue", &items);
     tgt_set_list(e, "scalar_overloads", &scalars);
-    tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, "tg_structured.c");
+    tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, tge_out_name(c, "structured.c"));
 }
 
 /* tg_register_cuda.c: the glue around CUDA kernels, and the table of every kernel that serves
@@ -250,7 +250,7 @@ static void emit_cuda(tge_ctx *c)
             }
             if (kn->slots & TGA_SLOT_CUDA)
                 tgs_list_addf(&entries, c->arena, "{ %s, TG_KEY_CUDA, (tg_fnptr)%s },",
-                              tgs_c_string(c->arena, op->f->schema.full_name), kn->symbol);
+                              tgs_c_string(c->arena, op->row_name), kn->symbol);
         }
     }
     tgt_env *e = tge_env(c);
@@ -260,7 +260,8 @@ static void emit_cuda(tge_ctx *c)
     tgt_set_list(e, "glue", &items);
     tgt_set_list(e, "entries", &entries);
     tgt_setf(e, "nentries", "%d", entries.n);
-    tge_render_file(c, "tg_register_cuda.c.in", e, c->opts->out_dir, "tg_register_cuda.c");
+    tge_render_file(c, "tg_register_cuda.c.in", e, c->opts->out_dir,
+                    tge_out_name(c, "register_cuda.c"));
 }
 
 void tge_emit_structured(tge_ctx *c)

@@ -38,6 +38,9 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
     memcpy(key, name, n - inplace);
     key[n - inplace] = '\0';
     const tga_op_group *g = ops->by_base ? tgm__map_get(ops->by_base, key) : NULL;
+    /* An operator library's formulas call its own operators, else tensorgen's: a base name of
+     * its own hides tensorgen's overloads of it. */
+    if (!g && ops->imports && ops->imports->by_base) g = tgm__map_get(ops->imports->by_base, key);
     if (key != small) free(key);
     int count = 0;
     for (int i = 0; g && i < g->n && count < max; i++) {

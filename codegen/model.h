@@ -111,6 +111,7 @@ typedef struct tgm_return {
 typedef struct tgm_schema {
     tgm_loc loc;          /* position of the schema string's first character */
     const char *text;     /* the schema string exactly as written */
+    const char *ns;       /* "myops" for `myops::nms(...)`; NULL when the name has no namespace */
     const char *base;     /* "add" (without trailing underscore, without dunders kept: see below) */
     const char *overload; /* "Tensor"; "" when none */
     const char *full_name; /* "add.Tensor" or "add" */
@@ -310,8 +311,17 @@ typedef struct tgm_derivative {
 /* The whole model: both files. */
 typedef struct tgm_model {
     tgm_arena *arena;
+    /* The operator library generated (`--namespace`): its operators' namespace and the prefix
+     * of its C names; NULL for tensorgen's own spec (namespace aten, prefix tg). */
+    const char *ns;
     tgm_func **funcs;
     int nfuncs; /* in file order; autogen'ed entries appended */
+    /* An operator library's view of tensorgen's own operators (`--import`, the interface file
+     * tgen writes for tensorgen, tensorgen_api.yaml): formulas may call them, nothing is
+     * generated for them, and their C names are fixed (`c_name:`). NULL for tensorgen's own
+     * spec. */
+    tgm_func **imports;
+    int nimports;
     tgm_derivative **derivs;
     int nderivs;
     struct tgm_name_map *func_index; /* full_name -> func; built by tgm_validate */
@@ -330,6 +340,9 @@ typedef struct tgm_model {
  * partially filled and must not be emitted. */
 int tgm_parse_native_functions(tgm_model *m, const char *path);
 int tgm_parse_derivatives(tgm_model *m, const char *path);
+/* tensorgen's operator interface file (tensorgen_api.yaml) into m->imports: entries with
+ * `func:`, `variants:` and `c_name:` (required). */
+int tgm_parse_imports(tgm_model *m, const char *path);
 /* tags.yaml (PyTorch's list of the tags entries may carry): fills m->tags. */
 int tgm_parse_tags(tgm_model *m, const char *path);
 /* Reads the names the runtime's headers in `dir` declare into m->runtime_names. Returns the

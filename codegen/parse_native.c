@@ -331,3 +331,30 @@ int tgm_parse_native_functions(tgm_model *m, const char *path)
 {
     return tgm__parse_entries(m, path, "func", parse_entry);
 }
+
+int tgm_parse_imports(tgm_model *m, const char *path)
+{
+    /* Parsed like a native file, then moved aside: before the library's own entries. */
+    tgm_func **own = m->funcs;
+    int nown = m->nfuncs;
+    m->funcs = NULL;
+    m->nfuncs = 0;
+    int errors = tgm_parse_native_functions(m, path);
+    for (int i = 0; i < m->nfuncs; i++) {
+        tgm_func *f = m->funcs[i];
+        if (!f->c_name) {
+            tgm_error(f->loc,
+                      "'%s' has no c_name: an interface file (--import) names each "
+                      "operator's C function",
+                      f->schema.full_name);
+            errors++;
+        }
+        f->kind = tgm__schema_kind(&f->schema);
+        f->schema.ns = NULL; /* tensorgen's own: aten */
+    }
+    m->imports = m->funcs;
+    m->nimports = m->nfuncs;
+    m->funcs = own;
+    m->nfuncs = nown;
+    return errors;
+}

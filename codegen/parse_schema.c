@@ -1,6 +1,6 @@
 /* A lexer and recursive-descent parser for PyTorch's schema language:
  *
- *   schema  := name ['.' overload] '(' [param {',' param}] ')' '->' returns
+ *   schema  := [namespace '::'] name ['.' overload] '(' [param {',' param}] ')' '->' returns
  *   param   := '*' | type NAME ['=' default]
  *   type    := BASE ['(' alias ')'] ['?'] ['[' [INT] ']' ['?']]
  *   alias   := SET ['!'] ['->' ('*' | SET)]          SET := NAME {'|' NAME}
@@ -371,8 +371,26 @@ static bool parse_returns(parser *p, tgm_schema *out)
 
 /* ---- names ---- */
 
+/* `ns::` before the name (`myops::nms(...)`, as torchvision's m.def strings write it): the
+ * namespace of the operator library it belongs to. */
+static bool parse_namespace(parser *p, tgm_schema *out)
+{
+    if (p->t.kind != T_IDENT || p->s[p->pos] != ':') return true;
+    if (p->s[p->pos + 1] != ':')
+        return tgm__sp_fail(p, p->pos, "expected '::' after the namespace '%s'",
+                            tgm__sp_tok_text(p));
+    out->ns = tgm__sp_tok_text(p);
+    p->pos += 2;
+    tgm__sp_next(p);
+    if (p->t.kind != T_IDENT)
+        return tgm__sp_fail(p, p->t.off, "expected an operator name after '%s::', found %s",
+                            out->ns, tgm__sp_found(p));
+    return true;
+}
+
 static bool parse_name(parser *p, tgm_schema *out)
 {
+    if (!parse_namespace(p, out)) return false;
     if (p->t.kind != T_IDENT)
         return tgm__sp_fail(p, p->t.off, "expected an operator name, found %s", tgm__sp_found(p));
     char *name = tgm__sp_tok_text(p);

@@ -2,14 +2,16 @@
 /* Autograd (docs/generated-code.md, "Autograd"): one backward node type per derivative entry,
  * holding exactly the values its formulas use, with the formulas compiled to C; the autograd
  * kernel of every operator that has one (record the node, then run the op below autograd);
- * and the few operator calls the engine needs (at the end). The engine (runtime/autograd/)
- * runs the nodes; it never names an operator itself, so those calls are generated here. The
- * formulas' helpers are runtime/autograd/formula_glue.h. */
+ * and, for tensorgen's own spec, the few operator calls the engine needs (at the end). The
+ * engine (runtime/autograd/) runs the nodes; it never names an operator itself, so those calls
+ * are generated here. The formulas' helpers are runtime/autograd/formula_glue.h; they call
+ * tensorgen's operators through tg_ops.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd/formula_glue.h"
+#include "tg_ops.h"
 #include "tg_kernels.h"
 
 /* ---- backward nodes, one per derivative entry ---- */
@@ -8514,7 +8516,7 @@ tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_
 }
 
 
-/* ---- operator calls for the engine (declared in runtime/autograd/autograd.h) ---- */
+/* ---- operator calls for the engine (declared in runtime/autograd/engine_ops.h) ---- */
 
 #include "autograd/engine_ops.h"
 

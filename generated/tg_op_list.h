@@ -261,7 +261,7 @@
     /* end of TG_OP_LIST */
 
 /* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
- * every build; tests/cuda/test_cuda_coverage.c checks each has a CUDA-vs-CPU case. */
+ * every build; tensorgen's tests/cuda/test_cuda_coverage.c checks each has a CUDA-vs-CPU case. */
 #define TG_CUDA_OP_LIST(X) \
     X(fill_, "fill_.Scalar") \
     X(arange_start_out, "arange.start_out") \

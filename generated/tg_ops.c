@@ -22,7 +22,7 @@ static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout lay
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EMPTY], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMPTY], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -34,7 +34,7 @@ tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
     if (tg__stub_profiled()) return fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_empty tg_kernel = (tg__kfn_empty)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY], tg_ks, &tg_boxed);
+    tg__kfn_empty tg_kernel = (tg__kfn_empty)tg__pick_kernel(&tg__ops[TG_OP_EMPTY], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -53,7 +53,7 @@ static tg_tensor *fallback_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EMPTY_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMPTY_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -66,7 +66,7 @@ tg_tensor *tg_empty_like_fn(tg_tensor *self, tg_empty_like_opts opts)
     if (tg__stub_profiled()) return fallback_empty_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_EMPTY_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_empty_like tg_kernel = (tg__kfn_empty_like)tg__pick_kernel(&tg__ops[TG_OP_EMPTY_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_empty_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -81,7 +81,7 @@ static tg_tensor *fallback_fill_(tg_tensor *self, double value)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, value);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_FILL_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FILL_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -94,7 +94,7 @@ tg_tensor *tg_fill_(tg_tensor *self, double value)
     if (tg__stub_profiled()) return fallback_fill_(self, value);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)tg__pick_kernel(&tg__builtin_ops[TG_OP_FILL_], tg_ks, &tg_boxed);
+    tg__kfn_fill_ tg_kernel = (tg__kfn_fill_)tg__pick_kernel(&tg__ops[TG_OP_FILL_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_fill_(self, value) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, value);
@@ -108,7 +108,7 @@ static tg_tensor *fallback_zero_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ZERO_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ZERO_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -121,7 +121,7 @@ tg_tensor *tg_zero_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_zero_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZERO_], tg_ks, &tg_boxed);
+    tg__kfn_zero_ tg_kernel = (tg__kfn_zero_)tg__pick_kernel(&tg__ops[TG_OP_ZERO_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_zero_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -139,7 +139,7 @@ static tg_tensor *fallback_zeros(tg_int_list size, tg_dtype dtype, tg_layout lay
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ZEROS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ZEROS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -151,7 +151,7 @@ tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
     if (tg__stub_profiled()) return fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_zeros tg_kernel = (tg__kfn_zeros)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS], tg_ks, &tg_boxed);
+    tg__kfn_zeros tg_kernel = (tg__kfn_zeros)tg__pick_kernel(&tg__ops[TG_OP_ZEROS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -166,7 +166,7 @@ static tg_tensor *fallback_zeros_out(tg_int_list size, tg_tensor *out)
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ZEROS_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ZEROS_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -179,7 +179,7 @@ tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_zeros_out(size, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_OUT], tg_ks, &tg_boxed);
+    tg__kfn_zeros_out tg_kernel = (tg__kfn_zeros_out)tg__pick_kernel(&tg__ops[TG_OP_ZEROS_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_zeros_out(size, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, out);
@@ -198,7 +198,7 @@ static tg_tensor *fallback_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ZEROS_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ZEROS_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -211,7 +211,7 @@ tg_tensor *tg_zeros_like_fn(tg_tensor *self, tg_zeros_like_opts opts)
     if (tg__stub_profiled()) return fallback_zeros_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ZEROS_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_zeros_like tg_kernel = (tg__kfn_zeros_like)tg__pick_kernel(&tg__ops[TG_OP_ZEROS_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_zeros_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -229,7 +229,7 @@ static tg_tensor *fallback_ones(tg_int_list size, tg_dtype dtype, tg_layout layo
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ONES], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ONES], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -241,7 +241,7 @@ tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
     if (tg__stub_profiled()) return fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ones tg_kernel = (tg__kfn_ones)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES], tg_ks, &tg_boxed);
+    tg__kfn_ones tg_kernel = (tg__kfn_ones)tg__pick_kernel(&tg__ops[TG_OP_ONES], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -256,7 +256,7 @@ static tg_tensor *fallback_ones_out(tg_int_list size, tg_tensor *out)
     tg_s.n = 0;
     tg__box_int_list(&tg_s, size);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ONES_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ONES_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -269,7 +269,7 @@ tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_ones_out(size, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_OUT], tg_ks, &tg_boxed);
+    tg__kfn_ones_out tg_kernel = (tg__kfn_ones_out)tg__pick_kernel(&tg__ops[TG_OP_ONES_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ones_out(size, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, out);
@@ -288,7 +288,7 @@ static tg_tensor *fallback_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout 
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ONES_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ONES_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -301,7 +301,7 @@ tg_tensor *tg_ones_like_fn(tg_tensor *self, tg_ones_like_opts opts)
     if (tg__stub_profiled()) return fallback_ones_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_ONES_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_ones_like tg_kernel = (tg__kfn_ones_like)tg__pick_kernel(&tg__ops[TG_OP_ONES_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ones_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -320,7 +320,7 @@ static tg_tensor *fallback_full(tg_int_list size, double fill_value, tg_dtype dt
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_FULL], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FULL], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -332,7 +332,7 @@ tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
     if (tg__stub_profiled()) return fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_full tg_kernel = (tg__kfn_full)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL], tg_ks, &tg_boxed);
+    tg__kfn_full tg_kernel = (tg__kfn_full)tg__pick_kernel(&tg__ops[TG_OP_FULL], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -348,7 +348,7 @@ static tg_tensor *fallback_full_out(tg_int_list size, double fill_value, tg_tens
     tg__box_int_list(&tg_s, size);
     tg__box_double(&tg_s, fill_value);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_FULL_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FULL_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -361,7 +361,7 @@ tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_full_out(size, fill_value, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_full_out tg_kernel = (tg__kfn_full_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_OUT], tg_ks, &tg_boxed);
+    tg__kfn_full_out tg_kernel = (tg__kfn_full_out)tg__pick_kernel(&tg__ops[TG_OP_FULL_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_full_out(size, fill_value, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, fill_value, out);
@@ -381,7 +381,7 @@ static tg_tensor *fallback_full_like(tg_tensor *self, double fill_value, tg_dtyp
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_FULL_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FULL_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -394,7 +394,7 @@ tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts
     if (tg__stub_profiled()) return fallback_full_like(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_full_like tg_kernel = (tg__kfn_full_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_FULL_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_full_like tg_kernel = (tg__kfn_full_like)tg__pick_kernel(&tg__ops[TG_OP_FULL_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_full_like(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -412,7 +412,7 @@ static tg_tensor *fallback_arange(double end, tg_dtype dtype, tg_layout layout, 
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARANGE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARANGE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -424,7 +424,7 @@ tg_tensor *tg_arange_fn(double end, tg_arange_opts opts)
     if (tg__stub_profiled()) return fallback_arange(end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_arange tg_kernel = (tg__kfn_arange)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE], tg_ks, &tg_boxed);
+    tg__kfn_arange tg_kernel = (tg__kfn_arange)tg__pick_kernel(&tg__ops[TG_OP_ARANGE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_arange(end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -443,7 +443,7 @@ static tg_tensor *fallback_arange_start(double start, double end, tg_dtype dtype
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARANGE_START], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARANGE_START], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -455,7 +455,7 @@ tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opt
     if (tg__stub_profiled()) return fallback_arange_start(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START], tg_ks, &tg_boxed);
+    tg__kfn_arange_start tg_kernel = (tg__kfn_arange_start)tg__pick_kernel(&tg__ops[TG_OP_ARANGE_START], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_arange_start(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(start, end, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -475,7 +475,7 @@ static tg_tensor *fallback_arange_start_step(double start, double end, double st
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARANGE_START_STEP], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARANGE_START_STEP], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -487,7 +487,7 @@ tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_ste
     if (tg__stub_profiled()) return fallback_arange_start_step(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_STEP], tg_ks, &tg_boxed);
+    tg__kfn_arange_start_step tg_kernel = (tg__kfn_arange_start_step)tg__pick_kernel(&tg__ops[TG_OP_ARANGE_START_STEP], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_arange_start_step(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(start, end, opts.step, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -502,7 +502,7 @@ static tg_tensor *fallback_arange_out(double end, tg_tensor *out)
     tg_s.n = 0;
     tg__box_double(&tg_s, end);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARANGE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARANGE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -515,7 +515,7 @@ tg_tensor *tg_arange_out(double end, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_arange_out(end, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_arange_out tg_kernel = (tg__kfn_arange_out)tg__pick_kernel(&tg__ops[TG_OP_ARANGE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_arange_out(end, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(end, out);
@@ -532,7 +532,7 @@ static tg_tensor *fallback_arange_start_out(double start, double end, double ste
     tg__box_double(&tg_s, end);
     tg__box_double(&tg_s, step);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARANGE_START_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARANGE_START_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -545,7 +545,7 @@ tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_a
     if (tg__stub_profiled()) return fallback_arange_start_out(start, end, opts.step, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARANGE_START_OUT], tg_ks, &tg_boxed);
+    tg__kfn_arange_start_out tg_kernel = (tg__kfn_arange_start_out)tg__pick_kernel(&tg__ops[TG_OP_ARANGE_START_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_arange_start_out(start, end, opts.step, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(start, end, opts.step, out);
@@ -565,7 +565,7 @@ static tg_tensor *fallback_linspace(double start, double end, int64_t steps, tg_
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LINSPACE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LINSPACE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -577,7 +577,7 @@ tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_o
     if (tg__stub_profiled()) return fallback_linspace(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_linspace tg_kernel = (tg__kfn_linspace)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE], tg_ks, &tg_boxed);
+    tg__kfn_linspace tg_kernel = (tg__kfn_linspace)tg__pick_kernel(&tg__ops[TG_OP_LINSPACE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_linspace(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(start, end, steps, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -594,7 +594,7 @@ static tg_tensor *fallback_linspace_out(double start, double end, int64_t steps,
     tg__box_double(&tg_s, end);
     tg__box_int(&tg_s, steps);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LINSPACE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LINSPACE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -607,7 +607,7 @@ tg_tensor *tg_linspace_out(double start, double end, int64_t steps, tg_tensor *o
     if (tg__stub_profiled()) return fallback_linspace_out(start, end, steps, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINSPACE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_linspace_out tg_kernel = (tg__kfn_linspace_out)tg__pick_kernel(&tg__ops[TG_OP_LINSPACE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_linspace_out(start, end, steps, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(start, end, steps, out);
@@ -625,7 +625,7 @@ static tg_tensor *fallback_eye(int64_t n, tg_dtype dtype, tg_layout layout, tg_d
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EYE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EYE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -637,7 +637,7 @@ tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts)
     if (tg__stub_profiled()) return fallback_eye(n, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eye tg_kernel = (tg__kfn_eye)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE], tg_ks, &tg_boxed);
+    tg__kfn_eye tg_kernel = (tg__kfn_eye)tg__pick_kernel(&tg__ops[TG_OP_EYE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eye(n, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(n, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -656,7 +656,7 @@ static tg_tensor *fallback_eye_m(int64_t n, int64_t m, tg_dtype dtype, tg_layout
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EYE_M], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EYE_M], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -668,7 +668,7 @@ tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts)
     if (tg__stub_profiled()) return fallback_eye_m(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M], tg_ks, &tg_boxed);
+    tg__kfn_eye_m tg_kernel = (tg__kfn_eye_m)tg__pick_kernel(&tg__ops[TG_OP_EYE_M], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eye_m(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(n, m, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -683,7 +683,7 @@ static tg_tensor *fallback_eye_out(int64_t n, tg_tensor *out)
     tg_s.n = 0;
     tg__box_int(&tg_s, n);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EYE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EYE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -696,7 +696,7 @@ tg_tensor *tg_eye_out(int64_t n, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_eye_out(n, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_eye_out tg_kernel = (tg__kfn_eye_out)tg__pick_kernel(&tg__ops[TG_OP_EYE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eye_out(n, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(n, out);
@@ -712,7 +712,7 @@ static tg_tensor *fallback_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
     tg__box_int(&tg_s, n);
     tg__box_int(&tg_s, m);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EYE_M_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EYE_M_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -725,7 +725,7 @@ tg_tensor *tg_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_eye_m_out(n, m, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EYE_M_OUT], tg_ks, &tg_boxed);
+    tg__kfn_eye_m_out tg_kernel = (tg__kfn_eye_m_out)tg__pick_kernel(&tg__ops[TG_OP_EYE_M_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eye_m_out(n, m, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(n, m, out);
@@ -742,7 +742,7 @@ static tg_tensor *fallback_uniform_(tg_tensor *self, double from, double to, tg_
     tg__box_double(&tg_s, from);
     tg__box_double(&tg_s, to);
     tg__box_opt_generator(&tg_s, generator);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_UNIFORM_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UNIFORM_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -755,7 +755,7 @@ tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts)
     if (tg__stub_profiled()) return fallback_uniform_(self, opts.from, opts.to, opts.generator);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNIFORM_], tg_ks, &tg_boxed);
+    tg__kfn_uniform_ tg_kernel = (tg__kfn_uniform_)tg__pick_kernel(&tg__ops[TG_OP_UNIFORM_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_uniform_(self, opts.from, opts.to, opts.generator) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.from, opts.to, opts.generator);
@@ -772,7 +772,7 @@ static tg_tensor *fallback_normal_(tg_tensor *self, double mean, double std, tg_
     tg__box_double(&tg_s, mean);
     tg__box_double(&tg_s, std);
     tg__box_opt_generator(&tg_s, generator);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NORMAL_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NORMAL_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -785,7 +785,7 @@ tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts)
     if (tg__stub_profiled()) return fallback_normal_(self, opts.mean, opts.std, opts.generator);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NORMAL_], tg_ks, &tg_boxed);
+    tg__kfn_normal_ tg_kernel = (tg__kfn_normal_)tg__pick_kernel(&tg__ops[TG_OP_NORMAL_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_normal_(self, opts.mean, opts.std, opts.generator) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.mean, opts.std, opts.generator);
@@ -802,7 +802,7 @@ static tg_tensor *fallback_random_(tg_tensor *self, int64_t from, tg_opt_int to,
     tg__box_int(&tg_s, from);
     tg__box_opt_int(&tg_s, to);
     tg__box_opt_generator(&tg_s, generator);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDOM_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDOM_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -815,7 +815,7 @@ tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random
     if (tg__stub_profiled()) return fallback_random_(self, from, to, opts.generator);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_random_ tg_kernel = (tg__kfn_random_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDOM_], tg_ks, &tg_boxed);
+    tg__kfn_random_ tg_kernel = (tg__kfn_random_)tg__pick_kernel(&tg__ops[TG_OP_RANDOM_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_random_(self, from, to, opts.generator) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, from, to, opts.generator);
@@ -833,7 +833,7 @@ static tg_tensor *fallback_rand(tg_int_list size, tg_dtype dtype, tg_layout layo
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RAND], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RAND], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -845,7 +845,7 @@ tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
     if (tg__stub_profiled()) return fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rand tg_kernel = (tg__kfn_rand)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND], tg_ks, &tg_boxed);
+    tg__kfn_rand tg_kernel = (tg__kfn_rand)tg__pick_kernel(&tg__ops[TG_OP_RAND], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -864,7 +864,7 @@ static tg_tensor *fallback_rand_generator(tg_int_list size, tg_generator *genera
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RAND_GENERATOR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RAND_GENERATOR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -876,7 +876,7 @@ tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_ra
     if (tg__stub_profiled()) return fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_GENERATOR], tg_ks, &tg_boxed);
+    tg__kfn_rand_generator tg_kernel = (tg__kfn_rand_generator)tg__pick_kernel(&tg__ops[TG_OP_RAND_GENERATOR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -895,7 +895,7 @@ static tg_tensor *fallback_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout 
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RAND_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RAND_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -908,7 +908,7 @@ tg_tensor *tg_rand_like_fn(tg_tensor *self, tg_rand_like_opts opts)
     if (tg__stub_profiled()) return fallback_rand_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RAND_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_rand_like tg_kernel = (tg__kfn_rand_like)tg__pick_kernel(&tg__ops[TG_OP_RAND_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rand_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -926,7 +926,7 @@ static tg_tensor *fallback_randn(tg_int_list size, tg_dtype dtype, tg_layout lay
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -938,7 +938,7 @@ tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
     if (tg__stub_profiled()) return fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randn tg_kernel = (tg__kfn_randn)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN], tg_ks, &tg_boxed);
+    tg__kfn_randn tg_kernel = (tg__kfn_randn)tg__pick_kernel(&tg__ops[TG_OP_RANDN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -957,7 +957,7 @@ static tg_tensor *fallback_randn_generator(tg_int_list size, tg_generator *gener
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDN_GENERATOR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDN_GENERATOR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -969,7 +969,7 @@ tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_r
     if (tg__stub_profiled()) return fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_GENERATOR], tg_ks, &tg_boxed);
+    tg__kfn_randn_generator tg_kernel = (tg__kfn_randn_generator)tg__pick_kernel(&tg__ops[TG_OP_RANDN_GENERATOR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -988,7 +988,7 @@ static tg_tensor *fallback_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDN_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDN_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1001,7 +1001,7 @@ tg_tensor *tg_randn_like_fn(tg_tensor *self, tg_randn_like_opts opts)
     if (tg__stub_profiled()) return fallback_randn_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDN_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_randn_like tg_kernel = (tg__kfn_randn_like)tg__pick_kernel(&tg__ops[TG_OP_RANDN_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randn_like(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -1020,7 +1020,7 @@ static tg_tensor *fallback_randint(int64_t high, tg_int_list size, tg_dtype dtyp
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDINT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDINT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1032,7 +1032,7 @@ tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
     if (tg__stub_profiled()) return fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randint tg_kernel = (tg__kfn_randint)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT], tg_ks, &tg_boxed);
+    tg__kfn_randint tg_kernel = (tg__kfn_randint)tg__pick_kernel(&tg__ops[TG_OP_RANDINT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -1052,7 +1052,7 @@ static tg_tensor *fallback_randint_low(int64_t low, int64_t high, tg_int_list si
     tg__box_opt_layout(&tg_s, layout);
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDINT_LOW], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDINT_LOW], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1064,7 +1064,7 @@ tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_ran
     if (tg__stub_profiled()) return fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LOW], tg_ks, &tg_boxed);
+    tg__kfn_randint_low tg_kernel = (tg__kfn_randint_low)tg__pick_kernel(&tg__ops[TG_OP_RANDINT_LOW], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
@@ -1084,7 +1084,7 @@ static tg_tensor *fallback_randint_like(tg_tensor *self, int64_t high, tg_dtype 
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDINT_LIKE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDINT_LIKE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1097,7 +1097,7 @@ tg_tensor *tg_randint_like_fn(tg_tensor *self, int64_t high, tg_randint_like_opt
     if (tg__stub_profiled()) return fallback_randint_like(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE], tg_ks, &tg_boxed);
+    tg__kfn_randint_like tg_kernel = (tg__kfn_randint_like)tg__pick_kernel(&tg__ops[TG_OP_RANDINT_LIKE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randint_like(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -1118,7 +1118,7 @@ static tg_tensor *fallback_randint_like_low(tg_tensor *self, int64_t low, int64_
     tg__box_opt_device(&tg_s, device);
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RANDINT_LIKE_LOW], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RANDINT_LIKE_LOW], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1131,7 +1131,7 @@ tg_tensor *tg_randint_like_low_fn(tg_tensor *self, int64_t low, int64_t high, tg
     if (tg__stub_profiled()) return fallback_randint_like_low(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)tg__pick_kernel(&tg__builtin_ops[TG_OP_RANDINT_LIKE_LOW], tg_ks, &tg_boxed);
+    tg__kfn_randint_like_low tg_kernel = (tg__kfn_randint_like_low)tg__pick_kernel(&tg__ops[TG_OP_RANDINT_LIKE_LOW], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_randint_like_low(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, low, high, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
@@ -1147,7 +1147,7 @@ static tg_tensor *fallback_add(tg_tensor *self, tg_tensor *other, double alpha)
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1161,7 +1161,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts)
     if (tg__stub_profiled()) return fallback_add(self, other, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add tg_kernel = (tg__kfn_add)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD], tg_ks, &tg_boxed);
+    tg__kfn_add tg_kernel = (tg__kfn_add)tg__pick_kernel(&tg__ops[TG_OP_ADD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1177,7 +1177,7 @@ static tg_tensor *fallback_add_(tg_tensor *self, tg_tensor *other, double alpha)
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1191,7 +1191,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts)
     if (tg__stub_profiled()) return fallback_add_(self, other, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add_ tg_kernel = (tg__kfn_add_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_], tg_ks, &tg_boxed);
+    tg__kfn_add_ tg_kernel = (tg__kfn_add_)tg__pick_kernel(&tg__ops[TG_OP_ADD_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add_(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1208,7 +1208,7 @@ static tg_tensor *fallback_add_out(tg_tensor *self, tg_tensor *other, double alp
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1223,7 +1223,7 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
     if (tg__stub_profiled()) return fallback_add_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add_out tg_kernel = (tg__kfn_add_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_OUT], tg_ks, &tg_boxed);
+    tg__kfn_add_out tg_kernel = (tg__kfn_add_out)tg__pick_kernel(&tg__ops[TG_OP_ADD_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
@@ -1239,7 +1239,7 @@ static tg_tensor *fallback_add_scalar(tg_tensor *self, double other, double alph
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1252,7 +1252,7 @@ tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts op
     if (tg__stub_profiled()) return fallback_add_scalar(self, other, opts.alpha);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_add_scalar tg_kernel = (tg__kfn_add_scalar)tg__pick_kernel(&tg__ops[TG_OP_ADD_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add_scalar(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1268,7 +1268,7 @@ static tg_tensor *fallback_add_scalar_(tg_tensor *self, double other, double alp
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1281,7 +1281,7 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
     if (tg__stub_profiled()) return fallback_add_scalar_(self, other, opts.alpha);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_add_scalar_ tg_kernel = (tg__kfn_add_scalar_)tg__pick_kernel(&tg__ops[TG_OP_ADD_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add_scalar_(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1297,7 +1297,7 @@ static tg_tensor *fallback_sub(tg_tensor *self, tg_tensor *other, double alpha)
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1311,7 +1311,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts)
     if (tg__stub_profiled()) return fallback_sub(self, other, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub tg_kernel = (tg__kfn_sub)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB], tg_ks, &tg_boxed);
+    tg__kfn_sub tg_kernel = (tg__kfn_sub)tg__pick_kernel(&tg__ops[TG_OP_SUB], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1327,7 +1327,7 @@ static tg_tensor *fallback_sub_(tg_tensor *self, tg_tensor *other, double alpha)
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1341,7 +1341,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts)
     if (tg__stub_profiled()) return fallback_sub_(self, other, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_], tg_ks, &tg_boxed);
+    tg__kfn_sub_ tg_kernel = (tg__kfn_sub_)tg__pick_kernel(&tg__ops[TG_OP_SUB_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub_(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1358,7 +1358,7 @@ static tg_tensor *fallback_sub_out(tg_tensor *self, tg_tensor *other, double alp
     tg__box_tensor(&tg_s, other);
     tg__box_double(&tg_s, alpha);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1373,7 +1373,7 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
     if (tg__stub_profiled()) return fallback_sub_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sub_out tg_kernel = (tg__kfn_sub_out)tg__pick_kernel(&tg__ops[TG_OP_SUB_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
@@ -1389,7 +1389,7 @@ static tg_tensor *fallback_sub_scalar(tg_tensor *self, double other, double alph
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1402,7 +1402,7 @@ tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts op
     if (tg__stub_profiled()) return fallback_sub_scalar(self, other, opts.alpha);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_sub_scalar tg_kernel = (tg__kfn_sub_scalar)tg__pick_kernel(&tg__ops[TG_OP_SUB_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub_scalar(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1418,7 +1418,7 @@ static tg_tensor *fallback_sub_scalar_(tg_tensor *self, double other, double alp
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1431,7 +1431,7 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
     if (tg__stub_profiled()) return fallback_sub_scalar_(self, other, opts.alpha);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_sub_scalar_ tg_kernel = (tg__kfn_sub_scalar_)tg__pick_kernel(&tg__ops[TG_OP_SUB_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub_scalar_(self, other, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha);
@@ -1446,7 +1446,7 @@ static tg_tensor *fallback_mul(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1460,7 +1460,7 @@ tg_tensor *tg_mul(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_mul(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul tg_kernel = (tg__kfn_mul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL], tg_ks, &tg_boxed);
+    tg__kfn_mul tg_kernel = (tg__kfn_mul)tg__pick_kernel(&tg__ops[TG_OP_MUL], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1475,7 +1475,7 @@ static tg_tensor *fallback_mul_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1489,7 +1489,7 @@ tg_tensor *tg_mul_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_mul_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_], tg_ks, &tg_boxed);
+    tg__kfn_mul_ tg_kernel = (tg__kfn_mul_)tg__pick_kernel(&tg__ops[TG_OP_MUL_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1505,7 +1505,7 @@ static tg_tensor *fallback_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor 
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1520,7 +1520,7 @@ tg_tensor *tg_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_mul_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_OUT], tg_ks, &tg_boxed);
+    tg__kfn_mul_out tg_kernel = (tg__kfn_mul_out)tg__pick_kernel(&tg__ops[TG_OP_MUL_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -1535,7 +1535,7 @@ static tg_tensor *fallback_mul_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1548,7 +1548,7 @@ tg_tensor *tg_mul_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_mul_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_mul_scalar tg_kernel = (tg__kfn_mul_scalar)tg__pick_kernel(&tg__ops[TG_OP_MUL_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1563,7 +1563,7 @@ static tg_tensor *fallback_mul_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1576,7 +1576,7 @@ tg_tensor *tg_mul_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_mul_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_mul_scalar_ tg_kernel = (tg__kfn_mul_scalar_)tg__pick_kernel(&tg__ops[TG_OP_MUL_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1591,7 +1591,7 @@ static tg_tensor *fallback_div(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1605,7 +1605,7 @@ tg_tensor *tg_div(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_div(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div tg_kernel = (tg__kfn_div)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV], tg_ks, &tg_boxed);
+    tg__kfn_div tg_kernel = (tg__kfn_div)tg__pick_kernel(&tg__ops[TG_OP_DIV], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1620,7 +1620,7 @@ static tg_tensor *fallback_div_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1634,7 +1634,7 @@ tg_tensor *tg_div_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_div_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_ tg_kernel = (tg__kfn_div_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_], tg_ks, &tg_boxed);
+    tg__kfn_div_ tg_kernel = (tg__kfn_div_)tg__pick_kernel(&tg__ops[TG_OP_DIV_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1650,7 +1650,7 @@ static tg_tensor *fallback_div_out(tg_tensor *self, tg_tensor *other, tg_tensor 
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1665,7 +1665,7 @@ tg_tensor *tg_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_div_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_out tg_kernel = (tg__kfn_div_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_OUT], tg_ks, &tg_boxed);
+    tg__kfn_div_out tg_kernel = (tg__kfn_div_out)tg__pick_kernel(&tg__ops[TG_OP_DIV_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -1681,7 +1681,7 @@ static tg_tensor *fallback_div_mode(tg_tensor *self, tg_tensor *other, const cha
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_opt_str(&tg_s, rounding_mode);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_MODE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_MODE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1695,7 +1695,7 @@ tg_tensor *tg_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_m
     if (tg__stub_profiled()) return fallback_div_mode(self, other, rounding_mode);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE], tg_ks, &tg_boxed);
+    tg__kfn_div_mode tg_kernel = (tg__kfn_div_mode)tg__pick_kernel(&tg__ops[TG_OP_DIV_MODE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_mode(self, other, rounding_mode) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
@@ -1711,7 +1711,7 @@ static tg_tensor *fallback_div_mode_(tg_tensor *self, tg_tensor *other, const ch
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_opt_str(&tg_s, rounding_mode);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_MODE_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_MODE_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1725,7 +1725,7 @@ tg_tensor *tg_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_
     if (tg__stub_profiled()) return fallback_div_mode_(self, other, rounding_mode);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_], tg_ks, &tg_boxed);
+    tg__kfn_div_mode_ tg_kernel = (tg__kfn_div_mode_)tg__pick_kernel(&tg__ops[TG_OP_DIV_MODE_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_mode_(self, other, rounding_mode) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode);
@@ -1742,7 +1742,7 @@ static tg_tensor *fallback_div_mode_out(tg_tensor *self, tg_tensor *other, const
     tg__box_tensor(&tg_s, other);
     tg__box_opt_str(&tg_s, rounding_mode);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_MODE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_MODE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1757,7 +1757,7 @@ tg_tensor *tg_div_mode_out(tg_tensor *self, tg_tensor *other, const char *roundi
     if (tg__stub_profiled()) return fallback_div_mode_out(self, other, rounding_mode, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_MODE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_div_mode_out tg_kernel = (tg__kfn_div_mode_out)tg__pick_kernel(&tg__ops[TG_OP_DIV_MODE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_mode_out(self, other, rounding_mode, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, rounding_mode, out);
@@ -1772,7 +1772,7 @@ static tg_tensor *fallback_div_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1785,7 +1785,7 @@ tg_tensor *tg_div_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_div_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_div_scalar tg_kernel = (tg__kfn_div_scalar)tg__pick_kernel(&tg__ops[TG_OP_DIV_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1800,7 +1800,7 @@ static tg_tensor *fallback_div_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1813,7 +1813,7 @@ tg_tensor *tg_div_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_div_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_div_scalar_ tg_kernel = (tg__kfn_div_scalar_)tg__pick_kernel(&tg__ops[TG_OP_DIV_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -1828,7 +1828,7 @@ static tg_tensor *fallback_pow(tg_tensor *self, tg_tensor *exponent)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1842,7 +1842,7 @@ tg_tensor *tg_pow(tg_tensor *self, tg_tensor *exponent)
     if (tg__stub_profiled()) return fallback_pow(self, exponent);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(exponent)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow tg_kernel = (tg__kfn_pow)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW], tg_ks, &tg_boxed);
+    tg__kfn_pow tg_kernel = (tg__kfn_pow)tg__pick_kernel(&tg__ops[TG_OP_POW], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow(self, exponent) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent);
@@ -1857,7 +1857,7 @@ static tg_tensor *fallback_pow_(tg_tensor *self, tg_tensor *exponent)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1871,7 +1871,7 @@ tg_tensor *tg_pow_(tg_tensor *self, tg_tensor *exponent)
     if (tg__stub_profiled()) return fallback_pow_(self, exponent);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(exponent)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_], tg_ks, &tg_boxed);
+    tg__kfn_pow_ tg_kernel = (tg__kfn_pow_)tg__pick_kernel(&tg__ops[TG_OP_POW_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_(self, exponent) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent);
@@ -1887,7 +1887,7 @@ static tg_tensor *fallback_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tens
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1902,7 +1902,7 @@ tg_tensor *tg_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_pow_out(self, exponent, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(exponent) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_OUT], tg_ks, &tg_boxed);
+    tg__kfn_pow_out tg_kernel = (tg__kfn_pow_out)tg__pick_kernel(&tg__ops[TG_OP_POW_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_out(self, exponent, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent, out);
@@ -1917,7 +1917,7 @@ static tg_tensor *fallback_pow_scalar(tg_tensor *self, double exponent)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1930,7 +1930,7 @@ tg_tensor *tg_pow_scalar(tg_tensor *self, double exponent)
     if (tg__stub_profiled()) return fallback_pow_scalar(self, exponent);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_pow_scalar tg_kernel = (tg__kfn_pow_scalar)tg__pick_kernel(&tg__ops[TG_OP_POW_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_scalar(self, exponent) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent);
@@ -1945,7 +1945,7 @@ static tg_tensor *fallback_pow_scalar_(tg_tensor *self, double exponent)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1958,7 +1958,7 @@ tg_tensor *tg_pow_scalar_(tg_tensor *self, double exponent)
     if (tg__stub_profiled()) return fallback_pow_scalar_(self, exponent);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_pow_scalar_ tg_kernel = (tg__kfn_pow_scalar_)tg__pick_kernel(&tg__ops[TG_OP_POW_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_scalar_(self, exponent) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent);
@@ -1974,7 +1974,7 @@ static tg_tensor *fallback_pow_scalar_out(tg_tensor *self, double exponent, tg_t
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, exponent);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -1988,7 +1988,7 @@ tg_tensor *tg_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_pow_scalar_out(self, exponent, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_pow_scalar_out tg_kernel = (tg__kfn_pow_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_POW_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_scalar_out(self, exponent, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent, out);
@@ -2003,7 +2003,7 @@ static tg_tensor *fallback_pow_scalar_self(double self, tg_tensor *exponent)
     tg_s.n = 0;
     tg__box_double(&tg_s, self);
     tg__box_tensor(&tg_s, exponent);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_POW_SCALAR_SELF], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_POW_SCALAR_SELF], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2016,7 +2016,7 @@ tg_tensor *tg_pow_scalar_self(double self, tg_tensor *exponent)
     if (tg__stub_profiled()) return fallback_pow_scalar_self(self, exponent);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(exponent) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_POW_SCALAR_SELF], tg_ks, &tg_boxed);
+    tg__kfn_pow_scalar_self tg_kernel = (tg__kfn_pow_scalar_self)tg__pick_kernel(&tg__ops[TG_OP_POW_SCALAR_SELF], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_pow_scalar_self(self, exponent) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, exponent);
@@ -2031,7 +2031,7 @@ static tg_tensor *fallback_maximum(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MAXIMUM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAXIMUM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2045,7 +2045,7 @@ tg_tensor *tg_maximum(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_maximum(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_maximum tg_kernel = (tg__kfn_maximum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM], tg_ks, &tg_boxed);
+    tg__kfn_maximum tg_kernel = (tg__kfn_maximum)tg__pick_kernel(&tg__ops[TG_OP_MAXIMUM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_maximum(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2061,7 +2061,7 @@ static tg_tensor *fallback_maximum_out(tg_tensor *self, tg_tensor *other, tg_ten
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MAXIMUM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAXIMUM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2076,7 +2076,7 @@ tg_tensor *tg_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_maximum_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAXIMUM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_maximum_out tg_kernel = (tg__kfn_maximum_out)tg__pick_kernel(&tg__ops[TG_OP_MAXIMUM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_maximum_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2091,7 +2091,7 @@ static tg_tensor *fallback_minimum(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MINIMUM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MINIMUM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2105,7 +2105,7 @@ tg_tensor *tg_minimum(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_minimum(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_minimum tg_kernel = (tg__kfn_minimum)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM], tg_ks, &tg_boxed);
+    tg__kfn_minimum tg_kernel = (tg__kfn_minimum)tg__pick_kernel(&tg__ops[TG_OP_MINIMUM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_minimum(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2121,7 +2121,7 @@ static tg_tensor *fallback_minimum_out(tg_tensor *self, tg_tensor *other, tg_ten
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MINIMUM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MINIMUM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2136,7 +2136,7 @@ tg_tensor *tg_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_minimum_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MINIMUM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_minimum_out tg_kernel = (tg__kfn_minimum_out)tg__pick_kernel(&tg__ops[TG_OP_MINIMUM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_minimum_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2151,7 +2151,7 @@ static tg_tensor *fallback_eq(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2165,7 +2165,7 @@ tg_tensor *tg_eq(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_eq(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq tg_kernel = (tg__kfn_eq)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ], tg_ks, &tg_boxed);
+    tg__kfn_eq tg_kernel = (tg__kfn_eq)tg__pick_kernel(&tg__ops[TG_OP_EQ], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2180,7 +2180,7 @@ static tg_tensor *fallback_eq_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2194,7 +2194,7 @@ tg_tensor *tg_eq_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_eq_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_], tg_ks, &tg_boxed);
+    tg__kfn_eq_ tg_kernel = (tg__kfn_eq_)tg__pick_kernel(&tg__ops[TG_OP_EQ_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2210,7 +2210,7 @@ static tg_tensor *fallback_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2225,7 +2225,7 @@ tg_tensor *tg_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_eq_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_OUT], tg_ks, &tg_boxed);
+    tg__kfn_eq_out tg_kernel = (tg__kfn_eq_out)tg__pick_kernel(&tg__ops[TG_OP_EQ_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2240,7 +2240,7 @@ static tg_tensor *fallback_eq_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2253,7 +2253,7 @@ tg_tensor *tg_eq_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_eq_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_eq_scalar tg_kernel = (tg__kfn_eq_scalar)tg__pick_kernel(&tg__ops[TG_OP_EQ_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2268,7 +2268,7 @@ static tg_tensor *fallback_eq_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2281,7 +2281,7 @@ tg_tensor *tg_eq_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_eq_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_eq_scalar_ tg_kernel = (tg__kfn_eq_scalar_)tg__pick_kernel(&tg__ops[TG_OP_EQ_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2297,7 +2297,7 @@ static tg_tensor *fallback_eq_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EQ_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EQ_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2311,7 +2311,7 @@ tg_tensor *tg_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_eq_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EQ_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_eq_scalar_out tg_kernel = (tg__kfn_eq_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_EQ_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_eq_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2326,7 +2326,7 @@ static tg_tensor *fallback_ne(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2340,7 +2340,7 @@ tg_tensor *tg_ne(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_ne(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne tg_kernel = (tg__kfn_ne)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE], tg_ks, &tg_boxed);
+    tg__kfn_ne tg_kernel = (tg__kfn_ne)tg__pick_kernel(&tg__ops[TG_OP_NE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2355,7 +2355,7 @@ static tg_tensor *fallback_ne_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2369,7 +2369,7 @@ tg_tensor *tg_ne_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_ne_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_], tg_ks, &tg_boxed);
+    tg__kfn_ne_ tg_kernel = (tg__kfn_ne_)tg__pick_kernel(&tg__ops[TG_OP_NE_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2385,7 +2385,7 @@ static tg_tensor *fallback_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2400,7 +2400,7 @@ tg_tensor *tg_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_ne_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_ne_out tg_kernel = (tg__kfn_ne_out)tg__pick_kernel(&tg__ops[TG_OP_NE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2415,7 +2415,7 @@ static tg_tensor *fallback_ne_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2428,7 +2428,7 @@ tg_tensor *tg_ne_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_ne_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_ne_scalar tg_kernel = (tg__kfn_ne_scalar)tg__pick_kernel(&tg__ops[TG_OP_NE_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2443,7 +2443,7 @@ static tg_tensor *fallback_ne_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2456,7 +2456,7 @@ tg_tensor *tg_ne_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_ne_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_ne_scalar_ tg_kernel = (tg__kfn_ne_scalar_)tg__pick_kernel(&tg__ops[TG_OP_NE_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2472,7 +2472,7 @@ static tg_tensor *fallback_ne_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NE_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NE_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2486,7 +2486,7 @@ tg_tensor *tg_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_ne_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NE_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_ne_scalar_out tg_kernel = (tg__kfn_ne_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_NE_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ne_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2501,7 +2501,7 @@ static tg_tensor *fallback_lt(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2515,7 +2515,7 @@ tg_tensor *tg_lt(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_lt(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt tg_kernel = (tg__kfn_lt)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT], tg_ks, &tg_boxed);
+    tg__kfn_lt tg_kernel = (tg__kfn_lt)tg__pick_kernel(&tg__ops[TG_OP_LT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2530,7 +2530,7 @@ static tg_tensor *fallback_lt_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2544,7 +2544,7 @@ tg_tensor *tg_lt_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_lt_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_], tg_ks, &tg_boxed);
+    tg__kfn_lt_ tg_kernel = (tg__kfn_lt_)tg__pick_kernel(&tg__ops[TG_OP_LT_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2560,7 +2560,7 @@ static tg_tensor *fallback_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2575,7 +2575,7 @@ tg_tensor *tg_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_lt_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_OUT], tg_ks, &tg_boxed);
+    tg__kfn_lt_out tg_kernel = (tg__kfn_lt_out)tg__pick_kernel(&tg__ops[TG_OP_LT_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2590,7 +2590,7 @@ static tg_tensor *fallback_lt_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2603,7 +2603,7 @@ tg_tensor *tg_lt_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_lt_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_lt_scalar tg_kernel = (tg__kfn_lt_scalar)tg__pick_kernel(&tg__ops[TG_OP_LT_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2618,7 +2618,7 @@ static tg_tensor *fallback_lt_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2631,7 +2631,7 @@ tg_tensor *tg_lt_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_lt_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_lt_scalar_ tg_kernel = (tg__kfn_lt_scalar_)tg__pick_kernel(&tg__ops[TG_OP_LT_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2647,7 +2647,7 @@ static tg_tensor *fallback_lt_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LT_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LT_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2661,7 +2661,7 @@ tg_tensor *tg_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_lt_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LT_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_lt_scalar_out tg_kernel = (tg__kfn_lt_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_LT_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_lt_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2676,7 +2676,7 @@ static tg_tensor *fallback_le(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2690,7 +2690,7 @@ tg_tensor *tg_le(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_le(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le tg_kernel = (tg__kfn_le)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE], tg_ks, &tg_boxed);
+    tg__kfn_le tg_kernel = (tg__kfn_le)tg__pick_kernel(&tg__ops[TG_OP_LE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2705,7 +2705,7 @@ static tg_tensor *fallback_le_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2719,7 +2719,7 @@ tg_tensor *tg_le_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_le_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le_ tg_kernel = (tg__kfn_le_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_], tg_ks, &tg_boxed);
+    tg__kfn_le_ tg_kernel = (tg__kfn_le_)tg__pick_kernel(&tg__ops[TG_OP_LE_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2735,7 +2735,7 @@ static tg_tensor *fallback_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2750,7 +2750,7 @@ tg_tensor *tg_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_le_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le_out tg_kernel = (tg__kfn_le_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_le_out tg_kernel = (tg__kfn_le_out)tg__pick_kernel(&tg__ops[TG_OP_LE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2765,7 +2765,7 @@ static tg_tensor *fallback_le_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2778,7 +2778,7 @@ tg_tensor *tg_le_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_le_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_le_scalar tg_kernel = (tg__kfn_le_scalar)tg__pick_kernel(&tg__ops[TG_OP_LE_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2793,7 +2793,7 @@ static tg_tensor *fallback_le_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2806,7 +2806,7 @@ tg_tensor *tg_le_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_le_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_le_scalar_ tg_kernel = (tg__kfn_le_scalar_)tg__pick_kernel(&tg__ops[TG_OP_LE_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2822,7 +2822,7 @@ static tg_tensor *fallback_le_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LE_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LE_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2836,7 +2836,7 @@ tg_tensor *tg_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_le_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LE_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_le_scalar_out tg_kernel = (tg__kfn_le_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_LE_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_le_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2851,7 +2851,7 @@ static tg_tensor *fallback_gt(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2865,7 +2865,7 @@ tg_tensor *tg_gt(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_gt(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt tg_kernel = (tg__kfn_gt)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT], tg_ks, &tg_boxed);
+    tg__kfn_gt tg_kernel = (tg__kfn_gt)tg__pick_kernel(&tg__ops[TG_OP_GT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2880,7 +2880,7 @@ static tg_tensor *fallback_gt_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2894,7 +2894,7 @@ tg_tensor *tg_gt_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_gt_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_], tg_ks, &tg_boxed);
+    tg__kfn_gt_ tg_kernel = (tg__kfn_gt_)tg__pick_kernel(&tg__ops[TG_OP_GT_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2910,7 +2910,7 @@ static tg_tensor *fallback_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2925,7 +2925,7 @@ tg_tensor *tg_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_gt_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_OUT], tg_ks, &tg_boxed);
+    tg__kfn_gt_out tg_kernel = (tg__kfn_gt_out)tg__pick_kernel(&tg__ops[TG_OP_GT_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -2940,7 +2940,7 @@ static tg_tensor *fallback_gt_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2953,7 +2953,7 @@ tg_tensor *tg_gt_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_gt_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_gt_scalar tg_kernel = (tg__kfn_gt_scalar)tg__pick_kernel(&tg__ops[TG_OP_GT_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2968,7 +2968,7 @@ static tg_tensor *fallback_gt_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -2981,7 +2981,7 @@ tg_tensor *tg_gt_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_gt_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_gt_scalar_ tg_kernel = (tg__kfn_gt_scalar_)tg__pick_kernel(&tg__ops[TG_OP_GT_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -2997,7 +2997,7 @@ static tg_tensor *fallback_gt_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GT_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GT_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3011,7 +3011,7 @@ tg_tensor *tg_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_gt_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GT_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_gt_scalar_out tg_kernel = (tg__kfn_gt_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_GT_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_gt_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -3026,7 +3026,7 @@ static tg_tensor *fallback_ge(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3040,7 +3040,7 @@ tg_tensor *tg_ge(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_ge(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge tg_kernel = (tg__kfn_ge)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE], tg_ks, &tg_boxed);
+    tg__kfn_ge tg_kernel = (tg__kfn_ge)tg__pick_kernel(&tg__ops[TG_OP_GE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -3055,7 +3055,7 @@ static tg_tensor *fallback_ge_(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3069,7 +3069,7 @@ tg_tensor *tg_ge_(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_ge_(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_], tg_ks, &tg_boxed);
+    tg__kfn_ge_ tg_kernel = (tg__kfn_ge_)tg__pick_kernel(&tg__ops[TG_OP_GE_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -3085,7 +3085,7 @@ static tg_tensor *fallback_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3100,7 +3100,7 @@ tg_tensor *tg_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_ge_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_ge_out tg_kernel = (tg__kfn_ge_out)tg__pick_kernel(&tg__ops[TG_OP_GE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -3115,7 +3115,7 @@ static tg_tensor *fallback_ge_scalar(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE_SCALAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE_SCALAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3128,7 +3128,7 @@ tg_tensor *tg_ge_scalar(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_ge_scalar(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR], tg_ks, &tg_boxed);
+    tg__kfn_ge_scalar tg_kernel = (tg__kfn_ge_scalar)tg__pick_kernel(&tg__ops[TG_OP_GE_SCALAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge_scalar(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -3143,7 +3143,7 @@ static tg_tensor *fallback_ge_scalar_(tg_tensor *self, double other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE_SCALAR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE_SCALAR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3156,7 +3156,7 @@ tg_tensor *tg_ge_scalar_(tg_tensor *self, double other)
     if (tg__stub_profiled()) return fallback_ge_scalar_(self, other);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_], tg_ks, &tg_boxed);
+    tg__kfn_ge_scalar_ tg_kernel = (tg__kfn_ge_scalar_)tg__pick_kernel(&tg__ops[TG_OP_GE_SCALAR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge_scalar_(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -3172,7 +3172,7 @@ static tg_tensor *fallback_ge_scalar_out(tg_tensor *self, double other, tg_tenso
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_GE_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GE_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3186,7 +3186,7 @@ tg_tensor *tg_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_ge_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_GE_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_ge_scalar_out tg_kernel = (tg__kfn_ge_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_GE_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_ge_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -3202,7 +3202,7 @@ static tg_tensor *fallback_where(tg_tensor *condition, tg_tensor *self, tg_tenso
     tg__box_tensor(&tg_s, condition);
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_WHERE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_WHERE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3217,7 +3217,7 @@ tg_tensor *tg_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_where(condition, self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(condition) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_where tg_kernel = (tg__kfn_where)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE], tg_ks, &tg_boxed);
+    tg__kfn_where tg_kernel = (tg__kfn_where)tg__pick_kernel(&tg__ops[TG_OP_WHERE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_where(condition, self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
@@ -3234,7 +3234,7 @@ static tg_tensor *fallback_where_out(tg_tensor *condition, tg_tensor *self, tg_t
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_WHERE_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_WHERE_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3250,7 +3250,7 @@ tg_tensor *tg_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other,
     if (tg__stub_profiled()) return fallback_where_out(condition, self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(condition) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_where_out tg_kernel = (tg__kfn_where_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_OUT], tg_ks, &tg_boxed);
+    tg__kfn_where_out tg_kernel = (tg__kfn_where_out)tg__pick_kernel(&tg__ops[TG_OP_WHERE_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_where_out(condition, self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(condition, self, other, out);
@@ -3266,7 +3266,7 @@ static tg_tensor *fallback_where_scalar_self(tg_tensor *condition, double self, 
     tg__box_tensor(&tg_s, condition);
     tg__box_double(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_WHERE_SCALAR_SELF], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_WHERE_SCALAR_SELF], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3280,7 +3280,7 @@ tg_tensor *tg_where_scalar_self(tg_tensor *condition, double self, tg_tensor *ot
     if (tg__stub_profiled()) return fallback_where_scalar_self(condition, self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(condition) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_SELF], tg_ks, &tg_boxed);
+    tg__kfn_where_scalar_self tg_kernel = (tg__kfn_where_scalar_self)tg__pick_kernel(&tg__ops[TG_OP_WHERE_SCALAR_SELF], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_where_scalar_self(condition, self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
@@ -3296,7 +3296,7 @@ static tg_tensor *fallback_where_scalar_other(tg_tensor *condition, tg_tensor *s
     tg__box_tensor(&tg_s, condition);
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_WHERE_SCALAR_OTHER], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_WHERE_SCALAR_OTHER], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3310,7 +3310,7 @@ tg_tensor *tg_where_scalar_other(tg_tensor *condition, tg_tensor *self, double o
     if (tg__stub_profiled()) return fallback_where_scalar_other(condition, self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(condition) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)tg__pick_kernel(&tg__builtin_ops[TG_OP_WHERE_SCALAR_OTHER], tg_ks, &tg_boxed);
+    tg__kfn_where_scalar_other tg_kernel = (tg__kfn_where_scalar_other)tg__pick_kernel(&tg__ops[TG_OP_WHERE_SCALAR_OTHER], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_where_scalar_other(condition, self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(condition, self, other);
@@ -3326,7 +3326,7 @@ static tg_tensor *fallback_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
     tg__box_opt_double(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3339,7 +3339,7 @@ tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts)
     if (tg__stub_profiled()) return fallback_clamp(self, opts.min, opts.max);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp tg_kernel = (tg__kfn_clamp)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP], tg_ks, &tg_boxed);
+    tg__kfn_clamp tg_kernel = (tg__kfn_clamp)tg__pick_kernel(&tg__ops[TG_OP_CLAMP], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp(self, opts.min, opts.max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
@@ -3355,7 +3355,7 @@ static tg_tensor *fallback_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_floa
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
     tg__box_opt_double(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3368,7 +3368,7 @@ tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts)
     if (tg__stub_profiled()) return fallback_clamp_(self, opts.min, opts.max);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_], tg_ks, &tg_boxed);
+    tg__kfn_clamp_ tg_kernel = (tg__kfn_clamp_)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_(self, opts.min, opts.max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
@@ -3385,7 +3385,7 @@ static tg_tensor *fallback_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_f
     tg__box_opt_double(&tg_s, min);
     tg__box_opt_double(&tg_s, max);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3399,7 +3399,7 @@ tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts op
     if (tg__stub_profiled()) return fallback_clamp_out(self, opts.min, opts.max, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_OUT], tg_ks, &tg_boxed);
+    tg__kfn_clamp_out tg_kernel = (tg__kfn_clamp_out)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_out(self, opts.min, opts.max, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
@@ -3415,7 +3415,7 @@ static tg_tensor *fallback_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tens
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_TENSOR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_TENSOR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3428,7 +3428,7 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts)
     if (tg__stub_profiled()) return fallback_clamp_tensor(self, opts.min, opts.max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR], tg_ks, &tg_boxed);
+    tg__kfn_clamp_tensor tg_kernel = (tg__kfn_clamp_tensor)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_TENSOR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_tensor(self, opts.min, opts.max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
@@ -3444,7 +3444,7 @@ static tg_tensor *fallback_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_ten
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_TENSOR_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3457,7 +3457,7 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts)
     if (tg__stub_profiled()) return fallback_clamp_tensor_(self, opts.min, opts.max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_], tg_ks, &tg_boxed);
+    tg__kfn_clamp_tensor_ tg_kernel = (tg__kfn_clamp_tensor_)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_TENSOR_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_tensor_(self, opts.min, opts.max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max);
@@ -3474,7 +3474,7 @@ static tg_tensor *fallback_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_TENSOR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3488,7 +3488,7 @@ tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tens
     if (tg__stub_profiled()) return fallback_clamp_tensor_out(self, opts.min, opts.max, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_keys(opts.min) | tg__opt_keys(opts.max) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_TENSOR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_clamp_tensor_out tg_kernel = (tg__kfn_clamp_tensor_out)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_TENSOR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_tensor_out(self, opts.min, opts.max, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.min, opts.max, out);
@@ -3502,7 +3502,7 @@ static tg_tensor *fallback_neg(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NEG], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NEG], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3515,7 +3515,7 @@ tg_tensor *tg_neg(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_neg(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_neg tg_kernel = (tg__kfn_neg)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG], tg_ks, &tg_boxed);
+    tg__kfn_neg tg_kernel = (tg__kfn_neg)tg__pick_kernel(&tg__ops[TG_OP_NEG], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_neg(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3529,7 +3529,7 @@ static tg_tensor *fallback_neg_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NEG_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NEG_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3542,7 +3542,7 @@ tg_tensor *tg_neg_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_neg_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_], tg_ks, &tg_boxed);
+    tg__kfn_neg_ tg_kernel = (tg__kfn_neg_)tg__pick_kernel(&tg__ops[TG_OP_NEG_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_neg_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3557,7 +3557,7 @@ static tg_tensor *fallback_neg_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NEG_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NEG_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3571,7 +3571,7 @@ tg_tensor *tg_neg_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_neg_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_NEG_OUT], tg_ks, &tg_boxed);
+    tg__kfn_neg_out tg_kernel = (tg__kfn_neg_out)tg__pick_kernel(&tg__ops[TG_OP_NEG_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_neg_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -3585,7 +3585,7 @@ static tg_tensor *fallback_abs(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ABS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ABS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3598,7 +3598,7 @@ tg_tensor *tg_abs(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_abs(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_abs tg_kernel = (tg__kfn_abs)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS], tg_ks, &tg_boxed);
+    tg__kfn_abs tg_kernel = (tg__kfn_abs)tg__pick_kernel(&tg__ops[TG_OP_ABS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_abs(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3612,7 +3612,7 @@ static tg_tensor *fallback_abs_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ABS_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ABS_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3625,7 +3625,7 @@ tg_tensor *tg_abs_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_abs_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_], tg_ks, &tg_boxed);
+    tg__kfn_abs_ tg_kernel = (tg__kfn_abs_)tg__pick_kernel(&tg__ops[TG_OP_ABS_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_abs_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3640,7 +3640,7 @@ static tg_tensor *fallback_abs_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ABS_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ABS_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3654,7 +3654,7 @@ tg_tensor *tg_abs_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_abs_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ABS_OUT], tg_ks, &tg_boxed);
+    tg__kfn_abs_out tg_kernel = (tg__kfn_abs_out)tg__pick_kernel(&tg__ops[TG_OP_ABS_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_abs_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -3668,7 +3668,7 @@ static tg_tensor *fallback_exp(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EXP], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXP], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3681,7 +3681,7 @@ tg_tensor *tg_exp(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_exp(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_exp tg_kernel = (tg__kfn_exp)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP], tg_ks, &tg_boxed);
+    tg__kfn_exp tg_kernel = (tg__kfn_exp)tg__pick_kernel(&tg__ops[TG_OP_EXP], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_exp(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3695,7 +3695,7 @@ static tg_tensor *fallback_exp_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EXP_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXP_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3708,7 +3708,7 @@ tg_tensor *tg_exp_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_exp_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_], tg_ks, &tg_boxed);
+    tg__kfn_exp_ tg_kernel = (tg__kfn_exp_)tg__pick_kernel(&tg__ops[TG_OP_EXP_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_exp_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3723,7 +3723,7 @@ static tg_tensor *fallback_exp_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EXP_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXP_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3737,7 +3737,7 @@ tg_tensor *tg_exp_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_exp_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXP_OUT], tg_ks, &tg_boxed);
+    tg__kfn_exp_out tg_kernel = (tg__kfn_exp_out)tg__pick_kernel(&tg__ops[TG_OP_EXP_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_exp_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -3751,7 +3751,7 @@ static tg_tensor *fallback_log(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LOG], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3764,7 +3764,7 @@ tg_tensor *tg_log(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_log(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_log tg_kernel = (tg__kfn_log)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG], tg_ks, &tg_boxed);
+    tg__kfn_log tg_kernel = (tg__kfn_log)tg__pick_kernel(&tg__ops[TG_OP_LOG], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_log(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3778,7 +3778,7 @@ static tg_tensor *fallback_log_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LOG_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3791,7 +3791,7 @@ tg_tensor *tg_log_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_log_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_log_ tg_kernel = (tg__kfn_log_)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_], tg_ks, &tg_boxed);
+    tg__kfn_log_ tg_kernel = (tg__kfn_log_)tg__pick_kernel(&tg__ops[TG_OP_LOG_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_log_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3806,7 +3806,7 @@ static tg_tensor *fallback_log_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LOG_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3820,7 +3820,7 @@ tg_tensor *tg_log_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_log_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_log_out tg_kernel = (tg__kfn_log_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_OUT], tg_ks, &tg_boxed);
+    tg__kfn_log_out tg_kernel = (tg__kfn_log_out)tg__pick_kernel(&tg__ops[TG_OP_LOG_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_log_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -3834,7 +3834,7 @@ static tg_tensor *fallback_sqrt(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SQRT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SQRT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3847,7 +3847,7 @@ tg_tensor *tg_sqrt(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sqrt(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT], tg_ks, &tg_boxed);
+    tg__kfn_sqrt tg_kernel = (tg__kfn_sqrt)tg__pick_kernel(&tg__ops[TG_OP_SQRT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sqrt(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3861,7 +3861,7 @@ static tg_tensor *fallback_sqrt_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SQRT_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SQRT_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3874,7 +3874,7 @@ tg_tensor *tg_sqrt_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sqrt_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_], tg_ks, &tg_boxed);
+    tg__kfn_sqrt_ tg_kernel = (tg__kfn_sqrt_)tg__pick_kernel(&tg__ops[TG_OP_SQRT_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sqrt_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3889,7 +3889,7 @@ static tg_tensor *fallback_sqrt_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SQRT_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SQRT_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3903,7 +3903,7 @@ tg_tensor *tg_sqrt_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_sqrt_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQRT_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sqrt_out tg_kernel = (tg__kfn_sqrt_out)tg__pick_kernel(&tg__ops[TG_OP_SQRT_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sqrt_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -3917,7 +3917,7 @@ static tg_tensor *fallback_rsqrt(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RSQRT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RSQRT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3930,7 +3930,7 @@ tg_tensor *tg_rsqrt(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_rsqrt(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT], tg_ks, &tg_boxed);
+    tg__kfn_rsqrt tg_kernel = (tg__kfn_rsqrt)tg__pick_kernel(&tg__ops[TG_OP_RSQRT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rsqrt(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3944,7 +3944,7 @@ static tg_tensor *fallback_rsqrt_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RSQRT_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RSQRT_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3957,7 +3957,7 @@ tg_tensor *tg_rsqrt_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_rsqrt_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_], tg_ks, &tg_boxed);
+    tg__kfn_rsqrt_ tg_kernel = (tg__kfn_rsqrt_)tg__pick_kernel(&tg__ops[TG_OP_RSQRT_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rsqrt_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -3972,7 +3972,7 @@ static tg_tensor *fallback_rsqrt_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RSQRT_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RSQRT_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -3986,7 +3986,7 @@ tg_tensor *tg_rsqrt_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_rsqrt_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RSQRT_OUT], tg_ks, &tg_boxed);
+    tg__kfn_rsqrt_out tg_kernel = (tg__kfn_rsqrt_out)tg__pick_kernel(&tg__ops[TG_OP_RSQRT_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_rsqrt_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4000,7 +4000,7 @@ static tg_tensor *fallback_sin(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4013,7 +4013,7 @@ tg_tensor *tg_sin(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sin(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sin tg_kernel = (tg__kfn_sin)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN], tg_ks, &tg_boxed);
+    tg__kfn_sin tg_kernel = (tg__kfn_sin)tg__pick_kernel(&tg__ops[TG_OP_SIN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sin(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4027,7 +4027,7 @@ static tg_tensor *fallback_sin_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIN_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIN_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4040,7 +4040,7 @@ tg_tensor *tg_sin_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sin_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_], tg_ks, &tg_boxed);
+    tg__kfn_sin_ tg_kernel = (tg__kfn_sin_)tg__pick_kernel(&tg__ops[TG_OP_SIN_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sin_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4055,7 +4055,7 @@ static tg_tensor *fallback_sin_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIN_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIN_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4069,7 +4069,7 @@ tg_tensor *tg_sin_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_sin_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIN_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sin_out tg_kernel = (tg__kfn_sin_out)tg__pick_kernel(&tg__ops[TG_OP_SIN_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sin_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4083,7 +4083,7 @@ static tg_tensor *fallback_cos(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_COS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_COS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4096,7 +4096,7 @@ tg_tensor *tg_cos(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_cos(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cos tg_kernel = (tg__kfn_cos)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS], tg_ks, &tg_boxed);
+    tg__kfn_cos tg_kernel = (tg__kfn_cos)tg__pick_kernel(&tg__ops[TG_OP_COS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cos(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4110,7 +4110,7 @@ static tg_tensor *fallback_cos_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_COS_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_COS_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4123,7 +4123,7 @@ tg_tensor *tg_cos_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_cos_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_], tg_ks, &tg_boxed);
+    tg__kfn_cos_ tg_kernel = (tg__kfn_cos_)tg__pick_kernel(&tg__ops[TG_OP_COS_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cos_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4138,7 +4138,7 @@ static tg_tensor *fallback_cos_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_COS_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_COS_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4152,7 +4152,7 @@ tg_tensor *tg_cos_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_cos_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_COS_OUT], tg_ks, &tg_boxed);
+    tg__kfn_cos_out tg_kernel = (tg__kfn_cos_out)tg__pick_kernel(&tg__ops[TG_OP_COS_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cos_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4166,7 +4166,7 @@ static tg_tensor *fallback_tanh(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TANH], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TANH], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4179,7 +4179,7 @@ tg_tensor *tg_tanh(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_tanh(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_tanh tg_kernel = (tg__kfn_tanh)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH], tg_ks, &tg_boxed);
+    tg__kfn_tanh tg_kernel = (tg__kfn_tanh)tg__pick_kernel(&tg__ops[TG_OP_TANH], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_tanh(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4193,7 +4193,7 @@ static tg_tensor *fallback_tanh_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TANH_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TANH_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4206,7 +4206,7 @@ tg_tensor *tg_tanh_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_tanh_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_], tg_ks, &tg_boxed);
+    tg__kfn_tanh_ tg_kernel = (tg__kfn_tanh_)tg__pick_kernel(&tg__ops[TG_OP_TANH_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_tanh_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4221,7 +4221,7 @@ static tg_tensor *fallback_tanh_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TANH_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TANH_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4235,7 +4235,7 @@ tg_tensor *tg_tanh_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_tanh_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_TANH_OUT], tg_ks, &tg_boxed);
+    tg__kfn_tanh_out tg_kernel = (tg__kfn_tanh_out)tg__pick_kernel(&tg__ops[TG_OP_TANH_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_tanh_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4249,7 +4249,7 @@ static tg_tensor *fallback_sigmoid(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIGMOID], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIGMOID], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4262,7 +4262,7 @@ tg_tensor *tg_sigmoid(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sigmoid(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID], tg_ks, &tg_boxed);
+    tg__kfn_sigmoid tg_kernel = (tg__kfn_sigmoid)tg__pick_kernel(&tg__ops[TG_OP_SIGMOID], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sigmoid(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4276,7 +4276,7 @@ static tg_tensor *fallback_sigmoid_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIGMOID_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIGMOID_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4289,7 +4289,7 @@ tg_tensor *tg_sigmoid_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sigmoid_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_], tg_ks, &tg_boxed);
+    tg__kfn_sigmoid_ tg_kernel = (tg__kfn_sigmoid_)tg__pick_kernel(&tg__ops[TG_OP_SIGMOID_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sigmoid_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4304,7 +4304,7 @@ static tg_tensor *fallback_sigmoid_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIGMOID_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIGMOID_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4318,7 +4318,7 @@ tg_tensor *tg_sigmoid_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_sigmoid_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGMOID_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sigmoid_out tg_kernel = (tg__kfn_sigmoid_out)tg__pick_kernel(&tg__ops[TG_OP_SIGMOID_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sigmoid_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4332,7 +4332,7 @@ static tg_tensor *fallback_relu(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RELU], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RELU], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4345,7 +4345,7 @@ tg_tensor *tg_relu(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_relu(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_relu tg_kernel = (tg__kfn_relu)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU], tg_ks, &tg_boxed);
+    tg__kfn_relu tg_kernel = (tg__kfn_relu)tg__pick_kernel(&tg__ops[TG_OP_RELU], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_relu(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4359,7 +4359,7 @@ static tg_tensor *fallback_relu_(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RELU_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RELU_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4372,7 +4372,7 @@ tg_tensor *tg_relu_(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_relu_(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_], tg_ks, &tg_boxed);
+    tg__kfn_relu_ tg_kernel = (tg__kfn_relu_)tg__pick_kernel(&tg__ops[TG_OP_RELU_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_relu_(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4387,7 +4387,7 @@ static tg_tensor *fallback_relu_out(tg_tensor *self, tg_tensor *out)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RELU_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RELU_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4401,7 +4401,7 @@ tg_tensor *tg_relu_out(tg_tensor *self, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_relu_out(self, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_RELU_OUT], tg_ks, &tg_boxed);
+    tg__kfn_relu_out tg_kernel = (tg__kfn_relu_out)tg__pick_kernel(&tg__ops[TG_OP_RELU_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_relu_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
@@ -4418,7 +4418,7 @@ static tg_tensor *fallback_sum(tg_tensor *self, tg_int_list dim, bool keepdim, t
     tg__box_opt_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4431,7 +4431,7 @@ tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
     if (tg__stub_profiled()) return fallback_sum(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sum tg_kernel = (tg__kfn_sum)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM], tg_ks, &tg_boxed);
+    tg__kfn_sum tg_kernel = (tg__kfn_sum)tg__pick_kernel(&tg__ops[TG_OP_SUM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sum(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
@@ -4449,7 +4449,7 @@ static tg_tensor *fallback_sum_out(tg_tensor *self, tg_int_list dim, bool keepdi
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4463,7 +4463,7 @@ tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
     if (tg__stub_profiled()) return fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sum_out tg_kernel = (tg__kfn_sum_out)tg__pick_kernel(&tg__ops[TG_OP_SUM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
@@ -4480,7 +4480,7 @@ static tg_tensor *fallback_mean(tg_tensor *self, tg_int_list dim, bool keepdim, 
     tg__box_opt_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MEAN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MEAN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4493,7 +4493,7 @@ tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
     if (tg__stub_profiled()) return fallback_mean(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mean tg_kernel = (tg__kfn_mean)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN], tg_ks, &tg_boxed);
+    tg__kfn_mean tg_kernel = (tg__kfn_mean)tg__pick_kernel(&tg__ops[TG_OP_MEAN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mean(self, opts.dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype);
@@ -4511,7 +4511,7 @@ static tg_tensor *fallback_mean_out(tg_tensor *self, tg_int_list dim, bool keepd
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MEAN_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MEAN_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4525,7 +4525,7 @@ tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts
     if (tg__stub_profiled()) return fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MEAN_OUT], tg_ks, &tg_boxed);
+    tg__kfn_mean_out tg_kernel = (tg__kfn_mean_out)tg__pick_kernel(&tg__ops[TG_OP_MEAN_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, opts.dtype, out);
@@ -4540,7 +4540,7 @@ static tg_tensor *fallback_prod(tg_tensor *self, tg_dtype dtype)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PROD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PROD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4553,7 +4553,7 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts)
     if (tg__stub_profiled()) return fallback_prod(self, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_prod tg_kernel = (tg__kfn_prod)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD], tg_ks, &tg_boxed);
+    tg__kfn_prod tg_kernel = (tg__kfn_prod)tg__pick_kernel(&tg__ops[TG_OP_PROD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_prod(self, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype);
@@ -4570,7 +4570,7 @@ static tg_tensor *fallback_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, 
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PROD_DIM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PROD_DIM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4583,7 +4583,7 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts)
     if (tg__stub_profiled()) return fallback_prod_dim(self, dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM], tg_ks, &tg_boxed);
+    tg__kfn_prod_dim tg_kernel = (tg__kfn_prod_dim)tg__pick_kernel(&tg__ops[TG_OP_PROD_DIM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_prod_dim(self, dim, opts.keepdim, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype);
@@ -4601,7 +4601,7 @@ static tg_tensor *fallback_prod_dim_out(tg_tensor *self, int64_t dim, bool keepd
     tg__box_bool(&tg_s, keepdim);
     tg__box_opt_dtype(&tg_s, dtype);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PROD_DIM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PROD_DIM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4615,7 +4615,7 @@ tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_p
     if (tg__stub_profiled()) return fallback_prod_dim_out(self, dim, opts.keepdim, opts.dtype, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_DIM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_prod_dim_out tg_kernel = (tg__kfn_prod_dim_out)tg__pick_kernel(&tg__ops[TG_OP_PROD_DIM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_prod_dim_out(self, dim, opts.keepdim, opts.dtype, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, opts.dtype, out);
@@ -4631,7 +4631,7 @@ static tg_tensor *fallback_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_AMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4644,7 +4644,7 @@ tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
     if (tg__stub_profiled()) return fallback_amax(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_amax tg_kernel = (tg__kfn_amax)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX], tg_ks, &tg_boxed);
+    tg__kfn_amax tg_kernel = (tg__kfn_amax)tg__pick_kernel(&tg__ops[TG_OP_AMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_amax(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
@@ -4661,7 +4661,7 @@ static tg_tensor *fallback_amax_out(tg_tensor *self, tg_int_list dim, bool keepd
     tg__box_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_AMAX_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AMAX_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4675,7 +4675,7 @@ tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts
     if (tg__stub_profiled()) return fallback_amax_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMAX_OUT], tg_ks, &tg_boxed);
+    tg__kfn_amax_out tg_kernel = (tg__kfn_amax_out)tg__pick_kernel(&tg__ops[TG_OP_AMAX_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_amax_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
@@ -4691,7 +4691,7 @@ static tg_tensor *fallback_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_AMIN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AMIN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4704,7 +4704,7 @@ tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
     if (tg__stub_profiled()) return fallback_amin(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_amin tg_kernel = (tg__kfn_amin)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN], tg_ks, &tg_boxed);
+    tg__kfn_amin tg_kernel = (tg__kfn_amin)tg__pick_kernel(&tg__ops[TG_OP_AMIN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_amin(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
@@ -4721,7 +4721,7 @@ static tg_tensor *fallback_amin_out(tg_tensor *self, tg_int_list dim, bool keepd
     tg__box_int_list(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_AMIN_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AMIN_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4735,7 +4735,7 @@ tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts
     if (tg__stub_profiled()) return fallback_amin_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_AMIN_OUT], tg_ks, &tg_boxed);
+    tg__kfn_amin_out tg_kernel = (tg__kfn_amin_out)tg__pick_kernel(&tg__ops[TG_OP_AMIN_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_amin_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
@@ -4749,7 +4749,7 @@ static tg_tensor *fallback_max(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4762,7 +4762,7 @@ tg_tensor *tg_max(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_max(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_max tg_kernel = (tg__kfn_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX], tg_ks, &tg_boxed);
+    tg__kfn_max tg_kernel = (tg__kfn_max)tg__pick_kernel(&tg__ops[TG_OP_MAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_max(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4778,7 +4778,7 @@ static tg_values_indices fallback_max_dim(tg_tensor *self, int64_t dim, bool kee
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MAX_DIM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_DIM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
@@ -4791,7 +4791,7 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
     if (tg__stub_profiled()) return fallback_max_dim(self, dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM], tg_ks, &tg_boxed);
+    tg__kfn_max_dim tg_kernel = (tg__kfn_max_dim)tg__pick_kernel(&tg__ops[TG_OP_MAX_DIM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_max_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
@@ -4811,7 +4811,7 @@ static tg_values_indices fallback_max_dim_out(tg_tensor *self, int64_t dim, bool
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, max);
     tg__box_tensor(&tg_s, max_values);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MAX_DIM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_DIM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
@@ -4826,7 +4826,7 @@ tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max
     if (tg__stub_profiled()) return fallback_max_dim_out(self, dim, opts.keepdim, max, max_values);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(max) | tg_dispatch_tensor_keys(max_values)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MAX_DIM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_max_dim_out tg_kernel = (tg__kfn_max_dim_out)tg__pick_kernel(&tg__ops[TG_OP_MAX_DIM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_max_dim_out(self, dim, opts.keepdim, max, max_values) : (tg_values_indices){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, max, max_values);
@@ -4842,7 +4842,7 @@ static tg_tensor *fallback_min(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MIN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MIN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4855,7 +4855,7 @@ tg_tensor *tg_min(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_min(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_min tg_kernel = (tg__kfn_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN], tg_ks, &tg_boxed);
+    tg__kfn_min tg_kernel = (tg__kfn_min)tg__pick_kernel(&tg__ops[TG_OP_MIN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_min(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -4871,7 +4871,7 @@ static tg_values_indices fallback_min_dim(tg_tensor *self, int64_t dim, bool kee
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MIN_DIM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MIN_DIM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
@@ -4884,7 +4884,7 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
     if (tg__stub_profiled()) return fallback_min_dim(self, dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM], tg_ks, &tg_boxed);
+    tg__kfn_min_dim tg_kernel = (tg__kfn_min_dim)tg__pick_kernel(&tg__ops[TG_OP_MIN_DIM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_min_dim(self, dim, opts.keepdim) : (tg_values_indices){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim);
@@ -4904,7 +4904,7 @@ static tg_values_indices fallback_min_dim_out(tg_tensor *self, int64_t dim, bool
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, min);
     tg__box_tensor(&tg_s, min_indices);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MIN_DIM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MIN_DIM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_values_indices){ 0 };
     }
@@ -4919,7 +4919,7 @@ tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min
     if (tg__stub_profiled()) return fallback_min_dim_out(self, dim, opts.keepdim, min, min_indices);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(min) | tg_dispatch_tensor_keys(min_indices)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MIN_DIM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_min_dim_out tg_kernel = (tg__kfn_min_dim_out)tg__pick_kernel(&tg__ops[TG_OP_MIN_DIM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_min_dim_out(self, dim, opts.keepdim, min, min_indices) : (tg_values_indices){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_values_indices tg_r = tg_kernel(self, dim, opts.keepdim, min, min_indices);
@@ -4937,7 +4937,7 @@ static tg_tensor *fallback_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARGMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4950,7 +4950,7 @@ tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts)
     if (tg__stub_profiled()) return fallback_argmax(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_argmax tg_kernel = (tg__kfn_argmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX], tg_ks, &tg_boxed);
+    tg__kfn_argmax tg_kernel = (tg__kfn_argmax)tg__pick_kernel(&tg__ops[TG_OP_ARGMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_argmax(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
@@ -4967,7 +4967,7 @@ static tg_tensor *fallback_argmax_out(tg_tensor *self, tg_opt_int dim, bool keep
     tg__box_opt_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARGMAX_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGMAX_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -4981,7 +4981,7 @@ tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts 
     if (tg__stub_profiled()) return fallback_argmax_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMAX_OUT], tg_ks, &tg_boxed);
+    tg__kfn_argmax_out tg_kernel = (tg__kfn_argmax_out)tg__pick_kernel(&tg__ops[TG_OP_ARGMAX_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_argmax_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
@@ -4997,7 +4997,7 @@ static tg_tensor *fallback_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
     tg__box_tensor(&tg_s, self);
     tg__box_opt_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARGMIN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGMIN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5010,7 +5010,7 @@ tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts)
     if (tg__stub_profiled()) return fallback_argmin(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_argmin tg_kernel = (tg__kfn_argmin)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN], tg_ks, &tg_boxed);
+    tg__kfn_argmin tg_kernel = (tg__kfn_argmin)tg__pick_kernel(&tg__ops[TG_OP_ARGMIN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_argmin(self, opts.dim, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim);
@@ -5027,7 +5027,7 @@ static tg_tensor *fallback_argmin_out(tg_tensor *self, tg_opt_int dim, bool keep
     tg__box_opt_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ARGMIN_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGMIN_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5041,7 +5041,7 @@ tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts 
     if (tg__stub_profiled()) return fallback_argmin_out(self, opts.dim, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ARGMIN_OUT], tg_ks, &tg_boxed);
+    tg__kfn_argmin_out tg_kernel = (tg__kfn_argmin_out)tg__pick_kernel(&tg__ops[TG_OP_ARGMIN_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_argmin_out(self, opts.dim, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.keepdim, out);
@@ -5058,7 +5058,7 @@ static tg_tensor *fallback_var(tg_tensor *self, tg_int_list dim, tg_opt_int corr
     tg__box_opt_int_list(&tg_s, dim);
     tg__box_opt_int(&tg_s, correction);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_VAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_VAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5071,7 +5071,7 @@ tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
     if (tg__stub_profiled()) return fallback_var(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_var tg_kernel = (tg__kfn_var)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR], tg_ks, &tg_boxed);
+    tg__kfn_var tg_kernel = (tg__kfn_var)tg__pick_kernel(&tg__ops[TG_OP_VAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_var(self, opts.dim, opts.correction, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
@@ -5089,7 +5089,7 @@ static tg_tensor *fallback_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg__box_opt_int(&tg_s, correction);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_VAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_VAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5103,7 +5103,7 @@ tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
     if (tg__stub_profiled()) return fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_var_out tg_kernel = (tg__kfn_var_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_var_out tg_kernel = (tg__kfn_var_out)tg__pick_kernel(&tg__ops[TG_OP_VAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
@@ -5120,7 +5120,7 @@ static tg_tensor *fallback_std(tg_tensor *self, tg_int_list dim, tg_opt_int corr
     tg__box_opt_int_list(&tg_s, dim);
     tg__box_opt_int(&tg_s, correction);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_STD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_STD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5133,7 +5133,7 @@ tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
     if (tg__stub_profiled()) return fallback_std(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_std tg_kernel = (tg__kfn_std)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD], tg_ks, &tg_boxed);
+    tg__kfn_std tg_kernel = (tg__kfn_std)tg__pick_kernel(&tg__ops[TG_OP_STD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_std(self, opts.dim, opts.correction, opts.keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim);
@@ -5151,7 +5151,7 @@ static tg_tensor *fallback_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg__box_opt_int(&tg_s, correction);
     tg__box_bool(&tg_s, keepdim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_STD_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_STD_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5165,7 +5165,7 @@ tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
     if (tg__stub_profiled()) return fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_std_out tg_kernel = (tg__kfn_std_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STD_OUT], tg_ks, &tg_boxed);
+    tg__kfn_std_out tg_kernel = (tg__kfn_std_out)tg__pick_kernel(&tg__ops[TG_OP_STD_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.correction, opts.keepdim, out);
@@ -5180,7 +5180,7 @@ static tg_tensor *fallback_mm(tg_tensor *self, tg_tensor *mat2)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5194,7 +5194,7 @@ tg_tensor *tg_mm(tg_tensor *self, tg_tensor *mat2)
     if (tg__stub_profiled()) return fallback_mm(self, mat2);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat2)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mm tg_kernel = (tg__kfn_mm)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM], tg_ks, &tg_boxed);
+    tg__kfn_mm tg_kernel = (tg__kfn_mm)tg__pick_kernel(&tg__ops[TG_OP_MM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mm(self, mat2) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat2);
@@ -5210,7 +5210,7 @@ static tg_tensor *fallback_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *o
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5225,7 +5225,7 @@ tg_tensor *tg_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_mm_out(self, mat2, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat2) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_mm_out tg_kernel = (tg__kfn_mm_out)tg__pick_kernel(&tg__ops[TG_OP_MM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mm_out(self, mat2, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat2, out);
@@ -5240,7 +5240,7 @@ static tg_tensor *fallback_bmm(tg_tensor *self, tg_tensor *mat2)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_BMM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BMM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5254,7 +5254,7 @@ tg_tensor *tg_bmm(tg_tensor *self, tg_tensor *mat2)
     if (tg__stub_profiled()) return fallback_bmm(self, mat2);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat2)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_bmm tg_kernel = (tg__kfn_bmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM], tg_ks, &tg_boxed);
+    tg__kfn_bmm tg_kernel = (tg__kfn_bmm)tg__pick_kernel(&tg__ops[TG_OP_BMM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_bmm(self, mat2) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat2);
@@ -5270,7 +5270,7 @@ static tg_tensor *fallback_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, mat2);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_BMM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BMM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5285,7 +5285,7 @@ tg_tensor *tg_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_bmm_out(self, mat2, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat2) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_BMM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_bmm_out tg_kernel = (tg__kfn_bmm_out)tg__pick_kernel(&tg__ops[TG_OP_BMM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_bmm_out(self, mat2, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat2, out);
@@ -5303,7 +5303,7 @@ static tg_tensor *fallback_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
     tg__box_tensor(&tg_s, mat2);
     tg__box_double(&tg_s, beta);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADDMM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADDMM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5318,7 +5318,7 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
     if (tg__stub_profiled()) return fallback_addmm(self, mat1, mat2, opts.beta, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat1) | tg_dispatch_tensor_keys(mat2)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_addmm tg_kernel = (tg__kfn_addmm)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM], tg_ks, &tg_boxed);
+    tg__kfn_addmm tg_kernel = (tg__kfn_addmm)tg__pick_kernel(&tg__ops[TG_OP_ADDMM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_addmm(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
@@ -5336,7 +5336,7 @@ static tg_tensor *fallback_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *m
     tg__box_tensor(&tg_s, mat2);
     tg__box_double(&tg_s, beta);
     tg__box_double(&tg_s, alpha);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADDMM_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADDMM_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5351,7 +5351,7 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
     if (tg__stub_profiled()) return fallback_addmm_(self, mat1, mat2, opts.beta, opts.alpha);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat1) | tg_dispatch_tensor_keys(mat2)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_], tg_ks, &tg_boxed);
+    tg__kfn_addmm_ tg_kernel = (tg__kfn_addmm_)tg__pick_kernel(&tg__ops[TG_OP_ADDMM_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_addmm_(self, mat1, mat2, opts.beta, opts.alpha) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha);
@@ -5370,7 +5370,7 @@ static tg_tensor *fallback_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor
     tg__box_double(&tg_s, beta);
     tg__box_double(&tg_s, alpha);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADDMM_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADDMM_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5386,7 +5386,7 @@ tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg
     if (tg__stub_profiled()) return fallback_addmm_out(self, mat1, mat2, opts.beta, opts.alpha, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mat1) | tg_dispatch_tensor_keys(mat2) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADDMM_OUT], tg_ks, &tg_boxed);
+    tg__kfn_addmm_out tg_kernel = (tg__kfn_addmm_out)tg__pick_kernel(&tg__ops[TG_OP_ADDMM_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_addmm_out(self, mat1, mat2, opts.beta, opts.alpha, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, mat1, mat2, opts.beta, opts.alpha, out);
@@ -5401,7 +5401,7 @@ static tg_tensor *fallback_matmul(tg_tensor *self, tg_tensor *other)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MATMUL], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MATMUL], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5415,7 +5415,7 @@ tg_tensor *tg_matmul(tg_tensor *self, tg_tensor *other)
     if (tg__stub_profiled()) return fallback_matmul(self, other);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_matmul tg_kernel = (tg__kfn_matmul)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL], tg_ks, &tg_boxed);
+    tg__kfn_matmul tg_kernel = (tg__kfn_matmul)tg__pick_kernel(&tg__ops[TG_OP_MATMUL], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_matmul(self, other) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other);
@@ -5431,7 +5431,7 @@ static tg_tensor *fallback_matmul_out(tg_tensor *self, tg_tensor *other, tg_tens
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MATMUL_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MATMUL_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5446,7 +5446,7 @@ tg_tensor *tg_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_matmul_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MATMUL_OUT], tg_ks, &tg_boxed);
+    tg__kfn_matmul_out tg_kernel = (tg__kfn_matmul_out)tg__pick_kernel(&tg__ops[TG_OP_MATMUL_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_matmul_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -5463,7 +5463,7 @@ static tg_tensor *fallback_as_strided(tg_tensor *self, tg_int_list size, tg_int_
     tg__box_int_list(&tg_s, size);
     tg__box_int_list(&tg_s, stride);
     tg__box_opt_int(&tg_s, storage_offset);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_AS_STRIDED], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AS_STRIDED], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5476,7 +5476,7 @@ tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list strid
     if (tg__stub_profiled()) return fallback_as_strided(self, size, stride, opts.storage_offset);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)tg__pick_kernel(&tg__builtin_ops[TG_OP_AS_STRIDED], tg_ks, &tg_boxed);
+    tg__kfn_as_strided tg_kernel = (tg__kfn_as_strided)tg__pick_kernel(&tg__ops[TG_OP_AS_STRIDED], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_as_strided(self, size, stride, opts.storage_offset) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, size, stride, opts.storage_offset);
@@ -5491,7 +5491,7 @@ static tg_tensor *fallback_view(tg_tensor *self, tg_int_list size)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_VIEW], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_VIEW], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5504,7 +5504,7 @@ tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
     if (tg__stub_profiled()) return fallback_view(self, size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_view tg_kernel = (tg__kfn_view)tg__pick_kernel(&tg__builtin_ops[TG_OP_VIEW], tg_ks, &tg_boxed);
+    tg__kfn_view tg_kernel = (tg__kfn_view)tg__pick_kernel(&tg__ops[TG_OP_VIEW], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_view(self, size) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, size);
@@ -5519,7 +5519,7 @@ static tg_tensor *fallback_reshape(tg_tensor *self, tg_int_list shape)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, shape);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RESHAPE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RESHAPE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5532,7 +5532,7 @@ tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
     if (tg__stub_profiled()) return fallback_reshape(self, shape);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_reshape tg_kernel = (tg__kfn_reshape)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESHAPE], tg_ks, &tg_boxed);
+    tg__kfn_reshape tg_kernel = (tg__kfn_reshape)tg__pick_kernel(&tg__ops[TG_OP_RESHAPE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_reshape(self, shape) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, shape);
@@ -5548,7 +5548,7 @@ static tg_tensor *fallback_transpose(tg_tensor *self, int64_t dim0, int64_t dim1
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim0);
     tg__box_int(&tg_s, dim1);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TRANSPOSE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRANSPOSE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5561,7 +5561,7 @@ tg_tensor *tg_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
     if (tg__stub_profiled()) return fallback_transpose(self, dim0, dim1);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_transpose tg_kernel = (tg__kfn_transpose)tg__pick_kernel(&tg__builtin_ops[TG_OP_TRANSPOSE], tg_ks, &tg_boxed);
+    tg__kfn_transpose tg_kernel = (tg__kfn_transpose)tg__pick_kernel(&tg__ops[TG_OP_TRANSPOSE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_transpose(self, dim0, dim1) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim0, dim1);
@@ -5575,7 +5575,7 @@ static tg_tensor *fallback_t(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_T], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_T], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5588,7 +5588,7 @@ tg_tensor *tg_t(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_t(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_t tg_kernel = (tg__kfn_t)tg__pick_kernel(&tg__builtin_ops[TG_OP_T], tg_ks, &tg_boxed);
+    tg__kfn_t tg_kernel = (tg__kfn_t)tg__pick_kernel(&tg__ops[TG_OP_T], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_t(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -5603,7 +5603,7 @@ static tg_tensor *fallback_permute(tg_tensor *self, tg_int_list dims)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, dims);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PERMUTE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PERMUTE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5616,7 +5616,7 @@ tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
     if (tg__stub_profiled()) return fallback_permute(self, dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_permute tg_kernel = (tg__kfn_permute)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE], tg_ks, &tg_boxed);
+    tg__kfn_permute tg_kernel = (tg__kfn_permute)tg__pick_kernel(&tg__ops[TG_OP_PERMUTE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_permute(self, dims) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dims);
@@ -5630,7 +5630,7 @@ static tg_tensor *fallback_squeeze(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SQUEEZE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SQUEEZE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5643,7 +5643,7 @@ tg_tensor *tg_squeeze(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_squeeze(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE], tg_ks, &tg_boxed);
+    tg__kfn_squeeze tg_kernel = (tg__kfn_squeeze)tg__pick_kernel(&tg__ops[TG_OP_SQUEEZE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_squeeze(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -5658,7 +5658,7 @@ static tg_tensor *fallback_squeeze_dim(tg_tensor *self, int64_t dim)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SQUEEZE_DIM], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SQUEEZE_DIM], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5671,7 +5671,7 @@ tg_tensor *tg_squeeze_dim(tg_tensor *self, int64_t dim)
     if (tg__stub_profiled()) return fallback_squeeze_dim(self, dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)tg__pick_kernel(&tg__builtin_ops[TG_OP_SQUEEZE_DIM], tg_ks, &tg_boxed);
+    tg__kfn_squeeze_dim tg_kernel = (tg__kfn_squeeze_dim)tg__pick_kernel(&tg__ops[TG_OP_SQUEEZE_DIM], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_squeeze_dim(self, dim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim);
@@ -5686,7 +5686,7 @@ static tg_tensor *fallback_unsqueeze(tg_tensor *self, int64_t dim)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_UNSQUEEZE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UNSQUEEZE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5699,7 +5699,7 @@ tg_tensor *tg_unsqueeze(tg_tensor *self, int64_t dim)
     if (tg__stub_profiled()) return fallback_unsqueeze(self, dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNSQUEEZE], tg_ks, &tg_boxed);
+    tg__kfn_unsqueeze tg_kernel = (tg__kfn_unsqueeze)tg__pick_kernel(&tg__ops[TG_OP_UNSQUEEZE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_unsqueeze(self, dim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim);
@@ -5715,7 +5715,7 @@ static tg_tensor *fallback_expand(tg_tensor *self, tg_int_list size, bool implic
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
     tg__box_bool(&tg_s, implicit);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_EXPAND], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPAND], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5728,7 +5728,7 @@ tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
     if (tg__stub_profiled()) return fallback_expand(self, size, opts.implicit);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_expand tg_kernel = (tg__kfn_expand)tg__pick_kernel(&tg__builtin_ops[TG_OP_EXPAND], tg_ks, &tg_boxed);
+    tg__kfn_expand tg_kernel = (tg__kfn_expand)tg__pick_kernel(&tg__ops[TG_OP_EXPAND], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_expand(self, size, opts.implicit) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, size, opts.implicit);
@@ -5746,7 +5746,7 @@ static tg_tensor *fallback_slice(tg_tensor *self, int64_t dim, tg_opt_int start,
     tg__box_opt_int(&tg_s, start);
     tg__box_opt_int(&tg_s, end);
     tg__box_int(&tg_s, step);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SLICE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SLICE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5759,7 +5759,7 @@ tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts)
     if (tg__stub_profiled()) return fallback_slice(self, opts.dim, opts.start, opts.end, opts.step);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_slice tg_kernel = (tg__kfn_slice)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE], tg_ks, &tg_boxed);
+    tg__kfn_slice tg_kernel = (tg__kfn_slice)tg__pick_kernel(&tg__ops[TG_OP_SLICE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_slice(self, opts.dim, opts.start, opts.end, opts.step) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.start, opts.end, opts.step);
@@ -5775,7 +5775,7 @@ static tg_tensor *fallback_select(tg_tensor *self, int64_t dim, int64_t index)
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_int(&tg_s, index);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SELECT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SELECT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5788,7 +5788,7 @@ tg_tensor *tg_select(tg_tensor *self, int64_t dim, int64_t index)
     if (tg__stub_profiled()) return fallback_select(self, dim, index);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_select tg_kernel = (tg__kfn_select)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT], tg_ks, &tg_boxed);
+    tg__kfn_select tg_kernel = (tg__kfn_select)tg__pick_kernel(&tg__ops[TG_OP_SELECT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_select(self, dim, index) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, index);
@@ -5804,7 +5804,7 @@ static tg_tensor *fallback_flatten(tg_tensor *self, int64_t start_dim, int64_t e
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, start_dim);
     tg__box_int(&tg_s, end_dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_FLATTEN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FLATTEN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5817,7 +5817,7 @@ tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts)
     if (tg__stub_profiled()) return fallback_flatten(self, opts.start_dim, opts.end_dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_flatten tg_kernel = (tg__kfn_flatten)tg__pick_kernel(&tg__builtin_ops[TG_OP_FLATTEN], tg_ks, &tg_boxed);
+    tg__kfn_flatten tg_kernel = (tg__kfn_flatten)tg__pick_kernel(&tg__ops[TG_OP_FLATTEN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_flatten(self, opts.start_dim, opts.end_dim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.start_dim, opts.end_dim);
@@ -5832,7 +5832,7 @@ static tg_tensor *fallback_contiguous(tg_tensor *self, tg_memory_format memory_f
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CONTIGUOUS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONTIGUOUS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5845,7 +5845,7 @@ tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts)
     if (tg__stub_profiled()) return fallback_contiguous(self, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)tg__pick_kernel(&tg__builtin_ops[TG_OP_CONTIGUOUS], tg_ks, &tg_boxed);
+    tg__kfn_contiguous tg_kernel = (tg__kfn_contiguous)tg__pick_kernel(&tg__ops[TG_OP_CONTIGUOUS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_contiguous(self, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
@@ -5860,7 +5860,7 @@ static tg_tensor *fallback_clone(tg_tensor *self, tg_memory_format memory_format
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLONE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLONE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5873,7 +5873,7 @@ tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts)
     if (tg__stub_profiled()) return fallback_clone(self, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clone tg_kernel = (tg__kfn_clone)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLONE], tg_ks, &tg_boxed);
+    tg__kfn_clone tg_kernel = (tg__kfn_clone)tg__pick_kernel(&tg__ops[TG_OP_CLONE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clone(self, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.memory_format);
@@ -5888,7 +5888,7 @@ static tg_tensor *fallback_cat(tg_tensor_list tensors, int64_t dim)
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CAT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CAT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5901,7 +5901,7 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts)
     if (tg__stub_profiled()) return fallback_cat(tensors, opts.dim);
     tg_keyset tg_ks = tg__list_keys(tensors) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cat tg_kernel = (tg__kfn_cat)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT], tg_ks, &tg_boxed);
+    tg__kfn_cat tg_kernel = (tg__kfn_cat)tg__pick_kernel(&tg__ops[TG_OP_CAT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cat(tensors, opts.dim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
@@ -5917,7 +5917,7 @@ static tg_tensor *fallback_cat_out(tg_tensor_list tensors, int64_t dim, tg_tenso
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CAT_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CAT_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5931,7 +5931,7 @@ tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts
     if (tg__stub_profiled()) return fallback_cat_out(tensors, opts.dim, out);
     tg_keyset tg_ks = (tg__list_keys(tensors) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_CAT_OUT], tg_ks, &tg_boxed);
+    tg__kfn_cat_out tg_kernel = (tg__kfn_cat_out)tg__pick_kernel(&tg__ops[TG_OP_CAT_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cat_out(tensors, opts.dim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
@@ -5946,7 +5946,7 @@ static tg_tensor *fallback_stack(tg_tensor_list tensors, int64_t dim)
     tg_s.n = 0;
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_STACK], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_STACK], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5959,7 +5959,7 @@ tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts)
     if (tg__stub_profiled()) return fallback_stack(tensors, opts.dim);
     tg_keyset tg_ks = tg__list_keys(tensors) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_stack tg_kernel = (tg__kfn_stack)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK], tg_ks, &tg_boxed);
+    tg__kfn_stack tg_kernel = (tg__kfn_stack)tg__pick_kernel(&tg__ops[TG_OP_STACK], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_stack(tensors, opts.dim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim);
@@ -5975,7 +5975,7 @@ static tg_tensor *fallback_stack_out(tg_tensor_list tensors, int64_t dim, tg_ten
     tg__box_tensor_list(&tg_s, tensors);
     tg__box_int(&tg_s, dim);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_STACK_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_STACK_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -5989,7 +5989,7 @@ tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_
     if (tg__stub_profiled()) return fallback_stack_out(tensors, opts.dim, out);
     tg_keyset tg_ks = (tg__list_keys(tensors) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_STACK_OUT], tg_ks, &tg_boxed);
+    tg__kfn_stack_out tg_kernel = (tg__kfn_stack_out)tg__pick_kernel(&tg__ops[TG_OP_STACK_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_stack_out(tensors, opts.dim, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(tensors, opts.dim, out);
@@ -6005,7 +6005,7 @@ static tg_tensor_list fallback_split(tg_tensor *self, int64_t split_size, int64_
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, split_size);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SPLIT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SPLIT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
@@ -6018,7 +6018,7 @@ tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts op
     if (tg__stub_profiled()) return fallback_split(self, split_size, opts.dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_split tg_kernel = (tg__kfn_split)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT], tg_ks, &tg_boxed);
+    tg__kfn_split tg_kernel = (tg__kfn_split)tg__pick_kernel(&tg__ops[TG_OP_SPLIT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_split(self, split_size, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg_scope_suspend();
     tg_tensor_list tg_r = tg_kernel(self, split_size, opts.dim);
@@ -6034,7 +6034,7 @@ static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list spl
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, split_sizes);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SPLIT_WITH_SIZES], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SPLIT_WITH_SIZES], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
@@ -6047,7 +6047,7 @@ tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, 
     if (tg__stub_profiled()) return fallback_split_with_sizes(self, split_sizes, opts.dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)tg__pick_kernel(&tg__builtin_ops[TG_OP_SPLIT_WITH_SIZES], tg_ks, &tg_boxed);
+    tg__kfn_split_with_sizes tg_kernel = (tg__kfn_split_with_sizes)tg__pick_kernel(&tg__ops[TG_OP_SPLIT_WITH_SIZES], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_split_with_sizes(self, split_sizes, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg_scope_suspend();
     tg_tensor_list tg_r = tg_kernel(self, split_sizes, opts.dim);
@@ -6062,7 +6062,7 @@ static tg_tensor_list fallback_unbind(tg_tensor *self, int64_t dim)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_UNBIND], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UNBIND], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
@@ -6075,7 +6075,7 @@ tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts)
     if (tg__stub_profiled()) return fallback_unbind(self, opts.dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_unbind tg_kernel = (tg__kfn_unbind)tg__pick_kernel(&tg__builtin_ops[TG_OP_UNBIND], tg_ks, &tg_boxed);
+    tg__kfn_unbind tg_kernel = (tg__kfn_unbind)tg__pick_kernel(&tg__ops[TG_OP_UNBIND], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_unbind(self, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg_scope_suspend();
     tg_tensor_list tg_r = tg_kernel(self, opts.dim);
@@ -6091,7 +6091,7 @@ static tg_tensor_list fallback_chunk(tg_tensor *self, int64_t chunks, int64_t di
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, chunks);
     tg__box_int(&tg_s, dim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CHUNK], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CHUNK], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_tensor_list){ NULL, 0 };
     }
@@ -6104,7 +6104,7 @@ tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts)
     if (tg__stub_profiled()) return fallback_chunk(self, chunks, opts.dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_chunk tg_kernel = (tg__kfn_chunk)tg__pick_kernel(&tg__builtin_ops[TG_OP_CHUNK], tg_ks, &tg_boxed);
+    tg__kfn_chunk tg_kernel = (tg__kfn_chunk)tg__pick_kernel(&tg__ops[TG_OP_CHUNK], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_chunk(self, chunks, opts.dim) : (tg_tensor_list){ NULL, 0 };
     int tg_sc = tg_scope_suspend();
     tg_tensor_list tg_r = tg_kernel(self, chunks, opts.dim);
@@ -6122,7 +6122,7 @@ static tg_tensor *fallback_to(tg_tensor *self, tg_dtype dtype, bool non_blocking
     tg__box_bool(&tg_s, non_blocking);
     tg__box_bool(&tg_s, copy);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TO], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TO], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6135,7 +6135,7 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts)
     if (tg__stub_profiled()) return fallback_to(self, dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_to tg_kernel = (tg__kfn_to)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO], tg_ks, &tg_boxed);
+    tg__kfn_to tg_kernel = (tg__kfn_to)tg__pick_kernel(&tg__ops[TG_OP_TO], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_to(self, dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dtype, opts.non_blocking, opts.copy, opts.memory_format);
@@ -6154,7 +6154,7 @@ static tg_tensor *fallback_to_device(tg_tensor *self, tg_device device, tg_dtype
     tg__box_bool(&tg_s, non_blocking);
     tg__box_bool(&tg_s, copy);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_TO_DEVICE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TO_DEVICE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6167,7 +6167,7 @@ tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts 
     if (tg__stub_profiled()) return fallback_to_device(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_to_device tg_kernel = (tg__kfn_to_device)tg__pick_kernel(&tg__builtin_ops[TG_OP_TO_DEVICE], tg_ks, &tg_boxed);
+    tg__kfn_to_device tg_kernel = (tg__kfn_to_device)tg__pick_kernel(&tg__ops[TG_OP_TO_DEVICE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_to_device(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, device, opts.dtype, opts.non_blocking, opts.copy, opts.memory_format);
@@ -6187,7 +6187,7 @@ static tg_tensor *fallback__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout l
     tg__box_opt_bool(&tg_s, pin_memory);
     tg__box_bool(&tg_s, non_blocking);
     tg__box_opt_memory_format(&tg_s, memory_format);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__TO_COPY], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__TO_COPY], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6200,7 +6200,7 @@ tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts)
     if (tg__stub_profiled()) return fallback__to_copy(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)tg__pick_kernel(&tg__builtin_ops[TG_OP__TO_COPY], tg_ks, &tg_boxed);
+    tg__kfn__to_copy tg_kernel = (tg__kfn__to_copy)tg__pick_kernel(&tg__ops[TG_OP__TO_COPY], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__to_copy(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.non_blocking, opts.memory_format);
@@ -6216,7 +6216,7 @@ static tg_tensor *fallback_copy_(tg_tensor *self, tg_tensor *src, bool non_block
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, src);
     tg__box_bool(&tg_s, non_blocking);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_COPY_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_COPY_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6230,7 +6230,7 @@ tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts)
     if (tg__stub_profiled()) return fallback_copy_(self, src, opts.non_blocking);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)tg__pick_kernel(&tg__builtin_ops[TG_OP_COPY_], tg_ks, &tg_boxed);
+    tg__kfn_copy_ tg_kernel = (tg__kfn_copy_)tg__pick_kernel(&tg__ops[TG_OP_COPY_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_copy_(self, src, opts.non_blocking) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, src, opts.non_blocking);
@@ -6246,7 +6246,7 @@ static tg_tensor *fallback_softmax(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SOFTMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SOFTMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6259,7 +6259,7 @@ tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts)
     if (tg__stub_profiled()) return fallback_softmax(self, dim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_softmax tg_kernel = (tg__kfn_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_SOFTMAX], tg_ks, &tg_boxed);
+    tg__kfn_softmax tg_kernel = (tg__kfn_softmax)tg__pick_kernel(&tg__ops[TG_OP_SOFTMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_softmax(self, dim, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
@@ -6275,7 +6275,7 @@ static tg_tensor *fallback__softmax(tg_tensor *self, int64_t dim, bool half_to_f
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, half_to_float);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__SOFTMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SOFTMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6288,7 +6288,7 @@ tg_tensor *tg__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
     if (tg__stub_profiled()) return fallback__softmax(self, dim, half_to_float);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__softmax tg_kernel = (tg__kfn__softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX], tg_ks, &tg_boxed);
+    tg__kfn__softmax tg_kernel = (tg__kfn__softmax)tg__pick_kernel(&tg__ops[TG_OP__SOFTMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__softmax(self, dim, half_to_float) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
@@ -6305,7 +6305,7 @@ static tg_tensor *fallback__softmax_out(tg_tensor *self, int64_t dim, bool half_
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, half_to_float);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__SOFTMAX_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SOFTMAX_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6319,7 +6319,7 @@ tg_tensor *tg__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_
     if (tg__stub_profiled()) return fallback__softmax_out(self, dim, half_to_float, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_OUT], tg_ks, &tg_boxed);
+    tg__kfn__softmax_out tg_kernel = (tg__kfn__softmax_out)tg__pick_kernel(&tg__ops[TG_OP__SOFTMAX_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__softmax_out(self, dim, half_to_float, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
@@ -6335,7 +6335,7 @@ static tg_tensor *fallback_log_softmax(tg_tensor *self, int64_t dim, tg_dtype dt
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_opt_dtype(&tg_s, dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LOG_SOFTMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SOFTMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6348,7 +6348,7 @@ tg_tensor *tg_log_softmax_fn(tg_tensor *self, int64_t dim, tg_log_softmax_opts o
     if (tg__stub_profiled()) return fallback_log_softmax(self, dim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP_LOG_SOFTMAX], tg_ks, &tg_boxed);
+    tg__kfn_log_softmax tg_kernel = (tg__kfn_log_softmax)tg__pick_kernel(&tg__ops[TG_OP_LOG_SOFTMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_log_softmax(self, dim, opts.dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
@@ -6364,7 +6364,7 @@ static tg_tensor *fallback__log_softmax(tg_tensor *self, int64_t dim, bool half_
     tg__box_tensor(&tg_s, self);
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, half_to_float);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__LOG_SOFTMAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__LOG_SOFTMAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6377,7 +6377,7 @@ tg_tensor *tg__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
     if (tg__stub_profiled()) return fallback__log_softmax(self, dim, half_to_float);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX], tg_ks, &tg_boxed);
+    tg__kfn__log_softmax tg_kernel = (tg__kfn__log_softmax)tg__pick_kernel(&tg__ops[TG_OP__LOG_SOFTMAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__log_softmax(self, dim, half_to_float) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float);
@@ -6394,7 +6394,7 @@ static tg_tensor *fallback__log_softmax_out(tg_tensor *self, int64_t dim, bool h
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, half_to_float);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__LOG_SOFTMAX_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6408,7 +6408,7 @@ tg_tensor *tg__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
     if (tg__stub_profiled()) return fallback__log_softmax_out(self, dim, half_to_float, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_OUT], tg_ks, &tg_boxed);
+    tg__kfn__log_softmax_out tg_kernel = (tg__kfn__log_softmax_out)tg__pick_kernel(&tg__ops[TG_OP__LOG_SOFTMAX_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__log_softmax_out(self, dim, half_to_float, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, half_to_float, out);
@@ -6423,7 +6423,7 @@ static tg_tensor *fallback_sum_to_size(tg_tensor *self, tg_int_list size)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
     tg__box_int_list(&tg_s, size);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUM_TO_SIZE], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUM_TO_SIZE], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6436,7 +6436,7 @@ tg_tensor *tg_sum_to_size(tg_tensor *self, tg_int_list size)
     if (tg__stub_profiled()) return fallback_sum_to_size(self, size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sum_to_size tg_kernel = (tg__kfn_sum_to_size)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_TO_SIZE], tg_ks, &tg_boxed);
+    tg__kfn_sum_to_size tg_kernel = (tg__kfn_sum_to_size)tg__pick_kernel(&tg__ops[TG_OP_SUM_TO_SIZE], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sum_to_size(self, size) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, size);
@@ -6453,7 +6453,7 @@ static tg_tensor *fallback_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_i
     tg__box_int_list(&tg_s, sizes);
     tg__box_opt_int_list(&tg_s, dims);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUM_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUM_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6466,7 +6466,7 @@ tg_tensor *tg_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims,
     if (tg__stub_profiled()) return fallback_sum_backward(grad, sizes, dims, keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sum_backward tg_kernel = (tg__kfn_sum_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUM_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_sum_backward tg_kernel = (tg__kfn_sum_backward)tg__pick_kernel(&tg__ops[TG_OP_SUM_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sum_backward(grad, sizes, dims, keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, sizes, dims, keepdim);
@@ -6482,7 +6482,7 @@ static tg_tensor *fallback_restore_reduced_dims(tg_tensor *output, tg_int_list d
     tg__box_tensor(&tg_s, output);
     tg__box_opt_int_list(&tg_s, dims);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_RESTORE_REDUCED_DIMS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RESTORE_REDUCED_DIMS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6495,7 +6495,7 @@ tg_tensor *tg_restore_reduced_dims(tg_tensor *output, tg_int_list dims, bool kee
     if (tg__stub_profiled()) return fallback_restore_reduced_dims(output, dims, keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(output) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_restore_reduced_dims tg_kernel = (tg__kfn_restore_reduced_dims)tg__pick_kernel(&tg__builtin_ops[TG_OP_RESTORE_REDUCED_DIMS], tg_ks, &tg_boxed);
+    tg__kfn_restore_reduced_dims tg_kernel = (tg__kfn_restore_reduced_dims)tg__pick_kernel(&tg__ops[TG_OP_RESTORE_REDUCED_DIMS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_restore_reduced_dims(output, dims, keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(output, dims, keepdim);
@@ -6511,7 +6511,7 @@ static tg_tensor *fallback_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask,
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, mask);
     tg__box_int_list(&tg_s, dims);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SCALE_GRAD_BY_COUNT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCALE_GRAD_BY_COUNT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6525,7 +6525,7 @@ tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list 
     if (tg__stub_profiled()) return fallback_scale_grad_by_count(grad, mask, dims);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_scale_grad_by_count tg_kernel = (tg__kfn_scale_grad_by_count)tg__pick_kernel(&tg__builtin_ops[TG_OP_SCALE_GRAD_BY_COUNT], tg_ks, &tg_boxed);
+    tg__kfn_scale_grad_by_count tg_kernel = (tg__kfn_scale_grad_by_count)tg__pick_kernel(&tg__ops[TG_OP_SCALE_GRAD_BY_COUNT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_scale_grad_by_count(grad, mask, dims) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, mask, dims);
@@ -6540,7 +6540,7 @@ static tg_tensor *fallback_linear_weight_backward(tg_tensor *grad, tg_tensor *in
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, input);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LINEAR_WEIGHT_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LINEAR_WEIGHT_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6554,7 +6554,7 @@ tg_tensor *tg_linear_weight_backward(tg_tensor *grad, tg_tensor *input)
     if (tg__stub_profiled()) return fallback_linear_weight_backward(grad, input);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(input)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR_WEIGHT_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_linear_weight_backward tg_kernel = (tg__kfn_linear_weight_backward)tg__pick_kernel(&tg__ops[TG_OP_LINEAR_WEIGHT_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_linear_weight_backward(grad, input) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, input);
@@ -6569,7 +6569,7 @@ static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
     tg_s.n = 0;
     tg__box_tensor(&tg_s, grad);
     tg__box_int_list(&tg_s, dims);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PERMUTE_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PERMUTE_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6582,7 +6582,7 @@ tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims)
     if (tg__stub_profiled()) return fallback_permute_backward(grad, dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_permute_backward tg_kernel = (tg__kfn_permute_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PERMUTE_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_permute_backward tg_kernel = (tg__kfn_permute_backward)tg__pick_kernel(&tg__ops[TG_OP_PERMUTE_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_permute_backward(grad, dims) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, dims);
@@ -6601,7 +6601,7 @@ static tg_tensor *fallback_slice_backward(tg_tensor *grad_output, tg_int_list in
     tg__box_opt_int(&tg_s, start);
     tg__box_opt_int(&tg_s, end);
     tg__box_int(&tg_s, step);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SLICE_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SLICE_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6614,7 +6614,7 @@ tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, in
     if (tg__stub_profiled()) return fallback_slice_backward(grad_output, input_sizes, dim, start, end, step);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_slice_backward tg_kernel = (tg__kfn_slice_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SLICE_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_slice_backward tg_kernel = (tg__kfn_slice_backward)tg__pick_kernel(&tg__ops[TG_OP_SLICE_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_slice_backward(grad_output, input_sizes, dim, start, end, step) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, input_sizes, dim, start, end, step);
@@ -6631,7 +6631,7 @@ static tg_tensor *fallback_select_backward(tg_tensor *grad_output, tg_int_list i
     tg__box_int_list(&tg_s, input_sizes);
     tg__box_int(&tg_s, dim);
     tg__box_int(&tg_s, index);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SELECT_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SELECT_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6644,7 +6644,7 @@ tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, i
     if (tg__stub_profiled()) return fallback_select_backward(grad_output, input_sizes, dim, index);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_select_backward tg_kernel = (tg__kfn_select_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_SELECT_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_select_backward tg_kernel = (tg__kfn_select_backward)tg__pick_kernel(&tg__ops[TG_OP_SELECT_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_select_backward(grad_output, input_sizes, dim, index) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, input_sizes, dim, index);
@@ -6662,7 +6662,7 @@ static tg_tensor *fallback_value_selecting_reduction_backward(tg_tensor *grad, i
     tg__box_tensor(&tg_s, indices);
     tg__box_int_list(&tg_s, sizes);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6676,7 +6676,7 @@ tg_tensor *tg_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, t
     if (tg__stub_profiled()) return fallback_value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_value_selecting_reduction_backward tg_kernel = (tg__kfn_value_selecting_reduction_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_value_selecting_reduction_backward tg_kernel = (tg__kfn_value_selecting_reduction_backward)tg__pick_kernel(&tg__ops[TG_OP_VALUE_SELECTING_REDUCTION_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, dim, indices, sizes, keepdim);
@@ -6694,7 +6694,7 @@ static tg_tensor *fallback_var_backward(tg_tensor *grad, tg_tensor *self, tg_int
     tg__box_opt_int_list(&tg_s, dim);
     tg__box_opt_int(&tg_s, correction);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_VAR_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_VAR_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6708,7 +6708,7 @@ tg_tensor *tg_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_list dim, tg
     if (tg__stub_profiled()) return fallback_var_backward(grad, self, dim, correction, keepdim);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_var_backward tg_kernel = (tg__kfn_var_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_VAR_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_var_backward tg_kernel = (tg__kfn_var_backward)tg__pick_kernel(&tg__ops[TG_OP_VAR_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_var_backward(grad, self, dim, correction, keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, dim, correction, keepdim);
@@ -6726,7 +6726,7 @@ static tg_tensor *fallback_prod_backward(tg_tensor *grad, tg_tensor *input, tg_t
     tg__box_tensor(&tg_s, result);
     tg__box_int(&tg_s, dim);
     tg__box_bool(&tg_s, keepdim);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_PROD_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_PROD_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6741,7 +6741,7 @@ tg_tensor *tg_prod_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *result
     if (tg__stub_profiled()) return fallback_prod_backward(grad, input, result, dim, keepdim);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(result)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_prod_backward tg_kernel = (tg__kfn_prod_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_PROD_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_prod_backward tg_kernel = (tg__kfn_prod_backward)tg__pick_kernel(&tg__ops[TG_OP_PROD_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_prod_backward(grad, input, result, dim, keepdim) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, input, result, dim, keepdim);
@@ -6755,7 +6755,7 @@ static tg_tensor *fallback_sign(tg_tensor *self)
     tg_boxed_stack tg_s;
     tg_s.n = 0;
     tg__box_tensor(&tg_s, self);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SIGN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SIGN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6768,7 +6768,7 @@ tg_tensor *tg_sign(tg_tensor *self)
     if (tg__stub_profiled()) return fallback_sign(self);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sign tg_kernel = (tg__kfn_sign)tg__pick_kernel(&tg__builtin_ops[TG_OP_SIGN], tg_ks, &tg_boxed);
+    tg__kfn_sign tg_kernel = (tg__kfn_sign)tg__pick_kernel(&tg__ops[TG_OP_SIGN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sign(self) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self);
@@ -6785,7 +6785,7 @@ static tg_tensor *fallback_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_o
     tg__box_tensor(&tg_s, self);
     tg__box_opt_double(&tg_s, min);
     tg__box_opt_double(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6799,7 +6799,7 @@ tg_tensor *tg_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min,
     if (tg__stub_profiled()) return fallback_clamp_backward(grad, self, min, max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_backward tg_kernel = (tg__kfn_clamp_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_clamp_backward tg_kernel = (tg__kfn_clamp_backward)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_backward(grad, self, min, max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
@@ -6816,7 +6816,7 @@ static tg_tensor *fallback_clamp_backward_tensor(tg_tensor *grad, tg_tensor *sel
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_TENSOR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_BACKWARD_TENSOR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6830,7 +6830,7 @@ tg_tensor *tg_clamp_backward_tensor(tg_tensor *grad, tg_tensor *self, tg_tensor 
     if (tg__stub_profiled()) return fallback_clamp_backward_tensor(grad, self, min, max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_backward_tensor tg_kernel = (tg__kfn_clamp_backward_tensor)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_TENSOR], tg_ks, &tg_boxed);
+    tg__kfn_clamp_backward_tensor tg_kernel = (tg__kfn_clamp_backward_tensor)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_BACKWARD_TENSOR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_backward_tensor(grad, self, min, max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
@@ -6847,7 +6847,7 @@ static tg_tensor *fallback_clamp_backward_min(tg_tensor *grad, tg_tensor *self, 
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MIN], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_BACKWARD_MIN], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6861,7 +6861,7 @@ tg_tensor *tg_clamp_backward_min(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
     if (tg__stub_profiled()) return fallback_clamp_backward_min(grad, self, min, max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_backward_min tg_kernel = (tg__kfn_clamp_backward_min)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MIN], tg_ks, &tg_boxed);
+    tg__kfn_clamp_backward_min tg_kernel = (tg__kfn_clamp_backward_min)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_BACKWARD_MIN], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_backward_min(grad, self, min, max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
@@ -6878,7 +6878,7 @@ static tg_tensor *fallback_clamp_backward_max(tg_tensor *grad, tg_tensor *self, 
     tg__box_tensor(&tg_s, self);
     tg__box_opt_tensor(&tg_s, min);
     tg__box_opt_tensor(&tg_s, max);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MAX], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CLAMP_BACKWARD_MAX], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6892,7 +6892,7 @@ tg_tensor *tg_clamp_backward_max(tg_tensor *grad, tg_tensor *self, tg_tensor *mi
     if (tg__stub_profiled()) return fallback_clamp_backward_max(grad, self, min, max);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg__opt_keys(min) | tg__opt_keys(max)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_clamp_backward_max tg_kernel = (tg__kfn_clamp_backward_max)tg__pick_kernel(&tg__builtin_ops[TG_OP_CLAMP_BACKWARD_MAX], tg_ks, &tg_boxed);
+    tg__kfn_clamp_backward_max tg_kernel = (tg__kfn_clamp_backward_max)tg__pick_kernel(&tg__ops[TG_OP_CLAMP_BACKWARD_MAX], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_clamp_backward_max(grad, self, min, max) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, min, max);
@@ -6908,7 +6908,7 @@ static tg_tensor *fallback_div_tensor_self_backward(tg_tensor *grad, tg_tensor *
     tg__box_tensor(&tg_s, grad);
     tg__box_tensor(&tg_s, other);
     tg__box_opt_str(&tg_s, rounding_mode);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6922,7 +6922,7 @@ tg_tensor *tg_div_tensor_self_backward_fn(tg_tensor *grad, tg_tensor *other, tg_
     if (tg__stub_profiled()) return fallback_div_tensor_self_backward(grad, other, opts.rounding_mode);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_tensor_self_backward tg_kernel = (tg__kfn_div_tensor_self_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_div_tensor_self_backward tg_kernel = (tg__kfn_div_tensor_self_backward)tg__pick_kernel(&tg__ops[TG_OP_DIV_TENSOR_SELF_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_tensor_self_backward(grad, other, opts.rounding_mode) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, other, opts.rounding_mode);
@@ -6939,7 +6939,7 @@ static tg_tensor *fallback_div_tensor_other_backward(tg_tensor *grad, tg_tensor 
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, other);
     tg__box_opt_str(&tg_s, rounding_mode);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6954,7 +6954,7 @@ tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_
     if (tg__stub_profiled()) return fallback_div_tensor_other_backward(grad, self, other, opts.rounding_mode);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(other)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_tensor_other_backward tg_kernel = (tg__kfn_div_tensor_other_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_div_tensor_other_backward tg_kernel = (tg__kfn_div_tensor_other_backward)tg__pick_kernel(&tg__ops[TG_OP_DIV_TENSOR_OTHER_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_tensor_other_backward(grad, self, other, opts.rounding_mode) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad, self, other, opts.rounding_mode);
@@ -6970,7 +6970,7 @@ static tg_tensor *fallback_threshold_backward(tg_tensor *grad_output, tg_tensor 
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, threshold);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_THRESHOLD_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_THRESHOLD_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -6984,7 +6984,7 @@ tg_tensor *tg_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double
     if (tg__stub_profiled()) return fallback_threshold_backward(grad_output, self, threshold);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_threshold_backward tg_kernel = (tg__kfn_threshold_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_THRESHOLD_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_threshold_backward tg_kernel = (tg__kfn_threshold_backward)tg__pick_kernel(&tg__ops[TG_OP_THRESHOLD_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_threshold_backward(grad_output, self, threshold) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, self, threshold);
@@ -7001,7 +7001,7 @@ static tg_tensor *fallback__softmax_backward_data(tg_tensor *grad_output, tg_ten
     tg__box_tensor(&tg_s, output);
     tg__box_int(&tg_s, dim);
     tg__box_dtype(&tg_s, input_dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__SOFTMAX_BACKWARD_DATA], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SOFTMAX_BACKWARD_DATA], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7015,7 +7015,7 @@ tg_tensor *tg__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, 
     if (tg__stub_profiled()) return fallback__softmax_backward_data(grad_output, output, dim, input_dtype);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(output)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__softmax_backward_data tg_kernel = (tg__kfn__softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__SOFTMAX_BACKWARD_DATA], tg_ks, &tg_boxed);
+    tg__kfn__softmax_backward_data tg_kernel = (tg__kfn__softmax_backward_data)tg__pick_kernel(&tg__ops[TG_OP__SOFTMAX_BACKWARD_DATA], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__softmax_backward_data(grad_output, output, dim, input_dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, output, dim, input_dtype);
@@ -7032,7 +7032,7 @@ static tg_tensor *fallback__log_softmax_backward_data(tg_tensor *grad_output, tg
     tg__box_tensor(&tg_s, output);
     tg__box_int(&tg_s, dim);
     tg__box_dtype(&tg_s, input_dtype);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7046,7 +7046,7 @@ tg_tensor *tg__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *outp
     if (tg__stub_profiled()) return fallback__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(output)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn__log_softmax_backward_data tg_kernel = (tg__kfn__log_softmax_backward_data)tg__pick_kernel(&tg__builtin_ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], tg_ks, &tg_boxed);
+    tg__kfn__log_softmax_backward_data tg_kernel = (tg__kfn__log_softmax_backward_data)tg__pick_kernel(&tg__ops[TG_OP__LOG_SOFTMAX_BACKWARD_DATA], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback__log_softmax_backward_data(grad_output, output, dim, input_dtype) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, output, dim, input_dtype);
@@ -7062,7 +7062,7 @@ static tg_tensor *fallback_linear(tg_tensor *input, tg_tensor *weight, tg_tensor
     tg__box_tensor(&tg_s, input);
     tg__box_tensor(&tg_s, weight);
     tg__box_opt_tensor(&tg_s, bias);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_LINEAR], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LINEAR], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7076,7 +7076,7 @@ tg_tensor *tg_linear_fn(tg_tensor *input, tg_tensor *weight, tg_linear_opts opts
     if (tg__stub_profiled()) return fallback_linear(input, weight, opts.bias);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_linear tg_kernel = (tg__kfn_linear)tg__pick_kernel(&tg__builtin_ops[TG_OP_LINEAR], tg_ks, &tg_boxed);
+    tg__kfn_linear tg_kernel = (tg__kfn_linear)tg__pick_kernel(&tg__ops[TG_OP_LINEAR], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_linear(input, weight, opts.bias) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(input, weight, opts.bias);
@@ -7092,7 +7092,7 @@ static tg_tensor *fallback_mse_loss(tg_tensor *self, tg_tensor *target, int64_t 
     tg__box_tensor(&tg_s, self);
     tg__box_tensor(&tg_s, target);
     tg__box_int(&tg_s, reduction);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MSE_LOSS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MSE_LOSS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7106,7 +7106,7 @@ tg_tensor *tg_mse_loss_fn(tg_tensor *self, tg_tensor *target, tg_mse_loss_opts o
     if (tg__stub_profiled()) return fallback_mse_loss(self, target, opts.reduction);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(target)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mse_loss tg_kernel = (tg__kfn_mse_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_MSE_LOSS], tg_ks, &tg_boxed);
+    tg__kfn_mse_loss tg_kernel = (tg__kfn_mse_loss)tg__pick_kernel(&tg__ops[TG_OP_MSE_LOSS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mse_loss(self, target, opts.reduction) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, target, opts.reduction);
@@ -7124,7 +7124,7 @@ static tg_tensor *fallback_nll_loss(tg_tensor *self, tg_tensor *target, tg_tenso
     tg__box_opt_tensor(&tg_s, weight);
     tg__box_int(&tg_s, reduction);
     tg__box_int(&tg_s, ignore_index);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NLL_LOSS], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NLL_LOSS], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7138,7 +7138,7 @@ tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts o
     if (tg__stub_profiled()) return fallback_nll_loss(self, target, opts.weight, opts.reduction, opts.ignore_index);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_nll_loss tg_kernel = (tg__kfn_nll_loss)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS], tg_ks, &tg_boxed);
+    tg__kfn_nll_loss tg_kernel = (tg__kfn_nll_loss)tg__pick_kernel(&tg__ops[TG_OP_NLL_LOSS], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_nll_loss(self, target, opts.weight, opts.reduction, opts.ignore_index) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, target, opts.weight, opts.reduction, opts.ignore_index);
@@ -7156,7 +7156,7 @@ static tg_output_total_weight fallback_nll_loss_forward(tg_tensor *self, tg_tens
     tg__box_opt_tensor(&tg_s, weight);
     tg__box_int(&tg_s, reduction);
     tg__box_int(&tg_s, ignore_index);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NLL_LOSS_FORWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NLL_LOSS_FORWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_output_total_weight){ 0 };
     }
@@ -7170,7 +7170,7 @@ tg_output_total_weight tg_nll_loss_forward(tg_tensor *self, tg_tensor *target, t
     if (tg__stub_profiled()) return fallback_nll_loss_forward(self, target, weight, reduction, ignore_index);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(target) | tg__opt_keys(weight)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_nll_loss_forward tg_kernel = (tg__kfn_nll_loss_forward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_FORWARD], tg_ks, &tg_boxed);
+    tg__kfn_nll_loss_forward tg_kernel = (tg__kfn_nll_loss_forward)tg__pick_kernel(&tg__ops[TG_OP_NLL_LOSS_FORWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_nll_loss_forward(self, target, weight, reduction, ignore_index) : (tg_output_total_weight){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_output_total_weight tg_r = tg_kernel(self, target, weight, reduction, ignore_index);
@@ -7192,7 +7192,7 @@ static tg_tensor *fallback_nll_loss_backward(tg_tensor *grad_output, tg_tensor *
     tg__box_int(&tg_s, reduction);
     tg__box_int(&tg_s, ignore_index);
     tg__box_tensor(&tg_s, total_weight);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NLL_LOSS_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NLL_LOSS_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7208,7 +7208,7 @@ tg_tensor *tg_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tens
     if (tg__stub_profiled()) return fallback_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(target) | tg__opt_keys(weight) | tg_dispatch_tensor_keys(total_weight)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_nll_loss_backward tg_kernel = (tg__kfn_nll_loss_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NLL_LOSS_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_nll_loss_backward tg_kernel = (tg__kfn_nll_loss_backward)tg__pick_kernel(&tg__ops[TG_OP_NLL_LOSS_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, self, target, weight, reduction, ignore_index, total_weight);
@@ -7227,7 +7227,7 @@ static tg_tensor *fallback_cross_entropy(tg_tensor *self, tg_tensor *target, tg_
     tg__box_int(&tg_s, reduction);
     tg__box_int(&tg_s, ignore_index);
     tg__box_double(&tg_s, label_smoothing);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_CROSS_ENTROPY], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CROSS_ENTROPY], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7241,7 +7241,7 @@ tg_tensor *tg_cross_entropy_fn(tg_tensor *self, tg_tensor *target, tg_cross_entr
     if (tg__stub_profiled()) return fallback_cross_entropy(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(target) | tg__opt_keys(opts.weight)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_cross_entropy tg_kernel = (tg__kfn_cross_entropy)tg__pick_kernel(&tg__builtin_ops[TG_OP_CROSS_ENTROPY], tg_ks, &tg_boxed);
+    tg__kfn_cross_entropy tg_kernel = (tg__kfn_cross_entropy)tg__pick_kernel(&tg__ops[TG_OP_CROSS_ENTROPY], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_cross_entropy(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, target, opts.weight, opts.reduction, opts.ignore_index, opts.label_smoothing);
@@ -7257,7 +7257,7 @@ static tg_tensor *fallback_dropout(tg_tensor *input, double p, bool train)
     tg__box_tensor(&tg_s, input);
     tg__box_double(&tg_s, p);
     tg__box_bool(&tg_s, train);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DROPOUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DROPOUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7270,7 +7270,7 @@ tg_tensor *tg_dropout(tg_tensor *input, double p, bool train)
     if (tg__stub_profiled()) return fallback_dropout(input, p, train);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_dropout tg_kernel = (tg__kfn_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_DROPOUT], tg_ks, &tg_boxed);
+    tg__kfn_dropout tg_kernel = (tg__kfn_dropout)tg__pick_kernel(&tg__ops[TG_OP_DROPOUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_dropout(input, p, train) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(input, p, train);
@@ -7286,7 +7286,7 @@ static tg_tensors2 fallback_native_dropout(tg_tensor *input, double p, tg_opt_bo
     tg__box_tensor(&tg_s, input);
     tg__box_double(&tg_s, p);
     tg__box_opt_bool(&tg_s, train);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_DROPOUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return (tg_tensors2){ 0 };
     }
@@ -7299,7 +7299,7 @@ tg_tensors2 tg_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
     if (tg__stub_profiled()) return fallback_native_dropout(input, p, train);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_native_dropout tg_kernel = (tg__kfn_native_dropout)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT], tg_ks, &tg_boxed);
+    tg__kfn_native_dropout tg_kernel = (tg__kfn_native_dropout)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_DROPOUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_native_dropout(input, p, train) : (tg_tensors2){ 0 };
     int tg_sc = tg_scope_suspend();
     tg_tensors2 tg_r = tg_kernel(input, p, train);
@@ -7317,7 +7317,7 @@ static tg_tensor *fallback_native_dropout_backward(tg_tensor *grad_output, tg_te
     tg__box_tensor(&tg_s, grad_output);
     tg__box_tensor(&tg_s, mask);
     tg__box_double(&tg_s, scale);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT_BACKWARD], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_DROPOUT_BACKWARD], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7331,7 +7331,7 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
     if (tg__stub_profiled()) return fallback_native_dropout_backward(grad_output, mask, scale);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_native_dropout_backward tg_kernel = (tg__kfn_native_dropout_backward)tg__pick_kernel(&tg__builtin_ops[TG_OP_NATIVE_DROPOUT_BACKWARD], tg_ks, &tg_boxed);
+    tg__kfn_native_dropout_backward tg_kernel = (tg__kfn_native_dropout_backward)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_DROPOUT_BACKWARD], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_native_dropout_backward(grad_output, mask, scale) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, mask, scale);
@@ -7354,7 +7354,7 @@ static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor
     tg__box_bool(&tg_s, nesterov);
     tg__box_bool(&tg_s, maximize);
     tg__box_bool(&tg_s, first_step);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SGD_STEP_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SGD_STEP_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7368,7 +7368,7 @@ tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum
     if (tg__stub_profiled()) return fallback_sgd_step_(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(grad) | tg__opt_keys(momentum_buffer)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sgd_step_ tg_kernel = (tg__kfn_sgd_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_SGD_STEP_], tg_ks, &tg_boxed);
+    tg__kfn_sgd_step_ tg_kernel = (tg__kfn_sgd_step_)tg__pick_kernel(&tg__ops[TG_OP_SGD_STEP_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sgd_step_(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, grad, momentum_buffer, lr, opts.momentum, opts.dampening, opts.weight_decay, opts.nesterov, opts.maximize, opts.first_step);
@@ -7395,7 +7395,7 @@ static tg_tensor *fallback_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tenso
     tg__box_bool(&tg_s, amsgrad);
     tg__box_bool(&tg_s, maximize);
     tg__box_bool(&tg_s, decoupled_weight_decay);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADAM_STEP_], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADAM_STEP_], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7411,7 +7411,7 @@ tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg
     if (tg__stub_profiled()) return fallback_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(exp_avg) | tg_dispatch_tensor_keys(exp_avg_sq) | tg__opt_keys(max_exp_avg_sq)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_adam_step_ tg_kernel = (tg__kfn_adam_step_)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADAM_STEP_], tg_ks, &tg_boxed);
+    tg__kfn_adam_step_ tg_kernel = (tg__kfn_adam_step_)tg__pick_kernel(&tg__ops[TG_OP_ADAM_STEP_], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, opts.lr, opts.beta1, opts.beta2, opts.eps, opts.weight_decay, opts.amsgrad, opts.maximize, opts.decoupled_weight_decay);
@@ -7428,7 +7428,7 @@ static tg_tensor *fallback_add_scalar_out(tg_tensor *self, double other, double 
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_ADD_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADD_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7442,7 +7442,7 @@ tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
     if (tg__stub_profiled()) return fallback_add_scalar_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_ADD_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_add_scalar_out tg_kernel = (tg__kfn_add_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_ADD_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_add_scalar_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
@@ -7459,7 +7459,7 @@ static tg_tensor *fallback_sub_scalar_out(tg_tensor *self, double other, double 
     tg__box_double(&tg_s, other);
     tg__box_double(&tg_s, alpha);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_SUB_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SUB_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7473,7 +7473,7 @@ tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, t
     if (tg__stub_profiled()) return fallback_sub_scalar_out(self, other, opts.alpha, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_SUB_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_sub_scalar_out tg_kernel = (tg__kfn_sub_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_SUB_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_sub_scalar_out(self, other, opts.alpha, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, opts.alpha, out);
@@ -7489,7 +7489,7 @@ static tg_tensor *fallback_mul_scalar_out(tg_tensor *self, double other, tg_tens
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_MUL_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MUL_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7503,7 +7503,7 @@ tg_tensor *tg_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_mul_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_MUL_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_mul_scalar_out tg_kernel = (tg__kfn_mul_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_MUL_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_mul_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
@@ -7519,7 +7519,7 @@ static tg_tensor *fallback_div_scalar_out(tg_tensor *self, double other, tg_tens
     tg__box_tensor(&tg_s, self);
     tg__box_double(&tg_s, other);
     tg__box_tensor(&tg_s, out);
-    if (tg_call_boxed_op(&tg__builtin_ops[TG_OP_DIV_SCALAR_OUT], &tg_s) != 0) {
+    if (tg_call_boxed_op(&tg__ops[TG_OP_DIV_SCALAR_OUT], &tg_s) != 0) {
         tg__drop_stack(&tg_s);
         return NULL;
     }
@@ -7533,7 +7533,7 @@ tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (tg__stub_profiled()) return fallback_div_scalar_out(self, other, out);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
-    tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)tg__pick_kernel(&tg__builtin_ops[TG_OP_DIV_SCALAR_OUT], tg_ks, &tg_boxed);
+    tg__kfn_div_scalar_out tg_kernel = (tg__kfn_div_scalar_out)tg__pick_kernel(&tg__ops[TG_OP_DIV_SCALAR_OUT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_div_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);

@@ -34,6 +34,7 @@
 #define TENSORGEN_H
 
 #include "tg_core.h"
+#include "tg_library.h"
 #include "tg_ops.h"
 #include "tg_profiler.h"
 

@@ -27,7 +27,7 @@ extern "C" {
 typedef enum tg_ivalue_tag {
     TG_IV_NONE, /* None: an absent optional (Tensor?, int?, ScalarType?, ...) */
     TG_IV_TENSOR,
-    TG_IV_INT, /* int, SymInt, Stream, DeviceIndex */
+    TG_IV_INT,    /* int, SymInt, Stream, DeviceIndex */
     TG_IV_DOUBLE, /* float, Scalar (an int or bool is accepted where a Scalar is expected) */
     TG_IV_BOOL,
     TG_IV_INT_LIST,
@@ -132,9 +132,9 @@ typedef struct tg_op_entry tg_op_entry;
  * overload after the dot), "myops::nms" (a library's: the namespace is required). NULL with
  * "unknown operator 'x'" otherwise. */
 const tg_op_entry *tg_op_find(const char *name);
-const char *tg_op_name(const tg_op_entry *op);      /* "add.Tensor", "myops::nms" */
-const char *tg_op_schema(const tg_op_entry *op);    /* the schema it was declared with */
-int tg_op_num_arguments(const tg_op_entry *op);     /* what a boxed call takes */
+const char *tg_op_name(const tg_op_entry *op);   /* "add.Tensor", "myops::nms" */
+const char *tg_op_schema(const tg_op_entry *op); /* the schema it was declared with */
+int tg_op_num_arguments(const tg_op_entry *op);  /* what a boxed call takes */
 
 /* Calls an operator: the stack holds exactly its arguments; on success they are replaced by
  * its results (a TENSOR result is an owned reference; a Tensor[] result owns its array and a
@@ -202,8 +202,7 @@ typedef void (*tg_fnptr)(void);
 /* A boxed kernel: gets the operator, the call's key set and the stack holding its arguments
  * (what tg_call_boxed was given), and behaves like a boxed call: consumes the arguments,
  * leaves the results, returns 0 or -1 with an error. `ctx` is what was registered with it. */
-typedef int (*tg_boxed_kernel)(const tg_op_entry *op, tg_keyset keys, tg_boxed_stack *s,
-                               void *ctx);
+typedef int (*tg_boxed_kernel)(const tg_op_entry *op, tg_keyset keys, tg_boxed_stack *s, void *ctx);
 
 /* Registers `kernel` for operator `op` (a name as for tg_op_find) under `key` (CPU, CUDA or a
  * backend's key; Autograd kernels come from derivatives). An error when the operator already

@@ -289,12 +289,13 @@ void tg_library_constructor(const tg_library *lib)
     tg__library_report(lib, tg_library_register(lib));
 }
 
-bool tg__library_is_registered(const tg_library *lib)
+bool tg__registry_has_library_in(void *handle)
 {
     pthread_rwlock_rdlock(&lock);
-    bool r = is_registered_locked(lib);
+    bool found = false;
+    for (int i = 0; i < nlibs && !found; i++) found = tg__library_in(libs[i], handle);
     pthread_rwlock_unlock(&lock);
-    return r;
+    return found;
 }
 
 void tg_library_unregister(const tg_library *lib)

@@ -125,13 +125,13 @@ Test(scalar_overloads, rows_hold_the_generated_kernels)
         { TG_OP_POW_SCALAR_SELF, (tg_fnptr)tg__scalar_overload_pow_scalar_self, true },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        const tg_op_entry *e = &tg__builtin_ops[rows[i].op];
+        const tg_op_entry *e = &tg__ops[rows[i].op];
         cr_expect(e->kernels[TG_KEY_CPU] == rows[i].kernel, "%s: CPU slot", e->name);
         if (rows[i].autograd)
             cr_expect(e->kernels[TG_KEY_AUTOGRAD] == rows[i].kernel, "%s: Autograd slot", e->name);
     }
     /* The autogen'ed out= variant wraps the generated functional kernel. */
-    cr_expect(tg__builtin_ops[TG_OP_ADD_SCALAR_OUT].kernels[TG_KEY_CPU] ==
+    cr_expect(tg__ops[TG_OP_ADD_SCALAR_OUT].kernels[TG_KEY_CPU] ==
               (tg_fnptr)tg__autogen_composite_add_scalar_out);
 }
 
