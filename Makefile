@@ -128,7 +128,7 @@ LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard k
 CUDA_C_SRC := $(if $(CU_SRC),$(wildcard runtime/cuda/*.c) generated/tg_register_cuda.c)
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 # tests/fuzz/ holds the fuzz harnesses, built by tests/fuzz/fuzz.mk, not the Criterion suite.
-TEST_COMMON := $(filter-out $(TEST_SRC) tests/fuzz/%,$(wildcard tests/*/*.c tests/*.c))
+TEST_COMMON := $(filter-out $(TEST_SRC) tests/fuzz/% tests/shared/%,$(wildcard tests/*/*.c tests/*.c))
 EX_SRC    := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 SPECS     := $(wildcard specs/*.yaml)
@@ -353,22 +353,37 @@ bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
 	@bench/run.sh $(BUILD)
 
 # ------------------------------------------------------------------ tests
+# An operator library for the tests (tests/library/testops/): tgen generates it into
+# $(BUILD)/testops/ from its spec, with this tree's templates and operator interface; its
+# sources link into the suite (its constructor registers it) and into
+# $(BUILD)/tests/libtestops.so for tg_load_library (tests/shared/).
+TESTOPS      := tests/library/testops
+TESTOPS_GEN  := $(BUILD)/testops
+TESTOPS_SRC  := $(addprefix $(TESTOPS_GEN)/testops_,ops.c register.c boxed.c structured.c autograd.c \
+                register_cuda.c) $(TESTOPS)/testops_kernels.c
+$(TESTOPS_GEN)/stamp: $(wildcard $(TESTOPS)/*.yaml) $(TEMPLATES) $(BUILD)/tgen $(BUILD)/gen.stamp
+	$(BUILD)/tgen --gen --namespace testops --native $(TESTOPS)/testops.yaml \
+	  --derivatives $(TESTOPS)/testops_derivatives.yaml --templates templates \
+	  --import generated/tensorgen_api.yaml --out $(TESTOPS_GEN) >/dev/null
+	@touch $@
+$(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC)): $(TESTOPS_GEN)/stamp
+
 # All test files link into one Criterion binary (one summary line); the sanitizer flavour
 # links the same tests against the ASan+UBSan library. Leaks fail through LeakSanitizer and
 # through each test's tg_live_tensors()/tg_live_storages() check.
-TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp $(INCLUDES) -Itests $(BLAS_CFLAGS) $(CUDA_CFLAGS)
+TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp -I$(TESTOPS_GEN) $(INCLUDES) -Itests $(BLAS_CFLAGS) $(CUDA_CFLAGS)
 
 # cJSON reads the profiler's Chrome traces back (tests/profiler).
 TEST_LIBS := -lcriterion -lcjson
 
-$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen.a $(CUDA_A)
+$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(BUILD)/libtensorgen.a $(CUDA_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(STATIC_LINK) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(STATIC_LINK) $(TEST_LIBS)
 
 CUDA_WHOLE_SAN = -Wl,--whole-archive $(BUILD)/libtensorgen_cuda-san.a -Wl,--no-whole-archive $(CUDA_LIBS)
-$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(BUILD)/libtensorgen-san.a $(if $(CUDA_A),$(BUILD)/libtensorgen_cuda-san.a)
+$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(BUILD)/libtensorgen-san.a $(if $(CUDA_A),$(BUILD)/libtensorgen_cuda-san.a)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) \
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) \
 	  $(if $(CUDA_A),$(CUDA_WHOLE_SAN)) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
 
 # The API compile test: the public header must compile warning-free with gcc and clang.
@@ -468,13 +483,49 @@ format-check:
 	echo "format-check: $$(echo "$$files" | wc -l) files formatted as .clang-format says"
 
 # ------------------------------------------------------------------ install
+# make install PREFIX=... [DESTDIR=...]: the libraries with their soname links, the public
+# headers (PUBLIC_HEADERS, generated/ops/) under include/tensorgen/, tgen, its templates and
+# tensorgen's operator interface under share/tensorgen/, and a pkg-config file whose variables
+# name them (docs/extending.md). Every path it writes is listed in
+# share/tensorgen/install_manifest.txt, which `make uninstall` removes again, with tensorgen's
+# own directories (include/tensorgen/, share/tensorgen/) when they are left empty.
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   := $(PREFIX)/include/tensorgen
+DATADIR  := $(PREFIX)/share/tensorgen
+MANIFEST := $(DATADIR)/install_manifest.txt
+PC_SUBST := -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+            -e 's|@LIBS@|$(LIBS)|g' -e 's|@CUDA_CFLAGS@|$(if $(CUDA_SO),$(CUDA_CFLAGS))|g' \
+            -e 's|@CUDA_LIBS@|$(if $(CUDA_SO),$(CUDA_LIBS))|g'
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include/tensorgen/ops $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h generated/tg_ops.h generated/tg_op_types.h $(DESTDIR)$(PREFIX)/include/tensorgen/
-	install -m 644 generated/ops/*.h $(DESTDIR)$(PREFIX)/include/tensorgen/ops/
-	install -m 644 $(BUILD)/libtensorgen.a $(BUILD)/libtensorgen.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/tgen $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|g' tensorgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tensorgen.pc
+	@set -e; root='$(DESTDIR)'; list="$$root$(MANIFEST).tmp"; \
+	put() { mode=$$1; dir=$$2; shift 2; install -d "$$root$$dir"; for f in "$$@"; do \
+	  install -m $$mode "$$f" "$$root$$dir/"; echo "$$dir/$${f##*/}" >> "$$list"; done; }; \
+	link() { ln -sfn "$$1" "$$root$$2"; echo "$$2" >> "$$list"; }; \
+	install -d "$$root$(DATADIR)"; : > "$$list"; \
+	put 755 $(PREFIX)/bin $(BUILD)/tgen; \
+	put 644 $(INCDIR) $(filter-out %/dispatch.h %/op_glue.h %/autograd.h %/formula_glue.h,$(PUBLIC_HEADERS)); \
+	put 644 $(INCDIR)/ops generated/ops/*.h; \
+	put 644 $(INCDIR)/dispatch runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h; \
+	put 644 $(INCDIR)/autograd runtime/autograd/autograd.h runtime/autograd/formula_glue.h; \
+	put 644 $(DATADIR)/templates templates/*.in; \
+	put 644 $(DATADIR) generated/tensorgen_api.yaml; \
+	for lib in libtensorgen $(if $(CUDA_SO),libtensorgen_cuda); do \
+	  put 755 $(LIBDIR) $(BUILD)/$$lib.so.$(VERSION); put 644 $(LIBDIR) $(BUILD)/$$lib.a; \
+	  link $$lib.so.$(VERSION) $(LIBDIR)/$$lib.so.$(SOVERSION); \
+	  link $$lib.so.$(SOVERSION) $(LIBDIR)/$$lib.so; done; \
+	install -d "$$root$(LIBDIR)/pkgconfig"; \
+	sed $(PC_SUBST) tensorgen.pc.in > "$$root$(LIBDIR)/pkgconfig/tensorgen.pc"; \
+	echo "$(LIBDIR)/pkgconfig/tensorgen.pc" >> "$$list"; echo "$(MANIFEST)" >> "$$list"; \
+	mv "$$list" "$$root$(MANIFEST)"; \
+	echo "installed $$(wc -l < "$$root$(MANIFEST)") files under $$root$(PREFIX) (list: $(MANIFEST))"
+
+uninstall:
+	@set -e; root='$(DESTDIR)'; list="$$root$(MANIFEST)"; \
+	[ -f "$$list" ] || { echo "uninstall: $$list not found: nothing installed under $$root$(PREFIX)" >&2; exit 1; }; \
+	while read -r f; do rm -f "$$root$$f"; done < "$$list"; \
+	for d in $(INCDIR)/ops $(INCDIR)/dispatch $(INCDIR)/autograd $(INCDIR) $(DATADIR)/templates $(DATADIR); do \
+	  rmdir --ignore-fail-on-non-empty "$$root$$d" 2>/dev/null || true; done; \
+	echo "uninstall: removed what was installed under $$root$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD)

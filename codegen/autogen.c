@@ -162,6 +162,7 @@ static void synthesise(tgm_model *m, tgm_func *e, const char *name, tgm_loc loc)
         return;
     }
     set_name(a, &g->schema, name);
+    g->schema.ns = e->schema.ns; /* the library's, like its source entry */
     g->schema.text = tgm_schema_format(a, &g->schema);
     g->kind = tgm__schema_kind(&g->schema);
     g->variant_function = true;

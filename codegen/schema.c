@@ -42,6 +42,7 @@ char *tgm_schema_format(tgm_arena *a, const tgm_schema *s)
 {
     tgs_buf b;
     tgs_buf_init(&b);
+    if (s->ns) tgs_printf(&b, "%s::", s->ns);
     tgs_puts(&b, s->full_name);
     tgs_puts(&b, "(");
     bool kw = false;

@@ -73,6 +73,10 @@ int64_t tg_cuda_memory_reserved(int device);      /* obtained from the driver: l
 int64_t tg_cuda_max_memory_allocated(int device); /* peak of memory_allocated */
 /* Returns every cached (unused) block to the driver; live tensors are untouched. */
 void tg_cuda_empty_cache(void);
+/* The stream (a cudaStream_t) tensorgen's kernels run on for `device`: an operator library's
+ * CUDA kernels launch on it, so that their work is ordered with tensorgen's. NULL with an error
+ * when there is no such device. */
+void *tg_cuda_stream(int device);
 
 typedef enum tg_layout { TG_LAYOUT_NONE = -1, TG_STRIDED = 0 } tg_layout;
 typedef enum tg_memory_format {

@@ -155,6 +155,7 @@ typedef struct tg__cuda_backend {
     int (*synchronize)(void);  /* every device; 0, or -1 with an error */
     int64_t (*memory_stat)(int device, int which); /* 0 allocated, 1 reserved, 2 peak */
     void (*empty_cache)(void);
+    void *(*stream)(int device); /* NULL with an error for a bad device */
 } tg__cuda_backend;
 void tg__register_cuda_backend(const tg__cuda_backend *b);
 bool tg__cuda_backend_load(void);

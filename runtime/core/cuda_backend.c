@@ -107,3 +107,10 @@ void tg_cuda_empty_cache(void)
 {
     if (loaded()) loaded()->empty_cache();
 }
+
+void *tg_cuda_stream(int device)
+{
+    if (!tg__cuda_backend_load())
+        return tg__error("cuda_stream", "CUDA is not available: %s", tg__cuda_backend_missing());
+    return loaded()->stream(device);
+}

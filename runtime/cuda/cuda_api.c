@@ -18,9 +18,19 @@ static int synchronize(void)
     return rc;
 }
 
+static void *stream(int device)
+{
+    int n = tg__cuda_device_count();
+    if (device < 0 || device >= n)
+        return tg__error("cuda_stream", "invalid device %d: %d CUDA device%s", device, n,
+                         n == 1 ? "" : "s");
+    return (void *)tg__cuda_stream(device);
+}
+
 const tg__cuda_backend tg__cuda_backend_api = {
     .device_count = device_count,
     .synchronize = synchronize,
     .memory_stat = tg__cuda_allocator_stat,
     .empty_cache = tg__cuda_allocator_empty_cache,
+    .stream = stream,
 };

@@ -175,12 +175,15 @@ typedef struct moved {
 } moved; /* owned references */
 
 /* Result *slot (owned) of the CPU kernel, on the device: the original of an in-place/out=
- * argument, or a copy. 0, or -1 + error (the slot is then NULL). */
+ * argument, or a copy; a CPU argument returned as it is stays (copy_(cpu, device_tensor)).
+ * 0, or -1 + error (the slot is then NULL). */
 static int result_to_device(const char *op, tg_tensor **slot, const moved *mv, int nmv,
-                            tg_device dev)
+                            tg_tensor *const *cpu_args, int ncpu, tg_device dev)
 {
     tg_tensor *r = *slot, *d = NULL;
     if (!r || r->device.type != TG_CPU) return 0;
+    for (int k = 0; k < ncpu; k++)
+        if (cpu_args[k] == r) return 0;
     for (int k = 0; k < nmv && !d; k++)
         if (mv[k].cpu == r) d = tg_retain(mv[k].orig);
     if (!d) d = to_device(op, r, dev);
@@ -201,13 +204,16 @@ int tg_call_boxed_cpu(const tg_op_entry *e, tg_boxed_stack *s)
         return fail_and_drop(s);
     }
     moved mv[TG_STACK_MAX];
+    tg_tensor *cpu_args[TG_STACK_MAX]; /* arguments already on the CPU (borrowed) */
     tg_tensor **lists[TG_STACK_MAX] = { 0 }; /* CPU copies of tensor-list arguments */
     int64_t list_len[TG_STACK_MAX] = { 0 };
-    int nmv = 0, nargs = s->n, rc = -1;
+    int nmv = 0, ncpu = 0, nargs = s->n, rc = -1;
     bool have_results = false;
     tg_device dev = TG_DEVICE_CPU;
     for (int i = 0; i < nargs; i++) {
         tg_ivalue *v = &s->v[i];
+        if (v->tag == TG_IV_TENSOR && v->v.t && v->v.t->device.type == TG_CPU)
+            cpu_args[ncpu++] = v->v.t;
         if (v->tag == TG_IV_TENSOR && v->v.t && v->v.t->device.type != TG_CPU) {
             tg_tensor *c = to_cpu(e->name, v->v.t);
             if (!c) goto out;
@@ -243,10 +249,12 @@ int tg_call_boxed_cpu(const tg_op_entry *e, tg_boxed_stack *s)
     have_results = rc == 0;
     for (int j = 0; rc == 0 && j < s->n; j++) { /* results */
         tg_ivalue *v = &s->v[j];
-        if (v->tag == TG_IV_TENSOR) rc = result_to_device(e->name, &v->v.t, mv, nmv, dev);
+        if (v->tag == TG_IV_TENSOR)
+            rc = result_to_device(e->name, &v->v.t, mv, nmv, cpu_args, ncpu, dev);
         /* A Tensor[] result owns its array: its elements are replaced in place. */
         for (int64_t i = 0; v->tag == TG_IV_TENSOR_LIST && rc == 0 && i < v->v.tensors.len; i++)
-            rc = result_to_device(e->name, (tg_tensor **)&v->v.tensors.data[i], mv, nmv, dev);
+            rc = result_to_device(e->name, (tg_tensor **)&v->v.tensors.data[i], mv, nmv, cpu_args,
+                                  ncpu, dev);
     }
     if (have_results && rc != 0) tg_boxed_clear(s); /* an error, not half a result */
 out:

@@ -33,11 +33,7 @@ bool tg__registry_fallback(int key, tg_boxed_kernel *fn, void **ctx);
 /* Whether a registered library lives in the shared object behind dlopen handle `handle`. */
 bool tg__registry_has_library_in(void *handle);
 
-/* library.c: told of every library's registration from its constructor (rc 0 or -1), so that
- * tg_load_library learns what the library it loads registered, and a failure while no load is
- * under way (a library linked directly) is reported as a warning. */
-void tg__library_report(const tg_library *lib, int rc);
-/* Whether `lib` lives in the shared object behind `handle`. */
+/* library.c: whether `lib` lives in the shared object behind `handle`. */
 bool tg__library_in(const tg_library *lib, void *handle);
 /* Some registered operator whose name ends with "::<bare>" (for "did you mean" errors). */
 const char *tg__registry_suggest(const char *bare);

@@ -12,22 +12,27 @@
 #include <link.h>
 #include <pthread.h>
 
-/* What the libraries registered while this thread's dlopen ran. */
+/* What the libraries' constructors registered while this thread's dlopen ran. */
 typedef struct loading {
     bool active;
     int registered, failed;
 } loading;
 static _Thread_local loading cur;
 
-void tg__library_report(const tg_library *lib, int rc)
+void tg_library_constructor(const tg_library *lib)
 {
+    bool had_error = tg_last_error() != NULL;
+    int rc = tg_library_register(lib);
     if (cur.active) {
         rc ? cur.failed++ : cur.registered++;
         return;
     }
-    if (rc)
-        tg__warn("operator library '%s' was not registered: %s",
-                 lib && lib->ns ? lib->ns : "(no namespace)", tg_last_error());
+    if (!rc) return;
+    /* Linked directly: nobody to return the error to, so it is a warning, and the thread's
+     * error slot is left as the program had it. */
+    tg__warn("operator library '%s' was not registered: %s",
+             lib && lib->ns ? lib->ns : "(no namespace)", tg_last_error());
+    if (!had_error) tg_clear_error();
 }
 
 /* Whether `lib` (a registered library's descriptor) lives in the object behind `handle`. */

@@ -13,6 +13,7 @@
 #define TG_DISPATCH_OP_GLUE_H
 
 #include <math.h>
+#include <string.h>
 
 #include "dispatch/dispatch.h"
 
@@ -365,9 +366,10 @@ static inline TG__UNUSED int tg__boxed_underflow(tg_boxed_stack *s, const char *
 static inline TG__UNUSED int tg__boxed_bad_arg(tg_boxed_stack *s, int nargs, int i, const char *op,
                                                const char *arg, const char *type)
 {
-    tg_ivalue_tag tag = s->v[s->n - nargs + i].tag;
-    const char *got = tg_ivalue_tag_name(tag);
-    if (tag == TG_IV_TENSOR || tag == TG_IV_TENSOR_LIST) got = "a NULL tensor";
+    const tg_ivalue *v = &s->v[s->n - nargs + i];
+    const char *got = tg_ivalue_tag_name(v->tag);
+    /* a tensor of the right tag that failed: NULL (Tensor) or holding a NULL (Tensor[]) */
+    if (!strcmp(type, got) || (v->tag == TG_IV_TENSOR && !v->v.t)) got = "a NULL tensor";
     tg__drop_args(s, nargs);
     tg_set_error(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
     return -1;

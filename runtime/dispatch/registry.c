@@ -284,11 +284,6 @@ int tg_library_register(const tg_library *lib)
     return rc;
 }
 
-void tg_library_constructor(const tg_library *lib)
-{
-    tg__library_report(lib, tg_library_register(lib));
-}
-
 bool tg__registry_has_library_in(void *handle)
 {
     pthread_rwlock_rdlock(&lock);
