@@ -161,7 +161,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-pytorch-specs all gen test test-plain test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-pytorch-specs all gen test test-plain test-shared test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -386,6 +386,42 @@ $(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(BUILD)/
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) \
 	  $(if $(CUDA_A),$(CUDA_WHOLE_SAN)) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
 
+# The shared library as users and bindings load it (tests/shared/run.sh): exports, dlopen after
+# other libraries and from python3, operator libraries loaded at run time, and the examples and
+# the CPU suite with the CUDA libraries out of reach. The suite links a build of the core from
+# the same objects that exports its internals too (the suite calls them): $(NOCUDA).
+NOCUDA    := $(BUILD)/tests/nocuda
+NOCUDA_SO := $(NOCUDA)/libtensorgen.so.$(SOVERSION)
+SHARED_TESTS := $(addprefix $(BUILD)/tests/,tg_tests_shared dlopen_after_deps cuda_hidden \
+                libtestops.so libtestops_copy.so libnotops.so tg_tests_nocuda)
+$(BUILD)/tests/libtestops.so: $(TESTOPS_SRC) $(SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g $(WARN) -Werror -shared -fPIC -Wl,--no-undefined -I$(TESTOPS_GEN) -Iruntime \
+	  -Igenerated -o $@ $(TESTOPS_SRC) $(SHARED_LINK)
+$(BUILD)/tests/libtestops_copy.so: $(BUILD)/tests/libtestops.so
+	cp $< $@
+$(BUILD)/tests/libnotops.so: tests/shared/cuda_hidden.c
+	$(CC) $(CSTD) -shared -fPIC -o $@ $<
+$(BUILD)/tests/tg_tests_shared: tests/shared/shared_load_library.c $(SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -g $(WARN) -Iruntime -Igenerated -o $@ $< $(SHARED_LINK) -ldl -lcriterion
+$(BUILD)/tests/dlopen_after_deps: tests/shared/dlopen_after_deps.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -Iruntime -Igenerated -o $@ $< -ldl
+$(BUILD)/tests/cuda_hidden: tests/shared/cuda_hidden.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -o $@ $< -ldl
+$(NOCUDA_SO): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libtensorgen.so.$(SOVERSION) -o $@ $(LIB_OBJ) $(LIBS)
+$(BUILD)/tests/tg_tests_nocuda: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(NOCUDA_SO)
+	$(CC) $(CSTD) -g -O1 $(WARN) -fopenmp -I$(TESTOPS_GEN) $(INCLUDES) -Itests $(BLAS_CFLAGS) -o $@ \
+	  $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) -L$(NOCUDA) -l:libtensorgen.so.$(SOVERSION) \
+	  -Wl,-rpath,$(abspath $(NOCUDA)) $(LIBS) $(TEST_LIBS)
+
+test-shared: $(SO) $(SHARED_TESTS) $(EXAMPLES)
+	tests/shared/run.sh $(BUILD) $(SOVERSION) $(VERSION)
+
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c
 $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h
@@ -396,7 +432,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-capabilities test-isa test-san test-cuda-emu test-fuzz-regressions
+test: test-plain test-capabilities test-isa test-shared test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
