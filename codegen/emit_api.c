@@ -23,9 +23,10 @@ static const char *entry(tge_ctx *c, const tgt_template *t, const tga_op *op)
     const tgm_func *f = op->f;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", yaml_quoted(c, tga_schema_line(c->arena, f)));
-    tgt_set(e, "variants", f->variant_method && f->variant_function ? "function, method"
-                           : f->variant_method                      ? "method"
-                                                                    : "function");
+    tgt_set(e, "variants",
+            f->variant_method && f->variant_function ? "function, method"
+            : f->variant_method                      ? "method"
+                                                     : "function");
     tgt_set(e, "cname", op->cname);
     return tgt_render_str(t, e, c->arena);
 }

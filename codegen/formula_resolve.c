@@ -134,7 +134,12 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
     bool method = src->kind == TGM_EXPR_METHOD;
     int nops, n = candidates(c, name, method, cands, &nops);
     if (n == 0) {
-        if (method)
+        if (c->ops->imports) /* an operator library's formula: no vocabulary */
+            tgf_fail(c, name_at,
+                     "unknown %s '%s' (neither an operator of this library nor one of "
+                     "tensorgen's)",
+                     method ? "method" : "function", name);
+        else if (method)
             tgf_fail(c, name_at,
                      "unknown method '%s' (no operator of that name in the native functions, "
                      "and not a built-in method)",

@@ -204,7 +204,7 @@ int tg_call_boxed_cpu(const tg_op_entry *e, tg_boxed_stack *s)
         return fail_and_drop(s);
     }
     moved mv[TG_STACK_MAX];
-    tg_tensor *cpu_args[TG_STACK_MAX]; /* arguments already on the CPU (borrowed) */
+    tg_tensor *cpu_args[TG_STACK_MAX];       /* arguments already on the CPU (borrowed) */
     tg_tensor **lists[TG_STACK_MAX] = { 0 }; /* CPU copies of tensor-list arguments */
     int64_t list_len[TG_STACK_MAX] = { 0 };
     int nmv = 0, ncpu = 0, nargs = s->n, rc = -1;

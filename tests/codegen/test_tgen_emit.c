@@ -314,3 +314,61 @@ Test(tgen_emit, vocabulary_calls)
     tgen_result_free(&r);
     tgen_rmdir(dir);
 }
+
+/* An operator library (tgen --namespace, docs/extending.md): the test library's spec generates
+ * files, names and a registration of its own prefix, with no name of tensorgen's own table or
+ * engine, and every source compiles warning-free against tensorgen's headers, with and without
+ * its CUDA kernel table. */
+Test(tgen_emit, operator_library)
+{
+    char *dir = tgen_tmpdir("lib");
+    const char *args[] = { "--gen",
+                           "--namespace",
+                           "testops",
+                           "--native",
+                           "tests/library/testops/testops.yaml",
+                           "--derivatives",
+                           "tests/library/testops/testops_derivatives.yaml",
+                           "--import",
+                           "generated/tensorgen_api.yaml",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen --gen --namespace failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char *h = tgen_slurp_headers(dir, "testops_ops.h", "ops");
+    cr_assert(h, "no testops_ops.h in %s", dir);
+    const char *const decls[] = {
+        "TESTOPS_OP_SCALE,",
+        "tg_tensor *testops_scale_fn(tg_tensor *self, testops_scale_opts opts);",
+        "#define testops_scale(self, ...)",
+        "tg_tensor *testops_clamp_max(tg_tensor *self, double limit);",
+    };
+    for (size_t i = 0; i < sizeof decls / sizeof decls[0]; i++)
+        cr_expect(strstr(h, decls[i]) != NULL, "testops_ops.h lacks `%s`", decls[i]);
+    cr_expect(!strstr(h, "tg_scale") && !strstr(h, "TG_OP_"), "a name with tensorgen's prefix");
+    free(h);
+    char *types = tgen_read_out(dir, "testops_op_types.h");
+    cr_expect(strstr(types, "typedef struct testops_above_below {"), "result struct:\n%s", types);
+    free(types);
+    char *reg = tgen_read_out(dir, "testops_register.c");
+    cr_expect(strstr(reg, "tg_op_entry testops__ops[TESTOPS_NUM_OPS] = {") &&
+                  strstr(reg, ".name = \"testops::scale.out\",") &&
+                  strstr(reg, "TG_LIBRARY_ABI, \"testops\", testops__ops, TESTOPS_NUM_OPS") &&
+                  strstr(reg, "__attribute__((constructor))") && !strstr(reg, "tg__generated_ops"),
+              "registration:\n%s", reg);
+    free(reg);
+    char *ag = tgen_read_out(dir, "testops_autograd.c");
+    cr_expect(strstr(ag, "testops__autograd_kernel_scale(") && !strstr(ag, "tg__autograd_zeros"),
+              "autograd kernels of the library's prefix and no engine calls");
+    free(ag);
+    const char *const sources[] = { "testops_ops.c",      "testops_register.c",
+                                    "testops_boxed.c",    "testops_structured.c",
+                                    "testops_autograd.c", "testops_register_cuda.c" };
+    cr_expect_eq(tgen_compile_errors_with(dir, sources, 6, "-Igenerated"), 0);
+    cr_expect_eq(tgen_compile_errors_with(dir, sources, 6, "-Igenerated -DTG_WITH_CUDA"), 0);
+    tgen_rmdir(dir);
+}

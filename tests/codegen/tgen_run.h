@@ -132,9 +132,10 @@ static inline void tgen_result_free(tgen_result *r)
 }
 
 /* Compiles each generated file dir/files[i] against runtime/ with gcc and clang (those
- * installed) at -Wall -Wextra -Werror; returns how many compilations failed, each reported on
- * stderr with its command. */
-static inline int tgen_compile_errors(const char *dir, const char *const *files, size_t nfiles)
+ * installed) at -Wall -Wextra -Werror, with `flags` added (include directories, defines);
+ * returns how many compilations failed, each reported on stderr with its command. */
+static inline int tgen_compile_errors_with(const char *dir, const char *const *files, size_t nfiles,
+                                           const char *flags)
 {
     const char *const ccs[] = { "gcc", "clang" };
     int failed = 0;
@@ -144,9 +145,10 @@ static inline int tgen_compile_errors(const char *dir, const char *const *files,
         if (system(probe) != 0) continue;
         for (size_t f = 0; f < nfiles; f++) {
             char cmd[1600];
-            snprintf(cmd, sizeof cmd,
-                     "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I'%s' -c '%s/%s' -o /dev/null",
-                     ccs[i], dir, dir, files[f]);
+            snprintf(
+                cmd, sizeof cmd,
+                "%s -std=c11 -Wall -Wextra -Werror -Iruntime -I'%s' %s -c '%s/%s' -o /dev/null",
+                ccs[i], dir, flags, dir, files[f]);
             if (system(cmd) != 0) {
                 fprintf(stderr, "failed: %s\n", cmd);
                 failed++;
@@ -154,6 +156,11 @@ static inline int tgen_compile_errors(const char *dir, const char *const *files,
         }
     }
     return failed;
+}
+
+static inline int tgen_compile_errors(const char *dir, const char *const *files, size_t nfiles)
+{
+    return tgen_compile_errors_with(dir, files, nfiles, "");
 }
 
 #endif

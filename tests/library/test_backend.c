@@ -67,7 +67,8 @@ static int counting_fallback(const tg_op_entry *op, tg_keyset keys, tg_boxed_sta
     const char *name = tg_op_name(op);
     int i = 0;
     while (i < seen.n && strcmp(seen.names[i], name)) i++;
-    if (i == seen.n && seen.n < 64) snprintf(seen.names[seen.n++], sizeof seen.names[0], "%s", name);
+    if (i == seen.n && seen.n < 64)
+        snprintf(seen.names[seen.n++], sizeof seen.names[0], "%s", name);
     if (i < 64) seen.counts[i]++;
     return tg_call_boxed_cpu(op, s);
 }
@@ -241,7 +242,8 @@ Test(backend, registration_errors)
                                       "expected a lower-case identifier of at most 31 characters");
     tg_clear_error();
     cr_expect_eq(tg_backend_register("cuda", &counting_hooks), -1);
-    cr_expect_str_eq(tg_last_error(), "backend_register: the backend name 'cuda' is tensorgen's own");
+    cr_expect_str_eq(tg_last_error(),
+                     "backend_register: the backend name 'cuda' is tensorgen's own");
     tg_clear_error();
     cr_expect_eq(tg_backend_register("nohooks", &(tg_device_hooks){ 0 }), -1);
     cr_expect_str_eq(tg_last_error(), "backend_register: backend 'nohooks': its hooks need alloc, "
@@ -275,7 +277,8 @@ Test(backend, registration_errors)
     tg_clear_error();
     cr_assert_eq(tg_register_kernel("add.Tensor", type, (tg_fnptr)counting_add), 0);
     cr_expect_eq(tg_register_boxed_kernel("add.Tensor", type, counting_neg, NULL), -1);
-    cr_expect_str_eq(tg_last_error(), "add.Tensor: a kernel for key counting is already registered");
+    cr_expect_str_eq(tg_last_error(),
+                     "add.Tensor: a kernel for key counting is already registered");
     tg_clear_error();
     cr_expect_eq(tg_register_kernel("add.Tensor", type, NULL), -1);
     cr_expect_str_eq(tg_last_error(), "register_kernel: add.Tensor: no kernel given");

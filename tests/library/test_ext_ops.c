@@ -126,7 +126,8 @@ Test(ext_ops, errors_name_the_operator)
 {
     tg_tensor *i = tg_tensor_from_data((int64_t[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_INT64);
     cr_expect_null(testops_scale(i));
-    cr_expect_str_eq(tg_last_error(), "testops::scale: expected a float32 or float64 tensor, got int64");
+    cr_expect_str_eq(tg_last_error(),
+                     "testops::scale: expected a float32 or float64 tensor, got int64");
     tg_clear_error();
     cr_expect_null(testops_scale(NULL));
     cr_expect_str_eq(tg_last_error(), "testops::scale: argument 'self' is NULL");
