@@ -161,7 +161,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-pytorch-specs all gen test test-plain test-shared test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-pytorch-specs all gen test test-plain test-shared test-install test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -422,6 +422,11 @@ $(BUILD)/tests/tg_tests_nocuda: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(NOCU
 test-shared: $(SO) $(SHARED_TESTS) $(EXAMPLES)
 	tests/shared/run.sh $(BUILD) $(SOVERSION) $(VERSION)
 
+# make install into a scratch prefix, examples/visionops built and tested against it with
+# pkg-config only, make uninstall (tests/build/install_check.sh).
+test-install: all
+	tests/build/install_check.sh $(BUILD)
+
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c
 $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h
@@ -432,7 +437,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-capabilities test-isa test-shared test-san test-cuda-emu test-fuzz-regressions
+test: test-plain test-capabilities test-isa test-shared test-install test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
