@@ -61,7 +61,10 @@ static tga_autograd kind_of(const tgm_name_map *by_func, tga_op *op)
 
 int tga_assign_autograd(const tgm_model *m, tgm_arena *a, tga_ops *ops)
 {
-    if (m->nderivs == 0) return 0;
+    /* tensorgen's own spec without derivatives (a test's) has no autograd; a library's
+     * operators record NotImplemented nodes even then: a gradient must never stop silently
+     * at an operator that has no formula. */
+    if (m->nderivs == 0 && !m->ns) return 0;
     tgm_name_map *by_func = tgm__map_new(a);
     for (int i = 0; i < m->nderivs; i++)
         if (m->derivs[i]->func)

@@ -64,7 +64,8 @@ static void make_dir(const char *dir)
         tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
 }
 
-/* The per-operator header directories under the output directory: tgen owns them whole. */
+/* The per-operator header directories under the output directory (tge_op_dir: ops/ and
+ * kernels/, myops/ops/ and myops/kernels/ for a library): tgen owns them whole. */
 static const char *const op_dirs[] = { "ops", "kernels" };
 
 /* Removes the headers of operators that left the spec, so that a kernel still including one
@@ -114,13 +115,14 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
     }
     if (tgm_error_count() == errors_before) {
         make_dir(o->out_dir);
+        if (m->ns) make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, c.ops.prefix));
         for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
-            make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, op_dirs[d]));
+            make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])));
         if (o->docs_dir) make_dir(o->docs_dir);
         for (int i = 0; i < c.nfiles; i++)
             if (!unchanged(&c.files[i])) write_file(&c.files[i]);
         for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
-            remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, op_dirs[d]));
+            remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])));
     }
     tgm_arena_free(c.arena);
     return tgm_error_count() - errors_before;

@@ -27,6 +27,11 @@ const char *tge_out_name(tge_ctx *c, const char *suffix)
     return tgs_fmt(c->arena, "%s_%s", c->ops.prefix, suffix);
 }
 
+const char *tge_op_dir(tge_ctx *c, const char *kind)
+{
+    return c->model->ns ? tgs_fmt(c->arena, "%s/%s", c->ops.prefix, kind) : kind;
+}
+
 tgs_list tge_per_op(tge_ctx *c, const char *item_template, tge_op_item item)
 {
     tgt_template t = tge_template(c, item_template);

@@ -43,6 +43,11 @@ tgt_template tge_template(tge_ctx *c, const char *name);
 tgt_env *tge_env(tge_ctx *c);
 /* The name of a generated file of this library: "tg_ops.h" (or "myops_ops.h") for "ops.h". */
 const char *tge_out_name(tge_ctx *c, const char *suffix);
+/* Where the per-operator headers of `kind` ("ops", "kernels") go, relative to the output
+ * directory and as they are included: "ops" for tensorgen's own (installed as
+ * <prefix>/include/tensorgen/ops/<op>.h), "myops/ops" for a library's, so that a library's
+ * operator `relu` does not shadow ops/relu.h on an include path that has both. */
+const char *tge_op_dir(tge_ctx *c, const char *kind);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
 /* The groups of c->ops in order of first appearance (computed once, kept in c). */

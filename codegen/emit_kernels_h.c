@@ -46,7 +46,7 @@ static void group_header(tge_ctx *c, const tge_group *g)
     tgt_set_list(e, "glue_protos", &glue);
     tgt_set_list(e, "autograd_protos", &autograd);
     tge_render_file(c, "tg_kernels_op.h.in", e, c->opts->out_dir,
-                    tgs_fmt(c->arena, "kernels/%s.h", g->base));
+                    tgs_fmt(c->arena, "%s/%s.h", tge_op_dir(c, "kernels"), g->base));
 }
 
 void tge_emit_kernels_h(tge_ctx *c)
@@ -56,7 +56,8 @@ void tge_emit_kernels_h(tge_ctx *c)
     tgs_list headers = { 0 }, boxed = { 0 };
     for (int g = 0; g < ngroups; g++) {
         group_header(c, &groups[g]);
-        tgs_list_addf(&headers, c->arena, "#include \"kernels/%s.h\"", groups[g].base);
+        tgs_list_addf(&headers, c->arena, "#include \"%s/%s.h\"", tge_op_dir(c, "kernels"),
+                      groups[g].base);
     }
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];

@@ -138,8 +138,9 @@ void tge_emit_ops_h(tge_ctx *c)
         tgt_set(e, "guard", tge_guard_name(c, groups[g].base));
         tgt_set_list(e, "op_decls", &decls);
         tge_render_file(c, "tg_ops_op.h.in", e, c->opts->out_dir,
-                        tgs_fmt(c->arena, "ops/%s.h", groups[g].base));
-        tgs_list_addf(&headers, c->arena, "#include \"ops/%s.h\"", groups[g].base);
+                        tgs_fmt(c->arena, "%s/%s.h", tge_op_dir(c, "ops"), groups[g].base));
+        tgs_list_addf(&headers, c->arena, "#include \"%s/%s.h\"", tge_op_dir(c, "ops"),
+                      groups[g].base);
     }
     if (headers.n == 0) tgs_list_add(&headers, c->arena, "/* (none) */");
     tgt_env *e = tge_env(c);

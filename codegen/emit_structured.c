@@ -178,7 +178,8 @@ static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_
 static void include_once(tge_ctx *c, tgm_name_map *seen, tgs_list *out, const char *dir,
                          const tga_op *op)
 {
-    const char *line = tgs_fmt(c->arena, "#include \"%s/%s.h\"", dir, op->f->schema.base);
+    const char *line =
+        tgs_fmt(c->arena, "#include \"%s/%s.h\"", tge_op_dir(c, dir), op->f->schema.base);
     if (tgm__map_put(seen, line, (void *)line) == NULL) tgs_list_add(out, c->arena, line);
 }
 

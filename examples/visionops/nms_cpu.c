@@ -4,7 +4,7 @@
  * kept boxes, by decreasing score. Computed in double whatever the dtype (boxes are few). */
 #include <stdlib.h>
 
-#include "kernels/nms.h"
+#include "visionops/kernels/nms.h"
 #include "visionops_checks.h"
 
 typedef struct scored {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/nms.h"
+#include "visionops/kernels/nms.h"
 #include "visionops_checks.h"
 #include "visionops_cuda.h"
 

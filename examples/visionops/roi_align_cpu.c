@@ -3,8 +3,8 @@
  * backward spreads each bin's gradient back onto the four pixels of every sample with the same
  * weights. Computed in double; the result has the input's dtype.
  *   input (N, C, H, W), rois (K, 5) [batch index, x1, y1, x2, y2] -> out (K, C, PH, PW). */
-#include "kernels/_roi_align_backward.h"
-#include "kernels/roi_align.h"
+#include "visionops/kernels/_roi_align_backward.h"
+#include "visionops/kernels/roi_align.h"
 #include "visionops_checks.h"
 
 /* A contiguous float64 copy of t (a new reference, or NULL). */

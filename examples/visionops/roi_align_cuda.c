@@ -1,8 +1,8 @@
 /* visionops::roi_align and its backward on CUDA: argument checks and allocation here, with
  * tensorgen's public API; the computation on the device (visionops_kernels.cu), in the inputs'
  * dtype, on tensorgen's stream of their device. */
-#include "kernels/_roi_align_backward.h"
-#include "kernels/roi_align.h"
+#include "visionops/kernels/_roi_align_backward.h"
+#include "visionops/kernels/roi_align.h"
 #include "visionops_checks.h"
 #include "visionops_cuda.h"
 

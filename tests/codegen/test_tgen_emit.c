@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "codegen/gen_dir.h"
 
@@ -339,9 +340,15 @@ Test(tgen_emit, operator_library)
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen --gen --namespace failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
-    char *h = tgen_slurp_headers(dir, "testops_ops.h", "ops");
+    /* Its per-operator headers live under testops/: its `scale` must not shadow a core
+     * operator's ops/scale.h on an include path holding both. */
+    char *h = tgen_slurp_headers(dir, "testops_ops.h", "testops/ops");
     cr_assert(h, "no testops_ops.h in %s", dir);
+    char path[600];
+    snprintf(path, sizeof path, "%s/ops", dir);
+    cr_expect(access(path, F_OK) != 0, "a library wrote %s", path);
     const char *const decls[] = {
+        "#include \"testops/ops/scale.h\"",
         "TESTOPS_OP_SCALE,",
         "tg_tensor *testops_scale_fn(tg_tensor *self, testops_scale_opts opts);",
         "#define testops_scale(self, ...)",
@@ -370,5 +377,37 @@ Test(tgen_emit, operator_library)
                                     "testops_autograd.c", "testops_register_cuda.c" };
     cr_expect_eq(tgen_compile_errors_with(dir, sources, 6, "-Igenerated"), 0);
     cr_expect_eq(tgen_compile_errors_with(dir, sources, 6, "-Igenerated -DTG_WITH_CUDA"), 0);
+    tgen_rmdir(dir);
+}
+
+/* A library without a derivatives file: its operators still get autograd kernels, which
+ * record NotImplemented nodes (backward fails naming the operator) instead of silently
+ * cutting the graph. */
+Test(tgen_emit, operator_library_without_derivatives)
+{
+    char *dir = tgen_tmpdir("libnd");
+    const char *args[] = { "--gen",
+                           "--namespace",
+                           "testops",
+                           "--native",
+                           "tests/library/testops/testops.yaml",
+                           "--import",
+                           "generated/tensorgen_api.yaml",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
+                           NULL };
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "tgen --gen --namespace failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    char *ag = tgen_read_out(dir, "testops_autograd.c");
+    cr_expect(strstr(ag, "tg_tensor *testops__autograd_kernel_scale(") &&
+                  strstr(ag, "tg_autograd_not_implemented(\"testops::scale\")") &&
+                  strstr(ag, "\"NotImplemented\""),
+              "autograd kernels recording NotImplemented nodes:\n%s", ag);
+    free(ag);
+    const char *const sources[] = { "testops_ops.c", "testops_register.c", "testops_autograd.c" };
+    cr_expect_eq(tgen_compile_errors_with(dir, sources, 3, "-Igenerated"), 0);
     tgen_rmdir(dir);
 }

@@ -4,11 +4,11 @@
  * Errors name the operator: `return tg_set_error("testops::scale", ...)`. */
 #include "tensorgen.h"
 
-#include "kernels/clamp_max.h"
-#include "kernels/scale.h"
-#include "kernels/scaled_square.h"
-#include "kernels/split_sign.h"
-#include "ops/scale.h"
+#include "testops/kernels/clamp_max.h"
+#include "testops/kernels/scale.h"
+#include "testops/kernels/scaled_square.h"
+#include "testops/kernels/split_sign.h"
+#include "testops/ops/scale.h"
 
 /* self * factor, over contiguous float32/float64 data: a plain loop, the way a kernel that
  * computes itself (rather than through other operators) is written. out is (N), like self. */
