@@ -106,7 +106,9 @@ int64_t tg_tensor_storage_offset(const tg_tensor *t);
 tg_dtype tg_tensor_dtype(const tg_tensor *t);
 tg_device tg_tensor_device(const tg_tensor *t);
 bool tg_tensor_is_contiguous(const tg_tensor *t);
-/* Pointer to element [0,...,0] (storage data + offset); valid while t lives. CPU only. */
+/* Pointer to element [0,...,0] (storage data + offset); valid while t lives. For a tensor on
+ * a device (CUDA, a registered backend) it is that device's address, for the device's kernels:
+ * the host must not read it (tg_to_device(t, TG_DEVICE_CPU) first). */
 void *tg_tensor_data(const tg_tensor *t);
 
 /* Creates a contiguous CPU tensor of the given shape and dtype holding a copy of `data`

@@ -227,7 +227,11 @@ char *tg_tensor_to_string(const tg_tensor *t)
         if (t->dtype != def && t->dtype != TG_INT64 && t->dtype != TG_BOOL)
             snprintf(suffixes[ns++], sizeof suffixes[0], "dtype=torch.%s", tg_dtype_name(t->dtype));
     }
-    if (t->requires_grad) snprintf(suffixes[ns++], sizeof suffixes[0], "requires_grad=True");
+    /* Like PyTorch: a result of recorded operations names its node, a leaf says it requires grad. */
+    const tg_node *grad_fn = tg_tensor_grad_fn(t);
+    if (grad_fn)
+        snprintf(suffixes[ns++], sizeof suffixes[0], "grad_fn=<%s>", tg_node_name(grad_fn));
+    else if (t->requires_grad) snprintf(suffixes[ns++], sizeof suffixes[0], "requires_grad=True");
     tg_release(host);
     size_t line_len = 0;
     if (b.p) {

@@ -1,5 +1,6 @@
 /* tg_tensor_to_string against PyTorch's repr for small tensors. */
 #include "rt_test.h"
+#include "tensorgen.h"
 
 #include <stdlib.h>
 
@@ -86,5 +87,9 @@ Test(rt_print, requires_grad_suffix)
 {
     tg_tensor *t = vals((double[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_FLOAT32);
     tg_tensor_set_requires_grad(t, true);
+    /* what PyTorch 1.13 prints for t * t and (t * t).sum() */
+    tg_tensor *sq = tg_mul(t, t);
+    expect_repr(tg_sum(sq), "tensor(5., grad_fn=<SumBackward0>)");
+    expect_repr(sq, "tensor([1., 4.], grad_fn=<MulBackward0>)");
     expect_repr(t, "tensor([1., 2.], requires_grad=True)");
 }
