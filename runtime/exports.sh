@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What libtensorgen.so exports (the Makefile runs this; tests/build/check_exports.sh checks the
+# What libtensorgen.so exports (the Makefile runs this; tests/shared/check_exports.sh checks the
 # result). The public API is exactly what the installed headers declare, so the export list is
 # computed from them rather than kept by hand:
 #
