@@ -29,10 +29,7 @@ tg_tensor *visionops__cpu_roi_align_cpu(tg_tensor *input, tg_tensor *rois, doubl
                                         int64_t pooled_height, int64_t pooled_width,
                                         int64_t sampling_ratio, bool aligned)
 {
-    const char *op = "visionops::roi_align";
-    if (vo_check_roi(op, input, "input", 4, rois, pooled_height, pooled_width) ||
-        vo_check_roi_batches(op, rois, tg_tensor_size(input, 0)))
-        return NULL;
+    if (vo_check_roi_align(input, rois, pooled_height, pooled_width)) return NULL;
     int64_t C = tg_tensor_size(input, 1);
     int64_t H = tg_tensor_size(input, 2), W = tg_tensor_size(input, 3), K = tg_tensor_size(rois, 0);
     tg_tensor *x = as_doubles(input), *r = as_doubles(rois);
@@ -49,16 +46,13 @@ tg_tensor *visionops__cpu_roi_align_cpu(tg_tensor *input, tg_tensor *rois, doubl
             for (int64_t ph = 0; ph < pooled_height; ph++)
                 for (int64_t pw = 0; pw < pooled_width; pw++) {
                     double sum = 0;
-                    for (int iy = 0; iy < g.grid_h; iy++) {
-                        double y = g.start_h + ph * g.bin_h + (iy + 0.5) * g.bin_h / g.grid_h;
+                    for (int iy = 0; iy < g.grid_h; iy++)
                         for (int ix = 0; ix < g.grid_w; ix++) {
-                            double xx = g.start_w + pw * g.bin_w + (ix + 0.5) * g.bin_w / g.grid_w;
                             int64_t at[4];
                             double w[4];
-                            if (vo_bilinear(y, xx, H, W, at, w))
+                            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
                                 for (int q = 0; q < 4; q++) sum += w[q] * plane[at[q]];
                         }
-                    }
                     o[ph * pooled_width + pw] = sum / g.count;
                 }
         }
@@ -74,15 +68,9 @@ tg_tensor *visionops__cpu_roi_align_backward_cpu(tg_tensor *grad, tg_tensor *roi
                                                  int64_t channels, int64_t height, int64_t width,
                                                  int64_t sampling_ratio, bool aligned)
 {
-    const char *op = "visionops::_roi_align_backward";
-    if (vo_check_roi(op, grad, "grad", 4, rois, pooled_height, pooled_width) ||
-        vo_check_roi_batches(op, rois, batch_size))
+    if (vo_check_roi_align_backward(grad, rois, pooled_height, pooled_width, batch_size, channels))
         return NULL;
     int64_t K = tg_tensor_size(rois, 0);
-    if (tg_tensor_size(grad, 0) != K || tg_tensor_size(grad, 1) != channels ||
-        tg_tensor_size(grad, 2) != pooled_height || tg_tensor_size(grad, 3) != pooled_width)
-        return tg_set_error(op, "grad must have shape [%lld, %lld, %lld, %lld]", (long long)K,
-                            (long long)channels, (long long)pooled_height, (long long)pooled_width);
     tg_tensor *gout = as_doubles(grad), *r = as_doubles(rois);
     tg_tensor *gin =
         gout && r ? tg_zeros(TG_INTS(batch_size, channels, height, width), .dtype = TG_FLOAT64)
@@ -99,16 +87,13 @@ tg_tensor *visionops__cpu_roi_align_backward_cpu(tg_tensor *grad, tg_tensor *roi
             for (int64_t ph = 0; ph < pooled_height; ph++)
                 for (int64_t pw = 0; pw < pooled_width; pw++) {
                     double share = go[ph * pooled_width + pw] / g.count;
-                    for (int iy = 0; iy < g.grid_h; iy++) {
-                        double y = g.start_h + ph * g.bin_h + (iy + 0.5) * g.bin_h / g.grid_h;
+                    for (int iy = 0; iy < g.grid_h; iy++)
                         for (int ix = 0; ix < g.grid_w; ix++) {
-                            double xx = g.start_w + pw * g.bin_w + (ix + 0.5) * g.bin_w / g.grid_w;
                             int64_t at[4];
                             double w[4];
-                            if (vo_bilinear(y, xx, height, width, at, w))
+                            if (vo_sample(&g, ph, pw, iy, ix, height, width, at, w))
                                 for (int q = 0; q < 4; q++) plane[at[q]] += w[q] * share;
                         }
-                    }
                 }
         }
     }

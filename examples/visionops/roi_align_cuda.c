@@ -10,10 +10,7 @@ tg_tensor *visionops__cuda_roi_align_cuda(tg_tensor *input, tg_tensor *rois, dou
                                           int64_t pooled_height, int64_t pooled_width,
                                           int64_t sampling_ratio, bool aligned)
 {
-    const char *op = "visionops::roi_align";
-    if (vo_check_roi(op, input, "input", 4, rois, pooled_height, pooled_width) ||
-        vo_check_roi_batches(op, rois, tg_tensor_size(input, 0)))
-        return NULL;
+    if (vo_check_roi_align(input, rois, pooled_height, pooled_width)) return NULL;
     tg_device dev = tg_tensor_device(input);
     int64_t C = tg_tensor_size(input, 1), H = tg_tensor_size(input, 2),
             W = tg_tensor_size(input, 3);
@@ -29,7 +26,7 @@ tg_tensor *visionops__cuda_roi_align_cuda(tg_tensor *input, tg_tensor *rois, dou
                                  pooled_height, pooled_width, sampling_ratio, aligned,
                                  tg_tensor_data(out), tg_cuda_stream(dev.index));
     if (err) {
-        tg_set_error(op, "CUDA error: %s", err);
+        tg_set_error("visionops::roi_align", "CUDA error: %s", err);
         tg_release(out);
         out = NULL;
     }
@@ -44,15 +41,9 @@ tg_tensor *visionops__cuda_roi_align_backward_cuda(tg_tensor *grad, tg_tensor *r
                                                    int64_t channels, int64_t height, int64_t width,
                                                    int64_t sampling_ratio, bool aligned)
 {
-    const char *op = "visionops::_roi_align_backward";
-    if (vo_check_roi(op, grad, "grad", 4, rois, pooled_height, pooled_width) ||
-        vo_check_roi_batches(op, rois, batch_size))
+    if (vo_check_roi_align_backward(grad, rois, pooled_height, pooled_width, batch_size, channels))
         return NULL;
     int64_t K = tg_tensor_size(rois, 0);
-    if (tg_tensor_size(grad, 0) != K || tg_tensor_size(grad, 1) != channels ||
-        tg_tensor_size(grad, 2) != pooled_height || tg_tensor_size(grad, 3) != pooled_width)
-        return tg_set_error(op, "grad must have shape [%lld, %lld, %lld, %lld]", (long long)K,
-                            (long long)channels, (long long)pooled_height, (long long)pooled_width);
     tg_device dev = tg_tensor_device(grad);
     tg_tensor *g = tg_contiguous(grad), *r = tg_contiguous(rois);
     tg_tensor *gin = g && r ? tg_zeros(TG_INTS(batch_size, channels, height, width),
@@ -65,7 +56,7 @@ tg_tensor *visionops__cuda_roi_align_backward_cuda(tg_tensor *grad, tg_tensor *r
                    channels, height, width, spatial_scale, pooled_height, pooled_width,
                    sampling_ratio, aligned, tg_tensor_data(gin), tg_cuda_stream(dev.index));
     if (err) {
-        tg_set_error(op, "CUDA error: %s", err);
+        tg_set_error("visionops::_roi_align_backward", "CUDA error: %s", err);
         tg_release(gin);
         gin = NULL;
     }

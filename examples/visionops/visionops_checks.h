@@ -85,6 +85,33 @@ static inline int vo_check_roi_batches(const char *op, const tg_tensor *rois, in
     return rc;
 }
 
+/* Everything roi_align's kernels check: input (N, C, H, W), rois naming its images. */
+static inline int vo_check_roi_align(const tg_tensor *input, const tg_tensor *rois,
+                                     int64_t pooled_height, int64_t pooled_width)
+{
+    const char *op = "visionops::roi_align";
+    if (vo_check_roi(op, input, "input", 4, rois, pooled_height, pooled_width)) return -1;
+    return vo_check_roi_batches(op, rois, tg_tensor_size(input, 0));
+}
+
+/* Everything _roi_align_backward's kernels check: grad (K, channels, pooled_height,
+ * pooled_width) for rois (K, 5) naming images of the batch. */
+static inline int vo_check_roi_align_backward(const tg_tensor *grad, const tg_tensor *rois,
+                                              int64_t pooled_height, int64_t pooled_width,
+                                              int64_t batch_size, int64_t channels)
+{
+    const char *op = "visionops::_roi_align_backward";
+    if (vo_check_roi(op, grad, "grad", 4, rois, pooled_height, pooled_width) ||
+        vo_check_roi_batches(op, rois, batch_size))
+        return -1;
+    int64_t K = tg_tensor_size(rois, 0);
+    if (tg_tensor_size(grad, 0) != K || tg_tensor_size(grad, 1) != channels ||
+        tg_tensor_size(grad, 2) != pooled_height || tg_tensor_size(grad, 3) != pooled_width)
+        return VO_FAIL(op, "grad must have shape [%lld, %lld, %lld, %lld]", (long long)K,
+                       (long long)channels, (long long)pooled_height, (long long)pooled_width);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ RoIAlign's geometry */
 
 /* One roi's sampling grid: bin (ph, pw) averages grid_h x grid_w bilinear samples at
@@ -147,6 +174,15 @@ VO_HD static inline int vo_bilinear(double y, double x, int64_t H, int64_t W, in
     at[0] = y0 * W + x0, at[1] = y0 * W + x1, at[2] = y1 * W + x0, at[3] = y1 * W + x1;
     w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
     return 1;
+}
+
+/* Sample (iy, ix) of bin (ph, pw) of roi g in an H x W plane: vo_bilinear at its position. */
+VO_HD static inline int vo_sample(const vo_roi *g, int64_t ph, int64_t pw, int iy, int ix,
+                                  int64_t H, int64_t W, int64_t at[4], double w[4])
+{
+    double y = g->start_h + (double)ph * g->bin_h + (iy + 0.5) * g->bin_h / g->grid_h;
+    double x = g->start_w + (double)pw * g->bin_w + (ix + 0.5) * g->bin_w / g->grid_w;
+    return vo_bilinear(y, x, H, W, at, w);
 }
 
 #endif

@@ -80,16 +80,13 @@ __global__ void roi_align_fwd(const T *input, const T *rois, int64_t K, int64_t 
     vo_roi g = roi_of(rois, k, scale, PH, PW, sr, aligned);
     const T *plane = input + (g.batch * C + c) * H * W;
     double sum = 0;
-    for (int iy = 0; iy < g.grid_h; iy++) {
-        double y = g.start_h + ph * g.bin_h + (iy + 0.5) * g.bin_h / g.grid_h;
+    for (int iy = 0; iy < g.grid_h; iy++)
         for (int ix = 0; ix < g.grid_w; ix++) {
-            double x = g.start_w + pw * g.bin_w + (ix + 0.5) * g.bin_w / g.grid_w;
             int64_t at[4];
             double w[4];
-            if (vo_bilinear(y, x, H, W, at, w))
+            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
                 for (int q = 0; q < 4; q++) sum += w[q] * (double)plane[at[q]];
         }
-    }
     out[t] = (T)(sum / g.count);
 }
 
@@ -106,16 +103,13 @@ __global__ void roi_align_bwd(const T *grad, const T *rois, int64_t K, int64_t C
     vo_roi g = roi_of(rois, k, scale, PH, PW, sr, aligned);
     T *plane = grad_in + (g.batch * C + c) * H * W;
     double share = (double)grad[t] / g.count;
-    for (int iy = 0; iy < g.grid_h; iy++) {
-        double y = g.start_h + ph * g.bin_h + (iy + 0.5) * g.bin_h / g.grid_h;
+    for (int iy = 0; iy < g.grid_h; iy++)
         for (int ix = 0; ix < g.grid_w; ix++) {
-            double x = g.start_w + pw * g.bin_w + (ix + 0.5) * g.bin_w / g.grid_w;
             int64_t at[4];
             double w[4];
-            if (vo_bilinear(y, x, H, W, at, w))
+            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
                 for (int q = 0; q < 4; q++) atomicAdd(&plane[at[q]], (T)(w[q] * share));
         }
-    }
 }
 
 extern "C" const char *vo_roi_align_cuda(const void *input, const void *rois, bool is_double,
