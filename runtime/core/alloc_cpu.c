@@ -138,11 +138,12 @@ void *tg__cpu_alloc(size_t nbytes)
     if (nbytes > ((size_t)1 << (MAX_LOG + 1))) return NULL;
     int c = size_class(nbytes, &rounded);
     if (rounded <= THREAD_MAX_BYTES) {
-        free_block *b = tcache.head[c];
+        thread_cache *tc = TG__TLS_ADDR(tcache);
+        free_block *b = tc->head[c];
         if (b) {
             UNPOISON(b, rounded);
-            tcache.head[c] = b->next;
-            tcache.count[c]--;
+            tc->head[c] = b->next;
+            tc->count[c]--;
             return b;
         }
     }
@@ -161,13 +162,14 @@ void tg__cpu_free(void *p, size_t nbytes)
     if (!p) return;
     size_t rounded;
     int c = size_class(nbytes, &rounded);
-    if (rounded <= THREAD_MAX_BYTES && tcache.count[c] < THREAD_PER_CLASS) {
-        if (TG__UNLIKELY(!tcache.registered)) tcache_register();
+    thread_cache *tc = TG__TLS_ADDR(tcache);
+    if (rounded <= THREAD_MAX_BYTES && tc->count[c] < THREAD_PER_CLASS) {
+        if (TG__UNLIKELY(!tc->registered)) tcache_register();
         free_block *b = p;
-        b->next = tcache.head[c];
+        b->next = tc->head[c];
         POISON(b, rounded);
-        tcache.head[c] = b;
-        tcache.count[c]++;
+        tc->head[c] = b;
+        tc->count[c]++;
         return;
     }
     global_put(p, c, rounded);

@@ -17,14 +17,20 @@
 #define ARRAY ((uintptr_t)2)
 #define PTR(e) ((e) & ~(KEPT | ARRAY))
 
-static _Thread_local int depth;
-/* Non-zero while a kernel runs under an open scope: what kernels get from their own inner
- * public calls belongs to the kernel (it releases or returns it), not to the user's scope. */
-static _Thread_local int suspended;
-static _Thread_local uintptr_t *entries;
-static _Thread_local int64_t nentries, capentries;
-static _Thread_local int64_t *starts;
-static _Thread_local int capstarts;
+/* One thread's scopes, in one thread-local so that a function takes its address once
+ * (TG__TLS_ADDR). */
+typedef struct scope_state {
+    int depth;
+    /* Non-zero while a kernel runs under an open scope: what kernels get from their own inner
+     * public calls belongs to the kernel (it releases or returns it), not to the user's
+     * scope. */
+    int suspended;
+    uintptr_t *entries;
+    int64_t nentries, capentries;
+    int64_t *starts;
+    int capstarts;
+} scope_state;
+static _Thread_local scope_state sc;
 
 /* Frees this thread's arrays when it exits (tensors still recorded stay alive: a scope left
  * open by an exiting thread is the caller's leak, reported by the leak counters). */
@@ -33,96 +39,102 @@ static pthread_once_t scope_key_once = PTHREAD_ONCE_INIT;
 static void scope_thread_exit(void *unused)
 {
     (void)unused;
-    free(entries);
-    free(starts);
-    entries = NULL;
-    starts = NULL;
-    nentries = capentries = 0;
-    capstarts = depth = suspended = 0;
+    scope_state *st = TG__TLS_ADDR(sc);
+    free(st->entries);
+    free(st->starts);
+    st->entries = NULL;
+    st->starts = NULL;
+    st->nentries = st->capentries = 0;
+    st->capstarts = st->depth = st->suspended = 0;
 }
 static void scope_key_init(void) { pthread_key_create(&scope_key, scope_thread_exit); }
 
 void tg_scope_begin(void)
 {
-    if (capstarts == 0) {
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (st->capstarts == 0) {
         pthread_once(&scope_key_once, scope_key_init);
         pthread_setspecific(scope_key, &scope_key);
     }
-    if (depth == capstarts) {
-        int cap = capstarts ? capstarts * 2 : 8;
-        int64_t *s = realloc(starts, (size_t)cap * sizeof *s);
+    if (st->depth == st->capstarts) {
+        int cap = st->capstarts ? st->capstarts * 2 : 8;
+        int64_t *s = realloc(st->starts, (size_t)cap * sizeof *s);
         if (!s) {
             tg__error("scope_begin", "out of memory");
             return;
         }
-        starts = s;
-        capstarts = cap;
+        st->starts = s;
+        st->capstarts = cap;
     }
-    starts[depth++] = nentries;
+    st->starts[st->depth++] = st->nentries;
 }
 
 /* Room for `more` entries; false on out of memory. */
-static bool reserve(int64_t more)
+static bool reserve(scope_state *st, int64_t more)
 {
-    if (nentries + more <= capentries) return true;
-    int64_t cap = capentries ? capentries * 2 : 64;
-    while (cap < nentries + more) cap *= 2;
-    uintptr_t *e = realloc(entries, (size_t)cap * sizeof *e);
+    if (st->nentries + more <= st->capentries) return true;
+    int64_t cap = st->capentries ? st->capentries * 2 : 64;
+    while (cap < st->nentries + more) cap *= 2;
+    uintptr_t *e = realloc(st->entries, (size_t)cap * sizeof *e);
     if (!e) return false;
-    entries = e;
-    capentries = cap;
+    st->entries = e;
+    st->capentries = cap;
     return true;
 }
 
-static __attribute__((noinline)) tg_tensor *track_slow(tg_tensor *t)
+static __attribute__((noinline)) tg_tensor *track_slow(scope_state *st, tg_tensor *t)
 {
-    if (!reserve(1)) {
+    if (!reserve(st, 1)) {
         /* Cannot record it: the caller would never free it, so fail the call instead. */
         tg_release(t);
         return tg__error("scope", "out of memory recording a tensor in the open scope");
     }
-    entries[nentries++] = (uintptr_t)t;
+    st->entries[st->nentries++] = (uintptr_t)t;
     return t;
 }
 
 tg_tensor *tg_scope_track(tg_tensor *t)
 {
-    if (TG__LIKELY(depth == 0) || suspended || !t) return t;
-    return track_slow(t);
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (TG__LIKELY(st->depth == 0) || st->suspended || !t) return t;
+    return track_slow(st, t);
 }
 
 tg_tensor_list tg_scope_track_list(tg_tensor_list l)
 {
-    if (TG__LIKELY(depth == 0) || suspended || !l.data) return l;
-    if (!reserve(l.len + 1)) {
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (TG__LIKELY(st->depth == 0) || st->suspended || !l.data) return l;
+    if (!reserve(st, l.len + 1)) {
         tg_tensor_list_release(l);
         tg__error("scope", "out of memory recording a tensor list in the open scope");
         return (tg_tensor_list){ NULL, 0 };
     }
     /* The array first: released newest first, the elements go before their array. */
-    entries[nentries++] = (uintptr_t)l.data | ARRAY;
-    for (int64_t i = 0; i < l.len; i++) entries[nentries++] = (uintptr_t)l.data[i];
+    st->entries[st->nentries++] = (uintptr_t)l.data | ARRAY;
+    for (int64_t i = 0; i < l.len; i++) st->entries[st->nentries++] = (uintptr_t)l.data[i];
     return l;
 }
 
 int tg_scope_suspend(void)
 {
-    if (TG__LIKELY(depth == 0) || suspended) return 0;
-    suspended = 1;
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (TG__LIKELY(st->depth == 0) || st->suspended) return 0;
+    st->suspended = 1;
     return 1;
 }
 
 void tg_scope_resume(int token)
 {
-    if (token) suspended = 0;
+    if (token) sc.suspended = 0;
 }
 
 tg_tensor *tg_scope_keep(tg_tensor *t)
 {
-    if (depth == 0 || !t) return t;
-    for (int64_t i = nentries - 1; i >= starts[depth - 1]; i--) {
-        if (entries[i] == (uintptr_t)t) { /* newest unkept entry of t */
-            entries[i] |= KEPT;
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (st->depth == 0 || !t) return t;
+    for (int64_t i = st->nentries - 1; i >= st->starts[st->depth - 1]; i--) {
+        if (st->entries[i] == (uintptr_t)t) { /* newest unkept entry of t */
+            st->entries[i] |= KEPT;
             return t;
         }
     }
@@ -131,12 +143,13 @@ tg_tensor *tg_scope_keep(tg_tensor *t)
 
 tg_tensor_list tg_scope_keep_list(tg_tensor_list l)
 {
-    if (depth == 0 || !l.data) return l;
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (st->depth == 0 || !l.data) return l;
     for (int64_t i = 0; i < l.len; i++) tg_scope_keep(l.data[i]);
     uintptr_t array = (uintptr_t)l.data | ARRAY;
-    for (int64_t i = nentries - 1; i >= starts[depth - 1]; i--) {
-        if (entries[i] == array) {
-            entries[i] |= KEPT;
+    for (int64_t i = st->nentries - 1; i >= st->starts[st->depth - 1]; i--) {
+        if (st->entries[i] == array) {
+            st->entries[i] |= KEPT;
             break;
         }
     }
@@ -145,21 +158,22 @@ tg_tensor_list tg_scope_keep_list(tg_tensor_list l)
 
 void tg_scope_end(void)
 {
-    if (depth == 0) return;
-    int64_t start = starts[--depth], kept = start;
-    int64_t end = nentries;
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (st->depth == 0) return;
+    int64_t start = st->starts[--st->depth], kept = start;
+    int64_t end = st->nentries;
     /* Release newest first, so that later results die before the inputs they came from. */
     for (int64_t i = end - 1; i >= start; i--) {
-        if (entries[i] & KEPT) continue;
-        if (entries[i] & ARRAY) free((void *)PTR(entries[i]));
-        else tg_release((tg_tensor *)entries[i]);
+        if (st->entries[i] & KEPT) continue;
+        if (st->entries[i] & ARRAY) free((void *)PTR(st->entries[i]));
+        else tg_release((tg_tensor *)st->entries[i]);
     }
     for (int64_t i = start; i < end; i++)
-        if (entries[i] & KEPT) entries[kept++] = entries[i] & ~KEPT;
-    nentries = depth > 0 ? kept : start;
-    if (depth == 0 && nentries == 0 && capentries > 4096) {
-        free(entries); /* do not hold a huge array after a big scope */
-        entries = NULL;
-        capentries = 0;
+        if (st->entries[i] & KEPT) st->entries[kept++] = st->entries[i] & ~KEPT;
+    st->nentries = st->depth > 0 ? kept : start;
+    if (st->depth == 0 && st->nentries == 0 && st->capentries > 4096) {
+        free(st->entries); /* do not hold a huge array after a big scope */
+        st->entries = NULL;
+        st->capentries = 0;
     }
 }

@@ -115,10 +115,14 @@ static __attribute__((noinline)) void thread_register(void)
     pthread_mutex_unlock(&threads_lock);
 }
 
+/* The functions below take this thread's state as `me`, which each public entry computes
+ * once (TG__TLS_ADDR, rt_private.h). */
+#define my_state() TG__TLS_ADDR(ts)
+
 /* Only this thread writes its counters; readers on other threads load them atomically. */
-static inline void count_add(int64_t *c, int64_t d)
+static inline void count_add(thread_state *me, int64_t *c, int64_t d)
 {
-    if (TG__UNLIKELY(!ts.registered)) thread_register();
+    if (TG__UNLIKELY(!me->registered)) thread_register();
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
 }
 
@@ -148,34 +152,34 @@ static __attribute__((noinline)) tblock *block_alloc_slow(void)
     return aligned_alloc(64, sizeof(tblock));
 }
 
-static inline tblock *block_alloc(void)
+static inline tblock *block_alloc(thread_state *me)
 {
-    tblock *b = ts.free_blocks;
+    tblock *b = me->free_blocks;
     if (TG__LIKELY(b != NULL)) {
         UNPOISON(b, sizeof *b);
-        ts.free_blocks = (tblock *)b->t.storage;
-        ts.nfree--;
+        me->free_blocks = (tblock *)b->t.storage;
+        me->nfree--;
         return b;
     }
     return block_alloc_slow();
 }
 
-static inline void block_free(tblock *b)
+static inline void block_free(thread_state *me, tblock *b)
 {
-    if (TG__LIKELY(ts.nfree < BLOCK_CACHE_MAX)) {
-        if (TG__UNLIKELY(!ts.registered)) thread_register();
-        b->t.storage = (tg_storage *)ts.free_blocks;
+    if (TG__LIKELY(me->nfree < BLOCK_CACHE_MAX)) {
+        if (TG__UNLIKELY(!me->registered)) thread_register();
+        b->t.storage = (tg_storage *)me->free_blocks;
         POISON(b, sizeof *b);
-        ts.free_blocks = b;
-        ts.nfree++;
+        me->free_blocks = b;
+        me->nfree++;
         return;
     }
     free(b);
 }
 
-static inline void block_owner_release(tblock *b)
+static inline void block_owner_release(thread_state *me, tblock *b)
 {
-    if (tg__ref_dec(&b->owners)) block_free(b);
+    if (tg__ref_dec(&b->owners)) block_free(me, b);
 }
 
 /* ------------------------------------------------------------------ storages */
@@ -252,9 +256,10 @@ void tg__storage_retain(tg_storage *s)
 void tg__storage_release(tg_storage *s)
 {
     if (!s || !tg__ref_dec(&s->refcount)) return;
+    thread_state *me = my_state();
     storage_free_data(s);
-    count_add(&ts.storages, -1);
-    if (s->alloc_kind & TG__STORAGE_EMBEDDED) block_owner_release(BLOCK_OF_STORAGE(s));
+    count_add(me, &me->storages, -1);
+    if (s->alloc_kind & TG__STORAGE_EMBEDDED) block_owner_release(me, BLOCK_OF_STORAGE(s));
     else free(s);
 }
 
@@ -271,20 +276,21 @@ static void tensor_destroy(tg_tensor *t)
     tblock *b = (tblock *)t;
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
+    thread_state *me = my_state();
     if (t->autograd) tg__autograd_meta_free(t->autograd);
-    count_add(&ts.tensors, -1);
+    count_add(me, &me->tensors, -1);
     if (s == &b->s) {
         if (tg__ref_dec(&s->refcount)) {
             /* Tensor and its own storage die together: we held every owner of the block. */
             storage_free_data(s);
-            count_add(&ts.storages, -1);
-            block_free(b);
+            count_add(me, &me->storages, -1);
+            block_free(me, b);
         } else {
-            block_owner_release(b);
+            block_owner_release(me, b);
         }
     } else {
         tg__storage_release(s);
-        block_owner_release(b);
+        block_owner_release(me, b);
     }
     if (base) tg_release(base);
 }
@@ -295,7 +301,7 @@ void tg_release(tg_tensor *t)
 }
 
 /* A header with every field set except geometry, storage and version. */
-static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev)
+static inline tg_tensor *header_new(thread_state *me, tblock *b, tg_dtype dtype, tg_device dev)
 {
     tg_tensor *t = &b->t;
     t->refcount = 1;
@@ -307,7 +313,7 @@ static inline tg_tensor *header_new(tblock *b, tg_dtype dtype, tg_device dev)
     t->view_base = NULL;
     t->autograd = NULL;
     b->owners = 1;
-    count_add(&ts.tensors, 1);
+    count_add(me, &me->tensors, 1);
     return t;
 }
 
@@ -359,16 +365,16 @@ static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, i
 
 /* The tensor of a fresh block whose embedded storage s is ready: contiguous geometry, the
  * block's own version counter, and both owners of the block (the tensor and its storage). */
-static tg_tensor *block_tensor(tblock *b, tg_dtype dtype, tg_device device, const int64_t *sizes,
-                               int64_t ndim)
+static tg_tensor *block_tensor(thread_state *me, tblock *b, tg_dtype dtype, tg_device device,
+                               const int64_t *sizes, int64_t ndim)
 {
-    tg_tensor *t = header_new(b, dtype, device);
+    tg_tensor *t = header_new(me, b, dtype, device);
     b->owners = 2;
     b->version = 0;
     t->version = &b->version;
     t->storage = &b->s;
     set_contiguous_geometry(t, sizes, ndim);
-    count_add(&ts.storages, 1);
+    count_add(me, &me->storages, 1);
     return t;
 }
 
@@ -378,7 +384,8 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
     size_t nbytes = 0;
     int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
-    tblock *b = block_alloc();
+    thread_state *me = my_state();
+    tblock *b = block_alloc(me);
     if (!b) return tg__error(op, "out of memory allocating a tensor header");
     tg_storage *s = &b->s;
     s->refcount = 1;
@@ -392,10 +399,10 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         s->deleter_ctx = NULL;
         prof_memory((int64_t)nbytes, device);
     } else if (storage_alloc_data(op, s, nbytes, device)) {
-        block_free(b);
+        block_free(me, b);
         return NULL;
     }
-    return block_tensor(b, dtype, device, sizes, ndim);
+    return block_tensor(me, b, dtype, device, sizes, ndim);
 }
 
 tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype)
@@ -432,9 +439,10 @@ tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t
     if (ndim < 0 || ndim > TG_MAX_DIMS)
         return tg__error("view", "tensors may have at most %d dimensions, got %lld", TG_MAX_DIMS,
                          (long long)ndim);
-    tblock *b = block_alloc();
+    thread_state *me = my_state();
+    tblock *b = block_alloc(me);
     if (!b) return tg__error("view", "out of memory allocating a tensor header");
-    tg_tensor *v = header_new(b, t->dtype, t->device);
+    tg_tensor *v = header_new(me, b, t->dtype, t->device);
     tg_tensor *root = t->view_base ? t->view_base : (tg_tensor *)t;
     v->storage = t->storage;
     tg__storage_retain(t->storage);
@@ -509,7 +517,8 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
         span = numel;
     }
     if (!data && span) return tg__error(op, "data is NULL");
-    tblock *b = block_alloc();
+    thread_state *me = my_state();
+    tblock *b = block_alloc(me);
     if (!b) return tg__error(op, "out of memory allocating a tensor header");
     tg_storage *s = &b->s;
     s->refcount = 1;
@@ -520,7 +529,7 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
     s->owns_data = false;
     s->deleter = deleter;
     s->deleter_ctx = ctx;
-    tg_tensor *t = block_tensor(b, dtype, TG_DEVICE_CPU, sizes, ndim);
+    tg_tensor *t = block_tensor(me, b, dtype, TG_DEVICE_CPU, sizes, ndim);
     if (strides)
         for (int64_t i = 0; i < ndim; i++) t->strides[i] = strides[i];
     return tg_scope_track(t);
@@ -632,7 +641,8 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
             free(s);
             return -1;
         }
-        count_add(&ts.storages, 1);
+        thread_state *me = my_state();
+        count_add(me, &me->storages, 1);
         tg__storage_release(out->storage);
         out->storage = s;
     }
