@@ -349,7 +349,14 @@ $(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BU
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O3 -march=native $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BENCH_CU_OBJ) $(STATIC_LINK)
 
-bench: $(BUILD)/bench/tg_bench $(BUILD)/tgen
+# The overhead workloads again through the shared library (bench/shared/), when it is built.
+BENCH_SHARED := $(if $(SO),$(BUILD)/bench/tg_bench_shared)
+$(BUILD)/bench/tg_bench_shared: bench/shared/overhead_shared.c bench/bench_util.c bench/bench.h $(SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O3 -march=native $(WARN) -Iruntime -Igenerated -Ibench -o $@ \
+	  bench/shared/overhead_shared.c bench/bench_util.c $(SHARED_LINK)
+
+bench: $(BUILD)/bench/tg_bench $(BENCH_SHARED) $(BUILD)/tgen
 	@bench/run.sh $(BUILD)
 
 # ------------------------------------------------------------------ tests

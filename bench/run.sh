@@ -201,6 +201,9 @@ anchor_bench() {
 # ---------------------------------------------------------------- run
 {
   "$BUILD/bench/tg_bench" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"}
+  if [ -x "$BUILD/bench/tg_bench_shared" ]; then
+    "$BUILD/bench/tg_bench_shared" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"}
+  fi
   tgen_bench
   anchor_bench
 } | tee "$OUT"
