@@ -273,9 +273,9 @@ Test(split, boxed_call_by_name_owns_the_list)
     kt_live live = kt_live_now();
     tg_tensor *x = arange(5, (int64_t[]){ 5 }, 1);
     tg_boxed_stack s = { .n = 0 };
-    s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(x) };
-    s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = TG_INTS(3, 2) };
-    s.v[s.n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = 0 };
+    tg_boxed_push_tensor(&s, x);
+    tg_boxed_push_int_list(&s, TG_INTS(3, 2));
+    tg_boxed_push_int(&s, 0);
     cr_assert_eq(tg_call_boxed("split_with_sizes", &s), 0, "%s", tg_last_error());
     cr_assert_eq(s.n, 1);
     cr_assert_eq(s.v[0].tag, TG_IV_TENSOR_LIST);

@@ -125,6 +125,43 @@ Test(rt_dispatch, registry_and_boxed_calls)
     tg_clear_error();
 }
 
+/* The push helpers of tg_library.h: every argument in schema order, None for an absent
+ * optional, a full stack refused without taking a reference; and the keys' names. */
+Test(rt_dispatch, boxed_push_helpers_and_key_names)
+{
+    tg_tensor *x = rt_arange((int64_t[]){ 2, 3 }, 2, TG_FLOAT32); /* [[0 1 2] [3 4 5]] */
+    tg_boxed_stack s = { .n = 0 };
+    /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype) */
+    cr_assert_eq(tg_boxed_push_tensor(&s, x) | tg_boxed_push_none(&s) |
+                     tg_boxed_push_bool(&s, false) | tg_boxed_push_none(&s),
+                 0);
+    cr_assert_eq(tg_call_boxed("sum.dim_IntList", &s), 0, "%s", tg_last_error());
+    rt_expect_values(s.v[0].v.t, (double[]){ 15 }, 1);
+    tg_boxed_clear(&s);
+    cr_expect_eq(s.n, 0);
+    tg_boxed_push_tensor(&s, x);
+    tg_boxed_push_int_list(&s, TG_INTS(1));
+    tg_boxed_push_bool(&s, true);
+    tg_boxed_push_none(&s);
+    cr_assert_eq(tg_call_boxed("aten::sum.dim_IntList", &s), 0, "%s", tg_last_error());
+    rt_expect_values(s.v[0].v.t, (double[]){ 3, 12 }, 2);
+    cr_expect_eq(tg_tensor_dim(s.v[0].v.t), 2, "keepdim");
+    tg_boxed_clear(&s);
+    /* a full stack: -1, nothing pushed, no reference taken */
+    int64_t live = tg_live_tensors();
+    for (int i = 0; i < TG_STACK_MAX; i++) cr_assert_eq(tg_boxed_push_int(&s, i), 0);
+    cr_expect_eq(tg_boxed_push_tensor(&s, x), -1);
+    cr_expect_eq(tg_boxed_push_double(&s, 1.0), -1);
+    cr_expect_eq(s.n, TG_STACK_MAX);
+    tg_boxed_clear(&s);
+    cr_expect_eq(tg_live_tensors(), live);
+    tg_release(x);
+    cr_expect_str_eq(tg_dispatch_key_name(TG_KEY_CPU), "CPU");
+    cr_expect_str_eq(tg_dispatch_key_name(TG_KEY_CUDA), "CUDA");
+    cr_expect_str_eq(tg_dispatch_key_name(TG_KEY_AUTOGRAD), "Autograd");
+    cr_expect_str_eq(tg_dispatch_key_name(TG_NUM_KEYS), "Unknown");
+}
+
 /* ---- the CUDA -> CPU fallback, against a fake device whose memory is host memory ---- */
 
 /* inc_(Tensor(a!) self) -> Tensor(a!): self += 1 in place, CPU kernel only */
