@@ -422,7 +422,7 @@ $(NOCUDA_SO): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libtensorgen.so.$(SOVERSION) -o $@ $(LIB_OBJ) $(LIBS)
 $(BUILD)/tests/tg_tests_nocuda: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(NOCUDA_SO)
-	$(CC) $(CSTD) -g -O1 $(WARN) -fopenmp -I$(TESTOPS_GEN) $(INCLUDES) -Itests $(BLAS_CFLAGS) -o $@ \
+	$(CC) $(filter-out $(CUDA_CFLAGS),$(TEST_CFLAGS)) -O1 -o $@ \
 	  $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) -L$(NOCUDA) -l:libtensorgen.so.$(SOVERSION) \
 	  -Wl,-rpath,$(abspath $(NOCUDA)) $(LIBS) $(TEST_LIBS)
 

@@ -211,7 +211,8 @@ int tg_register_kernel(const char *op, int key, tg_fnptr kernel);
 /* The same with a boxed kernel (one function can serve several operators). */
 int tg_register_boxed_kernel(const char *op, int key, tg_boxed_kernel fn, void *ctx);
 /* A boxed fallback for `key`: it runs for every operator that has no kernel (boxed or not)
- * for that key, like PyTorch's m.fallback. One per key. */
+ * for that key, like PyTorch's m.fallback. One per key; CUDA's is built in (the CPU kernel on
+ * copies, tg_call_boxed_cpu, with a one-time warning naming the operator). */
 int tg_register_fallback(int key, tg_boxed_kernel fn, void *ctx);
 /* For fallbacks (PyTorch's cpu_fallback): runs op's CPU kernel on the stack's arguments,
  * copying tensors from their devices to the CPU first (through the backends' hooks) and

@@ -91,18 +91,13 @@ int tg_cuda_device_count(void) { return tg__cuda_backend_load() ? loaded()->devi
 
 /* Nothing to wait for, and no memory held, while the backend is not loaded. */
 int tg_cuda_synchronize(void) { return loaded() ? loaded()->synchronize() : 0; }
-int64_t tg_cuda_memory_allocated(int device)
+static int64_t memory_stat(int device, int which)
 {
-    return loaded() ? loaded()->memory_stat(device, 0) : 0;
+    return loaded() ? loaded()->memory_stat(device, which) : 0;
 }
-int64_t tg_cuda_memory_reserved(int device)
-{
-    return loaded() ? loaded()->memory_stat(device, 1) : 0;
-}
-int64_t tg_cuda_max_memory_allocated(int device)
-{
-    return loaded() ? loaded()->memory_stat(device, 2) : 0;
-}
+int64_t tg_cuda_memory_allocated(int device) { return memory_stat(device, 0); }
+int64_t tg_cuda_memory_reserved(int device) { return memory_stat(device, 1); }
+int64_t tg_cuda_max_memory_allocated(int device) { return memory_stat(device, 2); }
 void tg_cuda_empty_cache(void)
 {
     if (loaded()) loaded()->empty_cache();

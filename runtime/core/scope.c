@@ -42,10 +42,7 @@ static void scope_thread_exit(void *unused)
     scope_state *st = TG__TLS_ADDR(sc);
     free(st->entries);
     free(st->starts);
-    st->entries = NULL;
-    st->starts = NULL;
-    st->nentries = st->capentries = 0;
-    st->capstarts = st->depth = st->suspended = 0;
+    *st = (scope_state){ 0 };
 }
 static void scope_key_init(void) { pthread_key_create(&scope_key, scope_thread_exit); }
 

@@ -117,8 +117,6 @@ static __attribute__((noinline)) void thread_register(void)
 
 /* The functions below take this thread's state as `me`, which each public entry computes
  * once (TG__TLS_ADDR, rt_private.h). */
-#define my_state() TG__TLS_ADDR(ts)
-
 /* Only this thread writes its counters; readers on other threads load them atomically. */
 static inline void count_add(thread_state *me, int64_t *c, int64_t d)
 {
@@ -256,7 +254,7 @@ void tg__storage_retain(tg_storage *s)
 void tg__storage_release(tg_storage *s)
 {
     if (!s || !tg__ref_dec(&s->refcount)) return;
-    thread_state *me = my_state();
+    thread_state *me = TG__TLS_ADDR(ts);
     storage_free_data(s);
     count_add(me, &me->storages, -1);
     if (s->alloc_kind & TG__STORAGE_EMBEDDED) block_owner_release(me, BLOCK_OF_STORAGE(s));
@@ -276,7 +274,7 @@ static void tensor_destroy(tg_tensor *t)
     tblock *b = (tblock *)t;
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
-    thread_state *me = my_state();
+    thread_state *me = TG__TLS_ADDR(ts);
     if (t->autograd) tg__autograd_meta_free(t->autograd);
     count_add(me, &me->tensors, -1);
     if (s == &b->s) {
@@ -384,7 +382,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
     size_t nbytes = 0;
     int64_t numel = 0;
     if (check_shape(op, sizes, ndim, dtype, &nbytes, &numel)) return NULL;
-    thread_state *me = my_state();
+    thread_state *me = TG__TLS_ADDR(ts);
     tblock *b = block_alloc(me);
     if (!b) return tg__error(op, "out of memory allocating a tensor header");
     tg_storage *s = &b->s;
@@ -439,7 +437,7 @@ tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t
     if (ndim < 0 || ndim > TG_MAX_DIMS)
         return tg__error("view", "tensors may have at most %d dimensions, got %lld", TG_MAX_DIMS,
                          (long long)ndim);
-    thread_state *me = my_state();
+    thread_state *me = TG__TLS_ADDR(ts);
     tblock *b = block_alloc(me);
     if (!b) return tg__error("view", "out of memory allocating a tensor header");
     tg_tensor *v = header_new(me, b, t->dtype, t->device);
@@ -517,7 +515,7 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
         span = numel;
     }
     if (!data && span) return tg__error(op, "data is NULL");
-    thread_state *me = my_state();
+    thread_state *me = TG__TLS_ADDR(ts);
     tblock *b = block_alloc(me);
     if (!b) return tg__error(op, "out of memory allocating a tensor header");
     tg_storage *s = &b->s;
@@ -641,7 +639,7 @@ int tg__resize_out(const char *op, tg_tensor *out, const int64_t *sizes, int64_t
             free(s);
             return -1;
         }
-        thread_state *me = my_state();
+        thread_state *me = TG__TLS_ADDR(ts);
         count_add(me, &me->storages, 1);
         tg__storage_release(out->storage);
         out->storage = s;

@@ -1,5 +1,6 @@
 /* Boxed calls: the one path shared by calls by name, the generated functions' slow path
- * (boxed kernels, fallbacks, the CUDA -> CPU fallback, the profiler) and operator libraries.
+ * (boxed kernels, fallbacks, CUDA's CPU fallback among them, the profiler) and operator
+ * libraries.
  * tensorgen's own operators come from the generated table (tg__generated_ops), indexed once
  * (sorted by name, binary search; pthread_once makes the first lookup thread-safe);
  * libraries' operators from the registry. */
@@ -48,9 +49,7 @@ const tg_op_entry *tg_op_find(const char *name)
 {
     const char *op = "op_find";
     if (!name) return tg__error(op, "unknown operator '(null)'");
-    const tg_op_entry *e = strncmp(name, "aten::", 6) == 0 ? tg__builtin_find(name + 6)
-                           : strstr(name, "::")            ? tg__registry_find(name)
-                                                           : tg__builtin_find(name);
+    const tg_op_entry *e = tg__registry_find(name);
     if (e) return e;
     const char *like = strstr(name, "::") ? NULL : tg__registry_suggest(name);
     if (like)
@@ -271,21 +270,28 @@ out:
     return rc;
 }
 
+int tg__cuda_cpu_fallback(const tg_op_entry *e, tg_keyset ks, tg_boxed_stack *s, void *ctx)
+{
+    (void)ks;
+    (void)ctx;
+    if (!tg__row_kernel(e, TG_KEY_CPU)) {
+        tg__no_kernel(e, TG_KEY_CUDA);
+        return fail_and_drop(s);
+    }
+    tg__warn_once(e->name,
+                  "%s: no CUDA kernel; falling back to the CPU kernel (arguments are copied to "
+                  "the CPU and results back)",
+                  e->name);
+    return tg_call_boxed_cpu(e, s);
+}
+
 /* ---- calls ---- */
 
 /* Runs what serves the call, with scope recording suspended, like the generated stubs do. */
 static int run(const tg_op_entry *e, const tg__resolved *r, tg_keyset ks, tg_boxed_stack *s)
 {
-    int token = tg_scope_suspend(), rc;
-    if (r->kernel) rc = e->call_boxed(r->kernel, s);
-    else if (r->boxed) rc = r->boxed(e, ks, s, r->ctx);
-    else {
-        tg__warn_once(e->name,
-                      "%s: no CUDA kernel; falling back to the CPU kernel (arguments are "
-                      "copied to the CPU and results back)",
-                      e->name);
-        rc = tg_call_boxed_cpu(e, s);
-    }
+    int token = tg_scope_suspend();
+    int rc = r->kernel ? e->call_boxed(r->kernel, s) : r->boxed(e, ks, s, r->ctx);
     tg_scope_resume(token);
     return rc;
 }

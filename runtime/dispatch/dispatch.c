@@ -4,8 +4,8 @@
  * when grad mode is on and the tensor requires grad) minus this thread's excluded keys. The
  * highest key wins: its unboxed kernel, else a boxed kernel registered for it, else the
  * operator's composite kernel (which serves every device), else the key's fallback; Autograd
- * without a kernel falls through to the device; CUDA with none of these but with a CPU kernel
- * runs the CPU kernel on copies (the CUDA -> CPU fallback). */
+ * without a kernel falls through to the device. CUDA's fallback is built in: the CPU kernel
+ * run on copies (boxed.c, tg__cuda_cpu_fallback). */
 #include "dispatch/dispatch_private.h"
 
 #include <stdio.h>
@@ -43,7 +43,7 @@ const char *tg_dispatch_key_name(int k)
     }
 }
 
-static int no_kernel(const tg_op_entry *e, int key)
+int tg__no_kernel(const tg_op_entry *e, int key)
 {
     char have[256] = "";
     size_t n = 0;
@@ -76,13 +76,9 @@ int tg__dispatch_resolve(const tg_op_entry *e, tg_keyset ks, tg__resolved *r)
          * have it in their slots already, a backend's key gets it here. */
         if ((r->kernel = e->composite)) return 0;
         if (tg__registry_fallback(k, &r->boxed, &r->ctx)) return 0;
-        if (k == TG_KEY_CUDA && tg__row_kernel(e, TG_KEY_CPU)) {
-            r->cpu_copy = true;
-            return 0;
-        }
-        return no_kernel(e, k);
+        return tg__no_kernel(e, k);
     }
-    return no_kernel(e, TG_KEY_CPU);
+    return tg__no_kernel(e, TG_KEY_CPU);
 }
 
 tg_fnptr tg_dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *boxed)
@@ -92,6 +88,6 @@ tg_fnptr tg_dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *boxed)
     if (tg__dispatch_resolve(e, ks, &r)) return NULL;
     if (r.kernel) return r.kernel;
     if (boxed) *boxed = true;
-    else no_kernel(e, r.key); /* the caller cannot take the boxed path */
+    else tg__no_kernel(e, r.key); /* the caller cannot take the boxed path */
     return NULL;
 }

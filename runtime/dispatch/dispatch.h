@@ -56,7 +56,7 @@ tg_keyset tg_dispatch_excluded_keys(void);
 tg_keyset tg_dispatch_set_excluded_keys(tg_keyset ks);
 /* The kernel of a row for a key set (excluded keys already removed): the highest key with an
  * unboxed kernel. NULL with *boxed set when the call must take the boxed path instead (a
- * boxed kernel or fallback serves the key, or the CUDA -> CPU fallback); NULL with an error
+ * boxed kernel or fallback serves the key, CUDA's CPU fallback among them); NULL with an error
  * that lists the operator's keys when nothing serves it. The generated stubs inline the common
  * case (op_glue.h, tg__pick_kernel). */
 tg_fnptr tg_dispatch_lookup(const tg_op_entry *e, tg_keyset ks, bool *boxed);

@@ -30,10 +30,11 @@ typedef struct kernel_reg {
 static kernel_reg *kregs;
 static int nkregs, capkregs;
 
+/* One per key; CUDA's is built in (the CPU kernel on copies). */
 static struct {
     tg_boxed_kernel fn;
     void *ctx;
-} fallbacks[TG_NUM_KEYS];
+} fallbacks[TG_NUM_KEYS] = { [TG_KEY_CUDA] = { tg__cuda_cpu_fallback, NULL } };
 
 static const tg_library **libs;
 static int nlibs, caplibs;
@@ -68,7 +69,8 @@ static int op_slot(const char *name, bool *found)
     return lo;
 }
 
-/* A row by name, the lock held: tensorgen's own (lock-free index) or a library's. */
+/* A row by name, the lock held: tensorgen's own ("add.Tensor", "aten::add.Tensor": the
+ * lock-free index) or a library's ("myops::nms"). */
 static tg_op_entry *find_row_locked(const char *name)
 {
     if (!strncmp(name, "aten::", 6)) return tg__builtin_find(name + 6);
