@@ -85,6 +85,10 @@ else
 endif
 
 ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+# SLEEF (Debian's libsleef-dev): the vector math of the x86 capabilities (kernels/cpu/
+# vec_sleef.h); other architectures use libm.
+X86 := $(filter x86_64% i686% i386%,$(ARCH))
+SLEEF_LIBS := $(if $(X86),$(shell pkg-config --libs sleef 2>/dev/null || echo -lsleef))
 # Thread-locals through TLS descriptors: cheap in a shared library, and no STATIC_TLS flag, so
 # the library can be dlopen'ed (runtime/core/rt_private.h). aarch64 uses them by default.
 TLS_FLAGS := $(if $(filter x86_64%,$(ARCH)),-mtls-dialect=gnu2)
@@ -97,7 +101,7 @@ LIB_WARN   := -Werror=missing-prototypes
 # the callee is exported (it is linked with -Bsymbolic-functions).
 LIB_CFLAGS = $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fno-semantic-interposition $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CORE_SAN) $(BACKEND_CFLAGS) $(CFLAGS)
 # What the core library links: no CUDA library (the backend brings its own).
-LIBS       := $(BLAS_LIBS) -fopenmp -lm -lpthread -ldl
+LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) -fopenmp -lm -lpthread -ldl
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -106,11 +110,13 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # Per-capability kernels: each file of kernels/cpu/cap/ is compiled once per capability with
 # -DTG_CPU_CAP=<cap> and that capability's flags (kernels/cpu/cpu_cap.h); only x86 has more
 # than the default.
-ifneq ($(filter x86_64% i686% i386%,$(ARCH)),)
+ifneq ($(X86),)
   CPU_CAPS := default avx2 avx512
 else
   CPU_CAPS := default
 endif
+# -fno-math-errno: nothing reads errno after our math, and with it sqrtf vectorises.
+CAP_COMMON        := -fno-math-errno
 CAP_FLAGS_default :=
 CAP_FLAGS_avx2    := -mavx2 -mfma
 CAP_FLAGS_avx512  := -mavx2 -mfma -mavx512f -mavx512dq -mavx512vl -mavx512bw
@@ -234,11 +240,11 @@ $(BUILD)/san/%.o: %.c | $(BUILD)/gen.stamp
 define CAP_RULES
 $$(BUILD)/obj/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+	$$(CC) $$(LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_COMMON) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 
 $$(BUILD)/san/cap-$(1)/%.o: %.c | $$(BUILD)/gen.stamp
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(SAN_LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+	$$(CC) $$(SAN_LIB_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_COMMON) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach c,$(CPU_CAPS),$(eval $(call CAP_RULES,$(c))))
 

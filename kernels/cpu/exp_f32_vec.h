@@ -148,16 +148,6 @@ static inline tg_vf tg__vf_tanh(tg_vf x)
 /* sigmoid(x) = 1 / (1 + exp(-x)), as tg__pw_sigmoid_f32 computes it. */
 static inline tg_vf tg__vf_sigmoid(tg_vf x) { return 1.0f / (1.0f + tg__vf_exp(-x)); }
 
-/* out[i] = f(x[i]) over the prefix of [0, n) that is a multiple of the lane count; returns its
- * length. Always inlined, so each caller gets a loop specialised to its f. */
-static inline __attribute__((always_inline)) int64_t tg__vf_map(tg_vf (*f)(tg_vf), float *out,
-                                                                const float *x, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + TG_VF_LANES <= n; i += TG_VF_LANES) tg__vf_store(out + i, f(tg__vf_load(x + i)));
-    return i;
-}
-
 static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
 {
     return tg__vf_map(tg__vf_exp, out, x, n);

@@ -7,9 +7,11 @@
  *
  * As in binary.c: the scalar functions are in pointwise_scalar.h, unary_ref_loop applies one
  * to any dtype and strides; the typed fast paths calling the same functions are built once
- * per CPU capability (cap/unary_loops.c, picked through cpu_cap.h). float16/bfloat16
- * compute in float through the reference loop (PyTorch 1.13 has no CPU half kernels for most
- * of these; we provide them). */
+ * per CPU capability (cap/unary_loops.c, picked through cpu_cap.h). An operator whose
+ * capability has an array map instead (SLEEF's vector code: float32 sin and cos, float64
+ * exp, log, tanh, sin, cos, sigmoid) computes every element through it (unary_map_loop).
+ * float16/bfloat16 compute in float (PyTorch 1.13 has no CPU half kernels for most of these;
+ * we provide them). */
 #include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
@@ -41,6 +43,8 @@ typedef struct unary_op {
 typedef struct unary_ctx {
     const unary_op *op;
     tg_dtype dtype;
+    tg_map_f32 map_f32; /* the capability's array maps for op, or NULL */
+    tg_map_f64 map_f64;
 } unary_ctx;
 
 /* Any dtype, any strides: data[0] = out, data[1] = x, both of ctx->dtype. */
@@ -67,6 +71,37 @@ static void unary_ref_loop(char **data, const int64_t *strides, int64_t n, void 
     }
 }
 
+/* Operands in the float kind (float32, float16, bfloat16) or float64 through the array map:
+ * contiguous float32 / float64 ones directly, the others a chunk at a time through a buffer
+ * (loaded and converted, mapped, converted and stored). data[0] = out, data[1] = x, both of
+ * ctx->dtype. */
+#define MAP_CHUNKED(T, load, store, map)                                                  \
+    do {                                                                                  \
+        if (t == (sizeof(T) == 4 ? TG_FLOAT32 : TG_FLOAT64) && strides[0] == sizeof(T) && \
+            strides[1] == sizeof(T)) {                                                    \
+            map((T *)data[0], (const T *)data[1], n);                                     \
+            return;                                                                       \
+        }                                                                                 \
+        T buf[256];                                                                       \
+        for (int64_t i0 = 0; i0 < n; i0 += 256) {                                         \
+            int64_t m = n - i0 < 256 ? n - i0 : 256;                                      \
+            const char *x = data[1] + i0 * strides[1];                                    \
+            for (int64_t i = 0; i < m; i++) buf[i] = load(x + i * strides[1], t);         \
+            map(buf, buf, m);                                                             \
+            char *o = data[0] + i0 * strides[0];                                          \
+            for (int64_t i = 0; i < m; i++) store(o + i * strides[0], t, buf[i]);         \
+        }                                                                                 \
+    } while (0)
+
+static void unary_map_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    const unary_ctx *c = vctx;
+    const tg_dtype t = c->dtype;
+    if (tg__pw_kind(t) == TG_PW_F32)
+        MAP_CHUNKED(float, tg__pw_load_f32, tg__pw_store_f32, c->map_f32);
+    else MAP_CHUNKED(double, tg__pw_load_f64, tg__pw_store_f64, c->map_f64);
+}
+
 /* neg, abs and relu refuse bool inputs (tg__pw_check_unary_bool, shared with CUDA). */
 static const unary_op op_neg = { "neg", tg__pw_neg_f32, tg__pw_neg_f64, tg__pw_neg_i64, TG_UN_NEG };
 static const unary_op op_abs = { "abs", tg__pw_abs_f32, tg__pw_abs_f64, tg__pw_abs_i64, TG_UN_ABS };
@@ -90,11 +125,17 @@ static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
     if (tg__pw_iter_build(&it, op->name, op->i64 ? 0 : TG_ITER_INT_TO_FLOAT, out, self, ins, 1) !=
         0)
         return NULL;
-    unary_ctx ctx = { .op = op, .dtype = it.dtype };
+    const tg_unary_loops *fast = TG_CAP_PICK(tg__unary_loops);
+    unary_ctx ctx = { .op = op,
+                      .dtype = it.dtype,
+                      .map_f32 = fast->map_f32[op->id],
+                      .map_f64 = fast->map_f64[op->id] };
     tg_iter_loop1d loop = unary_ref_loop;
     bool one_dtype = it.dtypes[0] == it.dtype && it.dtypes[1] == it.dtype;
-    if (!tg__pw_force_reference && one_dtype) {
-        const tg_unary_loops *fast = TG_CAP_PICK(tg__unary_loops);
+    tg_pw_kind kind = tg__pw_kind(it.dtype);
+    if ((kind == TG_PW_F32 && ctx.map_f32) || (kind == TG_PW_F64 && ctx.map_f64))
+        loop = unary_map_loop;
+    else if (!tg__pw_force_reference && one_dtype) {
         if (it.dtype == TG_FLOAT32) loop = fast->f32[op->id];
         else if (it.dtype == TG_FLOAT64) loop = fast->f64[op->id];
     }

@@ -2,7 +2,8 @@
  * vector extensions: one vector type whose width is the capability's this file is compiled
  * for (kernels/cpu/cap/ builds once per capability: 16 lanes with AVX-512, 8 with AVX2, 4
  * otherwise), so code written once with + - * / and comparisons compiles to that capability's
- * instructions. Used by exp_f32_vec.h and cap/reduce_loops.c. */
+ * instructions; tg_vd holds as many bytes of doubles. Used by exp_f32_vec.h, vec_sleef.h and
+ * cap/reduce_loops.c. */
 #ifndef TG_VEC_F32_H
 #define TG_VEC_F32_H
 
@@ -60,6 +61,49 @@ static inline tg_vd tg__vf_hi_f64(tg_vf v)
     tg_vfh h;
     memcpy(&h, (const char *)&v + sizeof h, sizeof h);
     return __builtin_convertvector(h, tg_vd);
+}
+
+/* out[i] = f(x[i]) over the prefix of [0, n) that is a multiple of the lane count; returns its
+ * length. Always inlined, so each caller gets a loop specialised to its f. */
+static inline __attribute__((always_inline)) int64_t tg__vf_map(tg_vf (*f)(tg_vf), float *out,
+                                                                const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + TG_VF_LANES <= n; i += TG_VF_LANES) tg__vf_store(out + i, f(tg__vf_load(x + i)));
+    return i;
+}
+
+/* out[i] = f(x[i]) over all of [0, n), the tail through one zero-padded vector: every element
+ * goes through the same vector code, so its result does not depend on where it sits. */
+static inline __attribute__((always_inline)) void tg__vf_map_all(tg_vf (*f)(tg_vf), float *out,
+                                                                 const float *x, int64_t n)
+{
+    int64_t i = tg__vf_map(f, out, x, n);
+    if (i == n) return;
+    float buf[TG_VF_LANES] = { 0 };
+    memcpy(buf, x + i, (size_t)(n - i) * sizeof *buf);
+    tg__vf_store(buf, f(tg__vf_load(buf)));
+    memcpy(out + i, buf, (size_t)(n - i) * sizeof *buf);
+}
+
+/* The same over doubles (TG_VF_LANES / 2 of them per vector). */
+static inline __attribute__((always_inline)) void tg__vd_map_all(tg_vd (*f)(tg_vd), double *out,
+                                                                 const double *x, int64_t n)
+{
+    enum { LANES = TG_VF_LANES / 2 };
+    tg_vd v;
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        memcpy(&v, x + i, sizeof v);
+        v = f(v);
+        memcpy(out + i, &v, sizeof v);
+    }
+    if (i == n) return;
+    double buf[LANES] = { 0 };
+    memcpy(buf, x + i, (size_t)(n - i) * sizeof *buf);
+    memcpy(&v, buf, sizeof v);
+    v = f(v);
+    memcpy(out + i, &v, (size_t)(n - i) * sizeof *buf);
 }
 
 #endif

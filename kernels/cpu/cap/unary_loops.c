@@ -1,11 +1,15 @@
 /* The unary kernels' typed fast loops (unary.c), compiled once per CPU capability (cpu_cap.h):
  * the contiguous case is a plain loop over the scalar function of pointwise_scalar.h, which
  * the compiler vectorises for the capability's instruction set; float32 exp, log, tanh and
- * sigmoid also have explicit vector forms (exp_f32_vec.h), as wide as the capability. Every form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c). */
+ * sigmoid also have explicit vector forms (exp_f32_vec.h), as wide as the capability. Every
+ * such form agrees with the scalar function bit for bit (tests/ops/test_pointwise.c).
+ * float32 sin and cos and float64 exp, log, tanh, sin, cos and sigmoid are array maps over
+ * SLEEF's vector functions instead (vec_sleef.h, unary_loops.h). */
 #include "core/core.h"
 #include "pointwise_scalar.h"
 #include "unary_loops.h"
 #include "exp_f32_vec.h"
+#include "vec_sleef.h"
 
 typedef float (*pw1_f32_fn)(float x);
 typedef double (*pw1_f64_fn)(double x);
@@ -78,17 +82,9 @@ static void exp_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     vector_loop_f32(d, s, n, tg__exp_f32_vec, tg__pw_exp_f32);
 }
-static void exp_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_exp_f64);
-}
 static void log_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     vector_loop_f32(d, s, n, tg__log_f32_vec, tg__pw_log_f32);
-}
-static void log_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_log_f64);
 }
 static void sqrt_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
@@ -106,38 +102,28 @@ static void rsqrt_f64(char **d, const int64_t *s, int64_t n, void *c)
 {
     unary_loop_f64(d, s, n, tg__pw_rsqrt_f64);
 }
-static void sin_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f32(d, s, n, tg__pw_sin_f32);
-}
-static void sin_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_sin_f64);
-}
-static void cos_f32(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f32(d, s, n, tg__pw_cos_f32);
-}
-static void cos_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_cos_f64);
-}
 static void tanh_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     vector_loop_f32(d, s, n, tg__tanh_f32_vec, tg__pw_tanh_f32);
-}
-static void tanh_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_tanh_f64);
 }
 static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
 {
     vector_loop_f32(d, s, n, tg__sigmoid_f32_vec, tg__pw_sigmoid_f32);
 }
-static void sigmoid_f64(char **d, const int64_t *s, int64_t n, void *c)
-{
-    unary_loop_f64(d, s, n, tg__pw_sigmoid_f64);
-}
+
+/* The array maps (vec_sleef.h): every element, the tail included, through the vector code. */
+#define MAP_F32(name, f) \
+    static void name(float *out, const float *x, int64_t n) { tg__vf_map_all(f, out, x, n); }
+#define MAP_F64(name, f) \
+    static void name(double *out, const double *x, int64_t n) { tg__vd_map_all(f, out, x, n); }
+MAP_F32(sin_f32_map, tg__vf_sin)
+MAP_F32(cos_f32_map, tg__vf_cos)
+MAP_F64(exp_f64_map, tg__vd_exp_full)
+MAP_F64(log_f64_map, tg__vd_log)
+MAP_F64(sin_f64_map, tg__vd_sin)
+MAP_F64(cos_f64_map, tg__vd_cos)
+MAP_F64(tanh_f64_map, tg__vd_tanh)
+MAP_F64(sigmoid_f64_map, tg__vd_sigmoid)
 
 const tg_unary_loops TG_CAP_NAME(tg__unary_loops) = {
     .f32 = { [TG_UN_NEG] = neg_f32,
@@ -147,19 +133,18 @@ const tg_unary_loops TG_CAP_NAME(tg__unary_loops) = {
              [TG_UN_LOG] = log_f32,
              [TG_UN_SQRT] = sqrt_f32,
              [TG_UN_RSQRT] = rsqrt_f32,
-             [TG_UN_SIN] = sin_f32,
-             [TG_UN_COS] = cos_f32,
              [TG_UN_TANH] = tanh_f32,
              [TG_UN_SIGMOID] = sigmoid_f32 },
     .f64 = { [TG_UN_NEG] = neg_f64,
              [TG_UN_ABS] = abs_f64,
              [TG_UN_RELU] = relu_f64,
-             [TG_UN_EXP] = exp_f64,
-             [TG_UN_LOG] = log_f64,
              [TG_UN_SQRT] = sqrt_f64,
-             [TG_UN_RSQRT] = rsqrt_f64,
-             [TG_UN_SIN] = sin_f64,
-             [TG_UN_COS] = cos_f64,
-             [TG_UN_TANH] = tanh_f64,
-             [TG_UN_SIGMOID] = sigmoid_f64 },
+             [TG_UN_RSQRT] = rsqrt_f64 },
+    .map_f32 = { [TG_UN_SIN] = sin_f32_map, [TG_UN_COS] = cos_f32_map },
+    .map_f64 = { [TG_UN_EXP] = exp_f64_map,
+                 [TG_UN_LOG] = log_f64_map,
+                 [TG_UN_SIN] = sin_f64_map,
+                 [TG_UN_COS] = cos_f64_map,
+                 [TG_UN_TANH] = tanh_f64_map,
+                 [TG_UN_SIGMOID] = sigmoid_f64_map },
 };
