@@ -176,6 +176,9 @@ anchor_bench() {
     [ -n "$ONLY" ] && sel=$ONLY
     "$PY" "$ANCHORS/torch_bench.py" --threads "$THREADS" --repeats "$REPEATS" --only "$sel" \
       | tag_coretype "$CORETYPE"
+    # The workloads torch_bench.py lacks (vector math, amax, strided sum, var): our own script.
+    "$PY" bench/torch_pointwise.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
+      | tag_coretype "$CORETYPE"
     # PyTorch's best configuration for the BLAS-heavy MLP on 2 cores (as run_all.sh): ATen on
     # one thread, OpenBLAS's own pool on two, so the two pools do not fight for the cores.
     if wanted mlp_784_512_512_10_b128_sgd_step; then

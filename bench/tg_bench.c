@@ -51,6 +51,27 @@ static bool body_sum(void *p)
     op_ctx *c = p;
     return done(tg_sum(c->a));
 }
+static bool body_pow_out(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_pow_scalar_out(c->a, 2.5, c->out));
+}
+static bool body_amax(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_amax(c->a, .dim = TG_INTS(0)));
+}
+/* Reduces the outer (strided) dimension of a 4096x4096 matrix: 4096 sums of stride 4096. */
+static bool body_sum_dim0(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_sum(c->a, .dim = TG_INTS(0)));
+}
+static bool body_var_lastdim(void *p)
+{
+    op_ctx *c = p;
+    return done(tg_var(c->a, .dim = TG_INTS(-1)));
+}
 static bool body_mm_out(void *p)
 {
     op_ctx *c = p;
@@ -109,9 +130,12 @@ static void bench_overhead(void)
 /* Memory-bound pointwise ops and the full reduction on 16M float32 (64 MiB per tensor). */
 static void bench_memory_bound(void)
 {
-    if (!bench_wanted("add_16M") && !bench_wanted("exp_16M") && !bench_wanted("sum_16M") &&
-        !bench_wanted("sigmoid_16M") && !bench_wanted("tanh_16M") && !bench_wanted("log_16M"))
-        return;
+    static const char *const names[] = { "add_16M", "exp_16M", "sigmoid_16M", "tanh_16M",
+                                         "log_16M", "sin_16M", "sqrt_16M",    "pow_16M",
+                                         "sum_16M", "amax_16M" };
+    bool any = false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) any |= bench_wanted(names[i]);
+    if (!any) return;
     op_ctx c = { .a = tg_rand(TG_INTS(N16M)),
                  .b = tg_rand(TG_INTS(N16M)),
                  .out = tg_empty(TG_INTS(N16M)) };
@@ -121,16 +145,22 @@ static void bench_memory_bound(void)
     static const struct {
         const char *name;
         tg_tensor *(*fn)(tg_tensor *, tg_tensor *);
-    } unary[] = { { "exp_16M_out", tg_exp_out },
-                  { "sigmoid_16M_out", tg_sigmoid_out },
-                  { "tanh_16M_out", tg_tanh_out },
-                  { "log_16M_out", tg_log_out } };
+    } unary[] = { { "exp_16M_out", tg_exp_out },   { "sigmoid_16M_out", tg_sigmoid_out },
+                  { "tanh_16M_out", tg_tanh_out }, { "log_16M_out", tg_log_out },
+                  { "sin_16M_out", tg_sin_out },   { "sqrt_16M_out", tg_sqrt_out } };
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
         c.unary_out = unary[i].fn;
         run(unary[i].name, "GB/s", body_unary_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
     }
+    run("pow_16M_out", "GB/s", body_pow_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);
     run("sum_16M", "GB/s", body_sum, &c, ok, 10, 2, 1.0 * 4 * N16M, 0);
+    run("amax_16M", "GB/s", body_amax, &c, ok, 10, 2, 1.0 * 4 * N16M, 0);
     release_ctx(&c);
+    if (bench_wanted("sum_16M_strided")) {
+        op_ctx m = { .a = tg_rand(TG_INTS(4096, 4096)) };
+        run("sum_16M_strided", "GB/s", body_sum_dim0, &m, m.a != NULL, 10, 2, 1.0 * 4 * N16M, 0);
+        release_ctx(&m);
+    }
 }
 
 /* Square float32 matrix products into an existing tensor, 2 n^3 FLOP each. */
@@ -155,9 +185,11 @@ static void bench_mm(void)
 
 static void bench_softmax(void)
 {
-    if (!bench_wanted("softmax_4096x1024_lastdim")) return;
+    if (!bench_wanted("softmax_4096x1024_lastdim") && !bench_wanted("var_4096x1024_lastdim"))
+        return;
     op_ctx c = { .a = tg_rand(TG_INTS(4096, 1024)), .b = NULL, .out = NULL };
     run("softmax_4096x1024_lastdim", "ms", body_softmax, &c, c.a != NULL, 10, 2, 0, 1e3);
+    run("var_4096x1024_lastdim", "ms", body_var_lastdim, &c, c.a != NULL, 10, 2, 0, 1e3);
     release_ctx(&c);
 }
 

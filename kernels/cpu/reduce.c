@@ -44,7 +44,7 @@
 #include "kernels/var.h"
 
 #define CHUNK 65536 /* inner elements per parallel chunk of a full reduction */
-#define VBLOCK 512  /* outputs per block of the vertical path */
+#define VBLOCK 4096 /* outputs per block of the vertical path (32 KiB of sums) */
 
 /* One partial result: whichever fields the kind uses. */
 typedef struct partial {
@@ -127,15 +127,22 @@ static void fold_line(const rctx *c, partial *r, const char *p, int64_t n, int64
     case R_MAX:
     case R_MIN: {
         bool mx = c->kind == R_MAX;
-        if (c->dt == TG_FLOAT32 && n > 0) { /* typed loop: no per-element dtype switch */
+        if (c->dt == TG_FLOAT32 && n > 0) { /* typed loops: no per-element dtype switch */
             const float *x = (const float *)p;
-            float best = r->any ? (float)r->d : x[0];
+            float best;
             bool nan = false;
-            for (int64_t k = 0; k < n; k++) {
-                float v = x[k * stride];
-                nan |= v != v;
-                best = mx ? (v > best ? v : best) : (v < best ? v : best);
+            if (stride == 1) {
+                const tg_reduce_loops *loops = TG_CAP_PICK(tg__reduce_loops);
+                best = (mx ? loops->max_f32 : loops->min_f32)(x, n, &nan);
+            } else {
+                best = x[0];
+                for (int64_t k = 0; k < n; k++) {
+                    float v = x[k * stride];
+                    nan |= v != v;
+                    best = mx ? (v > best ? v : best) : (v < best ? v : best);
+                }
             }
+            if (r->any && !(mx ? best > (float)r->d : best < (float)r->d)) best = (float)r->d;
             r->nan |= nan;
             r->d = best;
             r->any = true;
@@ -417,21 +424,38 @@ static void add_row(double *acc, const char *p, int64_t n, tg_dtype dt)
     else loops->add_row_f64(acc, (const double *)p, n);
 }
 
+/* The vertical path's work: blocks of up to VBLOCK consecutive outputs, each block's inner
+ * positions cut into `groups` fixed ranges of rows (one task per block and range). */
+typedef struct vertical_job {
+    const rctx *c;
+    int64_t blocks_per_run, groups;
+    double *parts; /* groups > 1: [task][VBLOCK] sums, merged in group order after the tasks */
+} vertical_job;
+
 static void vertical_task(int64_t b, int64_t e, void *ctx)
 {
-    const rctx *c = ctx;
+    const vertical_job *j = ctx;
+    const rctx *c = j->c;
     const rview *v = &c->v;
     int64_t run = v->osz[v->on - 1];
-    int64_t blocks_per_run = (run + VBLOCK - 1) / VBLOCK;
-    double acc[VBLOCK];
+    double local[VBLOCK];
     for (int64_t t = b; t < e; t++) {
-        int64_t o0 = (t / blocks_per_run) * run + (t % blocks_per_run) * VBLOCK;
-        int64_t nb = run - (t % blocks_per_run) * VBLOCK;
+        int64_t blk = t / j->groups, g = t % j->groups;
+        int64_t o0 = (blk / j->blocks_per_run) * run + (blk % j->blocks_per_run) * VBLOCK;
+        int64_t nb = run - (blk % j->blocks_per_run) * VBLOCK;
         if (nb > VBLOCK) nb = VBLOCK;
         const char *base = c->base + tg__rv_outer_offset(v, o0) * (int64_t)c->esz;
+        double *acc = j->groups > 1 ? j->parts + t * VBLOCK : local;
         memset(acc, 0, sizeof(double) * (size_t)nb);
-        int64_t idx[TG_MAX_DIMS] = { 0 }, off = 0;
-        for (int64_t j = 0; j < v->inner_numel; j++) {
+        /* inner positions [r0, r1): the index and offset of r0 over the inner dims first */
+        int64_t r0 = v->inner_numel * g / j->groups, r1 = v->inner_numel * (g + 1) / j->groups;
+        int64_t idx[TG_MAX_DIMS] = { 0 }, off = 0, rem = r0;
+        for (int d = v->in - 1; d >= 0; d--) {
+            idx[d] = rem % v->isz[d];
+            rem /= v->isz[d];
+            off += idx[d] * v->ist[d];
+        }
+        for (int64_t r = r0; r < r1; r++) {
             add_row(acc, base + off * (int64_t)c->esz, nb, c->dt);
             for (int d = v->in - 1; d >= 0; d--) {
                 off += v->ist[d];
@@ -440,11 +464,46 @@ static void vertical_task(int64_t b, int64_t e, void *ctx)
                 idx[d] = 0;
             }
         }
+        if (j->groups > 1) continue;
         for (int64_t k = 0; k < nb; k++) {
-            partial r = { .d = acc[k] };
-            store_result(c, o0 + k, &r);
+            partial res = { .d = acc[k] };
+            store_result(c, o0 + k, &res);
         }
     }
+}
+
+/* The vertical path (use_vertical). With fewer than 8 blocks of outputs, the rows are cut
+ * into 8 groups summed in parallel and merged in order: the threads then read memory in
+ * long runs, and the grouping depends on the shape alone, so results do not depend on the
+ * number of threads. */
+static int run_vertical(const rctx *c)
+{
+    const rview *v = &c->v;
+    int64_t run = v->osz[v->on - 1];
+    vertical_job j = { .c = c, .blocks_per_run = (run + VBLOCK - 1) / VBLOCK, .groups = 1 };
+    int64_t nblocks = (v->outer_numel / run) * j.blocks_per_run;
+    if (nblocks < 8 && v->inner_numel >= 64) j.groups = 8;
+    int64_t ntasks = nblocks * j.groups;
+    if (j.groups > 1) {
+        j.parts = malloc(sizeof(double) * VBLOCK * (size_t)ntasks);
+        if (!j.parts) return tg__fail("reduce", "out of memory");
+    }
+    int64_t per = (int64_t)VBLOCK * v->inner_numel / j.groups;
+    tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per, vertical_task,
+                     &j);
+    for (int64_t blk = 0; j.groups > 1 && blk < nblocks; blk++) {
+        int64_t o0 = (blk / j.blocks_per_run) * run + (blk % j.blocks_per_run) * VBLOCK;
+        int64_t nb = run - (blk % j.blocks_per_run) * VBLOCK;
+        if (nb > VBLOCK) nb = VBLOCK;
+        const double *acc = j.parts + blk * j.groups * VBLOCK;
+        for (int64_t k = 0; k < nb; k++) {
+            partial res = { .d = acc[k] };
+            for (int64_t g = 1; g < j.groups; g++) res.d += acc[g * VBLOCK + k];
+            store_result(c, o0 + k, &res);
+        }
+    }
+    free(j.parts);
+    return 0;
 }
 
 static bool use_vertical(const rctx *c)
@@ -459,14 +518,7 @@ static int run_reduce(rctx *c)
 {
     const rview *v = &c->v;
     if (v->outer_numel == 0) return 0;
-    if (use_vertical(c)) {
-        int64_t run = v->osz[v->on - 1];
-        int64_t ntasks = (v->outer_numel / run) * ((run + VBLOCK - 1) / VBLOCK);
-        int64_t per = (int64_t)VBLOCK * v->inner_numel;
-        tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per,
-                         vertical_task, c);
-        return 0;
-    }
+    if (use_vertical(c)) return run_vertical(c);
     if (v->outer_numel >= 8 || v->inner_numel < 2 * CHUNK) {
         int64_t inner = v->inner_numel > 0 ? v->inner_numel : 1;
         int64_t grain = inner >= tg__grain_size() ? 1 : tg__grain_size() / inner;

@@ -10,6 +10,9 @@ typedef struct tg_reduce_loops {
     double (*sum_f64)(const double *x, int64_t n); /* one block (reduce.c cuts long lines) */
     void (*add_row_f32)(double *acc, const float *x, int64_t n);  /* acc[k] += x[k] */
     void (*add_row_f64)(double *acc, const double *x, int64_t n); /* acc[k] += x[k] */
+    /* max / min of x[0..n), n >= 1, over the non-NaN values; *nan: whether there was a NaN */
+    float (*max_f32)(const float *x, int64_t n, bool *nan);
+    float (*min_f32)(const float *x, int64_t n, bool *nan);
 } tg_reduce_loops;
 
 TG_CAP_DECLARE(tg_reduce_loops, tg__reduce_loops);

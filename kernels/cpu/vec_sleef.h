@@ -39,22 +39,22 @@ typedef __m128d tg__vd_native;
 #endif
 
 /* tg__vf_<fn>(v), tg__vd_<fn>(v): SLEEF's float32 / float64 fn on every lane. */
-#define TG__VF_SLEEF(fn)                                                                  \
+#define TG__VF_SLEEF(fn) \
     static inline tg_vf tg__vf_##fn(tg_vf v) { return (tg_vf)TG__SLEEF_F32(fn)((tg__vf_native)v); }
-#define TG__VD_SLEEF(fn)                                                                  \
+#define TG__VD_SLEEF(fn) \
     static inline tg_vd tg__vd_##fn(tg_vd v) { return (tg_vd)TG__SLEEF_F64(fn)((tg__vd_native)v); }
 #else
-#define TG__VF_SLEEF(fn)                                                                  \
-    static inline tg_vf tg__vf_##fn(tg_vf v)                                              \
-    {                                                                                     \
-        for (int i = 0; i < TG_VF_LANES; i++) v[i] = fn##f(v[i]);                         \
-        return v;                                                                         \
+#define TG__VF_SLEEF(fn)                                          \
+    static inline tg_vf tg__vf_##fn(tg_vf v)                      \
+    {                                                             \
+        for (int i = 0; i < TG_VF_LANES; i++) v[i] = fn##f(v[i]); \
+        return v;                                                 \
     }
-#define TG__VD_SLEEF(fn)                                                                  \
-    static inline tg_vd tg__vd_##fn(tg_vd v)                                              \
-    {                                                                                     \
-        for (int i = 0; i < TG_VF_LANES / 2; i++) v[i] = fn(v[i]);                        \
-        return v;                                                                         \
+#define TG__VD_SLEEF(fn)                                           \
+    static inline tg_vd tg__vd_##fn(tg_vd v)                       \
+    {                                                              \
+        for (int i = 0; i < TG_VF_LANES / 2; i++) v[i] = fn(v[i]); \
+        return v;                                                  \
     }
 #endif
 

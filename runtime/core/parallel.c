@@ -34,7 +34,8 @@ void tg_set_num_threads(int n)
 }
 
 /* Each thread gets one contiguous range (rounded to 16 elements so that ranges start on
- * whole vectors/cache lines for the common dtypes): one call per thread, which is what lets
+ * whole vectors/cache lines for the common dtypes, unless that would leave a thread without
+ * work: n = 8 tasks on 2 threads must split 4 + 4, not 8 + 0): one call per thread, which is what lets
  * contiguous kernels run at memory bandwidth. Errors recorded inside fn on worker threads
  * stay on those threads, so fn must not fail. */
 void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e, void *ctx),
@@ -57,7 +58,7 @@ void tg__parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t b, int64_t e,
     {
         int64_t T = omp_get_num_threads(), tid = omp_get_thread_num();
         int64_t chunk = (n + T - 1) / T;
-        chunk = (chunk + 15) & ~(int64_t)15;
+        if (n >= 16 * T) chunk = (chunk + 15) & ~(int64_t)15;
         int64_t b = tid * chunk, e = b + chunk < n ? b + chunk : n;
         if (b < e) fn(b, e, ctx);
     }

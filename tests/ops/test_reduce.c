@@ -568,3 +568,43 @@ Test(reduce, out_variants_all)
     tg_release(oi);
     kt_assert_no_leak(live);
 }
+
+/* The vector max/min loops (cap/reduce_loops.c): every length around the vector widths and a
+ * long one (parallel chunks), against a scalar scan; a NaN at the start, inside a vector or in
+ * the tail gives NaN. */
+Test(reduce, amax_amin_float32_vector_loops_against_scan)
+{
+    int64_t live = tg_live_tensors();
+    static const int64_t lens[] = { 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 200003 };
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t n = lens[li];
+        float *v = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) v[i] = (float)((i * 7919) % 1009) - 504.5f;
+        for (int nanpos = -1; nanpos < 3; nanpos++) {
+            int64_t at = nanpos < 0 ? -1 : nanpos == 0 ? 0 : nanpos == 1 ? n / 2 : n - 1;
+            float saved = at >= 0 ? v[at] : 0;
+            if (at >= 0) v[at] = NAN;
+            float mx = -INFINITY, mn = INFINITY;
+            for (int64_t i = 0; i < n; i++) {
+                if (v[i] > mx) mx = v[i];
+                if (v[i] < mn) mn = v[i];
+            }
+            tg_tensor *x = tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_FLOAT32);
+            tg_tensor *a = tg_amax(x), *b = tg_amin(x);
+            float ga = *(const float *)tg_tensor_data(a), gb = *(const float *)tg_tensor_data(b);
+            if (at >= 0) {
+                cr_assert(isnan(ga) && isnan(gb), "n=%lld NaN at %lld: amax %g amin %g",
+                          (long long)n, (long long)at, ga, gb);
+                v[at] = saved;
+            } else {
+                cr_assert(ga == mx && gb == mn, "n=%lld: amax %g (want %g) amin %g (want %g)",
+                          (long long)n, ga, mx, gb, mn);
+            }
+            tg_release(a);
+            tg_release(b);
+            tg_release(x);
+        }
+        free(v);
+    }
+    cr_assert_eq(tg_live_tensors(), live);
+}

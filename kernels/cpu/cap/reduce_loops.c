@@ -9,6 +9,8 @@
 
 #include "vec_f32.h"
 
+#include <stdbool.h>
+
 /* float32 sum: every element widened to double and added into four vector accumulators
  * (four independent add chains), so the result is the double sum of the floats up to double
  * rounding, which the CUDA kernels match (they accumulate in double too). Adding groups in
@@ -59,6 +61,39 @@ static double sum_f64(const double *x, int64_t n)
     return s;
 }
 
+/* The largest (mx) or smallest float of x[0..n), n >= 1, ignoring NaNs; *nan is set when
+ * there is one (the caller returns NaN then). Two vector accumulators; lanes merged at the end,
+ * so between equal values (+0 and -0) the one kept may differ from a sequential scan's. */
+static inline __attribute__((always_inline)) float extreme_f32(const float *x, int64_t n, bool mx,
+                                                               bool *nan)
+{
+    tg_vf b0 = tg__vf_splat(x[0]), b1 = b0;
+    tg_vi bad = { 0 };
+    int64_t i = 0;
+    for (; i + 2 * TG_VF_LANES <= n; i += 2 * TG_VF_LANES) {
+        tg_vf v = tg__vf_load(x + i), w = tg__vf_load(x + i + TG_VF_LANES);
+        bad |= (v != v) | (w != w);
+        b0 = tg__vf_select(mx ? v > b0 : v < b0, v, b0);
+        b1 = tg__vf_select(mx ? w > b1 : w < b1, w, b1);
+    }
+    float best = x[0];
+    bool found_nan = false;
+    for (int k = 0; k < TG_VF_LANES; k++) {
+        found_nan |= bad[k] != 0;
+        best = mx ? (b0[k] > best ? b0[k] : best) : (b0[k] < best ? b0[k] : best);
+        best = mx ? (b1[k] > best ? b1[k] : best) : (b1[k] < best ? b1[k] : best);
+    }
+    for (; i < n; i++) {
+        found_nan |= x[i] != x[i];
+        best = mx ? (x[i] > best ? x[i] : best) : (x[i] < best ? x[i] : best);
+    }
+    *nan = found_nan;
+    return best;
+}
+
+static float max_f32(const float *x, int64_t n, bool *nan) { return extreme_f32(x, n, true, nan); }
+static float min_f32(const float *x, int64_t n, bool *nan) { return extreme_f32(x, n, false, nan); }
+
 static void add_row_f32(double *acc, const float *x, int64_t n)
 {
 #pragma omp simd
@@ -71,5 +106,11 @@ static void add_row_f64(double *acc, const double *x, int64_t n)
     for (int64_t k = 0; k < n; k++) acc[k] += x[k];
 }
 
-const tg_reduce_loops TG_CAP_NAME(tg__reduce_loops) = { sum_f32, sum_f64, add_row_f32,
-                                                        add_row_f64 };
+const tg_reduce_loops TG_CAP_NAME(tg__reduce_loops) = {
+    .sum_f32 = sum_f32,
+    .sum_f64 = sum_f64,
+    .add_row_f32 = add_row_f32,
+    .add_row_f64 = add_row_f64,
+    .max_f32 = max_f32,
+    .min_f32 = min_f32,
+};
