@@ -167,7 +167,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-pytorch-specs all gen test test-plain test-shared test-install test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -218,6 +218,20 @@ check-generated: gen
 REBUILD_CUDA ?= 0
 check-rebuild-cost:
 	CUDA=$(REBUILD_CUDA) tests/build/rebuild_cost.sh
+
+# The library compiles for aarch64 (the default capability's scalar and GCC-vector code, libm
+# instead of SLEEF, no x86 flags): every core source through the cross compiler with -Werror,
+# objects discarded (nothing links or runs; CI runs it). Needs gcc-aarch64-linux-gnu and
+# libc6-dev-arm64-cross (.ci/install-deps); the host's cblas.h stands in for arm64's.
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+check-aarch64: $(BUILD)/gen.stamp
+	@command -v $(AARCH64_CC) >/dev/null || { echo "check-aarch64: $(AARCH64_CC) not found" \
+	  "(apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)" >&2; exit 1; }
+	@mkdir -p $(BUILD)/aarch64
+	@printf '%s\n' $(LIB_SRC) $(CAP_SRC) | xargs -P2 -I{} sh -c '$(AARCH64_CC) $(CSTD) -O2 \
+	  $(WARN) -Werror -fPIC -fopenmp -DTG_CPU_CAP=default $(INCLUDES) $(BLAS_CFLAGS) -c {} \
+	  -o $(BUILD)/aarch64/$$(echo {} | tr / _).o' || exit 1
+	@echo "check-aarch64: $(words $(LIB_SRC) $(CAP_SRC)) files compile for aarch64"
 
 # tgen takes PyTorch's whole spec: --check --strict, --gen, and the generated C compiles
 # (tests/codegen/check_pytorch_specs.sh; releases in ../shared/pytorch-*; CI runs it).

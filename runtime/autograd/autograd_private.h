@@ -32,10 +32,20 @@ struct tg_autograd_meta {
     uint8_t lock;               /* spinlock over grad, grad_accumulator and hooks */
 };
 
+/* The spin-wait hint of the CPU (x86 pause, Arm yield; nothing elsewhere). */
+static inline void tg__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ volatile("yield");
+#endif
+}
+
 static inline void tg__meta_lock(struct tg_autograd_meta *m)
 {
     while (__atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&m->lock, __ATOMIC_RELAXED)) __builtin_ia32_pause();
+        while (__atomic_load_n(&m->lock, __ATOMIC_RELAXED)) tg__cpu_relax();
 }
 static inline void tg__meta_unlock(struct tg_autograd_meta *m)
 {
