@@ -432,6 +432,16 @@ typedef struct vertical_job {
     double *parts; /* groups > 1: [task][VBLOCK] sums, merged in group order after the tasks */
 } vertical_job;
 
+/* Block blk's first output (*o0) and output count (*nb): blocks tile each run of consecutive
+ * outputs (the kept innermost dim, `run` long) VBLOCK at a time. */
+static void vertical_block(const vertical_job *j, int64_t run, int64_t blk, int64_t *o0,
+                           int64_t *nb)
+{
+    int64_t first = (blk % j->blocks_per_run) * VBLOCK;
+    *o0 = (blk / j->blocks_per_run) * run + first;
+    *nb = run - first < VBLOCK ? run - first : VBLOCK;
+}
+
 static void vertical_task(int64_t b, int64_t e, void *ctx)
 {
     const vertical_job *j = ctx;
@@ -441,9 +451,8 @@ static void vertical_task(int64_t b, int64_t e, void *ctx)
     double local[VBLOCK];
     for (int64_t t = b; t < e; t++) {
         int64_t blk = t / j->groups, g = t % j->groups;
-        int64_t o0 = (blk / j->blocks_per_run) * run + (blk % j->blocks_per_run) * VBLOCK;
-        int64_t nb = run - (blk % j->blocks_per_run) * VBLOCK;
-        if (nb > VBLOCK) nb = VBLOCK;
+        int64_t o0, nb;
+        vertical_block(j, run, blk, &o0, &nb);
         const char *base = c->base + tg__rv_outer_offset(v, o0) * (int64_t)c->esz;
         double *acc = j->groups > 1 ? j->parts + t * VBLOCK : local;
         memset(acc, 0, sizeof(double) * (size_t)nb);
@@ -492,9 +501,8 @@ static int run_vertical(const rctx *c)
     tg__parallel_for(ntasks, per >= tg__grain_size() ? 1 : tg__grain_size() / per, vertical_task,
                      &j);
     for (int64_t blk = 0; j.groups > 1 && blk < nblocks; blk++) {
-        int64_t o0 = (blk / j.blocks_per_run) * run + (blk % j.blocks_per_run) * VBLOCK;
-        int64_t nb = run - (blk % j.blocks_per_run) * VBLOCK;
-        if (nb > VBLOCK) nb = VBLOCK;
+        int64_t o0, nb;
+        vertical_block(&j, run, blk, &o0, &nb);
         const double *acc = j.parts + blk * j.groups * VBLOCK;
         for (int64_t k = 0; k < nb; k++) {
             partial res = { .d = acc[k] };
