@@ -355,9 +355,11 @@ print-libs:
 # (rpath to build/; it loads the CUDA backend from beside itself when asked for a GPU). The
 # emulated CUDA build has no shared libraries: there they link the static ones.
 SHARED_LINK = -L$(BUILD) -l:libtensorgen.so.$(SOVERSION) -Wl,-rpath,$(abspath $(BUILD)) -lm
+# What one example links besides the library: train_cnn reads the gzip'ed digits with zlib.
+EX_LIBS_train_cnn := -lz
 $(BUILD)/examples/%: examples/%.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK)) $(EX_LIBS_$*)
 
 # With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
 BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))

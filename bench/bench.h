@@ -43,6 +43,9 @@ void bench_emit(const char *name, const char *unit, const char *src, const doubl
 /* Autograd workloads: the tiny-graph overhead and the MLP training step (bench/bench_autograd.c). */
 void bench_autograd(void);
 
+/* Vision workloads: convolution, pooling, batch norm, the ResNet-8 step (bench/bench_vision.c). */
+void bench_vision(void);
+
 /* The MLP of the training-step workloads, on the CPU (bench/bench_autograd.c) and on the GPU
  * (bench/bench_cuda.c): Linear, ReLU, Linear, ReLU, Linear, all tensors on one device. */
 #define BENCH_MLP_LAYERS 3

@@ -179,6 +179,14 @@ anchor_bench() {
     # The workloads torch_bench.py lacks (vector math, amax, strided sum, var): our own script.
     "$PY" bench/torch_pointwise.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
       | tag_coretype "$CORETYPE"
+    # Vision: conv2d and the ResNet-8 step from the anchors, pooling and batch norm from ours.
+    if wanted conv2d_ || wanted resnet8; then
+      "$PY" "$ANCHORS/torch_cnn.py" --threads "$THREADS" --repeats "$REPEATS" \
+        --only "${ONLY:-conv2d_fwd,conv2d_fwdbwd,resnet8}" | grep -v '"resnet8_info"' \
+        | tag_coretype "$CORETYPE"
+    fi
+    "$PY" bench/torch_vision.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
+      | tag_coretype "$CORETYPE"
     # PyTorch's best configuration for the BLAS-heavy MLP on 2 cores (as run_all.sh): ATen on
     # one thread, OpenBLAS's own pool on two, so the two pools do not fight for the cores.
     if wanted mlp_784_512_512_10_b128_sgd_step; then

@@ -236,6 +236,7 @@ int main(int argc, char **argv)
     bench_mm();
     bench_softmax();
     bench_autograd();
+    bench_vision();
 #ifdef TG_WITH_CUDA
     bench_cuda();
 #endif

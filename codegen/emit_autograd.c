@@ -409,9 +409,13 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
     tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace);
     const char *node = d ? "&tg_n->base" : "tg_n";
     tgs_list history = { 0 }, saves = { 0 };
-    int first = -1; /* the first Tensor output (a failing node's op may return others) */
-    for (int i = 0; i < op->nrets && first < 0; i++)
-        if (op->rets[i].kind == TGA_TENSOR) first = i;
+    /* The call failed when every Tensor output is NULL: an operator with an output mask
+     * (convolution_backward) leaves the outputs it was not asked for undefined. */
+    tgs_list all_null = { 0 };
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind == TGA_TENSOR)
+            tgs_list_addf(&all_null, c->arena, "!%s", ret_val(c, op, i));
+    if (!all_null.n) tgs_list_addf(&all_null, c->arena, "!%s", ret_val(c, op, 0));
     for (int i = 0; i < op->nrets; i++)
         if ((!d || d->output_diff[i]) && op->rets[i].kind == TGA_TENSOR)
             tgs_list_addf(
@@ -424,7 +428,7 @@ static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *o
                 op->nargs ? op->args[0].name : "NULL", tga_error_value(c->arena, op));
     tgt_set(e, "inplace_check", inplace ? check : "");
     tgt_set(e, "result_decl", tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
-    tgt_set(e, "result0", ret_val(c, op, first < 0 ? 0 : first));
+    tgt_set(e, "failed", tgs_list_join(&all_null, c->arena, " && "));
     tgt_set_list(e, "history", &history);
     tgt_set_list(e, "save_outputs", &saves);
     return tgt_render_str(&t->record, e, c->arena);

@@ -3816,6 +3816,164 @@ static void NativeDropoutBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NativeDropoutBackward0_vtable = { "NativeDropoutBackward0", NativeDropoutBackward0_apply, NativeDropoutBackward0_release_saved };
 
+/* ConvolutionBackward0: convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+typedef struct tg__node_ConvolutionBackward0 {
+    tg_node base;
+    tg_saved input;
+    tg_saved weight;
+    tg_saved bias;
+    bool bias_defined;   /* not None */
+    tg_int_list stride;   /* points after the struct */
+    tg_int_list padding;   /* points after the struct */
+    tg_int_list dilation;   /* points after the struct */
+    bool transposed;
+    tg_int_list output_padding;   /* points after the struct */
+    int64_t groups;
+} tg__node_ConvolutionBackward0;
+
+/* input, weight, bias: grad.defined() ? convolution_backward(grad, input, weight, bias->sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>() */
+static int ConvolutionBackward0_input_weight_bias(tg__node_ConvolutionBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_bias = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensors3 t3 = { 0 };
+    (void)n;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (n->bias_defined && !(s_bias = tg_autograd_unpack(&n->bias, &n->base))) goto done;
+    if (grads[0] != NULL) {
+        t3 = tg_convolution_backward(grads[0], s_input, s_weight, tg__gen_sizes(s_bias), n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+        if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
+        t0 = t3.r0;
+        t3.r0 = NULL;
+        t1 = t3.r1;
+        t3.r1 = NULL;
+        t2 = t3.r2;
+        t3.r2 = NULL;
+    } else {
+    }
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0;
+        t0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t1;
+        t1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t2;
+        t2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_bias);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3.r0);
+    tg_release(t3.r1);
+    tg_release(t3.r2);
+    return tg_rc;
+}
+
+static int ConvolutionBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ConvolutionBackward0 *n = (tg__node_ConvolutionBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = ConvolutionBackward0_input_weight_bias(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ConvolutionBackward0_release_saved(tg_node *node)
+{
+    tg__node_ConvolutionBackward0 *n = (tg__node_ConvolutionBackward0 *)node;
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->bias);
+}
+
+static const tg_node_vtable ConvolutionBackward0_vtable = { "ConvolutionBackward0", ConvolutionBackward0_apply, ConvolutionBackward0_release_saved };
+
+/* ConvolutionBackwardBackward0: convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_ConvolutionBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved input;
+    tg_saved weight;
+    tg_int_list stride;   /* points after the struct */
+    tg_int_list padding;   /* points after the struct */
+    tg_int_list dilation;   /* points after the struct */
+    bool transposed;
+    tg_int_list output_padding;   /* points after the struct */
+    int64_t groups;
+} tg__node_ConvolutionBackwardBackward0;
+
+/* grad_output, input, weight: _convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) */
+static int ConvolutionBackwardBackward0_grad_output_input_weight(tg__node_ConvolutionBackwardBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensors3 t0 = { 0 };
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    t0 = tg__convolution_double_backward(grads[0], grads[1], grads[2], s_grad_output, s_weight, s_input, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.r2;
+        t0.r2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    return tg_rc;
+}
+
+static int ConvolutionBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ConvolutionBackwardBackward0 *n = (tg__node_ConvolutionBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = ConvolutionBackwardBackward0_grad_output_input_weight(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ConvolutionBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_ConvolutionBackwardBackward0 *n = (tg__node_ConvolutionBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+}
+
+static const tg_node_vtable ConvolutionBackwardBackward0_vtable = { "ConvolutionBackwardBackward0", ConvolutionBackwardBackward0_apply, ConvolutionBackwardBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -6901,7 +7059,7 @@ tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
     tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
-    if (!tg_r.values) {
+    if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
@@ -6951,7 +7109,7 @@ tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
     tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
-    if (!tg_r.values) {
+    if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
@@ -8279,7 +8437,7 @@ tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
     tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
-    if (!tg_r.output) {
+    if (!tg_r.output && !tg_r.total_weight) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_total_weight){ 0 };
     }
@@ -8346,13 +8504,100 @@ tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_op
     tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
     tg_n->p = p;
     tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
-    if (!tg_r.r0) {
+    if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+static tg_tensor *tg__below_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg__node_ConvolutionBackward0 *tg_n = (tg__node_ConvolutionBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation) + tg__gen_ints_bytes(output_padding), &ConvolutionBackward0_vtable, 1, 3);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_autograd_save(&tg_n->bias, bias, false, 0);
+    tg_n->bias_defined = bias != NULL;
+    tg_n->stride = tg__gen_keep_ints(stride, &tg_cursor);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_n->dilation = tg__gen_keep_ints(dilation, &tg_cursor);
+    tg_n->transposed = transposed;
+    tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
+    tg_n->groups = groups;
+    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_output, input, weight };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__node_ConvolutionBackwardBackward0 *tg_n = (tg__node_ConvolutionBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation) + tg__gen_ints_bytes(output_padding), &ConvolutionBackwardBackward0_vtable, 3, 3);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, weight);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->stride = tg__gen_keep_ints(stride, &tg_cursor);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_n->dilation = tg__gen_keep_ints(dilation, &tg_cursor);
+    tg_n->transposed = transposed;
+    tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
+    tg_n->groups = groups;
+    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg__gen_differentiable(tg_r.r1))
+        tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
+    if (tg__gen_differentiable(tg_r.r2))
+        tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }

@@ -4018,6 +4018,324 @@ int tg__boxed_native_dropout_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+int tg__boxed_convolution(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 9) return tg__boxed_underflow(tg_s, "convolution", 9);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 9];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool transposed;
+    tg_int_list output_padding;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 9, 0, "convolution", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 9, 1, "convolution", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 9, 2, "convolution", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 9, 3, "convolution", "stride", "int[]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 9, 4, "convolution", "padding", "int[]");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 9, 5, "convolution", "dilation", "int[]");
+    if (tg__unbox_bool(&tg_a[6], &transposed)) return tg__boxed_bad_arg(tg_s, 9, 6, "convolution", "transposed", "bool");
+    if (tg__unbox_int_list(&tg_a[7], &output_padding)) return tg__boxed_bad_arg(tg_s, 9, 7, "convolution", "output_padding", "int[]");
+    if (tg__unbox_int(&tg_a[8], &groups)) return tg__boxed_bad_arg(tg_s, 9, 8, "convolution", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_convolution)tg_kernel)(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg__drop_args(tg_s, 9);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_convolution_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 11) return tg__boxed_underflow(tg_s, "convolution_backward", 11);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 11];
+    tg_tensor *grad_output;
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_int_list bias_sizes;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool transposed;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 11, 0, "convolution_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 11, 1, "convolution_backward", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 11, 2, "convolution_backward", "weight", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[3], &bias_sizes)) return tg__boxed_bad_arg(tg_s, 11, 3, "convolution_backward", "bias_sizes", "SymInt[]?");
+    if (tg__unbox_int_list(&tg_a[4], &stride)) return tg__boxed_bad_arg(tg_s, 11, 4, "convolution_backward", "stride", "int[]");
+    if (tg__unbox_int_list(&tg_a[5], &padding)) return tg__boxed_bad_arg(tg_s, 11, 5, "convolution_backward", "padding", "int[]");
+    if (tg__unbox_int_list(&tg_a[6], &dilation)) return tg__boxed_bad_arg(tg_s, 11, 6, "convolution_backward", "dilation", "int[]");
+    if (tg__unbox_bool(&tg_a[7], &transposed)) return tg__boxed_bad_arg(tg_s, 11, 7, "convolution_backward", "transposed", "bool");
+    if (tg__unbox_int_list(&tg_a[8], &output_padding)) return tg__boxed_bad_arg(tg_s, 11, 8, "convolution_backward", "output_padding", "int[]");
+    if (tg__unbox_int(&tg_a[9], &groups)) return tg__boxed_bad_arg(tg_s, 11, 9, "convolution_backward", "groups", "int");
+    if (tg__unbox_bool_list(&tg_a[10], &output_mask)) return tg__boxed_bad_arg(tg_s, 11, 10, "convolution_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_convolution_backward)tg_kernel)(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__drop_args(tg_s, 11);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* _convolution_double_backward(Tensor? ggI, Tensor? ggW, Tensor? ggb, Tensor gO, Tensor weight, Tensor self, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed__convolution_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 13) return tg__boxed_underflow(tg_s, "_convolution_double_backward", 13);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 13];
+    tg_tensor *ggI;
+    tg_tensor *ggW;
+    tg_tensor *ggb;
+    tg_tensor *gO;
+    tg_tensor *weight;
+    tg_tensor *self;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool transposed;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_bool_list output_mask;
+    if (tg__unbox_opt_tensor(&tg_a[0], &ggI)) return tg__boxed_bad_arg(tg_s, 13, 0, "_convolution_double_backward", "ggI", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[1], &ggW)) return tg__boxed_bad_arg(tg_s, 13, 1, "_convolution_double_backward", "ggW", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &ggb)) return tg__boxed_bad_arg(tg_s, 13, 2, "_convolution_double_backward", "ggb", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[3], &gO)) return tg__boxed_bad_arg(tg_s, 13, 3, "_convolution_double_backward", "gO", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &weight)) return tg__boxed_bad_arg(tg_s, 13, 4, "_convolution_double_backward", "weight", "Tensor");
+    if (tg__unbox_tensor(&tg_a[5], &self)) return tg__boxed_bad_arg(tg_s, 13, 5, "_convolution_double_backward", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[6], &stride)) return tg__boxed_bad_arg(tg_s, 13, 6, "_convolution_double_backward", "stride", "int[]");
+    if (tg__unbox_int_list(&tg_a[7], &padding)) return tg__boxed_bad_arg(tg_s, 13, 7, "_convolution_double_backward", "padding", "int[]");
+    if (tg__unbox_int_list(&tg_a[8], &dilation)) return tg__boxed_bad_arg(tg_s, 13, 8, "_convolution_double_backward", "dilation", "int[]");
+    if (tg__unbox_bool(&tg_a[9], &transposed)) return tg__boxed_bad_arg(tg_s, 13, 9, "_convolution_double_backward", "transposed", "bool");
+    if (tg__unbox_int_list(&tg_a[10], &output_padding)) return tg__boxed_bad_arg(tg_s, 13, 10, "_convolution_double_backward", "output_padding", "int[]");
+    if (tg__unbox_int(&tg_a[11], &groups)) return tg__boxed_bad_arg(tg_s, 13, 11, "_convolution_double_backward", "groups", "int");
+    if (tg__unbox_bool_list(&tg_a[12], &output_mask)) return tg__boxed_bad_arg(tg_s, 13, 12, "_convolution_double_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn__convolution_double_backward)tg_kernel)(ggI, ggW, ggb, gO, weight, self, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__drop_args(tg_s, 13);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv1d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv1d", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv1d", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv1d", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv1d", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv1d", "stride", "int[1]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv1d", "padding", "int[1]");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv1d", "dilation", "int[1]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv1d", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv1d)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv2d", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv2d", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv2d", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv2d", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv2d", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv2d", "padding", "int[2]");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv2d", "dilation", "int[2]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv2d", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv2d)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, int[3] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv3d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv3d", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv3d", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv3d", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv3d", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv3d", "stride", "int[3]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv3d", "padding", "int[3]");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv3d", "dilation", "int[3]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv3d", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv3d)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, str padding="valid", int[1] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv1d_padding(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv1d.padding", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    const char *padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv1d.padding", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv1d.padding", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv1d.padding", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv1d.padding", "stride", "int[1]");
+    if (tg__unbox_str(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv1d.padding", "padding", "str");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv1d.padding", "dilation", "int[1]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv1d.padding", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv1d_padding)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv2d_padding(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv2d.padding", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    const char *padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv2d.padding", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv2d.padding", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv2d.padding", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv2d.padding", "stride", "int[2]");
+    if (tg__unbox_str(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv2d.padding", "padding", "str");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv2d.padding", "dilation", "int[2]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv2d.padding", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv2d_padding)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, str padding="valid", int[3] dilation=1, int groups=1) -> Tensor */
+int tg__boxed_conv3d_padding(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "conv3d.padding", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    const char *padding;
+    tg_int_list dilation;
+    int64_t groups;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 7, 0, "conv3d.padding", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 7, 1, "conv3d.padding", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 7, 2, "conv3d.padding", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 7, 3, "conv3d.padding", "stride", "int[3]");
+    if (tg__unbox_str(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 7, 4, "conv3d.padding", "padding", "str");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 7, 5, "conv3d.padding", "dilation", "int[3]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 7, 6, "conv3d.padding", "groups", "int");
+    tg_tensor *tg_r = ((tg__kfn_conv3d_padding)tg_kernel)(input, weight, bias, stride, padding, dilation, groups);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
+int tg__boxed_conv_transpose1d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "conv_transpose1d", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_int_list dilation;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 8, 0, "conv_transpose1d", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 8, 1, "conv_transpose1d", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 8, 2, "conv_transpose1d", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 8, 3, "conv_transpose1d", "stride", "int[1]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 8, 4, "conv_transpose1d", "padding", "int[1]");
+    if (tg__unbox_int_list(&tg_a[5], &output_padding)) return tg__boxed_bad_arg(tg_s, 8, 5, "conv_transpose1d", "output_padding", "int[1]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 8, 6, "conv_transpose1d", "groups", "int");
+    if (tg__unbox_int_list(&tg_a[7], &dilation)) return tg__boxed_bad_arg(tg_s, 8, 7, "conv_transpose1d", "dilation", "int[1]");
+    tg_tensor *tg_r = ((tg__kfn_conv_transpose1d)tg_kernel)(input, weight, bias, stride, padding, output_padding, groups, dilation);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
+int tg__boxed_conv_transpose2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "conv_transpose2d.input", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_int_list dilation;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 8, 0, "conv_transpose2d.input", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 8, 1, "conv_transpose2d.input", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 8, 2, "conv_transpose2d.input", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 8, 3, "conv_transpose2d.input", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 8, 4, "conv_transpose2d.input", "padding", "int[2]");
+    if (tg__unbox_int_list(&tg_a[5], &output_padding)) return tg__boxed_bad_arg(tg_s, 8, 5, "conv_transpose2d.input", "output_padding", "int[2]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 8, 6, "conv_transpose2d.input", "groups", "int");
+    if (tg__unbox_int_list(&tg_a[7], &dilation)) return tg__boxed_bad_arg(tg_s, 8, 7, "conv_transpose2d.input", "dilation", "int[2]");
+    tg_tensor *tg_r = ((tg__kfn_conv_transpose2d)tg_kernel)(input, weight, bias, stride, padding, output_padding, groups, dilation);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
+int tg__boxed_conv_transpose3d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "conv_transpose3d.input", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_int_list dilation;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 8, 0, "conv_transpose3d.input", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 8, 1, "conv_transpose3d.input", "weight", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 8, 2, "conv_transpose3d.input", "bias", "Tensor?");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 8, 3, "conv_transpose3d.input", "stride", "int[3]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 8, 4, "conv_transpose3d.input", "padding", "int[3]");
+    if (tg__unbox_int_list(&tg_a[5], &output_padding)) return tg__boxed_bad_arg(tg_s, 8, 5, "conv_transpose3d.input", "output_padding", "int[3]");
+    if (tg__unbox_int(&tg_a[6], &groups)) return tg__boxed_bad_arg(tg_s, 8, 6, "conv_transpose3d.input", "groups", "int");
+    if (tg__unbox_int_list(&tg_a[7], &dilation)) return tg__boxed_bad_arg(tg_s, 8, 7, "conv_transpose3d.input", "dilation", "int[3]");
+    tg_tensor *tg_r = ((tg__kfn_conv_transpose3d)tg_kernel)(input, weight, bias, stride, padding, output_padding, groups, dilation);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

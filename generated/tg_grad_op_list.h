@@ -112,6 +112,8 @@
     X(nll_loss_forward, "nll_loss_forward") \
     X(nll_loss_backward, "nll_loss_backward") \
     X(native_dropout, "native_dropout") \
+    X(convolution, "convolution") \
+    X(convolution_backward, "convolution_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

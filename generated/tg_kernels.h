@@ -138,6 +138,15 @@
 #include "kernels/dropout.h"
 #include "kernels/native_dropout.h"
 #include "kernels/native_dropout_backward.h"
+#include "kernels/convolution.h"
+#include "kernels/convolution_backward.h"
+#include "kernels/_convolution_double_backward.h"
+#include "kernels/conv1d.h"
+#include "kernels/conv2d.h"
+#include "kernels/conv3d.h"
+#include "kernels/conv_transpose1d.h"
+#include "kernels/conv_transpose2d.h"
+#include "kernels/conv_transpose3d.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -394,6 +403,18 @@ int tg__boxed_cross_entropy(tg_fnptr kernel, tg_boxed_stack *s);   /* cross_entr
 int tg__boxed_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* dropout */
 int tg__boxed_native_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* native_dropout */
 int tg__boxed_native_dropout_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_dropout_backward */
+int tg__boxed_convolution(tg_fnptr kernel, tg_boxed_stack *s);   /* convolution */
+int tg__boxed_convolution_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* convolution_backward */
+int tg__boxed__convolution_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* _convolution_double_backward */
+int tg__boxed_conv1d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv1d */
+int tg__boxed_conv2d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv2d */
+int tg__boxed_conv3d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv3d */
+int tg__boxed_conv1d_padding(tg_fnptr kernel, tg_boxed_stack *s);   /* conv1d.padding */
+int tg__boxed_conv2d_padding(tg_fnptr kernel, tg_boxed_stack *s);   /* conv2d.padding */
+int tg__boxed_conv3d_padding(tg_fnptr kernel, tg_boxed_stack *s);   /* conv3d.padding */
+int tg__boxed_conv_transpose1d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose1d */
+int tg__boxed_conv_transpose2d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose2d.input */
+int tg__boxed_conv_transpose3d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose3d.input */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

@@ -252,6 +252,18 @@
     X(dropout, "dropout") \
     X(native_dropout, "native_dropout") \
     X(native_dropout_backward, "native_dropout_backward") \
+    X(convolution, "convolution") \
+    X(convolution_backward, "convolution_backward") \
+    X(_convolution_double_backward, "_convolution_double_backward") \
+    X(conv1d, "conv1d") \
+    X(conv2d, "conv2d") \
+    X(conv3d, "conv3d") \
+    X(conv1d_padding, "conv1d.padding") \
+    X(conv2d_padding, "conv2d.padding") \
+    X(conv3d_padding, "conv3d.padding") \
+    X(conv_transpose1d, "conv_transpose1d") \
+    X(conv_transpose2d, "conv_transpose2d.input") \
+    X(conv_transpose3d, "conv_transpose3d.input") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -322,6 +334,8 @@
     X(nll_loss_forward, "nll_loss_forward") \
     X(nll_loss_backward, "nll_loss_backward") \
     X(native_dropout, "native_dropout") \
+    X(convolution, "convolution") \
+    X(convolution_backward, "convolution_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -9,7 +9,33 @@
 #include "dispatch/op_glue.h"
 
 /* Storage of the int list defaults of options structs. */
-/* (none) */
+const int64_t tg__default_conv1d_stride[] = { 1 };
+const int64_t tg__default_conv1d_padding[] = { 0 };
+const int64_t tg__default_conv1d_dilation[] = { 1 };
+const int64_t tg__default_conv2d_stride[] = { 1, 1 };
+const int64_t tg__default_conv2d_padding[] = { 0, 0 };
+const int64_t tg__default_conv2d_dilation[] = { 1, 1 };
+const int64_t tg__default_conv3d_stride[] = { 1, 1, 1 };
+const int64_t tg__default_conv3d_padding[] = { 0, 0, 0 };
+const int64_t tg__default_conv3d_dilation[] = { 1, 1, 1 };
+const int64_t tg__default_conv1d_padding_stride[] = { 1 };
+const int64_t tg__default_conv1d_padding_dilation[] = { 1 };
+const int64_t tg__default_conv2d_padding_stride[] = { 1, 1 };
+const int64_t tg__default_conv2d_padding_dilation[] = { 1, 1 };
+const int64_t tg__default_conv3d_padding_stride[] = { 1, 1, 1 };
+const int64_t tg__default_conv3d_padding_dilation[] = { 1, 1, 1 };
+const int64_t tg__default_conv_transpose1d_stride[] = { 1 };
+const int64_t tg__default_conv_transpose1d_padding[] = { 0 };
+const int64_t tg__default_conv_transpose1d_output_padding[] = { 0 };
+const int64_t tg__default_conv_transpose1d_dilation[] = { 1 };
+const int64_t tg__default_conv_transpose2d_stride[] = { 1, 1 };
+const int64_t tg__default_conv_transpose2d_padding[] = { 0, 0 };
+const int64_t tg__default_conv_transpose2d_output_padding[] = { 0, 0 };
+const int64_t tg__default_conv_transpose2d_dilation[] = { 1, 1 };
+const int64_t tg__default_conv_transpose3d_stride[] = { 1, 1, 1 };
+const int64_t tg__default_conv_transpose3d_padding[] = { 0, 0, 0 };
+const int64_t tg__default_conv_transpose3d_output_padding[] = { 0, 0, 0 };
+const int64_t tg__default_conv_transpose3d_dilation[] = { 1, 1, 1 };
 
 /* empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
@@ -7335,6 +7361,437 @@ tg_tensor *tg_native_dropout_backward(tg_tensor *grad_output, tg_tensor *mask, d
     if (!tg_kernel) return tg_boxed ? fallback_native_dropout_backward(grad_output, mask, scale) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(grad_output, mask, scale);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+static tg_tensor *fallback_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, transposed);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONVOLUTION], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    if (!input) return tg__null_arg("convolution", "input");
+    if (!weight) return tg__null_arg("convolution", "weight");
+    if (tg__stub_profiled()) return fallback_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_convolution tg_kernel = (tg__kfn_convolution)tg__pick_kernel(&tg__ops[TG_OP_CONVOLUTION], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_int_list(&tg_s, bias_sizes);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, transposed);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONVOLUTION_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    if (!grad_output) { tg__null_arg("convolution_backward", "grad_output"); return (tg_tensors3){ 0 }; }
+    if (!input) { tg__null_arg("convolution_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (!weight) { tg__null_arg("convolution_backward", "weight"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_convolution_backward tg_kernel = (tg__kfn_convolution_backward)tg__pick_kernel(&tg__ops[TG_OP_CONVOLUTION_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* _convolution_double_backward(Tensor? ggI, Tensor? ggW, Tensor? ggb, Tensor gO, Tensor weight, Tensor self, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback__convolution_double_backward(tg_tensor *ggI, tg_tensor *ggW, tg_tensor *ggb, tg_tensor *gO, tg_tensor *weight, tg_tensor *self, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_opt_tensor(&tg_s, ggI);
+    tg__box_opt_tensor(&tg_s, ggW);
+    tg__box_opt_tensor(&tg_s, ggb);
+    tg__box_tensor(&tg_s, gO);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, transposed);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__CONVOLUTION_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg__convolution_double_backward(tg_tensor *ggI, tg_tensor *ggW, tg_tensor *ggb, tg_tensor *gO, tg_tensor *weight, tg_tensor *self, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    if (!gO) { tg__null_arg("_convolution_double_backward", "gO"); return (tg_tensors3){ 0 }; }
+    if (!weight) { tg__null_arg("_convolution_double_backward", "weight"); return (tg_tensors3){ 0 }; }
+    if (!self) { tg__null_arg("_convolution_double_backward", "self"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback__convolution_double_backward(ggI, ggW, ggb, gO, weight, self, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_keyset tg_ks = (tg__opt_keys(ggI) | tg__opt_keys(ggW) | tg__opt_keys(ggb) | tg_dispatch_tensor_keys(gO) | tg_dispatch_tensor_keys(weight) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__convolution_double_backward tg_kernel = (tg__kfn__convolution_double_backward)tg__pick_kernel(&tg__ops[TG_OP__CONVOLUTION_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__convolution_double_backward(ggI, ggW, ggb, gO, weight, self, stride, padding, dilation, transposed, output_padding, groups, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(ggI, ggW, ggb, gO, weight, self, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv1d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV1D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_opts opts)
+{
+    if (!input) return tg__null_arg("conv1d", "input");
+    if (!weight) return tg__null_arg("conv1d", "weight");
+    if (tg__stub_profiled()) return fallback_conv1d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv1d tg_kernel = (tg__kfn_conv1d)tg__pick_kernel(&tg__ops[TG_OP_CONV1D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv1d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv2d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_opts opts)
+{
+    if (!input) return tg__null_arg("conv2d", "input");
+    if (!weight) return tg__null_arg("conv2d", "weight");
+    if (tg__stub_profiled()) return fallback_conv2d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv2d tg_kernel = (tg__kfn_conv2d)tg__pick_kernel(&tg__ops[TG_OP_CONV2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv2d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, int[3] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv3d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV3D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv3d_fn(tg_tensor *input, tg_tensor *weight, tg_conv3d_opts opts)
+{
+    if (!input) return tg__null_arg("conv3d", "input");
+    if (!weight) return tg__null_arg("conv3d", "weight");
+    if (tg__stub_profiled()) return fallback_conv3d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv3d tg_kernel = (tg__kfn_conv3d)tg__pick_kernel(&tg__ops[TG_OP_CONV3D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv3d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, str padding="valid", int[1] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv1d_padding(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, const char *padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_str(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV1D_PADDING], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv1d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_padding_opts opts)
+{
+    if (!input) return tg__null_arg("conv1d", "input");
+    if (!weight) return tg__null_arg("conv1d", "weight");
+    if (tg__stub_profiled()) return fallback_conv1d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv1d_padding tg_kernel = (tg__kfn_conv1d_padding)tg__pick_kernel(&tg__ops[TG_OP_CONV1D_PADDING], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv1d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv2d_padding(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, const char *padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_str(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV2D_PADDING], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv2d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_padding_opts opts)
+{
+    if (!input) return tg__null_arg("conv2d", "input");
+    if (!weight) return tg__null_arg("conv2d", "weight");
+    if (tg__stub_profiled()) return fallback_conv2d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv2d_padding tg_kernel = (tg__kfn_conv2d_padding)tg__pick_kernel(&tg__ops[TG_OP_CONV2D_PADDING], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv2d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, str padding="valid", int[3] dilation=1, int groups=1) -> Tensor */
+static tg_tensor *fallback_conv3d_padding(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, const char *padding, tg_int_list dilation, int64_t groups)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_str(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_int(&tg_s, groups);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV3D_PADDING], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv3d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv3d_padding_opts opts)
+{
+    if (!input) return tg__null_arg("conv3d", "input");
+    if (!weight) return tg__null_arg("conv3d", "weight");
+    if (tg__stub_profiled()) return fallback_conv3d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv3d_padding tg_kernel = (tg__kfn_conv3d_padding)tg__pick_kernel(&tg__ops[TG_OP_CONV3D_PADDING], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv3d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
+static tg_tensor *fallback_conv_transpose1d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list output_padding, int64_t groups, tg_int_list dilation)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    tg__box_int_list(&tg_s, dilation);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV_TRANSPOSE1D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv_transpose1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose1d_opts opts)
+{
+    if (!input) return tg__null_arg("conv_transpose1d", "input");
+    if (!weight) return tg__null_arg("conv_transpose1d", "weight");
+    if (tg__stub_profiled()) return fallback_conv_transpose1d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv_transpose1d tg_kernel = (tg__kfn_conv_transpose1d)tg__pick_kernel(&tg__ops[TG_OP_CONV_TRANSPOSE1D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv_transpose1d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
+static tg_tensor *fallback_conv_transpose2d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list output_padding, int64_t groups, tg_int_list dilation)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    tg__box_int_list(&tg_s, dilation);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV_TRANSPOSE2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv_transpose2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose2d_opts opts)
+{
+    if (!input) return tg__null_arg("conv_transpose2d", "input");
+    if (!weight) return tg__null_arg("conv_transpose2d", "weight");
+    if (tg__stub_profiled()) return fallback_conv_transpose2d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv_transpose2d tg_kernel = (tg__kfn_conv_transpose2d)tg__pick_kernel(&tg__ops[TG_OP_CONV_TRANSPOSE2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv_transpose2d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
+static tg_tensor *fallback_conv_transpose3d(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list output_padding, int64_t groups, tg_int_list dilation)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, output_padding);
+    tg__box_int(&tg_s, groups);
+    tg__box_int_list(&tg_s, dilation);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONV_TRANSPOSE3D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_conv_transpose3d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose3d_opts opts)
+{
+    if (!input) return tg__null_arg("conv_transpose3d", "input");
+    if (!weight) return tg__null_arg("conv_transpose3d", "weight");
+    if (tg__stub_profiled()) return fallback_conv_transpose3d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_conv_transpose3d tg_kernel = (tg__kfn_conv_transpose3d)tg__pick_kernel(&tg__ops[TG_OP_CONV_TRANSPOSE3D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_conv_transpose3d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

@@ -269,6 +269,18 @@ typedef enum tg_op {
     TG_OP_DROPOUT,   /* dropout */
     TG_OP_NATIVE_DROPOUT,   /* native_dropout */
     TG_OP_NATIVE_DROPOUT_BACKWARD,   /* native_dropout_backward */
+    TG_OP_CONVOLUTION,   /* convolution */
+    TG_OP_CONVOLUTION_BACKWARD,   /* convolution_backward */
+    TG_OP__CONVOLUTION_DOUBLE_BACKWARD,   /* _convolution_double_backward */
+    TG_OP_CONV1D,   /* conv1d */
+    TG_OP_CONV2D,   /* conv2d */
+    TG_OP_CONV3D,   /* conv3d */
+    TG_OP_CONV1D_PADDING,   /* conv1d.padding */
+    TG_OP_CONV2D_PADDING,   /* conv2d.padding */
+    TG_OP_CONV3D_PADDING,   /* conv3d.padding */
+    TG_OP_CONV_TRANSPOSE1D,   /* conv_transpose1d */
+    TG_OP_CONV_TRANSPOSE2D,   /* conv_transpose2d.input */
+    TG_OP_CONV_TRANSPOSE3D,   /* conv_transpose3d.input */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -399,6 +411,15 @@ typedef enum tg_op {
 #include "ops/dropout.h"
 #include "ops/native_dropout.h"
 #include "ops/native_dropout_backward.h"
+#include "ops/convolution.h"
+#include "ops/convolution_backward.h"
+#include "ops/_convolution_double_backward.h"
+#include "ops/conv1d.h"
+#include "ops/conv2d.h"
+#include "ops/conv3d.h"
+#include "ops/conv_transpose1d.h"
+#include "ops/conv_transpose2d.h"
+#include "ops/conv_transpose3d.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

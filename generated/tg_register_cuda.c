@@ -62,6 +62,8 @@
 #include "kernels/nll_loss_forward.h"
 #include "kernels/nll_loss_backward.h"
 #include "kernels/native_dropout.h"
+#include "kernels/convolution.h"
+#include "kernels/convolution_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -622,9 +624,11 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "nll_loss_forward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_nll_loss_forward },
     { "nll_loss_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_nll_loss_backward },
     { "native_dropout", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_dropout },
+    { "convolution", TG_KEY_CUDA, (tg_fnptr)tg__cuda_convolution },
+    { "convolution_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_convolution_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 132 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 134 };

@@ -35,6 +35,7 @@ typedef struct tg_edge {
 /* Shape, dtype and device of one forward output: lets the engine make zeros for a gradient
  * nobody produced and check the shape of the ones that were. */
 typedef struct tg_output_meta {
+    bool defined; /* the forward returned this output (an output_mask may leave one NULL) */
     int64_t ndim;
     int64_t sizes[TG_MAX_DIMS];
     tg_dtype dtype;
@@ -43,8 +44,9 @@ typedef struct tg_output_meta {
 
 typedef struct tg_node_vtable {
     const char *name; /* "AddBackward0" */
-    /* grads[i] is the gradient w.r.t. forward output i (never NULL: the engine materialises
-     * zeros). Fills out[j] (a new reference, or NULL for "no gradient") for every next edge j
+    /* grads[i] is the gradient w.r.t. forward output i (the engine materialises zeros for an
+     * output nothing flowed back to; it is NULL only for an output the forward left undefined,
+     * as convolution_backward does for what its output_mask excludes). Fills out[j] (a new reference, or NULL for "no gradient") for every next edge j
      * whose node is set; out[] starts all NULL. Returns 0, or -1 with an error recorded (the
      * engine then releases whatever out[] holds). */
     int (*apply)(tg_node *n, tg_tensor *const *grads, tg_tensor **out);

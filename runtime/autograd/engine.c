@@ -565,7 +565,11 @@ static int run_node(task *tk, int32_t e)
         for (int i = 0; i < k; i++) {
             grads[i] = slots[i];
             slots[i] = NULL;
-            if (!grads[i] && !(grads[i] = tg__autograd_zeros(&n->outputs[i]))) rc = -1;
+            /* Zeros for an output nothing flowed back to; an output the forward left
+             * undefined stays NULL, as PyTorch's undefined gradient. */
+            if (!grads[i] && n->outputs[i].defined &&
+                !(grads[i] = tg__autograd_zeros(&n->outputs[i])))
+                rc = -1;
         }
         for (int j = 0; j < nn; j++) out[j] = NULL;
         if (rc == 0 && TG__UNLIKELY(tg__prof_active())) {

@@ -253,6 +253,7 @@ const tg_node_vtable tg__accumulate_vtable = {
 
 static void output_meta_set(tg_output_meta *m, const tg_tensor *t)
 {
+    m->defined = true;
     m->ndim = t->ndim;
     for (int64_t i = 0; i < t->ndim; i++) m->sizes[i] = t->sizes[i];
     m->dtype = t->dtype;
