@@ -66,6 +66,13 @@ ifeq ($(CUDA),1)
                  -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
   CU_SRC      := $(wildcard kernels/cuda/*.cu)
+  # cuDNN, when the toolkit has it (CUDNN=0 leaves it out): the convolutions' first choice
+  # (kernels/cuda/conv_cudnn.cu), with the im2col + cuBLAS path as the fallback.
+  CUDNN ?= $(if $(wildcard $(CUDA_HOME)/include/cudnn.h),1,0)
+  ifeq ($(CUDNN),1)
+    NVCC_FLAGS += -DTG_WITH_CUDNN
+    CUDA_LIBS  += -lcudnn
+  endif
 else ifeq ($(CUDA),emu)
   # The CUDA backend built by g++ against tests/cuda_emu, which runs kernels, streams, the
   # allocator and cuBLAS calls on the CPU (docs/cuda.md, "Testing without a GPU"), under

@@ -28,8 +28,7 @@ static bool body_conv_fwd(void *p)
 {
     conv_ctx *c = p;
     bool ok = false;
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         tg_tensor *y = tg_conv2d(c->x, c->w, .padding = TG_INTS(1, 1));
         ok = y != NULL;
         tg_release(y);

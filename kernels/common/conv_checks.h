@@ -22,10 +22,10 @@ typedef struct tg__conv_geom {
     int nsp;         /* spatial dims of the operator: 1, 2 or 3 */
     bool transposed; /* the operator is a transposed convolution */
     int64_t n, groups;
-    int64_t im_c, col_c;                 /* channels of the im and col sides */
-    int64_t im_sp[3], col_sp[3], k[3];   /* sizes (padded to 3 dims in front) */
-    int64_t stride[3], pad[3], dil[3];   /* of the regular convolution im -> col */
-    int64_t in_sizes[5], out_sizes[5];   /* the operator's input and output shapes (2 + nsp) */
+    int64_t im_c, col_c;               /* channels of the im and col sides */
+    int64_t im_sp[3], col_sp[3], k[3]; /* sizes (padded to 3 dims in front) */
+    int64_t stride[3], pad[3], dil[3]; /* of the regular convolution im -> col */
+    int64_t in_sizes[5], out_sizes[5]; /* the operator's input and output shapes (2 + nsp) */
 } tg__conv_geom;
 
 static inline int64_t tg__conv_prod3(const int64_t *a) { return a[0] * a[1] * a[2]; }
@@ -95,16 +95,17 @@ static inline const char *tg__conv_type_str(char *buf, size_t cap, const tg_tens
  * bias_len < 0 means no bias), and the geometry. 0, or -1 with the error recorded. */
 static inline int tg__conv_prepare(const char *op, tg__conv_geom *g, const tg_tensor *input,
                                    const tg_tensor *weight, int64_t bias_len,
-                                   const int64_t *bias_sizes, int64_t bias_ndim,
-                                   tg_int_list stride, tg_int_list padding, tg_int_list dilation,
-                                   bool transposed, tg_int_list output_padding, int64_t groups)
+                                   const int64_t *bias_sizes, int64_t bias_ndim, tg_int_list stride,
+                                   tg_int_list padding, tg_int_list dilation, bool transposed,
+                                   tg_int_list output_padding, int64_t groups)
 {
     char s1[256], s2[256], s3[256];
     memset(g, 0, sizeof *g);
     int64_t wd = weight->ndim;
     if (wd < 3 || wd > 5)
-        return tg__fail(op, "Expected a weight of 3, 4 or 5 dimensions (1 to 3 spatial), but got "
-                            "weight of size %s",
+        return tg__fail(op,
+                        "Expected a weight of 3, 4 or 5 dimensions (1 to 3 spatial), but got "
+                        "weight of size %s",
                         tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
     int nsp = (int)wd - 2;
     int64_t opad[3];
@@ -124,42 +125,44 @@ static inline int tg__conv_prepare(const char *op, tg__conv_geom *g, const tg_te
     }
     if (groups <= 0) return tg__fail(op, "non-positive groups is not supported");
     if (input->ndim != wd)
-        return tg__fail(op,
-                        "Expected %lld-dimensional input for %lld-dimensional weight %s, but got "
-                        "%lld-dimensional input of size %s instead",
-                        (long long)wd, (long long)wd,
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
-                        (long long)input->ndim,
-                        tg__shape_str(s2, sizeof s2, input->sizes, input->ndim));
+        return tg__fail(
+            op,
+            "Expected %lld-dimensional input for %lld-dimensional weight %s, but got "
+            "%lld-dimensional input of size %s instead",
+            (long long)wd, (long long)wd, tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
+            (long long)input->ndim, tg__shape_str(s2, sizeof s2, input->sizes, input->ndim));
     if (weight->sizes[0] < groups)
-        return tg__fail(op,
-                        "Given groups=%lld, expected weight to be at least %lld at dimension 0, but "
-                        "got weight of size %s instead",
-                        (long long)groups, (long long)groups,
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
+        return tg__fail(
+            op,
+            "Given groups=%lld, expected weight to be at least %lld at dimension 0, but "
+            "got weight of size %s instead",
+            (long long)groups, (long long)groups,
+            tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
     if (weight->sizes[0] % groups != 0)
-        return tg__fail(op,
-                        "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
-                        "but got weight of size [%s] instead",
-                        (long long)groups, (long long)groups,
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
+        return tg__fail(
+            op,
+            "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
+            "but got weight of size [%s] instead",
+            (long long)groups, (long long)groups,
+            tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim));
     int64_t want_c = transposed ? weight->sizes[0] : weight->sizes[1] * groups;
     if (input->sizes[1] != want_c)
-        return tg__fail(op,
-                        "Given %s%lld, weight of size %s, expected input%s to have %lld channels, but "
-                        "got %lld channels instead",
-                        transposed ? "transposed=" : "groups=", (long long)(transposed ? 1 : groups),
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
-                        tg__shape_str(s2, sizeof s2, input->sizes, input->ndim),
-                        (long long)want_c, (long long)input->sizes[1]);
+        return tg__fail(
+            op,
+            "Given %s%lld, weight of size %s, expected input%s to have %lld channels, but "
+            "got %lld channels instead",
+            transposed ? "transposed=" : "groups=", (long long)(transposed ? 1 : groups),
+            tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
+            tg__shape_str(s2, sizeof s2, input->sizes, input->ndim), (long long)want_c,
+            (long long)input->sizes[1]);
     int64_t out_c = transposed ? weight->sizes[1] * groups : weight->sizes[0];
     if (bias_len >= 0 && !(bias_ndim == 1 && bias_sizes[0] == out_c))
         return tg__fail(op,
                         "Given %sweight of size %s, expected bias to be 1-dimensional with %lld "
                         "elements, but got bias of size %s instead",
                         transposed ? "transposed=1, " : "",
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
-                        (long long)out_c, tg__shape_str(s2, sizeof s2, bias_sizes, bias_ndim));
+                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim), (long long)out_c,
+                        tg__shape_str(s2, sizeof s2, bias_sizes, bias_ndim));
     g->n = input->sizes[0];
     g->groups = groups;
     int64_t in_sp[3], out_sp[3], ksz[3];
@@ -214,11 +217,11 @@ static inline int tg__conv_prepare(const char *op, tg__conv_geom *g, const tg_te
                                 tg__conv_x_str(s2, sizeof s2, out_sp + 3 - nsp, nsp));
     }
     if (input->dtype != weight->dtype)
-        return tg__fail(op,
-                        "Input type (%s) and weight type (%s) should be the same or input should be a "
-                        "MKLDNN tensor and weight is a dense tensor",
-                        tg__conv_type_str(s1, sizeof s1, input),
-                        tg__conv_type_str(s2, sizeof s2, weight));
+        return tg__fail(
+            op,
+            "Input type (%s) and weight type (%s) should be the same or input should be a "
+            "MKLDNN tensor and weight is a dense tensor",
+            tg__conv_type_str(s1, sizeof s1, input), tg__conv_type_str(s2, sizeof s2, weight));
     if (input->dtype != TG_FLOAT32 && input->dtype != TG_FLOAT64)
         return tg__fail(op, "\"convolution\" not implemented for '%s'",
                         tg__dtype_torch_name(input->dtype));

@@ -93,8 +93,9 @@ static tg_tensor *conv_padding_mode(const char *op, int nsp, tg_tensor *input, t
             if (stride.data[i] != 1)
                 return tg__error(op, "padding='same' is not supported for strided convolutions");
         if (weight->ndim != nsp + 2)
-            return tg__error(op, "Expected a %d-dimensional weight for %s, but got weight of %lld "
-                                 "dimensions",
+            return tg__error(op,
+                             "Expected a %d-dimensional weight for %s, but got weight of %lld "
+                             "dimensions",
                              nsp + 2, op, (long long)weight->ndim);
         for (int i = 0; i < nsp; i++) {
             int64_t dil = dilation.data[dilation.len == 1 ? 0 : i];
@@ -105,13 +106,11 @@ static tg_tensor *conv_padding_mode(const char *op, int nsp, tg_tensor *input, t
     } else if (strcmp(mode, "valid") != 0) {
         return tg__error(op, "Invalid padding string: '%s'", mode);
     }
-    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride,
-                           (tg_int_list){ pad, (int64_t)nsp }, dilation, false, no_output_padding,
-                           groups);
+    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride, (tg_int_list){ pad, (int64_t)nsp },
+                           dilation, false, no_output_padding, groups);
     int64_t first = y ? y->ndim - nsp : 0; /* the first spatial dim (batched or not) */
     for (int i = 0; y && i < nsp; i++)
-        if (drop_first[i])
-            y = tg__then(y, tg_slice(y, .dim = first + i, .start = TG_OPT_INT(1)));
+        if (drop_first[i]) y = tg__then(y, tg_slice(y, .dim = first + i, .start = TG_OPT_INT(1)));
     return y;
 }
 
@@ -183,8 +182,8 @@ static tg_tensor *sum_defined(tg_tensor *a, tg_tensor *b, bool *failed)
  * convolution_backward's inputs (grad_output, input, weight), as output_mask selects. */
 tg_tensors3 tg__composite_convolution_double_backward(
     tg_tensor *ggI, tg_tensor *ggW, tg_tensor *ggb, tg_tensor *gO, tg_tensor *weight,
-    tg_tensor *self, tg_int_list stride, tg_int_list padding, tg_int_list dilation,
-    bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+    tg_tensor *self, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed,
+    tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
     tg_tensors3 r = { NULL, NULL, NULL };
     bool failed = false;
@@ -196,8 +195,8 @@ tg_tensors3 tg__composite_convolution_double_backward(
     if (want_gO) {
         tg_tensor *acc = NULL;
         if (ggI) {
-            tg_tensor *t = tg_convolution(ggI, weight, NULL, stride, padding, dilation,
-                                          transposed, output_padding, groups);
+            tg_tensor *t = tg_convolution(ggI, weight, NULL, stride, padding, dilation, transposed,
+                                          output_padding, groups);
             failed |= !t;
             acc = sum_defined(acc, t, &failed);
         }
@@ -224,16 +223,16 @@ tg_tensors3 tg__composite_convolution_double_backward(
         r.r0 = acc;
     }
     if (want_x && ggW && !failed) {
-        tg_tensors3 b = tg_convolution_backward(gO, self, ggW, TG_NO_INTS, stride, padding,
-                                                dilation, transposed, output_padding, groups,
-                                                only_input);
+        tg_tensors3 b =
+            tg_convolution_backward(gO, self, ggW, TG_NO_INTS, stride, padding, dilation,
+                                    transposed, output_padding, groups, only_input);
         r.r1 = b.r0;
         failed |= !b.r0;
     }
     if (want_w && ggI && !failed) {
-        tg_tensors3 b = tg_convolution_backward(gO, ggI, weight, TG_NO_INTS, stride, padding,
-                                                dilation, transposed, output_padding, groups,
-                                                only_weight);
+        tg_tensors3 b =
+            tg_convolution_backward(gO, ggI, weight, TG_NO_INTS, stride, padding, dilation,
+                                    transposed, output_padding, groups, only_weight);
         r.r2 = b.r1;
         failed |= !b.r1;
     }

@@ -45,65 +45,65 @@ static void valid_range(int64_t off, int64_t s, int64_t iw, int64_t ow, int64_t 
 
 /* The loops of im2col (COPY: col = image or 0) and col2im (ADD: image += col), per type.
  * im holds `channels` planes of iD x iH x iW; col is (channels * kD*kH*kW, oD*oH*oW). */
-#define CONV_COLUMNS(T, SFX)                                                                   \
-    static void im2col_##SFX(const T *im, T *col, const tg__conv_geom *g, int64_t channels)    \
-    {                                                                                          \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                    \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                 \
-        const int64_t L = oD * oH * oW;                                                        \
-        T *dst = col;                                                                          \
-        for (int64_t c = 0; c < channels; c++)                                                 \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                           \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                       \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, dst += L) {                       \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                      \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                      \
-                        for (int64_t od = 0; od < oD; od++) {                                  \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];       \
-                            for (int64_t oh = 0; oh < oH; oh++) {                              \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];   \
-                                T *d = dst + (od * oH + oh) * oW;                              \
-                                if (id < 0 || id >= iD || ih < 0 || ih >= iH) {                \
-                                    memset(d, 0, sizeof(T) * (size_t)oW);                      \
-                                    continue;                                                  \
-                                }                                                              \
-                                const T *s = im + ((c * iD + id) * iH + ih) * iW + off;        \
-                                memset(d, 0, sizeof(T) * (size_t)lo);                          \
-                                if (g->stride[2] == 1)                                         \
-                                    memcpy(d + lo, s + lo, sizeof(T) * (size_t)(hi - lo));     \
-                                else                                                           \
-                                    for (int64_t ow = lo; ow < hi; ow++)                       \
-                                        d[ow] = s[ow * g->stride[2]];                          \
-                                memset(d + hi, 0, sizeof(T) * (size_t)(oW - hi));              \
-                            }                                                                  \
-                        }                                                                      \
-                    }                                                                          \
-    }                                                                                          \
-    static void col2im_##SFX(const T *col, T *im, const tg__conv_geom *g, int64_t channels)    \
-    {                                                                                          \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                    \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                 \
-        const int64_t L = oD * oH * oW;                                                        \
-        const T *src = col;                                                                    \
-        for (int64_t c = 0; c < channels; c++)                                                 \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                           \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                       \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, src += L) {                       \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                      \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                      \
-                        for (int64_t od = 0; od < oD; od++) {                                  \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];       \
-                            if (id < 0 || id >= iD) continue;                                  \
-                            for (int64_t oh = 0; oh < oH; oh++) {                              \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];   \
-                                if (ih < 0 || ih >= iH) continue;                              \
-                                const T *s = src + (od * oH + oh) * oW;                        \
-                                T *d = im + ((c * iD + id) * iH + ih) * iW + off;              \
-                                for (int64_t ow = lo; ow < hi; ow++)                           \
-                                    d[ow * g->stride[2]] += s[ow];                             \
-                            }                                                                  \
-                        }                                                                      \
-                    }                                                                          \
+#define CONV_COLUMNS(T, SFX)                                                                 \
+    static void im2col_##SFX(const T *im, T *col, const tg__conv_geom *g, int64_t channels)  \
+    {                                                                                        \
+        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                  \
+        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];               \
+        const int64_t L = oD * oH * oW;                                                      \
+        T *dst = col;                                                                        \
+        for (int64_t c = 0; c < channels; c++)                                               \
+            for (int64_t kd = 0; kd < g->k[0]; kd++)                                         \
+                for (int64_t kh = 0; kh < g->k[1]; kh++)                                     \
+                    for (int64_t kw = 0; kw < g->k[2]; kw++, dst += L) {                     \
+                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                    \
+                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                    \
+                        for (int64_t od = 0; od < oD; od++) {                                \
+                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];     \
+                            for (int64_t oh = 0; oh < oH; oh++) {                            \
+                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1]; \
+                                T *d = dst + (od * oH + oh) * oW;                            \
+                                if (id < 0 || id >= iD || ih < 0 || ih >= iH) {              \
+                                    memset(d, 0, sizeof(T) * (size_t)oW);                    \
+                                    continue;                                                \
+                                }                                                            \
+                                const T *s = im + ((c * iD + id) * iH + ih) * iW + off;      \
+                                memset(d, 0, sizeof(T) * (size_t)lo);                        \
+                                if (g->stride[2] == 1)                                       \
+                                    memcpy(d + lo, s + lo, sizeof(T) * (size_t)(hi - lo));   \
+                                else                                                         \
+                                    for (int64_t ow = lo; ow < hi; ow++)                     \
+                                        d[ow] = s[ow * g->stride[2]];                        \
+                                memset(d + hi, 0, sizeof(T) * (size_t)(oW - hi));            \
+                            }                                                                \
+                        }                                                                    \
+                    }                                                                        \
+    }                                                                                        \
+    static void col2im_##SFX(const T *col, T *im, const tg__conv_geom *g, int64_t channels)  \
+    {                                                                                        \
+        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                  \
+        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];               \
+        const int64_t L = oD * oH * oW;                                                      \
+        const T *src = col;                                                                  \
+        for (int64_t c = 0; c < channels; c++)                                               \
+            for (int64_t kd = 0; kd < g->k[0]; kd++)                                         \
+                for (int64_t kh = 0; kh < g->k[1]; kh++)                                     \
+                    for (int64_t kw = 0; kw < g->k[2]; kw++, src += L) {                     \
+                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                    \
+                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                    \
+                        for (int64_t od = 0; od < oD; od++) {                                \
+                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];     \
+                            if (id < 0 || id >= iD) continue;                                \
+                            for (int64_t oh = 0; oh < oH; oh++) {                            \
+                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1]; \
+                                if (ih < 0 || ih >= iH) continue;                            \
+                                const T *s = src + (od * oH + oh) * oW;                      \
+                                T *d = im + ((c * iD + id) * iH + ih) * iW + off;            \
+                                for (int64_t ow = lo; ow < hi; ow++)                         \
+                                    d[ow * g->stride[2]] += s[ow];                           \
+                            }                                                                \
+                        }                                                                    \
+                    }                                                                        \
     }
 
 CONV_COLUMNS(float, f32)
@@ -111,18 +111,14 @@ CONV_COLUMNS(double, f64)
 
 static void im2col(tg_dtype dt, const void *im, void *col, const tg__conv_geom *g, int64_t ch)
 {
-    if (dt == TG_FLOAT32)
-        im2col_f32(im, col, g, ch);
-    else
-        im2col_f64(im, col, g, ch);
+    if (dt == TG_FLOAT32) im2col_f32(im, col, g, ch);
+    else im2col_f64(im, col, g, ch);
 }
 
 static void col2im(tg_dtype dt, const void *col, void *im, const tg__conv_geom *g, int64_t ch)
 {
-    if (dt == TG_FLOAT32)
-        col2im_f32(col, im, g, ch);
-    else
-        col2im_f64(col, im, g, ch);
+    if (dt == TG_FLOAT32) col2im_f32(col, im, g, ch);
+    else col2im_f64(col, im, g, ch);
 }
 
 /* Row-major C (m, n) = alpha A (m, k) B (k, n) + beta C, A or B transposed as stored. */
@@ -198,7 +194,8 @@ static void to_col_task(int64_t b, int64_t e, void *ctx)
                 cols = buf;
             }
             fill_bias(j->dt, j->bias ? j->bias + gr * ocg * (int64_t)j->es : NULL, out, ocg, j->L);
-            if (j->K) gemm(j->dt, false, false, ocg, j->L, j->K, w, j->K, cols, j->L, 1.0, out, j->L);
+            if (j->K)
+                gemm(j->dt, false, false, ocg, j->L, j->K, w, j->K, cols, j->L, 1.0, out, j->L);
         }
     free(buf);
 }
@@ -222,13 +219,12 @@ static void to_im_task(int64_t b, int64_t e, void *ctx)
             const char *w = j->w + gr * ocg * j->K * (int64_t)j->es;
             fill_bias(j->dt, j->bias ? j->bias + gr * icg * (int64_t)j->es : NULL, im, icg, j->P);
             if (direct) { /* the column matrix is the image: accumulate straight into it */
-                if (ocg) gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 1.0, im, j->L);
+                if (ocg)
+                    gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 1.0, im, j->L);
                 continue;
             }
-            if (ocg)
-                gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 0.0, buf, j->L);
-            else
-                memset(buf, 0, (size_t)(j->K * j->L) * j->es);
+            if (ocg) gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 0.0, buf, j->L);
+            else memset(buf, 0, (size_t)(j->K * j->L) * j->es);
             col2im(j->dt, buf, im, g, icg);
         }
     free(buf);
@@ -278,10 +274,8 @@ static conv_job job_of(const tg__conv_geom *g, tg_dtype dt)
 /* Runs a per-sample pass over g->n samples: in parallel when there are enough of them. */
 static int run_samples(const char *op, conv_job *j, void (*task)(int64_t, int64_t, void *))
 {
-    if (j->g->n >= tg_get_num_threads())
-        tg__parallel_for(j->g->n, 1, task, j);
-    else
-        task(0, j->g->n, j);
+    if (j->g->n >= tg_get_num_threads()) tg__parallel_for(j->g->n, 1, task, j);
+    else task(0, j->g->n, j);
     return j->failed ? tg__fail(op, "out of memory allocating a column buffer") : 0;
 }
 
@@ -298,10 +292,8 @@ static int weight_pass(const char *op, conv_job *j, char *w_out)
     char *partials = malloc((size_t)(j->parts * wsize) * j->es + 1);
     if (!partials) return tg__fail(op, "out of memory");
     j->out = partials;
-    if (j->parts >= tg_get_num_threads())
-        tg__parallel_for(j->parts, 1, weight_task, j);
-    else
-        weight_task(0, j->parts, j);
+    if (j->parts >= tg_get_num_threads()) tg__parallel_for(j->parts, 1, weight_task, j);
+    else weight_task(0, j->parts, j);
     if (j->failed) {
         free(partials);
         return tg__fail(op, "out of memory allocating a column buffer");
@@ -443,10 +435,8 @@ tg_tensors3 tg__cpu_convolution_backward(tg_tensor *grad_output, tg_tensor *inpu
     if (rc == 0 && want[2]) {
         int64_t bsz = g.out_sizes[1];
         r.r2 = tg__empty(op, &bsz, 1, input->dtype, TG_DEVICE_CPU);
-        if (r.r2)
-            bias_grad(go, r.r2, &g);
-        else
-            rc = -1;
+        if (r.r2) bias_grad(go, r.r2, &g);
+        else rc = -1;
     }
     for (int i = 0; i < 3; i++) tg_release(c[i]);
     if (rc != 0) {

@@ -1,5 +1,6 @@
-/* convolution and convolution_backward on CUDA: im2col + cuBLAS, the cuDNN-free path (it runs
- * on the CPU emulator, docs/cuda.md). Semantics, geometry and messages are the CPU kernels'
+/* convolution and convolution_backward on CUDA. Each pass goes to cuDNN first when the build
+ * has it (kernels/cuda/conv_cudnn.cu; TG_CUDA_CONV=im2col turns it off); the path below,
+ * im2col + cuBLAS, is the cuDNN-free one, which the CPU emulator runs (docs/cuda.md). Semantics, geometry and messages are the CPU kernels'
  * (kernels/cpu/conv.c, kernels/common/conv_checks.h): one regular convolution from the im side
  * to the col side, read forwards (convolution, a transposed convolution's grad_input) or
  * backwards (a transposed convolution, a convolution's grad_input).
@@ -23,6 +24,7 @@
 #include "kernels/convolution.h"
 #include "kernels/convolution_backward.h"
 #include "conv_checks.h" /* the CPU kernels' argument checks and geometry */
+#include "conv_cudnn.cuh"
 
 #define THREADS 256
 #define SCRATCH_BYTES ((int64_t)256 << 20)
@@ -35,16 +37,15 @@ struct conv_dev {
 
 static conv_dev dev_of(const tg__conv_geom &g)
 {
-    conv_dev d = { g.im_c,     g.im_sp[0],  g.im_sp[1],  g.im_sp[2],  g.col_sp[0], g.col_sp[1],
-                   g.col_sp[2], g.k[0],     g.k[1],      g.k[2],      g.stride[0], g.stride[1],
-                   g.stride[2], g.pad[0],   g.pad[1],    g.pad[2],    g.dil[0],    g.dil[1],
-                   g.dil[2] };
+    conv_dev d = { g.im_c,      g.im_sp[0],  g.im_sp[1],  g.im_sp[2], g.col_sp[0],
+                   g.col_sp[1], g.col_sp[2], g.k[0],      g.k[1],     g.k[2],
+                   g.stride[0], g.stride[1], g.stride[2], g.pad[0],   g.pad[1],
+                   g.pad[2],    g.dil[0],    g.dil[1],    g.dil[2] };
     return d;
 }
 
 /* cols (ns, im_c * kvol, L) <- the columns of ns images (ns, im_c, iD, iH, iW). */
-template <typename T>
-__global__ void im2col_kernel(const T *im, T *cols, conv_dev d, int64_t ns)
+template <typename T> __global__ void im2col_kernel(const T *im, T *cols, conv_dev d, int64_t ns)
 {
     int64_t L = d.oD * d.oH * d.oW, kvol = d.kD * d.kH * d.kW;
     int64_t total = ns * d.im_c * kvol * L;
@@ -158,8 +159,8 @@ static int gemm(const char *op, cublasHandle_t h, tg_dtype dt, const gemm_rm &g,
     const void *beta = f64 ? (const void *)&g.beta : (const void *)&beta_f;
     cublasStatus_t s = cublasGemmStridedBatchedEx(
         h, g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)g.n, (int)g.m,
-        (int)g.k, alpha, b, ty, (int)ldb, (long long)g.sb, a, ty, (int)lda, (long long)g.sa, beta, c,
-        ty, (int)g.n, (long long)g.sc, (int)g.batch, ct, CUBLAS_GEMM_DEFAULT);
+        (int)g.k, alpha, b, ty, (int)ldb, (long long)g.sb, a, ty, (int)lda, (long long)g.sa, beta,
+        c, ty, (int)g.n, (long long)g.sc, (int)g.batch, ct, CUBLAS_GEMM_DEFAULT);
     return tg__cublas_check(op, (int)s);
 }
 
@@ -174,6 +175,7 @@ struct conv_ctx {
     cudaStream_t st;
     cublasHandle_t h;
     int64_t K, L, P, kvol, icg, ocg, chunk; /* chunk: samples per scratch buffer */
+    bool cudnn;                             /* cuDNN may take the passes (conv_cudnn.cuh) */
     char *scratch;
     size_t scratch_bytes;
 };
@@ -194,6 +196,12 @@ static int ctx_init(conv_ctx *c, const char *op, const tg__conv_geom &g, const t
     c->ocg = g.col_c / g.groups;
     c->scratch = NULL;
     c->scratch_bytes = 0;
+#ifdef TG_WITH_CUDNN
+    const char *mode = getenv("TG_CUDA_CONV");
+    c->cudnn = !(mode && !strcmp(mode, "im2col"));
+#else
+    c->cudnn = false;
+#endif
     int rc;
     c->st = tg__cuda_select_stream(op, t->device, &rc);
     if (rc) return -1;
@@ -203,9 +211,16 @@ static int ctx_init(conv_ctx *c, const char *op, const tg__conv_geom &g, const t
     c->chunk = per_sample > 0 ? SCRATCH_BYTES / per_sample : g.n;
     if (c->chunk < 1) c->chunk = 1;
     if (c->chunk > g.n) c->chunk = g.n;
-    if (c->chunk < 1) return 0; /* no samples */
-    c->scratch_bytes = (size_t)(c->chunk * per_sample) + 16;
-    c->scratch = (char *)tg__cuda_alloc(op, c->scratch_bytes, c->device);
+    return 0;
+}
+
+/* The column buffer of the im2col path, allocated when a pass first needs it (never when cuDNN
+ * takes every pass). 0, or -1 + error. */
+static int scratch_ready(conv_ctx *c)
+{
+    if (c->scratch || c->chunk < 1) return 0;
+    c->scratch_bytes = (size_t)(c->chunk * c->g.groups * c->K * c->L) * c->es + 16;
+    c->scratch = (char *)tg__cuda_alloc(c->op, c->scratch_bytes, c->device);
     return c->scratch ? 0 : -1;
 }
 
@@ -231,6 +246,10 @@ static int pass_to_col(conv_ctx *c, const char *im, const char *w, const char *b
         fill_bias_kernel<T><<<tg__cuda_blocks(total, THREADS), THREADS, 0, c->st>>>(
             (T *)col, (const T *)bias, g.col_c, c->L, total);
         if (tg__cuda_launch_ok(c->op)) return -1;
+        int done = tg__cudnn_conv(c->op, TG_CUDNN_TO_COL, g, c->dt, c->device, c->st, (void *)im,
+                                  col, (void *)w);
+        if (done) return done < 0 ? -1 : 0;
+        if (scratch_ready(c)) return -1;
         for (int64_t n0 = 0; n0 < g.n; n0 += c->chunk) {
             int64_t ns = g.n - n0 < c->chunk ? g.n - n0 : c->chunk;
             int64_t tot = ns * g.im_c * (c->kvol) * c->L;
@@ -240,13 +259,14 @@ static int pass_to_col(conv_ctx *c, const char *im, const char *w, const char *b
             if (tg__cuda_launch_ok(c->op)) return -1;
             T *dst = (T *)col + n0 * g.col_c * c->L;
             if (g.groups == 1) { /* one batch over the chunk's samples, weight shared */
-                gemm_rm p = { false, false, c->ocg, c->L, c->K, ns, 0, c->K * c->L, c->ocg * c->L, 1.0 };
+                gemm_rm p = { false, false, c->ocg,      c->L,          c->K,
+                              ns,    0,     c->K * c->L, c->ocg * c->L, 1.0 };
                 if (gemm(c->op, c->h, c->dt, p, w, c->scratch, dst)) return -1;
                 continue;
             }
             for (int64_t s = 0; s < ns; s++) { /* per sample, batched over groups */
-                gemm_rm p = { false, false, c->ocg, c->L, c->K, g.groups, c->ocg * c->K,
-                              c->K * c->L, c->ocg * c->L, 1.0 };
+                gemm_rm p = { false,    false,         c->ocg,      c->L,          c->K,
+                              g.groups, c->ocg * c->K, c->K * c->L, c->ocg * c->L, 1.0 };
                 if (gemm(c->op, c->h, c->dt, p, w, (T *)c->scratch + s * g.groups * c->K * c->L,
                          dst + s * g.col_c * c->L))
                     return -1;
@@ -262,17 +282,28 @@ static int pass_to_im(conv_ctx *c, const char *col, const char *w, const char *b
     return with_type(c->dt, [&](auto zero) {
         using T = decltype(zero);
         const tg__conv_geom &g = c->g;
+        if (c->cudnn) { /* cuDNN adds onto the bias */
+            int64_t total = g.n * g.im_c * c->P;
+            fill_bias_kernel<T><<<tg__cuda_blocks(total, THREADS), THREADS, 0, c->st>>>(
+                (T *)im, (const T *)bias, g.im_c, c->P, total);
+            if (tg__cuda_launch_ok(c->op)) return -1;
+            int done = tg__cudnn_conv(c->op, TG_CUDNN_TO_IM, g, c->dt, c->device, c->st, im,
+                                      (void *)col, (void *)w);
+            if (done) return done < 0 ? -1 : 0;
+        }
+        if (scratch_ready(c)) return -1;
         for (int64_t n0 = 0; n0 < g.n; n0 += c->chunk) {
             int64_t ns = g.n - n0 < c->chunk ? g.n - n0 : c->chunk;
             const T *src = (const T *)col + n0 * g.col_c * c->L;
             /* scratch (ns * groups, K, L) = W_g^T (K, ocg) . col (ocg, L) */
             if (g.groups == 1) {
-                gemm_rm p = { true, false, c->K, c->L, c->ocg, ns, 0, c->ocg * c->L, c->K * c->L, 0.0 };
+                gemm_rm p = { true, false, c->K,          c->L,        c->ocg,
+                              ns,   0,     c->ocg * c->L, c->K * c->L, 0.0 };
                 if (gemm(c->op, c->h, c->dt, p, w, src, c->scratch)) return -1;
             } else {
                 for (int64_t s = 0; s < ns; s++) {
-                    gemm_rm p = { true, false, c->K, c->L, c->ocg, g.groups, c->ocg * c->K,
-                                  c->ocg * c->L, c->K * c->L, 0.0 };
+                    gemm_rm p = { true,     false,         c->K,          c->L,        c->ocg,
+                                  g.groups, c->ocg * c->K, c->ocg * c->L, c->K * c->L, 0.0 };
                     if (gemm(c->op, c->h, c->dt, p, w, src + s * g.col_c * c->L,
                              (T *)c->scratch + s * g.groups * c->K * c->L))
                         return -1;
@@ -300,16 +331,19 @@ static int pass_weight(conv_ctx *c, const char *im, const char *col, char *gw)
         using T = decltype(zero);
         const tg__conv_geom &g = c->g;
         int64_t wsize = g.col_c * c->K;
+        int done = tg__cudnn_conv(c->op, TG_CUDNN_WEIGHT, g, c->dt, c->device, c->st, (void *)im,
+                                  (void *)col, gw);
+        if (done) return done < 0 ? -1 : 0;
         fill_bias_kernel<T><<<tg__cuda_blocks(wsize, THREADS), THREADS, 0, c->st>>>(
             (T *)gw, (const T *)NULL, 1, 1, wsize);
-        if (tg__cuda_launch_ok(c->op)) return -1;
+        if (tg__cuda_launch_ok(c->op) || (g.n > 0 && scratch_ready(c))) return -1;
         for (int64_t n = 0; n < g.n; n++) {
             int64_t tot = g.im_c * (c->kvol) * c->L;
             im2col_kernel<T><<<tg__cuda_blocks(tot, THREADS), THREADS, 0, c->st>>>(
                 (const T *)im + n * g.im_c * c->P, (T *)c->scratch, c->d, 1);
             if (tg__cuda_launch_ok(c->op)) return -1;
-            gemm_rm p = { false, true, c->ocg, c->K, c->L, g.groups, c->ocg * c->L, c->K * c->L,
-                          c->ocg * c->K, 1.0 };
+            gemm_rm p = { false,    true,          c->ocg,      c->K,          c->L,
+                          g.groups, c->ocg * c->L, c->K * c->L, c->ocg * c->K, 1.0 };
             if (gemm(c->op, c->h, c->dt, p, (const T *)col + n * g.col_c * c->L, c->scratch, gw))
                 return -1;
         }
@@ -393,10 +427,10 @@ extern "C" tg_tensors3 tg__cuda_convolution_backward(tg_tensor *grad_output, tg_
     int rc = ctx_init(&cx, op, g, input);
     if (rc == 0 && want[0]) {
         r.r0 = tg__empty(op, input->sizes, input->ndim, input->dtype, input->device);
-        rc = !r.r0                  ? -1
-             : g.n == 0             ? 0
+        rc = !r.r0         ? -1
+             : g.n == 0    ? 0
              : !transposed ? pass_to_im(&cx, go, w, NULL, tg__k_data(r.r0))
-                                    : pass_to_col(&cx, go, w, NULL, tg__k_data(r.r0));
+                           : pass_to_col(&cx, go, w, NULL, tg__k_data(r.r0));
     }
     if (rc == 0 && want[1]) {
         r.r1 = tg__empty(op, weight->sizes, weight->ndim, weight->dtype, weight->device);
@@ -411,9 +445,8 @@ extern "C" tg_tensors3 tg__cuda_convolution_backward(tg_tensor *grad_output, tg_
         if (rc == 0 && C > 0)
             rc = with_type(input->dtype, [&](auto zero) {
                 using T = decltype(zero);
-                bias_grad_kernel<T><<<(unsigned)C, THREADS, 0, cx.st>>>((const T *)go,
-                                                                       (T *)tg__k_data(r.r2), g.n,
-                                                                       C, L);
+                bias_grad_kernel<T><<<(unsigned)C, THREADS, 0, cx.st>>>(
+                    (const T *)go, (T *)tg__k_data(r.r2), g.n, C, L);
                 return tg__cuda_launch_ok(op);
             });
     }

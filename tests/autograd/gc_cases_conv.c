@@ -21,8 +21,8 @@ GC_FN(f_conv2d_strided_grouped)
 }
 GC_FN(f_conv1d)
 {
-    y[0] = tg_convolution(x[0], x[1], x[2], TG_INTS(2), TG_INTS(1), TG_INTS(1), false, TG_INTS(0),
-                          1);
+    y[0] =
+        tg_convolution(x[0], x[1], x[2], TG_INTS(2), TG_INTS(1), TG_INTS(1), false, TG_INTS(0), 1);
     return 1;
 }
 GC_FN(f_conv_transpose2d)
@@ -41,9 +41,9 @@ GC_FN(f_conv_transpose_grouped)
  * grad_output (1,3,5,5). */
 GC_FN(f_conv_backward)
 {
-    tg_tensors3 r = tg_convolution_backward(x[0], x[1], x[2], TG_INTS(3), TG_INTS(1, 1),
-                                            TG_INTS(1, 1), TG_INTS(1, 1), false, TG_INTS(0, 0), 1,
-                                            TG_BOOLS(true, true, true));
+    tg_tensors3 r =
+        tg_convolution_backward(x[0], x[1], x[2], TG_INTS(3), TG_INTS(1, 1), TG_INTS(1, 1),
+                                TG_INTS(1, 1), false, TG_INTS(0, 0), 1, TG_BOOLS(true, true, true));
     if (!r.r0) return -1;
     y[0] = r.r0;
     y[1] = r.r1;
@@ -52,9 +52,9 @@ GC_FN(f_conv_backward)
 }
 GC_FN(f_conv_backward_transposed)
 {
-    tg_tensors3 r = tg_convolution_backward(x[0], x[1], x[2], TG_NO_INTS, TG_INTS(2), TG_INTS(0),
-                                            TG_INTS(1), true, TG_INTS(1), 1,
-                                            TG_BOOLS(true, true, false));
+    tg_tensors3 r =
+        tg_convolution_backward(x[0], x[1], x[2], TG_NO_INTS, TG_INTS(2), TG_INTS(0), TG_INTS(1),
+                                true, TG_INTS(1), 1, TG_BOOLS(true, true, false));
     if (!r.r0) return -1;
     y[0] = r.r0;
     y[1] = r.r1;
@@ -100,7 +100,9 @@ static const gc_case conv_cases[] = {
       "of conv_transpose1d stride 2",
       f_conv_backward_transposed,
       { REAL(2, 3, 8), REAL(2, 2, 3), REAL(2, 3, 3) } },
-    { "conv2d.padding", "\"same\", even kernel", f_conv2d_front,
+    { "conv2d.padding",
+      "\"same\", even kernel",
+      f_conv2d_front,
       { REAL(1, 2, 4, 5), REAL(2, 2, 2, 3), REAL(2) } },
 };
 

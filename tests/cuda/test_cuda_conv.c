@@ -1,4 +1,5 @@
-/* CUDA convolutions (kernels/cuda/conv.cu, the im2col + cuBLAS path) against the CPU kernels
+/* CUDA convolutions (kernels/cuda/conv.cu: cuDNN where built, and the im2col + cuBLAS path
+ * forced with TG_CUDA_CONV=im2col) against the CPU kernels
  * on the same random inputs: forward and all three gradients of convolution_backward, plain
  * and transposed, 1 to 3 spatial dims, stride, padding, dilation, groups, 1x1, a
  * non-contiguous input, float32 and float64.
@@ -27,8 +28,16 @@ static const conv_geo geos[] = {
     { { 2, 4, 6, 6 }, { 8, 1, 3, 3 }, 4, false, true, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, 4 },
     { { 2, 5, 4, 4 }, { 3, 5, 1, 1 }, 4, false, true, { 1, 1 }, { 0, 0 }, { 1, 1 }, { 0, 0 }, 1 },
     { { 2, 3, 10 }, { 5, 3, 4 }, 3, false, true, { 3 }, { 2 }, { 2 }, { 0 }, 1 },
-    { { 1, 2, 4, 5, 5 }, { 3, 2, 2, 3, 3 }, 5, false, true, { 1, 2, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
-      { 0, 0, 0 }, 1 },
+    { { 1, 2, 4, 5, 5 },
+      { 3, 2, 2, 3, 3 },
+      5,
+      false,
+      true,
+      { 1, 2, 1 },
+      { 1, 1, 1 },
+      { 1, 1, 1 },
+      { 0, 0, 0 },
+      1 },
     { { 2, 4, 5, 4 }, { 4, 3, 3, 3 }, 4, true, true, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     { { 2, 4, 3, 3 }, { 4, 2, 3, 3 }, 4, true, false, { 1, 1 }, { 0, 0 }, { 2, 2 }, { 0, 0 }, 2 },
 };
@@ -59,8 +68,8 @@ static void check_geo(const conv_geo *c, tg_dtype dt, bool strided, int k)
     tg_tensor *go = cc_rand(tg_tensor_sizes(y), tg_tensor_dim(y), dt, 400 + k, -1, 1),
               *gog = cc_cuda(go);
     tg_int_list bsz = c->bias ? (tg_int_list){ &oc, 1 } : TG_NO_INTS;
-    tg_tensors3 r = tg_convolution_backward(go, x, w, bsz, st, pd, dl, c->transposed, op,
-                                            c->groups, TG_BOOLS(true, true, true));
+    tg_tensors3 r = tg_convolution_backward(go, x, w, bsz, st, pd, dl, c->transposed, op, c->groups,
+                                            TG_BOOLS(true, true, true));
     tg_tensors3 rg = tg_convolution_backward(gog, xg, wg, bsz, st, pd, dl, c->transposed, op,
                                              c->groups, TG_BOOLS(true, true, true));
     cr_assert(r.r0 && rg.r0, "%s backward: %s", what, tg_last_error());
@@ -72,9 +81,8 @@ static void check_geo(const conv_geo *c, tg_dtype dt, bool strided, int k)
     cc_assert_close(rg.r2, r.r2, tol, tol, what);
 }
 
-Test(cuda_conv, against_cpu)
+static void against_cpu(void)
 {
-    CC_REQUIRE_DEVICE("cuda_conv::against_cpu");
     kt_live base = kt_live_now();
     for (size_t k = 0; k < sizeof geos / sizeof geos[0]; k++)
         for (int d = 0; d < 2; d++) {
@@ -86,6 +94,22 @@ Test(cuda_conv, against_cpu)
     check_geo(&geos[1], TG_FLOAT32, true, 1);
     tg_scope_end();
     kt_assert_no_leak(base);
+}
+
+/* The default path: cuDNN where the build has it, else im2col + cuBLAS. */
+Test(cuda_conv, against_cpu)
+{
+    CC_REQUIRE_DEVICE("cuda_conv::against_cpu");
+    against_cpu();
+}
+
+/* The cuDNN-free path, forced (the only one on the emulator). */
+Test(cuda_conv, im2col_path_against_cpu)
+{
+    CC_REQUIRE_DEVICE("cuda_conv::im2col_path_against_cpu");
+    setenv("TG_CUDA_CONV", "im2col", 1);
+    against_cpu();
+    unsetenv("TG_CUDA_CONV");
 }
 
 /* PyTorch's messages on the CUDA path too (the checks are shared). */

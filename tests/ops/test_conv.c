@@ -7,9 +7,9 @@
 #include "tg_cover.h"
 #include "../fixtures/conv_fixtures.h"
 
-TG_COVERS("convolution", "convolution_backward", "_convolution_double_backward", "conv1d", "conv2d", "conv3d", "conv1d.padding",
-          "conv2d.padding", "conv3d.padding", "conv_transpose1d", "conv_transpose2d.input",
-          "conv_transpose3d.input");
+TG_COVERS("convolution", "convolution_backward", "_convolution_double_backward", "conv1d", "conv2d",
+          "conv3d", "conv1d.padding", "conv2d.padding", "conv3d.padding", "conv_transpose1d",
+          "conv_transpose2d.input", "conv_transpose3d.input");
 
 static int64_t numel_of(const int64_t *s, int n)
 {
@@ -22,7 +22,8 @@ static int64_t numel_of(const int64_t *s, int n)
 static tg_tensor *call_case(const fx_conv_case *c, tg_tensor *x, tg_tensor *w, tg_tensor *b)
 {
     tg_int_list st = { c->stride, c->n_stride }, pd = { c->padding, c->n_padding },
-                dl = { c->dilation, c->n_dilation }, op = { c->output_padding, c->n_output_padding };
+                dl = { c->dilation, c->n_dilation },
+                op = { c->output_padding, c->n_output_padding };
     if (c->transposed) {
         switch (c->nsp) {
         case 1:
@@ -136,9 +137,9 @@ Test(conv, backward_output_mask)
     tg_tensor *w = kt_tensor(c->w, c->w_shape, c->w_ndim, TG_FLOAT64);
     tg_tensor *g = kt_tensor(c->g, c->y_shape, c->y_ndim, TG_FLOAT64);
     int64_t bs = c->w_shape[0];
-    tg_tensors3 r = tg_convolution_backward(g, x, w, TG_INTS(bs), TG_INTS(1, 1), TG_INTS(1, 1),
-                                            TG_INTS(1, 1), false, TG_INTS(0, 0), 1,
-                                            TG_BOOLS(false, true, true));
+    tg_tensors3 r =
+        tg_convolution_backward(g, x, w, TG_INTS(bs), TG_INTS(1, 1), TG_INTS(1, 1), TG_INTS(1, 1),
+                                false, TG_INTS(0, 0), 1, TG_BOOLS(false, true, true));
     cr_assert(!r.r0 && r.r1 && r.r2, "%s", tg_last_error() ? tg_last_error() : "");
     kt_assert_close(r.r1, c->gw, numel_of(c->w_shape, c->w_ndim), 1e-10, 1e-10, "grad weight");
     kt_assert_close(r.r2, c->gb, bs, 1e-10, 1e-10, "grad bias");
@@ -197,9 +198,9 @@ static void expect_conv2d_error(const int64_t *xs, int xn, const int64_t *ws, in
     tg_tensor *x = tg_zeros(xl);
     tg_tensor *w = tg_zeros(wl);
     tg_tensor *b = bias_len >= 0 ? tg_zeros(TG_INTS(bias_len)) : NULL;
-    tg_tensor *y = tg_conv2d(x, w, .bias = b, .stride = TG_INTS(stride, stride),
-                             .padding = TG_INTS(pad, pad), .dilation = TG_INTS(dil, dil),
-                             .groups = groups);
+    tg_tensor *y =
+        tg_conv2d(x, w, .bias = b, .stride = TG_INTS(stride, stride), .padding = TG_INTS(pad, pad),
+                  .dilation = TG_INTS(dil, dil), .groups = groups);
     cr_assert_null(y, "expected an error containing \"%s\"", needle);
     kt_assert_error(needle);
     tg_release(x);
@@ -211,10 +212,11 @@ static void expect_conv2d_error(const int64_t *xs, int xn, const int64_t *ws, in
 Test(conv, errors)
 {
     static const int64_t x4[] = { 2, 4, 5, 5 }, w8[] = { 8, 3, 3, 3 }, x3c[] = { 2, 3, 5, 5 };
-    expect_conv2d_error(x4, 4, w8, 4,
-                        "Given groups=1, weight of size [8, 3, 3, 3], expected input[2, 4, 5, 5] to "
-                        "have 3 channels, but got 4 channels instead",
-                        1, 0, 1, 1, -1);
+    expect_conv2d_error(
+        x4, 4, w8, 4,
+        "Given groups=1, weight of size [8, 3, 3, 3], expected input[2, 4, 5, 5] to "
+        "have 3 channels, but got 4 channels instead",
+        1, 0, 1, 1, -1);
     expect_conv2d_error((int64_t[]){ 3, 4 }, 2, w8, 4,
                         "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of "
                         "size: [3, 4]",
@@ -231,10 +233,11 @@ Test(conv, errors)
     expect_conv2d_error(x3c, 4, w8, 4, "non-positive stride is not supported", 0, 0, 1, 1, -1);
     expect_conv2d_error(x3c, 4, w8, 4, "non-positive dilation is not supported", 1, 0, 0, 1, -1);
     expect_conv2d_error(x3c, 4, w8, 4, "non-positive groups is not supported", 1, 0, 1, 0, -1);
-    expect_conv2d_error(x3c, 4, w8, 4,
-                        "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 "
-                        "elements, but got bias of size [7] instead",
-                        1, 0, 1, 1, 7);
+    expect_conv2d_error(
+        x3c, 4, w8, 4,
+        "Given weight of size [8, 3, 3, 3], expected bias to be 1-dimensional with 8 "
+        "elements, but got bias of size [7] instead",
+        1, 0, 1, 1, 7);
 }
 
 Test(conv, errors_of_the_other_front_ends)
@@ -266,8 +269,8 @@ Test(conv, errors_of_the_other_front_ends)
     kt_assert_error("output padding must be smaller than either stride or dilation, but got "
                     "output_padding_height: 2 output_padding_width: 2 stride_height: 2 "
                     "stride_width: 2 dilation_height: 1 dilation_width: 1");
-    cr_assert_null(tg_convolution(x, w, NULL, TG_INTS(1, 1, 1), TG_INTS(0, 0), TG_INTS(1, 1),
-                                  false, TG_INTS(0, 0), 1));
+    cr_assert_null(tg_convolution(x, w, NULL, TG_INTS(1, 1, 1), TG_INTS(0, 0), TG_INTS(1, 1), false,
+                                  TG_INTS(0, 0), 1));
     kt_assert_error("expected stride to be a single integer value or a list of 2 values to match "
                     "the convolution dimensions, but got stride=[1, 1, 1]");
     tg_tensor *all[] = { x, w, wd, bd, x1, w1, xt, wt, xo };
