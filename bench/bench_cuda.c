@@ -264,6 +264,64 @@ static void bench_gpu_mlp(void)
     tg_release(c.y);
 }
 
+/* ---------------------------------------------------------------- convolution */
+
+/* conv2d_fwd / conv2d_fwdbwd of BENCH.md on device 0: 8x64x56x56, 64 3x3 filters, padding 1;
+ * the default path (cuDNN where built) and the im2col + cuBLAS fallback (TG_CUDA_CONV=im2col). */
+static bool body_gpu_conv_fwd(void *p)
+{
+    gctx *c = p;
+    bool ok = false;
+    TG_NO_GRAD {
+        ok = done(tg_conv2d(c->a, c->b, .padding = TG_INTS(1, 1)));
+    }
+    return ok;
+}
+
+static bool body_gpu_conv_fwdbwd(void *p)
+{
+    gctx *c = p;
+    tg_tensor_set_grad(c->a, NULL);
+    tg_tensor_set_grad(c->b, NULL);
+    tg_tensor *y = tg_conv2d(c->a, c->b, .padding = TG_INTS(1, 1));
+    tg_tensor *s = tg_sum(y);
+    bool ok = s && tg_backward(s) == 0;
+    tg_release(s);
+    tg_release(y);
+    return ok;
+}
+
+static void bench_gpu_conv(void)
+{
+    static const char *const names[2][2] = { { "cuda_conv2d_fwd", "cuda_conv2d_fwdbwd" },
+                                             { "cuda_conv2d_fwd_im2col",
+                                               "cuda_conv2d_fwdbwd_im2col" } };
+    for (int path = 0; path < 2; path++) {
+        if (!bench_wanted(names[path][0]) && !bench_wanted(names[path][1])) continue;
+        if (path) setenv("TG_CUDA_CONV", "im2col", 1);
+        gctx c = { 0 };
+        int64_t hw = scaled(56, 6), ch = scaled(64, 4);
+        c.a = on_gpu(tg_rand(TG_INTS(scaled(8, 1), ch, hw, hw)));
+        tg_scope_begin();
+        c.b = tg_scope_keep(tg_mul_scalar(tg_rand(TG_INTS(ch, ch, 3, 3)), 0.01));
+        tg_scope_end();
+        c.b = on_gpu(c.b);
+        bool ok = c.a && c.b;
+        gpu_run(names[path][0], "ms", "tensorgen", body_gpu_conv_fwd, &c, ok, scaled(20, 1), 0,
+                1e3);
+        if (ok) {
+            tg_tensor_set_requires_grad(c.a, true);
+            tg_tensor_set_requires_grad(c.b, true);
+        }
+        gpu_run(names[path][1], "ms", "tensorgen", body_gpu_conv_fwdbwd, &c, ok, scaled(10, 1), 0,
+                1e3);
+        if (c.a) tg_tensor_set_grad(c.a, NULL);
+        if (c.b) tg_tensor_set_grad(c.b, NULL);
+        release3(&c);
+        if (path) unsetenv("TG_CUDA_CONV");
+    }
+}
+
 /* ---------------------------------------------------------------- per-op overhead */
 
 static bool body_add1(void *p)
@@ -324,6 +382,7 @@ void bench_cuda(void)
     bench_gpu_mm();
     bench_gpu_softmax();
     bench_gpu_mlp();
+    bench_gpu_conv();
     tg_cuda_empty_cache();
 }
 

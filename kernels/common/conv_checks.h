@@ -268,4 +268,23 @@ static inline int tg__conv_check_grad_output(const char *op, const tg__conv_geom
     return 0;
 }
 
+/* convolution_backward's checks (the forward's, with bias_sizes for the bias, then
+ * grad_output's shape and dtype) and which gradients output_mask asks for. 0, or -1 + error. */
+static inline int tg__conv_prepare_backward(const char *op, tg__conv_geom *g,
+                                            const tg_tensor *grad_output, const tg_tensor *input,
+                                            const tg_tensor *weight, tg_int_list bias_sizes,
+                                            tg_int_list stride, tg_int_list padding,
+                                            tg_int_list dilation, bool transposed,
+                                            tg_int_list output_padding, int64_t groups,
+                                            tg_bool_list output_mask, bool want[3])
+{
+    bool has_bias = bias_sizes.data != NULL;
+    for (int i = 0; i < 3; i++) want[i] = output_mask.len > i && output_mask.data[i];
+    if (tg__conv_prepare(op, g, input, weight, has_bias ? 1 : -1, bias_sizes.data,
+                         (int64_t)bias_sizes.len, stride, padding, dilation, transposed,
+                         output_padding, groups) != 0)
+        return -1;
+    return tg__conv_check_grad_output(op, g, grad_output, input->dtype);
+}
+
 #endif

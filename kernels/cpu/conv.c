@@ -165,10 +165,13 @@ static void fill_bias(tg_dtype dt, const char *bias, char *dst, int64_t channels
     }
 }
 
-static void *column_buffer(const conv_job *j)
+/* A task's column buffer (K x L), or NULL for a 1x1 convolution, which reads the image in
+ * place. False when it cannot be allocated (the job then fails). */
+static bool column_buffer(conv_job *j, char **buf)
 {
-    if (tg__conv_is_pointwise(j->g)) return NULL;
-    return malloc((size_t)(j->K * j->L) * j->es + 1);
+    *buf = tg__conv_is_pointwise(j->g) ? NULL : malloc((size_t)(j->K * j->L) * j->es + 1);
+    if (!*buf && !tg__conv_is_pointwise(j->g)) j->failed = true;
+    return !j->failed;
 }
 
 /* Samples [b, e): col_out[n] = bias + W . im2col(im[n]). */
@@ -177,11 +180,8 @@ static void to_col_task(int64_t b, int64_t e, void *ctx)
     conv_job *j = ctx;
     const tg__conv_geom *g = j->g;
     bool direct = tg__conv_is_pointwise(g);
-    char *buf = column_buffer(j);
-    if (!direct && !buf) {
-        j->failed = true;
-        return;
-    }
+    char *buf;
+    if (!column_buffer(j, &buf)) return;
     int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
     for (int64_t n = b; n < e; n++)
         for (int64_t gr = 0; gr < g->groups; gr++) {
@@ -206,11 +206,8 @@ static void to_im_task(int64_t b, int64_t e, void *ctx)
     conv_job *j = ctx;
     const tg__conv_geom *g = j->g;
     bool direct = tg__conv_is_pointwise(g);
-    char *buf = column_buffer(j);
-    if (!direct && !buf) {
-        j->failed = true;
-        return;
-    }
+    char *buf;
+    if (!column_buffer(j, &buf)) return;
     int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
     for (int64_t n = b; n < e; n++)
         for (int64_t gr = 0; gr < g->groups; gr++) {
@@ -236,11 +233,8 @@ static void weight_task(int64_t b, int64_t e, void *ctx)
     conv_job *j = ctx;
     const tg__conv_geom *g = j->g;
     bool direct = tg__conv_is_pointwise(g);
-    char *buf = column_buffer(j);
-    if (!direct && !buf) {
-        j->failed = true;
-        return;
-    }
+    char *buf;
+    if (!column_buffer(j, &buf)) return;
     int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
     int64_t wsize = g->col_c * j->K;
     for (int64_t p = b; p < e; p++) {
@@ -396,15 +390,11 @@ tg_tensors3 tg__cpu_convolution_backward(tg_tensor *grad_output, tg_tensor *inpu
     const char *op = "convolution_backward";
     tg_tensors3 r = { NULL, NULL, NULL };
     tg__conv_geom g;
-    bool has_bias = bias_sizes.data != NULL;
-    if (tg__conv_prepare(op, &g, input, weight, has_bias ? 1 : -1, bias_sizes.data,
-                         (int64_t)bias_sizes.len, stride, padding, dilation, transposed,
-                         output_padding, groups) != 0 ||
-        tg__conv_check_grad_output(op, &g, grad_output, input->dtype) != 0)
+    bool want[3];
+    if (tg__conv_prepare_backward(op, &g, grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, output_mask,
+                                  want) != 0)
         return r;
-    bool want[3] = { output_mask.len > 0 && output_mask.data[0],
-                     output_mask.len > 1 && output_mask.data[1],
-                     output_mask.len > 2 && output_mask.data[2] };
     tg_tensor *c[3];
     tg_tensor *src[3] = { grad_output, input, weight };
     if (contiguous_all(op, c, src, 3) != 0) return r;

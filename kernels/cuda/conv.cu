@@ -411,15 +411,11 @@ extern "C" tg_tensors3 tg__cuda_convolution_backward(tg_tensor *grad_output, tg_
     const char *op = "convolution_backward";
     tg_tensors3 r = { NULL, NULL, NULL };
     tg__conv_geom g;
-    bool has_bias = bias_sizes.data != NULL;
-    if (tg__conv_prepare(op, &g, input, weight, has_bias ? 1 : -1, bias_sizes.data,
-                         (int64_t)bias_sizes.len, stride, padding, dilation, transposed,
-                         output_padding, groups) != 0 ||
-        tg__conv_check_grad_output(op, &g, grad_output, input->dtype) != 0)
+    bool want[3];
+    if (tg__conv_prepare_backward(op, &g, grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, output_mask,
+                                  want) != 0)
         return r;
-    bool want[3] = { output_mask.len > 0 && output_mask.data[0],
-                     output_mask.len > 1 && output_mask.data[1],
-                     output_mask.len > 2 && output_mask.data[2] };
     tg_tensor *src[3] = { grad_output, input, weight }, *c[3];
     if (prepare(op, src, c, 3) != 0) return r;
     const char *go = tg__k_data(c[0]), *in = tg__k_data(c[1]), *w = tg__k_data(c[2]);

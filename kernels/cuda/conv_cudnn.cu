@@ -71,8 +71,7 @@ static void nd_of(int64_t n, int64_t c, const int64_t *sp, int first, int *dims,
 static int describe(const char *op, const tg__conv_geom &g, tg_dtype dt, conv_desc *d)
 {
     int64_t imn = g.n * g.im_c * tg__conv_prod3(g.im_sp),
-            coln = g.n * g.col_c * tg__conv_prod3(g.col_sp),
-            wn = g.col_c * tg__conv_col_rows(&g);
+            coln = g.n * g.col_c * tg__conv_prod3(g.col_sp), wn = g.col_c * tg__conv_col_rows(&g);
     if (!fits(imn) || !fits(coln) || !fits(wn)) return 0;
     int first = g.nsp == 3 ? 0 : 1, nsd = 3 - first, nd = 2 + nsd;
     cudnnDataType_t ty = dt == TG_FLOAT64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
@@ -154,8 +153,9 @@ int tg__cudnn_conv(const char *op, tg_cudnn_pass pass, const tg__conv_geom &g, t
     int n = 0;
     if (pass == TG_CUDNN_TO_COL) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        if (cudnn_ok(op, cudnnGetConvolutionForwardAlgorithm_v7(
-                             h, d.im, d.w, d.conv, d.col, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf)))
+        if (cudnn_ok(op, cudnnGetConvolutionForwardAlgorithm_v7(h, d.im, d.w, d.conv, d.col,
+                                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                                &n, perf)))
             return -1;
         int i = pick(perf, n);
         if (i < 0) return 0;
