@@ -17,8 +17,8 @@
 
 /* The geometry of one pooling or padding call. */
 typedef struct tg_pool2d {
-    int64_t ndim;          /* 3 or 4 */
-    int64_t nbatch, c;     /* nbatch 1 for a 3-d self */
+    int64_t ndim;      /* 3 or 4 */
+    int64_t nbatch, c; /* nbatch 1 for a 3-d self */
     int64_t ih, iw, oh, ow;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw; /* pooling */
     int64_t pl, pr, pt, pb;                 /* padding: left, right, top, bottom */
@@ -45,8 +45,9 @@ static inline int tg__pool_dim_range(const char *op, int64_t ndim, int64_t d)
     if (ndim == 0)
         return tg__fail(op, "Dimension specified as %lld but tensor has no dimensions",
                         (long long)d);
-    return tg__fail(op, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                    (long long)-ndim, (long long)(ndim - 1), (long long)d);
+    return tg__fail(
+        op, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+        (long long)-ndim, (long long)(ndim - 1), (long long)d);
 }
 
 /* floor division (div_rtn) */
@@ -64,8 +65,9 @@ static inline int tg__pool_output_size(const char *op, int64_t in, int64_t k, in
     if (s == 0) return tg__fail(op, "stride should not be zero");
     if (pad < 0) return tg__fail(op, "pad must be non-negative, but got pad: %lld", (long long)pad);
     if (pad > k / 2)
-        return tg__fail(op, "pad should be at most half of kernel size, but got pad=%lld and kernel_size=%lld",
-                        (long long)pad, (long long)k);
+        return tg__fail(
+            op, "pad should be at most half of kernel size, but got pad=%lld and kernel_size=%lld",
+            (long long)pad, (long long)k);
     int64_t o = tg__pool_div_rtn(in + 2 * pad - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
     if (ceil_mode && (o - 1) * s >= in + pad) o--;
     *out = o;
@@ -86,23 +88,27 @@ static inline int tg__pool2d_shape_check(const char *op, const tg_tensor *self, 
         return tg__fail(op, "stride should be greater than zero, but got dH: %lld dW: %lld",
                         (long long)p->sh, (long long)p->sw);
     if (p->dh <= 0 || p->dw <= 0)
-        return tg__fail(op, "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld",
-                        (long long)p->dh, (long long)p->dw);
+        return tg__fail(
+            op, "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld",
+            (long long)p->dh, (long long)p->dw);
     int64_t nd = self->ndim;
     bool valid = nd >= 3 && self->sizes[1] != 0 && self->sizes[2] != 0;
     if (!((nd == 3 && self->sizes[0] != 0 && valid) || (nd == 4 && valid && self->sizes[3] != 0)))
-        return tg__fail(op,
-                        "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
-                        tg__shape_str(s1, sizeof s1, self->sizes, nd));
+        return tg__fail(
+            op,
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
+            tg__shape_str(s1, sizeof s1, self->sizes, nd));
     if (p->kw / 2 < p->pw || p->kh / 2 < p->ph)
-        return tg__fail(op,
-                        "pad should be smaller than or equal to half of kernel size, but got padW = %lld, padH = %lld, kW = %lld, kH = %lld",
-                        (long long)p->pw, (long long)p->ph, (long long)p->kw, (long long)p->kh);
+        return tg__fail(
+            op,
+            "pad should be smaller than or equal to half of kernel size, but got padW = %lld, padH = %lld, kW = %lld, kH = %lld",
+            (long long)p->pw, (long long)p->ph, (long long)p->kw, (long long)p->kh);
     if (p->ow < 1 || p->oh < 1)
-        return tg__fail(op,
-                        "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too small",
-                        (long long)p->c, (long long)p->ih, (long long)p->iw, (long long)p->c,
-                        (long long)p->oh, (long long)p->ow);
+        return tg__fail(
+            op,
+            "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too small",
+            (long long)p->c, (long long)p->ih, (long long)p->iw, (long long)p->c, (long long)p->oh,
+            (long long)p->ow);
     return 0;
 }
 
@@ -120,19 +126,23 @@ static inline int tg__max_pool2d_check(const char *op, const tg_tensor *self, tg
 {
     memset(p, 0, sizeof *p);
     if (kernel.len != 1 && kernel.len != 2)
-        return tg__fail(op, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+        return tg__fail(
+            op, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
     p->kh = kernel.data[0];
     p->kw = tg__pool_second(kernel);
     if (stride.len > 2)
-        return tg__fail(op, "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+        return tg__fail(
+            op, "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
     p->sh = stride.len ? stride.data[0] : p->kh;
     p->sw = stride.len ? tg__pool_second(stride) : p->kw;
     if (padding.len != 1 && padding.len != 2)
-        return tg__fail(op, "max_pool2d: padding must be either be a single int, or a tuple of two ints");
+        return tg__fail(
+            op, "max_pool2d: padding must be either be a single int, or a tuple of two ints");
     p->ph = padding.data[0];
     p->pw = tg__pool_second(padding);
     if (dilation.len != 1 && dilation.len != 2)
-        return tg__fail(op, "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+        return tg__fail(op,
+                        "max_pool2d: dilation must be either a single int, or a tuple of two ints");
     p->dh = dilation.data[0];
     p->dw = tg__pool_second(dilation);
     if (self->ndim != 3 && self->ndim != 4)
@@ -156,15 +166,18 @@ static inline int tg__avg_pool2d_check(const char *op, const tg_tensor *self, tg
 {
     memset(p, 0, sizeof *p);
     if (kernel.len != 1 && kernel.len != 2)
-        return tg__fail(op, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+        return tg__fail(
+            op, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
     p->kh = kernel.data[0];
     p->kw = tg__pool_second(kernel);
     if (stride.len > 2)
-        return tg__fail(op, "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+        return tg__fail(
+            op, "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
     p->sh = stride.len ? stride.data[0] : p->kh;
     p->sw = stride.len ? tg__pool_second(stride) : p->kw;
     if (padding.len != 1 && padding.len != 2)
-        return tg__fail(op, "avg_pool2d: padding must either be a single int, or a tuple of two ints");
+        return tg__fail(op,
+                        "avg_pool2d: padding must either be a single int, or a tuple of two ints");
     p->ph = padding.data[0];
     p->pw = tg__pool_second(padding);
     p->dh = p->dw = 1;
@@ -189,10 +202,11 @@ static inline int tg__pool_dim_size(const char *op, const tg_tensor *t, int64_t 
                                     int64_t size)
 {
     if (t->ndim == ndim && t->sizes[dim] == size) return 0;
-    return tg__fail(op,
-                    "Expected a tensor of dimension %lld and tensor.size[%lld] == %lld but got: dimension %lld and tensor.size[%lld] = %lld",
-                    (long long)ndim, (long long)dim, (long long)size, (long long)t->ndim,
-                    (long long)dim, (long long)(dim < t->ndim ? t->sizes[dim] : 0));
+    return tg__fail(
+        op,
+        "Expected a tensor of dimension %lld and tensor.size[%lld] == %lld but got: dimension %lld and tensor.size[%lld] = %lld",
+        (long long)ndim, (long long)dim, (long long)size, (long long)t->ndim, (long long)dim,
+        (long long)(dim < t->ndim ? t->sizes[dim] : 0));
 }
 
 /* grad_output (and indices, when given) have the output's shape; dtypes agree. */
@@ -253,9 +267,10 @@ static inline int tg__adaptive_pool2d_check(const char *op, const tg_tensor *sel
                         tg__shape_str(s1, sizeof s1, self->sizes, nd));
     for (int64_t i = 1; i < nd; i++)
         if (self->sizes[i] <= 0)
-            return tg__fail(op,
-                            "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s with dimension %lld being empty",
-                            name, tg__shape_str(s1, sizeof s1, self->sizes, nd), (long long)i);
+            return tg__fail(
+                op,
+                "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s with dimension %lld being empty",
+                name, tg__shape_str(s1, sizeof s1, self->sizes, nd), (long long)i);
     if (max && output_size.len != 2)
         return tg__fail(op, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
     p->ndim = nd;
@@ -269,7 +284,8 @@ static inline int tg__adaptive_pool2d_check(const char *op, const tg_tensor *sel
         int64_t sizes[4];
         int64_t k = tg__pool_out_shape(p, sizes);
         return tg__fail(op, "Trying to create tensor with negative dimension %lld: %s",
-                        (long long)(p->oh < 0 ? p->oh : p->ow), tg__shape_str(s1, sizeof s1, sizes, k));
+                        (long long)(p->oh < 0 ? p->oh : p->ow),
+                        tg__shape_str(s1, sizeof s1, sizes, k));
     }
     return 0;
 }
@@ -291,13 +307,15 @@ static inline int tg__pad2d_check(const char *op, const tg_tensor *self, tg_int_
             for (int64_t i = 0; i < nd && k < (int)sizeof b - 24; i++)
                 k += snprintf(b + k, sizeof b - (size_t)k, i ? ",%lld" : "%lld",
                               (long long)self->sizes[i]);
-            return tg__fail(op,
-                            "3D or 4D (batch mode) tensor expected for input, but got: [ torch.%sTensor{%s} ]",
-                            tg__dtype_torch_name(self->dtype), b);
+            return tg__fail(
+                op,
+                "3D or 4D (batch mode) tensor expected for input, but got: [ torch.%sTensor{%s} ]",
+                tg__dtype_torch_name(self->dtype), b);
         }
-        return tg__fail(op,
-                        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: %s",
-                        tg__shape_str(s1, sizeof s1, self->sizes, nd));
+        return tg__fail(
+            op,
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: %s",
+            tg__shape_str(s1, sizeof s1, self->sizes, nd));
     }
     if (reflect && padding.len != 4) return tg__fail(op, "padding size is expected to be 4");
     p->ndim = nd;
@@ -313,25 +331,30 @@ static inline int tg__pad2d_check(const char *op, const tg_tensor *self, tg_int_
     p->ow = p->iw + p->pl + p->pr;
     if (reflect) {
         if (!(p->pl < p->iw && p->pr < p->iw))
-            return tg__fail(op,
-                            "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %lld of input %lld",
-                            (long long)p->pl, (long long)p->pr, (long long)(nd - 1), (long long)nd);
+            return tg__fail(
+                op,
+                "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %lld of input %lld",
+                (long long)p->pl, (long long)p->pr, (long long)(nd - 1), (long long)nd);
         if (!(p->pt < p->ih && p->pb < p->ih))
-            return tg__fail(op,
-                            "Argument #6: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %lld of input %lld",
-                            (long long)p->pt, (long long)p->pb, (long long)(nd - 2), (long long)nd);
+            return tg__fail(
+                op,
+                "Argument #6: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %lld of input %lld",
+                (long long)p->pt, (long long)p->pb, (long long)(nd - 2), (long long)nd);
         if (p->ow < 1 && p->oh < 1)
-            return tg__fail(op, "input (H: %lld, W: %lld)is too small.  Calculated output H: %lld W: %lld",
-                            (long long)p->ih, (long long)p->iw, (long long)p->oh, (long long)p->ow);
+            return tg__fail(
+                op, "input (H: %lld, W: %lld)is too small.  Calculated output H: %lld W: %lld",
+                (long long)p->ih, (long long)p->iw, (long long)p->oh, (long long)p->ow);
     } else if (p->ow < 1 && p->oh < 1) {
-        return tg__fail(op, "input (H: %lld, W: %lld ) is too small. Calculated output H: %lld W: %lld",
+        return tg__fail(op,
+                        "input (H: %lld, W: %lld ) is too small. Calculated output H: %lld W: %lld",
                         (long long)p->ih, (long long)p->iw, (long long)p->oh, (long long)p->ow);
     }
     if (p->oh < 0 || p->ow < 0) {
         int64_t sizes[4];
         int64_t k = tg__pool_out_shape(p, sizes);
         return tg__fail(op, "Trying to create tensor with negative dimension %lld: %s",
-                        (long long)(p->ow < 0 ? p->ow : p->oh), tg__shape_str(s1, sizeof s1, sizes, k));
+                        (long long)(p->ow < 0 ? p->ow : p->oh),
+                        tg__shape_str(s1, sizeof s1, sizes, k));
     }
     return 0;
 }
@@ -397,9 +420,10 @@ static inline int tg__adaptive_avg_backward_check(const char *op, const tg_tenso
     int64_t nd = grad_output->ndim;
     for (int64_t i = 1; i < nd; i++)
         if (grad_output->sizes[i] <= 0)
-            return tg__fail(op,
-                            "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes %s with dimension %lld being empty",
-                            tg__shape_str(s1, sizeof s1, grad_output->sizes, nd), (long long)i);
+            return tg__fail(
+                op,
+                "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes %s with dimension %lld being empty",
+                tg__shape_str(s1, sizeof s1, grad_output->sizes, nd), (long long)i);
     if (nd != 3 && nd != 4)
         return tg__fail(op, "adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got %s",
                         tg__shape_str(s1, sizeof s1, self->sizes, self->ndim));
@@ -416,13 +440,15 @@ static inline int tg__adaptive_max_backward_check(const char *op, const tg_tenso
     char s1[256], s2[256];
     int64_t nd = grad_output->ndim;
     if (nd != 3 && nd != 4)
-        return tg__fail(op, "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: %s",
-                        tg__shape_str(s1, sizeof s1, grad_output->sizes, nd));
+        return tg__fail(
+            op, "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: %s",
+            tg__shape_str(s1, sizeof s1, grad_output->sizes, nd));
     for (int64_t i = 1; i < nd; i++)
         if (grad_output->sizes[i] <= 0)
-            return tg__fail(op,
-                            "adaptive_max_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes %s with dimension %lld being empty",
-                            tg__shape_str(s1, sizeof s1, grad_output->sizes, nd), (long long)i);
+            return tg__fail(
+                op,
+                "adaptive_max_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes %s with dimension %lld being empty",
+                tg__shape_str(s1, sizeof s1, grad_output->sizes, nd), (long long)i);
     if (self->dtype != grad_output->dtype)
         return tg__fail(op, "expected dtype %s for `grad_output` but got dtype %s",
                         tg__k_meta_name(self->dtype), tg__k_meta_name(grad_output->dtype));
@@ -449,8 +475,7 @@ static inline int tg__max_pool_double_backward_check(const char *op, const tg_te
 {
     char s1[256], s2[256];
     if (dim != 2) return tg__fail(op, "dim must be 2, but got %lld", (long long)dim);
-    if (indices->dtype != TG_INT64)
-        return tg__fail(op, "gather(): Expected dtype int64 for index");
+    if (indices->dtype != TG_INT64) return tg__fail(op, "gather(): Expected dtype int64 for index");
     int64_t nd = self->ndim;
     bool ok = nd >= 2 && indices->ndim == nd;
     for (int64_t i = 0; ok && i < nd - 2; i++) ok = indices->sizes[i] == self->sizes[i];

@@ -34,9 +34,9 @@
 tg_tensor *tg__composite_max_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride,
                                     tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
-    tg_tensors2 r = tg_max_pool2d_with_indices(self, kernel_size, .stride = stride,
-                                               .padding = padding, .dilation = dilation,
-                                               .ceil_mode = ceil_mode);
+    tg_tensors2 r =
+        tg_max_pool2d_with_indices(self, kernel_size, .stride = stride, .padding = padding,
+                                   .dilation = dilation, .ceil_mode = ceil_mode);
     tg_release(r.r1);
     return r.r0;
 }
@@ -49,25 +49,30 @@ static int max_pool1d_check(const char *op, const tg_tensor *self, tg_int_list k
     int64_t nd = self->ndim;
     if (!((nd == 2 && self->sizes[1] != 0) ||
           (nd == 3 && self->sizes[1] != 0 && self->sizes[2] != 0)))
-        return tg__fail(op,
-                        "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
-                        tg__shape_str(s1, sizeof s1, self->sizes, nd));
+        return tg__fail(
+            op,
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
+            tg__shape_str(s1, sizeof s1, self->sizes, nd));
     if (k.len != 1)
-        return tg__fail(op,
-                        "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size %lld",
-                        (long long)k.len);
+        return tg__fail(
+            op,
+            "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size %lld",
+            (long long)k.len);
     if (s.len > 1)
-        return tg__fail(op,
-                        "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 but got size %lld",
-                        (long long)s.len);
+        return tg__fail(
+            op,
+            "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 but got size %lld",
+            (long long)s.len);
     if (p.len != 1)
-        return tg__fail(op,
-                        "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got size %lld",
-                        (long long)p.len);
+        return tg__fail(
+            op,
+            "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got size %lld",
+            (long long)p.len);
     if (d.len != 1)
-        return tg__fail(op,
-                        "max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but got size %lld",
-                        (long long)d.len);
+        return tg__fail(
+            op,
+            "max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but got size %lld",
+            (long long)d.len);
     int64_t kv = k.data[0], sv = s.len ? s.data[0] : kv, pv = p.data[0], dv = d.data[0];
     if (kv <= 0)
         return tg__fail(op, "max_pool1d() kernel_size must be greater than zero, but got %lld",
@@ -76,11 +81,13 @@ static int max_pool1d_check(const char *op, const tg_tensor *self, tg_int_list k
         return tg__fail(op, "max_pool1d() stride must be greater than zero, but got %lld",
                         (long long)sv);
     if (pv < 0)
-        return tg__fail(op, "max_pool1d() padding must be non-negative, but got %lld", (long long)pv);
+        return tg__fail(op, "max_pool1d() padding must be non-negative, but got %lld",
+                        (long long)pv);
     if (pv > kv / 2)
-        return tg__fail(op,
-                        "max_pool1d() padding should be at most half of kernel size, but got padding=%lld and kernel_size=%lld",
-                        (long long)pv, (long long)kv);
+        return tg__fail(
+            op,
+            "max_pool1d() padding should be at most half of kernel size, but got padding=%lld and kernel_size=%lld",
+            (long long)pv, (long long)kv);
     if (dv <= 0)
         return tg__fail(op, "max_pool1d() dilation must be greater than zero, but got %lld",
                         (long long)dv);
@@ -109,9 +116,10 @@ tg_tensor *tg__composite_avg_pool1d(tg_tensor *self, tg_int_list kernel_size, tg
     const char *op = "avg_pool1d";
     if (stride.len == 0) stride = kernel_size;
     if (self->ndim < 2 || self->ndim >= 4)
-        return tg__error(op,
-                         "Expected 2 to 3 dimensions, but got %lld-dimensional tensor for argument #1 'self' (while checking arguments for avg_pool1d)",
-                         (long long)self->ndim);
+        return tg__error(
+            op,
+            "Expected 2 to 3 dimensions, but got %lld-dimensional tensor for argument #1 'self' (while checking arguments for avg_pool1d)",
+            (long long)self->ndim);
     const char *names[3] = { "kernel_size", "stride", "padding" };
     tg_int_list lists[3] = { kernel_size, stride, padding };
     for (int i = 0; i < 3; i++)
@@ -120,10 +128,10 @@ tg_tensor *tg__composite_avg_pool1d(tg_tensor *self, tg_int_list kernel_size, tg
                              names[i], (long long)lists[i].len);
     tg_tensor *x = tg_unsqueeze(self, -2);
     if (!x) return NULL;
-    tg_tensor *y = tg_avg_pool2d(x, TG_INTS(1, kernel_size.data[0]),
-                                 .stride = TG_INTS(1, stride.data[0]),
-                                 .padding = TG_INTS(0, padding.data[0]), .ceil_mode = ceil_mode,
-                                 .count_include_pad = count_include_pad);
+    tg_tensor *y =
+        tg_avg_pool2d(x, TG_INTS(1, kernel_size.data[0]), .stride = TG_INTS(1, stride.data[0]),
+                      .padding = TG_INTS(0, padding.data[0]), .ceil_mode = ceil_mode,
+                      .count_include_pad = count_include_pad);
     tg_release(x);
     return y ? tg__then(y, tg_squeeze_dim(y, -2)) : NULL;
 }
@@ -133,9 +141,10 @@ tg_tensor *tg__composite_adaptive_avg_pool2d(tg_tensor *self, tg_int_list output
     const char *op = "adaptive_avg_pool2d";
     if (output_size.len != 2) return tg__error(op, "adaptive_avg_pool2d: output_size must be 2");
     if (output_size.data[0] < 0 || output_size.data[1] < 0)
-        return tg__error(op,
-                         "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {%lld, %lld}",
-                         (long long)output_size.data[0], (long long)output_size.data[1]);
+        return tg__error(
+            op,
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {%lld, %lld}",
+            (long long)output_size.data[0], (long long)output_size.data[1]);
     if (output_size.data[0] == 1 && output_size.data[1] == 1)
         return tg_mean(self, .dim = TG_INTS(-1, -2), .keepdim = true);
     return tg__adaptive_avg_pool2d(self, output_size);
@@ -147,9 +156,10 @@ static tg_tensor *narrow(const char *op, tg_tensor *t, int64_t dim, int64_t star
     int64_t size = t->sizes[dim];
     if (start != size) {
         if (start < -size || start >= size)
-            return tg__error(op,
-                             "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                             (long long)-size, (long long)(size - 1), (long long)start);
+            return tg__error(
+                op,
+                "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                (long long)-size, (long long)(size - 1), (long long)start);
         if (start < 0) start += size;
     }
     if (length < 0 || start > size - length)
@@ -166,24 +176,23 @@ tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, doubl
                          (long long)pad.len);
     int64_t l_inp = self->ndim, l_pad = pad.len / 2, l_diff = l_inp - l_pad;
     if (l_inp < l_pad)
-        return tg__error(op,
-                         "Length of pad should be no more than twice the number of dimensions of the input. Pad length is %lldwhile the input has %llddimensions.",
-                         (long long)pad.len, (long long)l_inp);
+        return tg__error(
+            op,
+            "Length of pad should be no more than twice the number of dimensions of the input. Pad length is %lldwhile the input has %llddimensions.",
+            (long long)pad.len, (long long)l_inp);
     bool all_non_positive = true;
     tg_tensor *c_input = tg_retain(self);
     for (int64_t i = l_diff; i < l_inp && c_input; i++) {
         int64_t pi = 2 * (l_inp - i - 1);
         if (pad.data[pi] < 0)
-            c_input = tg__then(c_input, narrow(op, c_input, i, -pad.data[pi],
-                                               c_input->sizes[i] + pad.data[pi]));
-        else if (pad.data[pi] != 0)
-            all_non_positive = false;
+            c_input = tg__then(
+                c_input, narrow(op, c_input, i, -pad.data[pi], c_input->sizes[i] + pad.data[pi]));
+        else if (pad.data[pi] != 0) all_non_positive = false;
         if (!c_input) break;
         if (pad.data[pi + 1] < 0)
             c_input =
                 tg__then(c_input, narrow(op, c_input, i, 0, c_input->sizes[i] + pad.data[pi + 1]));
-        else if (pad.data[pi + 1] != 0)
-            all_non_positive = false;
+        else if (pad.data[pi + 1] != 0) all_non_positive = false;
     }
     if (!c_input) return NULL;
     if (all_non_positive) return tg__then(c_input, tg_clone(c_input));
@@ -194,10 +203,11 @@ tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, doubl
         int64_t nd = self->sizes[l_diff + i] + pad.data[pi] + pad.data[pi + 1];
         if (nd <= 0) {
             tg_release(c_input);
-            return tg__error(op,
-                             "The input size %lld, plus negative padding %lld and %lld resulted in a negative output size, which is invalid. Check dimension %lld of your input.",
-                             (long long)self->sizes[l_diff + i], (long long)pad.data[pi],
-                             (long long)pad.data[pi + 1], (long long)(l_diff + i));
+            return tg__error(
+                op,
+                "The input size %lld, plus negative padding %lld and %lld resulted in a negative output size, which is invalid. Check dimension %lld of your input.",
+                (long long)self->sizes[l_diff + i], (long long)pad.data[pi],
+                (long long)pad.data[pi + 1], (long long)(l_diff + i));
         }
         shape[l_diff + i] = nd;
     }

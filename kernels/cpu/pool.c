@@ -37,11 +37,11 @@
 /* One parallel job over planes: the geometry, the operands' data and a plane function. */
 typedef struct pool_job {
     const tg_pool2d *p;
-    const char *in;   /* input planes (ih * iw elements each) */
-    char *out;        /* output planes (oh * ow) */
-    const char *go;   /* grad_output planes (oh * ow), backward */
-    char *gi;         /* grad_input planes (ih * iw), backward */
-    int64_t *ind;     /* indices planes (oh * ow) */
+    const char *in; /* input planes (ih * iw elements each) */
+    char *out;      /* output planes (oh * ow) */
+    const char *go; /* grad_output planes (oh * ow), backward */
+    char *gi;       /* grad_input planes (ih * iw), backward */
+    int64_t *ind;   /* indices planes (oh * ow) */
     const int64_t *cind;
     bool reflect;
     void (*plane)(const struct pool_job *j, int64_t k);
@@ -64,195 +64,197 @@ static void for_planes(pool_job *job, int64_t per_plane)
 
 /* ------------------------------------------------------------------ typed plane functions */
 
-#define DEFINE_PLANES(T, ACC, SFX)                                                                 \
-    static void maxpool_fwd_##SFX(const pool_job *j, int64_t k)                                  \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                         \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                    \
-        int64_t *ind = j->ind + k * p->oh * p->ow;                                                 \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            int64_t h0 = oh * p->sh - p->ph, h1 = MIN(h0 + (p->kh - 1) * p->dh + 1, p->ih);        \
-            while (h0 < 0) h0 += p->dh;                                                            \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t w0 = ow * p->sw - p->pw, w1 = MIN(w0 + (p->kw - 1) * p->dw + 1, p->iw);    \
-                while (w0 < 0) w0 += p->dw;                                                        \
-                int64_t mi = h0 * p->iw + w0;                                                      \
-                T mv = -(T)INFINITY;                                                               \
-                for (int64_t h = h0; h < h1; h += p->dh) {                                         \
-                    const T *row = x + h * p->iw;                                                  \
-                    for (int64_t w = w0; w < w1; w += p->dw) {                                     \
-                        T v = row[w];                                                              \
-                        if (v > mv || isnan(v)) {                                                  \
-                            mv = v;                                                                \
-                            mi = h * p->iw + w;                                                    \
-                        }                                                                          \
-                    }                                                                              \
-                }                                                                                  \
-                y[oh * p->ow + ow] = mv;                                                           \
-                ind[oh * p->ow + ow] = mi;                                                         \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
+#define DEFINE_PLANES(T, ACC, SFX)                                                                \
+    static void maxpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        int64_t *ind = j->ind + k * p->oh * p->ow;                                                \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            int64_t h0 = oh * p->sh - p->ph, h1 = MIN(h0 + (p->kh - 1) * p->dh + 1, p->ih);       \
+            while (h0 < 0) h0 += p->dh;                                                           \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t w0 = ow * p->sw - p->pw, w1 = MIN(w0 + (p->kw - 1) * p->dw + 1, p->iw);   \
+                while (w0 < 0) w0 += p->dw;                                                       \
+                int64_t mi = h0 * p->iw + w0;                                                     \
+                T mv = -(T)INFINITY;                                                              \
+                for (int64_t h = h0; h < h1; h += p->dh) {                                        \
+                    const T *row = x + h * p->iw;                                                 \
+                    for (int64_t w = w0; w < w1; w += p->dw) {                                    \
+                        T v = row[w];                                                             \
+                        if (v > mv || isnan(v)) {                                                 \
+                            mv = v;                                                               \
+                            mi = h * p->iw + w;                                                   \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+                y[oh * p->ow + ow] = mv;                                                          \
+                ind[oh * p->ow + ow] = mi;                                                        \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
     /* scatter of grad_output into grad_input at the plane's indices (max pooling backward) */    \
-    static void maxpool_bwd_##SFX(const pool_job *j, int64_t k)                                  \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        int64_t n_in = p->ih * p->iw, n_out = p->oh * p->ow;                                       \
-        const T *g = (const T *)j->go + k * n_out;                                                 \
-        const int64_t *ind = j->cind + k * n_out;                                                  \
-        T *gi = (T *)j->gi + k * n_in;                                                             \
-        for (int64_t i = 0; i < n_out; i++) {                                                      \
-            int64_t t = ind[i];                                                                    \
-            if (t >= 0 && t < n_in) gi[t] += g[i];                                                 \
-        }                                                                                          \
-    }                                                                                              \
+    static void maxpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        int64_t n_in = p->ih * p->iw, n_out = p->oh * p->ow;                                      \
+        const T *g = (const T *)j->go + k * n_out;                                                \
+        const int64_t *ind = j->cind + k * n_out;                                                 \
+        T *gi = (T *)j->gi + k * n_in;                                                            \
+        for (int64_t i = 0; i < n_out; i++) {                                                     \
+            int64_t t = ind[i];                                                                   \
+            if (t >= 0 && t < n_in) gi[t] += g[i];                                                \
+        }                                                                                         \
+    }                                                                                             \
     /* gather of the input plane at the indices (max_pool_double_backward) */                     \
-    static void gather_##SFX(const pool_job *j, int64_t k)                                       \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        int64_t n_in = p->ih * p->iw, n_out = p->oh * p->ow;                                       \
-        const T *x = (const T *)j->in + k * n_in;                                                  \
-        const int64_t *ind = j->cind + k * n_out;                                                  \
-        T *y = (T *)j->out + k * n_out;                                                            \
-        for (int64_t i = 0; i < n_out; i++) {                                                      \
-            int64_t t = ind[i];                                                                    \
-            y[i] = t >= 0 && t < n_in ? x[t] : (T)0;                                               \
-        }                                                                                          \
-    }                                                                                              \
-    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                                  \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                         \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                          \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw);  \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                              \
-                h0 = MAX(h0, 0);                                                                   \
-                w0 = MAX(w0, 0);                                                                   \
-                h1 = MIN(h1, p->ih);                                                               \
-                w1 = MIN(w1, p->iw);                                                               \
-                if (h0 >= h1 || w0 >= w1) {                                                        \
-                    y[oh * p->ow + ow] = 0;                                                        \
-                    continue;                                                                      \
-                }                                                                                  \
-                ACC s = 0;                                                                         \
-                for (int64_t h = h0; h < h1; h++)                                                  \
-                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                       \
-                int64_t div = p->divisor ? p->divisor                                              \
-                                         : p->count_include_pad ? pool : (h1 - h0) * (w1 - w0);    \
-                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                            \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                                  \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *g = (const T *)j->go + k * p->oh * p->ow;                                         \
-        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                          \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw);  \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                              \
-                h0 = MAX(h0, 0);                                                                   \
-                w0 = MAX(w0, 0);                                                                   \
-                h1 = MIN(h1, p->ih);                                                               \
-                w1 = MIN(w1, p->iw);                                                               \
-                if (h0 >= h1 || w0 >= w1) continue;                                                \
-                int64_t div = p->divisor ? p->divisor                                              \
-                                         : p->count_include_pad ? pool : (h1 - h0) * (w1 - w0);    \
-                T d = (T)(g[oh * p->ow + ow] / (T)div);                                            \
-                for (int64_t h = h0; h < h1; h++)                                                  \
-                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                      \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void adavg_fwd_##SFX(const pool_job *j, int64_t k)                                    \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                         \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                     \
-            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                       \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                 \
-                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                   \
-                ACC s = 0;                                                                         \
-                for (int64_t h = h0; h < h1; h++)                                                  \
-                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                       \
-                y[oh * p->ow + ow] = (T)(s / (ACC)((h1 - h0) * (w1 - w0)));                        \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void adavg_bwd_##SFX(const pool_job *j, int64_t k)                                    \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *g = (const T *)j->go + k * p->oh * p->ow;                                         \
-        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                     \
-            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                       \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                 \
-                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                   \
-                T d = g[oh * p->ow + ow] / (T)(h1 - h0) / (T)(w1 - w0);                            \
-                for (int64_t h = h0; h < h1; h++)                                                  \
-                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                      \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void admax_fwd_##SFX(const pool_job *j, int64_t k)                                    \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                         \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                    \
-        int64_t *ind = j->ind + k * p->oh * p->ow;                                                 \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                     \
-            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                       \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
-                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                 \
-                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                   \
-                int64_t mi = h0 * p->iw + w0;                                                      \
-                T mv = -(T)INFINITY;                                                               \
-                for (int64_t h = h0; h < h1; h++)                                                  \
-                    for (int64_t w = w0; w < w1; w++) {                                            \
-                        T v = x[h * p->iw + w];                                                    \
-                        if (v > mv || isnan(v)) {                                                  \
-                            mv = v;                                                                \
-                            mi = h * p->iw + w;                                                    \
-                        }                                                                          \
-                    }                                                                              \
-                y[oh * p->ow + ow] = mv;                                                           \
-                ind[oh * p->ow + ow] = mi;                                                         \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void pad_fwd_##SFX(const pool_job *j, int64_t k)                                      \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                         \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            const T *row = x + tg__pad_src(oh, p->pt, p->ih, j->reflect) * p->iw;                  \
-            for (int64_t ow = 0; ow < p->ow; ow++)                                                 \
-                y[oh * p->ow + ow] = row[tg__pad_src(ow, p->pl, p->iw, j->reflect)];               \
-        }                                                                                          \
-    }                                                                                              \
-    static void pad_bwd_##SFX(const pool_job *j, int64_t k)                                      \
-    {                                                                                              \
-        const tg_pool2d *p = j->p;                                                                 \
-        const T *g = (const T *)j->go + k * p->oh * p->ow;                                         \
-        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                    \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                   \
-            T *row = gi + tg__pad_src(oh, p->pt, p->ih, j->reflect) * p->iw;                       \
-            for (int64_t ow = 0; ow < p->ow; ow++)                                                 \
-                row[tg__pad_src(ow, p->pl, p->iw, j->reflect)] += g[oh * p->ow + ow];              \
-        }                                                                                          \
+    static void gather_##SFX(const pool_job *j, int64_t k)                                        \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        int64_t n_in = p->ih * p->iw, n_out = p->oh * p->ow;                                      \
+        const T *x = (const T *)j->in + k * n_in;                                                 \
+        const int64_t *ind = j->cind + k * n_out;                                                 \
+        T *y = (T *)j->out + k * n_out;                                                           \
+        for (int64_t i = 0; i < n_out; i++) {                                                     \
+            int64_t t = ind[i];                                                                   \
+            y[i] = t >= 0 && t < n_in ? x[t] : (T)0;                                              \
+        }                                                                                         \
+    }                                                                                             \
+    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
+                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
+                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
+                h0 = MAX(h0, 0);                                                                  \
+                w0 = MAX(w0, 0);                                                                  \
+                h1 = MIN(h1, p->ih);                                                              \
+                w1 = MIN(w1, p->iw);                                                              \
+                if (h0 >= h1 || w0 >= w1) {                                                       \
+                    y[oh * p->ow + ow] = 0;                                                       \
+                    continue;                                                                     \
+                }                                                                                 \
+                ACC s = 0;                                                                        \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                      \
+                int64_t div = p->divisor             ? p->divisor                                 \
+                              : p->count_include_pad ? pool                                       \
+                                                     : (h1 - h0) * (w1 - w0);                     \
+                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                           \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
+        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
+                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
+                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
+                h0 = MAX(h0, 0);                                                                  \
+                w0 = MAX(w0, 0);                                                                  \
+                h1 = MIN(h1, p->ih);                                                              \
+                w1 = MIN(w1, p->iw);                                                              \
+                if (h0 >= h1 || w0 >= w1) continue;                                               \
+                int64_t div = p->divisor             ? p->divisor                                 \
+                              : p->count_include_pad ? pool                                       \
+                                                     : (h1 - h0) * (w1 - w0);                     \
+                T d = (T)(g[oh * p->ow + ow] / (T)div);                                           \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                     \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void adavg_fwd_##SFX(const pool_job *j, int64_t k)                                     \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                    \
+            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                      \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                \
+                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                  \
+                ACC s = 0;                                                                        \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                      \
+                y[oh * p->ow + ow] = (T)(s / (ACC)((h1 - h0) * (w1 - w0)));                       \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void adavg_bwd_##SFX(const pool_job *j, int64_t k)                                     \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
+        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                    \
+            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                      \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                \
+                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                  \
+                T d = g[oh * p->ow + ow] / (T)(h1 - h0) / (T)(w1 - w0);                           \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                     \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void admax_fwd_##SFX(const pool_job *j, int64_t k)                                     \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        int64_t *ind = j->ind + k * p->oh * p->ow;                                                \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih);                                    \
+            int64_t h1 = tg__adaptive_end(oh, p->oh, p->ih);                                      \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                \
+                int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                  \
+                int64_t mi = h0 * p->iw + w0;                                                     \
+                T mv = -(T)INFINITY;                                                              \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) {                                           \
+                        T v = x[h * p->iw + w];                                                   \
+                        if (v > mv || isnan(v)) {                                                 \
+                            mv = v;                                                               \
+                            mi = h * p->iw + w;                                                   \
+                        }                                                                         \
+                    }                                                                             \
+                y[oh * p->ow + ow] = mv;                                                          \
+                ind[oh * p->ow + ow] = mi;                                                        \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void pad_fwd_##SFX(const pool_job *j, int64_t k)                                       \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            const T *row = x + tg__pad_src(oh, p->pt, p->ih, j->reflect) * p->iw;                 \
+            for (int64_t ow = 0; ow < p->ow; ow++)                                                \
+                y[oh * p->ow + ow] = row[tg__pad_src(ow, p->pl, p->iw, j->reflect)];              \
+        }                                                                                         \
+    }                                                                                             \
+    static void pad_bwd_##SFX(const pool_job *j, int64_t k)                                       \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
+        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            T *row = gi + tg__pad_src(oh, p->pt, p->ih, j->reflect) * p->iw;                      \
+            for (int64_t ow = 0; ow < p->ow; ow++)                                                \
+                row[tg__pad_src(ow, p->pl, p->iw, j->reflect)] += g[oh * p->ow + ow];             \
+        }                                                                                         \
     }
 
 DEFINE_PLANES(float, float, f32)
@@ -377,8 +379,8 @@ tg_tensor *tg__cpu_max_pool_double_backward(tg_tensor *self, tg_tensor *indices,
         return NULL;
     tg_tensor *x = tg__contiguous(op, self);
     tg_tensor *ind = x ? tg__contiguous(op, indices) : NULL;
-    tg_tensor *out = ind ? tg__empty(op, indices->sizes, indices->ndim, self->dtype, TG_DEVICE_CPU)
-                         : NULL;
+    tg_tensor *out =
+        ind ? tg__empty(op, indices->sizes, indices->ndim, self->dtype, TG_DEVICE_CPU) : NULL;
     if (out && tg__numel(out) > 0) {
         pool_job job = { .p = &p,
                          .in = tg__k_data(x),
@@ -508,8 +510,8 @@ tg_tensor *tg__cpu_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 tg_tensor *tg__cpu_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self,
                                              tg_int_list padding)
 {
-    return pad_backward("reflection_pad2d_backward", "reflection_pad2d_backward", grad_output,
-                        self, padding, true);
+    return pad_backward("reflection_pad2d_backward", "reflection_pad2d_backward", grad_output, self,
+                        padding, true);
 }
 
 tg_tensor *tg__cpu_replication_pad2d(tg_tensor *self, tg_int_list padding)
@@ -520,6 +522,6 @@ tg_tensor *tg__cpu_replication_pad2d(tg_tensor *self, tg_int_list padding)
 tg_tensor *tg__cpu_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self,
                                               tg_int_list padding)
 {
-    return pad_backward("replication_pad2d_backward", "replication_pad2d_backward_cpu",
-                        grad_output, self, padding, false);
+    return pad_backward("replication_pad2d_backward", "replication_pad2d_backward_cpu", grad_output,
+                        self, padding, false);
 }

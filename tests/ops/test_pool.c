@@ -8,12 +8,12 @@
 #include "../fixtures/pool_fixtures.h"
 #include "tg_cover.h"
 
-TG_COVERS("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "max_pool2d",
-          "max_pool1d", "max_pool_double_backward", "avg_pool2d", "avg_pool2d_backward",
-          "avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
-          "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
-          "constant_pad_nd", "constant_pad_nd_backward", "reflection_pad2d",
-          "reflection_pad2d_backward", "replication_pad2d", "replication_pad2d_backward");
+TG_COVERS("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "max_pool2d", "max_pool1d",
+          "max_pool_double_backward", "avg_pool2d", "avg_pool2d_backward", "avg_pool1d",
+          "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
+          "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "constant_pad_nd",
+          "constant_pad_nd_backward", "reflection_pad2d", "reflection_pad2d_backward",
+          "replication_pad2d", "replication_pad2d_backward");
 
 #define RT 1e-10
 #define AT 1e-12
@@ -73,9 +73,9 @@ Test(pool, max_pool2d_with_indices_and_backward)
             double rt = t ? 1e-5 : RT, at = t ? 1e-6 : AT;
             tg_scope_begin();
             tg_tensor *x = case_x(c, dt), *g = case_g(c, dt);
-            tg_tensors2 r = tg_max_pool2d_with_indices(x, LIST(c, k), .stride = LIST(c, s),
-                                                       .padding = LIST(c, p),
-                                                       .dilation = LIST(c, d), .ceil_mode = c->ceil);
+            tg_tensors2 r = tg_max_pool2d_with_indices(
+                x, LIST(c, k), .stride = LIST(c, s), .padding = LIST(c, p), .dilation = LIST(c, d),
+                .ceil_mode = c->ceil);
             check_y(r.r0, c, c->y, true, rt, at, "max_pool2d_with_indices");
             check_ind(r.r1, c);
             check_y(tg_max_pool2d(x, LIST(c, k), .stride = LIST(c, s), .padding = LIST(c, p),
@@ -98,8 +98,8 @@ Test(pool, max_pool2d_non_contiguous)
     const fx_pool_case *c = &fx_maxpool_cases[0];
     tg_tensor *x = case_x(c, TG_FLOAT64);
     tg_tensor *xt = tg_contiguous(tg_transpose(x, -1, -2)), *back = tg_transpose(xt, -1, -2);
-    tg_tensors2 r = tg_max_pool2d_with_indices(back, TG_INTS(3), .stride = TG_INTS(2),
-                                               .padding = TG_INTS(1));
+    tg_tensors2 r =
+        tg_max_pool2d_with_indices(back, TG_INTS(3), .stride = TG_INTS(2), .padding = TG_INTS(1));
     check_y(r.r0, c, c->y, true, RT, AT, "max_pool2d transposed input");
     check_ind(r.r1, c);
     tg_scope_end();
@@ -179,8 +179,8 @@ Test(pool, max_pool_errors)
         cr_assert_null(r.r0, "case %zu", i);
         cr_assert_null(r.r1);
         kt_assert_error(bad[i].msg);
-        cr_assert_null(tg_max_pool2d(bad[i].in, bad[i].k, .stride = bad[i].s,
-                                     .padding = bad[i].p, .dilation = bad[i].d));
+        cr_assert_null(tg_max_pool2d(bad[i].in, bad[i].k, .stride = bad[i].s, .padding = bad[i].p,
+                                     .dilation = bad[i].d));
         kt_assert_error(bad[i].msg);
     }
     /* an empty batch is fine */
@@ -189,28 +189,33 @@ Test(pool, max_pool_errors)
     kt_assert_shape(e.r0, (int64_t[]){ 0, 3, 2, 3 }, 4);
     /* backward: grad_output of the wrong shape, indices of the wrong dtype */
     tg_tensors2 r = tg_max_pool2d_with_indices(x, TG_INTS(2));
-    cr_assert_null(tg_max_pool2d_with_indices_backward(tg_zeros(TG_INTS(2, 3, 2, 2)), x,
-                                                       TG_INTS(2), TG_INTS(2), TG_INTS(0),
-                                                       TG_INTS(1), false, r.r1));
-    kt_assert_error("Expected a tensor of dimension 4 and tensor.size[3] == 3 but got: dimension 4 and tensor.size[3] = 2");
-    cr_assert_null(tg_max_pool2d_with_indices_backward(tg_zeros(TG_INTS(2, 4, 2, 3)), x,
-                                                       TG_INTS(2), TG_INTS(2), TG_INTS(0),
-                                                       TG_INTS(1), false, r.r1));
-    kt_assert_error("Expected a tensor of dimension 4 and tensor.size[1] == 3 but got: dimension 4 and tensor.size[1] = 4");
-    cr_assert_null(tg_max_pool2d_with_indices_backward(r.r0, x, TG_INTS(2), TG_INTS(2),
-                                                       TG_INTS(0), TG_INTS(1), false,
+    cr_assert_null(tg_max_pool2d_with_indices_backward(tg_zeros(TG_INTS(2, 3, 2, 2)), x, TG_INTS(2),
+                                                       TG_INTS(2), TG_INTS(0), TG_INTS(1), false,
+                                                       r.r1));
+    kt_assert_error(
+        "Expected a tensor of dimension 4 and tensor.size[3] == 3 but got: dimension 4 and tensor.size[3] = 2");
+    cr_assert_null(tg_max_pool2d_with_indices_backward(tg_zeros(TG_INTS(2, 4, 2, 3)), x, TG_INTS(2),
+                                                       TG_INTS(2), TG_INTS(0), TG_INTS(1), false,
+                                                       r.r1));
+    kt_assert_error(
+        "Expected a tensor of dimension 4 and tensor.size[1] == 3 but got: dimension 4 and tensor.size[1] = 4");
+    cr_assert_null(tg_max_pool2d_with_indices_backward(r.r0, x, TG_INTS(2), TG_INTS(2), TG_INTS(0),
+                                                       TG_INTS(1), false,
                                                        tg_zeros(TG_INTS(2, 3, 2, 3))));
     kt_assert_error("expected scalar type Long but found Float");
     /* max_pool1d's own checks */
     tg_tensor *x1 = tg_zeros(TG_INTS(3, 6));
     cr_assert_null(tg_max_pool1d(x1, TG_INTS(1, 2)));
-    kt_assert_error("max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size 2");
+    kt_assert_error(
+        "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size 2");
     cr_assert_null(tg_max_pool1d(x, TG_INTS(2)));
-    kt_assert_error("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:[2, 3, 5, 6]");
+    kt_assert_error(
+        "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:[2, 3, 5, 6]");
     cr_assert_null(tg_max_pool1d(x1, TG_INTS(2), .stride = TG_INTS(0)));
     kt_assert_error("max_pool1d() stride must be greater than zero, but got 0");
     cr_assert_null(tg_max_pool1d(x1, TG_INTS(2), .padding = TG_INTS(2)));
-    kt_assert_error("max_pool1d() padding should be at most half of kernel size, but got padding=2 and kernel_size=2");
+    kt_assert_error(
+        "max_pool1d() padding should be at most half of kernel size, but got padding=2 and kernel_size=2");
     cr_assert_null(tg_max_pool1d(x1, TG_INTS(2), .dilation = TG_INTS(0)));
     kt_assert_error("max_pool1d() dilation must be greater than zero, but got 0");
     tg_scope_end();
@@ -266,17 +271,20 @@ Test(pool, avg_pool_errors)
     cr_assert_null(tg_avg_pool2d(x, TG_INTS(3), .padding = TG_INTS(2)));
     kt_assert_error("pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
     cr_assert_null(tg_avg_pool2d(x, TG_INTS(6)));
-    kt_assert_error("Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too small");
+    kt_assert_error(
+        "Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too small");
     cr_assert_null(tg_avg_pool2d(x, TG_INTS(2), .divisor_override = TG_SOME(0)));
     kt_assert_error("divisor must be not zero");
-    cr_assert_null(tg_avg_pool2d_backward(tg_zeros(TG_INTS(2, 3, 2, 2)), x, TG_INTS(2),
-                                          TG_INTS(2), TG_INTS(0), false, true, TG_NONE_INT));
-    kt_assert_error("Expected a tensor of dimension 4 and tensor.size[3] == 3 but got: dimension 4 and tensor.size[3] = 2");
+    cr_assert_null(tg_avg_pool2d_backward(tg_zeros(TG_INTS(2, 3, 2, 2)), x, TG_INTS(2), TG_INTS(2),
+                                          TG_INTS(0), false, true, TG_NONE_INT));
+    kt_assert_error(
+        "Expected a tensor of dimension 4 and tensor.size[3] == 3 but got: dimension 4 and tensor.size[3] = 2");
     tg_tensor *x1 = tg_zeros(TG_INTS(3, 6));
     cr_assert_null(tg_avg_pool1d(x1, TG_INTS(2, 2)));
     kt_assert_error("avg_pool1d() argument 'kernel_size' should contain one int (got 2)");
     cr_assert_null(tg_avg_pool1d(x, TG_INTS(2)));
-    kt_assert_error("Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' (while checking arguments for avg_pool1d)");
+    kt_assert_error(
+        "Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' (while checking arguments for avg_pool1d)");
     tg_scope_end();
     kt_assert_no_leak(live);
 }
@@ -316,15 +324,18 @@ Test(pool, adaptive_avg_pool2d)
     cr_assert_null(tg__adaptive_avg_pool2d(x, TG_INTS(2, 2, 2)));
     kt_assert_error("adaptive_avg_pool2d: output_size must be 2");
     cr_assert_null(tg_adaptive_avg_pool2d(x, TG_INTS(-1, 2)));
-    kt_assert_error("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {-1, 2}");
+    kt_assert_error(
+        "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {-1, 2}");
     cr_assert_null(tg_adaptive_avg_pool2d(tg_zeros(TG_INTS(5, 6)), TG_INTS(2, 2)));
     kt_assert_error("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [5, 6]");
     cr_assert_null(tg_adaptive_avg_pool2d(tg_zeros(TG_INTS(2, 3, 0, 6)), TG_INTS(2, 2)));
-    kt_assert_error("adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes [2, 3, 0, 6] with dimension 2 being empty");
+    kt_assert_error(
+        "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes [2, 3, 0, 6] with dimension 2 being empty");
     cr_assert_null(tg__adaptive_avg_pool2d_backward(tg_zeros(TG_INTS(2, 3)), x));
-    kt_assert_error("adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got [2, 3, 5, 6]");
-    cr_assert_null(tg__adaptive_avg_pool2d_backward(
-        tg_zeros(TG_INTS(2, 3, 2, 2), .dtype = TG_FLOAT64), x));
+    kt_assert_error(
+        "adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got [2, 3, 5, 6]");
+    cr_assert_null(
+        tg__adaptive_avg_pool2d_backward(tg_zeros(TG_INTS(2, 3, 2, 2), .dtype = TG_FLOAT64), x));
     kt_assert_error("expected dtype float for `grad_output` but got dtype double");
     tg_scope_end();
     kt_assert_no_leak(live);
@@ -365,7 +376,8 @@ Test(pool, adaptive_max_pool2d)
     kt_assert_error("\"adaptive_max_pool2d\" not implemented for 'Long'");
     r = tg_adaptive_max_pool2d(x, TG_INTS(2, 2));
     cr_assert_null(tg_adaptive_max_pool2d_backward(tg_zeros(TG_INTS(2, 3)), x, r.r1));
-    kt_assert_error("adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: [2, 3]");
+    kt_assert_error(
+        "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: [2, 3]");
     tg_scope_end();
     kt_assert_no_leak(live);
 }
@@ -404,25 +416,31 @@ Test(pool, reflection_and_replication_pad2d)
     tg_scope_begin();
     tg_tensor *x = tg_zeros(TG_INTS(2, 3, 5, 6));
     cr_assert_null(tg_reflection_pad2d(x, TG_INTS(6, 1, 1, 1)));
-    kt_assert_error("Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (6, 1) at dimension 3 of input 4");
+    kt_assert_error(
+        "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (6, 1) at dimension 3 of input 4");
     cr_assert_null(tg_reflection_pad2d(x, TG_INTS(1, 1, 5, 1)));
-    kt_assert_error("Argument #6: Padding size should be less than the corresponding input dimension, but got: padding (5, 1) at dimension 2 of input 4");
+    kt_assert_error(
+        "Argument #6: Padding size should be less than the corresponding input dimension, but got: padding (5, 1) at dimension 2 of input 4");
     cr_assert_null(tg_reflection_pad2d(tg_zeros(TG_INTS(5, 6)), TG_INTS(1, 1, 1, 1)));
     kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     cr_assert_null(tg_reflection_pad2d(tg_zeros(TG_INTS(2, 0, 5, 6)), TG_INTS(1, 1, 1, 1)));
-    kt_assert_error("3D or 4D (batch mode) tensor expected for input, but got: [ torch.FloatTensor{2,0,5,6} ]");
+    kt_assert_error(
+        "3D or 4D (batch mode) tensor expected for input, but got: [ torch.FloatTensor{2,0,5,6} ]");
     cr_assert_null(tg_replication_pad2d(x, TG_INTS(1, 1, 1)));
     kt_assert_error("padding size is expected to be 4");
     cr_assert_null(tg_replication_pad2d(tg_zeros(TG_INTS(2, 0, 5, 6)), TG_INTS(1, 1, 1, 1)));
-    kt_assert_error("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: [2, 0, 5, 6]");
+    kt_assert_error(
+        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: [2, 0, 5, 6]");
     cr_assert_null(tg_replication_pad2d(x, TG_INTS(-4, -4, 1, 1)));
     kt_assert_error("Trying to create tensor with negative dimension -2: [2, 3, 7, -2]");
     cr_assert_null(tg_replication_pad2d(tg_zeros(TG_INTS(2, 3, 5, 6), .dtype = TG_INT64),
                                         TG_INTS(1, 1, 1, 1)));
     kt_assert_error("\"replication_pad2d_cpu\" not implemented for 'Long'");
-    cr_assert_null(tg_reflection_pad2d_backward(tg_zeros(TG_INTS(2, 3, 6, 6)), x, TG_INTS(1, 1, 1, 1)));
+    cr_assert_null(
+        tg_reflection_pad2d_backward(tg_zeros(TG_INTS(2, 3, 6, 6)), x, TG_INTS(1, 1, 1, 1)));
     kt_assert_error("gradOutput width unexpected. Expected: 8, Got: 6");
-    cr_assert_null(tg_replication_pad2d_backward(tg_zeros(TG_INTS(2, 3, 6, 8)), x, TG_INTS(1, 1, 1, 1)));
+    cr_assert_null(
+        tg_replication_pad2d_backward(tg_zeros(TG_INTS(2, 3, 6, 8)), x, TG_INTS(1, 1, 1, 1)));
     kt_assert_error("gradOutput height unexpected. Expected: 7, Got: 6");
     /* an empty batch */
     tg_tensor *e = tg_reflection_pad2d(tg_zeros(TG_INTS(0, 3, 5, 6)), TG_INTS(1, 1, 1, 1));
@@ -451,7 +469,8 @@ Test(pool, constant_pad_nd)
     cr_assert_null(tg_constant_pad_nd(x, TG_INTS(1, 2, 3)));
     kt_assert_error("Length of pad must be even but instead it equals 3");
     cr_assert_null(tg_constant_pad_nd(x, TG_INTS(1, 1, 1, 1, 1, 1, 1, 1, 1, 1)));
-    kt_assert_error("Length of pad should be no more than twice the number of dimensions of the input. Pad length is 10while the input has 4dimensions.");
+    kt_assert_error(
+        "Length of pad should be no more than twice the number of dimensions of the input. Pad length is 10while the input has 4dimensions.");
     cr_assert_null(tg_constant_pad_nd(x, TG_INTS(-3, -4)));
     kt_assert_error("start (0) + length (-1) exceeds dimension size (3).");
     /* integers: the value is converted like fill_ */
