@@ -15,6 +15,7 @@
 #include "pool_checks.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/_adaptive_avg_pool2d.h"
@@ -65,12 +66,55 @@ static void for_planes(pool_job *job, int64_t per_plane)
 /* ------------------------------------------------------------------ typed plane functions */
 
 #define DEFINE_PLANES(T, ACC, SFX)                                                                \
-    static void maxpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
+    /* One output row at a time, tap by tap (window rows, then columns: PyTorch's order within \
+     * a window). Each input row the row's windows read is first split into its sw phases     \
+     * (columns r, r + sw, r + 2 sw, ...), so that every tap reads a contiguous run: a tap at \
+     * column offset off feeds output ow from column ow * sw + off, i.e. phase off mod sw at  \
+     * ow + floor(off / sw). The running maxima (m) and their plane indices (int32, widened   \
+     * at the end) of the row update in a branch-free loop the compiler vectorizes; the       \
+     * select keeps the first maximum and lets a NaN win, as `val > max || isnan(val)`.       \
+     * scratch: ow values, ow int32 indices, iw + sw phase values. */  \
+    static void maxpool_row_##SFX(const tg_pool2d *p, const T *x, int64_t oh, T *y, int64_t *ind, \
+                                  T *restrict m, int32_t *restrict mi, T *restrict ph)            \
     {                                                                                             \
-        const tg_pool2d *p = j->p;                                                                \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
-        int64_t *ind = j->ind + k * p->oh * p->ow;                                                \
+        int64_t sw = p->sw, qn = (p->iw + sw - 1) / sw;                                           \
+        int64_t h0 = oh * p->sh - p->ph, h1 = MIN(h0 + (p->kh - 1) * p->dh + 1, p->ih);           \
+        while (h0 < 0) h0 += p->dh;                                                               \
+        for (int64_t ow = 0; ow < p->ow; ow++) {                                                  \
+            int64_t w0 = ow * sw - p->pw;                                                         \
+            while (w0 < 0) w0 += p->dw;                                                           \
+            m[ow] = -(T)INFINITY;                                                                 \
+            mi[ow] = (int32_t)(h0 * p->iw + w0);                                                  \
+        }                                                                                         \
+        for (int64_t h = h0; h < h1; h += p->dh) {                                                \
+            const T *row = x + h * p->iw;                                                         \
+            for (int64_t r = 0; r < sw; r++)                                                      \
+                for (int64_t q = 0; q * sw + r < p->iw; q++) ph[r * qn + q] = row[q * sw + r];    \
+            for (int64_t t = 0; t < p->kw; t++) {                                                 \
+                int64_t off = t * p->dw - p->pw;                                                  \
+                int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                 \
+                int64_t hi = p->iw - off <= 0 ? 0 : (p->iw - off + sw - 1) / sw;                  \
+                if (hi > p->ow) hi = p->ow;                                                       \
+                int64_t r = ((off % sw) + sw) % sw, qo = (off - r) / sw;                          \
+                const T *restrict src = ph + r * qn + qo;                                         \
+                int32_t base = (int32_t)(h * p->iw + off), s32 = (int32_t)sw;                     \
+                for (int64_t ow = lo; ow < hi; ow++) {                                            \
+                    T v = src[ow], c = m[ow];                                                     \
+                    bool take = (v > c) | (v != v);                                               \
+                    m[ow] = take ? v : c;                                                         \
+                    mi[ow] = take ? base + (int32_t)ow * s32 : mi[ow];                            \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        for (int64_t ow = 0; ow < p->ow; ow++) {                                                  \
+            y[ow] = m[ow];                                                                        \
+            ind[ow] = mi[ow];                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    /* The plain loop: one window per output (planes of 2^31 elements or more, or when the    \
+     * scratch cannot be allocated). */   \
+    static void maxpool_simple_##SFX(const tg_pool2d *p, const T *x, T *y, int64_t *ind)          \
+    {                                                                                             \
         for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
             int64_t h0 = oh * p->sh - p->ph, h1 = MIN(h0 + (p->kh - 1) * p->dh + 1, p->ih);       \
             while (h0 < 0) h0 += p->dh;                                                           \
@@ -79,20 +123,36 @@ static void for_planes(pool_job *job, int64_t per_plane)
                 while (w0 < 0) w0 += p->dw;                                                       \
                 int64_t mi = h0 * p->iw + w0;                                                     \
                 T mv = -(T)INFINITY;                                                              \
-                for (int64_t h = h0; h < h1; h += p->dh) {                                        \
-                    const T *row = x + h * p->iw;                                                 \
+                for (int64_t h = h0; h < h1; h += p->dh)                                          \
                     for (int64_t w = w0; w < w1; w += p->dw) {                                    \
-                        T v = row[w];                                                             \
+                        T v = x[h * p->iw + w];                                                   \
                         if (v > mv || isnan(v)) {                                                 \
                             mv = v;                                                               \
                             mi = h * p->iw + w;                                                   \
                         }                                                                         \
                     }                                                                             \
-                }                                                                                 \
                 y[oh * p->ow + ow] = mv;                                                          \
                 ind[oh * p->ow + ow] = mi;                                                        \
             }                                                                                     \
         }                                                                                         \
+    }                                                                                             \
+    static void maxpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        int64_t *ind = j->ind + k * p->oh * p->ow;                                                \
+        size_t bytes = (size_t)p->ow * (sizeof(T) + 4) + (size_t)(p->iw + p->sw) * sizeof(T);     \
+        char *buf = p->ih * p->iw < INT32_MAX ? malloc(bytes) : NULL;                             \
+        if (!buf) {                                                                               \
+            maxpool_simple_##SFX(p, x, y, ind);                                                   \
+            return;                                                                               \
+        }                                                                                         \
+        T *mv = (T *)buf, *ph = (T *)(buf + (size_t)p->ow * sizeof(T));                           \
+        int32_t *mi = (int32_t *)(ph + p->iw + p->sw);                                            \
+        for (int64_t oh = 0; oh < p->oh; oh++)                                                    \
+            maxpool_row_##SFX(p, x, oh, y + oh * p->ow, ind + oh * p->ow, mv, mi, ph);            \
+        free(buf);                                                                                \
     }                                                                                             \
     /* scatter of grad_output into grad_input at the plane's indices (max pooling backward) */    \
     static void maxpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
