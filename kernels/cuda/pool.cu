@@ -26,8 +26,8 @@
 
 #define THREADS 256
 
-#define GRID_LOOP(i, n)                                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                 \
+#define GRID_LOOP(i, n)                                                       \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)blockDim.x * gridDim.x)
 
 __device__ __forceinline__ int64_t pmin(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -122,9 +122,8 @@ __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, in
 }
 
 /* The clipped window of average-pooling output (oh, ow) and its divisor; false when empty. */
-__device__ __forceinline__ bool avg_window(const tg_pool2d &p, int64_t oh, int64_t ow,
-                                           int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1,
-                                           int64_t *div)
+__device__ __forceinline__ bool avg_window(const tg_pool2d &p, int64_t oh, int64_t ow, int64_t *h0,
+                                           int64_t *h1, int64_t *w0, int64_t *w1, int64_t *div)
 {
     *h0 = oh * p.sh - p.ph;
     *w0 = ow * p.sw - p.pw;
@@ -220,8 +219,7 @@ template <class T> __global__ void adavg_bwd(tg_pool2d p, const T *g, T *gi, int
     }
 }
 
-template <class T>
-__global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
+template <class T> __global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
 {
     GRID_LOOP(i, n)
     {
@@ -255,8 +253,7 @@ template <class T> __global__ void pad_fwd(tg_pool2d p, bool reflect, const T *x
 }
 
 /* grad_input (k, h, w): the sum over the output rows and columns that read row h, column w. */
-template <class T>
-__global__ void pad_bwd(tg_pool2d p, bool reflect, const T *g, T *gi, int64_t n)
+template <class T> __global__ void pad_bwd(tg_pool2d p, bool reflect, const T *g, T *gi, int64_t n)
 {
     GRID_LOOP(i, n)
     {
@@ -323,24 +320,44 @@ static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, 
             unsigned blocks = tg__cuda_blocks(n, THREADS);
             switch (kind) {
             case 0:
-                if (f) maxpool_fwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
-                else maxpool_fwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
+                if (f)
+                    maxpool_fwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
+                else
+                    maxpool_fwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
                 break;
             case 1:
-                if (f) avgpool_fwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
-                else avgpool_fwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
+                if (f)
+                    avgpool_fwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
+                else
+                    avgpool_fwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
                 break;
             case 2:
-                if (f) adavg_fwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
-                else adavg_fwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
+                if (f)
+                    adavg_fwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
+                else
+                    adavg_fwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
                 break;
             case 3:
-                if (f) admax_fwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
-                else admax_fwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
+                if (f)
+                    admax_fwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
+                else
+                    admax_fwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
                 break;
             default:
-                if (f) pad_fwd<float><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)xd, (float *)yd, n);
-                else pad_fwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)xd, (double *)yd, n);
+                if (f)
+                    pad_fwd<float><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)xd,
+                                                               (float *)yd, n);
+                else
+                    pad_fwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)xd,
+                                                                (double *)yd, n);
                 break;
             }
             if (tg__cuda_launch_ok(op)) goto fail;
@@ -381,24 +398,44 @@ static tg_tensor *backward(const char *op, tg_tensor *grad_output, tg_tensor *se
         } else {
             switch (kind) {
             case 0:
-                if (f) maxpool_bwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
-                else maxpool_bwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
+                if (f)
+                    maxpool_bwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
+                else
+                    maxpool_bwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
                 break;
             case 1:
-                if (f) avgpool_bwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
-                else avgpool_bwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
+                if (f)
+                    avgpool_bwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
+                else
+                    avgpool_bwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
                 break;
             case 2:
-                if (f) adavg_bwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
-                else adavg_bwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
+                if (f)
+                    adavg_bwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
+                else
+                    adavg_bwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
                 break;
             case 3:
-                if (f) admax_bwd<float><<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
-                else admax_bwd<double><<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
+                if (f)
+                    admax_bwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
+                else
+                    admax_bwd<double>
+                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
                 break;
             default:
-                if (f) pad_bwd<float><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)g, (float *)d, n);
-                else pad_bwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)g, (double *)d, n);
+                if (f)
+                    pad_bwd<float>
+                        <<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)g, (float *)d, n);
+                else
+                    pad_bwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)g,
+                                                                (double *)d, n);
                 break;
             }
             if (tg__cuda_launch_ok(op)) {
@@ -450,15 +487,18 @@ extern "C" tg_tensor *tg__cuda_max_pool_double_backward(tg_tensor *self, tg_tens
     if (prepare(op, self, in, c, 2)) return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    tg_tensor *y = rc ? NULL : tg__empty(op, indices->sizes, indices->ndim, self->dtype, self->device);
+    tg_tensor *y =
+        rc ? NULL : tg__empty(op, indices->sizes, indices->ndim, self->dtype, self->device);
     int64_t n = y ? tg__numel(y) : 0;
     if (n > 0) {
         unsigned blocks = tg__cuda_blocks(n, THREADS);
         const int64_t *id = PTR(c[1], const int64_t);
         if (self->dtype == TG_FLOAT32)
-            gather_fwd<float><<<blocks, THREADS, 0, st>>>(p, PTR(c[0], const float), id, PTR(y, float), n);
+            gather_fwd<float>
+                <<<blocks, THREADS, 0, st>>>(p, PTR(c[0], const float), id, PTR(y, float), n);
         else
-            gather_fwd<double><<<blocks, THREADS, 0, st>>>(p, PTR(c[0], const double), id, PTR(y, double), n);
+            gather_fwd<double>
+                <<<blocks, THREADS, 0, st>>>(p, PTR(c[0], const double), id, PTR(y, double), n);
         if (tg__cuda_launch_ok(op)) {
             tg_release(y);
             y = NULL;
@@ -507,8 +547,7 @@ extern "C" tg_tensor *tg__cuda_adaptive_avg_pool2d(tg_tensor *self, tg_int_list 
     return forward(op, self, p, 2).r0;
 }
 
-extern "C" tg_tensor *tg__cuda_adaptive_avg_pool2d_backward(tg_tensor *grad_output,
-                                                            tg_tensor *self)
+extern "C" tg_tensor *tg__cuda_adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     const char *op = "_adaptive_avg_pool2d_backward";
     tg_pool2d p;
@@ -528,8 +567,8 @@ extern "C" tg_tensors2 tg__cuda_adaptive_max_pool2d(tg_tensor *self, tg_int_list
     return forward(op, self, p, 3);
 }
 
-extern "C" tg_tensor *tg__cuda_adaptive_max_pool2d_backward(tg_tensor *grad_output,
-                                                            tg_tensor *self, tg_tensor *indices)
+extern "C" tg_tensor *tg__cuda_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self,
+                                                            tg_tensor *indices)
 {
     const char *op = "adaptive_max_pool2d_backward";
     tg_pool2d p;
@@ -579,8 +618,8 @@ extern "C" tg_tensor *tg__cuda_replication_pad2d(tg_tensor *self, tg_int_list pa
     return pad_forward("replication_pad2d", "replication_pad2d_cuda", self, padding, false);
 }
 
-extern "C" tg_tensor *tg__cuda_replication_pad2d_backward(tg_tensor *grad_output,
-                                                          tg_tensor *self, tg_int_list padding)
+extern "C" tg_tensor *tg__cuda_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self,
+                                                          tg_int_list padding)
 {
     return pad_backward("replication_pad2d_backward", "replication_pad2d_backward_cuda",
                         grad_output, self, padding, false);

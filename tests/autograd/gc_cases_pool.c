@@ -47,21 +47,23 @@ GC_FN(f_mp1d)
     y[0] = tg_max_pool1d(x[0], TG_INTS(3), .stride = TG_INTS(2), .padding = TG_INTS(1));
     return 1;
 }
-/* x[0] (2, 3, 4, 5) gathered at the (fixed: reseeded) indices of a 2x2 / 1 max pooling. */
+/* x[0] (2, 3, 4, 5) gathered at the indices of a 2x2 / 1 max pooling of fixed distinct values
+ * (sin of 0, 1, 2, ...) made on x[0]'s device. */
 GC_FN(f_mp_double)
 {
     tg_tensors2 r = { NULL, NULL };
     TG_NO_GRAD {
-        tg_manual_seed(5);
-        tg_tensor *z = tg_randn(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64);
-        r = tg_max_pool2d_with_indices(z, TG_INTS(2), .stride = TG_INTS(1), .padding = TG_INTS(0),
-                                       .ceil_mode = false);
+        tg_tensor *a = tg_arange(120, .dtype = TG_FLOAT64, .device = tg_tensor_device(x[0]));
+        tg_tensor *s = a ? tg_sin(a) : NULL;
+        tg_tensor *z = s ? tg_reshape(s, TG_INTS(2, 3, 4, 5)) : NULL;
+        if (z) r = tg_max_pool2d_with_indices(z, TG_INTS(2), .stride = TG_INTS(1));
         tg_release(z);
+        tg_release(s);
+        tg_release(a);
     }
     tg_release(r.r0);
-    tg_tensor *ind = r.r1;
-    y[0] = ind ? tg_max_pool_double_backward(x[0], ind, 2) : NULL;
-    tg_release(ind);
+    y[0] = r.r1 ? tg_max_pool_double_backward(x[0], r.r1, 2) : NULL;
+    tg_release(r.r1);
     return y[0] ? 1 : -1;
 }
 GC_FN(f_ap2d)

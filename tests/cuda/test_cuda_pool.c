@@ -49,24 +49,21 @@ Test(cuda_pool, max_pooling)
                 { TG_INTS(2), TG_NO_INTS, TG_INTS(0), TG_INTS(1), true },
             };
             for (int c = 0; c < 3; c++) {
-                tg_tensors2 rc = tg_max_pool2d_with_indices(x, cfg[c].k, .stride = cfg[c].s,
-                                                            .padding = cfg[c].p,
-                                                            .dilation = cfg[c].d,
-                                                            .ceil_mode = cfg[c].ceil);
-                tg_tensors2 rg = tg_max_pool2d_with_indices(gx, cfg[c].k, .stride = cfg[c].s,
-                                                            .padding = cfg[c].p,
-                                                            .dilation = cfg[c].d,
-                                                            .ceil_mode = cfg[c].ceil);
+                tg_tensors2 rc =
+                    tg_max_pool2d_with_indices(x, cfg[c].k, .stride = cfg[c].s, .padding = cfg[c].p,
+                                               .dilation = cfg[c].d, .ceil_mode = cfg[c].ceil);
+                tg_tensors2 rg = tg_max_pool2d_with_indices(
+                    gx, cfg[c].k, .stride = cfg[c].s, .padding = cfg[c].p, .dilation = cfg[c].d,
+                    .ceil_mode = cfg[c].ceil);
                 cc_assert_equal(rg.r0, rc.r0, "max_pool2d_with_indices values");
                 cc_assert_equal(rg.r1, rc.r1, "max_pool2d_with_indices indices");
                 tg_tensor *go = cc_rand(tg_tensor_sizes(rc.r0), 4, dt, 30 + c, -1, 1);
-                cc_assert_close(tg_max_pool2d_with_indices_backward(cc_cuda(go), gx, cfg[c].k,
-                                                                    cfg[c].s, cfg[c].p, cfg[c].d,
-                                                                    cfg[c].ceil, rg.r1),
-                                tg_max_pool2d_with_indices_backward(go, x, cfg[c].k, cfg[c].s,
-                                                                    cfg[c].p, cfg[c].d,
-                                                                    cfg[c].ceil, rc.r1),
-                                tol, atol, "max_pool2d_with_indices_backward");
+                cc_assert_close(
+                    tg_max_pool2d_with_indices_backward(cc_cuda(go), gx, cfg[c].k, cfg[c].s,
+                                                        cfg[c].p, cfg[c].d, cfg[c].ceil, rg.r1),
+                    tg_max_pool2d_with_indices_backward(go, x, cfg[c].k, cfg[c].s, cfg[c].p,
+                                                        cfg[c].d, cfg[c].ceil, rc.r1),
+                    tol, atol, "max_pool2d_with_indices_backward");
                 cc_assert_equal(tg_max_pool_double_backward(gx, rg.r1, 2),
                                 tg_max_pool_double_backward(x, rc.r1, 2),
                                 "max_pool_double_backward");
@@ -117,18 +114,17 @@ Test(cuda_pool, avg_pooling)
                                               .count_include_pad = cip, .divisor_override = div);
                 cc_assert_close(yg, yc, tol, atol, "avg_pool2d");
                 tg_tensor *go = cc_rand(tg_tensor_sizes(yc), 4, dt, 50 + c, -1, 1);
-                cc_assert_close(
-                    tg_avg_pool2d_backward(cc_cuda(go), gx, k, s, p, ceil, cip, div),
-                    tg_avg_pool2d_backward(go, x, k, s, p, ceil, cip, div), tol, atol,
-                    "avg_pool2d_backward");
+                cc_assert_close(tg_avg_pool2d_backward(cc_cuda(go), gx, k, s, p, ceil, cip, div),
+                                tg_avg_pool2d_backward(go, x, k, s, p, ceil, cip, div), tol, atol,
+                                "avg_pool2d_backward");
             }
             static const int64_t outs[][2] = { { 4, 5 }, { 9, 11 }, { 13, 3 } };
             for (int c = 0; c < 3; c++) {
                 tg_int_list o = { outs[c], 2 };
                 cc_assert_close(tg__adaptive_avg_pool2d(gx, o), tg__adaptive_avg_pool2d(x, o), tol,
                                 atol, "_adaptive_avg_pool2d");
-                tg_tensor *go = cc_rand((int64_t[]){ 2, 3, outs[c][0], outs[c][1] }, 4, dt, 60 + c,
-                                        -1, 1);
+                tg_tensor *go =
+                    cc_rand((int64_t[]){ 2, 3, outs[c][0], outs[c][1] }, 4, dt, 60 + c, -1, 1);
                 cc_assert_close(tg__adaptive_avg_pool2d_backward(cc_cuda(go), gx),
                                 tg__adaptive_avg_pool2d_backward(go, x), tol, atol,
                                 "_adaptive_avg_pool2d_backward");
@@ -155,14 +151,17 @@ Test(cuda_pool, padding)
                 for (int r = 0; r < 2; r++) {
                     if (r && c == 2) continue; /* 10 > W: reflection refuses */
                     tg_tensor *yc = r ? tg_reflection_pad2d(x, pad) : tg_replication_pad2d(x, pad);
-                    tg_tensor *yg = r ? tg_reflection_pad2d(gx, pad) : tg_replication_pad2d(gx, pad);
+                    tg_tensor *yg =
+                        r ? tg_reflection_pad2d(gx, pad) : tg_replication_pad2d(gx, pad);
                     cc_assert_equal(yg, yc, r ? "reflection_pad2d" : "replication_pad2d");
-                    tg_tensor *go = cc_rand(tg_tensor_sizes(yc), 4, dt, 70 + c, -1, 1), *ggo = cc_cuda(go);
+                    tg_tensor *go = cc_rand(tg_tensor_sizes(yc), 4, dt, 70 + c, -1, 1),
+                              *ggo = cc_cuda(go);
                     cc_assert_close(r ? tg_reflection_pad2d_backward(ggo, gx, pad)
                                       : tg_replication_pad2d_backward(ggo, gx, pad),
                                     r ? tg_reflection_pad2d_backward(go, x, pad)
                                       : tg_replication_pad2d_backward(go, x, pad),
-                                    tol, atol, r ? "reflection_pad2d_backward" : "replication_pad2d_backward");
+                                    tol, atol,
+                                    r ? "reflection_pad2d_backward" : "replication_pad2d_backward");
                 }
             }
             tg_scope_end();
@@ -171,10 +170,12 @@ Test(cuda_pool, padding)
     tg_scope_begin();
     tg_tensor *g = cc_cuda(tg_zeros(TG_INTS(2, 3, 5, 6)));
     cr_assert_null(tg_reflection_pad2d(g, TG_INTS(6, 1, 1, 1)));
-    kt_assert_error("Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (6, 1) at dimension 3 of input 4");
+    kt_assert_error(
+        "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (6, 1) at dimension 3 of input 4");
     tg_tensors2 r = tg_max_pool2d_with_indices(g, TG_INTS(6));
     cr_assert_null(r.r0);
-    kt_assert_error("Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too small");
+    kt_assert_error(
+        "Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too small");
     tg_scope_end();
     kt_assert_no_leak(base);
 }
