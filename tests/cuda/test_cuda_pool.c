@@ -1,5 +1,6 @@
 /* CUDA pooling and padding kernels (kernels/cuda/pool.cu) against the CPU kernels on the same
- * random inputs, forward and backward, float32 and float64, contiguous and transposed inputs.
+ * random inputs, forward and backward, float32 and float64, contiguous and transposed inputs;
+ * constant_pad_nd (a composite: fill_, slice, copy_) on CUDA tensors too.
  *
  * Bounds: max pooling, gathers and indices are exact; the averages and the gradient sums add
  * the same terms in another order: float32 1e-5 relative + 1e-6 absolute, float64 1e-12. */
@@ -164,6 +165,10 @@ Test(cuda_pool, padding)
                                     r ? "reflection_pad2d_backward" : "replication_pad2d_backward");
                 }
             }
+            /* constant_pad_nd (a composite: fill_, slice and copy_ on the device) */
+            cc_assert_equal(tg_constant_pad_nd(gx, TG_INTS(2, -1, 0, 3, 1, 1), .value = 1.5),
+                            tg_constant_pad_nd(x, TG_INTS(2, -1, 0, 3, 1, 1), .value = 1.5),
+                            "constant_pad_nd");
             tg_scope_end();
         }
     }
