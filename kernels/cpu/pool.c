@@ -180,58 +180,6 @@ static void for_planes(pool_job *job, int64_t per_plane)
             y[i] = t >= 0 && t < n_in ? x[t] : (T)0;                                              \
         }                                                                                         \
     }                                                                                             \
-    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
-    {                                                                                             \
-        const tg_pool2d *p = j->p;                                                                \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
-                h0 = MAX(h0, 0);                                                                  \
-                w0 = MAX(w0, 0);                                                                  \
-                h1 = MIN(h1, p->ih);                                                              \
-                w1 = MIN(w1, p->iw);                                                              \
-                if (h0 >= h1 || w0 >= w1) {                                                       \
-                    y[oh * p->ow + ow] = 0;                                                       \
-                    continue;                                                                     \
-                }                                                                                 \
-                ACC s = 0;                                                                        \
-                for (int64_t h = h0; h < h1; h++)                                                 \
-                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                      \
-                int64_t div = p->divisor             ? p->divisor                                 \
-                              : p->count_include_pad ? pool                                       \
-                                                     : (h1 - h0) * (w1 - w0);                     \
-                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                           \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
-    {                                                                                             \
-        const tg_pool2d *p = j->p;                                                                \
-        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
-        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
-                h0 = MAX(h0, 0);                                                                  \
-                w0 = MAX(w0, 0);                                                                  \
-                h1 = MIN(h1, p->ih);                                                              \
-                w1 = MIN(w1, p->iw);                                                              \
-                if (h0 >= h1 || w0 >= w1) continue;                                               \
-                int64_t div = p->divisor             ? p->divisor                                 \
-                              : p->count_include_pad ? pool                                       \
-                                                     : (h1 - h0) * (w1 - w0);                     \
-                T d = (T)(g[oh * p->ow + ow] / (T)div);                                           \
-                for (int64_t h = h0; h < h1; h++)                                                 \
-                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                     \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
     static void adavg_fwd_##SFX(const pool_job *j, int64_t k)                                     \
     {                                                                                             \
         const tg_pool2d *p = j->p;                                                                \
@@ -320,8 +268,70 @@ static void for_planes(pool_job *job, int64_t per_plane)
 DEFINE_PLANES(float, float, f32)
 DEFINE_PLANES(double, double, f64)
 
+/* Average pooling, also for int64 (PyTorch's CPU kernel takes Long: integer sums, the
+ * quotient truncated). */
+#define DEFINE_AVG(T, ACC, SFX)                                                                   \
+    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
+                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
+                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
+                h0 = MAX(h0, 0);                                                                  \
+                w0 = MAX(w0, 0);                                                                  \
+                h1 = MIN(h1, p->ih);                                                              \
+                w1 = MIN(w1, p->iw);                                                              \
+                if (h0 >= h1 || w0 >= w1) {                                                       \
+                    y[oh * p->ow + ow] = 0;                                                       \
+                    continue;                                                                     \
+                }                                                                                 \
+                ACC s = 0;                                                                        \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                      \
+                int64_t div = p->divisor             ? p->divisor                                 \
+                              : p->count_include_pad ? pool                                       \
+                                                     : (h1 - h0) * (w1 - w0);                     \
+                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                           \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
+    {                                                                                             \
+        const tg_pool2d *p = j->p;                                                                \
+        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
+        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
+                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
+                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
+                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
+                h0 = MAX(h0, 0);                                                                  \
+                w0 = MAX(w0, 0);                                                                  \
+                h1 = MIN(h1, p->ih);                                                              \
+                w1 = MIN(w1, p->iw);                                                              \
+                if (h0 >= h1 || w0 >= w1) continue;                                               \
+                int64_t div = p->divisor             ? p->divisor                                 \
+                              : p->count_include_pad ? pool                                       \
+                                                     : (h1 - h0) * (w1 - w0);                     \
+                T d = (T)(g[oh * p->ow + ow] / (T)div);                                           \
+                for (int64_t h = h0; h < h1; h++)                                                 \
+                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                     \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+DEFINE_AVG(float, float, f32)
+DEFINE_AVG(double, double, f64)
+DEFINE_AVG(int64_t, int64_t, i64)
+
 typedef void (*plane_fn)(const pool_job *, int64_t);
 #define PICK(name, dt) ((dt) == TG_FLOAT32 ? name##_f32 : name##_f64)
+#define PICK_AVG(name, dt) \
+    ((dt) == TG_FLOAT32 ? name##_f32 : (dt) == TG_FLOAT64 ? name##_f64 : name##_i64)
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -464,9 +474,9 @@ tg_tensor *tg__cpu_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_l
     tg_pool2d p;
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
-        tg__pool_dtype_check(op, "avg_pool2d_out_frame", self))
+        (self->dtype != TG_INT64 && tg__pool_dtype_check(op, "avg_pool2d", self)))
         return NULL;
-    return run_forward(op, self, &p, PICK(avgpool_fwd, self->dtype), false, false,
+    return run_forward(op, self, &p, PICK_AVG(avgpool_fwd, self->dtype), false, false,
                        p.oh * p.ow * p.kh * p.kw)
         .r0;
 }
@@ -481,9 +491,9 @@ tg_tensor *tg__cpu_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self,
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
         tg__pool_backward_check(op, grad_output, self, NULL, &p) ||
-        tg__pool_dtype_check(op, "avg_pool2d_backward_out_frame", self))
+        (self->dtype != TG_INT64 && tg__pool_dtype_check(op, "avg_pool2d_backward", self)))
         return NULL;
-    return run_backward(op, grad_output, self, NULL, &p, PICK(avgpool_bwd, self->dtype), false,
+    return run_backward(op, grad_output, self, NULL, &p, PICK_AVG(avgpool_bwd, self->dtype), false,
                         p.oh * p.ow * p.kh * p.kw);
 }
 
@@ -506,7 +516,7 @@ tg_tensor *tg__cpu_adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tenso
     const char *op = "_adaptive_avg_pool2d_backward";
     tg_pool2d p;
     if (tg__adaptive_avg_backward_check(op, grad_output, self, &p) ||
-        tg__pool_dtype_check(op, "adaptive_avg_pool2d_backward_cpu", self))
+        tg__pool_dtype_check(op, "adaptive_avg_pool2d_backward", self))
         return NULL;
     return run_backward(op, grad_output, self, NULL, &p, PICK(adavg_bwd, self->dtype), false,
                         MAX(p.ih * p.iw, p.oh * p.ow));

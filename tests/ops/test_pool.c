@@ -279,6 +279,20 @@ Test(pool, avg_pool_errors)
                                           TG_INTS(0), false, true, TG_NONE_INT));
     kt_assert_error(
         "Expected a tensor of dimension 4 and tensor.size[3] == 3 but got: dimension 4 and tensor.size[3] = 2");
+    cr_assert_null(tg_avg_pool2d(tg_zeros(TG_INTS(2, 3, 5, 6), .dtype = TG_INT32), TG_INTS(2)));
+    kt_assert_error("\"avg_pool2d\" not implemented for 'Int'");
+    /* int64: integer sums, truncated quotients (PyTorch's CPU kernel) */
+    double xv[9] = { 1, 2, 3, 4, 5, -7, 7, 8, 9 };
+    tg_tensor *xl = kt_tensor(xv, (int64_t[]){ 1, 1, 3, 3 }, 4, TG_INT64);
+    double w1[4] = { 3, 0, 6, 3 };
+    tg_tensor *yl = tg_avg_pool2d(xl, TG_INTS(2), .stride = TG_INTS(1));
+    cr_assert(yl, "%s", tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(yl), TG_INT64);
+    kt_assert_close(yl, w1, 4, 0, 0, "avg_pool2d int64");
+    double w2[16] = { 1, 1, 2, 3, 2, 3, 0, -2, 5, 6, 3, 1, 7, 7, 8, 9 };
+    kt_assert_close(tg_avg_pool2d(xl, TG_INTS(2), .stride = TG_INTS(1), .padding = TG_INTS(1),
+                                  .count_include_pad = false),
+                    w2, 16, 0, 0, "avg_pool2d int64, padding not counted");
     tg_tensor *x1 = tg_zeros(TG_INTS(3, 6));
     cr_assert_null(tg_avg_pool1d(x1, TG_INTS(2, 2)));
     kt_assert_error("avg_pool1d() argument 'kernel_size' should contain one int (got 2)");
