@@ -329,11 +329,40 @@ DEFINE_AVG(double, double, f64)
 DEFINE_AVG(int64_t, int64_t, i64)
 
 typedef void (*plane_fn)(const pool_job *, int64_t);
-#define PICK(name, dt) ((dt) == TG_FLOAT32 ? name##_f32 : name##_f64)
+/* bfloat16 runs the float32 planes on float32 copies (run_forward, run_backward). */
+#define PICK(name, dt) ((dt) == TG_FLOAT64 ? name##_f64 : name##_f32)
 #define PICK_AVG(name, dt) \
-    ((dt) == TG_FLOAT32 ? name##_f32 : (dt) == TG_FLOAT64 ? name##_f64 : name##_i64)
+    ((dt) == TG_FLOAT64 ? name##_f64 : (dt) == TG_INT64 ? name##_i64 : name##_f32)
 
 /* ------------------------------------------------------------------ helpers */
+
+/* The pooling kernels' dtypes: float32, float64 and bfloat16 (PyTorch's CPU pooling takes
+ * BFloat16; its padding kernels do not). */
+static int pool_dtype_check(const char *op, const char *name, const tg_tensor *t)
+{
+    return t->dtype == TG_BFLOAT16 ? 0 : tg__pool_dtype_check(op, name, t);
+}
+
+/* A contiguous copy of the contiguous tensor t in dtype dt (t's reference is consumed). */
+static tg_tensor *convert(const char *op, tg_tensor *t, tg_dtype dt)
+{
+    if (!t || t->dtype == dt) return t;
+    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, TG_DEVICE_CPU);
+    if (r) {
+        const char *src = tg__k_data(t);
+        char *dst = tg__k_data(r);
+        size_t ss = tg_dtype_size(t->dtype), ds = tg_dtype_size(dt);
+        int64_t n = tg__numel(t);
+        for (int64_t i = 0; i < n; i++)
+            tg__store_double(dst + (size_t)i * ds, dt,
+                             tg__load_double(src + (size_t)i * ss, t->dtype));
+    }
+    tg_release(t);
+    return r;
+}
+
+/* The dtype the planes run in. */
+static tg_dtype work_dtype(tg_dtype dt) { return dt == TG_BFLOAT16 ? TG_FLOAT32 : dt; }
 
 /* The output (shape from p, dtype dt) and, when ind is given, int64 indices. */
 static int alloc_out(const char *op, const tg_pool2d *p, tg_dtype dt, tg_tensor **out,
@@ -359,9 +388,9 @@ static tg_tensors2 run_forward(const char *op, tg_tensor *self, const tg_pool2d 
                                bool with_indices, bool reflect, int64_t work)
 {
     tg_tensors2 r = { NULL, NULL };
-    tg_tensor *x = tg__contiguous(op, self);
+    tg_tensor *x = convert(op, tg__contiguous(op, self), work_dtype(self->dtype));
     if (!x) return r;
-    if (alloc_out(op, p, self->dtype, &r.r0, with_indices ? &r.r1 : NULL) != 0) {
+    if (alloc_out(op, p, x->dtype, &r.r0, with_indices ? &r.r1 : NULL) != 0) {
         tg_release(x);
         return r;
     }
@@ -375,6 +404,11 @@ static tg_tensors2 run_forward(const char *op, tg_tensor *self, const tg_pool2d 
         for_planes(&job, work);
     }
     tg_release(x);
+    r.r0 = convert(op, r.r0, self->dtype);
+    if (!r.r0) {
+        tg_release(r.r1);
+        r.r1 = NULL;
+    }
     return r;
 }
 
@@ -384,9 +418,10 @@ static tg_tensor *run_backward(const char *op, tg_tensor *grad_output, tg_tensor
                                tg_tensor *indices, const tg_pool2d *p, plane_fn fn, bool reflect,
                                int64_t work)
 {
-    tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, self->dtype, TG_DEVICE_CPU);
+    tg_dtype wdt = work_dtype(self->dtype);
+    tg_tensor *gi = tg__empty(op, self->sizes, self->ndim, wdt, TG_DEVICE_CPU);
     if (!gi) return NULL;
-    tg_tensor *go = tg__contiguous(op, grad_output);
+    tg_tensor *go = convert(op, tg__contiguous(op, grad_output), wdt);
     tg_tensor *ind = go && indices ? tg__contiguous(op, indices) : NULL;
     if (!go || (indices && !ind)) {
         tg_release(go);
@@ -405,7 +440,7 @@ static tg_tensor *run_backward(const char *op, tg_tensor *grad_output, tg_tensor
     }
     tg_release(ind);
     tg_release(go);
-    return gi;
+    return convert(op, gi, self->dtype);
 }
 
 /* ------------------------------------------------------------------ max pooling */
@@ -418,7 +453,7 @@ tg_tensors2 tg__cpu_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_
     tg_tensors2 r = { NULL, NULL };
     tg_pool2d p;
     if (tg__max_pool2d_check(op, self, kernel_size, stride, padding, dilation, ceil_mode, &p) ||
-        tg__pool_dtype_check(op, "max_pool2d", self))
+        pool_dtype_check(op, "max_pool2d", self))
         return r;
     return run_forward(op, self, &p, PICK(maxpool_fwd, self->dtype), true, false,
                        p.oh * p.ow * p.kh * p.kw);
@@ -433,7 +468,7 @@ tg_tensor *tg__cpu_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_t
     tg_pool2d p;
     if (tg__max_pool2d_check(op, self, kernel_size, stride, padding, dilation, ceil_mode, &p) ||
         tg__pool_backward_check(op, grad_output, self, indices, &p) ||
-        tg__pool_dtype_check(op, "max_pool2d_backward", self))
+        pool_dtype_check(op, "max_pool2d_backward", self))
         return NULL;
     return run_backward(op, grad_output, self, indices, &p, PICK(maxpool_bwd, self->dtype), false,
                         p.oh * p.ow);
@@ -474,7 +509,7 @@ tg_tensor *tg__cpu_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_l
     tg_pool2d p;
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
-        (self->dtype != TG_INT64 && tg__pool_dtype_check(op, "avg_pool2d", self)))
+        (self->dtype != TG_INT64 && pool_dtype_check(op, "avg_pool2d", self)))
         return NULL;
     return run_forward(op, self, &p, PICK_AVG(avgpool_fwd, self->dtype), false, false,
                        p.oh * p.ow * p.kh * p.kw)
@@ -491,7 +526,7 @@ tg_tensor *tg__cpu_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self,
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
         tg__pool_backward_check(op, grad_output, self, NULL, &p) ||
-        (self->dtype != TG_INT64 && tg__pool_dtype_check(op, "avg_pool2d_backward", self)))
+        (self->dtype != TG_INT64 && pool_dtype_check(op, "avg_pool2d_backward", self)))
         return NULL;
     return run_backward(op, grad_output, self, NULL, &p, PICK_AVG(avgpool_bwd, self->dtype), false,
                         p.oh * p.ow * p.kh * p.kw);
@@ -504,7 +539,7 @@ tg_tensor *tg__cpu_adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
     const char *op = "_adaptive_avg_pool2d";
     tg_pool2d p;
     if (tg__adaptive_pool2d_check(op, self, output_size, false, &p) ||
-        tg__pool_dtype_check(op, "adaptive_avg_pool2d", self))
+        pool_dtype_check(op, "adaptive_avg_pool2d", self))
         return NULL;
     return run_forward(op, self, &p, PICK(adavg_fwd, self->dtype), false, false,
                        MAX(p.ih * p.iw, p.oh * p.ow))
@@ -516,7 +551,7 @@ tg_tensor *tg__cpu_adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tenso
     const char *op = "_adaptive_avg_pool2d_backward";
     tg_pool2d p;
     if (tg__adaptive_avg_backward_check(op, grad_output, self, &p) ||
-        tg__pool_dtype_check(op, "adaptive_avg_pool2d_backward", self))
+        pool_dtype_check(op, "adaptive_avg_pool2d_backward", self))
         return NULL;
     return run_backward(op, grad_output, self, NULL, &p, PICK(adavg_bwd, self->dtype), false,
                         MAX(p.ih * p.iw, p.oh * p.ow));
@@ -528,7 +563,7 @@ tg_tensors2 tg__cpu_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size
     tg_tensors2 r = { NULL, NULL };
     tg_pool2d p;
     if (tg__adaptive_pool2d_check(op, self, output_size, true, &p) ||
-        tg__pool_dtype_check(op, "adaptive_max_pool2d", self))
+        pool_dtype_check(op, "adaptive_max_pool2d", self))
         return r;
     return run_forward(op, self, &p, PICK(admax_fwd, self->dtype), true, false,
                        MAX(p.ih * p.iw, p.oh * p.ow));
@@ -540,7 +575,7 @@ tg_tensor *tg__cpu_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tenso
     const char *op = "adaptive_max_pool2d_backward";
     tg_pool2d p;
     if (tg__adaptive_max_backward_check(op, grad_output, self, indices, &p) ||
-        tg__pool_dtype_check(op, "adaptive_max_pool2d_backward", self))
+        pool_dtype_check(op, "adaptive_max_pool2d_backward", self))
         return NULL;
     return run_backward(op, grad_output, self, indices, &p, PICK(maxpool_bwd, self->dtype), false,
                         p.oh * p.ow);
