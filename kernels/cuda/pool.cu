@@ -271,14 +271,37 @@ template <class T> __global__ void pad_bwd(tg_pool2d p, bool reflect, const T *g
 
 /* ------------------------------------------------------------------ host side */
 
-/* Contiguous copies of the operands (NULL entries skipped), all on self's device. */
+/* float16 and bfloat16 run the float kernels on float copies (PyTorch's CUDA pooling and
+ * padding take both, computing in float). */
+static tg_dtype work_dtype(tg_dtype dt)
+{
+    return dt == TG_FLOAT16 || dt == TG_BFLOAT16 ? TG_FLOAT32 : dt;
+}
+
+static int cuda_dtype_check(const char *op, const char *name, const tg_tensor *t)
+{
+    return t->dtype == TG_FLOAT16 || t->dtype == TG_BFLOAT16 ? 0
+                                                             : tg__pool_dtype_check(op, name, t);
+}
+
+/* t (a new reference, consumed) converted to dtype dt (contiguous). */
+static tg_tensor *convert(const char *op, tg_tensor *t, tg_dtype dt)
+{
+    if (!t || t->dtype == dt) return t;
+    tg_tensor *r = tg__cuda_contiguous(op, t, dt);
+    tg_release(t);
+    return r;
+}
+
+/* Contiguous copies of the operands (NULL entries skipped), all on self's device, floating
+ * ones in the work dtype. */
 static int prepare(const char *op, tg_tensor *self, tg_tensor *const *in, tg_tensor **out, int n)
 {
     for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n; i++) {
         if (!in[i]) continue;
         if (tg__cuda_same_device(op, self, in[i])) goto fail;
-        out[i] = tg__cuda_contiguous(op, in[i], in[i]->dtype);
+        out[i] = tg__cuda_contiguous(op, in[i], work_dtype(in[i]->dtype));
         if (!out[i]) goto fail;
     }
     return 0;
@@ -306,13 +329,13 @@ static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, 
     int64_t sizes[4];
     int64_t nd = tg__pool_out_shape(&p, sizes);
     bool with_ind = kind == 0 || kind == 3;
-    if (!rc) r.r0 = tg__empty(op, sizes, nd, self->dtype, self->device);
+    if (!rc) r.r0 = tg__empty(op, sizes, nd, work_dtype(self->dtype), self->device);
     if (r.r0 && with_ind) r.r1 = tg__empty(op, sizes, nd, TG_INT64, self->device);
     if (!r.r0 || (with_ind && !r.r1)) goto fail;
     {
         int64_t n = tg__numel(r.r0);
         if (n > 0) {
-            tg_dtype dt = self->dtype;
+            tg_dtype dt = work_dtype(self->dtype);
             const void *xd = tg__k_data(x);
             void *yd = tg__k_data(r.r0);
             int64_t *id = with_ind ? PTR(r.r1, int64_t) : NULL;
@@ -364,6 +387,11 @@ static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, 
         }
     }
     tg_release(x);
+    r.r0 = convert(op, r.r0, self->dtype);
+    if (!r.r0) {
+        tg_release(r.r1);
+        r.r1 = NULL;
+    }
     return r;
 fail:
     tg_release(x);
@@ -382,10 +410,11 @@ static tg_tensor *backward(const char *op, tg_tensor *grad_output, tg_tensor *se
     if (prepare(op, self, in, c, 2)) return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    tg_tensor *gi = rc ? NULL : tg__empty(op, self->sizes, self->ndim, self->dtype, self->device);
+    tg_tensor *gi =
+        rc ? NULL : tg__empty(op, self->sizes, self->ndim, work_dtype(self->dtype), self->device);
     int64_t n = gi ? tg__numel(gi) : 0;
     if (gi && n > 0) {
-        bool f = self->dtype == TG_FLOAT32;
+        bool f = gi->dtype == TG_FLOAT32;
         unsigned blocks = tg__cuda_blocks(n, THREADS);
         const void *g = tg__k_data(c[0]);
         void *d = tg__k_data(gi);
@@ -445,7 +474,7 @@ static tg_tensor *backward(const char *op, tg_tensor *grad_output, tg_tensor *se
         }
     }
     release_all(c, 2);
-    return gi;
+    return convert(op, gi, self->dtype);
 }
 
 /* ------------------------------------------------------------------ operators */
@@ -457,7 +486,7 @@ extern "C" tg_tensors2 tg__cuda_max_pool2d_with_indices(tg_tensor *self, tg_int_
     const char *op = "max_pool2d_with_indices";
     tg_pool2d p;
     if (tg__max_pool2d_check(op, self, kernel_size, stride, padding, dilation, ceil_mode, &p) ||
-        tg__pool_dtype_check(op, "max_pool2d", self))
+        cuda_dtype_check(op, "max_pool2d", self))
         return tg_tensors2{ NULL, NULL };
     return forward(op, self, p, 0);
 }
@@ -470,7 +499,7 @@ extern "C" tg_tensor *tg__cuda_max_pool2d_with_indices_backward(
     tg_pool2d p;
     if (tg__max_pool2d_check(op, self, kernel_size, stride, padding, dilation, ceil_mode, &p) ||
         tg__pool_backward_check(op, grad_output, self, indices, &p) ||
-        tg__pool_dtype_check(op, "max_pool2d_backward", self))
+        cuda_dtype_check(op, "max_pool2d_backward", self))
         return NULL;
     return backward(op, grad_output, self, indices, p, 0);
 }
@@ -516,7 +545,7 @@ extern "C" tg_tensor *tg__cuda_avg_pool2d(tg_tensor *self, tg_int_list kernel_si
     tg_pool2d p;
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
-        tg__pool_dtype_check(op, "avg_pool2d_out_cuda_frame", self))
+        cuda_dtype_check(op, "avg_pool2d_out_cuda_frame", self))
         return NULL;
     return forward(op, self, p, 1).r0;
 }
@@ -532,7 +561,7 @@ extern "C" tg_tensor *tg__cuda_avg_pool2d_backward(tg_tensor *grad_output, tg_te
     if (tg__avg_pool2d_check(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                              divisor_override, &p) ||
         tg__pool_backward_check(op, grad_output, self, NULL, &p) ||
-        tg__pool_dtype_check(op, "avg_pool2d_backward_out_cuda_frame", self))
+        cuda_dtype_check(op, "avg_pool2d_backward_out_cuda_frame", self))
         return NULL;
     return backward(op, grad_output, self, NULL, p, 1);
 }
@@ -542,7 +571,7 @@ extern "C" tg_tensor *tg__cuda_adaptive_avg_pool2d(tg_tensor *self, tg_int_list 
     const char *op = "_adaptive_avg_pool2d";
     tg_pool2d p;
     if (tg__adaptive_pool2d_check(op, self, output_size, false, &p) ||
-        tg__pool_dtype_check(op, "adaptive_avg_pool2d_cuda", self))
+        cuda_dtype_check(op, "adaptive_avg_pool2d_cuda", self))
         return NULL;
     return forward(op, self, p, 2).r0;
 }
@@ -552,7 +581,7 @@ extern "C" tg_tensor *tg__cuda_adaptive_avg_pool2d_backward(tg_tensor *grad_outp
     const char *op = "_adaptive_avg_pool2d_backward";
     tg_pool2d p;
     if (tg__adaptive_avg_backward_check(op, grad_output, self, &p) ||
-        tg__pool_dtype_check(op, "adaptive_avg_pool2d_backward_cuda", self))
+        cuda_dtype_check(op, "adaptive_avg_pool2d_backward_cuda", self))
         return NULL;
     return backward(op, grad_output, self, NULL, p, 2);
 }
@@ -562,7 +591,7 @@ extern "C" tg_tensors2 tg__cuda_adaptive_max_pool2d(tg_tensor *self, tg_int_list
     const char *op = "adaptive_max_pool2d";
     tg_pool2d p;
     if (tg__adaptive_pool2d_check(op, self, output_size, true, &p) ||
-        tg__pool_dtype_check(op, "adaptive_max_pool2d", self))
+        cuda_dtype_check(op, "adaptive_max_pool2d", self))
         return tg_tensors2{ NULL, NULL };
     return forward(op, self, p, 3);
 }
@@ -573,7 +602,7 @@ extern "C" tg_tensor *tg__cuda_adaptive_max_pool2d_backward(tg_tensor *grad_outp
     const char *op = "adaptive_max_pool2d_backward";
     tg_pool2d p;
     if (tg__adaptive_max_backward_check(op, grad_output, self, indices, &p) ||
-        tg__pool_dtype_check(op, "adaptive_max_pool2d_backward", self))
+        cuda_dtype_check(op, "adaptive_max_pool2d_backward", self))
         return NULL;
     return backward(op, grad_output, self, indices, p, 3);
 }
@@ -582,7 +611,7 @@ static tg_tensor *pad_forward(const char *op, const char *name, tg_tensor *self,
                               tg_int_list padding, bool reflect)
 {
     tg_pool2d p;
-    if (tg__pad2d_check(op, self, padding, reflect, &p) || tg__pool_dtype_check(op, name, self))
+    if (tg__pad2d_check(op, self, padding, reflect, &p) || cuda_dtype_check(op, name, self))
         return NULL;
     return forward(op, self, p, reflect ? 4 : 5).r0;
 }
@@ -592,7 +621,7 @@ static tg_tensor *pad_backward(const char *op, const char *name, tg_tensor *grad
 {
     tg_pool2d p;
     if (tg__pad2d_check(op, self, padding, reflect, &p) ||
-        tg__pad2d_backward_check(op, grad_output, &p) || tg__pool_dtype_check(op, name, self))
+        tg__pad2d_backward_check(op, grad_output, &p) || cuda_dtype_check(op, name, self))
         return NULL;
     if (grad_output->dtype != self->dtype)
         return (tg_tensor *)tg__error(op, "expected scalar type %s but found %s",
