@@ -3974,6 +3974,724 @@ static void ConvolutionBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ConvolutionBackwardBackward0_vtable = { "ConvolutionBackwardBackward0", ConvolutionBackwardBackward0_apply, ConvolutionBackwardBackward0_release_saved };
 
+/* MaxPool2dWithIndicesBackward0: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+typedef struct tg__node_MaxPool2dWithIndicesBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list kernel_size;   /* points after the struct */
+    tg_int_list stride;   /* points after the struct */
+    tg_int_list padding;   /* points after the struct */
+    tg_int_list dilation;   /* points after the struct */
+    bool ceil_mode;
+    tg_saved result1;
+} tg__node_MaxPool2dWithIndicesBackward0;
+
+/* self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1) */
+static tg_tensor *MaxPool2dWithIndicesBackward0_self(tg__node_MaxPool2dWithIndicesBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_max_pool2d_with_indices_backward(grads[0], s_self, n->kernel_size, n->stride, n->padding, n->dilation, n->ceil_mode, s_result1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MaxPool2dWithIndicesBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaxPool2dWithIndicesBackward0 *n = (tg__node_MaxPool2dWithIndicesBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaxPool2dWithIndicesBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaxPool2dWithIndicesBackward0_release_saved(tg_node *node)
+{
+    tg__node_MaxPool2dWithIndicesBackward0 *n = (tg__node_MaxPool2dWithIndicesBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable MaxPool2dWithIndicesBackward0_vtable = { "MaxPool2dWithIndicesBackward0", MaxPool2dWithIndicesBackward0_apply, MaxPool2dWithIndicesBackward0_release_saved };
+
+/* MaxPool2dWithIndicesBackwardBackward0: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
+typedef struct tg__node_MaxPool2dWithIndicesBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved indices;
+} tg__node_MaxPool2dWithIndicesBackwardBackward0;
+
+/* grad_output: max_pool_double_backward(grad, indices, 2) */
+static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_grad_output(tg__node_MaxPool2dWithIndicesBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_indices = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
+    if (!(t0 = tg_max_pool_double_backward(grads[0], s_indices, INT64_C(2)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_indices);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_self(tg__node_MaxPool2dWithIndicesBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MaxPool2dWithIndicesBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaxPool2dWithIndicesBackwardBackward0 *n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaxPool2dWithIndicesBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MaxPool2dWithIndicesBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaxPool2dWithIndicesBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_MaxPool2dWithIndicesBackwardBackward0 *n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->indices);
+}
+
+static const tg_node_vtable MaxPool2dWithIndicesBackwardBackward0_vtable = { "MaxPool2dWithIndicesBackwardBackward0", MaxPool2dWithIndicesBackwardBackward0_apply, MaxPool2dWithIndicesBackwardBackward0_release_saved };
+
+/* MaxPoolDoubleBackwardBackward0: max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
+typedef struct tg__node_MaxPoolDoubleBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved indices;
+} tg__node_MaxPoolDoubleBackwardBackward0;
+
+/* self: adaptive_max_pool2d_backward(grad, self, indices) */
+static tg_tensor *MaxPoolDoubleBackwardBackward0_self(tg__node_MaxPoolDoubleBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_indices = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
+    if (!(t0 = tg_adaptive_max_pool2d_backward(grads[0], s_self, s_indices))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_indices);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MaxPoolDoubleBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaxPoolDoubleBackwardBackward0 *n = (tg__node_MaxPoolDoubleBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaxPoolDoubleBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaxPoolDoubleBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_MaxPoolDoubleBackwardBackward0 *n = (tg__node_MaxPoolDoubleBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->indices);
+}
+
+static const tg_node_vtable MaxPoolDoubleBackwardBackward0_vtable = { "MaxPoolDoubleBackwardBackward0", MaxPoolDoubleBackwardBackward0_apply, MaxPoolDoubleBackwardBackward0_release_saved };
+
+/* AvgPool2dBackward0: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
+typedef struct tg__node_AvgPool2dBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list kernel_size;   /* points after the struct */
+    tg_int_list stride;   /* points after the struct */
+    tg_int_list padding;   /* points after the struct */
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+} tg__node_AvgPool2dBackward0;
+
+/* self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static tg_tensor *AvgPool2dBackward0_self(tg__node_AvgPool2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_avg_pool2d_backward(grads[0], s_self, n->kernel_size, n->stride, n->padding, n->ceil_mode, n->count_include_pad, n->divisor_override))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AvgPool2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AvgPool2dBackward0 *n = (tg__node_AvgPool2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AvgPool2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AvgPool2dBackward0_release_saved(tg_node *node)
+{
+    tg__node_AvgPool2dBackward0 *n = (tg__node_AvgPool2dBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable AvgPool2dBackward0_vtable = { "AvgPool2dBackward0", AvgPool2dBackward0_apply, AvgPool2dBackward0_release_saved };
+
+/* AvgPool2dBackwardBackward0: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
+typedef struct tg__node_AvgPool2dBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list kernel_size;   /* points after the struct */
+    tg_int_list stride;   /* points after the struct */
+    tg_int_list padding;   /* points after the struct */
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+} tg__node_AvgPool2dBackwardBackward0;
+
+/* grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static tg_tensor *AvgPool2dBackwardBackward0_grad_output(tg__node_AvgPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_avg_pool2d_fn(grads[0], n->kernel_size, (tg_avg_pool2d_opts){ .stride = n->stride, .padding = n->padding, .ceil_mode = n->ceil_mode, .count_include_pad = n->count_include_pad, .divisor_override = n->divisor_override }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *AvgPool2dBackwardBackward0_self(tg__node_AvgPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AvgPool2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AvgPool2dBackwardBackward0 *n = (tg__node_AvgPool2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AvgPool2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AvgPool2dBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AvgPool2dBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_AvgPool2dBackwardBackward0 *n = (tg__node_AvgPool2dBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable AvgPool2dBackwardBackward0_vtable = { "AvgPool2dBackwardBackward0", AvgPool2dBackwardBackward0_apply, AvgPool2dBackwardBackward0_release_saved };
+
+/* AdaptiveAvgPool2dBackward0: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+typedef struct tg__node_AdaptiveAvgPool2dBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_AdaptiveAvgPool2dBackward0;
+
+/* self: _adaptive_avg_pool2d_backward(grad, self) */
+static tg_tensor *AdaptiveAvgPool2dBackward0_self(tg__node_AdaptiveAvgPool2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg__adaptive_avg_pool2d_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AdaptiveAvgPool2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AdaptiveAvgPool2dBackward0 *n = (tg__node_AdaptiveAvgPool2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AdaptiveAvgPool2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AdaptiveAvgPool2dBackward0_release_saved(tg_node *node)
+{
+    tg__node_AdaptiveAvgPool2dBackward0 *n = (tg__node_AdaptiveAvgPool2dBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable AdaptiveAvgPool2dBackward0_vtable = { "AdaptiveAvgPool2dBackward0", AdaptiveAvgPool2dBackward0_apply, AdaptiveAvgPool2dBackward0_release_saved };
+
+/* AdaptiveAvgPool2dBackwardBackward0: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct tg__node_AdaptiveAvgPool2dBackwardBackward0 {
+    tg_node base;
+    tg_saved_sizes grad_output_sizes;
+    tg_saved self;
+} tg__node_AdaptiveAvgPool2dBackwardBackward0;
+
+/* grad_output: _adaptive_avg_pool2d(grad, {grad_output.size(-2), grad_output.size(-1)}) */
+static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_grad_output(tg__node_AdaptiveAvgPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    int64_t t0 = 0;
+    int64_t t1 = 0;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(2)), &t0)) goto done;
+    if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(1)), &t1)) goto done;
+    if (!(t2 = tg__adaptive_avg_pool2d(grads[0], (tg_int_list){ (const int64_t[]){ t0, t1 }, 2 }))) goto done;
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t2);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_self(tg__node_AdaptiveAvgPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AdaptiveAvgPool2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AdaptiveAvgPool2dBackwardBackward0 *n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AdaptiveAvgPool2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AdaptiveAvgPool2dBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AdaptiveAvgPool2dBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_AdaptiveAvgPool2dBackwardBackward0 *n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable AdaptiveAvgPool2dBackwardBackward0_vtable = { "AdaptiveAvgPool2dBackwardBackward0", AdaptiveAvgPool2dBackwardBackward0_apply, AdaptiveAvgPool2dBackwardBackward0_release_saved };
+
+/* AdaptiveMaxPool2dBackward0: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
+typedef struct tg__node_AdaptiveMaxPool2dBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved result1;
+} tg__node_AdaptiveMaxPool2dBackward0;
+
+/* self: adaptive_max_pool2d_backward(grad, self, result1) */
+static tg_tensor *AdaptiveMaxPool2dBackward0_self(tg__node_AdaptiveMaxPool2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_adaptive_max_pool2d_backward(grads[0], s_self, s_result1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AdaptiveMaxPool2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AdaptiveMaxPool2dBackward0 *n = (tg__node_AdaptiveMaxPool2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AdaptiveMaxPool2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AdaptiveMaxPool2dBackward0_release_saved(tg_node *node)
+{
+    tg__node_AdaptiveMaxPool2dBackward0 *n = (tg__node_AdaptiveMaxPool2dBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable AdaptiveMaxPool2dBackward0_vtable = { "AdaptiveMaxPool2dBackward0", AdaptiveMaxPool2dBackward0_apply, AdaptiveMaxPool2dBackward0_release_saved };
+
+/* AdaptiveMaxPool2dBackwardBackward0: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
+typedef struct tg__node_AdaptiveMaxPool2dBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved indices;
+} tg__node_AdaptiveMaxPool2dBackwardBackward0;
+
+/* grad_output: max_pool_double_backward(grad, indices, 2) */
+static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_grad_output(tg__node_AdaptiveMaxPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_indices = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
+    if (!(t0 = tg_max_pool_double_backward(grads[0], s_indices, INT64_C(2)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_indices);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_self(tg__node_AdaptiveMaxPool2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int AdaptiveMaxPool2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_AdaptiveMaxPool2dBackwardBackward0 *n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = AdaptiveMaxPool2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = AdaptiveMaxPool2dBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void AdaptiveMaxPool2dBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_AdaptiveMaxPool2dBackwardBackward0 *n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->indices);
+}
+
+static const tg_node_vtable AdaptiveMaxPool2dBackwardBackward0_vtable = { "AdaptiveMaxPool2dBackwardBackward0", AdaptiveMaxPool2dBackwardBackward0_apply, AdaptiveMaxPool2dBackwardBackward0_release_saved };
+
+/* ConstantPadNdBackward0: constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+typedef struct tg__node_ConstantPadNdBackward0 {
+    tg_node base;
+    tg_int_list pad;   /* points after the struct */
+} tg__node_ConstantPadNdBackward0;
+
+/* self: constant_pad_nd_backward(grad, pad) */
+static tg_tensor *ConstantPadNdBackward0_self(tg__node_ConstantPadNdBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_constant_pad_nd_backward(grads[0], n->pad))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ConstantPadNdBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ConstantPadNdBackward0 *n = (tg__node_ConstantPadNdBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ConstantPadNdBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable ConstantPadNdBackward0_vtable = { "ConstantPadNdBackward0", ConstantPadNdBackward0_apply, NULL };
+
+/* ReflectionPad2dBackward0: reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
+typedef struct tg__node_ReflectionPad2dBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list padding;   /* points after the struct */
+} tg__node_ReflectionPad2dBackward0;
+
+/* self: reflection_pad2d_backward(grad, self, padding) */
+static tg_tensor *ReflectionPad2dBackward0_self(tg__node_ReflectionPad2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_reflection_pad2d_backward(grads[0], s_self, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ReflectionPad2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ReflectionPad2dBackward0 *n = (tg__node_ReflectionPad2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReflectionPad2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ReflectionPad2dBackward0_release_saved(tg_node *node)
+{
+    tg__node_ReflectionPad2dBackward0 *n = (tg__node_ReflectionPad2dBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ReflectionPad2dBackward0_vtable = { "ReflectionPad2dBackward0", ReflectionPad2dBackward0_apply, ReflectionPad2dBackward0_release_saved };
+
+/* ReflectionPad2dBackwardBackward0: reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+typedef struct tg__node_ReflectionPad2dBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list padding;   /* points after the struct */
+} tg__node_ReflectionPad2dBackwardBackward0;
+
+/* grad_output: reflection_pad2d(grad, padding) */
+static tg_tensor *ReflectionPad2dBackwardBackward0_grad_output(tg__node_ReflectionPad2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_reflection_pad2d(grads[0], n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *ReflectionPad2dBackwardBackward0_self(tg__node_ReflectionPad2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ReflectionPad2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ReflectionPad2dBackwardBackward0 *n = (tg__node_ReflectionPad2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReflectionPad2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ReflectionPad2dBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ReflectionPad2dBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_ReflectionPad2dBackwardBackward0 *n = (tg__node_ReflectionPad2dBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ReflectionPad2dBackwardBackward0_vtable = { "ReflectionPad2dBackwardBackward0", ReflectionPad2dBackwardBackward0_apply, ReflectionPad2dBackwardBackward0_release_saved };
+
+/* ReplicationPad2dBackward0: replication_pad2d(Tensor self, int[4] padding) -> Tensor */
+typedef struct tg__node_ReplicationPad2dBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list padding;   /* points after the struct */
+} tg__node_ReplicationPad2dBackward0;
+
+/* self: replication_pad2d_backward(grad, self, padding) */
+static tg_tensor *ReplicationPad2dBackward0_self(tg__node_ReplicationPad2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_replication_pad2d_backward(grads[0], s_self, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ReplicationPad2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ReplicationPad2dBackward0 *n = (tg__node_ReplicationPad2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReplicationPad2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ReplicationPad2dBackward0_release_saved(tg_node *node)
+{
+    tg__node_ReplicationPad2dBackward0 *n = (tg__node_ReplicationPad2dBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ReplicationPad2dBackward0_vtable = { "ReplicationPad2dBackward0", ReplicationPad2dBackward0_apply, ReplicationPad2dBackward0_release_saved };
+
+/* ReplicationPad2dBackwardBackward0: replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+typedef struct tg__node_ReplicationPad2dBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list padding;   /* points after the struct */
+} tg__node_ReplicationPad2dBackwardBackward0;
+
+/* grad_output: replication_pad2d(grad, padding) */
+static tg_tensor *ReplicationPad2dBackwardBackward0_grad_output(tg__node_ReplicationPad2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_replication_pad2d(grads[0], n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(self) */
+static tg_tensor *ReplicationPad2dBackwardBackward0_self(tg__node_ReplicationPad2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    (void)grads;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ReplicationPad2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ReplicationPad2dBackwardBackward0 *n = (tg__node_ReplicationPad2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ReplicationPad2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ReplicationPad2dBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ReplicationPad2dBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_ReplicationPad2dBackwardBackward0 *n = (tg__node_ReplicationPad2dBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ReplicationPad2dBackwardBackward0_vtable = { "ReplicationPad2dBackwardBackward0", ReplicationPad2dBackwardBackward0_apply, ReplicationPad2dBackwardBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -8598,6 +9316,467 @@ tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_
         tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
     if (tg__gen_differentiable(tg_r.r2))
         tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+static tg_tensors2 tg__below_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors2 tg_r = tg_max_pool2d_with_indices_fn(self, kernel_size, (tg_max_pool2d_with_indices_opts){ .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg__node_MaxPool2dWithIndicesBackward0 *tg_n = (tg__node_MaxPool2dWithIndicesBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation), &MaxPool2dWithIndicesBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_tensors2){ 0 };
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->kernel_size = tg__gen_keep_ints(kernel_size, &tg_cursor);
+    tg_n->stride = tg__gen_keep_ints(stride, &tg_cursor);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_n->dilation = tg__gen_keep_ints(dilation, &tg_cursor);
+    tg_n->ceil_mode = ceil_mode;
+    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    if (!tg_r.r0 && !tg_r.r1) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors2){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
+static tg_tensor *tg__below_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg__node_MaxPool2dWithIndicesBackwardBackward0 *tg_n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxPool2dWithIndicesBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->indices, indices, false, 0);
+    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
+static tg_tensor *tg__below_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_max_pool_double_backward(self, indices, dim);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_max_pool_double_backward(self, indices, dim);
+    tg__node_MaxPoolDoubleBackwardBackward0 *tg_n = (tg__node_MaxPoolDoubleBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxPoolDoubleBackwardBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->indices, indices, false, 0);
+    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
+static tg_tensor *tg__below_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_avg_pool2d_fn(self, kernel_size, (tg_avg_pool2d_opts){ .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__node_AvgPool2dBackward0 *tg_n = (tg__node_AvgPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding), &AvgPool2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->kernel_size = tg__gen_keep_ints(kernel_size, &tg_cursor);
+    tg_n->stride = tg__gen_keep_ints(stride, &tg_cursor);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_n->ceil_mode = ceil_mode;
+    tg_n->count_include_pad = count_include_pad;
+    tg_n->divisor_override = divisor_override;
+    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
+static tg_tensor *tg__below_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__node_AvgPool2dBackwardBackward0 *tg_n = (tg__node_AvgPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding), &AvgPool2dBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->kernel_size = tg__gen_keep_ints(kernel_size, &tg_cursor);
+    tg_n->stride = tg__gen_keep_ints(stride, &tg_cursor);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_n->ceil_mode = ceil_mode;
+    tg_n->count_include_pad = count_include_pad;
+    tg_n->divisor_override = divisor_override;
+    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+static tg_tensor *tg__below__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg__adaptive_avg_pool2d(self, output_size);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below__adaptive_avg_pool2d(self, output_size);
+    tg__node_AdaptiveAvgPool2dBackward0 *tg_n = (tg__node_AdaptiveAvgPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveAvgPool2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *tg__below__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg__adaptive_avg_pool2d_backward(grad_output, self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    tg__node_AdaptiveAvgPool2dBackwardBackward0 *tg_n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveAvgPool2dBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg__saved_sizes_save(&tg_n->grad_output_sizes, grad_output);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
+static tg_tensors2 tg__below_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors2 tg_r = tg_adaptive_max_pool2d(self, output_size);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_adaptive_max_pool2d(self, output_size);
+    tg__node_AdaptiveMaxPool2dBackward0 *tg_n = (tg__node_AdaptiveMaxPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveMaxPool2dBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_tensors2){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
+    if (!tg_r.r0 && !tg_r.r1) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors2){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
+static tg_tensor *tg__below_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg__node_AdaptiveMaxPool2dBackwardBackward0 *tg_n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveMaxPool2dBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->indices, indices, false, 0);
+    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+static tg_tensor *tg__below_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_constant_pad_nd_fn(self, pad, (tg_constant_pad_nd_opts){ .value = value });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_constant_pad_nd(self, pad, value);
+    tg__node_ConstantPadNdBackward0 *tg_n = (tg__node_ConstantPadNdBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(pad), &ConstantPadNdBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->pad = tg__gen_keep_ints(pad, &tg_cursor);
+    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *tg__below_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_reflection_pad2d(self, padding);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_reflection_pad2d(self, padding);
+    tg__node_ReflectionPad2dBackward0 *tg_n = (tg__node_ReflectionPad2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReflectionPad2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *tg__below_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_reflection_pad2d_backward(grad_output, self, padding);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    tg__node_ReflectionPad2dBackwardBackward0 *tg_n = (tg__node_ReflectionPad2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReflectionPad2dBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* replication_pad2d(Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *tg__below_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_replication_pad2d(self, padding);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_replication_pad2d(self, padding);
+    tg__node_ReplicationPad2dBackward0 *tg_n = (tg__node_ReplicationPad2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReplicationPad2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *tg__below_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_replication_pad2d_backward(grad_output, self, padding);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_replication_pad2d_backward(grad_output, self, padding);
+    tg__node_ReplicationPad2dBackwardBackward0 *tg_n = (tg__node_ReplicationPad2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReplicationPad2dBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
+    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }

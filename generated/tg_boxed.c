@@ -4336,6 +4336,348 @@ int tg__boxed_conv_transpose3d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+int tg__boxed_max_pool2d_with_indices(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "max_pool2d_with_indices", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "max_pool2d_with_indices", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &kernel_size)) return tg__boxed_bad_arg(tg_s, 6, 1, "max_pool2d_with_indices", "kernel_size", "int[2]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 6, 2, "max_pool2d_with_indices", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[3], &padding)) return tg__boxed_bad_arg(tg_s, 6, 3, "max_pool2d_with_indices", "padding", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &dilation)) return tg__boxed_bad_arg(tg_s, 6, 4, "max_pool2d_with_indices", "dilation", "int[2]");
+    if (tg__unbox_bool(&tg_a[5], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 6, 5, "max_pool2d_with_indices", "ceil_mode", "bool");
+    tg_tensors2 tg_r = ((tg__kfn_max_pool2d_with_indices)tg_kernel)(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
+int tg__boxed_max_pool2d_with_indices_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "max_pool2d_with_indices_backward", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 8, 0, "max_pool2d_with_indices_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 8, 1, "max_pool2d_with_indices_backward", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &kernel_size)) return tg__boxed_bad_arg(tg_s, 8, 2, "max_pool2d_with_indices_backward", "kernel_size", "int[2]");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 8, 3, "max_pool2d_with_indices_backward", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 8, 4, "max_pool2d_with_indices_backward", "padding", "int[2]");
+    if (tg__unbox_int_list(&tg_a[5], &dilation)) return tg__boxed_bad_arg(tg_s, 8, 5, "max_pool2d_with_indices_backward", "dilation", "int[2]");
+    if (tg__unbox_bool(&tg_a[6], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 8, 6, "max_pool2d_with_indices_backward", "ceil_mode", "bool");
+    if (tg__unbox_tensor(&tg_a[7], &indices)) return tg__boxed_bad_arg(tg_s, 8, 7, "max_pool2d_with_indices_backward", "indices", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_max_pool2d_with_indices_backward)tg_kernel)(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor */
+int tg__boxed_max_pool2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "max_pool2d", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "max_pool2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &kernel_size)) return tg__boxed_bad_arg(tg_s, 6, 1, "max_pool2d", "kernel_size", "int[2]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 6, 2, "max_pool2d", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[3], &padding)) return tg__boxed_bad_arg(tg_s, 6, 3, "max_pool2d", "padding", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &dilation)) return tg__boxed_bad_arg(tg_s, 6, 4, "max_pool2d", "dilation", "int[2]");
+    if (tg__unbox_bool(&tg_a[5], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 6, 5, "max_pool2d", "ceil_mode", "bool");
+    tg_tensor *tg_r = ((tg__kfn_max_pool2d)tg_kernel)(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor */
+int tg__boxed_max_pool1d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "max_pool1d", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "max_pool1d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &kernel_size)) return tg__boxed_bad_arg(tg_s, 6, 1, "max_pool1d", "kernel_size", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 6, 2, "max_pool1d", "stride", "int[1]");
+    if (tg__unbox_int_list(&tg_a[3], &padding)) return tg__boxed_bad_arg(tg_s, 6, 3, "max_pool1d", "padding", "int[1]");
+    if (tg__unbox_int_list(&tg_a[4], &dilation)) return tg__boxed_bad_arg(tg_s, 6, 4, "max_pool1d", "dilation", "int[1]");
+    if (tg__unbox_bool(&tg_a[5], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 6, 5, "max_pool1d", "ceil_mode", "bool");
+    tg_tensor *tg_r = ((tg__kfn_max_pool1d)tg_kernel)(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
+int tg__boxed_max_pool_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "max_pool_double_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *indices;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "max_pool_double_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 3, 1, "max_pool_double_backward", "indices", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "max_pool_double_backward", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_max_pool_double_backward)tg_kernel)(self, indices, dim);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
+int tg__boxed_avg_pool2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "avg_pool2d", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "avg_pool2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &kernel_size)) return tg__boxed_bad_arg(tg_s, 7, 1, "avg_pool2d", "kernel_size", "int[2]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 7, 2, "avg_pool2d", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[3], &padding)) return tg__boxed_bad_arg(tg_s, 7, 3, "avg_pool2d", "padding", "int[2]");
+    if (tg__unbox_bool(&tg_a[4], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 7, 4, "avg_pool2d", "ceil_mode", "bool");
+    if (tg__unbox_bool(&tg_a[5], &count_include_pad)) return tg__boxed_bad_arg(tg_s, 7, 5, "avg_pool2d", "count_include_pad", "bool");
+    if (tg__unbox_opt_int(&tg_a[6], &divisor_override)) return tg__boxed_bad_arg(tg_s, 7, 6, "avg_pool2d", "divisor_override", "int?");
+    tg_tensor *tg_r = ((tg__kfn_avg_pool2d)tg_kernel)(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
+int tg__boxed_avg_pool2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "avg_pool2d_backward", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 8, 0, "avg_pool2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 8, 1, "avg_pool2d_backward", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &kernel_size)) return tg__boxed_bad_arg(tg_s, 8, 2, "avg_pool2d_backward", "kernel_size", "int[2]");
+    if (tg__unbox_int_list(&tg_a[3], &stride)) return tg__boxed_bad_arg(tg_s, 8, 3, "avg_pool2d_backward", "stride", "int[2]");
+    if (tg__unbox_int_list(&tg_a[4], &padding)) return tg__boxed_bad_arg(tg_s, 8, 4, "avg_pool2d_backward", "padding", "int[2]");
+    if (tg__unbox_bool(&tg_a[5], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 8, 5, "avg_pool2d_backward", "ceil_mode", "bool");
+    if (tg__unbox_bool(&tg_a[6], &count_include_pad)) return tg__boxed_bad_arg(tg_s, 8, 6, "avg_pool2d_backward", "count_include_pad", "bool");
+    if (tg__unbox_opt_int(&tg_a[7], &divisor_override)) return tg__boxed_bad_arg(tg_s, 8, 7, "avg_pool2d_backward", "divisor_override", "int?");
+    tg_tensor *tg_r = ((tg__kfn_avg_pool2d_backward)tg_kernel)(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+int tg__boxed_avg_pool1d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "avg_pool1d", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    bool ceil_mode;
+    bool count_include_pad;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "avg_pool1d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &kernel_size)) return tg__boxed_bad_arg(tg_s, 6, 1, "avg_pool1d", "kernel_size", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &stride)) return tg__boxed_bad_arg(tg_s, 6, 2, "avg_pool1d", "stride", "int[1]");
+    if (tg__unbox_int_list(&tg_a[3], &padding)) return tg__boxed_bad_arg(tg_s, 6, 3, "avg_pool1d", "padding", "int[1]");
+    if (tg__unbox_bool(&tg_a[4], &ceil_mode)) return tg__boxed_bad_arg(tg_s, 6, 4, "avg_pool1d", "ceil_mode", "bool");
+    if (tg__unbox_bool(&tg_a[5], &count_include_pad)) return tg__boxed_bad_arg(tg_s, 6, 5, "avg_pool1d", "count_include_pad", "bool");
+    tg_tensor *tg_r = ((tg__kfn_avg_pool1d)tg_kernel)(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+int tg__boxed_adaptive_avg_pool2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "adaptive_avg_pool2d", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "adaptive_avg_pool2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "adaptive_avg_pool2d", "output_size", "SymInt[2]");
+    tg_tensor *tg_r = ((tg__kfn_adaptive_avg_pool2d)tg_kernel)(self, output_size);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+int tg__boxed__adaptive_avg_pool2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "_adaptive_avg_pool2d", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "_adaptive_avg_pool2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "_adaptive_avg_pool2d", "output_size", "SymInt[2]");
+    tg_tensor *tg_r = ((tg__kfn__adaptive_avg_pool2d)tg_kernel)(self, output_size);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
+int tg__boxed__adaptive_avg_pool2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "_adaptive_avg_pool2d_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 2, 0, "_adaptive_avg_pool2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 2, 1, "_adaptive_avg_pool2d_backward", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn__adaptive_avg_pool2d_backward)tg_kernel)(grad_output, self);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
+int tg__boxed_adaptive_max_pool2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "adaptive_max_pool2d", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "adaptive_max_pool2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "adaptive_max_pool2d", "output_size", "int[2]");
+    tg_tensors2 tg_r = ((tg__kfn_adaptive_max_pool2d)tg_kernel)(self, output_size);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+}
+
+/* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
+int tg__boxed_adaptive_max_pool2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "adaptive_max_pool2d_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "adaptive_max_pool2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "adaptive_max_pool2d_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &indices)) return tg__boxed_bad_arg(tg_s, 3, 2, "adaptive_max_pool2d_backward", "indices", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_adaptive_max_pool2d_backward)tg_kernel)(grad_output, self, indices);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+int tg__boxed_constant_pad_nd(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "constant_pad_nd", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list pad;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "constant_pad_nd", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &pad)) return tg__boxed_bad_arg(tg_s, 3, 1, "constant_pad_nd", "pad", "int[]");
+    if (tg__unbox_double(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 3, 2, "constant_pad_nd", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_constant_pad_nd)tg_kernel)(self, pad, value);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
+int tg__boxed_constant_pad_nd_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "constant_pad_nd_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad;
+    tg_int_list pad;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 2, 0, "constant_pad_nd_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &pad)) return tg__boxed_bad_arg(tg_s, 2, 1, "constant_pad_nd_backward", "pad", "int[]");
+    tg_tensor *tg_r = ((tg__kfn_constant_pad_nd_backward)tg_kernel)(grad, pad);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
+int tg__boxed_reflection_pad2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "reflection_pad2d", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list padding;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "reflection_pad2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &padding)) return tg__boxed_bad_arg(tg_s, 2, 1, "reflection_pad2d", "padding", "int[4]");
+    tg_tensor *tg_r = ((tg__kfn_reflection_pad2d)tg_kernel)(self, padding);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+int tg__boxed_reflection_pad2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "reflection_pad2d_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_int_list padding;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "reflection_pad2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "reflection_pad2d_backward", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &padding)) return tg__boxed_bad_arg(tg_s, 3, 2, "reflection_pad2d_backward", "padding", "int[4]");
+    tg_tensor *tg_r = ((tg__kfn_reflection_pad2d_backward)tg_kernel)(grad_output, self, padding);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* replication_pad2d(Tensor self, int[4] padding) -> Tensor */
+int tg__boxed_replication_pad2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "replication_pad2d", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list padding;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "replication_pad2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &padding)) return tg__boxed_bad_arg(tg_s, 2, 1, "replication_pad2d", "padding", "int[4]");
+    tg_tensor *tg_r = ((tg__kfn_replication_pad2d)tg_kernel)(self, padding);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+int tg__boxed_replication_pad2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "replication_pad2d_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_int_list padding;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "replication_pad2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "replication_pad2d_backward", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &padding)) return tg__boxed_bad_arg(tg_s, 3, 2, "replication_pad2d_backward", "padding", "int[4]");
+    tg_tensor *tg_r = ((tg__kfn_replication_pad2d_backward)tg_kernel)(grad_output, self, padding);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -114,6 +114,20 @@
     X(native_dropout, "native_dropout") \
     X(convolution, "convolution") \
     X(convolution_backward, "convolution_backward") \
+    X(max_pool2d_with_indices, "max_pool2d_with_indices") \
+    X(max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward") \
+    X(max_pool_double_backward, "max_pool_double_backward") \
+    X(avg_pool2d, "avg_pool2d") \
+    X(avg_pool2d_backward, "avg_pool2d_backward") \
+    X(_adaptive_avg_pool2d, "_adaptive_avg_pool2d") \
+    X(_adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward") \
+    X(adaptive_max_pool2d, "adaptive_max_pool2d") \
+    X(adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward") \
+    X(constant_pad_nd, "constant_pad_nd") \
+    X(reflection_pad2d, "reflection_pad2d") \
+    X(reflection_pad2d_backward, "reflection_pad2d_backward") \
+    X(replication_pad2d, "replication_pad2d") \
+    X(replication_pad2d_backward, "replication_pad2d_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -147,6 +147,25 @@
 #include "kernels/conv_transpose1d.h"
 #include "kernels/conv_transpose2d.h"
 #include "kernels/conv_transpose3d.h"
+#include "kernels/max_pool2d_with_indices.h"
+#include "kernels/max_pool2d_with_indices_backward.h"
+#include "kernels/max_pool2d.h"
+#include "kernels/max_pool1d.h"
+#include "kernels/max_pool_double_backward.h"
+#include "kernels/avg_pool2d.h"
+#include "kernels/avg_pool2d_backward.h"
+#include "kernels/avg_pool1d.h"
+#include "kernels/adaptive_avg_pool2d.h"
+#include "kernels/_adaptive_avg_pool2d.h"
+#include "kernels/_adaptive_avg_pool2d_backward.h"
+#include "kernels/adaptive_max_pool2d.h"
+#include "kernels/adaptive_max_pool2d_backward.h"
+#include "kernels/constant_pad_nd.h"
+#include "kernels/constant_pad_nd_backward.h"
+#include "kernels/reflection_pad2d.h"
+#include "kernels/reflection_pad2d_backward.h"
+#include "kernels/replication_pad2d.h"
+#include "kernels/replication_pad2d_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -415,6 +434,25 @@ int tg__boxed_conv3d_padding(tg_fnptr kernel, tg_boxed_stack *s);   /* conv3d.pa
 int tg__boxed_conv_transpose1d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose1d */
 int tg__boxed_conv_transpose2d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose2d.input */
 int tg__boxed_conv_transpose3d(tg_fnptr kernel, tg_boxed_stack *s);   /* conv_transpose3d.input */
+int tg__boxed_max_pool2d_with_indices(tg_fnptr kernel, tg_boxed_stack *s);   /* max_pool2d_with_indices */
+int tg__boxed_max_pool2d_with_indices_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* max_pool2d_with_indices_backward */
+int tg__boxed_max_pool2d(tg_fnptr kernel, tg_boxed_stack *s);   /* max_pool2d */
+int tg__boxed_max_pool1d(tg_fnptr kernel, tg_boxed_stack *s);   /* max_pool1d */
+int tg__boxed_max_pool_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* max_pool_double_backward */
+int tg__boxed_avg_pool2d(tg_fnptr kernel, tg_boxed_stack *s);   /* avg_pool2d */
+int tg__boxed_avg_pool2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* avg_pool2d_backward */
+int tg__boxed_avg_pool1d(tg_fnptr kernel, tg_boxed_stack *s);   /* avg_pool1d */
+int tg__boxed_adaptive_avg_pool2d(tg_fnptr kernel, tg_boxed_stack *s);   /* adaptive_avg_pool2d */
+int tg__boxed__adaptive_avg_pool2d(tg_fnptr kernel, tg_boxed_stack *s);   /* _adaptive_avg_pool2d */
+int tg__boxed__adaptive_avg_pool2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* _adaptive_avg_pool2d_backward */
+int tg__boxed_adaptive_max_pool2d(tg_fnptr kernel, tg_boxed_stack *s);   /* adaptive_max_pool2d */
+int tg__boxed_adaptive_max_pool2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* adaptive_max_pool2d_backward */
+int tg__boxed_constant_pad_nd(tg_fnptr kernel, tg_boxed_stack *s);   /* constant_pad_nd */
+int tg__boxed_constant_pad_nd_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* constant_pad_nd_backward */
+int tg__boxed_reflection_pad2d(tg_fnptr kernel, tg_boxed_stack *s);   /* reflection_pad2d */
+int tg__boxed_reflection_pad2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* reflection_pad2d_backward */
+int tg__boxed_replication_pad2d(tg_fnptr kernel, tg_boxed_stack *s);   /* replication_pad2d */
+int tg__boxed_replication_pad2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* replication_pad2d_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

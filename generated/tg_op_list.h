@@ -264,6 +264,25 @@
     X(conv_transpose1d, "conv_transpose1d") \
     X(conv_transpose2d, "conv_transpose2d.input") \
     X(conv_transpose3d, "conv_transpose3d.input") \
+    X(max_pool2d_with_indices, "max_pool2d_with_indices") \
+    X(max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward") \
+    X(max_pool2d, "max_pool2d") \
+    X(max_pool1d, "max_pool1d") \
+    X(max_pool_double_backward, "max_pool_double_backward") \
+    X(avg_pool2d, "avg_pool2d") \
+    X(avg_pool2d_backward, "avg_pool2d_backward") \
+    X(avg_pool1d, "avg_pool1d") \
+    X(adaptive_avg_pool2d, "adaptive_avg_pool2d") \
+    X(_adaptive_avg_pool2d, "_adaptive_avg_pool2d") \
+    X(_adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward") \
+    X(adaptive_max_pool2d, "adaptive_max_pool2d") \
+    X(adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward") \
+    X(constant_pad_nd, "constant_pad_nd") \
+    X(constant_pad_nd_backward, "constant_pad_nd_backward") \
+    X(reflection_pad2d, "reflection_pad2d") \
+    X(reflection_pad2d_backward, "reflection_pad2d_backward") \
+    X(replication_pad2d, "replication_pad2d") \
+    X(replication_pad2d_backward, "replication_pad2d_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -336,6 +355,19 @@
     X(native_dropout, "native_dropout") \
     X(convolution, "convolution") \
     X(convolution_backward, "convolution_backward") \
+    X(max_pool2d_with_indices, "max_pool2d_with_indices") \
+    X(max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward") \
+    X(max_pool_double_backward, "max_pool_double_backward") \
+    X(avg_pool2d, "avg_pool2d") \
+    X(avg_pool2d_backward, "avg_pool2d_backward") \
+    X(_adaptive_avg_pool2d, "_adaptive_avg_pool2d") \
+    X(_adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward") \
+    X(adaptive_max_pool2d, "adaptive_max_pool2d") \
+    X(adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward") \
+    X(reflection_pad2d, "reflection_pad2d") \
+    X(reflection_pad2d_backward, "reflection_pad2d_backward") \
+    X(replication_pad2d, "replication_pad2d") \
+    X(replication_pad2d_backward, "replication_pad2d_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

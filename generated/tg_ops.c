@@ -36,6 +36,14 @@ const int64_t tg__default_conv_transpose3d_stride[] = { 1, 1, 1 };
 const int64_t tg__default_conv_transpose3d_padding[] = { 0, 0, 0 };
 const int64_t tg__default_conv_transpose3d_output_padding[] = { 0, 0, 0 };
 const int64_t tg__default_conv_transpose3d_dilation[] = { 1, 1, 1 };
+const int64_t tg__default_max_pool2d_with_indices_padding[] = { 0, 0 };
+const int64_t tg__default_max_pool2d_with_indices_dilation[] = { 1, 1 };
+const int64_t tg__default_max_pool2d_padding[] = { 0, 0 };
+const int64_t tg__default_max_pool2d_dilation[] = { 1, 1 };
+const int64_t tg__default_max_pool1d_padding[] = { 0 };
+const int64_t tg__default_max_pool1d_dilation[] = { 1 };
+const int64_t tg__default_avg_pool2d_padding[] = { 0, 0 };
+const int64_t tg__default_avg_pool1d_padding[] = { 0 };
 
 /* empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
@@ -7792,6 +7800,589 @@ tg_tensor *tg_conv_transpose3d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_t
     if (!tg_kernel) return tg_boxed ? fallback_conv_transpose3d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+static tg_tensors2 fallback_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, ceil_mode);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_POOL2D_WITH_INDICES], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors2){ 0 };
+    }
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_tensors2 tg_max_pool2d_with_indices_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool2d_with_indices_opts opts)
+{
+    if (!self) { tg__null_arg("max_pool2d_with_indices", "self"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback_max_pool2d_with_indices(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_max_pool2d_with_indices tg_kernel = (tg__kfn_max_pool2d_with_indices)tg__pick_kernel(&tg__ops[TG_OP_MAX_POOL2D_WITH_INDICES], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_max_pool2d_with_indices(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode) : (tg_tensors2){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors2 tg_r = tg_kernel(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    return tg_r;
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
+static tg_tensor *fallback_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, ceil_mode);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_POOL2D_WITH_INDICES_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    if (!grad_output) return tg__null_arg("max_pool2d_with_indices_backward", "grad_output");
+    if (!self) return tg__null_arg("max_pool2d_with_indices_backward", "self");
+    if (!indices) return tg__null_arg("max_pool2d_with_indices_backward", "indices");
+    if (tg__stub_profiled()) return fallback_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_max_pool2d_with_indices_backward tg_kernel = (tg__kfn_max_pool2d_with_indices_backward)tg__pick_kernel(&tg__ops[TG_OP_MAX_POOL2D_WITH_INDICES_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor */
+static tg_tensor *fallback_max_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, ceil_mode);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_POOL2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_max_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool2d_opts opts)
+{
+    if (!self) return tg__null_arg("max_pool2d", "self");
+    if (tg__stub_profiled()) return fallback_max_pool2d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_max_pool2d tg_kernel = (tg__kfn_max_pool2d)tg__pick_kernel(&tg__ops[TG_OP_MAX_POOL2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_max_pool2d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor */
+static tg_tensor *fallback_max_pool1d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_int_list(&tg_s, dilation);
+    tg__box_bool(&tg_s, ceil_mode);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_POOL1D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_max_pool1d_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool1d_opts opts)
+{
+    if (!self) return tg__null_arg("max_pool1d", "self");
+    if (tg__stub_profiled()) return fallback_max_pool1d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_max_pool1d tg_kernel = (tg__kfn_max_pool1d)tg__pick_kernel(&tg__ops[TG_OP_MAX_POOL1D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_max_pool1d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
+static tg_tensor *fallback_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MAX_POOL_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    if (!self) return tg__null_arg("max_pool_double_backward", "self");
+    if (!indices) return tg__null_arg("max_pool_double_backward", "indices");
+    if (tg__stub_profiled()) return fallback_max_pool_double_backward(self, indices, dim);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_max_pool_double_backward tg_kernel = (tg__kfn_max_pool_double_backward)tg__pick_kernel(&tg__ops[TG_OP_MAX_POOL_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_max_pool_double_backward(self, indices, dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, indices, dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
+static tg_tensor *fallback_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_bool(&tg_s, ceil_mode);
+    tg__box_bool(&tg_s, count_include_pad);
+    tg__box_opt_int(&tg_s, divisor_override);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AVG_POOL2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_avg_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool2d_opts opts)
+{
+    if (!self) return tg__null_arg("avg_pool2d", "self");
+    if (tg__stub_profiled()) return fallback_avg_pool2d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad, opts.divisor_override);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_avg_pool2d tg_kernel = (tg__kfn_avg_pool2d)tg__pick_kernel(&tg__ops[TG_OP_AVG_POOL2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_avg_pool2d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad, opts.divisor_override) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad, opts.divisor_override);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
+static tg_tensor *fallback_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_bool(&tg_s, ceil_mode);
+    tg__box_bool(&tg_s, count_include_pad);
+    tg__box_opt_int(&tg_s, divisor_override);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AVG_POOL2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    if (!grad_output) return tg__null_arg("avg_pool2d_backward", "grad_output");
+    if (!self) return tg__null_arg("avg_pool2d_backward", "self");
+    if (tg__stub_profiled()) return fallback_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_avg_pool2d_backward tg_kernel = (tg__kfn_avg_pool2d_backward)tg__pick_kernel(&tg__ops[TG_OP_AVG_POOL2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+static tg_tensor *fallback_avg_pool1d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, kernel_size);
+    tg__box_int_list(&tg_s, stride);
+    tg__box_int_list(&tg_s, padding);
+    tg__box_bool(&tg_s, ceil_mode);
+    tg__box_bool(&tg_s, count_include_pad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_AVG_POOL1D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_avg_pool1d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool1d_opts opts)
+{
+    if (!self) return tg__null_arg("avg_pool1d", "self");
+    if (tg__stub_profiled()) return fallback_avg_pool1d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_avg_pool1d tg_kernel = (tg__kfn_avg_pool1d)tg__pick_kernel(&tg__ops[TG_OP_AVG_POOL1D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_avg_pool1d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+static tg_tensor *fallback_adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADAPTIVE_AVG_POOL2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    if (!self) return tg__null_arg("adaptive_avg_pool2d", "self");
+    if (tg__stub_profiled()) return fallback_adaptive_avg_pool2d(self, output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_adaptive_avg_pool2d tg_kernel = (tg__kfn_adaptive_avg_pool2d)tg__pick_kernel(&tg__ops[TG_OP_ADAPTIVE_AVG_POOL2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_adaptive_avg_pool2d(self, output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+static tg_tensor *fallback__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__ADAPTIVE_AVG_POOL2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    if (!self) return tg__null_arg("_adaptive_avg_pool2d", "self");
+    if (tg__stub_profiled()) return fallback__adaptive_avg_pool2d(self, output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__adaptive_avg_pool2d tg_kernel = (tg__kfn__adaptive_avg_pool2d)tg__pick_kernel(&tg__ops[TG_OP__ADAPTIVE_AVG_POOL2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__adaptive_avg_pool2d(self, output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *fallback__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__ADAPTIVE_AVG_POOL2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    if (!grad_output) return tg__null_arg("_adaptive_avg_pool2d_backward", "grad_output");
+    if (!self) return tg__null_arg("_adaptive_avg_pool2d_backward", "self");
+    if (tg__stub_profiled()) return fallback__adaptive_avg_pool2d_backward(grad_output, self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__adaptive_avg_pool2d_backward tg_kernel = (tg__kfn__adaptive_avg_pool2d_backward)tg__pick_kernel(&tg__ops[TG_OP__ADAPTIVE_AVG_POOL2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__adaptive_avg_pool2d_backward(grad_output, self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
+static tg_tensors2 fallback_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADAPTIVE_MAX_POOL2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors2){ 0 };
+    }
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_tensors2 tg_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    if (!self) { tg__null_arg("adaptive_max_pool2d", "self"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback_adaptive_max_pool2d(self, output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_adaptive_max_pool2d tg_kernel = (tg__kfn_adaptive_max_pool2d)tg__pick_kernel(&tg__ops[TG_OP_ADAPTIVE_MAX_POOL2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_adaptive_max_pool2d(self, output_size) : (tg_tensors2){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors2 tg_r = tg_kernel(self, output_size);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    return tg_r;
+}
+
+/* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
+static tg_tensor *fallback_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ADAPTIVE_MAX_POOL2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    if (!grad_output) return tg__null_arg("adaptive_max_pool2d_backward", "grad_output");
+    if (!self) return tg__null_arg("adaptive_max_pool2d_backward", "self");
+    if (!indices) return tg__null_arg("adaptive_max_pool2d_backward", "indices");
+    if (tg__stub_profiled()) return fallback_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_adaptive_max_pool2d_backward tg_kernel = (tg__kfn_adaptive_max_pool2d_backward)tg__pick_kernel(&tg__ops[TG_OP_ADAPTIVE_MAX_POOL2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_adaptive_max_pool2d_backward(grad_output, self, indices) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, indices);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+static tg_tensor *fallback_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, pad);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONSTANT_PAD_ND], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_constant_pad_nd_fn(tg_tensor *self, tg_int_list pad, tg_constant_pad_nd_opts opts)
+{
+    if (!self) return tg__null_arg("constant_pad_nd", "self");
+    if (tg__stub_profiled()) return fallback_constant_pad_nd(self, pad, opts.value);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_constant_pad_nd tg_kernel = (tg__kfn_constant_pad_nd)tg__pick_kernel(&tg__ops[TG_OP_CONSTANT_PAD_ND], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_constant_pad_nd(self, pad, opts.value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, pad, opts.value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
+static tg_tensor *fallback_constant_pad_nd_backward(tg_tensor *grad, tg_int_list pad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, pad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CONSTANT_PAD_ND_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_constant_pad_nd_backward(tg_tensor *grad, tg_int_list pad)
+{
+    if (!grad) return tg__null_arg("constant_pad_nd_backward", "grad");
+    if (tg__stub_profiled()) return fallback_constant_pad_nd_backward(grad, pad);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_constant_pad_nd_backward tg_kernel = (tg__kfn_constant_pad_nd_backward)tg__pick_kernel(&tg__ops[TG_OP_CONSTANT_PAD_ND_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_constant_pad_nd_backward(grad, pad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, pad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *fallback_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, padding);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REFLECTION_PAD2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    if (!self) return tg__null_arg("reflection_pad2d", "self");
+    if (tg__stub_profiled()) return fallback_reflection_pad2d(self, padding);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_reflection_pad2d tg_kernel = (tg__kfn_reflection_pad2d)tg__pick_kernel(&tg__ops[TG_OP_REFLECTION_PAD2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_reflection_pad2d(self, padding) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, padding);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *fallback_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, padding);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REFLECTION_PAD2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    if (!grad_output) return tg__null_arg("reflection_pad2d_backward", "grad_output");
+    if (!self) return tg__null_arg("reflection_pad2d_backward", "self");
+    if (tg__stub_profiled()) return fallback_reflection_pad2d_backward(grad_output, self, padding);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_reflection_pad2d_backward tg_kernel = (tg__kfn_reflection_pad2d_backward)tg__pick_kernel(&tg__ops[TG_OP_REFLECTION_PAD2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_reflection_pad2d_backward(grad_output, self, padding) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, padding);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* replication_pad2d(Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *fallback_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, padding);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPLICATION_PAD2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    if (!self) return tg__null_arg("replication_pad2d", "self");
+    if (tg__stub_profiled()) return fallback_replication_pad2d(self, padding);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_replication_pad2d tg_kernel = (tg__kfn_replication_pad2d)tg__pick_kernel(&tg__ops[TG_OP_REPLICATION_PAD2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_replication_pad2d(self, padding) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, padding);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
+static tg_tensor *fallback_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, padding);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPLICATION_PAD2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    if (!grad_output) return tg__null_arg("replication_pad2d_backward", "grad_output");
+    if (!self) return tg__null_arg("replication_pad2d_backward", "self");
+    if (tg__stub_profiled()) return fallback_replication_pad2d_backward(grad_output, self, padding);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_replication_pad2d_backward tg_kernel = (tg__kfn_replication_pad2d_backward)tg__pick_kernel(&tg__ops[TG_OP_REPLICATION_PAD2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_replication_pad2d_backward(grad_output, self, padding) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, padding);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

@@ -281,6 +281,25 @@ typedef enum tg_op {
     TG_OP_CONV_TRANSPOSE1D,   /* conv_transpose1d */
     TG_OP_CONV_TRANSPOSE2D,   /* conv_transpose2d.input */
     TG_OP_CONV_TRANSPOSE3D,   /* conv_transpose3d.input */
+    TG_OP_MAX_POOL2D_WITH_INDICES,   /* max_pool2d_with_indices */
+    TG_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,   /* max_pool2d_with_indices_backward */
+    TG_OP_MAX_POOL2D,   /* max_pool2d */
+    TG_OP_MAX_POOL1D,   /* max_pool1d */
+    TG_OP_MAX_POOL_DOUBLE_BACKWARD,   /* max_pool_double_backward */
+    TG_OP_AVG_POOL2D,   /* avg_pool2d */
+    TG_OP_AVG_POOL2D_BACKWARD,   /* avg_pool2d_backward */
+    TG_OP_AVG_POOL1D,   /* avg_pool1d */
+    TG_OP_ADAPTIVE_AVG_POOL2D,   /* adaptive_avg_pool2d */
+    TG_OP__ADAPTIVE_AVG_POOL2D,   /* _adaptive_avg_pool2d */
+    TG_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,   /* _adaptive_avg_pool2d_backward */
+    TG_OP_ADAPTIVE_MAX_POOL2D,   /* adaptive_max_pool2d */
+    TG_OP_ADAPTIVE_MAX_POOL2D_BACKWARD,   /* adaptive_max_pool2d_backward */
+    TG_OP_CONSTANT_PAD_ND,   /* constant_pad_nd */
+    TG_OP_CONSTANT_PAD_ND_BACKWARD,   /* constant_pad_nd_backward */
+    TG_OP_REFLECTION_PAD2D,   /* reflection_pad2d */
+    TG_OP_REFLECTION_PAD2D_BACKWARD,   /* reflection_pad2d_backward */
+    TG_OP_REPLICATION_PAD2D,   /* replication_pad2d */
+    TG_OP_REPLICATION_PAD2D_BACKWARD,   /* replication_pad2d_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -420,6 +439,25 @@ typedef enum tg_op {
 #include "ops/conv_transpose1d.h"
 #include "ops/conv_transpose2d.h"
 #include "ops/conv_transpose3d.h"
+#include "ops/max_pool2d_with_indices.h"
+#include "ops/max_pool2d_with_indices_backward.h"
+#include "ops/max_pool2d.h"
+#include "ops/max_pool1d.h"
+#include "ops/max_pool_double_backward.h"
+#include "ops/avg_pool2d.h"
+#include "ops/avg_pool2d_backward.h"
+#include "ops/avg_pool1d.h"
+#include "ops/adaptive_avg_pool2d.h"
+#include "ops/_adaptive_avg_pool2d.h"
+#include "ops/_adaptive_avg_pool2d_backward.h"
+#include "ops/adaptive_max_pool2d.h"
+#include "ops/adaptive_max_pool2d_backward.h"
+#include "ops/constant_pad_nd.h"
+#include "ops/constant_pad_nd_backward.h"
+#include "ops/reflection_pad2d.h"
+#include "ops/reflection_pad2d_backward.h"
+#include "ops/replication_pad2d.h"
+#include "ops/replication_pad2d_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

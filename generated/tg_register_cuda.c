@@ -64,6 +64,19 @@
 #include "kernels/native_dropout.h"
 #include "kernels/convolution.h"
 #include "kernels/convolution_backward.h"
+#include "kernels/max_pool2d_with_indices.h"
+#include "kernels/max_pool2d_with_indices_backward.h"
+#include "kernels/max_pool_double_backward.h"
+#include "kernels/avg_pool2d.h"
+#include "kernels/avg_pool2d_backward.h"
+#include "kernels/_adaptive_avg_pool2d.h"
+#include "kernels/_adaptive_avg_pool2d_backward.h"
+#include "kernels/adaptive_max_pool2d.h"
+#include "kernels/adaptive_max_pool2d_backward.h"
+#include "kernels/reflection_pad2d.h"
+#include "kernels/reflection_pad2d_backward.h"
+#include "kernels/replication_pad2d.h"
+#include "kernels/replication_pad2d_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -626,9 +639,22 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "native_dropout", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_dropout },
     { "convolution", TG_KEY_CUDA, (tg_fnptr)tg__cuda_convolution },
     { "convolution_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_convolution_backward },
+    { "max_pool2d_with_indices", TG_KEY_CUDA, (tg_fnptr)tg__cuda_max_pool2d_with_indices },
+    { "max_pool2d_with_indices_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_max_pool2d_with_indices_backward },
+    { "max_pool_double_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_max_pool_double_backward },
+    { "avg_pool2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_avg_pool2d },
+    { "avg_pool2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_avg_pool2d_backward },
+    { "_adaptive_avg_pool2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adaptive_avg_pool2d },
+    { "_adaptive_avg_pool2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adaptive_avg_pool2d_backward },
+    { "adaptive_max_pool2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adaptive_max_pool2d },
+    { "adaptive_max_pool2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adaptive_max_pool2d_backward },
+    { "reflection_pad2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_reflection_pad2d },
+    { "reflection_pad2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_reflection_pad2d_backward },
+    { "replication_pad2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_replication_pad2d },
+    { "replication_pad2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_replication_pad2d_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 134 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 147 };
