@@ -138,6 +138,17 @@
 #include "kernels/dropout.h"
 #include "kernels/native_dropout.h"
 #include "kernels/native_dropout_backward.h"
+#include "kernels/batch_norm.h"
+#include "kernels/native_batch_norm.h"
+#include "kernels/native_batch_norm_backward.h"
+#include "kernels/group_norm.h"
+#include "kernels/native_group_norm.h"
+#include "kernels/native_group_norm_backward.h"
+#include "kernels/instance_norm.h"
+#include "kernels/upsample_nearest2d.h"
+#include "kernels/upsample_nearest2d_backward.h"
+#include "kernels/upsample_bilinear2d.h"
+#include "kernels/upsample_bilinear2d_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -394,6 +405,17 @@ int tg__boxed_cross_entropy(tg_fnptr kernel, tg_boxed_stack *s);   /* cross_entr
 int tg__boxed_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* dropout */
 int tg__boxed_native_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* native_dropout */
 int tg__boxed_native_dropout_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_dropout_backward */
+int tg__boxed_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* batch_norm */
+int tg__boxed_native_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm */
+int tg__boxed_native_batch_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm_backward */
+int tg__boxed_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* group_norm */
+int tg__boxed_native_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm */
+int tg__boxed_native_group_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm_backward */
+int tg__boxed_instance_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* instance_norm */
+int tg__boxed_upsample_nearest2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d */
+int tg__boxed_upsample_nearest2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward */
+int tg__boxed_upsample_bilinear2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d */
+int tg__boxed_upsample_bilinear2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

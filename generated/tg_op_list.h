@@ -252,6 +252,17 @@
     X(dropout, "dropout") \
     X(native_dropout, "native_dropout") \
     X(native_dropout_backward, "native_dropout_backward") \
+    X(batch_norm, "batch_norm") \
+    X(native_batch_norm, "native_batch_norm") \
+    X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(group_norm, "group_norm") \
+    X(native_group_norm, "native_group_norm") \
+    X(native_group_norm_backward, "native_group_norm_backward") \
+    X(instance_norm, "instance_norm") \
+    X(upsample_nearest2d, "upsample_nearest2d") \
+    X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
+    X(upsample_bilinear2d, "upsample_bilinear2d") \
+    X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \

@@ -42,6 +42,12 @@ typedef struct tg_tensors2 {
     tg_tensor *r1;
 } tg_tensors2;
 
+typedef struct tg_tensors3 {
+    tg_tensor *r0;
+    tg_tensor *r1;
+    tg_tensor *r2;
+} tg_tensors3;
+
 
 #ifdef __cplusplus
 }

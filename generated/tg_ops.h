@@ -269,6 +269,17 @@ typedef enum tg_op {
     TG_OP_DROPOUT,   /* dropout */
     TG_OP_NATIVE_DROPOUT,   /* native_dropout */
     TG_OP_NATIVE_DROPOUT_BACKWARD,   /* native_dropout_backward */
+    TG_OP_BATCH_NORM,   /* batch_norm */
+    TG_OP_NATIVE_BATCH_NORM,   /* native_batch_norm */
+    TG_OP_NATIVE_BATCH_NORM_BACKWARD,   /* native_batch_norm_backward */
+    TG_OP_GROUP_NORM,   /* group_norm */
+    TG_OP_NATIVE_GROUP_NORM,   /* native_group_norm */
+    TG_OP_NATIVE_GROUP_NORM_BACKWARD,   /* native_group_norm_backward */
+    TG_OP_INSTANCE_NORM,   /* instance_norm */
+    TG_OP_UPSAMPLE_NEAREST2D,   /* upsample_nearest2d */
+    TG_OP_UPSAMPLE_NEAREST2D_BACKWARD,   /* upsample_nearest2d_backward */
+    TG_OP_UPSAMPLE_BILINEAR2D,   /* upsample_bilinear2d */
+    TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD,   /* upsample_bilinear2d_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -399,6 +410,17 @@ typedef enum tg_op {
 #include "ops/dropout.h"
 #include "ops/native_dropout.h"
 #include "ops/native_dropout_backward.h"
+#include "ops/batch_norm.h"
+#include "ops/native_batch_norm.h"
+#include "ops/native_batch_norm_backward.h"
+#include "ops/group_norm.h"
+#include "ops/native_group_norm.h"
+#include "ops/native_group_norm_backward.h"
+#include "ops/instance_norm.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 
