@@ -333,6 +333,14 @@
     X(nll_loss_forward, "nll_loss_forward") \
     X(nll_loss_backward, "nll_loss_backward") \
     X(native_dropout, "native_dropout") \
+    X(native_batch_norm, "native_batch_norm") \
+    X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(native_group_norm, "native_group_norm") \
+    X(native_group_norm_backward, "native_group_norm_backward") \
+    X(upsample_nearest2d, "upsample_nearest2d") \
+    X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
+    X(upsample_bilinear2d, "upsample_bilinear2d") \
+    X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -25,6 +25,8 @@ typedef tg_tensors3 (*tg__kfn_native_batch_norm)(tg_tensor *input, tg_tensor *we
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__cpu_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps);
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

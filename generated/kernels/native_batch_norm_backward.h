@@ -25,6 +25,8 @@ typedef tg_tensors3 (*tg__kfn_native_batch_norm_backward)(tg_tensor *grad_out, t
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask);
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+tg_tensors3 tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -25,6 +25,8 @@ typedef tg_tensors3 (*tg__kfn_native_group_norm)(tg_tensor *input, tg_tensor *we
 
 /* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__cpu_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps);
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

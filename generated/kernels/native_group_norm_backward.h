@@ -25,6 +25,8 @@ typedef tg_tensors3 (*tg__kfn_native_group_norm_backward)(tg_tensor *grad_out, t
 
 /* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask);
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -25,6 +25,8 @@ typedef tg_tensor *(*tg__kfn_upsample_bilinear2d_backward)(tg_tensor *grad_outpu
 
 /* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__cpu_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w);
+/* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+tg_tensor *tg__cuda_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -25,6 +25,8 @@ typedef tg_tensor *(*tg__kfn_upsample_nearest2d)(tg_tensor *self, tg_int_list ou
 
 /* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__cpu_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w);
+/* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+tg_tensor *tg__cuda_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

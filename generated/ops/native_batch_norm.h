@@ -17,7 +17,7 @@ extern "C" {
  * training the batch statistics normalise and running_mean/running_var (if given) are
  * updated in place with momentum (the unbiased variance); in eval the running statistics
  * normalise.
- * Kernels: tg__cpu_native_batch_norm, tg__autograd_kernel_native_batch_norm. */
+ * Kernels: tg__cpu_native_batch_norm, tg__cuda_native_batch_norm, tg__autograd_kernel_native_batch_norm. */
 tg_tensors3 tg_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps);
 
 

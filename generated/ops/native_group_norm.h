@@ -15,7 +15,7 @@ extern "C" {
 /* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
  * (output, mean, rstd) of group normalization of input seen as (N, C, HxW); mean and rstd
  * are (N, group).
- * Kernels: tg__cpu_native_group_norm, tg__autograd_kernel_native_group_norm. */
+ * Kernels: tg__cpu_native_group_norm, tg__cuda_native_group_norm, tg__autograd_kernel_native_group_norm. */
 tg_tensors3 tg_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps);
 
 

@@ -15,7 +15,7 @@ extern "C" {
 /* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  * The gradients of native_group_norm with respect to input, weight and bias (each computed
  * when output_mask says so).
- * Kernels: tg__cpu_native_group_norm_backward, tg__autograd_kernel_native_group_norm_backward. */
+ * Kernels: tg__cpu_native_group_norm_backward, tg__cuda_native_group_norm_backward, tg__autograd_kernel_native_group_norm_backward. */
 tg_tensors3 tg_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask);
 
 

@@ -15,7 +15,7 @@ extern "C" {
 /* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
  * Bilinear resize of (N, C, H, W) to output_size, with PyTorch's source coordinates for
  * align_corners True and False.
- * Kernels: tg__cpu_upsample_bilinear2d, tg__autograd_kernel_upsample_bilinear2d. */
+ * Kernels: tg__cpu_upsample_bilinear2d, tg__cuda_upsample_bilinear2d, tg__autograd_kernel_upsample_bilinear2d. */
 typedef struct tg_upsample_bilinear2d_opts {
     tg_opt_float scales_h;   /* default None */
     tg_opt_float scales_w;   /* default None */

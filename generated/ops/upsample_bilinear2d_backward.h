@@ -15,7 +15,7 @@ extern "C" {
 /* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
  * The gradient of upsample_bilinear2d (each output gradient spread over its four source
  * elements with the interpolation weights).
- * Kernels: tg__cpu_upsample_bilinear2d_backward, tg__autograd_kernel_upsample_bilinear2d_backward. */
+ * Kernels: tg__cpu_upsample_bilinear2d_backward, tg__cuda_upsample_bilinear2d_backward, tg__autograd_kernel_upsample_bilinear2d_backward. */
 typedef struct tg_upsample_bilinear2d_backward_opts {
     tg_opt_float scales_h;   /* default None */
     tg_opt_float scales_w;   /* default None */

@@ -15,7 +15,7 @@ extern "C" {
 /* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
  * Nearest-neighbour resize of (N, C, H, W) to output_size; the source index is floor(dst *
  * scale) with scale = in / out, or 1 / scales when given.
- * Kernels: tg__cpu_upsample_nearest2d, tg__autograd_kernel_upsample_nearest2d. */
+ * Kernels: tg__cpu_upsample_nearest2d, tg__cuda_upsample_nearest2d, tg__autograd_kernel_upsample_nearest2d. */
 typedef struct tg_upsample_nearest2d_opts {
     tg_opt_float scales_h;   /* default None */
     tg_opt_float scales_w;   /* default None */

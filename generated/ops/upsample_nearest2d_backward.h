@@ -14,7 +14,7 @@ extern "C" {
 
 /* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
  * The gradient of upsample_nearest2d (each output gradient summed into its source element).
- * Kernels: tg__cpu_upsample_nearest2d_backward, tg__autograd_kernel_upsample_nearest2d_backward. */
+ * Kernels: tg__cpu_upsample_nearest2d_backward, tg__cuda_upsample_nearest2d_backward, tg__autograd_kernel_upsample_nearest2d_backward. */
 typedef struct tg_upsample_nearest2d_backward_opts {
     tg_opt_float scales_h;   /* default None */
     tg_opt_float scales_w;   /* default None */

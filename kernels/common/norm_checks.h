@@ -25,9 +25,9 @@ static inline int tg__norm_check_dim1(const char *op, const tg_tensor *input)
     if (input->ndim == 0)
         return tg__fail(op, "Dimension specified as 1 but tensor has no dimensions");
     if (input->ndim < 2)
-        return tg__fail(op,
-                        "Dimension out of range (expected to be in range of [%lld, %lld], but got 1)",
-                        (long long)-input->ndim, (long long)(input->ndim - 1));
+        return tg__fail(
+            op, "Dimension out of range (expected to be in range of [%lld, %lld], but got 1)",
+            (long long)-input->ndim, (long long)(input->ndim - 1));
     return 0;
 }
 
@@ -61,19 +61,17 @@ static inline int tg__norm_check_floating(const char *op, const char *kname, con
  * (_batch_norm_impl_index's checks), running statistics required in evaluation. */
 static inline int tg__batch_norm_check(const char *op, const tg_tensor *input,
                                        const tg_tensor *weight, const tg_tensor *bias,
-                                       const tg_tensor *running_mean,
-                                       const tg_tensor *running_var, bool training)
+                                       const tg_tensor *running_mean, const tg_tensor *running_var,
+                                       bool training)
 {
     if (tg__norm_check_dim1(op, input) != 0) return -1;
     int64_t c = input->sizes[1];
     if (running_mean) {
         if (tg__norm_check_features(op, "running_mean", running_mean, c) != 0) return -1;
-    } else if (!training)
-        return tg__fail(op, "running_mean must be defined in evaluation mode");
+    } else if (!training) return tg__fail(op, "running_mean must be defined in evaluation mode");
     if (running_var) {
         if (tg__norm_check_features(op, "running_var", running_var, c) != 0) return -1;
-    } else if (!training)
-        return tg__fail(op, "running_var must be defined in evaluation mode");
+    } else if (!training) return tg__fail(op, "running_var must be defined in evaluation mode");
     if (tg__norm_check_features(op, "weight", weight, c) != 0) return -1;
     if (tg__norm_check_features(op, "bias", bias, c) != 0) return -1;
     if (tg__norm_check_floating(op, "batch_norm", input) != 0) return -1;
@@ -127,12 +125,14 @@ static inline int tg__group_norm_inputs_check(const char *op, const tg_tensor *i
     char s1[256], s2[256];
     static const int64_t zero = 0;
     if (groups <= 0)
-        return tg__fail(op, "Expected num groups to be greater than 0, got %lld", (long long)groups);
+        return tg__fail(op, "Expected num groups to be greater than 0, got %lld",
+                        (long long)groups);
     if (c % groups != 0)
-        return tg__fail(op,
-                        "Expected number of channels in input to be divisible by num_groups, but got "
-                        "input of shape %s and num_groups=%lld",
-                        tg__shape_str(s1, sizeof s1, input->sizes, input->ndim), (long long)groups);
+        return tg__fail(
+            op,
+            "Expected number of channels in input to be divisible by num_groups, but got "
+            "input of shape %s and num_groups=%lld",
+            tg__shape_str(s1, sizeof s1, input->sizes, input->ndim), (long long)groups);
     if (weight && !(weight->ndim == 1 && tg__numel(weight) == c))
         return tg__fail(op,
                         "Expected weight to be a vector of size equal to the number of channels in "
@@ -223,16 +223,18 @@ static inline int tg__upsample2d_backward_check(const char *op, const char *knam
 {
     if (tg__upsample2d_sizes_check(op, output_size, input_size) != 0) return -1;
     if (grad_output->ndim != 4)
-        return tg__fail(op, "Expected grad_output to be a tensor of dimension 4 but got: dimension %lld",
-                        (long long)grad_output->ndim);
+        return tg__fail(
+            op, "Expected grad_output to be a tensor of dimension 4 but got: dimension %lld",
+            (long long)grad_output->ndim);
     int64_t full[4] = { input_size.data[0], input_size.data[1], output_size.data[0],
                         output_size.data[1] };
     for (int i = 0; i < 4; i++)
         if (grad_output->sizes[i] != full[i])
-            return tg__fail(op,
-                            "Expected grad_output to have the same shape as output; output.size(%d) "
-                            "= %lld but got grad_output.size(%d) = %lld",
-                            i, (long long)full[i], i, (long long)grad_output->sizes[i]);
+            return tg__fail(
+                op,
+                "Expected grad_output to have the same shape as output; output.size(%d) "
+                "= %lld but got grad_output.size(%d) = %lld",
+                i, (long long)full[i], i, (long long)grad_output->sizes[i]);
     return tg__norm_check_floating(op, kname, grad_output);
 }
 

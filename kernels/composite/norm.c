@@ -34,9 +34,8 @@ static tg_tensor *first_of3(tg_tensors3 r)
 }
 
 tg_tensor *tg__composite_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias,
-                                    tg_tensor *running_mean, tg_tensor *running_var,
-                                    bool training, double momentum, double eps,
-                                    bool cudnn_enabled)
+                                    tg_tensor *running_mean, tg_tensor *running_var, bool training,
+                                    double momentum, double eps, bool cudnn_enabled)
 {
     (void)cudnn_enabled;
     const char *op = "batch_norm";
@@ -55,8 +54,8 @@ tg_tensor *tg__composite_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tens
     }
     if (tg__batch_norm_check(op, input, weight, bias, running_mean, running_var, training) != 0)
         return NULL;
-    return first_of3(
-        tg_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+    return first_of3(tg_native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                          momentum, eps));
 }
 
 tg_tensor *tg__composite_group_norm(tg_tensor *input, int64_t num_groups, tg_tensor *weight,
@@ -108,16 +107,14 @@ tg_tensor *tg__composite_instance_norm(tg_tensor *input, tg_tensor *weight, tg_t
     tg_tensor *w = repeat_vec(weight, b, c), *bi = repeat_vec(bias, b, c);
     tg_tensor *rm = repeat_vec(running_mean, b, c), *rv = repeat_vec(running_var, b, c);
     tg_tensor *x = NULL, *xr = NULL, *out = NULL, *res = NULL;
-    if ((weight && !w) || (bias && !bi) || (running_mean && !rm) || (running_var && !rv))
-        goto done;
+    if ((weight && !w) || (bias && !bi) || (running_mean && !rm) || (running_var && !rv)) goto done;
     x = tg_contiguous(input);
     xr = x ? tg_view(x, (tg_int_list){ shape, input->ndim }) : NULL;
-    out = xr ? tg_batch_norm(xr, w, bi, rm, rv, use_input_stats, momentum, eps, cudnn_enabled)
-             : NULL;
+    out =
+        xr ? tg_batch_norm(xr, w, bi, rm, rv, use_input_stats, momentum, eps, cudnn_enabled) : NULL;
     if (!out) goto done;
     bool ok = true;
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         tg_tensor *pairs[2][2] = { { running_mean, rm }, { running_var, rv } };
         for (int i = 0; i < 2 && ok; i++) {
             if (!pairs[i][0]) continue;

@@ -54,58 +54,58 @@ static tg_tensor *new_vec(const char *op, int64_t n, tg_dtype dt, const double *
 }
 
 /* Shifted sums over n contiguous elements: s += sum(x - k), ss += sum((x - k)^2). */
-#define DEFINE_SHIFTED_SUMS(T, NAME)                                                             \
-    static void NAME(const T *x, int64_t n, T k, double *s, double *ss)                          \
-    {                                                                                            \
-        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                                            \
-            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                                 \
-            T a = 0, q = 0;                                                                      \
-            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++)              \
-            {                                                                                    \
-                T d = x[i] - k;                                                                  \
-                a += d;                                                                          \
-                q += d * d;                                                                      \
-            }                                                                                    \
-            *s += a;                                                                             \
-            *ss += q;                                                                            \
-        }                                                                                        \
+#define DEFINE_SHIFTED_SUMS(T, NAME)                                                \
+    static void NAME(const T *x, int64_t n, T k, double *s, double *ss)             \
+    {                                                                               \
+        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                               \
+            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                    \
+            T a = 0, q = 0;                                                         \
+            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++) \
+            {                                                                       \
+                T d = x[i] - k;                                                     \
+                a += d;                                                             \
+                q += d * d;                                                         \
+            }                                                                       \
+            *s += a;                                                                \
+            *ss += q;                                                               \
+        }                                                                           \
     }
 DEFINE_SHIFTED_SUMS(float, shifted_sums_f)
 DEFINE_SHIFTED_SUMS(double, shifted_sums_d)
 
 /* Backward sums over n contiguous elements: s += sum(dy), dot += sum(dy * (x - m)). */
-#define DEFINE_GRAD_SUMS(T, NAME)                                                                \
-    static void NAME(const T *dy, const T *x, int64_t n, T m, double *s, double *dot)            \
-    {                                                                                            \
-        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                                            \
-            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                                 \
-            T a = 0, q = 0;                                                                      \
-            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++)              \
-            {                                                                                    \
-                a += dy[i];                                                                      \
-                q += dy[i] * (x[i] - m);                                                         \
-            }                                                                                    \
-            *s += a;                                                                             \
-            *dot += q;                                                                           \
-        }                                                                                        \
+#define DEFINE_GRAD_SUMS(T, NAME)                                                     \
+    static void NAME(const T *dy, const T *x, int64_t n, T m, double *s, double *dot) \
+    {                                                                                 \
+        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                                 \
+            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                      \
+            T a = 0, q = 0;                                                           \
+            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++)   \
+            {                                                                         \
+                a += dy[i];                                                           \
+                q += dy[i] * (x[i] - m);                                              \
+            }                                                                         \
+            *s += a;                                                                  \
+            *dot += q;                                                                \
+        }                                                                             \
     }
 DEFINE_GRAD_SUMS(float, grad_sums_f)
 DEFINE_GRAD_SUMS(double, grad_sums_d)
 
 /* y = x * a + b over n contiguous elements. */
-#define DEFINE_AFFINE(T, NAME)                                                                   \
-    static void NAME(T *y, const T *x, int64_t n, T a, T b)                                      \
-    {                                                                                            \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = x[i] * a + b;                 \
+#define DEFINE_AFFINE(T, NAME)                                                   \
+    static void NAME(T *y, const T *x, int64_t n, T a, T b)                      \
+    {                                                                            \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = x[i] * a + b; \
     }
 DEFINE_AFFINE(float, affine_f)
 DEFINE_AFFINE(double, affine_d)
 
 /* dx = dy * a + x * b + c over n contiguous elements. */
-#define DEFINE_AFFINE2(T, NAME)                                                                  \
-    static void NAME(T *dx, const T *dy, const T *x, int64_t n, T a, T b, T c)                   \
-    {                                                                                            \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * a + x[i] * b + c;    \
+#define DEFINE_AFFINE2(T, NAME)                                                               \
+    static void NAME(T *dx, const T *dy, const T *x, int64_t n, T a, T b, T c)                \
+    {                                                                                         \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * a + x[i] * b + c; \
     }
 DEFINE_AFFINE2(float, affine2_f)
 DEFINE_AFFINE2(double, affine2_d)
@@ -177,15 +177,16 @@ tg_tensors3 tg__cpu_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_te
         tg_release(y);
         return res;
     }
-    double *mean = buf, *var = buf + c, *invstd = buf + 2 * c, *w = buf + 3 * c,
-           *b = buf + 4 * c, *tmp = buf + 5 * c;
+    double *mean = buf, *var = buf + c, *invstd = buf + 2 * c, *w = buf + 3 * c, *b = buf + 4 * c,
+           *tmp = buf + 5 * c;
     const void *xd = tg__k_data(x);
     void *yd = tg__k_data(y);
     if (training) {
 #pragma omp parallel for schedule(static) if (n * c * hw > NORM_GRAIN)
         for (int64_t ch = 0; ch < c; ch++) {
             double s = 0, ss = 0, k = m > 0 ? first_elem(xd, f32, ch * hw) : 0;
-            for (int64_t i = 0; i < n; i++) shifted_sums(xd, f32, (i * c + ch) * hw, hw, k, &s, &ss);
+            for (int64_t i = 0; i < n; i++)
+                shifted_sums(xd, f32, (i * c + ch) * hw, hw, k, &s, &ss);
             double d = m > 0 ? s / (double)m : 0;
             double v = m > 0 ? ss / (double)m - d * d : 0;
             mean[ch] = k + d;
@@ -201,8 +202,8 @@ tg_tensors3 tg__cpu_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_te
         if (running_var && m > 0) {
             load_vec(running_var, c, 0, tmp);
             for (int64_t ch = 0; ch < c; ch++)
-                tmp[ch] = momentum * (var[ch] * (double)m / (double)(m - 1)) +
-                          (1 - momentum) * tmp[ch];
+                tmp[ch] =
+                    momentum * (var[ch] * (double)m / (double)(m - 1)) + (1 - momentum) * tmp[ch];
             store_vec(running_var, c, tmp);
         }
     } else {
@@ -252,8 +253,8 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
     double *buf = malloc(sizeof(double) * (size_t)(5 * c + 1));
     tg_tensor *x = tg__contiguous(op, input);
     tg_tensor *dy = x ? tg__contiguous(op, grad_out) : NULL;
-    tg_tensor *dx = dy && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU)
-                                  : NULL;
+    tg_tensor *dx =
+        dy && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU) : NULL;
     if (!buf || !dy || (want[0] && !dx)) {
         if (!buf) tg__error(op, "out of memory");
         free(buf);
@@ -262,8 +263,7 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
         tg_release(dx);
         return res;
     }
-    double *mean = buf, *invstd = buf + c, *w = buf + 2 * c, *sum = buf + 3 * c,
-           *dot = buf + 4 * c;
+    double *mean = buf, *invstd = buf + c, *w = buf + 2 * c, *sum = buf + 3 * c, *dot = buf + 4 * c;
     if (train) {
         load_vec(save_mean, c, 0, mean);
         load_vec(save_invstd, c, 1, invstd);
@@ -318,8 +318,7 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
 /* ---- native_group_norm ---- */
 
 tg_tensors3 tg__cpu_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias,
-                                      int64_t N, int64_t C, int64_t HxW, int64_t group,
-                                      double eps)
+                                      int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
     const char *op = "native_group_norm";
     tg_tensors3 res = { NULL, NULL, NULL };
@@ -373,15 +372,14 @@ tg_tensors3 tg__cpu_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_te
 }
 
 tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input,
-                                               tg_tensor *mean, tg_tensor *rstd,
-                                               tg_tensor *weight, int64_t N, int64_t C,
-                                               int64_t HxW, int64_t group,
+                                               tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight,
+                                               int64_t N, int64_t C, int64_t HxW, int64_t group,
                                                tg_bool_list output_mask)
 {
     const char *op = "native_group_norm_backward";
     tg_tensors3 res = { NULL, NULL, NULL };
-    if (tg__group_norm_backward_check(op, grad_out, input, mean, rstd, weight, N, C, HxW,
-                                      group) != 0)
+    if (tg__group_norm_backward_check(op, grad_out, input, mean, rstd, weight, N, C, HxW, group) !=
+        0)
         return res;
     bool want[3];
     for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
@@ -391,8 +389,8 @@ tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *i
     double *buf = malloc(sizeof(double) * (size_t)(2 * ng + 2 * nc + 3 * C + 1));
     tg_tensor *x = tg__contiguous(op, input);
     tg_tensor *dy = x ? tg__contiguous(op, grad_out) : NULL;
-    tg_tensor *dx = dy && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU)
-                                  : NULL;
+    tg_tensor *dx =
+        dy && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU) : NULL;
     if (!buf || !dy || (want[0] && !dx)) {
         if (!buf) tg__error(op, "out of memory");
         free(buf);
@@ -484,7 +482,8 @@ static void linear_indices(int64_t *i0, int64_t *i1, double *l1, int64_t in, int
             double r = align_corners ? scale * (double)i : scale * ((double)i + 0.5) - 0.5;
             real = r < 0 ? 0 : r;
         }
-        int64_t a = (int64_t)real;
+        int64_t a = (int64_t)real; /* guard_index_and_lambda: scales may reach past the end */
+        if (a > in - 1) a = in - 1;
         i0[i] = a;
         i1[i] = a + (a < in - 1 ? 1 : 0);
         double l = real - (double)a;
@@ -653,31 +652,29 @@ static tg_tensor *upsample_bwd(const char *op, const char *kname, tg_tensor *gra
 tg_tensor *tg__cpu_upsample_nearest2d(tg_tensor *self, tg_int_list output_size,
                                       tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    return upsample_fwd("upsample_nearest2d", "compute_indices_weights_nearest", self,
-                        output_size, false, false, scales_h, scales_w);
+    return upsample_fwd("upsample_nearest2d", "compute_indices_weights_nearest", self, output_size,
+                        false, false, scales_h, scales_w);
 }
 
 tg_tensor *tg__cpu_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size,
                                                tg_int_list input_size, tg_opt_float scales_h,
                                                tg_opt_float scales_w)
 {
-    return upsample_bwd("upsample_nearest2d_backward", "upsample_nearest2d_backward",
-                        grad_output, output_size, input_size, false, false, scales_h, scales_w);
+    return upsample_bwd("upsample_nearest2d_backward", "upsample_nearest2d_backward", grad_output,
+                        output_size, input_size, false, false, scales_h, scales_w);
 }
 
-tg_tensor *tg__cpu_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size,
-                                       bool align_corners, tg_opt_float scales_h,
-                                       tg_opt_float scales_w)
+tg_tensor *tg__cpu_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners,
+                                       tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    return upsample_fwd("upsample_bilinear2d", "compute_indices_weights_linear", self,
-                        output_size, true, align_corners, scales_h, scales_w);
+    return upsample_fwd("upsample_bilinear2d", "compute_indices_weights_linear", self, output_size,
+                        true, align_corners, scales_h, scales_w);
 }
 
 tg_tensor *tg__cpu_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size,
                                                 tg_int_list input_size, bool align_corners,
                                                 tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    return upsample_bwd("upsample_bilinear2d_backward", "upsample_bilinear2d_backward",
-                        grad_output, output_size, input_size, true, align_corners, scales_h,
-                        scales_w);
+    return upsample_bwd("upsample_bilinear2d_backward", "upsample_bilinear2d_backward", grad_output,
+                        output_size, input_size, true, align_corners, scales_h, scales_w);
 }

@@ -6,9 +6,9 @@
 #define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
 
 /* A constant positive (n) vector: running_var. */
-#define POSC(n_)                                                                            \
-    {                                                                                       \
-        .used = true, .ndim = 1, .shape = { n_ }, .domain = GC_POS, .constant = true        \
+#define POSC(n_)                                                                     \
+    {                                                                                \
+        .used = true, .ndim = 1, .shape = { n_ }, .domain = GC_POS, .constant = true \
     }
 
 static int first3(tg_tensors3 r, tg_tensor **y)
@@ -56,10 +56,7 @@ GC_FN(f_native_bn_backward)
     tg_release(g.r2);
     return 2;
 }
-GC_FN(f_native_gn)
-{
-    return first3(tg_native_group_norm(x[0], x[1], x[2], 2, 6, 3, 3, 1e-5), y);
-}
+GC_FN(f_native_gn) { return first3(tg_native_group_norm(x[0], x[1], x[2], 2, 6, 3, 3, 1e-5), y); }
 GC_FN(f_native_gn_plain)
 {
     return first3(tg_native_group_norm(x[0], NULL, NULL, 3, 4, 2, 2, 1e-5), y);
@@ -132,7 +129,10 @@ GC_FN(f_bilinear_bw)
 }
 
 static const gc_case norm_cases[] = {
-    { "native_batch_norm", "training, affine", f_native_bn_train, { REAL(4, 3, 2), REAL(3), REAL(3) } },
+    { "native_batch_norm",
+      "training, affine",
+      f_native_bn_train,
+      { REAL(4, 3, 2), REAL(3), REAL(3) } },
     { "native_batch_norm",
       "training, running statistics, transposed (N, C)",
       f_native_bn_train_running,
@@ -157,16 +157,30 @@ static const gc_case norm_cases[] = {
       .expect_error = "native_group_norm_backward" },
     { "group_norm", "affine, strided", f_gn, { REAL_S(2, 4, 3), REAL(4), REAL(4) } },
     { "instance_norm", "affine", f_in, { REAL(2, 3, 4), REAL(3), REAL(3) } },
-    { "instance_norm", "running statistics, transposed", f_in_running,
+    { "instance_norm",
+      "running statistics, transposed",
+      f_in_running,
       { REAL_T(2, 3, 4), CONST(3), POSC(3) } },
-    { "upsample_nearest2d", "(3, 4) -> (5, 7)", f_nearest_up, { REAL(1, 2, 3, 4) }, .gradgrad = true },
+    { "upsample_nearest2d",
+      "(3, 4) -> (5, 7)",
+      f_nearest_up,
+      { REAL(1, 2, 3, 4) },
+      .gradgrad = true },
     { "upsample_nearest2d",
       "scales, transposed",
       f_nearest_scaled,
       { REAL_T(2, 1, 3, 4) },
       .gradgrad = true },
-    { "upsample_nearest2d_backward", "(5, 7) -> (3, 4)", f_nearest_bw, { REAL(1, 2, 5, 7) }, .gradgrad = true },
-    { "upsample_bilinear2d", "(3, 4) -> (5, 7)", f_bilinear, { REAL(1, 2, 3, 4) }, .gradgrad = true },
+    { "upsample_nearest2d_backward",
+      "(5, 7) -> (3, 4)",
+      f_nearest_bw,
+      { REAL(1, 2, 5, 7) },
+      .gradgrad = true },
+    { "upsample_bilinear2d",
+      "(3, 4) -> (5, 7)",
+      f_bilinear,
+      { REAL(1, 2, 3, 4) },
+      .gradgrad = true },
     { "upsample_bilinear2d",
       "align_corners, scales, transposed",
       f_bilinear_ac_scaled,
