@@ -16,6 +16,13 @@
 
 /* ---- backward nodes, one per derivative entry ---- */
 
+/* Autograd vocabulary functions the formulas call (specs/autograd_functions.yaml; the runtime implements them). */
+typedef struct tg__grad_batchnorm_double_backward_result {
+    tg_tensor *r0;
+    tg_tensor *r1;
+    tg_tensor *r2;
+} tg__grad_batchnorm_double_backward_result;
+tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps, tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
 /* EmptyLikeBackward0: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_EmptyLikeBackward0 {
     tg_node base;
@@ -3919,17 +3926,77 @@ static const tg_node_vtable NativeBatchNormBackward0_vtable = { "NativeBatchNorm
 /* NativeBatchNormBackwardBackward0: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeBatchNormBackwardBackward0 {
     tg_node base;
+    tg_saved grad_out;
+    tg_saved input;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+    tg_saved running_mean;
+    bool running_mean_defined;   /* not None */
+    tg_saved running_var;
+    bool running_var_defined;   /* not None */
+    tg_saved save_mean;
+    bool save_mean_defined;   /* not None */
+    tg_saved save_invstd;
+    bool save_invstd_defined;   /* not None */
+    bool train;
+    double eps;
 } tg__node_NativeBatchNormBackwardBackward0;
+
+/* input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask) */
+static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg__node_NativeBatchNormBackwardBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_grad_out = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_running_mean = NULL;
+    tg_tensor *s_running_var = NULL;
+    tg_tensor *s_save_mean = NULL;
+    tg_tensor *s_save_invstd = NULL;
+    tg__grad_batchnorm_double_backward_result t0 = { 0 };
+    (void)n;
+    if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (n->running_mean_defined && !(s_running_mean = tg_autograd_unpack(&n->running_mean, &n->base))) goto done;
+    if (n->running_var_defined && !(s_running_var = tg_autograd_unpack(&n->running_var, &n->base))) goto done;
+    if (n->save_mean_defined && !(s_save_mean = tg_autograd_unpack(&n->save_mean, &n->base))) goto done;
+    if (n->save_invstd_defined && !(s_save_invstd = tg_autograd_unpack(&n->save_invstd, &n->base))) goto done;
+    t0 = tg__grad_batchnorm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_running_mean, s_running_var, n->train, n->eps, s_save_mean, s_save_invstd, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.r2;
+        t0.r2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_grad_out);
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_running_mean);
+    tg_release(s_running_var);
+    tg_release(s_save_mean);
+    tg_release(s_save_invstd);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    return tg_rc;
+}
 
 static int NativeBatchNormBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)node;
     int tg_sc = tg_scope_suspend(), tg_rc = 0;
-    (void)n;
-    (void)grads;
-    (void)out;
     if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
-        tg_rc = tg_autograd_not_implemented("native_batch_norm_backward: double backward (batchnorm_double_backward)");
+        tg_rc = NativeBatchNormBackwardBackward0_input_weight_grad_out(n, grads, out);
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 3))
         tg_rc = tg_autograd_not_implemented("native_batch_norm_backward save_mean");
     if (tg_rc == 0 && tg__node_needs_input_grad(node, 4))
@@ -3938,7 +4005,19 @@ static int NativeBatchNormBackwardBackward0_apply(tg_node *node, tg_tensor *cons
     return tg_rc;
 }
 
-static const tg_node_vtable NativeBatchNormBackwardBackward0_vtable = { "NativeBatchNormBackwardBackward0", NativeBatchNormBackwardBackward0_apply, NULL };
+static void NativeBatchNormBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_out);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->running_mean);
+    tg_autograd_saved_release(&n->running_var);
+    tg_autograd_saved_release(&n->save_mean);
+    tg_autograd_saved_release(&n->save_invstd);
+}
+
+static const tg_node_vtable NativeBatchNormBackwardBackward0_vtable = { "NativeBatchNormBackwardBackward0", NativeBatchNormBackwardBackward0_apply, NativeBatchNormBackwardBackward0_release_saved };
 
 /* NativeGroupNormBackward0: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeGroupNormBackward0 {
@@ -8775,6 +8854,20 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, 
     tg_autograd_node_set_next_edge(&tg_n->base, 2, grad_out);
     tg_autograd_node_set_next_edge(&tg_n->base, 3, save_mean);
     tg_autograd_node_set_next_edge(&tg_n->base, 4, save_invstd);
+    tg_autograd_save(&tg_n->grad_out, grad_out, false, 0);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_autograd_save(&tg_n->running_mean, running_mean, false, 0);
+    tg_n->running_mean_defined = running_mean != NULL;
+    tg_autograd_save(&tg_n->running_var, running_var, false, 0);
+    tg_n->running_var_defined = running_var != NULL;
+    tg_autograd_save(&tg_n->save_mean, save_mean, false, 0);
+    tg_n->save_mean_defined = save_mean != NULL;
+    tg_autograd_save(&tg_n->save_invstd, save_invstd, false, 0);
+    tg_n->save_invstd_defined = save_invstd != NULL;
+    tg_n->train = train;
+    tg_n->eps = eps;
     tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
     if (!tg_r.r0) {
         tg_autograd_node_release(&tg_n->base);

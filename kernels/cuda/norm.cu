@@ -59,9 +59,8 @@ __device__ void slab_sums(const T *x, int64_t rows, int64_t len, int64_t stride,
 
 /* sum(dy), sum(dy * (x - m)) over a slab. */
 template <class T>
-__device__ void slab_grad_sums(const T *dy, const T *x, int64_t rows, int64_t len,
-                               int64_t stride, double m, double *sa, double *sb, double &s,
-                               double &dot)
+__device__ void slab_grad_sums(const T *dy, const T *x, int64_t rows, int64_t len, int64_t stride,
+                               double m, double *sa, double *sb, double &s, double &dot)
 {
     double a = 0, b = 0;
     int64_t total = rows * len;
@@ -79,10 +78,10 @@ __device__ void slab_grad_sums(const T *dy, const T *x, int64_t rows, int64_t le
 /* ------------------------------------------------------------------ batch norm */
 
 struct bn_params {
-    const void *w, *b;  /* contiguous (C) or NULL */
-    void *rm, *rv;      /* contiguous (C) or NULL: updated in training, read in eval */
+    const void *w, *b;             /* contiguous (C) or NULL */
+    void *rm, *rv;                 /* contiguous (C) or NULL: updated in training, read in eval */
     void *save_mean, *save_invstd; /* (C) outputs in training */
-    double *coef;       /* (2C): alpha, beta */
+    double *coef;                  /* (2C): alpha, beta */
     int64_t n, c, hw;
     double momentum, eps;
 };
@@ -229,8 +228,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
-                bn_stats_kernel<T><<<(unsigned)c, THREADS, 0, st>>>((const T *)tg__k_data(x), p,
-                                                                    training);
+                bn_stats_kernel<T>
+                    <<<(unsigned)c, THREADS, 0, st>>>((const T *)tg__k_data(x), p, training);
                 if (total > 0)
                     channel_affine_kernel<T><<<tg__cuda_blocks(total, THREADS), THREADS, 0, st>>>(
                         (T *)tg__k_data(y), (const T *)tg__k_data(x), (const T *)NULL, p.coef,
@@ -240,8 +239,10 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
         ok = tg__cuda_launch_ok(op) == 0;
     }
     /* running statistics that were copied: write back */
-    if (ok && training && rm && rm != running_mean) ok = tg__cuda_copy_broadcast(op, running_mean, rm) == 0;
-    if (ok && training && rv && rv != running_var) ok = tg__cuda_copy_broadcast(op, running_var, rv) == 0;
+    if (ok && training && rm && rm != running_mean)
+        ok = tg__cuda_copy_broadcast(op, running_mean, rm) == 0;
+    if (ok && training && rv && rv != running_var)
+        ok = tg__cuda_copy_broadcast(op, running_var, rv) == 0;
     tg_tensor *tmp[6] = { x, w, b, rm, rv, coef };
     for (int i = 0; i < 6; i++) tg_release(tmp[i]);
     if (!ok) {
@@ -256,10 +257,11 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     return res;
 }
 
-extern "C" tg_tensors3 tg__cuda_native_batch_norm_backward(
-    tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean,
-    tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps,
-    tg_bool_list output_mask)
+extern "C" tg_tensors3
+tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight,
+                                    tg_tensor *running_mean, tg_tensor *running_var,
+                                    tg_tensor *save_mean, tg_tensor *save_invstd, bool train,
+                                    double eps, tg_bool_list output_mask)
 {
     const char *op = "native_batch_norm_backward";
     tg_tensors3 res = { NULL, NULL, NULL };
@@ -354,8 +356,8 @@ __global__ void gn_apply_kernel(T *y, const T *x, const T *mean, const T *rstd, 
 
 /* Per (n, c): sum(dy), sum(dy * (x - mean[n, g])) into sums (2 * N * C). */
 template <class T>
-__global__ void gn_grad_sums_kernel(const T *dy, const T *x, const T *mean, int64_t c,
-                                    int64_t hw, int64_t group, double *sums, int64_t nc_total)
+__global__ void gn_grad_sums_kernel(const T *dy, const T *x, const T *mean, int64_t c, int64_t hw,
+                                    int64_t group, double *sums, int64_t nc_total)
 {
     __shared__ double sa[THREADS], sb[THREADS];
     int64_t q = blockIdx.x;
@@ -405,8 +407,8 @@ __global__ void gn_dx_kernel(T *dx, const T *dy, const T *x, const T *w, const T
 }
 
 template <class T>
-__global__ void gn_dw_kernel(const double *sums, const T *rstd, int64_t n, int64_t c,
-                             int64_t group, T *dw, T *db)
+__global__ void gn_dw_kernel(const double *sums, const T *rstd, int64_t n, int64_t c, int64_t group,
+                             T *dw, T *db)
 {
     int64_t d = c / group, nc = n * c;
     for (int64_t ch = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; ch < c;
@@ -478,14 +480,14 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *w
 
 extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input,
                                                            tg_tensor *mean, tg_tensor *rstd,
-                                                           tg_tensor *weight, int64_t N,
-                                                           int64_t C, int64_t HxW, int64_t group,
+                                                           tg_tensor *weight, int64_t N, int64_t C,
+                                                           int64_t HxW, int64_t group,
                                                            tg_bool_list output_mask)
 {
     const char *op = "native_group_norm_backward";
     tg_tensors3 res = { NULL, NULL, NULL };
-    if (tg__group_norm_backward_check(op, grad_out, input, mean, rstd, weight, N, C, HxW,
-                                      group) != 0)
+    if (tg__group_norm_backward_check(op, grad_out, input, mean, rstd, weight, N, C, HxW, group) !=
+        0)
         return res;
     const tg_tensor *others[4] = { grad_out, mean, rstd, weight };
     for (int i = 0; i < 4; i++)
@@ -514,8 +516,8 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
                 double *sums = (double *)tg__k_data(ws), *coef = sums + 2 * nc;
                 const T *wp = w ? (const T *)tg__k_data(w) : (const T *)NULL;
                 gn_grad_sums_kernel<T><<<(unsigned)nc, THREADS, 0, st>>>(
-                    (const T *)tg__k_data(dy), (const T *)tg__k_data(x),
-                    (const T *)tg__k_data(mu), C, HxW, group, sums, nc);
+                    (const T *)tg__k_data(dy), (const T *)tg__k_data(x), (const T *)tg__k_data(mu),
+                    C, HxW, group, sums, nc);
                 if (dx && total > 0) {
                     gn_coef_kernel<T><<<tg__cuda_blocks(ng, THREADS), THREADS, 0, st>>>(
                         sums, wp, (const T *)tg__k_data(mu), (const T *)tg__k_data(rs), N, C, HxW,
@@ -566,13 +568,13 @@ struct ups_geom {
 /* Forward nearest index (the element type's arithmetic, as the CPU's nearest_indices). */
 __device__ __forceinline__ int64_t ups_nearest_fwd(int64_t i, int64_t in, double scale, bool f32)
 {
-    int64_t src = f32 ? (int64_t)floorf((float)i * (float)scale) : (int64_t)floorf((float)(scale * i));
+    int64_t src =
+        f32 ? (int64_t)floorf((float)i * (float)scale) : (int64_t)floorf((float)(scale * i));
     return src < in - 1 ? src : in - 1;
 }
 
 /* Backward nearest index (tg__ups_nearest_idx). */
-__device__ __forceinline__ int64_t ups_nearest_bwd(int64_t i, int64_t in, int64_t out,
-                                                   double scale)
+__device__ __forceinline__ int64_t ups_nearest_bwd(int64_t i, int64_t in, int64_t out, double scale)
 {
     if (out == in) return i;
     if (out == 2 * in) return i >> 1;
@@ -684,8 +686,8 @@ static tg_tensor *ups_fwd(const char *op, const char *kname, tg_tensor *self,
         tg_release(x);
         return NULL;
     }
-    ups_geom g = ups_make(osz[0], osz[1], self->sizes[2], self->sizes[3], osz[2], osz[3],
-                          bilinear, ac, sh, sw, dt);
+    ups_geom g = ups_make(osz[0], osz[1], self->sizes[2], self->sizes[3], osz[2], osz[3], bilinear,
+                          ac, sh, sw, dt);
     int64_t total = g.nc * g.oh * g.ow;
     bool ok = true;
     if (total > 0) {
@@ -721,13 +723,13 @@ static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_out
         tg_release(go);
         return NULL;
     }
-    ups_geom g = ups_make(input_size.data[0], input_size.data[1], input_size.data[2],
-                          input_size.data[3], output_size.data[0], output_size.data[1], bilinear,
-                          ac, sh, sw, dt);
+    ups_geom g =
+        ups_make(input_size.data[0], input_size.data[1], input_size.data[2], input_size.data[3],
+                 output_size.data[0], output_size.data[1], bilinear, ac, sh, sw, dt);
     int64_t total = g.nc * g.oh * g.ow, nin = tg__numel(gi);
-    bool ok = nin == 0 ||
-              tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(gi), 0, (size_t)nin * tg_dtype_size(dt),
-                                              st)) == 0;
+    bool ok =
+        nin == 0 || tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(gi), 0,
+                                                    (size_t)nin * tg_dtype_size(dt), st)) == 0;
     if (ok && total > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -766,16 +768,14 @@ extern "C" tg_tensor *tg__cuda_upsample_bilinear2d(tg_tensor *self, tg_int_list 
                                                    bool align_corners, tg_opt_float scales_h,
                                                    tg_opt_float scales_w)
 {
-    return ups_fwd("upsample_bilinear2d", "compute_indices_weights_linear", self, output_size,
-                   true, align_corners, scales_h, scales_w);
+    return ups_fwd("upsample_bilinear2d", "compute_indices_weights_linear", self, output_size, true,
+                   align_corners, scales_h, scales_w);
 }
 
-extern "C" tg_tensor *tg__cuda_upsample_bilinear2d_backward(tg_tensor *grad_output,
-                                                            tg_int_list output_size,
-                                                            tg_int_list input_size,
-                                                            bool align_corners,
-                                                            tg_opt_float scales_h,
-                                                            tg_opt_float scales_w)
+extern "C" tg_tensor *
+tg__cuda_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size,
+                                      tg_int_list input_size, bool align_corners,
+                                      tg_opt_float scales_h, tg_opt_float scales_w)
 {
     return ups_bwd("upsample_bilinear2d_backward", "upsample_bilinear2d_backward", grad_output,
                    output_size, input_size, true, align_corners, scales_h, scales_w);

@@ -41,8 +41,8 @@ GC_FN(f_bn_eval)
     y[0] = tg_batch_norm(x[0], x[1], NULL, x[2], x[3], false, 0.1, 1e-5, false);
     return 1;
 }
-/* native_batch_norm_backward differentiated: its derivative (double backward) is not
- * implemented, and says so. */
+/* native_batch_norm_backward differentiated (batchnorm_double_backward); the statistics are
+ * functions of the input, as in PyTorch's double backward. */
 GC_FN(f_native_bn_backward)
 {
     tg_tensors3 r = tg_native_batch_norm(x[1], x[2], NULL, NULL, NULL, true, 0.1, 1e-5);
@@ -55,6 +55,15 @@ GC_FN(f_native_bn_backward)
     y[1] = g.r1;
     tg_release(g.r2);
     return 2;
+}
+GC_FN(f_native_bn_backward_eval)
+{
+    tg_tensors3 g = tg_native_batch_norm_backward(x[0], x[1], x[2], x[3], x[4], NULL, NULL, false,
+                                                  1e-5, TG_BOOLS(true, true, true));
+    y[0] = g.r0;
+    y[1] = g.r1;
+    y[2] = g.r2;
+    return 3;
 }
 GC_FN(f_native_gn) { return first3(tg_native_group_norm(x[0], x[1], x[2], 2, 6, 3, 3, 1e-5), y); }
 GC_FN(f_native_gn_plain)
@@ -132,21 +141,31 @@ static const gc_case norm_cases[] = {
     { "native_batch_norm",
       "training, affine",
       f_native_bn_train,
-      { REAL(4, 3, 2), REAL(3), REAL(3) } },
+      { REAL(4, 3, 2), REAL(3), REAL(3) },
+      .gradgrad = true },
     { "native_batch_norm",
       "training, running statistics, transposed (N, C)",
       f_native_bn_train_running,
-      { REAL_T(5, 3), CONST(3), POSC(3) } },
+      { REAL_T(5, 3), CONST(3), POSC(3) },
+      .gradgrad = true },
     { "native_batch_norm",
       "eval, affine",
       f_native_bn_eval,
-      { REAL(2, 3, 2), REAL(3), REAL(3), CONST(3), POSC(3) } },
+      { REAL(2, 3, 2), REAL(3), REAL(3), CONST(3), POSC(3) },
+      .gradgrad = true },
     { "native_batch_norm_backward",
       "double backward",
       f_native_bn_backward,
-      { REAL(4, 3), REAL(4, 3), REAL(3) },
-      .expect_error = "batchnorm_double_backward" },
-    { "batch_norm", "training, strided", f_bn_train, { REAL_S(3, 2, 3), REAL(2), REAL(2) } },
+      { REAL(4, 3), REAL(4, 3), REAL(3) } },
+    { "native_batch_norm_backward",
+      "eval, grad_out, input, weight, bias",
+      f_native_bn_backward_eval,
+      { REAL(3, 2, 2), REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) } },
+    { "batch_norm",
+      "training, strided",
+      f_bn_train,
+      { REAL_S(3, 2, 3), REAL(2), REAL(2) },
+      .gradgrad = true },
     { "batch_norm", "eval", f_bn_eval, { REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) } },
     { "native_group_norm", "affine", f_native_gn, { REAL(2, 6, 3), REAL(6), REAL(6) } },
     { "native_group_norm", "no affine, transposed", f_native_gn_plain, { REAL_T(3, 4, 2) } },

@@ -66,9 +66,8 @@ Test(cuda_norm, batch_norm)
             }
             tg_tensors3 bc3 = tg_native_batch_norm_backward(go, x, wc, rc, vc, c.r1, c.r2, train,
                                                             1e-5, TG_BOOLS(true, true, true));
-            tg_tensors3 bg3 = tg_native_batch_norm_backward(gog, xg, wgc, rcg, vcg, g.r1, g.r2,
-                                                            train, 1e-5,
-                                                            TG_BOOLS(true, true, true));
+            tg_tensors3 bg3 = tg_native_batch_norm_backward(
+                gog, xg, wgc, rcg, vcg, g.r1, g.r2, train, 1e-5, TG_BOOLS(true, true, true));
             what[0] = 'B';
             close3(bg3, bc3, tol * 10, what);
         }
@@ -134,27 +133,24 @@ Test(cuda_norm, upsample)
                 cc_assert_close(tg_upsample_nearest2d(xg, o, .scales_h = sh, .scales_w = sw),
                                 tg_upsample_nearest2d(x, o, .scales_h = sh, .scales_w = sw), 0, 0,
                                 "nearest");
-                cc_assert_close(
-                    tg_upsample_nearest2d_backward(gog, o, TG_INTS(2, 3, 5, 6), .scales_h = sh,
-                                                   .scales_w = sw),
-                    tg_upsample_nearest2d_backward(go, o, TG_INTS(2, 3, 5, 6), .scales_h = sh,
-                                                   .scales_w = sw),
-                    tol, tol, "nearest backward");
+                cc_assert_close(tg_upsample_nearest2d_backward(gog, o, TG_INTS(2, 3, 5, 6),
+                                                               .scales_h = sh, .scales_w = sw),
+                                tg_upsample_nearest2d_backward(go, o, TG_INTS(2, 3, 5, 6),
+                                                               .scales_h = sh, .scales_w = sw),
+                                tol, tol, "nearest backward");
                 for (int ac = 0; ac < 2; ac++) {
                     cc_assert_close(
                         tg_upsample_bilinear2d(xg, o, ac, .scales_h = sh, .scales_w = sw),
-                        tg_upsample_bilinear2d(x, o, ac, .scales_h = sh, .scales_w = sw), tol,
-                        tol, "bilinear");
+                        tg_upsample_bilinear2d(x, o, ac, .scales_h = sh, .scales_w = sw), tol, tol,
+                        "bilinear");
                     cc_assert_close(
                         tg_upsample_bilinear2d(xtg, o, ac, .scales_h = sh, .scales_w = sw),
-                        tg_upsample_bilinear2d(xt, o, ac, .scales_h = sh, .scales_w = sw), tol,
-                        tol, "bilinear transposed");
-                    cc_assert_close(tg_upsample_bilinear2d_backward(gog, o, TG_INTS(2, 3, 5, 6),
-                                                                    ac, .scales_h = sh,
-                                                                    .scales_w = sw),
+                        tg_upsample_bilinear2d(xt, o, ac, .scales_h = sh, .scales_w = sw), tol, tol,
+                        "bilinear transposed");
+                    cc_assert_close(tg_upsample_bilinear2d_backward(gog, o, TG_INTS(2, 3, 5, 6), ac,
+                                                                    .scales_h = sh, .scales_w = sw),
                                     tg_upsample_bilinear2d_backward(go, o, TG_INTS(2, 3, 5, 6), ac,
-                                                                    .scales_h = sh,
-                                                                    .scales_w = sw),
+                                                                    .scales_h = sh, .scales_w = sw),
                                     tol, tol, "bilinear backward");
                 }
             }
