@@ -4288,6 +4288,78 @@ int tg__boxed_upsample_bilinear2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *t
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_nearest2d_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "upsample_nearest2d.vec", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *input;
+    tg_int_list output_size;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "upsample_nearest2d.vec", "input", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 3, 1, "upsample_nearest2d.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_opt_float_list(&tg_a[2], &scale_factors)) return tg__boxed_bad_arg(tg_s, 3, 2, "upsample_nearest2d.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d_vec)tg_kernel)(input, output_size, scale_factors);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_nearest2d_backward_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "upsample_nearest2d_backward.vec", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "upsample_nearest2d_backward.vec", "grad_output", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 1, "upsample_nearest2d_backward.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 4, 2, "upsample_nearest2d_backward.vec", "input_size", "SymInt[]");
+    if (tg__unbox_opt_float_list(&tg_a[3], &scale_factors)) return tg__boxed_bad_arg(tg_s, 4, 3, "upsample_nearest2d_backward.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d_backward_vec)tg_kernel)(grad_output, output_size, input_size, scale_factors);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_bilinear2d_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "upsample_bilinear2d.vec", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *input;
+    tg_int_list output_size;
+    bool align_corners;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 4, 0, "upsample_bilinear2d.vec", "input", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 1, "upsample_bilinear2d.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_bool(&tg_a[2], &align_corners)) return tg__boxed_bad_arg(tg_s, 4, 2, "upsample_bilinear2d.vec", "align_corners", "bool");
+    if (tg__unbox_opt_float_list(&tg_a[3], &scale_factors)) return tg__boxed_bad_arg(tg_s, 4, 3, "upsample_bilinear2d.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d_vec)tg_kernel)(input, output_size, align_corners, scale_factors);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "upsample_bilinear2d_backward.vec", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    bool align_corners;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 5, 0, "upsample_bilinear2d_backward.vec", "grad_output", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 5, 1, "upsample_bilinear2d_backward.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 5, 2, "upsample_bilinear2d_backward.vec", "input_size", "SymInt[]");
+    if (tg__unbox_bool(&tg_a[3], &align_corners)) return tg__boxed_bad_arg(tg_s, 5, 3, "upsample_bilinear2d_backward.vec", "align_corners", "bool");
+    if (tg__unbox_opt_float_list(&tg_a[4], &scale_factors)) return tg__boxed_bad_arg(tg_s, 5, 4, "upsample_bilinear2d_backward.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d_backward_vec)tg_kernel)(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

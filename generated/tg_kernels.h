@@ -416,6 +416,10 @@ int tg__boxed_upsample_nearest2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsam
 int tg__boxed_upsample_nearest2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward */
 int tg__boxed_upsample_bilinear2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d */
 int tg__boxed_upsample_bilinear2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward */
+int tg__boxed_upsample_nearest2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d.vec */
+int tg__boxed_upsample_nearest2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward.vec */
+int tg__boxed_upsample_bilinear2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d.vec */
+int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward.vec */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

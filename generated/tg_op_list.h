@@ -263,6 +263,10 @@
     X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
     X(upsample_bilinear2d, "upsample_bilinear2d") \
     X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
+    X(upsample_nearest2d_vec, "upsample_nearest2d.vec") \
+    X(upsample_nearest2d_backward_vec, "upsample_nearest2d_backward.vec") \
+    X(upsample_bilinear2d_vec, "upsample_bilinear2d.vec") \
+    X(upsample_bilinear2d_backward_vec, "upsample_bilinear2d_backward.vec") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \

@@ -7721,6 +7721,126 @@ tg_tensor *tg_upsample_bilinear2d_backward_fn(tg_tensor *grad_output, tg_int_lis
     return tg__track_result(tg_r);
 }
 
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors)
+{
+    if (!input) return tg__null_arg("upsample_nearest2d", "input");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d_vec(input, output_size, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d_vec tg_kernel = (tg__kfn_upsample_nearest2d_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d_vec(input, output_size, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, output_size, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors)
+{
+    if (!grad_output) return tg__null_arg("upsample_nearest2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d_backward_vec(grad_output, output_size, input_size, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d_backward_vec tg_kernel = (tg__kfn_upsample_nearest2d_backward_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d_backward_vec(grad_output, output_size, input_size, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors)
+{
+    if (!input) return tg__null_arg("upsample_bilinear2d", "input");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d_vec tg_kernel = (tg__kfn_upsample_bilinear2d_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, output_size, align_corners, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
+{
+    if (!grad_output) return tg__null_arg("upsample_bilinear2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d_backward_vec(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d_backward_vec tg_kernel = (tg__kfn_upsample_bilinear2d_backward_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d_backward_vec(grad_output, output_size, input_size, align_corners, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

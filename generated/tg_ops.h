@@ -280,6 +280,10 @@ typedef enum tg_op {
     TG_OP_UPSAMPLE_NEAREST2D_BACKWARD,   /* upsample_nearest2d_backward */
     TG_OP_UPSAMPLE_BILINEAR2D,   /* upsample_bilinear2d */
     TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD,   /* upsample_bilinear2d_backward */
+    TG_OP_UPSAMPLE_NEAREST2D_VEC,   /* upsample_nearest2d.vec */
+    TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC,   /* upsample_nearest2d_backward.vec */
+    TG_OP_UPSAMPLE_BILINEAR2D_VEC,   /* upsample_bilinear2d.vec */
+    TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC,   /* upsample_bilinear2d_backward.vec */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */

@@ -20,6 +20,7 @@ extern "C" {
 /* ---- kernel types, one per entry ---- */
 
 typedef tg_tensor *(*tg__kfn_upsample_bilinear2d)(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w);
+typedef tg_tensor *(*tg__kfn_upsample_bilinear2d_vec)(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors);
 
 /* ---- kernels written in kernels/ (named by `dispatch:`) ---- */
 
@@ -27,6 +28,8 @@ typedef tg_tensor *(*tg__kfn_upsample_bilinear2d)(tg_tensor *self, tg_int_list o
 tg_tensor *tg__cpu_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w);
 /* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__cuda_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w);
+/* upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor */
+tg_tensor *tg__composite_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -20,6 +20,7 @@ extern "C" {
 /* ---- kernel types, one per entry ---- */
 
 typedef tg_tensor *(*tg__kfn_upsample_nearest2d)(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w);
+typedef tg_tensor *(*tg__kfn_upsample_nearest2d_vec)(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors);
 
 /* ---- kernels written in kernels/ (named by `dispatch:`) ---- */
 
@@ -27,6 +28,8 @@ typedef tg_tensor *(*tg__kfn_upsample_nearest2d)(tg_tensor *self, tg_int_list ou
 tg_tensor *tg__cpu_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w);
 /* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__cuda_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w);
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor */
+tg_tensor *tg__composite_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -24,6 +24,11 @@ tg_tensor *tg_upsample_bilinear2d_backward_fn(tg_tensor *grad_output, tg_int_lis
 #define tg_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, ...) \
     tg_upsample_bilinear2d_backward_fn((grad_output), (output_size), (input_size), (align_corners), (tg_upsample_bilinear2d_backward_opts){ .scales_h = { false, 0 }, .scales_w = { false, 0 }, __VA_ARGS__ })
 
+/* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor
+ * upsample_bilinear2d_backward with the output size given as in upsample_bilinear2d.vec.
+ * Kernel: tg__composite_upsample_bilinear2d_backward_vec. */
+tg_tensor *tg_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors);
+
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,12 @@ tg_tensor *tg_upsample_nearest2d_fn(tg_tensor *self, tg_int_list output_size, tg
 #define tg_upsample_nearest2d(self, output_size, ...) \
     tg_upsample_nearest2d_fn((self), (output_size), (tg_upsample_nearest2d_opts){ .scales_h = { false, 0 }, .scales_w = { false, 0 }, __VA_ARGS__ })
 
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+ * upsample_nearest2d with exactly one of output_size (2 sizes) and scale_factors (2
+ * factors; the size is floor(in * factor) and the factor is the scale).
+ * Kernel: tg__composite_upsample_nearest2d_vec. */
+tg_tensor *tg_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors);
+
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,11 @@ tg_tensor *tg_upsample_nearest2d_backward_fn(tg_tensor *grad_output, tg_int_list
 #define tg_upsample_nearest2d_backward(grad_output, output_size, input_size, ...) \
     tg_upsample_nearest2d_backward_fn((grad_output), (output_size), (input_size), (tg_upsample_nearest2d_backward_opts){ .scales_h = { false, 0 }, .scales_w = { false, 0 }, __VA_ARGS__ })
 
+/* upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, float[]? scale_factors) -> Tensor
+ * upsample_nearest2d_backward with the output size given as in upsample_nearest2d.vec.
+ * Kernel: tg__composite_upsample_nearest2d_backward_vec. */
+tg_tensor *tg_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors);
+
 
 #ifdef __cplusplus
 }

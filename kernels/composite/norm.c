@@ -23,11 +23,19 @@
 #include "ops/sub.h"
 #include "ops/sum.h"
 #include "ops/zeros_like.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
 #include "ops/view.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/batch_norm.h"
 #include "kernels/group_norm.h"
 #include "kernels/instance_norm.h"
+#include "kernels/upsample_bilinear2d.h"
+#include "kernels/upsample_bilinear2d_backward.h"
+#include "kernels/upsample_nearest2d.h"
+#include "kernels/upsample_nearest2d_backward.h"
 #include "composite_util.h"
 
 #include <stdio.h>
@@ -283,4 +291,96 @@ tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
     }
     tg_scope_end();
     return res;
+}
+
+/* ------------------------------------------------------------------ upsampling, .vec */
+
+/* upsample::compute_output_size for 2 spatial dimensions of `in` (N, C, H, W sizes). 0 or -1. */
+static int ups_vec_size(const char *op, const int64_t *in, int64_t in_len, tg_int_list output_size,
+                        tg_float_list scale_factors, int64_t *osize)
+{
+    int64_t spatial = in_len - 2;
+    bool has_size = output_size.data != NULL, has_scales = scale_factors.data != NULL;
+    if (has_size == has_scales)
+        return tg__fail(op, "Must specify exactly one of output_size and scale_factors");
+    if (has_size) {
+        if (output_size.len != spatial)
+            return tg__fail(op, "Expected static_cast<int64_t>(output_size->size()) == "
+                                "spatial_dimensions to be true, but got false.  (Could this error "
+                                "message be improved?  If so, please report an enhancement request "
+                                "to PyTorch.)");
+        if (spatial != 2) goto not4;
+        osize[0] = output_size.data[0];
+        osize[1] = output_size.data[1];
+        return 0;
+    }
+    if (scale_factors.len != spatial)
+        return tg__fail(op, "Expected static_cast<int64_t>(scale_factors->size()) == "
+                            "spatial_dimensions to be true, but got false.  (Could this error "
+                            "message be improved?  If so, please report an enhancement request to "
+                            "PyTorch.)");
+    if (spatial != 2) goto not4;
+    for (int i = 0; i < 2; i++) osize[i] = (int64_t)((double)in[i + 2] * scale_factors.data[i]);
+    return 0;
+not4: /* what upsample_2d_common_check then says */
+    return tg__fail(op, "It is expected input_size equals to 4, but got size %lld",
+                    (long long)in_len);
+}
+
+static tg_opt_float scale_value(tg_float_list s, int i)
+{
+    return s.data ? TG_OPT_FLOAT(s.data[i]) : TG_NONE_FLOAT;
+}
+
+tg_tensor *tg__composite_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size,
+                                                tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_nearest2d", input->sizes, input->ndim, output_size, scale_factors,
+                     o) != 0)
+        return NULL;
+    return tg_upsample_nearest2d(input, TG_INTS(o[0], o[1]),
+                                 .scales_h = scale_value(scale_factors, 0),
+                                 .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_nearest2d_backward_vec(tg_tensor *grad_output,
+                                                         tg_int_list output_size,
+                                                         tg_int_list input_size,
+                                                         tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_nearest2d_backward", input_size.data, input_size.len, output_size,
+                     scale_factors, o) != 0)
+        return NULL;
+    return tg_upsample_nearest2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
+                                          .scales_h = scale_value(scale_factors, 0),
+                                          .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size,
+                                                 bool align_corners, tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_bilinear2d", input->sizes, input->ndim, output_size, scale_factors,
+                     o) != 0)
+        return NULL;
+    return tg_upsample_bilinear2d(input, TG_INTS(o[0], o[1]), align_corners,
+                                  .scales_h = scale_value(scale_factors, 0),
+                                  .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_bilinear2d_backward_vec(tg_tensor *grad_output,
+                                                          tg_int_list output_size,
+                                                          tg_int_list input_size,
+                                                          bool align_corners,
+                                                          tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_bilinear2d_backward", input_size.data, input_size.len, output_size,
+                     scale_factors, o) != 0)
+        return NULL;
+    return tg_upsample_bilinear2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
+                                           align_corners, .scales_h = scale_value(scale_factors, 0),
+                                           .scales_w = scale_value(scale_factors, 1));
 }

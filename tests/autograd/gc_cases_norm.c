@@ -137,7 +137,50 @@ GC_FN(f_bilinear_bw)
     return 1;
 }
 
+GC_FN(f_nearest_vec)
+{
+    y[0] = tg_upsample_nearest2d_vec(x[0], TG_NO_INTS, TG_FLOATS(1.7, 1.4));
+    return 1;
+}
+GC_FN(f_nearest_bw_vec)
+{
+    y[0] =
+        tg_upsample_nearest2d_backward_vec(x[0], TG_INTS(5, 7), TG_INTS(1, 2, 3, 4), TG_NO_FLOATS);
+    return 1;
+}
+GC_FN(f_bilinear_vec)
+{
+    y[0] = tg_upsample_bilinear2d_vec(x[0], TG_NO_INTS, false, TG_FLOATS(2.0, 1.5));
+    return 1;
+}
+GC_FN(f_bilinear_bw_vec)
+{
+    y[0] = tg_upsample_bilinear2d_backward_vec(x[0], TG_NO_INTS, TG_INTS(1, 2, 3, 4), false,
+                                               TG_FLOATS(2.0, 1.5));
+    return 1;
+}
+
 static const gc_case norm_cases[] = {
+    { "upsample_nearest2d.vec",
+      "scale_factors",
+      f_nearest_vec,
+      { REAL(1, 2, 3, 4) },
+      .gradgrad = true },
+    { "upsample_nearest2d_backward.vec",
+      "output_size",
+      f_nearest_bw_vec,
+      { REAL(1, 2, 5, 7) },
+      .gradgrad = true },
+    { "upsample_bilinear2d.vec",
+      "scale_factors, transposed",
+      f_bilinear_vec,
+      { REAL_T(1, 2, 3, 4) },
+      .gradgrad = true },
+    { "upsample_bilinear2d_backward.vec",
+      "scale_factors",
+      f_bilinear_bw_vec,
+      { REAL(1, 2, 6, 6) },
+      .gradgrad = true },
     { "native_batch_norm",
       "training, affine",
       f_native_bn_train,

@@ -10,7 +10,9 @@
 
 TG_COVERS("batch_norm", "native_batch_norm", "native_batch_norm_backward", "group_norm",
           "native_group_norm", "native_group_norm_backward", "instance_norm", "upsample_nearest2d",
-          "upsample_nearest2d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward");
+          "upsample_nearest2d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
+          "upsample_nearest2d.vec", "upsample_nearest2d_backward.vec", "upsample_bilinear2d.vec",
+          "upsample_bilinear2d_backward.vec");
 
 static const tg_dtype DTS[2] = { TG_FLOAT64, TG_FLOAT32 };
 static double rtol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-4; }
@@ -397,4 +399,47 @@ Test(norm, upsample_errors)
     tg_tensor *ts[] = { x3, x, xl, g, g3, e };
     for (int i = 0; i < 6; i++) tg_release(ts[i]);
     kt_assert_no_leak(base);
+}
+
+Test(norm, upsample_vec)
+{
+    for (int k = 0; k < 2; k++) {
+        kt_live base = kt_live_now();
+        tg_dtype dt = DTS[k];
+        tg_tensor *x = T(fx_up_x, dt, 2, 2, 3, 4), *g = T(fx_upv_g, dt, 2, 2, 6, 6);
+        tg_tensor *y = tg_upsample_nearest2d_vec(x, TG_NO_INTS, TG_FLOATS(1.7, 1.6));
+        close3(y, fx_upv_nearest, 2 * 2 * 5 * 6, dt, "nearest.vec");
+        kt_assert_shape(y, (int64_t[]){ 2, 2, 5, 6 }, 4);
+        tg_release(y);
+        y = tg_upsample_nearest2d_backward_vec(g, TG_NO_INTS, TG_INTS(2, 2, 3, 4),
+                                               TG_FLOATS(2.0, 1.5));
+        close3(y, fx_upv_nearest_bw, 48, dt, "nearest_backward.vec");
+        tg_release(y);
+        y = tg_upsample_bilinear2d_vec(x, TG_NO_INTS, false, TG_FLOATS(2.0, 1.5));
+        close3(y, fx_upv_bilinear, 144, dt, "bilinear.vec");
+        tg_release(y);
+        y = tg_upsample_bilinear2d_backward_vec(g, TG_NO_INTS, TG_INTS(2, 2, 3, 4), true,
+                                                TG_FLOATS(2.0, 1.5));
+        close3(y, fx_upv_bilinear_bw, 48, dt, "bilinear_backward.vec");
+        tg_release(y);
+        /* output_size given: the base operator */
+        tg_tensor *a = tg_upsample_bilinear2d_vec(x, TG_INTS(5, 7), true, TG_NO_FLOATS);
+        tg_tensor *b = tg_upsample_bilinear2d(x, TG_INTS(5, 7), true);
+        cr_assert(a && b, "%s", tg_last_error());
+        double *vb = kt_values(b);
+        kt_assert_close(a, vb, 140, 0, 0, "bilinear.vec output_size");
+        free(vb);
+        tg_release(a);
+        tg_release(b);
+        cr_expect_null(tg_upsample_nearest2d_vec(x, TG_INTS(5, 7), TG_FLOATS(2.0, 2.0)));
+        kt_assert_error("Must specify exactly one of output_size and scale_factors");
+        cr_expect_null(tg_upsample_bilinear2d_vec(x, TG_NO_INTS, false, TG_NO_FLOATS));
+        kt_assert_error("Must specify exactly one of output_size and scale_factors");
+        cr_expect_null(tg_upsample_nearest2d_vec(x, TG_INTS(5), TG_NO_FLOATS));
+        kt_assert_error("Expected static_cast<int64_t>(output_size->size()) == spatial_dimensions "
+                        "to be true, but got false.");
+        tg_release(x);
+        tg_release(g);
+        kt_assert_no_leak(base);
+    }
 }
