@@ -16,6 +16,13 @@
 
 /* ---- backward nodes, one per derivative entry ---- */
 
+/* Autograd vocabulary functions the formulas call (specs/autograd_functions.yaml; the runtime implements them). */
+typedef struct tg__grad_batchnorm_double_backward_result {
+    tg_tensor *r0;
+    tg_tensor *r1;
+    tg_tensor *r2;
+} tg__grad_batchnorm_double_backward_result;
+tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps, tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
 /* EmptyLikeBackward0: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_EmptyLikeBackward0 {
     tg_node base;
@@ -4691,6 +4698,432 @@ static void ReplicationPad2dBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ReplicationPad2dBackwardBackward0_vtable = { "ReplicationPad2dBackwardBackward0", ReplicationPad2dBackwardBackward0_apply, ReplicationPad2dBackwardBackward0_release_saved };
+
+/* NativeBatchNormBackward0: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeBatchNormBackward0 {
+    tg_node base;
+    tg_saved input;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+    tg_saved running_mean;
+    bool running_mean_defined;   /* not None */
+    tg_saved running_var;
+    bool running_var_defined;   /* not None */
+    bool training;
+    double eps;
+    tg_saved result1;
+    tg_saved result2;
+} tg__node_NativeBatchNormBackward0;
+
+/* input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>() */
+static int NativeBatchNormBackward0_input_weight_bias(tg__node_NativeBatchNormBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_running_mean = NULL;
+    tg_tensor *s_running_var = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *s_result2 = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensors3 t3 = { 0 };
+    (void)n;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (n->running_mean_defined && !(s_running_mean = tg_autograd_unpack(&n->running_mean, &n->base))) goto done;
+    if (n->running_var_defined && !(s_running_var = tg_autograd_unpack(&n->running_var, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result2 = tg_autograd_unpack(&n->result2, &n->base))) goto done;
+    if (grads[0] != NULL) {
+        t3 = tg_native_batch_norm_backward(grads[0], s_input, s_weight, s_running_mean, s_running_var, s_result1, s_result2, n->training, n->eps, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+        if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
+        t0 = t3.r0;
+        t3.r0 = NULL;
+        t1 = t3.r1;
+        t3.r1 = NULL;
+        t2 = t3.r2;
+        t3.r2 = NULL;
+    } else {
+    }
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0;
+        t0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t1;
+        t1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t2;
+        t2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_running_mean);
+    tg_release(s_running_var);
+    tg_release(s_result1);
+    tg_release(s_result2);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3.r0);
+    tg_release(t3.r1);
+    tg_release(t3.r2);
+    return tg_rc;
+}
+
+static int NativeBatchNormBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeBatchNormBackward0 *n = (tg__node_NativeBatchNormBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeBatchNormBackward0_input_weight_bias(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeBatchNormBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeBatchNormBackward0 *n = (tg__node_NativeBatchNormBackward0 *)node;
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->running_mean);
+    tg_autograd_saved_release(&n->running_var);
+    tg_autograd_saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result2);
+}
+
+static const tg_node_vtable NativeBatchNormBackward0_vtable = { "NativeBatchNormBackward0", NativeBatchNormBackward0_apply, NativeBatchNormBackward0_release_saved };
+
+/* NativeBatchNormBackwardBackward0: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeBatchNormBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_out;
+    tg_saved input;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+    tg_saved running_mean;
+    bool running_mean_defined;   /* not None */
+    tg_saved running_var;
+    bool running_var_defined;   /* not None */
+    tg_saved save_mean;
+    bool save_mean_defined;   /* not None */
+    tg_saved save_invstd;
+    bool save_invstd_defined;   /* not None */
+    bool train;
+    double eps;
+} tg__node_NativeBatchNormBackwardBackward0;
+
+/* input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask) */
+static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg__node_NativeBatchNormBackwardBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_grad_out = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_running_mean = NULL;
+    tg_tensor *s_running_var = NULL;
+    tg_tensor *s_save_mean = NULL;
+    tg_tensor *s_save_invstd = NULL;
+    tg__grad_batchnorm_double_backward_result t0 = { 0 };
+    (void)n;
+    if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (n->running_mean_defined && !(s_running_mean = tg_autograd_unpack(&n->running_mean, &n->base))) goto done;
+    if (n->running_var_defined && !(s_running_var = tg_autograd_unpack(&n->running_var, &n->base))) goto done;
+    if (n->save_mean_defined && !(s_save_mean = tg_autograd_unpack(&n->save_mean, &n->base))) goto done;
+    if (n->save_invstd_defined && !(s_save_invstd = tg_autograd_unpack(&n->save_invstd, &n->base))) goto done;
+    t0 = tg__grad_batchnorm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_running_mean, s_running_var, n->train, n->eps, s_save_mean, s_save_invstd, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.r2;
+        t0.r2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_grad_out);
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_running_mean);
+    tg_release(s_running_var);
+    tg_release(s_save_mean);
+    tg_release(s_save_invstd);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    return tg_rc;
+}
+
+static int NativeBatchNormBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeBatchNormBackwardBackward0_input_weight_grad_out(n, grads, out);
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 3))
+        tg_rc = tg_autograd_not_implemented("native_batch_norm_backward save_mean");
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 4))
+        tg_rc = tg_autograd_not_implemented("native_batch_norm_backward save_invstd");
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeBatchNormBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_out);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->running_mean);
+    tg_autograd_saved_release(&n->running_var);
+    tg_autograd_saved_release(&n->save_mean);
+    tg_autograd_saved_release(&n->save_invstd);
+}
+
+static const tg_node_vtable NativeBatchNormBackwardBackward0_vtable = { "NativeBatchNormBackwardBackward0", NativeBatchNormBackwardBackward0_apply, NativeBatchNormBackwardBackward0_release_saved };
+
+/* NativeGroupNormBackward0: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeGroupNormBackward0 {
+    tg_node base;
+    tg_saved input;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+    int64_t N;
+    int64_t C;
+    int64_t HxW;
+    int64_t group;
+    tg_saved result1;
+    tg_saved result2;
+} tg__node_NativeGroupNormBackward0;
+
+/* input, weight, bias: grads[0].defined() ? native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW, group, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>() */
+static int NativeGroupNormBackward0_input_weight_bias(tg__node_NativeGroupNormBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *s_result2 = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensors3 t3 = { 0 };
+    (void)n;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result2 = tg_autograd_unpack(&n->result2, &n->base))) goto done;
+    if (grads[0] != NULL) {
+        t3 = tg_native_group_norm_backward(grads[0], s_input, s_result1, s_result2, s_weight, n->N, n->C, n->HxW, n->group, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+        if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
+        t0 = t3.r0;
+        t3.r0 = NULL;
+        t1 = t3.r1;
+        t3.r1 = NULL;
+        t2 = t3.r2;
+        t3.r2 = NULL;
+    } else {
+    }
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0;
+        t0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t1;
+        t1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t2;
+        t2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_result1);
+    tg_release(s_result2);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3.r0);
+    tg_release(t3.r1);
+    tg_release(t3.r2);
+    return tg_rc;
+}
+
+static int NativeGroupNormBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeGroupNormBackward0 *n = (tg__node_NativeGroupNormBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeGroupNormBackward0_input_weight_bias(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeGroupNormBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeGroupNormBackward0 *n = (tg__node_NativeGroupNormBackward0 *)node;
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result2);
+}
+
+static const tg_node_vtable NativeGroupNormBackward0_vtable = { "NativeGroupNormBackward0", NativeGroupNormBackward0_apply, NativeGroupNormBackward0_release_saved };
+
+/* UpsampleNearest2dBackward0: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+typedef struct tg__node_UpsampleNearest2dBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    tg_int_list output_size;   /* points after the struct */
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+} tg__node_UpsampleNearest2dBackward0;
+
+/* self: upsample_nearest2d_backward(grad, output_size, self.sizes(), scales_h, scales_w) */
+static tg_tensor *UpsampleNearest2dBackward0_self(tg__node_UpsampleNearest2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_nearest2d_backward_fn(grads[0], n->output_size, tg__saved_sizes_list(&n->self_sizes), (tg_upsample_nearest2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int UpsampleNearest2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_UpsampleNearest2dBackward0 *n = (tg__node_UpsampleNearest2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UpsampleNearest2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable UpsampleNearest2dBackward0_vtable = { "UpsampleNearest2dBackward0", UpsampleNearest2dBackward0_apply, NULL };
+
+/* UpsampleNearest2dBackwardBackward0: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+typedef struct tg__node_UpsampleNearest2dBackwardBackward0 {
+    tg_node base;
+    tg_int_list output_size;   /* points after the struct */
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+} tg__node_UpsampleNearest2dBackwardBackward0;
+
+/* grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w) */
+static tg_tensor *UpsampleNearest2dBackwardBackward0_grad_output(tg__node_UpsampleNearest2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_nearest2d_fn(grads[0], n->output_size, (tg_upsample_nearest2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int UpsampleNearest2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_UpsampleNearest2dBackwardBackward0 *n = (tg__node_UpsampleNearest2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UpsampleNearest2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable UpsampleNearest2dBackwardBackward0_vtable = { "UpsampleNearest2dBackwardBackward0", UpsampleNearest2dBackwardBackward0_apply, NULL };
+
+/* UpsampleBilinear2dBackward0: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+typedef struct tg__node_UpsampleBilinear2dBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    tg_int_list output_size;   /* points after the struct */
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+} tg__node_UpsampleBilinear2dBackward0;
+
+/* self: upsample_bilinear2d_backward(grad, output_size, self.sizes(), align_corners, scales_h, scales_w) */
+static tg_tensor *UpsampleBilinear2dBackward0_self(tg__node_UpsampleBilinear2dBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_bilinear2d_backward_fn(grads[0], n->output_size, tg__saved_sizes_list(&n->self_sizes), n->align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int UpsampleBilinear2dBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_UpsampleBilinear2dBackward0 *n = (tg__node_UpsampleBilinear2dBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UpsampleBilinear2dBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable UpsampleBilinear2dBackward0_vtable = { "UpsampleBilinear2dBackward0", UpsampleBilinear2dBackward0_apply, NULL };
+
+/* UpsampleBilinear2dBackwardBackward0: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+typedef struct tg__node_UpsampleBilinear2dBackwardBackward0 {
+    tg_node base;
+    tg_int_list output_size;   /* points after the struct */
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+} tg__node_UpsampleBilinear2dBackwardBackward0;
+
+/* grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w) */
+static tg_tensor *UpsampleBilinear2dBackwardBackward0_grad_output(tg__node_UpsampleBilinear2dBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_bilinear2d_fn(grads[0], n->output_size, n->align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int UpsampleBilinear2dBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_UpsampleBilinear2dBackwardBackward0 *n = (tg__node_UpsampleBilinear2dBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = UpsampleBilinear2dBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable UpsampleBilinear2dBackwardBackward0_vtable = { "UpsampleBilinear2dBackwardBackward0", UpsampleBilinear2dBackwardBackward0_apply, NULL };
 
 
 /* ---- autograd kernels ---- */
@@ -9771,6 +10204,323 @@ tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
     tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
+    if (!(tg_autograd_any_requires_grad(tg_in, 5)))
+        return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg__node_NativeBatchNormBackward0 *tg_n = (tg__node_NativeBatchNormBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeBatchNormBackward0_vtable, 3, 3);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_autograd_save(&tg_n->running_mean, running_mean, false, 0);
+    tg_n->running_mean_defined = running_mean != NULL;
+    tg_autograd_save(&tg_n->running_var, running_var, false, 0);
+    tg_n->running_var_defined = running_var != NULL;
+    tg_n->training = training;
+    tg_n->eps = eps;
+    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
+    if (!(tg_autograd_any_requires_grad(tg_in, 7)))
+        return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg__node_NativeBatchNormBackwardBackward0 *tg_n = (tg__node_NativeBatchNormBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeBatchNormBackwardBackward0_vtable, 3, 5);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, grad_out);
+    tg_autograd_node_set_next_edge(&tg_n->base, 3, save_mean);
+    tg_autograd_node_set_next_edge(&tg_n->base, 4, save_invstd);
+    tg_autograd_save(&tg_n->grad_out, grad_out, false, 0);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_autograd_save(&tg_n->running_mean, running_mean, false, 0);
+    tg_n->running_mean_defined = running_mean != NULL;
+    tg_autograd_save(&tg_n->running_var, running_var, false, 0);
+    tg_n->running_var_defined = running_var != NULL;
+    tg_autograd_save(&tg_n->save_mean, save_mean, false, 0);
+    tg_n->save_mean_defined = save_mean != NULL;
+    tg_autograd_save(&tg_n->save_invstd, save_invstd, false, 0);
+    tg_n->save_invstd_defined = save_invstd != NULL;
+    tg_n->train = train;
+    tg_n->eps = eps;
+    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg__gen_differentiable(tg_r.r1))
+        tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
+    if (tg__gen_differentiable(tg_r.r2))
+        tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg__node_NativeGroupNormBackward0 *tg_n = (tg__node_NativeGroupNormBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeGroupNormBackward0_vtable, 3, 3);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_n->N = N;
+    tg_n->C = C;
+    tg_n->HxW = HxW;
+    tg_n->group = group;
+    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_native_group_norm_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("native_group_norm_backward");
+}
+
+static const tg_node_vtable tg__ni_vtable_native_group_norm_backward = { "NotImplemented", tg__ni_apply_native_group_norm_backward, NULL };
+
+tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight };
+    if (!(tg_autograd_any_requires_grad(tg_in, 5)))
+        return tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_native_group_norm_backward, 3, 5);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_out);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, input);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, mean);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, rstd);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, weight);
+    tg_tensors3 tg_r = tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(tg_n);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, tg_n, 0);
+    if (tg__gen_differentiable(tg_r.r1))
+        tg_autograd_set_history(tg_r.r1, tg_n, 1);
+    if (tg__gen_differentiable(tg_r.r2))
+        tg_autograd_set_history(tg_r.r2, tg_n, 2);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *tg__below_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_upsample_nearest2d_fn(self, output_size, (tg_upsample_nearest2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    tg__node_UpsampleNearest2dBackward0 *tg_n = (tg__node_UpsampleNearest2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleNearest2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
+    tg_n->scales_h = scales_h;
+    tg_n->scales_w = scales_w;
+    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *tg__below_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_upsample_nearest2d_backward_fn(grad_output, output_size, input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    tg__node_UpsampleNearest2dBackwardBackward0 *tg_n = (tg__node_UpsampleNearest2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleNearest2dBackwardBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
+    tg_n->scales_h = scales_h;
+    tg_n->scales_w = scales_w;
+    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *tg__below_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_upsample_bilinear2d_fn(self, output_size, align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    tg__node_UpsampleBilinear2dBackward0 *tg_n = (tg__node_UpsampleBilinear2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleBilinear2dBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
+    tg_n->align_corners = align_corners;
+    tg_n->scales_h = scales_h;
+    tg_n->scales_w = scales_w;
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *tg__below_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_upsample_bilinear2d_backward_fn(grad_output, output_size, input_size, align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg__node_UpsampleBilinear2dBackwardBackward0 *tg_n = (tg__node_UpsampleBilinear2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleBilinear2dBackwardBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
+    tg_n->align_corners = align_corners;
+    tg_n->scales_h = scales_h;
+    tg_n->scales_w = scales_w;
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;

@@ -4678,6 +4678,348 @@ int tg__boxed_replication_pad2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+int tg__boxed_batch_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 9) return tg__boxed_underflow(tg_s, "batch_norm", 9);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 9];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_tensor *running_mean;
+    tg_tensor *running_var;
+    bool training;
+    double momentum;
+    double eps;
+    bool cudnn_enabled;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 9, 0, "batch_norm", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 9, 1, "batch_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 9, 2, "batch_norm", "bias", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &running_mean)) return tg__boxed_bad_arg(tg_s, 9, 3, "batch_norm", "running_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &running_var)) return tg__boxed_bad_arg(tg_s, 9, 4, "batch_norm", "running_var", "Tensor?");
+    if (tg__unbox_bool(&tg_a[5], &training)) return tg__boxed_bad_arg(tg_s, 9, 5, "batch_norm", "training", "bool");
+    if (tg__unbox_double(&tg_a[6], &momentum)) return tg__boxed_bad_arg(tg_s, 9, 6, "batch_norm", "momentum", "float");
+    if (tg__unbox_double(&tg_a[7], &eps)) return tg__boxed_bad_arg(tg_s, 9, 7, "batch_norm", "eps", "float");
+    if (tg__unbox_bool(&tg_a[8], &cudnn_enabled)) return tg__boxed_bad_arg(tg_s, 9, 8, "batch_norm", "cudnn_enabled", "bool");
+    tg_tensor *tg_r = ((tg__kfn_batch_norm)tg_kernel)(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled);
+    tg__drop_args(tg_s, 9);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_batch_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "native_batch_norm", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_tensor *running_mean;
+    tg_tensor *running_var;
+    bool training;
+    double momentum;
+    double eps;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 8, 0, "native_batch_norm", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 8, 1, "native_batch_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 8, 2, "native_batch_norm", "bias", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &running_mean)) return tg__boxed_bad_arg(tg_s, 8, 3, "native_batch_norm", "running_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &running_var)) return tg__boxed_bad_arg(tg_s, 8, 4, "native_batch_norm", "running_var", "Tensor?");
+    if (tg__unbox_bool(&tg_a[5], &training)) return tg__boxed_bad_arg(tg_s, 8, 5, "native_batch_norm", "training", "bool");
+    if (tg__unbox_double(&tg_a[6], &momentum)) return tg__boxed_bad_arg(tg_s, 8, 6, "native_batch_norm", "momentum", "float");
+    if (tg__unbox_double(&tg_a[7], &eps)) return tg__boxed_bad_arg(tg_s, 8, 7, "native_batch_norm", "eps", "float");
+    tg_tensors3 tg_r = ((tg__kfn_native_batch_norm)tg_kernel)(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_batch_norm_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "native_batch_norm_backward", 10);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
+    tg_tensor *grad_out;
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *running_mean;
+    tg_tensor *running_var;
+    tg_tensor *save_mean;
+    tg_tensor *save_invstd;
+    bool train;
+    double eps;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &grad_out)) return tg__boxed_bad_arg(tg_s, 10, 0, "native_batch_norm_backward", "grad_out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 10, 1, "native_batch_norm_backward", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 10, 2, "native_batch_norm_backward", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &running_mean)) return tg__boxed_bad_arg(tg_s, 10, 3, "native_batch_norm_backward", "running_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &running_var)) return tg__boxed_bad_arg(tg_s, 10, 4, "native_batch_norm_backward", "running_var", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[5], &save_mean)) return tg__boxed_bad_arg(tg_s, 10, 5, "native_batch_norm_backward", "save_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[6], &save_invstd)) return tg__boxed_bad_arg(tg_s, 10, 6, "native_batch_norm_backward", "save_invstd", "Tensor?");
+    if (tg__unbox_bool(&tg_a[7], &train)) return tg__boxed_bad_arg(tg_s, 10, 7, "native_batch_norm_backward", "train", "bool");
+    if (tg__unbox_double(&tg_a[8], &eps)) return tg__boxed_bad_arg(tg_s, 10, 8, "native_batch_norm_backward", "eps", "float");
+    if (tg__unbox_bool_list(&tg_a[9], &output_mask)) return tg__boxed_bad_arg(tg_s, 10, 9, "native_batch_norm_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_native_batch_norm_backward)tg_kernel)(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor */
+int tg__boxed_group_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "group_norm", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *input;
+    int64_t num_groups;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    double eps;
+    bool cudnn_enabled;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 6, 0, "group_norm", "input", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_groups)) return tg__boxed_bad_arg(tg_s, 6, 1, "group_norm", "num_groups", "int");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 6, 2, "group_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &bias)) return tg__boxed_bad_arg(tg_s, 6, 3, "group_norm", "bias", "Tensor?");
+    if (tg__unbox_double(&tg_a[4], &eps)) return tg__boxed_bad_arg(tg_s, 6, 4, "group_norm", "eps", "float");
+    if (tg__unbox_bool(&tg_a[5], &cudnn_enabled)) return tg__boxed_bad_arg(tg_s, 6, 5, "group_norm", "cudnn_enabled", "bool");
+    tg_tensor *tg_r = ((tg__kfn_group_norm)tg_kernel)(input, num_groups, weight, bias, eps, cudnn_enabled);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_group_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "native_group_norm", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    int64_t N;
+    int64_t C;
+    int64_t HxW;
+    int64_t group;
+    double eps;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 8, 0, "native_group_norm", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 8, 1, "native_group_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 8, 2, "native_group_norm", "bias", "Tensor?");
+    if (tg__unbox_int(&tg_a[3], &N)) return tg__boxed_bad_arg(tg_s, 8, 3, "native_group_norm", "N", "SymInt");
+    if (tg__unbox_int(&tg_a[4], &C)) return tg__boxed_bad_arg(tg_s, 8, 4, "native_group_norm", "C", "SymInt");
+    if (tg__unbox_int(&tg_a[5], &HxW)) return tg__boxed_bad_arg(tg_s, 8, 5, "native_group_norm", "HxW", "SymInt");
+    if (tg__unbox_int(&tg_a[6], &group)) return tg__boxed_bad_arg(tg_s, 8, 6, "native_group_norm", "group", "int");
+    if (tg__unbox_double(&tg_a[7], &eps)) return tg__boxed_bad_arg(tg_s, 8, 7, "native_group_norm", "eps", "float");
+    tg_tensors3 tg_r = ((tg__kfn_native_group_norm)tg_kernel)(input, weight, bias, N, C, HxW, group, eps);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_group_norm_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "native_group_norm_backward", 10);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
+    tg_tensor *grad_out;
+    tg_tensor *input;
+    tg_tensor *mean;
+    tg_tensor *rstd;
+    tg_tensor *weight;
+    int64_t N;
+    int64_t C;
+    int64_t HxW;
+    int64_t group;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &grad_out)) return tg__boxed_bad_arg(tg_s, 10, 0, "native_group_norm_backward", "grad_out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 10, 1, "native_group_norm_backward", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &mean)) return tg__boxed_bad_arg(tg_s, 10, 2, "native_group_norm_backward", "mean", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &rstd)) return tg__boxed_bad_arg(tg_s, 10, 3, "native_group_norm_backward", "rstd", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[4], &weight)) return tg__boxed_bad_arg(tg_s, 10, 4, "native_group_norm_backward", "weight", "Tensor?");
+    if (tg__unbox_int(&tg_a[5], &N)) return tg__boxed_bad_arg(tg_s, 10, 5, "native_group_norm_backward", "N", "SymInt");
+    if (tg__unbox_int(&tg_a[6], &C)) return tg__boxed_bad_arg(tg_s, 10, 6, "native_group_norm_backward", "C", "SymInt");
+    if (tg__unbox_int(&tg_a[7], &HxW)) return tg__boxed_bad_arg(tg_s, 10, 7, "native_group_norm_backward", "HxW", "SymInt");
+    if (tg__unbox_int(&tg_a[8], &group)) return tg__boxed_bad_arg(tg_s, 10, 8, "native_group_norm_backward", "group", "int");
+    if (tg__unbox_bool_list(&tg_a[9], &output_mask)) return tg__boxed_bad_arg(tg_s, 10, 9, "native_group_norm_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_native_group_norm_backward)tg_kernel)(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+int tg__boxed_instance_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 9) return tg__boxed_underflow(tg_s, "instance_norm", 9);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 9];
+    tg_tensor *input;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_tensor *running_mean;
+    tg_tensor *running_var;
+    bool use_input_stats;
+    double momentum;
+    double eps;
+    bool cudnn_enabled;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 9, 0, "instance_norm", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &weight)) return tg__boxed_bad_arg(tg_s, 9, 1, "instance_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &bias)) return tg__boxed_bad_arg(tg_s, 9, 2, "instance_norm", "bias", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &running_mean)) return tg__boxed_bad_arg(tg_s, 9, 3, "instance_norm", "running_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &running_var)) return tg__boxed_bad_arg(tg_s, 9, 4, "instance_norm", "running_var", "Tensor?");
+    if (tg__unbox_bool(&tg_a[5], &use_input_stats)) return tg__boxed_bad_arg(tg_s, 9, 5, "instance_norm", "use_input_stats", "bool");
+    if (tg__unbox_double(&tg_a[6], &momentum)) return tg__boxed_bad_arg(tg_s, 9, 6, "instance_norm", "momentum", "float");
+    if (tg__unbox_double(&tg_a[7], &eps)) return tg__boxed_bad_arg(tg_s, 9, 7, "instance_norm", "eps", "float");
+    if (tg__unbox_bool(&tg_a[8], &cudnn_enabled)) return tg__boxed_bad_arg(tg_s, 9, 8, "instance_norm", "cudnn_enabled", "bool");
+    tg_tensor *tg_r = ((tg__kfn_instance_norm)tg_kernel)(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled);
+    tg__drop_args(tg_s, 9);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+int tg__boxed_upsample_nearest2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "upsample_nearest2d", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_int_list output_size;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "upsample_nearest2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 1, "upsample_nearest2d", "output_size", "SymInt[2]");
+    if (tg__unbox_opt_double(&tg_a[2], &scales_h)) return tg__boxed_bad_arg(tg_s, 4, 2, "upsample_nearest2d", "scales_h", "float?");
+    if (tg__unbox_opt_double(&tg_a[3], &scales_w)) return tg__boxed_bad_arg(tg_s, 4, 3, "upsample_nearest2d", "scales_w", "float?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d)tg_kernel)(self, output_size, scales_h, scales_w);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+int tg__boxed_upsample_nearest2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "upsample_nearest2d_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 5, 0, "upsample_nearest2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 5, 1, "upsample_nearest2d_backward", "output_size", "SymInt[2]");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 5, 2, "upsample_nearest2d_backward", "input_size", "SymInt[4]");
+    if (tg__unbox_opt_double(&tg_a[3], &scales_h)) return tg__boxed_bad_arg(tg_s, 5, 3, "upsample_nearest2d_backward", "scales_h", "float?");
+    if (tg__unbox_opt_double(&tg_a[4], &scales_w)) return tg__boxed_bad_arg(tg_s, 5, 4, "upsample_nearest2d_backward", "scales_w", "float?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d_backward)tg_kernel)(grad_output, output_size, input_size, scales_h, scales_w);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+int tg__boxed_upsample_bilinear2d(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "upsample_bilinear2d", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    tg_int_list output_size;
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "upsample_bilinear2d", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 5, 1, "upsample_bilinear2d", "output_size", "SymInt[2]");
+    if (tg__unbox_bool(&tg_a[2], &align_corners)) return tg__boxed_bad_arg(tg_s, 5, 2, "upsample_bilinear2d", "align_corners", "bool");
+    if (tg__unbox_opt_double(&tg_a[3], &scales_h)) return tg__boxed_bad_arg(tg_s, 5, 3, "upsample_bilinear2d", "scales_h", "float?");
+    if (tg__unbox_opt_double(&tg_a[4], &scales_w)) return tg__boxed_bad_arg(tg_s, 5, 4, "upsample_bilinear2d", "scales_w", "float?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d)tg_kernel)(self, output_size, align_corners, scales_h, scales_w);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+int tg__boxed_upsample_bilinear2d_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "upsample_bilinear2d_backward", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 6, 0, "upsample_bilinear2d_backward", "grad_output", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 6, 1, "upsample_bilinear2d_backward", "output_size", "SymInt[2]");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 6, 2, "upsample_bilinear2d_backward", "input_size", "SymInt[4]");
+    if (tg__unbox_bool(&tg_a[3], &align_corners)) return tg__boxed_bad_arg(tg_s, 6, 3, "upsample_bilinear2d_backward", "align_corners", "bool");
+    if (tg__unbox_opt_double(&tg_a[4], &scales_h)) return tg__boxed_bad_arg(tg_s, 6, 4, "upsample_bilinear2d_backward", "scales_h", "float?");
+    if (tg__unbox_opt_double(&tg_a[5], &scales_w)) return tg__boxed_bad_arg(tg_s, 6, 5, "upsample_bilinear2d_backward", "scales_w", "float?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d_backward)tg_kernel)(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_nearest2d_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "upsample_nearest2d.vec", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *input;
+    tg_int_list output_size;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "upsample_nearest2d.vec", "input", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 3, 1, "upsample_nearest2d.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_opt_float_list(&tg_a[2], &scale_factors)) return tg__boxed_bad_arg(tg_s, 3, 2, "upsample_nearest2d.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d_vec)tg_kernel)(input, output_size, scale_factors);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_nearest2d_backward_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "upsample_nearest2d_backward.vec", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "upsample_nearest2d_backward.vec", "grad_output", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 1, "upsample_nearest2d_backward.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 4, 2, "upsample_nearest2d_backward.vec", "input_size", "SymInt[]");
+    if (tg__unbox_opt_float_list(&tg_a[3], &scale_factors)) return tg__boxed_bad_arg(tg_s, 4, 3, "upsample_nearest2d_backward.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_nearest2d_backward_vec)tg_kernel)(grad_output, output_size, input_size, scale_factors);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_bilinear2d_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "upsample_bilinear2d.vec", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *input;
+    tg_int_list output_size;
+    bool align_corners;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 4, 0, "upsample_bilinear2d.vec", "input", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 1, "upsample_bilinear2d.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_bool(&tg_a[2], &align_corners)) return tg__boxed_bad_arg(tg_s, 4, 2, "upsample_bilinear2d.vec", "align_corners", "bool");
+    if (tg__unbox_opt_float_list(&tg_a[3], &scale_factors)) return tg__boxed_bad_arg(tg_s, 4, 3, "upsample_bilinear2d.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d_vec)tg_kernel)(input, output_size, align_corners, scale_factors);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor */
+int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "upsample_bilinear2d_backward.vec", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad_output;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    bool align_corners;
+    tg_float_list scale_factors;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 5, 0, "upsample_bilinear2d_backward.vec", "grad_output", "Tensor");
+    if (tg__unbox_opt_int_list(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 5, 1, "upsample_bilinear2d_backward.vec", "output_size", "SymInt[]?");
+    if (tg__unbox_int_list(&tg_a[2], &input_size)) return tg__boxed_bad_arg(tg_s, 5, 2, "upsample_bilinear2d_backward.vec", "input_size", "SymInt[]");
+    if (tg__unbox_bool(&tg_a[3], &align_corners)) return tg__boxed_bad_arg(tg_s, 5, 3, "upsample_bilinear2d_backward.vec", "align_corners", "bool");
+    if (tg__unbox_opt_float_list(&tg_a[4], &scale_factors)) return tg__boxed_bad_arg(tg_s, 5, 4, "upsample_bilinear2d_backward.vec", "scale_factors", "float[]?");
+    tg_tensor *tg_r = ((tg__kfn_upsample_bilinear2d_backward_vec)tg_kernel)(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

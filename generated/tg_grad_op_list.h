@@ -128,6 +128,13 @@
     X(reflection_pad2d_backward, "reflection_pad2d_backward") \
     X(replication_pad2d, "replication_pad2d") \
     X(replication_pad2d_backward, "replication_pad2d_backward") \
+    X(native_batch_norm, "native_batch_norm") \
+    X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(native_group_norm, "native_group_norm") \
+    X(upsample_nearest2d, "upsample_nearest2d") \
+    X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
+    X(upsample_bilinear2d, "upsample_bilinear2d") \
+    X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

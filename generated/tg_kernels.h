@@ -166,6 +166,17 @@
 #include "kernels/reflection_pad2d_backward.h"
 #include "kernels/replication_pad2d.h"
 #include "kernels/replication_pad2d_backward.h"
+#include "kernels/batch_norm.h"
+#include "kernels/native_batch_norm.h"
+#include "kernels/native_batch_norm_backward.h"
+#include "kernels/group_norm.h"
+#include "kernels/native_group_norm.h"
+#include "kernels/native_group_norm_backward.h"
+#include "kernels/instance_norm.h"
+#include "kernels/upsample_nearest2d.h"
+#include "kernels/upsample_nearest2d_backward.h"
+#include "kernels/upsample_bilinear2d.h"
+#include "kernels/upsample_bilinear2d_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -453,6 +464,21 @@ int tg__boxed_reflection_pad2d(tg_fnptr kernel, tg_boxed_stack *s);   /* reflect
 int tg__boxed_reflection_pad2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* reflection_pad2d_backward */
 int tg__boxed_replication_pad2d(tg_fnptr kernel, tg_boxed_stack *s);   /* replication_pad2d */
 int tg__boxed_replication_pad2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* replication_pad2d_backward */
+int tg__boxed_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* batch_norm */
+int tg__boxed_native_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm */
+int tg__boxed_native_batch_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm_backward */
+int tg__boxed_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* group_norm */
+int tg__boxed_native_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm */
+int tg__boxed_native_group_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm_backward */
+int tg__boxed_instance_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* instance_norm */
+int tg__boxed_upsample_nearest2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d */
+int tg__boxed_upsample_nearest2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward */
+int tg__boxed_upsample_bilinear2d(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d */
+int tg__boxed_upsample_bilinear2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward */
+int tg__boxed_upsample_nearest2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d.vec */
+int tg__boxed_upsample_nearest2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward.vec */
+int tg__boxed_upsample_bilinear2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d.vec */
+int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward.vec */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

@@ -283,6 +283,21 @@
     X(reflection_pad2d_backward, "reflection_pad2d_backward") \
     X(replication_pad2d, "replication_pad2d") \
     X(replication_pad2d_backward, "replication_pad2d_backward") \
+    X(batch_norm, "batch_norm") \
+    X(native_batch_norm, "native_batch_norm") \
+    X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(group_norm, "group_norm") \
+    X(native_group_norm, "native_group_norm") \
+    X(native_group_norm_backward, "native_group_norm_backward") \
+    X(instance_norm, "instance_norm") \
+    X(upsample_nearest2d, "upsample_nearest2d") \
+    X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
+    X(upsample_bilinear2d, "upsample_bilinear2d") \
+    X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
+    X(upsample_nearest2d_vec, "upsample_nearest2d.vec") \
+    X(upsample_nearest2d_backward_vec, "upsample_nearest2d_backward.vec") \
+    X(upsample_bilinear2d_vec, "upsample_bilinear2d.vec") \
+    X(upsample_bilinear2d_backward_vec, "upsample_bilinear2d_backward.vec") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -368,6 +383,14 @@
     X(reflection_pad2d_backward, "reflection_pad2d_backward") \
     X(replication_pad2d, "replication_pad2d") \
     X(replication_pad2d_backward, "replication_pad2d_backward") \
+    X(native_batch_norm, "native_batch_norm") \
+    X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(native_group_norm, "native_group_norm") \
+    X(native_group_norm_backward, "native_group_norm_backward") \
+    X(upsample_nearest2d, "upsample_nearest2d") \
+    X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
+    X(upsample_bilinear2d, "upsample_bilinear2d") \
+    X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -8387,6 +8387,508 @@ tg_tensor *tg_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self
     return tg__track_result(tg_r);
 }
 
+/* batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+static tg_tensor *fallback_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_opt_tensor(&tg_s, running_mean);
+    tg__box_opt_tensor(&tg_s, running_var);
+    tg__box_bool(&tg_s, training);
+    tg__box_double(&tg_s, momentum);
+    tg__box_double(&tg_s, eps);
+    tg__box_bool(&tg_s, cudnn_enabled);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BATCH_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled)
+{
+    if (!input) return tg__null_arg("batch_norm", "input");
+    if (tg__stub_profiled()) return fallback_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias) | tg__opt_keys(running_mean) | tg__opt_keys(running_var)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_batch_norm tg_kernel = (tg__kfn_batch_norm)tg__pick_kernel(&tg__ops[TG_OP_BATCH_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_opt_tensor(&tg_s, running_mean);
+    tg__box_opt_tensor(&tg_s, running_var);
+    tg__box_bool(&tg_s, training);
+    tg__box_double(&tg_s, momentum);
+    tg__box_double(&tg_s, eps);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_BATCH_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    if (!input) { tg__null_arg("native_batch_norm", "input"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias) | tg__opt_keys(running_mean) | tg__opt_keys(running_var)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_batch_norm tg_kernel = (tg__kfn_native_batch_norm)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_BATCH_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_out);
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, running_mean);
+    tg__box_opt_tensor(&tg_s, running_var);
+    tg__box_opt_tensor(&tg_s, save_mean);
+    tg__box_opt_tensor(&tg_s, save_invstd);
+    tg__box_bool(&tg_s, train);
+    tg__box_double(&tg_s, eps);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_BATCH_NORM_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    if (!grad_out) { tg__null_arg("native_batch_norm_backward", "grad_out"); return (tg_tensors3){ 0 }; }
+    if (!input) { tg__null_arg("native_batch_norm_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_out) | tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(running_mean) | tg__opt_keys(running_var) | tg__opt_keys(save_mean) | tg__opt_keys(save_invstd)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_batch_norm_backward tg_kernel = (tg__kfn_native_batch_norm_backward)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_BATCH_NORM_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor */
+static tg_tensor *fallback_group_norm(tg_tensor *input, int64_t num_groups, tg_tensor *weight, tg_tensor *bias, double eps, bool cudnn_enabled)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_int(&tg_s, num_groups);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_double(&tg_s, eps);
+    tg__box_bool(&tg_s, cudnn_enabled);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GROUP_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_group_norm_fn(tg_tensor *input, int64_t num_groups, tg_group_norm_opts opts)
+{
+    if (!input) return tg__null_arg("group_norm", "input");
+    if (tg__stub_profiled()) return fallback_group_norm(input, num_groups, opts.weight, opts.bias, opts.eps, opts.cudnn_enabled);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(opts.weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_group_norm tg_kernel = (tg__kfn_group_norm)tg__pick_kernel(&tg__ops[TG_OP_GROUP_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_group_norm(input, num_groups, opts.weight, opts.bias, opts.eps, opts.cudnn_enabled) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, num_groups, opts.weight, opts.bias, opts.eps, opts.cudnn_enabled);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_int(&tg_s, N);
+    tg__box_int(&tg_s, C);
+    tg__box_int(&tg_s, HxW);
+    tg__box_int(&tg_s, group);
+    tg__box_double(&tg_s, eps);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_GROUP_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    if (!input) { tg__null_arg("native_group_norm", "input"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_group_norm tg_kernel = (tg__kfn_native_group_norm)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_GROUP_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_group_norm(input, weight, bias, N, C, HxW, group, eps) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(input, weight, bias, N, C, HxW, group, eps);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_out);
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, mean);
+    tg__box_tensor(&tg_s, rstd);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_int(&tg_s, N);
+    tg__box_int(&tg_s, C);
+    tg__box_int(&tg_s, HxW);
+    tg__box_int(&tg_s, group);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_GROUP_NORM_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
+{
+    if (!grad_out) { tg__null_arg("native_group_norm_backward", "grad_out"); return (tg_tensors3){ 0 }; }
+    if (!input) { tg__null_arg("native_group_norm_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (!mean) { tg__null_arg("native_group_norm_backward", "mean"); return (tg_tensors3){ 0 }; }
+    if (!rstd) { tg__null_arg("native_group_norm_backward", "rstd"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_out) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(mean) | tg_dispatch_tensor_keys(rstd) | tg__opt_keys(weight)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_group_norm_backward tg_kernel = (tg__kfn_native_group_norm_backward)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_GROUP_NORM_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+static tg_tensor *fallback_instance_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_opt_tensor(&tg_s, running_mean);
+    tg__box_opt_tensor(&tg_s, running_var);
+    tg__box_bool(&tg_s, use_input_stats);
+    tg__box_double(&tg_s, momentum);
+    tg__box_double(&tg_s, eps);
+    tg__box_bool(&tg_s, cudnn_enabled);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INSTANCE_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_instance_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled)
+{
+    if (!input) return tg__null_arg("instance_norm", "input");
+    if (tg__stub_profiled()) return fallback_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias) | tg__opt_keys(running_mean) | tg__opt_keys(running_var)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_instance_norm tg_kernel = (tg__kfn_instance_norm)tg__pick_kernel(&tg__ops[TG_OP_INSTANCE_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, output_size);
+    tg__box_opt_double(&tg_s, scales_h);
+    tg__box_opt_double(&tg_s, scales_w);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_fn(tg_tensor *self, tg_int_list output_size, tg_upsample_nearest2d_opts opts)
+{
+    if (!self) return tg__null_arg("upsample_nearest2d", "self");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d(self, output_size, opts.scales_h, opts.scales_w);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d tg_kernel = (tg__kfn_upsample_nearest2d)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d(self, output_size, opts.scales_h, opts.scales_w) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, output_size, opts.scales_h, opts.scales_w);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_opt_double(&tg_s, scales_h);
+    tg__box_opt_double(&tg_s, scales_w);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_backward_fn(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_upsample_nearest2d_backward_opts opts)
+{
+    if (!grad_output) return tg__null_arg("upsample_nearest2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d_backward(grad_output, output_size, input_size, opts.scales_h, opts.scales_w);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d_backward tg_kernel = (tg__kfn_upsample_nearest2d_backward)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d_backward(grad_output, output_size, input_size, opts.scales_h, opts.scales_w) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, opts.scales_h, opts.scales_w);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, output_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_double(&tg_s, scales_h);
+    tg__box_opt_double(&tg_s, scales_w);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_fn(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_upsample_bilinear2d_opts opts)
+{
+    if (!self) return tg__null_arg("upsample_bilinear2d", "self");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d(self, output_size, align_corners, opts.scales_h, opts.scales_w);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d tg_kernel = (tg__kfn_upsample_bilinear2d)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d(self, output_size, align_corners, opts.scales_h, opts.scales_w) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, output_size, align_corners, opts.scales_h, opts.scales_w);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_double(&tg_s, scales_h);
+    tg__box_opt_double(&tg_s, scales_w);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_backward_fn(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_upsample_bilinear2d_backward_opts opts)
+{
+    if (!grad_output) return tg__null_arg("upsample_bilinear2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, opts.scales_h, opts.scales_w);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d_backward tg_kernel = (tg__kfn_upsample_bilinear2d_backward)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, opts.scales_h, opts.scales_w) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, align_corners, opts.scales_h, opts.scales_w);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size, tg_float_list scale_factors)
+{
+    if (!input) return tg__null_arg("upsample_nearest2d", "input");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d_vec(input, output_size, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d_vec tg_kernel = (tg__kfn_upsample_nearest2d_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d_vec(input, output_size, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, output_size, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors)
+{
+    if (!grad_output) return tg__null_arg("upsample_nearest2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_nearest2d_backward_vec(grad_output, output_size, input_size, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_nearest2d_backward_vec tg_kernel = (tg__kfn_upsample_nearest2d_backward_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_nearest2d_backward_vec(grad_output, output_size, input_size, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size, bool align_corners, tg_float_list scale_factors)
+{
+    if (!input) return tg__null_arg("upsample_bilinear2d", "input");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d_vec tg_kernel = (tg__kfn_upsample_bilinear2d_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, output_size, align_corners, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor */
+static tg_tensor *fallback_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_opt_int_list(&tg_s, output_size);
+    tg__box_int_list(&tg_s, input_size);
+    tg__box_bool(&tg_s, align_corners);
+    tg__box_opt_float_list(&tg_s, scale_factors);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
+{
+    if (!grad_output) return tg__null_arg("upsample_bilinear2d_backward", "grad_output");
+    if (tg__stub_profiled()) return fallback_upsample_bilinear2d_backward_vec(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_upsample_bilinear2d_backward_vec tg_kernel = (tg__kfn_upsample_bilinear2d_backward_vec)tg__pick_kernel(&tg__ops[TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_upsample_bilinear2d_backward_vec(grad_output, output_size, input_size, align_corners, scale_factors) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, output_size, input_size, align_corners, scale_factors);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

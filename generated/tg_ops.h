@@ -300,6 +300,21 @@ typedef enum tg_op {
     TG_OP_REFLECTION_PAD2D_BACKWARD,   /* reflection_pad2d_backward */
     TG_OP_REPLICATION_PAD2D,   /* replication_pad2d */
     TG_OP_REPLICATION_PAD2D_BACKWARD,   /* replication_pad2d_backward */
+    TG_OP_BATCH_NORM,   /* batch_norm */
+    TG_OP_NATIVE_BATCH_NORM,   /* native_batch_norm */
+    TG_OP_NATIVE_BATCH_NORM_BACKWARD,   /* native_batch_norm_backward */
+    TG_OP_GROUP_NORM,   /* group_norm */
+    TG_OP_NATIVE_GROUP_NORM,   /* native_group_norm */
+    TG_OP_NATIVE_GROUP_NORM_BACKWARD,   /* native_group_norm_backward */
+    TG_OP_INSTANCE_NORM,   /* instance_norm */
+    TG_OP_UPSAMPLE_NEAREST2D,   /* upsample_nearest2d */
+    TG_OP_UPSAMPLE_NEAREST2D_BACKWARD,   /* upsample_nearest2d_backward */
+    TG_OP_UPSAMPLE_BILINEAR2D,   /* upsample_bilinear2d */
+    TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD,   /* upsample_bilinear2d_backward */
+    TG_OP_UPSAMPLE_NEAREST2D_VEC,   /* upsample_nearest2d.vec */
+    TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC,   /* upsample_nearest2d_backward.vec */
+    TG_OP_UPSAMPLE_BILINEAR2D_VEC,   /* upsample_bilinear2d.vec */
+    TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC,   /* upsample_bilinear2d_backward.vec */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -458,6 +473,17 @@ typedef enum tg_op {
 #include "ops/reflection_pad2d_backward.h"
 #include "ops/replication_pad2d.h"
 #include "ops/replication_pad2d_backward.h"
+#include "ops/batch_norm.h"
+#include "ops/native_batch_norm.h"
+#include "ops/native_batch_norm_backward.h"
+#include "ops/group_norm.h"
+#include "ops/native_group_norm.h"
+#include "ops/native_group_norm_backward.h"
+#include "ops/instance_norm.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -77,6 +77,14 @@
 #include "kernels/reflection_pad2d_backward.h"
 #include "kernels/replication_pad2d.h"
 #include "kernels/replication_pad2d_backward.h"
+#include "kernels/native_batch_norm.h"
+#include "kernels/native_batch_norm_backward.h"
+#include "kernels/native_group_norm.h"
+#include "kernels/native_group_norm_backward.h"
+#include "kernels/upsample_nearest2d.h"
+#include "kernels/upsample_nearest2d_backward.h"
+#include "kernels/upsample_bilinear2d.h"
+#include "kernels/upsample_bilinear2d_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -652,9 +660,17 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "reflection_pad2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_reflection_pad2d_backward },
     { "replication_pad2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_replication_pad2d },
     { "replication_pad2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_replication_pad2d_backward },
+    { "native_batch_norm", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_batch_norm },
+    { "native_batch_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_batch_norm_backward },
+    { "native_group_norm", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_group_norm },
+    { "native_group_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_group_norm_backward },
+    { "upsample_nearest2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_nearest2d },
+    { "upsample_nearest2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_nearest2d_backward },
+    { "upsample_bilinear2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_bilinear2d },
+    { "upsample_bilinear2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_bilinear2d_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 147 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 155 };

@@ -1,0 +1,386 @@
+/* Normalization layers built from other operators (CompositeImplicitAutograd, so they need no
+ * derivative entries): batch_norm (over native_batch_norm, with torch.nn.functional's "more
+ * than 1 value per channel" check and _batch_norm_impl_index's), group_norm (over
+ * native_group_norm) and instance_norm (batch norm of the input seen as (1, N * C, *), as
+ * PyTorch 1.13's at::instance_norm). Each returns a new reference, or NULL with an error
+ * recorded; intermediates are released on every path. */
+#include "tg_kutil.h"
+#include "norm_checks.h"
+/* The public functions of the operators called here. */
+#include "ops/contiguous.h"
+#include "ops/copy.h"
+#include "ops/expand.h"
+#include "ops/mean.h"
+#include "ops/batch_norm.h"
+#include "ops/native_batch_norm.h"
+#include "ops/native_group_norm.h"
+#include "ops/reshape.h"
+#include "ops/unsqueeze.h"
+#include "ops/add.h"
+#include "ops/div.h"
+#include "ops/mul.h"
+#include "ops/pow.h"
+#include "ops/sub.h"
+#include "ops/sum.h"
+#include "ops/zeros_like.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
+#include "ops/view.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/batch_norm.h"
+#include "kernels/group_norm.h"
+#include "kernels/instance_norm.h"
+#include "kernels/upsample_bilinear2d.h"
+#include "kernels/upsample_bilinear2d_backward.h"
+#include "kernels/upsample_nearest2d.h"
+#include "kernels/upsample_nearest2d_backward.h"
+#include "composite_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static tg_tensor *first_of3(tg_tensors3 r)
+{
+    tg_release(r.r1);
+    tg_release(r.r2);
+    return r.r0;
+}
+
+tg_tensor *tg__composite_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias,
+                                    tg_tensor *running_mean, tg_tensor *running_var, bool training,
+                                    double momentum, double eps, bool cudnn_enabled)
+{
+    (void)cudnn_enabled;
+    const char *op = "batch_norm";
+    if (tg__norm_check_dim1(op, input) != 0) return NULL;
+    if (training) {
+        int64_t prod = input->sizes[0];
+        for (int64_t i = 2; i < input->ndim; i++) prod *= input->sizes[i];
+        if (prod == 1) {
+            char s[256];
+            tg__shape_str(s, sizeof s, input->sizes, input->ndim);
+            return tg__error(op,
+                             "Expected more than 1 value per channel when training, got input "
+                             "size torch.Size(%s)",
+                             s);
+        }
+    }
+    if (tg__batch_norm_check(op, input, weight, bias, running_mean, running_var, training) != 0)
+        return NULL;
+    return first_of3(tg_native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                          momentum, eps));
+}
+
+tg_tensor *tg__composite_group_norm(tg_tensor *input, int64_t num_groups, tg_tensor *weight,
+                                    tg_tensor *bias, double eps, bool cudnn_enabled)
+{
+    (void)cudnn_enabled;
+    const char *op = "group_norm";
+    if (tg__norm_check_dim1(op, input) != 0) return NULL;
+    int64_t n = input->sizes[0], c = input->sizes[1], hxw = 1;
+    for (int64_t i = 2; i < input->ndim; i++) hxw *= input->sizes[i];
+    if (tg__group_norm_inputs_check(op, input, weight, bias, c, num_groups) != 0) return NULL;
+    tg_tensor *x = tg_contiguous(input);
+    tg_tensor *w = x && weight ? tg_contiguous(weight) : NULL;
+    tg_tensor *b = x && bias ? tg_contiguous(bias) : NULL;
+    tg_tensor *r = NULL;
+    if (x && (!weight || w) && (!bias || b))
+        r = first_of3(tg_native_group_norm(x, w, b, n, c, hxw, num_groups, eps));
+    tg_release(x);
+    tg_release(w);
+    tg_release(b);
+    return r;
+}
+
+/* t (C) repeated n times: (n * C), a new tensor (a view of t when n == 1). */
+static tg_tensor *repeat_vec(tg_tensor *t, int64_t n, int64_t c)
+{
+    if (!t) return NULL;
+    tg_tensor *u = tg_unsqueeze(t, 0);
+    tg_tensor *e = u ? tg__then(u, tg_expand(u, TG_INTS(n, c))) : NULL;
+    return e ? tg__then(e, tg_reshape(e, TG_INTS(n * c))) : NULL;
+}
+
+tg_tensor *tg__composite_instance_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias,
+                                       tg_tensor *running_mean, tg_tensor *running_var,
+                                       bool use_input_stats, double momentum, double eps,
+                                       bool cudnn_enabled)
+{
+    const char *op = "instance_norm";
+    if (!use_input_stats && !(running_mean && running_var))
+        return tg__error(op, "Expected running_mean and running_var to be defined when "
+                             "use_input_stats is false");
+    if (tg__norm_check_dim1(op, input) != 0) return NULL;
+    int64_t b = input->sizes[0], c = input->sizes[1];
+    int64_t shape[TG_MAX_DIMS];
+    if (input->ndim > TG_MAX_DIMS) return tg__error(op, "too many dimensions");
+    memcpy(shape, input->sizes, sizeof(int64_t) * (size_t)input->ndim);
+    shape[0] = 1;
+    shape[1] = b * c;
+    tg_tensor *w = repeat_vec(weight, b, c), *bi = repeat_vec(bias, b, c);
+    tg_tensor *rm = repeat_vec(running_mean, b, c), *rv = repeat_vec(running_var, b, c);
+    tg_tensor *x = NULL, *xr = NULL, *out = NULL, *res = NULL;
+    if ((weight && !w) || (bias && !bi) || (running_mean && !rm) || (running_var && !rv)) goto done;
+    x = tg_contiguous(input);
+    xr = x ? tg_view(x, (tg_int_list){ shape, input->ndim }) : NULL;
+    out =
+        xr ? tg_batch_norm(xr, w, bi, rm, rv, use_input_stats, momentum, eps, cudnn_enabled) : NULL;
+    if (!out) goto done;
+    bool ok = true;
+    TG_NO_GRAD {
+        tg_tensor *pairs[2][2] = { { running_mean, rm }, { running_var, rv } };
+        for (int i = 0; i < 2 && ok; i++) {
+            if (!pairs[i][0]) continue;
+            tg_tensor *v = tg_view(pairs[i][1], TG_INTS(b, c));
+            tg_tensor *m = v ? tg__then(v, tg_mean(v, .dim = TG_INTS(0))) : NULL;
+            tg_tensor *cp = m ? tg__then(m, tg_copy_(pairs[i][0], m)) : NULL;
+            ok = cp != NULL;
+            tg_release(cp);
+        }
+    }
+    if (ok) res = tg_view(out, (tg_int_list){ input->sizes, input->ndim });
+done:
+    tg_release(w);
+    tg_release(bi);
+    tg_release(rm);
+    tg_release(rv);
+    tg_release(x);
+    tg_release(xr);
+    tg_release(out);
+    return res;
+}
+
+/* ------------------------------------------------------------------ batchnorm_double_backward */
+
+/* The autograd vocabulary function (specs/autograd_functions.yaml) that native_batch_norm_
+ * backward's derivative calls: PyTorch 1.13's batchnorm_double_backward (FunctionsManual.cpp)
+ * term by term, in differentiable operators (so its own derivative exists too). ggI, ggG,
+ * ggB (the gradients of the three outputs of native_batch_norm_backward) may be NULL. The
+ * result struct is the one tg_autograd.c declares (same tag and members). */
+typedef struct tg__grad_batchnorm_double_backward_result {
+    tg_tensor *r0;
+    tg_tensor *r1;
+    tg_tensor *r2;
+} tg__grad_batchnorm_double_backward_result;
+tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
+    tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
+    tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps,
+    tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
+
+/* t (C elements) viewed as (1, C, 1, ...) with like's number of dimensions. */
+static tg_tensor *dim1_view(tg_tensor *t, const tg_tensor *like)
+{
+    if (!t) return NULL;
+    int64_t shape[TG_MAX_DIMS];
+    for (int64_t i = 0; i < like->ndim; i++) shape[i] = 1;
+    shape[1] = like->sizes[1];
+    return tg_reshape(t, (tg_int_list){ shape, like->ndim });
+}
+
+/* The sum over every dimension but 1. */
+static tg_tensor *sum_ex1(tg_tensor *t, int64_t ndim, bool keepdim)
+{
+    if (!t) return NULL;
+    int64_t dims[TG_MAX_DIMS], k = 0;
+    for (int64_t d = 0; d < ndim; d++)
+        if (d != 1) dims[k++] = d;
+    return tg_sum(t, .dim = (tg_int_list){ dims, k }, .keepdim = keepdim);
+}
+
+/* x * g, or x when g is NULL (no affine weight: gamma is one). */
+static tg_tensor *mul_opt(tg_tensor *x, tg_tensor *g) { return g ? tg_mul(x, g) : x; }
+
+/* The first backward's grad_input for gradient g and weight gam (NULL: one). */
+static tg_tensor *first_back_grad_input(tg_tensor *g, tg_tensor *gam, tg_tensor *s12, tg_tensor *s1,
+                                        tg_tensor *xmu, double m, int64_t nd)
+{
+    tg_tensor *h0 = tg_div_scalar(mul_opt(s12, gam), m);
+    tg_tensor *h1 = tg_sub(tg_sub(tg_mul_scalar(g, m), sum_ex1(g, nd, true)),
+                           tg_mul(tg_mul(xmu, s1), sum_ex1(tg_mul(g, xmu), nd, true)));
+    return tg_mul(h0, h1);
+}
+
+tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
+    tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
+    tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps,
+    tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask)
+{
+    tg__grad_batchnorm_double_backward_result res = { NULL, NULL, NULL };
+    const char *op = "batchnorm_double_backward";
+    if (!input || !gO) return res;
+    if (tg__norm_check_dim1(op, input) != 0) return res;
+    if (training ? (!save_mean || !save_invstd) : (!running_mean || !running_var)) {
+        tg__error(op, "the statistics of the forward are missing");
+        return res;
+    }
+    bool mask[3];
+    for (int i = 0; i < 3; i++) mask[i] = i < output_mask.len && output_mask.data[i];
+    bool affine = gamma != NULL;
+    int64_t nd = input->ndim;
+    double m = (double)input->sizes[0];
+    for (int64_t i = 2; i < nd; i++) m *= (double)input->sizes[i];
+    tg_scope_begin();
+    tg_tensor *gamma_e = affine ? dim1_view(gamma, input) : NULL;
+    tg_tensor *ggG_e = affine && ggG ? dim1_view(ggG, input) : NULL;
+    tg_tensor *ggB_e = affine && ggB ? dim1_view(ggB, input) : NULL;
+    tg_tensor *mu = dim1_view(training ? save_mean : running_mean, input);
+    tg_tensor *xmu = tg_sub(input, mu);
+    tg_tensor *s12 = training
+                         ? dim1_view(save_invstd, input)
+                         : dim1_view(tg_pow_scalar(tg_add_scalar(running_var, eps), -0.5), input);
+    tg_tensor *s1 = tg_pow_scalar(s12, 2), *s32 = tg_pow_scalar(s12, 3);
+    tg_tensor *xmu_s32 = tg_mul(xmu, s32);
+    tg_tensor *gOxmu_sum = sum_ex1(tg_mul(gO, xmu), nd, true);
+    tg_tensor *gO_sum = sum_ex1(gO, nd, true);
+
+    tg_tensor *gI = NULL;
+    if (ggI && training) {
+        tg_tensor *ggI_sum = sum_ex1(ggI, nd, true);
+        tg_tensor *ggIxmu_sum = sum_ex1(tg_mul(ggI, xmu), nd, true);
+        tg_tensor *all_sub = tg_add(
+            tg_sub(tg_div_scalar(tg_mul(ggI_sum, gO_sum), m), sum_ex1(tg_mul(gO, ggI), nd, true)),
+            tg_mul_scalar(tg_mul(tg_mul(s1, gOxmu_sum), ggIxmu_sum), 3.0 / m));
+        tg_tensor *t0 = tg_div_scalar(tg_mul(xmu_s32, all_sub), m);
+        tg_tensor *t1 =
+            tg_mul(tg_div_scalar(tg_mul(ggIxmu_sum, s32), m), tg_sub(tg_div_scalar(gO_sum, m), gO));
+        tg_tensor *t2 = tg_mul(tg_div_scalar(tg_mul(gOxmu_sum, s32), m),
+                               tg_sub(tg_div_scalar(ggI_sum, m), ggI));
+        gI = mul_opt(tg_add(tg_add(t0, t1), t2), gamma_e);
+    }
+    if (ggG_e) {
+        tg_tensor *term;
+        if (training) {
+            tg_tensor *t0 = tg_mul(gO, s12);
+            tg_tensor *t1 = tg_div_scalar(tg_mul(s12, gO_sum), -m);
+            tg_tensor *t2 = tg_div_scalar(tg_mul(xmu_s32, gOxmu_sum), -m);
+            term = tg_mul(ggG_e, tg_add(tg_add(t0, t1), t2));
+        } else {
+            term = tg_mul(tg_mul(ggG_e, s12), gO);
+        }
+        gI = gI ? tg_add(gI, term) : term;
+    }
+    tg_tensor *gG = NULL;
+    if (affine && ggI) {
+        if (training)
+            gG = sum_ex1(tg_mul(ggI, first_back_grad_input(gO, NULL, s12, s1, xmu, m, nd)), nd,
+                         false);
+        else gG = sum_ex1(tg_mul(tg_mul(ggI, gO), s12), nd, false);
+    }
+    tg_tensor *ggO = NULL;
+    if (ggI)
+        ggO = training ? first_back_grad_input(ggI, gamma_e, s12, s1, xmu, m, nd)
+                       : mul_opt(tg_mul(ggI, s12), gamma_e);
+    if (ggG_e) {
+        tg_tensor *term = tg_mul(tg_mul(ggG_e, xmu), s12);
+        ggO = ggO ? tg_add(ggO, term) : term;
+    }
+    if (ggB_e) {
+        tg_tensor *term = ggO ? ggB_e : tg_add(tg_zeros_like(gO), ggB_e);
+        ggO = ggO ? tg_add(ggO, term) : term;
+    }
+    if (mask[1] && !gG && affine) gG = tg_zeros_like(gamma);
+    if (mask[0] && !gI) gI = tg_zeros_like(input);
+    if (mask[2] && !ggO) ggO = tg_zeros_like(gO);
+    bool failed = (mask[0] && !gI) || (mask[1] && affine && !gG) || (mask[2] && !ggO);
+    if (!failed) {
+        res.r0 = mask[0] && gI ? tg_scope_keep(gI) : NULL;
+        res.r1 = mask[1] && gG ? tg_scope_keep(gG) : NULL;
+        res.r2 = mask[2] && ggO ? tg_scope_keep(ggO) : NULL;
+    }
+    tg_scope_end();
+    return res;
+}
+
+/* ------------------------------------------------------------------ upsampling, .vec */
+
+/* upsample::compute_output_size for 2 spatial dimensions of `in` (N, C, H, W sizes). 0 or -1. */
+static int ups_vec_size(const char *op, const int64_t *in, int64_t in_len, tg_int_list output_size,
+                        tg_float_list scale_factors, int64_t *osize)
+{
+    int64_t spatial = in_len - 2;
+    bool has_size = output_size.data != NULL, has_scales = scale_factors.data != NULL;
+    if (has_size == has_scales)
+        return tg__fail(op, "Must specify exactly one of output_size and scale_factors");
+    if (has_size) {
+        if (output_size.len != spatial)
+            return tg__fail(op, "Expected static_cast<int64_t>(output_size->size()) == "
+                                "spatial_dimensions to be true, but got false.  (Could this error "
+                                "message be improved?  If so, please report an enhancement request "
+                                "to PyTorch.)");
+        if (spatial != 2) goto not4;
+        osize[0] = output_size.data[0];
+        osize[1] = output_size.data[1];
+        return 0;
+    }
+    if (scale_factors.len != spatial)
+        return tg__fail(op, "Expected static_cast<int64_t>(scale_factors->size()) == "
+                            "spatial_dimensions to be true, but got false.  (Could this error "
+                            "message be improved?  If so, please report an enhancement request to "
+                            "PyTorch.)");
+    if (spatial != 2) goto not4;
+    for (int i = 0; i < 2; i++) osize[i] = (int64_t)((double)in[i + 2] * scale_factors.data[i]);
+    return 0;
+not4: /* what upsample_2d_common_check then says */
+    return tg__fail(op, "It is expected input_size equals to 4, but got size %lld",
+                    (long long)in_len);
+}
+
+static tg_opt_float scale_value(tg_float_list s, int i)
+{
+    return s.data ? TG_OPT_FLOAT(s.data[i]) : TG_NONE_FLOAT;
+}
+
+tg_tensor *tg__composite_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size,
+                                                tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_nearest2d", input->sizes, input->ndim, output_size, scale_factors,
+                     o) != 0)
+        return NULL;
+    return tg_upsample_nearest2d(input, TG_INTS(o[0], o[1]),
+                                 .scales_h = scale_value(scale_factors, 0),
+                                 .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_nearest2d_backward_vec(tg_tensor *grad_output,
+                                                         tg_int_list output_size,
+                                                         tg_int_list input_size,
+                                                         tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_nearest2d_backward", input_size.data, input_size.len, output_size,
+                     scale_factors, o) != 0)
+        return NULL;
+    return tg_upsample_nearest2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
+                                          .scales_h = scale_value(scale_factors, 0),
+                                          .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size,
+                                                 bool align_corners, tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_bilinear2d", input->sizes, input->ndim, output_size, scale_factors,
+                     o) != 0)
+        return NULL;
+    return tg_upsample_bilinear2d(input, TG_INTS(o[0], o[1]), align_corners,
+                                  .scales_h = scale_value(scale_factors, 0),
+                                  .scales_w = scale_value(scale_factors, 1));
+}
+
+tg_tensor *tg__composite_upsample_bilinear2d_backward_vec(tg_tensor *grad_output,
+                                                          tg_int_list output_size,
+                                                          tg_int_list input_size,
+                                                          bool align_corners,
+                                                          tg_float_list scale_factors)
+{
+    int64_t o[2];
+    if (ups_vec_size("upsample_bilinear2d_backward", input_size.data, input_size.len, output_size,
+                     scale_factors, o) != 0)
+        return NULL;
+    return tg_upsample_bilinear2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
+                                           align_corners, .scales_h = scale_value(scale_factors, 0),
+                                           .scales_w = scale_value(scale_factors, 1));
+}
