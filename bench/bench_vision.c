@@ -1,9 +1,12 @@
-/* Vision workloads of BENCH.md, written as ../shared/bench-anchors/torch_cnn.py writes them in
- * PyTorch: conv2d forward (no grad) and forward + backward of .sum() for input and weight
- * (8x64x56x56 input, 64 3x3 filters, padding 1, float32). */
+/* Vision workloads of BENCH.md, written as PyTorch writes them in ../shared/bench-anchors/
+ * torch_cnn.py (conv2d, the ResNet-8 step) and bench/torch_vision.py (pooling, batch norm):
+ * conv2d forward (no grad) and forward + backward of .sum() for input and weight (8x64x56x56
+ * input, 64 3x3 filters, padding 1), max_pool2d and batch_norm forward + backward, and one
+ * ResNet-8 SGD step; float32. */
 #include "bench.h"
 #include "tensorgen.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static void emit_or_skip(const char *name, const char *unit, bool ok, const double *secs,
@@ -74,4 +77,185 @@ static void bench_conv(void)
     tg_release(c.w);
 }
 
-void bench_vision(void) { bench_conv(); }
+
+/* ---- maxpool2d_fwdbwd: max_pool2d 3x3 stride 2 padding 1 on 8x64x112x112, + backward ---- */
+
+typedef struct one_ctx {
+    tg_tensor *x, *w, *b, *rm, *rv;
+} one_ctx;
+
+static bool body_maxpool(void *p)
+{
+    one_ctx *c = p;
+    tg_tensor_set_grad(c->x, NULL);
+    tg_scope_begin();
+    tg_tensor *y = tg_max_pool2d(c->x, TG_INTS(3, 3), .stride = TG_INTS(2, 2),
+                                 .padding = TG_INTS(1, 1));
+    bool ok = y && tg_backward(tg_sum(y)) == 0;
+    tg_scope_end();
+    return ok;
+}
+
+/* ---- batchnorm2d_train_fwdbwd: batch_norm (training) on 32x64x56x56, + backward ---- */
+
+static bool body_batchnorm(void *p)
+{
+    one_ctx *c = p;
+    tg_tensor_set_grad(c->x, NULL);
+    tg_tensor_set_grad(c->w, NULL);
+    tg_tensor_set_grad(c->b, NULL);
+    tg_scope_begin();
+    tg_tensor *y = tg_batch_norm(c->x, c->w, c->b, c->rm, c->rv, true, 0.1, 1e-5, false);
+    bool ok = y && tg_backward(tg_sum(y)) == 0;
+    tg_scope_end();
+    return ok;
+}
+
+static void one_free(one_ctx *c)
+{
+    tg_tensor *all[] = { c->x, c->w, c->b, c->rm, c->rv };
+    for (int i = 0; i < 5; i++) {
+        if (all[i]) tg_tensor_set_grad(all[i], NULL);
+        tg_release(all[i]);
+    }
+}
+
+static void bench_pool_norm(void)
+{
+    double secs[BENCH_MAX_REPEATS];
+    bool s = bench_cfg.smoke;
+    if (bench_wanted("maxpool2d_fwdbwd")) {
+        one_ctx c = { .x = tg_rand(TG_INTS(s ? 1 : 8, s ? 4 : 64, s ? 8 : 112, s ? 8 : 112)) };
+        tg_tensor_set_requires_grad(c.x, true);
+        bool ok = c.x && bench_time(body_maxpool, &c, 2, 1, secs);
+        emit_or_skip("maxpool2d_fwdbwd", "ms", ok, secs, 1e3);
+        one_free(&c);
+    }
+    if (bench_wanted("batchnorm2d_train_fwdbwd")) {
+        int64_t ch = s ? 4 : 64;
+        one_ctx c = { tg_rand(TG_INTS(s ? 2 : 32, ch, s ? 8 : 56, s ? 8 : 56)), tg_ones(TG_INTS(ch)),
+                      tg_zeros(TG_INTS(ch)), tg_zeros(TG_INTS(ch)), tg_ones(TG_INTS(ch)) };
+        tg_tensor_set_requires_grad(c.x, true);
+        tg_tensor_set_requires_grad(c.w, true);
+        tg_tensor_set_requires_grad(c.b, true);
+        bool ok = c.x && c.w && bench_time(body_batchnorm, &c, 2, 1, secs);
+        emit_or_skip("batchnorm2d_train_fwdbwd", "ms", ok, secs, 1e3);
+        one_free(&c);
+    }
+}
+
+/* ---- resnet8_b32_32x32_sgd_step: torch_cnn.py's ResNet-8 training step ----
+ * conv3x3 3->16 + BN + ReLU; basic blocks 16->16 (stride 1), 16->32 (2), 32->64 (2), each
+ * conv3x3-BN-ReLU-conv3x3-BN plus the shortcut (identity, or conv1x1 with the stride + BN),
+ * then ReLU; global average pooling; linear 64->10. Batch 32 of 3x32x32 random images, random
+ * labels, cross-entropy, SGD lr 0.01 momentum 0.9, batch norm in training mode. Timed: grads
+ * cleared, forward, backward, step. */
+
+enum { R8_CONVS = 9, R8_BNS = 9, R8_PARAMS = R8_CONVS + 2 * R8_BNS + 2 };
+
+typedef struct resnet8 {
+    tg_tensor *p[R8_PARAMS];   /* conv weights, then BN weight/bias pairs, then fc weight, bias */
+    tg_tensor *buf[R8_PARAMS]; /* momentum buffers */
+    tg_tensor *rm[R8_BNS], *rv[R8_BNS];
+    tg_tensor *x, *y;
+    bool first;
+} resnet8;
+
+/* conv k: (out, in, ksize) in the order forward uses them. */
+static const int64_t r8_conv[R8_CONVS][3] = { { 16, 3, 3 },  { 16, 16, 3 }, { 16, 16, 3 },
+                                              { 32, 16, 3 }, { 32, 32, 3 }, { 32, 16, 1 },
+                                              { 64, 32, 3 }, { 64, 64, 3 }, { 64, 32, 1 } };
+
+static tg_tensor *r8_conv_bn(resnet8 *m, tg_tensor *x, int k, int64_t stride)
+{
+    int64_t pad = r8_conv[k][2] / 2;
+    tg_tensor *c = tg_conv2d(x, m->p[k], .stride = TG_INTS(stride, stride),
+                             .padding = TG_INTS(pad, pad));
+    return tg_batch_norm(c, m->p[R8_CONVS + 2 * k], m->p[R8_CONVS + 2 * k + 1], m->rm[k], m->rv[k],
+                         true, 0.1, 1e-5, false);
+}
+
+static tg_tensor *r8_block(resnet8 *m, tg_tensor *x, int k, int64_t stride, bool shortcut)
+{
+    tg_tensor *o = tg_relu(r8_conv_bn(m, x, k, stride));
+    o = r8_conv_bn(m, o, k + 1, 1);
+    tg_tensor *sc = shortcut ? r8_conv_bn(m, x, k + 2, stride) : x;
+    return tg_relu(tg_add(o, sc));
+}
+
+static bool body_resnet8(void *p)
+{
+    resnet8 *m = p;
+    for (int i = 0; i < R8_PARAMS; i++) tg_tensor_set_grad(m->p[i], NULL);
+    tg_scope_begin();
+    tg_tensor *h = tg_relu(r8_conv_bn(m, m->x, 0, 1));
+    h = r8_block(m, h, 1, 1, false);
+    h = r8_block(m, h, 3, 2, true);
+    h = r8_block(m, h, 6, 2, true);
+    h = tg_flatten(tg_adaptive_avg_pool2d(h, TG_INTS(1, 1)), .start_dim = 1);
+    tg_tensor *logits = tg_linear(h, m->p[R8_PARAMS - 2], .bias = m->p[R8_PARAMS - 1]);
+    bool ok = logits && tg_backward(tg_cross_entropy(logits, m->y)) == 0;
+    tg_scope_end();
+    TG_NO_GRAD
+    {
+        for (int i = 0; ok && i < R8_PARAMS; i++) {
+            tg_tensor *g = tg_tensor_grad(m->p[i]);
+            tg_tensor *r = tg_sgd_step_(m->p[i], g, m->buf[i], 0.01, .momentum = 0.9,
+                                        .first_step = m->first);
+            ok = r != NULL;
+            tg_release(r);
+            tg_release(g);
+        }
+    }
+    m->first = false;
+    return ok;
+}
+
+static void bench_resnet8(void)
+{
+    double secs[BENCH_MAX_REPEATS];
+    const char *name = "resnet8_b32_32x32_sgd_step";
+    if (!bench_wanted(name)) return;
+    resnet8 m = { .first = true };
+    int64_t batch = bench_cfg.smoke ? 2 : 32;
+    tg_scope_begin();
+    for (int k = 0; k < R8_CONVS; k++) { /* kaiming-uniform-like scale, as nn.Conv2d's */
+        double bound = 1.0 / sqrt((double)(r8_conv[k][1] * r8_conv[k][2] * r8_conv[k][2]));
+        tg_tensor *w = tg_rand(TG_INTS(r8_conv[k][0], r8_conv[k][1], r8_conv[k][2], r8_conv[k][2]));
+        m.p[k] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(w, 2 * bound), -bound));
+        int64_t c = r8_conv[k][0];
+        m.p[R8_CONVS + 2 * k] = tg_scope_keep(tg_ones(TG_INTS(c)));
+        m.p[R8_CONVS + 2 * k + 1] = tg_scope_keep(tg_zeros(TG_INTS(c)));
+        m.rm[k] = tg_scope_keep(tg_zeros(TG_INTS(c)));
+        m.rv[k] = tg_scope_keep(tg_ones(TG_INTS(c)));
+    }
+    m.p[R8_PARAMS - 2] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10, 64)), 0.25), -0.125));
+    m.p[R8_PARAMS - 1] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10)), 0.25), -0.125));
+    for (int i = 0; i < R8_PARAMS; i++) {
+        m.buf[i] = tg_scope_keep(tg_zeros_like(m.p[i]));
+        tg_tensor_set_requires_grad(m.p[i], true);
+    }
+    m.x = tg_scope_keep(tg_randn(TG_INTS(batch, 3, 32, 32)));
+    m.y = tg_scope_keep(tg_randint(10, TG_INTS(batch)));
+    tg_scope_end();
+    bool ok = m.x && m.y && bench_time(body_resnet8, &m, bench_cfg.smoke ? 1 : 10, 1, secs);
+    emit_or_skip(name, "ms/step", ok, secs, 1e3);
+    for (int i = 0; i < R8_PARAMS; i++) {
+        tg_tensor_set_grad(m.p[i], NULL);
+        tg_release(m.p[i]);
+        tg_release(m.buf[i]);
+    }
+    for (int k = 0; k < R8_BNS; k++) {
+        tg_release(m.rm[k]);
+        tg_release(m.rv[k]);
+    }
+    tg_release(m.x);
+    tg_release(m.y);
+}
+
+void bench_vision(void)
+{
+    bench_conv();
+    bench_pool_norm();
+    bench_resnet8();
+}

@@ -29,8 +29,11 @@ public)
   {
     grep -E '^/\* [^/ ][^:]*:[0-9]+:' "$tmp/aux.txt" | sed -E 's|^/\*[^*]*\*/ ||' |
       sed -nE 's/^extern [^(]*[ *]([A-Za-z_][A-Za-z0-9_]*) \(.*$/\1/p'
-    # Variables: `extern TYPE name;` at the start of a line in the headers.
-    sed -nE 's/^extern [A-Za-z_][A-Za-z0-9_ *]*[ *]([A-Za-z_][A-Za-z0-9_]*);.*$/\1/p' "$@"
+    # Variables: `extern TYPE name;` or `extern TYPE name[];` (the generated defaults of int[]
+    # arguments, tg__default_conv2d_stride) at the start of a line in the headers.
+    # The per-operator headers (generated/ops/) come in through generated/tg_ops.h.
+    sed -nE 's/^extern [A-Za-z_][A-Za-z0-9_ *]*[ *]([A-Za-z_][A-Za-z0-9_]*)(\[[^]]*\])?;.*$/\1/p' \
+      "$@" $(for h in "$@"; do case $h in */tg_ops.h) ls "$(dirname "$h")"/ops/*.h ;; esac; done)
   } | sort -u
   ;;
 private)

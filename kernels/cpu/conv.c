@@ -15,9 +15,9 @@
  * the tensors swapped) for grad_weight. A 1x1 kernel with stride 1 and no padding needs no
  * im2col: the image is the column matrix.
  *
- * Threads: with at least as many samples as threads, samples run in parallel (one column
- * buffer of K x L per task, and OpenBLAS runs single-threaded inside a parallel region); with
- * fewer, samples run one after another and BLAS uses the threads. grad_weight sums the samples
+ * Threads: with at least as many samples as threads and at least 2^20 multiply-adds, samples
+ * run in parallel (one column buffer of K x L per task, and OpenBLAS runs single-threaded
+ * inside a parallel region); otherwise samples run one after another and BLAS decides. grad_weight sums the samples
  * in min(N, 8) fixed parts merged in order, so its value does not depend on the thread count. */
 #include "tg_kutil.h"
 #include "conv_checks.h"
@@ -266,9 +266,18 @@ static conv_job job_of(const tg__conv_geom *g, tg_dtype dt)
 }
 
 /* Runs a per-sample pass over g->n samples: in parallel when there are enough of them. */
+/* Whether `units` tasks (samples or parts) are worth a parallel region: enough of them for
+ * every thread, and enough multiply-adds in all (a tiny convolution runs faster on one thread
+ * than it takes to wake the others). */
+static bool parallel_worth(const conv_job *j, int64_t units)
+{
+    int64_t macs = j->g->n * j->g->col_c * j->K * j->L;
+    return units >= tg_get_num_threads() && macs >= ((int64_t)1 << 20);
+}
+
 static int run_samples(const char *op, conv_job *j, void (*task)(int64_t, int64_t, void *))
 {
-    if (j->g->n >= tg_get_num_threads()) tg__parallel_for(j->g->n, 1, task, j);
+    if (parallel_worth(j, j->g->n)) tg__parallel_for(j->g->n, 1, task, j);
     else task(0, j->g->n, j);
     return j->failed ? tg__fail(op, "out of memory allocating a column buffer") : 0;
 }
@@ -286,7 +295,7 @@ static int weight_pass(const char *op, conv_job *j, char *w_out)
     char *partials = malloc((size_t)(j->parts * wsize) * j->es + 1);
     if (!partials) return tg__fail(op, "out of memory");
     j->out = partials;
-    if (j->parts >= tg_get_num_threads()) tg__parallel_for(j->parts, 1, weight_task, j);
+    if (parallel_worth(j, j->parts)) tg__parallel_for(j->parts, 1, weight_task, j);
     else weight_task(0, j->parts, j);
     if (j->failed) {
         free(partials);
