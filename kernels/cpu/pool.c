@@ -45,12 +45,15 @@ typedef struct pool_job {
     int64_t *ind;   /* indices planes (oh * ow) */
     const int64_t *cind;
     bool reflect;
+    size_t gi_plane_bytes; /* backward: each plane of gi is zeroed by its own thread first */
     void (*plane)(const struct pool_job *j, int64_t k);
 } pool_job;
 
 static void run_planes(int64_t b, int64_t e, void *ctx)
 {
     const pool_job *j = ctx;
+    if (j->gi_plane_bytes)
+        memset(j->gi + (size_t)b * j->gi_plane_bytes, 0, (size_t)(e - b) * j->gi_plane_bytes);
     for (int64_t k = b; k < e; k++) j->plane(j, k);
 }
 
@@ -412,8 +415,8 @@ static tg_tensors2 run_forward(const char *op, tg_tensor *self, const tg_pool2d 
     return r;
 }
 
-/* Runs a backward job: grad_input zeros of self's shape, grad_output (and indices)
- * contiguous. */
+/* Runs a backward job: grad_input of self's shape (each plane zeroed by the thread that fills
+ * it, so the pages are touched in parallel), grad_output (and indices) contiguous. */
 static tg_tensor *run_backward(const char *op, tg_tensor *grad_output, tg_tensor *self,
                                tg_tensor *indices, const tg_pool2d *p, plane_fn fn, bool reflect,
                                int64_t work)
@@ -428,15 +431,17 @@ static tg_tensor *run_backward(const char *op, tg_tensor *grad_output, tg_tensor
         tg_release(gi);
         return NULL;
     }
-    memset(tg__k_data(gi), 0, (size_t)tg__numel(gi) * tg_dtype_size(gi->dtype));
     if (tg__numel(gi) > 0 && tg__numel(go) > 0) {
         pool_job job = { .p = p,
                          .go = tg__k_data(go),
                          .gi = tg__k_data(gi),
                          .cind = ind ? (const int64_t *)tg__k_data(ind) : NULL,
                          .reflect = reflect,
+                         .gi_plane_bytes = (size_t)(p->ih * p->iw) * tg_dtype_size(gi->dtype),
                          .plane = fn };
         for_planes(&job, work);
+    } else {
+        memset(tg__k_data(gi), 0, (size_t)tg__numel(gi) * tg_dtype_size(gi->dtype));
     }
     tg_release(ind);
     tg_release(go);
