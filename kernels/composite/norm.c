@@ -39,6 +39,7 @@
 #include "composite_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static tg_tensor *first_of3(tg_tensors3 r)
@@ -169,38 +170,149 @@ tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
     tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps,
     tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
 
+/* The intermediates of batchnorm_double_backward, released together at the end (it runs
+ * with scope recording suspended, as a kernel: it owns what its calls return). */
+typedef struct bn_arena {
+    tg_tensor *t[160];
+    int n;
+    bool overflow;
+} bn_arena;
+
+static tg_tensor *arena_add(bn_arena *a, tg_tensor *t)
+{
+    if (!t) return NULL;
+    if (a->n == (int)(sizeof a->t / sizeof a->t[0])) {
+        /* cannot happen with the formula below; fail cleanly rather than leak */
+        tg_release(t);
+        a->overflow = true;
+        return NULL;
+    }
+    a->t[a->n++] = t;
+    return t;
+}
+
+#define K(expr) arena_add(a, (expr))
+
 /* t (C elements) viewed as (1, C, 1, ...) with like's number of dimensions. */
-static tg_tensor *dim1_view(tg_tensor *t, const tg_tensor *like)
+static tg_tensor *dim1_view(bn_arena *a, tg_tensor *t, const tg_tensor *like)
 {
     if (!t) return NULL;
     int64_t shape[TG_MAX_DIMS];
     for (int64_t i = 0; i < like->ndim; i++) shape[i] = 1;
     shape[1] = like->sizes[1];
-    return tg_reshape(t, (tg_int_list){ shape, like->ndim });
+    return K(tg_reshape(t, (tg_int_list){ shape, like->ndim }));
 }
 
 /* The sum over every dimension but 1. */
-static tg_tensor *sum_ex1(tg_tensor *t, int64_t ndim, bool keepdim)
+static tg_tensor *sum_ex1(bn_arena *a, tg_tensor *t, int64_t ndim, bool keepdim)
 {
     if (!t) return NULL;
     int64_t dims[TG_MAX_DIMS], k = 0;
     for (int64_t d = 0; d < ndim; d++)
         if (d != 1) dims[k++] = d;
-    return tg_sum(t, .dim = (tg_int_list){ dims, k }, .keepdim = keepdim);
+    return K(tg_sum(t, .dim = (tg_int_list){ dims, k }, .keepdim = keepdim));
 }
 
 /* x * g, or x when g is NULL (no affine weight: gamma is one). */
-static tg_tensor *mul_opt(tg_tensor *x, tg_tensor *g) { return g ? tg_mul(x, g) : x; }
+static tg_tensor *mul_opt(bn_arena *a, tg_tensor *x, tg_tensor *g)
+{
+    return g ? K(tg_mul(x, g)) : x;
+}
 
 /* The first backward's grad_input for gradient g and weight gam (NULL: one). */
-static tg_tensor *first_back_grad_input(tg_tensor *g, tg_tensor *gam, tg_tensor *s12, tg_tensor *s1,
-                                        tg_tensor *xmu, double m, int64_t nd)
+static tg_tensor *first_back_grad_input(bn_arena *a, tg_tensor *g, tg_tensor *gam, tg_tensor *s12,
+                                        tg_tensor *s1, tg_tensor *xmu, double m, int64_t nd)
 {
-    tg_tensor *h0 = tg_div_scalar(mul_opt(s12, gam), m);
-    tg_tensor *h1 = tg_sub(tg_sub(tg_mul_scalar(g, m), sum_ex1(g, nd, true)),
-                           tg_mul(tg_mul(xmu, s1), sum_ex1(tg_mul(g, xmu), nd, true)));
-    return tg_mul(h0, h1);
+    tg_tensor *h0 = K(tg_div_scalar(mul_opt(a, s12, gam), m));
+    tg_tensor *h1 =
+        K(tg_sub(K(tg_sub(K(tg_mul_scalar(g, m)), sum_ex1(a, g, nd, true))),
+                 K(tg_mul(K(tg_mul(xmu, s1)), sum_ex1(a, K(tg_mul(g, xmu)), nd, true)))));
+    return K(tg_mul(h0, h1));
 }
+
+static tg__grad_batchnorm_double_backward_result
+bn_double_backward(bn_arena *a, tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG,
+                   tg_tensor *ggB, tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var,
+                   bool training, double eps, tg_tensor *save_mean, tg_tensor *save_invstd,
+                   const bool *mask)
+{
+    tg__grad_batchnorm_double_backward_result res = { NULL, NULL, NULL };
+    bool affine = gamma != NULL;
+    int64_t nd = input->ndim;
+    double m = (double)input->sizes[0];
+    for (int64_t i = 2; i < nd; i++) m *= (double)input->sizes[i];
+    tg_tensor *gamma_e = affine ? dim1_view(a, gamma, input) : NULL;
+    tg_tensor *ggG_e = affine && ggG ? dim1_view(a, ggG, input) : NULL;
+    tg_tensor *ggB_e = affine && ggB ? dim1_view(a, ggB, input) : NULL;
+    tg_tensor *mu = dim1_view(a, training ? save_mean : running_mean, input);
+    tg_tensor *xmu = K(tg_sub(input, mu));
+    tg_tensor *s12 =
+        training ? dim1_view(a, save_invstd, input)
+                 : dim1_view(a, K(tg_pow_scalar(K(tg_add_scalar(running_var, eps)), -0.5)), input);
+    tg_tensor *s1 = K(tg_pow_scalar(s12, 2)), *s32 = K(tg_pow_scalar(s12, 3));
+    tg_tensor *xmu_s32 = K(tg_mul(xmu, s32));
+    tg_tensor *gOxmu_sum = sum_ex1(a, K(tg_mul(gO, xmu)), nd, true);
+    tg_tensor *gO_sum = sum_ex1(a, gO, nd, true);
+
+    tg_tensor *gI = NULL;
+    if (ggI && training) {
+        tg_tensor *ggI_sum = sum_ex1(a, ggI, nd, true);
+        tg_tensor *ggIxmu_sum = sum_ex1(a, K(tg_mul(ggI, xmu)), nd, true);
+        tg_tensor *all_sub =
+            K(tg_add(K(tg_sub(K(tg_div_scalar(K(tg_mul(ggI_sum, gO_sum)), m)),
+                              sum_ex1(a, K(tg_mul(gO, ggI)), nd, true))),
+                     K(tg_mul_scalar(K(tg_mul(K(tg_mul(s1, gOxmu_sum)), ggIxmu_sum)), 3.0 / m))));
+        tg_tensor *t0 = K(tg_div_scalar(K(tg_mul(xmu_s32, all_sub)), m));
+        tg_tensor *t1 = K(tg_mul(K(tg_div_scalar(K(tg_mul(ggIxmu_sum, s32)), m)),
+                                 K(tg_sub(K(tg_div_scalar(gO_sum, m)), gO))));
+        tg_tensor *t2 = K(tg_mul(K(tg_div_scalar(K(tg_mul(gOxmu_sum, s32)), m)),
+                                 K(tg_sub(K(tg_div_scalar(ggI_sum, m)), ggI))));
+        gI = mul_opt(a, K(tg_add(K(tg_add(t0, t1)), t2)), gamma_e);
+    }
+    if (ggG_e) {
+        tg_tensor *term;
+        if (training) {
+            tg_tensor *t0 = K(tg_mul(gO, s12));
+            tg_tensor *t1 = K(tg_div_scalar(K(tg_mul(s12, gO_sum)), -m));
+            tg_tensor *t2 = K(tg_div_scalar(K(tg_mul(xmu_s32, gOxmu_sum)), -m));
+            term = K(tg_mul(ggG_e, K(tg_add(K(tg_add(t0, t1)), t2))));
+        } else {
+            term = K(tg_mul(K(tg_mul(ggG_e, s12)), gO));
+        }
+        gI = gI ? K(tg_add(gI, term)) : term;
+    }
+    tg_tensor *gG = NULL;
+    if (affine && ggI) {
+        if (training)
+            gG = sum_ex1(a, K(tg_mul(ggI, first_back_grad_input(a, gO, NULL, s12, s1, xmu, m, nd))),
+                         nd, false);
+        else gG = sum_ex1(a, K(tg_mul(K(tg_mul(ggI, gO)), s12)), nd, false);
+    }
+    tg_tensor *ggO = NULL;
+    if (ggI)
+        ggO = training ? first_back_grad_input(a, ggI, gamma_e, s12, s1, xmu, m, nd)
+                       : mul_opt(a, K(tg_mul(ggI, s12)), gamma_e);
+    if (ggG_e) {
+        tg_tensor *term = K(tg_mul(K(tg_mul(ggG_e, xmu)), s12));
+        ggO = ggO ? K(tg_add(ggO, term)) : term;
+    }
+    if (ggB_e) ggO = ggO ? K(tg_add(ggO, ggB_e)) : K(tg_add(K(tg_zeros_like(gO)), ggB_e));
+    if (mask[1] && !gG && affine) gG = K(tg_zeros_like(gamma));
+    if (mask[0] && !gI) gI = K(tg_zeros_like(input));
+    if (mask[2] && !ggO) ggO = K(tg_zeros_like(gO));
+    bool failed =
+        a->overflow || (mask[0] && !gI) || (mask[1] && affine && !gG) || (mask[2] && !ggO);
+    if (!failed) {
+        /* gI may be an argument itself (never: every branch makes a new tensor), and the
+         * results are retained before the arena releases its references */
+        res.r0 = mask[0] ? tg_retain(gI) : NULL;
+        res.r1 = mask[1] && gG ? tg_retain(gG) : NULL;
+        res.r2 = mask[2] ? tg_retain(ggO) : NULL;
+    }
+    return res;
+}
+
+#undef K
 
 tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
     tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
@@ -217,79 +329,17 @@ tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
     }
     bool mask[3];
     for (int i = 0; i < 3; i++) mask[i] = i < output_mask.len && output_mask.data[i];
-    bool affine = gamma != NULL;
-    int64_t nd = input->ndim;
-    double m = (double)input->sizes[0];
-    for (int64_t i = 2; i < nd; i++) m *= (double)input->sizes[i];
-    tg_scope_begin();
-    tg_tensor *gamma_e = affine ? dim1_view(gamma, input) : NULL;
-    tg_tensor *ggG_e = affine && ggG ? dim1_view(ggG, input) : NULL;
-    tg_tensor *ggB_e = affine && ggB ? dim1_view(ggB, input) : NULL;
-    tg_tensor *mu = dim1_view(training ? save_mean : running_mean, input);
-    tg_tensor *xmu = tg_sub(input, mu);
-    tg_tensor *s12 = training
-                         ? dim1_view(save_invstd, input)
-                         : dim1_view(tg_pow_scalar(tg_add_scalar(running_var, eps), -0.5), input);
-    tg_tensor *s1 = tg_pow_scalar(s12, 2), *s32 = tg_pow_scalar(s12, 3);
-    tg_tensor *xmu_s32 = tg_mul(xmu, s32);
-    tg_tensor *gOxmu_sum = sum_ex1(tg_mul(gO, xmu), nd, true);
-    tg_tensor *gO_sum = sum_ex1(gO, nd, true);
-
-    tg_tensor *gI = NULL;
-    if (ggI && training) {
-        tg_tensor *ggI_sum = sum_ex1(ggI, nd, true);
-        tg_tensor *ggIxmu_sum = sum_ex1(tg_mul(ggI, xmu), nd, true);
-        tg_tensor *all_sub = tg_add(
-            tg_sub(tg_div_scalar(tg_mul(ggI_sum, gO_sum), m), sum_ex1(tg_mul(gO, ggI), nd, true)),
-            tg_mul_scalar(tg_mul(tg_mul(s1, gOxmu_sum), ggIxmu_sum), 3.0 / m));
-        tg_tensor *t0 = tg_div_scalar(tg_mul(xmu_s32, all_sub), m);
-        tg_tensor *t1 =
-            tg_mul(tg_div_scalar(tg_mul(ggIxmu_sum, s32), m), tg_sub(tg_div_scalar(gO_sum, m), gO));
-        tg_tensor *t2 = tg_mul(tg_div_scalar(tg_mul(gOxmu_sum, s32), m),
-                               tg_sub(tg_div_scalar(ggI_sum, m), ggI));
-        gI = mul_opt(tg_add(tg_add(t0, t1), t2), gamma_e);
+    bn_arena *a = calloc(1, sizeof *a);
+    if (!a) {
+        tg__error(op, "out of memory");
+        return res;
     }
-    if (ggG_e) {
-        tg_tensor *term;
-        if (training) {
-            tg_tensor *t0 = tg_mul(gO, s12);
-            tg_tensor *t1 = tg_div_scalar(tg_mul(s12, gO_sum), -m);
-            tg_tensor *t2 = tg_div_scalar(tg_mul(xmu_s32, gOxmu_sum), -m);
-            term = tg_mul(ggG_e, tg_add(tg_add(t0, t1), t2));
-        } else {
-            term = tg_mul(tg_mul(ggG_e, s12), gO);
-        }
-        gI = gI ? tg_add(gI, term) : term;
-    }
-    tg_tensor *gG = NULL;
-    if (affine && ggI) {
-        if (training)
-            gG = sum_ex1(tg_mul(ggI, first_back_grad_input(gO, NULL, s12, s1, xmu, m, nd)), nd,
-                         false);
-        else gG = sum_ex1(tg_mul(tg_mul(ggI, gO), s12), nd, false);
-    }
-    tg_tensor *ggO = NULL;
-    if (ggI)
-        ggO = training ? first_back_grad_input(ggI, gamma_e, s12, s1, xmu, m, nd)
-                       : mul_opt(tg_mul(ggI, s12), gamma_e);
-    if (ggG_e) {
-        tg_tensor *term = tg_mul(tg_mul(ggG_e, xmu), s12);
-        ggO = ggO ? tg_add(ggO, term) : term;
-    }
-    if (ggB_e) {
-        tg_tensor *term = ggO ? ggB_e : tg_add(tg_zeros_like(gO), ggB_e);
-        ggO = ggO ? tg_add(ggO, term) : term;
-    }
-    if (mask[1] && !gG && affine) gG = tg_zeros_like(gamma);
-    if (mask[0] && !gI) gI = tg_zeros_like(input);
-    if (mask[2] && !ggO) ggO = tg_zeros_like(gO);
-    bool failed = (mask[0] && !gI) || (mask[1] && affine && !gG) || (mask[2] && !ggO);
-    if (!failed) {
-        res.r0 = mask[0] && gI ? tg_scope_keep(gI) : NULL;
-        res.r1 = mask[1] && gG ? tg_scope_keep(gG) : NULL;
-        res.r2 = mask[2] && ggO ? tg_scope_keep(ggO) : NULL;
-    }
-    tg_scope_end();
+    int tok = tg_scope_suspend();
+    res = bn_double_backward(a, input, gamma, ggI, ggG, ggB, gO, running_mean, running_var,
+                             training, eps, save_mean, save_invstd, mask);
+    for (int i = 0; i < a->n; i++) tg_release(a->t[i]);
+    free(a);
+    tg_scope_resume(tok);
     return res;
 }
 
