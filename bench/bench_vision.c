@@ -77,7 +77,6 @@ static void bench_conv(void)
     tg_release(c.w);
 }
 
-
 /* ---- maxpool2d_fwdbwd: max_pool2d 3x3 stride 2 padding 1 on 8x64x112x112, + backward ---- */
 
 typedef struct one_ctx {
@@ -89,8 +88,8 @@ static bool body_maxpool(void *p)
     one_ctx *c = p;
     tg_tensor_set_grad(c->x, NULL);
     tg_scope_begin();
-    tg_tensor *y = tg_max_pool2d(c->x, TG_INTS(3, 3), .stride = TG_INTS(2, 2),
-                                 .padding = TG_INTS(1, 1));
+    tg_tensor *y =
+        tg_max_pool2d(c->x, TG_INTS(3, 3), .stride = TG_INTS(2, 2), .padding = TG_INTS(1, 1));
     bool ok = y && tg_backward(tg_sum(y)) == 0;
     tg_scope_end();
     return ok;
@@ -133,8 +132,9 @@ static void bench_pool_norm(void)
     }
     if (bench_wanted("batchnorm2d_train_fwdbwd")) {
         int64_t ch = s ? 4 : 64;
-        one_ctx c = { tg_rand(TG_INTS(s ? 2 : 32, ch, s ? 8 : 56, s ? 8 : 56)), tg_ones(TG_INTS(ch)),
-                      tg_zeros(TG_INTS(ch)), tg_zeros(TG_INTS(ch)), tg_ones(TG_INTS(ch)) };
+        one_ctx c = { tg_rand(TG_INTS(s ? 2 : 32, ch, s ? 8 : 56, s ? 8 : 56)),
+                      tg_ones(TG_INTS(ch)), tg_zeros(TG_INTS(ch)), tg_zeros(TG_INTS(ch)),
+                      tg_ones(TG_INTS(ch)) };
         tg_tensor_set_requires_grad(c.x, true);
         tg_tensor_set_requires_grad(c.w, true);
         tg_tensor_set_requires_grad(c.b, true);
@@ -169,8 +169,8 @@ static const int64_t r8_conv[R8_CONVS][3] = { { 16, 3, 3 },  { 16, 16, 3 }, { 16
 static tg_tensor *r8_conv_bn(resnet8 *m, tg_tensor *x, int k, int64_t stride)
 {
     int64_t pad = r8_conv[k][2] / 2;
-    tg_tensor *c = tg_conv2d(x, m->p[k], .stride = TG_INTS(stride, stride),
-                             .padding = TG_INTS(pad, pad));
+    tg_tensor *c =
+        tg_conv2d(x, m->p[k], .stride = TG_INTS(stride, stride), .padding = TG_INTS(pad, pad));
     return tg_batch_norm(c, m->p[R8_CONVS + 2 * k], m->p[R8_CONVS + 2 * k + 1], m->rm[k], m->rv[k],
                          true, 0.1, 1e-5, false);
 }
@@ -196,12 +196,11 @@ static bool body_resnet8(void *p)
     tg_tensor *logits = tg_linear(h, m->p[R8_PARAMS - 2], .bias = m->p[R8_PARAMS - 1]);
     bool ok = logits && tg_backward(tg_cross_entropy(logits, m->y)) == 0;
     tg_scope_end();
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         for (int i = 0; ok && i < R8_PARAMS; i++) {
             tg_tensor *g = tg_tensor_grad(m->p[i]);
-            tg_tensor *r = tg_sgd_step_(m->p[i], g, m->buf[i], 0.01, .momentum = 0.9,
-                                        .first_step = m->first);
+            tg_tensor *r =
+                tg_sgd_step_(m->p[i], g, m->buf[i], 0.01, .momentum = 0.9, .first_step = m->first);
             ok = r != NULL;
             tg_release(r);
             tg_release(g);
@@ -229,8 +228,10 @@ static void bench_resnet8(void)
         m.rm[k] = tg_scope_keep(tg_zeros(TG_INTS(c)));
         m.rv[k] = tg_scope_keep(tg_ones(TG_INTS(c)));
     }
-    m.p[R8_PARAMS - 2] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10, 64)), 0.25), -0.125));
-    m.p[R8_PARAMS - 1] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10)), 0.25), -0.125));
+    m.p[R8_PARAMS - 2] =
+        tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10, 64)), 0.25), -0.125));
+    m.p[R8_PARAMS - 1] =
+        tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10)), 0.25), -0.125));
     for (int i = 0; i < R8_PARAMS; i++) {
         m.buf[i] = tg_scope_keep(tg_zeros_like(m.p[i]));
         tg_tensor_set_requires_grad(m.p[i], true);

@@ -73,10 +73,8 @@ static int load_digits(const char *path)
         for (; k <= PIXELS; k++) {
             double v = strtod(p, &end);
             if (end == p) break;
-            if (k < PIXELS)
-                images[n][k] = (float)(v / 16.0);
-            else
-                labels[n] = (int64_t)v;
+            if (k < PIXELS) images[n][k] = (float)(v / 16.0);
+            else labels[n] = (int64_t)v;
             p = *end == ',' ? end + 1 : end;
         }
         if (k != PIXELS + 1 || labels[n] < 0 || labels[n] >= CLASSES) {
@@ -207,8 +205,8 @@ static void model_init(resnet *m, tg_device dev, param_list *pl)
     /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
     double bound = 1.0 / sqrt((double)widths[BLOCKS]);
     tg_scope_begin();
-    tg_tensor *w = tg_scope_keep(tg_add_scalar(
-        tg_mul_scalar(tg_rand(TG_INTS(CLASSES, widths[BLOCKS])), 2 * bound), -bound));
+    tg_tensor *w = tg_scope_keep(
+        tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(CLASSES, widths[BLOCKS])), 2 * bound), -bound));
     tg_tensor *bb =
         tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(CLASSES)), 2 * bound), -bound));
     tg_scope_end();
@@ -289,8 +287,7 @@ static tg_tensor *forward(resnet *m, tg_tensor *x, bool training)
 static int64_t count_correct(resnet *m, const int *idx, int n, tg_device dev)
 {
     int64_t correct = 0;
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         for (int s = 0; s < n; s += 500) {
             int k = n - s < 500 ? n - s : 500;
             tg_tensor *x, *y;
@@ -312,14 +309,13 @@ static int64_t count_correct(resnet *m, const int *idx, int n, tg_device dev)
 static int sgd_step(param_list *pl, tg_tensor **bufs, double lr, bool first)
 {
     int rc = 0;
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         for (int i = 0; i < pl->n && rc == 0; i++) {
             tg_tensor *p = *pl->p[i], *g = tg_tensor_grad(p);
             if (!bufs[i]) bufs[i] = tg_zeros_like(p);
-            tg_tensor *r = tg_sgd_step_(p, g, bufs[i], lr, .momentum = MOMENTUM,
-                                        .weight_decay = WEIGHT_DECAY, .nesterov = true,
-                                        .first_step = first);
+            tg_tensor *r =
+                tg_sgd_step_(p, g, bufs[i], lr, .momentum = MOMENTUM, .weight_decay = WEIGHT_DECAY,
+                             .nesterov = true, .first_step = first);
             if (!r) rc = -1;
             tg_release(r);
             tg_release(g);
@@ -387,8 +383,7 @@ int main(int argc, char **argv)
             tg_scope_begin();
             tg_tensor *loss = tg_cross_entropy(forward(&m, x, true), y);
             double lv = NAN;
-            if (!loss || tg_backward(loss) != 0 || tg_tensor_to_doubles(loss, &lv, 1) != 0)
-                rc = -1;
+            if (!loss || tg_backward(loss) != 0 || tg_tensor_to_doubles(loss, &lv, 1) != 0) rc = -1;
             tg_scope_end();
             tg_release(x);
             tg_release(y);

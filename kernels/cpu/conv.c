@@ -193,9 +193,13 @@ static void to_col_task(int64_t b, int64_t e, void *ctx)
                 im2col(j->dt, im, buf, g, icg);
                 cols = buf;
             }
-            fill_bias(j->dt, j->bias ? j->bias + gr * ocg * (int64_t)j->es : NULL, out, ocg, j->L);
+            /* out = W . cols, onto the bias when there is one */
+            if (j->bias || !j->K)
+                fill_bias(j->dt, j->bias ? j->bias + gr * ocg * (int64_t)j->es : NULL, out, ocg,
+                          j->L);
             if (j->K)
-                gemm(j->dt, false, false, ocg, j->L, j->K, w, j->K, cols, j->L, 1.0, out, j->L);
+                gemm(j->dt, false, false, ocg, j->L, j->K, w, j->K, cols, j->L, j->bias ? 1.0 : 0.0,
+                     out, j->L);
         }
     free(buf);
 }
