@@ -5125,6 +5125,570 @@ static int UpsampleBilinear2dBackwardBackward0_apply(tg_node *node, tg_tensor *c
 
 static const tg_node_vtable UpsampleBilinear2dBackwardBackward0_vtable = { "UpsampleBilinear2dBackwardBackward0", UpsampleBilinear2dBackwardBackward0_apply, NULL };
 
+/* LeakyReluBackward0: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+typedef struct tg__node_LeakyReluBackward0 {
+    tg_node base;
+    tg_saved self;
+    double negative_slope;
+} tg__node_LeakyReluBackward0;
+
+/* self: leaky_relu_backward(grad, self, negative_slope, false) */
+static tg_tensor *LeakyReluBackward0_self(tg__node_LeakyReluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_leaky_relu_backward(grads[0], s_self, n->negative_slope, false))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LeakyReluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LeakyReluBackward0 *n = (tg__node_LeakyReluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LeakyReluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LeakyReluBackward0_release_saved(tg_node *node)
+{
+    tg__node_LeakyReluBackward0 *n = (tg__node_LeakyReluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable LeakyReluBackward0_vtable = { "LeakyReluBackward0", LeakyReluBackward0_apply, LeakyReluBackward0_release_saved };
+
+/* LeakyReluBackward1: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+typedef struct tg__node_LeakyReluBackward1 {
+    tg_node base;
+    double negative_slope;
+    tg_saved result;
+} tg__node_LeakyReluBackward1;
+
+/* self: leaky_relu_backward(grad, result, negative_slope, true) */
+static tg_tensor *LeakyReluBackward1_self(tg__node_LeakyReluBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_leaky_relu_backward(grads[0], s_result, n->negative_slope, true))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LeakyReluBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LeakyReluBackward1 *n = (tg__node_LeakyReluBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LeakyReluBackward1_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LeakyReluBackward1_release_saved(tg_node *node)
+{
+    tg__node_LeakyReluBackward1 *n = (tg__node_LeakyReluBackward1 *)node;
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable LeakyReluBackward1_vtable = { "LeakyReluBackward1", LeakyReluBackward1_apply, LeakyReluBackward1_release_saved };
+
+/* LeakyReluBackwardBackward0: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+typedef struct tg__node_LeakyReluBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    double negative_slope;
+} tg__node_LeakyReluBackwardBackward0;
+
+/* grad_output: leaky_relu_backward(grad, self, negative_slope, false) */
+static tg_tensor *LeakyReluBackwardBackward0_grad_output(tg__node_LeakyReluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_leaky_relu_backward(grads[0], s_self, n->negative_slope, false))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(grad) */
+static tg_tensor *LeakyReluBackwardBackward0_self(tg__node_LeakyReluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LeakyReluBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LeakyReluBackwardBackward0 *n = (tg__node_LeakyReluBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LeakyReluBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LeakyReluBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LeakyReluBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_LeakyReluBackwardBackward0 *n = (tg__node_LeakyReluBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable LeakyReluBackwardBackward0_vtable = { "LeakyReluBackwardBackward0", LeakyReluBackwardBackward0_apply, LeakyReluBackwardBackward0_release_saved };
+
+/* HardtanhBackward0: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+typedef struct tg__node_HardtanhBackward0 {
+    tg_node base;
+    tg_saved self;
+    double min_val;
+    double max_val;
+} tg__node_HardtanhBackward0;
+
+/* self: hardtanh_backward(grad, self, min_val, max_val) */
+static tg_tensor *HardtanhBackward0_self(tg__node_HardtanhBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_hardtanh_backward(grads[0], s_self, n->min_val, n->max_val))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int HardtanhBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_HardtanhBackward0 *n = (tg__node_HardtanhBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = HardtanhBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void HardtanhBackward0_release_saved(tg_node *node)
+{
+    tg__node_HardtanhBackward0 *n = (tg__node_HardtanhBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable HardtanhBackward0_vtable = { "HardtanhBackward0", HardtanhBackward0_apply, HardtanhBackward0_release_saved };
+
+/* HardtanhBackwardBackward0: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+typedef struct tg__node_HardtanhBackwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    double min_val;
+    double max_val;
+} tg__node_HardtanhBackwardBackward0;
+
+/* grad_output: hardtanh_backward(grad, self, min_val, max_val) */
+static tg_tensor *HardtanhBackwardBackward0_grad_output(tg__node_HardtanhBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_hardtanh_backward(grads[0], s_self, n->min_val, n->max_val))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: zeros_like(grad) */
+static tg_tensor *HardtanhBackwardBackward0_self(tg__node_HardtanhBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int HardtanhBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_HardtanhBackwardBackward0 *n = (tg__node_HardtanhBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = HardtanhBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = HardtanhBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void HardtanhBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_HardtanhBackwardBackward0 *n = (tg__node_HardtanhBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable HardtanhBackwardBackward0_vtable = { "HardtanhBackwardBackward0", HardtanhBackwardBackward0_apply, HardtanhBackwardBackward0_release_saved };
+
+/* HardswishBackward0: hardswish(Tensor self) -> Tensor */
+typedef struct tg__node_HardswishBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_HardswishBackward0;
+
+/* self: hardswish_backward(grad, self) */
+static tg_tensor *HardswishBackward0_self(tg__node_HardswishBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_hardswish_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int HardswishBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_HardswishBackward0 *n = (tg__node_HardswishBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = HardswishBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void HardswishBackward0_release_saved(tg_node *node)
+{
+    tg__node_HardswishBackward0 *n = (tg__node_HardswishBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable HardswishBackward0_vtable = { "HardswishBackward0", HardswishBackward0_apply, HardswishBackward0_release_saved };
+
+/* HardswishBackwardBackward0: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct tg__node_HardswishBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+} tg__node_HardswishBackwardBackward0;
+
+/* grad_output: hardswish_backward(grad, self) */
+static tg_tensor *HardswishBackwardBackward0_grad_output(tg__node_HardswishBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_hardswish_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: where(self.abs() < 3.0, grad * grad_output / 3.0, 0) */
+static tg_tensor *HardswishBackwardBackward0_self(tg__node_HardswishBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_abs(s_self))) goto done;
+    if (!(t1 = tg_lt_scalar(t0, 3.0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t3 = tg_div_scalar(t2, 3.0))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_where_scalar_other(t1, t3, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
+static int HardswishBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_HardswishBackwardBackward0 *n = (tg__node_HardswishBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = HardswishBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = HardswishBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void HardswishBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_HardswishBackwardBackward0 *n = (tg__node_HardswishBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable HardswishBackwardBackward0_vtable = { "HardswishBackwardBackward0", HardswishBackwardBackward0_apply, HardswishBackwardBackward0_release_saved };
+
+/* HardsigmoidBackward0: hardsigmoid(Tensor self) -> Tensor */
+typedef struct tg__node_HardsigmoidBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_HardsigmoidBackward0;
+
+/* self: hardsigmoid_backward(grad, self) */
+static tg_tensor *HardsigmoidBackward0_self(tg__node_HardsigmoidBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_hardsigmoid_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int HardsigmoidBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_HardsigmoidBackward0 *n = (tg__node_HardsigmoidBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = HardsigmoidBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void HardsigmoidBackward0_release_saved(tg_node *node)
+{
+    tg__node_HardsigmoidBackward0 *n = (tg__node_HardsigmoidBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable HardsigmoidBackward0_vtable = { "HardsigmoidBackward0", HardsigmoidBackward0_apply, HardsigmoidBackward0_release_saved };
+
+/* EluBackward0: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+typedef struct tg__node_EluBackward0 {
+    tg_node base;
+    tg_saved self;
+    double alpha;
+    double scale;
+    double input_scale;
+} tg__node_EluBackward0;
+
+/* self: elu_backward(grad, alpha, scale, input_scale, /\* is_result *\/ false, self) */
+static tg_tensor *EluBackward0_self(tg__node_EluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, false, s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int EluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_EluBackward0 *n = (tg__node_EluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void EluBackward0_release_saved(tg_node *node)
+{
+    tg__node_EluBackward0 *n = (tg__node_EluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable EluBackward0_vtable = { "EluBackward0", EluBackward0_apply, EluBackward0_release_saved };
+
+/* EluBackward1: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+typedef struct tg__node_EluBackward1 {
+    tg_node base;
+    double alpha;
+    double scale;
+    double input_scale;
+    tg_saved result;
+} tg__node_EluBackward1;
+
+/* self: elu_backward(grad, alpha, scale, input_scale, /\* is_result *\/ true, result) */
+static tg_tensor *EluBackward1_self(tg__node_EluBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, true, s_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int EluBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_EluBackward1 *n = (tg__node_EluBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EluBackward1_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void EluBackward1_release_saved(tg_node *node)
+{
+    tg__node_EluBackward1 *n = (tg__node_EluBackward1 *)node;
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable EluBackward1_vtable = { "EluBackward1", EluBackward1_apply, EluBackward1_release_saved };
+
+/* EluBackwardBackward0: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+typedef struct tg__node_EluBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    double alpha;
+    double scale;
+    double input_scale;
+    bool is_result;
+    tg_saved self_or_result;
+} tg__node_EluBackwardBackward0;
+
+/* grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result) */
+static tg_tensor *EluBackwardBackward0_grad_output(tg__node_EluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self_or_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self_or_result = tg_autograd_unpack(&n->self_or_result, &n->base))) goto done;
+    if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, n->is_result, s_self_or_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self_or_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result) */
+static tg_tensor *EluBackwardBackward0_self_or_result(tg__node_EluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self_or_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self_or_result = tg_autograd_unpack(&n->self_or_result, &n->base))) goto done;
+    if (!(t0 = tg_elu_double_backward(grads[0], s_grad_output, n->alpha, n->scale, n->input_scale, n->is_result, s_self_or_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self_or_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int EluBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_EluBackwardBackward0 *n = (tg__node_EluBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EluBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = EluBackwardBackward0_self_or_result(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void EluBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_EluBackwardBackward0 *n = (tg__node_EluBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self_or_result);
+}
+
+static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -10521,6 +11085,605 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_outp
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
     tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_leaky_relu_out(tg_tensor *self, double negative_slope, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_leaky_relu_out_fn(self, out, (tg_leaky_relu_out_opts){ .negative_slope = negative_slope });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_leaky_relu_out(tg_tensor *self, double negative_slope, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("leaky_relu", tg_in, 2))
+        return NULL;
+    return tg__below_leaky_relu_out(self, negative_slope, out);
+}
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+static tg_tensor *tg__below_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_leaky_relu_fn(self, (tg_leaky_relu_opts){ .negative_slope = negative_slope });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_leaky_relu(self, negative_slope);
+    tg__node_LeakyReluBackward0 *tg_n = (tg__node_LeakyReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->negative_slope = negative_slope;
+    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+static tg_tensor *tg__below_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_leaky_relu__fn(self, (tg_leaky_relu__opts){ .negative_slope = negative_slope });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_leaky_relu_(self, negative_slope);
+    if (tg_autograd_check_inplace("leaky_relu_", self))
+        return NULL;
+    tg__node_LeakyReluBackward1 *tg_n = (tg__node_LeakyReluBackward1 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->negative_slope = negative_slope;
+    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+static tg_tensor *tg__below_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg__node_LeakyReluBackwardBackward0 *tg_n = (tg__node_LeakyReluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->negative_slope = negative_slope;
+    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_hardtanh_out(tg_tensor *self, double min_val, double max_val, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardtanh_out_fn(self, out, (tg_hardtanh_out_opts){ .min_val = min_val, .max_val = max_val });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardtanh_out(tg_tensor *self, double min_val, double max_val, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("hardtanh", tg_in, 2))
+        return NULL;
+    return tg__below_hardtanh_out(self, min_val, max_val, out);
+}
+
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+static tg_tensor *tg__below_hardtanh(tg_tensor *self, double min_val, double max_val)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardtanh_fn(self, (tg_hardtanh_opts){ .min_val = min_val, .max_val = max_val });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardtanh(self, min_val, max_val);
+    tg__node_HardtanhBackward0 *tg_n = (tg__node_HardtanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->min_val = min_val;
+    tg_n->max_val = max_val;
+    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+static tg_tensor *tg__below_hardtanh_(tg_tensor *self, double min_val, double max_val)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardtanh__fn(self, (tg_hardtanh__opts){ .min_val = min_val, .max_val = max_val });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardtanh_(self, min_val, max_val);
+    if (tg_autograd_check_inplace("hardtanh_", self))
+        return NULL;
+    tg__node_HardtanhBackward0 *tg_n = (tg__node_HardtanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->min_val = min_val;
+    tg_n->max_val = max_val;
+    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+static tg_tensor *tg__below_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg__node_HardtanhBackwardBackward0 *tg_n = (tg__node_HardtanhBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->min_val = min_val;
+    tg_n->max_val = max_val;
+    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_hardswish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardswish_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardswish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("hardswish", tg_in, 2))
+        return NULL;
+    return tg__below_hardswish_out(self, out);
+}
+
+/* hardswish(Tensor self) -> Tensor */
+static tg_tensor *tg__below_hardswish(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardswish(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardswish(self);
+    tg__node_HardswishBackward0 *tg_n = (tg__node_HardswishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_hardswish(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_hardswish_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardswish_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardswish_(self);
+    if (tg_autograd_check_inplace("hardswish_", self))
+        return NULL;
+    tg__node_HardswishBackward0 *tg_n = (tg__node_HardswishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_hardswish_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *tg__below_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardswish_backward(grad_output, self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_hardswish_backward(grad_output, self);
+    tg__node_HardswishBackwardBackward0 *tg_n = (tg__node_HardswishBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardsigmoid_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("hardsigmoid", tg_in, 2))
+        return NULL;
+    return tg__below_hardsigmoid_out(self, out);
+}
+
+/* hardsigmoid(Tensor self) -> Tensor */
+static tg_tensor *tg__below_hardsigmoid(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardsigmoid(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardsigmoid(self);
+    tg__node_HardsigmoidBackward0 *tg_n = (tg__node_HardsigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardsigmoidBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_hardsigmoid(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_hardsigmoid_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardsigmoid_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_hardsigmoid_(self);
+    if (tg_autograd_check_inplace("hardsigmoid_", self))
+        return NULL;
+    tg__node_HardsigmoidBackward0 *tg_n = (tg__node_HardsigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardsigmoidBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *tg__below_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_hardsigmoid_backward(grad_output, self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_hardsigmoid_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("hardsigmoid_backward");
+}
+
+static const tg_node_vtable tg__ni_vtable_hardsigmoid_backward = { "NotImplemented", tg__ni_apply_hardsigmoid_backward, NULL };
+
+tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_hardsigmoid_backward(grad_output, self);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_hardsigmoid_backward, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_output);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_tensor *tg_r = tg__below_hardsigmoid_backward(grad_output, self);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_elu_out(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_elu_out_fn(self, out, (tg_elu_out_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_elu_out(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("elu", tg_in, 2))
+        return NULL;
+    return tg__below_elu_out(self, alpha, scale, input_scale, out);
+}
+
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+static tg_tensor *tg__below_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_elu_fn(self, (tg_elu_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_elu(self, alpha, scale, input_scale);
+    tg__node_EluBackward0 *tg_n = (tg__node_EluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->alpha = alpha;
+    tg_n->scale = scale;
+    tg_n->input_scale = input_scale;
+    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+static tg_tensor *tg__below_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_elu__fn(self, (tg_elu__opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_elu_(self, alpha, scale, input_scale);
+    if (tg_autograd_check_inplace("elu_", self))
+        return NULL;
+    tg__node_EluBackward1 *tg_n = (tg__node_EluBackward1 *)tg_autograd_node_new(sizeof *tg_n, &EluBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->alpha = alpha;
+    tg_n->scale = scale;
+    tg_n->input_scale = input_scale;
+    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+static tg_tensor *tg__below_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self_or_result };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg__node_EluBackwardBackward0 *tg_n = (tg__node_EluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EluBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self_or_result);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_n->alpha = alpha;
+    tg_n->scale = scale;
+    tg_n->input_scale = input_scale;
+    tg_n->is_result = is_result;
+    tg_autograd_save(&tg_n->self_or_result, self_or_result, false, 0);
+    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;

@@ -5020,6 +5020,398 @@ int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr tg_kernel, tg_boxed_stac
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_leaky_relu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "leaky_relu.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    double negative_slope;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "leaky_relu.out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &negative_slope)) return tg__boxed_bad_arg(tg_s, 3, 1, "leaky_relu.out", "negative_slope", "Scalar");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "leaky_relu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_leaky_relu_out)tg_kernel)(self, negative_slope, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+int tg__boxed_leaky_relu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "leaky_relu", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    double negative_slope;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "leaky_relu", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &negative_slope)) return tg__boxed_bad_arg(tg_s, 2, 1, "leaky_relu", "negative_slope", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_leaky_relu)tg_kernel)(self, negative_slope);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+int tg__boxed_leaky_relu_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "leaky_relu_", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    double negative_slope;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "leaky_relu_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &negative_slope)) return tg__boxed_bad_arg(tg_s, 2, 1, "leaky_relu_", "negative_slope", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_leaky_relu_)tg_kernel)(self, negative_slope);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+int tg__boxed_leaky_relu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "leaky_relu_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    double negative_slope;
+    bool self_is_result;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "leaky_relu_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "leaky_relu_backward", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &negative_slope)) return tg__boxed_bad_arg(tg_s, 4, 2, "leaky_relu_backward", "negative_slope", "Scalar");
+    if (tg__unbox_bool(&tg_a[3], &self_is_result)) return tg__boxed_bad_arg(tg_s, 4, 3, "leaky_relu_backward", "self_is_result", "bool");
+    tg_tensor *tg_r = ((tg__kfn_leaky_relu_backward)tg_kernel)(grad_output, self, negative_slope, self_is_result);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_hardtanh_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "hardtanh.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    double min_val;
+    double max_val;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "hardtanh.out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &min_val)) return tg__boxed_bad_arg(tg_s, 4, 1, "hardtanh.out", "min_val", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &max_val)) return tg__boxed_bad_arg(tg_s, 4, 2, "hardtanh.out", "max_val", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "hardtanh.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardtanh_out)tg_kernel)(self, min_val, max_val, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+int tg__boxed_hardtanh(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "hardtanh", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    double min_val;
+    double max_val;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "hardtanh", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &min_val)) return tg__boxed_bad_arg(tg_s, 3, 1, "hardtanh", "min_val", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &max_val)) return tg__boxed_bad_arg(tg_s, 3, 2, "hardtanh", "max_val", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_hardtanh)tg_kernel)(self, min_val, max_val);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+int tg__boxed_hardtanh_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "hardtanh_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    double min_val;
+    double max_val;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "hardtanh_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &min_val)) return tg__boxed_bad_arg(tg_s, 3, 1, "hardtanh_", "min_val", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &max_val)) return tg__boxed_bad_arg(tg_s, 3, 2, "hardtanh_", "max_val", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_hardtanh_)tg_kernel)(self, min_val, max_val);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+int tg__boxed_hardtanh_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "hardtanh_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    double min_val;
+    double max_val;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "hardtanh_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "hardtanh_backward", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &min_val)) return tg__boxed_bad_arg(tg_s, 4, 2, "hardtanh_backward", "min_val", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &max_val)) return tg__boxed_bad_arg(tg_s, 4, 3, "hardtanh_backward", "max_val", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_hardtanh_backward)tg_kernel)(grad_output, self, min_val, max_val);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* relu6(Tensor self) -> Tensor */
+int tg__boxed_relu6(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "relu6", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "relu6", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_relu6)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* relu6_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_relu6_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "relu6_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "relu6_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_relu6_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_hardswish_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "hardswish.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "hardswish.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "hardswish.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardswish_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardswish(Tensor self) -> Tensor */
+int tg__boxed_hardswish(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "hardswish", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "hardswish", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardswish)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_hardswish_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "hardswish_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "hardswish_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardswish_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+int tg__boxed_hardswish_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "hardswish_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 2, 0, "hardswish_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 2, 1, "hardswish_backward", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardswish_backward)tg_kernel)(grad_output, self);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_hardsigmoid_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "hardsigmoid.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "hardsigmoid.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "hardsigmoid.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardsigmoid_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardsigmoid(Tensor self) -> Tensor */
+int tg__boxed_hardsigmoid(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "hardsigmoid", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "hardsigmoid", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardsigmoid)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_hardsigmoid_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "hardsigmoid_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "hardsigmoid_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardsigmoid_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+int tg__boxed_hardsigmoid_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "hardsigmoid_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 2, 0, "hardsigmoid_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 2, 1, "hardsigmoid_backward", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_hardsigmoid_backward)tg_kernel)(grad_output, self);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_elu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "elu.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    double alpha;
+    double scale;
+    double input_scale;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "elu.out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 1, "elu.out", "alpha", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &scale)) return tg__boxed_bad_arg(tg_s, 5, 2, "elu.out", "scale", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &input_scale)) return tg__boxed_bad_arg(tg_s, 5, 3, "elu.out", "input_scale", "Scalar");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "elu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_elu_out)tg_kernel)(self, alpha, scale, input_scale, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+int tg__boxed_elu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "elu", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    double alpha;
+    double scale;
+    double input_scale;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "elu", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 1, "elu", "alpha", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &scale)) return tg__boxed_bad_arg(tg_s, 4, 2, "elu", "scale", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &input_scale)) return tg__boxed_bad_arg(tg_s, 4, 3, "elu", "input_scale", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_elu)tg_kernel)(self, alpha, scale, input_scale);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+int tg__boxed_elu_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "elu_", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    double alpha;
+    double scale;
+    double input_scale;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "elu_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &alpha)) return tg__boxed_bad_arg(tg_s, 4, 1, "elu_", "alpha", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &scale)) return tg__boxed_bad_arg(tg_s, 4, 2, "elu_", "scale", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &input_scale)) return tg__boxed_bad_arg(tg_s, 4, 3, "elu_", "input_scale", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_elu_)tg_kernel)(self, alpha, scale, input_scale);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+int tg__boxed_elu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "elu_backward", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *grad_output;
+    double alpha;
+    double scale;
+    double input_scale;
+    bool is_result;
+    tg_tensor *self_or_result;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 6, 0, "elu_backward", "grad_output", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &alpha)) return tg__boxed_bad_arg(tg_s, 6, 1, "elu_backward", "alpha", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &scale)) return tg__boxed_bad_arg(tg_s, 6, 2, "elu_backward", "scale", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &input_scale)) return tg__boxed_bad_arg(tg_s, 6, 3, "elu_backward", "input_scale", "Scalar");
+    if (tg__unbox_bool(&tg_a[4], &is_result)) return tg__boxed_bad_arg(tg_s, 6, 4, "elu_backward", "is_result", "bool");
+    if (tg__unbox_tensor(&tg_a[5], &self_or_result)) return tg__boxed_bad_arg(tg_s, 6, 5, "elu_backward", "self_or_result", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_elu_backward)tg_kernel)(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* elu_double_backward(Tensor grad, Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+int tg__boxed_elu_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "elu_double_backward", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *grad;
+    tg_tensor *grad_output;
+    double alpha;
+    double scale;
+    double input_scale;
+    bool is_result;
+    tg_tensor *self_or_result;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 7, 0, "elu_double_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &grad_output)) return tg__boxed_bad_arg(tg_s, 7, 1, "elu_double_backward", "grad_output", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &alpha)) return tg__boxed_bad_arg(tg_s, 7, 2, "elu_double_backward", "alpha", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &scale)) return tg__boxed_bad_arg(tg_s, 7, 3, "elu_double_backward", "scale", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &input_scale)) return tg__boxed_bad_arg(tg_s, 7, 4, "elu_double_backward", "input_scale", "Scalar");
+    if (tg__unbox_bool(&tg_a[5], &is_result)) return tg__boxed_bad_arg(tg_s, 7, 5, "elu_double_backward", "is_result", "bool");
+    if (tg__unbox_tensor(&tg_a[6], &self_or_result)) return tg__boxed_bad_arg(tg_s, 7, 6, "elu_double_backward", "self_or_result", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_elu_double_backward)tg_kernel)(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* feature_dropout(Tensor input, float p, bool train) -> Tensor */
+int tg__boxed_feature_dropout(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "feature_dropout", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *input;
+    double p;
+    bool train;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 3, 0, "feature_dropout", "input", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &p)) return tg__boxed_bad_arg(tg_s, 3, 1, "feature_dropout", "p", "float");
+    if (tg__unbox_bool(&tg_a[2], &train)) return tg__boxed_bad_arg(tg_s, 3, 2, "feature_dropout", "train", "bool");
+    tg_tensor *tg_r = ((tg__kfn_feature_dropout)tg_kernel)(input, p, train);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!) */
+int tg__boxed_feature_dropout_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "feature_dropout_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    double p;
+    bool train;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "feature_dropout_", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &p)) return tg__boxed_bad_arg(tg_s, 3, 1, "feature_dropout_", "p", "float");
+    if (tg__unbox_bool(&tg_a[2], &train)) return tg__boxed_bad_arg(tg_s, 3, 2, "feature_dropout_", "train", "bool");
+    tg_tensor *tg_r = ((tg__kfn_feature_dropout_)tg_kernel)(self, p, train);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

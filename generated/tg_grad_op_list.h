@@ -135,6 +135,20 @@
     X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
     X(upsample_bilinear2d, "upsample_bilinear2d") \
     X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
+    X(leaky_relu, "leaky_relu") \
+    X(leaky_relu_, "leaky_relu_") \
+    X(leaky_relu_backward, "leaky_relu_backward") \
+    X(hardtanh, "hardtanh") \
+    X(hardtanh_, "hardtanh_") \
+    X(hardtanh_backward, "hardtanh_backward") \
+    X(hardswish, "hardswish") \
+    X(hardswish_, "hardswish_") \
+    X(hardswish_backward, "hardswish_backward") \
+    X(hardsigmoid, "hardsigmoid") \
+    X(hardsigmoid_, "hardsigmoid_") \
+    X(elu, "elu") \
+    X(elu_, "elu_") \
+    X(elu_backward, "elu_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -177,6 +177,19 @@
 #include "kernels/upsample_nearest2d_backward.h"
 #include "kernels/upsample_bilinear2d.h"
 #include "kernels/upsample_bilinear2d_backward.h"
+#include "kernels/leaky_relu.h"
+#include "kernels/leaky_relu_backward.h"
+#include "kernels/hardtanh.h"
+#include "kernels/hardtanh_backward.h"
+#include "kernels/relu6.h"
+#include "kernels/hardswish.h"
+#include "kernels/hardswish_backward.h"
+#include "kernels/hardsigmoid.h"
+#include "kernels/hardsigmoid_backward.h"
+#include "kernels/elu.h"
+#include "kernels/elu_backward.h"
+#include "kernels/elu_double_backward.h"
+#include "kernels/feature_dropout.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -479,6 +492,31 @@ int tg__boxed_upsample_nearest2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* u
 int tg__boxed_upsample_nearest2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_nearest2d_backward.vec */
 int tg__boxed_upsample_bilinear2d_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d.vec */
 int tg__boxed_upsample_bilinear2d_backward_vec(tg_fnptr kernel, tg_boxed_stack *s);   /* upsample_bilinear2d_backward.vec */
+int tg__boxed_leaky_relu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* leaky_relu.out */
+int tg__boxed_leaky_relu(tg_fnptr kernel, tg_boxed_stack *s);   /* leaky_relu */
+int tg__boxed_leaky_relu_(tg_fnptr kernel, tg_boxed_stack *s);   /* leaky_relu_ */
+int tg__boxed_leaky_relu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* leaky_relu_backward */
+int tg__boxed_hardtanh_out(tg_fnptr kernel, tg_boxed_stack *s);   /* hardtanh.out */
+int tg__boxed_hardtanh(tg_fnptr kernel, tg_boxed_stack *s);   /* hardtanh */
+int tg__boxed_hardtanh_(tg_fnptr kernel, tg_boxed_stack *s);   /* hardtanh_ */
+int tg__boxed_hardtanh_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* hardtanh_backward */
+int tg__boxed_relu6(tg_fnptr kernel, tg_boxed_stack *s);   /* relu6 */
+int tg__boxed_relu6_(tg_fnptr kernel, tg_boxed_stack *s);   /* relu6_ */
+int tg__boxed_hardswish_out(tg_fnptr kernel, tg_boxed_stack *s);   /* hardswish.out */
+int tg__boxed_hardswish(tg_fnptr kernel, tg_boxed_stack *s);   /* hardswish */
+int tg__boxed_hardswish_(tg_fnptr kernel, tg_boxed_stack *s);   /* hardswish_ */
+int tg__boxed_hardswish_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* hardswish_backward */
+int tg__boxed_hardsigmoid_out(tg_fnptr kernel, tg_boxed_stack *s);   /* hardsigmoid.out */
+int tg__boxed_hardsigmoid(tg_fnptr kernel, tg_boxed_stack *s);   /* hardsigmoid */
+int tg__boxed_hardsigmoid_(tg_fnptr kernel, tg_boxed_stack *s);   /* hardsigmoid_ */
+int tg__boxed_hardsigmoid_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* hardsigmoid_backward */
+int tg__boxed_elu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* elu.out */
+int tg__boxed_elu(tg_fnptr kernel, tg_boxed_stack *s);   /* elu */
+int tg__boxed_elu_(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_ */
+int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backward */
+int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
+int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
+int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

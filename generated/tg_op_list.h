@@ -298,6 +298,31 @@
     X(upsample_nearest2d_backward_vec, "upsample_nearest2d_backward.vec") \
     X(upsample_bilinear2d_vec, "upsample_bilinear2d.vec") \
     X(upsample_bilinear2d_backward_vec, "upsample_bilinear2d_backward.vec") \
+    X(leaky_relu_out, "leaky_relu.out") \
+    X(leaky_relu, "leaky_relu") \
+    X(leaky_relu_, "leaky_relu_") \
+    X(leaky_relu_backward, "leaky_relu_backward") \
+    X(hardtanh_out, "hardtanh.out") \
+    X(hardtanh, "hardtanh") \
+    X(hardtanh_, "hardtanh_") \
+    X(hardtanh_backward, "hardtanh_backward") \
+    X(relu6, "relu6") \
+    X(relu6_, "relu6_") \
+    X(hardswish_out, "hardswish.out") \
+    X(hardswish, "hardswish") \
+    X(hardswish_, "hardswish_") \
+    X(hardswish_backward, "hardswish_backward") \
+    X(hardsigmoid_out, "hardsigmoid.out") \
+    X(hardsigmoid, "hardsigmoid") \
+    X(hardsigmoid_, "hardsigmoid_") \
+    X(hardsigmoid_backward, "hardsigmoid_backward") \
+    X(elu_out, "elu.out") \
+    X(elu, "elu") \
+    X(elu_, "elu_") \
+    X(elu_backward, "elu_backward") \
+    X(elu_double_backward, "elu_double_backward") \
+    X(feature_dropout, "feature_dropout") \
+    X(feature_dropout_, "feature_dropout_") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -391,6 +416,15 @@
     X(upsample_nearest2d_backward, "upsample_nearest2d_backward") \
     X(upsample_bilinear2d, "upsample_bilinear2d") \
     X(upsample_bilinear2d_backward, "upsample_bilinear2d_backward") \
+    X(leaky_relu_out, "leaky_relu.out") \
+    X(leaky_relu_backward, "leaky_relu_backward") \
+    X(hardtanh_backward, "hardtanh_backward") \
+    X(hardswish_out, "hardswish.out") \
+    X(hardswish_backward, "hardswish_backward") \
+    X(hardsigmoid_out, "hardsigmoid.out") \
+    X(hardsigmoid_backward, "hardsigmoid_backward") \
+    X(elu_out, "elu.out") \
+    X(elu_backward, "elu_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

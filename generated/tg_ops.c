@@ -8889,6 +8889,739 @@ tg_tensor *tg_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_li
     return tg__track_result(tg_r);
 }
 
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_leaky_relu_out(tg_tensor *self, double negative_slope, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, negative_slope);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LEAKY_RELU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_leaky_relu_out_fn(tg_tensor *self, tg_tensor *out, tg_leaky_relu_out_opts opts)
+{
+    if (!self) return tg__null_arg("leaky_relu", "self");
+    if (!out) return tg__null_arg("leaky_relu", "out");
+    if (tg__stub_profiled()) return fallback_leaky_relu_out(self, opts.negative_slope, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_leaky_relu_out tg_kernel = (tg__kfn_leaky_relu_out)tg__pick_kernel(&tg__ops[TG_OP_LEAKY_RELU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_leaky_relu_out(self, opts.negative_slope, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.negative_slope, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+static tg_tensor *fallback_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, negative_slope);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LEAKY_RELU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_leaky_relu_fn(tg_tensor *self, tg_leaky_relu_opts opts)
+{
+    if (!self) return tg__null_arg("leaky_relu", "self");
+    if (tg__stub_profiled()) return fallback_leaky_relu(self, opts.negative_slope);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_leaky_relu tg_kernel = (tg__kfn_leaky_relu)tg__pick_kernel(&tg__ops[TG_OP_LEAKY_RELU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_leaky_relu(self, opts.negative_slope) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.negative_slope);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+static tg_tensor *fallback_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, negative_slope);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LEAKY_RELU_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_leaky_relu__fn(tg_tensor *self, tg_leaky_relu__opts opts)
+{
+    if (!self) return tg__null_arg("leaky_relu_", "self");
+    if (tg__stub_profiled()) return fallback_leaky_relu_(self, opts.negative_slope);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_leaky_relu_ tg_kernel = (tg__kfn_leaky_relu_)tg__pick_kernel(&tg__ops[TG_OP_LEAKY_RELU_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_leaky_relu_(self, opts.negative_slope) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.negative_slope);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+static tg_tensor *fallback_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, negative_slope);
+    tg__box_bool(&tg_s, self_is_result);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LEAKY_RELU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    if (!grad_output) return tg__null_arg("leaky_relu_backward", "grad_output");
+    if (!self) return tg__null_arg("leaky_relu_backward", "self");
+    if (tg__stub_profiled()) return fallback_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_leaky_relu_backward tg_kernel = (tg__kfn_leaky_relu_backward)tg__pick_kernel(&tg__ops[TG_OP_LEAKY_RELU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_leaky_relu_backward(grad_output, self, negative_slope, self_is_result) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, negative_slope, self_is_result);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_hardtanh_out(tg_tensor *self, double min_val, double max_val, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, min_val);
+    tg__box_double(&tg_s, max_val);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDTANH_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardtanh_out_fn(tg_tensor *self, tg_tensor *out, tg_hardtanh_out_opts opts)
+{
+    if (!self) return tg__null_arg("hardtanh", "self");
+    if (!out) return tg__null_arg("hardtanh", "out");
+    if (tg__stub_profiled()) return fallback_hardtanh_out(self, opts.min_val, opts.max_val, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardtanh_out tg_kernel = (tg__kfn_hardtanh_out)tg__pick_kernel(&tg__ops[TG_OP_HARDTANH_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardtanh_out(self, opts.min_val, opts.max_val, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.min_val, opts.max_val, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+static tg_tensor *fallback_hardtanh(tg_tensor *self, double min_val, double max_val)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, min_val);
+    tg__box_double(&tg_s, max_val);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDTANH], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardtanh_fn(tg_tensor *self, tg_hardtanh_opts opts)
+{
+    if (!self) return tg__null_arg("hardtanh", "self");
+    if (tg__stub_profiled()) return fallback_hardtanh(self, opts.min_val, opts.max_val);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardtanh tg_kernel = (tg__kfn_hardtanh)tg__pick_kernel(&tg__ops[TG_OP_HARDTANH], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardtanh(self, opts.min_val, opts.max_val) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.min_val, opts.max_val);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+static tg_tensor *fallback_hardtanh_(tg_tensor *self, double min_val, double max_val)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, min_val);
+    tg__box_double(&tg_s, max_val);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDTANH_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardtanh__fn(tg_tensor *self, tg_hardtanh__opts opts)
+{
+    if (!self) return tg__null_arg("hardtanh_", "self");
+    if (tg__stub_profiled()) return fallback_hardtanh_(self, opts.min_val, opts.max_val);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardtanh_ tg_kernel = (tg__kfn_hardtanh_)tg__pick_kernel(&tg__ops[TG_OP_HARDTANH_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardtanh_(self, opts.min_val, opts.max_val) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.min_val, opts.max_val);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+static tg_tensor *fallback_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, min_val);
+    tg__box_double(&tg_s, max_val);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDTANH_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    if (!grad_output) return tg__null_arg("hardtanh_backward", "grad_output");
+    if (!self) return tg__null_arg("hardtanh_backward", "self");
+    if (tg__stub_profiled()) return fallback_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardtanh_backward tg_kernel = (tg__kfn_hardtanh_backward)tg__pick_kernel(&tg__ops[TG_OP_HARDTANH_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardtanh_backward(grad_output, self, min_val, max_val) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, min_val, max_val);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* relu6(Tensor self) -> Tensor */
+static tg_tensor *fallback_relu6(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RELU6], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_relu6(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("relu6", "self");
+    if (tg__stub_profiled()) return fallback_relu6(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_relu6 tg_kernel = (tg__kfn_relu6)tg__pick_kernel(&tg__ops[TG_OP_RELU6], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_relu6(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* relu6_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_relu6_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RELU6_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_relu6_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("relu6_", "self");
+    if (tg__stub_profiled()) return fallback_relu6_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_relu6_ tg_kernel = (tg__kfn_relu6_)tg__pick_kernel(&tg__ops[TG_OP_RELU6_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_relu6_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_hardswish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSWISH_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardswish_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("hardswish", "self");
+    if (!out) return tg__null_arg("hardswish", "out");
+    if (tg__stub_profiled()) return fallback_hardswish_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardswish_out tg_kernel = (tg__kfn_hardswish_out)tg__pick_kernel(&tg__ops[TG_OP_HARDSWISH_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardswish_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardswish(Tensor self) -> Tensor */
+static tg_tensor *fallback_hardswish(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSWISH], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardswish(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("hardswish", "self");
+    if (tg__stub_profiled()) return fallback_hardswish(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardswish tg_kernel = (tg__kfn_hardswish)tg__pick_kernel(&tg__ops[TG_OP_HARDSWISH], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardswish(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_hardswish_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSWISH_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardswish_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("hardswish_", "self");
+    if (tg__stub_profiled()) return fallback_hardswish_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardswish_ tg_kernel = (tg__kfn_hardswish_)tg__pick_kernel(&tg__ops[TG_OP_HARDSWISH_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardswish_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *fallback_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSWISH_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    if (!grad_output) return tg__null_arg("hardswish_backward", "grad_output");
+    if (!self) return tg__null_arg("hardswish_backward", "self");
+    if (tg__stub_profiled()) return fallback_hardswish_backward(grad_output, self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardswish_backward tg_kernel = (tg__kfn_hardswish_backward)tg__pick_kernel(&tg__ops[TG_OP_HARDSWISH_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardswish_backward(grad_output, self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSIGMOID_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("hardsigmoid", "self");
+    if (!out) return tg__null_arg("hardsigmoid", "out");
+    if (tg__stub_profiled()) return fallback_hardsigmoid_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardsigmoid_out tg_kernel = (tg__kfn_hardsigmoid_out)tg__pick_kernel(&tg__ops[TG_OP_HARDSIGMOID_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardsigmoid_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardsigmoid(Tensor self) -> Tensor */
+static tg_tensor *fallback_hardsigmoid(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSIGMOID], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardsigmoid(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("hardsigmoid", "self");
+    if (tg__stub_profiled()) return fallback_hardsigmoid(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardsigmoid tg_kernel = (tg__kfn_hardsigmoid)tg__pick_kernel(&tg__ops[TG_OP_HARDSIGMOID], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardsigmoid(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_hardsigmoid_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSIGMOID_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardsigmoid_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("hardsigmoid_", "self");
+    if (tg__stub_profiled()) return fallback_hardsigmoid_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardsigmoid_ tg_kernel = (tg__kfn_hardsigmoid_)tg__pick_kernel(&tg__ops[TG_OP_HARDSIGMOID_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardsigmoid_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *fallback_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_HARDSIGMOID_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    if (!grad_output) return tg__null_arg("hardsigmoid_backward", "grad_output");
+    if (!self) return tg__null_arg("hardsigmoid_backward", "self");
+    if (tg__stub_profiled()) return fallback_hardsigmoid_backward(grad_output, self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_hardsigmoid_backward tg_kernel = (tg__kfn_hardsigmoid_backward)tg__pick_kernel(&tg__ops[TG_OP_HARDSIGMOID_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_hardsigmoid_backward(grad_output, self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_elu_out(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, alpha);
+    tg__box_double(&tg_s, scale);
+    tg__box_double(&tg_s, input_scale);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ELU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_elu_out_fn(tg_tensor *self, tg_tensor *out, tg_elu_out_opts opts)
+{
+    if (!self) return tg__null_arg("elu", "self");
+    if (!out) return tg__null_arg("elu", "out");
+    if (tg__stub_profiled()) return fallback_elu_out(self, opts.alpha, opts.scale, opts.input_scale, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_elu_out tg_kernel = (tg__kfn_elu_out)tg__pick_kernel(&tg__ops[TG_OP_ELU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_elu_out(self, opts.alpha, opts.scale, opts.input_scale, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.alpha, opts.scale, opts.input_scale, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+static tg_tensor *fallback_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, alpha);
+    tg__box_double(&tg_s, scale);
+    tg__box_double(&tg_s, input_scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ELU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_elu_fn(tg_tensor *self, tg_elu_opts opts)
+{
+    if (!self) return tg__null_arg("elu", "self");
+    if (tg__stub_profiled()) return fallback_elu(self, opts.alpha, opts.scale, opts.input_scale);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_elu tg_kernel = (tg__kfn_elu)tg__pick_kernel(&tg__ops[TG_OP_ELU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_elu(self, opts.alpha, opts.scale, opts.input_scale) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.alpha, opts.scale, opts.input_scale);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+static tg_tensor *fallback_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, alpha);
+    tg__box_double(&tg_s, scale);
+    tg__box_double(&tg_s, input_scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ELU_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_elu__fn(tg_tensor *self, tg_elu__opts opts)
+{
+    if (!self) return tg__null_arg("elu_", "self");
+    if (tg__stub_profiled()) return fallback_elu_(self, opts.alpha, opts.scale, opts.input_scale);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_elu_ tg_kernel = (tg__kfn_elu_)tg__pick_kernel(&tg__ops[TG_OP_ELU_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_elu_(self, opts.alpha, opts.scale, opts.input_scale) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.alpha, opts.scale, opts.input_scale);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+static tg_tensor *fallback_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_double(&tg_s, alpha);
+    tg__box_double(&tg_s, scale);
+    tg__box_double(&tg_s, input_scale);
+    tg__box_bool(&tg_s, is_result);
+    tg__box_tensor(&tg_s, self_or_result);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ELU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    if (!grad_output) return tg__null_arg("elu_backward", "grad_output");
+    if (!self_or_result) return tg__null_arg("elu_backward", "self_or_result");
+    if (tg__stub_profiled()) return fallback_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self_or_result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_elu_backward tg_kernel = (tg__kfn_elu_backward)tg__pick_kernel(&tg__ops[TG_OP_ELU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* elu_double_backward(Tensor grad, Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+static tg_tensor *fallback_elu_double_backward(tg_tensor *grad, tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_double(&tg_s, alpha);
+    tg__box_double(&tg_s, scale);
+    tg__box_double(&tg_s, input_scale);
+    tg__box_bool(&tg_s, is_result);
+    tg__box_tensor(&tg_s, self_or_result);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ELU_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_elu_double_backward(tg_tensor *grad, tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    if (!grad) return tg__null_arg("elu_double_backward", "grad");
+    if (!grad_output) return tg__null_arg("elu_double_backward", "grad_output");
+    if (!self_or_result) return tg__null_arg("elu_double_backward", "self_or_result");
+    if (tg__stub_profiled()) return fallback_elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self_or_result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_elu_double_backward tg_kernel = (tg__kfn_elu_double_backward)tg__pick_kernel(&tg__ops[TG_OP_ELU_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* feature_dropout(Tensor input, float p, bool train) -> Tensor */
+static tg_tensor *fallback_feature_dropout(tg_tensor *input, double p, bool train)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_double(&tg_s, p);
+    tg__box_bool(&tg_s, train);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FEATURE_DROPOUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_feature_dropout(tg_tensor *input, double p, bool train)
+{
+    if (!input) return tg__null_arg("feature_dropout", "input");
+    if (tg__stub_profiled()) return fallback_feature_dropout(input, p, train);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(input) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_feature_dropout tg_kernel = (tg__kfn_feature_dropout)tg__pick_kernel(&tg__ops[TG_OP_FEATURE_DROPOUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_feature_dropout(input, p, train) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, p, train);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!) */
+static tg_tensor *fallback_feature_dropout_(tg_tensor *self, double p, bool train)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, p);
+    tg__box_bool(&tg_s, train);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FEATURE_DROPOUT_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_feature_dropout_(tg_tensor *self, double p, bool train)
+{
+    if (!self) return tg__null_arg("feature_dropout_", "self");
+    if (tg__stub_profiled()) return fallback_feature_dropout_(self, p, train);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_feature_dropout_ tg_kernel = (tg__kfn_feature_dropout_)tg__pick_kernel(&tg__ops[TG_OP_FEATURE_DROPOUT_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_feature_dropout_(self, p, train) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, p, train);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

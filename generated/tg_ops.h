@@ -315,6 +315,31 @@ typedef enum tg_op {
     TG_OP_UPSAMPLE_NEAREST2D_BACKWARD_VEC,   /* upsample_nearest2d_backward.vec */
     TG_OP_UPSAMPLE_BILINEAR2D_VEC,   /* upsample_bilinear2d.vec */
     TG_OP_UPSAMPLE_BILINEAR2D_BACKWARD_VEC,   /* upsample_bilinear2d_backward.vec */
+    TG_OP_LEAKY_RELU_OUT,   /* leaky_relu.out */
+    TG_OP_LEAKY_RELU,   /* leaky_relu */
+    TG_OP_LEAKY_RELU_,   /* leaky_relu_ */
+    TG_OP_LEAKY_RELU_BACKWARD,   /* leaky_relu_backward */
+    TG_OP_HARDTANH_OUT,   /* hardtanh.out */
+    TG_OP_HARDTANH,   /* hardtanh */
+    TG_OP_HARDTANH_,   /* hardtanh_ */
+    TG_OP_HARDTANH_BACKWARD,   /* hardtanh_backward */
+    TG_OP_RELU6,   /* relu6 */
+    TG_OP_RELU6_,   /* relu6_ */
+    TG_OP_HARDSWISH_OUT,   /* hardswish.out */
+    TG_OP_HARDSWISH,   /* hardswish */
+    TG_OP_HARDSWISH_,   /* hardswish_ */
+    TG_OP_HARDSWISH_BACKWARD,   /* hardswish_backward */
+    TG_OP_HARDSIGMOID_OUT,   /* hardsigmoid.out */
+    TG_OP_HARDSIGMOID,   /* hardsigmoid */
+    TG_OP_HARDSIGMOID_,   /* hardsigmoid_ */
+    TG_OP_HARDSIGMOID_BACKWARD,   /* hardsigmoid_backward */
+    TG_OP_ELU_OUT,   /* elu.out */
+    TG_OP_ELU,   /* elu */
+    TG_OP_ELU_,   /* elu_ */
+    TG_OP_ELU_BACKWARD,   /* elu_backward */
+    TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
+    TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
+    TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -484,6 +509,19 @@ typedef enum tg_op {
 #include "ops/upsample_nearest2d_backward.h"
 #include "ops/upsample_bilinear2d.h"
 #include "ops/upsample_bilinear2d_backward.h"
+#include "ops/leaky_relu.h"
+#include "ops/leaky_relu_backward.h"
+#include "ops/hardtanh.h"
+#include "ops/hardtanh_backward.h"
+#include "ops/relu6.h"
+#include "ops/hardswish.h"
+#include "ops/hardswish_backward.h"
+#include "ops/hardsigmoid.h"
+#include "ops/hardsigmoid_backward.h"
+#include "ops/elu.h"
+#include "ops/elu_backward.h"
+#include "ops/elu_double_backward.h"
+#include "ops/feature_dropout.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -85,6 +85,15 @@
 #include "kernels/upsample_nearest2d_backward.h"
 #include "kernels/upsample_bilinear2d.h"
 #include "kernels/upsample_bilinear2d_backward.h"
+#include "kernels/leaky_relu.h"
+#include "kernels/leaky_relu_backward.h"
+#include "kernels/hardtanh_backward.h"
+#include "kernels/hardswish.h"
+#include "kernels/hardswish_backward.h"
+#include "kernels/hardsigmoid.h"
+#include "kernels/hardsigmoid_backward.h"
+#include "kernels/elu.h"
+#include "kernels/elu_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -514,6 +523,54 @@ tg_tensor *tg__structured_cuda__log_softmax(tg_tensor *self, int64_t dim, bool h
     return tg__cuda_log_softmax_out(self, dim, half_to_float, NULL);
 }
 
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+tg_tensor *tg__structured_cuda_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    return tg__cuda_leaky_relu_out(self, negative_slope, NULL);
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    return tg__cuda_leaky_relu_out(self, negative_slope, self);
+}
+
+/* hardswish(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_hardswish(tg_tensor *self)
+{
+    return tg__cuda_hardswish_out(self, NULL);
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_hardswish_(tg_tensor *self)
+{
+    return tg__cuda_hardswish_out(self, self);
+}
+
+/* hardsigmoid(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_hardsigmoid(tg_tensor *self)
+{
+    return tg__cuda_hardsigmoid_out(self, NULL);
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_hardsigmoid_(tg_tensor *self)
+{
+    return tg__cuda_hardsigmoid_out(self, self);
+}
+
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+tg_tensor *tg__structured_cuda_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    return tg__cuda_elu_out(self, alpha, scale, input_scale, NULL);
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -668,9 +725,26 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "upsample_nearest2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_nearest2d_backward },
     { "upsample_bilinear2d", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_bilinear2d },
     { "upsample_bilinear2d_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_upsample_bilinear2d_backward },
+    { "leaky_relu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_leaky_relu_out },
+    { "leaky_relu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_leaky_relu },
+    { "leaky_relu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_leaky_relu_ },
+    { "leaky_relu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_leaky_relu_backward },
+    { "hardtanh_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_hardtanh_backward },
+    { "hardswish.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_hardswish_out },
+    { "hardswish", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_hardswish },
+    { "hardswish_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_hardswish_ },
+    { "hardswish_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_hardswish_backward },
+    { "hardsigmoid.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_hardsigmoid_out },
+    { "hardsigmoid", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_hardsigmoid },
+    { "hardsigmoid_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_hardsigmoid_ },
+    { "hardsigmoid_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_hardsigmoid_backward },
+    { "elu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_out },
+    { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
+    { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
+    { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 155 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };

@@ -69,6 +69,10 @@
 #include "kernels/cat.h"
 #include "kernels/_softmax.h"
 #include "kernels/_log_softmax.h"
+#include "kernels/leaky_relu.h"
+#include "kernels/hardswish.h"
+#include "kernels/hardsigmoid.h"
+#include "kernels/elu.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -494,6 +498,54 @@ tg_tensor *tg__structured_cpu__softmax(tg_tensor *self, int64_t dim, bool half_t
 tg_tensor *tg__structured_cpu__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     return tg__cpu_log_softmax_out(self, dim, half_to_float, NULL);
+}
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+tg_tensor *tg__structured_cpu_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    return tg__cpu_leaky_relu_out(self, negative_slope, NULL);
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    return tg__cpu_leaky_relu_out(self, negative_slope, self);
+}
+
+/* hardswish(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_hardswish(tg_tensor *self)
+{
+    return tg__cpu_hardswish_out(self, NULL);
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_hardswish_(tg_tensor *self)
+{
+    return tg__cpu_hardswish_out(self, self);
+}
+
+/* hardsigmoid(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_hardsigmoid(tg_tensor *self)
+{
+    return tg__cpu_hardsigmoid_out(self, NULL);
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_hardsigmoid_(tg_tensor *self)
+{
+    return tg__cpu_hardsigmoid_out(self, self);
+}
+
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+tg_tensor *tg__structured_cpu_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    return tg__cpu_elu_out(self, alpha, scale, input_scale, NULL);
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */

@@ -440,4 +440,114 @@ TG_PW int64_t tg__pw_clamp_i64(int64_t x, int64_t lo, int64_t hi)
     return hi < m ? hi : m;
 }
 
+/* ------------------------------------------------------------------ activations
+ * leaky_relu, hardswish, hardsigmoid, elu and the backward operators of those and of hardtanh
+ * (kernels/cpu/activation.c, kernels/cuda/activation.cu). Each is the scalar definition of
+ * PyTorch 1.13's CPU kernel (the lambda its vectorised loop is meant to match; its CUDA kernel
+ * computes the same), written in the compute type: Scalar parameters arrive converted to it
+ * (float for float16, bfloat16 and float32, as PyTorch's CUDA kernels use opmath). Where
+ * PyTorch's AVX2 loop differs from its own scalar lambda (NaN inputs of the backward
+ * operators, hardswish_backward at exactly 3), these follow the scalar lambda. */
+
+/* self > 0 ? self : self * negative_slope. NaN stays NaN, -0 stays -0 (-0 * slope). */
+TG_PW float tg__pw_leaky_relu_f32(float x, float slope) { return x > 0.0f ? x : x * slope; }
+TG_PW double tg__pw_leaky_relu_f64(double x, double slope) { return x > 0.0 ? x : x * slope; }
+
+/* self > 0 ? grad : grad * negative_slope (self is leaky_relu's input or, with a slope >= 0,
+ * its result: both have the input's sign). NaN in self takes the slope. */
+TG_PW float tg__pw_leaky_relu_backward_f32(float g, float x, float slope)
+{
+    return x > 0.0f ? g : g * slope;
+}
+TG_PW double tg__pw_leaky_relu_backward_f64(double g, double x, double slope)
+{
+    return x > 0.0 ? g : g * slope;
+}
+
+/* hardtanh's gradient: 0 at and beyond the bounds, grad between them (and for NaN). */
+TG_PW float tg__pw_hardtanh_backward_f32(float g, float x, float lo, float hi)
+{
+    return (x <= lo || x >= hi) ? 0.0f : g;
+}
+TG_PW double tg__pw_hardtanh_backward_f64(double g, double x, double lo, double hi)
+{
+    return (x <= lo || x >= hi) ? 0.0 : g;
+}
+
+/* min(max(x + 3, 0), 6) with std::max/std::min's rule (the first argument when the
+ * comparison is false), so NaN propagates. */
+TG_PW float tg__pw_relu6_of_shift_f32(float x)
+{
+    float t = x + 3.0f;
+    t = t < 0.0f ? 0.0f : t;
+    return 6.0f < t ? 6.0f : t;
+}
+TG_PW double tg__pw_relu6_of_shift_f64(double x)
+{
+    double t = x + 3.0;
+    t = t < 0.0 ? 0.0 : t;
+    return 6.0 < t ? 6.0 : t;
+}
+
+/* hardswish: x * min(max(x + 3, 0), 6) / 6, multiplied first (-inf gives NaN: -inf * 0). */
+TG_PW float tg__pw_hardswish_f32(float x) { return x * tg__pw_relu6_of_shift_f32(x) / 6.0f; }
+TG_PW double tg__pw_hardswish_f64(double x) { return x * tg__pw_relu6_of_shift_f64(x) / 6.0; }
+
+/* hardswish_backward: 0 below -3, grad * (x / 3 + 0.5) on [-3, 3] (so -0.5 grad at -3 and
+ * 1.5 grad at 3), grad above 3 and for NaN. */
+TG_PW float tg__pw_hardswish_backward_f32(float g, float x)
+{
+    return x < -3.0f ? 0.0f : x <= 3.0f ? g * (x / 3.0f + 0.5f) : g;
+}
+TG_PW double tg__pw_hardswish_backward_f64(double g, double x)
+{
+    return x < -3.0 ? 0.0 : x <= 3.0 ? g * (x / 3.0 + 0.5) : g;
+}
+
+/* hardsigmoid: min(max(x + 3, 0), 6) / 6. */
+TG_PW float tg__pw_hardsigmoid_f32(float x) { return tg__pw_relu6_of_shift_f32(x) / 6.0f; }
+TG_PW double tg__pw_hardsigmoid_f64(double x) { return tg__pw_relu6_of_shift_f64(x) / 6.0; }
+
+/* hardsigmoid_backward: grad / 6 strictly inside (-3, 3), else 0 (NaN too). PyTorch's
+ * constant is scalar_t(1.0f / 6.0f): 1/6 rounded to float, for float64 as well. */
+TG_PW float tg__pw_hardsigmoid_backward_f32(float g, float x)
+{
+    return (x > -3.0f && x < 3.0f) ? g * (1.0f / 6.0f) : 0.0f;
+}
+TG_PW double tg__pw_hardsigmoid_backward_f64(double g, double x)
+{
+    return (x > -3.0 && x < 3.0) ? g * (double)(1.0f / 6.0f) : 0.0;
+}
+
+/* elu with negcoef = alpha * scale (computed in the compute type), poscoef = scale,
+ * negiptcoef = input_scale: x <= 0 ? (exp(x * negiptcoef) - 1) * negcoef : x * poscoef.
+ * PyTorch 1.13's CPU kernel subtracts 1 from exp (no expm1); so does this. float32's exp is
+ * tg__pw_exp_f32 on both backends. */
+TG_PW float tg__pw_elu_f32(float x, float negcoef, float poscoef, float negiptcoef)
+{
+    return x <= 0.0f ? (tg__pw_exp_f32(x * negiptcoef) - 1.0f) * negcoef : x * poscoef;
+}
+TG_PW double tg__pw_elu_f64(double x, double negcoef, double poscoef, double negiptcoef)
+{
+    return x <= 0.0 ? (exp(x * negiptcoef) - 1.0) * negcoef : x * poscoef;
+}
+
+/* elu_backward, b = self_or_result: where b <= 0, grad * negiptcoef * (b + negcoef) from the
+ * result, grad * negiptcoef * negcoef * exp(b * negiptcoef) from the input (left to right, as
+ * PyTorch); grad * poscoef elsewhere (NaN included). */
+TG_PW float tg__pw_elu_backward_f32(float g, float b, float negcoef, float poscoef,
+                                    float negiptcoef, bool is_result)
+{
+    if (b > 0.0f || b != b) return g * poscoef;
+    return is_result ? g * negiptcoef * (b + negcoef)
+                     : g * negiptcoef * negcoef * tg__pw_exp_f32(b * negiptcoef);
+}
+TG_PW double tg__pw_elu_backward_f64(double g, double b, double negcoef, double poscoef,
+                                     double negiptcoef, bool is_result)
+{
+    if (b > 0.0 || b != b) return g * poscoef;
+    return is_result ? g * negiptcoef * (b + negcoef)
+                     : g * negiptcoef * negcoef * exp(b * negiptcoef);
+}
+
 #endif

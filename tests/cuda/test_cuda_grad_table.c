@@ -26,7 +26,8 @@ static bool draws_random_numbers(const gc_case *c)
                                               "native_dropout" };
     for (size_t i = 0; i < sizeof random_ops / sizeof *random_ops; i++)
         if (strcmp(c->op, random_ops[i]) == 0) return true;
-    return strcmp(c->op, "dropout") == 0 && !strstr(c->label, "eval");
+    return (strcmp(c->op, "dropout") == 0 || strncmp(c->op, "feature_dropout", 15) == 0) &&
+           !strstr(c->label, "eval");
 }
 
 typedef struct side {

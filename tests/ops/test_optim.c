@@ -25,6 +25,10 @@ static const opt_case cases[] = {
     { "sgd_plain", false, 0.1, 0, 0, 0, 0, 0, 0, false, false, false, false, fx_opt_sgd_plain },
     { "sgd_mom", false, 0.1, 0.9, 0.1, 0.01, 0, 0, 0, false, false, false, false, fx_opt_sgd_mom },
     { "sgd_nest", false, 0.05, 0.8, 0, 0, 0, 0, 0, true, true, false, false, fx_opt_sgd_nest },
+    /* momentum 0.9, Nesterov and weight decay together (the decayed gradient feeds both the
+     * buffer and the Nesterov step) */
+    { "sgd_nest_wd", false, 0.1, 0.9, 0, 0.01, 0, 0, 0, true, false, false, false,
+      fx_opt_sgd_nest_wd },
     { "adam", true, 0.01, 0, 0, 0, 0.9, 0.999, 1e-8, false, false, false, false, fx_opt_adam },
     { "adam_wd_ams", true, 0.02, 0, 0, 0.1, 0.8, 0.99, 1e-6, false, false, true, false,
       fx_opt_adam_wd_ams },
