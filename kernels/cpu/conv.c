@@ -45,65 +45,66 @@ static void valid_range(int64_t off, int64_t s, int64_t iw, int64_t ow, int64_t 
 
 /* The loops of im2col (COPY: col = image or 0) and col2im (ADD: image += col), per type.
  * im holds `channels` planes of iD x iH x iW; col is (channels * kD*kH*kW, oD*oH*oW). */
-#define CONV_COLUMNS(T, SFX)                                                                 \
-    static void im2col_##SFX(const T *im, T *col, const tg__conv_geom *g, int64_t channels)  \
-    {                                                                                        \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                  \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];               \
-        const int64_t L = oD * oH * oW;                                                      \
-        T *dst = col;                                                                        \
-        for (int64_t c = 0; c < channels; c++)                                               \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                         \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                     \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, dst += L) {                     \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                    \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                    \
-                        for (int64_t od = 0; od < oD; od++) {                                \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];     \
-                            for (int64_t oh = 0; oh < oH; oh++) {                            \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1]; \
-                                T *d = dst + (od * oH + oh) * oW;                            \
-                                if (id < 0 || id >= iD || ih < 0 || ih >= iH) {              \
-                                    memset(d, 0, sizeof(T) * (size_t)oW);                    \
-                                    continue;                                                \
-                                }                                                            \
-                                const T *s = im + ((c * iD + id) * iH + ih) * iW + off;      \
-                                memset(d, 0, sizeof(T) * (size_t)lo);                        \
-                                if (g->stride[2] == 1)                                       \
-                                    memcpy(d + lo, s + lo, sizeof(T) * (size_t)(hi - lo));   \
-                                else                                                         \
-                                    for (int64_t ow = lo; ow < hi; ow++)                     \
-                                        d[ow] = s[ow * g->stride[2]];                        \
-                                memset(d + hi, 0, sizeof(T) * (size_t)(oW - hi));            \
-                            }                                                                \
-                        }                                                                    \
-                    }                                                                        \
-    }                                                                                        \
-    static void col2im_##SFX(const T *col, T *im, const tg__conv_geom *g, int64_t channels)  \
-    {                                                                                        \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                  \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];               \
-        const int64_t L = oD * oH * oW;                                                      \
-        const T *src = col;                                                                  \
-        for (int64_t c = 0; c < channels; c++)                                               \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                         \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                     \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, src += L) {                     \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                    \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                    \
-                        for (int64_t od = 0; od < oD; od++) {                                \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];     \
-                            if (id < 0 || id >= iD) continue;                                \
-                            for (int64_t oh = 0; oh < oH; oh++) {                            \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1]; \
-                                if (ih < 0 || ih >= iH) continue;                            \
-                                const T *s = src + (od * oH + oh) * oW;                      \
-                                T *d = im + ((c * iD + id) * iH + ih) * iW + off;            \
-                                for (int64_t ow = lo; ow < hi; ow++)                         \
-                                    d[ow * g->stride[2]] += s[ow];                           \
-                            }                                                                \
-                        }                                                                    \
-                    }                                                                        \
+#define CONV_COLUMNS(T, SFX)                                                                             \
+    static void im2col_##SFX(const T *im, T *col, const tg__conv_geom *g, int64_t channels)              \
+    {                                                                                                    \
+        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                              \
+        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                           \
+        const int64_t L = oD * oH * oW;                                                                  \
+        T *dst = col;                                                                                    \
+        for (int64_t c = 0; c < channels; c++)                                                           \
+            for (int64_t kd = 0; kd < g->k[0]; kd++)                                                     \
+                for (int64_t kh = 0; kh < g->k[1]; kh++)                                                 \
+                    for (int64_t kw = 0; kw < g->k[2]; kw++, dst += L) {                                 \
+                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                                \
+                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                                \
+                        for (int64_t od = 0; od < oD; od++) {                                            \
+                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];                 \
+                            for (int64_t oh = 0; oh < oH; oh++) {                                        \
+                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];             \
+                                T *d = dst + (od * oH + oh) * oW;                                        \
+                                if (id < 0 || id >= iD || ih < 0 || ih >= iH) {                          \
+                                    memset(d, 0, sizeof(T) * (size_t)oW);                                \
+                                    continue;                                                            \
+                                }                                                                        \
+                                const T *s = im + ((c * iD + id) * iH + ih) * iW + off;                  \
+                                /* the edges are a padding's few zeros: plain loops, not memset calls */ \
+                                for (int64_t ow = 0; ow < lo; ow++) d[ow] = 0;                           \
+                                if (g->stride[2] == 1)                                                   \
+                                    memcpy(d + lo, s + lo, sizeof(T) * (size_t)(hi - lo));               \
+                                else                                                                     \
+                                    for (int64_t ow = lo; ow < hi; ow++)                                 \
+                                        d[ow] = s[ow * g->stride[2]];                                    \
+                                for (int64_t ow = hi; ow < oW; ow++) d[ow] = 0;                          \
+                            }                                                                            \
+                        }                                                                                \
+                    }                                                                                    \
+    }                                                                                                    \
+    static void col2im_##SFX(const T *col, T *im, const tg__conv_geom *g, int64_t channels)              \
+    {                                                                                                    \
+        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                              \
+        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                           \
+        const int64_t L = oD * oH * oW;                                                                  \
+        const T *src = col;                                                                              \
+        for (int64_t c = 0; c < channels; c++)                                                           \
+            for (int64_t kd = 0; kd < g->k[0]; kd++)                                                     \
+                for (int64_t kh = 0; kh < g->k[1]; kh++)                                                 \
+                    for (int64_t kw = 0; kw < g->k[2]; kw++, src += L) {                                 \
+                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                                \
+                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                                \
+                        for (int64_t od = 0; od < oD; od++) {                                            \
+                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];                 \
+                            if (id < 0 || id >= iD) continue;                                            \
+                            for (int64_t oh = 0; oh < oH; oh++) {                                        \
+                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];             \
+                                if (ih < 0 || ih >= iH) continue;                                        \
+                                const T *s = src + (od * oH + oh) * oW;                                  \
+                                T *d = im + ((c * iD + id) * iH + ih) * iW + off;                        \
+                                for (int64_t ow = lo; ow < hi; ow++)                                     \
+                                    d[ow * g->stride[2]] += s[ow];                                       \
+                            }                                                                            \
+                        }                                                                                \
+                    }                                                                                    \
     }
 
 CONV_COLUMNS(float, f32)
