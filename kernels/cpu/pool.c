@@ -114,6 +114,24 @@ static void for_planes(pool_job *job, int64_t per_plane)
             ind[ow] = mi[ow];                                                                     \
         }                                                                                         \
     }                                                                                             \
+    /* The maximum of rows [h0, h1) step dh by columns [w0, w1) step dw of a plane iw wide (NaN \
+     * wins; the first of equal values), and its flat index in *at. */ \
+    static inline T window_max_##SFX(const T *x, int64_t iw, int64_t h0, int64_t h1, int64_t dh,  \
+                                     int64_t w0, int64_t w1, int64_t dw, int64_t *at)             \
+    {                                                                                             \
+        int64_t mi = h0 * iw + w0;                                                                \
+        T mv = -(T)INFINITY;                                                                      \
+        for (int64_t h = h0; h < h1; h += dh)                                                     \
+            for (int64_t w = w0; w < w1; w += dw) {                                               \
+                T v = x[h * iw + w];                                                              \
+                if (v > mv || isnan(v)) {                                                         \
+                    mv = v;                                                                       \
+                    mi = h * iw + w;                                                              \
+                }                                                                                 \
+            }                                                                                     \
+        *at = mi;                                                                                 \
+        return mv;                                                                                \
+    }                                                                                             \
     /* The plain loop: one window per output (planes of 2^31 elements or more, or when the    \
      * scratch cannot be allocated). */   \
     static void maxpool_simple_##SFX(const tg_pool2d *p, const T *x, T *y, int64_t *ind)          \
@@ -124,18 +142,8 @@ static void for_planes(pool_job *job, int64_t per_plane)
             for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
                 int64_t w0 = ow * p->sw - p->pw, w1 = MIN(w0 + (p->kw - 1) * p->dw + 1, p->iw);   \
                 while (w0 < 0) w0 += p->dw;                                                       \
-                int64_t mi = h0 * p->iw + w0;                                                     \
-                T mv = -(T)INFINITY;                                                              \
-                for (int64_t h = h0; h < h1; h += p->dh)                                          \
-                    for (int64_t w = w0; w < w1; w += p->dw) {                                    \
-                        T v = x[h * p->iw + w];                                                   \
-                        if (v > mv || isnan(v)) {                                                 \
-                            mv = v;                                                               \
-                            mi = h * p->iw + w;                                                   \
-                        }                                                                         \
-                    }                                                                             \
-                y[oh * p->ow + ow] = mv;                                                          \
-                ind[oh * p->ow + ow] = mi;                                                        \
+                y[oh * p->ow + ow] = window_max_##SFX(x, p->iw, h0, h1, p->dh, w0, w1, p->dw,     \
+                                                      &ind[oh * p->ow + ow]);                     \
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \
@@ -230,18 +238,8 @@ static void for_planes(pool_job *job, int64_t per_plane)
             for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
                 int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);                                \
                 int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);                                  \
-                int64_t mi = h0 * p->iw + w0;                                                     \
-                T mv = -(T)INFINITY;                                                              \
-                for (int64_t h = h0; h < h1; h++)                                                 \
-                    for (int64_t w = w0; w < w1; w++) {                                           \
-                        T v = x[h * p->iw + w];                                                   \
-                        if (v > mv || isnan(v)) {                                                 \
-                            mv = v;                                                               \
-                            mi = h * p->iw + w;                                                   \
-                        }                                                                         \
-                    }                                                                             \
-                y[oh * p->ow + ow] = mv;                                                          \
-                ind[oh * p->ow + ow] = mi;                                                        \
+                y[oh * p->ow + ow] =                                                              \
+                    window_max_##SFX(x, p->iw, h0, h1, 1, w0, w1, 1, &ind[oh * p->ow + ow]);      \
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \
