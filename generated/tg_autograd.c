@@ -16,13 +16,6 @@
 
 /* ---- backward nodes, one per derivative entry ---- */
 
-/* Autograd vocabulary functions the formulas call (specs/autograd_functions.yaml; the runtime implements them). */
-typedef struct tg__grad_batchnorm_double_backward_result {
-    tg_tensor *r0;
-    tg_tensor *r1;
-    tg_tensor *r2;
-} tg__grad_batchnorm_double_backward_result;
-tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps, tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
 /* EmptyLikeBackward0: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_EmptyLikeBackward0 {
     tg_node base;
@@ -4829,7 +4822,7 @@ static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg__node_Nativ
     tg_tensor *s_running_var = NULL;
     tg_tensor *s_save_mean = NULL;
     tg_tensor *s_save_invstd = NULL;
-    tg__grad_batchnorm_double_backward_result t0 = { 0 };
+    tg_tensors3 t0 = { 0 };
     (void)n;
     if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
@@ -4838,7 +4831,7 @@ static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg__node_Nativ
     if (n->running_var_defined && !(s_running_var = tg_autograd_unpack(&n->running_var, &n->base))) goto done;
     if (n->save_mean_defined && !(s_save_mean = tg_autograd_unpack(&n->save_mean, &n->base))) goto done;
     if (n->save_invstd_defined && !(s_save_invstd = tg_autograd_unpack(&n->save_invstd, &n->base))) goto done;
-    t0 = tg__grad_batchnorm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_running_mean, s_running_var, n->train, n->eps, s_save_mean, s_save_invstd, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    t0 = tg_batchnorm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_running_mean, s_running_var, n->train, n->eps, s_save_mean, s_save_invstd, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
     if (tg__node_needs_input_grad(&n->base, 0)) {
         out[0] = t0.r0;

@@ -4762,6 +4762,42 @@ int tg__boxed_native_batch_norm_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_
     return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
 }
 
+/* batchnorm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor? running_mean, Tensor? running_var, bool training, float eps, Tensor? save_mean, Tensor? save_invstd, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_batchnorm_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 13) return tg__boxed_underflow(tg_s, "batchnorm_double_backward", 13);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 13];
+    tg_tensor *input;
+    tg_tensor *gamma;
+    tg_tensor *ggI;
+    tg_tensor *ggG;
+    tg_tensor *ggB;
+    tg_tensor *gO;
+    tg_tensor *running_mean;
+    tg_tensor *running_var;
+    bool training;
+    double eps;
+    tg_tensor *save_mean;
+    tg_tensor *save_invstd;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 13, 0, "batchnorm_double_backward", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &gamma)) return tg__boxed_bad_arg(tg_s, 13, 1, "batchnorm_double_backward", "gamma", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &ggI)) return tg__boxed_bad_arg(tg_s, 13, 2, "batchnorm_double_backward", "ggI", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &ggG)) return tg__boxed_bad_arg(tg_s, 13, 3, "batchnorm_double_backward", "ggG", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &ggB)) return tg__boxed_bad_arg(tg_s, 13, 4, "batchnorm_double_backward", "ggB", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[5], &gO)) return tg__boxed_bad_arg(tg_s, 13, 5, "batchnorm_double_backward", "gO", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[6], &running_mean)) return tg__boxed_bad_arg(tg_s, 13, 6, "batchnorm_double_backward", "running_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[7], &running_var)) return tg__boxed_bad_arg(tg_s, 13, 7, "batchnorm_double_backward", "running_var", "Tensor?");
+    if (tg__unbox_bool(&tg_a[8], &training)) return tg__boxed_bad_arg(tg_s, 13, 8, "batchnorm_double_backward", "training", "bool");
+    if (tg__unbox_double(&tg_a[9], &eps)) return tg__boxed_bad_arg(tg_s, 13, 9, "batchnorm_double_backward", "eps", "float");
+    if (tg__unbox_opt_tensor(&tg_a[10], &save_mean)) return tg__boxed_bad_arg(tg_s, 13, 10, "batchnorm_double_backward", "save_mean", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[11], &save_invstd)) return tg__boxed_bad_arg(tg_s, 13, 11, "batchnorm_double_backward", "save_invstd", "Tensor?");
+    if (tg__unbox_bool_list(&tg_a[12], &output_mask)) return tg__boxed_bad_arg(tg_s, 13, 12, "batchnorm_double_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_batchnorm_double_backward)tg_kernel)(input, gamma, ggI, ggG, ggB, gO, running_mean, running_var, training, eps, save_mean, save_invstd, output_mask);
+    tg__drop_args(tg_s, 13);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor */
 int tg__boxed_group_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

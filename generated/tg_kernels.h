@@ -169,6 +169,7 @@
 #include "kernels/batch_norm.h"
 #include "kernels/native_batch_norm.h"
 #include "kernels/native_batch_norm_backward.h"
+#include "kernels/batchnorm_double_backward.h"
 #include "kernels/group_norm.h"
 #include "kernels/native_group_norm.h"
 #include "kernels/native_group_norm_backward.h"
@@ -480,6 +481,7 @@ int tg__boxed_replication_pad2d_backward(tg_fnptr kernel, tg_boxed_stack *s);   
 int tg__boxed_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* batch_norm */
 int tg__boxed_native_batch_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm */
 int tg__boxed_native_batch_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_batch_norm_backward */
+int tg__boxed_batchnorm_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* batchnorm_double_backward */
 int tg__boxed_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* group_norm */
 int tg__boxed_native_group_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm */
 int tg__boxed_native_group_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_group_norm_backward */

@@ -286,6 +286,7 @@
     X(batch_norm, "batch_norm") \
     X(native_batch_norm, "native_batch_norm") \
     X(native_batch_norm_backward, "native_batch_norm_backward") \
+    X(batchnorm_double_backward, "batchnorm_double_backward") \
     X(group_norm, "group_norm") \
     X(native_group_norm, "native_group_norm") \
     X(native_group_norm_backward, "native_group_norm_backward") \

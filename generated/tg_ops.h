@@ -303,6 +303,7 @@ typedef enum tg_op {
     TG_OP_BATCH_NORM,   /* batch_norm */
     TG_OP_NATIVE_BATCH_NORM,   /* native_batch_norm */
     TG_OP_NATIVE_BATCH_NORM_BACKWARD,   /* native_batch_norm_backward */
+    TG_OP_BATCHNORM_DOUBLE_BACKWARD,   /* batchnorm_double_backward */
     TG_OP_GROUP_NORM,   /* group_norm */
     TG_OP_NATIVE_GROUP_NORM,   /* native_group_norm */
     TG_OP_NATIVE_GROUP_NORM_BACKWARD,   /* native_group_norm_backward */
@@ -501,6 +502,7 @@ typedef enum tg_op {
 #include "ops/batch_norm.h"
 #include "ops/native_batch_norm.h"
 #include "ops/native_batch_norm_backward.h"
+#include "ops/batchnorm_double_backward.h"
 #include "ops/group_norm.h"
 #include "ops/native_group_norm.h"
 #include "ops/native_group_norm_backward.h"

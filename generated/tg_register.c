@@ -3498,6 +3498,19 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .ntensor_args = 7,
         .nargs = 10,
     },
+    [TG_OP_BATCHNORM_DOUBLE_BACKWARD] = {
+        .name = "batchnorm_double_backward",
+        .schema = "batchnorm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor? running_mean, Tensor? running_var, bool training, float eps, Tensor? save_mean, Tensor? save_invstd, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_batchnorm_double_backward,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_batchnorm_double_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_batchnorm_double_backward,
+        },
+        .composite = (tg_fnptr)tg__composite_batchnorm_double_backward,
+        .call_boxed = tg__boxed_batchnorm_double_backward,
+        .ntensor_args = 10,
+        .nargs = 13,
+    },
     [TG_OP_GROUP_NORM] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",

@@ -252,6 +252,27 @@ static inline TG_POOL_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t 
     return 1 + ((i + 1) * n - 1) / o;
 }
 
+/* The window of average-pooling output (oh, ow) clipped to the input, [h0, h1) x [w0, w1), and
+ * its divisor (divisor_override, else the window counted with its padding or without, as
+ * count_include_pad says); false when the window holds no input element. */
+static inline TG_POOL_HD bool tg__avg_pool_window(const tg_pool2d *p, int64_t oh, int64_t ow,
+                                                  int64_t *h0, int64_t *h1, int64_t *w0,
+                                                  int64_t *w1, int64_t *div)
+{
+    *h0 = oh * p->sh - p->ph;
+    *w0 = ow * p->sw - p->pw;
+    *h1 = *h0 + p->kh < p->ih + p->ph ? *h0 + p->kh : p->ih + p->ph;
+    *w1 = *w0 + p->kw < p->iw + p->pw ? *w0 + p->kw : p->iw + p->pw;
+    int64_t pool = (*h1 - *h0) * (*w1 - *w0);
+    if (*h0 < 0) *h0 = 0;
+    if (*w0 < 0) *w0 = 0;
+    if (*h1 > p->ih) *h1 = p->ih;
+    if (*w1 > p->iw) *w1 = p->iw;
+    if (*h0 >= *h1 || *w0 >= *w1) return false;
+    *div = p->divisor ? p->divisor : p->count_include_pad ? pool : (*h1 - *h0) * (*w1 - *w0);
+    return true;
+}
+
 /* _adaptive_avg_pool2d (avg) or adaptive_max_pool2d (max) arguments. */
 static inline int tg__adaptive_pool2d_check(const char *op, const tg_tensor *self,
                                             tg_int_list output_size, bool max, tg_pool2d *p)

@@ -30,6 +30,7 @@
 #include "ops/view.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/batch_norm.h"
+#include "kernels/batchnorm_double_backward.h"
 #include "kernels/group_norm.h"
 #include "kernels/instance_norm.h"
 #include "kernels/upsample_bilinear2d.h"
@@ -155,23 +156,13 @@ done:
 
 /* ------------------------------------------------------------------ batchnorm_double_backward */
 
-/* The autograd vocabulary function (specs/autograd_functions.yaml) that native_batch_norm_
- * backward's derivative calls: PyTorch 1.13's batchnorm_double_backward (FunctionsManual.cpp)
- * term by term, in differentiable operators (so its own derivative exists too). ggI, ggG,
- * ggB (the gradients of the three outputs of native_batch_norm_backward) may be NULL. The
- * result struct is the one tg_autograd.c declares (same tag and members). */
-typedef struct tg__grad_batchnorm_double_backward_result {
-    tg_tensor *r0;
-    tg_tensor *r1;
-    tg_tensor *r2;
-} tg__grad_batchnorm_double_backward_result;
-tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
-    tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
-    tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps,
-    tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask);
+/* native_batch_norm_backward's derivative: PyTorch 1.13's batchnorm_double_backward
+ * (FunctionsManual.cpp) term by term, in differentiable operators (so its own derivative exists
+ * too). ggI, ggG, ggB (the gradients of the three outputs of native_batch_norm_backward) may be
+ * NULL. */
 
-/* The intermediates of batchnorm_double_backward, released together at the end (it runs
- * with scope recording suspended, as a kernel: it owns what its calls return). */
+/* The intermediates of batchnorm_double_backward, released together at the end (a kernel owns
+ * what its calls return). */
 typedef struct bn_arena {
     tg_tensor *t[160];
     int n;
@@ -230,13 +221,13 @@ static tg_tensor *first_back_grad_input(bn_arena *a, tg_tensor *g, tg_tensor *ga
     return K(tg_mul(h0, h1));
 }
 
-static tg__grad_batchnorm_double_backward_result
-bn_double_backward(bn_arena *a, tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG,
-                   tg_tensor *ggB, tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var,
-                   bool training, double eps, tg_tensor *save_mean, tg_tensor *save_invstd,
-                   const bool *mask)
+static tg_tensors3 bn_double_backward(bn_arena *a, tg_tensor *input, tg_tensor *gamma,
+                                      tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO,
+                                      tg_tensor *running_mean, tg_tensor *running_var,
+                                      bool training, double eps, tg_tensor *save_mean,
+                                      tg_tensor *save_invstd, const bool *mask)
 {
-    tg__grad_batchnorm_double_backward_result res = { NULL, NULL, NULL };
+    tg_tensors3 res = { NULL, NULL, NULL };
     bool affine = gamma != NULL;
     int64_t nd = input->ndim;
     double m = (double)input->sizes[0];
@@ -314,14 +305,13 @@ bn_double_backward(bn_arena *a, tg_tensor *input, tg_tensor *gamma, tg_tensor *g
 
 #undef K
 
-tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
+tg_tensors3 tg__composite_batchnorm_double_backward(
     tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
     tg_tensor *gO, tg_tensor *running_mean, tg_tensor *running_var, bool training, double eps,
     tg_tensor *save_mean, tg_tensor *save_invstd, tg_bool_list output_mask)
 {
-    tg__grad_batchnorm_double_backward_result res = { NULL, NULL, NULL };
+    tg_tensors3 res = { NULL, NULL, NULL };
     const char *op = "batchnorm_double_backward";
-    if (!input || !gO) return res;
     if (tg__norm_check_dim1(op, input) != 0) return res;
     if (training ? (!save_mean || !save_invstd) : (!running_mean || !running_var)) {
         tg__error(op, "the statistics of the forward are missing");
@@ -334,12 +324,10 @@ tg__grad_batchnorm_double_backward_result tg__grad_batchnorm_double_backward(
         tg__error(op, "out of memory");
         return res;
     }
-    int tok = tg_scope_suspend();
     res = bn_double_backward(a, input, gamma, ggI, ggG, ggB, gO, running_mean, running_var,
                              training, eps, save_mean, save_invstd, mask);
     for (int i = 0; i < a->n; i++) tg_release(a->t[i]);
     free(a);
-    tg_scope_resume(tok);
     return res;
 }
 

@@ -271,58 +271,40 @@ DEFINE_PLANES(double, double, f64)
 
 /* Average pooling, also for int64 (PyTorch's CPU kernel takes Long: integer sums, the
  * quotient truncated). */
-#define DEFINE_AVG(T, ACC, SFX)                                                                   \
-    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                                   \
-    {                                                                                             \
-        const tg_pool2d *p = j->p;                                                                \
-        const T *x = (const T *)j->in + k * p->ih * p->iw;                                        \
-        T *y = (T *)j->out + k * p->oh * p->ow;                                                   \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
-                h0 = MAX(h0, 0);                                                                  \
-                w0 = MAX(w0, 0);                                                                  \
-                h1 = MIN(h1, p->ih);                                                              \
-                w1 = MIN(w1, p->iw);                                                              \
-                if (h0 >= h1 || w0 >= w1) {                                                       \
-                    y[oh * p->ow + ow] = 0;                                                       \
-                    continue;                                                                     \
-                }                                                                                 \
-                ACC s = 0;                                                                        \
-                for (int64_t h = h0; h < h1; h++)                                                 \
-                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];                      \
-                int64_t div = p->divisor             ? p->divisor                                 \
-                              : p->count_include_pad ? pool                                       \
-                                                     : (h1 - h0) * (w1 - w0);                     \
-                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                           \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                                   \
-    {                                                                                             \
-        const tg_pool2d *p = j->p;                                                                \
-        const T *g = (const T *)j->go + k * p->oh * p->ow;                                        \
-        T *gi = (T *)j->gi + k * p->ih * p->iw;                                                   \
-        for (int64_t oh = 0; oh < p->oh; oh++) {                                                  \
-            for (int64_t ow = 0; ow < p->ow; ow++) {                                              \
-                int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;                         \
-                int64_t h1 = MIN(h0 + p->kh, p->ih + p->ph), w1 = MIN(w0 + p->kw, p->iw + p->pw); \
-                int64_t pool = (h1 - h0) * (w1 - w0);                                             \
-                h0 = MAX(h0, 0);                                                                  \
-                w0 = MAX(w0, 0);                                                                  \
-                h1 = MIN(h1, p->ih);                                                              \
-                w1 = MIN(w1, p->iw);                                                              \
-                if (h0 >= h1 || w0 >= w1) continue;                                               \
-                int64_t div = p->divisor             ? p->divisor                                 \
-                              : p->count_include_pad ? pool                                       \
-                                                     : (h1 - h0) * (w1 - w0);                     \
-                T d = (T)(g[oh * p->ow + ow] / (T)div);                                           \
-                for (int64_t h = h0; h < h1; h++)                                                 \
-                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;                     \
-            }                                                                                     \
-        }                                                                                         \
+#define DEFINE_AVG(T, ACC, SFX)                                                          \
+    static void avgpool_fwd_##SFX(const pool_job *j, int64_t k)                          \
+    {                                                                                    \
+        const tg_pool2d *p = j->p;                                                       \
+        const T *x = (const T *)j->in + k * p->ih * p->iw;                               \
+        T *y = (T *)j->out + k * p->oh * p->ow;                                          \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                         \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                     \
+                int64_t h0, h1, w0, w1, div;                                             \
+                if (!tg__avg_pool_window(p, oh, ow, &h0, &h1, &w0, &w1, &div)) {         \
+                    y[oh * p->ow + ow] = 0;                                              \
+                    continue;                                                            \
+                }                                                                        \
+                ACC s = 0;                                                               \
+                for (int64_t h = h0; h < h1; h++)                                        \
+                    for (int64_t w = w0; w < w1; w++) s += x[h * p->iw + w];             \
+                y[oh * p->ow + ow] = (T)(s / (ACC)div);                                  \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    static void avgpool_bwd_##SFX(const pool_job *j, int64_t k)                          \
+    {                                                                                    \
+        const tg_pool2d *p = j->p;                                                       \
+        const T *g = (const T *)j->go + k * p->oh * p->ow;                               \
+        T *gi = (T *)j->gi + k * p->ih * p->iw;                                          \
+        for (int64_t oh = 0; oh < p->oh; oh++) {                                         \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                     \
+                int64_t h0, h1, w0, w1, div;                                             \
+                if (!tg__avg_pool_window(p, oh, ow, &h0, &h1, &w0, &w1, &div)) continue; \
+                T d = (T)(g[oh * p->ow + ow] / (T)div);                                  \
+                for (int64_t h = h0; h < h1; h++)                                        \
+                    for (int64_t w = w0; w < w1; w++) gi[h * p->iw + w] += d;            \
+            }                                                                            \
+        }                                                                                \
     }
 
 DEFINE_AVG(float, float, f32)

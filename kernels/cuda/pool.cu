@@ -121,24 +121,6 @@ __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, in
     }
 }
 
-/* The clipped window of average-pooling output (oh, ow) and its divisor; false when empty. */
-__device__ __forceinline__ bool avg_window(const tg_pool2d &p, int64_t oh, int64_t ow, int64_t *h0,
-                                           int64_t *h1, int64_t *w0, int64_t *w1, int64_t *div)
-{
-    *h0 = oh * p.sh - p.ph;
-    *w0 = ow * p.sw - p.pw;
-    *h1 = pmin(*h0 + p.kh, p.ih + p.ph);
-    *w1 = pmin(*w0 + p.kw, p.iw + p.pw);
-    int64_t pool = (*h1 - *h0) * (*w1 - *w0);
-    *h0 = pmax(*h0, 0);
-    *w0 = pmax(*w0, 0);
-    *h1 = pmin(*h1, p.ih);
-    *w1 = pmin(*w1, p.iw);
-    if (*h0 >= *h1 || *w0 >= *w1) return false;
-    *div = p.divisor ? p.divisor : p.count_include_pad ? pool : (*h1 - *h0) * (*w1 - *w0);
-    return true;
-}
-
 template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, int64_t n)
 {
     GRID_LOOP(i, n)
@@ -146,7 +128,7 @@ template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, in
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0, h1, w0, w1, div;
-        if (!avg_window(p, oh, ow, &h0, &h1, &w0, &w1, &div)) {
+        if (!tg__avg_pool_window(&p, oh, ow, &h0, &h1, &w0, &w1, &div)) {
             y[i] = 0;
             continue;
         }
@@ -171,7 +153,7 @@ template <class T> __global__ void avgpool_bwd(tg_pool2d p, const T *g, T *gi, i
         for (int64_t a = ph0; a < ph1; a++)
             for (int64_t b = pw0; b < pw1; b++) {
                 int64_t h0, h1, w0, w1, div;
-                if (!avg_window(p, a, b, &h0, &h1, &w0, &w1, &div)) continue;
+                if (!tg__avg_pool_window(&p, a, b, &h0, &h1, &w0, &w1, &div)) continue;
                 if (h < h0 || h >= h1 || w < w0 || w >= w1) continue;
                 s += (T)(gp[a * p.ow + b] / (T)div);
             }

@@ -2,6 +2,11 @@
  * kernels/composite/norm.c). Running statistics are constant positive inputs; in training
  * they are updated in place on every call, which the outputs do not depend on. */
 #include "gradcheck.h"
+#include "tg_cover.h"
+
+/* batchnorm_double_backward (native_batch_norm_backward's derivative) runs in the
+ * gradgradchecks of batch norm below. */
+TG_COVERS("batchnorm_double_backward");
 
 #define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
 
