@@ -40,11 +40,19 @@ bool bench_time(bench_body body, void *ctx, int64_t inner, int warmup, double *s
 void bench_emit(const char *name, const char *unit, const char *src, const double *secs,
                 double work, double scale);
 
+/* bench_emit with `extra`, more JSON members ("\"loss0\": 10.97663"), appended when not NULL. */
+void bench_emit_extra(const char *name, const char *unit, const char *src, const double *secs,
+                      double work, double scale, const char *extra);
+
 /* Autograd workloads: the tiny-graph overhead and the MLP training step (bench/bench_autograd.c). */
 void bench_autograd(void);
 
 /* Vision workloads: convolution, pooling, batch norm, the ResNet-8 step (bench/bench_vision.c). */
 void bench_vision(void);
+
+/* Language-model workloads: layer norm, GELU, attention, embedding, the GPT training steps
+ * (bench/bench_lm.c). */
+void bench_lm(void);
 
 /* The MLP of the training-step workloads, on the CPU (bench/bench_autograd.c) and on the GPU
  * (bench/bench_cuda.c): Linear, ReLU, Linear, ReLU, Linear, all tensors on one device. */

@@ -59,6 +59,12 @@ static int cmp_double(const void *a, const void *b)
 void bench_emit(const char *name, const char *unit, const char *src, const double *secs,
                 double work, double scale)
 {
+    bench_emit_extra(name, unit, src, secs, work, scale, NULL);
+}
+
+void bench_emit_extra(const char *name, const char *unit, const char *src, const double *secs,
+                      double work, double scale, const char *extra)
+{
     int n = bench_cfg.repeats;
     double v[BENCH_MAX_REPEATS];
     for (int i = 0; i < n; i++) v[i] = work > 0 ? work / secs[i] / 1e9 : secs[i] * scale;
@@ -69,8 +75,8 @@ void bench_emit(const char *name, const char *unit, const char *src, const doubl
     double best = work > 0 ? v[n - 1] : v[0];
     printf("{\"name\": \"%s\", \"unit\": \"%s\", \"value\": %.4f, \"best\": %.4f, "
            "\"median\": %.4f, \"n\": %d, \"threads\": %d, \"src\": \"%s\", \"coretype\": \"%s\", "
-           "\"cpu_capability\": \"%s\"}\n",
+           "\"cpu_capability\": \"%s\"%s%s}\n",
            name, unit, median, best, median, n, bench_cfg.threads, src, bench_cfg.coretype,
-           tg_cpu_capability());
+           tg_cpu_capability(), extra ? ", " : "", extra ? extra : "");
     fflush(stdout);
 }

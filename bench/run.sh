@@ -187,6 +187,16 @@ anchor_bench() {
     fi
     "$PY" bench/torch_vision.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
       | tag_coretype "$CORETYPE"
+    # Language models: the small workloads and the character GPT from ours, GPT-2 124M from
+    # the anchors, on the checkpoint tg_bench loaded.
+    "$PY" bench/torch_lm.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
+      | tag_coretype "$CORETYPE"
+    if [ -n "${TG_BENCH_GPT2_DIR:-}" ]; then
+      "$PY" "$ANCHORS/torch_gpt2.py" --ckpt "$TG_BENCH_GPT2_DIR/gpt2_124m_rand.bin" \
+        --tokens "$TG_BENCH_GPT2_DIR/tok_124m.bin" --B 4 --T 64 --warmup 1 --steps 3 \
+        --threads "$THREADS" --cfg "torch_t$THREADS" --name gpt2_124m_b4_t64_step \
+        | tag_coretype "$CORETYPE"
+    fi
     # PyTorch's best configuration for the BLAS-heavy MLP on 2 cores (as run_all.sh): ATen on
     # one thread, OpenBLAS's own pool on two, so the two pools do not fight for the cores.
     if wanted mlp_784_512_512_10_b128_sgd_step; then
@@ -208,6 +218,19 @@ anchor_bench() {
     fi
   fi
 }
+
+# ---------------------------------------------------------------- GPT-2 124M data
+# The random GPT-2 124M checkpoint and tokens of the anchors (gen_llmc_data.py, about 500 MB,
+# made once into $BUILD/anchors/gpt2): tg_bench reads them from TG_BENCH_GPT2_DIR, torch_gpt2.py
+# from the same files, so both start from the same weights and the first losses must agree.
+GPT2_DIR=$BUILD/anchors/gpt2
+if wanted gpt2_124m_b4_t64_step && [ -f "$ANCHORS/gen_llmc_data.py" ]; then
+  if [ ! -s "$GPT2_DIR/gpt2_124m_rand.bin" ] || [ ! -s "$GPT2_DIR/tok_124m.bin" ]; then
+    "$PY" "$ANCHORS/gen_llmc_data.py" --out "$GPT2_DIR" --preset 124m >/dev/null 2>&1 ||
+      note "gen_llmc_data.py failed: gpt2_124m_b4_t64_step skipped (python3-numpy?)"
+  fi
+  [ -s "$GPT2_DIR/gpt2_124m_rand.bin" ] && export TG_BENCH_GPT2_DIR=$GPT2_DIR
+fi
 
 # ---------------------------------------------------------------- run
 {

@@ -237,6 +237,7 @@ int main(int argc, char **argv)
     bench_softmax();
     bench_autograd();
     bench_vision();
+    bench_lm();
 #ifdef TG_WITH_CUDA
     bench_cuda();
 #endif

@@ -1,0 +1,394 @@
+/* train_gpt: a character-level GPT trained on real text, saved, reloaded and sampled from.
+ *
+ *   make -j2 && build/examples/train_gpt [--device cuda] [--steps N] [--data DIR]
+ *                                        [--checkpoint PATH] [--sample N]
+ *
+ * The text is the licences every Debian machine has: the regular files (not the symbolic
+ * links) of /usr/share/common-licenses, concatenated in name order, about 237,000 characters.
+ * The last 10% is held out for validation. The vocabulary is the set of bytes that occur
+ * (86 here).
+ *
+ * The model (examples/gpt/gpt.h) is GPT-2's architecture at a small size: 4 pre-LN blocks of
+ * causal self-attention with 4 heads and an MLP with GELU, 128 channels, context 128, tied
+ * token embedding and head; 0.8 M parameters. It trains on random windows (batch 16 x 128
+ * characters) with AdamW (betas 0.9, 0.95; weight decay 0.1 on matrices and embeddings), a
+ * learning rate warmed up over 50 steps then decayed along a cosine from 3e-3 to 3e-4, and
+ * gradients clipped to norm 1. Every 50 steps it prints the mean training loss and the speed
+ * in tokens/s; every 250 the validation loss (nats per character, over every held-out
+ * window). At the end it saves the model in safetensors, loads the file into a second model,
+ * checks that both give the same validation loss, and samples text from the reloaded model
+ * (temperature 0.8, top-k 20).
+ *
+ * The program fails (exit 1) unless the final validation loss is at most 2.0 nats/char (a
+ * unigram model gets 3.48 on this split, a bigram model 2.56) and every tensor was freed. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gpt/gpt.h"
+#include "tensorgen.h"
+
+#define DEFAULT_DATA "/usr/share/common-licenses"
+#define DEFAULT_CHECKPOINT "/tmp/train_gpt.safetensors"
+#define BATCH 16
+#define CONTEXT 128
+#define DEFAULT_STEPS 1000
+#define WARMUP 50
+#define LR_MAX 3e-3
+#define LR_MIN 3e-4
+#define CLIP 1.0
+#define TARGET 2.0
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ data */
+
+typedef struct corpus {
+    unsigned char *text;
+    int64_t n, n_train;
+    int vocab;
+    unsigned char itos[256]; /* token id -> byte */
+    int stoi[256];           /* byte -> token id */
+    int64_t *ids;            /* text as token ids */
+} corpus;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the regular files of `dir` in name order into c->text. 0, or -1 with a message. */
+static int read_corpus(const char *dir, corpus *c)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "train_gpt: cannot open %s (Debian's base-files has it), or pass --data\n",
+                dir);
+        return -1;
+    }
+    char *names[256];
+    int nn = 0;
+    for (struct dirent *e; (e = readdir(d)) && nn < 256;) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) names[nn++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)nn, sizeof *names, by_name);
+    c->text = NULL;
+    c->n = 0;
+    int rc = 0;
+    for (int i = 0; i < nn; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "rb");
+        if (f && fseek(f, 0, SEEK_END) == 0) {
+            long len = ftell(f);
+            unsigned char *grown = len > 0 ? realloc(c->text, (size_t)(c->n + len)) : c->text;
+            rewind(f);
+            if (len > 0 && grown) {
+                c->text = grown;
+                c->n += (int64_t)fread(c->text + c->n, 1, (size_t)len, f);
+            }
+        }
+        if (f) fclose(f);
+        free(names[i]);
+    }
+    if (c->n < 10 * (CONTEXT + 1)) {
+        fprintf(stderr, "train_gpt: %s holds only %lld bytes of text\n", dir, (long long)c->n);
+        rc = -1;
+    }
+    return rc;
+}
+
+static int tokenize(corpus *c)
+{
+    bool seen[256] = { false };
+    for (int64_t i = 0; i < c->n; i++) seen[c->text[i]] = true;
+    c->vocab = 0;
+    for (int b = 0; b < 256; b++) {
+        c->stoi[b] = seen[b] ? c->vocab : -1;
+        if (seen[b]) c->itos[c->vocab++] = (unsigned char)b;
+    }
+    c->ids = malloc((size_t)c->n * sizeof *c->ids);
+    if (!c->ids) return -1;
+    for (int64_t i = 0; i < c->n; i++) c->ids[i] = c->stoi[c->text[i]];
+    c->n_train = c->n - c->n / 10;
+    return 0;
+}
+
+static uint64_t rng_state = 20241126;
+static uint64_t rng_next(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return rng_state >> 33;
+}
+
+/* Windows starting at starts[0..b): inputs (b, T) and next-character targets (b, T) int64 on
+ * `dev`, new references made outside any scope. */
+static int make_batch(const corpus *c, const int64_t *starts, int b, tg_device dev, tg_tensor **x,
+                      tg_tensor **y)
+{
+    static int64_t xb[64 * CONTEXT], yb[64 * CONTEXT];
+    for (int i = 0; i < b; i++) {
+        memcpy(xb + i * CONTEXT, c->ids + starts[i], CONTEXT * sizeof *xb);
+        memcpy(yb + i * CONTEXT, c->ids + starts[i] + 1, CONTEXT * sizeof *yb);
+    }
+    tg_tensor *xc = tg_tensor_from_data(xb, (int64_t[]){ b, CONTEXT }, 2, TG_INT64);
+    tg_tensor *yc = tg_tensor_from_data(yb, (int64_t[]){ b, CONTEXT }, 2, TG_INT64);
+    *x = xc ? tg_to_device(xc, dev) : NULL;
+    *y = yc ? tg_to_device(yc, dev) : NULL;
+    tg_release(xc);
+    tg_release(yc);
+    if (*x && *y) return 0;
+    tg_release(*x);
+    tg_release(*y);
+    return -1;
+}
+
+/* Mean loss per character over every whole window of the held-out text; NaN on error. */
+static double validation_loss(gpt *m, const corpus *c)
+{
+    int64_t starts[64];
+    double total = 0;
+    int64_t windows = 0;
+    bool ok = true;
+    TG_NO_GRAD {
+        int64_t s = c->n_train;
+        while (ok && s + CONTEXT + 1 <= c->n) {
+            int b = 0;
+            for (; b < 32 && s + CONTEXT + 1 <= c->n; b++, s += CONTEXT) starts[b] = s;
+            tg_tensor *x, *y;
+            if (make_batch(c, starts, b, m->device, &x, &y) != 0) {
+                ok = false;
+                break;
+            }
+            tg_scope_begin();
+            double v = tg_item(gpt_loss(m, x, y));
+            tg_scope_end();
+            tg_release(x);
+            tg_release(y);
+            ok = !isnan(v);
+            total += v * b;
+            windows += b;
+        }
+    }
+    return ok && windows > 0 ? total / (double)windows : NAN;
+}
+
+/* ------------------------------------------------------------------ sampling */
+
+/* Appends n characters to `prompt` sampled from the model: the last CONTEXT characters go in,
+ * the logits of the last position are divided by the temperature, cut to the top k and
+ * sampled from. Prints as it goes. 0, or -1 with tg_last_error(). */
+static int sample(gpt *m, const corpus *c, const char *prompt, int n, double temperature, int k)
+{
+    int64_t ctx[CONTEXT];
+    int len = 0;
+    for (const char *p = prompt; *p && len < CONTEXT; p++)
+        if (c->stoi[(unsigned char)*p] >= 0) ctx[len++] = c->stoi[(unsigned char)*p];
+    if (len == 0) ctx[len++] = 0;
+    printf("--- sample (temperature %.1f, top-k %d) ---\n%s", temperature, k, prompt);
+    int rc = 0;
+    TG_NO_GRAD {
+        for (int i = 0; i < n && rc == 0; i++) {
+            tg_tensor *xc = tg_tensor_from_data(ctx, (int64_t[]){ 1, len }, 2, TG_INT64);
+            tg_tensor *x = xc ? tg_to_device(xc, m->device) : NULL;
+            tg_release(xc);
+            tg_scope_begin();
+            tg_tensor *logits = x ? gpt_logits(m, x) : NULL;
+            tg_tensor *last = logits ? tg_select(tg_select(logits, 0, 0), 0, len - 1) : NULL;
+            int kk = k < c->vocab ? k : c->vocab;
+            tg_values_indices top = last ? tg_topk(tg_div_scalar(last, temperature), kk)
+                                         : (tg_values_indices){ 0 };
+            tg_tensor *pick =
+                top.values ? tg_multinomial(tg_softmax(top.values, 0), 1) : NULL;
+            tg_tensor *token = pick ? tg_index_select(top.indices, 0, pick) : NULL;
+            double t = token ? tg_item(token) : NAN;
+            tg_scope_end();
+            tg_release(x);
+            if (isnan(t)) {
+                rc = -1;
+                break;
+            }
+            if (len == CONTEXT) memmove(ctx, ctx + 1, (CONTEXT - 1) * sizeof *ctx);
+            else len++;
+            ctx[len - 1] = (int64_t)t;
+            putchar(c->itos[(int)t]);
+        }
+    }
+    printf("\n--- end of sample ---\n");
+    return rc;
+}
+
+/* ------------------------------------------------------------------ training */
+
+static double learning_rate(int step, int steps)
+{
+    if (step < WARMUP) return LR_MAX * (step + 1) / WARMUP;
+    double t = (double)(step - WARMUP) / (double)(steps - WARMUP);
+    return LR_MIN + 0.5 * (LR_MAX - LR_MIN) * (1 + cos(M_PI * t));
+}
+
+/* The gradients of every parameter, for clipping. */
+static int clip_gradients(gpt *m, double max_norm)
+{
+    int n;
+    gpt_param *ps = gpt_params(m, &n);
+    if (!ps) return -1;
+    tg_tensor *params[512];
+    for (int i = 0; i < n; i++) params[i] = *ps[i].slot;
+    double norm = tg_clip_grad_norm_(params, n, max_norm, 2.0);
+    free(ps);
+    return isnan(norm) || norm < 0 ? -1 : 0;
+}
+
+static int train(gpt *m, const corpus *c, int steps)
+{
+    gpt_adamw opt = { .lr = LR_MAX, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1 };
+    int rc = 0;
+    double interval_loss = 0, t0 = now_seconds(), t_start = t0;
+    for (int step = 0; step < steps && rc == 0; step++) {
+        int64_t starts[BATCH];
+        for (int i = 0; i < BATCH; i++)
+            starts[i] = (int64_t)(rng_next() % (uint64_t)(c->n_train - CONTEXT - 1));
+        tg_tensor *x, *y;
+        if (make_batch(c, starts, BATCH, m->device, &x, &y) != 0) {
+            rc = -1;
+            break;
+        }
+        tg_scope_begin();
+        tg_tensor *loss = gpt_loss(m, x, y);
+        double lv = NAN;
+        if (!loss || tg_backward(loss) != 0 || isnan(lv = tg_item(loss))) rc = -1;
+        tg_scope_end();
+        tg_release(x);
+        tg_release(y);
+        if (rc == 0) rc = clip_gradients(m, CLIP);
+        opt.lr = learning_rate(step, steps);
+        if (rc == 0) rc = gpt_adamw_step(m, &opt);
+        interval_loss += lv;
+        if ((step + 1) % 50 == 0 || step + 1 == steps) {
+            if (m->device.type == TG_CUDA) tg_cuda_synchronize();
+            double t1 = now_seconds();
+            int done = (step % 50) + 1;
+            printf("step %5d  loss %.4f  lr %.2e  %.0f tokens/s\n", step + 1, interval_loss / done,
+                   opt.lr, (double)done * BATCH * CONTEXT / (t1 - t0));
+            interval_loss = 0;
+            t0 = t1;
+        }
+        if (rc == 0 && ((step + 1) % 250 == 0 || step + 1 == steps)) {
+            double v = validation_loss(m, c);
+            printf("step %5d  validation loss %.4f nats/char  (%.1f s)\n", step + 1, v,
+                   now_seconds() - t_start);
+            if (isnan(v)) rc = -1;
+            t0 = now_seconds();
+        }
+        fflush(stdout);
+    }
+    gpt_adamw_free(&opt);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = DEFAULT_DATA, *checkpoint = DEFAULT_CHECKPOINT;
+    tg_device dev = TG_DEVICE_CPU;
+    int steps = DEFAULT_STEPS, sample_chars = 300;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            const char *d = argv[++i];
+            if (!strcmp(d, "cuda")) {
+                dev = TG_DEVICE_CUDA(0);
+            } else if (strcmp(d, "cpu") != 0) {
+                fprintf(stderr, "train_gpt: unknown device '%s' (cpu or cuda)\n", d);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
+            data = argv[++i];
+        } else if (!strcmp(argv[i], "--checkpoint") && i + 1 < argc) {
+            checkpoint = argv[++i];
+        } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+            steps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
+            sample_chars = atoi(argv[++i]);
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--device cpu|cuda] [--steps N] [--data DIR] [--checkpoint PATH] "
+                    "[--sample N]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (steps <= WARMUP) {
+        fprintf(stderr, "train_gpt: --steps must be more than %d\n", WARMUP);
+        return 2;
+    }
+    if (dev.type == TG_CUDA && tg_cuda_device_count() < 1) {
+        fprintf(stderr, "train_gpt: --device cuda, but no CUDA device is available (%s)\n",
+                tg_last_error() ? tg_last_error() : "none found");
+        return 2;
+    }
+    corpus c = { 0 };
+    if (read_corpus(data, &c) != 0 || tokenize(&c) != 0) {
+        free(c.text);
+        return 2;
+    }
+    tg_manual_seed(0);
+
+    gpt_config cfg = { .vocab = c.vocab, .context = CONTEXT, .layers = 4, .heads = 4,
+                       .channels = 128 };
+    gpt m, m2 = { 0 };
+    int rc = gpt_init(&m, cfg, dev);
+    if (rc == 0) {
+        printf("train_gpt: %lld characters (%lld for training), vocabulary %d, %lld parameters, "
+               "%s\n",
+               (long long)c.n, (long long)c.n_train, c.vocab, (long long)gpt_num_params(&m),
+               dev.type == TG_CUDA ? "cuda" : "cpu");
+        double t = now_seconds();
+        rc = train(&m, &c, steps);
+        if (rc == 0) printf("trained %d steps in %.1f s\n", steps, now_seconds() - t);
+    }
+    double val = NAN, val2 = NAN;
+    if (rc == 0) {
+        val = validation_loss(&m, &c);
+        rc = gpt_save(&m, checkpoint);
+    }
+    if (rc == 0) rc = gpt_load(&m2, checkpoint, dev);
+    if (rc == 0) {
+        val2 = validation_loss(&m2, &c);
+        printf("saved %s and reloaded it: validation loss %.4f (trained model %.4f)\n", checkpoint,
+               val2, val);
+        if (!(fabs(val2 - val) <= 1e-4 * fabs(val))) {
+            fprintf(stderr, "train_gpt: the reloaded model's validation loss differs\n");
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = sample(&m2, &c, "This License", sample_chars, 0.8, 20);
+    if (rc != 0) fprintf(stderr, "train_gpt: %s\n", tg_last_error() ? tg_last_error() : "failed");
+    gpt_free(&m);
+    gpt_free(&m2);
+    free(c.text);
+    free(c.ids);
+    int64_t live = tg_live_tensors();
+    if (live != 0) {
+        fprintf(stderr, "train_gpt: %lld tensors still alive\n", (long long)live);
+        rc = -1;
+    }
+    if (rc == 0 && !(val <= TARGET)) {
+        fprintf(stderr, "train_gpt: validation loss %.4f is above %.1f\n", val, TARGET);
+        rc = -1;
+    }
+    if (rc == 0) printf("train_gpt: validation loss %.4f nats/char (target %.1f)\n", val, TARGET);
+    return rc == 0 ? 0 : 1;
+}
