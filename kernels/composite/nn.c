@@ -62,6 +62,20 @@ tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *
     tg_tensor *wt = tg_t(weight);
     if (!wt) return NULL;
     if (input->ndim == 2 && bias) return tg__then(wt, tg_addmm(bias, input, wt));
+    if (input->ndim > 2 && weight->ndim == 2 && bias && tg_tensor_is_contiguous(input)) {
+        /* (*, in) as one (rows, in) matrix: the bias rides in the GEMM (beta = 1) instead of
+         * a second pass over the result; the result viewed back as (*, out). */
+        int64_t sizes[TG_MAX_DIMS];
+        memcpy(sizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim);
+        sizes[input->ndim - 1] = weight->sizes[0];
+        tg_tensor *flat = tg_view(input, TG_INTS(-1, input->sizes[input->ndim - 1]));
+        tg_tensor *out2 = flat ? tg_addmm(bias, flat, wt) : NULL;
+        tg_release(flat);
+        tg_release(wt);
+        tg_tensor *out = out2 ? tg_view(out2, (tg_int_list){ sizes, input->ndim }) : NULL;
+        tg_release(out2);
+        return out;
+    }
     tg_tensor *out = tg__then(wt, tg_matmul(input, wt));
     if (!bias || !out) return out;
     return tg__then(out, tg_add(out, bias));
