@@ -252,3 +252,72 @@ void gpt_adamw_free(gpt_adamw *opt)
     opt->n = 0;
     opt->step = 0;
 }
+
+/* ------------------------------------------------------------------ checkpoints */
+
+int gpt_save(gpt *m, const char *path)
+{
+    int n;
+    gpt_param *ps = gpt_params(m, &n);
+    if (!ps) return -1;
+    const char **names = malloc((size_t)n * sizeof *names);
+    tg_tensor **tensors = malloc((size_t)n * sizeof *tensors);
+    int rc = -1;
+    if (names && tensors) {
+        for (int i = 0; i < n; i++) {
+            names[i] = ps[i].name;
+            tensors[i] = *ps[i].slot;
+        }
+        char v[5][24];
+        const int64_t dims[5] = { m->cfg.vocab, m->cfg.context, m->cfg.layers, m->cfg.heads,
+                                  m->cfg.channels };
+        for (int i = 0; i < 5; i++) snprintf(v[i], sizeof v[i], "%lld", (long long)dims[i]);
+        const char *keys[5] = { "vocab", "context", "layers", "heads", "channels" };
+        const char *values[5] = { v[0], v[1], v[2], v[3], v[4] };
+        rc = tg_save_safetensors_metadata(path, names, tensors, n, keys, values, 5);
+    } else {
+        tg_set_error("gpt_save", "out of memory");
+    }
+    free(names);
+    free(tensors);
+    free(ps);
+    return rc;
+}
+
+/* A configuration entry of the file's metadata, or -1 with an error. */
+static int64_t meta_int(tg_safetensors *f, const char *key)
+{
+    const char *s = tg_safetensors_metadata(f, key);
+    char *end;
+    long long v = s ? strtoll(s, &end, 10) : -1;
+    if (!s || *end != '\0' || v <= 0) {
+        tg_set_error("gpt_load", "the checkpoint's metadata has no valid \"%s\"", key);
+        return -1;
+    }
+    return (int64_t)v;
+}
+
+int gpt_load(gpt *m, const char *path, tg_device dev)
+{
+    tg_safetensors *f = tg_safetensors_open(path);
+    if (!f) return -1;
+    gpt_config cfg = { meta_int(f, "vocab"), meta_int(f, "context"), meta_int(f, "layers"),
+                       meta_int(f, "heads"), meta_int(f, "channels") };
+    int rc = cfg.vocab > 0 && cfg.context > 0 && cfg.layers > 0 && cfg.heads > 0 &&
+                     cfg.channels > 0
+                 ? gpt_init(m, cfg, dev)
+                 : -1;
+    if (rc == 0) {
+        int n;
+        gpt_param *ps = gpt_params(m, &n);
+        rc = ps ? 0 : -1;
+        TG_NO_GRAD {
+            for (int i = 0; ps && i < n && rc == 0; i++)
+                rc = tg_safetensors_load_into(f, ps[i].name, *ps[i].slot);
+        }
+        free(ps);
+        if (rc != 0) gpt_free(m);
+    }
+    tg_safetensors_close(f);
+    return rc;
+}

@@ -83,8 +83,9 @@ void gpt_adamw_free(gpt_adamw *opt);
 /* Clears every parameter's gradient (PyTorch's zero_grad(set_to_none=True)). */
 void gpt_zero_grad(gpt *m);
 
-/* The parameters in a safetensors file (gpt_params' names), with the configuration in its
- * metadata; loading checks every shape. 0, or -1 with tg_last_error(). */
+/* Checkpoints: the parameters in a safetensors file under gpt_params' names, the
+ * configuration in its metadata. gpt_load creates the model the file describes on `dev` and
+ * copies every parameter in (shapes checked). 0, or -1 with tg_last_error(). */
 int gpt_save(gpt *m, const char *path);
 int gpt_load(gpt *m, const char *path, tg_device dev);
 
