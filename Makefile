@@ -326,7 +326,7 @@ PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h ru
                   generated/tg_ops.h generated/tg_op_types.h
 $(BUILD)/exports/public.txt: runtime/exports.sh $(PUBLIC_HEADERS) $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	CC=$(CC) runtime/exports.sh public $(PUBLIC_HEADERS) > $@
+	CC="$(CC)" runtime/exports.sh public $(PUBLIC_HEADERS) > $@
 
 $(BUILD)/exports/private.txt: runtime/exports.sh $(BUILD)/exports/public.txt $(LIB_OBJ) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
