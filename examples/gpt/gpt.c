@@ -19,7 +19,7 @@ static tg_tensor *normal_param(tg_int_list shape, double std, tg_device dev)
 
 static tg_tensor *const_param(int64_t n, double value, tg_device dev)
 {
-    tg_tensor *t = tg_full(TG_INTS(n), value, .device = dev);
+    tg_tensor *t = tg_full(TG_INTS(n), value, .dtype = TG_FLOAT32, .device = dev);
     return t ? tg_tensor_set_requires_grad(t, true) : NULL;
 }
 
