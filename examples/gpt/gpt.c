@@ -163,8 +163,12 @@ static tg_tensor *attention(gpt *m, gpt_block *b, tg_tensor *x)
     tg_tensor *qkv = tg_linear(x, b->attn_w, .bias = b->attn_b);          /* (B, T, 3C) */
     tg_tensor *heads = tg_permute(tg_view(qkv, TG_INTS(B, T, 3, NH, hs)), /* (3, B, NH, T, hs) */
                                   TG_INTS(2, 0, 3, 1, 4));
-    tg_tensor *y = tg_scaled_dot_product_attention(tg_select(heads, 0, 0), tg_select(heads, 0, 1),
-                                                   tg_select(heads, 0, 2), .is_causal = true);
+    /* unbind, not three selects: its backward stacks the three gradients into one tensor,
+     * where each select's would be a zero-filled copy of the whole projection. */
+    tg_tensor_list qkv3 = tg_unbind(heads);
+    if (qkv3.len != 3) return NULL;
+    tg_tensor *y = tg_scaled_dot_product_attention(qkv3.data[0], qkv3.data[1], qkv3.data[2],
+                                                   .is_causal = true);
     tg_tensor *merged = tg_reshape(tg_transpose(y, 1, 2), TG_INTS(B, T, C));
     return tg_linear(merged, b->proj_w, .bias = b->proj_b);
 }
