@@ -69,7 +69,7 @@ enum {
                                  T *mean, T *rstd)                                                \
     {                                                                                             \
         double mu = n > 0 ? ln_sum_##SUF(x, n) / (double)n : 0;                                   \
-        double var = n > 0 ? ln_sqdev_##SUF(x, n, (T)mu) / (double)n : 0;                         \
+        double var = n > 0 ? ln_sqdev_##SUF(x, n, (T)mu) / (double)n : NAN;                       \
         double r = 1.0 / sqrt(var + eps);                                                         \
         T m = (T)mu, rr = (T)r;                                                                   \
         _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) * rr * w[i] + b[i]; \

@@ -60,7 +60,7 @@ __global__ void ln_fwd_kernel(const T *x, const T *w, const T *b, T *y, T *mean,
             A d = (A)xr[i] - mu;
             q += d * d;
         }
-        A var = N > 0 ? ln_block_sum<A>(q, sh) / (A)N : (A)0;
+        A var = N > 0 ? ln_block_sum<A>(q, sh) / (A)N : (A)NAN;
         A r = (A)(1.0 / sqrt((double)var + eps));
         for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
             A v = ((A)xr[i] - mu) * r;
