@@ -5775,6 +5775,87 @@ static void NativeLayerNormBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NativeLayerNormBackward0_vtable = { "NativeLayerNormBackward0", NativeLayerNormBackward0_apply, NativeLayerNormBackward0_release_saved };
 
+/* NativeLayerNormBackwardBackward0: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeLayerNormBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_out;
+    tg_saved input;
+    tg_int_list normalized_shape;   /* points after the struct */
+    tg_saved mean;
+    tg_saved rstd;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+} tg__node_NativeLayerNormBackwardBackward0;
+
+/* input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask) */
+static int NativeLayerNormBackwardBackward0_input_weight_grad_out(tg__node_NativeLayerNormBackwardBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_grad_out = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_mean = NULL;
+    tg_tensor *s_rstd = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensors3 t0 = { 0 };
+    (void)n;
+    if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (!(s_mean = tg_autograd_unpack(&n->mean, &n->base))) goto done;
+    if (!(s_rstd = tg_autograd_unpack(&n->rstd, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    t0 = tg_layer_norm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_mean, s_rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.r2;
+        t0.r2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_grad_out);
+    tg_release(s_input);
+    tg_release(s_mean);
+    tg_release(s_rstd);
+    tg_release(s_weight);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    return tg_rc;
+}
+
+static int NativeLayerNormBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeLayerNormBackwardBackward0_input_weight_grad_out(n, grads, out);
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 3))
+        tg_rc = tg_autograd_not_implemented("native_layer_norm_backward mean");
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 4))
+        tg_rc = tg_autograd_not_implemented("native_layer_norm_backward rstd");
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeLayerNormBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_out);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->mean);
+    tg_autograd_saved_release(&n->rstd);
+    tg_autograd_saved_release(&n->weight);
+}
+
+static const tg_node_vtable NativeLayerNormBackwardBackward0_vtable = { "NativeLayerNormBackwardBackward0", NativeLayerNormBackwardBackward0_apply, NativeLayerNormBackwardBackward0_release_saved };
+
 /* EmbeddingBackward0: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
 typedef struct tg__node_EmbeddingBackward0 {
     tg_node base;
@@ -11918,43 +11999,39 @@ static tg_tensors3 tg__below_native_layer_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
-static int tg__ni_apply_native_layer_norm_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
-{
-    (void)node;
-    (void)grads;
-    (void)out;
-    return tg_autograd_not_implemented("native_layer_norm_backward");
-}
-
-static const tg_node_vtable tg__ni_vtable_native_layer_norm_backward = { "NotImplemented", tg__ni_apply_native_layer_norm_backward, NULL };
-
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 6)))
         return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
-    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_native_layer_norm_backward, 3, 6);
+    tg__node_NativeLayerNormBackwardBackward0 *tg_n = (tg__node_NativeLayerNormBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(normalized_shape), &NativeLayerNormBackwardBackward0_vtable, 3, 5);
     if (!tg_n)
         return (tg_tensors3){ 0 };
-    int tg_e = 0;
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_out);
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, input);
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, mean);
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, rstd);
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, weight);
-    tg_autograd_node_set_next_edge(tg_n, tg_e++, bias);
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, grad_out);
+    tg_autograd_node_set_next_edge(&tg_n->base, 3, mean);
+    tg_autograd_node_set_next_edge(&tg_n->base, 4, rstd);
+    tg_autograd_save(&tg_n->grad_out, grad_out, false, 0);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_n->normalized_shape = tg__gen_keep_ints(normalized_shape, &tg_cursor);
+    tg_autograd_save(&tg_n->mean, mean, false, 0);
+    tg_autograd_save(&tg_n->rstd, rstd, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
     tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        tg_autograd_node_release(tg_n);
+        tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
-        tg_autograd_set_history(tg_r.r0, tg_n, 0);
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
     if (tg__gen_differentiable(tg_r.r1))
-        tg_autograd_set_history(tg_r.r1, tg_n, 1);
+        tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
     if (tg__gen_differentiable(tg_r.r2))
-        tg_autograd_set_history(tg_r.r2, tg_n, 2);
-    tg_autograd_node_release(tg_n);
+        tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
 

@@ -5516,6 +5516,36 @@ int tg__boxed_native_layer_norm_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_
     return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
 }
 
+/* layer_norm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor save_mean, Tensor save_invstd, SymInt[] normalized_shape, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_layer_norm_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "layer_norm_double_backward", 10);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
+    tg_tensor *input;
+    tg_tensor *gamma;
+    tg_tensor *ggI;
+    tg_tensor *ggG;
+    tg_tensor *ggB;
+    tg_tensor *gO;
+    tg_tensor *save_mean;
+    tg_tensor *save_invstd;
+    tg_int_list normalized_shape;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 10, 0, "layer_norm_double_backward", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &gamma)) return tg__boxed_bad_arg(tg_s, 10, 1, "layer_norm_double_backward", "gamma", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &ggI)) return tg__boxed_bad_arg(tg_s, 10, 2, "layer_norm_double_backward", "ggI", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &ggG)) return tg__boxed_bad_arg(tg_s, 10, 3, "layer_norm_double_backward", "ggG", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &ggB)) return tg__boxed_bad_arg(tg_s, 10, 4, "layer_norm_double_backward", "ggB", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[5], &gO)) return tg__boxed_bad_arg(tg_s, 10, 5, "layer_norm_double_backward", "gO", "Tensor");
+    if (tg__unbox_tensor(&tg_a[6], &save_mean)) return tg__boxed_bad_arg(tg_s, 10, 6, "layer_norm_double_backward", "save_mean", "Tensor");
+    if (tg__unbox_tensor(&tg_a[7], &save_invstd)) return tg__boxed_bad_arg(tg_s, 10, 7, "layer_norm_double_backward", "save_invstd", "Tensor");
+    if (tg__unbox_int_list(&tg_a[8], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 10, 8, "layer_norm_double_backward", "normalized_shape", "SymInt[]");
+    if (tg__unbox_bool_list(&tg_a[9], &output_mask)) return tg__boxed_bad_arg(tg_s, 10, 9, "layer_norm_double_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_layer_norm_double_backward)tg_kernel)(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
 /* rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor */
 int tg__boxed_rms_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

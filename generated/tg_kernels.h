@@ -194,6 +194,7 @@
 #include "kernels/layer_norm.h"
 #include "kernels/native_layer_norm.h"
 #include "kernels/native_layer_norm_backward.h"
+#include "kernels/layer_norm_double_backward.h"
 #include "kernels/rms_norm.h"
 #include "kernels/embedding.h"
 #include "kernels/embedding_backward.h"
@@ -531,6 +532,7 @@ int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature
 int tg__boxed_layer_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* layer_norm */
 int tg__boxed_native_layer_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_layer_norm */
 int tg__boxed_native_layer_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_layer_norm_backward */
+int tg__boxed_layer_norm_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* layer_norm_double_backward */
 int tg__boxed_rms_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* rms_norm */
 int tg__boxed_embedding(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding */
 int tg__boxed_embedding_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_backward */

@@ -327,6 +327,7 @@
     X(layer_norm, "layer_norm") \
     X(native_layer_norm, "native_layer_norm") \
     X(native_layer_norm_backward, "native_layer_norm_backward") \
+    X(layer_norm_double_backward, "layer_norm_double_backward") \
     X(rms_norm, "rms_norm") \
     X(embedding, "embedding") \
     X(embedding_backward, "embedding_backward") \

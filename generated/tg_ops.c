@@ -9771,6 +9771,48 @@ tg_tensors3 tg_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input,
     return tg_r;
 }
 
+/* layer_norm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor save_mean, Tensor save_invstd, SymInt[] normalized_shape, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *save_mean, tg_tensor *save_invstd, tg_int_list normalized_shape, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, gamma);
+    tg__box_opt_tensor(&tg_s, ggI);
+    tg__box_opt_tensor(&tg_s, ggG);
+    tg__box_opt_tensor(&tg_s, ggB);
+    tg__box_tensor(&tg_s, gO);
+    tg__box_tensor(&tg_s, save_mean);
+    tg__box_tensor(&tg_s, save_invstd);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LAYER_NORM_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *save_mean, tg_tensor *save_invstd, tg_int_list normalized_shape, tg_bool_list output_mask)
+{
+    if (!input) { tg__null_arg("layer_norm_double_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (!gO) { tg__null_arg("layer_norm_double_backward", "gO"); return (tg_tensors3){ 0 }; }
+    if (!save_mean) { tg__null_arg("layer_norm_double_backward", "save_mean"); return (tg_tensors3){ 0 }; }
+    if (!save_invstd) { tg__null_arg("layer_norm_double_backward", "save_invstd"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(gamma) | tg__opt_keys(ggI) | tg__opt_keys(ggG) | tg__opt_keys(ggB) | tg_dispatch_tensor_keys(gO) | tg_dispatch_tensor_keys(save_mean) | tg_dispatch_tensor_keys(save_invstd)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_layer_norm_double_backward tg_kernel = (tg__kfn_layer_norm_double_backward)tg__pick_kernel(&tg__ops[TG_OP_LAYER_NORM_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
 /* rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor */
 static tg_tensor *fallback_rms_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_opt_float eps)
 {

@@ -344,6 +344,7 @@ typedef enum tg_op {
     TG_OP_LAYER_NORM,   /* layer_norm */
     TG_OP_NATIVE_LAYER_NORM,   /* native_layer_norm */
     TG_OP_NATIVE_LAYER_NORM_BACKWARD,   /* native_layer_norm_backward */
+    TG_OP_LAYER_NORM_DOUBLE_BACKWARD,   /* layer_norm_double_backward */
     TG_OP_RMS_NORM,   /* rms_norm */
     TG_OP_EMBEDDING,   /* embedding */
     TG_OP_EMBEDDING_BACKWARD,   /* embedding_backward */
@@ -536,6 +537,7 @@ typedef enum tg_op {
 #include "ops/layer_norm.h"
 #include "ops/native_layer_norm.h"
 #include "ops/native_layer_norm_backward.h"
+#include "ops/layer_norm_double_backward.h"
 #include "ops/rms_norm.h"
 #include "ops/embedding.h"
 #include "ops/embedding_backward.h"

@@ -4006,6 +4006,19 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .ntensor_args = 6,
         .nargs = 8,
     },
+    [TG_OP_LAYER_NORM_DOUBLE_BACKWARD] = {
+        .name = "layer_norm_double_backward",
+        .schema = "layer_norm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor save_mean, Tensor save_invstd, SymInt[] normalized_shape, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_layer_norm_double_backward,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_layer_norm_double_backward,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_layer_norm_double_backward,
+        },
+        .composite = (tg_fnptr)tg__composite_layer_norm_double_backward,
+        .call_boxed = tg__boxed_layer_norm_double_backward,
+        .ntensor_args = 8,
+        .nargs = 10,
+    },
     [TG_OP_RMS_NORM] = {
         .name = "rms_norm",
         .schema = "rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
