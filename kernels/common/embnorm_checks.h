@@ -30,8 +30,7 @@ static inline bool tg__embnorm_sizes_equal(const tg_tensor *t, tg_int_list l)
  * (product of the leading dims) and *n_out the row length. `with_bias` false for rms_norm. */
 static inline int tg__layer_norm_inputs_check(const char *op, const tg_tensor *input,
                                               tg_int_list ns, const tg_tensor *weight,
-                                              const tg_tensor *bias, int64_t *m_out,
-                                              int64_t *n_out)
+                                              const tg_tensor *bias, int64_t *m_out, int64_t *n_out)
 {
     char s1[256], s2[256];
     if (ns.len < 1)
@@ -95,8 +94,8 @@ static inline int tg__layer_norm_dtype_check(const char *op, const tg_tensor *in
 
 /* native_layer_norm: the input checks, then float32/float64 with parameters of input's dtype. */
 static inline int tg__layer_norm_check(const char *op, const tg_tensor *input, tg_int_list ns,
-                                       const tg_tensor *weight, const tg_tensor *bias,
-                                       int64_t *m, int64_t *n)
+                                       const tg_tensor *weight, const tg_tensor *bias, int64_t *m,
+                                       int64_t *n)
 {
     if (tg__layer_norm_inputs_check(op, input, ns, weight, bias, m, n) != 0) return -1;
     const tg_tensor *ps[2] = { weight, bias };

@@ -57,8 +57,8 @@ tg_tensor *tg__composite_layer_norm(tg_tensor *input, tg_int_list normalized_sha
     return r.r0;
 }
 
-tg_tensor *tg__composite_rms_norm(tg_tensor *input, tg_int_list normalized_shape,
-                                  tg_tensor *weight, tg_opt_float eps)
+tg_tensor *tg__composite_rms_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight,
+                                  tg_opt_float eps)
 {
     const char *op = "rms_norm";
     int64_t m, n;
@@ -88,8 +88,7 @@ tg_tensor *tg__composite_embedding_backward(tg_tensor *grad, tg_tensor *indices,
                   "sparse=False");
         return NULL;
     }
-    return tg_embedding_dense_backward(grad, indices, num_weights, padding_idx,
-                                       scale_grad_by_freq);
+    return tg_embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq);
 }
 
 tg_tensor *tg__composite_embedding_dense_double_backward(tg_tensor *grad, tg_tensor *indices,
@@ -291,9 +290,9 @@ static tg_tensors3 lndb_run(lndb_arena *a, tg_tensor *input, tg_tensor *gamma, t
 #undef K
 
 tg_tensors3 tg__composite_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma,
-                                                     tg_tensor *ggI, tg_tensor *ggG,
-                                                     tg_tensor *ggB, tg_tensor *gO,
-                                                     tg_tensor *save_mean, tg_tensor *save_invstd,
+                                                     tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB,
+                                                     tg_tensor *gO, tg_tensor *save_mean,
+                                                     tg_tensor *save_invstd,
                                                      tg_int_list normalized_shape,
                                                      tg_bool_list output_mask)
 {

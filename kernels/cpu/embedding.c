@@ -87,23 +87,23 @@ tg_tensor *tg__cpu_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padd
 }
 
 /* out[idx[i], c0:c1] += g[i, c0:c1] * scale(i) for the indices of owner group p. */
-#define DEFINE_EMB_BWD(T, SUF)                                                                 \
-    static void emb_bwd_task_##SUF(T *out, const T *g, const int64_t *idx, int64_t n,          \
-                                   int64_t D, int64_t c0, int64_t c1, int64_t groups,          \
-                                   int64_t p, int64_t padding_idx, const int64_t *counts)     \
-    {                                                                                          \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            int64_t r = idx[i];                                                                \
-            if (r == padding_idx || r % groups != p) continue;                                 \
-            T *o = out + r * D;                                                                \
-            const T *gi = g + i * D;                                                           \
-            if (counts) {                                                                      \
-                T s = (T)1 / (T)counts[r];                                                     \
-                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j] * s;       \
-            } else {                                                                           \
-                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j];           \
-            }                                                                                  \
-        }                                                                                      \
+#define DEFINE_EMB_BWD(T, SUF)                                                                   \
+    static void emb_bwd_task_##SUF(T *out, const T *g, const int64_t *idx, int64_t n, int64_t D, \
+                                   int64_t c0, int64_t c1, int64_t groups, int64_t p,            \
+                                   int64_t padding_idx, const int64_t *counts)                   \
+    {                                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            int64_t r = idx[i];                                                                  \
+            if (r == padding_idx || r % groups != p) continue;                                   \
+            T *o = out + r * D;                                                                  \
+            const T *gi = g + i * D;                                                             \
+            if (counts) {                                                                        \
+                T s = (T)1 / (T)counts[r];                                                       \
+                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j] * s;         \
+            } else {                                                                             \
+                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j];             \
+            }                                                                                    \
+        }                                                                                        \
     }
 DEFINE_EMB_BWD(float, f)
 DEFINE_EMB_BWD(double, d)
@@ -138,7 +138,8 @@ tg_tensor *tg__cpu_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *i
     int64_t zchunks = (int64_t)(total / (1 << 20)) + 1;
 #pragma omp parallel for schedule(static) if (zchunks > 1)
     for (int64_t c = 0; c < zchunks; c++) {
-        size_t a = total * (size_t)c / (size_t)zchunks, b = total * (size_t)(c + 1) / (size_t)zchunks;
+        size_t a = total * (size_t)c / (size_t)zchunks,
+               b = total * (size_t)(c + 1) / (size_t)zchunks;
         memset(od + a, 0, b - a);
     }
     if (counts)

@@ -35,78 +35,88 @@ enum {
 
 /* ---- per-row kernels, one copy per element type ---- */
 
-#define DEFINE_LN_ROWS(T, SUF)                                                                    \
-    /* sum(x) over n contiguous elements. */                                                      \
-    static double ln_sum_##SUF(const T *x, int64_t n)                                             \
-    {                                                                                             \
-        double acc = 0;                                                                           \
-        for (int64_t b = 0; b < n; b += LN_BLOCK) {                                               \
-            int64_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                                      \
-            T s = 0;                                                                              \
-            _Pragma("omp simd reduction(+ : s)") for (int64_t i = b; i < e; i++) s += x[i];       \
-            acc += s;                                                                             \
-        }                                                                                         \
-        return acc;                                                                               \
-    }                                                                                             \
-    /* sum((x - m)^2) over n contiguous elements. */                                              \
-    static double ln_sqdev_##SUF(const T *x, int64_t n, T m)                                      \
-    {                                                                                             \
-        double acc = 0;                                                                           \
-        for (int64_t b = 0; b < n; b += LN_BLOCK) {                                               \
-            int64_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                                      \
-            T s = 0;                                                                              \
-            _Pragma("omp simd reduction(+ : s)") for (int64_t i = b; i < e; i++)                  \
-            {                                                                                     \
-                T d = x[i] - m;                                                                   \
-                s += d * d;                                                                       \
-            }                                                                                     \
-            acc += s;                                                                             \
-        }                                                                                         \
-        return acc;                                                                               \
-    }                                                                                             \
-    /* One row of the forward: y, and the row's mean and rstd. */                                 \
-    static void ln_fwd_row_##SUF(T *y, const T *x, const T *w, const T *b, int64_t n, double eps, \
-                                 T *mean, T *rstd)                                                \
-    {                                                                                             \
-        double mu = n > 0 ? ln_sum_##SUF(x, n) / (double)n : 0;                                   \
-        double var = n > 0 ? ln_sqdev_##SUF(x, n, (T)mu) / (double)n : NAN;                       \
-        double r = 1.0 / sqrt(var + eps);                                                         \
-        T m = (T)mu, rr = (T)r;                                                                   \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) * rr * w[i] + b[i]; \
-        *mean = m;                                                                                \
-        *rstd = rr;                                                                               \
-    }                                                                                             \
+#define DEFINE_LN_ROWS(T, SUF)                                                                      \
+    /* sum(x) over n contiguous elements. */                                                        \
+    static double ln_sum_##SUF(const T *x, int64_t n)                                               \
+    {                                                                                               \
+        double acc = 0;                                                                             \
+        for (int64_t b = 0; b < n; b += LN_BLOCK) {                                                 \
+            int64_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                                        \
+            T s = 0;                                                                                \
+            _Pragma("omp simd reduction(+ : s)") for (int64_t i = b; i < e; i++) s += x[i];         \
+            acc += s;                                                                               \
+        }                                                                                           \
+        return acc;                                                                                 \
+    }                                                                                               \
+    /* sum((x - m)^2) over n contiguous elements. */                                                \
+    static double ln_sqdev_##SUF(const T *x, int64_t n, T m)                                        \
+    {                                                                                               \
+        double acc = 0;                                                                             \
+        for (int64_t b = 0; b < n; b += LN_BLOCK) {                                                 \
+            int64_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                                        \
+            T s = 0;                                                                                \
+            _Pragma("omp simd reduction(+ : s)") for (int64_t i = b; i < e; i++)                    \
+            {                                                                                       \
+                T d = x[i] - m;                                                                     \
+                s += d * d;                                                                         \
+            }                                                                                       \
+            acc += s;                                                                               \
+        }                                                                                           \
+        return acc;                                                                                 \
+    }                                                                                               \
+    /* One row of the forward: y, and the row's mean and rstd. */                                   \
+    static void ln_fwd_row_##SUF(T *y, const T *x, const T *w, const T *b, int64_t n, double eps,   \
+                                 T *mean, T *rstd)                                                  \
+    {                                                                                               \
+        double mu = n > 0 ? ln_sum_##SUF(x, n) / (double)n : 0;                                     \
+        double var = n > 0 ? ln_sqdev_##SUF(x, n, (T)mu) / (double)n : NAN;                         \
+        double r = 1.0 / sqrt(var + eps);                                                           \
+        T m = (T)mu, rr = (T)r;                                                                     \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) * rr * w[i] + b[i];   \
+        *mean = m;                                                                                  \
+        *rstd = rr;                                                                                 \
+    }                                                                                               \
     /* One row of the backward: dx (when dx is not NULL) and the row's contribution added to the  \
-     * partial column sums pw (dy * xhat) and pb (dy). */                                         \
-    static void ln_bwd_row_##SUF(T *dx, const T *dy, const T *x, const T *w, int64_t n, T m,      \
-                                 T r, T *pw, T *pb)                                               \
-    {                                                                                             \
-        if (dx) {                                                                                 \
-            double s1 = 0, s2 = 0;                                                                \
-            for (int64_t b0 = 0; b0 < n; b0 += LN_BLOCK) {                                        \
-                int64_t e = b0 + LN_BLOCK < n ? b0 + LN_BLOCK : n;                                \
-                T a = 0, q = 0;                                                                   \
-                _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b0; i < e; i++)          \
-                {                                                                                 \
-                    T g = dy[i] * w[i];                                                           \
-                    a += g;                                                                       \
-                    q += g * (x[i] - m);                                                          \
-                }                                                                                 \
-                s1 += a;                                                                          \
-                s2 += q;                                                                          \
-            }                                                                                     \
-            /* dx = r * g - r * s1 / n - (x - m) * r^3 * s2 / n */                                \
-            T c1 = (T)(-(double)r * s1 / (double)n);                                              \
-            T c2 = (T)(-(double)r * (double)r * (double)r * s2 / (double)n);                      \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) dx[i] =                           \
-                r * dy[i] * w[i] + c1 + (x[i] - m) * c2;                                          \
-        }                                                                                         \
-        if (pw) {                                                                                 \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) pw[i] += dy[i] * (x[i] - m) * r;  \
-        }                                                                                         \
-        if (pb) {                                                                                 \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) pb[i] += dy[i];                   \
-        }                                                                                         \
+     * partial column sums pw (dy * xhat) and pb (dy). */ \
+    static void ln_bwd_row_##SUF(T *dx, const T *dy, const T *x, const T *w, int64_t n, T m, T r,   \
+                                 T *pw, T *pb)                                                      \
+    {                                                                                               \
+        if (dx) {                                                                                   \
+            double s1 = 0, s2 = 0;                                                                  \
+            for (int64_t b0 = 0; b0 < n; b0 += LN_BLOCK) {                                          \
+                int64_t e = b0 + LN_BLOCK < n ? b0 + LN_BLOCK : n;                                  \
+                T a = 0, q = 0;                                                                     \
+                _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b0; i < e; i++)            \
+                {                                                                                   \
+                    T g = dy[i] * w[i];                                                             \
+                    a += g;                                                                         \
+                    q += g * (x[i] - m);                                                            \
+                }                                                                                   \
+                s1 += a;                                                                            \
+                s2 += q;                                                                            \
+            }                                                                                       \
+            /* dx = r * g - r * s1 / n - (x - m) * r^3 * s2 / n */                                  \
+            T c1 = (T)(-(double)r * s1 / (double)n);                                                \
+            T c2 = (T)(-(double)r * (double)r * (double)r * s2 / (double)n);                        \
+            if (pw && pb) { /* the common case, one fused pass */                                   \
+                _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
+                {                                                                                   \
+                    T d = x[i] - m;                                                                 \
+                    dx[i] = r * dy[i] * w[i] + c1 + d * c2;                                         \
+                    pw[i] += dy[i] * d * r;                                                         \
+                    pb[i] += dy[i];                                                                 \
+                }                                                                                   \
+                return;                                                                             \
+            }                                                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) dx[i] =                             \
+                r * dy[i] * w[i] + c1 + (x[i] - m) * c2;                                            \
+        }                                                                                           \
+        if (pw) {                                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) pw[i] += dy[i] * (x[i] - m) * r;    \
+        }                                                                                           \
+        if (pb) {                                                                                   \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) pb[i] += dy[i];                     \
+        }                                                                                           \
     }
 DEFINE_LN_ROWS(float, f)
 DEFINE_LN_ROWS(double, d)
@@ -117,8 +127,7 @@ DEFINE_LN_ROWS(double, d)
 static tg_tensor *stat_tensor(const char *op, const tg_tensor *input, int64_t nsl)
 {
     int64_t sz[TG_MAX_DIMS];
-    for (int64_t i = 0; i < input->ndim; i++)
-        sz[i] = i < input->ndim - nsl ? input->sizes[i] : 1;
+    for (int64_t i = 0; i < input->ndim; i++) sz[i] = i < input->ndim - nsl ? input->sizes[i] : 1;
     return tg__empty(op, sz, input->ndim, input->dtype, TG_DEVICE_CPU);
 }
 
@@ -223,16 +232,16 @@ tg_tensors3 tg__cpu_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *i
     tg_tensor *dy = x ? tg__contiguous(op, grad_out) : NULL;
     tg_tensor *mu = dy ? tg__contiguous(op, mean) : NULL;
     tg_tensor *rs = mu ? tg__contiguous(op, rstd) : NULL;
-    tg_tensor *dx = rs && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU)
-                                  : NULL;
-    tg_tensor *gw = rs && want[1] && (!want[0] || dx)
-                        ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt,
-                                    TG_DEVICE_CPU)
-                        : NULL;
-    tg_tensor *gb = rs && want[2] && (!want[1] || gw)
-                        ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt,
-                                    TG_DEVICE_CPU)
-                        : NULL;
+    tg_tensor *dx =
+        rs && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, TG_DEVICE_CPU) : NULL;
+    tg_tensor *gw =
+        rs && want[1] && (!want[0] || dx)
+            ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, TG_DEVICE_CPU)
+            : NULL;
+    tg_tensor *gb =
+        rs && want[2] && (!want[1] || gw)
+            ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, TG_DEVICE_CPU)
+            : NULL;
     ok = spare && rs && (!want[0] || dx) && (!want[1] || gw) && (!want[2] || gb);
     if (ok) {
         const char *xd = tg__k_data(x), *dyd = tg__k_data(dy), *md = tg__k_data(mu),

@@ -34,7 +34,8 @@ __global__ void emb_gather_kernel(const E *w, const I *idx, E *out, int64_t n, i
 }
 
 /* Only the bounds (a table with no columns: nothing to copy, indices still checked). */
-template <class I> __global__ void emb_bounds_kernel(const I *idx, int64_t n, int64_t rows, int *bad)
+template <class I>
+__global__ void emb_bounds_kernel(const I *idx, int64_t n, int64_t rows, int *bad)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -43,16 +44,15 @@ template <class I> __global__ void emb_bounds_kernel(const I *idx, int64_t n, in
     }
 }
 
-static void launch_bounds(const tg_tensor *idx, int64_t n, int64_t rows, int *bad,
-                          cudaStream_t st)
+static void launch_bounds(const tg_tensor *idx, int64_t n, int64_t rows, int *bad, cudaStream_t st)
 {
     unsigned blocks = tg__cuda_blocks(n, EMB_THREADS);
     if (idx->dtype == TG_INT64)
-        emb_bounds_kernel<int64_t><<<blocks, EMB_THREADS, 0, st>>>(
-            (const int64_t *)tg__k_data(idx), n, rows, bad);
+        emb_bounds_kernel<int64_t>
+            <<<blocks, EMB_THREADS, 0, st>>>((const int64_t *)tg__k_data(idx), n, rows, bad);
     else
-        emb_bounds_kernel<int32_t><<<blocks, EMB_THREADS, 0, st>>>(
-            (const int32_t *)tg__k_data(idx), n, rows, bad);
+        emb_bounds_kernel<int32_t>
+            <<<blocks, EMB_THREADS, 0, st>>>((const int32_t *)tg__k_data(idx), n, rows, bad);
 }
 
 /* counts[idx[i]] += 1 (indices in range only). */
@@ -102,8 +102,8 @@ static tg_tensor *dev_ints(const char *op, int64_t n, tg_device dev, cudaStream_
 static int check_flag(const char *op, const tg_tensor *flag, cudaStream_t st)
 {
     int bad = 0;
-    if (tg__cuda_ok(op, cudaMemcpyAsync(&bad, tg__k_data(flag), sizeof bad,
-                                        cudaMemcpyDeviceToHost, st)) ||
+    if (tg__cuda_ok(
+            op, cudaMemcpyAsync(&bad, tg__k_data(flag), sizeof bad, cudaMemcpyDeviceToHost, st)) ||
         tg__cuda_ok(op, cudaStreamSynchronize(st)))
         return -1;
     if (bad) return tg__fail(op, "index out of range in self");
@@ -117,16 +117,16 @@ static void launch_gather(const tg_tensor *w, const tg_tensor *idx, tg_tensor *o
     unsigned blocks = tg__cuda_blocks(n * d, EMB_THREADS);
     if (idx->dtype == TG_INT64)
         emb_gather_kernel<E, int64_t><<<blocks, EMB_THREADS, 0, st>>>(
-            (const E *)tg__k_data(w), (const int64_t *)tg__k_data(idx), (E *)tg__k_data(out), n,
-            d, rows, bad);
+            (const E *)tg__k_data(w), (const int64_t *)tg__k_data(idx), (E *)tg__k_data(out), n, d,
+            rows, bad);
     else
         emb_gather_kernel<E, int32_t><<<blocks, EMB_THREADS, 0, st>>>(
-            (const E *)tg__k_data(w), (const int32_t *)tg__k_data(idx), (E *)tg__k_data(out), n,
-            d, rows, bad);
+            (const E *)tg__k_data(w), (const int32_t *)tg__k_data(idx), (E *)tg__k_data(out), n, d,
+            rows, bad);
 }
 
-extern "C" tg_tensor *tg__cuda_embedding(tg_tensor *weight, tg_tensor *indices,
-                                         int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+extern "C" tg_tensor *tg__cuda_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx,
+                                         bool scale_grad_by_freq, bool sparse)
 {
     (void)padding_idx; /* both only change the gradient */
     (void)scale_grad_by_freq;
@@ -146,19 +146,19 @@ extern "C" tg_tensor *tg__cuda_embedding(tg_tensor *weight, tg_tensor *indices,
     sz[indices->ndim] = d;
     tg_tensor *w = tg__cuda_contiguous(op, weight, weight->dtype);
     tg_tensor *idx = w ? tg__cuda_contiguous(op, indices, indices->dtype) : NULL;
-    tg_tensor *out = idx ? tg__empty(op, sz, indices->ndim + 1, weight->dtype, weight->device)
-                         : NULL;
+    tg_tensor *out =
+        idx ? tg__empty(op, sz, indices->ndim + 1, weight->dtype, weight->device) : NULL;
     tg_tensor *flag = out ? dev_ints(op, 1, weight->device, st) : NULL;
     bool ok = flag != NULL;
     if (ok && n > 0) {
         int *bad = (int *)tg__k_data(flag);
         if (d == 0) launch_bounds(idx, n, rows, bad, st);
         else switch (tg_dtype_size(weight->dtype)) {
-        case 1: launch_gather<uint8_t>(w, idx, out, n, d, rows, bad, st); break;
-        case 2: launch_gather<uint16_t>(w, idx, out, n, d, rows, bad, st); break;
-        case 4: launch_gather<uint32_t>(w, idx, out, n, d, rows, bad, st); break;
-        default: launch_gather<uint64_t>(w, idx, out, n, d, rows, bad, st); break;
-        }
+            case 1: launch_gather<uint8_t>(w, idx, out, n, d, rows, bad, st); break;
+            case 2: launch_gather<uint16_t>(w, idx, out, n, d, rows, bad, st); break;
+            case 4: launch_gather<uint32_t>(w, idx, out, n, d, rows, bad, st); break;
+            default: launch_gather<uint64_t>(w, idx, out, n, d, rows, bad, st); break;
+            }
         ok = tg__cuda_launch_ok(op) == 0 && check_flag(op, flag, st) == 0;
     }
     tg_release(w);
@@ -178,8 +178,8 @@ static void launch_scatter(const tg_tensor *g, const tg_tensor *idx, tg_tensor *
 {
     const I *ip = (const I *)tg__k_data(idx);
     if (counts)
-        emb_count_kernel<I><<<tg__cuda_blocks(n, EMB_THREADS), EMB_THREADS, 0, st>>>(ip, n, rows,
-                                                                                     counts);
+        emb_count_kernel<I>
+            <<<tg__cuda_blocks(n, EMB_THREADS), EMB_THREADS, 0, st>>>(ip, n, rows, counts);
     emb_scatter_kernel<T, I><<<tg__cuda_blocks(n * d, EMB_THREADS), EMB_THREADS, 0, st>>>(
         (const T *)tg__k_data(g), ip, (T *)tg__k_data(out), n, d, rows, padding_idx, counts, bad);
 }
@@ -212,15 +212,19 @@ extern "C" tg_tensor *tg__cuda_embedding_dense_backward(tg_tensor *grad_output, 
         bool i64 = indices->dtype == TG_INT64;
         if (d == 0) launch_bounds(idx, n, num_weights, bad, st);
         else if (dt == TG_FLOAT32) {
-            if (i64) launch_scatter<float, int64_t>(g, idx, out, n, d, num_weights, padding_idx,
-                                                     counts, bad, st);
-            else launch_scatter<float, int32_t>(g, idx, out, n, d, num_weights, padding_idx,
-                                                 counts, bad, st);
+            if (i64)
+                launch_scatter<float, int64_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
+                                               bad, st);
+            else
+                launch_scatter<float, int32_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
+                                               bad, st);
         } else {
-            if (i64) launch_scatter<double, int64_t>(g, idx, out, n, d, num_weights, padding_idx,
-                                                      counts, bad, st);
-            else launch_scatter<double, int32_t>(g, idx, out, n, d, num_weights, padding_idx,
-                                                  counts, bad, st);
+            if (i64)
+                launch_scatter<double, int64_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
+                                                bad, st);
+            else
+                launch_scatter<double, int32_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
+                                                bad, st);
         }
         ok = tg__cuda_launch_ok(op) == 0 && check_flag(op, flag, st) == 0;
     }

@@ -44,8 +44,8 @@ template <class A> __device__ A ln_block_sum(A v, A *sh)
 }
 
 template <class T>
-__global__ void ln_fwd_kernel(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd,
-                              int64_t M, int64_t N, double eps)
+__global__ void ln_fwd_kernel(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t M,
+                              int64_t N, double eps)
 {
     typedef typename ln_acc<T>::type A;
     __shared__ A sh[LN_THREADS];
@@ -104,9 +104,8 @@ __global__ void ln_dx_kernel(const T *dy, const T *x, const T *mean, const T *rs
 /* Per (chunk of chunk_rows rows, column): partial sums of dy * xhat and dy, each written to
  * pw/pb[chunk * N + col]. Block (LN_COLS, LN_LANES); grid (column blocks, chunks). */
 template <class T>
-__global__ void ln_colsum_kernel(const T *dy, const T *x, const T *mean, const T *rstd,
-                                 int64_t M, int64_t N, int64_t chunk_rows,
-                                 typename ln_acc<T>::type *pw,
+__global__ void ln_colsum_kernel(const T *dy, const T *x, const T *mean, const T *rstd, int64_t M,
+                                 int64_t N, int64_t chunk_rows, typename ln_acc<T>::type *pw,
                                  typename ln_acc<T>::type *pb)
 {
     typedef typename ln_acc<T>::type A;
@@ -175,8 +174,7 @@ static unsigned row_blocks(int64_t m) { return (unsigned)(m < LN_MAX_GRID ? m : 
 static tg_tensor *stat_tensor(const char *op, const tg_tensor *input, int64_t nsl)
 {
     int64_t sz[TG_MAX_DIMS];
-    for (int64_t i = 0; i < input->ndim; i++)
-        sz[i] = i < input->ndim - nsl ? input->sizes[i] : 1;
+    for (int64_t i = 0; i < input->ndim; i++) sz[i] = i < input->ndim - nsl ? input->sizes[i] : 1;
     return tg__empty(op, sz, input->ndim, input->dtype, input->device);
 }
 
@@ -227,9 +225,11 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm(tg_tensor *input, tg_int_list 
     return res;
 }
 
-extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(
-    tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean,
-    tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input,
+                                                           tg_int_list normalized_shape,
+                                                           tg_tensor *mean, tg_tensor *rstd,
+                                                           tg_tensor *weight, tg_tensor *bias,
+                                                           tg_bool_list output_mask)
 {
     const char *op = "native_layer_norm_backward";
     tg_tensors3 res = { NULL, NULL, NULL };
@@ -257,12 +257,10 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(
     int64_t chunks = (M + chunk_rows - 1) / chunk_rows;
     bool cols = want[1] || want[2];
     tg_tensor *dx = ok && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
-    tg_tensor *gw = ok && want[1] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt,
-                                              dev)
-                                  : NULL;
-    tg_tensor *gb = ok && want[2] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt,
-                                              dev)
-                                  : NULL;
+    tg_tensor *gw =
+        ok && want[1] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
+    tg_tensor *gb =
+        ok && want[2] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
     /* the partials, in the accumulation type (float32 for float32) */
     int64_t nws = cols ? 2 * chunks * N + 1 : 1;
     tg_tensor *ws = ok ? tg__empty(op, &nws, 1, dt, dev) : NULL;

@@ -140,8 +140,8 @@ Test(cuda_embed_norm, embedding)
                                 tg_embedding_dense_backward(g, idx, 37, pad, freq != 0), tol, tol,
                                 "embedding_dense_backward");
                 cc_assert_close(tg_embedding_dense_backward(gg, idx32g, 37, pad, freq != 0),
-                                tg_embedding_dense_backward(g, idx32, 37, pad, freq != 0), tol,
-                                tol, "embedding_dense_backward int32");
+                                tg_embedding_dense_backward(g, idx32, 37, pad, freq != 0), tol, tol,
+                                "embedding_dense_backward int32");
             }
     }
     /* out-of-range indices: the CPU's error, no result */

@@ -9,9 +9,9 @@
 #include "../fixtures/embed_norm_fixtures.h"
 #include "tg_cover.h"
 
-TG_COVERS("layer_norm", "native_layer_norm", "native_layer_norm_backward", "rms_norm",
-          "embedding", "embedding_backward", "embedding_dense_backward",
-          "embedding_dense_double_backward", "one_hot");
+TG_COVERS("layer_norm", "native_layer_norm", "native_layer_norm_backward", "rms_norm", "embedding",
+          "embedding_backward", "embedding_dense_backward", "embedding_dense_double_backward",
+          "one_hot");
 
 static const tg_dtype DTS[2] = { TG_FLOAT64, TG_FLOAT32 };
 static double rtol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-5; }
@@ -62,12 +62,36 @@ Test(embed_norm, native_layer_norm_forward_backward)
             const double *y, *mean, *rstd, *gx, *gw, *gb;
             int64_t nstat;
         } cs[3] = {
-            { { ns1, 1 }, w5, b5, fx_ln_last_y, fx_ln_last_mean, fx_ln_last_rstd, fx_ln_last_gx,
-              fx_ln_last_gw, fx_ln_last_gb, 12 },
-            { { ns2, 2 }, w45, b45, fx_ln_two_y, fx_ln_two_mean, fx_ln_two_rstd, fx_ln_two_gx,
-              fx_ln_two_gw, fx_ln_two_gb, 3 },
-            { { ns1, 1 }, NULL, NULL, fx_ln_plain_y, fx_ln_plain_mean, fx_ln_plain_rstd,
-              fx_ln_plain_gx, NULL, NULL, 12 },
+            { { ns1, 1 },
+              w5,
+              b5,
+              fx_ln_last_y,
+              fx_ln_last_mean,
+              fx_ln_last_rstd,
+              fx_ln_last_gx,
+              fx_ln_last_gw,
+              fx_ln_last_gb,
+              12 },
+            { { ns2, 2 },
+              w45,
+              b45,
+              fx_ln_two_y,
+              fx_ln_two_mean,
+              fx_ln_two_rstd,
+              fx_ln_two_gx,
+              fx_ln_two_gw,
+              fx_ln_two_gb,
+              3 },
+            { { ns1, 1 },
+              NULL,
+              NULL,
+              fx_ln_plain_y,
+              fx_ln_plain_mean,
+              fx_ln_plain_rstd,
+              fx_ln_plain_gx,
+              NULL,
+              NULL,
+              12 },
         };
         for (int c = 0; c < 3; c++) {
             tg_tensors3 r = tg_native_layer_norm(x, cs[c].ns, cs[c].w, cs[c].b, 1e-5);
@@ -79,9 +103,8 @@ Test(embed_norm, native_layer_norm_forward_backward)
             cr_assert_eq(tg_tensor_size(r.r1, 2), 1);
             cr_assert_eq(tg_tensor_size(r.r1, 1), c == 1 ? 1 : 4);
             bool full = cs[c].w != NULL;
-            tg_tensors3 gr =
-                tg_native_layer_norm_backward(g, x, cs[c].ns, r.r1, r.r2, cs[c].w, cs[c].b,
-                                              TG_BOOLS(true, full, full));
+            tg_tensors3 gr = tg_native_layer_norm_backward(g, x, cs[c].ns, r.r1, r.r2, cs[c].w,
+                                                           cs[c].b, TG_BOOLS(true, full, full));
             close_t(gr.r0, cs[c].gx, 60, dt, "grad_input");
             if (full) {
                 close_t(gr.r1, cs[c].gw, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_weight");
@@ -313,8 +336,8 @@ Test(embed_norm, embedding_dense_backward_values)
         for (int p = 0; p < 2; p++)
             for (int f = 0; f < 2; f++)
                 for (int i32 = 0; i32 < 2; i32++) {
-                    tg_tensor *gw = tg_embedding_dense_backward(g, i32 ? idx32 : idx, 10,
-                                                                p ? 2 : -1, f != 0);
+                    tg_tensor *gw =
+                        tg_embedding_dense_backward(g, i32 ? idx32 : idx, 10, p ? 2 : -1, f != 0);
                     close_t(gw, want[p][f], 40, dt, "embedding_dense_backward");
                     tg_release(gw);
                 }
