@@ -5682,6 +5682,269 @@ static void EluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
 
+/* NativeLayerNormBackward0: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeLayerNormBackward0 {
+    tg_node base;
+    tg_saved input;
+    tg_int_list normalized_shape;   /* points after the struct */
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+    tg_saved bias;
+    bool bias_defined;   /* not None */
+    tg_saved result1;
+    tg_saved result2;
+} tg__node_NativeLayerNormBackward0;
+
+/* input, weight, bias: grad.defined() ? native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>() */
+static int NativeLayerNormBackward0_input_weight_bias(tg__node_NativeLayerNormBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensor *s_bias = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *s_result2 = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensors3 t3 = { 0 };
+    (void)n;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    if (n->bias_defined && !(s_bias = tg_autograd_unpack(&n->bias, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(s_result2 = tg_autograd_unpack(&n->result2, &n->base))) goto done;
+    if (grads[0] != NULL) {
+        t3 = tg_native_layer_norm_backward(grads[0], s_input, n->normalized_shape, s_result1, s_result2, s_weight, s_bias, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+        if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
+        t0 = t3.r0;
+        t3.r0 = NULL;
+        t1 = t3.r1;
+        t3.r1 = NULL;
+        t2 = t3.r2;
+        t3.r2 = NULL;
+    } else {
+    }
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0;
+        t0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t1;
+        t1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t2;
+        t2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_input);
+    tg_release(s_weight);
+    tg_release(s_bias);
+    tg_release(s_result1);
+    tg_release(s_result2);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3.r0);
+    tg_release(t3.r1);
+    tg_release(t3.r2);
+    return tg_rc;
+}
+
+static int NativeLayerNormBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeLayerNormBackward0 *n = (tg__node_NativeLayerNormBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeLayerNormBackward0_input_weight_bias(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeLayerNormBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeLayerNormBackward0 *n = (tg__node_NativeLayerNormBackward0 *)node;
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->weight);
+    tg_autograd_saved_release(&n->bias);
+    tg_autograd_saved_release(&n->result1);
+    tg_autograd_saved_release(&n->result2);
+}
+
+static const tg_node_vtable NativeLayerNormBackward0_vtable = { "NativeLayerNormBackward0", NativeLayerNormBackward0_apply, NativeLayerNormBackward0_release_saved };
+
+/* NativeLayerNormBackwardBackward0: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+typedef struct tg__node_NativeLayerNormBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_out;
+    tg_saved input;
+    tg_int_list normalized_shape;   /* points after the struct */
+    tg_saved mean;
+    tg_saved rstd;
+    tg_saved weight;
+    bool weight_defined;   /* not None */
+} tg__node_NativeLayerNormBackwardBackward0;
+
+/* input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask) */
+static int NativeLayerNormBackwardBackward0_input_weight_grad_out(tg__node_NativeLayerNormBackwardBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_grad_out = NULL;
+    tg_tensor *s_input = NULL;
+    tg_tensor *s_mean = NULL;
+    tg_tensor *s_rstd = NULL;
+    tg_tensor *s_weight = NULL;
+    tg_tensors3 t0 = { 0 };
+    (void)n;
+    if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
+    if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
+    if (!(s_mean = tg_autograd_unpack(&n->mean, &n->base))) goto done;
+    if (!(s_rstd = tg_autograd_unpack(&n->rstd, &n->base))) goto done;
+    if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
+    t0 = tg_layer_norm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_mean, s_rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.r2;
+        t0.r2 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_grad_out);
+    tg_release(s_input);
+    tg_release(s_mean);
+    tg_release(s_rstd);
+    tg_release(s_weight);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    return tg_rc;
+}
+
+static int NativeLayerNormBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = NativeLayerNormBackwardBackward0_input_weight_grad_out(n, grads, out);
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 3))
+        tg_rc = tg_autograd_not_implemented("native_layer_norm_backward mean");
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 4))
+        tg_rc = tg_autograd_not_implemented("native_layer_norm_backward rstd");
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void NativeLayerNormBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_out);
+    tg_autograd_saved_release(&n->input);
+    tg_autograd_saved_release(&n->mean);
+    tg_autograd_saved_release(&n->rstd);
+    tg_autograd_saved_release(&n->weight);
+}
+
+static const tg_node_vtable NativeLayerNormBackwardBackward0_vtable = { "NativeLayerNormBackwardBackward0", NativeLayerNormBackwardBackward0_apply, NativeLayerNormBackwardBackward0_release_saved };
+
+/* EmbeddingBackward0: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
+typedef struct tg__node_EmbeddingBackward0 {
+    tg_node base;
+    tg_saved_sizes weight_sizes;
+    tg_saved indices;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    bool sparse;
+} tg__node_EmbeddingBackward0;
+
+/* weight: embedding_backward(grad, indices, weight.size(0), padding_idx, scale_grad_by_freq, sparse) */
+static tg_tensor *EmbeddingBackward0_weight(tg__node_EmbeddingBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_indices = NULL;
+    int64_t t0 = 0;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
+    if (tg__gen_size(tg__saved_sizes_list(&n->weight_sizes), INT64_C(0), &t0)) goto done;
+    if (!(t1 = tg_embedding_backward(grads[0], s_indices, t0, n->padding_idx, n->scale_grad_by_freq, n->sparse))) goto done;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_indices);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int EmbeddingBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_EmbeddingBackward0 *n = (tg__node_EmbeddingBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EmbeddingBackward0_weight(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void EmbeddingBackward0_release_saved(tg_node *node)
+{
+    tg__node_EmbeddingBackward0 *n = (tg__node_EmbeddingBackward0 *)node;
+    tg_autograd_saved_release(&n->indices);
+}
+
+static const tg_node_vtable EmbeddingBackward0_vtable = { "EmbeddingBackward0", EmbeddingBackward0_apply, EmbeddingBackward0_release_saved };
+
+/* EmbeddingDenseBackwardBackward0: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
+typedef struct tg__node_EmbeddingDenseBackwardBackward0 {
+    tg_node base;
+    tg_saved indices;
+    int64_t padding_idx;
+} tg__node_EmbeddingDenseBackwardBackward0;
+
+/* grad_output: embedding_dense_double_backward(grad, indices, padding_idx) */
+static tg_tensor *EmbeddingDenseBackwardBackward0_grad_output(tg__node_EmbeddingDenseBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_indices = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
+    if (!(t0 = tg_embedding_dense_double_backward(grads[0], s_indices, n->padding_idx))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_indices);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int EmbeddingDenseBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_EmbeddingDenseBackwardBackward0 *n = (tg__node_EmbeddingDenseBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = EmbeddingDenseBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_EmbeddingDenseBackwardBackward0 *n = (tg__node_EmbeddingDenseBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->indices);
+}
+
+static const tg_node_vtable EmbeddingDenseBackwardBackward0_vtable = { "EmbeddingDenseBackwardBackward0", EmbeddingDenseBackwardBackward0_apply, EmbeddingDenseBackwardBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -11677,6 +11940,156 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     tg_n->is_result = is_result;
     tg_autograd_save(&tg_n->self_or_result, self_or_result, false, 0);
     tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg__node_NativeLayerNormBackward0 *tg_n = (tg__node_NativeLayerNormBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(normalized_shape), &NativeLayerNormBackward0_vtable, 3, 3);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_n->normalized_shape = tg__gen_keep_ints(normalized_shape, &tg_cursor);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_autograd_save(&tg_n->bias, bias, false, 0);
+    tg_n->bias_defined = bias != NULL;
+    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
+    tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 tg__below_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensors3 tg_r = tg_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
+    if (!(tg_autograd_any_requires_grad(tg_in, 6)))
+        return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg__node_NativeLayerNormBackwardBackward0 *tg_n = (tg__node_NativeLayerNormBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(normalized_shape), &NativeLayerNormBackwardBackward0_vtable, 3, 5);
+    if (!tg_n)
+        return (tg_tensors3){ 0 };
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, weight);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, grad_out);
+    tg_autograd_node_set_next_edge(&tg_n->base, 3, mean);
+    tg_autograd_node_set_next_edge(&tg_n->base, 4, rstd);
+    tg_autograd_save(&tg_n->grad_out, grad_out, false, 0);
+    tg_autograd_save(&tg_n->input, input, false, 0);
+    tg_n->normalized_shape = tg__gen_keep_ints(normalized_shape, &tg_cursor);
+    tg_autograd_save(&tg_n->mean, mean, false, 0);
+    tg_autograd_save(&tg_n->rstd, rstd, false, 0);
+    tg_autograd_save(&tg_n->weight, weight, false, 0);
+    tg_n->weight_defined = weight != NULL;
+    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_tensors3){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.r0))
+        tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg__gen_differentiable(tg_r.r1))
+        tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
+    if (tg__gen_differentiable(tg_r.r2))
+        tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
+static tg_tensor *tg__below_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_embedding_fn(weight, indices, (tg_embedding_opts){ .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_tensor *const tg_in[] = { weight, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg__node_EmbeddingBackward0 *tg_n = (tg__node_EmbeddingBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EmbeddingBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, weight);
+    tg__saved_sizes_save(&tg_n->weight_sizes, weight);
+    tg_autograd_save(&tg_n->indices, indices, false, 0);
+    tg_n->padding_idx = padding_idx;
+    tg_n->scale_grad_by_freq = scale_grad_by_freq;
+    tg_n->sparse = sparse;
+    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
+static tg_tensor *tg__below_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    tg_tensor *const tg_in[] = { grad_output, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg__node_EmbeddingDenseBackwardBackward0 *tg_n = (tg__node_EmbeddingDenseBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EmbeddingDenseBackwardBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_save(&tg_n->indices, indices, false, 0);
+    tg_n->padding_idx = padding_idx;
+    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;

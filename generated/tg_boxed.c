@@ -5448,6 +5448,214 @@ int tg__boxed_feature_dropout_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
+int tg__boxed_layer_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "layer_norm", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *input;
+    tg_int_list normalized_shape;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    double eps;
+    bool cudnn_enable;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 6, 0, "layer_norm", "input", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 6, 1, "layer_norm", "normalized_shape", "SymInt[]");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 6, 2, "layer_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &bias)) return tg__boxed_bad_arg(tg_s, 6, 3, "layer_norm", "bias", "Tensor?");
+    if (tg__unbox_double(&tg_a[4], &eps)) return tg__boxed_bad_arg(tg_s, 6, 4, "layer_norm", "eps", "float");
+    if (tg__unbox_bool(&tg_a[5], &cudnn_enable)) return tg__boxed_bad_arg(tg_s, 6, 5, "layer_norm", "cudnn_enable", "bool");
+    tg_tensor *tg_r = ((tg__kfn_layer_norm)tg_kernel)(input, normalized_shape, weight, bias, eps, cudnn_enable);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_layer_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "native_layer_norm", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *input;
+    tg_int_list normalized_shape;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    double eps;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 5, 0, "native_layer_norm", "input", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 5, 1, "native_layer_norm", "normalized_shape", "SymInt[]");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 5, 2, "native_layer_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &bias)) return tg__boxed_bad_arg(tg_s, 5, 3, "native_layer_norm", "bias", "Tensor?");
+    if (tg__unbox_double(&tg_a[4], &eps)) return tg__boxed_bad_arg(tg_s, 5, 4, "native_layer_norm", "eps", "float");
+    tg_tensors3 tg_r = ((tg__kfn_native_layer_norm)tg_kernel)(input, normalized_shape, weight, bias, eps);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_native_layer_norm_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "native_layer_norm_backward", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *grad_out;
+    tg_tensor *input;
+    tg_int_list normalized_shape;
+    tg_tensor *mean;
+    tg_tensor *rstd;
+    tg_tensor *weight;
+    tg_tensor *bias;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &grad_out)) return tg__boxed_bad_arg(tg_s, 8, 0, "native_layer_norm_backward", "grad_out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 8, 1, "native_layer_norm_backward", "input", "Tensor");
+    if (tg__unbox_int_list(&tg_a[2], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 8, 2, "native_layer_norm_backward", "normalized_shape", "SymInt[]");
+    if (tg__unbox_tensor(&tg_a[3], &mean)) return tg__boxed_bad_arg(tg_s, 8, 3, "native_layer_norm_backward", "mean", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &rstd)) return tg__boxed_bad_arg(tg_s, 8, 4, "native_layer_norm_backward", "rstd", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[5], &weight)) return tg__boxed_bad_arg(tg_s, 8, 5, "native_layer_norm_backward", "weight", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[6], &bias)) return tg__boxed_bad_arg(tg_s, 8, 6, "native_layer_norm_backward", "bias", "Tensor?");
+    if (tg__unbox_bool_list(&tg_a[7], &output_mask)) return tg__boxed_bad_arg(tg_s, 8, 7, "native_layer_norm_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_native_layer_norm_backward)tg_kernel)(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* layer_norm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor save_mean, Tensor save_invstd, SymInt[] normalized_shape, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+int tg__boxed_layer_norm_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "layer_norm_double_backward", 10);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
+    tg_tensor *input;
+    tg_tensor *gamma;
+    tg_tensor *ggI;
+    tg_tensor *ggG;
+    tg_tensor *ggB;
+    tg_tensor *gO;
+    tg_tensor *save_mean;
+    tg_tensor *save_invstd;
+    tg_int_list normalized_shape;
+    tg_bool_list output_mask;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 10, 0, "layer_norm_double_backward", "input", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[1], &gamma)) return tg__boxed_bad_arg(tg_s, 10, 1, "layer_norm_double_backward", "gamma", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[2], &ggI)) return tg__boxed_bad_arg(tg_s, 10, 2, "layer_norm_double_backward", "ggI", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[3], &ggG)) return tg__boxed_bad_arg(tg_s, 10, 3, "layer_norm_double_backward", "ggG", "Tensor?");
+    if (tg__unbox_opt_tensor(&tg_a[4], &ggB)) return tg__boxed_bad_arg(tg_s, 10, 4, "layer_norm_double_backward", "ggB", "Tensor?");
+    if (tg__unbox_tensor(&tg_a[5], &gO)) return tg__boxed_bad_arg(tg_s, 10, 5, "layer_norm_double_backward", "gO", "Tensor");
+    if (tg__unbox_tensor(&tg_a[6], &save_mean)) return tg__boxed_bad_arg(tg_s, 10, 6, "layer_norm_double_backward", "save_mean", "Tensor");
+    if (tg__unbox_tensor(&tg_a[7], &save_invstd)) return tg__boxed_bad_arg(tg_s, 10, 7, "layer_norm_double_backward", "save_invstd", "Tensor");
+    if (tg__unbox_int_list(&tg_a[8], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 10, 8, "layer_norm_double_backward", "normalized_shape", "SymInt[]");
+    if (tg__unbox_bool_list(&tg_a[9], &output_mask)) return tg__boxed_bad_arg(tg_s, 10, 9, "layer_norm_double_backward", "output_mask", "bool[3]");
+    tg_tensors3 tg_r = ((tg__kfn_layer_norm_double_backward)tg_kernel)(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1, tg_r.r2 }, 3);
+}
+
+/* rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor */
+int tg__boxed_rms_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "rms_norm", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *input;
+    tg_int_list normalized_shape;
+    tg_tensor *weight;
+    tg_opt_float eps;
+    if (tg__unbox_tensor(&tg_a[0], &input)) return tg__boxed_bad_arg(tg_s, 4, 0, "rms_norm", "input", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &normalized_shape)) return tg__boxed_bad_arg(tg_s, 4, 1, "rms_norm", "normalized_shape", "SymInt[]");
+    if (tg__unbox_opt_tensor(&tg_a[2], &weight)) return tg__boxed_bad_arg(tg_s, 4, 2, "rms_norm", "weight", "Tensor?");
+    if (tg__unbox_opt_double(&tg_a[3], &eps)) return tg__boxed_bad_arg(tg_s, 4, 3, "rms_norm", "eps", "float?");
+    tg_tensor *tg_r = ((tg__kfn_rms_norm)tg_kernel)(input, normalized_shape, weight, eps);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
+int tg__boxed_embedding(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "embedding", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *weight;
+    tg_tensor *indices;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    bool sparse;
+    if (tg__unbox_tensor(&tg_a[0], &weight)) return tg__boxed_bad_arg(tg_s, 5, 0, "embedding", "weight", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 5, 1, "embedding", "indices", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &padding_idx)) return tg__boxed_bad_arg(tg_s, 5, 2, "embedding", "padding_idx", "SymInt");
+    if (tg__unbox_bool(&tg_a[3], &scale_grad_by_freq)) return tg__boxed_bad_arg(tg_s, 5, 3, "embedding", "scale_grad_by_freq", "bool");
+    if (tg__unbox_bool(&tg_a[4], &sparse)) return tg__boxed_bad_arg(tg_s, 5, 4, "embedding", "sparse", "bool");
+    tg_tensor *tg_r = ((tg__kfn_embedding)tg_kernel)(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor */
+int tg__boxed_embedding_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "embedding_backward", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *grad;
+    tg_tensor *indices;
+    int64_t num_weights;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    bool sparse;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 6, 0, "embedding_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 6, 1, "embedding_backward", "indices", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &num_weights)) return tg__boxed_bad_arg(tg_s, 6, 2, "embedding_backward", "num_weights", "SymInt");
+    if (tg__unbox_int(&tg_a[3], &padding_idx)) return tg__boxed_bad_arg(tg_s, 6, 3, "embedding_backward", "padding_idx", "SymInt");
+    if (tg__unbox_bool(&tg_a[4], &scale_grad_by_freq)) return tg__boxed_bad_arg(tg_s, 6, 4, "embedding_backward", "scale_grad_by_freq", "bool");
+    if (tg__unbox_bool(&tg_a[5], &sparse)) return tg__boxed_bad_arg(tg_s, 6, 5, "embedding_backward", "sparse", "bool");
+    tg_tensor *tg_r = ((tg__kfn_embedding_backward)tg_kernel)(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
+int tg__boxed_embedding_dense_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "embedding_dense_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad_output;
+    tg_tensor *indices;
+    int64_t num_weights;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 5, 0, "embedding_dense_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 5, 1, "embedding_dense_backward", "indices", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &num_weights)) return tg__boxed_bad_arg(tg_s, 5, 2, "embedding_dense_backward", "num_weights", "SymInt");
+    if (tg__unbox_int(&tg_a[3], &padding_idx)) return tg__boxed_bad_arg(tg_s, 5, 3, "embedding_dense_backward", "padding_idx", "SymInt");
+    if (tg__unbox_bool(&tg_a[4], &scale_grad_by_freq)) return tg__boxed_bad_arg(tg_s, 5, 4, "embedding_dense_backward", "scale_grad_by_freq", "bool");
+    tg_tensor *tg_r = ((tg__kfn_embedding_dense_backward)tg_kernel)(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* embedding_dense_double_backward(Tensor grad, Tensor indices, SymInt padding_idx) -> Tensor */
+int tg__boxed_embedding_dense_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "embedding_dense_double_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_tensor *indices;
+    int64_t padding_idx;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "embedding_dense_double_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 3, 1, "embedding_dense_double_backward", "indices", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &padding_idx)) return tg__boxed_bad_arg(tg_s, 3, 2, "embedding_dense_double_backward", "padding_idx", "SymInt");
+    tg_tensor *tg_r = ((tg__kfn_embedding_dense_double_backward)tg_kernel)(grad, indices, padding_idx);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* one_hot(Tensor self, int num_classes=-1) -> Tensor */
+int tg__boxed_one_hot(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "one_hot", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t num_classes;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "one_hot", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_classes)) return tg__boxed_bad_arg(tg_s, 2, 1, "one_hot", "num_classes", "int");
+    tg_tensor *tg_r = ((tg__kfn_one_hot)tg_kernel)(self, num_classes);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -149,6 +149,10 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(native_layer_norm, "native_layer_norm") \
+    X(native_layer_norm_backward, "native_layer_norm_backward") \
+    X(embedding, "embedding") \
+    X(embedding_dense_backward, "embedding_dense_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

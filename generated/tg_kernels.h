@@ -191,6 +191,16 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/layer_norm.h"
+#include "kernels/native_layer_norm.h"
+#include "kernels/native_layer_norm_backward.h"
+#include "kernels/layer_norm_double_backward.h"
+#include "kernels/rms_norm.h"
+#include "kernels/embedding.h"
+#include "kernels/embedding_backward.h"
+#include "kernels/embedding_dense_backward.h"
+#include "kernels/embedding_dense_double_backward.h"
+#include "kernels/one_hot.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,6 +529,16 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_layer_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* layer_norm */
+int tg__boxed_native_layer_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* native_layer_norm */
+int tg__boxed_native_layer_norm_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* native_layer_norm_backward */
+int tg__boxed_layer_norm_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* layer_norm_double_backward */
+int tg__boxed_rms_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* rms_norm */
+int tg__boxed_embedding(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding */
+int tg__boxed_embedding_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_backward */
+int tg__boxed_embedding_dense_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_backward */
+int tg__boxed_embedding_dense_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_double_backward */
+int tg__boxed_one_hot(tg_fnptr kernel, tg_boxed_stack *s);   /* one_hot */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

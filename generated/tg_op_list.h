@@ -324,6 +324,16 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(layer_norm, "layer_norm") \
+    X(native_layer_norm, "native_layer_norm") \
+    X(native_layer_norm_backward, "native_layer_norm_backward") \
+    X(layer_norm_double_backward, "layer_norm_double_backward") \
+    X(rms_norm, "rms_norm") \
+    X(embedding, "embedding") \
+    X(embedding_backward, "embedding_backward") \
+    X(embedding_dense_backward, "embedding_dense_backward") \
+    X(embedding_dense_double_backward, "embedding_dense_double_backward") \
+    X(one_hot, "one_hot") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -426,6 +436,10 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(native_layer_norm, "native_layer_norm") \
+    X(native_layer_norm_backward, "native_layer_norm_backward") \
+    X(embedding, "embedding") \
+    X(embedding_dense_backward, "embedding_dense_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

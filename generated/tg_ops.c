@@ -9665,6 +9665,339 @@ tg_tensor *tg_feature_dropout_(tg_tensor *self, double p, bool train)
     return tg__track_result(tg_r);
 }
 
+/* layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
+static tg_tensor *fallback_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps, bool cudnn_enable)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_double(&tg_s, eps);
+    tg__box_bool(&tg_s, cudnn_enable);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LAYER_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_layer_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_layer_norm_opts opts)
+{
+    if (!input) return tg__null_arg("layer_norm", "input");
+    if (tg__stub_profiled()) return fallback_layer_norm(input, normalized_shape, opts.weight, opts.bias, opts.eps, opts.cudnn_enable);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(opts.weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_layer_norm tg_kernel = (tg__kfn_layer_norm)tg__pick_kernel(&tg__ops[TG_OP_LAYER_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_layer_norm(input, normalized_shape, opts.weight, opts.bias, opts.eps, opts.cudnn_enable) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, normalized_shape, opts.weight, opts.bias, opts.eps, opts.cudnn_enable);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_double(&tg_s, eps);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_LAYER_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    if (!input) { tg__null_arg("native_layer_norm", "input"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_layer_norm tg_kernel = (tg__kfn_native_layer_norm)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_LAYER_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_layer_norm(input, normalized_shape, weight, bias, eps) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(input, normalized_shape, weight, bias, eps);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_out);
+    tg__box_tensor(&tg_s, input);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_tensor(&tg_s, mean);
+    tg__box_tensor(&tg_s, rstd);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_tensor(&tg_s, bias);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NATIVE_LAYER_NORM_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    if (!grad_out) { tg__null_arg("native_layer_norm_backward", "grad_out"); return (tg_tensors3){ 0 }; }
+    if (!input) { tg__null_arg("native_layer_norm_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (!mean) { tg__null_arg("native_layer_norm_backward", "mean"); return (tg_tensors3){ 0 }; }
+    if (!rstd) { tg__null_arg("native_layer_norm_backward", "rstd"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_out) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(mean) | tg_dispatch_tensor_keys(rstd) | tg__opt_keys(weight) | tg__opt_keys(bias)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_native_layer_norm_backward tg_kernel = (tg__kfn_native_layer_norm_backward)tg__pick_kernel(&tg__ops[TG_OP_NATIVE_LAYER_NORM_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* layer_norm_double_backward(Tensor input, Tensor? gamma, Tensor? ggI, Tensor? ggG, Tensor? ggB, Tensor gO, Tensor save_mean, Tensor save_invstd, SymInt[] normalized_shape, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+static tg_tensors3 fallback_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *save_mean, tg_tensor *save_invstd, tg_int_list normalized_shape, tg_bool_list output_mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_opt_tensor(&tg_s, gamma);
+    tg__box_opt_tensor(&tg_s, ggI);
+    tg__box_opt_tensor(&tg_s, ggG);
+    tg__box_opt_tensor(&tg_s, ggB);
+    tg__box_tensor(&tg_s, gO);
+    tg__box_tensor(&tg_s, save_mean);
+    tg__box_tensor(&tg_s, save_invstd);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_bool_list(&tg_s, output_mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LAYER_NORM_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors3){ 0 };
+    }
+    return (tg_tensors3){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_tensors3 tg_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *save_mean, tg_tensor *save_invstd, tg_int_list normalized_shape, tg_bool_list output_mask)
+{
+    if (!input) { tg__null_arg("layer_norm_double_backward", "input"); return (tg_tensors3){ 0 }; }
+    if (!gO) { tg__null_arg("layer_norm_double_backward", "gO"); return (tg_tensors3){ 0 }; }
+    if (!save_mean) { tg__null_arg("layer_norm_double_backward", "save_mean"); return (tg_tensors3){ 0 }; }
+    if (!save_invstd) { tg__null_arg("layer_norm_double_backward", "save_invstd"); return (tg_tensors3){ 0 }; }
+    if (tg__stub_profiled()) return fallback_layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(gamma) | tg__opt_keys(ggI) | tg__opt_keys(ggG) | tg__opt_keys(ggB) | tg_dispatch_tensor_keys(gO) | tg_dispatch_tensor_keys(save_mean) | tg_dispatch_tensor_keys(save_invstd)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_layer_norm_double_backward tg_kernel = (tg__kfn_layer_norm_double_backward)tg__pick_kernel(&tg__ops[TG_OP_LAYER_NORM_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask) : (tg_tensors3){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors3 tg_r = tg_kernel(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    tg_r.r2 = tg__track_result(tg_r.r2);
+    return tg_r;
+}
+
+/* rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor */
+static tg_tensor *fallback_rms_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_opt_float eps)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, input);
+    tg__box_int_list(&tg_s, normalized_shape);
+    tg__box_opt_tensor(&tg_s, weight);
+    tg__box_opt_double(&tg_s, eps);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_RMS_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_rms_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_rms_norm_opts opts)
+{
+    if (!input) return tg__null_arg("rms_norm", "input");
+    if (tg__stub_profiled()) return fallback_rms_norm(input, normalized_shape, opts.weight, opts.eps);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(opts.weight)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_rms_norm tg_kernel = (tg__kfn_rms_norm)tg__pick_kernel(&tg__ops[TG_OP_RMS_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_rms_norm(input, normalized_shape, opts.weight, opts.eps) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(input, normalized_shape, opts.weight, opts.eps);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
+static tg_tensor *fallback_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, weight);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int(&tg_s, padding_idx);
+    tg__box_bool(&tg_s, scale_grad_by_freq);
+    tg__box_bool(&tg_s, sparse);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMBEDDING], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_embedding_fn(tg_tensor *weight, tg_tensor *indices, tg_embedding_opts opts)
+{
+    if (!weight) return tg__null_arg("embedding", "weight");
+    if (!indices) return tg__null_arg("embedding", "indices");
+    if (tg__stub_profiled()) return fallback_embedding(weight, indices, opts.padding_idx, opts.scale_grad_by_freq, opts.sparse);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(weight) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_embedding tg_kernel = (tg__kfn_embedding)tg__pick_kernel(&tg__ops[TG_OP_EMBEDDING], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_embedding(weight, indices, opts.padding_idx, opts.scale_grad_by_freq, opts.sparse) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(weight, indices, opts.padding_idx, opts.scale_grad_by_freq, opts.sparse);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor */
+static tg_tensor *fallback_embedding_backward(tg_tensor *grad, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int(&tg_s, num_weights);
+    tg__box_int(&tg_s, padding_idx);
+    tg__box_bool(&tg_s, scale_grad_by_freq);
+    tg__box_bool(&tg_s, sparse);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMBEDDING_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_embedding_backward(tg_tensor *grad, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    if (!grad) return tg__null_arg("embedding_backward", "grad");
+    if (!indices) return tg__null_arg("embedding_backward", "indices");
+    if (tg__stub_profiled()) return fallback_embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_embedding_backward tg_kernel = (tg__kfn_embedding_backward)tg__pick_kernel(&tg__ops[TG_OP_EMBEDDING_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
+static tg_tensor *fallback_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int(&tg_s, num_weights);
+    tg__box_int(&tg_s, padding_idx);
+    tg__box_bool(&tg_s, scale_grad_by_freq);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMBEDDING_DENSE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    if (!grad_output) return tg__null_arg("embedding_dense_backward", "grad_output");
+    if (!indices) return tg__null_arg("embedding_dense_backward", "indices");
+    if (tg__stub_profiled()) return fallback_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_embedding_dense_backward tg_kernel = (tg__kfn_embedding_dense_backward)tg__pick_kernel(&tg__ops[TG_OP_EMBEDDING_DENSE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* embedding_dense_double_backward(Tensor grad, Tensor indices, SymInt padding_idx) -> Tensor */
+static tg_tensor *fallback_embedding_dense_double_backward(tg_tensor *grad, tg_tensor *indices, int64_t padding_idx)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int(&tg_s, padding_idx);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_embedding_dense_double_backward(tg_tensor *grad, tg_tensor *indices, int64_t padding_idx)
+{
+    if (!grad) return tg__null_arg("embedding_dense_double_backward", "grad");
+    if (!indices) return tg__null_arg("embedding_dense_double_backward", "indices");
+    if (tg__stub_profiled()) return fallback_embedding_dense_double_backward(grad, indices, padding_idx);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_embedding_dense_double_backward tg_kernel = (tg__kfn_embedding_dense_double_backward)tg__pick_kernel(&tg__ops[TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_embedding_dense_double_backward(grad, indices, padding_idx) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, indices, padding_idx);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* one_hot(Tensor self, int num_classes=-1) -> Tensor */
+static tg_tensor *fallback_one_hot(tg_tensor *self, int64_t num_classes)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, num_classes);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ONE_HOT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_one_hot_fn(tg_tensor *self, tg_one_hot_opts opts)
+{
+    if (!self) return tg__null_arg("one_hot", "self");
+    if (tg__stub_profiled()) return fallback_one_hot(self, opts.num_classes);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_one_hot tg_kernel = (tg__kfn_one_hot)tg__pick_kernel(&tg__ops[TG_OP_ONE_HOT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_one_hot(self, opts.num_classes) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.num_classes);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

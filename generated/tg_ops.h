@@ -341,6 +341,16 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_LAYER_NORM,   /* layer_norm */
+    TG_OP_NATIVE_LAYER_NORM,   /* native_layer_norm */
+    TG_OP_NATIVE_LAYER_NORM_BACKWARD,   /* native_layer_norm_backward */
+    TG_OP_LAYER_NORM_DOUBLE_BACKWARD,   /* layer_norm_double_backward */
+    TG_OP_RMS_NORM,   /* rms_norm */
+    TG_OP_EMBEDDING,   /* embedding */
+    TG_OP_EMBEDDING_BACKWARD,   /* embedding_backward */
+    TG_OP_EMBEDDING_DENSE_BACKWARD,   /* embedding_dense_backward */
+    TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD,   /* embedding_dense_double_backward */
+    TG_OP_ONE_HOT,   /* one_hot */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -524,6 +534,16 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/layer_norm.h"
+#include "ops/native_layer_norm.h"
+#include "ops/native_layer_norm_backward.h"
+#include "ops/layer_norm_double_backward.h"
+#include "ops/rms_norm.h"
+#include "ops/embedding.h"
+#include "ops/embedding_backward.h"
+#include "ops/embedding_dense_backward.h"
+#include "ops/embedding_dense_double_backward.h"
+#include "ops/one_hot.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -94,6 +94,10 @@
 #include "kernels/hardsigmoid_backward.h"
 #include "kernels/elu.h"
 #include "kernels/elu_backward.h"
+#include "kernels/native_layer_norm.h"
+#include "kernels/native_layer_norm_backward.h"
+#include "kernels/embedding.h"
+#include "kernels/embedding_dense_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -742,9 +746,13 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
     { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
     { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
+    { "native_layer_norm", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_layer_norm },
+    { "native_layer_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_layer_norm_backward },
+    { "embedding", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding },
+    { "embedding_dense_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding_dense_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 176 };
