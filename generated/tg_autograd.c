@@ -5682,6 +5682,92 @@ static void EluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
 
+/* SortBackward0: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+typedef struct tg__node_SortBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved result1;
+} tg__node_SortBackward0;
+
+/* self: sort_backward(grad, dim, indices, self.sizes()) */
+static tg_tensor *SortBackward0_self(tg__node_SortBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SortBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SortBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SortBackward0_release_saved(tg_node *node)
+{
+    tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)node;
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable SortBackward0_vtable = { "SortBackward0", SortBackward0_apply, SortBackward0_release_saved };
+
+/* TopkBackward0: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+typedef struct tg__node_TopkBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved result1;
+} tg__node_TopkBackward0;
+
+/* self: sort_backward(grad, dim, indices, self.sizes()) */
+static tg_tensor *TopkBackward0_self(tg__node_TopkBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int TopkBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TopkBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void TopkBackward0_release_saved(tg_node *node)
+{
+    tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)node;
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable TopkBackward0_vtable = { "TopkBackward0", TopkBackward0_apply, TopkBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -11684,6 +11770,145 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices tg__below_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_sort_stable_out_fn(self, stable, values, indices, (tg_sort_stable_out_opts){ .dim = dim, .descending = descending });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { self, values, indices };
+    if (tg_autograd_check_out("sort", tg_in, 3))
+        return (tg_values_indices){ 0 };
+    return tg__below_sort_stable_out(self, stable, dim, descending, values, indices);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices tg__below_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_sort_stable_fn(self, stable, (tg_sort_stable_opts){ .dim = dim, .descending = descending });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_sort_stable(self, stable, dim, descending);
+    tg__node_SortBackward0 *tg_n = (tg__node_SortBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SortBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_values_indices){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
+    if (!tg_r.values && !tg_r.indices) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_values_indices){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.values))
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices tg__below_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_topk_out_fn(self, k, values, indices, (tg_topk_out_opts){ .dim = dim, .largest = largest, .sorted = sorted });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { self, values, indices };
+    if (tg_autograd_check_out("topk", tg_in, 3))
+        return (tg_values_indices){ 0 };
+    return tg__below_topk_out(self, k, dim, largest, sorted, values, indices);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+static tg_values_indices tg__below_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_topk_fn(self, k, (tg_topk_opts){ .dim = dim, .largest = largest, .sorted = sorted });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_topk(self, k, dim, largest, sorted);
+    tg__node_TopkBackward0 *tg_n = (tg__node_TopkBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TopkBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_values_indices){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
+    if (!tg_r.values && !tg_r.indices) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_values_indices){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.values))
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+static tg_tensor *tg__below_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_sort_backward(grad, dim, indices, sizes);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_sort_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("sort_backward");
+}
+
+static const tg_node_vtable tg__ni_vtable_sort_backward = { "NotImplemented", tg__ni_apply_sort_backward, NULL };
+
+tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_tensor *const tg_in[] = { grad, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_sort_backward(grad, dim, indices, sizes);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_sort_backward, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, indices);
+    tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 

@@ -5448,6 +5448,140 @@ int tg__boxed_feature_dropout_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+int tg__boxed_sort_stable_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "sort.values_stable", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_opt_bool stable;
+    int64_t dim;
+    bool descending;
+    tg_tensor *values;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "sort.values_stable", "self", "Tensor");
+    if (tg__unbox_opt_bool(&tg_a[1], &stable)) return tg__boxed_bad_arg(tg_s, 6, 1, "sort.values_stable", "stable", "bool?");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 6, 2, "sort.values_stable", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &descending)) return tg__boxed_bad_arg(tg_s, 6, 3, "sort.values_stable", "descending", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &values)) return tg__boxed_bad_arg(tg_s, 6, 4, "sort.values_stable", "values", "Tensor");
+    if (tg__unbox_tensor(&tg_a[5], &indices)) return tg__boxed_bad_arg(tg_s, 6, 5, "sort.values_stable", "indices", "Tensor");
+    tg_values_indices tg_r = ((tg__kfn_sort_stable_out)tg_kernel)(self, stable, dim, descending, values, indices);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+int tg__boxed_sort_stable(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sort.stable", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_opt_bool stable;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "sort.stable", "self", "Tensor");
+    if (tg__unbox_opt_bool(&tg_a[1], &stable)) return tg__boxed_bad_arg(tg_s, 4, 1, "sort.stable", "stable", "bool?");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "sort.stable", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &descending)) return tg__boxed_bad_arg(tg_s, 4, 3, "sort.stable", "descending", "bool");
+    tg_values_indices tg_r = ((tg__kfn_sort_stable)tg_kernel)(self, stable, dim, descending);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+int tg__boxed_sort(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sort", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sort", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "sort", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &descending)) return tg__boxed_bad_arg(tg_s, 3, 2, "sort", "descending", "bool");
+    tg_values_indices tg_r = ((tg__kfn_sort)tg_kernel)(self, dim, descending);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor */
+int tg__boxed_argsort(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "argsort", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "argsort", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "argsort", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &descending)) return tg__boxed_bad_arg(tg_s, 3, 2, "argsort", "descending", "bool");
+    tg_tensor *tg_r = ((tg__kfn_argsort)tg_kernel)(self, dim, descending);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+int tg__boxed_topk_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "topk.values", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *self;
+    int64_t k;
+    int64_t dim;
+    bool largest;
+    bool sorted;
+    tg_tensor *values;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "topk.values", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &k)) return tg__boxed_bad_arg(tg_s, 7, 1, "topk.values", "k", "int");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 7, 2, "topk.values", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &largest)) return tg__boxed_bad_arg(tg_s, 7, 3, "topk.values", "largest", "bool");
+    if (tg__unbox_bool(&tg_a[4], &sorted)) return tg__boxed_bad_arg(tg_s, 7, 4, "topk.values", "sorted", "bool");
+    if (tg__unbox_tensor(&tg_a[5], &values)) return tg__boxed_bad_arg(tg_s, 7, 5, "topk.values", "values", "Tensor");
+    if (tg__unbox_tensor(&tg_a[6], &indices)) return tg__boxed_bad_arg(tg_s, 7, 6, "topk.values", "indices", "Tensor");
+    tg_values_indices tg_r = ((tg__kfn_topk_out)tg_kernel)(self, k, dim, largest, sorted, values, indices);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+int tg__boxed_topk(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "topk", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t k;
+    int64_t dim;
+    bool largest;
+    bool sorted;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "topk", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &k)) return tg__boxed_bad_arg(tg_s, 5, 1, "topk", "k", "int");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 5, 2, "topk", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &largest)) return tg__boxed_bad_arg(tg_s, 5, 3, "topk", "largest", "bool");
+    if (tg__unbox_bool(&tg_a[4], &sorted)) return tg__boxed_bad_arg(tg_s, 5, 4, "topk", "sorted", "bool");
+    tg_values_indices tg_r = ((tg__kfn_topk)tg_kernel)(self, k, dim, largest, sorted);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+int tg__boxed_sort_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sort_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    int64_t dim;
+    tg_tensor *indices;
+    tg_int_list sizes;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "sort_backward", "grad", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "sort_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &indices)) return tg__boxed_bad_arg(tg_s, 4, 2, "sort_backward", "indices", "Tensor");
+    if (tg__unbox_int_list(&tg_a[3], &sizes)) return tg__boxed_bad_arg(tg_s, 4, 3, "sort_backward", "sizes", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_sort_backward)tg_kernel)(grad, dim, indices, sizes);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -149,6 +149,8 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(sort_stable, "sort.stable") \
+    X(topk, "topk") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

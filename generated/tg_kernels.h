@@ -191,6 +191,10 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/sort.h"
+#include "kernels/argsort.h"
+#include "kernels/topk.h"
+#include "kernels/sort_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,6 +523,13 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_sort_stable_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.values_stable */
+int tg__boxed_sort_stable(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.stable */
+int tg__boxed_sort(tg_fnptr kernel, tg_boxed_stack *s);   /* sort */
+int tg__boxed_argsort(tg_fnptr kernel, tg_boxed_stack *s);   /* argsort */
+int tg__boxed_topk_out(tg_fnptr kernel, tg_boxed_stack *s);   /* topk.values */
+int tg__boxed_topk(tg_fnptr kernel, tg_boxed_stack *s);   /* topk */
+int tg__boxed_sort_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* sort_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

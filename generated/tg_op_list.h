@@ -324,6 +324,13 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(sort_stable_out, "sort.values_stable") \
+    X(sort_stable, "sort.stable") \
+    X(sort, "sort") \
+    X(argsort, "argsort") \
+    X(topk_out, "topk.values") \
+    X(topk, "topk") \
+    X(sort_backward, "sort_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -426,6 +433,9 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(sort_stable_out, "sort.values_stable") \
+    X(topk_out, "topk.values") \
+    X(sort_backward, "sort_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

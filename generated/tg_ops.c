@@ -9665,6 +9665,235 @@ tg_tensor *tg_feature_dropout_(tg_tensor *self, double p, bool train)
     return tg__track_result(tg_r);
 }
 
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices fallback_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_bool(&tg_s, stable);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    tg__box_tensor(&tg_s, values);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_STABLE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_stable_out_fn(tg_tensor *self, tg_opt_bool stable, tg_tensor *values, tg_tensor *indices, tg_sort_stable_out_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (!values) { tg__null_arg("sort", "values"); return (tg_values_indices){ 0 }; }
+    if (!indices) { tg__null_arg("sort", "indices"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort_stable_out(self, stable, opts.dim, opts.descending, values, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(values) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_stable_out tg_kernel = (tg__kfn_sort_stable_out)tg__pick_kernel(&tg__ops[TG_OP_SORT_STABLE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_stable_out(self, stable, opts.dim, opts.descending, values, indices) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, stable, opts.dim, opts.descending, values, indices);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_bool(&tg_s, stable);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_STABLE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_stable_fn(tg_tensor *self, tg_opt_bool stable, tg_sort_stable_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort_stable(self, stable, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_stable tg_kernel = (tg__kfn_sort_stable)tg__pick_kernel(&tg__ops[TG_OP_SORT_STABLE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_stable(self, stable, opts.dim, opts.descending) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, stable, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_sort(tg_tensor *self, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_fn(tg_tensor *self, tg_sort_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort(self, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort tg_kernel = (tg__kfn_sort)tg__pick_kernel(&tg__ops[TG_OP_SORT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort(self, opts.dim, opts.descending) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor */
+static tg_tensor *fallback_argsort(tg_tensor *self, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGSORT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_argsort_fn(tg_tensor *self, tg_argsort_opts opts)
+{
+    if (!self) return tg__null_arg("argsort", "self");
+    if (tg__stub_profiled()) return fallback_argsort(self, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_argsort tg_kernel = (tg__kfn_argsort)tg__pick_kernel(&tg__ops[TG_OP_ARGSORT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_argsort(self, opts.dim, opts.descending) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices fallback_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, k);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, largest);
+    tg__box_bool(&tg_s, sorted);
+    tg__box_tensor(&tg_s, values);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TOPK_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_topk_out_fn(tg_tensor *self, int64_t k, tg_tensor *values, tg_tensor *indices, tg_topk_out_opts opts)
+{
+    if (!self) { tg__null_arg("topk", "self"); return (tg_values_indices){ 0 }; }
+    if (!values) { tg__null_arg("topk", "values"); return (tg_values_indices){ 0 }; }
+    if (!indices) { tg__null_arg("topk", "indices"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_topk_out(self, k, opts.dim, opts.largest, opts.sorted, values, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(values) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_topk_out tg_kernel = (tg__kfn_topk_out)tg__pick_kernel(&tg__ops[TG_OP_TOPK_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_topk_out(self, k, opts.dim, opts.largest, opts.sorted, values, indices) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, k, opts.dim, opts.largest, opts.sorted, values, indices);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, k);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, largest);
+    tg__box_bool(&tg_s, sorted);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TOPK], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_topk_fn(tg_tensor *self, int64_t k, tg_topk_opts opts)
+{
+    if (!self) { tg__null_arg("topk", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_topk(self, k, opts.dim, opts.largest, opts.sorted);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_topk tg_kernel = (tg__kfn_topk)tg__pick_kernel(&tg__ops[TG_OP_TOPK], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_topk(self, k, opts.dim, opts.largest, opts.sorted) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, k, opts.dim, opts.largest, opts.sorted);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+static tg_tensor *fallback_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int_list(&tg_s, sizes);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    if (!grad) return tg__null_arg("sort_backward", "grad");
+    if (!indices) return tg__null_arg("sort_backward", "indices");
+    if (tg__stub_profiled()) return fallback_sort_backward(grad, dim, indices, sizes);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_backward tg_kernel = (tg__kfn_sort_backward)tg__pick_kernel(&tg__ops[TG_OP_SORT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_backward(grad, dim, indices, sizes) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, dim, indices, sizes);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

@@ -341,6 +341,13 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_SORT_STABLE_OUT,   /* sort.values_stable */
+    TG_OP_SORT_STABLE,   /* sort.stable */
+    TG_OP_SORT,   /* sort */
+    TG_OP_ARGSORT,   /* argsort */
+    TG_OP_TOPK_OUT,   /* topk.values */
+    TG_OP_TOPK,   /* topk */
+    TG_OP_SORT_BACKWARD,   /* sort_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -524,6 +531,10 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/sort.h"
+#include "ops/argsort.h"
+#include "ops/topk.h"
+#include "ops/sort_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -94,6 +94,9 @@
 #include "kernels/hardsigmoid_backward.h"
 #include "kernels/elu.h"
 #include "kernels/elu_backward.h"
+#include "kernels/sort.h"
+#include "kernels/topk.h"
+#include "kernels/sort_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -571,6 +574,18 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cuda_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    return tg__cuda_sort_stable_out(self, stable, dim, descending, NULL, NULL);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cuda_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    return tg__cuda_topk_out(self, k, dim, largest, sorted, NULL, NULL);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -742,9 +757,14 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
     { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
     { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
+    { "sort.values_stable", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_stable_out },
+    { "sort.stable", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_sort_stable },
+    { "topk.values", TG_KEY_CUDA, (tg_fnptr)tg__cuda_topk_out },
+    { "topk", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_topk },
+    { "sort_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 177 };
