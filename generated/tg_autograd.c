@@ -11912,6 +11912,63 @@ tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     return tg_r;
 }
 
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_multinomial_out_fn(self, num_samples, out, (tg_multinomial_out_opts){ .replacement = replacement, .generator = generator });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("multinomial", tg_in, 2))
+        return NULL;
+    return tg__below_multinomial_out(self, num_samples, replacement, generator, out);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+static tg_tensor *tg__below_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_multinomial_fn(self, num_samples, (tg_multinomial_opts){ .replacement = replacement, .generator = generator });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_multinomial(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("multinomial");
+}
+
+static const tg_node_vtable tg__ni_vtable_multinomial = { "NotImplemented", tg__ni_apply_multinomial, NULL };
+
+tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_multinomial(self, num_samples, replacement, generator);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_multinomial, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

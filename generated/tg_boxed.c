@@ -5582,6 +5582,44 @@ int tg__boxed_sort_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_multinomial_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "multinomial.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t num_samples;
+    bool replacement;
+    tg_generator *generator;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "multinomial.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_samples)) return tg__boxed_bad_arg(tg_s, 5, 1, "multinomial.out", "num_samples", "int");
+    if (tg__unbox_bool(&tg_a[2], &replacement)) return tg__boxed_bad_arg(tg_s, 5, 2, "multinomial.out", "replacement", "bool");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 5, 3, "multinomial.out", "generator", "Generator?");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "multinomial.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_multinomial_out)tg_kernel)(self, num_samples, replacement, generator, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+int tg__boxed_multinomial(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "multinomial", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t num_samples;
+    bool replacement;
+    tg_generator *generator;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "multinomial", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_samples)) return tg__boxed_bad_arg(tg_s, 4, 1, "multinomial", "num_samples", "int");
+    if (tg__unbox_bool(&tg_a[2], &replacement)) return tg__boxed_bad_arg(tg_s, 4, 2, "multinomial", "replacement", "bool");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 4, 3, "multinomial", "generator", "Generator?");
+    tg_tensor *tg_r = ((tg__kfn_multinomial)tg_kernel)(self, num_samples, replacement, generator);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -195,6 +195,7 @@
 #include "kernels/argsort.h"
 #include "kernels/topk.h"
 #include "kernels/sort_backward.h"
+#include "kernels/multinomial.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -530,6 +531,8 @@ int tg__boxed_argsort(tg_fnptr kernel, tg_boxed_stack *s);   /* argsort */
 int tg__boxed_topk_out(tg_fnptr kernel, tg_boxed_stack *s);   /* topk.values */
 int tg__boxed_topk(tg_fnptr kernel, tg_boxed_stack *s);   /* topk */
 int tg__boxed_sort_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* sort_backward */
+int tg__boxed_multinomial_out(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial.out */
+int tg__boxed_multinomial(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

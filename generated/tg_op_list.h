@@ -331,6 +331,8 @@
     X(topk_out, "topk.values") \
     X(topk, "topk") \
     X(sort_backward, "sort_backward") \
+    X(multinomial_out, "multinomial.out") \
+    X(multinomial, "multinomial") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -436,6 +438,7 @@
     X(sort_stable_out, "sort.values_stable") \
     X(topk_out, "topk.values") \
     X(sort_backward, "sort_backward") \
+    X(multinomial_out, "multinomial.out") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -9894,6 +9894,68 @@ tg_tensor *tg_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg
     return tg__track_result(tg_r);
 }
 
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, num_samples);
+    tg__box_bool(&tg_s, replacement);
+    tg__box_opt_generator(&tg_s, generator);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MULTINOMIAL_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_multinomial_out_fn(tg_tensor *self, int64_t num_samples, tg_tensor *out, tg_multinomial_out_opts opts)
+{
+    if (!self) return tg__null_arg("multinomial", "self");
+    if (!out) return tg__null_arg("multinomial", "out");
+    if (tg__stub_profiled()) return fallback_multinomial_out(self, num_samples, opts.replacement, opts.generator, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_multinomial_out tg_kernel = (tg__kfn_multinomial_out)tg__pick_kernel(&tg__ops[TG_OP_MULTINOMIAL_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_multinomial_out(self, num_samples, opts.replacement, opts.generator, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, num_samples, opts.replacement, opts.generator, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+static tg_tensor *fallback_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, num_samples);
+    tg__box_bool(&tg_s, replacement);
+    tg__box_opt_generator(&tg_s, generator);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MULTINOMIAL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_multinomial_fn(tg_tensor *self, int64_t num_samples, tg_multinomial_opts opts)
+{
+    if (!self) return tg__null_arg("multinomial", "self");
+    if (tg__stub_profiled()) return fallback_multinomial(self, num_samples, opts.replacement, opts.generator);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_multinomial tg_kernel = (tg__kfn_multinomial)tg__pick_kernel(&tg__ops[TG_OP_MULTINOMIAL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_multinomial(self, num_samples, opts.replacement, opts.generator) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, num_samples, opts.replacement, opts.generator);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

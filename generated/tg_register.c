@@ -4055,6 +4055,30 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .ntensor_args = 2,
         .nargs = 4,
     },
+    [TG_OP_MULTINOMIAL_OUT] = {
+        .name = "multinomial.out",
+        .schema = "multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__cpu_multinomial_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_multinomial_out,
+        },
+        .composite = NULL,
+        .call_boxed = tg__boxed_multinomial_out,
+        .ntensor_args = 2,
+        .nargs = 5,
+    },
+    [TG_OP_MULTINOMIAL] = {
+        .name = "multinomial",
+        .schema = "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__structured_cpu_multinomial,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_multinomial,
+        },
+        .composite = NULL,
+        .call_boxed = tg__boxed_multinomial,
+        .ntensor_args = 1,
+        .nargs = 4,
+    },
     [TG_OP_SGD_STEP_] = {
         .name = "sgd_step_",
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",

@@ -97,6 +97,7 @@
 #include "kernels/sort.h"
 #include "kernels/topk.h"
 #include "kernels/sort_backward.h"
+#include "kernels/multinomial.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -586,6 +587,12 @@ tg_values_indices tg__structured_cuda_topk(tg_tensor *self, int64_t k, int64_t d
     return tg__cuda_topk_out(self, k, dim, largest, sorted, NULL, NULL);
 }
 
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+tg_tensor *tg__structured_cuda_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    return tg__cuda_multinomial_out(self, num_samples, replacement, generator, NULL);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -762,9 +769,11 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "topk.values", TG_KEY_CUDA, (tg_fnptr)tg__cuda_topk_out },
     { "topk", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_topk },
     { "sort_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_backward },
+    { "multinomial.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_multinomial_out },
+    { "multinomial", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_multinomial },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 177 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 179 };

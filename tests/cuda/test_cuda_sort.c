@@ -1,0 +1,130 @@
+/* CUDA sort, topk and sort_backward (kernels/cuda/sort.cu) against the CPU kernels
+ * (kernels/cpu/sort.c) on the same inputs: rows short enough for the shared-memory bitonic
+ * kernel and longer ones for the one-thread-per-row fallback (sort, topk's heap selection and
+ * its full sort), ties (both backends order them stably, so indices agree exactly), NaN, the
+ * middle dim, a transposed input, float32, float64 and int64; and the errors.
+ *
+ * Bounds: exact. Both backends move values without arithmetic, with the same keys. */
+#include "cuda_cmp.h"
+
+TG_CUDA_COVERS("sort.values_stable", "topk.values", "sort_backward");
+
+#ifndef TG_WITH_CUDA
+Test(cuda_sort, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
+#else
+
+static void same2(tg_values_indices g, tg_values_indices c, const char *what)
+{
+    cr_assert(g.values && g.indices, "%s (CUDA): %s", what, tg_last_error());
+    cc_assert_equal(g.values, c.values, what);
+    cc_assert_equal(g.indices, c.indices, what);
+}
+
+/* Values with ties: uniform in [lo, hi) rounded to quarters (exact in every dtype). */
+static tg_tensor *quarters(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed)
+{
+    tg_tensor *r = cc_rand(shape, ndim, TG_FLOAT64, seed, -8, 8);
+    tg_tensor *q = tg_mul_scalar(r, 4);
+    tg_tensor *f = tg_floor(q);
+    tg_tensor *s = tg_div_scalar(f, 4);
+    tg_tensor *t = tg_to(s, dt);
+    tg_release(r);
+    tg_release(q);
+    tg_release(f);
+    tg_release(s);
+    return t;
+}
+
+Test(cuda_sort, sort_short_and_long_rows)
+{
+    CC_REQUIRE_DEVICE("cuda_sort::sort_short_and_long_rows");
+    kt_live base = kt_live_now();
+    static const tg_dtype dts[3] = { TG_FLOAT32, TG_FLOAT64, TG_INT64 };
+    static const int64_t shapes[3][3] = { { 6, 37, 1 }, { 3, 1500, 1 }, { 2, 5, 7 } };
+    for (int t = 0; t < 3; t++) {
+        for (int s = 0; s < 3; s++) {
+            tg_scope_begin();
+            int64_t ndim = s == 2 ? 3 : 2;
+            tg_tensor *x = quarters(shapes[s], ndim, dts[t], 10 + s), *xg = cc_cuda(x);
+            for (int64_t dim = -1; dim < ndim; dim++) {
+                for (int desc = 0; desc < 2; desc++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "sort %s shape %d dim %lld%s",
+                             tg_dtype_name(dts[t]), s, (long long)dim, desc ? " desc" : "");
+                    same2(tg_sort_stable(xg, TG_OPT_BOOL(true), .dim = dim, .descending = desc),
+                          tg_sort_stable(x, TG_OPT_BOOL(true), .dim = dim, .descending = desc),
+                          what);
+                }
+            }
+            /* transposed input */
+            tg_tensor *xt = tg_transpose(x, 0, 1), *xtg = tg_transpose(xg, 0, 1);
+            same2(tg_sort(xtg, .dim = 0), tg_sort(xt, .dim = 0), "sort transposed");
+            tg_scope_end();
+        }
+    }
+    /* NaN and infinities */
+    tg_scope_begin();
+    const double v[] = { 1, NAN, -INFINITY, 0.5, NAN, INFINITY, -0.0, 0.0, 2 };
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ 9 }, 1, TG_FLOAT32), *xg = cc_cuda(x);
+    same2(tg_sort(xg), tg_sort(x), "sort nan");
+    same2(tg_sort(xg, .descending = true), tg_sort(x, .descending = true), "sort nan desc");
+    same2(tg_topk(xg, 3), tg_topk(x, 3), "topk nan");
+    tg_scope_end();
+    kt_assert_no_leak(base);
+}
+
+Test(cuda_sort, topk_paths_and_backward)
+{
+    CC_REQUIRE_DEVICE("cuda_sort::topk_paths_and_backward");
+    kt_live base = kt_live_now();
+    static const tg_dtype dts[2] = { TG_FLOAT32, TG_FLOAT64 };
+    /* (4, 100): bitonic; (2, 3000): k 7 heap selection, k 500 full sort */
+    static const int64_t shapes[2][2] = { { 4, 100 }, { 2, 3000 } };
+    static const int64_t ks[2][2] = { { 5, 60 }, { 7, 500 } };
+    for (int t = 0; t < 2; t++) {
+        for (int s = 0; s < 2; s++) {
+            for (int j = 0; j < 2; j++) {
+                tg_scope_begin();
+                tg_tensor *x = cc_rand(shapes[s], 2, dts[t], 20 + s, -3, 3), *xg = cc_cuda(x);
+                for (int largest = 0; largest < 2; largest++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "topk %s shape %d k %lld%s",
+                             tg_dtype_name(dts[t]), s, (long long)ks[s][j],
+                             largest ? "" : " smallest");
+                    tg_values_indices c = tg_topk(x, ks[s][j], .largest = largest);
+                    tg_values_indices g = tg_topk(xg, ks[s][j], .largest = largest);
+                    same2(g, c, what);
+                    /* the gradient: grad scattered back to the indices */
+                    tg_tensor *gr = cc_rand(tg_tensor_sizes(c.values), 2, dts[t], 30, -1, 1);
+                    tg_tensor *grg = cc_cuda(gr);
+                    cc_assert_equal(tg_sort_backward(grg, -1, g.indices, TG_INTS(shapes[s][0], shapes[s][1])),
+                                    tg_sort_backward(gr, -1, c.indices, TG_INTS(shapes[s][0], shapes[s][1])),
+                                    what);
+                }
+                /* along dim 0 */
+                same2(tg_topk(xg, 2, .dim = 0), tg_topk(x, 2, .dim = 0), "topk dim 0");
+                tg_scope_end();
+            }
+        }
+    }
+    kt_assert_no_leak(base);
+}
+
+Test(cuda_sort, errors)
+{
+    CC_REQUIRE_DEVICE("cuda_sort::errors");
+    kt_live base = kt_live_now();
+    tg_scope_begin();
+    tg_tensor *x = cc_cuda(tg_zeros(TG_INTS(2, 3)));
+    tg_values_indices r = tg_topk(x, 4);
+    cr_expect_null(r.values);
+    kt_assert_error("topk: selected index k out of range");
+    tg_tensor *g = cc_cuda(tg_ones(TG_INTS(2, 1)));
+    tg_tensor *bad = cc_cuda(tg_full(TG_INTS(2, 1), 3, .dtype = TG_INT64));
+    cr_expect_null(tg_sort_backward(g, 1, bad, TG_INTS(2, 3)));
+    kt_assert_error("index 3 is out of bounds for dimension 1 with size 3");
+    tg_scope_end();
+    kt_assert_no_leak(base);
+}
+
+#endif
