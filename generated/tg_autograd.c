@@ -11969,6 +11969,47 @@ tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples,
     return tg_r;
 }
 
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+static tg_tensor_list tg__below__foreach_norm(tg_tensor_list self, double ord)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor_list tg_r = tg__foreach_norm_fn(self, (tg__foreach_norm_opts){ .ord = ord });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply__foreach_norm(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("_foreach_norm.Scalar");
+}
+
+static const tg_node_vtable tg__ni_vtable__foreach_norm = { "NotImplemented", tg__ni_apply__foreach_norm, NULL };
+
+tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord)
+{
+    if (!(tg_autograd_any_requires_grad(self.data, (int)self.len)))
+        return tg__below__foreach_norm(self, ord);
+    tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
+    if (!tg_r.data)
+        return tg_r;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__foreach_norm, (int)tg_r.len, 0 + (int)self.len);
+    if (!tg_n) {
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    int tg_e = 0;
+    for (int64_t tg_i = 0; tg_i < self.len; tg_i++)
+        tg_autograd_node_set_next_edge(tg_n, tg_e++, self.data[tg_i]);
+    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
+        if (tg__gen_differentiable(tg_r.data[tg_i]))
+            tg_autograd_set_history(tg_r.data[tg_i], tg_n, (int)tg_i);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

@@ -5620,6 +5620,20 @@ int tg__boxed_multinomial(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+int tg__boxed__foreach_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "_foreach_norm.Scalar", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor_list self;
+    double ord;
+    if (tg__unbox_tensor_list(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "_foreach_norm.Scalar", "self", "Tensor[]");
+    if (tg__unbox_double(&tg_a[1], &ord)) return tg__boxed_bad_arg(tg_s, 2, 1, "_foreach_norm.Scalar", "ord", "Scalar");
+    tg_tensor_list tg_r = ((tg__kfn__foreach_norm)tg_kernel)(self, ord);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensor_list(tg_s, tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -196,6 +196,7 @@
 #include "kernels/topk.h"
 #include "kernels/sort_backward.h"
 #include "kernels/multinomial.h"
+#include "kernels/_foreach_norm.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -533,6 +534,7 @@ int tg__boxed_topk(tg_fnptr kernel, tg_boxed_stack *s);   /* topk */
 int tg__boxed_sort_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* sort_backward */
 int tg__boxed_multinomial_out(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial.out */
 int tg__boxed_multinomial(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial */
+int tg__boxed__foreach_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* _foreach_norm.Scalar */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

@@ -333,6 +333,7 @@
     X(sort_backward, "sort_backward") \
     X(multinomial_out, "multinomial.out") \
     X(multinomial, "multinomial") \
+    X(_foreach_norm, "_foreach_norm.Scalar") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -439,6 +440,7 @@
     X(topk_out, "topk.values") \
     X(sort_backward, "sort_backward") \
     X(multinomial_out, "multinomial.out") \
+    X(_foreach_norm, "_foreach_norm.Scalar") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

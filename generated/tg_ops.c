@@ -9956,6 +9956,34 @@ tg_tensor *tg_multinomial_fn(tg_tensor *self, int64_t num_samples, tg_multinomia
     return tg__track_result(tg_r);
 }
 
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+static tg_tensor_list fallback__foreach_norm(tg_tensor_list self, double ord)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor_list(&tg_s, self);
+    tg__box_double(&tg_s, ord);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__FOREACH_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg__foreach_norm_fn(tg_tensor_list self, tg__foreach_norm_opts opts)
+{
+    if (tg__any_null(self.data, (int)self.len)) { tg__null_arg("_foreach_norm", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback__foreach_norm(self, opts.ord);
+    tg_keyset tg_ks = tg__list_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__foreach_norm tg_kernel = (tg__kfn__foreach_norm)tg__pick_kernel(&tg__ops[TG_OP__FOREACH_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__foreach_norm(self, opts.ord) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensor_list tg_r = tg_kernel(self, opts.ord);
+    tg_scope_resume(tg_sc);
+    return tg_r.data ? tg_scope_track_list(tg_r) : tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

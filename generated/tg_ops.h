@@ -350,6 +350,7 @@ typedef enum tg_op {
     TG_OP_SORT_BACKWARD,   /* sort_backward */
     TG_OP_MULTINOMIAL_OUT,   /* multinomial.out */
     TG_OP_MULTINOMIAL,   /* multinomial */
+    TG_OP__FOREACH_NORM,   /* _foreach_norm.Scalar */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -538,6 +539,7 @@ typedef enum tg_op {
 #include "ops/topk.h"
 #include "ops/sort_backward.h"
 #include "ops/multinomial.h"
+#include "ops/_foreach_norm.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -4079,6 +4079,18 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .ntensor_args = 1,
         .nargs = 4,
     },
+    [TG_OP__FOREACH_NORM] = {
+        .name = "_foreach_norm.Scalar",
+        .schema = "_foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[]",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__cpu_foreach_norm,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel__foreach_norm,
+        },
+        .composite = NULL,
+        .call_boxed = tg__boxed__foreach_norm,
+        .ntensor_args = 1,
+        .nargs = 2,
+    },
     [TG_OP_SGD_STEP_] = {
         .name = "sgd_step_",
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",

@@ -98,6 +98,7 @@
 #include "kernels/topk.h"
 #include "kernels/sort_backward.h"
 #include "kernels/multinomial.h"
+#include "kernels/_foreach_norm.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -771,9 +772,10 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "sort_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_backward },
     { "multinomial.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_multinomial_out },
     { "multinomial", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_multinomial },
+    { "_foreach_norm.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_foreach_norm },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 179 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 180 };
