@@ -80,19 +80,23 @@ static inline int tg__foreach_norm_check(const char *op, tg_tensor_list self, do
     if (self.len == 0) return tg__fail(op, "Tensor list must have at least one tensor.");
     for (int64_t i = 0; i < self.len; i++) {
         const tg_tensor *t = self.data[i];
-        if (!t) return tg__fail(op, "Expected a Tensor at position %lld but got None", (long long)i);
+        if (!t)
+            return tg__fail(op, "Expected a Tensor at position %lld but got None", (long long)i);
         if (t->device.type != self.data[0]->device.type ||
             t->device.index != self.data[0]->device.index)
-            return tg__fail(op, "Expected all tensors to be on the same device, but tensor %lld "
-                                "is on another device than tensor 0",
+            return tg__fail(op,
+                            "Expected all tensors to be on the same device, but tensor %lld "
+                            "is on another device than tensor 0",
                             (long long)i);
         if (!tg_dtype_is_floating(t->dtype))
-            return tg__fail(op, "linalg.vector_norm: Expected a floating point or complex tensor "
-                                "as input. Got %s",
+            return tg__fail(op,
+                            "linalg.vector_norm: Expected a floating point or complex tensor "
+                            "as input. Got %s",
                             tg__dtype_torch_name(t->dtype));
         if (tg__numel(t) == 0 && (ord == INFINITY || ord == -INFINITY || ord < 0))
-            return tg__fail(op, "linalg.vector_norm cannot compute the %g norm on an empty tensor "
-                                "because the operation does not have an identity",
+            return tg__fail(op,
+                            "linalg.vector_norm cannot compute the %g norm on an empty tensor "
+                            "because the operation does not have an identity",
                             ord);
     }
     return 0;

@@ -75,7 +75,8 @@ static inline TG_SORT_HD void tg__sort_pairs(tg_sort_pair *p, tg_sort_pair *tmp,
         for (int64_t lo = 0; lo < n; lo += 2 * w) {
             int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             int64_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) dst[o++] = tg__sort_less(src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid && j < hi)
+                dst[o++] = tg__sort_less(src[j], src[i]) ? src[j++] : src[i++];
             while (i < mid) dst[o++] = src[i++];
             while (j < hi) dst[o++] = src[j++];
         }
@@ -126,8 +127,7 @@ typedef struct tg_sort_geom {
     int64_t d, outer, n, inner;
 } tg_sort_geom;
 
-static inline int tg__sort_geom(const char *op, const tg_tensor *self, int64_t dim,
-                                tg_sort_geom *g)
+static inline int tg__sort_geom(const char *op, const tg_tensor *self, int64_t dim, tg_sort_geom *g)
 {
     g->d = tg__wrap_dim(op, dim, self->ndim > 0 ? self->ndim : 1);
     if (g->d < 0) return -1;

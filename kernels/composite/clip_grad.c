@@ -3,7 +3,8 @@
  * of those norms (stacked), clip_coef = reciprocal(total + 1e-6) * max_norm (Python's
  * `max_norm / tensor` is reciprocal times max_norm), clamped to at most 1, and every gradient
  * multiplied in place by it, always (a coefficient of 1 leaves it unchanged). Every step runs in
- * the gradients' dtype, as in PyTorch, with grad mode off. A training utility rather than an
+ * the gradients' dtype, as in PyTorch, with grad mode off and the caller's scope suspended
+ * (it releases what it makes). A training utility rather than an
  * operator: it lives with the composites because it is written with their public functions. */
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +65,8 @@ double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, doub
         tg__error(op, "out of memory");
         return -1;
     }
+    /* the tensors made here are this function's own, not the caller's scope's */
+    int token = tg_scope_suspend();
     int m = 0, rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         if (!params[i]) {
@@ -76,9 +79,12 @@ double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, doub
     }
     double total = 0;
     if (rc == 0 && m > 0) {
-        TG_NO_GRAD { rc = clip(grads, m, max_norm, norm_type, &total); }
+        TG_NO_GRAD {
+            rc = clip(grads, m, max_norm, norm_type, &total);
+        }
     }
     for (int i = 0; i < m; i++) tg_release(grads[i]);
     free(grads);
+    tg_scope_resume(token);
     return rc == 0 ? total : -1;
 }

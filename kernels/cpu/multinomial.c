@@ -39,11 +39,10 @@ tg_tensor *tg__cpu_multinomial_out(tg_tensor *self, int64_t num_samples, bool re
 {
     const char *op = "multinomial";
     int64_t rows, n;
-    if (tg__multinomial_check(op, self, num_samples, replacement, out, &rows, &n) != 0)
-        return NULL;
+    if (tg__multinomial_check(op, self, num_samples, replacement, out, &rows, &n) != 0) return NULL;
     int64_t sizes[2] = { rows, num_samples };
-    tg_tensor *res = tg__k_prepare_out(op, out, self->ndim == 2 ? sizes : sizes + 1, self->ndim,
-                                       TG_INT64);
+    tg_tensor *res =
+        tg__k_prepare_out(op, out, self->ndim == 2 ? sizes : sizes + 1, self->ndim, TG_INT64);
     if (!res || rows == 0) return res;
     int64_t ustride = replacement ? num_samples : n, es = (int64_t)tg_dtype_size(self->dtype);
     double *w = malloc(sizeof(double) * (size_t)(rows * n));
@@ -80,7 +79,8 @@ tg_tensor *tg__cpu_multinomial_out(tg_tensor *self, int64_t num_samples, bool re
     if (rc == 0) {
         int64_t *o = (int64_t *)(void *)tg__k_data(res);
         bool contig = tg__is_contiguous(res);
-        for (int64_t e = 0; e < rows * num_samples; e++) o[contig ? e : tg__k_offset(res, e)] = idx[e];
+        for (int64_t e = 0; e < rows * num_samples; e++)
+            o[contig ? e : tg__k_offset(res, e)] = idx[e];
         if (out) tg__bump_version(res);
     }
     free(w);

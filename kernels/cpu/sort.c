@@ -16,16 +16,16 @@
 
 typedef struct sort_job {
     const tg_tensor *self;
-    const char *x;     /* self's first element */
-    int64_t xs;        /* self's stride along the dim, in elements */
-    int64_t es;        /* element size in bytes */
+    const char *x; /* self's first element */
+    int64_t xs;    /* self's stride along the dim, in elements */
+    int64_t es;    /* element size in bytes */
     tg_sort_geom g;
-    int64_t k;         /* elements kept per row (n for sort) */
-    bool descending;   /* keys complemented */
-    bool select;       /* heap-select k first */
-    char *vals;        /* outer x k x inner, contiguous */
+    int64_t k;       /* elements kept per row (n for sort) */
+    bool descending; /* keys complemented */
+    bool select;     /* heap-select k first */
+    char *vals;      /* outer x k x inner, contiguous */
     int64_t *idx;
-    int failed;        /* a chunk could not allocate its scratch */
+    int failed; /* a chunk could not allocate its scratch */
 } sort_job;
 
 /* Key of element j of the row at base. */
@@ -93,19 +93,24 @@ static tg_values_indices sort_common(const char *op, tg_tensor *self, const tg_s
         return r;
     }
     /* a non-contiguous out= tensor is filled from a contiguous result */
-    tg_tensor *vw = tg__is_contiguous(v) ? tg_retain(v) : tg__empty(op, sizes, self->ndim,
-                                                                     self->dtype, TG_DEVICE_CPU);
-    tg_tensor *iw = tg__is_contiguous(ix) ? tg_retain(ix)
-                                          : tg__empty(op, sizes, self->ndim, TG_INT64,
-                                                      TG_DEVICE_CPU);
+    tg_tensor *vw = tg__is_contiguous(v)
+                        ? tg_retain(v)
+                        : tg__empty(op, sizes, self->ndim, self->dtype, TG_DEVICE_CPU);
+    tg_tensor *iw = tg__is_contiguous(ix)
+                        ? tg_retain(ix)
+                        : tg__empty(op, sizes, self->ndim, TG_INT64, TG_DEVICE_CPU);
     int rc = vw && iw ? 0 : -1;
     if (rc == 0 && k > 0 && g->outer * g->inner > 0) {
-        sort_job j = { self,       tg__k_data(self),
+        sort_job j = { self,
+                       tg__k_data(self),
                        self->ndim > 0 ? self->strides[g->d] : 0,
                        (int64_t)tg_dtype_size(self->dtype),
-                       *g,         k,
-                       descending, select,
-                       tg__k_data(vw), (int64_t *)(void *)tg__k_data(iw),
+                       *g,
+                       k,
+                       descending,
+                       select,
+                       tg__k_data(vw),
+                       (int64_t *)(void *)tg__k_data(iw),
                        0 };
         int64_t rows = g->outer * g->inner;
         int64_t grain = tg__grain_size() / (g->n > 0 ? g->n : 1);
@@ -154,8 +159,8 @@ tg_values_indices tg__cpu_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool
     tg_sort_geom g;
     if (tg__topk_check("topk", self, k, dim, "topk_cpu", &g) != 0)
         return (tg_values_indices){ NULL, NULL };
-    return sort_common("topk", self, &g, k, largest, k > 0 && tg__topk_use_select(k, g.n),
-                       values, indices);
+    return sort_common("topk", self, &g, k, largest, k > 0 && tg__topk_use_select(k, g.n), values,
+                       indices);
 }
 
 /* Zeros of `sizes` (grad's dtype) with grad scattered along dim to indices. */

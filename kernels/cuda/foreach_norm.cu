@@ -18,7 +18,8 @@ __device__ double block_merge(tg_norm_kind k, double acc)
     s[threadIdx.x] = acc;
     __syncthreads();
     for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if ((int)threadIdx.x < h) s[threadIdx.x] = tg__norm_merge(k, s[threadIdx.x], s[threadIdx.x + h]);
+        if ((int)threadIdx.x < h)
+            s[threadIdx.x] = tg__norm_merge(k, s[threadIdx.x], s[threadIdx.x + h]);
         __syncthreads();
     }
     return s[0];
@@ -47,8 +48,8 @@ __global__ void __launch_bounds__(THREADS)
     if (threadIdx.x == 0) tg__cuda_store(out, dt, tg__norm_finish(k, p, acc));
 }
 
-static tg_tensor *norm_of(const char *op, tg_tensor *t, tg_norm_kind kind, double p,
-                          double *part, cudaStream_t st)
+static tg_tensor *norm_of(const char *op, tg_tensor *t, tg_norm_kind kind, double p, double *part,
+                          cudaStream_t st)
 {
     tg_tensor *x = tg__cuda_contiguous(op, t, t->dtype);
     tg_tensor *r = x ? tg__empty(op, NULL, 0, t->dtype, t->device) : NULL;

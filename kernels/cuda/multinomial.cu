@@ -32,10 +32,9 @@ __global__ void sample_kernel(double *w, double *u, tg_sort_pair *pairs, int64_t
          r += (int64_t)gridDim.x * blockDim.x) {
         double *ur = u + r * ustride;
         for (int64_t t = 0; t < ustride; t++) {
-            uint4 b = tg__philox4x32_10(
-                make_uint4((uint32_t)r, (uint32_t)((uint64_t)r >> 32), (uint32_t)t,
-                           (uint32_t)((uint64_t)t >> 32)),
-                key);
+            uint4 b = tg__philox4x32_10(make_uint4((uint32_t)r, (uint32_t)((uint64_t)r >> 32),
+                                                   (uint32_t)t, (uint32_t)((uint64_t)t >> 32)),
+                                        key);
             ur[t] = tg__multinomial_u01(((uint64_t)b.x << 32) | b.y);
         }
         if (replacement) tg__multinomial_with(w + r * n, n, ur, k, res + r * k, 1);
@@ -49,14 +48,13 @@ extern "C" tg_tensor *tg__cuda_multinomial_out(tg_tensor *self, int64_t num_samp
 {
     const char *op = "multinomial";
     int64_t rows, n;
-    if (tg__multinomial_check(op, self, num_samples, replacement, out, &rows, &n) != 0)
-        return NULL;
+    if (tg__multinomial_check(op, self, num_samples, replacement, out, &rows, &n) != 0) return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
     int64_t sizes[2] = { rows, num_samples };
-    tg_tensor *res = tg__cuda_prepare_out(op, out, self->ndim == 2 ? sizes : sizes + 1,
-                                          self->ndim, TG_INT64, self->device);
+    tg_tensor *res = tg__cuda_prepare_out(op, out, self->ndim == 2 ? sizes : sizes + 1, self->ndim,
+                                          TG_INT64, self->device);
     if (!res || rows == 0) return res;
     int64_t ustride = replacement ? num_samples : n;
     int64_t wsz[2] = { rows, n }, usz = rows * ustride, psz = replacement ? 1 : rows * 2 * n * 2;
@@ -72,9 +70,10 @@ extern "C" tg_tensor *tg__cuda_multinomial_out(tg_tensor *self, int64_t num_samp
     rc = w && u && pairs && codes && ix ? 0 : -1;
     if (rc == 0) {
         /* self viewed as rows x n (a 1-D self is one row) */
-        int64_t strides[2] = { self->ndim == 2 ? self->strides[0] : 0, self->strides[self->ndim - 1] };
-        rc = tg__cuda_copy_strided(op, tg__cuda_device_of(w), tg__k_data(w), TG_FLOAT64,
-                                   w->strides, tg__k_data(self), self->dtype, strides, wsz, 2);
+        int64_t strides[2] = { self->ndim == 2 ? self->strides[0] : 0,
+                               self->strides[self->ndim - 1] };
+        rc = tg__cuda_copy_strided(op, tg__cuda_device_of(w), tg__k_data(w), TG_FLOAT64, w->strides,
+                                   tg__k_data(self), self->dtype, strides, wsz, 2);
     }
     if (rc == 0) {
         check_kernel<<<tg__cuda_blocks(rows, ROW_THREADS), ROW_THREADS, 0, st>>>(

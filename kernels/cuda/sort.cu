@@ -46,7 +46,7 @@ __device__ __forceinline__ void copy_elem(char *d, const char *s, int64_t es)
 __device__ __forceinline__ uint64_t key_of(const sort_dev &a, const char *p)
 {
     return a.floating ? tg__sort_key_f64(tg__cuda_load<double>(p, a.dt), a.descending)
-                                      : tg__sort_key_i64(tg__cuda_load<int64_t>(p, a.dt), a.descending);
+                      : tg__sort_key_i64(tg__cuda_load<int64_t>(p, a.dt), a.descending);
 }
 
 __device__ __forceinline__ const char *row_base(const sort_dev &a, int64_t r)
@@ -122,8 +122,8 @@ __global__ void fallback_kernel(sort_dev a, tg_sort_pair *scratch)
 }
 
 /* Fills the contiguous outputs v and ix (outer x k x inner) from the contiguous x. 0 or -1. */
-static int run_sort(const char *op, tg_tensor *x, const tg_sort_geom *g, int64_t k,
-                    bool descending, bool select, tg_tensor *v, tg_tensor *ix, cudaStream_t st)
+static int run_sort(const char *op, tg_tensor *x, const tg_sort_geom *g, int64_t k, bool descending,
+                    bool select, tg_tensor *v, tg_tensor *ix, cudaStream_t st)
 {
     sort_dev a;
     a.x = tg__k_data(x);
@@ -178,12 +178,12 @@ static tg_values_indices sort_common(const char *op, tg_tensor *self, const tg_s
         return r;
     }
     tg_tensor *x = tg__cuda_contiguous(op, self, self->dtype);
-    tg_tensor *vw = tg__is_contiguous(v) ? tg_retain(v)
-                                         : tg__empty(op, sizes, self->ndim, self->dtype,
-                                                     self->device);
-    tg_tensor *iw = tg__is_contiguous(ix) ? tg_retain(ix)
-                                          : tg__empty(op, sizes, self->ndim, TG_INT64,
-                                                      self->device);
+    tg_tensor *vw = tg__is_contiguous(v)
+                        ? tg_retain(v)
+                        : tg__empty(op, sizes, self->ndim, self->dtype, self->device);
+    tg_tensor *iw = tg__is_contiguous(ix)
+                        ? tg_retain(ix)
+                        : tg__empty(op, sizes, self->ndim, TG_INT64, self->device);
     rc = x && vw && iw ? run_sort(op, x, g, k, descending, select, vw, iw, st) : -1;
     if (rc == 0 && vw != v) {
         tg_tensor *c = tg_copy_(v, vw);
@@ -269,7 +269,8 @@ extern "C" tg_tensor *tg__cuda_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     int64_t es = (int64_t)tg_dtype_size(grad->dtype), total = tg__numel(grad);
     rc = out && gc && ic && bad ? 0 : -1;
     if (rc == 0)
-        rc = tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(out), 0, (size_t)(tg__numel(out) * es), st)) ||
+        rc = tg__cuda_ok(op,
+                         cudaMemsetAsync(tg__k_data(out), 0, (size_t)(tg__numel(out) * es), st)) ||
              tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(bad), 0xff, 8, st));
     if (rc == 0 && total > 0) {
         int64_t m = grad->ndim > 0 ? grad->sizes[g.d] : 1;

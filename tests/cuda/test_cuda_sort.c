@@ -4,10 +4,17 @@
  * its full sort), ties (both backends order them stably, so indices agree exactly), NaN, the
  * middle dim, a transposed input, float32, float64 and int64; and the errors.
  *
- * Bounds: exact. Both backends move values without arithmetic, with the same keys. */
+ * Also multinomial on CUDA (its samples are not the CPU's: another stream of the same
+ * generator; checked statistically, chi-square at the 0.1% level with a fixed seed, for
+ * distinctness without replacement and for reproducibility from a seed), _foreach_norm and
+ * tg_clip_grad_norm_ against the CPU.
+ *
+ * Bounds: sort/topk exact (both backends move values without arithmetic, with the same keys);
+ * norms sum in double in another order: float64 1e-12, float32 1e-6 relative. */
 #include "cuda_cmp.h"
 
-TG_CUDA_COVERS("sort.values_stable", "topk.values", "sort_backward");
+TG_CUDA_COVERS("sort.values_stable", "topk.values", "sort_backward", "multinomial.out",
+               "_foreach_norm.Scalar");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_sort, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
@@ -88,18 +95,18 @@ Test(cuda_sort, topk_paths_and_backward)
                 tg_tensor *x = cc_rand(shapes[s], 2, dts[t], 20 + s, -3, 3), *xg = cc_cuda(x);
                 for (int largest = 0; largest < 2; largest++) {
                     char what[96];
-                    snprintf(what, sizeof what, "topk %s shape %d k %lld%s",
-                             tg_dtype_name(dts[t]), s, (long long)ks[s][j],
-                             largest ? "" : " smallest");
+                    snprintf(what, sizeof what, "topk %s shape %d k %lld%s", tg_dtype_name(dts[t]),
+                             s, (long long)ks[s][j], largest ? "" : " smallest");
                     tg_values_indices c = tg_topk(x, ks[s][j], .largest = largest);
                     tg_values_indices g = tg_topk(xg, ks[s][j], .largest = largest);
                     same2(g, c, what);
                     /* the gradient: grad scattered back to the indices */
                     tg_tensor *gr = cc_rand(tg_tensor_sizes(c.values), 2, dts[t], 30, -1, 1);
                     tg_tensor *grg = cc_cuda(gr);
-                    cc_assert_equal(tg_sort_backward(grg, -1, g.indices, TG_INTS(shapes[s][0], shapes[s][1])),
-                                    tg_sort_backward(gr, -1, c.indices, TG_INTS(shapes[s][0], shapes[s][1])),
-                                    what);
+                    cc_assert_equal(
+                        tg_sort_backward(grg, -1, g.indices, TG_INTS(shapes[s][0], shapes[s][1])),
+                        tg_sort_backward(gr, -1, c.indices, TG_INTS(shapes[s][0], shapes[s][1])),
+                        what);
                 }
                 /* along dim 0 */
                 same2(tg_topk(xg, 2, .dim = 0), tg_topk(x, 2, .dim = 0), "topk dim 0");
@@ -124,6 +131,119 @@ Test(cuda_sort, errors)
     cr_expect_null(tg_sort_backward(g, 1, bad, TG_INTS(2, 3)));
     kt_assert_error("index 3 is out of bounds for dimension 1 with size 3");
     tg_scope_end();
+    kt_assert_no_leak(base);
+}
+
+Test(cuda_sort, multinomial_statistics_and_seed)
+{
+    CC_REQUIRE_DEVICE("cuda_sort::multinomial_statistics_and_seed");
+    kt_live base = kt_live_now();
+    tg_scope_begin();
+    /* chi-square critical values at p = 0.001 for 3 degrees of freedom */
+    const double crit3 = 16.266;
+    const double w[6] = { 1, 0, 2, 3, 0, 4 };
+    tg_tensor *p = cc_cuda(kt_tensor(w, (int64_t[]){ 6 }, 1, TG_FLOAT32));
+    tg_generator *g = tg_generator_new(5);
+    enum { M = 20000 };
+    tg_tensor *s = tg_multinomial(p, M, .replacement = true, .generator = g);
+    cr_assert(s, "%s", tg_last_error());
+    cr_assert_eq(tg_tensor_device(s).type, TG_CUDA);
+    double *v = kt_values(s), counts[6] = { 0 };
+    for (int i = 0; i < M; i++) counts[(int)v[i]]++;
+    free(v);
+    double x = 0;
+    for (int j = 0; j < 6; j++) {
+        if (w[j] == 0) {
+            cr_expect_eq(counts[j], 0, "zero-weight category %d drawn", j);
+            continue;
+        }
+        double e = M * w[j] / 10;
+        x += (counts[j] - e) * (counts[j] - e) / e;
+    }
+    cr_expect_lt(x, crit3, "chi-square %g", x);
+    /* the same seed, the same samples (with and without replacement) */
+    for (int repl = 0; repl < 2; repl++) {
+        tg_generator_manual_seed(g, 11);
+        tg_tensor *a = tg_multinomial(p, 4, .replacement = repl, .generator = g);
+        tg_generator_manual_seed(g, 11);
+        tg_tensor *b = tg_multinomial(p, 4, .replacement = repl, .generator = g);
+        cc_assert_equal(a, b, "same seed");
+    }
+    /* without replacement: 2-D, each row a permutation of its positive categories */
+    double rows[3 * 8];
+    kt_fill_random(rows, 24, 3, 0.1, 1);
+    tg_tensor *p2 = cc_cuda(kt_tensor(rows, (int64_t[]){ 3, 8 }, 2, TG_FLOAT64));
+    tg_tensor *perm = tg_multinomial(p2, 8, .generator = g);
+    cr_assert(perm, "%s", tg_last_error());
+    v = kt_values(perm);
+    for (int r = 0; r < 3; r++) {
+        bool seen[8] = { false };
+        for (int t = 0; t < 8; t++) {
+            int c = (int)v[r * 8 + t];
+            cr_assert(c >= 0 && c < 8 && !seen[c], "row %d: %d repeated or bad", r, c);
+            seen[c] = true;
+        }
+    }
+    free(v);
+    /* the value checks */
+    const double bad[3] = { 1, -1, 1 };
+    tg_tensor *pb = cc_cuda(kt_tensor(bad, (int64_t[]){ 3 }, 1, TG_FLOAT32));
+    cr_expect_null(tg_multinomial(pb, 1));
+    kt_assert_error("probability tensor contains either `inf`, `nan` or element < 0");
+    tg_tensor *pz = cc_cuda(tg_zeros(TG_INTS(2, 3)));
+    cr_expect_null(tg_multinomial(pz, 1, .replacement = true));
+    kt_assert_error("invalid multinomial distribution (sum of probabilities <= 0)");
+    tg_generator_free(g);
+    tg_scope_end();
+    kt_assert_no_leak(base);
+}
+
+Test(cuda_sort, foreach_norm_and_clip_grad_norm)
+{
+    CC_REQUIRE_DEVICE("cuda_sort::foreach_norm_and_clip_grad_norm");
+    kt_live base = kt_live_now();
+    static const tg_dtype dts[2] = { TG_FLOAT32, TG_FLOAT64 };
+    static const double ords[6] = { 2, 1, INFINITY, -INFINITY, 0, 3 };
+    static const int64_t s0[2] = { 30, 17 }, s1[1] = { 70000 }, s2[3] = { 2, 3, 4 };
+    for (int t = 0; t < 2; t++) {
+        double tol = dts[t] == TG_FLOAT32 ? 1e-6 : 1e-12;
+        tg_scope_begin();
+        tg_tensor *c[3] = { cc_rand(s0, 2, dts[t], 1, -2, 2), cc_rand(s1, 1, dts[t], 2, -1, 1),
+                            cc_rand(s2, 3, dts[t], 3, -3, 3) };
+        tg_tensor *g[3] = { cc_cuda(c[0]), cc_cuda(c[1]), tg_transpose(cc_cuda(c[2]), 0, 2) };
+        c[2] = tg_transpose(c[2], 0, 2);
+        tg_tensor_list cl = { c, 3 }, gl = { g, 3 };
+        for (int o = 0; o < 6; o++) {
+            tg_tensor_list rc = tg__foreach_norm(cl, .ord = ords[o]);
+            tg_tensor_list rg = tg__foreach_norm(gl, .ord = ords[o]);
+            cr_assert(rg.data, "%s", tg_last_error());
+            for (int i = 0; i < 3; i++) {
+                char what[64];
+                snprintf(what, sizeof what, "_foreach_norm %s ord %g tensor %d",
+                         tg_dtype_name(dts[t]), ords[o], i);
+                cc_assert_close(rg.data[i], rc.data[i], tol, 0, what);
+            }
+        }
+        /* clipping: parameters whose grads are c (CPU) and g (CUDA) */
+        for (int k = 0; k < 2; k++) {
+            tg_tensor *pc[3], *pg[3];
+            for (int i = 0; i < 3; i++) {
+                pc[i] = tg_tensor_set_requires_grad(tg_zeros_like(c[i]), true);
+                pg[i] = tg_tensor_set_requires_grad(tg_zeros_like(g[i]), true);
+                tg_tensor_set_grad(pc[i], tg_clone(c[i]));
+                tg_tensor_set_grad(pg[i], tg_clone(g[i]));
+            }
+            double nt = k == 0 ? 2 : INFINITY;
+            double tc = tg_clip_grad_norm_(pc, 3, 0.5, nt),
+                   tgn = tg_clip_grad_norm_(pg, 3, 0.5, nt);
+            cr_assert(tgn >= 0, "%s", tg_last_error());
+            cr_expect(fabs(tgn - tc) <= tol * tc, "total %.17g on CUDA, %.17g on CPU", tgn, tc);
+            for (int i = 0; i < 3; i++)
+                cc_assert_close(tg_tensor_grad(pg[i]), tg_tensor_grad(pc[i]), tol, 1e-15,
+                                "clipped grad");
+        }
+        tg_scope_end();
+    }
     kt_assert_no_leak(base);
 }
 

@@ -182,8 +182,7 @@ Test(clip_grad_norm, adamw_five_steps_match_torch_optim_adamw)
                 for (int i = 0, off = 0; i < 3; off += (int)NUMELS[i], i++) {
                     tg_tensor *g = make(fx_adamw_grads + s * TOTAL + off, i, dts[k]);
                     tg_tensor *r = NULL;
-                    TG_NO_GRAD
-                    {
+                    TG_NO_GRAD {
                         r = tg_adam_step_(p[i], g, m[i], v[i], vmax[i], s + 1, .lr = 1e-3,
                                           .weight_decay = 0.1, .amsgrad = ams,
                                           .decoupled_weight_decay = true);

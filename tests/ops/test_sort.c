@@ -194,11 +194,32 @@ Test(topk, select_and_sort_paths_with_gradients)
         const int64_t *i;
     } cs[] = {
         { "k5", 5, -1, true, { 4, 5 }, fx_topk_k5_v, fx_topk_k5_g, fx_topk_k5_gx, fx_topk_k5_i },
-        { "k5s", 5, -1, false, { 4, 5 }, fx_topk_k5s_v, fx_topk_k5s_g, fx_topk_k5s_gx,
+        { "k5s",
+          5,
+          -1,
+          false,
+          { 4, 5 },
+          fx_topk_k5s_v,
+          fx_topk_k5s_g,
+          fx_topk_k5s_gx,
           fx_topk_k5s_i },
-        { "k30", 30, 1, true, { 4, 30 }, fx_topk_k30_v, fx_topk_k30_g, fx_topk_k30_gx,
+        { "k30",
+          30,
+          1,
+          true,
+          { 4, 30 },
+          fx_topk_k30_v,
+          fx_topk_k30_g,
+          fx_topk_k30_gx,
           fx_topk_k30_i },
-        { "k30s", 30, 1, false, { 4, 30 }, fx_topk_k30s_v, fx_topk_k30s_g, fx_topk_k30s_gx,
+        { "k30s",
+          30,
+          1,
+          false,
+          { 4, 30 },
+          fx_topk_k30s_v,
+          fx_topk_k30s_g,
+          fx_topk_k30s_gx,
           fx_topk_k30s_i },
         { "d0", 3, 0, true, { 3, 100 }, fx_topk_d0_v, fx_topk_d0_g, fx_topk_d0_gx, fx_topk_d0_i },
     };
@@ -209,8 +230,7 @@ Test(topk, select_and_sort_paths_with_gradients)
             tg_tensor *x = T(fx_topk_x, DTS[k], 4, 100);
             tg_tensor *g = kt_tensor(cs[c].g, cs[c].shape, 2, DTS[k]);
             tg_tensor_set_requires_grad(x, true);
-            tg_values_indices r =
-                tg_topk(x, cs[c].k, .dim = cs[c].dim, .largest = cs[c].largest);
+            tg_values_indices r = tg_topk(x, cs[c].k, .dim = cs[c].dim, .largest = cs[c].largest);
             same_values(r.values, cs[c].v, n, cs[c].name);
             same_indices(r.indices, cs[c].i, n, cs[c].name);
             kt_assert_shape(r.values, cs[c].shape, 2);
@@ -241,7 +261,8 @@ Test(topk, gpt2_vocabulary_row_and_nan)
         same_indices(r.indices, fx_topk_big_i, 40, "big");
         release2(r);
         /* into out= tensors (topk.values) */
-        tg_tensor *vo = tg_empty(TG_INTS(0), .dtype = DTS[k]), *io = tg_empty(TG_INTS(0), .dtype = TG_INT64);
+        tg_tensor *vo = tg_empty(TG_INTS(0), .dtype = DTS[k]),
+                  *io = tg_empty(TG_INTS(0), .dtype = TG_INT64);
         r = tg_topk_out(x, 40, vo, io, .sorted = false);
         cr_assert_eq(r.values, vo, "%s", tg_last_error());
         same_indices(io, fx_topk_big_i, 40, "big out=");
