@@ -73,6 +73,9 @@
 #include "kernels/hardswish.h"
 #include "kernels/hardsigmoid.h"
 #include "kernels/elu.h"
+#include "kernels/sort.h"
+#include "kernels/topk.h"
+#include "kernels/multinomial.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -546,6 +549,24 @@ tg_tensor *tg__structured_cpu_elu(tg_tensor *self, double alpha, double scale, d
 tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cpu_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    return tg__cpu_sort_stable_out(self, stable, dim, descending, NULL, NULL);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cpu_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    return tg__cpu_topk_out(self, k, dim, largest, sorted, NULL, NULL);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+tg_tensor *tg__structured_cpu_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    return tg__cpu_multinomial_out(self, num_samples, replacement, generator, NULL);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */

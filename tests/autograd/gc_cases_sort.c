@@ -1,0 +1,54 @@
+/* Gradcheck cases of sort and topk (gradcheck.h). Inputs are GC_DISTINCT (no ties, so the
+ * finite differences never reorder the elements). First derivatives only: their backward,
+ * sort_backward, has no derivative of its own yet (double backward is not supported). */
+#include "gradcheck.h"
+
+#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
+
+GC_FN(f_sort_last)
+{
+    tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(true));
+    y[0] = r.values;
+    y[1] = r.indices;
+    return 2;
+}
+GC_FN(f_sort_dim0_desc)
+{
+    tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(false), .dim = 0, .descending = true);
+    y[0] = r.values;
+    y[1] = r.indices;
+    return 2;
+}
+GC_FN(f_sort_composite)
+{
+    tg_values_indices r = tg_sort(x[0], .dim = 1);
+    y[0] = r.values;
+    tg_release(r.indices);
+    return 1;
+}
+GC_FN(f_topk3)
+{
+    tg_values_indices r = tg_topk(x[0], 3);
+    y[0] = r.values;
+    y[1] = r.indices;
+    return 2;
+}
+GC_FN(f_topk_dim0_smallest)
+{
+    tg_values_indices r = tg_topk(x[0], 2, .dim = 0, .largest = false);
+    y[0] = r.values;
+    y[1] = r.indices;
+    return 2;
+}
+
+static const gc_case sort_cases[] = {
+    { "sort.stable", "(3, 5) last dim", f_sort_last, { DISTINCT(3, 5) } },
+    { "sort.stable",
+      "(4, 3) transposed, dim 0, descending",
+      f_sort_dim0_desc,
+      { DISTINCT_T(4, 3) } },
+    { "sort", "(2, 4, 3) dim 1", f_sort_composite, { DISTINCT(2, 4, 3) } },
+    { "topk", "(4, 10) k 3", f_topk3, { DISTINCT(4, 10) } },
+    { "topk", "(5, 4) dim 0, k 2, smallest", f_topk_dim0_smallest, { DISTINCT(5, 4) } },
+};
+GC_REGISTER(sort_cases);
