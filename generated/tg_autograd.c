@@ -5682,6 +5682,192 @@ static void EluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
 
+/* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+typedef struct tg__node_CumsumBackward0 {
+    tg_node base;
+    tg_dtype self_scalar_type;
+    int64_t dim;
+} tg__node_CumsumBackward0;
+
+/* self: cumsum_backward(grad.to(self.scalar_type()), dim) */
+static tg_tensor *CumsumBackward0_self(tg__node_CumsumBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_to_fn(grads[0], n->self_scalar_type, (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_cumsum_backward(t0, n->dim))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int CumsumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_CumsumBackward0 *n = (tg__node_CumsumBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CumsumBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable CumsumBackward0_vtable = { "CumsumBackward0", CumsumBackward0_apply, NULL };
+
+/* CumprodBackward0: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+typedef struct tg__node_CumprodBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved result;
+} tg__node_CumprodBackward0;
+
+/* self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result) */
+static tg_tensor *CumprodBackward0_self(tg__node_CumprodBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_to_fn(grads[0], tg_tensor_dtype(s_self), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_cumprod_backward(t0, s_self, n->dim, s_result))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int CumprodBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CumprodBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void CumprodBackward0_release_saved(tg_node *node)
+{
+    tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable CumprodBackward0_vtable = { "CumprodBackward0", CumprodBackward0_apply, CumprodBackward0_release_saved };
+
+/* FlipBackward0: flip(Tensor self, int[] dims) -> Tensor */
+typedef struct tg__node_FlipBackward0 {
+    tg_node base;
+    tg_int_list dims;   /* points after the struct */
+} tg__node_FlipBackward0;
+
+/* self: grad.flip(dims) */
+static tg_tensor *FlipBackward0_self(tg__node_FlipBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_flip(grads[0], n->dims))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int FlipBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_FlipBackward0 *n = (tg__node_FlipBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = FlipBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable FlipBackward0_vtable = { "FlipBackward0", FlipBackward0_apply, NULL };
+
+/* RollBackward0: roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+typedef struct tg__node_RollBackward0 {
+    tg_node base;
+    tg_int_list shifts;   /* points after the struct */
+    tg_int_list dims;   /* points after the struct */
+} tg__node_RollBackward0;
+
+/* self: roll_backward(grad, shifts, dims) */
+static tg_tensor *RollBackward0_self(tg__node_RollBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_roll_backward_fn(grads[0], n->shifts, (tg_roll_backward_opts){ .dims = n->dims }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int RollBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_RollBackward0 *n = (tg__node_RollBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RollBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable RollBackward0_vtable = { "RollBackward0", RollBackward0_apply, NULL };
+
+/* RepeatBackward0: repeat(Tensor self, SymInt[] repeats) -> Tensor */
+typedef struct tg__node_RepeatBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    tg_int_list repeats;   /* points after the struct */
+} tg__node_RepeatBackward0;
+
+/* self: repeat_backward(grad, repeats, self.sizes()) */
+static tg_tensor *RepeatBackward0_self(tg__node_RepeatBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_repeat_backward(grads[0], n->repeats, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int RepeatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_RepeatBackward0 *n = (tg__node_RepeatBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RepeatBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable RepeatBackward0_vtable = { "RepeatBackward0", RepeatBackward0_apply, NULL };
+
 
 /* ---- autograd kernels ---- */
 
@@ -11684,6 +11870,311 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum_out_fn(self, dim, out, (tg_cumsum_out_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("cumsum", tg_in, 2))
+        return NULL;
+    return tg__below_cumsum_out(self, dim, dtype, out);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *tg__below_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum_fn(self, dim, (tg_cumsum_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumsum(self, dim, dtype);
+    tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->self_scalar_type = tg_tensor_dtype(self);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *tg__below_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum__fn(self, dim, (tg_cumsum__opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumsum_(self, dim, dtype);
+    if (tg_autograd_check_inplace("cumsum_", self))
+        return NULL;
+    tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->self_scalar_type = tg_tensor_dtype(self);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod_out_fn(self, dim, out, (tg_cumprod_out_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("cumprod", tg_in, 2))
+        return NULL;
+    return tg__below_cumprod_out(self, dim, dtype, out);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *tg__below_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod_fn(self, dim, (tg_cumprod_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumprod(self, dim, dtype);
+    tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *tg__below_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod__fn(self, dim, (tg_cumprod__opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumprod_(self, dim, dtype);
+    if (tg_autograd_check_inplace("cumprod_", self))
+        return NULL;
+    tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+static tg_tensor *tg__below_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_flip(self, dims);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_flip(self, dims);
+    tg__node_FlipBackward0 *tg_n = (tg__node_FlipBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &FlipBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
+    tg_tensor *tg_r = tg__below_flip(self, dims);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *tg__below_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_roll_fn(self, shifts, (tg_roll_opts){ .dims = dims });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_roll(self, shifts, dims);
+    tg__node_RollBackward0 *tg_n = (tg__node_RollBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(shifts) + tg__gen_ints_bytes(dims), &RollBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->shifts = tg__gen_keep_ints(shifts, &tg_cursor);
+    tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
+    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+static tg_tensor *tg__below_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_repeat(self, repeats);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_repeat(self, repeats);
+    tg__node_RepeatBackward0 *tg_n = (tg__node_RepeatBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(repeats), &RepeatBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->repeats = tg__gen_keep_ints(repeats, &tg_cursor);
+    tg_tensor *tg_r = tg__below_repeat(self, repeats);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+static tg_tensor *tg__below_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_repeat_interleave_fn(repeats, (tg_repeat_interleave_opts){ .output_size = output_size });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_repeat_interleave(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("repeat_interleave.Tensor");
+}
+
+static const tg_node_vtable tg__ni_vtable_repeat_interleave = { "NotImplemented", tg__ni_apply_repeat_interleave, NULL };
+
+tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_tensor *const tg_in[] = { repeats };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_repeat_interleave(repeats, output_size);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_repeat_interleave, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, repeats);
+    tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 

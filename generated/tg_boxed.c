@@ -5448,6 +5448,246 @@ int tg__boxed_feature_dropout_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_cumsum_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumsum.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumsum.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumsum.out", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumsum.out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumsum.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_out)tg_kernel)(self, dim, dtype, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+int tg__boxed_cumsum(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumsum", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumsum", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumsum", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumsum", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumsum)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tg__boxed_cumsum_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumsum_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumsum_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumsum_", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumsum_", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_cumprod_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumprod.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumprod.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumprod.out", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumprod.out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumprod.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_out)tg_kernel)(self, dim, dtype, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+int tg__boxed_cumprod(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumprod", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumprod", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumprod", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumprod", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumprod)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tg__boxed_cumprod_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumprod_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumprod_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumprod_", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumprod_", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+int tg__boxed_cumsum_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "cumsum_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 2, 0, "cumsum_backward", "grad", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "cumsum_backward", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_backward)tg_kernel)(grad, dim);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod_backward(Tensor grad, Tensor input, int dim, Tensor output) -> Tensor */
+int tg__boxed_cumprod_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumprod_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    tg_tensor *input;
+    int64_t dim;
+    tg_tensor *output;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumprod_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumprod_backward", "input", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumprod_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &output)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumprod_backward", "output", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_backward)tg_kernel)(grad, input, dim, output);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+int tg__boxed_flip(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "flip", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "flip", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dims)) return tg__boxed_bad_arg(tg_s, 2, 1, "flip", "dims", "int[]");
+    tg_tensor *tg_r = ((tg__kfn_flip)tg_kernel)(self, dims);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+int tg__boxed_roll(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "roll", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list shifts;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "roll", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &shifts)) return tg__boxed_bad_arg(tg_s, 3, 1, "roll", "shifts", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 3, 2, "roll", "dims", "int[1]");
+    tg_tensor *tg_r = ((tg__kfn_roll)tg_kernel)(self, shifts, dims);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* roll_backward(Tensor grad, int[1] shifts, int[1] dims=[]) -> Tensor */
+int tg__boxed_roll_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "roll_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_int_list shifts;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "roll_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &shifts)) return tg__boxed_bad_arg(tg_s, 3, 1, "roll_backward", "shifts", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 3, 2, "roll_backward", "dims", "int[1]");
+    tg_tensor *tg_r = ((tg__kfn_roll_backward)tg_kernel)(grad, shifts, dims);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+int tg__boxed_repeat(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "repeat", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list repeats;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "repeat", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat", "repeats", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_repeat)tg_kernel)(self, repeats);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_backward(Tensor grad, SymInt[] repeats, SymInt[] input_shape) -> Tensor */
+int tg__boxed_repeat_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "repeat_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_int_list repeats;
+    tg_int_list input_shape;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "repeat_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 3, 1, "repeat_backward", "repeats", "SymInt[]");
+    if (tg__unbox_int_list(&tg_a[2], &input_shape)) return tg__boxed_bad_arg(tg_s, 3, 2, "repeat_backward", "input_shape", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_repeat_backward)tg_kernel)(grad, repeats, input_shape);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "repeat_interleave.Tensor", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *repeats;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &repeats)) return tg__boxed_bad_arg(tg_s, 2, 0, "repeat_interleave.Tensor", "repeats", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat_interleave.Tensor", "output_size", "SymInt?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave)tg_kernel)(repeats, output_size);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave_self_int(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "repeat_interleave.self_int", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t repeats;
+    tg_opt_int dim;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "repeat_interleave.self_int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_int", "repeats", "SymInt");
+    if (tg__unbox_opt_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "repeat_interleave.self_int", "dim", "int?");
+    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_int", "output_size", "SymInt?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave_self_int)tg_kernel)(self, repeats, dim, output_size);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

@@ -149,6 +149,13 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(cumsum, "cumsum") \
+    X(cumsum_, "cumsum_") \
+    X(cumprod, "cumprod") \
+    X(cumprod_, "cumprod_") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(repeat, "repeat") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -191,6 +191,16 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
+#include "kernels/cumsum_backward.h"
+#include "kernels/cumprod_backward.h"
+#include "kernels/flip.h"
+#include "kernels/roll.h"
+#include "kernels/roll_backward.h"
+#include "kernels/repeat.h"
+#include "kernels/repeat_backward.h"
+#include "kernels/repeat_interleave.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,6 +529,21 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_cumsum_out(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum.out */
+int tg__boxed_cumsum(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum */
+int tg__boxed_cumsum_(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum_ */
+int tg__boxed_cumprod_out(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod.out */
+int tg__boxed_cumprod(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod */
+int tg__boxed_cumprod_(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod_ */
+int tg__boxed_cumsum_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum_backward */
+int tg__boxed_cumprod_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod_backward */
+int tg__boxed_flip(tg_fnptr kernel, tg_boxed_stack *s);   /* flip */
+int tg__boxed_roll(tg_fnptr kernel, tg_boxed_stack *s);   /* roll */
+int tg__boxed_roll_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* roll_backward */
+int tg__boxed_repeat(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat */
+int tg__boxed_repeat_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_backward */
+int tg__boxed_repeat_interleave(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.Tensor */
+int tg__boxed_repeat_interleave_self_int(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.self_int */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

@@ -324,6 +324,21 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(cumsum_out, "cumsum.out") \
+    X(cumsum, "cumsum") \
+    X(cumsum_, "cumsum_") \
+    X(cumprod_out, "cumprod.out") \
+    X(cumprod, "cumprod") \
+    X(cumprod_, "cumprod_") \
+    X(cumsum_backward, "cumsum_backward") \
+    X(cumprod_backward, "cumprod_backward") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(roll_backward, "roll_backward") \
+    X(repeat, "repeat") \
+    X(repeat_backward, "repeat_backward") \
+    X(repeat_interleave, "repeat_interleave.Tensor") \
+    X(repeat_interleave_self_int, "repeat_interleave.self_int") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -426,6 +441,12 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(cumsum_out, "cumsum.out") \
+    X(cumprod_out, "cumprod.out") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(repeat, "repeat") \
+    X(repeat_interleave, "repeat_interleave.Tensor") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -9665,6 +9665,445 @@ tg_tensor *tg_feature_dropout_(tg_tensor *self, double p, bool train)
     return tg__track_result(tg_r);
 }
 
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumsum_out_opts opts)
+{
+    if (!self) return tg__null_arg("cumsum", "self");
+    if (!out) return tg__null_arg("cumsum", "out");
+    if (tg__stub_profiled()) return fallback_cumsum_out(self, dim, opts.dtype, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_out tg_kernel = (tg__kfn_cumsum_out)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_out(self, dim, opts.dtype, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *fallback_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_fn(tg_tensor *self, int64_t dim, tg_cumsum_opts opts)
+{
+    if (!self) return tg__null_arg("cumsum", "self");
+    if (tg__stub_profiled()) return fallback_cumsum(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum tg_kernel = (tg__kfn_cumsum)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *fallback_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum__fn(tg_tensor *self, int64_t dim, tg_cumsum__opts opts)
+{
+    if (!self) return tg__null_arg("cumsum_", "self");
+    if (tg__stub_profiled()) return fallback_cumsum_(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_ tg_kernel = (tg__kfn_cumsum_)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumprod_out_opts opts)
+{
+    if (!self) return tg__null_arg("cumprod", "self");
+    if (!out) return tg__null_arg("cumprod", "out");
+    if (tg__stub_profiled()) return fallback_cumprod_out(self, dim, opts.dtype, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_out tg_kernel = (tg__kfn_cumprod_out)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_out(self, dim, opts.dtype, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *fallback_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_fn(tg_tensor *self, int64_t dim, tg_cumprod_opts opts)
+{
+    if (!self) return tg__null_arg("cumprod", "self");
+    if (tg__stub_profiled()) return fallback_cumprod(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod tg_kernel = (tg__kfn_cumprod)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *fallback_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod__fn(tg_tensor *self, int64_t dim, tg_cumprod__opts opts)
+{
+    if (!self) return tg__null_arg("cumprod_", "self");
+    if (tg__stub_profiled()) return fallback_cumprod_(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_ tg_kernel = (tg__kfn_cumprod_)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+static tg_tensor *fallback_cumsum_backward(tg_tensor *grad, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_backward(tg_tensor *grad, int64_t dim)
+{
+    if (!grad) return tg__null_arg("cumsum_backward", "grad");
+    if (tg__stub_profiled()) return fallback_cumsum_backward(grad, dim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_backward tg_kernel = (tg__kfn_cumsum_backward)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_backward(grad, dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod_backward(Tensor grad, Tensor input, int dim, Tensor output) -> Tensor */
+static tg_tensor *fallback_cumprod_backward(tg_tensor *grad, tg_tensor *input, int64_t dim, tg_tensor *output)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, input);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, output);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_backward(tg_tensor *grad, tg_tensor *input, int64_t dim, tg_tensor *output)
+{
+    if (!grad) return tg__null_arg("cumprod_backward", "grad");
+    if (!input) return tg__null_arg("cumprod_backward", "input");
+    if (!output) return tg__null_arg("cumprod_backward", "output");
+    if (tg__stub_profiled()) return fallback_cumprod_backward(grad, input, dim, output);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(output)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_backward tg_kernel = (tg__kfn_cumprod_backward)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_backward(grad, input, dim, output) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, input, dim, output);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+static tg_tensor *fallback_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FLIP], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_flip(tg_tensor *self, tg_int_list dims)
+{
+    if (!self) return tg__null_arg("flip", "self");
+    if (tg__stub_profiled()) return fallback_flip(self, dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_flip tg_kernel = (tg__kfn_flip)tg__pick_kernel(&tg__ops[TG_OP_FLIP], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_flip(self, dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *fallback_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, shifts);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ROLL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_roll_fn(tg_tensor *self, tg_int_list shifts, tg_roll_opts opts)
+{
+    if (!self) return tg__null_arg("roll", "self");
+    if (tg__stub_profiled()) return fallback_roll(self, shifts, opts.dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_roll tg_kernel = (tg__kfn_roll)tg__pick_kernel(&tg__ops[TG_OP_ROLL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_roll(self, shifts, opts.dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, shifts, opts.dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* roll_backward(Tensor grad, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *fallback_roll_backward(tg_tensor *grad, tg_int_list shifts, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, shifts);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ROLL_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_roll_backward_fn(tg_tensor *grad, tg_int_list shifts, tg_roll_backward_opts opts)
+{
+    if (!grad) return tg__null_arg("roll_backward", "grad");
+    if (tg__stub_profiled()) return fallback_roll_backward(grad, shifts, opts.dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_roll_backward tg_kernel = (tg__kfn_roll_backward)tg__pick_kernel(&tg__ops[TG_OP_ROLL_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_roll_backward(grad, shifts, opts.dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, shifts, opts.dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+static tg_tensor *fallback_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, repeats);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    if (!self) return tg__null_arg("repeat", "self");
+    if (tg__stub_profiled()) return fallback_repeat(self, repeats);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat tg_kernel = (tg__kfn_repeat)tg__pick_kernel(&tg__ops[TG_OP_REPEAT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat(self, repeats) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_backward(Tensor grad, SymInt[] repeats, SymInt[] input_shape) -> Tensor */
+static tg_tensor *fallback_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list input_shape)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, repeats);
+    tg__box_int_list(&tg_s, input_shape);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list input_shape)
+{
+    if (!grad) return tg__null_arg("repeat_backward", "grad");
+    if (tg__stub_profiled()) return fallback_repeat_backward(grad, repeats, input_shape);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_backward tg_kernel = (tg__kfn_repeat_backward)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_backward(grad, repeats, input_shape) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, repeats, input_shape);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts opts)
+{
+    if (!repeats) return tg__null_arg("repeat_interleave", "repeats");
+    if (tg__stub_profiled()) return fallback_repeat_interleave(repeats, opts.output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(repeats) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave tg_kernel = (tg__kfn_repeat_interleave)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave(repeats, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(repeats, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave_self_int(tg_tensor *self, int64_t repeats, tg_opt_int dim, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF_INT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg_repeat_interleave_self_int_opts opts)
+{
+    if (!self) return tg__null_arg("repeat_interleave", "self");
+    if (tg__stub_profiled()) return fallback_repeat_interleave_self_int(self, repeats, opts.dim, opts.output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave_self_int tg_kernel = (tg__kfn_repeat_interleave_self_int)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF_INT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave_self_int(self, repeats, opts.dim, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats, opts.dim, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

@@ -341,6 +341,21 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_CUMSUM_OUT,   /* cumsum.out */
+    TG_OP_CUMSUM,   /* cumsum */
+    TG_OP_CUMSUM_,   /* cumsum_ */
+    TG_OP_CUMPROD_OUT,   /* cumprod.out */
+    TG_OP_CUMPROD,   /* cumprod */
+    TG_OP_CUMPROD_,   /* cumprod_ */
+    TG_OP_CUMSUM_BACKWARD,   /* cumsum_backward */
+    TG_OP_CUMPROD_BACKWARD,   /* cumprod_backward */
+    TG_OP_FLIP,   /* flip */
+    TG_OP_ROLL,   /* roll */
+    TG_OP_ROLL_BACKWARD,   /* roll_backward */
+    TG_OP_REPEAT,   /* repeat */
+    TG_OP_REPEAT_BACKWARD,   /* repeat_backward */
+    TG_OP_REPEAT_INTERLEAVE,   /* repeat_interleave.Tensor */
+    TG_OP_REPEAT_INTERLEAVE_SELF_INT,   /* repeat_interleave.self_int */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -524,6 +539,16 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/cumsum.h"
+#include "ops/cumprod.h"
+#include "ops/cumsum_backward.h"
+#include "ops/cumprod_backward.h"
+#include "ops/flip.h"
+#include "ops/roll.h"
+#include "ops/roll_backward.h"
+#include "ops/repeat.h"
+#include "ops/repeat_backward.h"
+#include "ops/repeat_interleave.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

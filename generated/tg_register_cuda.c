@@ -94,6 +94,12 @@
 #include "kernels/hardsigmoid_backward.h"
 #include "kernels/elu.h"
 #include "kernels/elu_backward.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
+#include "kernels/flip.h"
+#include "kernels/roll.h"
+#include "kernels/repeat.h"
+#include "kernels/repeat_interleave.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -571,6 +577,30 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cuda_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumsum_out(self, dim, dtype, NULL);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumsum_out(self, dim, dtype, self);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cuda_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumprod_out(self, dim, dtype, NULL);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumprod_out(self, dim, dtype, self);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -742,9 +772,19 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
     { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
     { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
+    { "cumsum.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_cumsum_out },
+    { "cumsum", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum },
+    { "cumsum_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum_ },
+    { "cumprod.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_cumprod_out },
+    { "cumprod", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumprod },
+    { "cumprod_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumprod_ },
+    { "flip", TG_KEY_CUDA, (tg_fnptr)tg__cuda_flip },
+    { "roll", TG_KEY_CUDA, (tg_fnptr)tg__cuda_roll },
+    { "repeat", TG_KEY_CUDA, (tg_fnptr)tg__cuda_repeat },
+    { "repeat_interleave.Tensor", TG_KEY_CUDA, (tg_fnptr)tg__cuda_repeat_interleave_tensor },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 182 };

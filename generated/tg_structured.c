@@ -73,6 +73,8 @@
 #include "kernels/hardswish.h"
 #include "kernels/hardsigmoid.h"
 #include "kernels/elu.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -546,6 +548,30 @@ tg_tensor *tg__structured_cpu_elu(tg_tensor *self, double alpha, double scale, d
 tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cpu_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumsum_out(self, dim, dtype, NULL);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumsum_out(self, dim, dtype, self);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cpu_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumprod_out(self, dim, dtype, NULL);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumprod_out(self, dim, dtype, self);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */
