@@ -35,15 +35,18 @@
  * remaining ones are skipped (T() gives NULL without calling), so the first error stays the
  * recorded one. */
 typedef struct tmp_pool {
-    tg_tensor *t[24];
+    tg_tensor *t[40];
     int n;
     bool bad;
 } tmp_pool;
 
 static tg_tensor *pool_keep(tmp_pool *p, tg_tensor *t)
 {
-    if (!t || p->n == (int)(sizeof p->t / sizeof p->t[0])) {
+    if (t && p->n == (int)(sizeof p->t / sizeof p->t[0])) {
         tg_release(t);
+        t = tg__error("structure", "internal: too many intermediates");
+    }
+    if (!t) {
         p->bad = true;
         return NULL;
     }
