@@ -187,7 +187,8 @@ static inline int tg__repeat_map(const char *op, const tg_tensor *self, tg_int_l
 /* repeats 1-D, int32 or int64 (repeat_interleave_common). */
 static inline int tg__repeat_interleave_check(const char *op, const tg_tensor *repeats)
 {
-    if (repeats->ndim != 1) return tg__fail(op, "repeat_interleave only accept 1D vector as repeat");
+    if (repeats->ndim != 1)
+        return tg__fail(op, "repeat_interleave only accept 1D vector as repeat");
     if (repeats->dtype != TG_INT64 && repeats->dtype != TG_INT32)
         return tg__fail(op, "\"repeat_interleave_%s\" not implemented for '%s'",
                         repeats->device.type == TG_CUDA ? "cuda" : "cpu",
@@ -198,8 +199,8 @@ static inline int tg__repeat_interleave_check(const char *op, const tg_tensor *r
 /* The total from the host copy of repeats' cumulative sums (n >= 1 of them) and output_size:
  * without output_size every repeat must be >= 0; with it, it must equal the total. */
 static inline int tg__repeat_interleave_total(const char *op, const int64_t *repeats,
-                                              const int64_t *cum, int64_t n,
-                                              tg_opt_int output_size, int64_t *total)
+                                              const int64_t *cum, int64_t n, tg_opt_int output_size,
+                                              int64_t *total)
 {
     if (!output_size.has_value) {
         for (int64_t i = 0; i < n; i++)

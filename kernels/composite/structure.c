@@ -99,14 +99,14 @@ tg_tensor *tg__composite_cumprod_backward(tg_tensor *grad, tg_tensor *input, int
     tmp_pool P = { .n = 0 };
     int64_t dd[1] = { d };
     tg_int_list dl = { dd, 1 };
-    tg_tensor *iz = T(tg_eq_scalar(input, 0));        /* input == 0 */
-    tg_tensor *cz = T(tg_cumsum(iz, d));               /* zeros so far (int64) */
-    tg_tensor *before = T(tg_eq_scalar(cz, 0));       /* k < z */
+    tg_tensor *iz = T(tg_eq_scalar(input, 0));  /* input == 0 */
+    tg_tensor *cz = T(tg_cumsum(iz, d));        /* zeros so far (int64) */
+    tg_tensor *before = T(tg_eq_scalar(cz, 0)); /* k < z */
     tg_tensor *cz1 = T(tg_eq_scalar(cz, 1));
-    tg_tensor *fz = T(tg_mul(iz, cz1));               /* k == z */
+    tg_tensor *fz = T(tg_mul(iz, cz1)); /* k == z */
     tg_tensor *nz = T(tg_ne_scalar(input, 0));
     tg_tensor *cz_ge1 = T(tg_ge_scalar(cz, 1));
-    tg_tensor *after = T(tg_mul(cz_ge1, nz));         /* k > z, input[k] != 0 */
+    tg_tensor *after = T(tg_mul(cz_ge1, nz)); /* k > z, input[k] != 0 */
     /* k < z */
     tg_tensor *w = T(tg_mul(output, grad));
     tg_tensor *wr = T(tg_cumsum_backward(w, d));

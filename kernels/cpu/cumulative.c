@@ -28,10 +28,10 @@ typedef struct cum_job {
     tg_dtype st, rt; /* self's and the result's dtypes */
     const char *x;
     char *y;
-    int64_t n, inner, nblocks;                 /* nblocks: inner blocks per outer index */
-    int64_t xs_outer, xs_dim, xs_inner;        /* self strides, elements */
-    int64_t ys_outer, ys_dim, ys_inner;        /* result strides, elements */
-    size_t xe, ye;                             /* element sizes */
+    int64_t n, inner, nblocks;          /* nblocks: inner blocks per outer index */
+    int64_t xs_outer, xs_dim, xs_inner; /* self strides, elements */
+    int64_t ys_outer, ys_dim, ys_inner; /* result strides, elements */
+    size_t xe, ye;                      /* element sizes */
 } cum_job;
 
 /* Float scan of one item: a double accumulator per inner position (typed loop for the

@@ -41,20 +41,20 @@ static int gather_into(const char *op, const tg_tensor *self, const tg_gather_ma
     char *y = tg__k_data(res);
     switch (tg_dtype_size(self->dtype)) {
     case 1:
-        gather_kernel<uint8_t><<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint8_t *)x,
-                                                                   (uint8_t *)y, *m, numel);
+        gather_kernel<uint8_t>
+            <<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint8_t *)x, (uint8_t *)y, *m, numel);
         break;
     case 2:
-        gather_kernel<uint16_t><<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint16_t *)x,
-                                                                    (uint16_t *)y, *m, numel);
+        gather_kernel<uint16_t>
+            <<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint16_t *)x, (uint16_t *)y, *m, numel);
         break;
     case 4:
-        gather_kernel<uint32_t><<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint32_t *)x,
-                                                                    (uint32_t *)y, *m, numel);
+        gather_kernel<uint32_t>
+            <<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint32_t *)x, (uint32_t *)y, *m, numel);
         break;
     default:
-        gather_kernel<uint64_t><<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint64_t *)x,
-                                                                    (uint64_t *)y, *m, numel);
+        gather_kernel<uint64_t>
+            <<<blocks, TG_CUDA_THREADS, 0, st>>>((const uint64_t *)x, (uint64_t *)y, *m, numel);
         break;
     }
     return tg__cuda_launch_ok(op);
@@ -122,8 +122,7 @@ __global__ void repeat_interleave_kernel(const int64_t *cum, int64_t n, T *y, in
     }
 }
 
-extern "C" tg_tensor *tg__cuda_repeat_interleave_tensor(tg_tensor *repeats,
-                                                        tg_opt_int output_size)
+extern "C" tg_tensor *tg__cuda_repeat_interleave_tensor(tg_tensor *repeats, tg_opt_int output_size)
 {
     const char *op = "repeat_interleave";
     if (tg__repeat_interleave_check(op, repeats) != 0) return NULL;
@@ -153,11 +152,11 @@ extern "C" tg_tensor *tg__cuda_repeat_interleave_tensor(tg_tensor *repeats,
             unsigned blocks = tg__cuda_blocks(total, TG_CUDA_THREADS);
             const int64_t *c = (const int64_t *)tg__k_data(dcum);
             if (repeats->dtype == TG_INT64)
-                repeat_interleave_kernel<int64_t><<<blocks, TG_CUDA_THREADS, 0, st>>>(
-                    c, n, (int64_t *)tg__k_data(res), total);
+                repeat_interleave_kernel<int64_t>
+                    <<<blocks, TG_CUDA_THREADS, 0, st>>>(c, n, (int64_t *)tg__k_data(res), total);
             else
-                repeat_interleave_kernel<int32_t><<<blocks, TG_CUDA_THREADS, 0, st>>>(
-                    c, n, (int32_t *)tg__k_data(res), total);
+                repeat_interleave_kernel<int32_t>
+                    <<<blocks, TG_CUDA_THREADS, 0, st>>>(c, n, (int32_t *)tg__k_data(res), total);
             rc = tg__cuda_launch_ok(op);
         }
         if (rc) {

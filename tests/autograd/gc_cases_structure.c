@@ -31,8 +31,7 @@ GC_FN(f_cumprod0)
 GC_FN(f_cumprod_zeros)
 {
     tg_tensor *m = NULL, *z = NULL;
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         tg_tensor *ones = tg_ones_like(x[0]);
         tg_tensor *f = ones ? tg_flatten(ones) : NULL;
         static const int64_t zpos[4] = { 1, 5, 8, 14 };

@@ -84,7 +84,8 @@ Test(cuda_structure, flip_roll_repeat)
             inputs(DTYPES[t], view, 21 + t, &x, &gx);
             cc_assert_equal(tg_flip(gx, TG_INTS(0)), tg_flip(x, TG_INTS(0)), "flip 0");
             cc_assert_equal(tg_flip(gx, TG_INTS(-1, 1)), tg_flip(x, TG_INTS(-1, 1)), "flip -1, 1");
-            cc_assert_equal(tg_flip(gx, TG_INTS(0, 1, 2)), tg_flip(x, TG_INTS(0, 1, 2)), "flip all");
+            cc_assert_equal(tg_flip(gx, TG_INTS(0, 1, 2)), tg_flip(x, TG_INTS(0, 1, 2)),
+                            "flip all");
             cc_assert_equal(tg_roll(gx, TG_INTS(7)), tg_roll(x, TG_INTS(7)), "roll flat");
             cc_assert_equal(tg_roll(gx, TG_INTS(-2, 9), .dims = TG_INTS(2, 1)),
                             tg_roll(x, TG_INTS(-2, 9), .dims = TG_INTS(2, 1)), "roll dims");

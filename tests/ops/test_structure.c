@@ -45,8 +45,8 @@ static tg_tensor *run_op(const fx_struct_case *c, tg_tensor *x)
     }
 }
 
-static void check(tg_tensor *r, const fx_struct_case *c, const double *want, double rt,
-                  double at, const char *what)
+static void check(tg_tensor *r, const fx_struct_case *c, const double *want, double rt, double at,
+                  const char *what)
 {
     cr_assert(r, "%s %s: %s", what, c->name, tg_last_error());
     kt_assert_shape(r, c->yshape, c->ydim);
@@ -69,8 +69,8 @@ Test(structure, values_and_gradients)
         cr_assert(y32 && tg_tensor_dtype(y32) == TG_FLOAT32, "%s: float32", c->name);
         check(y32, c, c->y32, 0, 0, "float32");
         /* the gradient through autograd */
-        tg_tensor *xl = tg_tensor_set_requires_grad(kt_tensor(c->x, c->shape, c->ndim, TG_FLOAT64),
-                                                    true);
+        tg_tensor *xl =
+            tg_tensor_set_requires_grad(kt_tensor(c->x, c->shape, c->ndim, TG_FLOAT64), true);
         tg_tensor *y = run_op(c, xl), *g = kt_tensor(c->g, c->yshape, c->ydim, TG_FLOAT64);
         cr_assert(y, "%s: %s", c->name, tg_last_error());
         cr_assert_eq(tg_backward(y, .grad = g), 0, "%s backward: %s", c->name, tg_last_error());
@@ -100,9 +100,11 @@ Test(structure, gathers_every_dtype_and_strides)
         double *ys = malloc(sizeof(double) * (size_t)(ny ? ny : 1));
         for (int t = 0; t < 3; t++) {
             /* scaled so that int64 truncation keeps distinct values */
-            for (int64_t i = 0; i < n; i++) xs[i] = dts[t] == TG_BOOL ? c->x[i] > 0 : trunc(4 * c->x[i]);
+            for (int64_t i = 0; i < n; i++)
+                xs[i] = dts[t] == TG_BOOL ? c->x[i] > 0 : trunc(4 * c->x[i]);
             /* the expected values: the float64 results, transformed the same way */
-            for (int64_t i = 0; i < ny; i++) ys[i] = dts[t] == TG_BOOL ? c->y[i] > 0 : trunc(4 * c->y[i]);
+            for (int64_t i = 0; i < ny; i++)
+                ys[i] = dts[t] == TG_BOOL ? c->y[i] > 0 : trunc(4 * c->y[i]);
             tg_scope_begin();
             tg_tensor *x = kt_tensor(xs, c->shape, c->ndim, dts[t]);
             tg_tensor *y = run_op(c, x);
@@ -218,14 +220,16 @@ Test(structure, errors)
     tg_tensor *x = tg_zeros(TG_INTS(2, 3));
     tg_tensor *s = tg_zeros(TG_INTS_EMPTY);
     cr_assert_null(tg_cumsum(x, 2));
-    kt_assert_error("cumsum: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_assert_error(
+        "cumsum: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     cr_assert_null(tg_cumprod(x, -3));
     kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got -3)");
     tg_tensor *o64 = tg_empty(TG_INTS(2, 3), .dtype = TG_FLOAT32);
     cr_assert_null(tg_cumsum_out(x, 0, o64, .dtype = TG_FLOAT64));
     kt_assert_error("Expected out tensor to have dtype double, but got float instead");
     cr_assert_null(tg_cumsum_(tg_clone(x), 0, .dtype = TG_FLOAT64));
-    kt_assert_error("Bad in-place call: input tensor dtype float and output tensor dtype double should match");
+    kt_assert_error(
+        "Bad in-place call: input tensor dtype float and output tensor dtype double should match");
     cr_assert_null(tg_flip(x, TG_INTS(0, -2)));
     kt_assert_error("flip: dim 0 appears multiple times in the list of dims");
     cr_assert_null(tg_flip(x, TG_INTS(2)));
@@ -243,7 +247,8 @@ Test(structure, errors)
     cr_assert_null(tg_roll(s, TG_INTS(1), .dims = TG_INTS(0)));
     kt_assert_error("Dimension specified as 0 but tensor has no dimensions");
     cr_assert_null(tg_repeat(x, TG_INTS(2)));
-    kt_assert_error("repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+    kt_assert_error(
+        "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
     cr_assert_null(tg_repeat(x, TG_INTS(2, -1)));
     kt_assert_error("Trying to create tensor with negative dimension -3: [4, -3]");
     int64_t two[1] = { 2 };
