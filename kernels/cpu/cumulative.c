@@ -41,6 +41,27 @@ static void cum_item_f64(const cum_job *j, const char *x, char *y, int64_t m)
     double acc[CUM_BLOCK];
     for (int64_t i = 0; i < m; i++) acc[i] = j->prod ? 1.0 : 0.0;
     bool typed = j->st == j->rt && j->xs_inner == 1 && j->ys_inner == 1;
+    if (m == 1 && j->st == j->rt && j->rt == TG_FLOAT32) {
+        /* one slice (a scan over the last dim): a plain loop, one accumulator */
+        const float *xf = (const float *)x;
+        float *yf = (float *)y;
+        double a = acc[0];
+        if (j->prod)
+            for (int64_t k = 0; k < j->n; k++) yf[k * j->ys_dim] = (float)(a *= xf[k * j->xs_dim]);
+        else
+            for (int64_t k = 0; k < j->n; k++) yf[k * j->ys_dim] = (float)(a += xf[k * j->xs_dim]);
+        return;
+    }
+    if (m == 1 && j->st == j->rt && j->rt == TG_FLOAT64) {
+        const double *xd = (const double *)x;
+        double *yd = (double *)y;
+        double a = acc[0];
+        if (j->prod)
+            for (int64_t k = 0; k < j->n; k++) yd[k * j->ys_dim] = (a *= xd[k * j->xs_dim]);
+        else
+            for (int64_t k = 0; k < j->n; k++) yd[k * j->ys_dim] = (a += xd[k * j->xs_dim]);
+        return;
+    }
     for (int64_t k = 0; k < j->n; k++) {
         const char *xr = x + k * j->xs_dim * (int64_t)j->xe;
         char *yr = y + k * j->ys_dim * (int64_t)j->ye;
