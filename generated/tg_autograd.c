@@ -12138,7 +12138,7 @@ tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
     return tg_r;
 }
 
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 static tg_tensor *tg__below_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
 {
     tg_keyset tg_prev = tg__autograd_below_begin();

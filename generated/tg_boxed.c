@@ -5656,7 +5656,7 @@ int tg__boxed_repeat_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 int tg__boxed_repeat_interleave(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
     if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "repeat_interleave.Tensor", 2);
@@ -5664,13 +5664,13 @@ int tg__boxed_repeat_interleave(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     tg_tensor *repeats;
     tg_opt_int output_size;
     if (tg__unbox_tensor(&tg_a[0], &repeats)) return tg__boxed_bad_arg(tg_s, 2, 0, "repeat_interleave.Tensor", "repeats", "Tensor");
-    if (tg__unbox_opt_int(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat_interleave.Tensor", "output_size", "SymInt?");
+    if (tg__unbox_opt_int(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat_interleave.Tensor", "output_size", "int?");
     tg_tensor *tg_r = ((tg__kfn_repeat_interleave)tg_kernel)(repeats, output_size);
     tg__drop_args(tg_s, 2);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
-/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
 int tg__boxed_repeat_interleave_self_int(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
     if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "repeat_interleave.self_int", 4);
@@ -5680,10 +5680,28 @@ int tg__boxed_repeat_interleave_self_int(tg_fnptr tg_kernel, tg_boxed_stack *tg_
     tg_opt_int dim;
     tg_opt_int output_size;
     if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "repeat_interleave.self_int", "self", "Tensor");
-    if (tg__unbox_int(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_int", "repeats", "SymInt");
+    if (tg__unbox_int(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_int", "repeats", "int");
     if (tg__unbox_opt_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "repeat_interleave.self_int", "dim", "int?");
-    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_int", "output_size", "SymInt?");
+    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_int", "output_size", "int?");
     tg_tensor *tg_r = ((tg__kfn_repeat_interleave_self_int)tg_kernel)(self, repeats, dim, output_size);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave_self(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "repeat_interleave.self_Tensor", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_tensor *repeats;
+    tg_opt_int dim;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "repeat_interleave.self_Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_Tensor", "repeats", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "repeat_interleave.self_Tensor", "dim", "int?");
+    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_Tensor", "output_size", "int?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave_self)tg_kernel)(self, repeats, dim, output_size);
     tg__drop_args(tg_s, 4);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }

@@ -544,6 +544,7 @@ int tg__boxed_repeat(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat */
 int tg__boxed_repeat_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_backward */
 int tg__boxed_repeat_interleave(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.Tensor */
 int tg__boxed_repeat_interleave_self_int(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.self_int */
+int tg__boxed_repeat_interleave_self(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.self_Tensor */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

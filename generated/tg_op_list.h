@@ -339,6 +339,7 @@
     X(repeat_backward, "repeat_backward") \
     X(repeat_interleave, "repeat_interleave.Tensor") \
     X(repeat_interleave_self_int, "repeat_interleave.self_int") \
+    X(repeat_interleave_self, "repeat_interleave.self_Tensor") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \

@@ -10046,7 +10046,7 @@ tg_tensor *tg_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list 
     return tg__track_result(tg_r);
 }
 
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 static tg_tensor *fallback_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
 {
     tg_boxed_stack tg_s;
@@ -10074,7 +10074,7 @@ tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts
     return tg__track_result(tg_r);
 }
 
-/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
 static tg_tensor *fallback_repeat_interleave_self_int(tg_tensor *self, int64_t repeats, tg_opt_int dim, tg_opt_int output_size)
 {
     tg_boxed_stack tg_s;
@@ -10098,6 +10098,37 @@ tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg
     bool tg_boxed = false;
     tg__kfn_repeat_interleave_self_int tg_kernel = (tg__kfn_repeat_interleave_self_int)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF_INT], tg_ks, &tg_boxed);
     if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave_self_int(self, repeats, opts.dim, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats, opts.dim, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave_self(tg_tensor *self, tg_tensor *repeats, tg_opt_int dim, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_self_fn(tg_tensor *self, tg_tensor *repeats, tg_repeat_interleave_self_opts opts)
+{
+    if (!self) return tg__null_arg("repeat_interleave", "self");
+    if (!repeats) return tg__null_arg("repeat_interleave", "repeats");
+    if (tg__stub_profiled()) return fallback_repeat_interleave_self(self, repeats, opts.dim, opts.output_size);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(repeats)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave_self tg_kernel = (tg__kfn_repeat_interleave_self)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave_self(self, repeats, opts.dim, opts.output_size) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, repeats, opts.dim, opts.output_size);
     tg_scope_resume(tg_sc);

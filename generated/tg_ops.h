@@ -356,6 +356,7 @@ typedef enum tg_op {
     TG_OP_REPEAT_BACKWARD,   /* repeat_backward */
     TG_OP_REPEAT_INTERLEAVE,   /* repeat_interleave.Tensor */
     TG_OP_REPEAT_INTERLEAVE_SELF_INT,   /* repeat_interleave.self_int */
+    TG_OP_REPEAT_INTERLEAVE_SELF,   /* repeat_interleave.self_Tensor */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */

@@ -4131,7 +4131,7 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
     },
     [TG_OP_REPEAT_INTERLEAVE] = {
         .name = "repeat_interleave.Tensor",
-        .schema = "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+        .schema = "repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__cpu_repeat_interleave_tensor,
             [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_repeat_interleave,
@@ -4143,7 +4143,7 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
     },
     [TG_OP_REPEAT_INTERLEAVE_SELF_INT] = {
         .name = "repeat_interleave.self_int",
-        .schema = "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+        .schema = "repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor",
         .kernels = {
             [TG_KEY_CPU] = (tg_fnptr)tg__composite_repeat_interleave_self_int,
             [TG_KEY_CUDA] = (tg_fnptr)tg__composite_repeat_interleave_self_int,
@@ -4152,6 +4152,19 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .composite = (tg_fnptr)tg__composite_repeat_interleave_self_int,
         .call_boxed = tg__boxed_repeat_interleave_self_int,
         .ntensor_args = 1,
+        .nargs = 4,
+    },
+    [TG_OP_REPEAT_INTERLEAVE_SELF] = {
+        .name = "repeat_interleave.self_Tensor",
+        .schema = "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__composite_repeat_interleave_self_tensor,
+            [TG_KEY_CUDA] = (tg_fnptr)tg__composite_repeat_interleave_self_tensor,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_repeat_interleave_self_tensor,
+        },
+        .composite = (tg_fnptr)tg__composite_repeat_interleave_self_tensor,
+        .call_boxed = tg__boxed_repeat_interleave_self,
+        .ntensor_args = 2,
         .nargs = 4,
     },
     [TG_OP_SGD_STEP_] = {

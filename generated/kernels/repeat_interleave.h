@@ -21,15 +21,18 @@ extern "C" {
 
 typedef tg_tensor *(*tg__kfn_repeat_interleave)(tg_tensor *repeats, tg_opt_int output_size);
 typedef tg_tensor *(*tg__kfn_repeat_interleave_self_int)(tg_tensor *self, int64_t repeats, tg_opt_int dim, tg_opt_int output_size);
+typedef tg_tensor *(*tg__kfn_repeat_interleave_self)(tg_tensor *self, tg_tensor *repeats, tg_opt_int dim, tg_opt_int output_size);
 
 /* ---- kernels written in kernels/ (named by `dispatch:`) ---- */
 
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 tg_tensor *tg__cpu_repeat_interleave_tensor(tg_tensor *repeats, tg_opt_int output_size);
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 tg_tensor *tg__cuda_repeat_interleave_tensor(tg_tensor *repeats, tg_opt_int output_size);
-/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor */
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
 tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t repeats, tg_opt_int dim, tg_opt_int output_size);
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+tg_tensor *tg__composite_repeat_interleave_self_tensor(tg_tensor *self, tg_tensor *repeats, tg_opt_int dim, tg_opt_int output_size);
 
 /* ---- glue kernels (tg_structured.c) ---- */
 

@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor
  * For a 1-D int32/int64 repeats, each index i repeated repeats[i] times (the result has
  * repeats' dtype); output_size, when given, must be the sum of repeats.
  * Kernels: tg__cpu_repeat_interleave_tensor, tg__cuda_repeat_interleave_tensor, tg__autograd_kernel_repeat_interleave. */
@@ -23,7 +23,7 @@ tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts
 #define tg_repeat_interleave(repeats, ...) \
     tg_repeat_interleave_fn((repeats), (tg_repeat_interleave_opts){ .output_size = { false, 0 }, __VA_ARGS__ })
 
-/* repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor
  * Each element (slice along dim; of the flattened self when dim is None) of self repeated
  * repeats times in a row; output_size, when given, must be the size of the result along
  * dim.
@@ -35,6 +35,20 @@ typedef struct tg_repeat_interleave_self_int_opts {
 tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg_repeat_interleave_self_int_opts opts);
 #define tg_repeat_interleave_self_int(self, repeats, ...) \
     tg_repeat_interleave_self_int_fn((self), (repeats), (tg_repeat_interleave_self_int_opts){ .dim = { false, 0 }, .output_size = { false, 0 }, __VA_ARGS__ })
+
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor
+ * Slice i of self along dim (of the flattened self when dim is None) repeated repeats[i]
+ * times in a row; repeats is an int32/int64 0-dim or 1-element tensor (one count for every
+ * slice) or 1-D with one count per slice. Read on the host; a composite of split, expand
+ * and cat (it differentiates through them).
+ * Kernel: tg__composite_repeat_interleave_self_tensor. */
+typedef struct tg_repeat_interleave_self_opts {
+    tg_opt_int dim;   /* default None */
+    tg_opt_int output_size;   /* default None */
+} tg_repeat_interleave_self_opts;
+tg_tensor *tg_repeat_interleave_self_fn(tg_tensor *self, tg_tensor *repeats, tg_repeat_interleave_self_opts opts);
+#define tg_repeat_interleave_self(self, repeats, ...) \
+    tg_repeat_interleave_self_fn((self), (repeats), (tg_repeat_interleave_self_opts){ .dim = { false, 0 }, .output_size = { false, 0 }, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

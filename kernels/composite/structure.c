@@ -6,7 +6,12 @@
  * releases its intermediates on every path (the tmp pool below). */
 #include "tg_kutil.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "ops/add.h"
+#include "ops/cat.h"
+#include "ops/clone.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/cumsum_backward.h"
@@ -18,8 +23,10 @@
 #include "ops/ge.h"
 #include "ops/mul.h"
 #include "ops/ne.h"
+#include "ops/repeat_interleave.h"
 #include "ops/reshape.h"
 #include "ops/roll.h"
+#include "ops/split.h"
 #include "ops/sum.h"
 #include "ops/unsqueeze.h"
 #include "ops/where.h"
@@ -217,4 +224,75 @@ tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t rep
     tg_tensor *x = T(tg_expand(u, el));
     tg_tensor *r = T(tg_reshape(x, ol));
     return pool_finish(&P, r);
+}
+
+/* self's slices along dim (of the flattened self when dim is None) each repeated by its count
+ * in repeats: a 0-dim or 1-element repeats is one count for every slice (the self_int path),
+ * a 1-D one has a count per slice. The counts are read on the host, after
+ * repeat_interleave.Tensor has checked them (dtype, sign, output_size) exactly as PyTorch's
+ * index path does; then split into size-1 slices, expand slice i to repeats[i], cat. */
+tg_tensor *tg__composite_repeat_interleave_self_tensor(tg_tensor *self, tg_tensor *repeats,
+                                                       tg_opt_int dim, tg_opt_int output_size)
+{
+    const char *op = "repeat_interleave";
+    if (dim.has_value && self->ndim == 0)
+        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
+                         (long long)dim.value);
+    tmp_pool P = { .n = 0 };
+    tg_tensor *in = dim.has_value ? self : T(tg_flatten(self));
+    if (!in) return pool_finish(&P, NULL);
+    int64_t d = tg__wrap_dim(op, dim.has_value ? dim.value : 0, in->ndim);
+    if (d < 0) return pool_finish(&P, NULL);
+    int64_t n = in->sizes[d];
+    bool one = repeats->ndim == 0 || (repeats->ndim == 1 && repeats->sizes[0] == 1);
+    if (!one && repeats->ndim != 1) {
+        pool_finish(&P, NULL);
+        return tg__error(op, "repeats must be 0-dim or 1-dim tensor");
+    }
+    if (!one && repeats->sizes[0] != n) {
+        pool_finish(&P, NULL);
+        return tg__error(op, "repeats must have the same size as input along dim");
+    }
+    /* the per-slice counts (expanded when one), checked by the index operator */
+    int64_t one_shape[1] = { 1 }, n_shape[1] = { n };
+    tg_int_list one_l = { one_shape, 1 }, n_l = { n_shape, 1 };
+    tg_tensor *r1 = one ? T(tg_reshape(repeats, one_l)) : repeats;
+    tg_tensor *rs = one && r1 ? T(tg_expand(r1, n_l)) : r1;
+    tg_tensor *idx = rs ? T(tg_repeat_interleave(rs, .output_size = output_size)) : NULL;
+    if (!idx) return pool_finish(&P, NULL);
+    /* host copies of the counts */
+    int64_t *cnt = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    tg_tensor *host = tg__empty(op, n_shape, 1, TG_INT64, TG_DEVICE_CPU);
+    if (!cnt || !host || tg__copy_into(op, host, rs) != 0) {
+        if (!cnt || !host) tg__error(op, "out of memory");
+        free(cnt);
+        tg_release(host);
+        return pool_finish(&P, NULL);
+    }
+    memcpy(cnt, tg__k_data(host), sizeof(int64_t) * (size_t)n);
+    tg_release(host);
+    tg_tensor *res = NULL;
+    if (n == 0) {
+        res = T(tg_clone(in));
+    } else {
+        tg_tensor_list parts = tg_split(in, 1, .dim = d);
+        tg_tensor **ex = calloc((size_t)n, sizeof *ex);
+        bool ok = parts.data && ex;
+        if (!ex) tg__error(op, "out of memory");
+        int64_t esz[TG_MAX_DIMS];
+        for (int64_t k = 0; k < in->ndim; k++) esz[k] = in->sizes[k];
+        tg_int_list el = { esz, in->ndim };
+        for (int64_t i = 0; ok && i < n; i++) {
+            esz[d] = cnt[i];
+            ok = (ex[i] = tg_expand(parts.data[i], el)) != NULL;
+        }
+        tg_tensor_list exl = { ex, n };
+        if (ok) res = T(tg_cat(exl, .dim = d));
+        else P.bad = true;
+        for (int64_t i = 0; ex && i < n; i++) tg_release(ex[i]);
+        free(ex);
+        tg_tensor_list_release(parts);
+    }
+    free(cnt);
+    return pool_finish(&P, res);
 }

@@ -119,6 +119,20 @@ GC_FN(f_ri_flat)
     y[0] = tg_repeat_interleave_self_int(x[0], 3);
     return 1;
 }
+/* counts [2, 1, 0] (flip of arange(3), made on x's device) for the 3 columns of x. */
+GC_FN(f_ri_tensor)
+{
+    tg_tensor *cnt = NULL;
+    TG_NO_GRAD {
+        tg_tensor *a = tg_arange(3, .dtype = TG_INT64, .device = tg_tensor_device(x[0]));
+        cnt = a ? tg_flip(a, TG_INTS(0)) : NULL;
+        tg_release(a);
+    }
+    tg_opt_int d = { true, 1 };
+    y[0] = cnt ? tg_repeat_interleave_self(x[0], cnt, .dim = d) : NULL;
+    tg_release(cnt);
+    return y[0] ? 1 : -1;
+}
 
 static const gc_case structure_cases[] = {
     { "cumsum", "dim 1", f_cumsum1, { REAL(3, 4) }, .gradgrad = true },
@@ -142,5 +156,10 @@ static const gc_case structure_cases[] = {
     { "repeat_backward", "grad (2, 2, 9)", f_repeat_backward, { REAL(2, 2, 9) }, .gradgrad = true },
     { "repeat_interleave.self_int", "dim 1", f_ri_dim, { REAL(2, 3) }, .gradgrad = true },
     { "repeat_interleave.self_int", "flattened", f_ri_flat, { REAL_T(2, 3) }, .gradgrad = true },
+    { "repeat_interleave.self_Tensor",
+      "counts 2, 1, 0",
+      f_ri_tensor,
+      { REAL_T(2, 3) },
+      .gradgrad = true },
 };
 GC_REGISTER(structure_cases);

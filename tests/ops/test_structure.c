@@ -15,7 +15,8 @@
 
 TG_COVERS("cumsum", "cumsum_", "cumsum.out", "cumprod", "cumprod_", "cumprod.out",
           "cumsum_backward", "cumprod_backward", "flip", "roll", "roll_backward", "repeat",
-          "repeat_backward", "repeat_interleave.Tensor", "repeat_interleave.self_int");
+          "repeat_backward", "repeat_interleave.Tensor", "repeat_interleave.self_int",
+          "repeat_interleave.self_Tensor");
 
 #define RT 1e-10
 #define AT 1e-12
@@ -38,6 +39,12 @@ static tg_tensor *run_op(const fx_struct_case *c, tg_tensor *x)
     case FX_FLIP: return tg_flip(x, a);
     case FX_ROLL: return tg_roll(x, b, .dims = a);
     case FX_REPEAT: return tg_repeat(x, a);
+    case FX_REPEAT_INTERLEAVE_T: {
+        tg_opt_int dim = { c->dim != FX_DIM_NONE, c->dim };
+        int64_t nb = c->nb;
+        tg_tensor *r = c->nb ? kt_tensor_i64(c->b, &nb, 1) : kt_tensor_i64(&c->rep, NULL, 0);
+        return tg_repeat_interleave_self(x, r, .dim = dim);
+    }
     default: {
         tg_opt_int dim = { c->dim != FX_DIM_NONE, c->dim };
         return tg_repeat_interleave_self_int(x, c->rep, .dim = dim);
@@ -271,6 +278,15 @@ Test(structure, errors)
     kt_assert_error("allocated size does not match required size");
     cr_assert_null(tg_repeat_interleave_self_int(s, 2, .dim = d0));
     kt_assert_error("Dimension specified as 0 but tensor has no dimensions");
+    cr_assert_null(tg_repeat_interleave_self(x, r2, .dim = d1));
+    kt_assert_error("repeats must have the same size as input along dim");
+    cr_assert_null(tg_repeat_interleave_self(x, tg_unsqueeze(r2, 0), .dim = d1));
+    kt_assert_error("repeats must be 0-dim or 1-dim tensor");
+    cr_assert_null(tg_repeat_interleave_self(x, tg_zeros(TG_INTS(3)), .dim = d1));
+    kt_assert_error("\"repeat_interleave_cpu\" not implemented for 'Float'");
+    tg_tensor *r3 = kt_tensor_i64((int64_t[]){ 1, -1, 2 }, (int64_t[]){ 3 }, 1);
+    cr_assert_null(tg_repeat_interleave_self(x, r3, .dim = d1));
+    kt_assert_error("repeats can not be negative");
     tg_scope_end();
     kt_assert_no_leak(live);
 }
