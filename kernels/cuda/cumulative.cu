@@ -38,11 +38,11 @@ __device__ __forceinline__ int64_t cum_slice_offset(const cum_slices &sl, int64_
     return off;
 }
 
-/* One slice per thread. x is self (dtype st), y the result (dtype rt). */
+/* One slice per thread. x is self (dtype st), y the result (dtype rt); fl / src_fl say
+ * whether rt / st are floating (decided on the host). */
 __global__ void cum_kernel(const char *x, cum_slices xs, tg_dtype st, char *y, cum_slices ys,
-                           tg_dtype rt, bool prod, int64_t nslices)
+                           tg_dtype rt, bool fl, bool src_fl, bool prod, int64_t nslices)
 {
-    const bool fl = tg_dtype_is_floating(rt), src_fl = tg_dtype_is_floating(st);
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < nslices;
          s += (int64_t)gridDim.x * blockDim.x) {
         const char *xp = x + cum_slice_offset(xs, s);
@@ -86,7 +86,8 @@ static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t
     cum_slices xs = cum_slices_of(self, d), ys = cum_slices_of(res, d);
     int64_t nslices = numel / xs.n;
     cum_kernel<<<tg__cuda_blocks(nslices, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, st>>>(
-        tg__k_data(self), xs, self->dtype, tg__k_data(res), ys, rt, prod, nslices);
+        tg__k_data(self), xs, self->dtype, tg__k_data(res), ys, rt, tg_dtype_is_floating(rt),
+        tg_dtype_is_floating(self->dtype), prod, nslices);
     if (tg__cuda_launch_ok(op) != 0) {
         tg_release(res);
         return NULL;
