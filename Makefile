@@ -31,7 +31,11 @@ NATIVE   ?= 0
 OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
-INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
+# cJSON (libcjson-dev) parses safetensors headers (runtime/io/); its header directory is on the
+# include path so that the aarch64 check finds it too.
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
+CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels $(CJSON_CFLAGS)
 DEPFLAGS  = -MMD -MP
 
 # OpenBLAS: prefer the OpenMP build so BLAS and our kernels share one thread pool (two pools
@@ -108,7 +112,7 @@ LIB_WARN   := -Werror=missing-prototypes
 # the callee is exported (it is linked with -Bsymbolic-functions).
 LIB_CFLAGS = $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fno-semantic-interposition $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CORE_SAN) $(BACKEND_CFLAGS) $(CFLAGS)
 # What the core library links: no CUDA library (the backend brings its own).
-LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) -fopenmp -lm -lpthread -ldl
+LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) $(CJSON_LIBS) -fopenmp -lm -lpthread -ldl
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -320,7 +324,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
-PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h \
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h \
                   runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
                   generated/tg_ops.h generated/tg_op_types.h
