@@ -178,7 +178,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -477,7 +477,17 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-capabilities test-isa test-shared test-install test-san test-cuda-emu test-fuzz-regressions
+# safetensors files against Hugging Face's `safetensors` package (tests/io/safetensors_interop.py
+# with the C side tests/io/interop/st_interop.c): python3 on PATH with safetensors and numpy
+# (.ci/install-deps installs them with pip).
+ST_INTEROP := $(BUILD)/tests/st_interop
+$(ST_INTEROP): tests/io/interop/st_interop.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
+test-safetensors: $(ST_INTEROP)
+	python3 tests/io/safetensors_interop.py $(ST_INTEROP)
+
+test: test-plain test-capabilities test-isa test-shared test-install test-safetensors test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line
