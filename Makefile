@@ -16,7 +16,9 @@
 #   make install PREFIX=/usr/local
 #
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
-# libcriterion-dev and libcjson-dev (tests only), clang-format (make format only), gcc with OpenMP. Optional: the
+# libcjson-dev (safetensors headers; the tests too), libcriterion-dev (tests only), clang-format
+# (make format only), gcc with OpenMP; for `make test-safetensors`, the Python packages safetensors
+# and numpy (pip). Optional: the
 # CUDA toolkit (nvcc, cuBLAS); when nvcc is found the CUDA backend is built (docs/cuda.md),
 # `make CUDA=0` leaves it out.
 
