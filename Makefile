@@ -33,11 +33,11 @@ NATIVE   ?= 0
 OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
-# cJSON (libcjson-dev) parses safetensors headers (runtime/io/); its header directory is on the
-# include path so that the aarch64 check finds it too.
+INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
+# cJSON (libcjson-dev) parses safetensors headers (runtime/io/, which alone sees its header
+# directory; the aarch64 check passes it too) and is linked into the library.
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
-INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels $(CJSON_CFLAGS)
 DEPFLAGS  = -MMD -MP
 
 # OpenBLAS: prefer the OpenMP build so BLAS and our kernels share one thread pool (two pools
@@ -167,6 +167,8 @@ EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
 # Only the CUDA backend's objects see the toolkit (or the emulator's stand-ins for it).
 $(CUDA_C_SRC:%.c=$(BUILD)/obj/%.o) $(CUDA_C_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS := $(CUDA_CFLAGS)
+IO_SRC := $(wildcard runtime/io/*.c)
+$(IO_SRC:%.c=$(BUILD)/obj/%.o) $(IO_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS := $(CJSON_CFLAGS)
 
 # The shared libraries: libtensorgen.so.$(VERSION) with soname libtensorgen.so.$(SOVERSION),
 # and the CUDA backend beside it (loaded when a GPU is asked for, runtime/core/cuda_backend.c).
@@ -242,7 +244,7 @@ check-aarch64: $(BUILD)/gen.stamp
 	  "(apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)" >&2; exit 1; }
 	@mkdir -p $(BUILD)/aarch64
 	@printf '%s\n' $(LIB_SRC) $(CAP_SRC) | xargs -P2 -I{} sh -c '$(AARCH64_CC) $(CSTD) -O2 \
-	  $(WARN) -Werror -fPIC -fopenmp -DTG_CPU_CAP=default $(INCLUDES) $(BLAS_CFLAGS) -c {} \
+	  $(WARN) -Werror -fPIC -fopenmp -DTG_CPU_CAP=default $(INCLUDES) $(BLAS_CFLAGS) $(CJSON_CFLAGS) -c {} \
 	  -o $(BUILD)/aarch64/$$(echo {} | tr / _).o' || exit 1
 	@echo "check-aarch64: $(words $(LIB_SRC) $(CAP_SRC)) files compile for aarch64"
 

@@ -33,9 +33,8 @@ int tg_save_safetensors(const char *path, const char *const *names, tg_tensor *c
 /* The same with string metadata, the header's "__metadata__" object: n_meta key/value pairs
  * (keys unique; keys and values are UTF-8 strings). */
 int tg_save_safetensors_metadata(const char *path, const char *const *names,
-                                 tg_tensor *const *tensors, int64_t n,
-                                 const char *const *meta_keys, const char *const *meta_values,
-                                 int64_t n_meta);
+                                 tg_tensor *const *tensors, int64_t n, const char *const *meta_keys,
+                                 const char *const *meta_values, int64_t n_meta);
 
 /* An open safetensors file: the file mapped into memory (copy-on-write, read-only on disk)
  * with its validated header. */

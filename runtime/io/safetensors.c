@@ -46,15 +46,15 @@ typedef struct st_dtype_name {
 } st_dtype_name;
 
 static const st_dtype_name st_dtypes[] = {
-    { "BOOL", TG_BOOL, 0 },     { "U8", TG_UINT8, 1 },     { "I8", TG_INT8, 2 },
-    { "I16", TG_INT16, 3 },     { "F16", TG_FLOAT16, 4 },  { "BF16", TG_BFLOAT16, 5 },
-    { "I32", TG_INT32, 6 },     { "F32", TG_FLOAT32, 7 },  { "F64", TG_FLOAT64, 8 },
+    { "BOOL", TG_BOOL, 0 }, { "U8", TG_UINT8, 1 },    { "I8", TG_INT8, 2 },
+    { "I16", TG_INT16, 3 }, { "F16", TG_FLOAT16, 4 }, { "BF16", TG_BFLOAT16, 5 },
+    { "I32", TG_INT32, 6 }, { "F32", TG_FLOAT32, 7 }, { "F64", TG_FLOAT64, 8 },
     { "I64", TG_INT64, 9 },
 };
 /* Dtypes of the format that tensorgen has no counterpart for. */
-static const char *const st_unsupported[] = { "U16",      "U32",     "U64",     "F8_E4M3",
-                                              "F8_E5M2",  "F8_E8M0", "F4",      "F6_E2M3",
-                                              "F6_E3M2",  "C64",     "E8M0" };
+static const char *const st_unsupported[] = { "U16",     "U32",     "U64", "F8_E4M3",
+                                              "F8_E5M2", "F8_E8M0", "F4",  "F6_E2M3",
+                                              "F6_E3M2", "C64",     "E8M0" };
 
 static const st_dtype_name *st_by_dtype(tg_dtype t)
 {
@@ -160,7 +160,9 @@ static int st_parse_entry(const char *op, const char *path, const char *name, co
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(j, "data_offsets");
     if (!dt || !shape || !offs)
         return tg__fail(op, "%s: tensor \"%s\" has no \"%s\"", path, name,
-                        !dt ? "dtype" : !shape ? "shape" : "data_offsets");
+                        !dt      ? "dtype"
+                        : !shape ? "shape"
+                                 : "data_offsets");
     if (!cJSON_IsString(dt))
         return tg__fail(op, "%s: tensor \"%s\": dtype is not a string", path, name);
     const st_dtype_name *d = NULL;
@@ -169,8 +171,9 @@ static int st_parse_entry(const char *op, const char *path, const char *name, co
     if (!d) {
         for (size_t i = 0; i < sizeof st_unsupported / sizeof *st_unsupported; i++)
             if (!strcmp(dt->valuestring, st_unsupported[i]))
-                return tg__fail(op, "%s: tensor \"%s\": unsupported dtype %s (tensorgen has no such type)",
-                                path, name, dt->valuestring);
+                return tg__fail(
+                    op, "%s: tensor \"%s\": unsupported dtype %s (tensorgen has no such type)",
+                    path, name, dt->valuestring);
         return tg__fail(op, "%s: tensor \"%s\": unknown dtype \"%s\"", path, name, dt->valuestring);
     }
     e->dtype = d->dtype;
@@ -188,15 +191,15 @@ static int st_parse_entry(const char *op, const char *path, const char *name, co
     for (const cJSON *s = shape->child; s; s = s->next, k++) {
         uint64_t v;
         if (!st_uint(s, &v))
-            return tg__fail(op, "%s: tensor \"%s\": shape[%d] is not a non-negative integer",
-                            path, name, k);
+            return tg__fail(op, "%s: tensor \"%s\": shape[%d] is not a non-negative integer", path,
+                            name, k);
         e->sizes[k] = (int64_t)v;
         if (v && nbytes > UINT64_MAX / v) too_big = true;
         else nbytes *= v;
     }
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2)
-        return tg__fail(op, "%s: tensor \"%s\": data_offsets is not an array of two integers",
-                        path, name);
+        return tg__fail(op, "%s: tensor \"%s\": data_offsets is not an array of two integers", path,
+                        name);
     if (!st_uint(offs->child, &e->begin) || !st_uint(offs->child->next, &e->end))
         return tg__fail(op, "%s: tensor \"%s\": data_offsets are not non-negative integers", path,
                         name);
@@ -395,8 +398,8 @@ tg_safetensors *tg_safetensors_open(const char *path)
         return NULL;
     }
     if (hlen > size - 8) {
-        tg__error(op, "%s: the header length %llu runs past the end of the file (%llu bytes)",
-                  path, (unsigned long long)hlen, (unsigned long long)size);
+        tg__error(op, "%s: the header length %llu runs past the end of the file (%llu bytes)", path,
+                  (unsigned long long)hlen, (unsigned long long)size);
         st_free(f);
         return NULL;
     }
@@ -466,8 +469,8 @@ tg_tensor *tg_safetensors_get(tg_safetensors *f, const char *name)
     if ((uintptr_t)p % tg__dtype_sizes[e->dtype])
         return tg_tensor_from_data(p, e->sizes, e->ndim, e->dtype);
     tg__ref_inc(&f->map->refcount);
-    tg_tensor *t = tg_tensor_from_blob((void *)p, e->sizes, NULL, e->ndim, e->dtype,
-                                       st_map_deleter, f->map);
+    tg_tensor *t =
+        tg_tensor_from_blob((void *)p, e->sizes, NULL, e->ndim, e->dtype, st_map_deleter, f->map);
     if (!t) st_map_release(f->map);
     return t;
 }
@@ -484,7 +487,8 @@ int tg_safetensors_load_into(tg_safetensors *f, const char *name, tg_tensor *dst
     bool same = e->ndim == dst->ndim;
     for (int64_t i = 0; same && i < e->ndim; i++) same = e->sizes[i] == dst->sizes[i];
     if (!same)
-        return tg__fail(op, "%s: tensor \"%s\" has shape %s in the file, but the destination has %s",
+        return tg__fail(op,
+                        "%s: tensor \"%s\" has shape %s in the file, but the destination has %s",
                         f->path, name, a, b);
     if (e->dtype != dst->dtype)
         return tg__fail(op, "%s: tensor \"%s\" is %s in the file, but the destination is %s",
@@ -594,9 +598,8 @@ static int st_write_tensor(const char *op, const char *path, int fd, tg_tensor *
 }
 
 int tg_save_safetensors_metadata(const char *path, const char *const *names,
-                                 tg_tensor *const *tensors, int64_t n,
-                                 const char *const *meta_keys, const char *const *meta_values,
-                                 int64_t n_meta)
+                                 tg_tensor *const *tensors, int64_t n, const char *const *meta_keys,
+                                 const char *const *meta_values, int64_t n_meta)
 {
     const char *op = "save_safetensors";
     if (!path) return tg__fail(op, "path is NULL");
@@ -647,8 +650,9 @@ int tg_save_safetensors_metadata(const char *path, const char *const *names,
             tg__error(op, "tensor \"%s\": unsupported dtype", names[i]);
             goto out;
         }
-        items[i] = (st_item){ names[i], tensors[i], d->rank,
-                              (uint64_t)tg__numel(tensors[i]) * tg__dtype_sizes[tensors[i]->dtype] };
+        items[i] =
+            (st_item){ names[i], tensors[i], d->rank,
+                       (uint64_t)tg__numel(tensors[i]) * tg__dtype_sizes[tensors[i]->dtype] };
     }
     qsort(items, (size_t)n, sizeof *items, st_cmp_item);
 

@@ -6,7 +6,7 @@
 #include "../runtime/rt_test.h"
 #include "tensorgen.h"
 
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -55,7 +55,8 @@ static bool same_values(const tg_tensor *a, const tg_tensor *b)
 {
     int64_t n = tg_tensor_numel(a);
     if (n != tg_tensor_numel(b)) return false;
-    double *x = malloc(sizeof(double) * (size_t)(n + 1)), *y = malloc(sizeof(double) * (size_t)(n + 1));
+    double *x = malloc(sizeof(double) * (size_t)(n + 1)),
+           *y = malloc(sizeof(double) * (size_t)(n + 1));
     bool ok = tg_tensor_to_doubles(a, x, n) == 0 && tg_tensor_to_doubles(b, y, n) == 0;
     for (int64_t i = 0; ok && i < n; i++) ok = x[i] == y[i];
     free(x);
@@ -110,9 +111,8 @@ static bool file_is_mapped(const char *name)
     return found;
 }
 
-static const tg_dtype all_dtypes[] = { TG_BOOL,    TG_UINT8,    TG_INT8,    TG_INT16, TG_INT32,
-                                       TG_INT64,   TG_FLOAT16,  TG_BFLOAT16, TG_FLOAT32,
-                                       TG_FLOAT64 };
+static const tg_dtype all_dtypes[] = { TG_BOOL,  TG_UINT8,   TG_INT8,     TG_INT16,   TG_INT32,
+                                       TG_INT64, TG_FLOAT16, TG_BFLOAT16, TG_FLOAT32, TG_FLOAT64 };
 #define N_DTYPES (int)(sizeof all_dtypes / sizeof *all_dtypes)
 
 /* Values 0..n-1 mapped into what every dtype holds exactly: bools alternate, the rest are
@@ -195,9 +195,9 @@ Test(safetensors, layout_matches_the_reference_writer)
     char *dir = st_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "layout.safetensors");
     static const int64_t s3[] = { 3 };
-    tg_tensor *ts[] = { st_values(s3, 1, TG_UINT8, 0), st_values(s3, 1, TG_FLOAT32, 0),
+    tg_tensor *ts[] = { st_values(s3, 1, TG_UINT8, 0),    st_values(s3, 1, TG_FLOAT32, 0),
                         st_values(s3, 1, TG_BFLOAT16, 0), st_values(s3, 1, TG_INT64, 0),
-                        st_values(s3, 1, TG_FLOAT32, 1), st_values(s3, 1, TG_FLOAT64, 0),
+                        st_values(s3, 1, TG_FLOAT32, 1),  st_values(s3, 1, TG_FLOAT64, 0),
                         st_values(s3, 1, TG_BOOL, 0) };
     const char *names[] = { "u8", "f32_b", "bf16", "i64", "f32_a", "f64", "bool" };
     cr_assert_eq(tg_save_safetensors(path, names, ts, 7), 0, "%s", tg_last_error());
@@ -468,7 +468,8 @@ Test(safetensors, malformed_files_are_refused)
         { "[1, 2]", 0, "the header is not a JSON object" },
         { "{} x", 0, "text after its JSON object" },
         { "{\"a\": 3}", 0, "header entry \"a\" is not a JSON object" },
-        { "{\"a\": {\"shape\": [1], \"data_offsets\": [0, 4]}}", 4, "tensor \"a\" has no \"dtype\"" },
+        { "{\"a\": {\"shape\": [1], \"data_offsets\": [0, 4]}}", 4,
+          "tensor \"a\" has no \"dtype\"" },
         { "{\"a\": {\"dtype\": \"F32\", \"data_offsets\": [0, 4]}}", 4, "has no \"shape\"" },
         { "{\"a\": {\"dtype\": \"F32\", \"shape\": [1]}}", 4, "has no \"data_offsets\"" },
         { "{\"a\": {\"dtype\": 1, \"shape\": [1], \"data_offsets\": [0, 4]}}", 4,
@@ -534,12 +535,14 @@ Test(safetensors, malformed_files_are_refused)
     fwrite("\x05\0\0", 1, 3, fp);
     fclose(fp);
     cr_expect_null(tg_safetensors_open(path));
-    cr_expect(strstr(tg_last_error(), "the file is 3 bytes long, too short"), "%s", tg_last_error());
+    cr_expect(strstr(tg_last_error(), "the file is 3 bytes long, too short"), "%s",
+              tg_last_error());
     tg_clear_error();
     st_write_raw(path, 1000, "{}", 0);
     cr_expect_null(tg_safetensors_open(path));
-    cr_expect(strstr(tg_last_error(), "the header length 1000 runs past the end of the file (10 bytes)"),
-              "%s", tg_last_error());
+    cr_expect(
+        strstr(tg_last_error(), "the header length 1000 runs past the end of the file (10 bytes)"),
+        "%s", tg_last_error());
     tg_clear_error();
     st_write_raw(path, (uint64_t)1 << 62, "{}", 0);
     cr_expect_null(tg_safetensors_open(path));
@@ -556,17 +559,20 @@ Test(safetensors, malformed_files_are_refused)
     tg_clear_error();
 
     /* bytes that are no bool: refused when the tensor is asked for */
-    st_write_file(path, "{\"b\": {\"dtype\": \"BOOL\", \"shape\": [4], \"data_offsets\": [0, 4]}}", 4);
+    st_write_file(path, "{\"b\": {\"dtype\": \"BOOL\", \"shape\": [4], \"data_offsets\": [0, 4]}}",
+                  4);
     tg_safetensors *f = tg_safetensors_open(path);
     cr_assert(f, "%s", tg_last_error());
     cr_expect_null(tg_safetensors_get(f, "b")); /* the data bytes are 0, 1, 2, 3 */
-    cr_expect(strstr(tg_last_error(), "tensor \"b\": byte 2 is 2, not a bool"), "%s", tg_last_error());
+    cr_expect(strstr(tg_last_error(), "tensor \"b\": byte 2 is 2, not a bool"), "%s",
+              tg_last_error());
     tg_clear_error();
     tg_safetensors_close(f);
 
     /* accepted: the empty header, empty tensors at any in-range offset, padding */
-    st_write_file(path, "{\"e\": {\"dtype\": \"F16\", \"shape\": [0, 3], \"data_offsets\": [2, 2]},"
-                        " \"z\": {\"dtype\": \"U8\", \"shape\": [4], \"data_offsets\": [0, 4]}}    ",
+    st_write_file(path,
+                  "{\"e\": {\"dtype\": \"F16\", \"shape\": [0, 3], \"data_offsets\": [2, 2]},"
+                  " \"z\": {\"dtype\": \"U8\", \"shape\": [4], \"data_offsets\": [0, 4]}}    ",
                   4);
     f = tg_safetensors_open(path);
     cr_assert(f, "%s", tg_last_error());

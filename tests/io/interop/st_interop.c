@@ -26,12 +26,12 @@ typedef struct spec {
 } spec;
 
 static const spec specs[] = {
-    { "t_F64", TG_FLOAT64, 0, 2, { 3, 5 } },   { "t_F32", TG_FLOAT32, 1, 2, { 3, 5 } },
-    { "t_F16", TG_FLOAT16, 2, 2, { 3, 5 } },   { "t_BF16", TG_BFLOAT16, 3, 2, { 3, 5 } },
-    { "t_I64", TG_INT64, 4, 2, { 3, 5 } },     { "t_I32", TG_INT32, 5, 2, { 3, 5 } },
-    { "t_I16", TG_INT16, 6, 2, { 3, 5 } },     { "t_I8", TG_INT8, 7, 2, { 3, 5 } },
-    { "t_U8", TG_UINT8, 8, 2, { 3, 5 } },      { "t_BOOL", TG_BOOL, 9, 2, { 3, 5 } },
-    { "scalar", TG_FLOAT64, 3, 0, { 0, 0 } },  { "empty", TG_FLOAT32, 0, 2, { 0, 4 } },
+    { "t_F64", TG_FLOAT64, 0, 2, { 3, 5 } },  { "t_F32", TG_FLOAT32, 1, 2, { 3, 5 } },
+    { "t_F16", TG_FLOAT16, 2, 2, { 3, 5 } },  { "t_BF16", TG_BFLOAT16, 3, 2, { 3, 5 } },
+    { "t_I64", TG_INT64, 4, 2, { 3, 5 } },    { "t_I32", TG_INT32, 5, 2, { 3, 5 } },
+    { "t_I16", TG_INT16, 6, 2, { 3, 5 } },    { "t_I8", TG_INT8, 7, 2, { 3, 5 } },
+    { "t_U8", TG_UINT8, 8, 2, { 3, 5 } },     { "t_BOOL", TG_BOOL, 9, 2, { 3, 5 } },
+    { "scalar", TG_FLOAT64, 3, 0, { 0, 0 } }, { "empty", TG_FLOAT32, 0, 2, { 0, 4 } },
     { "big", TG_FLOAT32, 5, 2, { 64, 33 } },
 };
 #define N_SPECS (int)(sizeof specs / sizeof *specs)
@@ -104,8 +104,8 @@ static int check_one(tg_safetensors *f, const spec *s)
     if (!bad && tg_tensor_to_doubles(t, v, n)) bad = fail(what);
     for (int64_t i = 0; !bad && i < n; i++)
         if (v[i] != value_of(s->dtype, s->seed, i)) {
-            fprintf(stderr, "st_interop: %s: element %lld is %g; want %g\n", s->name,
-                    (long long)i, v[i], value_of(s->dtype, s->seed, i));
+            fprintf(stderr, "st_interop: %s: element %lld is %g; want %g\n", s->name, (long long)i,
+                    v[i], value_of(s->dtype, s->seed, i));
             bad = 1;
         }
     free(v);
