@@ -36,6 +36,7 @@ static void st_path(char *buf, size_t cap, const char *dir, const char *name)
 /* Writes a file: 8-byte little-endian `hlen`, the header text, then `data_len` bytes 0..255. */
 static void st_write_raw(const char *path, uint64_t hlen, const char *header, size_t data_len)
 {
+    unlink(path); /* a new file, not a truncated one (which ext4 flushes to disk on close) */
     FILE *fp = fopen(path, "wb");
     cr_assert(fp);
     unsigned char l[8];
@@ -672,6 +673,7 @@ Test(safetensors, mutated_files_never_crash)
     int opened = 0, refused = 0;
     static const char subst[] = "0-9.\"}]{[,e ";
     for (size_t cut = 0; cut < size; cut++) {
+        unlink(mut); /* see st_write_raw */
         fp = fopen(mut, "wb");
         fwrite(buf, 1, cut, fp);
         fclose(fp);
@@ -689,6 +691,7 @@ Test(safetensors, mutated_files_never_crash)
             memcpy(m, buf, size);
             if (m[pos] == (unsigned char)*c) continue;
             m[pos] = (unsigned char)*c;
+            unlink(mut); /* see st_write_raw */
             fp = fopen(mut, "wb");
             fwrite(m, 1, size, fp);
             fclose(fp);
