@@ -493,7 +493,10 @@ int tg_safetensors_load_into(tg_safetensors *f, const char *name, tg_tensor *dst
     if (e->dtype != dst->dtype)
         return tg__fail(op, "%s: tensor \"%s\" is %s in the file, but the destination is %s",
                         f->path, name, tg_dtype_name(e->dtype), tg_dtype_name(dst->dtype));
+    /* src is ours alone: not recorded in the caller's open scope, which would release it again */
+    int token = tg_scope_suspend();
     tg_tensor *src = tg_safetensors_get(f, name);
+    tg_scope_resume(token);
     if (!src) return -1;
     int rc = tg__copy_into(op, dst, src);
     tg_release(src);
