@@ -16,7 +16,9 @@
 #   make install PREFIX=/usr/local
 #
 # Dependencies (Debian): libyaml-dev, libopenblas-openmp-dev (or libopenblas-dev),
-# libcriterion-dev and libcjson-dev (tests only), clang-format (make format only), gcc with OpenMP. Optional: the
+# libcjson-dev (safetensors headers; the tests too), libcriterion-dev (tests only), clang-format
+# (make format only), gcc with OpenMP; for `make test-safetensors`, the Python packages safetensors
+# and numpy (pip). Optional: the
 # CUDA toolkit (nvcc, cuBLAS); when nvcc is found the CUDA backend is built (docs/cuda.md),
 # `make CUDA=0` leaves it out.
 
@@ -32,6 +34,10 @@ OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
 INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
+# cJSON (libcjson-dev) parses safetensors headers (runtime/io/, which alone sees its header
+# directory; the aarch64 check passes it too) and is linked into the library.
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
+CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 DEPFLAGS  = -MMD -MP
 
 # OpenBLAS: prefer the OpenMP build so BLAS and our kernels share one thread pool (two pools
@@ -108,7 +114,7 @@ LIB_WARN   := -Werror=missing-prototypes
 # the callee is exported (it is linked with -Bsymbolic-functions).
 LIB_CFLAGS = $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fno-semantic-interposition $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CORE_SAN) $(BACKEND_CFLAGS) $(CFLAGS)
 # What the core library links: no CUDA library (the backend brings its own).
-LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) -fopenmp -lm -lpthread -ldl
+LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) $(CJSON_LIBS) -fopenmp -lm -lpthread -ldl
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -161,6 +167,8 @@ EXAMPLES     := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 
 # Only the CUDA backend's objects see the toolkit (or the emulator's stand-ins for it).
 $(CUDA_C_SRC:%.c=$(BUILD)/obj/%.o) $(CUDA_C_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS := $(CUDA_CFLAGS)
+IO_SRC := $(wildcard runtime/io/*.c)
+$(IO_SRC:%.c=$(BUILD)/obj/%.o) $(IO_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS := $(CJSON_CFLAGS)
 
 # The shared libraries: libtensorgen.so.$(VERSION) with soname libtensorgen.so.$(SOVERSION),
 # and the CUDA backend beside it (loaded when a GPU is asked for, runtime/core/cuda_backend.c).
@@ -174,7 +182,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -236,7 +244,7 @@ check-aarch64: $(BUILD)/gen.stamp
 	  "(apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)" >&2; exit 1; }
 	@mkdir -p $(BUILD)/aarch64
 	@printf '%s\n' $(LIB_SRC) $(CAP_SRC) | xargs -P2 -I{} sh -c '$(AARCH64_CC) $(CSTD) -O2 \
-	  $(WARN) -Werror -fPIC -fopenmp -DTG_CPU_CAP=default $(INCLUDES) $(BLAS_CFLAGS) -c {} \
+	  $(WARN) -Werror -fPIC -fopenmp -DTG_CPU_CAP=default $(INCLUDES) $(BLAS_CFLAGS) $(CJSON_CFLAGS) -c {} \
 	  -o $(BUILD)/aarch64/$$(echo {} | tr / _).o' || exit 1
 	@echo "check-aarch64: $(words $(LIB_SRC) $(CAP_SRC)) files compile for aarch64"
 
@@ -320,7 +328,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
-PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h \
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h \
                   runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
                   generated/tg_ops.h generated/tg_op_types.h
@@ -477,7 +485,17 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	  done; fi
 	@touch $@
 
-test: test-plain test-capabilities test-isa test-shared test-install test-san test-cuda-emu test-fuzz-regressions
+# safetensors files against Hugging Face's `safetensors` package (tests/io/safetensors_interop.py
+# with the C side tests/io/interop/st_interop.c): python3 on PATH with safetensors and numpy
+# (.ci/install-deps installs them with pip).
+ST_INTEROP := $(BUILD)/tests/st_interop
+$(ST_INTEROP): tests/io/interop/st_interop.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
+test-safetensors: $(ST_INTEROP)
+	python3 tests/io/safetensors_interop.py $(ST_INTEROP)
+
+test: test-plain test-capabilities test-isa test-shared test-install test-safetensors test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line

@@ -36,6 +36,7 @@
 #include "tg_core.h"
 #include "tg_library.h"
 #include "tg_ops.h"
+#include "tg_io.h"
 #include "tg_profiler.h"
 
 #endif
