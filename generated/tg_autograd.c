@@ -5682,6 +5682,400 @@ static void EluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
 
+/* IndexSelectBackward0: index_select(Tensor self, int dim, Tensor index) -> Tensor */
+typedef struct tg__node_IndexSelectBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved index;
+} tg__node_IndexSelectBackward0;
+
+/* self: index_select_backward(grad, self.sizes(), dim, index) */
+static tg_tensor *IndexSelectBackward0_self(tg__node_IndexSelectBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_index_select_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, s_index))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int IndexSelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexSelectBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexSelectBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable IndexSelectBackward0_vtable = { "IndexSelectBackward0", IndexSelectBackward0_apply, IndexSelectBackward0_release_saved };
+
+/* GatherBackward0: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+typedef struct tg__node_GatherBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved index;
+    bool sparse_grad;
+} tg__node_GatherBackward0;
+
+/* self: gather_backward(grad, self, dim, index, sparse_grad) */
+static tg_tensor *GatherBackward0_self(tg__node_GatherBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_backward(grads[0], s_self, n->dim, s_index, n->sparse_grad))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GatherBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GatherBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GatherBackward0_release_saved(tg_node *node)
+{
+    tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable GatherBackward0_vtable = { "GatherBackward0", GatherBackward0_apply, GatherBackward0_release_saved };
+
+/* ScatterBackward0: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+typedef struct tg__node_ScatterBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterBackward0;
+
+/* self: grad.scatter(dim, index, 0) */
+static tg_tensor *ScatterBackward0_self(tg__node_ScatterBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* src: grad.gather(dim, index) */
+static tg_tensor *ScatterBackward0_src(tg__node_ScatterBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ScatterBackward0_src(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterBackward0_vtable = { "ScatterBackward0", ScatterBackward0_apply, ScatterBackward0_release_saved };
+
+/* ScatterBackward1: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+typedef struct tg__node_ScatterBackward1 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterBackward1;
+
+/* self: grad.scatter(dim, index, 0) */
+static tg_tensor *ScatterBackward1_self(tg__node_ScatterBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterBackward1_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterBackward1_release_saved(tg_node *node)
+{
+    tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterBackward1_vtable = { "ScatterBackward1", ScatterBackward1_apply, ScatterBackward1_release_saved };
+
+/* ScatterAddBackward0: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+typedef struct tg__node_ScatterAddBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterAddBackward0;
+
+/* self: grad */
+static tg_tensor *ScatterAddBackward0_self(tg__node_ScatterAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(grads[0]);
+    return tg_r;
+}
+
+/* src: grad.gather(dim, index) */
+static tg_tensor *ScatterAddBackward0_src(tg__node_ScatterAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterAddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterAddBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ScatterAddBackward0_src(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterAddBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterAddBackward0_vtable = { "ScatterAddBackward0", ScatterAddBackward0_apply, ScatterAddBackward0_release_saved };
+
+/* ScatterReduceBackward0: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+typedef struct tg__node_ScatterReduceBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved index;
+    tg_saved src;
+    const char *reduce;   /* points after the struct */
+    bool include_self;
+    tg_saved result;
+} tg__node_ScatterReduceBackward0;
+
+/* self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result) */
+static int ScatterReduceBackward0_self_src(tg__node_ScatterReduceBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *s_src = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensors2 t0 = { 0 };
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(s_src = tg_autograd_unpack(&n->src, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    t0 = tg_scatter_reduce_backward(grads[0], s_self, n->dim, s_index, s_src, n->reduce, n->include_self, s_result);
+    if (!t0.r0 && !t0.r1) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_self);
+    tg_release(s_index);
+    tg_release(s_src);
+    tg_release(s_result);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    return tg_rc;
+}
+
+static int ScatterReduceBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1)))
+        tg_rc = ScatterReduceBackward0_self_src(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterReduceBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->index);
+    tg_autograd_saved_release(&n->src);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable ScatterReduceBackward0_vtable = { "ScatterReduceBackward0", ScatterReduceBackward0_apply, ScatterReduceBackward0_release_saved };
+
+/* IndexAddBackward0: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+typedef struct tg__node_IndexAddBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+    tg_saved_sizes source_sizes;
+    double alpha;
+} tg__node_IndexAddBackward0;
+
+/* self: grad */
+static tg_tensor *IndexAddBackward0_self(tg__node_IndexAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(grads[0]);
+    return tg_r;
+}
+
+/* source: (source.dim() > 0 ? grad.index_select(dim, index).expand(source.sizes()) : grad.index_select(dim, index.squeeze(0))) * alpha */
+static tg_tensor *IndexAddBackward0_source(tg__node_IndexAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (n->source_sizes.ndim > INT64_C(0)) {
+        if (!(t1 = tg_index_select(grads[0], n->dim, s_index))) goto done;
+        if (!(t2 = tg_expand_fn(t1, tg__saved_sizes_list(&n->source_sizes), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    } else {
+        if (!(t3 = tg_squeeze_dim(s_index, INT64_C(0)))) goto done;
+        if (!(t4 = tg_index_select(grads[0], n->dim, t3))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    }
+    if (!(t5 = tg_mul_scalar(t0, n->alpha))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+static int IndexAddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexAddBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = IndexAddBackward0_source(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexAddBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable IndexAddBackward0_vtable = { "IndexAddBackward0", IndexAddBackward0_apply, IndexAddBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -11687,6 +12081,727 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     return tg_r;
 }
 
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+static tg_tensor *tg__below_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_select(self, dim, index);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_index_select(self, dim, index);
+    tg__node_IndexSelectBackward0 *tg_n = (tg__node_IndexSelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexSelectBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gather_out_fn(self, dim, index, out, (tg_gather_out_opts){ .sparse_grad = sparse_grad });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("gather", tg_in, 3))
+        return NULL;
+    return tg__below_gather_out(self, dim, index, sparse_grad, out);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+static tg_tensor *tg__below_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gather_fn(self, dim, index, (tg_gather_opts){ .sparse_grad = sparse_grad });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_gather(self, dim, index, sparse_grad);
+    tg__node_GatherBackward0 *tg_n = (tg__node_GatherBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GatherBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_n->sparse_grad = sparse_grad;
+    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src_out(self, dim, index, src, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_src_out(self, dim, index, src, out);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *tg__below_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_src(self, dim, index, src);
+    tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src_(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_src_(self, dim, index, src);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_out(self, dim, index, value, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("scatter", tg_in, 3))
+        return NULL;
+    return tg__below_scatter_value_out(self, dim, index, value, out);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+static tg_tensor *tg__below_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value(self, dim, index, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value(self, dim, index, value);
+    tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_(self, dim, index, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_(self, dim, index, value);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_out(self, dim, index, src, reduce, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_reduce_out(self, dim, index, src, reduce, out);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+static tg_tensor *tg__below_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce(self, dim, index, src, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter.reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_reduce = { "NotImplemented", tg__ni_apply_scatter_reduce, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce(self, dim, index, src, reduce);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce, 1, 3);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
+    tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_(self, dim, index, src, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter_.reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_reduce_ = { "NotImplemented", tg__ni_apply_scatter_reduce_, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce_, 1, 3);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
+    tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("scatter", tg_in, 3))
+        return NULL;
+    return tg__below_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+static tg_tensor *tg__below_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce(self, dim, index, value, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_value_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter.value_reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_value_reduce = { "NotImplemented", tg__ni_apply_scatter_value_reduce, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_value_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter_.value_reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_value_reduce_ = { "NotImplemented", tg__ni_apply_scatter_value_reduce_, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce_, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add_out(self, dim, index, src, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter_add", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_add_out(self, dim, index, src, out);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *tg__below_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_add(self, dim, index, src);
+    tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add_(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_add_(self, dim, index, src);
+    if (tg_autograd_check_inplace("scatter_add_", self))
+        return NULL;
+    tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two_out_fn(self, dim, index, src, reduce, out, (tg_scatter_reduce_two_out_opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter_reduce", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+static tg_tensor *tg__below_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two_fn(self, dim, index, src, reduce, (tg_scatter_reduce_two_opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_autograd_save(&tg_n->src, src, false, 0);
+    tg_n->include_self = include_self;
+    tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two__fn(self, dim, index, src, reduce, (tg_scatter_reduce_two__opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (tg_autograd_check_inplace("scatter_reduce_", self))
+        return NULL;
+    tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_autograd_save(&tg_n->src, src, false, 0);
+    tg_n->include_self = include_self;
+    tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add_out_fn(self, dim, index, source, out, (tg_index_add_out_opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, source, out };
+    if (tg_autograd_check_out("index_add", tg_in, 4))
+        return NULL;
+    return tg__below_index_add_out(self, dim, index, source, alpha, out);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+static tg_tensor *tg__below_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add_fn(self, dim, index, source, (tg_index_add_opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_index_add(self, dim, index, source, alpha);
+    tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, source);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg__saved_sizes_save(&tg_n->source_sizes, source);
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *tg__below_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add__fn(self, dim, index, source, (tg_index_add__opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_index_add_(self, dim, index, source, alpha);
+    if (tg_autograd_check_inplace("index_add_", self))
+        return NULL;
+    tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, source);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg__saved_sizes_save(&tg_n->source_sizes, source);
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -11843,6 +12958,23 @@ tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_
     if (tg_autograd_check_out("div", tg_in, 2))
         return NULL;
     return tg__below_div_scalar_out(self, other, out);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_select_out(self, dim, index, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("index_select", tg_in, 3))
+        return NULL;
+    return tg__below_index_select_out(self, dim, index, out);
 }
 
 

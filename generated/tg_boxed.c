@@ -5448,6 +5448,546 @@ int tg__boxed_feature_dropout_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+int tg__boxed_index_select(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "index_select", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "index_select", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "index_select", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 3, 2, "index_select", "index", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select)tg_kernel)(self, dim, index);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor */
+int tg__boxed_index_select_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_select_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    tg_int_list self_sizes;
+    int64_t dim;
+    tg_tensor *index;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_select_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &self_sizes)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_select_backward", "self_sizes", "SymInt[]");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_select_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_select_backward", "index", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select_backward)tg_kernel)(grad, self_sizes, dim, index);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_gather_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "gather.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "gather.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "gather.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "gather.out", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 5, 3, "gather.out", "sparse_grad", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "gather.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_gather_out)tg_kernel)(self, dim, index, sparse_grad, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+int tg__boxed_gather(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "gather", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "gather", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "gather", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "gather", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 4, 3, "gather", "sparse_grad", "bool");
+    tg_tensor *tg_r = ((tg__kfn_gather)tg_kernel)(self, dim, index, sparse_grad);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor */
+int tg__boxed_gather_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "gather_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad;
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "gather_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "gather_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 5, 2, "gather_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 5, 3, "gather_backward", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[4], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 5, 4, "gather_backward", "sparse_grad", "bool");
+    tg_tensor *tg_r = ((tg__kfn_gather_backward)tg_kernel)(grad, self, dim, index, sparse_grad);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_src_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.src_out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.src_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.src_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.src_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.src_out", "src", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.src_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src_out)tg_kernel)(self, dim, index, src, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+int tg__boxed_scatter_src(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter.src", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter.src", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter.src", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter.src", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter.src", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tg__boxed_scatter_src_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_.src", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_.src", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_.src", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_.src", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_.src", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src_)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_value_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.value_out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.value_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.value_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.value_out", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.value_out", "value", "Scalar");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.value_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_out)tg_kernel)(self, dim, index, value, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+int tg__boxed_scatter_value(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter.value", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter.value", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter.value", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter.value", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter.value", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value)tg_kernel)(self, dim, index, value);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+int tg__boxed_scatter_value_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_.value", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_.value", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_.value", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_.value", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_.value", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_)tg_kernel)(self, dim, index, value);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter.reduce_out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter.reduce_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter.reduce_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter.reduce_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter.reduce_out", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter.reduce_out", "reduce", "str");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter.reduce_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_out)tg_kernel)(self, dim, index, src, reduce, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+int tg__boxed_scatter_reduce(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.reduce", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.reduce", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce)tg_kernel)(self, dim, index, src, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_.reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_.reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_.reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_.reduce", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_.reduce", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_.reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_)tg_kernel)(self, dim, index, src, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_value_reduce_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter.value_reduce_out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter.value_reduce_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter.value_reduce_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter.value_reduce_out", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter.value_reduce_out", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter.value_reduce_out", "reduce", "str");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter.value_reduce_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce_out)tg_kernel)(self, dim, index, value, reduce, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+int tg__boxed_scatter_value_reduce(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.value_reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.value_reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.value_reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.value_reduce", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.value_reduce", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.value_reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce)tg_kernel)(self, dim, index, value, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+int tg__boxed_scatter_value_reduce_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_.value_reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_.value_reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_.value_reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_.value_reduce", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_.value_reduce", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_.value_reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce_)tg_kernel)(self, dim, index, value, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_add_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_add.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_add.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_add.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_add.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_add.out", "src", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_add.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add_out)tg_kernel)(self, dim, index, src, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+int tg__boxed_scatter_add(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_add", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_add", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_add", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_add", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_add", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tg__boxed_scatter_add_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_add_", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_add_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_add_", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_add_", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_add_", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add_)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_two_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "scatter_reduce.two_out", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "scatter_reduce.two_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 7, 1, "scatter_reduce.two_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 7, 2, "scatter_reduce.two_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 7, 3, "scatter_reduce.two_out", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 7, 4, "scatter_reduce.two_out", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 7, 5, "scatter_reduce.two_out", "include_self", "bool");
+    if (tg__unbox_tensor(&tg_a[6], &out)) return tg__boxed_bad_arg(tg_s, 7, 6, "scatter_reduce.two_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two_out)tg_kernel)(self, dim, index, src, reduce, include_self, out);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+int tg__boxed_scatter_reduce_two(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter_reduce.two", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter_reduce.two", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter_reduce.two", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter_reduce.two", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter_reduce.two", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter_reduce.two", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter_reduce.two", "include_self", "bool");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two)tg_kernel)(self, dim, index, src, reduce, include_self);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_two_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter_reduce_.two", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter_reduce_.two", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter_reduce_.two", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter_reduce_.two", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter_reduce_.two", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter_reduce_.two", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter_reduce_.two", "include_self", "bool");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two_)tg_kernel)(self, dim, index, src, reduce, include_self);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor) */
+int tg__boxed_scatter_reduce_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "scatter_reduce_backward", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *grad;
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    tg_tensor *result;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 8, 0, "scatter_reduce_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 8, 1, "scatter_reduce_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 8, 2, "scatter_reduce_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 8, 3, "scatter_reduce_backward", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &src)) return tg__boxed_bad_arg(tg_s, 8, 4, "scatter_reduce_backward", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[5], &reduce)) return tg__boxed_bad_arg(tg_s, 8, 5, "scatter_reduce_backward", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[6], &include_self)) return tg__boxed_bad_arg(tg_s, 8, 6, "scatter_reduce_backward", "include_self", "bool");
+    if (tg__unbox_tensor(&tg_a[7], &result)) return tg__boxed_bad_arg(tg_s, 8, 7, "scatter_reduce_backward", "result", "Tensor");
+    tg_tensors2 tg_r = ((tg__kfn_scatter_reduce_backward)tg_kernel)(grad, self, dim, index, src, reduce, include_self, result);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_index_add_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "index_add.out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "index_add.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "index_add.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "index_add.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 6, 3, "index_add.out", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 6, 4, "index_add.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "index_add.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_add_out)tg_kernel)(self, dim, index, source, alpha, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+int tg__boxed_index_add(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "index_add", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "index_add", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "index_add", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "index_add", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 5, 3, "index_add", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "index_add", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_index_add)tg_kernel)(self, dim, index, source, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+int tg__boxed_index_add_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "index_add_", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "index_add_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "index_add_", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "index_add_", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 5, 3, "index_add_", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "index_add_", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_index_add_)tg_kernel)(self, dim, index, source, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
@@ -5581,6 +6121,24 @@ int tg__boxed_div_scalar_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "div.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_scalar_out)tg_kernel)(self, other, out);
     tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_index_select_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_select.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_select.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_select.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_select.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_select.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select_out)tg_kernel)(self, dim, index, out);
+    tg__drop_args(tg_s, 4);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 

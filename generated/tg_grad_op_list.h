@@ -149,6 +149,18 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(index_select, "index_select") \
+    X(gather, "gather") \
+    X(scatter_src, "scatter.src") \
+    X(scatter_src_, "scatter_.src") \
+    X(scatter_value, "scatter.value") \
+    X(scatter_value_, "scatter_.value") \
+    X(scatter_add, "scatter_add") \
+    X(scatter_add_, "scatter_add_") \
+    X(scatter_reduce_two, "scatter_reduce.two") \
+    X(scatter_reduce_two_, "scatter_reduce_.two") \
+    X(index_add, "index_add") \
+    X(index_add_, "index_add_") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -191,6 +191,15 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/index_select.h"
+#include "kernels/index_select_backward.h"
+#include "kernels/gather.h"
+#include "kernels/gather_backward.h"
+#include "kernels/scatter.h"
+#include "kernels/scatter_add.h"
+#include "kernels/scatter_reduce.h"
+#include "kernels/scatter_reduce_backward.h"
+#include "kernels/index_add.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,12 +528,40 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_index_select(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select */
+int tg__boxed_index_select_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select_backward */
+int tg__boxed_gather_out(tg_fnptr kernel, tg_boxed_stack *s);   /* gather.out */
+int tg__boxed_gather(tg_fnptr kernel, tg_boxed_stack *s);   /* gather */
+int tg__boxed_gather_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gather_backward */
+int tg__boxed_scatter_src_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.src_out */
+int tg__boxed_scatter_src(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.src */
+int tg__boxed_scatter_src_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.src */
+int tg__boxed_scatter_value_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_out */
+int tg__boxed_scatter_value(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value */
+int tg__boxed_scatter_value_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.value */
+int tg__boxed_scatter_reduce_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.reduce_out */
+int tg__boxed_scatter_reduce(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.reduce */
+int tg__boxed_scatter_reduce_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.reduce */
+int tg__boxed_scatter_value_reduce_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_reduce_out */
+int tg__boxed_scatter_value_reduce(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_reduce */
+int tg__boxed_scatter_value_reduce_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.value_reduce */
+int tg__boxed_scatter_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add.out */
+int tg__boxed_scatter_add(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add */
+int tg__boxed_scatter_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add_ */
+int tg__boxed_scatter_reduce_two_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce.two_out */
+int tg__boxed_scatter_reduce_two(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce.two */
+int tg__boxed_scatter_reduce_two_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce_.two */
+int tg__boxed_scatter_reduce_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce_backward */
+int tg__boxed_index_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add.out */
+int tg__boxed_index_add(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add */
+int tg__boxed_index_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add_ */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */
 int tg__boxed_sub_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sub.Scalar_out */
 int tg__boxed_mul_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mul.Scalar_out */
 int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scalar_out */
+int tg__boxed_index_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select.out */
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */

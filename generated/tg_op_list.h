@@ -324,12 +324,40 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(index_select, "index_select") \
+    X(index_select_backward, "index_select_backward") \
+    X(gather_out, "gather.out") \
+    X(gather, "gather") \
+    X(gather_backward, "gather_backward") \
+    X(scatter_src_out, "scatter.src_out") \
+    X(scatter_src, "scatter.src") \
+    X(scatter_src_, "scatter_.src") \
+    X(scatter_value_out, "scatter.value_out") \
+    X(scatter_value, "scatter.value") \
+    X(scatter_value_, "scatter_.value") \
+    X(scatter_reduce_out, "scatter.reduce_out") \
+    X(scatter_reduce, "scatter.reduce") \
+    X(scatter_reduce_, "scatter_.reduce") \
+    X(scatter_value_reduce_out, "scatter.value_reduce_out") \
+    X(scatter_value_reduce, "scatter.value_reduce") \
+    X(scatter_value_reduce_, "scatter_.value_reduce") \
+    X(scatter_add_out, "scatter_add.out") \
+    X(scatter_add, "scatter_add") \
+    X(scatter_add_, "scatter_add_") \
+    X(scatter_reduce_two_out, "scatter_reduce.two_out") \
+    X(scatter_reduce_two, "scatter_reduce.two") \
+    X(scatter_reduce_two_, "scatter_reduce_.two") \
+    X(scatter_reduce_backward, "scatter_reduce_backward") \
+    X(index_add_out, "index_add.out") \
+    X(index_add, "index_add") \
+    X(index_add_, "index_add_") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
     X(sub_scalar_out, "sub.Scalar_out") \
     X(mul_scalar_out, "mul.Scalar_out") \
     X(div_scalar_out, "div.Scalar_out") \
+    X(index_select_out, "index_select.out") \
     /* end of TG_OP_LIST */
 
 /* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
@@ -426,6 +454,15 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(index_select, "index_select") \
+    X(gather_out, "gather.out") \
+    X(scatter_src_out, "scatter.src_out") \
+    X(scatter_value_out, "scatter.value_out") \
+    X(scatter_reduce_out, "scatter.reduce_out") \
+    X(scatter_value_reduce_out, "scatter.value_reduce_out") \
+    X(scatter_add_out, "scatter_add.out") \
+    X(scatter_reduce_two_out, "scatter_reduce.two_out") \
+    X(index_add_out, "index_add.out") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -9665,6 +9665,899 @@ tg_tensor *tg_feature_dropout_(tg_tensor *self, double p, bool train)
     return tg__track_result(tg_r);
 }
 
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+static tg_tensor *fallback_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    if (!self) return tg__null_arg("index_select", "self");
+    if (!index) return tg__null_arg("index_select", "index");
+    if (tg__stub_profiled()) return fallback_index_select(self, dim, index);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select tg_kernel = (tg__kfn_index_select)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select(self, dim, index) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor */
+static tg_tensor *fallback_index_select_backward(tg_tensor *grad, tg_int_list self_sizes, int64_t dim, tg_tensor *index)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, self_sizes);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select_backward(tg_tensor *grad, tg_int_list self_sizes, int64_t dim, tg_tensor *index)
+{
+    if (!grad) return tg__null_arg("index_select_backward", "grad");
+    if (!index) return tg__null_arg("index_select_backward", "index");
+    if (tg__stub_profiled()) return fallback_index_select_backward(grad, self_sizes, dim, index);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select_backward tg_kernel = (tg__kfn_index_select_backward)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select_backward(grad, self_sizes, dim, index) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self_sizes, dim, index);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out, tg_gather_out_opts opts)
+{
+    if (!self) return tg__null_arg("gather", "self");
+    if (!index) return tg__null_arg("gather", "index");
+    if (!out) return tg__null_arg("gather", "out");
+    if (tg__stub_profiled()) return fallback_gather_out(self, dim, index, opts.sparse_grad, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather_out tg_kernel = (tg__kfn_gather_out)tg__pick_kernel(&tg__ops[TG_OP_GATHER_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather_out(self, dim, index, opts.sparse_grad, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, opts.sparse_grad, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+static tg_tensor *fallback_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_gather_opts opts)
+{
+    if (!self) return tg__null_arg("gather", "self");
+    if (!index) return tg__null_arg("gather", "index");
+    if (tg__stub_profiled()) return fallback_gather(self, dim, index, opts.sparse_grad);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather tg_kernel = (tg__kfn_gather)tg__pick_kernel(&tg__ops[TG_OP_GATHER], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather(self, dim, index, opts.sparse_grad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, opts.sparse_grad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor */
+static tg_tensor *fallback_gather_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    if (!grad) return tg__null_arg("gather_backward", "grad");
+    if (!self) return tg__null_arg("gather_backward", "self");
+    if (!index) return tg__null_arg("gather_backward", "index");
+    if (tg__stub_profiled()) return fallback_gather_backward(grad, self, dim, index, sparse_grad);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather_backward tg_kernel = (tg__kfn_gather_backward)tg__pick_kernel(&tg__ops[TG_OP_GATHER_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather_backward(grad, self, dim, index, sparse_grad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self, dim, index, sparse_grad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_src_out(self, dim, index, src, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src_out tg_kernel = (tg__kfn_scatter_src_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src_out(self, dim, index, src, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *fallback_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (tg__stub_profiled()) return fallback_scatter_src(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src tg_kernel = (tg__kfn_scatter_src)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (!src) return tg__null_arg("scatter_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_src_(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src_ tg_kernel = (tg__kfn_scatter_src_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src_(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_value_out(self, dim, index, value, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_out tg_kernel = (tg__kfn_scatter_value_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_out(self, dim, index, value, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+static tg_tensor *fallback_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value(self, dim, index, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value tg_kernel = (tg__kfn_scatter_value)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value(self, dim, index, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_(self, dim, index, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_ tg_kernel = (tg__kfn_scatter_value_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_(self, dim, index, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_out(self, dim, index, src, reduce, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_out tg_kernel = (tg__kfn_scatter_reduce_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_out(self, dim, index, src, reduce, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+static tg_tensor *fallback_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce(self, dim, index, src, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce tg_kernel = (tg__kfn_scatter_reduce)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce(self, dim, index, src, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (!src) return tg__null_arg("scatter_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_(self, dim, index, src, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_ tg_kernel = (tg__kfn_scatter_reduce_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_(self, dim, index, src, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce_out tg_kernel = (tg__kfn_scatter_value_reduce_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce_out(self, dim, index, value, reduce, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+static tg_tensor *fallback_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce tg_kernel = (tg__kfn_scatter_value_reduce)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce(self, dim, index, value, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce_ tg_kernel = (tg__kfn_scatter_value_reduce_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce_(self, dim, index, value, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter_add", "self");
+    if (!index) return tg__null_arg("scatter_add", "index");
+    if (!src) return tg__null_arg("scatter_add", "src");
+    if (!out) return tg__null_arg("scatter_add", "out");
+    if (tg__stub_profiled()) return fallback_scatter_add_out(self, dim, index, src, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add_out tg_kernel = (tg__kfn_scatter_add_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add_out(self, dim, index, src, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *fallback_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_add", "self");
+    if (!index) return tg__null_arg("scatter_add", "index");
+    if (!src) return tg__null_arg("scatter_add", "src");
+    if (tg__stub_profiled()) return fallback_scatter_add(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add tg_kernel = (tg__kfn_scatter_add)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_add_", "self");
+    if (!index) return tg__null_arg("scatter_add_", "index");
+    if (!src) return tg__null_arg("scatter_add_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_add_(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add_ tg_kernel = (tg__kfn_scatter_add_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add_(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out, tg_scatter_reduce_two_out_opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce", "self");
+    if (!index) return tg__null_arg("scatter_reduce", "index");
+    if (!src) return tg__null_arg("scatter_reduce", "src");
+    if (!out) return tg__null_arg("scatter_reduce", "out");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two_out(self, dim, index, src, reduce, opts.include_self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two_out tg_kernel = (tg__kfn_scatter_reduce_two_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two_out(self, dim, index, src, reduce, opts.include_self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+static tg_tensor *fallback_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two_opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce", "self");
+    if (!index) return tg__null_arg("scatter_reduce", "index");
+    if (!src) return tg__null_arg("scatter_reduce", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two(self, dim, index, src, reduce, opts.include_self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two tg_kernel = (tg__kfn_scatter_reduce_two)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two(self, dim, index, src, reduce, opts.include_self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two__opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce_", "self");
+    if (!index) return tg__null_arg("scatter_reduce_", "index");
+    if (!src) return tg__null_arg("scatter_reduce_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two_(self, dim, index, src, reduce, opts.include_self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two_ tg_kernel = (tg__kfn_scatter_reduce_two_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two_(self, dim, index, src, reduce, opts.include_self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor) */
+static tg_tensors2 fallback_scatter_reduce_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *result)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    tg__box_tensor(&tg_s, result);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors2){ 0 };
+    }
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_tensors2 tg_scatter_reduce_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *result)
+{
+    if (!grad) { tg__null_arg("scatter_reduce_backward", "grad"); return (tg_tensors2){ 0 }; }
+    if (!self) { tg__null_arg("scatter_reduce_backward", "self"); return (tg_tensors2){ 0 }; }
+    if (!index) { tg__null_arg("scatter_reduce_backward", "index"); return (tg_tensors2){ 0 }; }
+    if (!src) { tg__null_arg("scatter_reduce_backward", "src"); return (tg_tensors2){ 0 }; }
+    if (!result) { tg__null_arg("scatter_reduce_backward", "result"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_backward tg_kernel = (tg__kfn_scatter_reduce_backward)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result) : (tg_tensors2){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors2 tg_r = tg_kernel(grad, self, dim, index, src, reduce, include_self, result);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    return tg_r;
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_tensor *out, tg_index_add_out_opts opts)
+{
+    if (!self) return tg__null_arg("index_add", "self");
+    if (!index) return tg__null_arg("index_add", "index");
+    if (!source) return tg__null_arg("index_add", "source");
+    if (!out) return tg__null_arg("index_add", "out");
+    if (tg__stub_profiled()) return fallback_index_add_out(self, dim, index, source, opts.alpha, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add_out tg_kernel = (tg__kfn_index_add_out)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add_out(self, dim, index, source, opts.alpha, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+static tg_tensor *fallback_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add_opts opts)
+{
+    if (!self) return tg__null_arg("index_add", "self");
+    if (!index) return tg__null_arg("index_add", "index");
+    if (!source) return tg__null_arg("index_add", "source");
+    if (tg__stub_profiled()) return fallback_index_add(self, dim, index, source, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add tg_kernel = (tg__kfn_index_add)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add(self, dim, index, source, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *fallback_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add__opts opts)
+{
+    if (!self) return tg__null_arg("index_add_", "self");
+    if (!index) return tg__null_arg("index_add_", "index");
+    if (!source) return tg__null_arg("index_add_", "source");
+    if (tg__stub_profiled()) return fallback_index_add_(self, dim, index, source, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add_ tg_kernel = (tg__kfn_index_add_)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add_(self, dim, index, source, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -9863,6 +10756,38 @@ tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (!tg_kernel) return tg_boxed ? fallback_div_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("index_select", "self");
+    if (!index) return tg__null_arg("index_select", "index");
+    if (!out) return tg__null_arg("index_select", "out");
+    if (tg__stub_profiled()) return fallback_index_select_out(self, dim, index, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select_out tg_kernel = (tg__kfn_index_select_out)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select_out(self, dim, index, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, out);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

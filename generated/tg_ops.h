@@ -341,12 +341,40 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_INDEX_SELECT,   /* index_select */
+    TG_OP_INDEX_SELECT_BACKWARD,   /* index_select_backward */
+    TG_OP_GATHER_OUT,   /* gather.out */
+    TG_OP_GATHER,   /* gather */
+    TG_OP_GATHER_BACKWARD,   /* gather_backward */
+    TG_OP_SCATTER_SRC_OUT,   /* scatter.src_out */
+    TG_OP_SCATTER_SRC,   /* scatter.src */
+    TG_OP_SCATTER_SRC_,   /* scatter_.src */
+    TG_OP_SCATTER_VALUE_OUT,   /* scatter.value_out */
+    TG_OP_SCATTER_VALUE,   /* scatter.value */
+    TG_OP_SCATTER_VALUE_,   /* scatter_.value */
+    TG_OP_SCATTER_REDUCE_OUT,   /* scatter.reduce_out */
+    TG_OP_SCATTER_REDUCE,   /* scatter.reduce */
+    TG_OP_SCATTER_REDUCE_,   /* scatter_.reduce */
+    TG_OP_SCATTER_VALUE_REDUCE_OUT,   /* scatter.value_reduce_out */
+    TG_OP_SCATTER_VALUE_REDUCE,   /* scatter.value_reduce */
+    TG_OP_SCATTER_VALUE_REDUCE_,   /* scatter_.value_reduce */
+    TG_OP_SCATTER_ADD_OUT,   /* scatter_add.out */
+    TG_OP_SCATTER_ADD,   /* scatter_add */
+    TG_OP_SCATTER_ADD_,   /* scatter_add_ */
+    TG_OP_SCATTER_REDUCE_TWO_OUT,   /* scatter_reduce.two_out */
+    TG_OP_SCATTER_REDUCE_TWO,   /* scatter_reduce.two */
+    TG_OP_SCATTER_REDUCE_TWO_,   /* scatter_reduce_.two */
+    TG_OP_SCATTER_REDUCE_BACKWARD,   /* scatter_reduce_backward */
+    TG_OP_INDEX_ADD_OUT,   /* index_add.out */
+    TG_OP_INDEX_ADD,   /* index_add */
+    TG_OP_INDEX_ADD_,   /* index_add_ */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
     TG_OP_SUB_SCALAR_OUT,   /* sub.Scalar_out */
     TG_OP_MUL_SCALAR_OUT,   /* mul.Scalar_out */
     TG_OP_DIV_SCALAR_OUT,   /* div.Scalar_out */
+    TG_OP_INDEX_SELECT_OUT,   /* index_select.out */
     TG_NUM_OPS
 } tg_op;
 
@@ -524,6 +552,15 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/index_select.h"
+#include "ops/index_select_backward.h"
+#include "ops/gather.h"
+#include "ops/gather_backward.h"
+#include "ops/scatter.h"
+#include "ops/scatter_add.h"
+#include "ops/scatter_reduce.h"
+#include "ops/scatter_reduce_backward.h"
+#include "ops/index_add.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

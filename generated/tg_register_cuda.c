@@ -94,6 +94,12 @@
 #include "kernels/hardsigmoid_backward.h"
 #include "kernels/elu.h"
 #include "kernels/elu_backward.h"
+#include "kernels/index_select.h"
+#include "kernels/gather.h"
+#include "kernels/scatter.h"
+#include "kernels/scatter_add.h"
+#include "kernels/scatter_reduce.h"
+#include "kernels/index_add.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -571,6 +577,106 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+tg_tensor *tg__structured_cuda_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    return tg__cuda_gather_out(self, dim, index, sparse_grad, NULL);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_src_out(self, dim, index, src, NULL);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_src_out(self, dim, index, src, self);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cuda_scatter_value_out(self, dim, index, value, NULL);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cuda_scatter_value_out(self, dim, index, value, self);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cuda_scatter_reduce_out(self, dim, index, src, reduce, NULL);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cuda_scatter_reduce_out(self, dim, index, src, reduce, self);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cuda_scatter_value_reduce_out(self, dim, index, value, reduce, NULL);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cuda_scatter_value_reduce_out(self, dim, index, value, reduce, self);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_add_out(self, dim, index, src, NULL);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_add_out(self, dim, index, src, self);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cuda_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, NULL);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cuda_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__structured_cuda_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cuda_index_add_out(self, dim, index, source, alpha, NULL);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cuda_index_add_out(self, dim, index, source, alpha, self);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cuda_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cuda_index_select(self, dim, index);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("index_select", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -742,9 +848,34 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
     { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
     { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
+    { "index_select", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_select },
+    { "gather.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gather_out },
+    { "gather", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gather },
+    { "scatter.src_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_src_out },
+    { "scatter.src", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_src },
+    { "scatter_.src", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_src_ },
+    { "scatter.value_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_value_out },
+    { "scatter.value", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value },
+    { "scatter_.value", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_ },
+    { "scatter.reduce_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_reduce_out },
+    { "scatter.reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce },
+    { "scatter_.reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_ },
+    { "scatter.value_reduce_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_value_reduce_out },
+    { "scatter.value_reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_reduce },
+    { "scatter_.value_reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_reduce_ },
+    { "scatter_add.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_add_out },
+    { "scatter_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_add },
+    { "scatter_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_add_ },
+    { "scatter_reduce.two_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_reduce_two_out },
+    { "scatter_reduce.two", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_two },
+    { "scatter_reduce_.two", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_two_ },
+    { "index_add.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_add_out },
+    { "index_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add },
+    { "index_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add_ },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
+    { "index_select.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_index_select_out },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 197 };
