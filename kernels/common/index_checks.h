@@ -99,7 +99,10 @@ static inline void tg__index_plan_finish(tg_index_plan *p)
     p->lines = lines;
 }
 
-static inline int64_t tg__index_plan_numel(const tg_index_plan *p) { return p->lines * p->n * p->k; }
+static inline int64_t tg__index_plan_numel(const tg_index_plan *p)
+{
+    return p->lines * p->n * p->k;
+}
 
 /* ------------------------------------------------------------------ gather / scatter */
 
@@ -200,7 +203,8 @@ static inline int tg__index_select_check(const char *op, const tg_tensor *self, 
     if (index->dtype != TG_INT64 && index->dtype != TG_INT32)
         return tg__fail(op, "index_select(): Expected dtype int32 or int64 for index");
     if (self->ndim == 0 && tg__numel(index) != 1)
-        return tg__fail(op, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
+        return tg__fail(op,
+                        "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
                         (long long)tg__numel(index));
     return 0;
 }
@@ -233,7 +237,8 @@ static inline int tg__index_add_check(const char *op, const tg_tensor *self, int
         return tg__fail(op, "index_add_(): Expected dtype int32/int64 for index but got: %s",
                         tg__dtype_torch_name(index->dtype));
     if (self->dtype != source->dtype)
-        return tg__fail(op, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+        return tg__fail(op,
+                        "index_add_(): self (%s) and source (%s) must have the same scalar type",
                         tg__dtype_torch_name(self->dtype), tg__dtype_torch_name(source->dtype));
     if (source->ndim > 0 && source->ndim != tg__index_nonempty_dim(self))
         return tg__fail(op, "index_add_(): source and self must have the same number of "
@@ -418,16 +423,22 @@ static inline tg_tensor *tg__index_gather_flow(const char *op, const tg_index_ba
                        : tg__empty(op, sizes, nd, self->dtype, self->device);
     if (!r || tg__numel(r) == 0) return r;
     tg_tensor *idx = tg__index_prepare_index(op, be, index, tg__index_size(self, wd), wd, one_d);
-    tg_tensor *w = idx ? (tg__is_contiguous(r) ? tg_retain(r)
-                                               : tg__empty(op, sizes, nd, r->dtype, r->device))
-                       : NULL;
+    tg_tensor *w =
+        idx ? (tg__is_contiguous(r) ? tg_retain(r) : tg__empty(op, sizes, nd, r->dtype, r->device))
+            : NULL;
     int rc = -1;
     if (w) {
         tg_index_plan p;
         if (one_d) tg__index_plan_1d(&p, wd, self, idx, w);
         else tg__index_plan_sg(&p, wd, self, idx, w);
-        tg_index_exec x = { &p, (const int64_t *)tg__k_data(idx), tg__k_data(self), tg__k_data(w),
-                            self->dtype, TG_IDX_MODE_GATHER, TG_IDX_NONE, 1.0 };
+        tg_index_exec x = { &p,
+                            (const int64_t *)tg__k_data(idx),
+                            tg__k_data(self),
+                            tg__k_data(w),
+                            self->dtype,
+                            TG_IDX_MODE_GATHER,
+                            TG_IDX_NONE,
+                            1.0 };
         rc = be->run(op, &x, self->device);
         if (rc == 0 && w != r) rc = tg__copy_into(op, r, w);
     }
@@ -473,22 +484,32 @@ static inline tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_b
         else tg__index_plan_sg(&p, wd, w, idx, src ? srcw : NULL);
         if (!src)
             for (int64_t d = 0; d < p.ndim; d++) p.os[d] = 0;
-        tg_index_exec x = { &p, (const int64_t *)tg__k_data(idx), tg__k_data(w), tg__k_data(srcw),
-                            cdt, TG_IDX_MODE_SCATTER, TG_IDX_NONE, 1.0 };
+        tg_index_exec x = { &p,
+                            (const int64_t *)tg__k_data(idx),
+                            tg__k_data(w),
+                            tg__k_data(srcw),
+                            cdt,
+                            TG_IDX_MODE_SCATTER,
+                            TG_IDX_NONE,
+                            1.0 };
         if (!include_self && red != TG_IDX_NONE) { /* the reduction's identity first */
             bool fl = tg_dtype_is_floating(cdt);
-            double init = red == TG_IDX_PROD ? 1.0
+            double init = red == TG_IDX_PROD   ? 1.0
                           : red == TG_IDX_AMAX ? (fl ? -INFINITY : -9.2233720368547758e18)
                           : red == TG_IDX_AMIN ? (fl ? INFINITY : 9.2233720368547758e18)
                                                : 0.0;
-            if (!fl && red == TG_IDX_AMAX) init = cdt == TG_INT64 ? -9.2233720368547758e18
-                                                  : cdt == TG_INT32 ? -2147483648.0
-                                                  : cdt == TG_INT16 ? -32768.0
-                                                  : cdt == TG_INT8  ? -128.0 : 0.0;
-            if (!fl && red == TG_IDX_AMIN) init = cdt == TG_INT64 ? 9.2233720368547748e18
-                                                  : cdt == TG_INT32 ? 2147483647.0
-                                                  : cdt == TG_INT16 ? 32767.0
-                                                  : cdt == TG_INT8  ? 127.0 : 255.0;
+            if (!fl && red == TG_IDX_AMAX)
+                init = cdt == TG_INT64   ? -9.2233720368547758e18
+                       : cdt == TG_INT32 ? -2147483648.0
+                       : cdt == TG_INT16 ? -32768.0
+                       : cdt == TG_INT8  ? -128.0
+                                         : 0.0;
+            if (!fl && red == TG_IDX_AMIN)
+                init = cdt == TG_INT64   ? 9.2233720368547748e18
+                       : cdt == TG_INT32 ? 2147483647.0
+                       : cdt == TG_INT16 ? 32767.0
+                       : cdt == TG_INT8  ? 127.0
+                                         : 255.0;
             tg_tensor *iv = tg__scalar_tensor(init, cdt, self->device);
             if (!iv) goto done;
             tg_index_plan q = p;
@@ -506,9 +527,8 @@ static inline tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_b
         if (red == TG_IDX_MEAN) { /* counts of the writes (+ 1 for self), then the division */
             cnt = tg__empty(op, w->sizes, w->ndim, cdt, w->device);
             one = tg__scalar_tensor(1.0, cdt, self->device);
-            tg_tensor *z = cnt && one ? tg__scalar_tensor(include_self ? 1.0 : 0.0, cdt,
-                                                          self->device)
-                                      : NULL;
+            tg_tensor *z =
+                cnt && one ? tg__scalar_tensor(include_self ? 1.0 : 0.0, cdt, self->device) : NULL;
             int e = z ? tg__copy_into(op, cnt, z) : -1;
             tg_release(z);
             if (e) goto done;

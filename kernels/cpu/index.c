@@ -49,7 +49,7 @@ typedef struct idx_job {
             for (int64_t t = 0; t < p->n; t++) {                                                \
                 const int64_t *I = j->x->idx + io + t * isd;                                    \
                 T *Ot = O + t * osd;                                                            \
-                if (isk == 0 && ssk == 1 && osk == 1) { /* one index per row: vectorizable */  \
+                if (isk == 0 && ssk == 1 && osk == 1) { /* one index per row: vectorizable */   \
                     T *St = S + I[0] * ssd;                                                     \
                     for (int64_t kk = k0; kk < k1; kk++) {                                      \
                         T *d = St + kk, *s = Ot + kk;                                           \
@@ -66,16 +66,16 @@ typedef struct idx_job {
     } while (0)
 
 /* Copies by element size: gather (other = self[idx]) and scatter (self[idx] = other). */
-#define DEFINE_COPY(T, SFX)                                                           \
-    static void gather_##SFX(int64_t b, int64_t e, void *ctx)                         \
-    {                                                                                 \
-        const idx_job *j = ctx;                                                       \
-        UNIT_LOOP(T, *s = *d);                                                        \
-    }                                                                                 \
-    static void scatter_##SFX(int64_t b, int64_t e, void *ctx)                        \
-    {                                                                                 \
-        const idx_job *j = ctx;                                                       \
-        UNIT_LOOP(T, *d = *s);                                                        \
+#define DEFINE_COPY(T, SFX)                                    \
+    static void gather_##SFX(int64_t b, int64_t e, void *ctx)  \
+    {                                                          \
+        const idx_job *j = ctx;                                \
+        UNIT_LOOP(T, *s = *d);                                 \
+    }                                                          \
+    static void scatter_##SFX(int64_t b, int64_t e, void *ctx) \
+    {                                                          \
+        const idx_job *j = ctx;                                \
+        UNIT_LOOP(T, *d = *s);                                 \
     }
 DEFINE_COPY(uint8_t, u8)
 DEFINE_COPY(uint16_t, u16)
@@ -84,33 +84,31 @@ DEFINE_COPY(uint64_t, u64)
 
 /* The reductions of one element type. amax / amin let a NaN of src win and keep a NaN of self
  * (PyTorch's `isnan(src) ? src : max(self, src)`). */
-#define DEFINE_REDUCE(T, SFX)                                                       \
-    static void sum_##SFX(int64_t b, int64_t e, void *ctx)                          \
-    {                                                                               \
-        const idx_job *j = ctx;                                                     \
-        const T a = (T)j->x->alpha;                                                 \
-        if (j->x->alpha == 1.0) UNIT_LOOP(T, *d += *s);                             \
-        else UNIT_LOOP(T, *d += a * *s);                                            \
-    }                                                                               \
-    static void prod_##SFX(int64_t b, int64_t e, void *ctx)                         \
-    {                                                                               \
-        const idx_job *j = ctx;                                                     \
-        UNIT_LOOP(T, *d *= *s);                                                     \
-    }                                                                               \
-    static void amax_##SFX(int64_t b, int64_t e, void *ctx)                         \
-    {                                                                               \
-        const idx_job *j = ctx;                                                     \
-        UNIT_LOOP(T, if (*s != *s || *s > *d) *d = *s);                             \
-    }                                                                               \
-    static void amin_##SFX(int64_t b, int64_t e, void *ctx)                         \
-    {                                                                               \
-        const idx_job *j = ctx;                                                     \
-        UNIT_LOOP(T, if (*s != *s || *s < *d) *d = *s);                             \
-    }                                                                               \
-    static void (*const reduce_##SFX[4])(int64_t, int64_t, void *) = { sum_##SFX,   \
-                                                                       prod_##SFX,  \
-                                                                       amax_##SFX,  \
-                                                                       amin_##SFX };
+#define DEFINE_REDUCE(T, SFX)                                                                 \
+    static void sum_##SFX(int64_t b, int64_t e, void *ctx)                                    \
+    {                                                                                         \
+        const idx_job *j = ctx;                                                               \
+        const T a = (T)j->x->alpha;                                                           \
+        if (j->x->alpha == 1.0) UNIT_LOOP(T, *d += *s);                                       \
+        else UNIT_LOOP(T, *d += a * *s);                                                      \
+    }                                                                                         \
+    static void prod_##SFX(int64_t b, int64_t e, void *ctx)                                   \
+    {                                                                                         \
+        const idx_job *j = ctx;                                                               \
+        UNIT_LOOP(T, *d *= *s);                                                               \
+    }                                                                                         \
+    static void amax_##SFX(int64_t b, int64_t e, void *ctx)                                   \
+    {                                                                                         \
+        const idx_job *j = ctx;                                                               \
+        UNIT_LOOP(T, if (*s != *s || *s > *d) *d = *s);                                       \
+    }                                                                                         \
+    static void amin_##SFX(int64_t b, int64_t e, void *ctx)                                   \
+    {                                                                                         \
+        const idx_job *j = ctx;                                                               \
+        UNIT_LOOP(T, if (*s != *s || *s < *d) *d = *s);                                       \
+    }                                                                                         \
+    static void (*const reduce_##SFX[4])(int64_t, int64_t, void *) = { sum_##SFX, prod_##SFX, \
+                                                                       amax_##SFX, amin_##SFX };
 DEFINE_REDUCE(float, f32)
 DEFINE_REDUCE(double, f64)
 DEFINE_REDUCE(int64_t, i64)
@@ -203,29 +201,28 @@ static int cpu_run(const char *op, const tg_index_exec *x, tg_device dev)
     return 0;
 }
 
-static int cpu_bounds(const char *op, const tg_tensor *idx, int64_t bound, int64_t dim,
-                      bool select)
+static int cpu_bounds(const char *op, const tg_tensor *idx, int64_t bound, int64_t dim, bool select)
 {
     return tg__index_bounds(op, tg__k_data(idx), TG_INT64, tg__numel(idx), bound, dim, select);
 }
 
-#define DEFINE_DIV(T, SFX, FLOOR)                                           \
-    static void div_##SFX(T *w, const T *c, int64_t n)                      \
-    {                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                   \
-            T q = c[i] == 0 ? (T)1 : c[i];                                  \
-            if (FLOOR) {                                                    \
-                T v = w[i] / q;                                             \
-                if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v--;        \
-                w[i] = v;                                                   \
-            } else {                                                        \
-                w[i] = w[i] / q;                                            \
-            }                                                               \
-        }                                                                   \
+#define DEFINE_DIV(T, SFX, FLOOR)                                    \
+    static void div_##SFX(T *w, const T *c, int64_t n)               \
+    {                                                                \
+        for (int64_t i = 0; i < n; i++) {                            \
+            T q = c[i] == 0 ? (T)1 : c[i];                           \
+            if (FLOOR) {                                             \
+                T v = w[i] / q;                                      \
+                if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v--; \
+                w[i] = v;                                            \
+            } else {                                                 \
+                w[i] = w[i] / q;                                     \
+            }                                                        \
+        }                                                            \
     }
-#define DEFINE_FDIV(T, SFX)                                                 \
-    static void div_##SFX(T *w, const T *c, int64_t n)                      \
-    {                                                                       \
+#define DEFINE_FDIV(T, SFX)                                                   \
+    static void div_##SFX(T *w, const T *c, int64_t n)                        \
+    {                                                                         \
         for (int64_t i = 0; i < n; i++) w[i] = w[i] / (c[i] == 0 ? 1 : c[i]); \
     }
 DEFINE_FDIV(float, f32)
@@ -278,18 +275,18 @@ tg_tensor *tg__cpu_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bo
     return tg__index_gather_flow(op, &CPU, self, p.dim, index, false, out);
 }
 
-tg_tensor *tg__cpu_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index,
-                                   tg_tensor *src, tg_tensor *out)
+tg_tensor *tg__cpu_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src,
+                                   tg_tensor *out)
 {
     const char *op = "scatter";
     int64_t wd;
     if (tg__scatter_check(op, "scatter", self, dim, index, src, &wd)) return NULL;
-    return tg__index_scatter_flow(op, &CPU, self, wd, index, src, 0, TG_IDX_NONE, true, 1.0,
-                                  false, out);
+    return tg__index_scatter_flow(op, &CPU, self, wd, index, src, 0, TG_IDX_NONE, true, 1.0, false,
+                                  out);
 }
 
-tg_tensor *tg__cpu_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index,
-                                     double value, tg_tensor *out)
+tg_tensor *tg__cpu_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value,
+                                     tg_tensor *out)
 {
     const char *op = "scatter";
     int64_t wd;
@@ -347,8 +344,8 @@ tg_tensor *tg__cpu_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tenso
                                   out);
 }
 
-tg_tensor *tg__cpu_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index,
-                                 tg_tensor *source, double alpha, tg_tensor *out)
+tg_tensor *tg__cpu_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source,
+                                 double alpha, tg_tensor *out)
 {
     const char *op = "index_add";
     int64_t wd;

@@ -76,8 +76,7 @@ __global__ void scatter_kernel(tg_index_plan p, const int64_t *idx, T *self, con
 }
 
 /* w /= c (c == 0 read as 1): true division for floats and unsigned, floor for signed ints */
-template <class T, bool FLOOR>
-__global__ void divide_kernel(T *w, const T *c, int64_t n)
+template <class T, bool FLOOR> __global__ void divide_kernel(T *w, const T *c, int64_t n)
 {
     GRID_LOOP(i, n)
     {
@@ -231,8 +230,7 @@ extern "C" tg_tensor *tg__cuda_index_select(tg_tensor *self, int64_t dim, tg_ten
 {
     const char *op = "index_select";
     int64_t wd;
-    if (tg__index_select_check(op, self, dim, index, &wd) ||
-        tg__cuda_same_device(op, self, index))
+    if (tg__index_select_check(op, self, dim, index, &wd) || tg__cuda_same_device(op, self, index))
         return NULL;
     return tg__index_gather_flow(op, &CUDA_BE, self, wd, index, true, NULL);
 }
@@ -250,9 +248,8 @@ extern "C" tg_tensor *tg__cuda_gather_out(tg_tensor *self, int64_t dim, tg_tenso
 
 /* The scatter family's common entry: checks (src NULL for a value), devices, the flow. */
 static tg_tensor *scatter_entry(const char *op, const char *method, tg_tensor *self, int64_t dim,
-                                tg_tensor *index, tg_tensor *src, double value,
-                                const char *reduce, int reduce_kind, bool include_self,
-                                tg_tensor *out)
+                                tg_tensor *index, tg_tensor *src, double value, const char *reduce,
+                                int reduce_kind, bool include_self, tg_tensor *out)
 {
     int64_t wd;
     tg_index_reduce red = reduce_kind == 0 ? TG_IDX_NONE : TG_IDX_SUM;
@@ -260,8 +257,8 @@ static tg_tensor *scatter_entry(const char *op, const char *method, tg_tensor *s
     if (reduce_kind == 1 && tg__scatter_reduce_old(op, reduce, &red)) return NULL;
     if (reduce_kind == 2 && tg__scatter_reduce_two(op, reduce, &red)) return NULL;
     if (tg__cuda_same_device(op, self, index) || tg__cuda_same_device(op, self, src)) return NULL;
-    return tg__index_scatter_flow(op, &CUDA_BE, self, wd, index, src, value, red, include_self,
-                                  1.0, false, out);
+    return tg__index_scatter_flow(op, &CUDA_BE, self, wd, index, src, value, red, include_self, 1.0,
+                                  false, out);
 }
 
 extern "C" tg_tensor *tg__cuda_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index,
@@ -287,8 +284,7 @@ extern "C" tg_tensor *tg__cuda_scatter_value_reduce_out(tg_tensor *self, int64_t
                                                         tg_tensor *index, double value,
                                                         const char *reduce, tg_tensor *out)
 {
-    return scatter_entry("scatter", "scatter", self, dim, index, NULL, value, reduce, 1, true,
-                         out);
+    return scatter_entry("scatter", "scatter", self, dim, index, NULL, value, reduce, 1, true, out);
 }
 
 extern "C" tg_tensor *tg__cuda_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index,
@@ -320,6 +316,6 @@ extern "C" tg_tensor *tg__cuda_index_add_out(tg_tensor *self, int64_t dim, tg_te
     if (tg__index_add_check(op, self, dim, index, source, &wd) ||
         tg__cuda_same_device(op, self, index) || tg__cuda_same_device(op, self, source))
         return NULL;
-    return tg__index_scatter_flow(op, &CUDA_BE, self, wd, index, source, 0, TG_IDX_SUM, true,
-                                  alpha, true, out);
+    return tg__index_scatter_flow(op, &CUDA_BE, self, wd, index, source, 0, TG_IDX_SUM, true, alpha,
+                                  true, out);
 }

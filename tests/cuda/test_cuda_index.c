@@ -20,8 +20,7 @@ Test(cuda_index, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
 #define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
 /* The case's operator, functional (inplace false) or in place on a clone. */
-static tg_tensor *run(const fx_idx_case *c, tg_tensor *x, tg_tensor *i, tg_tensor *s,
-                      bool inplace)
+static tg_tensor *run(const fx_idx_case *c, tg_tensor *x, tg_tensor *i, tg_tensor *s, bool inplace)
 {
     tg_tensor *t = inplace ? tg_clone(x) : NULL;
     switch (c->op) {
@@ -92,8 +91,8 @@ Test(cuda_index, strided_and_large)
     tg_tensor *want = tg_scatter_add_(tg_contiguous(tg_transpose(x, 0, 1)), 1,
                                       tg_transpose(idx, 0, 1), tg_transpose(src, 0, 1));
     tg_tensor *xt = tg_transpose(cc_cuda(x), 0, 1); /* (50, 40), non-contiguous */
-    tg_tensor *got = tg_scatter_add_(xt, 1, tg_transpose(cc_cuda(idx), 0, 1),
-                                     tg_transpose(cc_cuda(src), 0, 1));
+    tg_tensor *got =
+        tg_scatter_add_(xt, 1, tg_transpose(cc_cuda(idx), 0, 1), tg_transpose(cc_cuda(src), 0, 1));
     cr_assert(got == xt, "%s", tg_last_error());
     cc_assert_close(got, want, 1e-6, 1e-6, "scatter_add_ transposed");
     const int64_t n1[1] = { 1000 };

@@ -81,21 +81,21 @@ static tg_tensor *run(const fx_idx_case *c, tg_tensor *x, tg_tensor *idx, tg_ten
                               : tg_scatter_add(x, c->dim, idx, s);
         break;
     case FX_SCATTER_REDUCE_TWO:
-        r = form == OUT ? tg_scatter_reduce_two_out(x, c->dim, idx, s, c->reduce, target,
-                                                    .include_self = c->include_self)
+        r = form == OUT       ? tg_scatter_reduce_two_out(x, c->dim, idx, s, c->reduce, target,
+                                                          .include_self = c->include_self)
             : form == INPLACE ? tg_scatter_reduce_two_(target, c->dim, idx, s, c->reduce,
                                                        .include_self = c->include_self)
                               : tg_scatter_reduce_two(x, c->dim, idx, s, c->reduce,
                                                       .include_self = c->include_self);
         break;
     case FX_INDEX_ADD:
-        r = form == OUT ? tg_index_add_out(x, c->dim, idx, s, target, .alpha = c->alpha)
+        r = form == OUT       ? tg_index_add_out(x, c->dim, idx, s, target, .alpha = c->alpha)
             : form == INPLACE ? tg_index_add_(target, c->dim, idx, s, .alpha = c->alpha)
                               : tg_index_add(x, c->dim, idx, s, .alpha = c->alpha);
         break;
     }
-    if (form != FUNCTIONAL && r) cr_assert_eq(r, target, "%s: form %d returned another tensor",
-                                              c->name, form);
+    if (form != FUNCTIONAL && r)
+        cr_assert_eq(r, target, "%s: form %d returned another tensor", c->name, form);
     return r; /* target and r are the open scope's */
 }
 
@@ -137,8 +137,8 @@ Test(index, gradients_vs_pytorch)
         const fx_idx_case *c = &fx_idx_cases[k];
         if (!c->gx) continue;
         tg_scope_begin();
-        tg_tensor *x = tg_tensor_set_requires_grad(kt_tensor(c->x, c->xshape, c->xdim, TG_FLOAT64),
-                                                   true);
+        tg_tensor *x =
+            tg_tensor_set_requires_grad(kt_tensor(c->x, c->xshape, c->xdim, TG_FLOAT64), true);
         tg_tensor *s = c->src ? kt_tensor(c->src, c->sshape, c->sdim, TG_FLOAT64) : NULL;
         if (s) tg_tensor_set_requires_grad(s, true);
         tg_tensor *idx = case_index(c);
