@@ -12802,6 +12802,46 @@ tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tenso
     return tg_r;
 }
 
+/* nonzero(Tensor self) -> Tensor */
+static tg_tensor *tg__below_nonzero(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_nonzero(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_nonzero(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("nonzero");
+}
+
+static const tg_node_vtable tg__ni_vtable_nonzero = { "NotImplemented", tg__ni_apply_nonzero, NULL };
+
+tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_nonzero(self);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_nonzero, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_tensor *tg_r = tg__below_nonzero(self);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -12975,6 +13015,23 @@ tg_tensor *tg__autograd_kernel_index_select_out(tg_tensor *self, int64_t dim, tg
     if (tg_autograd_check_out("index_select", tg_in, 3))
         return NULL;
     return tg__below_index_select_out(self, dim, index, out);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_nonzero_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("nonzero", tg_in, 2))
+        return NULL;
+    return tg__below_nonzero_out(self, out);
 }
 
 

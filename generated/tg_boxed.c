@@ -5988,6 +5988,18 @@ int tg__boxed_index_add_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* nonzero(Tensor self) -> Tensor */
+int tg__boxed_nonzero(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "nonzero", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "nonzero", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_nonzero)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
@@ -6139,6 +6151,20 @@ int tg__boxed_index_select_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_select.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_index_select_out)tg_kernel)(self, dim, index, out);
     tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_nonzero_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "nonzero.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "nonzero.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "nonzero.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_nonzero_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 

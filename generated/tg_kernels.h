@@ -200,6 +200,7 @@
 #include "kernels/scatter_reduce.h"
 #include "kernels/scatter_reduce_backward.h"
 #include "kernels/index_add.h"
+#include "kernels/nonzero.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -555,6 +556,7 @@ int tg__boxed_scatter_reduce_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* 
 int tg__boxed_index_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add.out */
 int tg__boxed_index_add(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add */
 int tg__boxed_index_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add_ */
+int tg__boxed_nonzero(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */
@@ -562,6 +564,7 @@ int tg__boxed_sub_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sub.Scala
 int tg__boxed_mul_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mul.Scalar_out */
 int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scalar_out */
 int tg__boxed_index_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select.out */
+int tg__boxed_nonzero_out(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero.out */
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */

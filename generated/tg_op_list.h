@@ -351,6 +351,7 @@
     X(index_add_out, "index_add.out") \
     X(index_add, "index_add") \
     X(index_add_, "index_add_") \
+    X(nonzero, "nonzero") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -358,6 +359,7 @@
     X(mul_scalar_out, "mul.Scalar_out") \
     X(div_scalar_out, "div.Scalar_out") \
     X(index_select_out, "index_select.out") \
+    X(nonzero_out, "nonzero.out") \
     /* end of TG_OP_LIST */
 
 /* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
@@ -463,6 +465,7 @@
     X(scatter_add_out, "scatter_add.out") \
     X(scatter_reduce_two_out, "scatter_reduce.two_out") \
     X(index_add_out, "index_add.out") \
+    X(nonzero, "nonzero") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

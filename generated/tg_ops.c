@@ -10558,6 +10558,33 @@ tg_tensor *tg_index_add__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_t
     return tg__track_result(tg_r);
 }
 
+/* nonzero(Tensor self) -> Tensor */
+static tg_tensor *fallback_nonzero(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NONZERO], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_nonzero(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("nonzero", "self");
+    if (tg__stub_profiled()) return fallback_nonzero(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_nonzero tg_kernel = (tg__kfn_nonzero)tg__pick_kernel(&tg__ops[TG_OP_NONZERO], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_nonzero(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -10788,6 +10815,35 @@ tg_tensor *tg_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, t
     if (!tg_kernel) return tg_boxed ? fallback_index_select_out(self, dim, index, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, dim, index, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NONZERO_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("nonzero", "self");
+    if (!out) return tg__null_arg("nonzero", "out");
+    if (tg__stub_profiled()) return fallback_nonzero_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_nonzero_out tg_kernel = (tg__kfn_nonzero_out)tg__pick_kernel(&tg__ops[TG_OP_NONZERO_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_nonzero_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

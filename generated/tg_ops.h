@@ -368,6 +368,7 @@ typedef enum tg_op {
     TG_OP_INDEX_ADD_OUT,   /* index_add.out */
     TG_OP_INDEX_ADD,   /* index_add */
     TG_OP_INDEX_ADD_,   /* index_add_ */
+    TG_OP_NONZERO,   /* nonzero */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -375,6 +376,7 @@ typedef enum tg_op {
     TG_OP_MUL_SCALAR_OUT,   /* mul.Scalar_out */
     TG_OP_DIV_SCALAR_OUT,   /* div.Scalar_out */
     TG_OP_INDEX_SELECT_OUT,   /* index_select.out */
+    TG_OP_NONZERO_OUT,   /* nonzero.out */
     TG_NUM_OPS
 } tg_op;
 
@@ -561,6 +563,7 @@ typedef enum tg_op {
 #include "ops/scatter_reduce.h"
 #include "ops/scatter_reduce_backward.h"
 #include "ops/index_add.h"
+#include "ops/nonzero.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

@@ -4296,6 +4296,18 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .ntensor_args = 3,
         .nargs = 5,
     },
+    [TG_OP_NONZERO] = {
+        .name = "nonzero",
+        .schema = "nonzero(Tensor self) -> Tensor",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__cpu_nonzero,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nonzero,
+        },
+        .composite = NULL,
+        .call_boxed = tg__boxed_nonzero,
+        .ntensor_args = 1,
+        .nargs = 1,
+    },
     [TG_OP_SGD_STEP_] = {
         .name = "sgd_step_",
         .schema = "sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!)",
@@ -4383,6 +4395,18 @@ tg_op_entry tg__ops[TG_NUM_OPS] = {
         .call_boxed = tg__boxed_index_select_out,
         .ntensor_args = 3,
         .nargs = 4,
+    },
+    [TG_OP_NONZERO_OUT] = {
+        .name = "nonzero.out",
+        .schema = "nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        .kernels = {
+            [TG_KEY_CPU] = (tg_fnptr)tg__autogen_cpu_nonzero_out,
+            [TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_nonzero_out,
+        },
+        .composite = NULL,
+        .call_boxed = tg__boxed_nonzero_out,
+        .ntensor_args = 2,
+        .nargs = 2,
     },
 };
 

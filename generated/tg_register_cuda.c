@@ -100,6 +100,7 @@
 #include "kernels/scatter_add.h"
 #include "kernels/scatter_reduce.h"
 #include "kernels/index_add.h"
+#include "kernels/nonzero.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -677,6 +678,16 @@ tg_tensor *tg__autogen_cuda_index_select_out(tg_tensor *self, int64_t dim, tg_te
     return tg_o0;
 }
 
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cuda_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cuda_nonzero(self);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("nonzero", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -872,10 +883,12 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "index_add.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_add_out },
     { "index_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add },
     { "index_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add_ },
+    { "nonzero", TG_KEY_CUDA, (tg_fnptr)tg__cuda_nonzero },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { "index_select.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_index_select_out },
+    { "nonzero.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_nonzero_out },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 197 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 199 };

@@ -79,6 +79,7 @@
 #include "kernels/scatter_reduce.h"
 #include "kernels/index_add.h"
 #include "kernels/index_select.h"
+#include "kernels/nonzero.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -690,6 +691,16 @@ tg_tensor *tg__autogen_cpu_index_select_out(tg_tensor *self, int64_t dim, tg_ten
     tg_tensor *tg_r = tg__cpu_index_select(self, dim, index);
     if (!tg_r) return NULL;
     tg_tensor *tg_o0 = tg_copy_to_out("index_select", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cpu_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cpu_nonzero(self);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("nonzero", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }

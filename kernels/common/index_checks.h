@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef __CUDACC__
@@ -556,6 +557,91 @@ done:
         tg_release(r);
         return NULL;
     }
+    return r;
+}
+
+/* ------------------------------------------------------------------ nonzero (host) */
+
+/* nonzero of a contiguous host tensor: chunks of the flat elements are counted in parallel,
+ * an exclusive prefix sum over the chunks gives each chunk's first output row, and the chunks
+ * then write their coordinates in parallel (row-major order overall). */
+typedef struct tg_nonzero_job {
+    const char *data;
+    tg_dtype dtype;
+    int64_t n, chunk, ndim;
+    const int64_t *sizes;
+    int64_t *counts; /* per chunk; then the first output row of each */
+    int64_t *out;    /* (count, ndim) */
+} tg_nonzero_job;
+
+static inline bool tg__nonzero_at(const tg_nonzero_job *j, int64_t i)
+{
+    switch (j->dtype) {
+    case TG_BOOL:
+    case TG_UINT8:
+    case TG_INT8: return ((const uint8_t *)j->data)[i] != 0;
+    case TG_FLOAT32: return ((const float *)j->data)[i] != 0;
+    case TG_FLOAT64: return ((const double *)j->data)[i] != 0;
+    case TG_INT64: return ((const int64_t *)j->data)[i] != 0;
+    case TG_INT32: return ((const int32_t *)j->data)[i] != 0;
+    default: return tg__load_double(j->data + i * (int64_t)tg_dtype_size(j->dtype), j->dtype) != 0;
+    }
+}
+
+static inline void tg__nonzero_count(int64_t b, int64_t e, void *ctx)
+{
+    tg_nonzero_job *j = (tg_nonzero_job *)ctx;
+    for (int64_t c = b; c < e; c++) {
+        int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n, k = 0;
+        for (int64_t i = lo; i < hi; i++) k += tg__nonzero_at(j, i);
+        j->counts[c] = k;
+    }
+}
+
+static inline void tg__nonzero_fill(int64_t b, int64_t e, void *ctx)
+{
+    tg_nonzero_job *j = (tg_nonzero_job *)ctx;
+    for (int64_t c = b; c < e; c++) {
+        int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+        int64_t *row = j->out + j->counts[c] * j->ndim;
+        for (int64_t i = lo; i < hi; i++) {
+            if (!tg__nonzero_at(j, i)) continue;
+            for (int64_t d = j->ndim - 1, r = i; d >= 0; d--) {
+                row[d] = r % j->sizes[d];
+                r /= j->sizes[d];
+            }
+            row += j->ndim;
+        }
+    }
+}
+
+/* The (count, ndim) int64 result on the CPU for a contiguous CPU x. NULL + error. */
+static inline tg_tensor *tg__nonzero_host(const char *op, const tg_tensor *x)
+{
+    tg_nonzero_job j;
+    j.data = tg__k_data(x);
+    j.dtype = x->dtype;
+    j.n = tg__numel(x);
+    j.ndim = x->ndim;
+    j.sizes = x->sizes;
+    j.chunk = 32768;
+    int64_t chunks = j.n ? (j.n + j.chunk - 1) / j.chunk : 0;
+    j.counts = (int64_t *)malloc(sizeof(int64_t) * (size_t)(chunks ? chunks : 1));
+    if (!j.counts) return (tg_tensor *)tg__error(op, "out of memory");
+    tg__parallel_for(chunks, 1, tg__nonzero_count, &j);
+    int64_t total = 0;
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t k = j.counts[c];
+        j.counts[c] = total;
+        total += k;
+    }
+    int64_t sizes[2] = { total, x->ndim };
+    tg_tensor *r = tg__empty(op, sizes, 2, TG_INT64, TG_DEVICE_CPU);
+    if (r && total > 0 && x->ndim > 0) {
+        j.out = (int64_t *)tg__k_data(r);
+        tg__parallel_for(chunks, 1, tg__nonzero_fill, &j);
+    }
+    free(j.counts);
     return r;
 }
 

@@ -20,6 +20,7 @@
 #include "kernels/gather.h"
 #include "kernels/index_add.h"
 #include "kernels/index_select.h"
+#include "kernels/nonzero.h"
 #include "kernels/scatter.h"
 #include "kernels/scatter_add.h"
 #include "kernels/scatter_reduce.h"
@@ -352,4 +353,13 @@ tg_tensor *tg__cpu_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index,
     if (tg__index_add_check(op, self, dim, index, source, &wd)) return NULL;
     return tg__index_scatter_flow(op, &CPU, self, wd, index, source, 0, TG_IDX_SUM, true, alpha,
                                   true, out);
+}
+
+tg_tensor *tg__cpu_nonzero(tg_tensor *self)
+{
+    const char *op = "nonzero";
+    tg_tensor *x = tg__contiguous(op, self);
+    tg_tensor *r = x ? tg__nonzero_host(op, x) : NULL;
+    tg_release(x);
+    return r;
 }

@@ -18,6 +18,7 @@
 #include "kernels/gather.h"
 #include "kernels/index_add.h"
 #include "kernels/index_select.h"
+#include "kernels/nonzero.h"
 #include "kernels/scatter.h"
 #include "kernels/scatter_add.h"
 #include "kernels/scatter_reduce.h"
@@ -318,4 +319,25 @@ extern "C" tg_tensor *tg__cuda_index_add_out(tg_tensor *self, int64_t dim, tg_te
         return NULL;
     return tg__index_scatter_flow(op, &CUDA_BE, self, wd, index, source, 0, TG_IDX_SUM, true, alpha,
                                   true, out);
+}
+
+/* nonzero: self read back to the host (contiguous), the CPU's two passes there, the result
+ * copied to self's device. */
+extern "C" tg_tensor *tg__cuda_nonzero(tg_tensor *self)
+{
+    const char *op = "nonzero";
+    tg_tensor *h = tg__empty(op, self->sizes, self->ndim, self->dtype, TG_DEVICE_CPU);
+    if (h && tg__copy_into(op, h, self) != 0) {
+        tg_release(h);
+        h = NULL;
+    }
+    tg_tensor *rh = h ? tg__nonzero_host(op, h) : NULL;
+    tg_tensor *r = rh ? tg__empty(op, rh->sizes, rh->ndim, TG_INT64, self->device) : NULL;
+    if (r && tg__copy_into(op, r, rh) != 0) {
+        tg_release(r);
+        r = NULL;
+    }
+    tg_release(rh);
+    tg_release(h);
+    return r;
 }

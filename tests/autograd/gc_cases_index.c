@@ -13,11 +13,12 @@ static int one(tg_tensor *r, tg_tensor **y)
     return r ? 1 : -1;
 }
 
-/* In place on a clone of x[0]: the result is the op's return value (the clone). */
+/* In place on a clone of x[0]: the result is the op's return value (a new reference to the
+ * clone). */
 static int inplace(tg_tensor *s, tg_tensor *r, tg_tensor **y)
 {
     tg_release(s);
-    return one(r ? tg_retain(r) : NULL, y);
+    return one(r, y);
 }
 
 /* (2, 5) row indices into 4 rows, distinct in each column. */
@@ -118,9 +119,9 @@ static const gc_case index_cases[] = {
       { REAL(4, 5), INDEX(4, 6, 5), REAL(6, 5) },
       true },
     { "scatter_add",
-      "dim -1, index smaller than src",
+      "dim -1, index smaller than self",
       f_scatter_add1,
-      { REAL_T(3, 4), INDEX(4, 2, 7), REAL(3, 7) } },
+      { REAL_T(3, 4), INDEX(4, 2, 7), REAL(2, 7) } },
     { "scatter_add_", "in place", f_scatter_add_, { REAL(4, 5), INDEX(4, 6, 5), REAL(6, 5) } },
     { "scatter_reduce.two", "sum", f_sr_sum, { REAL(4, 5), INDEX(4, 6, 5), REAL(6, 5) }, true },
     { "scatter_reduce.two", "mean", f_sr_mean, { REAL(4, 5), INDEX(4, 6, 5), REAL(6, 5) }, true },

@@ -11,7 +11,7 @@
 
 TG_CUDA_COVERS("index_select", "gather.out", "scatter.src_out", "scatter.value_out",
                "scatter.reduce_out", "scatter.value_reduce_out", "scatter_add.out",
-               "scatter_reduce.two_out", "index_add.out");
+               "scatter_reduce.two_out", "index_add.out", "nonzero");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_index, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
@@ -99,6 +99,25 @@ Test(cuda_index, strided_and_large)
     tg_tensor *ids = cc_rand(n1, 1, TG_INT64, 6, 0, 40);
     cc_assert_close(tg_index_select(cc_cuda(x), 0, cc_cuda(ids)), tg_index_select(x, 0, ids), 0, 0,
                     "index_select rows");
+    tg_scope_end();
+    kt_assert_no_leak(base);
+}
+
+Test(cuda_index, nonzero)
+{
+    CC_REQUIRE_DEVICE("cuda_index::nonzero");
+    kt_live base = kt_live_now();
+    for (int64_t k = 0; k < NUMEL(fx_nz_cases); k++) {
+        const fx_nz_case *c = &fx_nz_cases[k];
+        tg_scope_begin();
+        tg_tensor *x = kt_tensor(c->x, c->xshape, c->xdim, (tg_dtype)c->dtype);
+        cc_assert_close(tg_nonzero(cc_cuda(x)), tg_nonzero(x), 0, 0, c->name);
+        tg_scope_end();
+    }
+    tg_scope_begin();
+    const int64_t s3[3] = { 3, 120, 100 };
+    tg_tensor *x = cc_rand(s3, 3, TG_INT64, 9, -1, 2);
+    cc_assert_close(tg_nonzero(cc_cuda(x)), tg_nonzero(x), 0, 0, "nonzero large");
     tg_scope_end();
     kt_assert_no_leak(base);
 }

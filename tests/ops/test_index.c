@@ -15,7 +15,8 @@ TG_COVERS("index_select", "index_select.out", "index_select_backward", "gather",
           "scatter.reduce_out", "scatter.value_reduce", "scatter_.value_reduce",
           "scatter.value_reduce_out", "scatter_add", "scatter_add_", "scatter_add.out",
           "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out",
-          "scatter_reduce_backward", "index_add", "index_add_", "index_add.out");
+          "scatter_reduce_backward", "index_add", "index_add_", "index_add.out", "nonzero",
+          "nonzero.out");
 
 #define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
@@ -354,6 +355,77 @@ Test(index, errors)
     cr_assert(pr, "%s", tg_last_error());
     cr_assert_neq(tg_backward(tg_sum(pr)), 0);
     kt_assert_error("prod");
+    tg_scope_end();
+    kt_assert_no_leak(live);
+}
+
+/* ------------------------------------------------------------------ nonzero */
+
+static void check_nz(tg_tensor *r, const fx_nz_case *c)
+{
+    cr_assert(r, "%s: %s", c->name, tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(r), TG_INT64);
+    kt_assert_shape(r, c->yshape, c->ydim);
+    double want[256];
+    int64_t n = tg_tensor_numel(r);
+    cr_assert(n <= 256);
+    for (int64_t i = 0; i < n; i++) want[i] = (double)c->y[i];
+    kt_assert_close(r, want, n, 0, 0, c->name);
+}
+
+Test(index, nonzero_vs_pytorch)
+{
+    kt_live live = kt_live_now();
+    for (int64_t k = 0; k < NUMEL(fx_nz_cases); k++) {
+        const fx_nz_case *c = &fx_nz_cases[k];
+        tg_scope_begin();
+        tg_tensor *x = kt_tensor(c->x, c->xshape, c->xdim, (tg_dtype)c->dtype);
+        check_nz(tg_nonzero(x), c);
+        check_nz(tg_nonzero_out(x, tg_empty(TG_INTS(0), .dtype = TG_INT64)), c);
+        tg_scope_end();
+    }
+    kt_assert_no_leak(live);
+}
+
+/* Several chunks (more than 32768 elements), a non-contiguous input, against a serial scan. */
+Test(index, nonzero_large)
+{
+    kt_live live = kt_live_now();
+    tg_scope_begin();
+    enum { A = 3, B = 170, C = 150 };
+    double *v = malloc(sizeof(double) * A * B * C);
+    kt_fill_random(v, A * B * C, 21, -1, 1);
+    for (int64_t i = 0; i < A * B * C; i++) v[i] = v[i] > 0.6 ? v[i] : 0;
+    tg_tensor *x = kt_tensor(v, (int64_t[]){ A, B, C }, 3, TG_FLOAT32);
+    tg_tensor *r = tg_nonzero(x), *rt = tg_nonzero(tg_transpose(x, 0, 2));
+    cr_assert(r && rt, "%s", tg_last_error());
+    int64_t n = 0;
+    for (int64_t i = 0; i < A * B * C; i++) n += v[i] != 0;
+    cr_assert_eq(tg_tensor_size(r, 0), n);
+    cr_assert_eq(tg_tensor_size(rt, 0), n);
+    double *got = kt_values(r), *want = malloc(sizeof(double) * (size_t)n * 3);
+    int64_t k = 0;
+    for (int64_t i = 0; i < A * B * C; i++)
+        if (v[i] != 0) {
+            want[k++] = (double)(i / (B * C));
+            want[k++] = (double)(i / C % B);
+            want[k++] = (double)(i % C);
+        }
+    kt_assert_close(r, want, n * 3, 0, 0, "nonzero large");
+    /* the transposed input (C, B, A): its rows in its own row-major order */
+    k = 0;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t a = 0; a < A; a++)
+                if (v[(a * B + b) * C + c] != 0) {
+                    want[k++] = (double)c;
+                    want[k++] = (double)b;
+                    want[k++] = (double)a;
+                }
+    kt_assert_close(rt, want, n * 3, 0, 0, "nonzero transposed");
+    free(got);
+    free(want);
+    free(v);
     tg_scope_end();
     kt_assert_no_leak(live);
 }
