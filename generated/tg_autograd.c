@@ -5945,6 +5945,672 @@ static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EmbeddingDenseBackwardBackward0_vtable = { "EmbeddingDenseBackwardBackward0", EmbeddingDenseBackwardBackward0_apply, EmbeddingDenseBackwardBackward0_release_saved };
 
+/* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+typedef struct tg__node_CumsumBackward0 {
+    tg_node base;
+    tg_dtype self_scalar_type;
+    int64_t dim;
+} tg__node_CumsumBackward0;
+
+/* self: cumsum_backward(grad.to(self.scalar_type()), dim) */
+static tg_tensor *CumsumBackward0_self(tg__node_CumsumBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_to_fn(grads[0], n->self_scalar_type, (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_cumsum_backward(t0, n->dim))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int CumsumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_CumsumBackward0 *n = (tg__node_CumsumBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CumsumBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable CumsumBackward0_vtable = { "CumsumBackward0", CumsumBackward0_apply, NULL };
+
+/* CumprodBackward0: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+typedef struct tg__node_CumprodBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved result;
+} tg__node_CumprodBackward0;
+
+/* self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result) */
+static tg_tensor *CumprodBackward0_self(tg__node_CumprodBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_to_fn(grads[0], tg_tensor_dtype(s_self), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_cumprod_backward(t0, s_self, n->dim, s_result))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int CumprodBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = CumprodBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void CumprodBackward0_release_saved(tg_node *node)
+{
+    tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable CumprodBackward0_vtable = { "CumprodBackward0", CumprodBackward0_apply, CumprodBackward0_release_saved };
+
+/* FlipBackward0: flip(Tensor self, int[] dims) -> Tensor */
+typedef struct tg__node_FlipBackward0 {
+    tg_node base;
+    tg_int_list dims;   /* points after the struct */
+} tg__node_FlipBackward0;
+
+/* self: grad.flip(dims) */
+static tg_tensor *FlipBackward0_self(tg__node_FlipBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_flip(grads[0], n->dims))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int FlipBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_FlipBackward0 *n = (tg__node_FlipBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = FlipBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable FlipBackward0_vtable = { "FlipBackward0", FlipBackward0_apply, NULL };
+
+/* RollBackward0: roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+typedef struct tg__node_RollBackward0 {
+    tg_node base;
+    tg_int_list shifts;   /* points after the struct */
+    tg_int_list dims;   /* points after the struct */
+} tg__node_RollBackward0;
+
+/* self: roll_backward(grad, shifts, dims) */
+static tg_tensor *RollBackward0_self(tg__node_RollBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_roll_backward_fn(grads[0], n->shifts, (tg_roll_backward_opts){ .dims = n->dims }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int RollBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_RollBackward0 *n = (tg__node_RollBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RollBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable RollBackward0_vtable = { "RollBackward0", RollBackward0_apply, NULL };
+
+/* RepeatBackward0: repeat(Tensor self, SymInt[] repeats) -> Tensor */
+typedef struct tg__node_RepeatBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    tg_int_list repeats;   /* points after the struct */
+} tg__node_RepeatBackward0;
+
+/* self: repeat_backward(grad, repeats, self.sizes()) */
+static tg_tensor *RepeatBackward0_self(tg__node_RepeatBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_repeat_backward(grads[0], n->repeats, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int RepeatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_RepeatBackward0 *n = (tg__node_RepeatBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = RepeatBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable RepeatBackward0_vtable = { "RepeatBackward0", RepeatBackward0_apply, NULL };
+
+/* IndexSelectBackward0: index_select(Tensor self, int dim, Tensor index) -> Tensor */
+typedef struct tg__node_IndexSelectBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved index;
+} tg__node_IndexSelectBackward0;
+
+/* self: index_select_backward(grad, self.sizes(), dim, index) */
+static tg_tensor *IndexSelectBackward0_self(tg__node_IndexSelectBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_index_select_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, s_index))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int IndexSelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexSelectBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexSelectBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable IndexSelectBackward0_vtable = { "IndexSelectBackward0", IndexSelectBackward0_apply, IndexSelectBackward0_release_saved };
+
+/* GatherBackward0: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+typedef struct tg__node_GatherBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved index;
+    bool sparse_grad;
+} tg__node_GatherBackward0;
+
+/* self: gather_backward(grad, self, dim, index, sparse_grad) */
+static tg_tensor *GatherBackward0_self(tg__node_GatherBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_backward(grads[0], s_self, n->dim, s_index, n->sparse_grad))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GatherBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GatherBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GatherBackward0_release_saved(tg_node *node)
+{
+    tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable GatherBackward0_vtable = { "GatherBackward0", GatherBackward0_apply, GatherBackward0_release_saved };
+
+/* ScatterBackward0: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+typedef struct tg__node_ScatterBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterBackward0;
+
+/* self: grad.scatter(dim, index, 0) */
+static tg_tensor *ScatterBackward0_self(tg__node_ScatterBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* src: grad.gather(dim, index) */
+static tg_tensor *ScatterBackward0_src(tg__node_ScatterBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ScatterBackward0_src(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterBackward0_vtable = { "ScatterBackward0", ScatterBackward0_apply, ScatterBackward0_release_saved };
+
+/* ScatterBackward1: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+typedef struct tg__node_ScatterBackward1 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterBackward1;
+
+/* self: grad.scatter(dim, index, 0) */
+static tg_tensor *ScatterBackward1_self(tg__node_ScatterBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterBackward1_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterBackward1_release_saved(tg_node *node)
+{
+    tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterBackward1_vtable = { "ScatterBackward1", ScatterBackward1_apply, ScatterBackward1_release_saved };
+
+/* ScatterAddBackward0: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+typedef struct tg__node_ScatterAddBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+} tg__node_ScatterAddBackward0;
+
+/* self: grad */
+static tg_tensor *ScatterAddBackward0_self(tg__node_ScatterAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(grads[0]);
+    return tg_r;
+}
+
+/* src: grad.gather(dim, index) */
+static tg_tensor *ScatterAddBackward0_src(tg__node_ScatterAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int ScatterAddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ScatterAddBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = ScatterAddBackward0_src(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterAddBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable ScatterAddBackward0_vtable = { "ScatterAddBackward0", ScatterAddBackward0_apply, ScatterAddBackward0_release_saved };
+
+/* ScatterReduceBackward0: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+typedef struct tg__node_ScatterReduceBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+    tg_saved index;
+    tg_saved src;
+    const char *reduce;   /* points after the struct */
+    bool include_self;
+    tg_saved result;
+} tg__node_ScatterReduceBackward0;
+
+/* self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result) */
+static int ScatterReduceBackward0_self_src(tg__node_ScatterReduceBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *s_src = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensors2 t0 = { 0 };
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (!(s_src = tg_autograd_unpack(&n->src, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    t0 = tg_scatter_reduce_backward(grads[0], s_self, n->dim, s_index, s_src, n->reduce, n->include_self, s_result);
+    if (!t0.r0 && !t0.r1) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.r0;
+        t0.r0 = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.r1;
+        t0.r1 = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_self);
+    tg_release(s_index);
+    tg_release(s_src);
+    tg_release(s_result);
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    return tg_rc;
+}
+
+static int ScatterReduceBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1)))
+        tg_rc = ScatterReduceBackward0_self_src(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScatterReduceBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->index);
+    tg_autograd_saved_release(&n->src);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable ScatterReduceBackward0_vtable = { "ScatterReduceBackward0", ScatterReduceBackward0_apply, ScatterReduceBackward0_release_saved };
+
+/* IndexAddBackward0: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+typedef struct tg__node_IndexAddBackward0 {
+    tg_node base;
+    int64_t dim;
+    tg_saved index;
+    tg_saved_sizes source_sizes;
+    double alpha;
+} tg__node_IndexAddBackward0;
+
+/* self: grad */
+static tg_tensor *IndexAddBackward0_self(tg__node_IndexAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(grads[0]);
+    return tg_r;
+}
+
+/* source: (source.dim() > 0 ? grad.index_select(dim, index).expand(source.sizes()) : grad.index_select(dim, index.squeeze(0))) * alpha */
+static tg_tensor *IndexAddBackward0_source(tg__node_IndexAddBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_index = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
+    if (n->source_sizes.ndim > INT64_C(0)) {
+        if (!(t1 = tg_index_select(grads[0], n->dim, s_index))) goto done;
+        if (!(t2 = tg_expand_fn(t1, tg__saved_sizes_list(&n->source_sizes), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    } else {
+        if (!(t3 = tg_squeeze_dim(s_index, INT64_C(0)))) goto done;
+        if (!(t4 = tg_index_select(grads[0], n->dim, t3))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    }
+    if (!(t5 = tg_mul_scalar(t0, n->alpha))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(s_index);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+static int IndexAddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexAddBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = IndexAddBackward0_source(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexAddBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)node;
+    tg_autograd_saved_release(&n->index);
+}
+
+static const tg_node_vtable IndexAddBackward0_vtable = { "IndexAddBackward0", IndexAddBackward0_apply, IndexAddBackward0_release_saved };
+
+/* SortBackward0: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+typedef struct tg__node_SortBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved result1;
+} tg__node_SortBackward0;
+
+/* self: sort_backward(grad, dim, indices, self.sizes()) */
+static tg_tensor *SortBackward0_self(tg__node_SortBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SortBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SortBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SortBackward0_release_saved(tg_node *node)
+{
+    tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)node;
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable SortBackward0_vtable = { "SortBackward0", SortBackward0_apply, SortBackward0_release_saved };
+
+/* TopkBackward0: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+typedef struct tg__node_TopkBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    int64_t dim;
+    tg_saved result1;
+} tg__node_TopkBackward0;
+
+/* self: sort_backward(grad, dim, indices, self.sizes()) */
+static tg_tensor *TopkBackward0_self(tg__node_TopkBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int TopkBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TopkBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void TopkBackward0_release_saved(tg_node *node)
+{
+    tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)node;
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable TopkBackward0_vtable = { "TopkBackward0", TopkBackward0_apply, TopkBackward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -12100,6 +12766,1309 @@ tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, 
     return tg_r;
 }
 
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum_out_fn(self, dim, out, (tg_cumsum_out_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("cumsum", tg_in, 2))
+        return NULL;
+    return tg__below_cumsum_out(self, dim, dtype, out);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *tg__below_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum_fn(self, dim, (tg_cumsum_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumsum(self, dim, dtype);
+    tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->self_scalar_type = tg_tensor_dtype(self);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *tg__below_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumsum__fn(self, dim, (tg_cumsum__opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumsum_(self, dim, dtype);
+    if (tg_autograd_check_inplace("cumsum_", self))
+        return NULL;
+    tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->self_scalar_type = tg_tensor_dtype(self);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod_out_fn(self, dim, out, (tg_cumprod_out_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("cumprod", tg_in, 2))
+        return NULL;
+    return tg__below_cumprod_out(self, dim, dtype, out);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *tg__below_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod_fn(self, dim, (tg_cumprod_opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumprod(self, dim, dtype);
+    tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *tg__below_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_cumprod__fn(self, dim, (tg_cumprod__opts){ .dtype = dtype });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_cumprod_(self, dim, dtype);
+    if (tg_autograd_check_inplace("cumprod_", self))
+        return NULL;
+    tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+static tg_tensor *tg__below_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_flip(self, dims);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_flip(self, dims);
+    tg__node_FlipBackward0 *tg_n = (tg__node_FlipBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &FlipBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
+    tg_tensor *tg_r = tg__below_flip(self, dims);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *tg__below_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_roll_fn(self, shifts, (tg_roll_opts){ .dims = dims });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_roll(self, shifts, dims);
+    tg__node_RollBackward0 *tg_n = (tg__node_RollBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(shifts) + tg__gen_ints_bytes(dims), &RollBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->shifts = tg__gen_keep_ints(shifts, &tg_cursor);
+    tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
+    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+static tg_tensor *tg__below_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_repeat(self, repeats);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_repeat(self, repeats);
+    tg__node_RepeatBackward0 *tg_n = (tg__node_RepeatBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(repeats), &RepeatBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->repeats = tg__gen_keep_ints(repeats, &tg_cursor);
+    tg_tensor *tg_r = tg__below_repeat(self, repeats);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
+static tg_tensor *tg__below_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_repeat_interleave_fn(repeats, (tg_repeat_interleave_opts){ .output_size = output_size });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_repeat_interleave(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("repeat_interleave.Tensor");
+}
+
+static const tg_node_vtable tg__ni_vtable_repeat_interleave = { "NotImplemented", tg__ni_apply_repeat_interleave, NULL };
+
+tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_tensor *const tg_in[] = { repeats };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_repeat_interleave(repeats, output_size);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_repeat_interleave, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, repeats);
+    tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+static tg_tensor *tg__below_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_select(self, dim, index);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_index_select(self, dim, index);
+    tg__node_IndexSelectBackward0 *tg_n = (tg__node_IndexSelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexSelectBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gather_out_fn(self, dim, index, out, (tg_gather_out_opts){ .sparse_grad = sparse_grad });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("gather", tg_in, 3))
+        return NULL;
+    return tg__below_gather_out(self, dim, index, sparse_grad, out);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+static tg_tensor *tg__below_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gather_fn(self, dim, index, (tg_gather_opts){ .sparse_grad = sparse_grad });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_gather(self, dim, index, sparse_grad);
+    tg__node_GatherBackward0 *tg_n = (tg__node_GatherBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GatherBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_n->sparse_grad = sparse_grad;
+    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src_out(self, dim, index, src, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_src_out(self, dim, index, src, out);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *tg__below_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_src(self, dim, index, src);
+    tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_src_(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_src_(self, dim, index, src);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_out(self, dim, index, value, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("scatter", tg_in, 3))
+        return NULL;
+    return tg__below_scatter_value_out(self, dim, index, value, out);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+static tg_tensor *tg__below_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value(self, dim, index, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value(self, dim, index, value);
+    tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_(self, dim, index, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_(self, dim, index, value);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_out(self, dim, index, src, reduce, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_reduce_out(self, dim, index, src, reduce, out);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+static tg_tensor *tg__below_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce(self, dim, index, src, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter.reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_reduce = { "NotImplemented", tg__ni_apply_scatter_reduce, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce(self, dim, index, src, reduce);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce, 1, 3);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
+    tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_(self, dim, index, src, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter_.reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_reduce_ = { "NotImplemented", tg__ni_apply_scatter_reduce_, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce_, 1, 3);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
+    tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("scatter", tg_in, 3))
+        return NULL;
+    return tg__below_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+static tg_tensor *tg__below_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce(self, dim, index, value, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_value_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter.value_reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_value_reduce = { "NotImplemented", tg__ni_apply_scatter_value_reduce, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_scatter_value_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("scatter_.value_reduce");
+}
+
+static const tg_node_vtable tg__ni_vtable_scatter_value_reduce_ = { "NotImplemented", tg__ni_apply_scatter_value_reduce_, NULL };
+
+tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    if (tg_autograd_check_inplace("scatter_", self))
+        return NULL;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce_, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
+    tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add_out(self, dim, index, src, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter_add", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_add_out(self, dim, index, src, out);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *tg__below_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_add(self, dim, index, src);
+    tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_add_(self, dim, index, src);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_add_(self, dim, index, src);
+    if (tg_autograd_check_inplace("scatter_add_", self))
+        return NULL;
+    tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two_out_fn(self, dim, index, src, reduce, out, (tg_scatter_reduce_two_out_opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, src, out };
+    if (tg_autograd_check_out("scatter_reduce", tg_in, 4))
+        return NULL;
+    return tg__below_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+static tg_tensor *tg__below_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two_fn(self, dim, index, src, reduce, (tg_scatter_reduce_two_opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_autograd_save(&tg_n->src, src, false, 0);
+    tg_n->include_self = include_self;
+    tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+static tg_tensor *tg__below_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_scatter_reduce_two__fn(self, dim, index, src, reduce, (tg_scatter_reduce_two__opts){ .include_self = include_self });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (tg_autograd_check_inplace("scatter_reduce_", self))
+        return NULL;
+    tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg_autograd_save(&tg_n->src, src, false, 0);
+    tg_n->include_self = include_self;
+    tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add_out_fn(self, dim, index, source, out, (tg_index_add_out_opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, source, out };
+    if (tg_autograd_check_out("index_add", tg_in, 4))
+        return NULL;
+    return tg__below_index_add_out(self, dim, index, source, alpha, out);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+static tg_tensor *tg__below_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add_fn(self, dim, index, source, (tg_index_add_opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_index_add(self, dim, index, source, alpha);
+    tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, source);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg__saved_sizes_save(&tg_n->source_sizes, source);
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *tg__below_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_add__fn(self, dim, index, source, (tg_index_add__opts){ .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_index_add_(self, dim, index, source, alpha);
+    if (tg_autograd_check_inplace("index_add_", self))
+        return NULL;
+    tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, source);
+    tg_n->dim = dim;
+    tg_autograd_save(&tg_n->index, index, false, 0);
+    tg__saved_sizes_save(&tg_n->source_sizes, source);
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* nonzero(Tensor self) -> Tensor */
+static tg_tensor *tg__below_nonzero(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_nonzero(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_nonzero(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("nonzero");
+}
+
+static const tg_node_vtable tg__ni_vtable_nonzero = { "NotImplemented", tg__ni_apply_nonzero, NULL };
+
+tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_nonzero(self);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_nonzero, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_tensor *tg_r = tg__below_nonzero(self);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices tg__below_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_sort_stable_out_fn(self, stable, values, indices, (tg_sort_stable_out_opts){ .dim = dim, .descending = descending });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { self, values, indices };
+    if (tg_autograd_check_out("sort", tg_in, 3))
+        return (tg_values_indices){ 0 };
+    return tg__below_sort_stable_out(self, stable, dim, descending, values, indices);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices tg__below_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_sort_stable_fn(self, stable, (tg_sort_stable_opts){ .dim = dim, .descending = descending });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_sort_stable(self, stable, dim, descending);
+    tg__node_SortBackward0 *tg_n = (tg__node_SortBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SortBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_values_indices){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
+    if (!tg_r.values && !tg_r.indices) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_values_indices){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.values))
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices tg__below_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_topk_out_fn(self, k, values, indices, (tg_topk_out_opts){ .dim = dim, .largest = largest, .sorted = sorted });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { self, values, indices };
+    if (tg_autograd_check_out("topk", tg_in, 3))
+        return (tg_values_indices){ 0 };
+    return tg__below_topk_out(self, k, dim, largest, sorted, values, indices);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+static tg_values_indices tg__below_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_values_indices tg_r = tg_topk_fn(self, k, (tg_topk_opts){ .dim = dim, .largest = largest, .sorted = sorted });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_topk(self, k, dim, largest, sorted);
+    tg__node_TopkBackward0 *tg_n = (tg__node_TopkBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TopkBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_values_indices){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->dim = dim;
+    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
+    if (!tg_r.values && !tg_r.indices) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_values_indices){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.values))
+        tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+static tg_tensor *tg__below_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_sort_backward(grad, dim, indices, sizes);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_sort_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("sort_backward");
+}
+
+static const tg_node_vtable tg__ni_vtable_sort_backward = { "NotImplemented", tg__ni_apply_sort_backward, NULL };
+
+tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_tensor *const tg_in[] = { grad, indices };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_sort_backward(grad, dim, indices, sizes);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_sort_backward, 1, 2);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, indices);
+    tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_multinomial_out_fn(self, num_samples, out, (tg_multinomial_out_opts){ .replacement = replacement, .generator = generator });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("multinomial", tg_in, 2))
+        return NULL;
+    return tg__below_multinomial_out(self, num_samples, replacement, generator, out);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+static tg_tensor *tg__below_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_multinomial_fn(self, num_samples, (tg_multinomial_opts){ .replacement = replacement, .generator = generator });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply_multinomial(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("multinomial");
+}
+
+static const tg_node_vtable tg__ni_vtable_multinomial = { "NotImplemented", tg__ni_apply_multinomial, NULL };
+
+tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_multinomial(self, num_samples, replacement, generator);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_multinomial, 1, 1);
+    if (!tg_n)
+        return NULL;
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
+    tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
+    if (!tg_r) {
+        tg_autograd_node_release(tg_n);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, tg_n, 0);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+static tg_tensor_list tg__below__foreach_norm(tg_tensor_list self, double ord)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor_list tg_r = tg__foreach_norm_fn(self, (tg__foreach_norm_opts){ .ord = ord });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply__foreach_norm(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("_foreach_norm.Scalar");
+}
+
+static const tg_node_vtable tg__ni_vtable__foreach_norm = { "NotImplemented", tg__ni_apply__foreach_norm, NULL };
+
+tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord)
+{
+    if (!(tg_autograd_any_requires_grad(self.data, (int)self.len)))
+        return tg__below__foreach_norm(self, ord);
+    tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
+    if (!tg_r.data)
+        return tg_r;
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__foreach_norm, (int)tg_r.len, 0 + (int)self.len);
+    if (!tg_n) {
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    int tg_e = 0;
+    for (int64_t tg_i = 0; tg_i < self.len; tg_i++)
+        tg_autograd_node_set_next_edge(tg_n, tg_e++, self.data[tg_i]);
+    for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
+        if (tg__gen_differentiable(tg_r.data[tg_i]))
+            tg_autograd_set_history(tg_r.data[tg_i], tg_n, (int)tg_i);
+    tg_autograd_node_release(tg_n);
+    return tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -12256,6 +14225,40 @@ tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_
     if (tg_autograd_check_out("div", tg_in, 2))
         return NULL;
     return tg__below_div_scalar_out(self, other, out);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_select_out(self, dim, index, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, index, out };
+    if (tg_autograd_check_out("index_select", tg_in, 3))
+        return NULL;
+    return tg__below_index_select_out(self, dim, index, out);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_nonzero_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("nonzero", tg_in, 2))
+        return NULL;
+    return tg__below_nonzero_out(self, out);
 }
 
 

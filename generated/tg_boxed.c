@@ -5656,6 +5656,1002 @@ int tg__boxed_one_hot(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_cumsum_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumsum.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumsum.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumsum.out", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumsum.out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumsum.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_out)tg_kernel)(self, dim, dtype, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+int tg__boxed_cumsum(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumsum", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumsum", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumsum", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumsum", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumsum)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tg__boxed_cumsum_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumsum_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumsum_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumsum_", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumsum_", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_cumprod_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumprod.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumprod.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumprod.out", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumprod.out", "dtype", "ScalarType?");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumprod.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_out)tg_kernel)(self, dim, dtype, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+int tg__boxed_cumprod(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumprod", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumprod", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumprod", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumprod", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumprod)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tg__boxed_cumprod_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "cumprod_", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_dtype dtype;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "cumprod_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "cumprod_", "dim", "int");
+    if (tg__unbox_opt_dtype(&tg_a[2], &dtype)) return tg__boxed_bad_arg(tg_s, 3, 2, "cumprod_", "dtype", "ScalarType?");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_)tg_kernel)(self, dim, dtype);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+int tg__boxed_cumsum_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "cumsum_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 2, 0, "cumsum_backward", "grad", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "cumsum_backward", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_cumsum_backward)tg_kernel)(grad, dim);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* cumprod_backward(Tensor grad, Tensor input, int dim, Tensor output) -> Tensor */
+int tg__boxed_cumprod_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "cumprod_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    tg_tensor *input;
+    int64_t dim;
+    tg_tensor *output;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "cumprod_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 4, 1, "cumprod_backward", "input", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "cumprod_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &output)) return tg__boxed_bad_arg(tg_s, 4, 3, "cumprod_backward", "output", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_cumprod_backward)tg_kernel)(grad, input, dim, output);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+int tg__boxed_flip(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "flip", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "flip", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dims)) return tg__boxed_bad_arg(tg_s, 2, 1, "flip", "dims", "int[]");
+    tg_tensor *tg_r = ((tg__kfn_flip)tg_kernel)(self, dims);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+int tg__boxed_roll(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "roll", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list shifts;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "roll", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &shifts)) return tg__boxed_bad_arg(tg_s, 3, 1, "roll", "shifts", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 3, 2, "roll", "dims", "int[1]");
+    tg_tensor *tg_r = ((tg__kfn_roll)tg_kernel)(self, shifts, dims);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* roll_backward(Tensor grad, int[1] shifts, int[1] dims=[]) -> Tensor */
+int tg__boxed_roll_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "roll_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_int_list shifts;
+    tg_int_list dims;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "roll_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &shifts)) return tg__boxed_bad_arg(tg_s, 3, 1, "roll_backward", "shifts", "int[1]");
+    if (tg__unbox_int_list(&tg_a[2], &dims)) return tg__boxed_bad_arg(tg_s, 3, 2, "roll_backward", "dims", "int[1]");
+    tg_tensor *tg_r = ((tg__kfn_roll_backward)tg_kernel)(grad, shifts, dims);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+int tg__boxed_repeat(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "repeat", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_int_list repeats;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "repeat", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat", "repeats", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_repeat)tg_kernel)(self, repeats);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_backward(Tensor grad, SymInt[] repeats, SymInt[] input_shape) -> Tensor */
+int tg__boxed_repeat_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "repeat_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_int_list repeats;
+    tg_int_list input_shape;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "repeat_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 3, 1, "repeat_backward", "repeats", "SymInt[]");
+    if (tg__unbox_int_list(&tg_a[2], &input_shape)) return tg__boxed_bad_arg(tg_s, 3, 2, "repeat_backward", "input_shape", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_repeat_backward)tg_kernel)(grad, repeats, input_shape);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "repeat_interleave.Tensor", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *repeats;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &repeats)) return tg__boxed_bad_arg(tg_s, 2, 0, "repeat_interleave.Tensor", "repeats", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[1], &output_size)) return tg__boxed_bad_arg(tg_s, 2, 1, "repeat_interleave.Tensor", "output_size", "int?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave)tg_kernel)(repeats, output_size);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave_self_int(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "repeat_interleave.self_int", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t repeats;
+    tg_opt_int dim;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "repeat_interleave.self_int", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_int", "repeats", "int");
+    if (tg__unbox_opt_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "repeat_interleave.self_int", "dim", "int?");
+    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_int", "output_size", "int?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave_self_int)tg_kernel)(self, repeats, dim, output_size);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+int tg__boxed_repeat_interleave_self(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "repeat_interleave.self_Tensor", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_tensor *repeats;
+    tg_opt_int dim;
+    tg_opt_int output_size;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "repeat_interleave.self_Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &repeats)) return tg__boxed_bad_arg(tg_s, 4, 1, "repeat_interleave.self_Tensor", "repeats", "Tensor");
+    if (tg__unbox_opt_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "repeat_interleave.self_Tensor", "dim", "int?");
+    if (tg__unbox_opt_int(&tg_a[3], &output_size)) return tg__boxed_bad_arg(tg_s, 4, 3, "repeat_interleave.self_Tensor", "output_size", "int?");
+    tg_tensor *tg_r = ((tg__kfn_repeat_interleave_self)tg_kernel)(self, repeats, dim, output_size);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+int tg__boxed_index_select(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "index_select", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "index_select", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "index_select", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 3, 2, "index_select", "index", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select)tg_kernel)(self, dim, index);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor */
+int tg__boxed_index_select_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_select_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    tg_int_list self_sizes;
+    int64_t dim;
+    tg_tensor *index;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_select_backward", "grad", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &self_sizes)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_select_backward", "self_sizes", "SymInt[]");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_select_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_select_backward", "index", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select_backward)tg_kernel)(grad, self_sizes, dim, index);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_gather_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "gather.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "gather.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "gather.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "gather.out", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 5, 3, "gather.out", "sparse_grad", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "gather.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_gather_out)tg_kernel)(self, dim, index, sparse_grad, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+int tg__boxed_gather(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "gather", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "gather", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "gather", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "gather", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 4, 3, "gather", "sparse_grad", "bool");
+    tg_tensor *tg_r = ((tg__kfn_gather)tg_kernel)(self, dim, index, sparse_grad);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor */
+int tg__boxed_gather_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "gather_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad;
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    bool sparse_grad;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "gather_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "gather_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 5, 2, "gather_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 5, 3, "gather_backward", "index", "Tensor");
+    if (tg__unbox_bool(&tg_a[4], &sparse_grad)) return tg__boxed_bad_arg(tg_s, 5, 4, "gather_backward", "sparse_grad", "bool");
+    tg_tensor *tg_r = ((tg__kfn_gather_backward)tg_kernel)(grad, self, dim, index, sparse_grad);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_src_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.src_out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.src_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.src_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.src_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.src_out", "src", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.src_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src_out)tg_kernel)(self, dim, index, src, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+int tg__boxed_scatter_src(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter.src", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter.src", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter.src", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter.src", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter.src", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tg__boxed_scatter_src_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_.src", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_.src", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_.src", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_.src", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_.src", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_src_)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_value_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.value_out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.value_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.value_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.value_out", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.value_out", "value", "Scalar");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.value_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_out)tg_kernel)(self, dim, index, value, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+int tg__boxed_scatter_value(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter.value", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter.value", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter.value", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter.value", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter.value", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value)tg_kernel)(self, dim, index, value);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+int tg__boxed_scatter_value_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_.value", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_.value", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_.value", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_.value", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_.value", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_)tg_kernel)(self, dim, index, value);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter.reduce_out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter.reduce_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter.reduce_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter.reduce_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter.reduce_out", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter.reduce_out", "reduce", "str");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter.reduce_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_out)tg_kernel)(self, dim, index, src, reduce, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+int tg__boxed_scatter_reduce(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.reduce", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.reduce", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce)tg_kernel)(self, dim, index, src, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_.reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_.reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_.reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_.reduce", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_.reduce", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_.reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_)tg_kernel)(self, dim, index, src, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_value_reduce_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter.value_reduce_out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter.value_reduce_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter.value_reduce_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter.value_reduce_out", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter.value_reduce_out", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter.value_reduce_out", "reduce", "str");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter.value_reduce_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce_out)tg_kernel)(self, dim, index, value, reduce, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+int tg__boxed_scatter_value_reduce(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter.value_reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter.value_reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter.value_reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter.value_reduce", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter.value_reduce", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter.value_reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce)tg_kernel)(self, dim, index, value, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+int tg__boxed_scatter_value_reduce_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_.value_reduce", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    double value;
+    const char *reduce;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_.value_reduce", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_.value_reduce", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_.value_reduce", "index", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_.value_reduce", "value", "Scalar");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_.value_reduce", "reduce", "str");
+    tg_tensor *tg_r = ((tg__kfn_scatter_value_reduce_)tg_kernel)(self, dim, index, value, reduce);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_add_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "scatter_add.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "scatter_add.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "scatter_add.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "scatter_add.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 5, 3, "scatter_add.out", "src", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "scatter_add.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add_out)tg_kernel)(self, dim, index, src, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+int tg__boxed_scatter_add(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_add", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_add", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_add", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_add", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_add", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tg__boxed_scatter_add_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "scatter_add_", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "scatter_add_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "scatter_add_", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "scatter_add_", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 4, 3, "scatter_add_", "src", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_add_)tg_kernel)(self, dim, index, src);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_two_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "scatter_reduce.two_out", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "scatter_reduce.two_out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 7, 1, "scatter_reduce.two_out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 7, 2, "scatter_reduce.two_out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 7, 3, "scatter_reduce.two_out", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 7, 4, "scatter_reduce.two_out", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 7, 5, "scatter_reduce.two_out", "include_self", "bool");
+    if (tg__unbox_tensor(&tg_a[6], &out)) return tg__boxed_bad_arg(tg_s, 7, 6, "scatter_reduce.two_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two_out)tg_kernel)(self, dim, index, src, reduce, include_self, out);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+int tg__boxed_scatter_reduce_two(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter_reduce.two", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter_reduce.two", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter_reduce.two", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter_reduce.two", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter_reduce.two", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter_reduce.two", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter_reduce.two", "include_self", "bool");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two)tg_kernel)(self, dim, index, src, reduce, include_self);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+int tg__boxed_scatter_reduce_two_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "scatter_reduce_.two", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "scatter_reduce_.two", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "scatter_reduce_.two", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "scatter_reduce_.two", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &src)) return tg__boxed_bad_arg(tg_s, 6, 3, "scatter_reduce_.two", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[4], &reduce)) return tg__boxed_bad_arg(tg_s, 6, 4, "scatter_reduce_.two", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[5], &include_self)) return tg__boxed_bad_arg(tg_s, 6, 5, "scatter_reduce_.two", "include_self", "bool");
+    tg_tensor *tg_r = ((tg__kfn_scatter_reduce_two_)tg_kernel)(self, dim, index, src, reduce, include_self);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor) */
+int tg__boxed_scatter_reduce_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "scatter_reduce_backward", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *grad;
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *src;
+    const char *reduce;
+    bool include_self;
+    tg_tensor *result;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 8, 0, "scatter_reduce_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 8, 1, "scatter_reduce_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 8, 2, "scatter_reduce_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[3], &index)) return tg__boxed_bad_arg(tg_s, 8, 3, "scatter_reduce_backward", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &src)) return tg__boxed_bad_arg(tg_s, 8, 4, "scatter_reduce_backward", "src", "Tensor");
+    if (tg__unbox_str(&tg_a[5], &reduce)) return tg__boxed_bad_arg(tg_s, 8, 5, "scatter_reduce_backward", "reduce", "str");
+    if (tg__unbox_bool(&tg_a[6], &include_self)) return tg__boxed_bad_arg(tg_s, 8, 6, "scatter_reduce_backward", "include_self", "bool");
+    if (tg__unbox_tensor(&tg_a[7], &result)) return tg__boxed_bad_arg(tg_s, 8, 7, "scatter_reduce_backward", "result", "Tensor");
+    tg_tensors2 tg_r = ((tg__kfn_scatter_reduce_backward)tg_kernel)(grad, self, dim, index, src, reduce, include_self, result);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_index_add_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "index_add.out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "index_add.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 6, 1, "index_add.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 6, 2, "index_add.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 6, 3, "index_add.out", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 6, 4, "index_add.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "index_add.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_add_out)tg_kernel)(self, dim, index, source, alpha, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+int tg__boxed_index_add(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "index_add", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "index_add", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "index_add", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "index_add", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 5, 3, "index_add", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "index_add", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_index_add)tg_kernel)(self, dim, index, source, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+int tg__boxed_index_add_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "index_add_", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *source;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "index_add_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 5, 1, "index_add_", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 5, 2, "index_add_", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &source)) return tg__boxed_bad_arg(tg_s, 5, 3, "index_add_", "source", "Tensor");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "index_add_", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_index_add_)tg_kernel)(self, dim, index, source, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* nonzero(Tensor self) -> Tensor */
+int tg__boxed_nonzero(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "nonzero", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "nonzero", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_nonzero)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+int tg__boxed_sort_stable_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "sort.values_stable", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_opt_bool stable;
+    int64_t dim;
+    bool descending;
+    tg_tensor *values;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "sort.values_stable", "self", "Tensor");
+    if (tg__unbox_opt_bool(&tg_a[1], &stable)) return tg__boxed_bad_arg(tg_s, 6, 1, "sort.values_stable", "stable", "bool?");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 6, 2, "sort.values_stable", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &descending)) return tg__boxed_bad_arg(tg_s, 6, 3, "sort.values_stable", "descending", "bool");
+    if (tg__unbox_tensor(&tg_a[4], &values)) return tg__boxed_bad_arg(tg_s, 6, 4, "sort.values_stable", "values", "Tensor");
+    if (tg__unbox_tensor(&tg_a[5], &indices)) return tg__boxed_bad_arg(tg_s, 6, 5, "sort.values_stable", "indices", "Tensor");
+    tg_values_indices tg_r = ((tg__kfn_sort_stable_out)tg_kernel)(self, stable, dim, descending, values, indices);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+int tg__boxed_sort_stable(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sort.stable", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_opt_bool stable;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "sort.stable", "self", "Tensor");
+    if (tg__unbox_opt_bool(&tg_a[1], &stable)) return tg__boxed_bad_arg(tg_s, 4, 1, "sort.stable", "stable", "bool?");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 4, 2, "sort.stable", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &descending)) return tg__boxed_bad_arg(tg_s, 4, 3, "sort.stable", "descending", "bool");
+    tg_values_indices tg_r = ((tg__kfn_sort_stable)tg_kernel)(self, stable, dim, descending);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+int tg__boxed_sort(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "sort", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "sort", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "sort", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &descending)) return tg__boxed_bad_arg(tg_s, 3, 2, "sort", "descending", "bool");
+    tg_values_indices tg_r = ((tg__kfn_sort)tg_kernel)(self, dim, descending);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor */
+int tg__boxed_argsort(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "argsort", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    bool descending;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "argsort", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "argsort", "dim", "int");
+    if (tg__unbox_bool(&tg_a[2], &descending)) return tg__boxed_bad_arg(tg_s, 3, 2, "argsort", "descending", "bool");
+    tg_tensor *tg_r = ((tg__kfn_argsort)tg_kernel)(self, dim, descending);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+int tg__boxed_topk_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "topk.values", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *self;
+    int64_t k;
+    int64_t dim;
+    bool largest;
+    bool sorted;
+    tg_tensor *values;
+    tg_tensor *indices;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 7, 0, "topk.values", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &k)) return tg__boxed_bad_arg(tg_s, 7, 1, "topk.values", "k", "int");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 7, 2, "topk.values", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &largest)) return tg__boxed_bad_arg(tg_s, 7, 3, "topk.values", "largest", "bool");
+    if (tg__unbox_bool(&tg_a[4], &sorted)) return tg__boxed_bad_arg(tg_s, 7, 4, "topk.values", "sorted", "bool");
+    if (tg__unbox_tensor(&tg_a[5], &values)) return tg__boxed_bad_arg(tg_s, 7, 5, "topk.values", "values", "Tensor");
+    if (tg__unbox_tensor(&tg_a[6], &indices)) return tg__boxed_bad_arg(tg_s, 7, 6, "topk.values", "indices", "Tensor");
+    tg_values_indices tg_r = ((tg__kfn_topk_out)tg_kernel)(self, k, dim, largest, sorted, values, indices);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+int tg__boxed_topk(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "topk", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t k;
+    int64_t dim;
+    bool largest;
+    bool sorted;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "topk", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &k)) return tg__boxed_bad_arg(tg_s, 5, 1, "topk", "k", "int");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 5, 2, "topk", "dim", "int");
+    if (tg__unbox_bool(&tg_a[3], &largest)) return tg__boxed_bad_arg(tg_s, 5, 3, "topk", "largest", "bool");
+    if (tg__unbox_bool(&tg_a[4], &sorted)) return tg__boxed_bad_arg(tg_s, 5, 4, "topk", "sorted", "bool");
+    tg_values_indices tg_r = ((tg__kfn_topk)tg_kernel)(self, k, dim, largest, sorted);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.values, tg_r.indices }, 2);
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+int tg__boxed_sort_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "sort_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad;
+    int64_t dim;
+    tg_tensor *indices;
+    tg_int_list sizes;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 4, 0, "sort_backward", "grad", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "sort_backward", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &indices)) return tg__boxed_bad_arg(tg_s, 4, 2, "sort_backward", "indices", "Tensor");
+    if (tg__unbox_int_list(&tg_a[3], &sizes)) return tg__boxed_bad_arg(tg_s, 4, 3, "sort_backward", "sizes", "SymInt[]");
+    tg_tensor *tg_r = ((tg__kfn_sort_backward)tg_kernel)(grad, dim, indices, sizes);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_multinomial_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "multinomial.out", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    int64_t num_samples;
+    bool replacement;
+    tg_generator *generator;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "multinomial.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_samples)) return tg__boxed_bad_arg(tg_s, 5, 1, "multinomial.out", "num_samples", "int");
+    if (tg__unbox_bool(&tg_a[2], &replacement)) return tg__boxed_bad_arg(tg_s, 5, 2, "multinomial.out", "replacement", "bool");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 5, 3, "multinomial.out", "generator", "Generator?");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 5, 4, "multinomial.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_multinomial_out)tg_kernel)(self, num_samples, replacement, generator, out);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+int tg__boxed_multinomial(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "multinomial", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t num_samples;
+    bool replacement;
+    tg_generator *generator;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "multinomial", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &num_samples)) return tg__boxed_bad_arg(tg_s, 4, 1, "multinomial", "num_samples", "int");
+    if (tg__unbox_bool(&tg_a[2], &replacement)) return tg__boxed_bad_arg(tg_s, 4, 2, "multinomial", "replacement", "bool");
+    if (tg__unbox_opt_generator(&tg_a[3], &generator)) return tg__boxed_bad_arg(tg_s, 4, 3, "multinomial", "generator", "Generator?");
+    tg_tensor *tg_r = ((tg__kfn_multinomial)tg_kernel)(self, num_samples, replacement, generator);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+int tg__boxed__foreach_norm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "_foreach_norm.Scalar", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor_list self;
+    double ord;
+    if (tg__unbox_tensor_list(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "_foreach_norm.Scalar", "self", "Tensor[]");
+    if (tg__unbox_double(&tg_a[1], &ord)) return tg__boxed_bad_arg(tg_s, 2, 1, "_foreach_norm.Scalar", "ord", "Scalar");
+    tg_tensor_list tg_r = ((tg__kfn__foreach_norm)tg_kernel)(self, ord);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensor_list(tg_s, tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
@@ -5789,6 +6785,38 @@ int tg__boxed_div_scalar_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "div.Scalar_out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_div_scalar_out)tg_kernel)(self, other, out);
     tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_index_select_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_select.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_select.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_select.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &index)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_select.out", "index", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_select.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_select_out)tg_kernel)(self, dim, index, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_nonzero_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "nonzero.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "nonzero.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "nonzero.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_nonzero_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 

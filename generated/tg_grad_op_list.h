@@ -153,6 +153,27 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(cumsum, "cumsum") \
+    X(cumsum_, "cumsum_") \
+    X(cumprod, "cumprod") \
+    X(cumprod_, "cumprod_") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(repeat, "repeat") \
+    X(index_select, "index_select") \
+    X(gather, "gather") \
+    X(scatter_src, "scatter.src") \
+    X(scatter_src_, "scatter_.src") \
+    X(scatter_value, "scatter.value") \
+    X(scatter_value_, "scatter_.value") \
+    X(scatter_add, "scatter_add") \
+    X(scatter_add_, "scatter_add_") \
+    X(scatter_reduce_two, "scatter_reduce.two") \
+    X(scatter_reduce_two_, "scatter_reduce_.two") \
+    X(index_add, "index_add") \
+    X(index_add_, "index_add_") \
+    X(sort_stable, "sort.stable") \
+    X(topk, "topk") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

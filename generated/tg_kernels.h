@@ -201,6 +201,32 @@
 #include "kernels/embedding_dense_backward.h"
 #include "kernels/embedding_dense_double_backward.h"
 #include "kernels/one_hot.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
+#include "kernels/cumsum_backward.h"
+#include "kernels/cumprod_backward.h"
+#include "kernels/flip.h"
+#include "kernels/roll.h"
+#include "kernels/roll_backward.h"
+#include "kernels/repeat.h"
+#include "kernels/repeat_backward.h"
+#include "kernels/repeat_interleave.h"
+#include "kernels/index_select.h"
+#include "kernels/index_select_backward.h"
+#include "kernels/gather.h"
+#include "kernels/gather_backward.h"
+#include "kernels/scatter.h"
+#include "kernels/scatter_add.h"
+#include "kernels/scatter_reduce.h"
+#include "kernels/scatter_reduce_backward.h"
+#include "kernels/index_add.h"
+#include "kernels/nonzero.h"
+#include "kernels/sort.h"
+#include "kernels/argsort.h"
+#include "kernels/topk.h"
+#include "kernels/sort_backward.h"
+#include "kernels/multinomial.h"
+#include "kernels/_foreach_norm.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -539,12 +565,68 @@ int tg__boxed_embedding_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embed
 int tg__boxed_embedding_dense_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_backward */
 int tg__boxed_embedding_dense_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_double_backward */
 int tg__boxed_one_hot(tg_fnptr kernel, tg_boxed_stack *s);   /* one_hot */
+int tg__boxed_cumsum_out(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum.out */
+int tg__boxed_cumsum(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum */
+int tg__boxed_cumsum_(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum_ */
+int tg__boxed_cumprod_out(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod.out */
+int tg__boxed_cumprod(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod */
+int tg__boxed_cumprod_(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod_ */
+int tg__boxed_cumsum_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum_backward */
+int tg__boxed_cumprod_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* cumprod_backward */
+int tg__boxed_flip(tg_fnptr kernel, tg_boxed_stack *s);   /* flip */
+int tg__boxed_roll(tg_fnptr kernel, tg_boxed_stack *s);   /* roll */
+int tg__boxed_roll_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* roll_backward */
+int tg__boxed_repeat(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat */
+int tg__boxed_repeat_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_backward */
+int tg__boxed_repeat_interleave(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.Tensor */
+int tg__boxed_repeat_interleave_self_int(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.self_int */
+int tg__boxed_repeat_interleave_self(tg_fnptr kernel, tg_boxed_stack *s);   /* repeat_interleave.self_Tensor */
+int tg__boxed_index_select(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select */
+int tg__boxed_index_select_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select_backward */
+int tg__boxed_gather_out(tg_fnptr kernel, tg_boxed_stack *s);   /* gather.out */
+int tg__boxed_gather(tg_fnptr kernel, tg_boxed_stack *s);   /* gather */
+int tg__boxed_gather_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gather_backward */
+int tg__boxed_scatter_src_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.src_out */
+int tg__boxed_scatter_src(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.src */
+int tg__boxed_scatter_src_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.src */
+int tg__boxed_scatter_value_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_out */
+int tg__boxed_scatter_value(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value */
+int tg__boxed_scatter_value_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.value */
+int tg__boxed_scatter_reduce_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.reduce_out */
+int tg__boxed_scatter_reduce(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.reduce */
+int tg__boxed_scatter_reduce_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.reduce */
+int tg__boxed_scatter_value_reduce_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_reduce_out */
+int tg__boxed_scatter_value_reduce(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter.value_reduce */
+int tg__boxed_scatter_value_reduce_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_.value_reduce */
+int tg__boxed_scatter_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add.out */
+int tg__boxed_scatter_add(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add */
+int tg__boxed_scatter_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_add_ */
+int tg__boxed_scatter_reduce_two_out(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce.two_out */
+int tg__boxed_scatter_reduce_two(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce.two */
+int tg__boxed_scatter_reduce_two_(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce_.two */
+int tg__boxed_scatter_reduce_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* scatter_reduce_backward */
+int tg__boxed_index_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add.out */
+int tg__boxed_index_add(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add */
+int tg__boxed_index_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add_ */
+int tg__boxed_nonzero(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero */
+int tg__boxed_sort_stable_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.values_stable */
+int tg__boxed_sort_stable(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.stable */
+int tg__boxed_sort(tg_fnptr kernel, tg_boxed_stack *s);   /* sort */
+int tg__boxed_argsort(tg_fnptr kernel, tg_boxed_stack *s);   /* argsort */
+int tg__boxed_topk_out(tg_fnptr kernel, tg_boxed_stack *s);   /* topk.values */
+int tg__boxed_topk(tg_fnptr kernel, tg_boxed_stack *s);   /* topk */
+int tg__boxed_sort_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* sort_backward */
+int tg__boxed_multinomial_out(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial.out */
+int tg__boxed_multinomial(tg_fnptr kernel, tg_boxed_stack *s);   /* multinomial */
+int tg__boxed__foreach_norm(tg_fnptr kernel, tg_boxed_stack *s);   /* _foreach_norm.Scalar */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */
 int tg__boxed_sub_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sub.Scalar_out */
 int tg__boxed_mul_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mul.Scalar_out */
 int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scalar_out */
+int tg__boxed_index_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select.out */
+int tg__boxed_nonzero_out(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero.out */
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */

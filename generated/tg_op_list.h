@@ -334,12 +334,68 @@
     X(embedding_dense_backward, "embedding_dense_backward") \
     X(embedding_dense_double_backward, "embedding_dense_double_backward") \
     X(one_hot, "one_hot") \
+    X(cumsum_out, "cumsum.out") \
+    X(cumsum, "cumsum") \
+    X(cumsum_, "cumsum_") \
+    X(cumprod_out, "cumprod.out") \
+    X(cumprod, "cumprod") \
+    X(cumprod_, "cumprod_") \
+    X(cumsum_backward, "cumsum_backward") \
+    X(cumprod_backward, "cumprod_backward") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(roll_backward, "roll_backward") \
+    X(repeat, "repeat") \
+    X(repeat_backward, "repeat_backward") \
+    X(repeat_interleave, "repeat_interleave.Tensor") \
+    X(repeat_interleave_self_int, "repeat_interleave.self_int") \
+    X(repeat_interleave_self, "repeat_interleave.self_Tensor") \
+    X(index_select, "index_select") \
+    X(index_select_backward, "index_select_backward") \
+    X(gather_out, "gather.out") \
+    X(gather, "gather") \
+    X(gather_backward, "gather_backward") \
+    X(scatter_src_out, "scatter.src_out") \
+    X(scatter_src, "scatter.src") \
+    X(scatter_src_, "scatter_.src") \
+    X(scatter_value_out, "scatter.value_out") \
+    X(scatter_value, "scatter.value") \
+    X(scatter_value_, "scatter_.value") \
+    X(scatter_reduce_out, "scatter.reduce_out") \
+    X(scatter_reduce, "scatter.reduce") \
+    X(scatter_reduce_, "scatter_.reduce") \
+    X(scatter_value_reduce_out, "scatter.value_reduce_out") \
+    X(scatter_value_reduce, "scatter.value_reduce") \
+    X(scatter_value_reduce_, "scatter_.value_reduce") \
+    X(scatter_add_out, "scatter_add.out") \
+    X(scatter_add, "scatter_add") \
+    X(scatter_add_, "scatter_add_") \
+    X(scatter_reduce_two_out, "scatter_reduce.two_out") \
+    X(scatter_reduce_two, "scatter_reduce.two") \
+    X(scatter_reduce_two_, "scatter_reduce_.two") \
+    X(scatter_reduce_backward, "scatter_reduce_backward") \
+    X(index_add_out, "index_add.out") \
+    X(index_add, "index_add") \
+    X(index_add_, "index_add_") \
+    X(nonzero, "nonzero") \
+    X(sort_stable_out, "sort.values_stable") \
+    X(sort_stable, "sort.stable") \
+    X(sort, "sort") \
+    X(argsort, "argsort") \
+    X(topk_out, "topk.values") \
+    X(topk, "topk") \
+    X(sort_backward, "sort_backward") \
+    X(multinomial_out, "multinomial.out") \
+    X(multinomial, "multinomial") \
+    X(_foreach_norm, "_foreach_norm.Scalar") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
     X(sub_scalar_out, "sub.Scalar_out") \
     X(mul_scalar_out, "mul.Scalar_out") \
     X(div_scalar_out, "div.Scalar_out") \
+    X(index_select_out, "index_select.out") \
+    X(nonzero_out, "nonzero.out") \
     /* end of TG_OP_LIST */
 
 /* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
@@ -440,6 +496,27 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(cumsum_out, "cumsum.out") \
+    X(cumprod_out, "cumprod.out") \
+    X(flip, "flip") \
+    X(roll, "roll") \
+    X(repeat, "repeat") \
+    X(repeat_interleave, "repeat_interleave.Tensor") \
+    X(index_select, "index_select") \
+    X(gather_out, "gather.out") \
+    X(scatter_src_out, "scatter.src_out") \
+    X(scatter_value_out, "scatter.value_out") \
+    X(scatter_reduce_out, "scatter.reduce_out") \
+    X(scatter_value_reduce_out, "scatter.value_reduce_out") \
+    X(scatter_add_out, "scatter_add.out") \
+    X(scatter_reduce_two_out, "scatter_reduce.two_out") \
+    X(index_add_out, "index_add.out") \
+    X(nonzero, "nonzero") \
+    X(sort_stable_out, "sort.values_stable") \
+    X(topk_out, "topk.values") \
+    X(sort_backward, "sort_backward") \
+    X(multinomial_out, "multinomial.out") \
+    X(_foreach_norm, "_foreach_norm.Scalar") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -9998,6 +9998,1715 @@ tg_tensor *tg_one_hot_fn(tg_tensor *self, tg_one_hot_opts opts)
     return tg__track_result(tg_r);
 }
 
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumsum_out_opts opts)
+{
+    if (!self) return tg__null_arg("cumsum", "self");
+    if (!out) return tg__null_arg("cumsum", "out");
+    if (tg__stub_profiled()) return fallback_cumsum_out(self, dim, opts.dtype, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_out tg_kernel = (tg__kfn_cumsum_out)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_out(self, dim, opts.dtype, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *fallback_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_fn(tg_tensor *self, int64_t dim, tg_cumsum_opts opts)
+{
+    if (!self) return tg__null_arg("cumsum", "self");
+    if (tg__stub_profiled()) return fallback_cumsum(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum tg_kernel = (tg__kfn_cumsum)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *fallback_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum__fn(tg_tensor *self, int64_t dim, tg_cumsum__opts opts)
+{
+    if (!self) return tg__null_arg("cumsum_", "self");
+    if (tg__stub_profiled()) return fallback_cumsum_(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_ tg_kernel = (tg__kfn_cumsum_)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumprod_out_opts opts)
+{
+    if (!self) return tg__null_arg("cumprod", "self");
+    if (!out) return tg__null_arg("cumprod", "out");
+    if (tg__stub_profiled()) return fallback_cumprod_out(self, dim, opts.dtype, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_out tg_kernel = (tg__kfn_cumprod_out)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_out(self, dim, opts.dtype, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+static tg_tensor *fallback_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_fn(tg_tensor *self, int64_t dim, tg_cumprod_opts opts)
+{
+    if (!self) return tg__null_arg("cumprod", "self");
+    if (tg__stub_profiled()) return fallback_cumprod(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod tg_kernel = (tg__kfn_cumprod)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+static tg_tensor *fallback_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_opt_dtype(&tg_s, dtype);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod__fn(tg_tensor *self, int64_t dim, tg_cumprod__opts opts)
+{
+    if (!self) return tg__null_arg("cumprod_", "self");
+    if (tg__stub_profiled()) return fallback_cumprod_(self, dim, opts.dtype);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_ tg_kernel = (tg__kfn_cumprod_)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_(self, dim, opts.dtype) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.dtype);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+static tg_tensor *fallback_cumsum_backward(tg_tensor *grad, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMSUM_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumsum_backward(tg_tensor *grad, int64_t dim)
+{
+    if (!grad) return tg__null_arg("cumsum_backward", "grad");
+    if (tg__stub_profiled()) return fallback_cumsum_backward(grad, dim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumsum_backward tg_kernel = (tg__kfn_cumsum_backward)tg__pick_kernel(&tg__ops[TG_OP_CUMSUM_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumsum_backward(grad, dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* cumprod_backward(Tensor grad, Tensor input, int dim, Tensor output) -> Tensor */
+static tg_tensor *fallback_cumprod_backward(tg_tensor *grad, tg_tensor *input, int64_t dim, tg_tensor *output)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, input);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, output);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_CUMPROD_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_cumprod_backward(tg_tensor *grad, tg_tensor *input, int64_t dim, tg_tensor *output)
+{
+    if (!grad) return tg__null_arg("cumprod_backward", "grad");
+    if (!input) return tg__null_arg("cumprod_backward", "input");
+    if (!output) return tg__null_arg("cumprod_backward", "output");
+    if (tg__stub_profiled()) return fallback_cumprod_backward(grad, input, dim, output);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(output)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_cumprod_backward tg_kernel = (tg__kfn_cumprod_backward)tg__pick_kernel(&tg__ops[TG_OP_CUMPROD_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_cumprod_backward(grad, input, dim, output) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, input, dim, output);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+static tg_tensor *fallback_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_FLIP], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_flip(tg_tensor *self, tg_int_list dims)
+{
+    if (!self) return tg__null_arg("flip", "self");
+    if (tg__stub_profiled()) return fallback_flip(self, dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_flip tg_kernel = (tg__kfn_flip)tg__pick_kernel(&tg__ops[TG_OP_FLIP], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_flip(self, dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *fallback_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, shifts);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ROLL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_roll_fn(tg_tensor *self, tg_int_list shifts, tg_roll_opts opts)
+{
+    if (!self) return tg__null_arg("roll", "self");
+    if (tg__stub_profiled()) return fallback_roll(self, shifts, opts.dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_roll tg_kernel = (tg__kfn_roll)tg__pick_kernel(&tg__ops[TG_OP_ROLL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_roll(self, shifts, opts.dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, shifts, opts.dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* roll_backward(Tensor grad, int[1] shifts, int[1] dims=[]) -> Tensor */
+static tg_tensor *fallback_roll_backward(tg_tensor *grad, tg_int_list shifts, tg_int_list dims)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, shifts);
+    tg__box_int_list(&tg_s, dims);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ROLL_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_roll_backward_fn(tg_tensor *grad, tg_int_list shifts, tg_roll_backward_opts opts)
+{
+    if (!grad) return tg__null_arg("roll_backward", "grad");
+    if (tg__stub_profiled()) return fallback_roll_backward(grad, shifts, opts.dims);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_roll_backward tg_kernel = (tg__kfn_roll_backward)tg__pick_kernel(&tg__ops[TG_OP_ROLL_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_roll_backward(grad, shifts, opts.dims) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, shifts, opts.dims);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+static tg_tensor *fallback_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, repeats);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    if (!self) return tg__null_arg("repeat", "self");
+    if (tg__stub_profiled()) return fallback_repeat(self, repeats);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat tg_kernel = (tg__kfn_repeat)tg__pick_kernel(&tg__ops[TG_OP_REPEAT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat(self, repeats) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_backward(Tensor grad, SymInt[] repeats, SymInt[] input_shape) -> Tensor */
+static tg_tensor *fallback_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list input_shape)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, repeats);
+    tg__box_int_list(&tg_s, input_shape);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list input_shape)
+{
+    if (!grad) return tg__null_arg("repeat_backward", "grad");
+    if (tg__stub_profiled()) return fallback_repeat_backward(grad, repeats, input_shape);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_backward tg_kernel = (tg__kfn_repeat_backward)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_backward(grad, repeats, input_shape) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, repeats, input_shape);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts opts)
+{
+    if (!repeats) return tg__null_arg("repeat_interleave", "repeats");
+    if (tg__stub_profiled()) return fallback_repeat_interleave(repeats, opts.output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(repeats) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave tg_kernel = (tg__kfn_repeat_interleave)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave(repeats, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(repeats, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave_self_int(tg_tensor *self, int64_t repeats, tg_opt_int dim, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF_INT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg_repeat_interleave_self_int_opts opts)
+{
+    if (!self) return tg__null_arg("repeat_interleave", "self");
+    if (tg__stub_profiled()) return fallback_repeat_interleave_self_int(self, repeats, opts.dim, opts.output_size);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave_self_int tg_kernel = (tg__kfn_repeat_interleave_self_int)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF_INT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave_self_int(self, repeats, opts.dim, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats, opts.dim, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+static tg_tensor *fallback_repeat_interleave_self(tg_tensor *self, tg_tensor *repeats, tg_opt_int dim, tg_opt_int output_size)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, repeats);
+    tg__box_opt_int(&tg_s, dim);
+    tg__box_opt_int(&tg_s, output_size);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_repeat_interleave_self_fn(tg_tensor *self, tg_tensor *repeats, tg_repeat_interleave_self_opts opts)
+{
+    if (!self) return tg__null_arg("repeat_interleave", "self");
+    if (!repeats) return tg__null_arg("repeat_interleave", "repeats");
+    if (tg__stub_profiled()) return fallback_repeat_interleave_self(self, repeats, opts.dim, opts.output_size);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(repeats)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_repeat_interleave_self tg_kernel = (tg__kfn_repeat_interleave_self)tg__pick_kernel(&tg__ops[TG_OP_REPEAT_INTERLEAVE_SELF], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_repeat_interleave_self(self, repeats, opts.dim, opts.output_size) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, repeats, opts.dim, opts.output_size);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+static tg_tensor *fallback_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    if (!self) return tg__null_arg("index_select", "self");
+    if (!index) return tg__null_arg("index_select", "index");
+    if (tg__stub_profiled()) return fallback_index_select(self, dim, index);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select tg_kernel = (tg__kfn_index_select)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select(self, dim, index) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor */
+static tg_tensor *fallback_index_select_backward(tg_tensor *grad, tg_int_list self_sizes, int64_t dim, tg_tensor *index)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int_list(&tg_s, self_sizes);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select_backward(tg_tensor *grad, tg_int_list self_sizes, int64_t dim, tg_tensor *index)
+{
+    if (!grad) return tg__null_arg("index_select_backward", "grad");
+    if (!index) return tg__null_arg("index_select_backward", "index");
+    if (tg__stub_profiled()) return fallback_index_select_backward(grad, self_sizes, dim, index);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select_backward tg_kernel = (tg__kfn_index_select_backward)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select_backward(grad, self_sizes, dim, index) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self_sizes, dim, index);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out, tg_gather_out_opts opts)
+{
+    if (!self) return tg__null_arg("gather", "self");
+    if (!index) return tg__null_arg("gather", "index");
+    if (!out) return tg__null_arg("gather", "out");
+    if (tg__stub_profiled()) return fallback_gather_out(self, dim, index, opts.sparse_grad, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather_out tg_kernel = (tg__kfn_gather_out)tg__pick_kernel(&tg__ops[TG_OP_GATHER_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather_out(self, dim, index, opts.sparse_grad, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, opts.sparse_grad, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+static tg_tensor *fallback_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_gather_opts opts)
+{
+    if (!self) return tg__null_arg("gather", "self");
+    if (!index) return tg__null_arg("gather", "index");
+    if (tg__stub_profiled()) return fallback_gather(self, dim, index, opts.sparse_grad);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather tg_kernel = (tg__kfn_gather)tg__pick_kernel(&tg__ops[TG_OP_GATHER], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather(self, dim, index, opts.sparse_grad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, opts.sparse_grad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor */
+static tg_tensor *fallback_gather_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_bool(&tg_s, sparse_grad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GATHER_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gather_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    if (!grad) return tg__null_arg("gather_backward", "grad");
+    if (!self) return tg__null_arg("gather_backward", "self");
+    if (!index) return tg__null_arg("gather_backward", "index");
+    if (tg__stub_profiled()) return fallback_gather_backward(grad, self, dim, index, sparse_grad);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gather_backward tg_kernel = (tg__kfn_gather_backward)tg__pick_kernel(&tg__ops[TG_OP_GATHER_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gather_backward(grad, self, dim, index, sparse_grad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self, dim, index, sparse_grad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_src_out(self, dim, index, src, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src_out tg_kernel = (tg__kfn_scatter_src_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src_out(self, dim, index, src, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *fallback_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (tg__stub_profiled()) return fallback_scatter_src(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src tg_kernel = (tg__kfn_scatter_src)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_SRC_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (!src) return tg__null_arg("scatter_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_src_(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_src_ tg_kernel = (tg__kfn_scatter_src_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_SRC_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_src_(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_value_out(self, dim, index, value, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_out tg_kernel = (tg__kfn_scatter_value_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_out(self, dim, index, value, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+static tg_tensor *fallback_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value(self, dim, index, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value tg_kernel = (tg__kfn_scatter_value)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value(self, dim, index, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_(self, dim, index, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_ tg_kernel = (tg__kfn_scatter_value_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_(self, dim, index, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_out(self, dim, index, src, reduce, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_out tg_kernel = (tg__kfn_scatter_reduce_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_out(self, dim, index, src, reduce, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+static tg_tensor *fallback_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!src) return tg__null_arg("scatter", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce(self, dim, index, src, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce tg_kernel = (tg__kfn_scatter_reduce)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce(self, dim, index, src, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (!src) return tg__null_arg("scatter_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_(self, dim, index, src, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_ tg_kernel = (tg__kfn_scatter_reduce_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_(self, dim, index, src, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (!out) return tg__null_arg("scatter", "out");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce_out tg_kernel = (tg__kfn_scatter_value_reduce_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce_out(self, dim, index, value, reduce, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+static tg_tensor *fallback_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter", "self");
+    if (!index) return tg__null_arg("scatter", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce tg_kernel = (tg__kfn_scatter_value_reduce)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce(self, dim, index, value, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_double(&tg_s, value);
+    tg__box_str(&tg_s, reduce);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    if (!self) return tg__null_arg("scatter_", "self");
+    if (!index) return tg__null_arg("scatter_", "index");
+    if (tg__stub_profiled()) return fallback_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_value_reduce_ tg_kernel = (tg__kfn_scatter_value_reduce_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_VALUE_REDUCE_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_value_reduce_(self, dim, index, value, reduce) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, value, reduce);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("scatter_add", "self");
+    if (!index) return tg__null_arg("scatter_add", "index");
+    if (!src) return tg__null_arg("scatter_add", "src");
+    if (!out) return tg__null_arg("scatter_add", "out");
+    if (tg__stub_profiled()) return fallback_scatter_add_out(self, dim, index, src, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add_out tg_kernel = (tg__kfn_scatter_add_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add_out(self, dim, index, src, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+static tg_tensor *fallback_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_add", "self");
+    if (!index) return tg__null_arg("scatter_add", "index");
+    if (!src) return tg__null_arg("scatter_add", "src");
+    if (tg__stub_profiled()) return fallback_scatter_add(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add tg_kernel = (tg__kfn_scatter_add)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_ADD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    if (!self) return tg__null_arg("scatter_add_", "self");
+    if (!index) return tg__null_arg("scatter_add_", "index");
+    if (!src) return tg__null_arg("scatter_add_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_add_(self, dim, index, src);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_add_ tg_kernel = (tg__kfn_scatter_add_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_ADD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_add_(self, dim, index, src) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out, tg_scatter_reduce_two_out_opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce", "self");
+    if (!index) return tg__null_arg("scatter_reduce", "index");
+    if (!src) return tg__null_arg("scatter_reduce", "src");
+    if (!out) return tg__null_arg("scatter_reduce", "out");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two_out(self, dim, index, src, reduce, opts.include_self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two_out tg_kernel = (tg__kfn_scatter_reduce_two_out)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two_out(self, dim, index, src, reduce, opts.include_self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+static tg_tensor *fallback_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two_opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce", "self");
+    if (!index) return tg__null_arg("scatter_reduce", "index");
+    if (!src) return tg__null_arg("scatter_reduce", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two(self, dim, index, src, reduce, opts.include_self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two tg_kernel = (tg__kfn_scatter_reduce_two)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two(self, dim, index, src, reduce, opts.include_self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+static tg_tensor *fallback_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scatter_reduce_two__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two__opts opts)
+{
+    if (!self) return tg__null_arg("scatter_reduce_", "self");
+    if (!index) return tg__null_arg("scatter_reduce_", "index");
+    if (!src) return tg__null_arg("scatter_reduce_", "src");
+    if (tg__stub_profiled()) return fallback_scatter_reduce_two_(self, dim, index, src, reduce, opts.include_self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_two_ tg_kernel = (tg__kfn_scatter_reduce_two_)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_TWO_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_two_(self, dim, index, src, reduce, opts.include_self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, src, reduce, opts.include_self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor) */
+static tg_tensors2 fallback_scatter_reduce_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *result)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, src);
+    tg__box_str(&tg_s, reduce);
+    tg__box_bool(&tg_s, include_self);
+    tg__box_tensor(&tg_s, result);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCATTER_REDUCE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors2){ 0 };
+    }
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_tensors2 tg_scatter_reduce_backward(tg_tensor *grad, tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *result)
+{
+    if (!grad) { tg__null_arg("scatter_reduce_backward", "grad"); return (tg_tensors2){ 0 }; }
+    if (!self) { tg__null_arg("scatter_reduce_backward", "self"); return (tg_tensors2){ 0 }; }
+    if (!index) { tg__null_arg("scatter_reduce_backward", "index"); return (tg_tensors2){ 0 }; }
+    if (!src) { tg__null_arg("scatter_reduce_backward", "src"); return (tg_tensors2){ 0 }; }
+    if (!result) { tg__null_arg("scatter_reduce_backward", "result"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(src) | tg_dispatch_tensor_keys(result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scatter_reduce_backward tg_kernel = (tg__kfn_scatter_reduce_backward)tg__pick_kernel(&tg__ops[TG_OP_SCATTER_REDUCE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result) : (tg_tensors2){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors2 tg_r = tg_kernel(grad, self, dim, index, src, reduce, include_self, result);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    return tg_r;
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_tensor *out, tg_index_add_out_opts opts)
+{
+    if (!self) return tg__null_arg("index_add", "self");
+    if (!index) return tg__null_arg("index_add", "index");
+    if (!source) return tg__null_arg("index_add", "source");
+    if (!out) return tg__null_arg("index_add", "out");
+    if (tg__stub_profiled()) return fallback_index_add_out(self, dim, index, source, opts.alpha, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add_out tg_kernel = (tg__kfn_index_add_out)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add_out(self, dim, index, source, opts.alpha, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+static tg_tensor *fallback_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add_opts opts)
+{
+    if (!self) return tg__null_arg("index_add", "self");
+    if (!index) return tg__null_arg("index_add", "index");
+    if (!source) return tg__null_arg("index_add", "source");
+    if (tg__stub_profiled()) return fallback_index_add(self, dim, index, source, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add tg_kernel = (tg__kfn_index_add)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add(self, dim, index, source, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *fallback_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, source);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_ADD_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_add__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add__opts opts)
+{
+    if (!self) return tg__null_arg("index_add_", "self");
+    if (!index) return tg__null_arg("index_add_", "index");
+    if (!source) return tg__null_arg("index_add_", "source");
+    if (tg__stub_profiled()) return fallback_index_add_(self, dim, index, source, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(source)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_add_ tg_kernel = (tg__kfn_index_add_)tg__pick_kernel(&tg__ops[TG_OP_INDEX_ADD_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_add_(self, dim, index, source, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, source, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* nonzero(Tensor self) -> Tensor */
+static tg_tensor *fallback_nonzero(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NONZERO], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_nonzero(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("nonzero", "self");
+    if (tg__stub_profiled()) return fallback_nonzero(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_nonzero tg_kernel = (tg__kfn_nonzero)tg__pick_kernel(&tg__ops[TG_OP_NONZERO], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_nonzero(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices fallback_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_bool(&tg_s, stable);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    tg__box_tensor(&tg_s, values);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_STABLE_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_stable_out_fn(tg_tensor *self, tg_opt_bool stable, tg_tensor *values, tg_tensor *indices, tg_sort_stable_out_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (!values) { tg__null_arg("sort", "values"); return (tg_values_indices){ 0 }; }
+    if (!indices) { tg__null_arg("sort", "indices"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort_stable_out(self, stable, opts.dim, opts.descending, values, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(values) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_stable_out tg_kernel = (tg__kfn_sort_stable_out)tg__pick_kernel(&tg__ops[TG_OP_SORT_STABLE_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_stable_out(self, stable, opts.dim, opts.descending, values, indices) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, stable, opts.dim, opts.descending, values, indices);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_bool(&tg_s, stable);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_STABLE], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_stable_fn(tg_tensor *self, tg_opt_bool stable, tg_sort_stable_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort_stable(self, stable, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_stable tg_kernel = (tg__kfn_sort_stable)tg__pick_kernel(&tg__ops[TG_OP_SORT_STABLE], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_stable(self, stable, opts.dim, opts.descending) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, stable, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_sort(tg_tensor *self, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_sort_fn(tg_tensor *self, tg_sort_opts opts)
+{
+    if (!self) { tg__null_arg("sort", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_sort(self, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort tg_kernel = (tg__kfn_sort)tg__pick_kernel(&tg__ops[TG_OP_SORT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort(self, opts.dim, opts.descending) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor */
+static tg_tensor *fallback_argsort(tg_tensor *self, int64_t dim, bool descending)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, descending);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ARGSORT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_argsort_fn(tg_tensor *self, tg_argsort_opts opts)
+{
+    if (!self) return tg__null_arg("argsort", "self");
+    if (tg__stub_profiled()) return fallback_argsort(self, opts.dim, opts.descending);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_argsort tg_kernel = (tg__kfn_argsort)tg__pick_kernel(&tg__ops[TG_OP_ARGSORT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_argsort(self, opts.dim, opts.descending) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, opts.descending);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+static tg_values_indices fallback_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, k);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, largest);
+    tg__box_bool(&tg_s, sorted);
+    tg__box_tensor(&tg_s, values);
+    tg__box_tensor(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TOPK_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_topk_out_fn(tg_tensor *self, int64_t k, tg_tensor *values, tg_tensor *indices, tg_topk_out_opts opts)
+{
+    if (!self) { tg__null_arg("topk", "self"); return (tg_values_indices){ 0 }; }
+    if (!values) { tg__null_arg("topk", "values"); return (tg_values_indices){ 0 }; }
+    if (!indices) { tg__null_arg("topk", "indices"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_topk_out(self, k, opts.dim, opts.largest, opts.sorted, values, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(values) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_topk_out tg_kernel = (tg__kfn_topk_out)tg__pick_kernel(&tg__ops[TG_OP_TOPK_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_topk_out(self, k, opts.dim, opts.largest, opts.sorted, values, indices) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, k, opts.dim, opts.largest, opts.sorted, values, indices);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+static tg_values_indices fallback_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, k);
+    tg__box_int(&tg_s, dim);
+    tg__box_bool(&tg_s, largest);
+    tg__box_bool(&tg_s, sorted);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TOPK], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_values_indices){ 0 };
+    }
+    return (tg_values_indices){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_values_indices tg_topk_fn(tg_tensor *self, int64_t k, tg_topk_opts opts)
+{
+    if (!self) { tg__null_arg("topk", "self"); return (tg_values_indices){ 0 }; }
+    if (tg__stub_profiled()) return fallback_topk(self, k, opts.dim, opts.largest, opts.sorted);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_topk tg_kernel = (tg__kfn_topk)tg__pick_kernel(&tg__ops[TG_OP_TOPK], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_topk(self, k, opts.dim, opts.largest, opts.sorted) : (tg_values_indices){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_values_indices tg_r = tg_kernel(self, k, opts.dim, opts.largest, opts.sorted);
+    tg_scope_resume(tg_sc);
+    tg_r.values = tg__track_result(tg_r.values);
+    tg_r.indices = tg__track_result(tg_r.indices);
+    return tg_r;
+}
+
+/* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
+static tg_tensor *fallback_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, indices);
+    tg__box_int_list(&tg_s, sizes);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SORT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    if (!grad) return tg__null_arg("sort_backward", "grad");
+    if (!indices) return tg__null_arg("sort_backward", "indices");
+    if (tg__stub_profiled()) return fallback_sort_backward(grad, dim, indices, sizes);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_sort_backward tg_kernel = (tg__kfn_sort_backward)tg__pick_kernel(&tg__ops[TG_OP_SORT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_sort_backward(grad, dim, indices, sizes) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, dim, indices, sizes);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, num_samples);
+    tg__box_bool(&tg_s, replacement);
+    tg__box_opt_generator(&tg_s, generator);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MULTINOMIAL_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_multinomial_out_fn(tg_tensor *self, int64_t num_samples, tg_tensor *out, tg_multinomial_out_opts opts)
+{
+    if (!self) return tg__null_arg("multinomial", "self");
+    if (!out) return tg__null_arg("multinomial", "out");
+    if (tg__stub_profiled()) return fallback_multinomial_out(self, num_samples, opts.replacement, opts.generator, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_multinomial_out tg_kernel = (tg__kfn_multinomial_out)tg__pick_kernel(&tg__ops[TG_OP_MULTINOMIAL_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_multinomial_out(self, num_samples, opts.replacement, opts.generator, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, num_samples, opts.replacement, opts.generator, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+static tg_tensor *fallback_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, num_samples);
+    tg__box_bool(&tg_s, replacement);
+    tg__box_opt_generator(&tg_s, generator);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MULTINOMIAL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_multinomial_fn(tg_tensor *self, int64_t num_samples, tg_multinomial_opts opts)
+{
+    if (!self) return tg__null_arg("multinomial", "self");
+    if (tg__stub_profiled()) return fallback_multinomial(self, num_samples, opts.replacement, opts.generator);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_multinomial tg_kernel = (tg__kfn_multinomial)tg__pick_kernel(&tg__ops[TG_OP_MULTINOMIAL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_multinomial(self, num_samples, opts.replacement, opts.generator) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, num_samples, opts.replacement, opts.generator);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
+static tg_tensor_list fallback__foreach_norm(tg_tensor_list self, double ord)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor_list(&tg_s, self);
+    tg__box_double(&tg_s, ord);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__FOREACH_NORM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return tg__boxed_result_tensor_list(&tg_s, 1, 0);
+}
+
+tg_tensor_list tg__foreach_norm_fn(tg_tensor_list self, tg__foreach_norm_opts opts)
+{
+    if (tg__any_null(self.data, (int)self.len)) { tg__null_arg("_foreach_norm", "self"); return (tg_tensor_list){ NULL, 0 }; }
+    if (tg__stub_profiled()) return fallback__foreach_norm(self, opts.ord);
+    tg_keyset tg_ks = tg__list_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__foreach_norm tg_kernel = (tg__kfn__foreach_norm)tg__pick_kernel(&tg__ops[TG_OP__FOREACH_NORM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__foreach_norm(self, opts.ord) : (tg_tensor_list){ NULL, 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensor_list tg_r = tg_kernel(self, opts.ord);
+    tg_scope_resume(tg_sc);
+    return tg_r.data ? tg_scope_track_list(tg_r) : tg_r;
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
@@ -10196,6 +11905,67 @@ tg_tensor *tg_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
     if (!tg_kernel) return tg_boxed ? fallback_div_scalar_out(self, other, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, other, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, index);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_SELECT_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("index_select", "self");
+    if (!index) return tg__null_arg("index_select", "index");
+    if (!out) return tg__null_arg("index_select", "out");
+    if (tg__stub_profiled()) return fallback_index_select_out(self, dim, index, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(index) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_select_out tg_kernel = (tg__kfn_index_select_out)tg__pick_kernel(&tg__ops[TG_OP_INDEX_SELECT_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_select_out(self, dim, index, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, index, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_NONZERO_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("nonzero", "self");
+    if (!out) return tg__null_arg("nonzero", "out");
+    if (tg__stub_profiled()) return fallback_nonzero_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_nonzero_out tg_kernel = (tg__kfn_nonzero_out)tg__pick_kernel(&tg__ops[TG_OP_NONZERO_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_nonzero_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

@@ -351,12 +351,68 @@ typedef enum tg_op {
     TG_OP_EMBEDDING_DENSE_BACKWARD,   /* embedding_dense_backward */
     TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD,   /* embedding_dense_double_backward */
     TG_OP_ONE_HOT,   /* one_hot */
+    TG_OP_CUMSUM_OUT,   /* cumsum.out */
+    TG_OP_CUMSUM,   /* cumsum */
+    TG_OP_CUMSUM_,   /* cumsum_ */
+    TG_OP_CUMPROD_OUT,   /* cumprod.out */
+    TG_OP_CUMPROD,   /* cumprod */
+    TG_OP_CUMPROD_,   /* cumprod_ */
+    TG_OP_CUMSUM_BACKWARD,   /* cumsum_backward */
+    TG_OP_CUMPROD_BACKWARD,   /* cumprod_backward */
+    TG_OP_FLIP,   /* flip */
+    TG_OP_ROLL,   /* roll */
+    TG_OP_ROLL_BACKWARD,   /* roll_backward */
+    TG_OP_REPEAT,   /* repeat */
+    TG_OP_REPEAT_BACKWARD,   /* repeat_backward */
+    TG_OP_REPEAT_INTERLEAVE,   /* repeat_interleave.Tensor */
+    TG_OP_REPEAT_INTERLEAVE_SELF_INT,   /* repeat_interleave.self_int */
+    TG_OP_REPEAT_INTERLEAVE_SELF,   /* repeat_interleave.self_Tensor */
+    TG_OP_INDEX_SELECT,   /* index_select */
+    TG_OP_INDEX_SELECT_BACKWARD,   /* index_select_backward */
+    TG_OP_GATHER_OUT,   /* gather.out */
+    TG_OP_GATHER,   /* gather */
+    TG_OP_GATHER_BACKWARD,   /* gather_backward */
+    TG_OP_SCATTER_SRC_OUT,   /* scatter.src_out */
+    TG_OP_SCATTER_SRC,   /* scatter.src */
+    TG_OP_SCATTER_SRC_,   /* scatter_.src */
+    TG_OP_SCATTER_VALUE_OUT,   /* scatter.value_out */
+    TG_OP_SCATTER_VALUE,   /* scatter.value */
+    TG_OP_SCATTER_VALUE_,   /* scatter_.value */
+    TG_OP_SCATTER_REDUCE_OUT,   /* scatter.reduce_out */
+    TG_OP_SCATTER_REDUCE,   /* scatter.reduce */
+    TG_OP_SCATTER_REDUCE_,   /* scatter_.reduce */
+    TG_OP_SCATTER_VALUE_REDUCE_OUT,   /* scatter.value_reduce_out */
+    TG_OP_SCATTER_VALUE_REDUCE,   /* scatter.value_reduce */
+    TG_OP_SCATTER_VALUE_REDUCE_,   /* scatter_.value_reduce */
+    TG_OP_SCATTER_ADD_OUT,   /* scatter_add.out */
+    TG_OP_SCATTER_ADD,   /* scatter_add */
+    TG_OP_SCATTER_ADD_,   /* scatter_add_ */
+    TG_OP_SCATTER_REDUCE_TWO_OUT,   /* scatter_reduce.two_out */
+    TG_OP_SCATTER_REDUCE_TWO,   /* scatter_reduce.two */
+    TG_OP_SCATTER_REDUCE_TWO_,   /* scatter_reduce_.two */
+    TG_OP_SCATTER_REDUCE_BACKWARD,   /* scatter_reduce_backward */
+    TG_OP_INDEX_ADD_OUT,   /* index_add.out */
+    TG_OP_INDEX_ADD,   /* index_add */
+    TG_OP_INDEX_ADD_,   /* index_add_ */
+    TG_OP_NONZERO,   /* nonzero */
+    TG_OP_SORT_STABLE_OUT,   /* sort.values_stable */
+    TG_OP_SORT_STABLE,   /* sort.stable */
+    TG_OP_SORT,   /* sort */
+    TG_OP_ARGSORT,   /* argsort */
+    TG_OP_TOPK_OUT,   /* topk.values */
+    TG_OP_TOPK,   /* topk */
+    TG_OP_SORT_BACKWARD,   /* sort_backward */
+    TG_OP_MULTINOMIAL_OUT,   /* multinomial.out */
+    TG_OP_MULTINOMIAL,   /* multinomial */
+    TG_OP__FOREACH_NORM,   /* _foreach_norm.Scalar */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
     TG_OP_SUB_SCALAR_OUT,   /* sub.Scalar_out */
     TG_OP_MUL_SCALAR_OUT,   /* mul.Scalar_out */
     TG_OP_DIV_SCALAR_OUT,   /* div.Scalar_out */
+    TG_OP_INDEX_SELECT_OUT,   /* index_select.out */
+    TG_OP_NONZERO_OUT,   /* nonzero.out */
     TG_NUM_OPS
 } tg_op;
 
@@ -544,6 +600,32 @@ typedef enum tg_op {
 #include "ops/embedding_dense_backward.h"
 #include "ops/embedding_dense_double_backward.h"
 #include "ops/one_hot.h"
+#include "ops/cumsum.h"
+#include "ops/cumprod.h"
+#include "ops/cumsum_backward.h"
+#include "ops/cumprod_backward.h"
+#include "ops/flip.h"
+#include "ops/roll.h"
+#include "ops/roll_backward.h"
+#include "ops/repeat.h"
+#include "ops/repeat_backward.h"
+#include "ops/repeat_interleave.h"
+#include "ops/index_select.h"
+#include "ops/index_select_backward.h"
+#include "ops/gather.h"
+#include "ops/gather_backward.h"
+#include "ops/scatter.h"
+#include "ops/scatter_add.h"
+#include "ops/scatter_reduce.h"
+#include "ops/scatter_reduce_backward.h"
+#include "ops/index_add.h"
+#include "ops/nonzero.h"
+#include "ops/sort.h"
+#include "ops/argsort.h"
+#include "ops/topk.h"
+#include "ops/sort_backward.h"
+#include "ops/multinomial.h"
+#include "ops/_foreach_norm.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

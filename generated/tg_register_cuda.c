@@ -98,6 +98,24 @@
 #include "kernels/native_layer_norm_backward.h"
 #include "kernels/embedding.h"
 #include "kernels/embedding_dense_backward.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
+#include "kernels/flip.h"
+#include "kernels/roll.h"
+#include "kernels/repeat.h"
+#include "kernels/repeat_interleave.h"
+#include "kernels/index_select.h"
+#include "kernels/gather.h"
+#include "kernels/scatter.h"
+#include "kernels/scatter_add.h"
+#include "kernels/scatter_reduce.h"
+#include "kernels/index_add.h"
+#include "kernels/nonzero.h"
+#include "kernels/sort.h"
+#include "kernels/topk.h"
+#include "kernels/sort_backward.h"
+#include "kernels/multinomial.h"
+#include "kernels/_foreach_norm.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -575,6 +593,158 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cuda_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumsum_out(self, dim, dtype, NULL);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumsum_out(self, dim, dtype, self);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cuda_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumprod_out(self, dim, dtype, NULL);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cuda_cumprod_out(self, dim, dtype, self);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+tg_tensor *tg__structured_cuda_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    return tg__cuda_gather_out(self, dim, index, sparse_grad, NULL);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_src_out(self, dim, index, src, NULL);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_src_out(self, dim, index, src, self);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cuda_scatter_value_out(self, dim, index, value, NULL);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cuda_scatter_value_out(self, dim, index, value, self);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cuda_scatter_reduce_out(self, dim, index, src, reduce, NULL);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cuda_scatter_reduce_out(self, dim, index, src, reduce, self);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cuda_scatter_value_reduce_out(self, dim, index, value, reduce, NULL);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cuda_scatter_value_reduce_out(self, dim, index, value, reduce, self);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_add_out(self, dim, index, src, NULL);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cuda_scatter_add_out(self, dim, index, src, self);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+tg_tensor *tg__structured_cuda_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cuda_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, NULL);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cuda_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__structured_cuda_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cuda_index_add_out(self, dim, index, source, alpha, NULL);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cuda_index_add_out(self, dim, index, source, alpha, self);
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cuda_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    return tg__cuda_sort_stable_out(self, stable, dim, descending, NULL, NULL);
+}
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+tg_values_indices tg__structured_cuda_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    return tg__cuda_topk_out(self, k, dim, largest, sorted, NULL, NULL);
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
+tg_tensor *tg__structured_cuda_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    return tg__cuda_multinomial_out(self, num_samples, replacement, generator, NULL);
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cuda_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cuda_index_select(self, dim, index);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("index_select", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cuda_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cuda_nonzero(self);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("nonzero", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -750,9 +920,54 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "native_layer_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_layer_norm_backward },
     { "embedding", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding },
     { "embedding_dense_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding_dense_backward },
+    { "cumsum.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_cumsum_out },
+    { "cumsum", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum },
+    { "cumsum_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum_ },
+    { "cumprod.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_cumprod_out },
+    { "cumprod", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumprod },
+    { "cumprod_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumprod_ },
+    { "flip", TG_KEY_CUDA, (tg_fnptr)tg__cuda_flip },
+    { "roll", TG_KEY_CUDA, (tg_fnptr)tg__cuda_roll },
+    { "repeat", TG_KEY_CUDA, (tg_fnptr)tg__cuda_repeat },
+    { "repeat_interleave.Tensor", TG_KEY_CUDA, (tg_fnptr)tg__cuda_repeat_interleave_tensor },
+    { "index_select", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_select },
+    { "gather.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gather_out },
+    { "gather", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gather },
+    { "scatter.src_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_src_out },
+    { "scatter.src", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_src },
+    { "scatter_.src", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_src_ },
+    { "scatter.value_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_value_out },
+    { "scatter.value", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value },
+    { "scatter_.value", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_ },
+    { "scatter.reduce_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_reduce_out },
+    { "scatter.reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce },
+    { "scatter_.reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_ },
+    { "scatter.value_reduce_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_value_reduce_out },
+    { "scatter.value_reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_reduce },
+    { "scatter_.value_reduce", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_value_reduce_ },
+    { "scatter_add.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_add_out },
+    { "scatter_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_add },
+    { "scatter_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_add_ },
+    { "scatter_reduce.two_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scatter_reduce_two_out },
+    { "scatter_reduce.two", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_two },
+    { "scatter_reduce_.two", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_scatter_reduce_two_ },
+    { "index_add.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_add_out },
+    { "index_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add },
+    { "index_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add_ },
+    { "nonzero", TG_KEY_CUDA, (tg_fnptr)tg__cuda_nonzero },
+    { "sort.values_stable", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_stable_out },
+    { "sort.stable", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_sort_stable },
+    { "topk.values", TG_KEY_CUDA, (tg_fnptr)tg__cuda_topk_out },
+    { "topk", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_topk },
+    { "sort_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_backward },
+    { "multinomial.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_multinomial_out },
+    { "multinomial", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_multinomial },
+    { "_foreach_norm.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_foreach_norm },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
+    { "index_select.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_index_select_out },
+    { "nonzero.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_nonzero_out },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 176 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 221 };

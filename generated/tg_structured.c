@@ -73,9 +73,18 @@
 #include "kernels/hardswish.h"
 #include "kernels/hardsigmoid.h"
 #include "kernels/elu.h"
+#include "kernels/cumsum.h"
+#include "kernels/cumprod.h"
+#include "kernels/gather.h"
+#include "kernels/scatter.h"
+#include "kernels/scatter_add.h"
+#include "kernels/scatter_reduce.h"
+#include "kernels/index_add.h"
 #include "kernels/sort.h"
 #include "kernels/topk.h"
 #include "kernels/multinomial.h"
+#include "kernels/index_select.h"
+#include "kernels/nonzero.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -551,6 +560,120 @@ tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, 
     return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cpu_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumsum_out(self, dim, dtype, NULL);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumsum_out(self, dim, dtype, self);
+}
+
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+tg_tensor *tg__structured_cpu_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumprod_out(self, dim, dtype, NULL);
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    return tg__cpu_cumprod_out(self, dim, dtype, self);
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+tg_tensor *tg__structured_cpu_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    return tg__cpu_gather_out(self, dim, index, sparse_grad, NULL);
+}
+
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cpu_scatter_src_out(self, dim, index, src, NULL);
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cpu_scatter_src_out(self, dim, index, src, self);
+}
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cpu_scatter_value_out(self, dim, index, value, NULL);
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    return tg__cpu_scatter_value_out(self, dim, index, value, self);
+}
+
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cpu_scatter_reduce_out(self, dim, index, src, reduce, NULL);
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    return tg__cpu_scatter_reduce_out(self, dim, index, src, reduce, self);
+}
+
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cpu_scatter_value_reduce_out(self, dim, index, value, reduce, NULL);
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    return tg__cpu_scatter_value_reduce_out(self, dim, index, value, reduce, self);
+}
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cpu_scatter_add_out(self, dim, index, src, NULL);
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    return tg__cpu_scatter_add_out(self, dim, index, src, self);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
+tg_tensor *tg__structured_cpu_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cpu_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, NULL);
+}
+
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    return tg__cpu_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, self);
+}
+
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__structured_cpu_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cpu_index_add_out(self, dim, index, source, alpha, NULL);
+}
+
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    return tg__cpu_index_add_out(self, dim, index, source, alpha, self);
+}
+
 /* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__structured_cpu_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
@@ -605,6 +728,26 @@ tg_tensor *tg__autogen_composite_div_scalar_out(tg_tensor *self, double other, t
     tg_tensor *tg_r = tg__scalar_overload_div_scalar(self, other);
     if (!tg_r) return NULL;
     tg_tensor *tg_o0 = tg_copy_to_out("div", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cpu_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cpu_index_select(self, dim, index);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("index_select", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cpu_nonzero_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cpu_nonzero(self);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("nonzero", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }
