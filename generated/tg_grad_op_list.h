@@ -149,6 +149,17 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_scalar, "masked_fill.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(masked_fill, "masked_fill.Tensor") \
+    X(triu, "triu") \
+    X(triu_, "triu_") \
+    X(tril, "tril") \
+    X(tril_, "tril_") \
+    X(baddbmm, "baddbmm") \
+    X(baddbmm_, "baddbmm_") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

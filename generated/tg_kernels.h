@@ -191,6 +191,14 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/masked_fill.h"
+#include "kernels/triu.h"
+#include "kernels/tril.h"
+#include "kernels/baddbmm.h"
+#include "kernels/scaled_dot_product_attention.h"
+#include "kernels/_scaled_dot_product_attention_math.h"
+#include "kernels/_scaled_dot_product_fused_attention.h"
+#include "kernels/_scaled_dot_product_fused_attention_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,6 +527,23 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_masked_fill_scalar_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Scalar */
+int tg__boxed_masked_fill_scalar(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill.Scalar */
+int tg__boxed_masked_fill_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Tensor */
+int tg__boxed_masked_fill(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill.Tensor */
+int tg__boxed_triu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* triu.out */
+int tg__boxed_triu(tg_fnptr kernel, tg_boxed_stack *s);   /* triu */
+int tg__boxed_triu_(tg_fnptr kernel, tg_boxed_stack *s);   /* triu_ */
+int tg__boxed_tril_out(tg_fnptr kernel, tg_boxed_stack *s);   /* tril.out */
+int tg__boxed_tril(tg_fnptr kernel, tg_boxed_stack *s);   /* tril */
+int tg__boxed_tril_(tg_fnptr kernel, tg_boxed_stack *s);   /* tril_ */
+int tg__boxed_baddbmm(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm */
+int tg__boxed_baddbmm_(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm_ */
+int tg__boxed_baddbmm_out(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm.out */
+int tg__boxed_scaled_dot_product_attention(tg_fnptr kernel, tg_boxed_stack *s);   /* scaled_dot_product_attention */
+int tg__boxed__scaled_dot_product_attention_math(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_attention_math */
+int tg__boxed__scaled_dot_product_fused_attention(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_fused_attention */
+int tg__boxed__scaled_dot_product_fused_attention_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_fused_attention_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

@@ -324,6 +324,23 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_scalar, "masked_fill.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(masked_fill, "masked_fill.Tensor") \
+    X(triu_out, "triu.out") \
+    X(triu, "triu") \
+    X(triu_, "triu_") \
+    X(tril_out, "tril.out") \
+    X(tril, "tril") \
+    X(tril_, "tril_") \
+    X(baddbmm, "baddbmm") \
+    X(baddbmm_, "baddbmm_") \
+    X(baddbmm_out, "baddbmm.out") \
+    X(scaled_dot_product_attention, "scaled_dot_product_attention") \
+    X(_scaled_dot_product_attention_math, "_scaled_dot_product_attention_math") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
+    X(_scaled_dot_product_fused_attention_backward, "_scaled_dot_product_fused_attention_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -426,6 +443,13 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(triu_out, "triu.out") \
+    X(tril_out, "tril.out") \
+    X(baddbmm_out, "baddbmm.out") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
+    X(_scaled_dot_product_fused_attention_backward, "_scaled_dot_product_fused_attention_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -341,6 +341,23 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_MASKED_FILL_SCALAR_,   /* masked_fill_.Scalar */
+    TG_OP_MASKED_FILL_SCALAR,   /* masked_fill.Scalar */
+    TG_OP_MASKED_FILL_,   /* masked_fill_.Tensor */
+    TG_OP_MASKED_FILL,   /* masked_fill.Tensor */
+    TG_OP_TRIU_OUT,   /* triu.out */
+    TG_OP_TRIU,   /* triu */
+    TG_OP_TRIU_,   /* triu_ */
+    TG_OP_TRIL_OUT,   /* tril.out */
+    TG_OP_TRIL,   /* tril */
+    TG_OP_TRIL_,   /* tril_ */
+    TG_OP_BADDBMM,   /* baddbmm */
+    TG_OP_BADDBMM_,   /* baddbmm_ */
+    TG_OP_BADDBMM_OUT,   /* baddbmm.out */
+    TG_OP_SCALED_DOT_PRODUCT_ATTENTION,   /* scaled_dot_product_attention */
+    TG_OP__SCALED_DOT_PRODUCT_ATTENTION_MATH,   /* _scaled_dot_product_attention_math */
+    TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION,   /* _scaled_dot_product_fused_attention */
+    TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION_BACKWARD,   /* _scaled_dot_product_fused_attention_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -524,6 +541,14 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/masked_fill.h"
+#include "ops/triu.h"
+#include "ops/tril.h"
+#include "ops/baddbmm.h"
+#include "ops/scaled_dot_product_attention.h"
+#include "ops/_scaled_dot_product_attention_math.h"
+#include "ops/_scaled_dot_product_fused_attention.h"
+#include "ops/_scaled_dot_product_fused_attention_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 
