@@ -7,7 +7,8 @@
  *
  * The fused path is taken when dropout_p == 0, query, key and value are 4-D float32/float64
  * tensors with equal (batch, heads) on one device, and attn_mask (if any) needs no gradient
- * (the fused backward gives none for it) and has at most 4 dims. Everything else (3-D or
+ * (the fused backward gives none for it) and has at most 4 dims; on CUDA the head dims are at
+ * most 128. Everything else (3-D or
  * broadcast batch dims, dropout, float16, a learned mask) takes the math path. */
 #include "tg_kutil.h"
 #include "attention_checks.h"
@@ -34,8 +35,7 @@
 
 /* The scores after the mask: is_causal masks keys j > i (tril(ones(L, S)) kept), a bool mask
  * masks its False entries, a floating mask is added. Consumes att. */
-static tg_tensor *apply_mask(tg_tensor *att, tg_tensor *mask, bool is_causal, int64_t L,
-                             int64_t S)
+static tg_tensor *apply_mask(tg_tensor *att, tg_tensor *mask, bool is_causal, int64_t L, int64_t S)
 {
     if (is_causal) {
         int64_t sz[2] = { L, S };
@@ -55,8 +55,7 @@ static tg_tensor *apply_mask(tg_tensor *att, tg_tensor *mask, bool is_causal, in
 }
 
 tg_tensors2 tg__composite_scaled_dot_product_attention_math(tg_tensor *query, tg_tensor *key,
-                                                            tg_tensor *value,
-                                                            tg_tensor *attn_mask,
+                                                            tg_tensor *value, tg_tensor *attn_mask,
                                                             double dropout_p, bool is_causal,
                                                             tg_tensor *dropout_mask,
                                                             tg_opt_float scale)
@@ -105,6 +104,8 @@ static bool fused_applies(const tg_tensor *q, const tg_tensor *k, const tg_tenso
     if (q->device.type != k->device.type || q->device.index != k->device.index ||
         q->device.type != v->device.type || q->device.index != v->device.index)
         return false;
+    if (q->device.type == TG_CUDA && (q->sizes[3] > 128 || v->sizes[3] > 128))
+        return false; /* the CUDA kernel's shared tiles hold head dims up to 128 */
     if (mask) {
         if (mask->ndim > 4 || tg_tensor_requires_grad(mask)) return false;
         if (mask->device.type != q->device.type || mask->device.index != q->device.index)
@@ -131,10 +132,9 @@ tg_tensor *tg__composite_scaled_dot_product_attention(tg_tensor *query, tg_tenso
         tg_release(f.logsumexp);
         return f.output;
     }
-    tg_tensors2 m =
-        tg__scaled_dot_product_attention_math(query, key, value, .attn_mask = attn_mask,
-                                              .dropout_p = dropout_p, .is_causal = is_causal,
-                                              .scale = scale);
+    tg_tensors2 m = tg__scaled_dot_product_attention_math(query, key, value, .attn_mask = attn_mask,
+                                                          .dropout_p = dropout_p,
+                                                          .is_causal = is_causal, .scale = scale);
     tg_release(m.r1);
     return m.r0;
 }

@@ -184,13 +184,13 @@ static void fill(tg_tensor *t, double v)
 {
     int64_t n = tg__numel(t);
     char *p = tg__k_data(t);
-    for (int64_t i = 0; i < n; i++) tg__store_double(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
+    for (int64_t i = 0; i < n; i++)
+        tg__store_double(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
 }
 
 tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key,
                                                                tg_tensor *value, double dropout_p,
-                                                               bool is_causal,
-                                                               tg_tensor *attn_mask,
+                                                               bool is_causal, tg_tensor *attn_mask,
                                                                tg_opt_float scale)
 {
     const char *op = "_scaled_dot_product_fused_attention";
@@ -204,9 +204,16 @@ tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query,
     r.logsumexp = r.output ? tg__empty(op, lsz, 3, query->dtype, query->device) : NULL;
     if (r.logsumexp) {
         if (g.L > 0 && g.Ev > 0 && g.S > 0 && g.E > 0) {
-            fwd_job j = { &g, query->dtype, tg__k_data(ops[0]), tg__k_data(ops[1]),
-                          tg__k_data(ops[2]), ops[3] ? tg__k_data(ops[3]) : NULL,
-                          tg__k_data(r.output), tg__k_data(r.logsumexp), (g.L + BQ - 1) / BQ, 0 };
+            fwd_job j = { &g,
+                          query->dtype,
+                          tg__k_data(ops[0]),
+                          tg__k_data(ops[1]),
+                          tg__k_data(ops[2]),
+                          ops[3] ? tg__k_data(ops[3]) : NULL,
+                          tg__k_data(r.output),
+                          tg__k_data(r.logsumexp),
+                          (g.L + BQ - 1) / BQ,
+                          0 };
             tg__parallel_for(g.B * g.H * j.nqb, 1, fwd_task, &j);
             if (j.rc != 0) {
                 tg__error(op, "out of memory");
@@ -289,8 +296,9 @@ tg_grad_query_grad_key_grad_value tg__cpu_scaled_dot_product_fused_attention_bac
         return r;
     tg_tensor *go = NULL, *o = NULL, *lse = NULL;
     bool ok = tg__attn_backward_check(op, grad_out, out, logsumexp, &g, query->dtype) == 0;
-    if (ok) ok = (go = readable(op, grad_out)) && (o = readable(op, out)) &&
-                 (lse = tg__contiguous(op, logsumexp));
+    if (ok)
+        ok = (go = readable(op, grad_out)) && (o = readable(op, out)) &&
+             (lse = tg__contiguous(op, logsumexp));
     if (ok) {
         r.grad_query = tg__empty(op, query->sizes, 4, query->dtype, query->device);
         r.grad_key = r.grad_query ? tg__empty(op, key->sizes, 4, key->dtype, key->device) : NULL;

@@ -157,8 +157,8 @@ static void ATT_FN(bwd_head)(const tg_attn_geom *g, const T *q, const T *k, cons
             }
             if (E > 0) {
                 /* dQ_i (nq x E) += scale dS K_j ; dK_j (nk x E) += scale dS^T Q_i */
-                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)E, (int)nk, scale,
-                     dp, BK, kj, (int)g->ks[2], (T)1, dq + i0 * E, (int)E);
+                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)E, (int)nk, scale, dp,
+                     BK, kj, (int)g->ks[2], (T)1, dq + i0 * E, (int)E);
                 GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)E, (int)nq, scale, dp,
                      BK, qi, (int)g->qs[2], (T)1, dk + j0 * E, (int)E);
             }

@@ -128,8 +128,14 @@ static tg_tensor *tri_out(const char *op, bool lower, tg_tensor *self, int64_t d
     tg_tensor *res = tg__k_prepare_out(op, out, self->sizes, self->ndim, self->dtype);
     if (!res) return NULL;
     int64_t nd = self->ndim;
-    tri_job j = { self,          res, lower, res == self, diagonal, self->sizes[nd - 2],
-                  self->sizes[nd - 1], tg_dtype_size(self->dtype) };
+    tri_job j = { self,
+                  res,
+                  lower,
+                  res == self,
+                  diagonal,
+                  self->sizes[nd - 2],
+                  self->sizes[nd - 1],
+                  tg_dtype_size(self->dtype) };
     int64_t nrows = j.cols > 0 ? tg__numel(self) / j.cols : 0;
     int64_t grain = j.cols > 0 ? tg__grain_size() / j.cols + 1 : 1;
     tg__parallel_for(nrows, grain, tri_task, &j);

@@ -39,15 +39,14 @@ struct att_args {
     tg_attn_geom g;
     const char *q, *k, *v, *m; /* m: NULL without a mask */
     char *o, *lse;
-    const char *go, *od;  /* backward: grad_out and out */
+    const char *go, *od;   /* backward: grad_out and out */
     int64_t gos[4], os[4]; /* their element strides */
     char *dq, *dk, *dv, *D;
 };
 
 /* The mask term of score (b, h, i, j): -inf where masked out, the float mask's value, or 0. */
 template <class T>
-__device__ __forceinline__ T att_mask(const att_args &a, int64_t b, int64_t h, int64_t i,
-                                      int64_t j)
+__device__ __forceinline__ T att_mask(const att_args &a, int64_t b, int64_t h, int64_t i, int64_t j)
 {
     const tg_attn_geom &g = a.g;
     if (g.causal) return j > i ? (T)-INFINITY : (T)0;
@@ -210,11 +209,13 @@ static int fill(const char *op, tg_tensor *t, double v, cudaStream_t st)
     int64_t n = tg__numel(t);
     if (n == 0) return 0;
     if (t->dtype == TG_FLOAT32)
-        tg__cuda_attn_fill_kernel<float><<<tg__cuda_blocks(n, TG_CUDA_THREADS), TG_CUDA_THREADS,
-                                           0, st>>>((float *)tg__k_data(t), n, (float)v);
+        tg__cuda_attn_fill_kernel<float>
+            <<<tg__cuda_blocks(n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, st>>>(
+                (float *)tg__k_data(t), n, (float)v);
     else
-        tg__cuda_attn_fill_kernel<double><<<tg__cuda_blocks(n, TG_CUDA_THREADS), TG_CUDA_THREADS,
-                                            0, st>>>((double *)tg__k_data(t), n, v);
+        tg__cuda_attn_fill_kernel<double>
+            <<<tg__cuda_blocks(n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, st>>>(
+                (double *)tg__k_data(t), n, v);
     return tg__cuda_launch_ok(op);
 }
 
@@ -254,9 +255,10 @@ static int prepare(const char *op, tg_tensor *query, tg_tensor *key, tg_tensor *
     return 0;
 }
 
-extern "C" tg_output_logsumexp tg__cuda_scaled_dot_product_fused_attention(
-    tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal,
-    tg_tensor *attn_mask, tg_opt_float scale)
+extern "C" tg_output_logsumexp
+tg__cuda_scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value,
+                                            double dropout_p, bool is_causal, tg_tensor *attn_mask,
+                                            tg_opt_float scale)
 {
     const char *op = "_scaled_dot_product_fused_attention";
     tg_output_logsumexp r = { NULL, NULL };
@@ -277,8 +279,7 @@ extern "C" tg_output_logsumexp tg__cuda_scaled_dot_product_fused_attention(
         unsigned blocks = (unsigned)(g.B * g.H * ((g.L + ATT_BQ - 1) / ATT_BQ));
         if (query->dtype == TG_FLOAT32)
             tg__cuda_attn_fwd_kernel<float><<<blocks, ATT_BQ, 0, st>>>(a);
-        else
-            tg__cuda_attn_fwd_kernel<double><<<blocks, ATT_BQ, 0, st>>>(a);
+        else tg__cuda_attn_fwd_kernel<double><<<blocks, ATT_BQ, 0, st>>>(a);
         rc = tg__cuda_launch_ok(op);
     }
     tg_release(mk);
@@ -305,9 +306,9 @@ extern "C" tg_grad_query_grad_key_grad_value tg__cuda_scaled_dot_product_fused_a
         return r;
     const tg_attn_geom &g = a.g;
     int rc = tg__attn_backward_check(op, grad_out, out, logsumexp, &g, query->dtype);
-    if (rc == 0 && (tg__cuda_same_device(op, query, grad_out) ||
-                    tg__cuda_same_device(op, query, out) ||
-                    tg__cuda_same_device(op, query, logsumexp)))
+    if (rc == 0 &&
+        (tg__cuda_same_device(op, query, grad_out) || tg__cuda_same_device(op, query, out) ||
+         tg__cuda_same_device(op, query, logsumexp)))
         rc = -1;
     if (rc == 0) {
         lse = tg__cuda_contiguous(op, logsumexp, logsumexp->dtype);
@@ -346,8 +347,7 @@ extern "C" tg_grad_query_grad_key_grad_value tg__cuda_scaled_dot_product_fused_a
         if (rc == 0 && ns > 0) {
             if (query->dtype == TG_FLOAT32)
                 tg__cuda_attn_bwd_dkv_kernel<float><<<bs, ATT_BWD_THREADS, 0, st>>>(a);
-            else
-                tg__cuda_attn_bwd_dkv_kernel<double><<<bs, ATT_BWD_THREADS, 0, st>>>(a);
+            else tg__cuda_attn_bwd_dkv_kernel<double><<<bs, ATT_BWD_THREADS, 0, st>>>(a);
             rc = tg__cuda_launch_ok(op);
         }
         if (rc == 0 && nl > 0 && g.E == 0) rc = fill(op, r.grad_query, 0, st);

@@ -126,8 +126,8 @@ static tg_tensor *tri_out(const char *op, bool lower, tg_tensor *self, int64_t d
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
     if (rc) return NULL;
-    tg_tensor *res = tg__cuda_prepare_out(op, out, self->sizes, self->ndim, self->dtype,
-                                          self->device);
+    tg_tensor *res =
+        tg__cuda_prepare_out(op, out, self->sizes, self->ndim, self->dtype, self->device);
     if (!res) return NULL;
     tri_args a;
     a.dst = tg__k_data(res);
@@ -144,7 +144,7 @@ static tg_tensor *tri_out(const char *op, bool lower, tg_tensor *self, int64_t d
         tg_cuda_offsets<2> oc =
             tg__cuda_offsets_from_strides<2>(self->sizes, self->ndim, strides, esize);
         tg__cuda_tri_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, st>>>(a,
-                                                                                              oc);
+                                                                                               oc);
         if (tg__cuda_launch_ok(op) != 0) {
             tg_release(res);
             return NULL;

@@ -33,7 +33,8 @@ GC_FN(f_baddbmm)
 }
 GC_FN(f_fused_causal)
 {
-    tg_output_logsumexp r = tg__scaled_dot_product_fused_attention(x[0], x[1], x[2], .is_causal = true);
+    tg_output_logsumexp r =
+        tg__scaled_dot_product_fused_attention(x[0], x[1], x[2], .is_causal = true);
     y[0] = r.output;
     tg_release(r.logsumexp);
     return y[0] ? 1 : -1;
@@ -102,13 +103,22 @@ GC_FN(f_baddbmm_)
 }
 
 static const gc_case attention_cases[] = {
-    { "masked_fill.Scalar", "broadcast mask", f_mf_scalar, { REAL_T(3, 4), MASK(4) },
+    { "masked_fill.Scalar",
+      "broadcast mask",
+      f_mf_scalar,
+      { REAL_T(3, 4), MASK(4) },
       .gradgrad = true },
-    { "masked_fill.Tensor", "self and value", f_mf_tensor, { REAL(3, 4), MASK(3, 1), REAL0 },
+    { "masked_fill.Tensor",
+      "self and value",
+      f_mf_tensor,
+      { REAL(3, 4), MASK(3, 1), REAL0 },
       .gradgrad = true },
     { "tril", "batched, transposed, diagonal -1", f_tril, { REAL_T(2, 4, 5) }, .gradgrad = true },
     { "triu", "batched, strided, diagonal 1", f_triu, { REAL_S(2, 4, 5) }, .gradgrad = true },
-    { "baddbmm", "beta 0.5, alpha 2", f_baddbmm, { REAL(2, 3, 4), REAL(2, 3, 5), REAL_T(2, 5, 4) },
+    { "baddbmm",
+      "beta 0.5, alpha 2",
+      f_baddbmm,
+      { REAL(2, 3, 4), REAL(2, 3, 5), REAL_T(2, 5, 4) },
       .gradgrad = true },
     { "baddbmm", "broadcast self", f_baddbmm, { REAL(3, 1), REAL(2, 3, 5), REAL(2, 5, 4) } },
     { "_scaled_dot_product_fused_attention",
@@ -133,13 +143,22 @@ static const gc_case attention_cases[] = {
       f_math,
       { REAL(2, 3, 4), REAL(2, 5, 4), REAL(2, 5, 3), CONST(3, 5) },
       .gradgrad = true },
-    { "masked_fill_.Scalar", "in place", f_mf_scalar_, { REAL(3, 4), MASK(3, 4) },
+    { "masked_fill_.Scalar",
+      "in place",
+      f_mf_scalar_,
+      { REAL(3, 4), MASK(3, 4) },
       .gradgrad = true },
-    { "masked_fill_.Tensor", "in place, self and value", f_mf_tensor_,
-      { REAL(3, 4), MASK(4), REAL0 }, .gradgrad = true },
+    { "masked_fill_.Tensor",
+      "in place, self and value",
+      f_mf_tensor_,
+      { REAL(3, 4), MASK(4), REAL0 },
+      .gradgrad = true },
     { "tril_", "in place", f_tril_, { REAL(3, 4, 4) }, .gradgrad = true },
     { "triu_", "in place", f_triu_, { REAL(4, 3) }, .gradgrad = true },
-    { "baddbmm_", "in place", f_baddbmm_, { REAL(2, 3, 4), REAL(2, 3, 5), REAL(2, 5, 4) },
+    { "baddbmm_",
+      "in place",
+      f_baddbmm_,
+      { REAL(2, 3, 4), REAL(2, 3, 5), REAL(2, 5, 4) },
       .gradgrad = true },
 };
 GC_REGISTER(attention_cases);

@@ -61,9 +61,8 @@ static void run_case(const fx_attn_case *c, tg_dtype dt, int path)
     tg_tensor *m = mask_of(c, dt), *y = NULL;
     bool causal = c->kind == 1;
     if (path == 0) {
-        tg_tensors2 r = tg__scaled_dot_product_attention_math(q, k, v, .attn_mask = m,
-                                                              .is_causal = causal,
-                                                              .scale = scale_of(c));
+        tg_tensors2 r = tg__scaled_dot_product_attention_math(
+            q, k, v, .attn_mask = m, .is_causal = causal, .scale = scale_of(c));
         y = r.r0;
     } else if (path == 1) {
         y = tg_scaled_dot_product_attention(q, k, v, .attn_mask = m, .is_causal = causal,
@@ -118,7 +117,8 @@ static void strided_qkv(int64_t B, int64_t H, int64_t T, int64_t d, tg_dtype dt,
     tg_tensor *p = tg_tensor_set_requires_grad(rand_tensor(sh, 3, dt, seed), true);
     tg_tensor *parts[3];
     for (int i = 0; i < 3; i++) {
-        tg_tensor *s = tg_slice(p, .dim = 2, .start = TG_SOME(i * H * d), .end = TG_SOME((i + 1) * H * d));
+        tg_tensor *s =
+            tg_slice(p, .dim = 2, .start = TG_SOME(i * H * d), .end = TG_SOME((i + 1) * H * d));
         int64_t vsz[4] = { B, T, H, d };
         tg_int_list size = { vsz, 4 };
         parts[i] = tg_transpose(tg_view(s, size), 1, 2);
@@ -156,8 +156,7 @@ static void compare_paths(tg_tensor *q, tg_tensor *k, tg_tensor *v, int kind, tg
             y = tg__scaled_dot_product_attention_math(q, k, v, .attn_mask = m, .is_causal = causal)
                     .r0;
         } else {
-            y = tg__scaled_dot_product_fused_attention(q, k, v, .is_causal = causal,
-                                                       .attn_mask = m)
+            y = tg__scaled_dot_product_fused_attention(q, k, v, .is_causal = causal, .attn_mask = m)
                     .output;
         }
         cr_assert(y, "%s path %d: %s", what, path, tg_last_error());

@@ -177,13 +177,13 @@ Test(mask, tril_triu_gradient)
     tg_scope_begin();
     const int64_t shape[4] = { 2, 3, 4, 5 };
     const fx_tri_case *c = &fx_tri_cases[0];
-    tg_tensor *x = tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64),
-                                               true);
+    tg_tensor *x =
+        tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64), true);
     tg_tensor *w = kt_tensor(fx_tri_x, shape, 4, TG_FLOAT64);
     cr_assert_eq(tg_backward(tg_tril(x, .diagonal = c->diagonal), .grad = w), 0);
     check_grad(x, c->lower, 120, 0, 0, "tril grad");
-    tg_tensor *y = tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64),
-                                               true);
+    tg_tensor *y =
+        tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64), true);
     cr_assert_eq(tg_backward(tg_triu(y, .diagonal = c->diagonal), .grad = w), 0);
     check_grad(y, c->upper, 120, 0, 0, "triu grad");
     tg_scope_end();
@@ -196,7 +196,8 @@ Test(mask, tril_triu_errors)
     tg_scope_begin();
     tg_tensor *x = tg_zeros(TG_INTS(3));
     cr_assert_null(tg_tril(x));
-    kt_assert_error("tril: Dimension out of range (expected to be in range of [-1, 0], but got -2)");
+    kt_assert_error(
+        "tril: Dimension out of range (expected to be in range of [-1, 0], but got -2)");
     cr_assert_null(tg_triu(x));
     kt_assert_error("triu: Dimension out of range");
     tg_tensor *m = tg_zeros(TG_INTS(3, 3)), *o = tg_zeros(TG_INTS(3, 3), .dtype = TG_FLOAT64);
@@ -229,8 +230,7 @@ Test(mask, baddbmm_values_and_gradients)
             kt_assert_close(y, c->y, 24, rt, rt, "baddbmm");
             tg_tensor *g = kt_tensor(c->g, so, 3, dt);
             cr_assert_eq(tg_backward(y, .grad = g), 0, "%s", tg_last_error());
-            check_grad(s, c->gs, prod(c->sshape, c->sdim), rt, rt,
-                            "baddbmm grad self");
+            check_grad(s, c->gs, prod(c->sshape, c->sdim), rt, rt, "baddbmm grad self");
             check_grad(b1, c->g1, 30, rt, rt, "baddbmm grad batch1");
             check_grad(b2, c->g2, 40, rt, rt, "baddbmm grad batch2");
             /* out= and in place (self of the full shape), batch2 transposed */
@@ -279,8 +279,9 @@ Test(mask, baddbmm_errors)
     kt_assert_error("batch1 must be a 3D tensor");
     tg_tensor *s5 = tg_zeros(TG_INTS(2, 3, 5)), *b5 = tg_zeros(TG_INTS(2, 5, 4));
     cr_assert_null(tg_baddbmm(s5, a, b5));
-    kt_assert_error("The expanded size of the tensor (4) must match the existing size (5) at "
-                    "non-singleton dimension 2.  Target sizes: [2, 3, 4].  Tensor sizes: [2, 3, 5]");
+    kt_assert_error(
+        "The expanded size of the tensor (4) must match the existing size (5) at "
+        "non-singleton dimension 2.  Target sizes: [2, 3, 4].  Tensor sizes: [2, 3, 5]");
     tg_tensor *b3 = tg_zeros(TG_INTS(3, 5, 4));
     cr_assert_null(tg_baddbmm(s, a, b3));
     kt_assert_error("Expected size for first two dimensions of batch2 tensor to be: [2, 5] but "
