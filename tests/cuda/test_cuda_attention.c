@@ -184,9 +184,9 @@ Test(cuda_attention, sdpa_autograd)
     int64_t s[4] = { 1, 2, 33, 8 };
     tg_tensor *x[3], *gx[3];
     for (int i = 0; i < 3; i++) {
-        x[i] =
-            tg_tensor_set_requires_grad(cc_rand(s, 4, TG_FLOAT64, 50 + (uint64_t)i, -1, 1), true);
+        x[i] = cc_rand(s, 4, TG_FLOAT64, 50 + (uint64_t)i, -1, 1); /* leaves on both devices */
         gx[i] = tg_tensor_set_requires_grad(cc_cuda(x[i]), true);
+        tg_tensor_set_requires_grad(x[i], true);
     }
     tg_tensor *y = tg_scaled_dot_product_attention(x[0], x[1], x[2], .is_causal = true);
     tg_tensor *gy = tg_scaled_dot_product_attention(gx[0], gx[1], gx[2], .is_causal = true);
