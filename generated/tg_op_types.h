@@ -48,6 +48,17 @@ typedef struct tg_tensors3 {
     tg_tensor *r2;
 } tg_tensors3;
 
+typedef struct tg_output_logsumexp {
+    tg_tensor *output;
+    tg_tensor *logsumexp;
+} tg_output_logsumexp;
+
+typedef struct tg_grad_query_grad_key_grad_value {
+    tg_tensor *grad_query;
+    tg_tensor *grad_key;
+    tg_tensor *grad_value;
+} tg_grad_query_grad_key_grad_value;
+
 
 #ifdef __cplusplus
 }

@@ -98,4 +98,42 @@ static inline int tg__matmul_check_dtypes(const char *op, const tg_tensor *a, co
     return 0;
 }
 
+/* baddbmm's batch1 (b, n, m) @ batch2 (b, m, p) and self against the product's shape (b, n, p):
+ * broadcastable to it, exactly it in place (out == self). shape receives (b, n, p). */
+static inline int tg__baddbmm_check(const tg_tensor *self, const tg_tensor *batch1,
+                                    const tg_tensor *batch2, bool inplace, int64_t shape[3])
+{
+    if (batch1->ndim != 3) return tg__fail("baddbmm", "batch1 must be a 3D tensor");
+    if (batch2->ndim != 3) return tg__fail("baddbmm", "batch2 must be a 3D tensor");
+    if (batch2->sizes[0] != batch1->sizes[0] || batch2->sizes[1] != batch1->sizes[2])
+        return tg__fail("baddbmm",
+                        "Expected size for first two dimensions of batch2 tensor to be: "
+                        "[%lld, %lld] but got: [%lld, %lld].",
+                        (long long)batch1->sizes[0], (long long)batch1->sizes[2],
+                        (long long)batch2->sizes[0], (long long)batch2->sizes[1]);
+    shape[0] = batch1->sizes[0];
+    shape[1] = batch1->sizes[1];
+    shape[2] = batch2->sizes[2];
+    char a[96], b[96];
+    bool ok = self->ndim <= 3;
+    for (int64_t d = 0; ok && d < self->ndim; d++) {
+        int64_t want = shape[3 - self->ndim + d];
+        if (self->sizes[d] != want && self->sizes[d] != 1)
+            return tg__fail("baddbmm",
+                            "The expanded size of the tensor (%lld) must match the existing "
+                            "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
+                            "Tensor sizes: %s",
+                            (long long)want, (long long)self->sizes[d],
+                            (long long)(3 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 3),
+                            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
+    }
+    if (!ok) return tg__fail("baddbmm", "self must be at most a 3D tensor");
+    if (inplace && (self->ndim != 3 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1] ||
+                    self->sizes[2] != shape[2]))
+        return tg__fail("baddbmm", "output with shape %s doesn't match the broadcast shape %s",
+                        tg__shape_str(b, sizeof b, self->sizes, self->ndim),
+                        tg__shape_str(a, sizeof a, shape, 3));
+    return 0;
+}
+
 #endif

@@ -1,4 +1,4 @@
-/* Matrix products: mm, bmm, addmm, on OpenBLAS.
+/* Matrix products: mm, bmm, addmm, baddbmm, on OpenBLAS.
  *
  * Every product goes through gemm(): C (M, N) = alpha * A (M, K) @ B (K, N) + beta * C, with
  * each matrix given by a data pointer and (row, column) strides in elements.
@@ -20,6 +20,7 @@
 
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/addmm.h"
+#include "kernels/baddbmm.h"
 #include "kernels/bmm.h"
 #include "kernels/mm.h"
 
@@ -303,6 +304,58 @@ tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, 
     if (!inplace && beta != 0) copy_broadcast(C, self, tg_dtype_size(self->dtype));
     if (gemm("addmm", mat1->dtype, mat1->sizes[1], alpha, mat_of(mat1, 0), mat_of(mat2, 0), beta,
              C) != 0) {
+        tg_release(res);
+        return NULL;
+    }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+typedef struct baddbmm_job {
+    tg_dtype dt;
+    tg_tensor *a, *b, *c;
+    int64_t K;
+    double alpha, beta;
+    int rc;
+} baddbmm_job;
+
+static void baddbmm_task(int64_t lo, int64_t hi, void *ctx)
+{
+    baddbmm_job *j = ctx;
+    size_t e = tg_dtype_size(j->dt);
+    mat A = mat_of(j->a, 1), B = mat_of(j->b, 1), C = mat_of(j->c, 1);
+    for (int64_t i = lo; i < hi; i++) {
+        mat Ai = A, Bi = B, Ci = C;
+        Ai.p += i * j->a->strides[0] * (int64_t)e;
+        Bi.p += i * j->b->strides[0] * (int64_t)e;
+        Ci.p += i * j->c->strides[0] * (int64_t)e;
+        if (gemm("baddbmm", j->dt, j->K, j->alpha, Ai, Bi, j->beta, Ci) != 0) j->rc = -1;
+    }
+}
+
+/* self broadcasts to (b, n, p), batch1 is (b, n, m), batch2 is (b, m, p), out is (b, n, p):
+ * out = beta * self + alpha * batch1 @ batch2, one gemm per batch as bmm (out == self is the
+ * in-place baddbmm_). self is first copied into out (broadcast) unless beta == 0. */
+tg_tensor *tg__cpu_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta,
+                               double alpha, tg_tensor *out)
+{
+    int64_t shape[3];
+    bool inplace = out == self;
+    if (tg__baddbmm_check(self, batch1, batch2, inplace, shape) != 0) return NULL;
+    if (check_dtypes("baddbmm", batch1, batch2) != 0 || check_dtypes("baddbmm", self, batch1) != 0)
+        return NULL;
+    tg_tensor *res = tg__k_prepare_out("baddbmm", out, shape, 3, batch1->dtype);
+    if (!res) return NULL;
+    if (!inplace && beta != 0 && tg__copy_into("baddbmm", res, self) != 0) {
+        tg_release(res);
+        return NULL;
+    }
+    baddbmm_job j = { batch1->dtype, batch1, batch2, res, batch1->sizes[2], alpha, beta, 0 };
+    int64_t work = shape[1] * shape[2] * (j.K > 0 ? j.K : 1);
+    bool small = work <= 128 * 128 * 128;
+    tg__parallel_for(shape[0], small ? 1 : shape[0] + 1, baddbmm_task, &j);
+    if (j.rc != 0) {
+        if (!tg__has_error()) tg__error("baddbmm", "out of memory");
         tg_release(res);
         return NULL;
     }

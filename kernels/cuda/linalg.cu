@@ -1,4 +1,4 @@
-/* Matrix products on CUDA: mm, bmm, addmm, on cuBLAS. Semantics, shape checks and messages
+/* Matrix products on CUDA: mm, bmm, addmm, baddbmm, on cuBLAS. Semantics, shape checks and messages
  * are the CPU kernels' (kernels/cpu/linalg.c); integral and bool dtypes are rejected as
  * PyTorch's CUDA kernels do ("\"addmm_cuda\" not implemented for 'Long'").
  *
@@ -24,6 +24,7 @@
 #include "tg_cuda.cuh"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/addmm.h"
+#include "kernels/baddbmm.h"
 #include "kernels/bmm.h"
 #include "kernels/mm.h"
 #include "linalg_checks.h" /* the CPU kernels' shape and dtype checks */
@@ -305,6 +306,39 @@ extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
         return NULL;
     }
     if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) {
+        tg_release(res);
+        return NULL;
+    }
+    if (out) tg__bump_version(res);
+    return res;
+}
+
+/* self broadcasts to (b, n, p), batch1 is (b, n, m), batch2 is (b, m, p), out is (b, n, p):
+ * out = beta * self + alpha * batch1 @ batch2 in one strided-batched call. out == self is the
+ * in-place baddbmm_. */
+extern "C" tg_tensor *tg__cuda_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2,
+                                           double beta, double alpha, tg_tensor *out)
+{
+    const char *op = "baddbmm";
+    int64_t shape[3];
+    bool inplace = out == self;
+    if (tg__baddbmm_check(self, batch1, batch2, inplace, shape) != 0) return NULL;
+    if (tg__cuda_same_device(op, batch1, batch2) || tg__cuda_same_device(op, batch1, self) ||
+        tg__cuda_same_device(op, batch1, out))
+        return NULL;
+    if (check_dtypes(op, "baddbmm_cuda", batch1, batch2) != 0 ||
+        check_dtypes(op, "baddbmm_cuda", self, batch1) != 0)
+        return NULL;
+    int rc;
+    cudaStream_t st = tg__cuda_select_stream(op, batch1->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, 3, batch1->dtype, batch1->device);
+    if (!res) return NULL;
+    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) {
+        tg_release(res);
+        return NULL;
+    }
+    if (gemm(op, batch1, batch2, res, 1, alpha, beta, st) != 0) {
         tg_release(res);
         return NULL;
     }
