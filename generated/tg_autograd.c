@@ -5945,6 +5945,395 @@ static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EmbeddingDenseBackwardBackward0_vtable = { "EmbeddingDenseBackwardBackward0", EmbeddingDenseBackwardBackward0_apply, EmbeddingDenseBackwardBackward0_release_saved };
 
+/* MaskedFillBackward0: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
+typedef struct tg__node_MaskedFillBackward0 {
+    tg_node base;
+    tg_saved mask;
+} tg__node_MaskedFillBackward0;
+
+/* self: grad.masked_fill(mask, 0) */
+static tg_tensor *MaskedFillBackward0_self(tg__node_MaskedFillBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_mask = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
+    if (!(t0 = tg_masked_fill_scalar(grads[0], s_mask, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_mask);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MaskedFillBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaskedFillBackward0 *n = (tg__node_MaskedFillBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaskedFillBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaskedFillBackward0_release_saved(tg_node *node)
+{
+    tg__node_MaskedFillBackward0 *n = (tg__node_MaskedFillBackward0 *)node;
+    tg_autograd_saved_release(&n->mask);
+}
+
+static const tg_node_vtable MaskedFillBackward0_vtable = { "MaskedFillBackward0", MaskedFillBackward0_apply, MaskedFillBackward0_release_saved };
+
+/* MaskedFillBackward1: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
+typedef struct tg__node_MaskedFillBackward1 {
+    tg_node base;
+    tg_saved mask;
+} tg__node_MaskedFillBackward1;
+
+/* self: grad.masked_fill(mask, 0) */
+static tg_tensor *MaskedFillBackward1_self(tg__node_MaskedFillBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_mask = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
+    if (!(t0 = tg_masked_fill_scalar(grads[0], s_mask, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_mask);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* value: where(mask, grad, 0).sum() */
+static tg_tensor *MaskedFillBackward1_value(tg__node_MaskedFillBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_mask = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
+    if (!(t0 = tg_where_scalar_other(s_mask, grads[0], (double)(INT64_C(0))))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_mask);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int MaskedFillBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaskedFillBackward1 *n = (tg__node_MaskedFillBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaskedFillBackward1_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MaskedFillBackward1_value(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaskedFillBackward1_release_saved(tg_node *node)
+{
+    tg__node_MaskedFillBackward1 *n = (tg__node_MaskedFillBackward1 *)node;
+    tg_autograd_saved_release(&n->mask);
+}
+
+static const tg_node_vtable MaskedFillBackward1_vtable = { "MaskedFillBackward1", MaskedFillBackward1_apply, MaskedFillBackward1_release_saved };
+
+/* TrilBackward0: tril(Tensor self, int diagonal=0) -> Tensor */
+typedef struct tg__node_TrilBackward0 {
+    tg_node base;
+    int64_t diagonal;
+} tg__node_TrilBackward0;
+
+/* self: grad.tril(diagonal) */
+static tg_tensor *TrilBackward0_self(tg__node_TrilBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_tril_fn(grads[0], (tg_tril_opts){ .diagonal = n->diagonal }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int TrilBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_TrilBackward0 *n = (tg__node_TrilBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TrilBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable TrilBackward0_vtable = { "TrilBackward0", TrilBackward0_apply, NULL };
+
+/* TriuBackward0: triu(Tensor self, int diagonal=0) -> Tensor */
+typedef struct tg__node_TriuBackward0 {
+    tg_node base;
+    int64_t diagonal;
+} tg__node_TriuBackward0;
+
+/* self: grad.triu(diagonal) */
+static tg_tensor *TriuBackward0_self(tg__node_TriuBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_triu_fn(grads[0], (tg_triu_opts){ .diagonal = n->diagonal }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+static int TriuBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_TriuBackward0 *n = (tg__node_TriuBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = TriuBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static const tg_node_vtable TriuBackward0_vtable = { "TriuBackward0", TriuBackward0_apply, NULL };
+
+/* BaddbmmBackward0: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+typedef struct tg__node_BaddbmmBackward0 {
+    tg_node base;
+    tg_saved batch1;
+    tg_saved batch2;
+    double beta;
+    double alpha;
+} tg__node_BaddbmmBackward0;
+
+/* self: beta == 1 ? grad : grad * beta */
+static tg_tensor *BaddbmmBackward0_self(tg__node_BaddbmmBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (n->beta == INT64_C(1)) {
+        t0 = tg_retain(grads[0]);
+    } else {
+        if (!(t1 = tg_mul_scalar(grads[0], n->beta))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* batch1: alpha == 1 ? grad.bmm(batch2.transpose(1, 2)) : grad.bmm(batch2.transpose(1, 2)) * alpha */
+static tg_tensor *BaddbmmBackward0_batch1(tg__node_BaddbmmBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_batch2 = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_batch2 = tg_autograd_unpack(&n->batch2, &n->base))) goto done;
+    if (n->alpha == INT64_C(1)) {
+        if (!(t1 = tg_transpose(s_batch2, INT64_C(1), INT64_C(2)))) goto done;
+        if (!(t2 = tg_bmm(grads[0], t1))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    } else {
+        if (!(t3 = tg_transpose(s_batch2, INT64_C(1), INT64_C(2)))) goto done;
+        if (!(t4 = tg_bmm(grads[0], t3))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
+        TG__GEN_DROP(t4);
+        t0 = t5;
+        t5 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_batch2);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+/* batch2: alpha == 1 ? batch1.transpose(1, 2).bmm(grad) : batch1.transpose(1, 2).bmm(grad) * alpha */
+static tg_tensor *BaddbmmBackward0_batch2(tg__node_BaddbmmBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_batch1 = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_batch1 = tg_autograd_unpack(&n->batch1, &n->base))) goto done;
+    if (n->alpha == INT64_C(1)) {
+        if (!(t1 = tg_transpose(s_batch1, INT64_C(1), INT64_C(2)))) goto done;
+        if (!(t2 = tg_bmm(t1, grads[0]))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    } else {
+        if (!(t3 = tg_transpose(s_batch1, INT64_C(1), INT64_C(2)))) goto done;
+        if (!(t4 = tg_bmm(t3, grads[0]))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
+        TG__GEN_DROP(t4);
+        t0 = t5;
+        t5 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_batch1);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+static int BaddbmmBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = BaddbmmBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = BaddbmmBackward0_batch1(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 2) && !(out[2] = BaddbmmBackward0_batch2(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void BaddbmmBackward0_release_saved(tg_node *node)
+{
+    tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)node;
+    tg_autograd_saved_release(&n->batch1);
+    tg_autograd_saved_release(&n->batch2);
+}
+
+static const tg_node_vtable BaddbmmBackward0_vtable = { "BaddbmmBackward0", BaddbmmBackward0_apply, BaddbmmBackward0_release_saved };
+
+/* ScaledDotProductFusedAttentionBackward0: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
+typedef struct tg__node_ScaledDotProductFusedAttentionBackward0 {
+    tg_node base;
+    tg_saved query;
+    tg_saved key;
+    tg_saved value;
+    double dropout_p;
+    bool is_causal;
+    tg_saved attn_mask;
+    bool attn_mask_defined;   /* not None */
+    tg_opt_float scale;
+    tg_saved result0;
+    tg_saved result1;
+} tg__node_ScaledDotProductFusedAttentionBackward0;
+
+/* query, key, value: _scaled_dot_product_fused_attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale) */
+static int ScaledDotProductFusedAttentionBackward0_query_key_value(tg__node_ScaledDotProductFusedAttentionBackward0 *n, tg_tensor *const *grads, tg_tensor **out)
+{
+    int tg_rc = -1;
+    tg_tensor *s_query = NULL;
+    tg_tensor *s_key = NULL;
+    tg_tensor *s_value = NULL;
+    tg_tensor *s_attn_mask = NULL;
+    tg_tensor *s_result0 = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_grad_query_grad_key_grad_value t0 = { 0 };
+    (void)n;
+    if (!(s_query = tg_autograd_unpack(&n->query, &n->base))) goto done;
+    if (!(s_key = tg_autograd_unpack(&n->key, &n->base))) goto done;
+    if (!(s_value = tg_autograd_unpack(&n->value, &n->base))) goto done;
+    if (n->attn_mask_defined && !(s_attn_mask = tg_autograd_unpack(&n->attn_mask, &n->base))) goto done;
+    if (!(s_result0 = tg_autograd_unpack(&n->result0, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    t0 = tg__scaled_dot_product_fused_attention_backward_fn(grads[0], s_query, s_key, s_value, s_result0, s_result1, n->dropout_p, n->is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = s_attn_mask, .scale = n->scale });
+    if (!t0.grad_query && !t0.grad_key && !t0.grad_value) goto done;
+    if (tg__node_needs_input_grad(&n->base, 0)) {
+        out[0] = t0.grad_query;
+        t0.grad_query = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 1)) {
+        out[1] = t0.grad_key;
+        t0.grad_key = NULL;
+    }
+    if (tg__node_needs_input_grad(&n->base, 2)) {
+        out[2] = t0.grad_value;
+        t0.grad_value = NULL;
+    }
+    tg_rc = 0;
+done:
+    tg_release(s_query);
+    tg_release(s_key);
+    tg_release(s_value);
+    tg_release(s_attn_mask);
+    tg_release(s_result0);
+    tg_release(s_result1);
+    tg_release(t0.grad_query);
+    tg_release(t0.grad_key);
+    tg_release(t0.grad_value);
+    return tg_rc;
+}
+
+static int ScaledDotProductFusedAttentionBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ScaledDotProductFusedAttentionBackward0 *n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && (tg__node_needs_input_grad(node, 0) || tg__node_needs_input_grad(node, 1) || tg__node_needs_input_grad(node, 2)))
+        tg_rc = ScaledDotProductFusedAttentionBackward0_query_key_value(n, grads, out);
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ScaledDotProductFusedAttentionBackward0_release_saved(tg_node *node)
+{
+    tg__node_ScaledDotProductFusedAttentionBackward0 *n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)node;
+    tg_autograd_saved_release(&n->query);
+    tg_autograd_saved_release(&n->key);
+    tg_autograd_saved_release(&n->value);
+    tg_autograd_saved_release(&n->attn_mask);
+    tg_autograd_saved_release(&n->result0);
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable ScaledDotProductFusedAttentionBackward0_vtable = { "ScaledDotProductFusedAttentionBackward0", ScaledDotProductFusedAttentionBackward0_apply, ScaledDotProductFusedAttentionBackward0_release_saved };
+
 /* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_CumsumBackward0 {
     tg_node base;
@@ -12763,6 +13152,470 @@ tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, 
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+static tg_tensor *tg__below_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_fill_scalar_(self, mask, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_masked_fill_scalar_(self, mask, value);
+    if (tg_autograd_check_inplace("masked_fill_", self))
+        return NULL;
+    tg__node_MaskedFillBackward0 *tg_n = (tg__node_MaskedFillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->mask, mask, false, 0);
+    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
+static tg_tensor *tg__below_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_fill_scalar(self, mask, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_masked_fill_scalar(self, mask, value);
+    tg__node_MaskedFillBackward0 *tg_n = (tg__node_MaskedFillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->mask, mask, false, 0);
+    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
+static tg_tensor *tg__below_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_fill_(self, mask, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_masked_fill_(self, mask, value);
+    if (tg_autograd_check_inplace("masked_fill_", self))
+        return NULL;
+    tg__node_MaskedFillBackward1 *tg_n = (tg__node_MaskedFillBackward1 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward1_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
+    tg_autograd_save(&tg_n->mask, mask, false, 0);
+    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
+static tg_tensor *tg__below_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_fill(self, mask, value);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_masked_fill(self, mask, value);
+    tg__node_MaskedFillBackward1 *tg_n = (tg__node_MaskedFillBackward1 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward1_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
+    tg_autograd_save(&tg_n->mask, mask, false, 0);
+    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_triu_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_triu_out_fn(self, out, (tg_triu_out_opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_triu_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("triu", tg_in, 2))
+        return NULL;
+    return tg__below_triu_out(self, diagonal, out);
+}
+
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+static tg_tensor *tg__below_triu(tg_tensor *self, int64_t diagonal)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_triu_fn(self, (tg_triu_opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_triu(self, diagonal);
+    tg__node_TriuBackward0 *tg_n = (tg__node_TriuBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TriuBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->diagonal = diagonal;
+    tg_tensor *tg_r = tg__below_triu(self, diagonal);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+static tg_tensor *tg__below_triu_(tg_tensor *self, int64_t diagonal)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_triu__fn(self, (tg_triu__opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_triu_(self, diagonal);
+    if (tg_autograd_check_inplace("triu_", self))
+        return NULL;
+    tg__node_TriuBackward0 *tg_n = (tg__node_TriuBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TriuBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->diagonal = diagonal;
+    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_tril_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_tril_out_fn(self, out, (tg_tril_out_opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_tril_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("tril", tg_in, 2))
+        return NULL;
+    return tg__below_tril_out(self, diagonal, out);
+}
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+static tg_tensor *tg__below_tril(tg_tensor *self, int64_t diagonal)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_tril_fn(self, (tg_tril_opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_tril(self, diagonal);
+    tg__node_TrilBackward0 *tg_n = (tg__node_TrilBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TrilBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->diagonal = diagonal;
+    tg_tensor *tg_r = tg__below_tril(self, diagonal);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+static tg_tensor *tg__below_tril_(tg_tensor *self, int64_t diagonal)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_tril__fn(self, (tg_tril__opts){ .diagonal = diagonal });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_tril_(self, diagonal);
+    if (tg_autograd_check_inplace("tril_", self))
+        return NULL;
+    tg__node_TrilBackward0 *tg_n = (tg__node_TrilBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TrilBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_n->diagonal = diagonal;
+    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+static tg_tensor *tg__below_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_baddbmm_fn(self, batch1, batch2, (tg_baddbmm_opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    tg__node_BaddbmmBackward0 *tg_n = (tg__node_BaddbmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BaddbmmBackward0_vtable, 1, 3);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, batch1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, batch2);
+    tg_autograd_save(&tg_n->batch1, batch1, false, 0);
+    tg_autograd_save(&tg_n->batch2, batch2, false, 0);
+    tg_n->beta = beta;
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *tg__below_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_baddbmm__fn(self, batch1, batch2, (tg_baddbmm__opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (tg_autograd_check_inplace("baddbmm_", self))
+        return NULL;
+    tg__node_BaddbmmBackward0 *tg_n = (tg__node_BaddbmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BaddbmmBackward0_vtable, 1, 3);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, batch1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, batch2);
+    tg_autograd_save(&tg_n->batch1, batch1, false, 0);
+    tg_autograd_save(&tg_n->batch2, batch2, false, 0);
+    tg_n->beta = beta;
+    tg_n->alpha = alpha;
+    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_baddbmm_out_fn(self, batch1, batch2, out, (tg_baddbmm_out_opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2, out };
+    if (tg_autograd_check_out("baddbmm", tg_in, 4))
+        return NULL;
+    return tg__below_baddbmm_out(self, batch1, batch2, beta, alpha, out);
+}
+
+/* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
+static tg_output_logsumexp tg__below__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_output_logsumexp tg_r = tg__scaled_dot_product_fused_attention_fn(query, key, value, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_tensor *const tg_in[] = { query, key, value, attn_mask };
+    if (!(tg_autograd_any_requires_grad(tg_in, 4)))
+        return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg__node_ScaledDotProductFusedAttentionBackward0 *tg_n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScaledDotProductFusedAttentionBackward0_vtable, 2, 3);
+    if (!tg_n)
+        return (tg_output_logsumexp){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, query);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, key);
+    tg_autograd_node_set_next_edge(&tg_n->base, 2, value);
+    tg_autograd_save(&tg_n->query, query, false, 0);
+    tg_autograd_save(&tg_n->key, key, false, 0);
+    tg_autograd_save(&tg_n->value, value, false, 0);
+    tg_n->dropout_p = dropout_p;
+    tg_n->is_causal = is_causal;
+    tg_autograd_save(&tg_n->attn_mask, attn_mask, false, 0);
+    tg_n->attn_mask_defined = attn_mask != NULL;
+    tg_n->scale = scale;
+    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    if (!tg_r.output && !tg_r.logsumexp) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_output_logsumexp){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.output))
+        tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result0, tg_r.output, true, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.logsumexp, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* _scaled_dot_product_fused_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+static tg_grad_query_grad_key_grad_value tg__below__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_grad_query_grad_key_grad_value tg_r = tg__scaled_dot_product_fused_attention_backward_fn(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = attn_mask, .scale = scale });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+static int tg__ni_apply__scaled_dot_product_fused_attention_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    (void)node;
+    (void)grads;
+    (void)out;
+    return tg_autograd_not_implemented("_scaled_dot_product_fused_attention_backward");
+}
+
+static const tg_node_vtable tg__ni_vtable__scaled_dot_product_fused_attention_backward = { "NotImplemented", tg__ni_apply__scaled_dot_product_fused_attention_backward, NULL };
+
+tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_tensor *const tg_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
+    if (!(tg_autograd_any_requires_grad(tg_in, 7)))
+        return tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__scaled_dot_product_fused_attention_backward, 3, 7);
+    if (!tg_n)
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    int tg_e = 0;
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_out);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, query);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, key);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, value);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, out);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, logsumexp);
+    tg_autograd_node_set_next_edge(tg_n, tg_e++, attn_mask);
+    tg_grad_query_grad_key_grad_value tg_r = tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    if (!tg_r.grad_query && !tg_r.grad_key && !tg_r.grad_value) {
+        tg_autograd_node_release(tg_n);
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.grad_query))
+        tg_autograd_set_history(tg_r.grad_query, tg_n, 0);
+    if (tg__gen_differentiable(tg_r.grad_key))
+        tg_autograd_set_history(tg_r.grad_key, tg_n, 1);
+    if (tg__gen_differentiable(tg_r.grad_value))
+        tg_autograd_set_history(tg_r.grad_value, tg_n, 2);
+    tg_autograd_node_release(tg_n);
     return tg_r;
 }
 

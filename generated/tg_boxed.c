@@ -5656,6 +5656,324 @@ int tg__boxed_one_hot(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+int tg__boxed_masked_fill_scalar_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_fill_.Scalar", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *mask;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_fill_.Scalar", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_fill_.Scalar", "mask", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_fill_.Scalar", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_masked_fill_scalar_)tg_kernel)(self, mask, value);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
+int tg__boxed_masked_fill_scalar(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_fill.Scalar", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *mask;
+    double value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_fill.Scalar", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_fill.Scalar", "mask", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_fill.Scalar", "value", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_masked_fill_scalar)tg_kernel)(self, mask, value);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
+int tg__boxed_masked_fill_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_fill_.Tensor", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *mask;
+    tg_tensor *value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_fill_.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_fill_.Tensor", "mask", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_fill_.Tensor", "value", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_masked_fill_)tg_kernel)(self, mask, value);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
+int tg__boxed_masked_fill(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_fill.Tensor", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *mask;
+    tg_tensor *value;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_fill.Tensor", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_fill.Tensor", "mask", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_fill.Tensor", "value", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_masked_fill)tg_kernel)(self, mask, value);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_triu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "triu.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t diagonal;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "triu.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 3, 1, "triu.out", "diagonal", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "triu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_triu_out)tg_kernel)(self, diagonal, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+int tg__boxed_triu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "triu", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t diagonal;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "triu", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 2, 1, "triu", "diagonal", "int");
+    tg_tensor *tg_r = ((tg__kfn_triu)tg_kernel)(self, diagonal);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+int tg__boxed_triu_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "triu_", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t diagonal;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "triu_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 2, 1, "triu_", "diagonal", "int");
+    tg_tensor *tg_r = ((tg__kfn_triu_)tg_kernel)(self, diagonal);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_tril_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "tril.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t diagonal;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "tril.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 3, 1, "tril.out", "diagonal", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "tril.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_tril_out)tg_kernel)(self, diagonal, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+int tg__boxed_tril(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "tril", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t diagonal;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "tril", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 2, 1, "tril", "diagonal", "int");
+    tg_tensor *tg_r = ((tg__kfn_tril)tg_kernel)(self, diagonal);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+int tg__boxed_tril_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "tril_", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t diagonal;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "tril_", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &diagonal)) return tg__boxed_bad_arg(tg_s, 2, 1, "tril_", "diagonal", "int");
+    tg_tensor *tg_r = ((tg__kfn_tril_)tg_kernel)(self, diagonal);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+int tg__boxed_baddbmm(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "baddbmm", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    tg_tensor *batch1;
+    tg_tensor *batch2;
+    double beta;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "baddbmm", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &batch1)) return tg__boxed_bad_arg(tg_s, 5, 1, "baddbmm", "batch1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &batch2)) return tg__boxed_bad_arg(tg_s, 5, 2, "baddbmm", "batch2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 5, 3, "baddbmm", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "baddbmm", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_baddbmm)tg_kernel)(self, batch1, batch2, beta, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tg__boxed_baddbmm_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "baddbmm_", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *self;
+    tg_tensor *batch1;
+    tg_tensor *batch2;
+    double beta;
+    double alpha;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 5, 0, "baddbmm_", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &batch1)) return tg__boxed_bad_arg(tg_s, 5, 1, "baddbmm_", "batch1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &batch2)) return tg__boxed_bad_arg(tg_s, 5, 2, "baddbmm_", "batch2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 5, 3, "baddbmm_", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 5, 4, "baddbmm_", "alpha", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_baddbmm_)tg_kernel)(self, batch1, batch2, beta, alpha);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_baddbmm_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 6) return tg__boxed_underflow(tg_s, "baddbmm.out", 6);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 6];
+    tg_tensor *self;
+    tg_tensor *batch1;
+    tg_tensor *batch2;
+    double beta;
+    double alpha;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 6, 0, "baddbmm.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &batch1)) return tg__boxed_bad_arg(tg_s, 6, 1, "baddbmm.out", "batch1", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &batch2)) return tg__boxed_bad_arg(tg_s, 6, 2, "baddbmm.out", "batch2", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &beta)) return tg__boxed_bad_arg(tg_s, 6, 3, "baddbmm.out", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[4], &alpha)) return tg__boxed_bad_arg(tg_s, 6, 4, "baddbmm.out", "alpha", "Scalar");
+    if (tg__unbox_tensor(&tg_a[5], &out)) return tg__boxed_bad_arg(tg_s, 6, 5, "baddbmm.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_baddbmm_out)tg_kernel)(self, batch1, batch2, beta, alpha, out);
+    tg__drop_args(tg_s, 6);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor */
+int tg__boxed_scaled_dot_product_attention(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "scaled_dot_product_attention", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *query;
+    tg_tensor *key;
+    tg_tensor *value;
+    tg_tensor *attn_mask;
+    double dropout_p;
+    bool is_causal;
+    tg_opt_float scale;
+    if (tg__unbox_tensor(&tg_a[0], &query)) return tg__boxed_bad_arg(tg_s, 7, 0, "scaled_dot_product_attention", "query", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &key)) return tg__boxed_bad_arg(tg_s, 7, 1, "scaled_dot_product_attention", "key", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 7, 2, "scaled_dot_product_attention", "value", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[3], &attn_mask)) return tg__boxed_bad_arg(tg_s, 7, 3, "scaled_dot_product_attention", "attn_mask", "Tensor?");
+    if (tg__unbox_double(&tg_a[4], &dropout_p)) return tg__boxed_bad_arg(tg_s, 7, 4, "scaled_dot_product_attention", "dropout_p", "float");
+    if (tg__unbox_bool(&tg_a[5], &is_causal)) return tg__boxed_bad_arg(tg_s, 7, 5, "scaled_dot_product_attention", "is_causal", "bool");
+    if (tg__unbox_opt_double(&tg_a[6], &scale)) return tg__boxed_bad_arg(tg_s, 7, 6, "scaled_dot_product_attention", "scale", "float?");
+    tg_tensor *tg_r = ((tg__kfn_scaled_dot_product_attention)tg_kernel)(query, key, value, attn_mask, dropout_p, is_causal, scale);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* _scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None) -> (Tensor, Tensor) */
+int tg__boxed__scaled_dot_product_attention_math(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 8) return tg__boxed_underflow(tg_s, "_scaled_dot_product_attention_math", 8);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 8];
+    tg_tensor *query;
+    tg_tensor *key;
+    tg_tensor *value;
+    tg_tensor *attn_mask;
+    double dropout_p;
+    bool is_causal;
+    tg_tensor *dropout_mask;
+    tg_opt_float scale;
+    if (tg__unbox_tensor(&tg_a[0], &query)) return tg__boxed_bad_arg(tg_s, 8, 0, "_scaled_dot_product_attention_math", "query", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &key)) return tg__boxed_bad_arg(tg_s, 8, 1, "_scaled_dot_product_attention_math", "key", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 8, 2, "_scaled_dot_product_attention_math", "value", "Tensor");
+    if (tg__unbox_opt_tensor(&tg_a[3], &attn_mask)) return tg__boxed_bad_arg(tg_s, 8, 3, "_scaled_dot_product_attention_math", "attn_mask", "Tensor?");
+    if (tg__unbox_double(&tg_a[4], &dropout_p)) return tg__boxed_bad_arg(tg_s, 8, 4, "_scaled_dot_product_attention_math", "dropout_p", "float");
+    if (tg__unbox_bool(&tg_a[5], &is_causal)) return tg__boxed_bad_arg(tg_s, 8, 5, "_scaled_dot_product_attention_math", "is_causal", "bool");
+    if (tg__unbox_opt_tensor(&tg_a[6], &dropout_mask)) return tg__boxed_bad_arg(tg_s, 8, 6, "_scaled_dot_product_attention_math", "dropout_mask", "Tensor?");
+    if (tg__unbox_opt_double(&tg_a[7], &scale)) return tg__boxed_bad_arg(tg_s, 8, 7, "_scaled_dot_product_attention_math", "scale", "float?");
+    tg_tensors2 tg_r = ((tg__kfn__scaled_dot_product_attention_math)tg_kernel)(query, key, value, attn_mask, dropout_p, is_causal, dropout_mask, scale);
+    tg__drop_args(tg_s, 8);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.r0, tg_r.r1 }, 2);
+}
+
+/* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
+int tg__boxed__scaled_dot_product_fused_attention(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 7) return tg__boxed_underflow(tg_s, "_scaled_dot_product_fused_attention", 7);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 7];
+    tg_tensor *query;
+    tg_tensor *key;
+    tg_tensor *value;
+    double dropout_p;
+    bool is_causal;
+    tg_tensor *attn_mask;
+    tg_opt_float scale;
+    if (tg__unbox_tensor(&tg_a[0], &query)) return tg__boxed_bad_arg(tg_s, 7, 0, "_scaled_dot_product_fused_attention", "query", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &key)) return tg__boxed_bad_arg(tg_s, 7, 1, "_scaled_dot_product_fused_attention", "key", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &value)) return tg__boxed_bad_arg(tg_s, 7, 2, "_scaled_dot_product_fused_attention", "value", "Tensor");
+    if (tg__unbox_double(&tg_a[3], &dropout_p)) return tg__boxed_bad_arg(tg_s, 7, 3, "_scaled_dot_product_fused_attention", "dropout_p", "float");
+    if (tg__unbox_bool(&tg_a[4], &is_causal)) return tg__boxed_bad_arg(tg_s, 7, 4, "_scaled_dot_product_fused_attention", "is_causal", "bool");
+    if (tg__unbox_opt_tensor(&tg_a[5], &attn_mask)) return tg__boxed_bad_arg(tg_s, 7, 5, "_scaled_dot_product_fused_attention", "attn_mask", "Tensor?");
+    if (tg__unbox_opt_double(&tg_a[6], &scale)) return tg__boxed_bad_arg(tg_s, 7, 6, "_scaled_dot_product_fused_attention", "scale", "float?");
+    tg_output_logsumexp tg_r = ((tg__kfn__scaled_dot_product_fused_attention)tg_kernel)(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg__drop_args(tg_s, 7);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.output, tg_r.logsumexp }, 2);
+}
+
+/* _scaled_dot_product_fused_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+int tg__boxed__scaled_dot_product_fused_attention_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 10) return tg__boxed_underflow(tg_s, "_scaled_dot_product_fused_attention_backward", 10);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 10];
+    tg_tensor *grad_out;
+    tg_tensor *query;
+    tg_tensor *key;
+    tg_tensor *value;
+    tg_tensor *out;
+    tg_tensor *logsumexp;
+    double dropout_p;
+    bool is_causal;
+    tg_tensor *attn_mask;
+    tg_opt_float scale;
+    if (tg__unbox_tensor(&tg_a[0], &grad_out)) return tg__boxed_bad_arg(tg_s, 10, 0, "_scaled_dot_product_fused_attention_backward", "grad_out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &query)) return tg__boxed_bad_arg(tg_s, 10, 1, "_scaled_dot_product_fused_attention_backward", "query", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &key)) return tg__boxed_bad_arg(tg_s, 10, 2, "_scaled_dot_product_fused_attention_backward", "key", "Tensor");
+    if (tg__unbox_tensor(&tg_a[3], &value)) return tg__boxed_bad_arg(tg_s, 10, 3, "_scaled_dot_product_fused_attention_backward", "value", "Tensor");
+    if (tg__unbox_tensor(&tg_a[4], &out)) return tg__boxed_bad_arg(tg_s, 10, 4, "_scaled_dot_product_fused_attention_backward", "out", "Tensor");
+    if (tg__unbox_tensor(&tg_a[5], &logsumexp)) return tg__boxed_bad_arg(tg_s, 10, 5, "_scaled_dot_product_fused_attention_backward", "logsumexp", "Tensor");
+    if (tg__unbox_double(&tg_a[6], &dropout_p)) return tg__boxed_bad_arg(tg_s, 10, 6, "_scaled_dot_product_fused_attention_backward", "dropout_p", "float");
+    if (tg__unbox_bool(&tg_a[7], &is_causal)) return tg__boxed_bad_arg(tg_s, 10, 7, "_scaled_dot_product_fused_attention_backward", "is_causal", "bool");
+    if (tg__unbox_opt_tensor(&tg_a[8], &attn_mask)) return tg__boxed_bad_arg(tg_s, 10, 8, "_scaled_dot_product_fused_attention_backward", "attn_mask", "Tensor?");
+    if (tg__unbox_opt_double(&tg_a[9], &scale)) return tg__boxed_bad_arg(tg_s, 10, 9, "_scaled_dot_product_fused_attention_backward", "scale", "float?");
+    tg_grad_query_grad_key_grad_value tg_r = ((tg__kfn__scaled_dot_product_fused_attention_backward)tg_kernel)(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    tg__drop_args(tg_s, 10);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.grad_query, tg_r.grad_key, tg_r.grad_value }, 3);
+}
+
 /* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tg__boxed_cumsum_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

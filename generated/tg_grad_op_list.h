@@ -153,6 +153,17 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_scalar, "masked_fill.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(masked_fill, "masked_fill.Tensor") \
+    X(triu, "triu") \
+    X(triu_, "triu_") \
+    X(tril, "tril") \
+    X(tril_, "tril_") \
+    X(baddbmm, "baddbmm") \
+    X(baddbmm_, "baddbmm_") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
     X(cumsum, "cumsum") \
     X(cumsum_, "cumsum_") \
     X(cumprod, "cumprod") \

@@ -201,6 +201,14 @@
 #include "kernels/embedding_dense_backward.h"
 #include "kernels/embedding_dense_double_backward.h"
 #include "kernels/one_hot.h"
+#include "kernels/masked_fill.h"
+#include "kernels/triu.h"
+#include "kernels/tril.h"
+#include "kernels/baddbmm.h"
+#include "kernels/scaled_dot_product_attention.h"
+#include "kernels/_scaled_dot_product_attention_math.h"
+#include "kernels/_scaled_dot_product_fused_attention.h"
+#include "kernels/_scaled_dot_product_fused_attention_backward.h"
 #include "kernels/cumsum.h"
 #include "kernels/cumprod.h"
 #include "kernels/cumsum_backward.h"
@@ -565,6 +573,23 @@ int tg__boxed_embedding_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embed
 int tg__boxed_embedding_dense_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_backward */
 int tg__boxed_embedding_dense_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_double_backward */
 int tg__boxed_one_hot(tg_fnptr kernel, tg_boxed_stack *s);   /* one_hot */
+int tg__boxed_masked_fill_scalar_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Scalar */
+int tg__boxed_masked_fill_scalar(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill.Scalar */
+int tg__boxed_masked_fill_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Tensor */
+int tg__boxed_masked_fill(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill.Tensor */
+int tg__boxed_triu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* triu.out */
+int tg__boxed_triu(tg_fnptr kernel, tg_boxed_stack *s);   /* triu */
+int tg__boxed_triu_(tg_fnptr kernel, tg_boxed_stack *s);   /* triu_ */
+int tg__boxed_tril_out(tg_fnptr kernel, tg_boxed_stack *s);   /* tril.out */
+int tg__boxed_tril(tg_fnptr kernel, tg_boxed_stack *s);   /* tril */
+int tg__boxed_tril_(tg_fnptr kernel, tg_boxed_stack *s);   /* tril_ */
+int tg__boxed_baddbmm(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm */
+int tg__boxed_baddbmm_(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm_ */
+int tg__boxed_baddbmm_out(tg_fnptr kernel, tg_boxed_stack *s);   /* baddbmm.out */
+int tg__boxed_scaled_dot_product_attention(tg_fnptr kernel, tg_boxed_stack *s);   /* scaled_dot_product_attention */
+int tg__boxed__scaled_dot_product_attention_math(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_attention_math */
+int tg__boxed__scaled_dot_product_fused_attention(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_fused_attention */
+int tg__boxed__scaled_dot_product_fused_attention_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* _scaled_dot_product_fused_attention_backward */
 int tg__boxed_cumsum_out(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum.out */
 int tg__boxed_cumsum(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum */
 int tg__boxed_cumsum_(tg_fnptr kernel, tg_boxed_stack *s);   /* cumsum_ */

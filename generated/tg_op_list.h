@@ -334,6 +334,23 @@
     X(embedding_dense_backward, "embedding_dense_backward") \
     X(embedding_dense_double_backward, "embedding_dense_double_backward") \
     X(one_hot, "one_hot") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_scalar, "masked_fill.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(masked_fill, "masked_fill.Tensor") \
+    X(triu_out, "triu.out") \
+    X(triu, "triu") \
+    X(triu_, "triu_") \
+    X(tril_out, "tril.out") \
+    X(tril, "tril") \
+    X(tril_, "tril_") \
+    X(baddbmm, "baddbmm") \
+    X(baddbmm_, "baddbmm_") \
+    X(baddbmm_out, "baddbmm.out") \
+    X(scaled_dot_product_attention, "scaled_dot_product_attention") \
+    X(_scaled_dot_product_attention_math, "_scaled_dot_product_attention_math") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
+    X(_scaled_dot_product_fused_attention_backward, "_scaled_dot_product_fused_attention_backward") \
     X(cumsum_out, "cumsum.out") \
     X(cumsum, "cumsum") \
     X(cumsum_, "cumsum_") \
@@ -496,6 +513,13 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(masked_fill_scalar_, "masked_fill_.Scalar") \
+    X(masked_fill_, "masked_fill_.Tensor") \
+    X(triu_out, "triu.out") \
+    X(tril_out, "tril.out") \
+    X(baddbmm_out, "baddbmm.out") \
+    X(_scaled_dot_product_fused_attention, "_scaled_dot_product_fused_attention") \
+    X(_scaled_dot_product_fused_attention_backward, "_scaled_dot_product_fused_attention_backward") \
     X(cumsum_out, "cumsum.out") \
     X(cumprod_out, "cumprod.out") \
     X(flip, "flip") \

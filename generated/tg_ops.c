@@ -9998,6 +9998,555 @@ tg_tensor *tg_one_hot_fn(tg_tensor *self, tg_one_hot_opts opts)
     return tg__track_result(tg_r);
 }
 
+/* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+static tg_tensor *fallback_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_FILL_SCALAR_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    if (!self) return tg__null_arg("masked_fill_", "self");
+    if (!mask) return tg__null_arg("masked_fill_", "mask");
+    if (tg__stub_profiled()) return fallback_masked_fill_scalar_(self, mask, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_fill_scalar_ tg_kernel = (tg__kfn_masked_fill_scalar_)tg__pick_kernel(&tg__ops[TG_OP_MASKED_FILL_SCALAR_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_fill_scalar_(self, mask, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
+static tg_tensor *fallback_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_double(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_FILL_SCALAR], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    if (!self) return tg__null_arg("masked_fill", "self");
+    if (!mask) return tg__null_arg("masked_fill", "mask");
+    if (tg__stub_profiled()) return fallback_masked_fill_scalar(self, mask, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_fill_scalar tg_kernel = (tg__kfn_masked_fill_scalar)tg__pick_kernel(&tg__ops[TG_OP_MASKED_FILL_SCALAR], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_fill_scalar(self, mask, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
+static tg_tensor *fallback_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_tensor(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_FILL_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    if (!self) return tg__null_arg("masked_fill_", "self");
+    if (!mask) return tg__null_arg("masked_fill_", "mask");
+    if (!value) return tg__null_arg("masked_fill_", "value");
+    if (tg__stub_profiled()) return fallback_masked_fill_(self, mask, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask) | tg_dispatch_tensor_keys(value)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_fill_ tg_kernel = (tg__kfn_masked_fill_)tg__pick_kernel(&tg__ops[TG_OP_MASKED_FILL_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_fill_(self, mask, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
+static tg_tensor *fallback_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_tensor(&tg_s, value);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_FILL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    if (!self) return tg__null_arg("masked_fill", "self");
+    if (!mask) return tg__null_arg("masked_fill", "mask");
+    if (!value) return tg__null_arg("masked_fill", "value");
+    if (tg__stub_profiled()) return fallback_masked_fill(self, mask, value);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask) | tg_dispatch_tensor_keys(value)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_fill tg_kernel = (tg__kfn_masked_fill)tg__pick_kernel(&tg__ops[TG_OP_MASKED_FILL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_fill(self, mask, value) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask, value);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_triu_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_triu_out_fn(tg_tensor *self, tg_tensor *out, tg_triu_out_opts opts)
+{
+    if (!self) return tg__null_arg("triu", "self");
+    if (!out) return tg__null_arg("triu", "out");
+    if (tg__stub_profiled()) return fallback_triu_out(self, opts.diagonal, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_triu_out tg_kernel = (tg__kfn_triu_out)tg__pick_kernel(&tg__ops[TG_OP_TRIU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_triu_out(self, opts.diagonal, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+static tg_tensor *fallback_triu(tg_tensor *self, int64_t diagonal)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_triu_fn(tg_tensor *self, tg_triu_opts opts)
+{
+    if (!self) return tg__null_arg("triu", "self");
+    if (tg__stub_profiled()) return fallback_triu(self, opts.diagonal);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_triu tg_kernel = (tg__kfn_triu)tg__pick_kernel(&tg__ops[TG_OP_TRIU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_triu(self, opts.diagonal) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+static tg_tensor *fallback_triu_(tg_tensor *self, int64_t diagonal)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIU_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_triu__fn(tg_tensor *self, tg_triu__opts opts)
+{
+    if (!self) return tg__null_arg("triu_", "self");
+    if (tg__stub_profiled()) return fallback_triu_(self, opts.diagonal);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_triu_ tg_kernel = (tg__kfn_triu_)tg__pick_kernel(&tg__ops[TG_OP_TRIU_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_triu_(self, opts.diagonal) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_tril_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIL_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_tril_out_fn(tg_tensor *self, tg_tensor *out, tg_tril_out_opts opts)
+{
+    if (!self) return tg__null_arg("tril", "self");
+    if (!out) return tg__null_arg("tril", "out");
+    if (tg__stub_profiled()) return fallback_tril_out(self, opts.diagonal, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_tril_out tg_kernel = (tg__kfn_tril_out)tg__pick_kernel(&tg__ops[TG_OP_TRIL_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_tril_out(self, opts.diagonal, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+static tg_tensor *fallback_tril(tg_tensor *self, int64_t diagonal)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIL], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_tril_fn(tg_tensor *self, tg_tril_opts opts)
+{
+    if (!self) return tg__null_arg("tril", "self");
+    if (tg__stub_profiled()) return fallback_tril(self, opts.diagonal);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_tril tg_kernel = (tg__kfn_tril)tg__pick_kernel(&tg__ops[TG_OP_TRIL], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_tril(self, opts.diagonal) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+static tg_tensor *fallback_tril_(tg_tensor *self, int64_t diagonal)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, diagonal);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_TRIL_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_tril__fn(tg_tensor *self, tg_tril__opts opts)
+{
+    if (!self) return tg__null_arg("tril_", "self");
+    if (tg__stub_profiled()) return fallback_tril_(self, opts.diagonal);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_tril_ tg_kernel = (tg__kfn_tril_)tg__pick_kernel(&tg__ops[TG_OP_TRIL_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_tril_(self, opts.diagonal) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.diagonal);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+static tg_tensor *fallback_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, batch1);
+    tg__box_tensor(&tg_s, batch2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BADDBMM], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_baddbmm_fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_baddbmm_opts opts)
+{
+    if (!self) return tg__null_arg("baddbmm", "self");
+    if (!batch1) return tg__null_arg("baddbmm", "batch1");
+    if (!batch2) return tg__null_arg("baddbmm", "batch2");
+    if (tg__stub_profiled()) return fallback_baddbmm(self, batch1, batch2, opts.beta, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(batch1) | tg_dispatch_tensor_keys(batch2)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_baddbmm tg_kernel = (tg__kfn_baddbmm)tg__pick_kernel(&tg__ops[TG_OP_BADDBMM], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_baddbmm(self, batch1, batch2, opts.beta, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, batch1, batch2, opts.beta, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+static tg_tensor *fallback_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, batch1);
+    tg__box_tensor(&tg_s, batch2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BADDBMM_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_baddbmm__fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_baddbmm__opts opts)
+{
+    if (!self) return tg__null_arg("baddbmm_", "self");
+    if (!batch1) return tg__null_arg("baddbmm_", "batch1");
+    if (!batch2) return tg__null_arg("baddbmm_", "batch2");
+    if (tg__stub_profiled()) return fallback_baddbmm_(self, batch1, batch2, opts.beta, opts.alpha);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(batch1) | tg_dispatch_tensor_keys(batch2)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_baddbmm_ tg_kernel = (tg__kfn_baddbmm_)tg__pick_kernel(&tg__ops[TG_OP_BADDBMM_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_baddbmm_(self, batch1, batch2, opts.beta, opts.alpha) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, batch1, batch2, opts.beta, opts.alpha);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, batch1);
+    tg__box_tensor(&tg_s, batch2);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, alpha);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_BADDBMM_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_baddbmm_out_fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_tensor *out, tg_baddbmm_out_opts opts)
+{
+    if (!self) return tg__null_arg("baddbmm", "self");
+    if (!batch1) return tg__null_arg("baddbmm", "batch1");
+    if (!batch2) return tg__null_arg("baddbmm", "batch2");
+    if (!out) return tg__null_arg("baddbmm", "out");
+    if (tg__stub_profiled()) return fallback_baddbmm_out(self, batch1, batch2, opts.beta, opts.alpha, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(batch1) | tg_dispatch_tensor_keys(batch2) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_baddbmm_out tg_kernel = (tg__kfn_baddbmm_out)tg__pick_kernel(&tg__ops[TG_OP_BADDBMM_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_baddbmm_out(self, batch1, batch2, opts.beta, opts.alpha, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, batch1, batch2, opts.beta, opts.alpha, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor */
+static tg_tensor *fallback_scaled_dot_product_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *attn_mask, double dropout_p, bool is_causal, tg_opt_float scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, query);
+    tg__box_tensor(&tg_s, key);
+    tg__box_tensor(&tg_s, value);
+    tg__box_opt_tensor(&tg_s, attn_mask);
+    tg__box_double(&tg_s, dropout_p);
+    tg__box_bool(&tg_s, is_causal);
+    tg__box_opt_double(&tg_s, scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SCALED_DOT_PRODUCT_ATTENTION], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_scaled_dot_product_attention_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_scaled_dot_product_attention_opts opts)
+{
+    if (!query) return tg__null_arg("scaled_dot_product_attention", "query");
+    if (!key) return tg__null_arg("scaled_dot_product_attention", "key");
+    if (!value) return tg__null_arg("scaled_dot_product_attention", "value");
+    if (tg__stub_profiled()) return fallback_scaled_dot_product_attention(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.scale);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(query) | tg_dispatch_tensor_keys(key) | tg_dispatch_tensor_keys(value) | tg__opt_keys(opts.attn_mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_scaled_dot_product_attention tg_kernel = (tg__kfn_scaled_dot_product_attention)tg__pick_kernel(&tg__ops[TG_OP_SCALED_DOT_PRODUCT_ATTENTION], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_scaled_dot_product_attention(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.scale) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.scale);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* _scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None) -> (Tensor, Tensor) */
+static tg_tensors2 fallback__scaled_dot_product_attention_math(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *attn_mask, double dropout_p, bool is_causal, tg_tensor *dropout_mask, tg_opt_float scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, query);
+    tg__box_tensor(&tg_s, key);
+    tg__box_tensor(&tg_s, value);
+    tg__box_opt_tensor(&tg_s, attn_mask);
+    tg__box_double(&tg_s, dropout_p);
+    tg__box_bool(&tg_s, is_causal);
+    tg__box_opt_tensor(&tg_s, dropout_mask);
+    tg__box_opt_double(&tg_s, scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_ATTENTION_MATH], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_tensors2){ 0 };
+    }
+    return (tg_tensors2){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_tensors2 tg__scaled_dot_product_attention_math_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg__scaled_dot_product_attention_math_opts opts)
+{
+    if (!query) { tg__null_arg("_scaled_dot_product_attention_math", "query"); return (tg_tensors2){ 0 }; }
+    if (!key) { tg__null_arg("_scaled_dot_product_attention_math", "key"); return (tg_tensors2){ 0 }; }
+    if (!value) { tg__null_arg("_scaled_dot_product_attention_math", "value"); return (tg_tensors2){ 0 }; }
+    if (tg__stub_profiled()) return fallback__scaled_dot_product_attention_math(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.dropout_mask, opts.scale);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(query) | tg_dispatch_tensor_keys(key) | tg_dispatch_tensor_keys(value) | tg__opt_keys(opts.attn_mask) | tg__opt_keys(opts.dropout_mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__scaled_dot_product_attention_math tg_kernel = (tg__kfn__scaled_dot_product_attention_math)tg__pick_kernel(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_ATTENTION_MATH], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__scaled_dot_product_attention_math(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.dropout_mask, opts.scale) : (tg_tensors2){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_tensors2 tg_r = tg_kernel(query, key, value, opts.attn_mask, opts.dropout_p, opts.is_causal, opts.dropout_mask, opts.scale);
+    tg_scope_resume(tg_sc);
+    tg_r.r0 = tg__track_result(tg_r.r0);
+    tg_r.r1 = tg__track_result(tg_r.r1);
+    return tg_r;
+}
+
+/* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
+static tg_output_logsumexp fallback__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, query);
+    tg__box_tensor(&tg_s, key);
+    tg__box_tensor(&tg_s, value);
+    tg__box_double(&tg_s, dropout_p);
+    tg__box_bool(&tg_s, is_causal);
+    tg__box_opt_tensor(&tg_s, attn_mask);
+    tg__box_opt_double(&tg_s, scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_output_logsumexp){ 0 };
+    }
+    return (tg_output_logsumexp){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_output_logsumexp tg__scaled_dot_product_fused_attention_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg__scaled_dot_product_fused_attention_opts opts)
+{
+    if (!query) { tg__null_arg("_scaled_dot_product_fused_attention", "query"); return (tg_output_logsumexp){ 0 }; }
+    if (!key) { tg__null_arg("_scaled_dot_product_fused_attention", "key"); return (tg_output_logsumexp){ 0 }; }
+    if (!value) { tg__null_arg("_scaled_dot_product_fused_attention", "value"); return (tg_output_logsumexp){ 0 }; }
+    if (tg__stub_profiled()) return fallback__scaled_dot_product_fused_attention(query, key, value, opts.dropout_p, opts.is_causal, opts.attn_mask, opts.scale);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(query) | tg_dispatch_tensor_keys(key) | tg_dispatch_tensor_keys(value) | tg__opt_keys(opts.attn_mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__scaled_dot_product_fused_attention tg_kernel = (tg__kfn__scaled_dot_product_fused_attention)tg__pick_kernel(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__scaled_dot_product_fused_attention(query, key, value, opts.dropout_p, opts.is_causal, opts.attn_mask, opts.scale) : (tg_output_logsumexp){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_output_logsumexp tg_r = tg_kernel(query, key, value, opts.dropout_p, opts.is_causal, opts.attn_mask, opts.scale);
+    tg_scope_resume(tg_sc);
+    tg_r.output = tg__track_result(tg_r.output);
+    tg_r.logsumexp = tg__track_result(tg_r.logsumexp);
+    return tg_r;
+}
+
+/* _scaled_dot_product_fused_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+static tg_grad_query_grad_key_grad_value fallback__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_out);
+    tg__box_tensor(&tg_s, query);
+    tg__box_tensor(&tg_s, key);
+    tg__box_tensor(&tg_s, value);
+    tg__box_tensor(&tg_s, out);
+    tg__box_tensor(&tg_s, logsumexp);
+    tg__box_double(&tg_s, dropout_p);
+    tg__box_bool(&tg_s, is_causal);
+    tg__box_opt_tensor(&tg_s, attn_mask);
+    tg__box_opt_double(&tg_s, scale);
+    if (tg_call_boxed_op(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    }
+    return (tg_grad_query_grad_key_grad_value){ tg__boxed_result_tensor(&tg_s, 3, 0), tg__boxed_result_tensor(&tg_s, 3, 1), tg__boxed_result_tensor(&tg_s, 3, 2) };
+}
+
+tg_grad_query_grad_key_grad_value tg__scaled_dot_product_fused_attention_backward_fn(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg__scaled_dot_product_fused_attention_backward_opts opts)
+{
+    if (!grad_out) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "grad_out"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (!query) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "query"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (!key) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "key"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (!value) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "value"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (!out) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "out"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (!logsumexp) { tg__null_arg("_scaled_dot_product_fused_attention_backward", "logsumexp"); return (tg_grad_query_grad_key_grad_value){ 0 }; }
+    if (tg__stub_profiled()) return fallback__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, opts.attn_mask, opts.scale);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_out) | tg_dispatch_tensor_keys(query) | tg_dispatch_tensor_keys(key) | tg_dispatch_tensor_keys(value) | tg_dispatch_tensor_keys(out) | tg_dispatch_tensor_keys(logsumexp) | tg__opt_keys(opts.attn_mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn__scaled_dot_product_fused_attention_backward tg_kernel = (tg__kfn__scaled_dot_product_fused_attention_backward)tg__pick_kernel(&tg__ops[TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, opts.attn_mask, opts.scale) : (tg_grad_query_grad_key_grad_value){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_grad_query_grad_key_grad_value tg_r = tg_kernel(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, opts.attn_mask, opts.scale);
+    tg_scope_resume(tg_sc);
+    tg_r.grad_query = tg__track_result(tg_r.grad_query);
+    tg_r.grad_key = tg__track_result(tg_r.grad_key);
+    tg_r.grad_value = tg__track_result(tg_r.grad_value);
+    return tg_r;
+}
+
 /* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 static tg_tensor *fallback_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
 {

@@ -351,6 +351,23 @@ typedef enum tg_op {
     TG_OP_EMBEDDING_DENSE_BACKWARD,   /* embedding_dense_backward */
     TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD,   /* embedding_dense_double_backward */
     TG_OP_ONE_HOT,   /* one_hot */
+    TG_OP_MASKED_FILL_SCALAR_,   /* masked_fill_.Scalar */
+    TG_OP_MASKED_FILL_SCALAR,   /* masked_fill.Scalar */
+    TG_OP_MASKED_FILL_,   /* masked_fill_.Tensor */
+    TG_OP_MASKED_FILL,   /* masked_fill.Tensor */
+    TG_OP_TRIU_OUT,   /* triu.out */
+    TG_OP_TRIU,   /* triu */
+    TG_OP_TRIU_,   /* triu_ */
+    TG_OP_TRIL_OUT,   /* tril.out */
+    TG_OP_TRIL,   /* tril */
+    TG_OP_TRIL_,   /* tril_ */
+    TG_OP_BADDBMM,   /* baddbmm */
+    TG_OP_BADDBMM_,   /* baddbmm_ */
+    TG_OP_BADDBMM_OUT,   /* baddbmm.out */
+    TG_OP_SCALED_DOT_PRODUCT_ATTENTION,   /* scaled_dot_product_attention */
+    TG_OP__SCALED_DOT_PRODUCT_ATTENTION_MATH,   /* _scaled_dot_product_attention_math */
+    TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION,   /* _scaled_dot_product_fused_attention */
+    TG_OP__SCALED_DOT_PRODUCT_FUSED_ATTENTION_BACKWARD,   /* _scaled_dot_product_fused_attention_backward */
     TG_OP_CUMSUM_OUT,   /* cumsum.out */
     TG_OP_CUMSUM,   /* cumsum */
     TG_OP_CUMSUM_,   /* cumsum_ */
@@ -600,6 +617,14 @@ typedef enum tg_op {
 #include "ops/embedding_dense_backward.h"
 #include "ops/embedding_dense_double_backward.h"
 #include "ops/one_hot.h"
+#include "ops/masked_fill.h"
+#include "ops/triu.h"
+#include "ops/tril.h"
+#include "ops/baddbmm.h"
+#include "ops/scaled_dot_product_attention.h"
+#include "ops/_scaled_dot_product_attention_math.h"
+#include "ops/_scaled_dot_product_fused_attention.h"
+#include "ops/_scaled_dot_product_fused_attention_backward.h"
 #include "ops/cumsum.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum_backward.h"

@@ -98,6 +98,12 @@
 #include "kernels/native_layer_norm_backward.h"
 #include "kernels/embedding.h"
 #include "kernels/embedding_dense_backward.h"
+#include "kernels/masked_fill.h"
+#include "kernels/triu.h"
+#include "kernels/tril.h"
+#include "kernels/baddbmm.h"
+#include "kernels/_scaled_dot_product_fused_attention.h"
+#include "kernels/_scaled_dot_product_fused_attention_backward.h"
 #include "kernels/cumsum.h"
 #include "kernels/cumprod.h"
 #include "kernels/flip.h"
@@ -593,6 +599,42 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+tg_tensor *tg__structured_cuda_triu(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cuda_triu_out(self, diagonal, NULL);
+}
+
+/* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_triu_(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cuda_triu_out(self, diagonal, self);
+}
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+tg_tensor *tg__structured_cuda_tril(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cuda_tril_out(self, diagonal, NULL);
+}
+
+/* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_tril_(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cuda_tril_out(self, diagonal, self);
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__structured_cuda_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    return tg__cuda_baddbmm_out(self, batch1, batch2, beta, alpha, NULL);
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    return tg__cuda_baddbmm_out(self, batch1, batch2, beta, alpha, self);
+}
+
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__structured_cuda_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
@@ -920,6 +962,19 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "native_layer_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_layer_norm_backward },
     { "embedding", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding },
     { "embedding_dense_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding_dense_backward },
+    { "masked_fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_masked_fill__scalar },
+    { "masked_fill_.Tensor", TG_KEY_CUDA, (tg_fnptr)tg__cuda_masked_fill__tensor },
+    { "triu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_triu_out },
+    { "triu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_triu },
+    { "triu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_triu_ },
+    { "tril.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_tril_out },
+    { "tril", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_tril },
+    { "tril_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_tril_ },
+    { "baddbmm", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_baddbmm },
+    { "baddbmm_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_baddbmm_ },
+    { "baddbmm.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_baddbmm_out },
+    { "_scaled_dot_product_fused_attention", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scaled_dot_product_fused_attention },
+    { "_scaled_dot_product_fused_attention_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_scaled_dot_product_fused_attention_backward },
     { "cumsum.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_cumsum_out },
     { "cumsum", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum },
     { "cumsum_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_cumsum_ },
@@ -970,4 +1025,4 @@ static const tg_kernel_entry cuda_kernels[] = {
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 221 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 234 };

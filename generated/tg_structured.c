@@ -73,6 +73,9 @@
 #include "kernels/hardswish.h"
 #include "kernels/hardsigmoid.h"
 #include "kernels/elu.h"
+#include "kernels/triu.h"
+#include "kernels/tril.h"
+#include "kernels/baddbmm.h"
 #include "kernels/cumsum.h"
 #include "kernels/cumprod.h"
 #include "kernels/gather.h"
@@ -558,6 +561,42 @@ tg_tensor *tg__structured_cpu_elu(tg_tensor *self, double alpha, double scale, d
 tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
+}
+
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+tg_tensor *tg__structured_cpu_triu(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cpu_triu_out(self, diagonal, NULL);
+}
+
+/* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_triu_(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cpu_triu_out(self, diagonal, self);
+}
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+tg_tensor *tg__structured_cpu_tril(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cpu_tril_out(self, diagonal, NULL);
+}
+
+/* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_tril_(tg_tensor *self, int64_t diagonal)
+{
+    return tg__cpu_tril_out(self, diagonal, self);
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+tg_tensor *tg__structured_cpu_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    return tg__cpu_baddbmm_out(self, batch1, batch2, beta, alpha, NULL);
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    return tg__cpu_baddbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
