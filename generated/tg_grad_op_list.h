@@ -149,6 +149,17 @@
     X(elu, "elu") \
     X(elu_, "elu_") \
     X(elu_backward, "elu_backward") \
+    X(gelu_, "gelu_") \
+    X(gelu, "gelu") \
+    X(gelu_backward, "gelu_backward") \
+    X(silu, "silu") \
+    X(silu_, "silu_") \
+    X(silu_backward, "silu_backward") \
+    X(mish, "mish") \
+    X(mish_, "mish_") \
+    X(mish_backward, "mish_backward") \
+    X(softplus, "softplus") \
+    X(softplus_backward, "softplus_backward") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -191,6 +191,15 @@
 #include "kernels/elu_backward.h"
 #include "kernels/elu_double_backward.h"
 #include "kernels/feature_dropout.h"
+#include "kernels/gelu.h"
+#include "kernels/gelu_backward.h"
+#include "kernels/gelu_double_backward.h"
+#include "kernels/silu.h"
+#include "kernels/silu_backward.h"
+#include "kernels/mish.h"
+#include "kernels/mish_backward.h"
+#include "kernels/softplus.h"
+#include "kernels/softplus_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -519,6 +528,25 @@ int tg__boxed_elu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_backwar
 int tg__boxed_elu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* elu_double_backward */
 int tg__boxed_feature_dropout(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout */
 int tg__boxed_feature_dropout_(tg_fnptr kernel, tg_boxed_stack *s);   /* feature_dropout_ */
+int tg__boxed_gelu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu.out */
+int tg__boxed_gelu_(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_ */
+int tg__boxed_gelu(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu */
+int tg__boxed_gelu_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_backward.grad_input */
+int tg__boxed_gelu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_backward */
+int tg__boxed_gelu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_double_backward */
+int tg__boxed_silu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* silu.out */
+int tg__boxed_silu(tg_fnptr kernel, tg_boxed_stack *s);   /* silu */
+int tg__boxed_silu_(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_ */
+int tg__boxed_silu_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_backward.grad_input */
+int tg__boxed_silu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_backward */
+int tg__boxed_mish_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mish.out */
+int tg__boxed_mish(tg_fnptr kernel, tg_boxed_stack *s);   /* mish */
+int tg__boxed_mish_(tg_fnptr kernel, tg_boxed_stack *s);   /* mish_ */
+int tg__boxed_mish_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* mish_backward */
+int tg__boxed_softplus_out(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus.out */
+int tg__boxed_softplus(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus */
+int tg__boxed_softplus_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward.grad_input */
+int tg__boxed_softplus_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

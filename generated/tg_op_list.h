@@ -324,6 +324,25 @@
     X(elu_double_backward, "elu_double_backward") \
     X(feature_dropout, "feature_dropout") \
     X(feature_dropout_, "feature_dropout_") \
+    X(gelu_out, "gelu.out") \
+    X(gelu_, "gelu_") \
+    X(gelu, "gelu") \
+    X(gelu_backward_grad_input, "gelu_backward.grad_input") \
+    X(gelu_backward, "gelu_backward") \
+    X(gelu_double_backward, "gelu_double_backward") \
+    X(silu_out, "silu.out") \
+    X(silu, "silu") \
+    X(silu_, "silu_") \
+    X(silu_backward_grad_input, "silu_backward.grad_input") \
+    X(silu_backward, "silu_backward") \
+    X(mish_out, "mish.out") \
+    X(mish, "mish") \
+    X(mish_, "mish_") \
+    X(mish_backward, "mish_backward") \
+    X(softplus_out, "softplus.out") \
+    X(softplus, "softplus") \
+    X(softplus_backward_grad_input, "softplus_backward.grad_input") \
+    X(softplus_backward, "softplus_backward") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -426,6 +445,14 @@
     X(hardsigmoid_backward, "hardsigmoid_backward") \
     X(elu_out, "elu.out") \
     X(elu_backward, "elu_backward") \
+    X(gelu_out, "gelu.out") \
+    X(gelu_backward_grad_input, "gelu_backward.grad_input") \
+    X(silu_out, "silu.out") \
+    X(silu_backward_grad_input, "silu_backward.grad_input") \
+    X(mish_out, "mish.out") \
+    X(mish_backward, "mish_backward") \
+    X(softplus_out, "softplus.out") \
+    X(softplus_backward_grad_input, "softplus_backward.grad_input") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

@@ -341,6 +341,25 @@ typedef enum tg_op {
     TG_OP_ELU_DOUBLE_BACKWARD,   /* elu_double_backward */
     TG_OP_FEATURE_DROPOUT,   /* feature_dropout */
     TG_OP_FEATURE_DROPOUT_,   /* feature_dropout_ */
+    TG_OP_GELU_OUT,   /* gelu.out */
+    TG_OP_GELU_,   /* gelu_ */
+    TG_OP_GELU,   /* gelu */
+    TG_OP_GELU_BACKWARD_GRAD_INPUT,   /* gelu_backward.grad_input */
+    TG_OP_GELU_BACKWARD,   /* gelu_backward */
+    TG_OP_GELU_DOUBLE_BACKWARD,   /* gelu_double_backward */
+    TG_OP_SILU_OUT,   /* silu.out */
+    TG_OP_SILU,   /* silu */
+    TG_OP_SILU_,   /* silu_ */
+    TG_OP_SILU_BACKWARD_GRAD_INPUT,   /* silu_backward.grad_input */
+    TG_OP_SILU_BACKWARD,   /* silu_backward */
+    TG_OP_MISH_OUT,   /* mish.out */
+    TG_OP_MISH,   /* mish */
+    TG_OP_MISH_,   /* mish_ */
+    TG_OP_MISH_BACKWARD,   /* mish_backward */
+    TG_OP_SOFTPLUS_OUT,   /* softplus.out */
+    TG_OP_SOFTPLUS,   /* softplus */
+    TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT,   /* softplus_backward.grad_input */
+    TG_OP_SOFTPLUS_BACKWARD,   /* softplus_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -524,6 +543,15 @@ typedef enum tg_op {
 #include "ops/elu_backward.h"
 #include "ops/elu_double_backward.h"
 #include "ops/feature_dropout.h"
+#include "ops/gelu.h"
+#include "ops/gelu_backward.h"
+#include "ops/gelu_double_backward.h"
+#include "ops/silu.h"
+#include "ops/silu_backward.h"
+#include "ops/mish.h"
+#include "ops/mish_backward.h"
+#include "ops/softplus.h"
+#include "ops/softplus_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

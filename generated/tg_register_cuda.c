@@ -94,6 +94,14 @@
 #include "kernels/hardsigmoid_backward.h"
 #include "kernels/elu.h"
 #include "kernels/elu_backward.h"
+#include "kernels/gelu.h"
+#include "kernels/gelu_backward.h"
+#include "kernels/silu.h"
+#include "kernels/silu_backward.h"
+#include "kernels/mish.h"
+#include "kernels/mish_backward.h"
+#include "kernels/softplus.h"
+#include "kernels/softplus_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -571,6 +579,66 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_gelu_(tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_out(self, approximate, self);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cuda_gelu(tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_out(self, approximate, NULL);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cuda_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_backward_out(grad_output, self, approximate, NULL);
+}
+
+/* silu(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_silu(tg_tensor *self)
+{
+    return tg__cuda_silu_out(self, NULL);
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_silu_(tg_tensor *self)
+{
+    return tg__cuda_silu_out(self, self);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    return tg__cuda_silu_backward_out(grad_output, self, NULL);
+}
+
+/* mish(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_mish(tg_tensor *self)
+{
+    return tg__cuda_mish_out(self, NULL);
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_mish_(tg_tensor *self)
+{
+    return tg__cuda_mish_out(self, self);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+tg_tensor *tg__structured_cuda_softplus(tg_tensor *self, double beta, double threshold)
+{
+    return tg__cuda_softplus_out(self, beta, threshold, NULL);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+tg_tensor *tg__structured_cuda_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    return tg__cuda_softplus_backward_out(grad_output, self, beta, threshold, NULL);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -742,9 +810,27 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "elu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu },
     { "elu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_elu_ },
     { "elu_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_elu_backward },
+    { "gelu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gelu_out },
+    { "gelu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu_ },
+    { "gelu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu },
+    { "gelu_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gelu_backward_out },
+    { "gelu_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu_backward },
+    { "silu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_silu_out },
+    { "silu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu },
+    { "silu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu_ },
+    { "silu_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_silu_backward_out },
+    { "silu_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu_backward },
+    { "mish.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_mish_out },
+    { "mish", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_mish },
+    { "mish_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_mish_ },
+    { "mish_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_mish_backward },
+    { "softplus.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_out },
+    { "softplus", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus },
+    { "softplus_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_backward_out },
+    { "softplus_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus_backward },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 172 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 190 };

@@ -1,0 +1,76 @@
+/* Composite kernels of the language-model activations: gelu_double_backward, the autograd
+ * helper of gelu_backward's derivative (FunctionsManual's), written with differentiable
+ * operators so that it is differentiable again. The activations with kernels of their own are
+ * in kernels/cpu/activation_lm.c and kernels/cuda/activation_lm.cu.
+ *
+ * Returns a new reference, or NULL with an error recorded; intermediates are released on
+ * every path. */
+#include "tg_kutil.h"
+/* The public functions of the operators called here. */
+#include "ops/add.h"
+#include "ops/exp.h"
+#include "ops/mul.h"
+#include "ops/sub.h"
+#include "ops/tanh.h"
+/* The generated prototypes of the operators defined here (the compiler checks them). */
+#include "kernels/gelu_double_backward.h"
+#include "activation_lm_checks.h"
+#include "activation_lm_scalar.h"
+
+/* Temporaries of one call, released together at its end. */
+enum { GDB_MAX_TMPS = 32 };
+#define GDB_STEP(var, expr)           \
+    do {                              \
+        var = (expr);                 \
+        if (!var) goto done;          \
+        tmps[ntmps++] = var;          \
+    } while (0)
+
+/* ggI * gO * gelu''(input), where gelu' is gelu_backward's factor:
+ *   'none': gelu'' = pdf(x) * (2 - x^2), pdf(x) = exp(-x^2 / 2) / sqrt(2 pi);
+ *   'tanh': with u = beta * (1 + 3 kappa x^2) and t = tanh(beta * (x + kappa x^3)),
+ *           gelu'' = (1 - t^2) * (u + 3 beta kappa x^2 - x * t * u^2). */
+tg_tensor *tg__composite_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_tensor *input,
+                                              const char *approximate)
+{
+    bool tanh_approx;
+    if (tg__actlm_gelu_approximate(TG_ACTLM_GELU_BACKWARD, approximate, &tanh_approx) != 0)
+        return NULL;
+    tg_tensor *tmps[GDB_MAX_TMPS];
+    int ntmps = 0;
+    tg_tensor *result = NULL, *x2, *second, *gg;
+    GDB_STEP(x2, tg_mul(input, input));
+    if (!tanh_approx) {
+        tg_tensor *e, *pdf, *two_minus;
+        GDB_STEP(e, tg_mul_scalar(x2, -0.5));
+        GDB_STEP(e, tg_exp(e));
+        GDB_STEP(pdf, tg_mul_scalar(e, TG_GELU_PDF));
+        GDB_STEP(two_minus, tg_mul_scalar(x2, -1.0));
+        GDB_STEP(two_minus, tg_add_scalar(two_minus, 2.0));
+        GDB_STEP(second, tg_mul(pdf, two_minus));
+    } else {
+        tg_tensor *x3, *inner, *t, *t2, *one_minus_t2, *u, *u2, *xt, *xtu2, *bracket;
+        GDB_STEP(x3, tg_mul(x2, input));
+        GDB_STEP(inner, tg_mul_scalar(x3, TG_GELU_KAPPA));
+        GDB_STEP(inner, tg_add(inner, input));
+        GDB_STEP(inner, tg_mul_scalar(inner, TG_GELU_BETA));
+        GDB_STEP(t, tg_tanh(inner));
+        GDB_STEP(t2, tg_mul(t, t));
+        GDB_STEP(one_minus_t2, tg_mul_scalar(t2, -1.0));
+        GDB_STEP(one_minus_t2, tg_add_scalar(one_minus_t2, 1.0));
+        GDB_STEP(u, tg_mul_scalar(x2, 3.0 * TG_GELU_KAPPA * TG_GELU_BETA));
+        GDB_STEP(u, tg_add_scalar(u, TG_GELU_BETA));
+        GDB_STEP(u2, tg_mul(u, u));
+        GDB_STEP(xt, tg_mul(input, t));
+        GDB_STEP(xtu2, tg_mul(xt, u2));
+        GDB_STEP(bracket, tg_mul_scalar(x2, 3.0 * TG_GELU_BETA * TG_GELU_KAPPA));
+        GDB_STEP(bracket, tg_add(bracket, u));
+        GDB_STEP(bracket, tg_sub(bracket, xtu2));
+        GDB_STEP(second, tg_mul(one_minus_t2, bracket));
+    }
+    GDB_STEP(gg, tg_mul(ggI, gO));
+    result = tg_mul(gg, second);
+done:
+    for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
+    return result;
+}
