@@ -6296,6 +6296,153 @@ static void SoftplusBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SoftplusBackwardBackward0_vtable = { "SoftplusBackwardBackward0", SoftplusBackwardBackward0_apply, SoftplusBackwardBackward0_release_saved };
 
+/* ErfBackward0: erf(Tensor self) -> Tensor */
+typedef struct tg__node_ErfBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_ErfBackward0;
+
+/* self: 1.1283791670955126 * exp(-(self.pow(2))) * grad */
+static tg_tensor *ErfBackward0_self(tg__node_ErfBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_pow_scalar(s_self, (double)(INT64_C(2))))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_exp(t1))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul_scalar(t2, 1.1283791670955126))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(t3, grads[0]))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
+static int ErfBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ErfBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ErfBackward0_release_saved(tg_node *node)
+{
+    tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ErfBackward0_vtable = { "ErfBackward0", ErfBackward0_apply, ErfBackward0_release_saved };
+
+/* Log1pBackward0: log1p(Tensor self) -> Tensor */
+typedef struct tg__node_Log1pBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_Log1pBackward0;
+
+/* self: grad / (self + 1) */
+static tg_tensor *Log1pBackward0_self(tg__node_Log1pBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_add_scalar_fn(s_self, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_div(grads[0], t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int Log1pBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = Log1pBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void Log1pBackward0_release_saved(tg_node *node)
+{
+    tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable Log1pBackward0_vtable = { "Log1pBackward0", Log1pBackward0_apply, Log1pBackward0_release_saved };
+
+/* Expm1Backward0: expm1(Tensor self) -> Tensor */
+typedef struct tg__node_Expm1Backward0 {
+    tg_node base;
+    tg_saved result;
+} tg__node_Expm1Backward0;
+
+/* self: grad * (result + 1) */
+static tg_tensor *Expm1Backward0_self(tg__node_Expm1Backward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_add_scalar_fn(s_result, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_mul(grads[0], t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_result);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int Expm1Backward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = Expm1Backward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void Expm1Backward0_release_saved(tg_node *node)
+{
+    tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)node;
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable Expm1Backward0_vtable = { "Expm1Backward0", Expm1Backward0_apply, Expm1Backward0_release_saved };
+
 
 /* ---- autograd kernels ---- */
 
@@ -12790,6 +12937,255 @@ tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tens
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
+}
+
+/* erf(Tensor self) -> Tensor */
+static tg_tensor *tg__below_erf(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_erf(self);
+    tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_erf(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_erf_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_erf_(self);
+    if (tg_autograd_check_inplace("erf_", self))
+        return NULL;
+    tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_erf_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("erf", tg_in, 2))
+        return NULL;
+    return tg__below_erf_out(self, out);
+}
+
+/* log1p(Tensor self) -> Tensor */
+static tg_tensor *tg__below_log1p(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log1p(self);
+    tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_log1p(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_log1p_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log1p_(self);
+    if (tg_autograd_check_inplace("log1p_", self))
+        return NULL;
+    tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_log1p_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("log1p", tg_in, 2))
+        return NULL;
+    return tg__below_log1p_out(self, out);
+}
+
+/* expm1(Tensor self) -> Tensor */
+static tg_tensor *tg__below_expm1(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_expm1(self);
+    tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_r = tg__below_expm1(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_expm1_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_expm1_(self);
+    if (tg_autograd_check_inplace("expm1_", self))
+        return NULL;
+    tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_r = tg__below_expm1_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("expm1", tg_in, 2))
+        return NULL;
+    return tg__below_expm1_out(self, out);
 }
 
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */

@@ -5736,6 +5736,120 @@ int tg__boxed_softplus_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* erf(Tensor self) -> Tensor */
+int tg__boxed_erf(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "erf", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "erf", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_erf_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "erf_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "erf_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_erf_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "erf.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "erf.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "erf.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p(Tensor self) -> Tensor */
+int tg__boxed_log1p(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log1p", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log1p", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_log1p_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log1p_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log1p_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_log1p_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "log1p.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "log1p.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "log1p.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1(Tensor self) -> Tensor */
+int tg__boxed_expm1(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "expm1", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "expm1", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_expm1_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "expm1_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "expm1_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_expm1_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "expm1.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "expm1.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "expm1.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 int tg__boxed_sgd_step_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

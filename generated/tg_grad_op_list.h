@@ -160,6 +160,12 @@
     X(mish_backward, "mish_backward") \
     X(softplus, "softplus") \
     X(softplus_backward, "softplus_backward") \
+    X(erf, "erf") \
+    X(erf_, "erf_") \
+    X(log1p, "log1p") \
+    X(log1p_, "log1p_") \
+    X(expm1, "expm1") \
+    X(expm1_, "expm1_") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */
 
 #endif

@@ -200,6 +200,9 @@
 #include "kernels/mish_backward.h"
 #include "kernels/softplus.h"
 #include "kernels/softplus_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -547,6 +550,15 @@ int tg__boxed_softplus_out(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus.ou
 int tg__boxed_softplus(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus */
 int tg__boxed_softplus_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward.grad_input */
 int tg__boxed_softplus_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward */
+int tg__boxed_erf(tg_fnptr kernel, tg_boxed_stack *s);   /* erf */
+int tg__boxed_erf_(tg_fnptr kernel, tg_boxed_stack *s);   /* erf_ */
+int tg__boxed_erf_out(tg_fnptr kernel, tg_boxed_stack *s);   /* erf.out */
+int tg__boxed_log1p(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p */
+int tg__boxed_log1p_(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p_ */
+int tg__boxed_log1p_out(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p.out */
+int tg__boxed_expm1(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1 */
+int tg__boxed_expm1_(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1_ */
+int tg__boxed_expm1_out(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1.out */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */

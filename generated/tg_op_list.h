@@ -343,6 +343,15 @@
     X(softplus, "softplus") \
     X(softplus_backward_grad_input, "softplus_backward.grad_input") \
     X(softplus_backward, "softplus_backward") \
+    X(erf, "erf") \
+    X(erf_, "erf_") \
+    X(erf_out, "erf.out") \
+    X(log1p, "log1p") \
+    X(log1p_, "log1p_") \
+    X(log1p_out, "log1p.out") \
+    X(expm1, "expm1") \
+    X(expm1_, "expm1_") \
+    X(expm1_out, "expm1.out") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     X(add_scalar_out, "add.Scalar_out") \
@@ -453,6 +462,9 @@
     X(mish_backward, "mish_backward") \
     X(softplus_out, "softplus.out") \
     X(softplus_backward_grad_input, "softplus_backward.grad_input") \
+    X(erf_out, "erf.out") \
+    X(log1p_out, "log1p.out") \
+    X(expm1_out, "expm1.out") \
     X(sgd_step_, "sgd_step_") \
     X(adam_step_, "adam_step_") \
     /* end of TG_CUDA_OP_LIST */

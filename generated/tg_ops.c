@@ -10224,6 +10224,255 @@ tg_tensor *tg_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double 
     return tg__track_result(tg_r);
 }
 
+/* erf(Tensor self) -> Tensor */
+static tg_tensor *fallback_erf(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("erf", "self");
+    if (tg__stub_profiled()) return fallback_erf(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf tg_kernel = (tg__kfn_erf)tg__pick_kernel(&tg__ops[TG_OP_ERF], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_erf_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("erf_", "self");
+    if (tg__stub_profiled()) return fallback_erf_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf_ tg_kernel = (tg__kfn_erf_)tg__pick_kernel(&tg__ops[TG_OP_ERF_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("erf", "self");
+    if (!out) return tg__null_arg("erf", "out");
+    if (tg__stub_profiled()) return fallback_erf_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf_out tg_kernel = (tg__kfn_erf_out)tg__pick_kernel(&tg__ops[TG_OP_ERF_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p(Tensor self) -> Tensor */
+static tg_tensor *fallback_log1p(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log1p", "self");
+    if (tg__stub_profiled()) return fallback_log1p(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p tg_kernel = (tg__kfn_log1p)tg__pick_kernel(&tg__ops[TG_OP_LOG1P], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_log1p_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log1p_", "self");
+    if (tg__stub_profiled()) return fallback_log1p_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p_ tg_kernel = (tg__kfn_log1p_)tg__pick_kernel(&tg__ops[TG_OP_LOG1P_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("log1p", "self");
+    if (!out) return tg__null_arg("log1p", "out");
+    if (tg__stub_profiled()) return fallback_log1p_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p_out tg_kernel = (tg__kfn_log1p_out)tg__pick_kernel(&tg__ops[TG_OP_LOG1P_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1(Tensor self) -> Tensor */
+static tg_tensor *fallback_expm1(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("expm1", "self");
+    if (tg__stub_profiled()) return fallback_expm1(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1 tg_kernel = (tg__kfn_expm1)tg__pick_kernel(&tg__ops[TG_OP_EXPM1], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_expm1_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("expm1_", "self");
+    if (tg__stub_profiled()) return fallback_expm1_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1_ tg_kernel = (tg__kfn_expm1_)tg__pick_kernel(&tg__ops[TG_OP_EXPM1_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("expm1", "self");
+    if (!out) return tg__null_arg("expm1", "out");
+    if (tg__stub_profiled()) return fallback_expm1_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1_out tg_kernel = (tg__kfn_expm1_out)tg__pick_kernel(&tg__ops[TG_OP_EXPM1_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 static tg_tensor *fallback_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {

@@ -360,6 +360,15 @@ typedef enum tg_op {
     TG_OP_SOFTPLUS,   /* softplus */
     TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT,   /* softplus_backward.grad_input */
     TG_OP_SOFTPLUS_BACKWARD,   /* softplus_backward */
+    TG_OP_ERF,   /* erf */
+    TG_OP_ERF_,   /* erf_ */
+    TG_OP_ERF_OUT,   /* erf.out */
+    TG_OP_LOG1P,   /* log1p */
+    TG_OP_LOG1P_,   /* log1p_ */
+    TG_OP_LOG1P_OUT,   /* log1p.out */
+    TG_OP_EXPM1,   /* expm1 */
+    TG_OP_EXPM1_,   /* expm1_ */
+    TG_OP_EXPM1_OUT,   /* expm1.out */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -552,6 +561,9 @@ typedef enum tg_op {
 #include "ops/mish_backward.h"
 #include "ops/softplus.h"
 #include "ops/softplus_backward.h"
+#include "ops/erf.h"
+#include "ops/log1p.h"
+#include "ops/expm1.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 

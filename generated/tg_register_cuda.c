@@ -102,6 +102,9 @@
 #include "kernels/mish_backward.h"
 #include "kernels/softplus.h"
 #include "kernels/softplus_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -639,6 +642,42 @@ tg_tensor *tg__structured_cuda_softplus_backward(tg_tensor *grad_output, tg_tens
     return tg__cuda_softplus_backward_out(grad_output, self, beta, threshold, NULL);
 }
 
+/* erf(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_erf(tg_tensor *self)
+{
+    return tg__cuda_erf_out(self, NULL);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_erf_(tg_tensor *self)
+{
+    return tg__cuda_erf_out(self, self);
+}
+
+/* log1p(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_log1p(tg_tensor *self)
+{
+    return tg__cuda_log1p_out(self, NULL);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_log1p_(tg_tensor *self)
+{
+    return tg__cuda_log1p_out(self, self);
+}
+
+/* expm1(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_expm1(tg_tensor *self)
+{
+    return tg__cuda_expm1_out(self, NULL);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_expm1_(tg_tensor *self)
+{
+    return tg__cuda_expm1_out(self, self);
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -828,9 +867,18 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "softplus", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus },
     { "softplus_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_backward_out },
     { "softplus_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus_backward },
+    { "erf", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf },
+    { "erf_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf_ },
+    { "erf.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_erf_out },
+    { "log1p", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_log1p },
+    { "log1p_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_log1p_ },
+    { "log1p.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log1p_out },
+    { "expm1", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_expm1 },
+    { "expm1_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_expm1_ },
+    { "expm1.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_expm1_out },
     { "sgd_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sgd_step_ },
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 190 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 199 };

@@ -80,6 +80,9 @@
 #include "kernels/mish.h"
 #include "kernels/softplus.h"
 #include "kernels/softplus_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -613,6 +616,42 @@ tg_tensor *tg__structured_cpu_softplus(tg_tensor *self, double beta, double thre
 tg_tensor *tg__structured_cpu_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
     return tg__cpu_softplus_backward_out(grad_output, self, beta, threshold, NULL);
+}
+
+/* erf(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_erf(tg_tensor *self)
+{
+    return tg__cpu_erf_out(self, NULL);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_erf_(tg_tensor *self)
+{
+    return tg__cpu_erf_out(self, self);
+}
+
+/* log1p(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_log1p(tg_tensor *self)
+{
+    return tg__cpu_log1p_out(self, NULL);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_log1p_(tg_tensor *self)
+{
+    return tg__cpu_log1p_out(self, self);
+}
+
+/* expm1(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_expm1(tg_tensor *self)
+{
+    return tg__cpu_expm1_out(self, NULL);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_expm1_(tg_tensor *self)
+{
+    return tg__cpu_expm1_out(self, self);
 }
 
 /* add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!) */

@@ -66,6 +66,20 @@ GC_FN(f_mish_) { return scaled_in_place(x, y, tg_mish_); }
 GC_FN(f_mish_backward) { return scaled_backward(x, y, tg_mish_backward); }
 GC_FN(f_softplus) { return scaled(x, y, softplus_b2); }
 GC_FN(f_softplus_backward) { return scaled_backward(x, y, softplus_bw); }
+GC_FN(f_erf) { return scaled(x, y, tg_erf); }
+GC_FN(f_erf_) { return scaled_in_place(x, y, tg_erf_); }
+GC_FN(f_expm1) { return scaled(x, y, tg_expm1); }
+GC_FN(f_expm1_) { return scaled_in_place(x, y, tg_expm1_); }
+/* log1p(x), x in [-1, 1) kept above -1 by 0.75 x */
+static int shrunk(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op)(tg_tensor *))
+{
+    tg_tensor *s = tg_mul_scalar(x[0], 0.75);
+    y[0] = s ? op(s) : NULL;
+    tg_release(s);
+    return y[0] ? 1 : -1;
+}
+GC_FN(f_log1p) { return shrunk(x, y, tg_log1p); }
+GC_FN(f_log1p_) { return shrunk(x, y, tg_log1p_); }
 GC_FN(f_gelu_double_backward)
 {
     y[0] = tg_gelu_double_backward(x[0], x[1], x[2], "tanh");
@@ -98,5 +112,11 @@ static const gc_case activation_lm_cases[] = {
       f_softplus_backward,
       { REAL(3, 4), REAL(3, 4) },
       .gradgrad = true },
+    { "erf", "4 x", f_erf, { REAL(3, 4) }, .gradgrad = true },
+    { "erf_", "on 4 x", f_erf_, { REAL(3, 4) } },
+    { "log1p", "0.75 x, transposed", f_log1p, { REAL_T(3, 4) }, .gradgrad = true },
+    { "log1p_", "on 0.75 x", f_log1p_, { REAL(3, 4) } },
+    { "expm1", "4 x", f_expm1, { REAL(3, 4) }, .gradgrad = true },
+    { "expm1_", "on 4 x", f_expm1_, { REAL(3, 4) } },
 };
 GC_REGISTER(activation_lm_cases);

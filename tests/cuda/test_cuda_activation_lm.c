@@ -18,7 +18,8 @@
 #include "cuda_cmp.h"
 
 TG_CUDA_COVERS("gelu.out", "gelu_backward.grad_input", "silu.out", "silu_backward.grad_input",
-               "mish.out", "mish_backward", "softplus.out", "softplus_backward.grad_input");
+               "mish.out", "mish_backward", "softplus.out", "softplus_backward.grad_input",
+               "erf.out", "log1p.out", "expm1.out");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_activation_lm, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
@@ -71,6 +72,7 @@ static const struct {
 } un_ops[] = {
     { "gelu", u_gelu },         { "gelu tanh", u_gelu_tanh }, { "silu", tg_silu },
     { "mish", tg_mish },        { "softplus", u_softplus },   { "softplus 2, 5", u_softplus_b2 },
+    { "erf", tg_erf },          { "log1p", tg_log1p },        { "expm1", tg_expm1 },
 };
 
 static const struct {
@@ -179,8 +181,12 @@ Test(cuda_activation_lm, errors_in_place_and_out)
     tg_tensor *g = cc_rand(shape, 2, TG_FLOAT32, 1, -2, 2), *gd = cc_cuda(g);
     /* integer inputs are refused on both */
     tg_tensor *i64 = cc_rand(shape, 2, TG_INT64, 3, -5, 5), *i64d = cc_cuda(i64);
-    for (size_t i = 0; i < sizeof un_ops / sizeof un_ops[0]; i++)
+    for (size_t i = 0; i < sizeof un_ops / sizeof un_ops[0] - 3; i++)
         cl_compare(un_ops[i].fn(i64d), un_ops[i].fn(i64), TG_INT64, un_ops[i].name);
+    /* erf, log1p, expm1 compute integers in float32 */
+    cc_assert_close(tg_erf(i64d), tg_erf(i64), 1e-5, 1e-6, "erf int64");
+    cc_assert_close(tg_log1p(i64d), tg_log1p(i64), 1e-5, 1e-6, "log1p int64");
+    cc_assert_close(tg_expm1(i64d), tg_expm1(i64), 1e-5, 1e-6, "expm1 int64");
     for (size_t i = 0; i < sizeof bin_ops / sizeof bin_ops[0]; i++)
         cl_compare(bin_ops[i].fn(i64d, i64d), bin_ops[i].fn(i64, i64), TG_INT64, bin_ops[i].name);
     const char *bad = "erf";

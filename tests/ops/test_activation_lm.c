@@ -29,7 +29,8 @@
 TG_COVERS("gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input",
           "gelu_double_backward", "silu", "silu_", "silu.out", "silu_backward",
           "silu_backward.grad_input", "mish", "mish_", "mish.out", "mish_backward", "softplus",
-          "softplus.out", "softplus_backward", "softplus_backward.grad_input");
+          "softplus.out", "softplus_backward", "softplus_backward.grad_input", "erf", "erf_",
+          "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out");
 
 /* ------------------------------------------------------------------ the operators */
 
@@ -45,6 +46,10 @@ static tg_tensor *f_softplus_b2(tg_tensor *x)
 {
     return tg_softplus(x, .beta = 2.0, .threshold = 5.0);
 }
+
+static tg_tensor *f_erf(tg_tensor *x) { return tg_erf(x); }
+static tg_tensor *f_log1p(tg_tensor *x) { return tg_log1p(x); }
+static tg_tensor *f_expm1(tg_tensor *x) { return tg_expm1(x); }
 
 static tg_tensor *f_gelu_backward(tg_tensor *g, tg_tensor *x) { return tg_gelu_backward(g, x); }
 static tg_tensor *f_gelu_backward_tanh(tg_tensor *g, tg_tensor *x)
@@ -79,7 +84,8 @@ typedef struct bin_case {
 #n, f_##n, fl_##n##_f64, fl_##n##_f32 \
     }
 static const un_case un_cases[] = {
-    UN(gelu), UN(gelu_tanh), UN(silu), UN(mish), UN(softplus), UN(softplus_b2),
+    UN(gelu),        UN(gelu_tanh), UN(silu),  UN(mish),  UN(softplus),
+    UN(softplus_b2), UN(erf),       UN(log1p), UN(expm1),
 };
 static const bin_case bin_cases[] = {
     UN(gelu_backward), UN(gelu_backward_tanh), UN(silu_backward),
@@ -299,6 +305,9 @@ static const variant_case variant_cases[] = {
     { "silu", f_silu, tg_silu_, tg_silu_out },
     { "mish", f_mish, tg_mish_, tg_mish_out },
     { "softplus", f_softplus_b2, NULL, out_softplus_b2 },
+    { "erf", f_erf, tg_erf_, tg_erf_out },
+    { "log1p", f_log1p, tg_log1p_, tg_log1p_out },
+    { "expm1", f_expm1, tg_expm1_, tg_expm1_out },
 };
 
 Test(activation_lm, in_place_and_out_equal_functional)
@@ -423,6 +432,11 @@ static void check_grad(tg_tensor *(*f)(tg_tensor *x), const double *want, const 
 static tg_tensor *g_gelu_(tg_tensor *x) { return ip_gelu_tanh(tg_mul_scalar(x, 1.0)); }
 static tg_tensor *g_silu_(tg_tensor *x) { return tg_silu_(tg_mul_scalar(x, 1.0)); }
 static tg_tensor *g_mish_(tg_tensor *x) { return tg_mish_(tg_mul_scalar(x, 1.0)); }
+/* log1p(0.2 |x| - 0.5), inside its domain */
+static tg_tensor *g_log1p(tg_tensor *x)
+{
+    return tg_log1p(tg_add_scalar(tg_mul_scalar(tg_abs(x), 0.2), -0.5));
+}
 
 Test(activation_lm, gradients_match_torch)
 {
@@ -436,6 +450,43 @@ Test(activation_lm, gradients_match_torch)
     check_grad(g_gelu_, fl_grad_gelu_, "gelu_");
     check_grad(g_silu_, fl_grad_silu_, "silu_");
     check_grad(g_mish_, fl_grad_mish_, "mish_");
+    check_grad(f_erf, fl_grad_erf, "erf");
+    check_grad(g_log1p, fl_grad_log1p, "log1p");
+    check_grad(f_expm1, fl_grad_expm1, "expm1");
+    kt_assert_no_leak(live);
+}
+
+/* d<w, d<v, f(x)>/dx>/dx at 0.2 x, through the first gradients' formulas. */
+static void check_unary_second(un_fn f, const double *want, const char *what)
+{
+    tg_scope_begin();
+    tg_tensor *x0 = kt_tensor(fl_xa, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
+    tg_tensor *x = tg_tensor_set_requires_grad(tg_mul_scalar(x0, 0.2), true);
+    tg_tensor *v = kt_tensor(fl_v, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
+    tg_tensor *w = kt_tensor(fl_w, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
+    tg_tensor *y = f(x), *gx = NULL, *ggx = NULL;
+    cr_assert(y, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &gx, .grad_outputs = TG_TENSORS(v),
+                         .create_graph = true),
+                 0, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(gx), TG_TENSORS(x), &ggx, .grad_outputs = TG_TENSORS(w)), 0,
+                 "%s: %s", what, tg_last_error());
+    kt_assert_close(ggx, want, 15, GRT, GAT, what);
+    tg_scope_end();
+}
+
+Test(activation_lm, special_functions_second_order_and_integers)
+{
+    kt_live live = kt_live_now();
+    check_unary_second(f_erf, fl_gg_erf, "erf");
+    check_unary_second(f_log1p, fl_gg_log1p, "log1p");
+    check_unary_second(f_expm1, fl_gg_expm1, "expm1");
+    /* integer inputs compute in float32 */
+    tg_tensor *xi = kt_tensor(fl_xi, (int64_t[]){ 6 }, 1, TG_INT64);
+    check_values(tg_erf(xi), TG_FLOAT32, fl_erf_int, 6, "erf int64");
+    check_values(tg_log1p(xi), TG_FLOAT32, fl_log1p_int, 6, "log1p int64");
+    check_values(tg_expm1(xi), TG_FLOAT32, fl_expm1_int, 6, "expm1 int64");
+    tg_release(xi);
     kt_assert_no_leak(live);
 }
 
