@@ -6296,6 +6296,184 @@ static void SoftplusBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SoftplusBackwardBackward0_vtable = { "SoftplusBackwardBackward0", SoftplusBackwardBackward0_apply, SoftplusBackwardBackward0_release_saved };
 
+/* LogSigmoidForwardBackward0: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+typedef struct tg__node_LogSigmoidForwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved result1;
+} tg__node_LogSigmoidForwardBackward0;
+
+/* self: log_sigmoid_backward(grad, self, buffer) */
+static tg_tensor *LogSigmoidForwardBackward0_self(tg__node_LogSigmoidForwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_result1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LogSigmoidForwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSigmoidForwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogSigmoidForwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable LogSigmoidForwardBackward0_vtable = { "LogSigmoidForwardBackward0", LogSigmoidForwardBackward0_apply, LogSigmoidForwardBackward0_release_saved };
+
+/* LogSigmoidBackwardBackward0: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+typedef struct tg__node_LogSigmoidBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+    tg_saved buffer;
+} tg__node_LogSigmoidBackwardBackward0;
+
+/* grad_output: log_sigmoid_backward(grad, self, buffer) */
+static tg_tensor *LogSigmoidBackwardBackward0_grad_output(tg__node_LogSigmoidBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_buffer = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_buffer = tg_autograd_unpack(&n->buffer, &n->base))) goto done;
+    if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_buffer))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_buffer);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: grad * grad_output * (self.sigmoid() - 1) * self.sigmoid() */
+static tg_tensor *LogSigmoidBackwardBackward0_self(tg__node_LogSigmoidBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(s_self))) goto done;
+    if (!(t2 = tg_sub_scalar_fn(t1, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(t0, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sigmoid(s_self))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+static int LogSigmoidBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSigmoidBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LogSigmoidBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogSigmoidBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->buffer);
+}
+
+static const tg_node_vtable LogSigmoidBackwardBackward0_vtable = { "LogSigmoidBackwardBackward0", LogSigmoidBackwardBackward0_apply, LogSigmoidBackwardBackward0_release_saved };
+
+/* GluBackward0: glu(Tensor self, int dim=-1) -> Tensor */
+typedef struct tg__node_GluBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+} tg__node_GluBackward0;
+
+/* self: glu_backward(grad, self, dim) */
+static tg_tensor *GluBackward0_self(tg__node_GluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_glu_backward(grads[0], s_self, n->dim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GluBackward0_release_saved(tg_node *node)
+{
+    tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable GluBackward0_vtable = { "GluBackward0", GluBackward0_apply, GluBackward0_release_saved };
+
 /* ErfBackward0: erf(Tensor self) -> Tensor */
 typedef struct tg__node_ErfBackward0 {
     tg_node base;
@@ -12929,6 +13107,118 @@ tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tens
     tg_n->beta = beta;
     tg_n->threshold = threshold;
     tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+static tg_output_buffer tg__below_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_output_buffer tg_r = tg_log_sigmoid_forward(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log_sigmoid_forward(self);
+    tg__node_LogSigmoidForwardBackward0 *tg_n = (tg__node_LogSigmoidForwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidForwardBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_output_buffer){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
+    if (!tg_r.output && !tg_r.buffer) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_output_buffer){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.output))
+        tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.buffer, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+static tg_tensor *tg__below_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log_sigmoid_backward(grad_output, self, buffer);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, buffer };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    tg__node_LogSigmoidBackwardBackward0 *tg_n = (tg__node_LogSigmoidBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->buffer, buffer, false, 0);
+    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_glu_out_fn(self, out, (tg_glu_out_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("glu", tg_in, 2))
+        return NULL;
+    return tg__below_glu_out(self, dim, out);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+static tg_tensor *tg__below_glu(tg_tensor *self, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_glu_fn(self, (tg_glu_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_glu(self, dim);
+    tg__node_GluBackward0 *tg_n = (tg__node_GluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_glu(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;

@@ -5736,6 +5736,92 @@ int tg__boxed_softplus_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+int tg__boxed_log_sigmoid_forward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log_sigmoid_forward", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log_sigmoid_forward", "self", "Tensor");
+    tg_output_buffer tg_r = ((tg__kfn_log_sigmoid_forward)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.output, tg_r.buffer }, 2);
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+int tg__boxed_log_sigmoid_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "log_sigmoid_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_tensor *buffer;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "log_sigmoid_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "log_sigmoid_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &buffer)) return tg__boxed_bad_arg(tg_s, 3, 2, "log_sigmoid_backward", "buffer", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log_sigmoid_backward)tg_kernel)(grad_output, self, buffer);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log_sigmoid(Tensor self) -> Tensor */
+int tg__boxed_log_sigmoid(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log_sigmoid", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log_sigmoid", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log_sigmoid)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_glu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "glu.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "glu.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "glu.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "glu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_glu_out)tg_kernel)(self, dim, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+int tg__boxed_glu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "glu", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "glu", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "glu", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_glu)tg_kernel)(self, dim);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+int tg__boxed_glu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "glu_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "glu_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "glu_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "glu_backward", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_glu_backward)tg_kernel)(grad_output, self, dim);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* erf(Tensor self) -> Tensor */
 int tg__boxed_erf(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

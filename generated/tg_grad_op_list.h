@@ -160,6 +160,9 @@
     X(mish_backward, "mish_backward") \
     X(softplus, "softplus") \
     X(softplus_backward, "softplus_backward") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
+    X(glu, "glu") \
     X(erf, "erf") \
     X(erf_, "erf_") \
     X(log1p, "log1p") \

@@ -200,6 +200,11 @@
 #include "kernels/mish_backward.h"
 #include "kernels/softplus.h"
 #include "kernels/softplus_backward.h"
+#include "kernels/log_sigmoid_forward.h"
+#include "kernels/log_sigmoid_backward.h"
+#include "kernels/log_sigmoid.h"
+#include "kernels/glu.h"
+#include "kernels/glu_backward.h"
 #include "kernels/erf.h"
 #include "kernels/log1p.h"
 #include "kernels/expm1.h"
@@ -550,6 +555,12 @@ int tg__boxed_softplus_out(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus.ou
 int tg__boxed_softplus(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus */
 int tg__boxed_softplus_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward.grad_input */
 int tg__boxed_softplus_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward */
+int tg__boxed_log_sigmoid_forward(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid_forward */
+int tg__boxed_log_sigmoid_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid_backward */
+int tg__boxed_log_sigmoid(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid */
+int tg__boxed_glu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* glu.out */
+int tg__boxed_glu(tg_fnptr kernel, tg_boxed_stack *s);   /* glu */
+int tg__boxed_glu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* glu_backward */
 int tg__boxed_erf(tg_fnptr kernel, tg_boxed_stack *s);   /* erf */
 int tg__boxed_erf_(tg_fnptr kernel, tg_boxed_stack *s);   /* erf_ */
 int tg__boxed_erf_out(tg_fnptr kernel, tg_boxed_stack *s);   /* erf.out */

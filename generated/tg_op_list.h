@@ -343,6 +343,12 @@
     X(softplus, "softplus") \
     X(softplus_backward_grad_input, "softplus_backward.grad_input") \
     X(softplus_backward, "softplus_backward") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
+    X(log_sigmoid, "log_sigmoid") \
+    X(glu_out, "glu.out") \
+    X(glu, "glu") \
+    X(glu_backward, "glu_backward") \
     X(erf, "erf") \
     X(erf_, "erf_") \
     X(erf_out, "erf.out") \
@@ -462,6 +468,8 @@
     X(mish_backward, "mish_backward") \
     X(softplus_out, "softplus.out") \
     X(softplus_backward_grad_input, "softplus_backward.grad_input") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
     X(erf_out, "erf.out") \
     X(log1p_out, "log1p.out") \
     X(expm1_out, "expm1.out") \

@@ -10224,6 +10224,181 @@ tg_tensor *tg_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double 
     return tg__track_result(tg_r);
 }
 
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+static tg_output_buffer fallback_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID_FORWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_output_buffer){ 0 };
+    }
+    return (tg_output_buffer){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_output_buffer tg_log_sigmoid_forward(tg_tensor *self)
+{
+    if (!self) { tg__null_arg("log_sigmoid_forward", "self"); return (tg_output_buffer){ 0 }; }
+    if (tg__stub_profiled()) return fallback_log_sigmoid_forward(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid_forward tg_kernel = (tg__kfn_log_sigmoid_forward)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID_FORWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid_forward(self) : (tg_output_buffer){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_output_buffer tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    tg_r.output = tg__track_result(tg_r.output);
+    tg_r.buffer = tg__track_result(tg_r.buffer);
+    return tg_r;
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+static tg_tensor *fallback_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, buffer);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    if (!grad_output) return tg__null_arg("log_sigmoid_backward", "grad_output");
+    if (!self) return tg__null_arg("log_sigmoid_backward", "self");
+    if (!buffer) return tg__null_arg("log_sigmoid_backward", "buffer");
+    if (tg__stub_profiled()) return fallback_log_sigmoid_backward(grad_output, self, buffer);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(buffer)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid_backward tg_kernel = (tg__kfn_log_sigmoid_backward)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid_backward(grad_output, self, buffer) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, buffer);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log_sigmoid(Tensor self) -> Tensor */
+static tg_tensor *fallback_log_sigmoid(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log_sigmoid(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log_sigmoid", "self");
+    if (tg__stub_profiled()) return fallback_log_sigmoid(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid tg_kernel = (tg__kfn_log_sigmoid)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_out_fn(tg_tensor *self, tg_tensor *out, tg_glu_out_opts opts)
+{
+    if (!self) return tg__null_arg("glu", "self");
+    if (!out) return tg__null_arg("glu", "out");
+    if (tg__stub_profiled()) return fallback_glu_out(self, opts.dim, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu_out tg_kernel = (tg__kfn_glu_out)tg__pick_kernel(&tg__ops[TG_OP_GLU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu_out(self, opts.dim, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+static tg_tensor *fallback_glu(tg_tensor *self, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_fn(tg_tensor *self, tg_glu_opts opts)
+{
+    if (!self) return tg__null_arg("glu", "self");
+    if (tg__stub_profiled()) return fallback_glu(self, opts.dim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu tg_kernel = (tg__kfn_glu)tg__pick_kernel(&tg__ops[TG_OP_GLU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu(self, opts.dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+static tg_tensor *fallback_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
+{
+    if (!grad_output) return tg__null_arg("glu_backward", "grad_output");
+    if (!self) return tg__null_arg("glu_backward", "self");
+    if (tg__stub_profiled()) return fallback_glu_backward(grad_output, self, dim);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu_backward tg_kernel = (tg__kfn_glu_backward)tg__pick_kernel(&tg__ops[TG_OP_GLU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu_backward(grad_output, self, dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* erf(Tensor self) -> Tensor */
 static tg_tensor *fallback_erf(tg_tensor *self)
 {

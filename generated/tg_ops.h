@@ -360,6 +360,12 @@ typedef enum tg_op {
     TG_OP_SOFTPLUS,   /* softplus */
     TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT,   /* softplus_backward.grad_input */
     TG_OP_SOFTPLUS_BACKWARD,   /* softplus_backward */
+    TG_OP_LOG_SIGMOID_FORWARD,   /* log_sigmoid_forward */
+    TG_OP_LOG_SIGMOID_BACKWARD,   /* log_sigmoid_backward */
+    TG_OP_LOG_SIGMOID,   /* log_sigmoid */
+    TG_OP_GLU_OUT,   /* glu.out */
+    TG_OP_GLU,   /* glu */
+    TG_OP_GLU_BACKWARD,   /* glu_backward */
     TG_OP_ERF,   /* erf */
     TG_OP_ERF_,   /* erf_ */
     TG_OP_ERF_OUT,   /* erf.out */
@@ -561,6 +567,11 @@ typedef enum tg_op {
 #include "ops/mish_backward.h"
 #include "ops/softplus.h"
 #include "ops/softplus_backward.h"
+#include "ops/log_sigmoid_forward.h"
+#include "ops/log_sigmoid_backward.h"
+#include "ops/log_sigmoid.h"
+#include "ops/glu.h"
+#include "ops/glu_backward.h"
 #include "ops/erf.h"
 #include "ops/log1p.h"
 #include "ops/expm1.h"

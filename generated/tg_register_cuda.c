@@ -102,6 +102,8 @@
 #include "kernels/mish_backward.h"
 #include "kernels/softplus.h"
 #include "kernels/softplus_backward.h"
+#include "kernels/log_sigmoid_forward.h"
+#include "kernels/log_sigmoid_backward.h"
 #include "kernels/erf.h"
 #include "kernels/log1p.h"
 #include "kernels/expm1.h"
@@ -867,6 +869,8 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "softplus", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus },
     { "softplus_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_backward_out },
     { "softplus_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus_backward },
+    { "log_sigmoid_forward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log_sigmoid_forward },
+    { "log_sigmoid_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log_sigmoid_backward },
     { "erf", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf },
     { "erf_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf_ },
     { "erf.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_erf_out },
@@ -881,4 +885,4 @@ static const tg_kernel_entry cuda_kernels[] = {
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 199 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 201 };

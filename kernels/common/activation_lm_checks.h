@@ -22,6 +22,8 @@ typedef enum tg_actlm_op {
     TG_ACTLM_MISH_BACKWARD,
     TG_ACTLM_SOFTPLUS,
     TG_ACTLM_SOFTPLUS_BACKWARD,
+    TG_ACTLM_LOG_SIGMOID,
+    TG_ACTLM_LOG_SIGMOID_BACKWARD,
     TG_ACTLM_NOPS
 } tg_actlm_op;
 
@@ -30,6 +32,7 @@ static inline const char *tg__actlm_name(tg_actlm_op op)
     static const char *const names[TG_ACTLM_NOPS] = {
         "gelu", "gelu_backward", "silu",     "silu_backward",
         "mish", "mish_backward", "softplus", "softplus_backward",
+        "log_sigmoid_forward", "log_sigmoid_backward",
     };
     return names[op];
 }
@@ -40,10 +43,12 @@ static inline const char *tg__actlm_kernel_name(tg_actlm_op op, bool cuda)
     static const char *const cpu[TG_ACTLM_NOPS] = {
         "GeluKernelImpl", "GeluBackwardKernelImpl", "silu_cpu",     "silu_backward_cpu",
         "mish_cpu",       "mish_backward_cpu",      "softplus_cpu", "softplus_backward_cpu",
+        "log_sigmoid_cpu", "log_sigmoid_backward_cpu",
     };
     static const char *const gpu[TG_ACTLM_NOPS] = {
         "GeluCUDAKernelImpl", "GeluBackwardCUDAKernelImpl", "silu_cuda",     "silu_backward_cuda",
         "mish_cuda",          "mish_backward_cuda",         "softplus_cuda", "softplus_backward_cuda",
+        "log_sigmoid_forward_cuda", "log_sigmoid_backward_cuda",
     };
     return cuda ? gpu[op] : cpu[op];
 }
@@ -99,6 +104,29 @@ static inline int tg__actlm_binary_iter_build(tg_iter *it, tg_actlm_op op, int f
         tg__iter_abort(it);
         return -1;
     }
+    return 0;
+}
+
+/* glu's checks (PyTorch 1.13's order): no scalars, dim in range (wrapped into *wrapped), an
+ * even size along it, a floating dtype ("glu_cpu" / "glu_cuda" otherwise). */
+static inline int tg__actlm_glu_check(const char *op, const tg_tensor *self, int64_t dim,
+                                      int64_t *wrapped)
+{
+    const int64_t n = self->ndim;
+    if (n == 0) return tg__fail(op, "glu does not support scalars because halving size must be even");
+    if (dim < -n || dim >= n)
+        return tg__fail(op,
+                        "Dimension out of range (expected to be in range of [%lld, %lld], but got "
+                        "%lld)",
+                        (long long)-n, (long long)(n - 1), (long long)dim);
+    *wrapped = dim < 0 ? dim + n : dim;
+    if (self->sizes[*wrapped] % 2 != 0)
+        return tg__fail(op, "Halving dimension must be even, but dimension %lld is size %lld",
+                        (long long)*wrapped, (long long)self->sizes[*wrapped]);
+    if (!tg_dtype_is_floating(self->dtype))
+        return tg__fail(op, "\"%s\" not implemented for '%s'",
+                        self->device.type == TG_CUDA ? "glu_cuda" : "glu_cpu",
+                        tg__dtype_torch_name(self->dtype));
     return 0;
 }
 

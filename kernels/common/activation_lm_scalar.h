@@ -117,4 +117,30 @@ TG_PW double tg__pw_softplus_backward_f64(double g, double x, double beta, doubl
     return x * beta > threshold ? g : g * z / (z + 1.0);
 }
 
+/* log_sigmoid_forward: output = min(x, 0) - log1p(b), buffer b = e^-|x|; log_sigmoid_backward:
+ * g * (max_deriv - sign * b / (1 + b)) with max_deriv = 1, sign = 1 where x < 0, else 0, -1
+ * (= g * sigmoid(-x)). NaN stays NaN (through b). */
+TG_PW float tg__pw_log_sigmoid_buffer_f32(float x) { return expf(-fabsf(x)); }
+TG_PW double tg__pw_log_sigmoid_buffer_f64(double x) { return exp(-fabs(x)); }
+TG_PW float tg__pw_log_sigmoid_f32(float x)
+{
+    return (x < 0.0f ? x : 0.0f) - log1pf(expf(-fabsf(x)));
+}
+TG_PW double tg__pw_log_sigmoid_f64(double x)
+{
+    return (x < 0.0 ? x : 0.0) - log1p(exp(-fabs(x)));
+}
+TG_PW float tg__pw_log_sigmoid_backward_f32(float g, float x)
+{
+    const bool neg = x < 0.0f;
+    const float b = expf(-fabsf(x));
+    return ((neg ? 1.0f : 0.0f) - (neg ? 1.0f : -1.0f) * (b / (1.0f + b))) * g;
+}
+TG_PW double tg__pw_log_sigmoid_backward_f64(double g, double x)
+{
+    const bool neg = x < 0.0;
+    const double b = exp(-fabs(x));
+    return ((neg ? 1.0 : 0.0) - (neg ? 1.0 : -1.0) * (b / (1.0 + b))) * g;
+}
+
 #endif

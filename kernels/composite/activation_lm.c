@@ -1,19 +1,29 @@
 /* Composite kernels of the language-model activations: gelu_double_backward, the autograd
  * helper of gelu_backward's derivative (FunctionsManual's), written with differentiable
- * operators so that it is differentiable again. The activations with kernels of their own are
- * in kernels/cpu/activation_lm.c and kernels/cuda/activation_lm.cu.
+ * operators so that it is differentiable again; log_sigmoid (the output of
+ * log_sigmoid_forward); glu and glu_backward (slices of self, sigmoid and products, on any
+ * device). The activations with kernels of their own are in kernels/cpu/activation_lm.c and
+ * kernels/cuda/activation_lm.cu.
  *
  * Returns a new reference, or NULL with an error recorded; intermediates are released on
  * every path. */
 #include "tg_kutil.h"
 /* The public functions of the operators called here. */
 #include "ops/add.h"
+#include "ops/cat.h"
+#include "ops/log_sigmoid_forward.h"
+#include "ops/sigmoid.h"
+#include "ops/slice.h"
 #include "ops/exp.h"
 #include "ops/mul.h"
 #include "ops/sub.h"
 #include "ops/tanh.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/gelu_double_backward.h"
+#include "kernels/glu.h"
+#include "kernels/glu_backward.h"
+#include "kernels/log_sigmoid.h"
+#include "composite_util.h"
 #include "activation_lm_checks.h"
 #include "activation_lm_scalar.h"
 
@@ -70,6 +80,79 @@ tg_tensor *tg__composite_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_
     }
     GDB_STEP(gg, tg_mul(ggI, gO));
     result = tg_mul(gg, second);
+done:
+    for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
+    return result;
+}
+
+/* ------------------------------------------------------------------ log_sigmoid */
+
+tg_tensor *tg__composite_log_sigmoid(tg_tensor *self)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(self);
+    tg_release(r.buffer);
+    return r.output;
+}
+
+/* ------------------------------------------------------------------ glu */
+
+/* The halves a = self[..., :h, ...] and b = self[..., h:, ...] along dim (views), and
+ * s = sigmoid(b); 0, or -1 with the error recorded and nothing held. */
+static int glu_parts(const char *op, tg_tensor *self, int64_t dim, int64_t *d, tg_tensor **a,
+                     tg_tensor **s)
+{
+    if (tg__actlm_glu_check(op, self, dim, d) != 0) return -1;
+    const int64_t h = self->sizes[*d] / 2;
+    *a = tg_slice(self, .dim = *d, .start = { true, 0 }, .end = { true, h });
+    tg_tensor *b = *a ? tg_slice(self, .dim = *d, .start = { true, h }, .end = { true, 2 * h })
+                      : NULL;
+    *s = b ? tg__then(b, tg_sigmoid(b)) : NULL;
+    if (!*s) {
+        tg_release(*a);
+        return -1;
+    }
+    return 0;
+}
+
+tg_tensor *tg__composite_glu(tg_tensor *self, int64_t dim)
+{
+    int64_t d;
+    tg_tensor *a, *s;
+    if (glu_parts("glu", self, dim, &d, &a, &s) != 0) return NULL;
+    return tg__then2(a, s, tg_mul(a, s));
+}
+
+tg_tensor *tg__composite_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    int64_t d;
+    tg_tensor *a, *s;
+    if (glu_parts("glu", self, dim, &d, &a, &s) != 0) return NULL;
+    if (out->dtype != self->dtype) {
+        tg_release(a);
+        tg_release(s);
+        return tg__error("glu", "Found dtype %s but expected %s",
+                         tg__dtype_torch_name(out->dtype), tg__dtype_torch_name(self->dtype));
+    }
+    return tg__then2(a, s, tg_mul_out(a, s, out));
+}
+
+/* d/da = grad_output * s, d/db = grad_output * a * s * (1 - s), concatenated along dim. */
+tg_tensor *tg__composite_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
+{
+    int64_t d;
+    tg_tensor *a, *s;
+    if (glu_parts("glu_backward", self, dim, &d, &a, &s) != 0) return NULL;
+    tg_tensor *tmps[GDB_MAX_TMPS];
+    int ntmps = 0;
+    tg_tensor *result = NULL, *ga, *one_minus, *gb;
+    tmps[ntmps++] = a;
+    tmps[ntmps++] = s;
+    GDB_STEP(ga, tg_mul(grad_output, s));
+    GDB_STEP(one_minus, tg_mul_scalar(s, -1.0));
+    GDB_STEP(one_minus, tg_add_scalar(one_minus, 1.0));
+    GDB_STEP(gb, tg_mul(ga, a));
+    GDB_STEP(gb, tg_mul(gb, one_minus));
+    result = tg_cat(TG_TENSORS(ga, gb), .dim = d);
 done:
     for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
     return result;

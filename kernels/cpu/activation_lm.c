@@ -21,6 +21,8 @@
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/gelu.h"
 #include "kernels/gelu_backward.h"
+#include "kernels/log_sigmoid_backward.h"
+#include "kernels/log_sigmoid_forward.h"
 #include "kernels/mish.h"
 #include "kernels/mish_backward.h"
 #include "kernels/silu.h"
@@ -131,6 +133,12 @@ ACTLM_UNARY_LOOP(mish_loop, tg__pw_mish_f32(x), tg__pw_mish_f64(x))
 ACTLM_UNARY_LOOP(softplus_loop, tg__pw_softplus_f32(x, p[0], p[1]),
                  tg__pw_softplus_f64(x, q[0], q[1]))
 
+ACTLM_UNARY_LOOP(log_sigmoid_loop, tg__pw_log_sigmoid_f32(x), tg__pw_log_sigmoid_f64(x))
+ACTLM_UNARY_LOOP(log_sigmoid_buffer_loop, tg__pw_log_sigmoid_buffer_f32(x),
+                 tg__pw_log_sigmoid_buffer_f64(x))
+
+ACTLM_BINARY_LOOP(log_sigmoid_backward_loop, tg__pw_log_sigmoid_backward_f32(g, x),
+                  tg__pw_log_sigmoid_backward_f64(g, x))
 ACTLM_BINARY_LOOP(gelu_backward_loop, tg__pw_gelu_backward_f32(g, x, flag),
                   tg__pw_gelu_backward_f64(g, x, flag))
 ACTLM_BINARY_LOOP(silu_backward_loop, tg__pw_silu_backward_f32(g, x),
@@ -262,4 +270,31 @@ tg_tensor *tg__cpu_softplus_backward_out(tg_tensor *grad_output, tg_tensor *self
     actlm_ctx c = actlm_params(beta, threshold, false);
     return actlm_binary(TG_ACTLM_SOFTPLUS_BACKWARD, grad_output, self, grad_input,
                         softplus_backward_loop, &c);
+}
+
+/* ------------------------------------------------------------------ log_sigmoid */
+
+/* Two passes over self: the output, then the buffer (both self's dtype and shape). */
+tg_output_buffer tg__cpu_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_output_buffer r = { NULL, NULL };
+    actlm_ctx c = actlm_params(0, 0, false);
+    r.output = actlm_unary(TG_ACTLM_LOG_SIGMOID, self, NULL, log_sigmoid_loop, &c);
+    if (!r.output) return r;
+    r.buffer = actlm_unary(TG_ACTLM_LOG_SIGMOID, self, NULL, log_sigmoid_buffer_loop, &c);
+    if (!r.buffer) {
+        tg_release(r.output);
+        r.output = NULL;
+    }
+    return r;
+}
+
+/* buffer = exp(-|self|) is recomputed from self (as PyTorch's CUDA kernel does), so only
+ * grad_output and self are read. */
+tg_tensor *tg__cpu_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    (void)buffer;
+    actlm_ctx c = actlm_params(0, 0, false);
+    return actlm_binary(TG_ACTLM_LOG_SIGMOID_BACKWARD, grad_output, self, NULL,
+                        log_sigmoid_backward_loop, &c);
 }

@@ -14,6 +14,8 @@
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/gelu.h"
 #include "kernels/gelu_backward.h"
+#include "kernels/log_sigmoid_backward.h"
+#include "kernels/log_sigmoid_forward.h"
 #include "kernels/mish.h"
 #include "kernels/mish_backward.h"
 #include "kernels/silu.h"
@@ -84,6 +86,27 @@ struct tg_cuda_softplus_backward_fn {
     __device__ double operator()(double g, double x) const
     {
         return tg__pw_softplus_backward_f64(g, x, bd, td);
+    }
+};
+
+struct tg_cuda_log_sigmoid_fn {
+    __device__ float operator()(float x) const { return tg__pw_log_sigmoid_f32(x); }
+    __device__ double operator()(double x) const { return tg__pw_log_sigmoid_f64(x); }
+};
+
+struct tg_cuda_log_sigmoid_buffer_fn {
+    __device__ float operator()(float x) const { return tg__pw_log_sigmoid_buffer_f32(x); }
+    __device__ double operator()(double x) const { return tg__pw_log_sigmoid_buffer_f64(x); }
+};
+
+struct tg_cuda_log_sigmoid_backward_fn {
+    __device__ float operator()(float g, float x) const
+    {
+        return tg__pw_log_sigmoid_backward_f32(g, x);
+    }
+    __device__ double operator()(double g, double x) const
+    {
+        return tg__pw_log_sigmoid_backward_f64(g, x);
     }
 };
 
@@ -175,4 +198,28 @@ extern "C" tg_tensor *tg__cuda_softplus_backward_out(tg_tensor *grad_output, tg_
 {
     tg_cuda_softplus_backward_fn f = { (float)beta, (float)threshold, beta, threshold };
     return actlm_binary(TG_ACTLM_SOFTPLUS_BACKWARD, f, grad_output, self, grad_input);
+}
+
+/* ------------------------------------------------------------------ log_sigmoid */
+
+extern "C" tg_output_buffer tg__cuda_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_output_buffer r = { NULL, NULL };
+    r.output = actlm_unary(TG_ACTLM_LOG_SIGMOID, tg_cuda_log_sigmoid_fn{}, self, NULL);
+    if (!r.output) return r;
+    r.buffer = actlm_unary(TG_ACTLM_LOG_SIGMOID, tg_cuda_log_sigmoid_buffer_fn{}, self, NULL);
+    if (!r.buffer) {
+        tg_release(r.output);
+        r.output = NULL;
+    }
+    return r;
+}
+
+/* buffer is recomputed from self, as PyTorch's CUDA kernel does. */
+extern "C" tg_tensor *tg__cuda_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self,
+                                                    tg_tensor *buffer)
+{
+    (void)buffer;
+    return actlm_binary(TG_ACTLM_LOG_SIGMOID_BACKWARD, tg_cuda_log_sigmoid_backward_fn{},
+                        grad_output, self, NULL);
 }

@@ -80,6 +80,37 @@ static int shrunk(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op)(tg_tensor
 }
 GC_FN(f_log1p) { return shrunk(x, y, tg_log1p); }
 GC_FN(f_log1p_) { return shrunk(x, y, tg_log1p_); }
+GC_FN(f_log_sigmoid) { return scaled(x, y, tg_log_sigmoid); }
+GC_FN(f_log_sigmoid_forward)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(x[0]);
+    tg_release(r.buffer);
+    y[0] = r.output;
+    return 1;
+}
+GC_FN(f_log_sigmoid_backward)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(x[1]);
+    tg_release(r.output);
+    y[0] = r.buffer ? tg_log_sigmoid_backward(x[0], x[1], r.buffer) : NULL;
+    tg_release(r.buffer);
+    return y[0] ? 1 : -1;
+}
+GC_FN(f_glu)
+{
+    y[0] = tg_glu(x[0], .dim = 1);
+    return 1;
+}
+GC_FN(f_glu_last)
+{
+    y[0] = tg_glu(x[0]);
+    return 1;
+}
+GC_FN(f_glu_backward)
+{
+    y[0] = tg_glu_backward(x[0], x[1], 0);
+    return 1;
+}
 GC_FN(f_gelu_double_backward)
 {
     y[0] = tg_gelu_double_backward(x[0], x[1], x[2], "tanh");
@@ -118,5 +149,15 @@ static const gc_case activation_lm_cases[] = {
     { "log1p_", "on 0.75 x", f_log1p_, { REAL(3, 4) } },
     { "expm1", "4 x", f_expm1, { REAL(3, 4) }, .gradgrad = true },
     { "expm1_", "on 4 x", f_expm1_, { REAL(3, 4) } },
+    { "log_sigmoid", "4 x", f_log_sigmoid, { REAL(3, 4) }, .gradgrad = true },
+    { "log_sigmoid_forward", "output", f_log_sigmoid_forward, { REAL(3, 4) }, .gradgrad = true },
+    { "log_sigmoid_backward",
+      "buffer from the forward",
+      f_log_sigmoid_backward,
+      { REAL(3, 4), REAL(3, 4) },
+      .gradgrad = true },
+    { "glu", "dim 1", f_glu, { REAL(3, 4, 2) }, .gradgrad = true },
+    { "glu", "last dim, transposed", f_glu_last, { REAL_T(3, 4) }, .gradgrad = true },
+    { "glu_backward", "dim 0", f_glu_backward, { REAL(2, 3), REAL(4, 3) }, .gradgrad = true },
 };
 GC_REGISTER(activation_lm_cases);

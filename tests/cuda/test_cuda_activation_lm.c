@@ -19,7 +19,8 @@
 
 TG_CUDA_COVERS("gelu.out", "gelu_backward.grad_input", "silu.out", "silu_backward.grad_input",
                "mish.out", "mish_backward", "softplus.out", "softplus_backward.grad_input",
-               "erf.out", "log1p.out", "expm1.out");
+               "erf.out", "log1p.out", "expm1.out", "log_sigmoid_forward",
+               "log_sigmoid_backward");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_activation_lm, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
@@ -56,6 +57,16 @@ static tg_tensor *u_gelu(tg_tensor *x) { return tg_gelu(x); }
 static tg_tensor *u_gelu_tanh(tg_tensor *x) { return tg_gelu(x, .approximate = "tanh"); }
 static tg_tensor *u_softplus(tg_tensor *x) { return tg_softplus(x); }
 static tg_tensor *u_softplus_b2(tg_tensor *x) { return tg_softplus(x, .beta = 2, .threshold = 5); }
+static tg_tensor *u_log_sigmoid_buffer(tg_tensor *x)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(x);
+    tg_release(r.output);
+    return r.buffer;
+}
+static tg_tensor *b_log_sigmoid(tg_tensor *g, tg_tensor *x)
+{
+    return tg_log_sigmoid_backward(g, x, x); /* the buffer is not read */
+}
 static tg_tensor *b_gelu(tg_tensor *g, tg_tensor *x) { return tg_gelu_backward(g, x); }
 static tg_tensor *b_gelu_tanh(tg_tensor *g, tg_tensor *x)
 {
@@ -72,6 +83,7 @@ static const struct {
 } un_ops[] = {
     { "gelu", u_gelu },         { "gelu tanh", u_gelu_tanh }, { "silu", tg_silu },
     { "mish", tg_mish },        { "softplus", u_softplus },   { "softplus 2, 5", u_softplus_b2 },
+    { "log_sigmoid", tg_log_sigmoid }, { "log_sigmoid buffer", u_log_sigmoid_buffer },
     { "erf", tg_erf },          { "log1p", tg_log1p },        { "expm1", tg_expm1 },
 };
 
@@ -81,7 +93,7 @@ static const struct {
 } bin_ops[] = {
     { "gelu_backward", b_gelu },          { "gelu_backward tanh", b_gelu_tanh },
     { "silu_backward", tg_silu_backward }, { "mish_backward", tg_mish_backward },
-    { "softplus_backward", b_softplus },
+    { "softplus_backward", b_softplus },  { "log_sigmoid_backward", b_log_sigmoid },
 };
 
 static const tg_dtype cl_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 };
@@ -217,6 +229,13 @@ Test(cuda_activation_lm, errors_in_place_and_out)
     cc_assert_close(tg_gelu_(tg_clone(xd)), tg_gelu_(tg_clone(x)), 1e-5, 1e-6, "gelu_");
     cc_assert_close(tg_silu_(tg_clone(xd)), tg_silu_(tg_clone(x)), 1e-5, 1e-6, "silu_");
     cc_assert_close(tg_mish_(tg_clone(xd)), tg_mish_(tg_clone(x)), 1e-5, 1e-6, "mish_");
+    /* glu (a composite of slices, sigmoid and mul) on the device */
+    static const int64_t gshape[3] = { 3, 4, 6 };
+    tg_tensor *xg = cl_input(gshape, 3, TG_FLOAT32, 5), *xgd = cc_cuda(xg);
+    cc_assert_close(tg_glu(xgd, .dim = 1), tg_glu(xg, .dim = 1), 1e-5, 1e-6, "glu");
+    tg_tensor *gg = cc_rand((int64_t[]){ 3, 4, 3 }, 3, TG_FLOAT32, 6, -1, 1), *ggd = cc_cuda(gg);
+    cc_assert_close(tg_glu_backward(ggd, xgd, 2), tg_glu_backward(gg, xg, 2), 1e-5, 1e-6,
+                    "glu_backward");
     tg_scope_end();
     kt_assert_no_leak(base);
 }

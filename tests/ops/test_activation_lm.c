@@ -30,7 +30,9 @@ TG_COVERS("gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_inpu
           "gelu_double_backward", "silu", "silu_", "silu.out", "silu_backward",
           "silu_backward.grad_input", "mish", "mish_", "mish.out", "mish_backward", "softplus",
           "softplus.out", "softplus_backward", "softplus_backward.grad_input", "erf", "erf_",
-          "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out");
+          "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out",
+          "log_sigmoid", "log_sigmoid_forward", "log_sigmoid_backward", "glu", "glu.out",
+          "glu_backward");
 
 /* ------------------------------------------------------------------ the operators */
 
@@ -50,6 +52,20 @@ static tg_tensor *f_softplus_b2(tg_tensor *x)
 static tg_tensor *f_erf(tg_tensor *x) { return tg_erf(x); }
 static tg_tensor *f_log1p(tg_tensor *x) { return tg_log1p(x); }
 static tg_tensor *f_expm1(tg_tensor *x) { return tg_expm1(x); }
+static tg_tensor *f_log_sigmoid(tg_tensor *x) { return tg_log_sigmoid(x); }
+static tg_tensor *f_log_sigmoid_buffer(tg_tensor *x)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(x);
+    tg_release(r.output);
+    return r.buffer;
+}
+static tg_tensor *f_log_sigmoid_backward(tg_tensor *g, tg_tensor *x)
+{
+    tg_tensor *b = f_log_sigmoid_buffer(x);
+    tg_tensor *r = b ? tg_log_sigmoid_backward(g, x, b) : NULL;
+    tg_release(b);
+    return r;
+}
 
 static tg_tensor *f_gelu_backward(tg_tensor *g, tg_tensor *x) { return tg_gelu_backward(g, x); }
 static tg_tensor *f_gelu_backward_tanh(tg_tensor *g, tg_tensor *x)
@@ -85,11 +101,12 @@ typedef struct bin_case {
     }
 static const un_case un_cases[] = {
     UN(gelu),        UN(gelu_tanh), UN(silu),  UN(mish),  UN(softplus),
-    UN(softplus_b2), UN(erf),       UN(log1p), UN(expm1),
+    UN(softplus_b2), UN(erf),       UN(log1p), UN(expm1), UN(log_sigmoid), UN(log_sigmoid_buffer),
 };
 static const bin_case bin_cases[] = {
     UN(gelu_backward), UN(gelu_backward_tanh), UN(silu_backward),
     UN(mish_backward), UN(softplus_backward),  UN(softplus_backward_b2),
+    UN(log_sigmoid_backward),
 };
 #undef UN
 #define NUN (sizeof un_cases / sizeof un_cases[0])
@@ -453,6 +470,7 @@ Test(activation_lm, gradients_match_torch)
     check_grad(f_erf, fl_grad_erf, "erf");
     check_grad(g_log1p, fl_grad_log1p, "log1p");
     check_grad(f_expm1, fl_grad_expm1, "expm1");
+    check_grad(f_log_sigmoid, fl_grad_log_sigmoid, "log_sigmoid");
     kt_assert_no_leak(live);
 }
 
@@ -510,6 +528,14 @@ static void check_second(bin_fn f, const double *want_g, const double *want_x, c
     tg_scope_end();
 }
 
+/* log_sigmoid_backward with its forward's buffer, inside check_second's scope (which owns
+ * every result). */
+static tg_tensor *s_log_sigmoid_backward(tg_tensor *g, tg_tensor *x)
+{
+    tg_output_buffer r = tg_log_sigmoid_forward(x);
+    return r.buffer ? tg_log_sigmoid_backward(g, x, r.buffer) : NULL;
+}
+
 Test(activation_lm, second_derivatives_match_torch)
 {
     kt_live live = kt_live_now();
@@ -521,5 +547,87 @@ Test(activation_lm, second_derivatives_match_torch)
     check_second(f_mish_backward, fl_gg_mish_backward_g, fl_gg_mish_backward_x, "mish_backward");
     check_second(f_softplus_backward_b2, fl_gg_softplus_backward_b2_g,
                  fl_gg_softplus_backward_b2_x, "softplus_backward");
+    check_second(s_log_sigmoid_backward, fl_gg_log_sigmoid_backward_g,
+                 fl_gg_log_sigmoid_backward_x, "log_sigmoid_backward");
+    kt_assert_no_leak(live);
+}
+
+/* ------------------------------------------------------------------ glu */
+
+/* r (owned by the open scope) equals want within the dtype's bound, with dtype `dt`. */
+static void check_close(tg_tensor *r, tg_dtype dt, const double *want, int64_t n, const char *what)
+{
+    cr_assert(r, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(r), dt, "%s: dtype %s", what, tg_dtype_name(tg_tensor_dtype(r)));
+    kt_assert_close(r, want, n, rtol_of(dt), atol_of(dt), what);
+}
+
+Test(activation_lm, glu_values_gradients_and_errors)
+{
+    kt_live live = kt_live_now();
+    static const int64_t shape[3] = { 3, 4, 6 };
+    tg_scope_begin();
+    tg_tensor *x = kt_tensor(fl_xg, shape, 3, TG_FLOAT64);
+    check_close(tg_glu(x, .dim = 1), TG_FLOAT64, fl_glu_d1, 36, "glu dim 1");
+    check_close(tg_glu(x), TG_FLOAT64, fl_glu_dm1, 36, "glu dim -1");
+    tg_tensor *xt = tg_transpose(x, 0, 2); /* (6, 4, 3), strided */
+    tg_tensor *rt = tg_glu(xt, .dim = 0);
+    check_close(tg_contiguous(tg_transpose(rt, 0, 2)), TG_FLOAT64, fl_glu_dm1, 36,
+                 "glu of a transposed view");
+    tg_tensor *x32 = kt_tensor(fl_xg, shape, 3, TG_FLOAT32);
+    check_close(tg_glu(x32, .dim = -2), TG_FLOAT32, fl_glu_d1_f32, 36, "glu float32");
+    tg_tensor *o = tg_empty(TG_INTS(3, 2, 6), .dtype = TG_FLOAT64);
+    cr_assert_eq(tg_glu_out(x, o, .dim = 1), o, "glu.out: %s", tg_last_error());
+    check_close(o, TG_FLOAT64, fl_glu_d1, 36, "glu.out");
+
+    /* gradients, first and second order (through glu_backward) */
+    const double *vs[2] = { fl_vg1, fl_vg2 }, *g1[2] = { fl_grad_glu_d1, fl_grad_glu_dm1 },
+                 *g2[2] = { fl_gg_glu_d1, fl_gg_glu_dm1 };
+    const int64_t vshape[2][3] = { { 3, 2, 6 }, { 3, 4, 3 } }, dims[2] = { 1, -1 };
+    for (int k = 0; k < 2; k++) {
+        tg_tensor *xl = tg_tensor_set_requires_grad(kt_tensor(fl_xg, shape, 3, TG_FLOAT64), true);
+        tg_tensor *v = kt_tensor(vs[k], vshape[k], 3, TG_FLOAT64);
+        tg_tensor *y = tg_glu(xl, .dim = dims[k]), *gx = NULL, *ggx = NULL;
+        cr_assert(y, "glu: %s", tg_last_error());
+        cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(xl), &gx, .grad_outputs = TG_TENSORS(v),
+                             .create_graph = true),
+                     0, "glu grad: %s", tg_last_error());
+        kt_assert_close(gx, g1[k], 72, GRT, GAT, "glu gradient");
+        tg_tensor *w = tg_mul_scalar(x, 0.5);
+        cr_assert_eq(tg_grad(TG_TENSORS(gx), TG_TENSORS(xl), &ggx, .grad_outputs = TG_TENSORS(w)),
+                     0, "glu second order: %s", tg_last_error());
+        kt_assert_close(ggx, g2[k], 72, GRT, GAT, "glu second order");
+    }
+
+    /* PyTorch's errors */
+    tg_tensor *odd = tg_ones(TG_INTS(2, 3));
+    expect_error(tg_glu(odd, .dim = 1), "Halving dimension must be even, but dimension 1 is size 3",
+                 "glu odd");
+    expect_error(tg_glu(odd, .dim = 5),
+                 "Dimension out of range (expected to be in range of [-2, 1], but got 5)",
+                 "glu dim");
+    tg_tensor *sc = tg_full(TG_INTS_EMPTY, 1.0);
+    expect_error(tg_glu(sc, .dim = 0), "glu does not support scalars because halving size must be even",
+                 "glu scalar");
+    tg_tensor *li = tg_ones(TG_INTS(2, 4), .dtype = TG_INT64);
+    expect_error(tg_glu(li), "\"glu_cpu\" not implemented for 'Long'", "glu int64");
+    expect_error(tg_glu_backward(odd, odd, 1),
+                 "Halving dimension must be even, but dimension 1 is size 3", "glu_backward odd");
+    tg_tensor *o32 = tg_empty(TG_INTS(3, 2, 6));
+    expect_error(tg_glu_out(x, o32, .dim = 1), "Found dtype Float but expected Double", "glu.out");
+    tg_scope_end();
+    kt_assert_no_leak(live);
+}
+
+Test(activation_lm, log_sigmoid_and_glu_errors)
+{
+    kt_live live = kt_live_now();
+    tg_tensor *i = tg_arange(4);
+    expect_error(tg_log_sigmoid(i), "\"log_sigmoid_cpu\" not implemented for 'Long'",
+                 "log_sigmoid int64");
+    expect_error(tg_log_sigmoid_backward(i, i, i),
+                 "\"log_sigmoid_backward_cpu\" not implemented for 'Long'",
+                 "log_sigmoid_backward int64");
+    tg_release(i);
     kt_assert_no_leak(live);
 }
