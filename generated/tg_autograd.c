@@ -6432,6 +6432,54 @@ static void LogSigmoidBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LogSigmoidBackwardBackward0_vtable = { "LogSigmoidBackwardBackward0", LogSigmoidBackwardBackward0_apply, LogSigmoidBackwardBackward0_release_saved };
 
+/* LogsumexpBackward0: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+typedef struct tg__node_LogsumexpBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list dim;   /* points after the struct */
+    bool keepdim;
+    tg_saved result;
+} tg__node_LogsumexpBackward0;
+
+/* self: logsumexp_backward(grad, self, result, dim, keepdim) */
+static tg_tensor *LogsumexpBackward0_self(tg__node_LogsumexpBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_logsumexp_backward(grads[0], s_self, s_result, n->dim, n->keepdim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LogsumexpBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogsumexpBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogsumexpBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable LogsumexpBackward0_vtable = { "LogsumexpBackward0", LogsumexpBackward0_apply, LogsumexpBackward0_release_saved };
+
 /* GluBackward0: glu(Tensor self, int dim=-1) -> Tensor */
 typedef struct tg__node_GluBackward0 {
     tg_node base;
@@ -13227,6 +13275,57 @@ tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
+}
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+static tg_tensor *tg__below_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_logsumexp_fn(self, dim, (tg_logsumexp_opts){ .keepdim = keepdim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_logsumexp(self, dim, keepdim);
+    tg__node_LogsumexpBackward0 *tg_n = (tg__node_LogsumexpBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &LogsumexpBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
+    tg_n->keepdim = keepdim;
+    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_logsumexp_out_fn(self, dim, out, (tg_logsumexp_out_opts){ .keepdim = keepdim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("logsumexp", tg_in, 2))
+        return NULL;
+    return tg__below_logsumexp_out(self, dim, keepdim, out);
 }
 
 /* erf(Tensor self) -> Tensor */

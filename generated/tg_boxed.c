@@ -5806,6 +5806,60 @@ int tg__boxed_glu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+int tg__boxed_logsumexp(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "logsumexp", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list dim;
+    bool keepdim;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "logsumexp", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "logsumexp", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "logsumexp", "keepdim", "bool");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp)tg_kernel)(self, dim, keepdim);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_logsumexp_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "logsumexp.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_int_list dim;
+    bool keepdim;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "logsumexp.out", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "logsumexp.out", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "logsumexp.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "logsumexp.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp_out)tg_kernel)(self, dim, keepdim, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor result, int[1] dim, bool keepdim) -> Tensor */
+int tg__boxed_logsumexp_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "logsumexp_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad;
+    tg_tensor *self;
+    tg_tensor *result;
+    tg_int_list dim;
+    bool keepdim;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "logsumexp_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "logsumexp_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &result)) return tg__boxed_bad_arg(tg_s, 5, 2, "logsumexp_backward", "result", "Tensor");
+    if (tg__unbox_int_list(&tg_a[3], &dim)) return tg__boxed_bad_arg(tg_s, 5, 3, "logsumexp_backward", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[4], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 4, "logsumexp_backward", "keepdim", "bool");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp_backward)tg_kernel)(grad, self, result, dim, keepdim);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
 int tg__boxed_glu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

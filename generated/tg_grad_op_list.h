@@ -163,6 +163,7 @@
     X(log_sigmoid_forward, "log_sigmoid_forward") \
     X(log_sigmoid_backward, "log_sigmoid_backward") \
     X(glu, "glu") \
+    X(logsumexp, "logsumexp") \
     X(erf, "erf") \
     X(erf_, "erf_") \
     X(log1p, "log1p") \

@@ -204,6 +204,8 @@
 #include "kernels/log_sigmoid_backward.h"
 #include "kernels/log_sigmoid.h"
 #include "kernels/glu.h"
+#include "kernels/logsumexp.h"
+#include "kernels/logsumexp_backward.h"
 #include "kernels/glu_backward.h"
 #include "kernels/erf.h"
 #include "kernels/log1p.h"
@@ -560,6 +562,9 @@ int tg__boxed_log_sigmoid_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* log
 int tg__boxed_log_sigmoid(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid */
 int tg__boxed_glu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* glu.out */
 int tg__boxed_glu(tg_fnptr kernel, tg_boxed_stack *s);   /* glu */
+int tg__boxed_logsumexp(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp */
+int tg__boxed_logsumexp_out(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp.out */
+int tg__boxed_logsumexp_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp_backward */
 int tg__boxed_glu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* glu_backward */
 int tg__boxed_erf(tg_fnptr kernel, tg_boxed_stack *s);   /* erf */
 int tg__boxed_erf_(tg_fnptr kernel, tg_boxed_stack *s);   /* erf_ */

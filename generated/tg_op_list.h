@@ -348,6 +348,9 @@
     X(log_sigmoid, "log_sigmoid") \
     X(glu_out, "glu.out") \
     X(glu, "glu") \
+    X(logsumexp, "logsumexp") \
+    X(logsumexp_out, "logsumexp.out") \
+    X(logsumexp_backward, "logsumexp_backward") \
     X(glu_backward, "glu_backward") \
     X(erf, "erf") \
     X(erf_, "erf_") \

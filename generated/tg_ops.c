@@ -10369,6 +10369,99 @@ tg_tensor *tg_glu_fn(tg_tensor *self, tg_glu_opts opts)
     return tg__track_result(tg_r);
 }
 
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+static tg_tensor *fallback_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_fn(tg_tensor *self, tg_int_list dim, tg_logsumexp_opts opts)
+{
+    if (!self) return tg__null_arg("logsumexp", "self");
+    if (tg__stub_profiled()) return fallback_logsumexp(self, dim, opts.keepdim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp tg_kernel = (tg__kfn_logsumexp)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp(self, dim, opts.keepdim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_out_fn(tg_tensor *self, tg_int_list dim, tg_tensor *out, tg_logsumexp_out_opts opts)
+{
+    if (!self) return tg__null_arg("logsumexp", "self");
+    if (!out) return tg__null_arg("logsumexp", "out");
+    if (tg__stub_profiled()) return fallback_logsumexp_out(self, dim, opts.keepdim, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp_out tg_kernel = (tg__kfn_logsumexp_out)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp_out(self, dim, opts.keepdim, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor result, int[1] dim, bool keepdim) -> Tensor */
+static tg_tensor *fallback_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result, tg_int_list dim, bool keepdim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, result);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result, tg_int_list dim, bool keepdim)
+{
+    if (!grad) return tg__null_arg("logsumexp_backward", "grad");
+    if (!self) return tg__null_arg("logsumexp_backward", "self");
+    if (!result) return tg__null_arg("logsumexp_backward", "result");
+    if (tg__stub_profiled()) return fallback_logsumexp_backward(grad, self, result, dim, keepdim);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp_backward tg_kernel = (tg__kfn_logsumexp_backward)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp_backward(grad, self, result, dim, keepdim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self, result, dim, keepdim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
 static tg_tensor *fallback_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
 {

@@ -365,6 +365,9 @@ typedef enum tg_op {
     TG_OP_LOG_SIGMOID,   /* log_sigmoid */
     TG_OP_GLU_OUT,   /* glu.out */
     TG_OP_GLU,   /* glu */
+    TG_OP_LOGSUMEXP,   /* logsumexp */
+    TG_OP_LOGSUMEXP_OUT,   /* logsumexp.out */
+    TG_OP_LOGSUMEXP_BACKWARD,   /* logsumexp_backward */
     TG_OP_GLU_BACKWARD,   /* glu_backward */
     TG_OP_ERF,   /* erf */
     TG_OP_ERF_,   /* erf_ */
@@ -571,6 +574,8 @@ typedef enum tg_op {
 #include "ops/log_sigmoid_backward.h"
 #include "ops/log_sigmoid.h"
 #include "ops/glu.h"
+#include "ops/logsumexp.h"
+#include "ops/logsumexp_backward.h"
 #include "ops/glu_backward.h"
 #include "ops/erf.h"
 #include "ops/log1p.h"

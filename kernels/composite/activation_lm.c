@@ -8,13 +8,24 @@
  * Returns a new reference, or NULL with an error recorded; intermediates are released on
  * every path. */
 #include "tg_kutil.h"
+#include <math.h>
+#include <string.h>
 /* The public functions of the operators called here. */
 #include "ops/add.h"
 #include "ops/cat.h"
 #include "ops/log_sigmoid_forward.h"
 #include "ops/sigmoid.h"
 #include "ops/slice.h"
+#include "ops/abs.h"
+#include "ops/amax.h"
+#include "ops/copy.h"
+#include "ops/eq.h"
 #include "ops/exp.h"
+#include "ops/log.h"
+#include "ops/sum.h"
+#include "ops/sum_backward.h"
+#include "ops/to.h"
+#include "ops/where.h"
 #include "ops/mul.h"
 #include "ops/sub.h"
 #include "ops/tanh.h"
@@ -23,6 +34,8 @@
 #include "kernels/glu.h"
 #include "kernels/glu_backward.h"
 #include "kernels/log_sigmoid.h"
+#include "kernels/logsumexp.h"
+#include "kernels/logsumexp_backward.h"
 #include "composite_util.h"
 #include "activation_lm_checks.h"
 #include "activation_lm_scalar.h"
@@ -156,4 +169,64 @@ tg_tensor *tg__composite_glu_backward(tg_tensor *grad_output, tg_tensor *self, i
 done:
     for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
     return result;
+}
+
+/* ------------------------------------------------------------------ logsumexp */
+
+/* m = amax(x, dim, keepdim=True) with infinite maxima replaced by 0; then
+ * log(sum(exp(x - m), dim, keepdim=True)) + m, and the kept size-1 dims summed away (exact)
+ * when !keepdim. Integer and bool inputs are converted to the default float dtype first. */
+tg_tensor *tg__composite_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *tmps[GDB_MAX_TMPS];
+    int ntmps = 0;
+    tg_tensor *result = NULL, *x = self, *m, *inf, *d, *r;
+    if (!tg_dtype_is_floating(self->dtype)) GDB_STEP(x, tg_to(self, tg_get_default_dtype()));
+    GDB_STEP(m, tg_amax(x, .dim = dim, .keepdim = true));
+    GDB_STEP(inf, tg_abs(m));
+    GDB_STEP(inf, tg_eq_scalar(inf, INFINITY));
+    GDB_STEP(m, tg_where_scalar_self(inf, 0.0, m));
+    GDB_STEP(d, tg_sub(x, m));
+    GDB_STEP(d, tg_exp(d));
+    GDB_STEP(r, tg_sum(d, .dim = dim, .keepdim = true));
+    GDB_STEP(r, tg_log(r));
+    if (keepdim) {
+        result = tg_add(r, m);
+    } else {
+        GDB_STEP(r, tg_add(r, m));
+        result = tg_sum(r, .dim = dim, .keepdim = false);
+    }
+done:
+    for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
+    return result;
+}
+
+tg_tensor *tg__composite_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim,
+                                       tg_tensor *out)
+{
+    tg_tensor *r = tg__composite_logsumexp(self, dim, keepdim);
+    if (!r) return NULL;
+    if (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim)) {
+        tg_release(r);
+        return tg__error("logsumexp", "out= has the wrong shape for the result");
+    }
+    return tg__then(r, tg_copy_(out, r));
+}
+
+/* grad * exp(self - result), grad and result re-expanded to self's shape (sum_backward). */
+tg_tensor *tg__composite_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result,
+                                            tg_int_list dim, bool keepdim)
+{
+    tg_tensor *tmps[GDB_MAX_TMPS];
+    int ntmps = 0;
+    tg_tensor *out = NULL, *g, *r, *e;
+    tg_int_list sizes = { self->sizes, self->ndim };
+    GDB_STEP(g, tg_sum_backward(grad, sizes, dim, keepdim));
+    GDB_STEP(r, tg_sum_backward(result, sizes, dim, keepdim));
+    GDB_STEP(e, tg_sub(self, r));
+    GDB_STEP(e, tg_exp(e));
+    out = tg_mul(g, e);
+done:
+    for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
+    return out;
 }

@@ -111,6 +111,16 @@ GC_FN(f_glu_backward)
     y[0] = tg_glu_backward(x[0], x[1], 0);
     return 1;
 }
+GC_FN(f_logsumexp)
+{
+    y[0] = tg_logsumexp(x[0], TG_INTS(1));
+    return 1;
+}
+GC_FN(f_logsumexp_keep)
+{
+    y[0] = tg_logsumexp(x[0], TG_INTS(0, 2), .keepdim = true);
+    return 1;
+}
 GC_FN(f_gelu_double_backward)
 {
     y[0] = tg_gelu_double_backward(x[0], x[1], x[2], "tanh");
@@ -159,5 +169,8 @@ static const gc_case activation_lm_cases[] = {
     { "glu", "dim 1", f_glu, { REAL(3, 4, 2) }, .gradgrad = true },
     { "glu", "last dim, transposed", f_glu_last, { REAL_T(3, 4) }, .gradgrad = true },
     { "glu_backward", "dim 0", f_glu_backward, { REAL(2, 3), REAL(4, 3) }, .gradgrad = true },
+    { "logsumexp", "dim 1", f_logsumexp, { REAL(3, 4, 2) }, .gradgrad = true },
+    { "logsumexp", "dims (0, 2) keepdim, transposed", f_logsumexp_keep, { REAL_T(3, 4, 2) },
+      .gradgrad = true },
 };
 GC_REGISTER(activation_lm_cases);

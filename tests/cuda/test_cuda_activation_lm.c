@@ -236,6 +236,9 @@ Test(cuda_activation_lm, errors_in_place_and_out)
     tg_tensor *gg = cc_rand((int64_t[]){ 3, 4, 3 }, 3, TG_FLOAT32, 6, -1, 1), *ggd = cc_cuda(gg);
     cc_assert_close(tg_glu_backward(ggd, xgd, 2), tg_glu_backward(gg, xg, 2), 1e-5, 1e-6,
                     "glu_backward");
+    /* logsumexp (a composite of amax, exp, sum, log) on the device */
+    cc_assert_close(tg_logsumexp(xgd, TG_INTS(1)), tg_logsumexp(xg, TG_INTS(1)), 1e-5, 1e-6,
+                    "logsumexp");
     tg_scope_end();
     kt_assert_no_leak(base);
 }

@@ -32,7 +32,7 @@ TG_COVERS("gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_inpu
           "softplus.out", "softplus_backward", "softplus_backward.grad_input", "erf", "erf_",
           "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out",
           "log_sigmoid", "log_sigmoid_forward", "log_sigmoid_backward", "glu", "glu.out",
-          "glu_backward");
+          "glu_backward", "logsumexp", "logsumexp.out", "logsumexp_backward");
 
 /* ------------------------------------------------------------------ the operators */
 
@@ -629,5 +629,50 @@ Test(activation_lm, log_sigmoid_and_glu_errors)
                  "\"log_sigmoid_backward_cpu\" not implemented for 'Long'",
                  "log_sigmoid_backward int64");
     tg_release(i);
+    kt_assert_no_leak(live);
+}
+
+/* ------------------------------------------------------------------ logsumexp */
+
+Test(activation_lm, logsumexp_values_gradients)
+{
+    kt_live live = kt_live_now();
+    static const int64_t shape[3] = { 3, 4, 5 };
+    tg_scope_begin();
+    tg_tensor *x = kt_tensor(fl_xl, shape, 3, TG_FLOAT64);
+    tg_tensor *x32 = kt_tensor(fl_xl, shape, 3, TG_FLOAT32);
+    check_close(tg_logsumexp(x, TG_INTS(1)), TG_FLOAT64, fl_lse_d1_f64, 15, "logsumexp dim 1");
+    check_close(tg_logsumexp(x32, TG_INTS(1)), TG_FLOAT32, fl_lse_d1_f32, 15,
+                "logsumexp float32 dim 1");
+    tg_tensor *k = tg_logsumexp(x, TG_INTS(0, 2), .keepdim = true);
+    check_close(k, TG_FLOAT64, fl_lse_d02k_f64, 4, "logsumexp dims (0, 2) keepdim");
+    kt_assert_shape(k, (int64_t[]){ 1, 4, 1 }, 3);
+    check_close(tg_logsumexp(x, TG_INTS(-1)), TG_FLOAT64, fl_lse_dm1_f64, 12, "logsumexp dim -1");
+    check_close(tg_logsumexp(x32, TG_INTS(-1)), TG_FLOAT32, fl_lse_dm1_f32, 12,
+                "logsumexp float32 dim -1");
+    tg_tensor *xt = tg_transpose(x, 0, 2); /* (5, 4, 3): dim 1 of the view is dim 1 of x */
+    tg_tensor *rt = tg_logsumexp(xt, TG_INTS(1)); /* (5, 3) */
+    check_close(tg_contiguous(tg_transpose(rt, 0, 1)), TG_FLOAT64, fl_lse_d1_f64, 15,
+                "logsumexp of a transposed view");
+    tg_tensor *xi = kt_tensor(fl_xli, (int64_t[]){ 2, 3 }, 2, TG_INT64);
+    check_close(tg_logsumexp(xi, TG_INTS(1)), TG_FLOAT32, fl_lse_int, 2, "logsumexp int64");
+    tg_tensor *o = tg_empty(TG_INTS(3, 5), .dtype = TG_FLOAT64);
+    cr_assert_eq(tg_logsumexp_out(x, TG_INTS(1), o), o, "logsumexp.out: %s", tg_last_error());
+    check_close(o, TG_FLOAT64, fl_lse_d1_f64, 15, "logsumexp.out");
+
+    tg_tensor *xl =
+        tg_tensor_set_requires_grad(kt_tensor(fl_xlf, shape, 3, TG_FLOAT64), true);
+    tg_tensor *v = kt_tensor(fl_vl, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
+    tg_tensor *y = tg_logsumexp(xl, TG_INTS(1)), *gx = NULL, *ggx = NULL;
+    cr_assert(y, "%s", tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(xl), &gx, .grad_outputs = TG_TENSORS(v),
+                         .create_graph = true),
+                 0, "logsumexp grad: %s", tg_last_error());
+    kt_assert_close(gx, fl_grad_lse, 60, GRT, GAT, "logsumexp gradient");
+    tg_tensor *w = tg_mul_scalar(kt_tensor(fl_xlf, shape, 3, TG_FLOAT64), 0.5);
+    cr_assert_eq(tg_grad(TG_TENSORS(gx), TG_TENSORS(xl), &ggx, .grad_outputs = TG_TENSORS(w)), 0,
+                 "logsumexp second order: %s", tg_last_error());
+    kt_assert_close(ggx, fl_gg_lse, 60, GRT, GAT, "logsumexp second order");
+    tg_scope_end();
     kt_assert_no_leak(live);
 }
