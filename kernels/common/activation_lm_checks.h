@@ -30,9 +30,16 @@ typedef enum tg_actlm_op {
 static inline const char *tg__actlm_name(tg_actlm_op op)
 {
     static const char *const names[TG_ACTLM_NOPS] = {
-        "gelu", "gelu_backward", "silu",     "silu_backward",
-        "mish", "mish_backward", "softplus", "softplus_backward",
-        "log_sigmoid_forward", "log_sigmoid_backward",
+        "gelu",
+        "gelu_backward",
+        "silu",
+        "silu_backward",
+        "mish",
+        "mish_backward",
+        "softplus",
+        "softplus_backward",
+        "log_sigmoid_forward",
+        "log_sigmoid_backward",
     };
     return names[op];
 }
@@ -41,14 +48,21 @@ static inline const char *tg__actlm_name(tg_actlm_op op)
 static inline const char *tg__actlm_kernel_name(tg_actlm_op op, bool cuda)
 {
     static const char *const cpu[TG_ACTLM_NOPS] = {
-        "GeluKernelImpl", "GeluBackwardKernelImpl", "silu_cpu",     "silu_backward_cpu",
-        "mish_cpu",       "mish_backward_cpu",      "softplus_cpu", "softplus_backward_cpu",
+        "GeluKernelImpl",  "GeluBackwardKernelImpl",   "silu_cpu",     "silu_backward_cpu",
+        "mish_cpu",        "mish_backward_cpu",        "softplus_cpu", "softplus_backward_cpu",
         "log_sigmoid_cpu", "log_sigmoid_backward_cpu",
     };
     static const char *const gpu[TG_ACTLM_NOPS] = {
-        "GeluCUDAKernelImpl", "GeluBackwardCUDAKernelImpl", "silu_cuda",     "silu_backward_cuda",
-        "mish_cuda",          "mish_backward_cuda",         "softplus_cuda", "softplus_backward_cuda",
-        "log_sigmoid_forward_cuda", "log_sigmoid_backward_cuda",
+        "GeluCUDAKernelImpl",
+        "GeluBackwardCUDAKernelImpl",
+        "silu_cuda",
+        "silu_backward_cuda",
+        "mish_cuda",
+        "mish_backward_cuda",
+        "softplus_cuda",
+        "softplus_backward_cuda",
+        "log_sigmoid_forward_cuda",
+        "log_sigmoid_backward_cuda",
     };
     return cuda ? gpu[op] : cpu[op];
 }
@@ -98,8 +112,7 @@ static inline int tg__actlm_binary_iter_build(tg_iter *it, tg_actlm_op op, int f
                                               tg_tensor *grad_input, bool cuda)
 {
     tg_tensor *ins[2] = { grad_output, self };
-    if (tg__pw_iter_build(it, tg__actlm_name(op), flags, grad_input, NULL, ins, 2) != 0)
-        return -1;
+    if (tg__pw_iter_build(it, tg__actlm_name(op), flags, grad_input, NULL, ins, 2) != 0) return -1;
     if (tg__actlm_check_dtype(op, it->dtype, cuda) != 0) {
         tg__iter_abort(it);
         return -1;
@@ -113,7 +126,8 @@ static inline int tg__actlm_glu_check(const char *op, const tg_tensor *self, int
                                       int64_t *wrapped)
 {
     const int64_t n = self->ndim;
-    if (n == 0) return tg__fail(op, "glu does not support scalars because halving size must be even");
+    if (n == 0)
+        return tg__fail(op, "glu does not support scalars because halving size must be even");
     if (dim < -n || dim >= n)
         return tg__fail(op,
                         "Dimension out of range (expected to be in range of [%lld, %lld], but got "

@@ -37,25 +37,23 @@ TG_PW double tg__pw_gelu_f64(double x, bool tanh_approx)
 
 /* gelu_backward: g * gelu'(x). 'none': cdf + x * pdf; 'tanh': 0.5 * (1 + t) + 0.5 * x *
  * (1 - t^2) * beta * (1 + 3 kappa x^2), t = tanh(beta * (x + kappa x^3)). */
-#define TG__GELU_BACKWARD(T, ERF, EXP, TANH)                                        \
-    if (tanh_approx) {                                                              \
-        const T x_sq = x * x;                                                       \
-        const T inner = (T)TG_GELU_BETA * (x + (T)TG_GELU_KAPPA * x_sq * x);        \
-        const T t = TANH(inner);                                                    \
-        const T left_derivative = (T)0.5 * ((T)1 + t);                              \
+#define TG__GELU_BACKWARD(T, ERF, EXP, TANH)                                                  \
+    if (tanh_approx) {                                                                        \
+        const T x_sq = x * x;                                                                 \
+        const T inner = (T)TG_GELU_BETA * (x + (T)TG_GELU_KAPPA * x_sq * x);                  \
+        const T t = TANH(inner);                                                              \
+        const T left_derivative = (T)0.5 * ((T)1 + t);                                        \
         const T inner_derivative = (T)TG_GELU_BETA * ((T)1 + (T)3 * (T)TG_GELU_KAPPA * x_sq); \
-        const T right_derivative = (T)0.5 * x * ((T)1 - t * t) * inner_derivative;  \
-        return g * (left_derivative + right_derivative);                            \
-    }                                                                               \
-    const T cdf = (T)0.5 * ((T)1 + ERF(x * (T)TG_GELU_SQRT1_2));                    \
-    const T pdf = (T)TG_GELU_PDF * EXP((T)-0.5 * x * x);                            \
+        const T right_derivative = (T)0.5 * x * ((T)1 - t * t) * inner_derivative;            \
+        return g * (left_derivative + right_derivative);                                      \
+    }                                                                                         \
+    const T cdf = (T)0.5 * ((T)1 + ERF(x * (T)TG_GELU_SQRT1_2));                              \
+    const T pdf = (T)TG_GELU_PDF * EXP((T)-0.5 * x * x);                                      \
     return g * (cdf + x * pdf);
 
-TG_PW float tg__pw_gelu_backward_f32(float g, float x, bool tanh_approx)
-{
+TG_PW float tg__pw_gelu_backward_f32(float g, float x, bool tanh_approx){
     TG__GELU_BACKWARD(float, erff, expf, tanhf)
-}
-TG_PW double tg__pw_gelu_backward_f64(double g, double x, bool tanh_approx)
+} TG_PW double tg__pw_gelu_backward_f64(double g, double x, bool tanh_approx)
 {
     TG__GELU_BACKWARD(double, erf, exp, tanh)
 }
@@ -126,10 +124,7 @@ TG_PW float tg__pw_log_sigmoid_f32(float x)
 {
     return (x < 0.0f ? x : 0.0f) - log1pf(expf(-fabsf(x)));
 }
-TG_PW double tg__pw_log_sigmoid_f64(double x)
-{
-    return (x < 0.0 ? x : 0.0) - log1p(exp(-fabs(x)));
-}
+TG_PW double tg__pw_log_sigmoid_f64(double x) { return (x < 0.0 ? x : 0.0) - log1p(exp(-fabs(x))); }
 TG_PW float tg__pw_log_sigmoid_backward_f32(float g, float x)
 {
     const bool neg = x < 0.0f;

@@ -42,11 +42,11 @@
 
 /* Temporaries of one call, released together at its end. */
 enum { GDB_MAX_TMPS = 32 };
-#define GDB_STEP(var, expr)           \
-    do {                              \
-        var = (expr);                 \
-        if (!var) goto done;          \
-        tmps[ntmps++] = var;          \
+#define GDB_STEP(var, expr)  \
+    do {                     \
+        var = (expr);        \
+        if (!var) goto done; \
+        tmps[ntmps++] = var; \
     } while (0)
 
 /* ggI * gO * gelu''(input), where gelu' is gelu_backward's factor:
@@ -117,8 +117,8 @@ static int glu_parts(const char *op, tg_tensor *self, int64_t dim, int64_t *d, t
     if (tg__actlm_glu_check(op, self, dim, d) != 0) return -1;
     const int64_t h = self->sizes[*d] / 2;
     *a = tg_slice(self, .dim = *d, .start = { true, 0 }, .end = { true, h });
-    tg_tensor *b = *a ? tg_slice(self, .dim = *d, .start = { true, h }, .end = { true, 2 * h })
-                      : NULL;
+    tg_tensor *b =
+        *a ? tg_slice(self, .dim = *d, .start = { true, h }, .end = { true, 2 * h }) : NULL;
     *s = b ? tg__then(b, tg_sigmoid(b)) : NULL;
     if (!*s) {
         tg_release(*a);
@@ -143,8 +143,8 @@ tg_tensor *tg__composite_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
     if (out->dtype != self->dtype) {
         tg_release(a);
         tg_release(s);
-        return tg__error("glu", "Found dtype %s but expected %s",
-                         tg__dtype_torch_name(out->dtype), tg__dtype_torch_name(self->dtype));
+        return tg__error("glu", "Found dtype %s but expected %s", tg__dtype_torch_name(out->dtype),
+                         tg__dtype_torch_name(self->dtype));
     }
     return tg__then2(a, s, tg_mul_out(a, s, out));
 }

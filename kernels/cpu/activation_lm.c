@@ -40,46 +40,46 @@ typedef struct actlm_ctx {
 } actlm_ctx;
 
 /* out = E32 / E64 of x (unary) or of g, x (binary); p, q are the parameters, c the context. */
-#define ACTLM_UNARY_LOOP(fname, E32, E64)                                              \
-    static void fname(char **data, const int64_t *st, int64_t n, void *vctx)           \
-    {                                                                                  \
-        const actlm_ctx *c = vctx;                                                     \
-        const tg_dtype t = c->dtype;                                                   \
-        const float *p = c->p;                                                         \
-        const double *q = c->q;                                                        \
-        (void)p;                                                                       \
-        (void)q;                                                                       \
-        if (!tg__pw_force_reference && t == TG_FLOAT32 && st[0] == 4 && st[1] == 4) {  \
-            float *o = (float *)data[0];                                               \
-            const float *xs = (const float *)data[1];                                  \
-            for (int64_t i = 0; i < n; i++) {                                          \
-                const float x = xs[i];                                                 \
-                o[i] = (E32);                                                          \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        if (!tg__pw_force_reference && t == TG_FLOAT64 && st[0] == 8 && st[1] == 8) {  \
-            double *o = (double *)data[0];                                             \
-            const double *xs = (const double *)data[1];                                \
-            for (int64_t i = 0; i < n; i++) {                                          \
-                const double x = xs[i];                                                \
-                o[i] = (E64);                                                          \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        char *o = data[0];                                                             \
-        const char *xp = data[1];                                                      \
-        if (tg__pw_kind(t) == TG_PW_F32) {                                             \
-            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                 \
-                const float x = tg__pw_load_f32(xp, t);                                \
-                tg__pw_store_f32(o, t, (E32));                                         \
-            }                                                                          \
-        } else {                                                                       \
-            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                 \
-                const double x = tg__pw_load_f64(xp, t);                               \
-                tg__pw_store_f64(o, t, (E64));                                         \
-            }                                                                          \
-        }                                                                              \
+#define ACTLM_UNARY_LOOP(fname, E32, E64)                                             \
+    static void fname(char **data, const int64_t *st, int64_t n, void *vctx)          \
+    {                                                                                 \
+        const actlm_ctx *c = vctx;                                                    \
+        const tg_dtype t = c->dtype;                                                  \
+        const float *p = c->p;                                                        \
+        const double *q = c->q;                                                       \
+        (void)p;                                                                      \
+        (void)q;                                                                      \
+        if (!tg__pw_force_reference && t == TG_FLOAT32 && st[0] == 4 && st[1] == 4) { \
+            float *o = (float *)data[0];                                              \
+            const float *xs = (const float *)data[1];                                 \
+            for (int64_t i = 0; i < n; i++) {                                         \
+                const float x = xs[i];                                                \
+                o[i] = (E32);                                                         \
+            }                                                                         \
+            return;                                                                   \
+        }                                                                             \
+        if (!tg__pw_force_reference && t == TG_FLOAT64 && st[0] == 8 && st[1] == 8) { \
+            double *o = (double *)data[0];                                            \
+            const double *xs = (const double *)data[1];                               \
+            for (int64_t i = 0; i < n; i++) {                                         \
+                const double x = xs[i];                                               \
+                o[i] = (E64);                                                         \
+            }                                                                         \
+            return;                                                                   \
+        }                                                                             \
+        char *o = data[0];                                                            \
+        const char *xp = data[1];                                                     \
+        if (tg__pw_kind(t) == TG_PW_F32) {                                            \
+            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                \
+                const float x = tg__pw_load_f32(xp, t);                               \
+                tg__pw_store_f32(o, t, (E32));                                        \
+            }                                                                         \
+        } else {                                                                      \
+            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                \
+                const double x = tg__pw_load_f64(xp, t);                              \
+                tg__pw_store_f64(o, t, (E64));                                        \
+            }                                                                         \
+        }                                                                             \
     }
 
 #define ACTLM_BINARY_LOOP(fname, E32, E64)                                             \
@@ -180,8 +180,8 @@ static void gelu_loop(char **data, const int64_t *st, int64_t n, void *vctx)
     }
 }
 
-static tg_tensor *actlm_unary(tg_actlm_op op, tg_tensor *self, tg_tensor *out,
-                              tg_iter_loop1d loop, actlm_ctx *c)
+static tg_tensor *actlm_unary(tg_actlm_op op, tg_tensor *self, tg_tensor *out, tg_iter_loop1d loop,
+                              actlm_ctx *c)
 {
     tg_iter it;
     if (tg__actlm_unary_iter_build(&it, op, 0, self, out, false) != 0) return NULL;
@@ -250,8 +250,7 @@ tg_tensor *tg__cpu_gelu_backward_out(tg_tensor *grad_output, tg_tensor *self,
                         &c);
 }
 
-tg_tensor *tg__cpu_silu_backward_out(tg_tensor *grad_output, tg_tensor *self,
-                                     tg_tensor *grad_input)
+tg_tensor *tg__cpu_silu_backward_out(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
 {
     actlm_ctx c = actlm_params(0, 0, false);
     return actlm_binary(TG_ACTLM_SILU_BACKWARD, grad_output, self, grad_input, silu_backward_loop,

@@ -120,10 +120,8 @@ static const unary_op op_tanh = { "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL
 static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64, NULL,
                                      TG_UN_SIGMOID };
 static const unary_op op_erf = { "erf", tg__pw_erf_f32, tg__pw_erf_f64, NULL, TG_UN_ERF };
-static const unary_op op_log1p = { "log1p", tg__pw_log1p_f32, tg__pw_log1p_f64, NULL,
-                                   TG_UN_LOG1P };
-static const unary_op op_expm1 = { "expm1", tg__pw_expm1_f32, tg__pw_expm1_f64, NULL,
-                                   TG_UN_EXPM1 };
+static const unary_op op_log1p = { "log1p", tg__pw_log1p_f32, tg__pw_log1p_f64, NULL, TG_UN_LOG1P };
+static const unary_op op_expm1 = { "expm1", tg__pw_expm1_f32, tg__pw_expm1_f64, NULL, TG_UN_EXPM1 };
 
 static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 {
@@ -196,7 +194,10 @@ tg_tensor *tg__cpu_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     return unary_run(&op_sigmoid, self, out);
 }
-tg_tensor *tg__cpu_erf_out(tg_tensor *self, tg_tensor *out) { return unary_run(&op_erf, self, out); }
+tg_tensor *tg__cpu_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_erf, self, out);
+}
 tg_tensor *tg__cpu_log1p_out(tg_tensor *self, tg_tensor *out)
 {
     return unary_run(&op_log1p, self, out);

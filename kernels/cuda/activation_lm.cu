@@ -116,8 +116,7 @@ template <class F>
 static tg_tensor *actlm_unary(tg_actlm_op op, const F &f, tg_tensor *self, tg_tensor *out)
 {
     tg_iter it;
-    if (tg__actlm_unary_iter_build(&it, op, TG_CUDA_ITER_FLAGS, self, out, true) != 0)
-        return NULL;
+    if (tg__actlm_unary_iter_build(&it, op, TG_CUDA_ITER_FLAGS, self, out, true) != 0) return NULL;
     if (tg__cuda_pw_run<TG_CUDA_FLOATING, 1>(&it, f) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -126,8 +125,8 @@ static tg_tensor *actlm_unary(tg_actlm_op op, const F &f, tg_tensor *self, tg_te
 }
 
 template <class F>
-static tg_tensor *actlm_binary(tg_actlm_op op, const F &f, tg_tensor *grad_output,
-                               tg_tensor *self, tg_tensor *grad_input)
+static tg_tensor *actlm_binary(tg_actlm_op op, const F &f, tg_tensor *grad_output, tg_tensor *self,
+                               tg_tensor *grad_input)
 {
     tg_iter it;
     if (tg__actlm_binary_iter_build(&it, op, TG_CUDA_ITER_FLAGS, grad_output, self, grad_input,

@@ -170,7 +170,10 @@ static const gc_case activation_lm_cases[] = {
     { "glu", "last dim, transposed", f_glu_last, { REAL_T(3, 4) }, .gradgrad = true },
     { "glu_backward", "dim 0", f_glu_backward, { REAL(2, 3), REAL(4, 3) }, .gradgrad = true },
     { "logsumexp", "dim 1", f_logsumexp, { REAL(3, 4, 2) }, .gradgrad = true },
-    { "logsumexp", "dims (0, 2) keepdim, transposed", f_logsumexp_keep, { REAL_T(3, 4, 2) },
+    { "logsumexp",
+      "dims (0, 2) keepdim, transposed",
+      f_logsumexp_keep,
+      { REAL_T(3, 4, 2) },
       .gradgrad = true },
 };
 GC_REGISTER(activation_lm_cases);

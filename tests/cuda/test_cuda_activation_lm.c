@@ -19,8 +19,7 @@
 
 TG_CUDA_COVERS("gelu.out", "gelu_backward.grad_input", "silu.out", "silu_backward.grad_input",
                "mish.out", "mish_backward", "softplus.out", "softplus_backward.grad_input",
-               "erf.out", "log1p.out", "expm1.out", "log_sigmoid_forward",
-               "log_sigmoid_backward");
+               "erf.out", "log1p.out", "expm1.out", "log_sigmoid_forward", "log_sigmoid_backward");
 
 #ifndef TG_WITH_CUDA
 Test(cuda_activation_lm, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
@@ -37,8 +36,8 @@ static double cl_atol(tg_dtype t)
 
 static tg_tensor *cl_input(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed)
 {
-    static const double special[] = { 0,  -0.0, 1,        -1,        NAN,  20,   20.5, -20,
-                                      88, -88,  INFINITY, -INFINITY, 1e-5, -1e-5, 2.5, 800 };
+    static const double special[] = { 0,  -0.0, 1,        -1,        NAN,  20,    20.5, -20,
+                                      88, -88,  INFINITY, -INFINITY, 1e-5, -1e-5, 2.5,  800 };
     int64_t n = 1;
     for (int64_t i = 0; i < ndim; i++) n *= shape[i];
     double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -81,19 +80,26 @@ static const struct {
     const char *name;
     cl_un_fn fn;
 } un_ops[] = {
-    { "gelu", u_gelu },         { "gelu tanh", u_gelu_tanh }, { "silu", tg_silu },
-    { "mish", tg_mish },        { "softplus", u_softplus },   { "softplus 2, 5", u_softplus_b2 },
-    { "log_sigmoid", tg_log_sigmoid }, { "log_sigmoid buffer", u_log_sigmoid_buffer },
-    { "erf", tg_erf },          { "log1p", tg_log1p },        { "expm1", tg_expm1 },
+    { "gelu", u_gelu },
+    { "gelu tanh", u_gelu_tanh },
+    { "silu", tg_silu },
+    { "mish", tg_mish },
+    { "softplus", u_softplus },
+    { "softplus 2, 5", u_softplus_b2 },
+    { "log_sigmoid", tg_log_sigmoid },
+    { "log_sigmoid buffer", u_log_sigmoid_buffer },
+    { "erf", tg_erf },
+    { "log1p", tg_log1p },
+    { "expm1", tg_expm1 },
 };
 
 static const struct {
     const char *name;
     cl_bin_fn fn;
 } bin_ops[] = {
-    { "gelu_backward", b_gelu },          { "gelu_backward tanh", b_gelu_tanh },
+    { "gelu_backward", b_gelu },           { "gelu_backward tanh", b_gelu_tanh },
     { "silu_backward", tg_silu_backward }, { "mish_backward", tg_mish_backward },
-    { "softplus_backward", b_softplus },  { "log_sigmoid_backward", b_log_sigmoid },
+    { "softplus_backward", b_softplus },   { "log_sigmoid_backward", b_log_sigmoid },
 };
 
 static const tg_dtype cl_dtypes[] = { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 };

@@ -30,9 +30,9 @@ TG_COVERS("gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_inpu
           "gelu_double_backward", "silu", "silu_", "silu.out", "silu_backward",
           "silu_backward.grad_input", "mish", "mish_", "mish.out", "mish_backward", "softplus",
           "softplus.out", "softplus_backward", "softplus_backward.grad_input", "erf", "erf_",
-          "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out",
-          "log_sigmoid", "log_sigmoid_forward", "log_sigmoid_backward", "glu", "glu.out",
-          "glu_backward", "logsumexp", "logsumexp.out", "logsumexp_backward");
+          "erf.out", "log1p", "log1p_", "log1p.out", "expm1", "expm1_", "expm1.out", "log_sigmoid",
+          "log_sigmoid_forward", "log_sigmoid_backward", "glu", "glu.out", "glu_backward",
+          "logsumexp", "logsumexp.out", "logsumexp_backward");
 
 /* ------------------------------------------------------------------ the operators */
 
@@ -100,13 +100,12 @@ typedef struct bin_case {
 #n, f_##n, fl_##n##_f64, fl_##n##_f32 \
     }
 static const un_case un_cases[] = {
-    UN(gelu),        UN(gelu_tanh), UN(silu),  UN(mish),  UN(softplus),
-    UN(softplus_b2), UN(erf),       UN(log1p), UN(expm1), UN(log_sigmoid), UN(log_sigmoid_buffer),
+    UN(gelu), UN(gelu_tanh), UN(silu),  UN(mish),        UN(softplus),           UN(softplus_b2),
+    UN(erf),  UN(log1p),     UN(expm1), UN(log_sigmoid), UN(log_sigmoid_buffer),
 };
 static const bin_case bin_cases[] = {
-    UN(gelu_backward), UN(gelu_backward_tanh), UN(silu_backward),
-    UN(mish_backward), UN(softplus_backward),  UN(softplus_backward_b2),
-    UN(log_sigmoid_backward),
+    UN(gelu_backward),     UN(gelu_backward_tanh),   UN(silu_backward),        UN(mish_backward),
+    UN(softplus_backward), UN(softplus_backward_b2), UN(log_sigmoid_backward),
 };
 #undef UN
 #define NUN (sizeof un_cases / sizeof un_cases[0])
@@ -399,8 +398,8 @@ Test(activation_lm, errors_match_torch)
                  "\"softplus_backward_cpu\" not implemented for 'Long'", "softplus_backward");
     /* gelu's approximate string */
     const char *bad = "foo";
-    expect_error(tg_gelu(f, .approximate = bad), "approximate argument must be either none or tanh.",
-                 "gelu approximate");
+    expect_error(tg_gelu(f, .approximate = bad),
+                 "approximate argument must be either none or tanh.", "gelu approximate");
     expect_error(tg_gelu_backward(f, f, .approximate = bad),
                  "approximate argument must be either none or tanh.", "gelu_backward approximate");
     expect_error(tg_gelu_double_backward(f, f, f, bad),
@@ -545,10 +544,10 @@ Test(activation_lm, second_derivatives_match_torch)
                  "gelu_backward tanh (gelu_double_backward)");
     check_second(f_silu_backward, fl_gg_silu_backward_g, fl_gg_silu_backward_x, "silu_backward");
     check_second(f_mish_backward, fl_gg_mish_backward_g, fl_gg_mish_backward_x, "mish_backward");
-    check_second(f_softplus_backward_b2, fl_gg_softplus_backward_b2_g,
-                 fl_gg_softplus_backward_b2_x, "softplus_backward");
-    check_second(s_log_sigmoid_backward, fl_gg_log_sigmoid_backward_g,
-                 fl_gg_log_sigmoid_backward_x, "log_sigmoid_backward");
+    check_second(f_softplus_backward_b2, fl_gg_softplus_backward_b2_g, fl_gg_softplus_backward_b2_x,
+                 "softplus_backward");
+    check_second(s_log_sigmoid_backward, fl_gg_log_sigmoid_backward_g, fl_gg_log_sigmoid_backward_x,
+                 "log_sigmoid_backward");
     kt_assert_no_leak(live);
 }
 
@@ -573,7 +572,7 @@ Test(activation_lm, glu_values_gradients_and_errors)
     tg_tensor *xt = tg_transpose(x, 0, 2); /* (6, 4, 3), strided */
     tg_tensor *rt = tg_glu(xt, .dim = 0);
     check_close(tg_contiguous(tg_transpose(rt, 0, 2)), TG_FLOAT64, fl_glu_dm1, 36,
-                 "glu of a transposed view");
+                "glu of a transposed view");
     tg_tensor *x32 = kt_tensor(fl_xg, shape, 3, TG_FLOAT32);
     check_close(tg_glu(x32, .dim = -2), TG_FLOAT32, fl_glu_d1_f32, 36, "glu float32");
     tg_tensor *o = tg_empty(TG_INTS(3, 2, 6), .dtype = TG_FLOAT64);
@@ -607,8 +606,8 @@ Test(activation_lm, glu_values_gradients_and_errors)
                  "Dimension out of range (expected to be in range of [-2, 1], but got 5)",
                  "glu dim");
     tg_tensor *sc = tg_full(TG_INTS_EMPTY, 1.0);
-    expect_error(tg_glu(sc, .dim = 0), "glu does not support scalars because halving size must be even",
-                 "glu scalar");
+    expect_error(tg_glu(sc, .dim = 0),
+                 "glu does not support scalars because halving size must be even", "glu scalar");
     tg_tensor *li = tg_ones(TG_INTS(2, 4), .dtype = TG_INT64);
     expect_error(tg_glu(li), "\"glu_cpu\" not implemented for 'Long'", "glu int64");
     expect_error(tg_glu_backward(odd, odd, 1),
@@ -650,7 +649,7 @@ Test(activation_lm, logsumexp_values_gradients)
     check_close(tg_logsumexp(x, TG_INTS(-1)), TG_FLOAT64, fl_lse_dm1_f64, 12, "logsumexp dim -1");
     check_close(tg_logsumexp(x32, TG_INTS(-1)), TG_FLOAT32, fl_lse_dm1_f32, 12,
                 "logsumexp float32 dim -1");
-    tg_tensor *xt = tg_transpose(x, 0, 2); /* (5, 4, 3): dim 1 of the view is dim 1 of x */
+    tg_tensor *xt = tg_transpose(x, 0, 2);        /* (5, 4, 3): dim 1 of the view is dim 1 of x */
     tg_tensor *rt = tg_logsumexp(xt, TG_INTS(1)); /* (5, 3) */
     check_close(tg_contiguous(tg_transpose(rt, 0, 1)), TG_FLOAT64, fl_lse_d1_f64, 15,
                 "logsumexp of a transposed view");
@@ -660,8 +659,7 @@ Test(activation_lm, logsumexp_values_gradients)
     cr_assert_eq(tg_logsumexp_out(x, TG_INTS(1), o), o, "logsumexp.out: %s", tg_last_error());
     check_close(o, TG_FLOAT64, fl_lse_d1_f64, 15, "logsumexp.out");
 
-    tg_tensor *xl =
-        tg_tensor_set_requires_grad(kt_tensor(fl_xlf, shape, 3, TG_FLOAT64), true);
+    tg_tensor *xl = tg_tensor_set_requires_grad(kt_tensor(fl_xlf, shape, 3, TG_FLOAT64), true);
     tg_tensor *v = kt_tensor(fl_vl, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
     tg_tensor *y = tg_logsumexp(xl, TG_INTS(1)), *gx = NULL, *ggx = NULL;
     cr_assert(y, "%s", tg_last_error());

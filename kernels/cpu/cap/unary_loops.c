@@ -112,14 +112,14 @@ static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
 }
 
 /* erf, log1p, expm1: plain loops over the C library's functions. */
-#define PLAIN_LOOPS(name)                                                   \
+#define PLAIN_LOOPS(name)                                                  \
     static void name##_f32(char **d, const int64_t *s, int64_t n, void *c) \
-    {                                                                       \
-        unary_loop_f32(d, s, n, tg__pw_##name##_f32);                       \
-    }                                                                       \
+    {                                                                      \
+        unary_loop_f32(d, s, n, tg__pw_##name##_f32);                      \
+    }                                                                      \
     static void name##_f64(char **d, const int64_t *s, int64_t n, void *c) \
-    {                                                                       \
-        unary_loop_f64(d, s, n, tg__pw_##name##_f64);                       \
+    {                                                                      \
+        unary_loop_f64(d, s, n, tg__pw_##name##_f64);                      \
     }
 PLAIN_LOOPS(erf)
 PLAIN_LOOPS(log1p)
