@@ -10,6 +10,15 @@
 
 #include "pointwise_scalar.h" /* TG_PW */
 
+/* erf, log1p, expm1 (unary operators: kernels/cpu/unary.c, cap/unary_loops.c,
+ * kernels/cuda/unary.cu): the C library's, as PyTorch's scalar kernels call std::erf, ... */
+TG_PW float tg__pw_erf_f32(float x) { return erff(x); }
+TG_PW double tg__pw_erf_f64(double x) { return erf(x); }
+TG_PW float tg__pw_log1p_f32(float x) { return log1pf(x); }
+TG_PW double tg__pw_log1p_f64(double x) { return log1p(x); }
+TG_PW float tg__pw_expm1_f32(float x) { return expm1f(x); }
+TG_PW double tg__pw_expm1_f64(double x) { return expm1(x); }
+
 /* gelu's constants: sqrt(1/2); sqrt(2/pi) (tanh's kBeta); 0.044715 (kKappa); 1/sqrt(2 pi). */
 #define TG_GELU_SQRT1_2 0.70710678118654752440
 #define TG_GELU_BETA 0.79788456080286535588

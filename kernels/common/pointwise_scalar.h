@@ -397,13 +397,6 @@ TG_PW double tg__pw_tanh_f64(double x) { return tanh(x); }
 /* 1 / (1 + e^-x): e^-x overflowing to inf gives exactly 0. */
 TG_PW float tg__pw_sigmoid_f32(float x) { return 1.0f / (1.0f + tg__pw_exp_f32(-x)); }
 TG_PW double tg__pw_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
-/* erf, log1p, expm1: the C library's (PyTorch's scalar kernels call std::erf, ...). */
-TG_PW float tg__pw_erf_f32(float x) { return erff(x); }
-TG_PW double tg__pw_erf_f64(double x) { return erf(x); }
-TG_PW float tg__pw_log1p_f32(float x) { return log1pf(x); }
-TG_PW double tg__pw_log1p_f64(double x) { return log1p(x); }
-TG_PW float tg__pw_expm1_f32(float x) { return expm1f(x); }
-TG_PW double tg__pw_expm1_f64(double x) { return expm1(x); }
 
 /* ------------------------------------------------------------------ comparisons
  * eq, ne, lt, le, gt, ge. One function serves every compute type: the caller compares a and b

@@ -16,6 +16,7 @@
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 #include "unary_loops.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/abs.h"

@@ -11,6 +11,7 @@
  * a few ulp of glibc's. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/abs.h"
 #include "kernels/cos.h"

@@ -7,6 +7,7 @@
  * SLEEF's vector functions instead (vec_sleef.h, unary_loops.h). */
 #include "core/core.h"
 #include "pointwise_scalar.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 #include "unary_loops.h"
 #include "exp_f32_vec.h"
 #include "vec_sleef.h"
