@@ -28,6 +28,12 @@ static inline tg_vf erf_vf(tg_vf z)
     p = p * z2 - 3.761262884e-01f;
     p = p * z2 + 1.128379167e+00f;
     const tg_vf small = a * p;
+    /* Every lane in [0, 1] (most of a network's activations): the tail branch is not needed
+     * (the select below would discard it), so skip its exp and division. */
+    const tg_vi big = a > 1.0f;
+    int any_big = 0;
+    for (int i = 0; i < TG_VF_LANES; i++) any_big |= big[i];
+    if (!any_big) return (tg_vf)((tg_vu)small | sign);
     const tg_vf t = 1.0f / a;
     tg_vf q = tg__vf_splat(-1.007641349e-02f);
     q = q * t + 3.165923552e-02f;
