@@ -127,12 +127,19 @@ static void bench_overhead(void)
     release_ctx(&c);
 }
 
+/* gelu.out with each approximation, in the unary table's shape. */
+static tg_tensor *gelu_none_out(tg_tensor *x, tg_tensor *out) { return tg_gelu_out(x, out); }
+static tg_tensor *gelu_tanh_out(tg_tensor *x, tg_tensor *out)
+{
+    return tg_gelu_out(x, out, .approximate = "tanh");
+}
+
 /* Memory-bound pointwise ops and the full reduction on 16M float32 (64 MiB per tensor). */
 static void bench_memory_bound(void)
 {
-    static const char *const names[] = { "add_16M", "exp_16M", "sigmoid_16M", "tanh_16M",
-                                         "log_16M", "sin_16M", "sqrt_16M",    "pow_16M",
-                                         "sum_16M", "amax_16M" };
+    static const char *const names[] = { "add_16M", "exp_16M",  "sigmoid_16M", "tanh_16M",
+                                         "log_16M", "sin_16M",  "sqrt_16M",    "pow_16M",
+                                         "sum_16M", "amax_16M", "gelu_16M",    "gelu_tanh_16M" };
     bool any = false;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) any |= bench_wanted(names[i]);
     if (!any) return;
@@ -145,9 +152,10 @@ static void bench_memory_bound(void)
     static const struct {
         const char *name;
         tg_tensor *(*fn)(tg_tensor *, tg_tensor *);
-    } unary[] = { { "exp_16M_out", tg_exp_out },   { "sigmoid_16M_out", tg_sigmoid_out },
-                  { "tanh_16M_out", tg_tanh_out }, { "log_16M_out", tg_log_out },
-                  { "sin_16M_out", tg_sin_out },   { "sqrt_16M_out", tg_sqrt_out } };
+    } unary[] = { { "exp_16M_out", tg_exp_out },     { "sigmoid_16M_out", tg_sigmoid_out },
+                  { "tanh_16M_out", tg_tanh_out },   { "log_16M_out", tg_log_out },
+                  { "sin_16M_out", tg_sin_out },     { "sqrt_16M_out", tg_sqrt_out },
+                  { "gelu_16M_out", gelu_none_out }, { "gelu_tanh_16M_out", gelu_tanh_out } };
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
         c.unary_out = unary[i].fn;
         run(unary[i].name, "GB/s", body_unary_out, &c, ok, 10, 2, 2.0 * 4 * N16M, 0);

@@ -60,6 +60,8 @@ def main():
         f = getattr(torch, op)
         gbps(f"{op}_16M_out", 2 * 4 * n, lambda f=f: f(x, out=z))
     gbps("pow_16M_out", 2 * 4 * n, lambda: torch.pow(x, 2.5, out=z))
+    gbps("gelu_16M_out", 2 * 4 * n, lambda: torch._C._nn.gelu(x, out=z))
+    gbps("gelu_tanh_16M_out", 2 * 4 * n, lambda: torch._C._nn.gelu(x, approximate="tanh", out=z))
     gbps("amax_16M", 4 * n, lambda: torch.amax(x))
     m = torch.rand(4096, 4096)
     gbps("sum_16M_strided", 4 * n, lambda: torch.sum(m, dim=0))

@@ -16,12 +16,16 @@
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
 #include "pointwise_scalar.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 #include "unary_loops.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/abs.h"
 #include "kernels/cos.h"
+#include "kernels/erf.h"
 #include "kernels/exp.h"
+#include "kernels/expm1.h"
 #include "kernels/log.h"
+#include "kernels/log1p.h"
 #include "kernels/neg.h"
 #include "kernels/relu.h"
 #include "kernels/rsqrt.h"
@@ -116,6 +120,9 @@ static const unary_op op_cos = { "cos", tg__pw_cos_f32, tg__pw_cos_f64, NULL, TG
 static const unary_op op_tanh = { "tanh", tg__pw_tanh_f32, tg__pw_tanh_f64, NULL, TG_UN_TANH };
 static const unary_op op_sigmoid = { "sigmoid", tg__pw_sigmoid_f32, tg__pw_sigmoid_f64, NULL,
                                      TG_UN_SIGMOID };
+static const unary_op op_erf = { "erf", tg__pw_erf_f32, tg__pw_erf_f64, NULL, TG_UN_ERF };
+static const unary_op op_log1p = { "log1p", tg__pw_log1p_f32, tg__pw_log1p_f64, NULL, TG_UN_LOG1P };
+static const unary_op op_expm1 = { "expm1", tg__pw_expm1_f32, tg__pw_expm1_f64, NULL, TG_UN_EXPM1 };
 
 static tg_tensor *unary_run(const unary_op *op, tg_tensor *self, tg_tensor *out)
 {
@@ -187,4 +194,16 @@ tg_tensor *tg__cpu_tanh_out(tg_tensor *self, tg_tensor *out)
 tg_tensor *tg__cpu_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     return unary_run(&op_sigmoid, self, out);
+}
+tg_tensor *tg__cpu_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_erf, self, out);
+}
+tg_tensor *tg__cpu_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_log1p, self, out);
+}
+tg_tensor *tg__cpu_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run(&op_expm1, self, out);
 }

@@ -22,6 +22,9 @@ typedef enum tg_unary_id {
     TG_UN_COS,
     TG_UN_TANH,
     TG_UN_SIGMOID,
+    TG_UN_ERF,
+    TG_UN_LOG1P,
+    TG_UN_EXPM1,
     TG_UN_COUNT
 } tg_unary_id;
 

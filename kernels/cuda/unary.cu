@@ -11,11 +11,15 @@
  * a few ulp of glibc's. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/abs.h"
 #include "kernels/cos.h"
+#include "kernels/erf.h"
 #include "kernels/exp.h"
+#include "kernels/expm1.h"
 #include "kernels/log.h"
+#include "kernels/log1p.h"
 #include "kernels/neg.h"
 #include "kernels/relu.h"
 #include "kernels/rsqrt.h"
@@ -48,6 +52,9 @@ typedef tg_cuda_floating_fn<tg__pw_sin_f32, tg__pw_sin_f64> tg_cuda_sin_fn;
 typedef tg_cuda_floating_fn<tg__pw_cos_f32, tg__pw_cos_f64> tg_cuda_cos_fn;
 typedef tg_cuda_floating_fn<tg__pw_tanh_f32, tg__pw_tanh_f64> tg_cuda_tanh_fn;
 typedef tg_cuda_floating_fn<tg__pw_sigmoid_f32, tg__pw_sigmoid_f64> tg_cuda_sigmoid_fn;
+typedef tg_cuda_floating_fn<tg__pw_erf_f32, tg__pw_erf_f64> tg_cuda_erf_fn;
+typedef tg_cuda_floating_fn<tg__pw_log1p_f32, tg__pw_log1p_f64> tg_cuda_log1p_fn;
+typedef tg_cuda_floating_fn<tg__pw_expm1_f32, tg__pw_expm1_f64> tg_cuda_expm1_fn;
 
 /* Runs one unary operator. KINDS == TG_CUDA_FLOATING: integer inputs are promoted to the
  * default float dtype (TG_ITER_INT_TO_FLOAT). */
@@ -111,4 +118,16 @@ extern "C" tg_tensor *tg__cuda_tanh_out(tg_tensor *self, tg_tensor *out)
 extern "C" tg_tensor *tg__cuda_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     return unary_run<TG_CUDA_FLOATING>("sigmoid", tg_cuda_sigmoid_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("erf", tg_cuda_erf_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("log1p", tg_cuda_log1p_fn{}, self, out);
+}
+extern "C" tg_tensor *tg__cuda_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    return unary_run<TG_CUDA_FLOATING>("expm1", tg_cuda_expm1_fn{}, self, out);
 }

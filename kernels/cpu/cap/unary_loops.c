@@ -7,6 +7,7 @@
  * SLEEF's vector functions instead (vec_sleef.h, unary_loops.h). */
 #include "core/core.h"
 #include "pointwise_scalar.h"
+#include "activation_lm_scalar.h" /* erf, log1p, expm1 */
 #include "unary_loops.h"
 #include "exp_f32_vec.h"
 #include "vec_sleef.h"
@@ -111,6 +112,20 @@ static void sigmoid_f32(char **d, const int64_t *s, int64_t n, void *c)
     vector_loop_f32(d, s, n, tg__sigmoid_f32_vec, tg__pw_sigmoid_f32);
 }
 
+/* erf, log1p, expm1: plain loops over the C library's functions. */
+#define PLAIN_LOOPS(name)                                                  \
+    static void name##_f32(char **d, const int64_t *s, int64_t n, void *c) \
+    {                                                                      \
+        unary_loop_f32(d, s, n, tg__pw_##name##_f32);                      \
+    }                                                                      \
+    static void name##_f64(char **d, const int64_t *s, int64_t n, void *c) \
+    {                                                                      \
+        unary_loop_f64(d, s, n, tg__pw_##name##_f64);                      \
+    }
+PLAIN_LOOPS(erf)
+PLAIN_LOOPS(log1p)
+PLAIN_LOOPS(expm1)
+
 /* The array maps (vec_sleef.h): every element, the tail included, through the vector code. */
 #define MAP_F32(name, f) \
     static void name(float *out, const float *x, int64_t n) { tg__vf_map_all(f, out, x, n); }
@@ -134,12 +149,18 @@ const tg_unary_loops TG_CAP_NAME(tg__unary_loops) = {
              [TG_UN_SQRT] = sqrt_f32,
              [TG_UN_RSQRT] = rsqrt_f32,
              [TG_UN_TANH] = tanh_f32,
-             [TG_UN_SIGMOID] = sigmoid_f32 },
+             [TG_UN_SIGMOID] = sigmoid_f32,
+             [TG_UN_ERF] = erf_f32,
+             [TG_UN_LOG1P] = log1p_f32,
+             [TG_UN_EXPM1] = expm1_f32 },
     .f64 = { [TG_UN_NEG] = neg_f64,
              [TG_UN_ABS] = abs_f64,
              [TG_UN_RELU] = relu_f64,
              [TG_UN_SQRT] = sqrt_f64,
-             [TG_UN_RSQRT] = rsqrt_f64 },
+             [TG_UN_RSQRT] = rsqrt_f64,
+             [TG_UN_ERF] = erf_f64,
+             [TG_UN_LOG1P] = log1p_f64,
+             [TG_UN_EXPM1] = expm1_f64 },
     .map_f32 = { [TG_UN_SIN] = sin_f32_map, [TG_UN_COS] = cos_f32_map },
     .map_f64 = { [TG_UN_EXP] = exp_f64_map,
                  [TG_UN_LOG] = log_f64_map,
