@@ -5945,6 +5945,993 @@ static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EmbeddingDenseBackwardBackward0_vtable = { "EmbeddingDenseBackwardBackward0", EmbeddingDenseBackwardBackward0_apply, EmbeddingDenseBackwardBackward0_release_saved };
 
+/* GeluBackward0: gelu(Tensor self, *, str approximate='none') -> Tensor */
+typedef struct tg__node_GeluBackward0 {
+    tg_node base;
+    tg_saved self;
+    const char *approximate;   /* points after the struct */
+} tg__node_GeluBackward0;
+
+/* self: gelu_backward(grad, self, approximate) */
+static tg_tensor *GeluBackward0_self(tg__node_GeluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_gelu_backward_fn(grads[0], s_self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GeluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GeluBackward0 *n = (tg__node_GeluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GeluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GeluBackward0_release_saved(tg_node *node)
+{
+    tg__node_GeluBackward0 *n = (tg__node_GeluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable GeluBackward0_vtable = { "GeluBackward0", GeluBackward0_apply, GeluBackward0_release_saved };
+
+/* GeluBackwardBackward0: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+typedef struct tg__node_GeluBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+    const char *approximate;   /* points after the struct */
+} tg__node_GeluBackwardBackward0;
+
+/* grad_output: gelu_backward(grad, self, approximate) */
+static tg_tensor *GeluBackwardBackward0_grad_output(tg__node_GeluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_gelu_backward_fn(grads[0], s_self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: gelu_double_backward(grad, grad_output, self, approximate) */
+static tg_tensor *GeluBackwardBackward0_self(tg__node_GeluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_gelu_double_backward(grads[0], s_grad_output, s_self, n->approximate))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GeluBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GeluBackwardBackward0 *n = (tg__node_GeluBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GeluBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = GeluBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GeluBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_GeluBackwardBackward0 *n = (tg__node_GeluBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable GeluBackwardBackward0_vtable = { "GeluBackwardBackward0", GeluBackwardBackward0_apply, GeluBackwardBackward0_release_saved };
+
+/* SiluBackward0: silu(Tensor self) -> Tensor */
+typedef struct tg__node_SiluBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_SiluBackward0;
+
+/* self: silu_backward(grad, self) */
+static tg_tensor *SiluBackward0_self(tg__node_SiluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_silu_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SiluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SiluBackward0 *n = (tg__node_SiluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SiluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SiluBackward0_release_saved(tg_node *node)
+{
+    tg__node_SiluBackward0 *n = (tg__node_SiluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable SiluBackward0_vtable = { "SiluBackward0", SiluBackward0_apply, SiluBackward0_release_saved };
+
+/* SiluBackwardBackward0: silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct tg__node_SiluBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+} tg__node_SiluBackwardBackward0;
+
+/* grad_output: silu_backward(grad, self) */
+static tg_tensor *SiluBackwardBackward0_grad_output(tg__node_SiluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_silu_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: grad * grad_output * self.sigmoid() * (1 - self.sigmoid()) * (2 + self * (1 - 2 * self.sigmoid())) */
+static tg_tensor *SiluBackwardBackward0_self(tg__node_SiluBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(s_self))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_sigmoid(s_self))) goto done;
+    if (!(t4 = tg_neg(t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_add_scalar_fn(t4, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_mul(t2, t5))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_sigmoid(s_self))) goto done;
+    if (!(t8 = tg_mul_scalar(t7, (double)(INT64_C(2))))) goto done;
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_neg(t8))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_add_scalar_fn(t9, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(s_self, t10))) goto done;
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_add_scalar_fn(t11, (double)(INT64_C(2)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t11);
+    if (!(t13 = tg_mul(t6, t12))) goto done;
+    TG__GEN_DROP(t6);
+    TG__GEN_DROP(t12);
+    tg_r = t13;
+    t13 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    return tg_r;
+}
+
+static int SiluBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SiluBackwardBackward0 *n = (tg__node_SiluBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SiluBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SiluBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SiluBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_SiluBackwardBackward0 *n = (tg__node_SiluBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable SiluBackwardBackward0_vtable = { "SiluBackwardBackward0", SiluBackwardBackward0_apply, SiluBackwardBackward0_release_saved };
+
+/* MishBackward0: mish(Tensor self) -> Tensor */
+typedef struct tg__node_MishBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_MishBackward0;
+
+/* self: mish_backward(grad, self) */
+static tg_tensor *MishBackward0_self(tg__node_MishBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mish_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MishBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MishBackward0 *n = (tg__node_MishBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MishBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MishBackward0_release_saved(tg_node *node)
+{
+    tg__node_MishBackward0 *n = (tg__node_MishBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable MishBackward0_vtable = { "MishBackward0", MishBackward0_apply, MishBackward0_release_saved };
+
+/* MishBackwardBackward0: mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct tg__node_MishBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+} tg__node_MishBackwardBackward0;
+
+/* grad_output: mish_backward(grad, self) */
+static tg_tensor *MishBackwardBackward0_grad_output(tg__node_MishBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mish_backward(grads[0], s_self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: grad * grad_output * self.sigmoid() * (1 - softplus(self).tanh().pow(2)) * (2 + self * (1 - self.sigmoid()) - 2 * self * self.sigmoid() * softplus(self).tanh()) */
+static tg_tensor *MishBackwardBackward0_self(tg__node_MishBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(s_self))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_softplus_fn(s_self, (tg_softplus_opts){ .beta = 1, .threshold = 20 }))) goto done;
+    if (!(t4 = tg_tanh(t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_pow_scalar(t4, (double)(INT64_C(2))))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_neg(t5))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_add_scalar_fn(t6, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t2, t7))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sigmoid(s_self))) goto done;
+    if (!(t10 = tg_neg(t9))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_add_scalar_fn(t10, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_mul(s_self, t11))) goto done;
+    TG__GEN_DROP(t11);
+    if (!(t13 = tg_add_scalar_fn(t12, (double)(INT64_C(2)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t12);
+    if (!(t14 = tg_mul_scalar(s_self, (double)(INT64_C(2))))) goto done;
+    if (!(t15 = tg_sigmoid(s_self))) goto done;
+    if (!(t16 = tg_mul(t14, t15))) goto done;
+    TG__GEN_DROP(t14);
+    TG__GEN_DROP(t15);
+    if (!(t17 = tg_softplus_fn(s_self, (tg_softplus_opts){ .beta = 1, .threshold = 20 }))) goto done;
+    if (!(t18 = tg_tanh(t17))) goto done;
+    TG__GEN_DROP(t17);
+    if (!(t19 = tg_mul(t16, t18))) goto done;
+    TG__GEN_DROP(t16);
+    TG__GEN_DROP(t18);
+    if (!(t20 = tg_sub_fn(t13, t19, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t13);
+    TG__GEN_DROP(t19);
+    if (!(t21 = tg_mul(t8, t20))) goto done;
+    TG__GEN_DROP(t8);
+    TG__GEN_DROP(t20);
+    tg_r = t21;
+    t21 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    return tg_r;
+}
+
+static int MishBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MishBackwardBackward0 *n = (tg__node_MishBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MishBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = MishBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MishBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_MishBackwardBackward0 *n = (tg__node_MishBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable MishBackwardBackward0_vtable = { "MishBackwardBackward0", MishBackwardBackward0_apply, MishBackwardBackward0_release_saved };
+
+/* SoftplusBackward0: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+typedef struct tg__node_SoftplusBackward0 {
+    tg_node base;
+    tg_saved self;
+    double beta;
+    double threshold;
+} tg__node_SoftplusBackward0;
+
+/* self: softplus_backward(grad, self, beta, threshold) */
+static tg_tensor *SoftplusBackward0_self(tg__node_SoftplusBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_softplus_backward(grads[0], s_self, n->beta, n->threshold))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int SoftplusBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SoftplusBackward0 *n = (tg__node_SoftplusBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftplusBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SoftplusBackward0_release_saved(tg_node *node)
+{
+    tg__node_SoftplusBackward0 *n = (tg__node_SoftplusBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable SoftplusBackward0_vtable = { "SoftplusBackward0", SoftplusBackward0_apply, SoftplusBackward0_release_saved };
+
+/* SoftplusBackwardBackward0: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+typedef struct tg__node_SoftplusBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+    double beta;
+    double threshold;
+} tg__node_SoftplusBackwardBackward0;
+
+/* grad_output: softplus_backward(grad, self, beta, threshold) */
+static tg_tensor *SoftplusBackwardBackward0_grad_output(tg__node_SoftplusBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_softplus_backward(grads[0], s_self, n->beta, n->threshold))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: where(self * beta > threshold, 0, grad * grad_output * beta * (self * beta).sigmoid() * (1 - (self * beta).sigmoid())) */
+static tg_tensor *SoftplusBackwardBackward0_self(tg__node_SoftplusBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mul_scalar(s_self, n->beta))) goto done;
+    if (!(t1 = tg_gt_scalar(t0, n->threshold))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t3 = tg_mul_scalar(t2, n->beta))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul_scalar(s_self, n->beta))) goto done;
+    if (!(t5 = tg_sigmoid(t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_mul(t3, t5))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_mul_scalar(s_self, n->beta))) goto done;
+    if (!(t8 = tg_sigmoid(t7))) goto done;
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_neg(t8))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_add_scalar_fn(t9, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t6, t10))) goto done;
+    TG__GEN_DROP(t6);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t11))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t11);
+    tg_r = t12;
+    t12 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    return tg_r;
+}
+
+static int SoftplusBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_SoftplusBackwardBackward0 *n = (tg__node_SoftplusBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = SoftplusBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = SoftplusBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void SoftplusBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_SoftplusBackwardBackward0 *n = (tg__node_SoftplusBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable SoftplusBackwardBackward0_vtable = { "SoftplusBackwardBackward0", SoftplusBackwardBackward0_apply, SoftplusBackwardBackward0_release_saved };
+
+/* LogSigmoidForwardBackward0: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+typedef struct tg__node_LogSigmoidForwardBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved result1;
+} tg__node_LogSigmoidForwardBackward0;
+
+/* self: log_sigmoid_backward(grad, self, buffer) */
+static tg_tensor *LogSigmoidForwardBackward0_self(tg__node_LogSigmoidForwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result1 = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
+    if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_result1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result1);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LogSigmoidForwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSigmoidForwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogSigmoidForwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result1);
+}
+
+static const tg_node_vtable LogSigmoidForwardBackward0_vtable = { "LogSigmoidForwardBackward0", LogSigmoidForwardBackward0_apply, LogSigmoidForwardBackward0_release_saved };
+
+/* LogSigmoidBackwardBackward0: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+typedef struct tg__node_LogSigmoidBackwardBackward0 {
+    tg_node base;
+    tg_saved grad_output;
+    tg_saved self;
+    tg_saved buffer;
+} tg__node_LogSigmoidBackwardBackward0;
+
+/* grad_output: log_sigmoid_backward(grad, self, buffer) */
+static tg_tensor *LogSigmoidBackwardBackward0_grad_output(tg__node_LogSigmoidBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_buffer = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_buffer = tg_autograd_unpack(&n->buffer, &n->base))) goto done;
+    if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_buffer))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_buffer);
+    tg_release(t0);
+    return tg_r;
+}
+
+/* self: grad * grad_output * (self.sigmoid() - 1) * self.sigmoid() */
+static tg_tensor *LogSigmoidBackwardBackward0_self(tg__node_LogSigmoidBackwardBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_grad_output = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(s_self))) goto done;
+    if (!(t2 = tg_sub_scalar_fn(t1, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(t0, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sigmoid(s_self))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(s_grad_output);
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+static int LogSigmoidBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogSigmoidBackwardBackward0_grad_output(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = LogSigmoidBackwardBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogSigmoidBackwardBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)node;
+    tg_autograd_saved_release(&n->grad_output);
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->buffer);
+}
+
+static const tg_node_vtable LogSigmoidBackwardBackward0_vtable = { "LogSigmoidBackwardBackward0", LogSigmoidBackwardBackward0_apply, LogSigmoidBackwardBackward0_release_saved };
+
+/* LogsumexpBackward0: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+typedef struct tg__node_LogsumexpBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_int_list dim;   /* points after the struct */
+    bool keepdim;
+    tg_saved result;
+} tg__node_LogsumexpBackward0;
+
+/* self: logsumexp_backward(grad, self, result, dim, keepdim) */
+static tg_tensor *LogsumexpBackward0_self(tg__node_LogsumexpBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_logsumexp_backward(grads[0], s_self, s_result, n->dim, n->keepdim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_result);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int LogsumexpBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = LogsumexpBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void LogsumexpBackward0_release_saved(tg_node *node)
+{
+    tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable LogsumexpBackward0_vtable = { "LogsumexpBackward0", LogsumexpBackward0_apply, LogsumexpBackward0_release_saved };
+
+/* GluBackward0: glu(Tensor self, int dim=-1) -> Tensor */
+typedef struct tg__node_GluBackward0 {
+    tg_node base;
+    tg_saved self;
+    int64_t dim;
+} tg__node_GluBackward0;
+
+/* self: glu_backward(grad, self, dim) */
+static tg_tensor *GluBackward0_self(tg__node_GluBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_glu_backward(grads[0], s_self, n->dim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int GluBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = GluBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void GluBackward0_release_saved(tg_node *node)
+{
+    tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable GluBackward0_vtable = { "GluBackward0", GluBackward0_apply, GluBackward0_release_saved };
+
+/* ErfBackward0: erf(Tensor self) -> Tensor */
+typedef struct tg__node_ErfBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_ErfBackward0;
+
+/* self: 1.1283791670955126 * exp(-(self.pow(2))) * grad */
+static tg_tensor *ErfBackward0_self(tg__node_ErfBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_pow_scalar(s_self, (double)(INT64_C(2))))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_exp(t1))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul_scalar(t2, 1.1283791670955126))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(t3, grads[0]))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
+static int ErfBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = ErfBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void ErfBackward0_release_saved(tg_node *node)
+{
+    tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable ErfBackward0_vtable = { "ErfBackward0", ErfBackward0_apply, ErfBackward0_release_saved };
+
+/* Log1pBackward0: log1p(Tensor self) -> Tensor */
+typedef struct tg__node_Log1pBackward0 {
+    tg_node base;
+    tg_saved self;
+} tg__node_Log1pBackward0;
+
+/* self: grad / (self + 1) */
+static tg_tensor *Log1pBackward0_self(tg__node_Log1pBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(t0 = tg_add_scalar_fn(s_self, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_div(grads[0], t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int Log1pBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = Log1pBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void Log1pBackward0_release_saved(tg_node *node)
+{
+    tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+}
+
+static const tg_node_vtable Log1pBackward0_vtable = { "Log1pBackward0", Log1pBackward0_apply, Log1pBackward0_release_saved };
+
+/* Expm1Backward0: expm1(Tensor self) -> Tensor */
+typedef struct tg__node_Expm1Backward0 {
+    tg_node base;
+    tg_saved result;
+} tg__node_Expm1Backward0;
+
+/* self: grad * (result + 1) */
+static tg_tensor *Expm1Backward0_self(tg__node_Expm1Backward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_result = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
+    if (!(t0 = tg_add_scalar_fn(s_result, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_mul(grads[0], t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_result);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int Expm1Backward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = Expm1Backward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void Expm1Backward0_release_saved(tg_node *node)
+{
+    tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)node;
+    tg_autograd_saved_release(&n->result);
+}
+
+static const tg_node_vtable Expm1Backward0_vtable = { "Expm1Backward0", Expm1Backward0_apply, Expm1Backward0_release_saved };
+
 /* MaskedFillBackward0: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
 typedef struct tg__node_MaskedFillBackward0 {
     tg_node base;
@@ -13153,6 +14140,909 @@ tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, 
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
+}
+
+/* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_gelu_out(tg_tensor *self, const char *approximate, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gelu_out_fn(self, out, (tg_gelu_out_opts){ .approximate = approximate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gelu_out(tg_tensor *self, const char *approximate, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("gelu", tg_in, 2))
+        return NULL;
+    return tg__below_gelu_out(self, approximate, out);
+}
+
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+static tg_tensor *tg__below_gelu_(tg_tensor *self, const char *approximate)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gelu__fn(self, (tg_gelu__opts){ .approximate = approximate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_gelu_(self, approximate);
+    if (tg_autograd_check_inplace("gelu_", self))
+        return NULL;
+    tg__node_GeluBackward0 *tg_n = (tg__node_GeluBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
+    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+static tg_tensor *tg__below_gelu(tg_tensor *self, const char *approximate)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gelu_fn(self, (tg_gelu_opts){ .approximate = approximate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_gelu(self, approximate);
+    tg__node_GeluBackward0 *tg_n = (tg__node_GeluBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
+    tg_tensor *tg_r = tg__below_gelu(self, approximate);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *tg__below_gelu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, const char *approximate, tg_tensor *grad_input)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gelu_backward_grad_input_fn(grad_output, self, grad_input, (tg_gelu_backward_grad_input_opts){ .approximate = approximate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gelu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, const char *approximate, tg_tensor *grad_input)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, grad_input };
+    if (tg_autograd_check_out("gelu_backward", tg_in, 3))
+        return NULL;
+    return tg__below_gelu_backward_grad_input(grad_output, self, approximate, grad_input);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+static tg_tensor *tg__below_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_gelu_backward_fn(grad_output, self, (tg_gelu_backward_opts){ .approximate = approximate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_gelu_backward(grad_output, self, approximate);
+    tg__node_GeluBackwardBackward0 *tg_n = (tg__node_GeluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
+    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_silu_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_silu_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_silu_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("silu", tg_in, 2))
+        return NULL;
+    return tg__below_silu_out(self, out);
+}
+
+/* silu(Tensor self) -> Tensor */
+static tg_tensor *tg__below_silu(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_silu(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_silu(self);
+    tg__node_SiluBackward0 *tg_n = (tg__node_SiluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_silu(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_silu_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_silu_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_silu_(self);
+    if (tg_autograd_check_inplace("silu_", self))
+        return NULL;
+    tg__node_SiluBackward0 *tg_n = (tg__node_SiluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_silu_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *tg__below_silu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_silu_backward_grad_input(grad_output, self, grad_input);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_silu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, grad_input };
+    if (tg_autograd_check_out("silu_backward", tg_in, 3))
+        return NULL;
+    return tg__below_silu_backward_grad_input(grad_output, self, grad_input);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *tg__below_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_silu_backward(grad_output, self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_silu_backward(grad_output, self);
+    tg__node_SiluBackwardBackward0 *tg_n = (tg__node_SiluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_mish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_mish_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_mish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("mish", tg_in, 2))
+        return NULL;
+    return tg__below_mish_out(self, out);
+}
+
+/* mish(Tensor self) -> Tensor */
+static tg_tensor *tg__below_mish(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_mish(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_mish(self);
+    tg__node_MishBackward0 *tg_n = (tg__node_MishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_mish(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_mish_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_mish_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_mish_(self);
+    if (tg_autograd_check_inplace("mish_", self))
+        return NULL;
+    tg__node_MishBackward0 *tg_n = (tg__node_MishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_mish_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *tg__below_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_mish_backward(grad_output, self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_mish_backward(grad_output, self);
+    tg__node_MishBackwardBackward0 *tg_n = (tg__node_MishBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_softplus_out(tg_tensor *self, double beta, double threshold, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_softplus_out_fn(self, out, (tg_softplus_out_opts){ .beta = beta, .threshold = threshold });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_softplus_out(tg_tensor *self, double beta, double threshold, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("softplus", tg_in, 2))
+        return NULL;
+    return tg__below_softplus_out(self, beta, threshold, out);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+static tg_tensor *tg__below_softplus(tg_tensor *self, double beta, double threshold)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_softplus_fn(self, (tg_softplus_opts){ .beta = beta, .threshold = threshold });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_softplus(self, beta, threshold);
+    tg__node_SoftplusBackward0 *tg_n = (tg__node_SoftplusBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftplusBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->beta = beta;
+    tg_n->threshold = threshold;
+    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *tg__below_softplus_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *grad_input)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_softplus_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *grad_input)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, grad_input };
+    if (tg_autograd_check_out("softplus_backward", tg_in, 3))
+        return NULL;
+    return tg__below_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+static tg_tensor *tg__below_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_softplus_backward(grad_output, self, beta, threshold);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_softplus_backward(grad_output, self, beta, threshold);
+    tg__node_SoftplusBackwardBackward0 *tg_n = (tg__node_SoftplusBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftplusBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->beta = beta;
+    tg_n->threshold = threshold;
+    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+static tg_output_buffer tg__below_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_output_buffer tg_r = tg_log_sigmoid_forward(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log_sigmoid_forward(self);
+    tg__node_LogSigmoidForwardBackward0 *tg_n = (tg__node_LogSigmoidForwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidForwardBackward0_vtable, 2, 1);
+    if (!tg_n)
+        return (tg_output_buffer){ 0 };
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
+    if (!tg_r.output && !tg_r.buffer) {
+        tg_autograd_node_release(&tg_n->base);
+        return (tg_output_buffer){ 0 };
+    }
+    if (tg__gen_differentiable(tg_r.output))
+        tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result1, tg_r.buffer, true, 1);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+static tg_tensor *tg__below_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log_sigmoid_backward(grad_output, self, buffer);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, buffer };
+    if (!(tg_autograd_any_requires_grad(tg_in, 3)))
+        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    tg__node_LogSigmoidBackwardBackward0 *tg_n = (tg__node_LogSigmoidBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidBackwardBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
+    tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->buffer, buffer, false, 0);
+    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_glu_out_fn(self, out, (tg_glu_out_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("glu", tg_in, 2))
+        return NULL;
+    return tg__below_glu_out(self, dim, out);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+static tg_tensor *tg__below_glu(tg_tensor *self, int64_t dim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_glu_fn(self, (tg_glu_opts){ .dim = dim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_glu(self, dim);
+    tg__node_GluBackward0 *tg_n = (tg__node_GluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GluBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = dim;
+    tg_tensor *tg_r = tg__below_glu(self, dim);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+static tg_tensor *tg__below_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_logsumexp_fn(self, dim, (tg_logsumexp_opts){ .keepdim = keepdim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_logsumexp(self, dim, keepdim);
+    tg__node_LogsumexpBackward0 *tg_n = (tg__node_LogsumexpBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &LogsumexpBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    char *tg_cursor = (char *)(tg_n + 1);
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
+    tg_n->keepdim = keepdim;
+    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_logsumexp_out_fn(self, dim, out, (tg_logsumexp_out_opts){ .keepdim = keepdim });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("logsumexp", tg_in, 2))
+        return NULL;
+    return tg__below_logsumexp_out(self, dim, keepdim, out);
+}
+
+/* erf(Tensor self) -> Tensor */
+static tg_tensor *tg__below_erf(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_erf(self);
+    tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_erf(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_erf_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_erf_(self);
+    if (tg_autograd_check_inplace("erf_", self))
+        return NULL;
+    tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_erf_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_erf_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("erf", tg_in, 2))
+        return NULL;
+    return tg__below_erf_out(self, out);
+}
+
+/* log1p(Tensor self) -> Tensor */
+static tg_tensor *tg__below_log1p(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log1p(self);
+    tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_tensor *tg_r = tg__below_log1p(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_log1p_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_log1p_(self);
+    if (tg_autograd_check_inplace("log1p_", self))
+        return NULL;
+    tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_orig = tg_clone(self);
+    if (!tg_orig) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_autograd_save(&tg_n->self, tg_orig, false, 0);
+    tg_release(tg_orig);
+    tg_tensor *tg_r = tg__below_log1p_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_log1p_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("log1p", tg_in, 2))
+        return NULL;
+    return tg__below_log1p_out(self, out);
+}
+
+/* expm1(Tensor self) -> Tensor */
+static tg_tensor *tg__below_expm1(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_expm1(self);
+    tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_r = tg__below_expm1(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *tg__below_expm1_(tg_tensor *self)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1_(self);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_expm1_(self);
+    if (tg_autograd_check_inplace("expm1_", self))
+        return NULL;
+    tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_tensor *tg_r = tg__below_expm1_(self);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_save(&tg_n->result, tg_r, true, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_expm1_out(self, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("expm1", tg_in, 2))
+        return NULL;
+    return tg__below_expm1_out(self, out);
 }
 
 /* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */

@@ -5656,6 +5656,548 @@ int tg__boxed_one_hot(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_gelu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "gelu.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    const char *approximate;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "gelu.out", "self", "Tensor");
+    if (tg__unbox_str(&tg_a[1], &approximate)) return tg__boxed_bad_arg(tg_s, 3, 1, "gelu.out", "approximate", "str");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "gelu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_gelu_out)tg_kernel)(self, approximate, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+int tg__boxed_gelu_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gelu_", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    const char *approximate;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gelu_", "self", "Tensor");
+    if (tg__unbox_str(&tg_a[1], &approximate)) return tg__boxed_bad_arg(tg_s, 2, 1, "gelu_", "approximate", "str");
+    tg_tensor *tg_r = ((tg__kfn_gelu_)tg_kernel)(self, approximate);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+int tg__boxed_gelu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "gelu", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    const char *approximate;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "gelu", "self", "Tensor");
+    if (tg__unbox_str(&tg_a[1], &approximate)) return tg__boxed_bad_arg(tg_s, 2, 1, "gelu", "approximate", "str");
+    tg_tensor *tg_r = ((tg__kfn_gelu)tg_kernel)(self, approximate);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!) */
+int tg__boxed_gelu_backward_grad_input(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "gelu_backward.grad_input", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    const char *approximate;
+    tg_tensor *grad_input;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "gelu_backward.grad_input", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "gelu_backward.grad_input", "self", "Tensor");
+    if (tg__unbox_str(&tg_a[2], &approximate)) return tg__boxed_bad_arg(tg_s, 4, 2, "gelu_backward.grad_input", "approximate", "str");
+    if (tg__unbox_tensor(&tg_a[3], &grad_input)) return tg__boxed_bad_arg(tg_s, 4, 3, "gelu_backward.grad_input", "grad_input", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_gelu_backward_grad_input)tg_kernel)(grad_output, self, approximate, grad_input);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+int tg__boxed_gelu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "gelu_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    const char *approximate;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "gelu_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "gelu_backward", "self", "Tensor");
+    if (tg__unbox_str(&tg_a[2], &approximate)) return tg__boxed_bad_arg(tg_s, 3, 2, "gelu_backward", "approximate", "str");
+    tg_tensor *tg_r = ((tg__kfn_gelu_backward)tg_kernel)(grad_output, self, approximate);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* gelu_double_backward(Tensor ggI, Tensor gO, Tensor input, str approximate) -> Tensor */
+int tg__boxed_gelu_double_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "gelu_double_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *ggI;
+    tg_tensor *gO;
+    tg_tensor *input;
+    const char *approximate;
+    if (tg__unbox_tensor(&tg_a[0], &ggI)) return tg__boxed_bad_arg(tg_s, 4, 0, "gelu_double_backward", "ggI", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &gO)) return tg__boxed_bad_arg(tg_s, 4, 1, "gelu_double_backward", "gO", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &input)) return tg__boxed_bad_arg(tg_s, 4, 2, "gelu_double_backward", "input", "Tensor");
+    if (tg__unbox_str(&tg_a[3], &approximate)) return tg__boxed_bad_arg(tg_s, 4, 3, "gelu_double_backward", "approximate", "str");
+    tg_tensor *tg_r = ((tg__kfn_gelu_double_backward)tg_kernel)(ggI, gO, input, approximate);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_silu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "silu.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "silu.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "silu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_silu_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* silu(Tensor self) -> Tensor */
+int tg__boxed_silu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "silu", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "silu", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_silu)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_silu_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "silu_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "silu_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_silu_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tg__boxed_silu_backward_grad_input(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "silu_backward.grad_input", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_tensor *grad_input;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "silu_backward.grad_input", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "silu_backward.grad_input", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &grad_input)) return tg__boxed_bad_arg(tg_s, 3, 2, "silu_backward.grad_input", "grad_input", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_silu_backward_grad_input)tg_kernel)(grad_output, self, grad_input);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+int tg__boxed_silu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "silu_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 2, 0, "silu_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 2, 1, "silu_backward", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_silu_backward)tg_kernel)(grad_output, self);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_mish_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mish.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "mish.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "mish.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_mish_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* mish(Tensor self) -> Tensor */
+int tg__boxed_mish(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "mish", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "mish", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_mish)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_mish_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "mish_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "mish_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_mish_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+int tg__boxed_mish_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "mish_backward", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 2, 0, "mish_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 2, 1, "mish_backward", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_mish_backward)tg_kernel)(grad_output, self);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_softplus_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "softplus.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    double beta;
+    double threshold;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "softplus.out", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &beta)) return tg__boxed_bad_arg(tg_s, 4, 1, "softplus.out", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &threshold)) return tg__boxed_bad_arg(tg_s, 4, 2, "softplus.out", "threshold", "Scalar");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "softplus.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_softplus_out)tg_kernel)(self, beta, threshold, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+int tg__boxed_softplus(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "softplus", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    double beta;
+    double threshold;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "softplus", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[1], &beta)) return tg__boxed_bad_arg(tg_s, 3, 1, "softplus", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[2], &threshold)) return tg__boxed_bad_arg(tg_s, 3, 2, "softplus", "threshold", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_softplus)tg_kernel)(self, beta, threshold);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tg__boxed_softplus_backward_grad_input(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "softplus_backward.grad_input", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    double beta;
+    double threshold;
+    tg_tensor *grad_input;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 5, 0, "softplus_backward.grad_input", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "softplus_backward.grad_input", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &beta)) return tg__boxed_bad_arg(tg_s, 5, 2, "softplus_backward.grad_input", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &threshold)) return tg__boxed_bad_arg(tg_s, 5, 3, "softplus_backward.grad_input", "threshold", "Scalar");
+    if (tg__unbox_tensor(&tg_a[4], &grad_input)) return tg__boxed_bad_arg(tg_s, 5, 4, "softplus_backward.grad_input", "grad_input", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_softplus_backward_grad_input)tg_kernel)(grad_output, self, beta, threshold, grad_input);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+int tg__boxed_softplus_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "softplus_backward", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    double beta;
+    double threshold;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 4, 0, "softplus_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 4, 1, "softplus_backward", "self", "Tensor");
+    if (tg__unbox_double(&tg_a[2], &beta)) return tg__boxed_bad_arg(tg_s, 4, 2, "softplus_backward", "beta", "Scalar");
+    if (tg__unbox_double(&tg_a[3], &threshold)) return tg__boxed_bad_arg(tg_s, 4, 3, "softplus_backward", "threshold", "Scalar");
+    tg_tensor *tg_r = ((tg__kfn_softplus_backward)tg_kernel)(grad_output, self, beta, threshold);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+int tg__boxed_log_sigmoid_forward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log_sigmoid_forward", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log_sigmoid_forward", "self", "Tensor");
+    tg_output_buffer tg_r = ((tg__kfn_log_sigmoid_forward)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, (tg_tensor *[]){ tg_r.output, tg_r.buffer }, 2);
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+int tg__boxed_log_sigmoid_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "log_sigmoid_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    tg_tensor *buffer;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "log_sigmoid_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "log_sigmoid_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &buffer)) return tg__boxed_bad_arg(tg_s, 3, 2, "log_sigmoid_backward", "buffer", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log_sigmoid_backward)tg_kernel)(grad_output, self, buffer);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log_sigmoid(Tensor self) -> Tensor */
+int tg__boxed_log_sigmoid(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log_sigmoid", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log_sigmoid", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log_sigmoid)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_glu_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "glu.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    int64_t dim;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "glu.out", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "glu.out", "dim", "int");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "glu.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_glu_out)tg_kernel)(self, dim, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+int tg__boxed_glu(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "glu", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "glu", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 2, 1, "glu", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_glu)tg_kernel)(self, dim);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+int tg__boxed_logsumexp(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "logsumexp", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_int_list dim;
+    bool keepdim;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "logsumexp", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 3, 1, "logsumexp", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 3, 2, "logsumexp", "keepdim", "bool");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp)tg_kernel)(self, dim, keepdim);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_logsumexp_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "logsumexp.out", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_int_list dim;
+    bool keepdim;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "logsumexp.out", "self", "Tensor");
+    if (tg__unbox_int_list(&tg_a[1], &dim)) return tg__boxed_bad_arg(tg_s, 4, 1, "logsumexp.out", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[2], &keepdim)) return tg__boxed_bad_arg(tg_s, 4, 2, "logsumexp.out", "keepdim", "bool");
+    if (tg__unbox_tensor(&tg_a[3], &out)) return tg__boxed_bad_arg(tg_s, 4, 3, "logsumexp.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp_out)tg_kernel)(self, dim, keepdim, out);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor result, int[1] dim, bool keepdim) -> Tensor */
+int tg__boxed_logsumexp_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 5) return tg__boxed_underflow(tg_s, "logsumexp_backward", 5);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 5];
+    tg_tensor *grad;
+    tg_tensor *self;
+    tg_tensor *result;
+    tg_int_list dim;
+    bool keepdim;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 5, 0, "logsumexp_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 5, 1, "logsumexp_backward", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &result)) return tg__boxed_bad_arg(tg_s, 5, 2, "logsumexp_backward", "result", "Tensor");
+    if (tg__unbox_int_list(&tg_a[3], &dim)) return tg__boxed_bad_arg(tg_s, 5, 3, "logsumexp_backward", "dim", "int[1]");
+    if (tg__unbox_bool(&tg_a[4], &keepdim)) return tg__boxed_bad_arg(tg_s, 5, 4, "logsumexp_backward", "keepdim", "bool");
+    tg_tensor *tg_r = ((tg__kfn_logsumexp_backward)tg_kernel)(grad, self, result, dim, keepdim);
+    tg__drop_args(tg_s, 5);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+int tg__boxed_glu_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "glu_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad_output;
+    tg_tensor *self;
+    int64_t dim;
+    if (tg__unbox_tensor(&tg_a[0], &grad_output)) return tg__boxed_bad_arg(tg_s, 3, 0, "glu_backward", "grad_output", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &self)) return tg__boxed_bad_arg(tg_s, 3, 1, "glu_backward", "self", "Tensor");
+    if (tg__unbox_int(&tg_a[2], &dim)) return tg__boxed_bad_arg(tg_s, 3, 2, "glu_backward", "dim", "int");
+    tg_tensor *tg_r = ((tg__kfn_glu_backward)tg_kernel)(grad_output, self, dim);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* erf(Tensor self) -> Tensor */
+int tg__boxed_erf(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "erf", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "erf", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_erf_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "erf_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "erf_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_erf_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "erf.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "erf.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "erf.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_erf_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p(Tensor self) -> Tensor */
+int tg__boxed_log1p(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log1p", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log1p", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_log1p_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "log1p_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "log1p_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_log1p_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "log1p.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "log1p.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "log1p.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_log1p_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1(Tensor self) -> Tensor */
+int tg__boxed_expm1(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "expm1", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "expm1", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+int tg__boxed_expm1_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 1) return tg__boxed_underflow(tg_s, "expm1_", 1);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 1];
+    tg_tensor *self;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 1, 0, "expm1_", "self", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1_)tg_kernel)(self);
+    tg__drop_args(tg_s, 1);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_expm1_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "expm1.out", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "expm1.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "expm1.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_expm1_out)tg_kernel)(self, out);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
 int tg__boxed_masked_fill_scalar_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {

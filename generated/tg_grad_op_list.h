@@ -153,6 +153,27 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(gelu_, "gelu_") \
+    X(gelu, "gelu") \
+    X(gelu_backward, "gelu_backward") \
+    X(silu, "silu") \
+    X(silu_, "silu_") \
+    X(silu_backward, "silu_backward") \
+    X(mish, "mish") \
+    X(mish_, "mish_") \
+    X(mish_backward, "mish_backward") \
+    X(softplus, "softplus") \
+    X(softplus_backward, "softplus_backward") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
+    X(glu, "glu") \
+    X(logsumexp, "logsumexp") \
+    X(erf, "erf") \
+    X(erf_, "erf_") \
+    X(log1p, "log1p") \
+    X(log1p_, "log1p_") \
+    X(expm1, "expm1") \
+    X(expm1_, "expm1_") \
     X(masked_fill_scalar_, "masked_fill_.Scalar") \
     X(masked_fill_scalar, "masked_fill.Scalar") \
     X(masked_fill_, "masked_fill_.Tensor") \

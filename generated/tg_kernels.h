@@ -201,6 +201,25 @@
 #include "kernels/embedding_dense_backward.h"
 #include "kernels/embedding_dense_double_backward.h"
 #include "kernels/one_hot.h"
+#include "kernels/gelu.h"
+#include "kernels/gelu_backward.h"
+#include "kernels/gelu_double_backward.h"
+#include "kernels/silu.h"
+#include "kernels/silu_backward.h"
+#include "kernels/mish.h"
+#include "kernels/mish_backward.h"
+#include "kernels/softplus.h"
+#include "kernels/softplus_backward.h"
+#include "kernels/log_sigmoid_forward.h"
+#include "kernels/log_sigmoid_backward.h"
+#include "kernels/log_sigmoid.h"
+#include "kernels/glu.h"
+#include "kernels/logsumexp.h"
+#include "kernels/logsumexp_backward.h"
+#include "kernels/glu_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 #include "kernels/masked_fill.h"
 #include "kernels/triu.h"
 #include "kernels/tril.h"
@@ -573,6 +592,43 @@ int tg__boxed_embedding_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embed
 int tg__boxed_embedding_dense_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_backward */
 int tg__boxed_embedding_dense_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* embedding_dense_double_backward */
 int tg__boxed_one_hot(tg_fnptr kernel, tg_boxed_stack *s);   /* one_hot */
+int tg__boxed_gelu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu.out */
+int tg__boxed_gelu_(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_ */
+int tg__boxed_gelu(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu */
+int tg__boxed_gelu_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_backward.grad_input */
+int tg__boxed_gelu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_backward */
+int tg__boxed_gelu_double_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* gelu_double_backward */
+int tg__boxed_silu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* silu.out */
+int tg__boxed_silu(tg_fnptr kernel, tg_boxed_stack *s);   /* silu */
+int tg__boxed_silu_(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_ */
+int tg__boxed_silu_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_backward.grad_input */
+int tg__boxed_silu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* silu_backward */
+int tg__boxed_mish_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mish.out */
+int tg__boxed_mish(tg_fnptr kernel, tg_boxed_stack *s);   /* mish */
+int tg__boxed_mish_(tg_fnptr kernel, tg_boxed_stack *s);   /* mish_ */
+int tg__boxed_mish_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* mish_backward */
+int tg__boxed_softplus_out(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus.out */
+int tg__boxed_softplus(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus */
+int tg__boxed_softplus_backward_grad_input(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward.grad_input */
+int tg__boxed_softplus_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* softplus_backward */
+int tg__boxed_log_sigmoid_forward(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid_forward */
+int tg__boxed_log_sigmoid_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid_backward */
+int tg__boxed_log_sigmoid(tg_fnptr kernel, tg_boxed_stack *s);   /* log_sigmoid */
+int tg__boxed_glu_out(tg_fnptr kernel, tg_boxed_stack *s);   /* glu.out */
+int tg__boxed_glu(tg_fnptr kernel, tg_boxed_stack *s);   /* glu */
+int tg__boxed_logsumexp(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp */
+int tg__boxed_logsumexp_out(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp.out */
+int tg__boxed_logsumexp_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* logsumexp_backward */
+int tg__boxed_glu_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* glu_backward */
+int tg__boxed_erf(tg_fnptr kernel, tg_boxed_stack *s);   /* erf */
+int tg__boxed_erf_(tg_fnptr kernel, tg_boxed_stack *s);   /* erf_ */
+int tg__boxed_erf_out(tg_fnptr kernel, tg_boxed_stack *s);   /* erf.out */
+int tg__boxed_log1p(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p */
+int tg__boxed_log1p_(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p_ */
+int tg__boxed_log1p_out(tg_fnptr kernel, tg_boxed_stack *s);   /* log1p.out */
+int tg__boxed_expm1(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1 */
+int tg__boxed_expm1_(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1_ */
+int tg__boxed_expm1_out(tg_fnptr kernel, tg_boxed_stack *s);   /* expm1.out */
 int tg__boxed_masked_fill_scalar_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Scalar */
 int tg__boxed_masked_fill_scalar(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill.Scalar */
 int tg__boxed_masked_fill_(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_fill_.Tensor */

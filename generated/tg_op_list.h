@@ -334,6 +334,43 @@
     X(embedding_dense_backward, "embedding_dense_backward") \
     X(embedding_dense_double_backward, "embedding_dense_double_backward") \
     X(one_hot, "one_hot") \
+    X(gelu_out, "gelu.out") \
+    X(gelu_, "gelu_") \
+    X(gelu, "gelu") \
+    X(gelu_backward_grad_input, "gelu_backward.grad_input") \
+    X(gelu_backward, "gelu_backward") \
+    X(gelu_double_backward, "gelu_double_backward") \
+    X(silu_out, "silu.out") \
+    X(silu, "silu") \
+    X(silu_, "silu_") \
+    X(silu_backward_grad_input, "silu_backward.grad_input") \
+    X(silu_backward, "silu_backward") \
+    X(mish_out, "mish.out") \
+    X(mish, "mish") \
+    X(mish_, "mish_") \
+    X(mish_backward, "mish_backward") \
+    X(softplus_out, "softplus.out") \
+    X(softplus, "softplus") \
+    X(softplus_backward_grad_input, "softplus_backward.grad_input") \
+    X(softplus_backward, "softplus_backward") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
+    X(log_sigmoid, "log_sigmoid") \
+    X(glu_out, "glu.out") \
+    X(glu, "glu") \
+    X(logsumexp, "logsumexp") \
+    X(logsumexp_out, "logsumexp.out") \
+    X(logsumexp_backward, "logsumexp_backward") \
+    X(glu_backward, "glu_backward") \
+    X(erf, "erf") \
+    X(erf_, "erf_") \
+    X(erf_out, "erf.out") \
+    X(log1p, "log1p") \
+    X(log1p_, "log1p_") \
+    X(log1p_out, "log1p.out") \
+    X(expm1, "expm1") \
+    X(expm1_, "expm1_") \
+    X(expm1_out, "expm1.out") \
     X(masked_fill_scalar_, "masked_fill_.Scalar") \
     X(masked_fill_scalar, "masked_fill.Scalar") \
     X(masked_fill_, "masked_fill_.Tensor") \
@@ -513,6 +550,19 @@
     X(native_layer_norm_backward, "native_layer_norm_backward") \
     X(embedding, "embedding") \
     X(embedding_dense_backward, "embedding_dense_backward") \
+    X(gelu_out, "gelu.out") \
+    X(gelu_backward_grad_input, "gelu_backward.grad_input") \
+    X(silu_out, "silu.out") \
+    X(silu_backward_grad_input, "silu_backward.grad_input") \
+    X(mish_out, "mish.out") \
+    X(mish_backward, "mish_backward") \
+    X(softplus_out, "softplus.out") \
+    X(softplus_backward_grad_input, "softplus_backward.grad_input") \
+    X(log_sigmoid_forward, "log_sigmoid_forward") \
+    X(log_sigmoid_backward, "log_sigmoid_backward") \
+    X(erf_out, "erf.out") \
+    X(log1p_out, "log1p.out") \
+    X(expm1_out, "expm1.out") \
     X(masked_fill_scalar_, "masked_fill_.Scalar") \
     X(masked_fill_, "masked_fill_.Tensor") \
     X(triu_out, "triu.out") \

@@ -48,6 +48,11 @@ typedef struct tg_tensors3 {
     tg_tensor *r2;
 } tg_tensors3;
 
+typedef struct tg_output_buffer {
+    tg_tensor *output;
+    tg_tensor *buffer;
+} tg_output_buffer;
+
 typedef struct tg_output_logsumexp {
     tg_tensor *output;
     tg_tensor *logsumexp;

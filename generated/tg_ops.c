@@ -9998,6 +9998,1082 @@ tg_tensor *tg_one_hot_fn(tg_tensor *self, tg_one_hot_opts opts)
     return tg__track_result(tg_r);
 }
 
+/* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_gelu_out(tg_tensor *self, const char *approximate, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_str(&tg_s, approximate);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu_out_fn(tg_tensor *self, tg_tensor *out, tg_gelu_out_opts opts)
+{
+    if (!self) return tg__null_arg("gelu", "self");
+    if (!out) return tg__null_arg("gelu", "out");
+    if (tg__stub_profiled()) return fallback_gelu_out(self, opts.approximate, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu_out tg_kernel = (tg__kfn_gelu_out)tg__pick_kernel(&tg__ops[TG_OP_GELU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu_out(self, opts.approximate, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.approximate, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+static tg_tensor *fallback_gelu_(tg_tensor *self, const char *approximate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_str(&tg_s, approximate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu__fn(tg_tensor *self, tg_gelu__opts opts)
+{
+    if (!self) return tg__null_arg("gelu_", "self");
+    if (tg__stub_profiled()) return fallback_gelu_(self, opts.approximate);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu_ tg_kernel = (tg__kfn_gelu_)tg__pick_kernel(&tg__ops[TG_OP_GELU_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu_(self, opts.approximate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.approximate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+static tg_tensor *fallback_gelu(tg_tensor *self, const char *approximate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_str(&tg_s, approximate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu_fn(tg_tensor *self, tg_gelu_opts opts)
+{
+    if (!self) return tg__null_arg("gelu", "self");
+    if (tg__stub_profiled()) return fallback_gelu(self, opts.approximate);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu tg_kernel = (tg__kfn_gelu)tg__pick_kernel(&tg__ops[TG_OP_GELU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu(self, opts.approximate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.approximate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *fallback_gelu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, const char *approximate, tg_tensor *grad_input)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_str(&tg_s, approximate);
+    tg__box_tensor(&tg_s, grad_input);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU_BACKWARD_GRAD_INPUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu_backward_grad_input_fn(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input, tg_gelu_backward_grad_input_opts opts)
+{
+    if (!grad_output) return tg__null_arg("gelu_backward", "grad_output");
+    if (!self) return tg__null_arg("gelu_backward", "self");
+    if (!grad_input) return tg__null_arg("gelu_backward", "grad_input");
+    if (tg__stub_profiled()) return fallback_gelu_backward_grad_input(grad_output, self, opts.approximate, grad_input);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(grad_input)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu_backward_grad_input tg_kernel = (tg__kfn_gelu_backward_grad_input)tg__pick_kernel(&tg__ops[TG_OP_GELU_BACKWARD_GRAD_INPUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu_backward_grad_input(grad_output, self, opts.approximate, grad_input) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, opts.approximate, grad_input);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+static tg_tensor *fallback_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_str(&tg_s, approximate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu_backward_fn(tg_tensor *grad_output, tg_tensor *self, tg_gelu_backward_opts opts)
+{
+    if (!grad_output) return tg__null_arg("gelu_backward", "grad_output");
+    if (!self) return tg__null_arg("gelu_backward", "self");
+    if (tg__stub_profiled()) return fallback_gelu_backward(grad_output, self, opts.approximate);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu_backward tg_kernel = (tg__kfn_gelu_backward)tg__pick_kernel(&tg__ops[TG_OP_GELU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu_backward(grad_output, self, opts.approximate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, opts.approximate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* gelu_double_backward(Tensor ggI, Tensor gO, Tensor input, str approximate) -> Tensor */
+static tg_tensor *fallback_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_tensor *input, const char *approximate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, ggI);
+    tg__box_tensor(&tg_s, gO);
+    tg__box_tensor(&tg_s, input);
+    tg__box_str(&tg_s, approximate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GELU_DOUBLE_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_tensor *input, const char *approximate)
+{
+    if (!ggI) return tg__null_arg("gelu_double_backward", "ggI");
+    if (!gO) return tg__null_arg("gelu_double_backward", "gO");
+    if (!input) return tg__null_arg("gelu_double_backward", "input");
+    if (tg__stub_profiled()) return fallback_gelu_double_backward(ggI, gO, input, approximate);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(ggI) | tg_dispatch_tensor_keys(gO) | tg_dispatch_tensor_keys(input)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_gelu_double_backward tg_kernel = (tg__kfn_gelu_double_backward)tg__pick_kernel(&tg__ops[TG_OP_GELU_DOUBLE_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_gelu_double_backward(ggI, gO, input, approximate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(ggI, gO, input, approximate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_silu_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SILU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_silu_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("silu", "self");
+    if (!out) return tg__null_arg("silu", "out");
+    if (tg__stub_profiled()) return fallback_silu_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_silu_out tg_kernel = (tg__kfn_silu_out)tg__pick_kernel(&tg__ops[TG_OP_SILU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_silu_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* silu(Tensor self) -> Tensor */
+static tg_tensor *fallback_silu(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SILU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_silu(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("silu", "self");
+    if (tg__stub_profiled()) return fallback_silu(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_silu tg_kernel = (tg__kfn_silu)tg__pick_kernel(&tg__ops[TG_OP_SILU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_silu(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_silu_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SILU_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_silu_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("silu_", "self");
+    if (tg__stub_profiled()) return fallback_silu_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_silu_ tg_kernel = (tg__kfn_silu_)tg__pick_kernel(&tg__ops[TG_OP_SILU_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_silu_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *fallback_silu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, grad_input);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SILU_BACKWARD_GRAD_INPUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_silu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
+{
+    if (!grad_output) return tg__null_arg("silu_backward", "grad_output");
+    if (!self) return tg__null_arg("silu_backward", "self");
+    if (!grad_input) return tg__null_arg("silu_backward", "grad_input");
+    if (tg__stub_profiled()) return fallback_silu_backward_grad_input(grad_output, self, grad_input);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(grad_input)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_silu_backward_grad_input tg_kernel = (tg__kfn_silu_backward_grad_input)tg__pick_kernel(&tg__ops[TG_OP_SILU_BACKWARD_GRAD_INPUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_silu_backward_grad_input(grad_output, self, grad_input) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, grad_input);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *fallback_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SILU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    if (!grad_output) return tg__null_arg("silu_backward", "grad_output");
+    if (!self) return tg__null_arg("silu_backward", "self");
+    if (tg__stub_profiled()) return fallback_silu_backward(grad_output, self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_silu_backward tg_kernel = (tg__kfn_silu_backward)tg__pick_kernel(&tg__ops[TG_OP_SILU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_silu_backward(grad_output, self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_mish_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MISH_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_mish_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("mish", "self");
+    if (!out) return tg__null_arg("mish", "out");
+    if (tg__stub_profiled()) return fallback_mish_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_mish_out tg_kernel = (tg__kfn_mish_out)tg__pick_kernel(&tg__ops[TG_OP_MISH_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_mish_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* mish(Tensor self) -> Tensor */
+static tg_tensor *fallback_mish(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MISH], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_mish(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("mish", "self");
+    if (tg__stub_profiled()) return fallback_mish(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_mish tg_kernel = (tg__kfn_mish)tg__pick_kernel(&tg__ops[TG_OP_MISH], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_mish(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_mish_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MISH_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_mish_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("mish_", "self");
+    if (tg__stub_profiled()) return fallback_mish_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_mish_ tg_kernel = (tg__kfn_mish_)tg__pick_kernel(&tg__ops[TG_OP_MISH_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_mish_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+static tg_tensor *fallback_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MISH_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    if (!grad_output) return tg__null_arg("mish_backward", "grad_output");
+    if (!self) return tg__null_arg("mish_backward", "self");
+    if (tg__stub_profiled()) return fallback_mish_backward(grad_output, self);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_mish_backward tg_kernel = (tg__kfn_mish_backward)tg__pick_kernel(&tg__ops[TG_OP_MISH_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_mish_backward(grad_output, self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_softplus_out(tg_tensor *self, double beta, double threshold, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, threshold);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SOFTPLUS_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_softplus_out_fn(tg_tensor *self, tg_tensor *out, tg_softplus_out_opts opts)
+{
+    if (!self) return tg__null_arg("softplus", "self");
+    if (!out) return tg__null_arg("softplus", "out");
+    if (tg__stub_profiled()) return fallback_softplus_out(self, opts.beta, opts.threshold, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_softplus_out tg_kernel = (tg__kfn_softplus_out)tg__pick_kernel(&tg__ops[TG_OP_SOFTPLUS_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_softplus_out(self, opts.beta, opts.threshold, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.beta, opts.threshold, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+static tg_tensor *fallback_softplus(tg_tensor *self, double beta, double threshold)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, threshold);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SOFTPLUS], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_softplus_fn(tg_tensor *self, tg_softplus_opts opts)
+{
+    if (!self) return tg__null_arg("softplus", "self");
+    if (tg__stub_profiled()) return fallback_softplus(self, opts.beta, opts.threshold);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_softplus tg_kernel = (tg__kfn_softplus)tg__pick_kernel(&tg__ops[TG_OP_SOFTPLUS], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_softplus(self, opts.beta, opts.threshold) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.beta, opts.threshold);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+static tg_tensor *fallback_softplus_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *grad_input)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, threshold);
+    tg__box_tensor(&tg_s, grad_input);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_softplus_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *grad_input)
+{
+    if (!grad_output) return tg__null_arg("softplus_backward", "grad_output");
+    if (!self) return tg__null_arg("softplus_backward", "self");
+    if (!grad_input) return tg__null_arg("softplus_backward", "grad_input");
+    if (tg__stub_profiled()) return fallback_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(grad_input)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_softplus_backward_grad_input tg_kernel = (tg__kfn_softplus_backward_grad_input)tg__pick_kernel(&tg__ops[TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, beta, threshold, grad_input);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+static tg_tensor *fallback_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_double(&tg_s, beta);
+    tg__box_double(&tg_s, threshold);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_SOFTPLUS_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    if (!grad_output) return tg__null_arg("softplus_backward", "grad_output");
+    if (!self) return tg__null_arg("softplus_backward", "self");
+    if (tg__stub_profiled()) return fallback_softplus_backward(grad_output, self, beta, threshold);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_softplus_backward tg_kernel = (tg__kfn_softplus_backward)tg__pick_kernel(&tg__ops[TG_OP_SOFTPLUS_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_softplus_backward(grad_output, self, beta, threshold) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, beta, threshold);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+static tg_output_buffer fallback_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID_FORWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return (tg_output_buffer){ 0 };
+    }
+    return (tg_output_buffer){ tg__boxed_result_tensor(&tg_s, 2, 0), tg__boxed_result_tensor(&tg_s, 2, 1) };
+}
+
+tg_output_buffer tg_log_sigmoid_forward(tg_tensor *self)
+{
+    if (!self) { tg__null_arg("log_sigmoid_forward", "self"); return (tg_output_buffer){ 0 }; }
+    if (tg__stub_profiled()) return fallback_log_sigmoid_forward(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid_forward tg_kernel = (tg__kfn_log_sigmoid_forward)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID_FORWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid_forward(self) : (tg_output_buffer){ 0 };
+    int tg_sc = tg_scope_suspend();
+    tg_output_buffer tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    tg_r.output = tg__track_result(tg_r.output);
+    tg_r.buffer = tg__track_result(tg_r.buffer);
+    return tg_r;
+}
+
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+static tg_tensor *fallback_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, buffer);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    if (!grad_output) return tg__null_arg("log_sigmoid_backward", "grad_output");
+    if (!self) return tg__null_arg("log_sigmoid_backward", "self");
+    if (!buffer) return tg__null_arg("log_sigmoid_backward", "buffer");
+    if (tg__stub_profiled()) return fallback_log_sigmoid_backward(grad_output, self, buffer);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(buffer)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid_backward tg_kernel = (tg__kfn_log_sigmoid_backward)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid_backward(grad_output, self, buffer) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, buffer);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log_sigmoid(Tensor self) -> Tensor */
+static tg_tensor *fallback_log_sigmoid(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG_SIGMOID], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log_sigmoid(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log_sigmoid", "self");
+    if (tg__stub_profiled()) return fallback_log_sigmoid(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log_sigmoid tg_kernel = (tg__kfn_log_sigmoid)tg__pick_kernel(&tg__ops[TG_OP_LOG_SIGMOID], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log_sigmoid(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_out_fn(tg_tensor *self, tg_tensor *out, tg_glu_out_opts opts)
+{
+    if (!self) return tg__null_arg("glu", "self");
+    if (!out) return tg__null_arg("glu", "out");
+    if (tg__stub_profiled()) return fallback_glu_out(self, opts.dim, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu_out tg_kernel = (tg__kfn_glu_out)tg__pick_kernel(&tg__ops[TG_OP_GLU_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu_out(self, opts.dim, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu(Tensor self, int dim=-1) -> Tensor */
+static tg_tensor *fallback_glu(tg_tensor *self, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_fn(tg_tensor *self, tg_glu_opts opts)
+{
+    if (!self) return tg__null_arg("glu", "self");
+    if (tg__stub_profiled()) return fallback_glu(self, opts.dim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu tg_kernel = (tg__kfn_glu)tg__pick_kernel(&tg__ops[TG_OP_GLU], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu(self, opts.dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, opts.dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+static tg_tensor *fallback_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_fn(tg_tensor *self, tg_int_list dim, tg_logsumexp_opts opts)
+{
+    if (!self) return tg__null_arg("logsumexp", "self");
+    if (tg__stub_profiled()) return fallback_logsumexp(self, dim, opts.keepdim);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp tg_kernel = (tg__kfn_logsumexp)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp(self, dim, opts.keepdim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_out_fn(tg_tensor *self, tg_int_list dim, tg_tensor *out, tg_logsumexp_out_opts opts)
+{
+    if (!self) return tg__null_arg("logsumexp", "self");
+    if (!out) return tg__null_arg("logsumexp", "out");
+    if (tg__stub_profiled()) return fallback_logsumexp_out(self, dim, opts.keepdim, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp_out tg_kernel = (tg__kfn_logsumexp_out)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp_out(self, dim, opts.keepdim, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, dim, opts.keepdim, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor result, int[1] dim, bool keepdim) -> Tensor */
+static tg_tensor *fallback_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result, tg_int_list dim, bool keepdim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, result);
+    tg__box_int_list(&tg_s, dim);
+    tg__box_bool(&tg_s, keepdim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOGSUMEXP_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result, tg_int_list dim, bool keepdim)
+{
+    if (!grad) return tg__null_arg("logsumexp_backward", "grad");
+    if (!self) return tg__null_arg("logsumexp_backward", "self");
+    if (!result) return tg__null_arg("logsumexp_backward", "result");
+    if (tg__stub_profiled()) return fallback_logsumexp_backward(grad, self, result, dim, keepdim);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(result)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_logsumexp_backward tg_kernel = (tg__kfn_logsumexp_backward)tg__pick_kernel(&tg__ops[TG_OP_LOGSUMEXP_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_logsumexp_backward(grad, self, result, dim, keepdim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, self, result, dim, keepdim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+static tg_tensor *fallback_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad_output);
+    tg__box_tensor(&tg_s, self);
+    tg__box_int(&tg_s, dim);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_GLU_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_glu_backward(tg_tensor *grad_output, tg_tensor *self, int64_t dim)
+{
+    if (!grad_output) return tg__null_arg("glu_backward", "grad_output");
+    if (!self) return tg__null_arg("glu_backward", "self");
+    if (tg__stub_profiled()) return fallback_glu_backward(grad_output, self, dim);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad_output) | tg_dispatch_tensor_keys(self)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_glu_backward tg_kernel = (tg__kfn_glu_backward)tg__pick_kernel(&tg__ops[TG_OP_GLU_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_glu_backward(grad_output, self, dim) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad_output, self, dim);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* erf(Tensor self) -> Tensor */
+static tg_tensor *fallback_erf(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("erf", "self");
+    if (tg__stub_profiled()) return fallback_erf(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf tg_kernel = (tg__kfn_erf)tg__pick_kernel(&tg__ops[TG_OP_ERF], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_erf_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("erf_", "self");
+    if (tg__stub_profiled()) return fallback_erf_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf_ tg_kernel = (tg__kfn_erf_)tg__pick_kernel(&tg__ops[TG_OP_ERF_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_ERF_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_erf_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("erf", "self");
+    if (!out) return tg__null_arg("erf", "out");
+    if (tg__stub_profiled()) return fallback_erf_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_erf_out tg_kernel = (tg__kfn_erf_out)tg__pick_kernel(&tg__ops[TG_OP_ERF_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_erf_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p(Tensor self) -> Tensor */
+static tg_tensor *fallback_log1p(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log1p", "self");
+    if (tg__stub_profiled()) return fallback_log1p(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p tg_kernel = (tg__kfn_log1p)tg__pick_kernel(&tg__ops[TG_OP_LOG1P], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_log1p_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("log1p_", "self");
+    if (tg__stub_profiled()) return fallback_log1p_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p_ tg_kernel = (tg__kfn_log1p_)tg__pick_kernel(&tg__ops[TG_OP_LOG1P_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_LOG1P_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_log1p_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("log1p", "self");
+    if (!out) return tg__null_arg("log1p", "out");
+    if (tg__stub_profiled()) return fallback_log1p_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_log1p_out tg_kernel = (tg__kfn_log1p_out)tg__pick_kernel(&tg__ops[TG_OP_LOG1P_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_log1p_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1(Tensor self) -> Tensor */
+static tg_tensor *fallback_expm1(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("expm1", "self");
+    if (tg__stub_profiled()) return fallback_expm1(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1 tg_kernel = (tg__kfn_expm1)tg__pick_kernel(&tg__ops[TG_OP_EXPM1], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+static tg_tensor *fallback_expm1_(tg_tensor *self)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1_(tg_tensor *self)
+{
+    if (!self) return tg__null_arg("expm1_", "self");
+    if (tg__stub_profiled()) return fallback_expm1_(self);
+    tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1_ tg_kernel = (tg__kfn_expm1_)tg__pick_kernel(&tg__ops[TG_OP_EXPM1_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1_(self) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_EXPM1_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_expm1_out(tg_tensor *self, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("expm1", "self");
+    if (!out) return tg__null_arg("expm1", "out");
+    if (tg__stub_profiled()) return fallback_expm1_out(self, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_expm1_out tg_kernel = (tg__kfn_expm1_out)tg__pick_kernel(&tg__ops[TG_OP_EXPM1_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_expm1_out(self, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
 static tg_tensor *fallback_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {

@@ -351,6 +351,43 @@ typedef enum tg_op {
     TG_OP_EMBEDDING_DENSE_BACKWARD,   /* embedding_dense_backward */
     TG_OP_EMBEDDING_DENSE_DOUBLE_BACKWARD,   /* embedding_dense_double_backward */
     TG_OP_ONE_HOT,   /* one_hot */
+    TG_OP_GELU_OUT,   /* gelu.out */
+    TG_OP_GELU_,   /* gelu_ */
+    TG_OP_GELU,   /* gelu */
+    TG_OP_GELU_BACKWARD_GRAD_INPUT,   /* gelu_backward.grad_input */
+    TG_OP_GELU_BACKWARD,   /* gelu_backward */
+    TG_OP_GELU_DOUBLE_BACKWARD,   /* gelu_double_backward */
+    TG_OP_SILU_OUT,   /* silu.out */
+    TG_OP_SILU,   /* silu */
+    TG_OP_SILU_,   /* silu_ */
+    TG_OP_SILU_BACKWARD_GRAD_INPUT,   /* silu_backward.grad_input */
+    TG_OP_SILU_BACKWARD,   /* silu_backward */
+    TG_OP_MISH_OUT,   /* mish.out */
+    TG_OP_MISH,   /* mish */
+    TG_OP_MISH_,   /* mish_ */
+    TG_OP_MISH_BACKWARD,   /* mish_backward */
+    TG_OP_SOFTPLUS_OUT,   /* softplus.out */
+    TG_OP_SOFTPLUS,   /* softplus */
+    TG_OP_SOFTPLUS_BACKWARD_GRAD_INPUT,   /* softplus_backward.grad_input */
+    TG_OP_SOFTPLUS_BACKWARD,   /* softplus_backward */
+    TG_OP_LOG_SIGMOID_FORWARD,   /* log_sigmoid_forward */
+    TG_OP_LOG_SIGMOID_BACKWARD,   /* log_sigmoid_backward */
+    TG_OP_LOG_SIGMOID,   /* log_sigmoid */
+    TG_OP_GLU_OUT,   /* glu.out */
+    TG_OP_GLU,   /* glu */
+    TG_OP_LOGSUMEXP,   /* logsumexp */
+    TG_OP_LOGSUMEXP_OUT,   /* logsumexp.out */
+    TG_OP_LOGSUMEXP_BACKWARD,   /* logsumexp_backward */
+    TG_OP_GLU_BACKWARD,   /* glu_backward */
+    TG_OP_ERF,   /* erf */
+    TG_OP_ERF_,   /* erf_ */
+    TG_OP_ERF_OUT,   /* erf.out */
+    TG_OP_LOG1P,   /* log1p */
+    TG_OP_LOG1P_,   /* log1p_ */
+    TG_OP_LOG1P_OUT,   /* log1p.out */
+    TG_OP_EXPM1,   /* expm1 */
+    TG_OP_EXPM1_,   /* expm1_ */
+    TG_OP_EXPM1_OUT,   /* expm1.out */
     TG_OP_MASKED_FILL_SCALAR_,   /* masked_fill_.Scalar */
     TG_OP_MASKED_FILL_SCALAR,   /* masked_fill.Scalar */
     TG_OP_MASKED_FILL_,   /* masked_fill_.Tensor */
@@ -617,6 +654,25 @@ typedef enum tg_op {
 #include "ops/embedding_dense_backward.h"
 #include "ops/embedding_dense_double_backward.h"
 #include "ops/one_hot.h"
+#include "ops/gelu.h"
+#include "ops/gelu_backward.h"
+#include "ops/gelu_double_backward.h"
+#include "ops/silu.h"
+#include "ops/silu_backward.h"
+#include "ops/mish.h"
+#include "ops/mish_backward.h"
+#include "ops/softplus.h"
+#include "ops/softplus_backward.h"
+#include "ops/log_sigmoid_forward.h"
+#include "ops/log_sigmoid_backward.h"
+#include "ops/log_sigmoid.h"
+#include "ops/glu.h"
+#include "ops/logsumexp.h"
+#include "ops/logsumexp_backward.h"
+#include "ops/glu_backward.h"
+#include "ops/erf.h"
+#include "ops/log1p.h"
+#include "ops/expm1.h"
 #include "ops/masked_fill.h"
 #include "ops/triu.h"
 #include "ops/tril.h"

@@ -98,6 +98,19 @@
 #include "kernels/native_layer_norm_backward.h"
 #include "kernels/embedding.h"
 #include "kernels/embedding_dense_backward.h"
+#include "kernels/gelu.h"
+#include "kernels/gelu_backward.h"
+#include "kernels/silu.h"
+#include "kernels/silu_backward.h"
+#include "kernels/mish.h"
+#include "kernels/mish_backward.h"
+#include "kernels/softplus.h"
+#include "kernels/softplus_backward.h"
+#include "kernels/log_sigmoid_forward.h"
+#include "kernels/log_sigmoid_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 #include "kernels/masked_fill.h"
 #include "kernels/triu.h"
 #include "kernels/tril.h"
@@ -599,6 +612,102 @@ tg_tensor *tg__structured_cuda_elu_(tg_tensor *self, double alpha, double scale,
     return tg__cuda_elu_out(self, alpha, scale, input_scale, self);
 }
 
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_gelu_(tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_out(self, approximate, self);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cuda_gelu(tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_out(self, approximate, NULL);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cuda_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    return tg__cuda_gelu_backward_out(grad_output, self, approximate, NULL);
+}
+
+/* silu(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_silu(tg_tensor *self)
+{
+    return tg__cuda_silu_out(self, NULL);
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_silu_(tg_tensor *self)
+{
+    return tg__cuda_silu_out(self, self);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    return tg__cuda_silu_backward_out(grad_output, self, NULL);
+}
+
+/* mish(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_mish(tg_tensor *self)
+{
+    return tg__cuda_mish_out(self, NULL);
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_mish_(tg_tensor *self)
+{
+    return tg__cuda_mish_out(self, self);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+tg_tensor *tg__structured_cuda_softplus(tg_tensor *self, double beta, double threshold)
+{
+    return tg__cuda_softplus_out(self, beta, threshold, NULL);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+tg_tensor *tg__structured_cuda_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    return tg__cuda_softplus_backward_out(grad_output, self, beta, threshold, NULL);
+}
+
+/* erf(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_erf(tg_tensor *self)
+{
+    return tg__cuda_erf_out(self, NULL);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_erf_(tg_tensor *self)
+{
+    return tg__cuda_erf_out(self, self);
+}
+
+/* log1p(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_log1p(tg_tensor *self)
+{
+    return tg__cuda_log1p_out(self, NULL);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_log1p_(tg_tensor *self)
+{
+    return tg__cuda_log1p_out(self, self);
+}
+
+/* expm1(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cuda_expm1(tg_tensor *self)
+{
+    return tg__cuda_expm1_out(self, NULL);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cuda_expm1_(tg_tensor *self)
+{
+    return tg__cuda_expm1_out(self, self);
+}
+
 /* triu(Tensor self, int diagonal=0) -> Tensor */
 tg_tensor *tg__structured_cuda_triu(tg_tensor *self, int64_t diagonal)
 {
@@ -962,6 +1071,35 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "native_layer_norm_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_native_layer_norm_backward },
     { "embedding", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding },
     { "embedding_dense_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_embedding_dense_backward },
+    { "gelu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gelu_out },
+    { "gelu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu_ },
+    { "gelu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu },
+    { "gelu_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_gelu_backward_out },
+    { "gelu_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_gelu_backward },
+    { "silu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_silu_out },
+    { "silu", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu },
+    { "silu_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu_ },
+    { "silu_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_silu_backward_out },
+    { "silu_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_silu_backward },
+    { "mish.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_mish_out },
+    { "mish", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_mish },
+    { "mish_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_mish_ },
+    { "mish_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_mish_backward },
+    { "softplus.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_out },
+    { "softplus", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus },
+    { "softplus_backward.grad_input", TG_KEY_CUDA, (tg_fnptr)tg__cuda_softplus_backward_out },
+    { "softplus_backward", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_softplus_backward },
+    { "log_sigmoid_forward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log_sigmoid_forward },
+    { "log_sigmoid_backward", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log_sigmoid_backward },
+    { "erf", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf },
+    { "erf_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_erf_ },
+    { "erf.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_erf_out },
+    { "log1p", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_log1p },
+    { "log1p_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_log1p_ },
+    { "log1p.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_log1p_out },
+    { "expm1", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_expm1 },
+    { "expm1_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_expm1_ },
+    { "expm1.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_expm1_out },
     { "masked_fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_masked_fill__scalar },
     { "masked_fill_.Tensor", TG_KEY_CUDA, (tg_fnptr)tg__cuda_masked_fill__tensor },
     { "triu.out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_triu_out },
@@ -1025,4 +1163,4 @@ static const tg_kernel_entry cuda_kernels[] = {
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 234 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 263 };

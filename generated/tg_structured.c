@@ -73,6 +73,16 @@
 #include "kernels/hardswish.h"
 #include "kernels/hardsigmoid.h"
 #include "kernels/elu.h"
+#include "kernels/gelu.h"
+#include "kernels/gelu_backward.h"
+#include "kernels/silu.h"
+#include "kernels/silu_backward.h"
+#include "kernels/mish.h"
+#include "kernels/softplus.h"
+#include "kernels/softplus_backward.h"
+#include "kernels/erf.h"
+#include "kernels/log1p.h"
+#include "kernels/expm1.h"
 #include "kernels/triu.h"
 #include "kernels/tril.h"
 #include "kernels/baddbmm.h"
@@ -561,6 +571,102 @@ tg_tensor *tg__structured_cpu_elu(tg_tensor *self, double alpha, double scale, d
 tg_tensor *tg__structured_cpu_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     return tg__cpu_elu_out(self, alpha, scale, input_scale, self);
+}
+
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_gelu_(tg_tensor *self, const char *approximate)
+{
+    return tg__cpu_gelu_out(self, approximate, self);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cpu_gelu(tg_tensor *self, const char *approximate)
+{
+    return tg__cpu_gelu_out(self, approximate, NULL);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+tg_tensor *tg__structured_cpu_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    return tg__cpu_gelu_backward_out(grad_output, self, approximate, NULL);
+}
+
+/* silu(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_silu(tg_tensor *self)
+{
+    return tg__cpu_silu_out(self, NULL);
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_silu_(tg_tensor *self)
+{
+    return tg__cpu_silu_out(self, self);
+}
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    return tg__cpu_silu_backward_out(grad_output, self, NULL);
+}
+
+/* mish(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_mish(tg_tensor *self)
+{
+    return tg__cpu_mish_out(self, NULL);
+}
+
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_mish_(tg_tensor *self)
+{
+    return tg__cpu_mish_out(self, self);
+}
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+tg_tensor *tg__structured_cpu_softplus(tg_tensor *self, double beta, double threshold)
+{
+    return tg__cpu_softplus_out(self, beta, threshold, NULL);
+}
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+tg_tensor *tg__structured_cpu_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    return tg__cpu_softplus_backward_out(grad_output, self, beta, threshold, NULL);
+}
+
+/* erf(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_erf(tg_tensor *self)
+{
+    return tg__cpu_erf_out(self, NULL);
+}
+
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_erf_(tg_tensor *self)
+{
+    return tg__cpu_erf_out(self, self);
+}
+
+/* log1p(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_log1p(tg_tensor *self)
+{
+    return tg__cpu_log1p_out(self, NULL);
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_log1p_(tg_tensor *self)
+{
+    return tg__cpu_log1p_out(self, self);
+}
+
+/* expm1(Tensor self) -> Tensor */
+tg_tensor *tg__structured_cpu_expm1(tg_tensor *self)
+{
+    return tg__cpu_expm1_out(self, NULL);
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+tg_tensor *tg__structured_cpu_expm1_(tg_tensor *self)
+{
+    return tg__cpu_expm1_out(self, self);
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor */
