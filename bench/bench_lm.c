@@ -1,9 +1,8 @@
-/* Language-model workloads of issue 14, each beside PyTorch's figure from bench/torch_lm.py
+/* Language-model workloads of issue 14 (gelu_16M_out and gelu_tanh_16M_out are in tg_bench.c's
+ * unary table), each beside PyTorch's figure from bench/torch_lm.py
  * (and ../shared/bench-anchors/torch_gpt2.py for the GPT-2 step), float32:
  *   layernorm_fwdbwd       layer_norm over the last dim of 4096x768 (weight, bias), forward +
  *                          backward of .sum() for input, weight and bias;
- *   gelu_16M_out           gelu (exact, erf) of 16M elements into an out= tensor;
- *   gelu_tanh_16M_out      the same with approximate='tanh';
  *   sdpa_causal_fwdbwd     causal scaled_dot_product_attention, B=4 H=12 T=256 d=64, forward +
  *                          backward of .sum() for q, k and v;
  *   embedding_fwdbwd       a 50257x768 embedding looked up with 4x64 indices, forward +
@@ -43,7 +42,7 @@ static void emit_or_skip(const char *name, const char *unit, bool ok, const doub
 typedef struct lm_ctx {
     tg_tensor *t[4];
     int n;
-    tg_tensor *idx, *out;
+    tg_tensor *idx; /* embedding indices */
 } lm_ctx;
 
 static void ctx_clear_grads(lm_ctx *c)
@@ -56,7 +55,6 @@ static void ctx_free(lm_ctx *c)
     ctx_clear_grads(c);
     for (int i = 0; i < c->n; i++) tg_release(c->t[i]);
     tg_release(c->idx);
-    tg_release(c->out);
 }
 
 static bool backward_of_sum(tg_tensor *y)
@@ -73,22 +71,6 @@ static bool body_layernorm(void *p)
                                             .weight = c->t[1], .bias = c->t[2]));
     tg_scope_end();
     return ok;
-}
-
-static bool body_gelu(void *p)
-{
-    lm_ctx *c = p;
-    tg_tensor *r = tg_gelu_out(c->t[0], c->out);
-    tg_release(r);
-    return r != NULL;
-}
-
-static bool body_gelu_tanh(void *p)
-{
-    lm_ctx *c = p;
-    tg_tensor *r = tg_gelu_out(c->t[0], c->out, .approximate = "tanh");
-    tg_release(r);
-    return r != NULL;
 }
 
 static bool body_sdpa(void *p)
@@ -127,39 +109,26 @@ static void bench_ops(void)
         int64_t rows = s ? 8 : 4096, cols = s ? 16 : 768;
         lm_ctx c = { { leaf_rand(TG_INTS(rows, cols)), leaf_rand(TG_INTS(cols)),
                        leaf_rand(TG_INTS(cols)) },
-                     3 };
+                     3, NULL };
         bool ok = c.t[0] && c.t[1] && c.t[2] && bench_time(body_layernorm, &c, 4, 1, secs);
         emit_or_skip("layernorm_fwdbwd", "ms", ok, secs, 1e3, NULL);
-        ctx_free(&c);
-    }
-    if (bench_wanted("gelu_16M_out") || bench_wanted("gelu_tanh_16M_out")) {
-        int64_t n = s ? 1024 : 16 << 20;
-        lm_ctx c = { { tg_randn(TG_INTS(n)) }, 1, NULL, tg_empty(TG_INTS(n)) };
-        if (bench_wanted("gelu_16M_out")) {
-            bool ok = c.t[0] && c.out && bench_time(body_gelu, &c, 4, 1, secs);
-            emit_or_skip("gelu_16M_out", "ms", ok, secs, 1e3, NULL);
-        }
-        if (bench_wanted("gelu_tanh_16M_out")) {
-            bool ok = c.t[0] && c.out && bench_time(body_gelu_tanh, &c, 4, 1, secs);
-            emit_or_skip("gelu_tanh_16M_out", "ms", ok, secs, 1e3, NULL);
-        }
         ctx_free(&c);
     }
     if (bench_wanted("sdpa_causal_fwdbwd")) {
         int64_t B = s ? 1 : 4, H = s ? 2 : 12, T = s ? 16 : 256, d = s ? 8 : 64;
         lm_ctx c = { { leaf_rand(TG_INTS(B, H, T, d)), leaf_rand(TG_INTS(B, H, T, d)),
                        leaf_rand(TG_INTS(B, H, T, d)) },
-                     3 };
+                     3, NULL };
         bool ok = c.t[0] && c.t[1] && c.t[2] && bench_time(body_sdpa, &c, 2, 1, secs);
         emit_or_skip("sdpa_causal_fwdbwd", "ms", ok, secs, 1e3, NULL);
         ctx_free(&c);
     }
     if (bench_wanted("embedding_fwdbwd")) {
         int64_t V = s ? 64 : 50257, C = s ? 8 : 768;
-        lm_ctx c = { { leaf_rand(TG_INTS(V, C)) }, 1 };
+        lm_ctx c = { { leaf_rand(TG_INTS(V, C)) }, 1, NULL };
         tg_tensor *r = tg_rand(TG_INTS(s ? 2 : 4, s ? 4 : 64));
         tg_tensor *scaled = r ? tg_mul_scalar(r, (double)V - 1) : NULL;
-        c.idx = scaled ? tg_to_dtype(scaled, TG_INT64) : NULL;
+        c.idx = scaled ? tg_to(scaled, TG_INT64) : NULL;
         tg_release(r);
         tg_release(scaled);
         bool ok = c.t[0] && c.idx && bench_time(body_embedding, &c, 2, 1, secs);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's figures for the language-model workloads of tg_bench (bench/bench_lm.c), on the
 same shapes, float32, one JSON line per workload in torch_bench.py's format ("src": "torch"):
-layernorm_fwdbwd, gelu_16M_out, gelu_tanh_16M_out, sdpa_causal_fwdbwd (PyTorch 1.13 has no
+layernorm_fwdbwd, sdpa_causal_fwdbwd (PyTorch 1.13 has no
 scaled_dot_product_attention: the explicit causal attention of the anchors' torch_gpt2.py),
 embedding_fwdbwd and gpt_char_step (examples/train_gpt.c's model and optimizer).
 ../shared/bench-anchors/torch_gpt2.py gives gpt2_124m_b4_t64_step.
@@ -56,12 +56,6 @@ def main():
             x.grad = w.grad = b.grad = None
             F.layer_norm(x, (768,), w, b).sum().backward()
         ms("layernorm_fwdbwd", layernorm, inner=4)
-
-    if want("gelu_"):
-        g = torch.randn(16 << 20)
-        y = torch.empty_like(g)
-        ms("gelu_16M_out", lambda: torch._C._nn.gelu(g, out=y), inner=4)
-        ms("gelu_tanh_16M_out", lambda: torch._C._nn.gelu(g, approximate="tanh", out=y), inner=4)
 
     if want("sdpa_causal_fwdbwd"):
         B, H, T, d = 4, 12, 256, 64
