@@ -36,7 +36,8 @@ typedef struct actlm_ctx {
     float p[2];
     double q[2];
     bool flag;
-    tg_actlm_map_f32 map; /* gelu float32: the capability's vector map */
+    tg_actlm_map_f32 map;   /* gelu float32: the capability's vector map */
+    tg_actlm_map2_f32 map2; /* gelu_backward float32: likewise */
 } actlm_ctx;
 
 /* out = E32 / E64 of x (unary) or of g, x (binary); p, q are the parameters, c the context. */
@@ -139,8 +140,6 @@ ACTLM_UNARY_LOOP(log_sigmoid_buffer_loop, tg__pw_log_sigmoid_buffer_f32(x),
 
 ACTLM_BINARY_LOOP(log_sigmoid_backward_loop, tg__pw_log_sigmoid_backward_f32(g, x),
                   tg__pw_log_sigmoid_backward_f64(g, x))
-ACTLM_BINARY_LOOP(gelu_backward_loop, tg__pw_gelu_backward_f32(g, x, flag),
-                  tg__pw_gelu_backward_f64(g, x, flag))
 ACTLM_BINARY_LOOP(silu_backward_loop, tg__pw_silu_backward_f32(g, x),
                   tg__pw_silu_backward_f64(g, x))
 ACTLM_BINARY_LOOP(mish_backward_loop, tg__pw_mish_backward_f32(g, x),
@@ -180,6 +179,37 @@ static void gelu_loop(char **data, const int64_t *st, int64_t n, void *vctx)
     }
 }
 
+/* gelu_backward: like gelu_loop, float32 contiguous through the vector map (c->map2), other
+ * float32, float16 and bfloat16 staged through it in chunks, float64 the scalar formula. */
+static void gelu_backward_loop(char **data, const int64_t *st, int64_t n, void *vctx)
+{
+    const actlm_ctx *c = vctx;
+    const tg_dtype t = c->dtype;
+    if (tg__pw_kind(t) == TG_PW_F64) {
+        for (int64_t i = 0; i < n; i++) {
+            const double g = tg__pw_load_f64(data[1] + i * st[1], t);
+            const double x = tg__pw_load_f64(data[2] + i * st[2], t);
+            tg__pw_store_f64(data[0] + i * st[0], t, tg__pw_gelu_backward_f64(g, x, c->flag));
+        }
+        return;
+    }
+    if (!tg__pw_force_reference && t == TG_FLOAT32 && st[0] == 4 && st[1] == 4 && st[2] == 4) {
+        c->map2((float *)data[0], (const float *)data[1], (const float *)data[2], n);
+        return;
+    }
+    enum { CHUNK = 256 };
+    float gb[CHUNK], xb[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        const int64_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (int64_t i = 0; i < m; i++) {
+            gb[i] = tg__pw_load_f32(data[1] + (i0 + i) * st[1], t);
+            xb[i] = tg__pw_load_f32(data[2] + (i0 + i) * st[2], t);
+        }
+        c->map2(gb, gb, xb, m);
+        for (int64_t i = 0; i < m; i++) tg__pw_store_f32(data[0] + (i0 + i) * st[0], t, gb[i]);
+    }
+}
+
 static tg_tensor *actlm_unary(tg_actlm_op op, tg_tensor *self, tg_tensor *out, tg_iter_loop1d loop,
                               actlm_ctx *c)
 {
@@ -203,7 +233,7 @@ static tg_tensor *actlm_binary(tg_actlm_op op, tg_tensor *grad_output, tg_tensor
 
 static actlm_ctx actlm_params(double v0, double v1, bool flag)
 {
-    actlm_ctx c = { .p = { (float)v0, (float)v1 }, .q = { v0, v1 }, .flag = flag, .map = NULL };
+    actlm_ctx c = { .p = { (float)v0, (float)v1 }, .q = { v0, v1 }, .flag = flag };
     return c;
 }
 
@@ -246,6 +276,8 @@ tg_tensor *tg__cpu_gelu_backward_out(tg_tensor *grad_output, tg_tensor *self,
     if (tg__actlm_gelu_approximate(TG_ACTLM_GELU_BACKWARD, approximate, &tanh_approx) != 0)
         return NULL;
     actlm_ctx c = actlm_params(0, 0, tanh_approx);
+    const tg_actlm_loops *loops = TG_CAP_PICK(tg__actlm_loops);
+    c.map2 = tanh_approx ? loops->gelu_backward_tanh_f32 : loops->gelu_backward_none_f32;
     return actlm_binary(TG_ACTLM_GELU_BACKWARD, grad_output, self, grad_input, gelu_backward_loop,
                         &c);
 }

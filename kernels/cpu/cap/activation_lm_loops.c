@@ -1,4 +1,4 @@
-/* gelu's float32 forward as vector code, compiled once per CPU capability (cpu_cap.h,
+/* gelu's float32 forward and backward as vector code, compiled once per CPU capability (cpu_cap.h,
  * activation_lm_loops.h): the formulas of tg__pw_gelu_f32 (activation_lm_scalar.h) on whole
  * vectors, with the vector exp and tanh of exp_f32_vec.h (the project's float32 exp and tanh,
  * bit for bit; SLEEF's tanhf costs three times as much here). 'none' uses the erf below
@@ -71,7 +71,50 @@ static void gelu_tanh_map(float *out, const float *x, int64_t n)
     tg__vf_map_all(gelu_tanh_vf, out, x, n);
 }
 
+/* g * (cdf + x * pdf): tg__pw_gelu_backward_f32's 'none' formula. */
+static inline tg_vf gelu_backward_none_vf(tg_vf g, tg_vf x)
+{
+    const tg_vf cdf = 0.5f * (1.0f + erf_vf(x * (float)TG_GELU_SQRT1_2));
+    const tg_vf pdf = (float)TG_GELU_PDF * tg__vf_exp(-0.5f * x * x);
+    return g * (cdf + x * pdf);
+}
+
+/* g * (0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2)): the 'tanh' formula. */
+static inline tg_vf gelu_backward_tanh_vf(tg_vf g, tg_vf x)
+{
+    const tg_vf x_sq = x * x;
+    const tg_vf t = tg__vf_tanh((float)TG_GELU_BETA * (x + (float)TG_GELU_KAPPA * x_sq * x));
+    const tg_vf inner_derivative = (float)TG_GELU_BETA * (1.0f + 3.0f * (float)TG_GELU_KAPPA * x_sq);
+    return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_derivative);
+}
+
+/* f over whole vectors of g and x, the tail through zero-padded buffers. */
+static inline __attribute__((always_inline)) void map2(tg_vf (*f)(tg_vf, tg_vf), float *out,
+                                                       const float *g, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + TG_VF_LANES <= n; i += TG_VF_LANES)
+        tg__vf_store(out + i, f(tg__vf_load(g + i), tg__vf_load(x + i)));
+    if (i == n) return;
+    float gb[TG_VF_LANES] = { 0 }, xb[TG_VF_LANES] = { 0 };
+    memcpy(gb, g + i, (size_t)(n - i) * sizeof *gb);
+    memcpy(xb, x + i, (size_t)(n - i) * sizeof *xb);
+    tg__vf_store(gb, f(tg__vf_load(gb), tg__vf_load(xb)));
+    memcpy(out + i, gb, (size_t)(n - i) * sizeof *gb);
+}
+
+static void gelu_backward_none_map(float *out, const float *g, const float *x, int64_t n)
+{
+    map2(gelu_backward_none_vf, out, g, x, n);
+}
+static void gelu_backward_tanh_map(float *out, const float *g, const float *x, int64_t n)
+{
+    map2(gelu_backward_tanh_vf, out, g, x, n);
+}
+
 const tg_actlm_loops TG_CAP_NAME(tg__actlm_loops) = {
     .gelu_none_f32 = gelu_none_map,
     .gelu_tanh_f32 = gelu_tanh_map,
+    .gelu_backward_none_f32 = gelu_backward_none_map,
+    .gelu_backward_tanh_f32 = gelu_backward_tanh_map,
 };
