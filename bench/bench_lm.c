@@ -57,10 +57,7 @@ static void ctx_free(lm_ctx *c)
     tg_release(c->idx);
 }
 
-static bool backward_of_sum(tg_tensor *y)
-{
-    return y && tg_backward(tg_sum(y)) == 0;
-}
+static bool backward_of_sum(tg_tensor *y) { return y && tg_backward(tg_sum(y)) == 0; }
 
 static bool body_layernorm(void *p)
 {
@@ -109,7 +106,8 @@ static void bench_ops(void)
         int64_t rows = s ? 8 : 4096, cols = s ? 16 : 768;
         lm_ctx c = { { leaf_rand(TG_INTS(rows, cols)), leaf_rand(TG_INTS(cols)),
                        leaf_rand(TG_INTS(cols)) },
-                     3, NULL };
+                     3,
+                     NULL };
         bool ok = c.t[0] && c.t[1] && c.t[2] && bench_time(body_layernorm, &c, 4, 1, secs);
         emit_or_skip("layernorm_fwdbwd", "ms", ok, secs, 1e3, NULL);
         ctx_free(&c);
@@ -118,7 +116,8 @@ static void bench_ops(void)
         int64_t B = s ? 1 : 4, H = s ? 2 : 12, T = s ? 16 : 256, d = s ? 8 : 64;
         lm_ctx c = { { leaf_rand(TG_INTS(B, H, T, d)), leaf_rand(TG_INTS(B, H, T, d)),
                        leaf_rand(TG_INTS(B, H, T, d)) },
-                     3, NULL };
+                     3,
+                     NULL };
         bool ok = c.t[0] && c.t[1] && c.t[2] && bench_time(body_sdpa, &c, 2, 1, secs);
         emit_or_skip("sdpa_causal_fwdbwd", "ms", ok, secs, 1e3, NULL);
         ctx_free(&c);
@@ -175,7 +174,10 @@ static void bench_gpt_char(void)
     if (!bench_wanted("gpt_char_step")) return;
     double secs[BENCH_MAX_REPEATS];
     bool s = bench_cfg.smoke;
-    gpt_config cfg = { .vocab = 86, .context = s ? 16 : 128, .layers = s ? 1 : 4, .heads = 4,
+    gpt_config cfg = { .vocab = 86,
+                       .context = s ? 16 : 128,
+                       .layers = s ? 1 : 4,
+                       .heads = 4,
                        .channels = s ? 16 : 128 };
     const int64_t B = s ? 2 : 16, T = cfg.context;
     gpt m;
@@ -218,8 +220,9 @@ static int load_llmc(gpt *m, const char *path)
         fprintf(stderr, "tg_bench: %s is not an llm.c v3 checkpoint\n", path);
         goto out;
     }
-    gpt_config cfg = { .vocab = h[3], .context = h[2], .layers = h[4], .heads = h[5],
-                       .channels = h[6] };
+    gpt_config cfg = {
+        .vocab = h[3], .context = h[2], .layers = h[4], .heads = h[5], .channels = h[6]
+    };
     const int64_t Vp = h[7], L = cfg.layers, C = cfg.channels, maxT = cfg.context;
     if (gpt_init(m, cfg, TG_DEVICE_CPU) != 0) goto out;
     float *f = (float *)((char *)map + 1024);
@@ -252,8 +255,8 @@ static int load_llmc(gpt *m, const char *path)
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         total += order[i].numel * (order[i].per_layer ? L : 1);
     if ((int64_t)st.st_size != 1024 + 4 * total) {
-        fprintf(stderr, "tg_bench: %s has %lld bytes, expected %lld\n", path,
-                (long long)st.st_size, (long long)(1024 + 4 * total));
+        fprintf(stderr, "tg_bench: %s has %lld bytes, expected %lld\n", path, (long long)st.st_size,
+                (long long)(1024 + 4 * total));
         gpt_free(m);
         goto out;
     }

@@ -209,10 +209,9 @@ static int sample(gpt *m, const corpus *c, const char *prompt, int n, double tem
             tg_tensor *logits = x ? gpt_logits(m, x) : NULL;
             tg_tensor *last = logits ? tg_select(tg_select(logits, 0, 0), 0, len - 1) : NULL;
             int kk = k < c->vocab ? k : c->vocab;
-            tg_values_indices top = last ? tg_topk(tg_div_scalar(last, temperature), kk)
-                                         : (tg_values_indices){ 0 };
-            tg_tensor *pick =
-                top.values ? tg_multinomial(tg_softmax(top.values, 0), 1) : NULL;
+            tg_values_indices top =
+                last ? tg_topk(tg_div_scalar(last, temperature), kk) : (tg_values_indices){ 0 };
+            tg_tensor *pick = top.values ? tg_multinomial(tg_softmax(top.values, 0), 1) : NULL;
             tg_tensor *token = pick ? tg_index_select(top.indices, 0, pick) : NULL;
             double t = token ? tg_item(token) : NAN;
             tg_scope_end();
@@ -346,8 +345,9 @@ int main(int argc, char **argv)
     }
     tg_manual_seed(0);
 
-    gpt_config cfg = { .vocab = c.vocab, .context = CONTEXT, .layers = 4, .heads = 4,
-                       .channels = 128 };
+    gpt_config cfg = {
+        .vocab = c.vocab, .context = CONTEXT, .layers = 4, .heads = 4, .channels = 128
+    };
     gpt m, m2 = { 0 };
     int rc = gpt_init(&m, cfg, dev);
     if (rc == 0) {

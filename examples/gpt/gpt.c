@@ -82,12 +82,12 @@ gpt_param *gpt_params(gpt *m, int *n)
         *n = 0;
         return NULL;
     }
-#define PARAM(field, decay_, ...)                                      \
-    do {                                                               \
-        ps[k].slot = &(field);                                         \
-        ps[k].decay = (decay_);                                        \
-        snprintf(ps[k].name, sizeof ps[k].name, __VA_ARGS__);          \
-        k++;                                                           \
+#define PARAM(field, decay_, ...)                             \
+    do {                                                      \
+        ps[k].slot = &(field);                                \
+        ps[k].decay = (decay_);                               \
+        snprintf(ps[k].name, sizeof ps[k].name, __VA_ARGS__); \
+        k++;                                                  \
     } while (0)
     PARAM(m->wte, true, "wte.weight");
     PARAM(m->wpe, true, "wpe.weight");
@@ -229,11 +229,11 @@ int gpt_adamw_step(gpt *m, gpt_adamw *opt)
             if (!g) continue; /* a parameter the loss did not reach */
             if (!opt->exp_avg[i]) opt->exp_avg[i] = tg_zeros_like(p);
             if (!opt->exp_avg_sq[i]) opt->exp_avg_sq[i] = tg_zeros_like(p);
-            tg_tensor *r = tg_adam_step_(p, g, opt->exp_avg[i], opt->exp_avg_sq[i], NULL,
-                                         opt->step, .lr = opt->lr, .beta1 = opt->beta1,
-                                         .beta2 = opt->beta2, .eps = opt->eps,
-                                         .weight_decay = ps[i].decay ? opt->weight_decay : 0,
-                                         .decoupled_weight_decay = true);
+            tg_tensor *r =
+                tg_adam_step_(p, g, opt->exp_avg[i], opt->exp_avg_sq[i], NULL, opt->step,
+                              .lr = opt->lr, .beta1 = opt->beta1, .beta2 = opt->beta2,
+                              .eps = opt->eps, .weight_decay = ps[i].decay ? opt->weight_decay : 0,
+                              .decoupled_weight_decay = true);
             if (!r) rc = -1;
             tg_release(r);
             tg_release(g);
@@ -307,8 +307,7 @@ int gpt_load(gpt *m, const char *path, tg_device dev)
     if (!f) return -1;
     gpt_config cfg = { meta_int(f, "vocab"), meta_int(f, "context"), meta_int(f, "layers"),
                        meta_int(f, "heads"), meta_int(f, "channels") };
-    int rc = cfg.vocab > 0 && cfg.context > 0 && cfg.layers > 0 && cfg.heads > 0 &&
-                     cfg.channels > 0
+    int rc = cfg.vocab > 0 && cfg.context > 0 && cfg.layers > 0 && cfg.heads > 0 && cfg.channels > 0
                  ? gpt_init(m, cfg, dev)
                  : -1;
     if (rc == 0) {

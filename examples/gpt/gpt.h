@@ -38,9 +38,9 @@ typedef struct gpt_block {
 typedef struct gpt {
     gpt_config cfg;
     tg_device device;
-    tg_tensor *wte;     /* (V, C), also the LM head */
-    tg_tensor *wpe;     /* (context, C) */
-    gpt_block *blocks;  /* [layers] */
+    tg_tensor *wte;    /* (V, C), also the LM head */
+    tg_tensor *wpe;    /* (context, C) */
+    gpt_block *blocks; /* [layers] */
     tg_tensor *lnf_w, *lnf_b;
 } gpt;
 

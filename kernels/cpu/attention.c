@@ -22,6 +22,7 @@
 #include "tg_kutil.h"
 #include "attention_checks.h"
 #include "pointwise_scalar.h"
+#include "softmax_rows.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -35,28 +36,47 @@
 #define BQ 64
 #define BK 64
 
+/* x[k] = e^(x[k] - shift), returning the sum: the capability's vector loop for float32. */
+static float exp_row_f32(float *x, int64_t n, float shift)
+{
+    return TG_CAP_PICK(tg__softmax_rows)->exp_shift_f32(x, n, shift);
+}
+static double exp_row_f64(double *x, int64_t n, double shift)
+{
+    double s = 0;
+    for (int64_t k = 0; k < n; k++) {
+        x[k] = exp(x[k] - shift);
+        s += x[k];
+    }
+    return s;
+}
+
 #define T float
 #define SUF f32
 #define GEMM cblas_sgemm
 #define EXP_T(x) tg__pw_exp_f32(x)
+#define EXP_ROW exp_row_f32
 #define LOG_T logf
 #include "attention_tiles.h"
 #undef T
 #undef SUF
 #undef GEMM
 #undef EXP_T
+#undef EXP_ROW
 #undef LOG_T
 
 #define T double
 #define SUF f64
 #define GEMM cblas_dgemm
 #define EXP_T(x) exp(x)
+#define EXP_ROW exp_row_f64
 #define LOG_T log
 #include "attention_tiles.h"
 #undef T
 #undef SUF
 #undef GEMM
 #undef EXP_T
+#undef EXP_ROW
 #undef LOG_T
 
 /* ------------------------------------------------------------------ operands */

@@ -1,6 +1,6 @@
 /* The fused attention loops of kernels/cpu/attention.c for one element type, included once per
  * type with T (float or double), SUF (the function suffix), GEMM (cblas_sgemm / cblas_dgemm),
- * EXP_T and LOG_T defined. Not a public header: no include guard on purpose.
+ * EXP_T, EXP_ROW (a row's exponentials in place, returning their sum) and LOG_T defined. Not a public header: no include guard on purpose.
  *
  * Tiles: BQ query rows x BK keys. Every matrix product of a tile (S = Q K^T, O += P V, and in the
  * backward dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q) is one cblas call on the tile,
@@ -73,12 +73,7 @@ static void ATT_FN(fwd_block)(const tg_attn_geom *g, const T *q, const T *k, con
                 continue;
             }
             T corr = m[r] == -INFINITY ? (T)0 : EXP_T(m[r] - mx);
-            T sum = 0;
-            for (int64_t c = 0; c < nk; c++) {
-                T p = EXP_T(sr[c] - mx);
-                sr[c] = p;
-                sum += p;
-            }
+            T sum = EXP_ROW(sr, nk, mx);
             l[r] = l[r] * corr + sum;
             m[r] = mx;
             if (corr != (T)1) {
@@ -138,7 +133,7 @@ static void ATT_FN(bwd_head)(const tg_attn_geom *g, const T *q, const T *k, cons
                     for (int64_t c = 0; c < nk; c++) pr[c] = 0;
                     continue;
                 }
-                for (int64_t c = 0; c < nk; c++) pr[c] = EXP_T(pr[c] - lr);
+                EXP_ROW(pr, nk, lr);
             }
             /* dV_j (nk x Ev) += P^T (nk x nq) dO_i (nq x Ev) */
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)Ev, (int)nq, (T)1, p, BK,

@@ -84,7 +84,8 @@ static inline tg_vf gelu_backward_tanh_vf(tg_vf g, tg_vf x)
 {
     const tg_vf x_sq = x * x;
     const tg_vf t = tg__vf_tanh((float)TG_GELU_BETA * (x + (float)TG_GELU_KAPPA * x_sq * x));
-    const tg_vf inner_derivative = (float)TG_GELU_BETA * (1.0f + 3.0f * (float)TG_GELU_KAPPA * x_sq);
+    const tg_vf inner_derivative =
+        (float)TG_GELU_BETA * (1.0f + 3.0f * (float)TG_GELU_KAPPA * x_sq);
     return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * inner_derivative);
 }
 

@@ -147,7 +147,36 @@ static void finish_avx2(void)
     _mm_sfence(); /* order the non-temporal stores before the caller reads y */
 }
 
-const tg_softmax_rows TG_CAP_NAME(tg__softmax_rows) = { softmax_row_avx2, finish_avx2 };
+/* exp_shift_f32: eight lanes at a time through exp256_nonpos when x - shift is at most 0 and
+ * not NaN in every lane (a lane a rounding above the shift, or NaN, takes tg__pw_exp_f32). */
+static float exp_shift_avx2(float *x, int64_t n, float shift)
+{
+    const __m256 vs = _mm256_set1_ps(shift), zero = _mm256_setzero_ps();
+    __m256 acc = zero;
+    float s = 0;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + k), vs);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(d, zero, _CMP_NLE_UQ)) == 0) {
+            __m256 e = exp256_nonpos(d);
+            _mm256_storeu_ps(x + k, e);
+            acc = _mm256_add_ps(acc, e);
+        } else {
+            for (int i = 0; i < 8; i++) {
+                x[k + i] = tg__pw_exp_f32(x[k + i] - shift);
+                s += x[k + i];
+            }
+        }
+    }
+    for (; k < n; k++) {
+        x[k] = tg__pw_exp_f32(x[k] - shift);
+        s += x[k];
+    }
+    return s + hsum256(acc);
+}
+
+const tg_softmax_rows TG_CAP_NAME(tg__softmax_rows) = { softmax_row_avx2, finish_avx2,
+                                                        exp_shift_avx2 };
 #else
 static void row_portable(const float *x, float *y, float *tmp, int64_t n, bool lg)
 {
@@ -157,5 +186,15 @@ static void row_portable(const float *x, float *y, float *tmp, int64_t n, bool l
 
 static void finish_none(void) {}
 
-const tg_softmax_rows TG_CAP_NAME(tg__softmax_rows) = { row_portable, finish_none };
+static float exp_shift_portable(float *x, int64_t n, float shift)
+{
+    float s = 0;
+    for (int64_t k = 0; k < n; k++) {
+        x[k] = tg__pw_exp_f32(x[k] - shift);
+        s += x[k];
+    }
+    return s;
+}
+const tg_softmax_rows TG_CAP_NAME(tg__softmax_rows) = { row_portable, finish_none,
+                                                        exp_shift_portable };
 #endif
