@@ -15,6 +15,7 @@
  * splits large tensors across OpenMP threads. */
 #include "core/core.h"
 #include "pointwise_loops.h"
+#include "activation_loops.h"
 #include "activation_lm_checks.h"
 #include "activation_lm_scalar.h"
 #include "activation_lm_loops.h"
@@ -40,94 +41,9 @@ typedef struct actlm_ctx {
     tg_actlm_map2_f32 map2; /* gelu_backward float32: likewise */
 } actlm_ctx;
 
-/* out = E32 / E64 of x (unary) or of g, x (binary); p, q are the parameters, c the context. */
-#define ACTLM_UNARY_LOOP(fname, E32, E64)                                             \
-    static void fname(char **data, const int64_t *st, int64_t n, void *vctx)          \
-    {                                                                                 \
-        const actlm_ctx *c = vctx;                                                    \
-        const tg_dtype t = c->dtype;                                                  \
-        const float *p = c->p;                                                        \
-        const double *q = c->q;                                                       \
-        (void)p;                                                                      \
-        (void)q;                                                                      \
-        if (!tg__pw_force_reference && t == TG_FLOAT32 && st[0] == 4 && st[1] == 4) { \
-            float *o = (float *)data[0];                                              \
-            const float *xs = (const float *)data[1];                                 \
-            for (int64_t i = 0; i < n; i++) {                                         \
-                const float x = xs[i];                                                \
-                o[i] = (E32);                                                         \
-            }                                                                         \
-            return;                                                                   \
-        }                                                                             \
-        if (!tg__pw_force_reference && t == TG_FLOAT64 && st[0] == 8 && st[1] == 8) { \
-            double *o = (double *)data[0];                                            \
-            const double *xs = (const double *)data[1];                               \
-            for (int64_t i = 0; i < n; i++) {                                         \
-                const double x = xs[i];                                               \
-                o[i] = (E64);                                                         \
-            }                                                                         \
-            return;                                                                   \
-        }                                                                             \
-        char *o = data[0];                                                            \
-        const char *xp = data[1];                                                     \
-        if (tg__pw_kind(t) == TG_PW_F32) {                                            \
-            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                \
-                const float x = tg__pw_load_f32(xp, t);                               \
-                tg__pw_store_f32(o, t, (E32));                                        \
-            }                                                                         \
-        } else {                                                                      \
-            for (int64_t i = 0; i < n; i++, o += st[0], xp += st[1]) {                \
-                const double x = tg__pw_load_f64(xp, t);                              \
-                tg__pw_store_f64(o, t, (E64));                                        \
-            }                                                                         \
-        }                                                                             \
-    }
-
-#define ACTLM_BINARY_LOOP(fname, E32, E64)                                             \
-    static void fname(char **data, const int64_t *st, int64_t n, void *vctx)           \
-    {                                                                                  \
-        const actlm_ctx *c = vctx;                                                     \
-        const tg_dtype t = c->dtype;                                                   \
-        const float *p = c->p;                                                         \
-        const double *q = c->q;                                                        \
-        const bool flag = c->flag;                                                     \
-        (void)p;                                                                       \
-        (void)q;                                                                       \
-        (void)flag;                                                                    \
-        if (!tg__pw_force_reference && t == TG_FLOAT32 && st[0] == 4 && st[1] == 4 &&  \
-            st[2] == 4) {                                                              \
-            float *o = (float *)data[0];                                               \
-            const float *gs = (const float *)data[1], *xs = (const float *)data[2];    \
-            for (int64_t i = 0; i < n; i++) {                                          \
-                const float g = gs[i], x = xs[i];                                      \
-                o[i] = (E32);                                                          \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        if (!tg__pw_force_reference && t == TG_FLOAT64 && st[0] == 8 && st[1] == 8 &&  \
-            st[2] == 8) {                                                              \
-            double *o = (double *)data[0];                                             \
-            const double *gs = (const double *)data[1], *xs = (const double *)data[2]; \
-            for (int64_t i = 0; i < n; i++) {                                          \
-                const double g = gs[i], x = xs[i];                                     \
-                o[i] = (E64);                                                          \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        char *o = data[0];                                                             \
-        const char *gp = data[1], *xp = data[2];                                       \
-        if (tg__pw_kind(t) == TG_PW_F32) {                                             \
-            for (int64_t i = 0; i < n; i++, o += st[0], gp += st[1], xp += st[2]) {    \
-                const float g = tg__pw_load_f32(gp, t), x = tg__pw_load_f32(xp, t);    \
-                tg__pw_store_f32(o, t, (E32));                                         \
-            }                                                                          \
-        } else {                                                                       \
-            for (int64_t i = 0; i < n; i++, o += st[0], gp += st[1], xp += st[2]) {    \
-                const double g = tg__pw_load_f64(gp, t), x = tg__pw_load_f64(xp, t);   \
-                tg__pw_store_f64(o, t, (E64));                                         \
-            }                                                                          \
-        }                                                                              \
-    }
+/* One loop per operator (activation_loops.h). */
+#define ACTLM_UNARY_LOOP(fname, E32, E64) TG_ACT_UNARY_LOOP(fname, actlm_ctx, E32, E64)
+#define ACTLM_BINARY_LOOP(fname, E32, E64) TG_ACT_BINARY_LOOP(fname, actlm_ctx, E32, E64)
 
 ACTLM_UNARY_LOOP(silu_loop, tg__pw_silu_f32(x), tg__pw_silu_f64(x))
 ACTLM_UNARY_LOOP(mish_loop, tg__pw_mish_f32(x), tg__pw_mish_f64(x))
