@@ -9,10 +9,10 @@
 
 #include "pointwise_loops.h"
 
-#define TG_ACT_UNARY_LOOP(fname, ctx_type, E32, E64)                                               \
+#define TG_ACT_UNARY_LOOP(fname, ctx_type, E32, E64)                                  \
     static void fname(char **data, const int64_t *st, int64_t n, void *vctx)          \
     {                                                                                 \
-        const ctx_type *c = vctx;                                                      \
+        const ctx_type *c = vctx;                                                     \
         const tg_dtype t = c->dtype;                                                  \
         const float *p = c->p;                                                        \
         const double *q = c->q;                                                       \
@@ -51,10 +51,10 @@
         }                                                                             \
     }
 
-#define TG_ACT_BINARY_LOOP(fname, ctx_type, E32, E64)                                               \
+#define TG_ACT_BINARY_LOOP(fname, ctx_type, E32, E64)                                  \
     static void fname(char **data, const int64_t *st, int64_t n, void *vctx)           \
     {                                                                                  \
-        const ctx_type *c = vctx;                                                       \
+        const ctx_type *c = vctx;                                                      \
         const tg_dtype t = c->dtype;                                                   \
         const float *p = c->p;                                                         \
         const double *q = c->q;                                                        \

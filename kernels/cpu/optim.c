@@ -17,6 +17,7 @@
 
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/adam_step.h"
+#include "optim_loops.h"
 #include "kernels/sgd_step.h"
 
 /* True when every non-NULL operand is contiguous, float32/float64. */
@@ -147,6 +148,22 @@ static inline double max_nan_f64(double a, double b) { return a > b || a != a ? 
 static void adam_f32(int64_t b, int64_t e, void *vctx)
 {
     const adam_ctx *c = vctx;
+    const bool distinct = c->p != c->m && c->p != c->v && c->p != c->g && c->m != c->v &&
+                          c->m != c->g && c->v != c->g;
+    if (c->decoupled && !c->amsgrad && !c->maximize && distinct) { /* AdamW: the vector loop */
+        const tg_adamw_consts k = { (float)(1 - c->lr * c->weight_decay),
+                                    (float)c->beta1,
+                                    (float)c->beta2,
+                                    (float)(1 - c->beta1),
+                                    (float)(1 - c->beta2),
+                                    (float)c->bc2_sqrt,
+                                    (float)c->eps,
+                                    (float)-c->step_size };
+        TG_CAP_PICK(tg__optim_loops)
+            ->adamw_f32((float *)c->p + b, (float *)c->m + b, (float *)c->v + b,
+                        (const float *)c->g + b, e - b, &k);
+        return;
+    }
     float *p = c->p, *m = c->m, *v = c->v, *vmax = c->vmax;
     const float *g = c->g;
     float decay = (float)(1 - c->lr * c->weight_decay), wd = (float)c->weight_decay;
