@@ -201,6 +201,11 @@
 #include "kernels/scatter_reduce_backward.h"
 #include "kernels/index_add.h"
 #include "kernels/nonzero.h"
+#include "kernels/index.h"
+#include "kernels/index_put.h"
+#include "kernels/index_backward.h"
+#include "kernels/masked_select.h"
+#include "kernels/masked_select_backward.h"
 #include "kernels/sgd_step.h"
 #include "kernels/adam_step.h"
 
@@ -557,6 +562,12 @@ int tg__boxed_index_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add.
 int tg__boxed_index_add(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add */
 int tg__boxed_index_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add_ */
 int tg__boxed_nonzero(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero */
+int tg__boxed_index(tg_fnptr kernel, tg_boxed_stack *s);   /* index.Tensor */
+int tg__boxed_index_put_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_put_ */
+int tg__boxed_index_put(tg_fnptr kernel, tg_boxed_stack *s);   /* index_put */
+int tg__boxed_index_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* index_backward */
+int tg__boxed_masked_select(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select */
+int tg__boxed_masked_select_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select_backward */
 int tg__boxed_sgd_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* sgd_step_ */
 int tg__boxed_adam_step_(tg_fnptr kernel, tg_boxed_stack *s);   /* adam_step_ */
 int tg__boxed_add_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* add.Scalar_out */
@@ -565,6 +576,8 @@ int tg__boxed_mul_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mul.Scala
 int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scalar_out */
 int tg__boxed_index_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select.out */
 int tg__boxed_nonzero_out(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero.out */
+int tg__boxed_index_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index.Tensor_out */
+int tg__boxed_masked_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select.out */
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */

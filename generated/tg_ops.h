@@ -369,6 +369,12 @@ typedef enum tg_op {
     TG_OP_INDEX_ADD,   /* index_add */
     TG_OP_INDEX_ADD_,   /* index_add_ */
     TG_OP_NONZERO,   /* nonzero */
+    TG_OP_INDEX,   /* index.Tensor */
+    TG_OP_INDEX_PUT_,   /* index_put_ */
+    TG_OP_INDEX_PUT,   /* index_put */
+    TG_OP_INDEX_BACKWARD,   /* index_backward */
+    TG_OP_MASKED_SELECT,   /* masked_select */
+    TG_OP_MASKED_SELECT_BACKWARD,   /* masked_select_backward */
     TG_OP_SGD_STEP_,   /* sgd_step_ */
     TG_OP_ADAM_STEP_,   /* adam_step_ */
     TG_OP_ADD_SCALAR_OUT,   /* add.Scalar_out */
@@ -377,6 +383,8 @@ typedef enum tg_op {
     TG_OP_DIV_SCALAR_OUT,   /* div.Scalar_out */
     TG_OP_INDEX_SELECT_OUT,   /* index_select.out */
     TG_OP_NONZERO_OUT,   /* nonzero.out */
+    TG_OP_INDEX_OUT,   /* index.Tensor_out */
+    TG_OP_MASKED_SELECT_OUT,   /* masked_select.out */
     TG_NUM_OPS
 } tg_op;
 
@@ -564,6 +572,11 @@ typedef enum tg_op {
 #include "ops/scatter_reduce_backward.h"
 #include "ops/index_add.h"
 #include "ops/nonzero.h"
+#include "ops/index.h"
+#include "ops/index_put.h"
+#include "ops/index_backward.h"
+#include "ops/masked_select.h"
+#include "ops/masked_select_backward.h"
 #include "ops/sgd_step.h"
 #include "ops/adam_step.h"
 
