@@ -280,7 +280,7 @@ static inline tg_tensor *tg__adv_values(const char *op, const tg_tensor *self,
             op,
             "Index put requires the source and destination dtypes match, got %s for the "
             "destination and %s for the source.",
-            tg__k_meta_name(self->dtype), tg__k_meta_name(values->dtype));
+            tg__dtype_torch_name(self->dtype), tg__dtype_torch_name(values->dtype));
     bool ok = values->ndim <= pl->ndim;
     for (int64_t j = 0; ok && j < values->ndim; j++) {
         int64_t v = values->sizes[values->ndim - 1 - j], r = pl->sizes[pl->ndim - 1 - j];
