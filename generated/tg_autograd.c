@@ -6118,6 +6118,8 @@ static void IndexBackward0_release_saved(tg_node *node)
 {
     tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)node;
     tg_autograd_saved_release(&n->self);
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
 }
 
 static const tg_node_vtable IndexBackward0_vtable = { "IndexBackward0", IndexBackward0_apply, IndexBackward0_release_saved };
@@ -6196,6 +6198,8 @@ static void IndexPutBackward0_release_saved(tg_node *node)
 {
     tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)node;
     tg_autograd_saved_release(&n->values);
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
 }
 
 static const tg_node_vtable IndexPutBackward0_vtable = { "IndexPutBackward0", IndexPutBackward0_apply, IndexPutBackward0_release_saved };
@@ -6274,6 +6278,8 @@ static void IndexPutBackward1_release_saved(tg_node *node)
 {
     tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)node;
     tg_autograd_saved_release(&n->values);
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
 }
 
 static const tg_node_vtable IndexPutBackward1_vtable = { "IndexPutBackward1", IndexPutBackward1_apply, IndexPutBackward1_release_saved };
@@ -13109,7 +13115,7 @@ tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_n->indices = indices;
+    tg_n->indices = tg__gen_keep_tensors(indices);
     tg_tensor *tg_r = tg__below_index(self, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
@@ -13142,7 +13148,7 @@ tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indice
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, values);
-    tg_n->indices = indices;
+    tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
     tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
@@ -13175,7 +13181,7 @@ tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, values);
-    tg_n->indices = indices;
+    tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
     tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
