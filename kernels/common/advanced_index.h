@@ -70,11 +70,10 @@ typedef struct tg_adv_col {
     int64_t sizes[TG_MAX_DIMS], strides[TG_MAX_DIMS];
 } tg_adv_col;
 
-/* Builds the plan of self[indices]; 0, or -1 with the error recorded (nothing allocated). */
-static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_tensor_list indices,
-                                     tg_adv_plan *pl)
+/* The plan's work: host copies it makes go to hold[*nhold] (released by the caller). */
+static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_tensor_list indices,
+                                    tg_adv_plan *pl, tg_tensor **hold, int *nhold_out)
 {
-    memset(pl, 0, sizeof *pl);
     int64_t nd = self->ndim, used = 0, ntensors = 0;
     for (int64_t i = 0; i < indices.len; i++) {
         const tg_tensor *t = indices.data[i];
@@ -101,8 +100,6 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
     /* per self dim: its column (NULL: not indexed); masks checked and expanded */
     tg_adv_col cols[TG_MAX_DIMS];
     bool indexed[TG_MAX_DIMS] = { false };
-    tg_tensor *hold[2 * TG_MAX_DIMS];
-    int nhold = 0, rc = -1;
     int64_t d = 0;
     for (int64_t i = 0; i < indices.len; i++) {
         const tg_tensor *t = indices.data[i];
@@ -118,14 +115,14 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
                               "of the indexed tensor [%lld] at index %lld",
                               (long long)t->sizes[j], (long long)j,
                               (long long)self->sizes[d + j], (long long)(d + j));
-                    goto done;
+                    return -1;
                 }
             tg_tensor *h = tg__adv_host(op, t, t->dtype);
-            if (!h) goto done;
-            hold[nhold++] = h;
+            if (!h) return -1;
+            hold[(*nhold_out)++] = h;
             tg_tensor *nz = tg__nonzero_host(op, h);
-            if (!nz) goto done;
-            hold[nhold++] = nz;
+            if (!nz) return -1;
+            hold[(*nhold_out)++] = nz;
             for (int64_t j = 0; j < t->ndim; j++, d++) {
                 tg_adv_col *c = &cols[d];
                 c->v = (const int64_t *)tg__k_data(nz) + j;
@@ -136,8 +133,8 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
             }
         } else {
             tg_tensor *h = tg__adv_host(op, t, TG_INT64);
-            if (!h) goto done;
-            hold[nhold++] = h;
+            if (!h) return -1;
+            hold[(*nhold_out)++] = h;
             tg_adv_col *c = &cols[d];
             c->v = (const int64_t *)tg__k_data(h);
             c->ndim = h->ndim;
@@ -178,7 +175,7 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
                 first = 0;
             }
             tg__error(op, "%s", msg);
-            goto done;
+            return -1;
         }
     }
 
@@ -203,7 +200,7 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
     for (int64_t k = 0; k < nb; k++) pl->sizes[pl->ndim++] = self->sizes[bdims[k]];
     if (pl->ndim > TG_MAX_DIMS) {
         tg__error(op, "the result would have more than %d dims", TG_MAX_DIMS);
-        goto done;
+        return -1;
     }
     pl->A = pl->P = pl->B = 1;
     for (int64_t k = 0; k < na; k++) pl->A *= self->sizes[adims[k]];
@@ -212,7 +209,7 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
     pl->buf = (int64_t *)malloc(sizeof(int64_t) * (size_t)(pl->A + pl->P + pl->B + 1));
     if (!pl->buf) {
         tg__error(op, "out of memory");
-        goto done;
+        return -1;
     }
     pl->aoff = pl->buf;
     pl->poff = pl->buf + pl->A;
@@ -256,16 +253,25 @@ static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_t
             if (v < -size || v >= size) {
                 tg__error(op, "index %lld is out of bounds for dimension %lld with size %lld",
                           (long long)v, (long long)k, (long long)size);
-                goto done;
+                return -1;
             }
             pl->poff[p] += (v < 0 ? v + size : v) * st;
         }
     }
-    rc = 0;
-done:
+    (void)ntensors;
+    return 0;
+}
+
+/* Builds the plan of self[indices]; 0, or -1 with the error recorded (nothing allocated). */
+static inline int tg__adv_plan_build(const char *op, const tg_tensor *self, tg_tensor_list indices,
+                                     tg_adv_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    tg_tensor *hold[2 * TG_MAX_DIMS];
+    int nhold = 0;
+    int rc = tg__adv_plan_fill(op, self, indices, pl, hold, &nhold);
     for (int i = 0; i < nhold; i++) tg_release(hold[i]);
     if (rc != 0) tg__adv_plan_free(pl);
-    (void)ntensors;
     return rc;
 }
 
