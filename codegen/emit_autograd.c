@@ -120,8 +120,7 @@ static const char *release_saved(tge_ctx *c, const templates *t, const tgf_deriv
                               tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
     for (int i = 0; i < op->nargs; i++) /* Tensor[] / Tensor?[] values (tg__gen_keep_tensors) */
         if ((d->input_uses[i] & TGF_USE_VALUE) &&
-            (op->args[i].kind == TGA_TENSOR_LIST || op->args[i].kind == TGA_OPT_TENSOR_LIST))
-        {
+            (op->args[i].kind == TGA_TENSOR_LIST || op->args[i].kind == TGA_OPT_TENSOR_LIST)) {
             /* emptied: release_saved runs after backward and again when the node dies */
             const char *fld = tgf_saved_field(c->arena, d, 0, i, TGF_USE_VALUE);
             tgs_list_addf(&releases, c->arena,

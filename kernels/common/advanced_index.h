@@ -85,8 +85,9 @@ static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_te
         if (dt != TG_INT64 && dt != TG_INT32 && dt != TG_BOOL && dt != TG_UINT8)
             return tg__fail(op, "tensors used as indices must be long, int, byte or bool tensors");
         if (t->device.type != self->device.type && t->device.type != TG_CPU)
-            return tg__fail(op, "indices should be either on cpu or on the same device as the "
-                                "indexed tensor (%s)",
+            return tg__fail(op,
+                            "indices should be either on cpu or on the same device as the "
+                            "indexed tensor (%s)",
                             self->device.type == TG_CPU ? "cpu" : "cuda");
         bool mask = dt == TG_BOOL || dt == TG_UINT8;
         if (mask && t->ndim == 0)
@@ -113,8 +114,8 @@ static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_te
                     tg__error(op,
                               "The shape of the mask [%lld] at index %lld does not match the shape "
                               "of the indexed tensor [%lld] at index %lld",
-                              (long long)t->sizes[j], (long long)j,
-                              (long long)self->sizes[d + j], (long long)(d + j));
+                              (long long)t->sizes[j], (long long)j, (long long)self->sizes[d + j],
+                              (long long)(d + j));
                     return -1;
                 }
             tg_tensor *h = tg__adv_host(op, t, t->dtype);
@@ -164,14 +165,15 @@ static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_te
                 continue;
             }
             char msg[1024];
-            size_t n = (size_t)snprintf(msg, sizeof msg, "shape mismatch: indexing tensors could "
-                                                         "not be broadcast together with shapes ");
+            size_t n = (size_t)snprintf(msg, sizeof msg,
+                                        "shape mismatch: indexing tensors could "
+                                        "not be broadcast together with shapes ");
             for (int64_t q = 0, first = 1; q < nd && n < sizeof msg; q++) {
                 if (!indexed[q]) continue;
                 char sb[256];
-                n += (size_t)snprintf(
-                    msg + n, sizeof msg - n, "%s%s", first ? "" : ", ",
-                    tg__adv_shape_str(sb, sizeof sb, cols[q].sizes, cols[q].ndim));
+                n +=
+                    (size_t)snprintf(msg + n, sizeof msg - n, "%s%s", first ? "" : ", ",
+                                     tg__adv_shape_str(sb, sizeof sb, cols[q].sizes, cols[q].ndim));
                 first = 0;
             }
             tg__error(op, "%s", msg);
@@ -295,7 +297,8 @@ static inline tg_tensor *tg__adv_values(const char *op, const tg_tensor *self,
     if (!ok) {
         char a[256], b[256];
         return (tg_tensor *)tg__error(
-            op, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
+            op,
+            "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
             tg__adv_shape_str(a, sizeof a, values->sizes, values->ndim),
             tg__adv_shape_str(b, sizeof b, pl->sizes, pl->ndim));
     }

@@ -29,11 +29,11 @@ typedef struct adv_job {
     int64_t nchunks, chunk; /* b in nchunks chunks of `chunk` (put) */
 } adv_job;
 
-#define GATHER_ROW(T)                                                 \
-    do {                                                              \
-        const T *S = (const T *)j->self + base;                       \
-        T *O = (T *)j->other + r * pl->B;                             \
-        for (int64_t b = 0; b < pl->B; b++) O[b] = S[pl->boff[b]];    \
+#define GATHER_ROW(T)                                              \
+    do {                                                           \
+        const T *S = (const T *)j->self + base;                    \
+        T *O = (T *)j->other + r * pl->B;                          \
+        for (int64_t b = 0; b < pl->B; b++) O[b] = S[pl->boff[b]]; \
     } while (0)
 
 static void gather_rows(int64_t lo, int64_t hi, void *ctx)
@@ -61,30 +61,30 @@ static void gather_rows(int64_t lo, int64_t hi, void *ctx)
 }
 
 /* One unit's walk: for p in order, for b in [b0, b1): BODY with d (self) and s (values). */
-#define PUT_UNIT(T, BODY)                                                 \
-    do {                                                                  \
-        for (int64_t p = 0; p < pl->P; p++) {                             \
-            T *D = (T *)j->self + pl->aoff[a] + pl->poff[p];              \
-            const T *Sv = (const T *)j->other + (a * pl->P + p) * pl->B;  \
-            if (pl->b_unit)                                               \
-                for (int64_t b = b0; b < b1; b++) {                       \
-                    T *d = D + b;                                         \
-                    const T *s = Sv + b;                                  \
-                    BODY;                                                 \
-                }                                                         \
-            else                                                          \
-                for (int64_t b = b0; b < b1; b++) {                       \
-                    T *d = D + pl->boff[b];                               \
-                    const T *s = Sv + b;                                  \
-                    BODY;                                                 \
-                }                                                         \
-        }                                                                 \
+#define PUT_UNIT(T, BODY)                                                \
+    do {                                                                 \
+        for (int64_t p = 0; p < pl->P; p++) {                            \
+            T *D = (T *)j->self + pl->aoff[a] + pl->poff[p];             \
+            const T *Sv = (const T *)j->other + (a * pl->P + p) * pl->B; \
+            if (pl->b_unit)                                              \
+                for (int64_t b = b0; b < b1; b++) {                      \
+                    T *d = D + b;                                        \
+                    const T *s = Sv + b;                                 \
+                    BODY;                                                \
+                }                                                        \
+            else                                                         \
+                for (int64_t b = b0; b < b1; b++) {                      \
+                    T *d = D + pl->boff[b];                              \
+                    const T *s = Sv + b;                                 \
+                    BODY;                                                \
+                }                                                        \
+        }                                                                \
     } while (0)
 
-#define PUT_CASE(T)                                                                   \
-    do {                                                                              \
-        if (j->accumulate) PUT_UNIT(T, *d = (T)(*d + *s));                            \
-        else PUT_UNIT(T, *d = *s);                                                    \
+#define PUT_CASE(T)                                        \
+    do {                                                   \
+        if (j->accumulate) PUT_UNIT(T, *d = (T)(*d + *s)); \
+        else PUT_UNIT(T, *d = *s);                         \
     } while (0)
 
 static void put_units(int64_t lo, int64_t hi, void *ctx)
@@ -110,10 +110,12 @@ static void put_units(int64_t lo, int64_t hi, void *ctx)
             default: /* float16 / bfloat16 / others: through double */
                 for (int64_t p = 0; p < pl->P; p++)
                     for (int64_t b = b0; b < b1; b++) {
-                        char *d = j->self + (size_t)(pl->aoff[a] + pl->poff[p] + pl->boff[b]) * j->es;
+                        char *d =
+                            j->self + (size_t)(pl->aoff[a] + pl->poff[p] + pl->boff[b]) * j->es;
                         const char *s = j->other + (size_t)((a * pl->P + p) * pl->B + b) * j->es;
                         tg__store_double(d, j->dtype,
-                                         tg__load_double(d, j->dtype) + tg__load_double(s, j->dtype));
+                                         tg__load_double(d, j->dtype) +
+                                             tg__load_double(s, j->dtype));
                     }
             }
     }
@@ -126,8 +128,10 @@ tg_tensor *tg__cpu_index(tg_tensor *self, tg_tensor_list indices)
     if (tg__adv_plan_build(op, self, indices, &pl)) return NULL;
     tg_tensor *r = tg__empty(op, pl.sizes, pl.ndim, self->dtype, TG_DEVICE_CPU);
     if (r && tg__numel(r) > 0) {
-        adv_job j = { &pl, tg__k_data(self), tg__k_data(r), tg_dtype_size(self->dtype),
-                      self->dtype, false, 1, 1 };
+        adv_job j = {
+            &pl, tg__k_data(self), tg__k_data(r), tg_dtype_size(self->dtype), self->dtype, false, 1,
+            1
+        };
         tg__parallel_for(pl.A * pl.P, MAX(tg__grain_size() / MAX(pl.B, 1), 1), gather_rows, &j);
     }
     tg__adv_plan_free(&pl);
@@ -150,8 +154,10 @@ tg_tensor *tg__cpu_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor
         /* few before positions: split the after dims too, so that every thread has work */
         int64_t nchunks = 1;
         if (pl.A < 64 && pl.B >= 1024) nchunks = MIN(pl.B / 512, 64);
-        adv_job j = { &pl, tg__k_data(self), tg__k_data(v), tg_dtype_size(self->dtype),
-                      self->dtype, accumulate, nchunks, (pl.B + nchunks - 1) / nchunks };
+        adv_job j = {
+            &pl,         tg__k_data(self), tg__k_data(v), tg_dtype_size(self->dtype),
+            self->dtype, accumulate,       nchunks,       (pl.B + nchunks - 1) / nchunks
+        };
         int64_t per_unit = MAX(pl.P * j.chunk, 1);
         tg__parallel_for(pl.A * nchunks, MAX(tg__grain_size() / per_unit, 1), put_units, &j);
     }

@@ -149,7 +149,8 @@ extern "C" tg_tensor *tg__cuda_index_put_(tg_tensor *self, tg_tensor_list indice
             if (!accumulate && es == 1) launch_put<uint8_t>(&pl, o, s, x, false, st);
             else if (!accumulate && es == 2) launch_put<uint16_t>(&pl, o, s, x, false, st);
             else if (!accumulate && es == 4) launch_put<uint32_t>(&pl, o, s, x, false, st);
-            else if (!accumulate && es == 8) launch_put<unsigned long long>(&pl, o, s, x, false, st);
+            else if (!accumulate && es == 8)
+                launch_put<unsigned long long>(&pl, o, s, x, false, st);
             else switch (self->dtype) {
                 case TG_FLOAT32: launch_put<float>(&pl, o, s, x, true, st); break;
                 case TG_FLOAT64: launch_put<double>(&pl, o, s, x, true, st); break;

@@ -90,19 +90,20 @@ Test(cuda_advanced_index, strided_and_large)
     tg_tensor *want = tg_index(tg_transpose(x, 0, 1), TG_TENSORS(idx));
     tg_tensor *xt = tg_transpose(cc_cuda(x), 0, 1);
     cc_assert_close(tg_index(xt, TG_TENSORS(cc_cuda(idx))), want, 0, 0, "index transposed");
-    tg_tensor *wt = tg_index_put_(tg_contiguous(tg_transpose(x, 0, 1)), TG_TENSORS(idx), g,
-                                  .accumulate = true);
+    tg_tensor *wt =
+        tg_index_put_(tg_contiguous(tg_transpose(x, 0, 1)), TG_TENSORS(idx), g, .accumulate = true);
     tg_tensor *gt = tg_index_put_(xt, TG_TENSORS(cc_cuda(idx)), cc_cuda(g), .accumulate = true);
     cr_assert(wt && gt == xt, "%s", tg_last_error());
     cc_assert_close(gt, wt, 1e-6, 1e-6, "index_put_ accumulate transposed");
     /* autograd: the gradient of x[idx] on the device */
-    tg_tensor *xd = tg_tensor_set_requires_grad(cc_cuda(tg_contiguous(tg_transpose(x, 0, 1))),
-                                                true);
+    tg_tensor *xd =
+        tg_tensor_set_requires_grad(cc_cuda(tg_contiguous(tg_transpose(x, 0, 1))), true);
     tg_tensor *xh = tg_tensor_set_requires_grad(tg_contiguous(tg_transpose(x, 0, 1)), true);
     tg_tensor *gd = NULL, *gh = NULL;
     tg_tensor *yd = tg_index(xd, TG_TENSORS(cc_cuda(idx))), *yh = tg_index(xh, TG_TENSORS(idx));
-    cr_assert_eq(tg_grad(TG_TENSORS(yd), TG_TENSORS(xd), &gd, .grad_outputs = TG_TENSORS(cc_cuda(g))),
-                 0, "%s", tg_last_error());
+    cr_assert_eq(
+        tg_grad(TG_TENSORS(yd), TG_TENSORS(xd), &gd, .grad_outputs = TG_TENSORS(cc_cuda(g))), 0,
+        "%s", tg_last_error());
     cr_assert_eq(tg_grad(TG_TENSORS(yh), TG_TENSORS(xh), &gh, .grad_outputs = TG_TENSORS(g)), 0,
                  "%s", tg_last_error());
     cc_assert_close(gd, gh, 1e-6, 1e-6, "grad of index");
@@ -122,9 +123,8 @@ Test(cuda_advanced_index, errors)
     tg_tensor *i = cc_cuda(kt_tensor_i64(v, (int64_t[]){ 2 }, 1));
     cr_assert_null(tg_index(x, TG_TENSORS(i)));
     kt_assert_error("index 5 is out of bounds for dimension 0 with size 3");
-    cr_assert_null(
-        tg_index_put_(x, TG_TENSORS(i), cc_cuda(tg_ones(TG_INTS(4), .dtype = TG_FLOAT32)),
-                      .accumulate = true));
+    cr_assert_null(tg_index_put_(
+        x, TG_TENSORS(i), cc_cuda(tg_ones(TG_INTS(4), .dtype = TG_FLOAT32)), .accumulate = true));
     kt_assert_error("index 5 is out of bounds for dimension 0 with size 3");
     cc_assert_close(x, before, 0, 0, "untouched after the error");
     cr_assert_null(tg_index(x, TG_TENSORS(cc_cuda(tg_ones(TG_INTS(4), .dtype = TG_BOOL)))));

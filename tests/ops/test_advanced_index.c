@@ -92,21 +92,22 @@ Test(advanced_index, gradients_vs_pytorch)
         snprintf(what, sizeof what, "%s grad of index", c->name);
         kt_assert_close(gx, c->gx, tg_tensor_numel(x), 1e-10, 1e-12, what);
         tg_tensor *hb = NULL;
-        TG_NO_GRAD { hb = tg_index_backward(tg_zeros_like(x), ind, g); }
+        TG_NO_GRAD {
+            hb = tg_index_backward(tg_zeros_like(x), ind, g);
+        }
         cr_assert(hb, "%s: %s", c->name, tg_last_error());
         kt_assert_close(hb, c->gx, tg_tensor_numel(x), 1e-10, 1e-12, "index_backward");
         /* index_put (functional) and index_put_ (on a non-leaf clone): self and values */
         for (int inplace = 0; inplace < 2; inplace++) {
-            tg_tensor *yp = inplace ? tg_index_put_(tg_mul_scalar(x, 1), ind, v,
-                                                    .accumulate = c->accumulate)
-                                    : tg_index_put(x, ind, v, .accumulate = c->accumulate);
+            tg_tensor *yp =
+                inplace ? tg_index_put_(tg_mul_scalar(x, 1), ind, v, .accumulate = c->accumulate)
+                        : tg_index_put(x, ind, v, .accumulate = c->accumulate);
             cr_assert(yp, "%s: %s", c->name, tg_last_error());
             tg_tensor *gr[2] = { NULL, NULL };
             cr_assert_eq(tg_grad(TG_TENSORS(yp), TG_TENSORS(x, v), gr,
                                  .grad_outputs = TG_TENSORS(g2), .allow_unused = true),
                          0, "%s: %s", c->name, tg_last_error());
-            snprintf(what, sizeof what, "%s grad of index_put%s self", c->name,
-                     inplace ? "_" : "");
+            snprintf(what, sizeof what, "%s grad of index_put%s self", c->name, inplace ? "_" : "");
             cr_assert(gr[0] && gr[1], "%s: a gradient is missing", what);
             kt_assert_close(gr[0], c->gpx, tg_tensor_numel(x), 1e-10, 1e-12, what);
             snprintf(what, sizeof what, "%s grad of index_put%s values", c->name,
@@ -154,7 +155,9 @@ Test(advanced_index, masked_select_vs_pytorch)
         kt_assert_shape(gx, c->xshape, c->xdim);
         kt_assert_close(gx, c->gx, tg_tensor_numel(x), 1e-10, 1e-12, c->name);
         tg_tensor *hb = NULL;
-        TG_NO_GRAD { hb = tg_masked_select_backward(g, x, m); }
+        TG_NO_GRAD {
+            hb = tg_masked_select_backward(g, x, m);
+        }
         cr_assert(hb, "%s: %s", c->name, tg_last_error());
         kt_assert_close(hb, c->gx, tg_tensor_numel(x), 1e-10, 1e-12, "masked_select_backward");
         tg_scope_end();
@@ -182,7 +185,7 @@ Test(advanced_index, embedding_rows_and_strided)
     tg_tensor *r = tg_index(t, TG_TENSORS(idx));
     cr_assert(r, "%s", tg_last_error());
     double *want = malloc(sizeof(double) * V * E > sizeof(double) * N * E ? sizeof(double) * V * E
-                                                                           : sizeof(double) * N * E);
+                                                                          : sizeof(double) * N * E);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < E; j++) want[i * E + j] = (double)(float)tab[ids[i] * E + j];
     kt_assert_close(r, want, N * E, 0, 0, "index rows");
