@@ -302,6 +302,11 @@ static inline tg_tensor *tg__adv_values(const char *op, const tg_tensor *self,
             tg__adv_shape_str(a, sizeof a, values->sizes, values->ndim),
             tg__adv_shape_str(b, sizeof b, pl->sizes, pl->ndim));
     }
+    bool same = values->ndim == pl->ndim && values->device.type == self->device.type &&
+                values->device.index == self->device.index && tg__is_contiguous(values) &&
+                values->storage != self->storage; /* read while self is written: no alias */
+    for (int64_t j = 0; same && j < pl->ndim; j++) same = values->sizes[j] == pl->sizes[j];
+    if (same) return tg_retain((tg_tensor *)values); /* already the [A, P, B] layout */
     tg_tensor *v = tg__empty(op, pl->sizes, pl->ndim, self->dtype, self->device);
     if (v && tg__copy_into(op, v, values) != 0) {
         tg_release(v);

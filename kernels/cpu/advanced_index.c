@@ -151,9 +151,10 @@ tg_tensor *tg__cpu_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor
         return NULL;
     }
     if (tg__numel(v) > 0) {
-        /* few before positions: split the after dims too, so that every thread has work */
+        /* few before positions (the embedding gradient has one): split the after dims into
+         * chunks of >= 64 elements too, so that every thread has work */
         int64_t nchunks = 1;
-        if (pl.A < 64 && pl.B >= 1024) nchunks = MIN(pl.B / 512, 64);
+        if (pl.A < 64 && pl.B >= 128) nchunks = MIN(pl.B / 64, 64);
         adv_job j = {
             &pl,         tg__k_data(self), tg__k_data(v), tg_dtype_size(self->dtype),
             self->dtype, accumulate,       nchunks,       (pl.B + nchunks - 1) / nchunks
