@@ -6079,26 +6079,23 @@ static const tg_node_vtable IndexAddBackward0_vtable = { "IndexAddBackward0", In
 /* IndexBackward0: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
 typedef struct tg__node_IndexBackward0 {
     tg_node base;
-    tg_saved self;
+    tg_saved_sizes self_sizes;
     tg_tensor_list indices;
 } tg__node_IndexBackward0;
 
-/* self: index_backward(zeros_like(self), indices, grad) */
+/* self: index_backward(zeros(self.sizes(), grad.options()), indices, grad) */
 static tg_tensor *IndexBackward0_self(tg__node_IndexBackward0 *n, tg_tensor *const *grads)
 {
     tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     (void)n;
-    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_fn(tg__saved_sizes_list(&n->self_sizes), (tg_zeros_opts){ .dtype = tg_tensor_dtype(grads[0]), .layout = TG_STRIDED, .device = tg_tensor_device(grads[0]), .pin_memory = (tg_opt_bool){ false, false } }))) goto done;
     if (!(t1 = tg_index_backward(t0, n->indices, grads[0]))) goto done;
     TG__GEN_DROP(t0);
     tg_r = t1;
     t1 = NULL;
 done:
-    tg_release(s_self);
     tg_release(t0);
     tg_release(t1);
     return tg_r;
@@ -6117,7 +6114,6 @@ static int IndexBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 static void IndexBackward0_release_saved(tg_node *node)
 {
     tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
     tg_tensor_list_release(n->indices);
     n->indices = (tg_tensor_list){ NULL, 0 };
 }
@@ -13114,7 +13110,7 @@ tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->indices = tg__gen_keep_tensors(indices);
     tg_tensor *tg_r = tg__below_index(self, indices);
     if (!tg_r) {

@@ -95,6 +95,13 @@ static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_te
         used += mask ? t->ndim : 1;
         ntensors++;
     }
+    /* An autograd node gives its saved indices back after backward as { NULL, 0 }: a second
+     * backward through it must fail, not index nothing (PyTorch fails on no tensor too). */
+    if (!indices.data)
+        return tg__fail(op, "Trying to backward through the graph a second time (or directly "
+                            "access saved tensors after they have already been freed): the "
+                            "indices are gone; specify retain_graph to backward twice");
+    if (ntensors == 0) return tg__fail(op, "at least one of the indices must be a tensor");
     if (used > nd)
         return tg__fail(op, "too many indices for tensor of dimension %lld", (long long)nd);
 
@@ -260,7 +267,6 @@ static inline int tg__adv_plan_fill(const char *op, const tg_tensor *self, tg_te
             pl->poff[p] += (v < 0 ? v + size : v) * st;
         }
     }
-    (void)ntensors;
     return 0;
 }
 

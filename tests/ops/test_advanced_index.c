@@ -278,6 +278,15 @@ Test(advanced_index, errors)
     cr_assert_null(tg_index_put(x, TG_TENSORS(i2, i3), tg_ones(TG_INTS(1), .dtype = TG_FLOAT32)));
     kt_assert_error("shape mismatch: indexing tensors could not be broadcast together");
 
+    cr_assert_null(tg_index(x, TG_TENSORS(NULL)));
+    kt_assert_error("at least one of the indices must be a tensor");
+    /* the node gives its indices back after backward: a second backward fails */
+    tg_tensor *xg = tg_tensor_set_requires_grad(tg_clone(x), true);
+    tg_tensor *ys = tg_sum(tg_index(xg, TG_TENSORS(i2)));
+    cr_assert_eq(tg_backward(ys), 0, "%s", tg_last_error());
+    cr_assert_neq(tg_backward(ys), 0);
+    kt_assert_error("backward through the graph a second time");
+
     /* masked_select */
     cr_assert_null(tg_masked_select(x, tg_ones(TG_INTS(3, 4), .dtype = TG_UINT8)));
     kt_assert_error("masked_select: expected BoolTensor for mask");
