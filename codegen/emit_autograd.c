@@ -118,6 +118,15 @@ static const char *release_saved(tge_ctx *c, const templates *t, const tgf_deriv
             if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
                 tgs_list_addf(&releases, c->arena, "tg_autograd_saved_release(&n->%s);",
                               tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
+    for (int i = 0; i < op->nargs; i++) /* Tensor[] / Tensor?[] values (tg__gen_keep_tensors) */
+        if ((d->input_uses[i] & TGF_USE_VALUE) &&
+            (op->args[i].kind == TGA_TENSOR_LIST || op->args[i].kind == TGA_OPT_TENSOR_LIST)) {
+            /* emptied: release_saved runs after backward and again when the node dies */
+            const char *fld = tgf_saved_field(c->arena, d, 0, i, TGF_USE_VALUE);
+            tgs_list_addf(&releases, c->arena,
+                          "tg_tensor_list_release(n->%s);\nn->%s = (tg_tensor_list){ NULL, 0 };",
+                          fld, fld);
+        }
     if (releases.n == 0) return "";
     tgt_set_list(e, "releases", &releases);
     return tgt_render_str(&t->release, e, c->arena);
@@ -243,6 +252,9 @@ static void save_source(tge_ctx *c, tgs_list *lines, const tgf_deriv *d, bool ou
         if (kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST)
             tgs_list_addf(lines, a, "tg_n->%s = tg__gen_keep_ints(%s, &tg_cursor);",
                           F(TGF_USE_VALUE), v);
+        else if (kind == TGA_TENSOR_LIST || kind == TGA_OPT_TENSOR_LIST)
+            /* the caller's array may die before backward: a copy holding references */
+            tgs_list_addf(lines, a, "tg_n->%s = tg__gen_keep_tensors(%s);", F(TGF_USE_VALUE), v);
         else if (kind != TGA_STR && kind != TGA_OPT_STR) /* strings: save_inputs, last */
             tgs_list_addf(lines, a, "tg_n->%s = %s;", F(TGF_USE_VALUE), v);
     }

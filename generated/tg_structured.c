@@ -98,6 +98,8 @@
 #include "kernels/multinomial.h"
 #include "kernels/index_select.h"
 #include "kernels/nonzero.h"
+#include "kernels/index.h"
+#include "kernels/masked_select.h"
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__structured_cpu_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -893,6 +895,26 @@ tg_tensor *tg__autogen_cpu_nonzero_out(tg_tensor *self, tg_tensor *out)
     tg_tensor *tg_r = tg__cpu_nonzero(self);
     if (!tg_r) return NULL;
     tg_tensor *tg_o0 = tg_copy_to_out("nonzero", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cpu_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cpu_index(self, indices);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("index", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_composite_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__composite_masked_select(self, mask);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("masked_select", out, tg_r);
     tg_release(tg_r);
     return tg_o0;
 }

@@ -172,6 +172,19 @@ static inline TG__UNUSED tg_int_list tg__gen_keep_ints(tg_int_list l, char **cur
     return (tg_int_list){ d, l.len };
 }
 
+/* A Tensor[] / Tensor?[] argument a node keeps (index's indices): a malloc'd copy of the
+ * array holding a reference to each element (NULL elements stay NULL), given back by
+ * tg_tensor_list_release in release_saved. { NULL, 0 } when out of memory (the formula then
+ * sees an empty list and fails with the operator's own error). */
+static inline TG__UNUSED tg_tensor_list tg__gen_keep_tensors(tg_tensor_list l)
+{
+    if (!l.data) return l;
+    tg_tensor **d = (tg_tensor **)calloc((size_t)(l.len ? l.len : 1), sizeof *d);
+    if (!d) return (tg_tensor_list){ NULL, 0 };
+    for (int64_t i = 0; i < l.len; i++) d[i] = l.data[i] ? tg_retain(l.data[i]) : NULL;
+    return (tg_tensor_list){ d, l.len };
+}
+
 static inline TG__UNUSED size_t tg__gen_str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
 
 static inline TG__UNUSED const char *tg__gen_keep_str(const char *s, char **cursor)
