@@ -7901,6 +7901,256 @@ static void IndexAddBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable IndexAddBackward0_vtable = { "IndexAddBackward0", IndexAddBackward0_apply, IndexAddBackward0_release_saved };
 
+/* IndexBackward0: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
+typedef struct tg__node_IndexBackward0 {
+    tg_node base;
+    tg_saved_sizes self_sizes;
+    tg_tensor_list indices;
+} tg__node_IndexBackward0;
+
+/* self: index_backward(zeros(self.sizes(), grad.options()), indices, grad) */
+static tg_tensor *IndexBackward0_self(tg__node_IndexBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_fn(tg__saved_sizes_list(&n->self_sizes), (tg_zeros_opts){ .dtype = tg_tensor_dtype(grads[0]), .layout = TG_STRIDED, .device = tg_tensor_device(grads[0]), .pin_memory = (tg_opt_bool){ false, false } }))) goto done;
+    if (!(t1 = tg_index_backward(t0, n->indices, grads[0]))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int IndexBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)node;
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
+}
+
+static const tg_node_vtable IndexBackward0_vtable = { "IndexBackward0", IndexBackward0_apply, IndexBackward0_release_saved };
+
+/* IndexPutBackward0: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+typedef struct tg__node_IndexPutBackward0 {
+    tg_node base;
+    tg_tensor_list indices;
+    tg_saved values;
+    bool accumulate;
+} tg__node_IndexPutBackward0;
+
+/* self: accumulate ? grad : grad.index_put(indices, zeros_like(values), false) */
+static tg_tensor *IndexPutBackward0_self(tg__node_IndexPutBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_values = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
+    if (n->accumulate) {
+        t0 = tg_retain(grads[0]);
+    } else {
+        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_values);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* values: grad.index(indices).sum_to_size(values.sizes()) */
+static tg_tensor *IndexPutBackward0_values(tg__node_IndexPutBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_values = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
+    if (!(t0 = tg_index(grads[0], n->indices))) goto done;
+    if (!(t1 = tg_sum_to_size(t0, tg__gen_sizes(s_values)))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_values);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int IndexPutBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexPutBackward0_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = IndexPutBackward0_values(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexPutBackward0_release_saved(tg_node *node)
+{
+    tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)node;
+    tg_autograd_saved_release(&n->values);
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
+}
+
+static const tg_node_vtable IndexPutBackward0_vtable = { "IndexPutBackward0", IndexPutBackward0_apply, IndexPutBackward0_release_saved };
+
+/* IndexPutBackward1: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
+typedef struct tg__node_IndexPutBackward1 {
+    tg_node base;
+    tg_tensor_list indices;
+    tg_saved values;
+    bool accumulate;
+} tg__node_IndexPutBackward1;
+
+/* self: accumulate ? grad : grad.index_put(indices, zeros_like(values), false) */
+static tg_tensor *IndexPutBackward1_self(tg__node_IndexPutBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_values = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
+    if (n->accumulate) {
+        t0 = tg_retain(grads[0]);
+    } else {
+        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_values);
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* values: grad.index(indices).sum_to_size(values.sizes()) */
+static tg_tensor *IndexPutBackward1_values(tg__node_IndexPutBackward1 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_values = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
+    if (!(t0 = tg_index(grads[0], n->indices))) goto done;
+    if (!(t1 = tg_sum_to_size(t0, tg__gen_sizes(s_values)))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(s_values);
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+static int IndexPutBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = IndexPutBackward1_self(n, grads)))
+        tg_rc = -1;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 1) && !(out[1] = IndexPutBackward1_values(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void IndexPutBackward1_release_saved(tg_node *node)
+{
+    tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)node;
+    tg_autograd_saved_release(&n->values);
+    tg_tensor_list_release(n->indices);
+    n->indices = (tg_tensor_list){ NULL, 0 };
+}
+
+static const tg_node_vtable IndexPutBackward1_vtable = { "IndexPutBackward1", IndexPutBackward1_apply, IndexPutBackward1_release_saved };
+
+/* MaskedSelectBackward0: masked_select(Tensor self, Tensor mask) -> Tensor */
+typedef struct tg__node_MaskedSelectBackward0 {
+    tg_node base;
+    tg_saved self;
+    tg_saved mask;
+} tg__node_MaskedSelectBackward0;
+
+/* self: masked_select_backward(grad, self, mask) */
+static tg_tensor *MaskedSelectBackward0_self(tg__node_MaskedSelectBackward0 *n, tg_tensor *const *grads)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *s_self = NULL;
+    tg_tensor *s_mask = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
+    if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
+    if (!(t0 = tg_masked_select_backward(grads[0], s_self, s_mask))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(s_self);
+    tg_release(s_mask);
+    tg_release(t0);
+    return tg_r;
+}
+
+static int MaskedSelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
+{
+    tg__node_MaskedSelectBackward0 *n = (tg__node_MaskedSelectBackward0 *)node;
+    int tg_sc = tg_scope_suspend(), tg_rc = 0;
+    if (tg_rc == 0 && tg__node_needs_input_grad(node, 0) && !(out[0] = MaskedSelectBackward0_self(n, grads)))
+        tg_rc = -1;
+    tg_scope_resume(tg_sc);
+    return tg_rc;
+}
+
+static void MaskedSelectBackward0_release_saved(tg_node *node)
+{
+    tg__node_MaskedSelectBackward0 *n = (tg__node_MaskedSelectBackward0 *)node;
+    tg_autograd_saved_release(&n->self);
+    tg_autograd_saved_release(&n->mask);
+}
+
+static const tg_node_vtable MaskedSelectBackward0_vtable = { "MaskedSelectBackward0", MaskedSelectBackward0_apply, MaskedSelectBackward0_release_saved };
+
 /* SortBackward0: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
 typedef struct tg__node_SortBackward0 {
     tg_node base;
@@ -16575,6 +16825,136 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
     return tg_r;
 }
 
+/* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
+static tg_tensor *tg__below_index(tg_tensor *self, tg_tensor_list indices)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index(self, indices);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 1)))
+        return tg__below_index(self, indices);
+    tg__node_IndexBackward0 *tg_n = (tg__node_IndexBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg__saved_sizes_save(&tg_n->self_sizes, self);
+    tg_n->indices = tg__gen_keep_tensors(indices);
+    tg_tensor *tg_r = tg__below_index(self, indices);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
+static tg_tensor *tg__below_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_put__fn(self, indices, values, (tg_index_put__opts){ .accumulate = accumulate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_index_put_(self, indices, values, accumulate);
+    if (tg_autograd_check_inplace("index_put_", self))
+        return NULL;
+    tg__node_IndexPutBackward1 *tg_n = (tg__node_IndexPutBackward1 *)tg_autograd_node_new(sizeof *tg_n, &IndexPutBackward1_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, values);
+    tg_n->indices = tg__gen_keep_tensors(indices);
+    tg_autograd_save(&tg_n->values, values, false, 0);
+    tg_n->accumulate = accumulate;
+    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+static tg_tensor *tg__below_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_put_fn(self, indices, values, (tg_index_put_opts){ .accumulate = accumulate });
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_index_put(self, indices, values, accumulate);
+    tg__node_IndexPutBackward0 *tg_n = (tg__node_IndexPutBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexPutBackward0_vtable, 1, 2);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_node_set_next_edge(&tg_n->base, 1, values);
+    tg_n->indices = tg__gen_keep_tensors(indices);
+    tg_autograd_save(&tg_n->values, values, false, 0);
+    tg_n->accumulate = accumulate;
+    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
+/* masked_select(Tensor self, Tensor mask) -> Tensor */
+static tg_tensor *tg__below_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_select(self, mask);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg_autograd_any_requires_grad(tg_in, 2)))
+        return tg__below_masked_select(self, mask);
+    tg__node_MaskedSelectBackward0 *tg_n = (tg__node_MaskedSelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedSelectBackward0_vtable, 1, 1);
+    if (!tg_n)
+        return NULL;
+    tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
+    tg_autograd_save(&tg_n->self, self, false, 0);
+    tg_autograd_save(&tg_n->mask, mask, false, 0);
+    tg_tensor *tg_r = tg__below_masked_select(self, mask);
+    if (!tg_r) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    if (tg__gen_differentiable(tg_r))
+        tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    tg_autograd_node_release(&tg_n->base);
+    return tg_r;
+}
+
 /* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 static tg_values_indices tg__below_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
 {
@@ -17002,6 +17382,40 @@ tg_tensor *tg__autograd_kernel_nonzero_out(tg_tensor *self, tg_tensor *out)
     if (tg_autograd_check_out("nonzero", tg_in, 2))
         return NULL;
     return tg__below_nonzero_out(self, out);
+}
+
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_index_out(self, indices, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, out };
+    if (tg_autograd_check_out("index", indices.data, (int)indices.len) || tg_autograd_check_out("index", tg_in, 2))
+        return NULL;
+    return tg__below_index_out(self, indices, out);
+}
+
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *tg__below_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
+{
+    tg_keyset tg_prev = tg__autograd_below_begin();
+    tg_tensor *tg_r = tg_masked_select_out(self, mask, out);
+    tg__autograd_below_end(tg_prev);
+    return tg_r;
+}
+
+tg_tensor *tg__autograd_kernel_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
+{
+    tg_tensor *const tg_in[] = { self, mask, out };
+    if (tg_autograd_check_out("masked_select", tg_in, 3))
+        return NULL;
+    return tg__below_masked_select_out(self, mask, out);
 }
 
 

@@ -7326,6 +7326,102 @@ int tg__boxed_nonzero(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 
+/* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
+int tg__boxed_index(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "index.Tensor", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor_list indices;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "index.Tensor", "self", "Tensor");
+    if (tg__unbox_opt_tensor_list(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 2, 1, "index.Tensor", "indices", "Tensor?[]");
+    tg_tensor *tg_r = ((tg__kfn_index)tg_kernel)(self, indices);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
+int tg__boxed_index_put_(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_put_", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_tensor_list indices;
+    tg_tensor *values;
+    bool accumulate;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_put_", "self", "Tensor");
+    if (tg__unbox_opt_tensor_list(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_put_", "indices", "Tensor?[]");
+    if (tg__unbox_tensor(&tg_a[2], &values)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_put_", "values", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &accumulate)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_put_", "accumulate", "bool");
+    tg_tensor *tg_r = ((tg__kfn_index_put_)tg_kernel)(self, indices, values, accumulate);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+int tg__boxed_index_put(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 4) return tg__boxed_underflow(tg_s, "index_put", 4);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 4];
+    tg_tensor *self;
+    tg_tensor_list indices;
+    tg_tensor *values;
+    bool accumulate;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 4, 0, "index_put", "self", "Tensor");
+    if (tg__unbox_opt_tensor_list(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 4, 1, "index_put", "indices", "Tensor?[]");
+    if (tg__unbox_tensor(&tg_a[2], &values)) return tg__boxed_bad_arg(tg_s, 4, 2, "index_put", "values", "Tensor");
+    if (tg__unbox_bool(&tg_a[3], &accumulate)) return tg__boxed_bad_arg(tg_s, 4, 3, "index_put", "accumulate", "bool");
+    tg_tensor *tg_r = ((tg__kfn_index_put)tg_kernel)(self, indices, values, accumulate);
+    tg__drop_args(tg_s, 4);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index_backward(Tensor zeros_like_self, Tensor?[] indices, Tensor grad) -> Tensor */
+int tg__boxed_index_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "index_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *zeros_like_self;
+    tg_tensor_list indices;
+    tg_tensor *grad;
+    if (tg__unbox_tensor(&tg_a[0], &zeros_like_self)) return tg__boxed_bad_arg(tg_s, 3, 0, "index_backward", "zeros_like_self", "Tensor");
+    if (tg__unbox_opt_tensor_list(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 3, 1, "index_backward", "indices", "Tensor?[]");
+    if (tg__unbox_tensor(&tg_a[2], &grad)) return tg__boxed_bad_arg(tg_s, 3, 2, "index_backward", "grad", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_backward)tg_kernel)(zeros_like_self, indices, grad);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_select(Tensor self, Tensor mask) -> Tensor */
+int tg__boxed_masked_select(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 2) return tg__boxed_underflow(tg_s, "masked_select", 2);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 2];
+    tg_tensor *self;
+    tg_tensor *mask;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 2, 0, "masked_select", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 2, 1, "masked_select", "mask", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_masked_select)tg_kernel)(self, mask);
+    tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_select_backward(Tensor grad, Tensor input, Tensor mask) -> Tensor */
+int tg__boxed_masked_select_backward(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_select_backward", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *grad;
+    tg_tensor *input;
+    tg_tensor *mask;
+    if (tg__unbox_tensor(&tg_a[0], &grad)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_select_backward", "grad", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &input)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_select_backward", "input", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &mask)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_select_backward", "mask", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_masked_select_backward)tg_kernel)(grad, input, mask);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
 /* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 int tg__boxed_sort_stable_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
 {
@@ -7677,6 +7773,38 @@ int tg__boxed_nonzero_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
     if (tg__unbox_tensor(&tg_a[1], &out)) return tg__boxed_bad_arg(tg_s, 2, 1, "nonzero.out", "out", "Tensor");
     tg_tensor *tg_r = ((tg__kfn_nonzero_out)tg_kernel)(self, out);
     tg__drop_args(tg_s, 2);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_index_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "index.Tensor_out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor_list indices;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "index.Tensor_out", "self", "Tensor");
+    if (tg__unbox_opt_tensor_list(&tg_a[1], &indices)) return tg__boxed_bad_arg(tg_s, 3, 1, "index.Tensor_out", "indices", "Tensor?[]");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "index.Tensor_out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_index_out)tg_kernel)(self, indices, out);
+    tg__drop_args(tg_s, 3);
+    return tg__push_tensors(tg_s, &tg_r, 1);
+}
+
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+int tg__boxed_masked_select_out(tg_fnptr tg_kernel, tg_boxed_stack *tg_s)
+{
+    if (tg_s->n < 3) return tg__boxed_underflow(tg_s, "masked_select.out", 3);
+    const tg_ivalue *tg_a = &tg_s->v[tg_s->n - 3];
+    tg_tensor *self;
+    tg_tensor *mask;
+    tg_tensor *out;
+    if (tg__unbox_tensor(&tg_a[0], &self)) return tg__boxed_bad_arg(tg_s, 3, 0, "masked_select.out", "self", "Tensor");
+    if (tg__unbox_tensor(&tg_a[1], &mask)) return tg__boxed_bad_arg(tg_s, 3, 1, "masked_select.out", "mask", "Tensor");
+    if (tg__unbox_tensor(&tg_a[2], &out)) return tg__boxed_bad_arg(tg_s, 3, 2, "masked_select.out", "out", "Tensor");
+    tg_tensor *tg_r = ((tg__kfn_masked_select_out)tg_kernel)(self, mask, out);
+    tg__drop_args(tg_s, 3);
     return tg__push_tensors(tg_s, &tg_r, 1);
 }
 

@@ -204,6 +204,10 @@
     X(scatter_reduce_two_, "scatter_reduce_.two") \
     X(index_add, "index_add") \
     X(index_add_, "index_add_") \
+    X(index, "index.Tensor") \
+    X(index_put_, "index_put_") \
+    X(index_put, "index_put") \
+    X(masked_select, "masked_select") \
     X(sort_stable, "sort.stable") \
     X(topk, "topk") \
     /* end of TG_DIFFERENTIABLE_OP_LIST */

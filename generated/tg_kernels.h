@@ -248,6 +248,11 @@
 #include "kernels/scatter_reduce_backward.h"
 #include "kernels/index_add.h"
 #include "kernels/nonzero.h"
+#include "kernels/index.h"
+#include "kernels/index_put.h"
+#include "kernels/index_backward.h"
+#include "kernels/masked_select.h"
+#include "kernels/masked_select_backward.h"
 #include "kernels/sort.h"
 #include "kernels/argsort.h"
 #include "kernels/topk.h"
@@ -690,6 +695,12 @@ int tg__boxed_index_add_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add.
 int tg__boxed_index_add(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add */
 int tg__boxed_index_add_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_add_ */
 int tg__boxed_nonzero(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero */
+int tg__boxed_index(tg_fnptr kernel, tg_boxed_stack *s);   /* index.Tensor */
+int tg__boxed_index_put_(tg_fnptr kernel, tg_boxed_stack *s);   /* index_put_ */
+int tg__boxed_index_put(tg_fnptr kernel, tg_boxed_stack *s);   /* index_put */
+int tg__boxed_index_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* index_backward */
+int tg__boxed_masked_select(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select */
+int tg__boxed_masked_select_backward(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select_backward */
 int tg__boxed_sort_stable_out(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.values_stable */
 int tg__boxed_sort_stable(tg_fnptr kernel, tg_boxed_stack *s);   /* sort.stable */
 int tg__boxed_sort(tg_fnptr kernel, tg_boxed_stack *s);   /* sort */
@@ -708,6 +719,8 @@ int tg__boxed_mul_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* mul.Scala
 int tg__boxed_div_scalar_out(tg_fnptr kernel, tg_boxed_stack *s);   /* div.Scalar_out */
 int tg__boxed_index_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index_select.out */
 int tg__boxed_nonzero_out(tg_fnptr kernel, tg_boxed_stack *s);   /* nonzero.out */
+int tg__boxed_index_out(tg_fnptr kernel, tg_boxed_stack *s);   /* index.Tensor_out */
+int tg__boxed_masked_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* masked_select.out */
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */

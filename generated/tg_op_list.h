@@ -432,6 +432,12 @@
     X(index_add, "index_add") \
     X(index_add_, "index_add_") \
     X(nonzero, "nonzero") \
+    X(index, "index.Tensor") \
+    X(index_put_, "index_put_") \
+    X(index_put, "index_put") \
+    X(index_backward, "index_backward") \
+    X(masked_select, "masked_select") \
+    X(masked_select_backward, "masked_select_backward") \
     X(sort_stable_out, "sort.values_stable") \
     X(sort_stable, "sort.stable") \
     X(sort, "sort") \
@@ -450,6 +456,8 @@
     X(div_scalar_out, "div.Scalar_out") \
     X(index_select_out, "index_select.out") \
     X(nonzero_out, "nonzero.out") \
+    X(index_out, "index.Tensor_out") \
+    X(masked_select_out, "masked_select.out") \
     /* end of TG_OP_LIST */
 
 /* The operators with a CUDA kernel of their own (a `CUDA:` entry in `dispatch:`), listed in
@@ -586,6 +594,8 @@
     X(scatter_reduce_two_out, "scatter_reduce.two_out") \
     X(index_add_out, "index_add.out") \
     X(nonzero, "nonzero") \
+    X(index, "index.Tensor") \
+    X(index_put_, "index_put_") \
     X(sort_stable_out, "sort.values_stable") \
     X(topk_out, "topk.values") \
     X(sort_backward, "sort_backward") \

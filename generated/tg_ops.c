@@ -13013,6 +13013,186 @@ tg_tensor *tg_nonzero(tg_tensor *self)
     return tg__track_result(tg_r);
 }
 
+/* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
+static tg_tensor *fallback_index(tg_tensor *self, tg_tensor_list indices)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor_list(&tg_s, indices);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index(tg_tensor *self, tg_tensor_list indices)
+{
+    if (!self) return tg__null_arg("index", "self");
+    if (tg__stub_profiled()) return fallback_index(self, indices);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_list_keys(indices)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index tg_kernel = (tg__kfn_index)tg__pick_kernel(&tg__ops[TG_OP_INDEX], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index(self, indices) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, indices);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
+static tg_tensor *fallback_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor_list(&tg_s, indices);
+    tg__box_tensor(&tg_s, values);
+    tg__box_bool(&tg_s, accumulate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_PUT_], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_put__fn(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, tg_index_put__opts opts)
+{
+    if (!self) return tg__null_arg("index_put_", "self");
+    if (!values) return tg__null_arg("index_put_", "values");
+    if (tg__stub_profiled()) return fallback_index_put_(self, indices, values, opts.accumulate);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_list_keys(indices) | tg_dispatch_tensor_keys(values)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_put_ tg_kernel = (tg__kfn_index_put_)tg__pick_kernel(&tg__ops[TG_OP_INDEX_PUT_], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_put_(self, indices, values, opts.accumulate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, indices, values, opts.accumulate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+static tg_tensor *fallback_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor_list(&tg_s, indices);
+    tg__box_tensor(&tg_s, values);
+    tg__box_bool(&tg_s, accumulate);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_PUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_put_fn(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, tg_index_put_opts opts)
+{
+    if (!self) return tg__null_arg("index_put", "self");
+    if (!values) return tg__null_arg("index_put", "values");
+    if (tg__stub_profiled()) return fallback_index_put(self, indices, values, opts.accumulate);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_list_keys(indices) | tg_dispatch_tensor_keys(values)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_put tg_kernel = (tg__kfn_index_put)tg__pick_kernel(&tg__ops[TG_OP_INDEX_PUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_put(self, indices, values, opts.accumulate) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, indices, values, opts.accumulate);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index_backward(Tensor zeros_like_self, Tensor?[] indices, Tensor grad) -> Tensor */
+static tg_tensor *fallback_index_backward(tg_tensor *zeros_like_self, tg_tensor_list indices, tg_tensor *grad)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, zeros_like_self);
+    tg__box_opt_tensor_list(&tg_s, indices);
+    tg__box_tensor(&tg_s, grad);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_backward(tg_tensor *zeros_like_self, tg_tensor_list indices, tg_tensor *grad)
+{
+    if (!zeros_like_self) return tg__null_arg("index_backward", "zeros_like_self");
+    if (!grad) return tg__null_arg("index_backward", "grad");
+    if (tg__stub_profiled()) return fallback_index_backward(zeros_like_self, indices, grad);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(zeros_like_self) | tg__opt_list_keys(indices) | tg_dispatch_tensor_keys(grad)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_backward tg_kernel = (tg__kfn_index_backward)tg__pick_kernel(&tg__ops[TG_OP_INDEX_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_backward(zeros_like_self, indices, grad) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(zeros_like_self, indices, grad);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_select(Tensor self, Tensor mask) -> Tensor */
+static tg_tensor *fallback_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_SELECT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    if (!self) return tg__null_arg("masked_select", "self");
+    if (!mask) return tg__null_arg("masked_select", "mask");
+    if (tg__stub_profiled()) return fallback_masked_select(self, mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_select tg_kernel = (tg__kfn_masked_select)tg__pick_kernel(&tg__ops[TG_OP_MASKED_SELECT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_select(self, mask) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_select_backward(Tensor grad, Tensor input, Tensor mask) -> Tensor */
+static tg_tensor *fallback_masked_select_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *mask)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, grad);
+    tg__box_tensor(&tg_s, input);
+    tg__box_tensor(&tg_s, mask);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_SELECT_BACKWARD], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_select_backward(tg_tensor *grad, tg_tensor *input, tg_tensor *mask)
+{
+    if (!grad) return tg__null_arg("masked_select_backward", "grad");
+    if (!input) return tg__null_arg("masked_select_backward", "input");
+    if (!mask) return tg__null_arg("masked_select_backward", "mask");
+    if (tg__stub_profiled()) return fallback_masked_select_backward(grad, input, mask);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(grad) | tg_dispatch_tensor_keys(input) | tg_dispatch_tensor_keys(mask)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_select_backward tg_kernel = (tg__kfn_masked_select_backward)tg__pick_kernel(&tg__ops[TG_OP_MASKED_SELECT_BACKWARD], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_select_backward(grad, input, mask) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(grad, input, mask);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
 /* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
 static tg_values_indices fallback_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
 {
@@ -13591,6 +13771,67 @@ tg_tensor *tg_nonzero_out(tg_tensor *self, tg_tensor *out)
     if (!tg_kernel) return tg_boxed ? fallback_nonzero_out(self, out) : NULL;
     int tg_sc = tg_scope_suspend();
     tg_tensor *tg_r = tg_kernel(self, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_opt_tensor_list(&tg_s, indices);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_INDEX_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("index", "self");
+    if (!out) return tg__null_arg("index", "out");
+    if (tg__stub_profiled()) return fallback_index_out(self, indices, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg__opt_list_keys(indices) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_index_out tg_kernel = (tg__kfn_index_out)tg__pick_kernel(&tg__ops[TG_OP_INDEX_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_index_out(self, indices, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, indices, out);
+    tg_scope_resume(tg_sc);
+    return tg__track_result(tg_r);
+}
+
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+static tg_tensor *fallback_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
+{
+    tg_boxed_stack tg_s;
+    tg_s.n = 0;
+    tg__box_tensor(&tg_s, self);
+    tg__box_tensor(&tg_s, mask);
+    tg__box_tensor(&tg_s, out);
+    if (tg_call_boxed_op(&tg__ops[TG_OP_MASKED_SELECT_OUT], &tg_s) != 0) {
+        tg__drop_stack(&tg_s);
+        return NULL;
+    }
+    return tg__boxed_result_tensor(&tg_s, 1, 0);
+}
+
+tg_tensor *tg_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
+{
+    if (!self) return tg__null_arg("masked_select", "self");
+    if (!mask) return tg__null_arg("masked_select", "mask");
+    if (!out) return tg__null_arg("masked_select", "out");
+    if (tg__stub_profiled()) return fallback_masked_select_out(self, mask, out);
+    tg_keyset tg_ks = (tg_dispatch_tensor_keys(self) | tg_dispatch_tensor_keys(mask) | tg_dispatch_tensor_keys(out)) & ~tg_dispatch_excluded_keys();
+    bool tg_boxed = false;
+    tg__kfn_masked_select_out tg_kernel = (tg__kfn_masked_select_out)tg__pick_kernel(&tg__ops[TG_OP_MASKED_SELECT_OUT], tg_ks, &tg_boxed);
+    if (!tg_kernel) return tg_boxed ? fallback_masked_select_out(self, mask, out) : NULL;
+    int tg_sc = tg_scope_suspend();
+    tg_tensor *tg_r = tg_kernel(self, mask, out);
     tg_scope_resume(tg_sc);
     return tg__track_result(tg_r);
 }

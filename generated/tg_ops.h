@@ -449,6 +449,12 @@ typedef enum tg_op {
     TG_OP_INDEX_ADD,   /* index_add */
     TG_OP_INDEX_ADD_,   /* index_add_ */
     TG_OP_NONZERO,   /* nonzero */
+    TG_OP_INDEX,   /* index.Tensor */
+    TG_OP_INDEX_PUT_,   /* index_put_ */
+    TG_OP_INDEX_PUT,   /* index_put */
+    TG_OP_INDEX_BACKWARD,   /* index_backward */
+    TG_OP_MASKED_SELECT,   /* masked_select */
+    TG_OP_MASKED_SELECT_BACKWARD,   /* masked_select_backward */
     TG_OP_SORT_STABLE_OUT,   /* sort.values_stable */
     TG_OP_SORT_STABLE,   /* sort.stable */
     TG_OP_SORT,   /* sort */
@@ -467,6 +473,8 @@ typedef enum tg_op {
     TG_OP_DIV_SCALAR_OUT,   /* div.Scalar_out */
     TG_OP_INDEX_SELECT_OUT,   /* index_select.out */
     TG_OP_NONZERO_OUT,   /* nonzero.out */
+    TG_OP_INDEX_OUT,   /* index.Tensor_out */
+    TG_OP_MASKED_SELECT_OUT,   /* masked_select.out */
     TG_NUM_OPS
 } tg_op;
 
@@ -701,6 +709,11 @@ typedef enum tg_op {
 #include "ops/scatter_reduce_backward.h"
 #include "ops/index_add.h"
 #include "ops/nonzero.h"
+#include "ops/index.h"
+#include "ops/index_put.h"
+#include "ops/index_backward.h"
+#include "ops/masked_select.h"
+#include "ops/masked_select_backward.h"
 #include "ops/sort.h"
 #include "ops/argsort.h"
 #include "ops/topk.h"

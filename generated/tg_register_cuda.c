@@ -130,6 +130,8 @@
 #include "kernels/scatter_reduce.h"
 #include "kernels/index_add.h"
 #include "kernels/nonzero.h"
+#include "kernels/index.h"
+#include "kernels/index_put.h"
 #include "kernels/sort.h"
 #include "kernels/topk.h"
 #include "kernels/sort_backward.h"
@@ -896,6 +898,16 @@ tg_tensor *tg__autogen_cuda_nonzero_out(tg_tensor *self, tg_tensor *out)
     return tg_o0;
 }
 
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+tg_tensor *tg__autogen_cuda_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
+{
+    tg_tensor *tg_r = tg__cuda_index(self, indices);
+    if (!tg_r) return NULL;
+    tg_tensor *tg_o0 = tg_copy_to_out("index", out, tg_r);
+    tg_release(tg_r);
+    return tg_o0;
+}
+
 static const tg_kernel_entry cuda_kernels[] = {
     { "fill_.Scalar", TG_KEY_CUDA, (tg_fnptr)tg__cuda_fill_ },
     { "arange.start_out", TG_KEY_CUDA, (tg_fnptr)tg__cuda_arange_out },
@@ -1148,6 +1160,8 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "index_add", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add },
     { "index_add_", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_index_add_ },
     { "nonzero", TG_KEY_CUDA, (tg_fnptr)tg__cuda_nonzero },
+    { "index.Tensor", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index },
+    { "index_put_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_index_put_ },
     { "sort.values_stable", TG_KEY_CUDA, (tg_fnptr)tg__cuda_sort_stable_out },
     { "sort.stable", TG_KEY_CUDA, (tg_fnptr)tg__structured_cuda_sort_stable },
     { "topk.values", TG_KEY_CUDA, (tg_fnptr)tg__cuda_topk_out },
@@ -1160,7 +1174,8 @@ static const tg_kernel_entry cuda_kernels[] = {
     { "adam_step_", TG_KEY_CUDA, (tg_fnptr)tg__cuda_adam_step_ },
     { "index_select.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_index_select_out },
     { "nonzero.out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_nonzero_out },
+    { "index.Tensor_out", TG_KEY_CUDA, (tg_fnptr)tg__autogen_cuda_index_out },
     { NULL, 0, NULL },
 };
 
-const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 263 };
+const tg_library tg__cuda_library = { TG_LIBRARY_ABI, NULL, NULL, 0, cuda_kernels, 266 };
