@@ -7,7 +7,14 @@
 #include "tg_kutil.h"
 #include "composite_util.h"
 
-#include "tg_ops.h"
+/* The public functions of the operators called here. */
+#include "ops/clone.h"
+#include "ops/expand.h"
+#include "ops/index.h"
+#include "ops/index_put.h"
+#include "ops/reshape.h"
+#include "ops/sum_to_size.h"
+#include "ops/zeros.h"
 
 #include "kernels/index_backward.h"
 #include "kernels/index_put.h"

@@ -8,7 +8,19 @@
 
 #include <string.h>
 
-#include "tg_ops.h"
+/* The public functions of the operators called here. */
+#include "ops/div.h"
+#include "ops/eq.h"
+#include "ops/gather.h"
+#include "ops/index_add.h"
+#include "ops/mul.h"
+#include "ops/ones_like.h"
+#include "ops/scatter.h"
+#include "ops/scatter_add.h"
+#include "ops/to.h"
+#include "ops/where.h"
+#include "ops/zeros.h"
+#include "ops/zeros_like.h"
 
 #include "kernels/gather_backward.h"
 #include "kernels/index_select_backward.h"

@@ -21,12 +21,16 @@ static int inplace(tg_tensor *s, tg_tensor *r, tg_tensor **y)
     return one(r, y);
 }
 
-/* (2, 5) row indices into 4 rows, distinct in each column. */
-static tg_tensor *distinct_rows(void)
+/* (2, 5) row indices into 4 rows, distinct in each column, on `like`'s device (the CUDA grad
+ * table runs the cases on a GPU). */
+static tg_tensor *distinct_rows(tg_tensor *like)
 {
     static const int64_t v[10] = { 3, 0, 2, 1, 0, 1, 3, 0, 2, 3 };
     static const int64_t shape[2] = { 2, 5 };
-    return tg_tensor_from_data(v, shape, 2, TG_INT64);
+    tg_tensor *cpu = tg_tensor_from_data(v, shape, 2, TG_INT64);
+    tg_tensor *r = cpu ? tg_to_device(cpu, tg_tensor_device(like)) : NULL;
+    tg_release(cpu);
+    return r;
 }
 
 GC_FN(f_index_select0) { return one(tg_index_select(x[0], 0, x[1]), y); }
@@ -35,28 +39,28 @@ GC_FN(f_gather1) { return one(tg_gather(x[0], 1, x[1]), y); }
 GC_FN(f_gather0) { return one(tg_gather(x[0], -2, x[1]), y); }
 GC_FN(f_scatter_src)
 {
-    tg_tensor *i = distinct_rows();
+    tg_tensor *i = distinct_rows(x[0]);
     tg_tensor *r = tg_scatter_src(x[0], 0, i, x[1]);
     tg_release(i);
     return one(r, y);
 }
 GC_FN(f_scatter_src_)
 {
-    tg_tensor *i = distinct_rows(), *s = tg_clone(x[0]);
+    tg_tensor *i = distinct_rows(x[0]), *s = tg_clone(x[0]);
     tg_tensor *r = tg_scatter_src_(s, 0, i, x[1]);
     tg_release(i);
     return inplace(s, r, y);
 }
 GC_FN(f_scatter_value)
 {
-    tg_tensor *i = distinct_rows();
+    tg_tensor *i = distinct_rows(x[0]);
     tg_tensor *r = tg_scatter_value(x[0], 0, i, 1.5);
     tg_release(i);
     return one(r, y);
 }
 GC_FN(f_scatter_value_)
 {
-    tg_tensor *i = distinct_rows(), *s = tg_clone(x[0]);
+    tg_tensor *i = distinct_rows(x[0]), *s = tg_clone(x[0]);
     tg_tensor *r = tg_scatter_value_(s, 0, i, -0.5);
     tg_release(i);
     return inplace(s, r, y);
