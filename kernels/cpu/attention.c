@@ -223,7 +223,7 @@ tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query,
     r.output = tg__empty(op, osz, 4, query->dtype, query->device);
     r.logsumexp = r.output ? tg__empty(op, lsz, 3, query->dtype, query->device) : NULL;
     if (r.logsumexp) {
-        if (g.L > 0 && g.Ev > 0 && g.S > 0 && g.E > 0) {
+        if (g.L > 0 && g.S > 0) { /* E = 0: every score is 0, a uniform average of v */
             fwd_job j = { &g,
                           query->dtype,
                           tg__k_data(ops[0]),
@@ -241,7 +241,7 @@ tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query,
                 tg_release(r.logsumexp);
                 r.output = r.logsumexp = NULL;
             }
-        } else { /* empty: a zero output; logsumexp of no keys is -inf */
+        } else { /* no rows, or no keys: a zero output; logsumexp of no keys is -inf */
             fill(r.output, 0);
             fill(r.logsumexp, g.S == 0 ? -INFINITY : 0);
         }
@@ -326,7 +326,7 @@ tg_grad_query_grad_key_grad_value tg__cpu_scaled_dot_product_fused_attention_bac
             r.grad_key ? tg__empty(op, value->sizes, 4, value->dtype, value->device) : NULL;
         ok = r.grad_value != NULL;
     }
-    if (ok && g.L > 0 && g.S > 0 && g.E > 0 && g.Ev > 0) {
+    if (ok && g.L > 0 && g.S > 0) {
         bwd_job j = { &g,
                       query->dtype,
                       tg__k_data(ops[0]),

@@ -81,8 +81,9 @@ static void ATT_FN(fwd_block)(const tg_attn_geom *g, const T *q, const T *k, con
                 for (int64_t c = 0; c < Ev; c++) orow[c] *= corr;
             }
         }
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)Ev, (int)nk, (T)1, s, BK,
-             v + j0 * g->vs[2], (int)g->vs[2], (T)1, o, (int)Ev);
+        if (Ev > 0)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)Ev, (int)nk, (T)1, s, BK,
+                 v + j0 * g->vs[2], (int)g->vs[2], (T)1, o, (int)Ev);
     }
     for (int64_t r = 0; r < nq; r++) {
         T inv = l[r] > 0 ? (T)1 / l[r] : (T)0; /* a fully masked row gives 0 */
@@ -136,8 +137,9 @@ static void ATT_FN(bwd_head)(const tg_attn_geom *g, const T *q, const T *k, cons
                 EXP_ROW(pr, nk, lr);
             }
             /* dV_j (nk x Ev) += P^T (nk x nq) dO_i (nq x Ev) */
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)Ev, (int)nq, (T)1, p, BK,
-                 goi, (int)gos, (T)1, dv + j0 * Ev, (int)Ev);
+            if (Ev > 0)
+                GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)Ev, (int)nq, (T)1, p,
+                     BK, goi, (int)gos, (T)1, dv + j0 * Ev, (int)Ev);
             /* dP (nq x nk) = dO_i V_j^T */
             if (Ev > 0)
                 GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)Ev, (T)1, goi,

@@ -216,6 +216,24 @@ Test(attention, fused_matches_math_cross_lengths)
     kt_assert_no_leak(live);
 }
 
+/* A head dimension of 0: every score is 0, so each row averages the (unmasked) values. */
+Test(attention, fused_matches_math_zero_head_dim)
+{
+    kt_live live = kt_live_now();
+    for (int kind = 0; kind < 4; kind++) {
+        tg_scope_begin();
+        int64_t qs[4] = { 1, 2, 5, 0 }, ks[4] = { 1, 2, 7, 0 }, vs[4] = { 1, 2, 7, 3 };
+        tg_tensor *q = tg_tensor_set_requires_grad(rand_tensor(qs, 4, TG_FLOAT64, 1), true);
+        tg_tensor *k = tg_tensor_set_requires_grad(rand_tensor(ks, 4, TG_FLOAT64, 2), true);
+        tg_tensor *v = tg_tensor_set_requires_grad(rand_tensor(vs, 4, TG_FLOAT64, 3), true);
+        char what[64];
+        snprintf(what, sizeof what, "E=0 kind %d", kind);
+        compare_paths(q, k, v, kind, TG_FLOAT64, what);
+        tg_scope_end();
+    }
+    kt_assert_no_leak(live);
+}
+
 /* The backward's sums have one owner each: the same bits whatever the thread count. */
 Test(attention, backward_deterministic)
 {
