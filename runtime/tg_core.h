@@ -363,6 +363,40 @@ const char *tg_node_name(const tg_node *n);
 int tg_node_num_next(const tg_node *n);
 tg_node *tg_node_next(const tg_node *n, int i, int *input_nr);
 
+/* ---- forward-mode AD (PyTorch's torch.autograd.forward_ad; docs/autograd.md, "Forward mode")
+ *
+ * A dual tensor is a primal value with a tangent attached at a dual level. Every differentiable
+ * operator, run on dual tensors, gives outputs whose tangents are its Jacobian-vector product
+ * (the `result:` formulas of derivatives.yaml, compiled by tgen). Levels nest (a jvp of a jvp)
+ * and are per thread; numbers count from 0 for the outermost. Forward mode composes with
+ * reverse mode: the operations that compute tangents are recorded like any other, and
+ * backward formulas run on dual tensors give dual gradients (a forward-over-reverse Hessian-
+ * vector product). Exiting a level makes every tangent of it unreachable. */
+#define TG_MAX_DUAL_LEVELS 8
+/* Enters a new, innermost level; returns its number, or -1 with an error (more than
+ * TG_MAX_DUAL_LEVELS nested). */
+int tg_fw_dual_level_enter(void);
+/* Exits `level`, which must be the innermost one; 0, or -1 with an error. */
+int tg_fw_dual_level_exit(int level);
+/* A block inside a new level named `level`: TG_DUAL_LEVEL(lv) { ... } (do not leave it with
+ * return/goto/break). The block is skipped when the level cannot be entered. */
+#define TG_DUAL_LEVEL(level)                                                        \
+    for (int level = tg_fw_dual_level_enter(), tg__dl_once = (level >= 0); tg__dl_once; \
+         tg__dl_once = 0, tg_fw_dual_level_exit(level))
+/* A view of `primal` (sharing its storage and its reverse-mode history, like PyTorch's
+ * make_dual) whose tangent at `level` is `tangent` (kept by reference). The tangent must have
+ * primal's shape, dtype and device, and primal a floating dtype and no tangent at that level.
+ * A new reference (tracked by the open scope), or NULL with an error naming make_dual. */
+tg_tensor *tg_make_dual(tg_tensor *primal, tg_tensor *tangent, int level);
+/* t's parts at `level`: `primal`, a view of t without the tangent of that level (tangents of
+ * other levels stay), and `tangent`, t's tangent at that level or NULL when it has none. New
+ * references (tracked by the open scope); both NULL with an error for a level not entered. */
+typedef struct tg_dual {
+    tg_tensor *primal;
+    tg_tensor *tangent;
+} tg_dual;
+tg_dual tg_unpack_dual(tg_tensor *t, int level);
+
 /* Grad mode off for a block: TG_NO_GRAD { ... } (do not leave the block with return/goto). */
 #define TG_NO_GRAD                                                                       \
     for (bool tg__ng_prev = tg_set_grad_enabled(false), tg__ng_once = true; tg__ng_once; \
