@@ -14124,275 +14124,67 @@ typedef struct tg__fw_ScatterReduceBackward0 {
     tg_tensor *result;
 } tg__fw_ScatterReduceBackward0;
 
-/* result: (reduce == "sum" || reduce == "mean" ? scatter_reduce(self_t, dim, index, zeros_like(src_p), reduce, include_self) : reduce == "amax" || reduce == "amin" ? self_t * (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)) / (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)).scatter_add(dim, index, (src_p == result.gather(dim, index)).to(result.scalar_type())) : std::get<0>(scatter_reduce_backward(zeros_like(result), self_p, dim, index, src_p, reduce, include_self, result))) + (reduce == "sum" || reduce == "mean" ? scatter_reduce(zeros_like(self_p), dim, index, src_t, reduce, include_self) : reduce == "amax" || reduce == "amin" ? zeros_like(result).scatter_add(dim, index, src_t * (src_p == result.gather(dim, index)).to(result.scalar_type())) / (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)).scatter_add(dim, index, (src_p == result.gather(dim, index)).to(result.scalar_type())) : std::get<1>(scatter_reduce_backward(zeros_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 0) */
+/* result: self_t * std::get<0>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result)) + zeros_like(result).scatter_add(dim, index, src_t * std::get<1>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 0) */
 static tg_tensor *ScatterReduceBackward0_jvp0_0(tg__fw_ScatterReduceBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
+    tg_tensors2 t1 = { 0 };
     tg_tensor *t2 = NULL;
     tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    tg_tensor *t23 = NULL;
-    tg_tensor *t24 = NULL;
-    tg_tensor *t25 = NULL;
-    tg_tensor *t26 = NULL;
-    tg_tensors2 t27 = { 0 };
-    tg_tensor *t28 = NULL;
     (void)n;
-    if ((n->reduce == "sum") || (n->reduce == "mean")) {
-        if (!(t1 = tg_zeros_like_fn(n->src, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-        if (!(t2 = tg_scatter_reduce_two_fn(n->self_t, n->dim, n->index, t1, n->reduce, (tg_scatter_reduce_two_opts){ .include_self = n->include_self }))) goto done;
-        TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
-    } else {
-        if ((n->reduce == "amax") || (n->reduce == "amin")) {
-            if (n->include_self) {
-                if (!(t5 = tg_eq(n->self, n->result))) goto done;
-                if (!(t6 = tg_to_fn(t5, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t5);
-                t4 = t6;
-                t6 = NULL;
-            } else {
-                if (!(t7 = tg_eq(n->self, n->result))) goto done;
-                if (!(t8 = tg_to_fn(t7, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t7);
-                if (!(t9 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                if (!(t10 = tg_scatter_value(t9, n->dim, n->index, (double)(INT64_C(0))))) goto done;
-                TG__GEN_DROP(t9);
-                if (!(t11 = tg_mul(t8, t10))) goto done;
-                TG__GEN_DROP(t8);
-                TG__GEN_DROP(t10);
-                t4 = t11;
-                t11 = NULL;
-            }
-            if (!(t12 = tg_mul(n->self_t, t4))) goto done;
-            TG__GEN_DROP(t4);
-            if (n->include_self) {
-                if (!(t14 = tg_eq(n->self, n->result))) goto done;
-                if (!(t15 = tg_to_fn(t14, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t14);
-                t13 = t15;
-                t15 = NULL;
-            } else {
-                if (!(t16 = tg_eq(n->self, n->result))) goto done;
-                if (!(t17 = tg_to_fn(t16, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t16);
-                if (!(t18 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                if (!(t19 = tg_scatter_value(t18, n->dim, n->index, (double)(INT64_C(0))))) goto done;
-                TG__GEN_DROP(t18);
-                if (!(t20 = tg_mul(t17, t19))) goto done;
-                TG__GEN_DROP(t17);
-                TG__GEN_DROP(t19);
-                t13 = t20;
-                t20 = NULL;
-            }
-            if (!(t21 = tg_gather_fn(n->result, n->dim, n->index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-            if (!(t22 = tg_eq(n->src, t21))) goto done;
-            TG__GEN_DROP(t21);
-            if (!(t23 = tg_to_fn(t22, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            TG__GEN_DROP(t22);
-            if (!(t24 = tg_scatter_add(t13, n->dim, n->index, t23))) goto done;
-            TG__GEN_DROP(t13);
-            TG__GEN_DROP(t23);
-            if (!(t25 = tg_div(t12, t24))) goto done;
-            TG__GEN_DROP(t12);
-            TG__GEN_DROP(t24);
-            t3 = t25;
-            t25 = NULL;
-        } else {
-            if (!(t26 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            t27 = tg_scatter_reduce_backward(t26, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
-            if (!t27.r0 && !t27.r1) goto done;
-            TG__GEN_DROP(t26);
-            t28 = t27.r0;
-            t27.r0 = NULL;
-            t3 = t28;
-            t28 = NULL;
-        }
-        t0 = t3;
-        t3 = NULL;
-    }
-    tg_r = t0;
-    t0 = NULL;
+    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    t1 = tg_scatter_reduce_backward(t0, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
+    if (!t1.r0 && !t1.r1) goto done;
+    TG__GEN_DROP(t0);
+    t2 = t1.r0;
+    t1.r0 = NULL;
+    if (!(t3 = tg_mul(n->self_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
 done:
     tg_release(t0);
-    tg_release(t1);
+    tg_release(t1.r0);
+    tg_release(t1.r1);
     tg_release(t2);
     tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
-    tg_release(t23);
-    tg_release(t24);
-    tg_release(t25);
-    tg_release(t26);
-    tg_release(t27.r0);
-    tg_release(t27.r1);
-    tg_release(t28);
     return tg_r;
 }
 
-/* result: (reduce == "sum" || reduce == "mean" ? scatter_reduce(self_t, dim, index, zeros_like(src_p), reduce, include_self) : reduce == "amax" || reduce == "amin" ? self_t * (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)) / (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)).scatter_add(dim, index, (src_p == result.gather(dim, index)).to(result.scalar_type())) : std::get<0>(scatter_reduce_backward(zeros_like(result), self_p, dim, index, src_p, reduce, include_self, result))) + (reduce == "sum" || reduce == "mean" ? scatter_reduce(zeros_like(self_p), dim, index, src_t, reduce, include_self) : reduce == "amax" || reduce == "amin" ? zeros_like(result).scatter_add(dim, index, src_t * (src_p == result.gather(dim, index)).to(result.scalar_type())) / (include_self ? (self_p == result).to(result.scalar_type()) : (self_p == result).to(result.scalar_type()) * ones_like(result).scatter(dim, index, 0)).scatter_add(dim, index, (src_p == result.gather(dim, index)).to(result.scalar_type())) : std::get<1>(scatter_reduce_backward(zeros_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 1) */
+/* result: self_t * std::get<0>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result)) + zeros_like(result).scatter_add(dim, index, src_t * std::get<1>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 1) */
 static tg_tensor *ScatterReduceBackward0_jvp0_1(tg__fw_ScatterReduceBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensors2 t2 = { 0 };
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    tg_tensor *t23 = NULL;
-    tg_tensors2 t24 = { 0 };
-    tg_tensor *t25 = NULL;
     (void)n;
-    if ((n->reduce == "sum") || (n->reduce == "mean")) {
-        if (!(t1 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-        if (!(t2 = tg_scatter_reduce_two_fn(t1, n->dim, n->index, n->src_t, n->reduce, (tg_scatter_reduce_two_opts){ .include_self = n->include_self }))) goto done;
-        TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
-    } else {
-        if ((n->reduce == "amax") || (n->reduce == "amin")) {
-            if (!(t4 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            if (!(t5 = tg_gather_fn(n->result, n->dim, n->index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-            if (!(t6 = tg_eq(n->src, t5))) goto done;
-            TG__GEN_DROP(t5);
-            if (!(t7 = tg_to_fn(t6, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            TG__GEN_DROP(t6);
-            if (!(t8 = tg_mul(n->src_t, t7))) goto done;
-            TG__GEN_DROP(t7);
-            if (!(t9 = tg_scatter_add(t4, n->dim, n->index, t8))) goto done;
-            TG__GEN_DROP(t4);
-            TG__GEN_DROP(t8);
-            if (n->include_self) {
-                if (!(t11 = tg_eq(n->self, n->result))) goto done;
-                if (!(t12 = tg_to_fn(t11, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t11);
-                t10 = t12;
-                t12 = NULL;
-            } else {
-                if (!(t13 = tg_eq(n->self, n->result))) goto done;
-                if (!(t14 = tg_to_fn(t13, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                TG__GEN_DROP(t13);
-                if (!(t15 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-                if (!(t16 = tg_scatter_value(t15, n->dim, n->index, (double)(INT64_C(0))))) goto done;
-                TG__GEN_DROP(t15);
-                if (!(t17 = tg_mul(t14, t16))) goto done;
-                TG__GEN_DROP(t14);
-                TG__GEN_DROP(t16);
-                t10 = t17;
-                t17 = NULL;
-            }
-            if (!(t18 = tg_gather_fn(n->result, n->dim, n->index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-            if (!(t19 = tg_eq(n->src, t18))) goto done;
-            TG__GEN_DROP(t18);
-            if (!(t20 = tg_to_fn(t19, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            TG__GEN_DROP(t19);
-            if (!(t21 = tg_scatter_add(t10, n->dim, n->index, t20))) goto done;
-            TG__GEN_DROP(t10);
-            TG__GEN_DROP(t20);
-            if (!(t22 = tg_div(t9, t21))) goto done;
-            TG__GEN_DROP(t9);
-            TG__GEN_DROP(t21);
-            t3 = t22;
-            t22 = NULL;
-        } else {
-            if (!(t23 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-            t24 = tg_scatter_reduce_backward(t23, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
-            if (!t24.r0 && !t24.r1) goto done;
-            TG__GEN_DROP(t23);
-            t25 = t24.r1;
-            t24.r1 = NULL;
-            t3 = t25;
-            t25 = NULL;
-        }
-        t0 = t3;
-        t3 = NULL;
-    }
-    tg_r = t0;
-    t0 = NULL;
+    if (!(t0 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    t2 = tg_scatter_reduce_backward(t1, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
+    if (!t2.r0 && !t2.r1) goto done;
+    TG__GEN_DROP(t1);
+    t3 = t2.r1;
+    t2.r1 = NULL;
+    if (!(t4 = tg_mul(n->src_t, t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_scatter_add(t0, n->dim, n->index, t4))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
 done:
     tg_release(t0);
     tg_release(t1);
-    tg_release(t2);
+    tg_release(t2.r0);
+    tg_release(t2.r1);
     tg_release(t3);
     tg_release(t4);
     tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
-    tg_release(t23);
-    tg_release(t24.r0);
-    tg_release(t24.r1);
-    tg_release(t25);
     return tg_r;
 }
 
