@@ -13263,6 +13263,199 @@ static void ScaledDotProductFusedAttentionBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ScaledDotProductFusedAttentionBackward0_vtable = { "ScaledDotProductFusedAttentionBackward0", ScaledDotProductFusedAttentionBackward0_apply, ScaledDotProductFusedAttentionBackward0_release_saved };
 
+/* Forward mode of ScaledDotProductFusedAttentionBackward0 */
+typedef struct tg__fw_ScaledDotProductFusedAttentionBackward0 {
+    tg_tensor *query;
+    tg_tensor *query_t;
+    tg_tensor *key;
+    tg_tensor *key_t;
+    tg_tensor *value;
+    tg_tensor *value_t;
+    double dropout_p;
+    bool is_causal;
+    tg_tensor *attn_mask;
+    tg_tensor *attn_mask_t;
+    tg_opt_float scale;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_ScaledDotProductFusedAttentionBackward0;
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 0) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_0(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_output_logsumexp t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_fused_attention_fn(n->query, n->key, n->value_t, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = 0.0, .is_causal = n->is_causal, .attn_mask = n->attn_mask, .scale = n->scale });
+    if (!t0.output && !t0.logsumexp) goto done;
+    t1 = t0.output;
+    t0.output = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.output);
+    tg_release(t0.logsumexp);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 1) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors2 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensors2 t4 = { 0 };
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    double t13 = 0;
+    int64_t t14 = 0;
+    tg_tensor *t15 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t0.r0 && !t0.r1) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    if (!(t2 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t3 = tg_matmul(n->query_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t4.r0 && !t4.r1) goto done;
+    t5 = t4.r1;
+    t4.r1 = NULL;
+    if (!(t6 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t7 = tg_matmul(n->query_t, t6))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t5, t7))) goto done;
+    TG__GEN_DROP(t5);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t1, t10))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_matmul(t11, n->value))) goto done;
+    TG__GEN_DROP(t11);
+    if (n->scale.has_value) {
+        t13 = n->scale.value;
+    } else {
+        if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
+        t13 = (1.0 / sqrt((double)(t14)));
+    }
+    if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
+    TG__GEN_DROP(t12);
+    tg_r = t15;
+    t15 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4.r0);
+    tg_release(t4.r1);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t15);
+    return tg_r;
+}
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 2) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors2 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensors2 t4 = { 0 };
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    double t13 = 0;
+    int64_t t14 = 0;
+    tg_tensor *t15 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t0.r0 && !t0.r1) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    if (!(t2 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t3 = tg_matmul(n->query, t2))) goto done;
+    TG__GEN_DROP(t2);
+    t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t4.r0 && !t4.r1) goto done;
+    t5 = t4.r1;
+    t4.r1 = NULL;
+    if (!(t6 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t7 = tg_matmul(n->query, t6))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t5, t7))) goto done;
+    TG__GEN_DROP(t5);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t1, t10))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_matmul(t11, n->value))) goto done;
+    TG__GEN_DROP(t11);
+    if (n->scale.has_value) {
+        t13 = n->scale.value;
+    } else {
+        if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
+        t13 = (1.0 / sqrt((double)(t14)));
+    }
+    if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
+    TG__GEN_DROP(t12);
+    tg_r = t15;
+    t15 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4.r0);
+    tg_release(t4.r1);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t15);
+    return tg_r;
+}
+
 /* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_CumsumBackward0 {
     tg_node base;
@@ -29581,8 +29774,52 @@ static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
     if (!(tg__fw_any(tg_in, 4)))
         return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
-    tg__fw_not_implemented("_scaled_dot_product_fused_attention");
-    return (tg_output_logsumexp){ 0 };
+    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    if (!tg_r.output && !tg_r.logsumexp) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 4, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScaledDotProductFusedAttentionBackward0 n = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg_r.output, .result1 = tg_r.logsumexp };
+        if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(value, tg_l)) {
+                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(query, tg_l)) {
+                if (!n.query_t && query && !(n.query_t = tg__fw_tangent_or_zeros(query, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(key, tg_l)) {
+                if (!n.key_t && key && !(n.key_t = tg__fw_tangent_or_zeros(key, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_scaled_dot_product_fused_attention", tg_r.output, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.query_t);
+        tg_release(n.key_t);
+        tg_release(n.value_t);
+        tg_release(n.attn_mask_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.output); tg_release(tg_r.logsumexp);
+            return (tg_output_logsumexp){ 0 };
+        }
+    }
+    return tg_r;
 }
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
