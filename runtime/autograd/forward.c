@@ -272,8 +272,7 @@ int tg__fw_set(const char *op, tg_tensor *out, tg_tensor *tangent, int level)
 
 /* The tangent of view `self` inside its base's tangent `bt` (laid out like the base), or NULL
  * (no error) when the base's tangent has another layout. */
-static tg_tensor *view_of_base_tangent(const tg_tensor *self, const tg_tensor *base,
-                                       tg_tensor *bt)
+static tg_tensor *view_of_base_tangent(const tg_tensor *self, const tg_tensor *base, tg_tensor *bt)
 {
     if (!tg__same_sizes(base, bt) || bt->dtype != self->dtype) return NULL;
     for (int64_t i = 0; i < base->ndim; i++)
@@ -304,9 +303,8 @@ int tg__fw_set_inplace(const char *op, tg_tensor *self, tg_tensor *tangent, int 
         tg_tensor *v = view_of_base_tangent(self, base, bt);
         if (!v) {
             tg_release(tangent);
-            return tg__fail(op,
-                            "forward AD: an in-place operation on a view whose base's tangent "
-                            "is laid out differently from the base is not supported");
+            return tg__fail(op, "forward AD: an in-place operation on a view whose base's tangent "
+                                "is laid out differently from the base is not supported");
         }
         if (store(self, v, level)) {
             tg_release(tangent);
@@ -350,8 +348,9 @@ tg_tensor *tg__fw_add_term(tg_tensor *acc, tg_tensor *term, bool negate)
         tg_release(acc);
         return NULL;
     }
-    tg_tensor *r = !acc ? (negate ? tg__autograd_neg(term) : tg_retain(term))
-                        : (negate ? tg__autograd_sub(acc, term) : tg__autograd_accumulate(acc, term));
+    tg_tensor *r =
+        !acc ? (negate ? tg__autograd_neg(term) : tg_retain(term))
+             : (negate ? tg__autograd_sub(acc, term) : tg__autograd_accumulate(acc, term));
     tg_release(acc);
     tg_release(term);
     return r;
@@ -359,8 +358,10 @@ tg_tensor *tg__fw_add_term(tg_tensor *acc, tg_tensor *term, bool negate)
 
 int tg__fw_not_compiled(const char *op, const char *why)
 {
-    return tg__fail(op, "forward AD is not implemented for '%s': tgen does not compile its "
-                        "`result:` formula (%s)", op, why);
+    return tg__fail(op,
+                    "forward AD is not implemented for '%s': tgen does not compile its "
+                    "`result:` formula (%s)",
+                    op, why);
 }
 
 int tg__fw_not_implemented(const char *op)
