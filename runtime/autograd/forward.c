@@ -240,8 +240,30 @@ tg_tensor_list tg__fw_tangents_or_zeros(tg_tensor_list l, int level)
 
 /* The tangent (owned) fitted to `out`: its shape (a formula may give a broadcastable one:
  * expanded), its dtype (converted). NULL with an error naming op when it cannot be. */
+static bool broadcasts_to(const tg_tensor *t, const tg_tensor *out)
+{
+    if (t->ndim > out->ndim) return false;
+    for (int64_t i = 1; i <= t->ndim; i++) {
+        int64_t a = t->sizes[t->ndim - i], b = out->sizes[out->ndim - i];
+        if (a != b && a != 1) return false;
+    }
+    return true;
+}
+
 static tg_tensor *fit(const char *op, const tg_tensor *out, tg_tensor *tangent)
 {
+    if (!tg__same_sizes(out, tangent) && broadcasts_to(tangent, out)) {
+        /* The terms that ran were broadcast by the operator (add(x, b) with only b dual): the
+         * full tangent, as a tensor of its own (an in-place op may write it later). */
+        tg_output_meta m = meta_of(out);
+        m.dtype = tangent->dtype;
+        tg_tensor *z = tg__autograd_zeros(&m);
+        tg_tensor *full = z ? tg__autograd_accumulate(z, tangent) : NULL;
+        tg_release(z);
+        tg_release(tangent);
+        if (!full) return NULL;
+        tangent = full;
+    }
     if (!tg__same_sizes(out, tangent)) {
         char a[128], b[128];
         tg__error(op,
