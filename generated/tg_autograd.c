@@ -15097,6 +15097,7 @@ static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15386,6 +15387,7 @@ static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_g
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15461,6 +15463,7 @@ static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_g
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15536,6 +15539,7 @@ static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, 
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15716,6 +15720,7 @@ static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -15798,6 +15803,7 @@ static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -15893,6 +15899,7 @@ static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -15975,6 +15982,7 @@ static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16070,6 +16078,7 @@ static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16153,6 +16162,7 @@ static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16255,6 +16265,7 @@ static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16338,6 +16349,7 @@ static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16440,6 +16452,7 @@ static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16525,6 +16538,7 @@ static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const cha
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16629,6 +16643,7 @@ static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
@@ -16713,6 +16728,7 @@ static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
@@ -16833,6 +16849,7 @@ static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -16927,6 +16944,7 @@ static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17015,6 +17033,7 @@ static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17090,6 +17109,7 @@ static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17195,6 +17215,7 @@ static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17270,6 +17291,7 @@ static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17375,6 +17397,7 @@ static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17450,6 +17473,7 @@ static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17555,6 +17579,7 @@ static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17630,6 +17655,7 @@ static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17735,6 +17761,7 @@ static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17810,6 +17837,7 @@ static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17915,6 +17943,7 @@ static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -17990,6 +18019,7 @@ static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -18102,6 +18132,7 @@ static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { condition, self, other };
@@ -18188,6 +18219,7 @@ static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18264,6 +18296,7 @@ static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18373,6 +18406,7 @@ static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tenso
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
@@ -18467,6 +18501,7 @@ static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tens
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
@@ -18566,6 +18601,7 @@ static tg_tensor *tg__fwk_neg(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18639,6 +18675,7 @@ static tg_tensor *tg__fwk_neg_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18725,6 +18762,7 @@ static tg_tensor *tg__fwk_abs(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18799,6 +18837,7 @@ static tg_tensor *tg__fwk_abs_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18892,6 +18931,7 @@ static tg_tensor *tg__fwk_exp(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18966,6 +19006,7 @@ static tg_tensor *tg__fwk_exp_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19053,6 +19094,7 @@ static tg_tensor *tg__fwk_log(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19127,6 +19169,7 @@ static tg_tensor *tg__fwk_log_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19220,6 +19263,7 @@ static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19294,6 +19338,7 @@ static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19381,6 +19426,7 @@ static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19455,6 +19501,7 @@ static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19542,6 +19589,7 @@ static tg_tensor *tg__fwk_sin(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19616,6 +19664,7 @@ static tg_tensor *tg__fwk_sin_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19709,6 +19758,7 @@ static tg_tensor *tg__fwk_cos(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19783,6 +19833,7 @@ static tg_tensor *tg__fwk_cos_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19876,6 +19927,7 @@ static tg_tensor *tg__fwk_tanh(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19950,6 +20002,7 @@ static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20037,6 +20090,7 @@ static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20111,6 +20165,7 @@ static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20198,6 +20253,7 @@ static tg_tensor *tg__fwk_relu(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20272,6 +20328,7 @@ static tg_tensor *tg__fwk_relu_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20359,6 +20416,7 @@ static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20447,6 +20505,7 @@ static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20535,6 +20594,7 @@ static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20623,6 +20683,7 @@ static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20712,6 +20773,7 @@ static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20801,6 +20863,7 @@ static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keep
     }
     return tg_r;
 }
+
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20889,6 +20952,7 @@ static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keep
     }
     return tg_r;
 }
+
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21111,6 +21175,7 @@ static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21200,6 +21265,7 @@ static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21297,6 +21363,7 @@ static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
@@ -21391,6 +21458,7 @@ static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
@@ -21492,6 +21560,7 @@ static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
@@ -21585,6 +21654,7 @@ static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
@@ -21665,6 +21735,7 @@ static tg_tensor *tg__fwk_as_strided(tg_tensor *self, tg_int_list size, tg_int_l
     tg__fw_not_implemented("as_strided");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21732,6 +21803,7 @@ static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21800,6 +21872,7 @@ static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21869,6 +21942,7 @@ static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21938,6 +22012,7 @@ static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22006,6 +22081,7 @@ static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22074,6 +22150,7 @@ static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22142,6 +22219,7 @@ static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implici
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22210,6 +22288,7 @@ static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22282,6 +22361,7 @@ static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22352,6 +22432,7 @@ static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22418,6 +22499,7 @@ static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
     if (!(tg_autograd_any_requires_grad(tensors.data, (int)tensors.len)))
@@ -22517,6 +22599,7 @@ static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22581,6 +22664,7 @@ static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list spli
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22645,6 +22729,7 @@ static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22714,6 +22799,7 @@ static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout la
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22793,6 +22879,7 @@ static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocki
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     tg_tensor *const tg_in[] = { self, src };
@@ -22863,6 +22950,7 @@ static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_fl
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22956,6 +23044,7 @@ static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23043,6 +23132,7 @@ static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list inp
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -23114,6 +23204,7 @@ static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list in
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -23184,6 +23275,7 @@ static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -23267,6 +23359,7 @@ static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tens
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
@@ -23346,6 +23439,7 @@ static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
@@ -23431,6 +23525,7 @@ static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -23504,6 +23599,7 @@ static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tenso
     }
     return tg_r;
 }
+
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
     tg_tensor *const tg_in[] = { self, target, weight };
@@ -23583,6 +23679,7 @@ static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *s
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
@@ -23657,6 +23754,7 @@ static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_boo
     }
     return tg_r;
 }
+
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
     tg_tensor *const tg_in[] = { input };
@@ -23740,6 +23838,7 @@ static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_te
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -23856,6 +23955,7 @@ static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tenso
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_output, input, weight };
@@ -23939,6 +24039,7 @@ static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list 
     }
     return tg_r;
 }
+
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24016,6 +24117,7 @@ static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_outpu
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
@@ -24087,6 +24189,7 @@ static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *i
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self, indices };
@@ -24156,6 +24259,7 @@ static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24232,6 +24336,7 @@ static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -24308,6 +24413,7 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list outp
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24377,6 +24483,7 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -24447,6 +24554,7 @@ static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list outp
     }
     return tg_r;
 }
+
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24518,6 +24626,7 @@ static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
@@ -24588,6 +24697,7 @@ static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, doub
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24657,6 +24767,7 @@ static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24728,6 +24839,7 @@ static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -24799,6 +24911,7 @@ static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24870,6 +24983,7 @@ static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -24957,6 +25071,7 @@ static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
@@ -25089,6 +25204,7 @@ static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_te
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
@@ -25214,6 +25330,7 @@ static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -25350,6 +25467,7 @@ static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25422,6 +25540,7 @@ static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -25493,6 +25612,7 @@ static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list outpu
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25566,6 +25686,7 @@ static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -25655,6 +25776,7 @@ static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25730,6 +25852,7 @@ static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25802,6 +25925,7 @@ static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -25889,6 +26013,7 @@ static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_v
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25965,6 +26090,7 @@ static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26044,6 +26170,7 @@ static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *s
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -26132,6 +26259,7 @@ static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26206,6 +26334,7 @@ static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26289,6 +26418,7 @@ static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -26376,6 +26506,7 @@ static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26450,6 +26581,7 @@ static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26594,6 +26726,7 @@ static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, doubl
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26671,6 +26804,7 @@ static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, doub
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
@@ -26751,6 +26885,7 @@ static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, dou
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self_or_result };
@@ -26839,6 +26974,7 @@ static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list norma
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -26968,6 +27104,7 @@ static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_te
     }
     return tg_r;
 }
+
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
@@ -27054,6 +27191,7 @@ static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
     tg_tensor *const tg_in[] = { weight, indices };
@@ -27129,6 +27267,7 @@ static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_te
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
 {
     tg_tensor *const tg_in[] = { grad_output, indices };
@@ -27221,6 +27360,7 @@ static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27299,6 +27439,7 @@ static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27393,6 +27534,7 @@ static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self,
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -27482,6 +27624,7 @@ static tg_tensor *tg__fwk_silu(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27556,6 +27699,7 @@ static tg_tensor *tg__fwk_silu_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27656,6 +27800,7 @@ static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -27743,6 +27888,7 @@ static tg_tensor *tg__fwk_mish(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27817,6 +27963,7 @@ static tg_tensor *tg__fwk_mish_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -27900,6 +28047,7 @@ static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -27987,6 +28135,7 @@ static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshol
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28081,6 +28230,7 @@ static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *s
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -28153,6 +28303,7 @@ static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28230,6 +28381,7 @@ static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
 {
     tg_tensor *const tg_in[] = { grad_output, self, buffer };
@@ -28324,6 +28476,7 @@ static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28393,6 +28546,7 @@ static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepd
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28482,6 +28636,7 @@ static tg_tensor *tg__fwk_erf(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28556,6 +28711,7 @@ static tg_tensor *tg__fwk_erf_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28649,6 +28805,7 @@ static tg_tensor *tg__fwk_log1p(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28723,6 +28880,7 @@ static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28816,6 +28974,7 @@ static tg_tensor *tg__fwk_expm1(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28890,6 +29049,7 @@ static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -28984,6 +29144,7 @@ static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, 
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -29055,6 +29216,7 @@ static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, d
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -29137,6 +29299,7 @@ static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tens
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
@@ -29216,6 +29379,7 @@ static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tenso
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
@@ -29302,6 +29466,7 @@ static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -29376,6 +29541,7 @@ static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -29463,6 +29629,7 @@ static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -29537,6 +29704,7 @@ static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -29621,6 +29789,7 @@ static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
@@ -29714,6 +29883,7 @@ static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
@@ -29821,6 +29991,7 @@ static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor
     }
     return tg_r;
 }
+
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
@@ -29977,6 +30148,7 @@ static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30052,6 +30224,7 @@ static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30140,6 +30313,7 @@ static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30216,6 +30390,7 @@ static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30294,6 +30469,7 @@ static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30363,6 +30539,7 @@ static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30433,6 +30610,7 @@ static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
 {
     tg_tensor *const tg_in[] = { self };
@@ -30556,6 +30734,7 @@ static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -30646,6 +30825,7 @@ static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index,
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -30742,6 +30922,7 @@ static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *i
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -30826,6 +31007,7 @@ static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -30916,6 +31098,7 @@ static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -30992,6 +31175,7 @@ static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -31332,6 +31516,7 @@ static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *i
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -31416,6 +31601,7 @@ static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -31513,6 +31699,7 @@ static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_te
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -31603,6 +31790,7 @@ static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_t
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -31712,6 +31900,7 @@ static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *ind
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
@@ -31798,6 +31987,7 @@ static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *in
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
@@ -31925,6 +32115,7 @@ static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 {
     tg_tensor *const tg_in[] = { self };
@@ -32004,6 +32195,7 @@ static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
@@ -32085,6 +32277,7 @@ static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
@@ -32159,6 +32352,7 @@ static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -32245,6 +32439,7 @@ static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable
     }
     return tg_r;
 }
+
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
     tg_tensor *const tg_in[] = { self };
@@ -32332,6 +32527,7 @@ static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, b
     }
     return tg_r;
 }
+
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
 {
     tg_tensor *const tg_in[] = { self };
