@@ -477,7 +477,7 @@ test-install: all
 
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c
-$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h
+$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h runtime/tg_functional.h
 	@mkdir -p $(BUILD)
 	@if [ -f $(API_TEST) ]; then \
 	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \
