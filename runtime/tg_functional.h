@@ -39,8 +39,11 @@ typedef int (*tg_fn)(void *ctx, tg_tensor_list inputs, tg_tensor **outputs, int 
 
 /* Options shared by jvp, vjp, hvp and vhp: `.create_graph` records the computation of the
  * results, so that they can be differentiated again (inputs that require grad keep their
- * history through it); without it the inputs are detached first and the results carry no
- * history (PyTorch's create_graph=False). */
+ * history through it); without it the results carry no history (PyTorch's
+ * create_graph=False): the reverse-mode transforms detach the inputs first, and the
+ * forward-mode ones (jvp, jacobian's forward strategy) run f with grad mode off instead, so
+ * that tangents the inputs carry at enclosing dual levels stay: a tg_jvp inside the f of a
+ * tg_jvp is a second directional derivative. */
 typedef struct tg_functional_opts {
     bool create_graph;
 } tg_functional_opts;

@@ -146,6 +146,22 @@ static int preprocess(tg_tensor_list in, tg_tensor **out, bool create_graph, boo
     return 0;
 }
 
+/* The inputs of forward mode: with create_graph, an input that requires grad is used through a
+ * view (its history kept, as preprocess); otherwise the input itself, since forward mode needs
+ * no leaf: the caller runs f with grad mode off instead of detaching, so that the tangents an
+ * input carries at enclosing levels stay (a jvp inside a jvp is a second derivative). */
+static int forward_inputs(tg_tensor_list in, tg_tensor **out, bool create_graph)
+{
+    for (int64_t i = 0; i < in.len; i++) {
+        tg_tensor *t = in.data[i];
+        out[i] = create_graph && tg_tensor_requires_grad(t)
+                     ? tg_view(t, (tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) })
+                     : t;
+        if (!out[i]) return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ building blocks */
 
 /* A contiguous tensor of like's shape, dtype and device: zeros with a 1 at flat index k. */
@@ -208,11 +224,12 @@ static void owned_free(owned *o)
     *o = (owned){ NULL, 0 };
 }
 
-/* o->t[i] = an owned reference to t (detached unless create_graph); 0 or -1. */
+/* o->t[i] = an owned reference to t, detached when it has history and create_graph is off (a
+ * tensor without history keeps the tangents of enclosing levels); 0 or -1. */
 static int own(owned *o, int64_t i, tg_tensor *t, bool create_graph)
 {
     if (!t) return -1;
-    if (!create_graph) t = tg_tensor_detach(t);
+    if (!create_graph && tg_tensor_requires_grad(t)) t = tg_tensor_detach(t);
     o->t[i] = tg_retain(t);
     return t ? 0 : -1;
 }
@@ -252,9 +269,10 @@ static int jvp_body(tg_fn f, void *ctx, tg_tensor_list primals, tg_tensor_list t
                     int *nout, bool create_graph)
 {
     tg_tensor *duals[primals.len > 0 ? primals.len : 1], *outs[TG_FN_MAX_OUTPUTS];
-    if (preprocess(primals, duals, create_graph, false)) return -1;
+    if (forward_inputs(primals, duals, create_graph)) return -1;
     int level = tg_fw_dual_level_enter();
     if (level < 0) return -1;
+    bool prev = tg_set_grad_enabled(create_graph && tg_is_grad_enabled());
     int rc = 0;
     for (int64_t i = 0; rc == 0 && i < primals.len; i++)
         if (!(duals[i] = tg_make_dual(duals[i], tangents.data[i], level))) rc = -1;
@@ -268,6 +286,7 @@ static int jvp_body(tg_fn f, void *ctx, tg_tensor_list primals, tg_tensor_list t
     } else {
         rc = -1;
     }
+    tg_set_grad_enabled(prev);
     if (tg_fw_dual_level_exit(level) && rc == 0) rc = -1;
     *nout = n;
     return rc;
@@ -446,8 +465,10 @@ static int jacobian_body(tg_fn f, void *ctx, tg_tensor_list inputs, owned *o, in
     if (!blocks) return tg__fail("jacobian", "out of memory");
     int rc, n = -1;
     if (opts.strategy == TG_FORWARD_MODE) {
-        rc = preprocess(inputs, ins, opts.create_graph, false);
+        bool prev = tg_set_grad_enabled(opts.create_graph && tg_is_grad_enabled());
+        rc = forward_inputs(inputs, ins, opts.create_graph);
         if (rc == 0) rc = forward_blocks("jacobian", f, ctx, ins, nin, blocks, &n);
+        tg_set_grad_enabled(prev);
     } else {
         rc = preprocess(inputs, ins, opts.create_graph, true);
         bool prev = tg_set_grad_enabled(true);

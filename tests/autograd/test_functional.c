@@ -614,6 +614,44 @@ Test(functional, create_graph_composes_with_grad)
     kt_assert_no_leak(base);
 }
 
+/* ------------------------------------------------------------------ nesting */
+
+typedef struct nest_ctx {
+    tg_tensor *target, *tangent;
+} nest_ctx;
+
+/* The directional derivative of the cross-entropy along ctx->tangent, by an inner tg_jvp: its
+ * own dual level inside the outer one, whose tangents its inputs and results keep. */
+static int f_ce_directional(void *ctx, tg_tensor_list in, tg_tensor **out, int max)
+{
+    (void)max;
+    nest_ctx *c = ctx;
+    tg_tensor_list jvp;
+    if (tg_jvp(f_ce, c->target, in, TG_TENSORS(c->tangent), NULL, &jvp)) return -1;
+    return ret1(out, jvp.data[0]); /* recorded in the outer transform's scope, like the list */
+}
+
+Test(functional, jvp_of_jvp_is_a_second_derivative)
+{
+    kt_live base = kt_live_now();
+    tg_tensor *y = target((int64_t[]){ 1, 0, 3 }, 3), *x[1], *t[1];
+    make_inputs(&CE, (const double *const[]){ fx_ce_in0 }, x);
+    make_inputs(&CE, (const double *const[]){ fx_ce_tan0 }, t);
+    nest_ctx c = { y, t[0] };
+    tg_scope_begin();
+    tg_tensor_list outs, jvp;
+    cr_assert_eq(tg_jvp(f_ce_directional, &c, ((tg_tensor_list){ x, 1 }),
+                        ((tg_tensor_list){ t, 1 }), &outs, &jvp),
+                 0, "%s", tg_last_error());
+    kt_assert_close(outs.data[0], fx_ce_jvp, 1, RTOL, ATOL, "inner jvp: grad . t");
+    kt_assert_close(jvp.data[0], fx_ce_tHt, 1, RTOL, ATOL, "outer jvp: t^T H t");
+    tg_scope_end();
+    release_all(x, 1);
+    release_all(t, 1);
+    tg_release(y);
+    kt_assert_no_leak(base);
+}
+
 /* ------------------------------------------------------------------ errors */
 
 static int f_fails(void *ctx, tg_tensor_list in, tg_tensor **out, int max)
