@@ -177,7 +177,9 @@ int tg__fw_copy_detached(tg_tensor *dst, const tg_tensor *src)
     for (int i = 0; i < g.n; i++) {
         tg_tensor *t = g.e[i].tangent;
         if (rc == 0 && level_live(g.e[i].level_id, n)) {
-            tg_tensor *a = tg__detached_alias(t);
+            /* Without keeping t alive: t's history may lead back to the node saving dst. */
+            tg_tensor *a = tg__alias_without_owner(t);
+            if (!a) a = tg__detached_alias(t);
             if (!a || tg__fw_copy_detached(a, t)) {
                 tg_release(a);
                 rc = -1;
