@@ -187,10 +187,14 @@ static const char *auto_text(tgf_checker *c, const char *kind, const char **why)
     }
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->f->schema.args[i].name;
-        tgs_list_add(&parts, c->a,
-                     is_tensor_arg(op->args[i].kind) || op->args[i].kind == TGA_TENSOR_LIST
-                         ? tgs_fmt(c->a, "%s_t", name)
-                         : name);
+        /* Only the differentiable inputs (a backward formula's key): an index stays itself. */
+        bool differentiable = false;
+        for (int k = 0; k < dv->nformulas && !differentiable; k++)
+            for (int v = 0; v < dv->formulas[k].nvars; v++)
+                differentiable |= !strcmp(dv->formulas[k].var_names[v], name) &&
+                                  strcmp(dv->formulas[k].text, "non_differentiable");
+        bool tensor = is_tensor_arg(op->args[i].kind) || op->args[i].kind == TGA_TENSOR_LIST;
+        tgs_list_add(&parts, c->a, tensor && differentiable ? tgs_fmt(c->a, "%s_t", name) : name);
     }
     return tgs_fmt(c->a, "%s(%s)", op->f->schema.base, tgs_list_join(&parts, c->a, ", "));
 }

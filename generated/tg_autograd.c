@@ -10926,13 +10926,13 @@ typedef struct tg__fw_EmbeddingBackward0 {
     tg_tensor *result;
 } tg__fw_EmbeddingBackward0;
 
-/* result: embedding(weight_t, indices_t, padding_idx, scale_grad_by_freq, sparse) (term 0) */
+/* result: embedding(weight_t, indices, padding_idx, scale_grad_by_freq, sparse) (term 0) */
 static tg_tensor *EmbeddingBackward0_jvp0_0(tg__fw_EmbeddingBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_embedding_fn(n->weight_t, n->indices_t, (tg_embedding_opts){ .padding_idx = n->padding_idx, .scale_grad_by_freq = n->scale_grad_by_freq, .sparse = n->sparse }))) goto done;
+    if (!(t0 = tg_embedding_fn(n->weight_t, n->indices, (tg_embedding_opts){ .padding_idx = n->padding_idx, .scale_grad_by_freq = n->scale_grad_by_freq, .sparse = n->sparse }))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -10994,13 +10994,13 @@ typedef struct tg__fw_EmbeddingDenseBackwardBackward0 {
     tg_tensor *result;
 } tg__fw_EmbeddingDenseBackwardBackward0;
 
-/* result: embedding_dense_backward(grad_output_t, indices_t, num_weights, padding_idx, scale_grad_by_freq) (term 0) */
+/* result: embedding_dense_backward(grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq) (term 0) */
 static tg_tensor *EmbeddingDenseBackwardBackward0_jvp0_0(tg__fw_EmbeddingDenseBackwardBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_embedding_dense_backward(n->grad_output_t, n->indices_t, n->num_weights, n->padding_idx, n->scale_grad_by_freq))) goto done;
+    if (!(t0 = tg_embedding_dense_backward(n->grad_output_t, n->indices, n->num_weights, n->padding_idx, n->scale_grad_by_freq))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -13884,13 +13884,13 @@ typedef struct tg__fw_IndexSelectBackward0 {
     tg_tensor *result;
 } tg__fw_IndexSelectBackward0;
 
-/* result: index_select(self_t, dim, index_t) (term 0) */
+/* result: index_select(self_t, dim, index) (term 0) */
 static tg_tensor *IndexSelectBackward0_jvp0_0(tg__fw_IndexSelectBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_index_select(n->self_t, n->dim, n->index_t))) goto done;
+    if (!(t0 = tg_index_select(n->self_t, n->dim, n->index))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -13957,13 +13957,13 @@ typedef struct tg__fw_GatherBackward0 {
     tg_tensor *result;
 } tg__fw_GatherBackward0;
 
-/* result: gather(self_t, dim, index_t, sparse_grad) (term 0) */
+/* result: gather(self_t, dim, index, sparse_grad) (term 0) */
 static tg_tensor *GatherBackward0_jvp0_0(tg__fw_GatherBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->index_t, (tg_gather_opts){ .sparse_grad = n->sparse_grad }))) goto done;
+    if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->index, (tg_gather_opts){ .sparse_grad = n->sparse_grad }))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -14553,13 +14553,13 @@ typedef struct tg__fw_IndexBackward0 {
     tg_tensor *result;
 } tg__fw_IndexBackward0;
 
-/* result: index(self_t, indices_t) (term 0) */
+/* result: index(self_t, indices) (term 0) */
 static tg_tensor *IndexBackward0_jvp0_0(tg__fw_IndexBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_index(n->self_t, n->indices_t))) goto done;
+    if (!(t0 = tg_index(n->self_t, n->indices))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -14864,13 +14864,13 @@ typedef struct tg__fw_MaskedSelectBackward0 {
     tg_tensor *result;
 } tg__fw_MaskedSelectBackward0;
 
-/* result: masked_select(self_t, mask_t) (term 0) */
+/* result: masked_select(self_t, mask) (term 0) */
 static tg_tensor *MaskedSelectBackward0_jvp0_0(tg__fw_MaskedSelectBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_masked_select(n->self_t, n->mask_t))) goto done;
+    if (!(t0 = tg_masked_select(n->self_t, n->mask))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -29633,10 +29633,8 @@ static int tg__fwt_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padd
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(weight, tg_l) || tg__fw_has(indices, tg_l)) {
+            if (tg__fw_has(weight, tg_l)) {
                 if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
-                    goto fail;
-                if (!n.indices_t && indices && !(n.indices_t = tg__fw_tangent_or_zeros(indices, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingBackward0_jvp0_0(&n), false)))
                     goto fail;
@@ -29725,10 +29723,8 @@ static int tg__fwt_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *i
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(grad_output, tg_l) || tg__fw_has(indices, tg_l)) {
+            if (tg__fw_has(grad_output, tg_l)) {
                 if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
-                    goto fail;
-                if (!n.indices_t && indices && !(n.indices_t = tg__fw_tangent_or_zeros(indices, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingDenseBackwardBackward0_jvp0_0(&n), false)))
                     goto fail;
@@ -33930,10 +33926,8 @@ static int tg__fwt_index_select(tg_tensor *self, int64_t dim, tg_tensor *index, 
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
-                if (!n.index_t && index && !(n.index_t = tg__fw_tangent_or_zeros(index, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, IndexSelectBackward0_jvp0_0(&n), false)))
                     goto fail;
@@ -34037,10 +34031,8 @@ static int tg__fwt_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool s
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
-                if (!n.index_t && index && !(n.index_t = tg__fw_tangent_or_zeros(index, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, GatherBackward0_jvp0_0(&n), false)))
                     goto fail;
@@ -35568,10 +35560,8 @@ static int tg__fwt_index(tg_tensor *self, tg_tensor_list indices, tg_tensor *tg_
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has_list(indices.data, (int)indices.len, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
-                if (!n.indices_t.data && !(n.indices_t = tg__fw_tangents_or_zeros(indices, tg_l)).data)
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, IndexBackward0_jvp0_0(&n), false)))
                     goto fail;
@@ -35859,10 +35849,8 @@ static int tg__fwt_masked_select(tg_tensor *self, tg_tensor *mask, tg_tensor *tg
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(mask, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
-                if (!n.mask_t && mask && !(n.mask_t = tg__fw_tangent_or_zeros(mask, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, MaskedSelectBackward0_jvp0_0(&n), false)))
                     goto fail;
