@@ -125,7 +125,7 @@ static bool check_fn(gc_fn fn, const gc_input *specs, int n, char *msg, size_t s
 {
     gc_case c = { .op = "harness", .label = "harness", .fn = fn };
     uint64_t seed = 7;
-    tg_tensor *in[GC_MAX_INPUTS];
+    tg_tensor *in[GC_MAX_INPUTS] = { NULL };
     for (int i = 0; i < n; i++) in[i] = gc_make_input(&specs[i], &seed);
     bool ok = gc_fwgradcheck((gc_func){ call_case, &c }, in, n, NULL, msg, size);
     for (int i = 0; i < n; i++) tg_release(in[i]);
