@@ -121,6 +121,36 @@ static int constant_output(tg_tensor *const *in, tg_tensor **out)
     return 2;
 }
 
+/* The innermost dual level entered, or -1: one more is entered and exited to find it. */
+static int innermost_level(void)
+{
+    int lv = tg_fw_dual_level_enter();
+    if (lv >= 0) tg_fw_dual_level_exit(lv);
+    else tg_clear_error(); /* all TG_MAX_DUAL_LEVELS in use */
+    return lv < 0 ? TG_MAX_DUAL_LEVELS - 1 : lv - 1;
+}
+
+/* x * y with the tangent tx y + x ty assembled by hand from the inputs' tangents (either may
+ * be absent), so that the harness is checked against a right answer that does not depend on
+ * any generated formula. */
+static int hand_made_tangent(tg_tensor *const *in, tg_tensor **out)
+{
+    int lv = innermost_level();
+    if (lv < 0) {
+        out[0] = tg_mul(in[0], in[1]);
+        return out[0] ? 1 : -1;
+    }
+    tg_dual x = tg_unpack_dual(in[0], lv), y = tg_unpack_dual(in[1], lv);
+    tg_tensor *p = tg_mul(x.primal, y.primal);
+    tg_tensor *a = x.tangent ? tg_mul(x.tangent, y.primal) : NULL;
+    tg_tensor *b = y.tangent ? tg_mul(x.primal, y.tangent) : NULL;
+    tg_tensor *t = a && b ? tg_add(a, b) : tg_retain(a ? a : b);
+    out[0] = t ? tg_make_dual(p, t, lv) : tg_retain(p);
+    tg_tensor *all[] = { x.primal, x.tangent, y.primal, y.tangent, p, a, b, t };
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
+    return out[0] ? 1 : -1;
+}
+
 static bool check_fn(gc_fn fn, const gc_input *specs, int n, char *msg, size_t size)
 {
     gc_case c = { .op = "harness", .label = "harness", .fn = fn };
@@ -149,6 +179,15 @@ Test(fwgradcheck, harness_accepts_outputs_without_tangent_that_do_not_depend_on_
     char msg[512];
     gc_input specs[2] = { REAL(2, 3), CONST(2, 3) };
     cr_expect(check_fn(constant_output, specs, 2, msg, sizeof msg), "%s", msg);
+    cr_expect_eq(tg_live_tensors(), 0);
+}
+
+Test(fwgradcheck, harness_accepts_a_right_tangent)
+{
+    char msg[512];
+    gc_input one[2] = { REAL(3, 4), CONST(3, 4) }, both[2] = { REAL(3, 4), REAL_T(3, 4) };
+    cr_expect(check_fn(hand_made_tangent, one, 2, msg, sizeof msg), "x dual, y plain: %s", msg);
+    cr_expect(check_fn(hand_made_tangent, both, 2, msg, sizeof msg), "both dual: %s", msg);
     cr_expect_eq(tg_live_tensors(), 0);
 }
 
