@@ -13,7 +13,8 @@
 
 /* The templates of one run, loaded once. */
 typedef struct templates {
-    tgt_template node, release, kernel, not_impl, out, record, record_list, engine, engine_missing;
+    tgt_template node, release, kernel, not_impl, out, record, record_list, engine, engine_missing,
+        engine_fw, engine_fw_missing;
 } templates;
 
 static bool is_tensor_kind(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
@@ -505,6 +506,15 @@ static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op,
     const char *not_impl_node;
     const char *kernel = kernel_body(c, t, op, ds, &not_impl_node);
     if (!kernel) return NULL;
+    /* Forward mode: the kernel runs the op through tg__fwk_<op>, which adds the tangents. */
+    const char *fwk = op->autograd == TGA_AUTOGRAD_OUT
+                          ? NULL
+                          : tge_forward_kernel_code(c, op, ds->by_op[op->index], below_call(c, op));
+    if (fwk) {
+        kernel = tgs_replace(c->arena, kernel, tgs_fmt(c->arena, "tg__below_%s(", op->cname),
+                             tgs_fmt(c->arena, "tg__fwk_%s(", op->cname));
+        not_impl_node = tgs_fmt(c->arena, "%s%s%s", fwk, *not_impl_node ? "\n" : "", not_impl_node);
+    }
     const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
     for (int i = 0; i < op->nargs; i++) args[i] = op->args[i].name;
     tgt_env *e = tge_env(c);
@@ -532,6 +542,8 @@ static templates load_templates(tge_ctx *c)
         tge_template(c, "tg_autograd_record_list.c.in"),
         tge_template(c, "tg_autograd_engine.c.in"),
         tge_template(c, "tg_autograd_engine_missing.c.in"),
+        tge_template(c, "tg_autograd_engine_fw.c.in"),
+        tge_template(c, "tg_autograd_engine_fw_missing.c.in"),
     };
 }
 
@@ -547,38 +559,62 @@ typedef struct engine_arg {
 } engine_arg;
 
 static const struct engine_op {
+    bool forward; /* forward mode's (tg_autograd_engine_fw.c.in) */
     const char *key, *full_name, *schema;
     engine_arg args[4];
 } engine_ops[] = {
-    { "zeros",
+    { false,
+      "zeros",
       "zeros",
       "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None) -> Tensor",
       { { "size", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" },
         { "dtype", "tg_dtype", "m->dtype" },
         { "device", "tg_device", "m->device" } } },
-    { "sum",
+    { false,
+      "sum",
       "sum.dim_IntList",
       "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
       "dtype=None) -> Tensor",
       { { "self", "tg_tensor *", "r" },
         { "dim", "tg_int_list", "((tg_int_list){ dims, nd })" },
         { "keepdim", "bool", "true" } } },
-    { "reshape",
+    { false,
+      "reshape",
       "reshape",
       "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
       { { "self", "tg_tensor *", "s" },
         { "shape", "tg_int_list", "((tg_int_list){ m->sizes, m->ndim })" } } },
-    { "to",
+    { false,
+      "to",
       "to.dtype",
       "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
       "MemoryFormat? memory_format=None) -> Tensor(a)",
       { { "self", "tg_tensor *", "r" }, { "dtype", "tg_dtype", "m->dtype" } } },
-    { "add",
+    { false,
+      "add",
       "add.Tensor",
       "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
       { { "self", "tg_tensor *", "a" }, { "other", "tg_tensor *", "b" } } },
-    { "ones_like",
+    { true,
+      "alias",
+      "view",
+      "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+      { { "self", "tg_tensor *", "t" },
+        { "size", "tg_int_list", "((tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) })" } } },
+    { true,
+      "sub",
+      "sub.Tensor",
+      "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      { { "self", "tg_tensor *", "a" }, { "other", "tg_tensor *", "b" } } },
+    { true, "neg", "neg", "neg(Tensor self) -> Tensor", { { "self", "tg_tensor *", "a" } } },
+    { true,
+      "copy_",
+      "copy_",
+      "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+      { { "self", "tg_tensor *", "dst" }, { "src", "tg_tensor *", "src" } } },
+    { false,
+      "ones_like",
       "ones_like",
       "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
       "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
@@ -620,10 +656,11 @@ static const char *engine_call(tge_ctx *c, const struct engine_op *e, const tga_
 
 /* Sets the template's hole of each engine operator to its call; returns the schemas of those
  * this spec lacks, "; " separated, or NULL when it has them all. */
-static const char *engine_calls(tge_ctx *c, tgt_env *env)
+static const char *engine_calls(tge_ctx *c, tgt_env *env, bool forward)
 {
     tgs_list missing = { 0 };
     for (size_t k = 0; k < sizeof engine_ops / sizeof engine_ops[0]; k++) {
+        if (engine_ops[k].forward != forward) continue;
         const tga_op *op = tgm__map_get(c->ops.by_name, engine_ops[k].full_name);
         const char *call = engine_call(c, &engine_ops[k], op);
         if (call) tgt_set(env, engine_ops[k].key, call);
@@ -635,11 +672,16 @@ static const char *engine_calls(tge_ctx *c, tgt_env *env)
 /* The engine section: the real calls, or calls that report what the spec lacks. */
 static const char *engine_code(tge_ctx *c, const templates *t)
 {
-    tgt_env *e = tge_env(c);
-    const char *missing = engine_calls(c, e);
-    if (!missing) return tgt_render_str(&t->engine, e, c->arena);
-    tgt_set(e, "missing", missing);
-    return tgt_render_str(&t->engine_missing, e, c->arena);
+    const char *parts[2];
+    for (int forward = 0; forward < 2; forward++) {
+        tgt_env *e = tge_env(c);
+        const char *missing = engine_calls(c, e, forward);
+        if (missing) tgt_set(e, "missing", missing);
+        const tgt_template *tp = forward ? (missing ? &t->engine_fw_missing : &t->engine_fw)
+                                         : (missing ? &t->engine_missing : &t->engine);
+        parts[forward] = tgt_render_str(tp, e, c->arena);
+    }
+    return tgs_fmt(c->arena, "%s%s", parts[0], parts[1]);
 }
 
 static void find_helpers(tge_ctx *c, const tgf_node *n, tgm_name_map *seen, tgs_list *out)
@@ -673,15 +715,21 @@ void tge_emit_autograd(tge_ctx *c)
     tgf_derivs ds;
     /* Checked as --check does: what tgen cannot generate is a reason on the entry (its
      * operators record a failing node), not an error. */
-    if (tgf_check_all(c->model, &c->ops, c->arena, false, &ds) != 0) return;
+    int nforward;
+    if (tgf_check_all(c->model, &c->ops, c->arena, false, &ds) != 0 ||
+        tgf_check_forward(&ds, &c->ops, c->arena, &nforward) != 0)
+        return;
     tgf_mark_limits(&ds, c->arena);
     templates t = load_templates(c);
     tgs_list nodes = { 0 }, kernels = { 0 }, grad_ops = { 0 };
     const char *protos = helper_prototypes(c, &ds); /* before the nodes that call them */
     if (protos) tgs_list_add(&nodes, c->arena, protos);
-    for (int i = 0; i < ds.n; i++)
+    for (int i = 0; i < ds.n; i++) {
         if (ds.d[i].op && !ds.d[i].limit)
             tgs_list_addf(&nodes, c->arena, "%s\n", node_code(c, &t, &ds.d[i]));
+        const char *fw = ds.d[i].op ? tge_forward_entry_code(c, &ds.d[i]) : NULL;
+        if (fw) tgs_list_add(&nodes, c->arena, fw);
+    }
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
         const char *k = kernel_code(c, &t, op, &ds);

@@ -151,6 +151,26 @@ typedef struct tgf_list_size {
 
 #define TGF_MAX_LIST_SIZES 8
 
+/* A forward-mode (`result:`) formula, checked: the tangent of output `output` as a sum of
+ * terms (the formula split at its top-level + and -; auto_element_wise and auto_linear
+ * expanded), so that the generated code skips at run time a term whose tangents are all absent.
+ * Each term is a Tensor (a Tensor[] for a Tensor[] output) and `tangents` lists the tensor
+ * arguments whose tangent it reads (bit i: argument i; a term reading none always runs). */
+typedef struct tgf_fw_term {
+    tgf_node *root;
+    bool negate;
+    uint64_t tangents;
+} tgf_fw_term;
+
+typedef struct tgf_fw_formula {
+    const tgm_formula *src;
+    int output;
+    tgf_fw_term *terms;
+    int nterms;
+    const char *limit; /* why tgen does not compile it (the kernel then reports forward AD as
+                        * not implemented, with this reason); NULL when it does */
+} tgf_fw_formula;
+
 typedef struct tgf_deriv {
     const tgm_derivative *dv;
     const tga_op *op;      /* the entry's (functional) operator */
@@ -174,6 +194,8 @@ typedef struct tgf_deriv {
      * autograd kernel records a node whose backward fails with this reason; NULL when the
      * entry compiles (docs/autograd.md, "What is compiled"). */
     const char *limit;
+    tgf_fw_formula *fw; /* the forward formulas (tgf_check_forward), one per output key */
+    int nfw;
 } tgf_deriv;
 
 typedef struct tgf_derivs {
@@ -204,6 +226,12 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
  * (formula_forward.c); *nformulas gets how many there are, ds->unchecked counts those not yet
  * checkable too. Returns the errors. */
 int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nformulas);
+/* The C function `fn` computing one term of a forward formula of d from the forward context
+ * `n` (type ctx_type: every argument by its name, `<arg>_t` tangents, the outputs as `result`
+ * or `result<i>`): `static tg_tensor *fn(ctx_type *n)` (tg_tensor_list for a Tensor[] term),
+ * a new reference or NULL with an error; temporaries released on every path. */
+const char *tgf_compile_forward(tgm_arena *a, const tgf_deriv *d, const tgf_node *root,
+                                const char *fn, const char *ctx_type, const char *comment);
 
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
                     int *gen_limited);

@@ -151,7 +151,7 @@ static val compile_meta(cc *c, const tgf_node *n)
     const char *text = NULL;
     if (src->type == TGA_TENSOR_LIST) /* xs.size(d): saved when the op ran */
         return plain(tgs_fmt(c->a, "n->%s", tgf_list_size_field(c->a, c->d, n->index)));
-    bool saved = (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
+    bool saved = !c->forward && (src->kind == TGF_INPUT || src->kind == TGF_OUTPUT) &&
                  !(src->kind == TGF_INPUT ? c->unpack_in : c->unpack_out)[src->index];
     if (saved) {
         text = saved_meta(c, src, n->meta);
@@ -417,6 +417,7 @@ val tgf__c_compile(cc *c, const tgf_node *n)
     case TGF_OUTPUT: {
         bool out = n->kind == TGF_OUTPUT;
         const char *f = tgf_saved_field(c->a, c->d, out, n->index, TGF_USE_TENSOR);
+        if (c->forward) return plain(tgs_fmt(c->a, "n->%s", f)); /* the live values */
         if (n->type == TGA_TENSOR || n->type == TGA_OPT_TENSOR)
             return plain(tgs_fmt(c->a, "s_%s", f));
         return plain(tgs_fmt(c->a, "n->%s", f));
@@ -518,6 +519,41 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     if (c.gotos) tgs_puts(&b, "done:\n");
     for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
     tgs_puts(&b, joint || opt ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
+    tgs_buf_free(&c.body);
+    return tgs_finish(&b, a);
+}
+
+const char *tgf_compile_forward(tgm_arena *a, const tgf_deriv *d, const tgf_node *root,
+                                const char *fn, const char *ctx_type, const char *comment)
+{
+    cc c = { .a = a, .d = d, .forward = true };
+    tgs_buf_init(&c.body);
+    val v = tgf__c_compile(&c, root);
+    bool list = root->type == TGA_TENSOR_LIST;
+    if (list && v.temp >= 0) {
+        tgf__c_line(&c, "tg_r = %s;", v.c);
+        tgf__c_line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
+    } else if (list) {
+        tgf__c_line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
+    } else if (v.temp >= 0) {
+        tgf__c_line(&c, "tg_r = %s;", v.c);
+        tgf__c_line(&c, "%s = NULL;", v.c);
+    } else {
+        tgf__c_line(&c, "tg_r = tg_retain(%s);", v.c);
+    }
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_printf(&b, "/* %s */\n", tgs_c_comment(a, comment));
+    tgs_printf(&b, "static %s%s(%s *n)\n{\n", list ? "tg_tensor_list " : "tg_tensor *", fn,
+               ctx_type);
+    tgs_puts(&b,
+             list ? "    tg_tensor_list tg_r = { NULL, 0 };\n" : "    tg_tensor *tg_r = NULL;\n");
+    for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);
+    tgs_puts(&b, "    (void)n;\n");
+    tgs_puts(&b, c.body.data ? c.body.data : "");
+    if (c.gotos) tgs_puts(&b, "done:\n");
+    for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
+    tgs_puts(&b, "    return tg_r;\n}\n");
     tgs_buf_free(&c.body);
     return tgs_finish(&b, a);
 }

@@ -90,6 +90,7 @@ static bool among(const char *s, const char *const *names, size_t n)
 /* The built-in forms the C emitter compiles (compile_builtin): a value, or a method of a value,
  * whose C is a runtime call, a field or a constant. */
 static const char *const simple_builtins[] = {
+    "tangent",
     "defined",
     "dtype",
     "layout",
@@ -184,6 +185,8 @@ val tgf__c_builtin(cc *c, const tgf_node *n)
     tga_kind k0 = n->nargs ? n->args[0]->type : TGA_UNSUPPORTED;
     const char *x = a0.c;
 #define P(...) plain(tgs_fmt(c->a, __VA_ARGS__))
+    if (!strcmp(w, "tangent")) /* a forward formula's <arg>_t: a field of its context */
+        return P("n->%s_t", tga_ident(c->a, c->d->op->f->schema.args[n->index].name));
     if (!strcmp(w, "grad_input_mask")) return plain(input_mask(c));
     if (!strcmp(w, "retain_variables")) return plain("true"); /* conservative: keep a copy */
     if (!strcmp(w, "GradMode::is_enabled")) return plain("tg_is_grad_enabled()");

@@ -21,6 +21,7 @@ typedef struct cc {
     bool uses_grads;              /* the body reads `grads` (else it is marked unused) */
     bool *unpack_in, *unpack_out; /* saved tensors this formula reads */
     const char *lambda_var;       /* inside fmap's lambda: the element it maps */
+    bool forward; /* a forward formula: values are fields of the forward context `n` */
 } cc;
 
 /* A compiled value: C text, and the temporary that owns it (-1: borrowed or not a tensor). */

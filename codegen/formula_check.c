@@ -22,12 +22,16 @@ void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
 {
     if (c->failed) return;
     c->failed = true;
-    c->errors++;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (c->quiet) { /* an expansion tgen made (auto_element_wise): a reason, not an error */
+        c->quiet_msg = tgm_strdup(c->a, msg);
+        return;
+    }
+    c->errors++;
     /* Binary operators report at the end of their left operand: point at the operator. */
     while (c->f->text[offset] == ' ') offset++;
     tgm_error(tgf_loc(c->f, offset), "%s", msg);

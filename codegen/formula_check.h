@@ -21,6 +21,8 @@ typedef struct tgf_checker {
     bool gen_limited;         /* the entry being checked is past those limits (--check only) */
     int ngen_limited;         /* entries past them (tgf_derivs.gen_limited) */
     bool forward;             /* checking forward-mode formulas (formula_forward.c) */
+    bool quiet;               /* tgf_fail records its message in quiet_msg instead */
+    const char *quiet_msg;
 } tgf_checker;
 
 /* Marks the entry being checked as past the limits of generated nodes (--check only), `why`

@@ -1,5 +1,6 @@
 /* Forward-mode formulas (derivatives.yaml keys naming outputs: `result:`, `result1:`, a
- * return's name, or several of them jointly): type-checked, not generated yet. Their scope is
+ * return's name, or several of them jointly): type-checked, and split into the terms tgen
+ * compiles (tgf_fw_formula; joint keys are not compiled). Their scope is
  * the backward one less the gradients (grad, grads, grad_input_mask, retain_variables), plus
  * `<arg>_p` (the argument's primal value, of its type), `<arg>_t` (its tangent: Tensor,
  * Tensor?, Tensor[] or Tensor?[] as the argument) and `original_self_p`/`_t` (an in-place
@@ -83,7 +84,9 @@ tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e)
                  name, arg, tgf_kind_text(kind), s->full_name);
         return NULL;
     }
-    return tgf_builtin_node(c, e, "tangent", kind, NULL, 0);
+    tgf_node *n = tgf_builtin_node(c, e, "tangent", kind, NULL, 0);
+    n->index = ai;
+    return n;
 }
 
 /* `not_implemented("...")` (with a reason maybe) as the whole formula. */
@@ -110,12 +113,115 @@ static const char *expect_one(const tgf_deriv *d, int o, const tgf_node *root)
     return "";
 }
 
-static void check_one(tgf_checker *c, tgm_formula *f)
+/* The arguments whose tangents node n reads (bit per argument index). */
+static uint64_t tangents_read(const tgf_node *n)
+{
+    uint64_t r = 0;
+    if (n->kind == TGF_BUILTIN && n->c && !strcmp(n->c, "tangent") && n->index < 64)
+        r |= (uint64_t)1 << n->index;
+    for (int i = 0; i < n->nargs; i++) r |= tangents_read(n->args[i]);
+    return r;
+}
+
+/* `text` with every identifier `from` (not a member: `.grad`) replaced by `to`. */
+static const char *replace_ident(tgm_arena *a, const char *text, const char *from, const char *to)
+{
+    tgs_buf b;
+    tgs_buf_init(&b);
+    size_t n = strlen(from);
+    for (const char *p = text; *p;) {
+        bool start =
+            p == text ||
+            !(p[-1] == '_' || p[-1] == '.' || p[-1] == ':' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+              (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+        char after = p[n];
+        bool end = !(after == '_' || (after >= 'a' && after <= 'z') ||
+                     (after >= 'A' && after <= 'Z') || (after >= '0' && after <= '9'));
+        if (start && !strncmp(p, from, n) && end) {
+            tgs_puts(&b, to);
+            p += n;
+        } else {
+            tgs_printf(&b, "%c", *p++);
+        }
+    }
+    return tgs_finish(&b, a);
+}
+
+static const tgf_node *find_helper(const tgf_node *n)
+{
+    if (n->kind == TGF_HELPER) return n;
+    for (int i = 0; i < n->nargs; i++) {
+        const tgf_node *h = find_helper(n->args[i]);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+static bool is_tensor_arg(tga_kind k) { return is_tensor_kind(k); }
+
+/* The text auto_element_wise / auto_linear stand for (PyTorch's gen_variable_type rules):
+ * the sum over the differentiable inputs of their backward formula with `grad` replaced by
+ * the input's tangent; the operator itself called on the tangents. NULL with *why set when
+ * the entry has no such form. */
+static const char *auto_text(tgf_checker *c, const char *kind, const char **why)
+{
+    const tga_op *op = c->d->op;
+    const tgm_derivative *dv = c->d->dv;
+    tgs_list parts = { 0 };
+    if (!strcmp(kind, "auto_element_wise")) {
+        for (int k = 0; k < dv->nformulas; k++) {
+            const tgm_formula *f = &dv->formulas[k];
+            if (f->nvars != 1 || !strcmp(f->text, "non_differentiable")) continue;
+            if (strstr(f->text, "not_implemented")) {
+                *why = "auto_element_wise over a backward formula that is not implemented";
+                return NULL;
+            }
+            const char *t = tgs_fmt(c->a, "%s_t", f->var_names[0]);
+            tgs_list_addf(&parts, c->a, "(%s)", replace_ident(c->a, f->text, "grad", t));
+        }
+        if (!parts.n) {
+            *why = "auto_element_wise without backward formulas";
+            return NULL;
+        }
+        return tgs_list_join(&parts, c->a, " + ");
+    }
+    for (int i = 0; i < op->nargs; i++) {
+        const char *name = op->f->schema.args[i].name;
+        tgs_list_add(&parts, c->a,
+                     is_tensor_arg(op->args[i].kind) || op->args[i].kind == TGA_TENSOR_LIST
+                         ? tgs_fmt(c->a, "%s_t", name)
+                         : name);
+    }
+    return tgs_fmt(c->a, "%s(%s)", op->f->schema.base, tgs_list_join(&parts, c->a, ", "));
+}
+
+/* Splits e at its top-level + and - into terms[] (up to max); returns how many. */
+static int split_terms(const tgm_expr *e, bool negate, tgf_fw_term *terms, const tgm_expr **exprs,
+                       int n, int max)
+{
+    if (e->kind == TGM_EXPR_BINARY && (e->op == TGM_EOP_ADD || e->op == TGM_EOP_SUB) &&
+        n + 2 <= max) {
+        n = split_terms(e->args[0], negate, terms, exprs, n, max);
+        return split_terms(e->args[1], e->op == TGM_EOP_SUB ? !negate : negate, terms, exprs, n,
+                           max);
+    }
+    terms[n].negate = negate;
+    exprs[n] = e;
+    return n + 1;
+}
+
+#define MAX_TERMS 16
+
+static void check_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
 {
     const tga_op *op = c->d->op;
     c->f = f;
     c->failed = false;
     c->unchecked = false;
+    c->quiet = false;
+    out->src = f;
+    out->output = -1;
+    out->limit = "its formula is not compiled";
     tgf_syntax_error err;
     if (!f->expr && !tgf_parse_formula(c->a, f, &err)) {
         tgf_fail(c, err.offset, "%s", err.msg);
@@ -132,17 +238,19 @@ static void check_one(tgf_checker *c, tgm_formula *f)
             c->errors++;
             return;
         }
+        out->output = o;
     }
-    if ((f->expr->kind == TGM_EXPR_NAME && is_auto(f->expr->name)) || is_not_implemented(f->expr))
-        return;
-    tgf_node *root = tgf_check_expr(c, f->expr);
-    if (!root) return;
-    if (root->type == TGA_UNSUPPORTED && !root->ntuple) c->unchecked = true;
-    if (c->unchecked) {
-        c->nunchecked++;
+    if (is_not_implemented(f->expr)) {
+        out->limit = f->expr->args[0]->str;
         return;
     }
-    if (f->nvars > 1) {
+    if (f->nvars > 1) { /* joint keys: checked whole, not compiled */
+        out->limit = "a joint forward formula for several outputs";
+        tgf_node *root = tgf_check_expr(c, f->expr);
+        if (!root || c->unchecked) {
+            if (root) c->nunchecked++;
+            return;
+        }
         if (root->ntuple != f->nvars)
             tgf_fail(c, f->expr->offset,
                      "the joint forward formula for '%s' must give %d tensors (their tangents), "
@@ -150,12 +258,91 @@ static void check_one(tgf_checker *c, tgm_formula *f)
                      f->vars, f->nvars, tgf_type_text(root));
         return;
     }
-    const char *want =
-        expect_one(c->d, tgm_schema_output_index(&c->d->dv->schema, f->var_names[0]), root);
-    if (want)
-        tgf_fail(c, f->expr->offset,
-                 "the forward formula for '%s' must give %s (its tangent), not %s", f->vars, want,
-                 tgf_type_text(root));
+    const tgm_expr *expr = f->expr;
+    if (expr->kind == TGM_EXPR_NAME && is_auto(expr->name)) {
+        const char *why = NULL;
+        const char *text = auto_text(c, expr->name, &why);
+        if (!text) {
+            out->limit = why;
+            return;
+        }
+        tgm_formula *g = tgm_alloc(c->a, sizeof *g);
+        *g = *f;
+        g->text = text;
+        g->expr = NULL;
+        g->span = NULL;
+        if (!tgf_parse_formula(c->a, g, &err)) {
+            tgm_error(f->loc, "%s of '%s' gives `%s`, which does not parse: %s", expr->name,
+                      op->f->schema.full_name, text, err.msg);
+            c->errors++;
+            return;
+        }
+        c->f = g;
+        out->src = g;
+        expr = g->expr;
+        c->quiet = true; /* what does not check in tgen's expansion makes it uncompiled */
+        c->quiet_msg = NULL;
+    }
+    const tgm_expr *exprs[MAX_TERMS];
+    tgf_fw_term terms[MAX_TERMS];
+    int n = split_terms(expr, false, terms, exprs, 0, MAX_TERMS);
+    for (int i = 0; i < n; i++) {
+        tgf_node *root = tgf_check_expr(c, exprs[i]);
+        if (c->quiet && c->failed) {
+            out->limit = tgs_fmt(c->a, "its expansion `%s` does not check: %s", c->f->text,
+                                 c->quiet_msg ? c->quiet_msg : "?");
+            c->quiet = false;
+            return;
+        }
+        if (!root) return;
+        if (c->unchecked || (root->type == TGA_UNSUPPORTED && !root->ntuple)) {
+            c->nunchecked++;
+            out->limit = "it uses a value of a type without a C mapping";
+            return;
+        }
+        const char *want = expect_one(c->d, out->output, root);
+        if (want && n > 1) { /* a scalar term (`scalar + where(...) * self_t`): unsplit */
+            n = 1;
+            exprs[0] = expr;
+            terms[0].negate = false;
+            i = -1;
+            continue;
+        }
+        if (want) {
+            tgf_fail(c, exprs[i]->offset,
+                     "the forward formula for '%s' must give %s (its tangent), not %s", f->vars,
+                     want, tgf_type_text(root));
+            return;
+        }
+        terms[i].root = root;
+        terms[i].tangents = tangents_read(root);
+        const tgf_node *h = find_helper(root);
+        if (h) {
+            out->limit = tgs_fmt(c->a,
+                                 "it calls '%s' of the autograd vocabulary, which forward "
+                                 "formulas may not (only operators)",
+                                 h->callee->f->schema.base);
+            return;
+        }
+        const tgf_node *u = tgf_c_unsupported(root);
+        if (u) {
+            out->limit = tgs_fmt(c->a, "tgen cannot compile '%s' (%s) to C yet",
+                                 u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
+                                 tgf_kind_text(u->type));
+            return;
+        }
+    }
+    /* A term that is a list cannot be added to another: only one-term list formulas. */
+    if (n > 1 && op->rets[out->output].kind == TGA_TENSOR_LIST &&
+        terms[0].root->type == TGA_TENSOR_LIST) {
+        out->limit = "a sum of Tensor[] terms";
+        return;
+    }
+    c->quiet = false;
+    out->terms = tgm_alloc(c->a, sizeof *out->terms * (size_t)n);
+    memcpy(out->terms, terms, sizeof *terms * (size_t)n);
+    out->nterms = n;
+    out->limit = NULL;
 }
 
 int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nformulas)
@@ -166,8 +353,10 @@ int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nfo
         tgf_deriv *d = &ds->d[i];
         if (!d->op) continue;
         c.d = d;
+        d->nfw = d->dv->nresult;
+        d->fw = tgm_alloc(a, sizeof *d->fw * (size_t)(d->nfw + 1));
         for (int k = 0; k < d->dv->nresult; k++) {
-            check_one(&c, &d->dv->result_formulas[k]);
+            check_one(&c, &d->dv->result_formulas[k], &d->fw[k]);
             (*nformulas)++;
         }
     }

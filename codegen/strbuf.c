@@ -177,3 +177,19 @@ const char *tgs_c_int(tgm_arena *a, int64_t v)
     if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
     return tgs_fmt(a, "%lld", (long long)v);
 }
+
+char *tgs_replace(tgm_arena *a, const char *text, const char *from, const char *to)
+{
+    tgs_buf b;
+    tgs_buf_init(&b);
+    size_t n = strlen(from);
+    for (const char *p = text, *q; *p; p = q + n) {
+        if (!n || !(q = strstr(p, from))) {
+            tgs_puts(&b, p);
+            break;
+        }
+        tgs_putn(&b, p, (size_t)(q - p));
+        tgs_puts(&b, to);
+    }
+    return tgs_finish(&b, a);
+}

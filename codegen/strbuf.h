@@ -29,6 +29,8 @@ char *tgs_take(tgs_buf *b, tgm_arena *a);
 char *tgs_finish(tgs_buf *b, tgm_arena *a);
 
 /* printf into a fresh arena string. */
+/* text with every occurrence of `from` replaced by `to`. */
+char *tgs_replace(tgm_arena *a, const char *text, const char *from, const char *to);
 char *tgs_fmt(tgm_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *tgs_vfmt(tgm_arena *a, const char *fmt, va_list ap);
 

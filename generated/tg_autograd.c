@@ -191,6 +191,28 @@ static int FillBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 
 static const tg_node_vtable FillBackward0_vtable = { "FillBackward0", FillBackward0_apply, NULL };
 
+/* Forward mode of FillBackward0 */
+typedef struct tg__fw_FillBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double value;
+    tg_tensor *result;
+} tg__fw_FillBackward0;
+
+/* result: self_t.fill_(0) (term 0) */
+static tg_tensor *FillBackward0_jvp0_0(tg__fw_FillBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_fill_(n->self_t, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* UniformBackward0: uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 typedef struct tg__node_UniformBackward0 {
     tg_node base;
@@ -221,6 +243,30 @@ static int UniformBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 }
 
 static const tg_node_vtable UniformBackward0_vtable = { "UniformBackward0", UniformBackward0_apply, NULL };
+
+/* Forward mode of UniformBackward0 */
+typedef struct tg__fw_UniformBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double from;
+    double to;
+    tg_generator *generator;
+    tg_tensor *result;
+} tg__fw_UniformBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *UniformBackward0_jvp0_0(tg__fw_UniformBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* NormalBackward0: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 typedef struct tg__node_NormalBackward0 {
@@ -253,6 +299,30 @@ static int NormalBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 
 static const tg_node_vtable NormalBackward0_vtable = { "NormalBackward0", NormalBackward0_apply, NULL };
 
+/* Forward mode of NormalBackward0 */
+typedef struct tg__fw_NormalBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double mean;
+    double std;
+    tg_generator *generator;
+    tg_tensor *result;
+} tg__fw_NormalBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *NormalBackward0_jvp0_0(tg__fw_NormalBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* RandomBackward0: random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
 typedef struct tg__node_RandomBackward0 {
     tg_node base;
@@ -283,6 +353,30 @@ static int RandomBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 }
 
 static const tg_node_vtable RandomBackward0_vtable = { "RandomBackward0", RandomBackward0_apply, NULL };
+
+/* Forward mode of RandomBackward0 */
+typedef struct tg__fw_RandomBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t from;
+    tg_opt_int to;
+    tg_generator *generator;
+    tg_tensor *result;
+} tg__fw_RandomBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *RandomBackward0_jvp0_0(tg__fw_RandomBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* AddBackward0: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 typedef struct tg__node_AddBackward0 {
@@ -452,6 +546,43 @@ static void MulBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MulBackward0_vtable = { "MulBackward0", MulBackward0_apply, MulBackward0_release_saved };
 
+/* Forward mode of MulBackward0 */
+typedef struct tg__fw_MulBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_MulBackward0;
+
+/* result: other_t * self_p + self_t * other_p (term 0) */
+static tg_tensor *MulBackward0_jvp0_0(tg__fw_MulBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->other_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: other_t * self_p + self_t * other_p (term 1) */
+static tg_tensor *MulBackward0_jvp0_1(tg__fw_MulBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->other))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* DivBackward0: div.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_DivBackward0 {
     tg_node base;
@@ -529,6 +660,37 @@ static void DivBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable DivBackward0_vtable = { "DivBackward0", DivBackward0_apply, DivBackward0_release_saved };
 
+/* Forward mode of DivBackward0 */
+typedef struct tg__fw_DivBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_DivBackward0;
+
+/* result: (self_t - other_t * result) / other_p (term 0) */
+static tg_tensor *DivBackward0_jvp0_0(tg__fw_DivBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->other_t, n->result))) goto done;
+    if (!(t1 = tg_sub_fn(n->self_t, t0, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_div(t1, n->other))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
 /* DivBackward1: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 typedef struct tg__node_DivBackward1 {
     tg_node base;
@@ -594,6 +756,58 @@ static void DivBackward1_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable DivBackward1_vtable = { "DivBackward1", DivBackward1_apply, DivBackward1_release_saved };
+
+/* Forward mode of DivBackward1 */
+typedef struct tg__fw_DivBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    const char *rounding_mode;
+    tg_tensor *result;
+} tg__fw_DivBackward1;
+
+/* result: rounding_mode.has_value() ? zeros_like(result) : self_t / other_p - other_t * (self_p / other_p) / other_p (term 0) */
+static tg_tensor *DivBackward1_jvp0_0(tg__fw_DivBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    (void)n;
+    if (n->rounding_mode != NULL) {
+        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_div(n->self_t, n->other))) goto done;
+        if (!(t3 = tg_div(n->self, n->other))) goto done;
+        if (!(t4 = tg_mul(n->other_t, t3))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_div(t4, n->other))) goto done;
+        TG__GEN_DROP(t4);
+        if (!(t6 = tg_sub_fn(t2, t5, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t2);
+        TG__GEN_DROP(t5);
+        t0 = t6;
+        t6 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    return tg_r;
+}
 
 /* PowBackward0: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 typedef struct tg__node_PowBackward0 {
@@ -812,6 +1026,58 @@ static void MaximumBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MaximumBackward0_vtable = { "MaximumBackward0", MaximumBackward0_apply, MaximumBackward0_release_saved };
 
+/* Forward mode of MaximumBackward0 */
+typedef struct tg__fw_MaximumBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_MaximumBackward0;
+
+/* result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) * (self_t - other_t) (term 0) */
+static tg_tensor *MaximumBackward0_jvp0_0(tg__fw_MaximumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->other_t);
+    return tg_r;
+}
+
+/* result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) * (self_t - other_t) (term 1) */
+static tg_tensor *MaximumBackward0_jvp0_1(tg__fw_MaximumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_eq(n->self, n->other))) goto done;
+    if (!(t1 = tg_gt(n->self, n->other))) goto done;
+    if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sub_fn(n->self_t, n->other_t, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
 /* MinimumBackward0: minimum(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_MinimumBackward0 {
     tg_node base;
@@ -912,6 +1178,58 @@ static void MinimumBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MinimumBackward0_vtable = { "MinimumBackward0", MinimumBackward0_apply, MinimumBackward0_release_saved };
 
+/* Forward mode of MinimumBackward0 */
+typedef struct tg__fw_MinimumBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_MinimumBackward0;
+
+/* result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) * (self_t - other_t) (term 0) */
+static tg_tensor *MinimumBackward0_jvp0_0(tg__fw_MinimumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->other_t);
+    return tg_r;
+}
+
+/* result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) * (self_t - other_t) (term 1) */
+static tg_tensor *MinimumBackward0_jvp0_1(tg__fw_MinimumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_eq(n->self, n->other))) goto done;
+    if (!(t1 = tg_lt(n->self, n->other))) goto done;
+    if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sub_fn(n->self_t, n->other_t, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
 /* EqBackward0: eq.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_EqBackward0 {
     tg_node base;
@@ -958,6 +1276,29 @@ static int EqBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 }
 
 static const tg_node_vtable EqBackward0_vtable = { "EqBackward0", EqBackward0_apply, NULL };
+
+/* Forward mode of EqBackward0 */
+typedef struct tg__fw_EqBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_EqBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *EqBackward0_jvp0_0(tg__fw_EqBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* NeBackward0: ne.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_NeBackward0 {
@@ -1006,6 +1347,29 @@ static int NeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 
 static const tg_node_vtable NeBackward0_vtable = { "NeBackward0", NeBackward0_apply, NULL };
 
+/* Forward mode of NeBackward0 */
+typedef struct tg__fw_NeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_NeBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *NeBackward0_jvp0_0(tg__fw_NeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* LtBackward0: lt.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_LtBackward0 {
     tg_node base;
@@ -1052,6 +1416,29 @@ static int LtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 }
 
 static const tg_node_vtable LtBackward0_vtable = { "LtBackward0", LtBackward0_apply, NULL };
+
+/* Forward mode of LtBackward0 */
+typedef struct tg__fw_LtBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_LtBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *LtBackward0_jvp0_0(tg__fw_LtBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* LeBackward0: le.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_LeBackward0 {
@@ -1100,6 +1487,29 @@ static int LeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 
 static const tg_node_vtable LeBackward0_vtable = { "LeBackward0", LeBackward0_apply, NULL };
 
+/* Forward mode of LeBackward0 */
+typedef struct tg__fw_LeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_LeBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *LeBackward0_jvp0_0(tg__fw_LeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* GtBackward0: gt.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_GtBackward0 {
     tg_node base;
@@ -1147,6 +1557,29 @@ static int GtBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 
 static const tg_node_vtable GtBackward0_vtable = { "GtBackward0", GtBackward0_apply, NULL };
 
+/* Forward mode of GtBackward0 */
+typedef struct tg__fw_GtBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_GtBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *GtBackward0_jvp0_0(tg__fw_GtBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* GeBackward0: ge.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_GeBackward0 {
     tg_node base;
@@ -1193,6 +1626,29 @@ static int GeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor *
 }
 
 static const tg_node_vtable GeBackward0_vtable = { "GeBackward0", GeBackward0_apply, NULL };
+
+/* Forward mode of GeBackward0 */
+typedef struct tg__fw_GeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_GeBackward0;
+
+/* result: self_t.zero_() (term 0) */
+static tg_tensor *GeBackward0_jvp0_0(tg__fw_GeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zero_(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* WhereBackward0: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_WhereBackward0 {
@@ -1254,6 +1710,31 @@ static void WhereBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable WhereBackward0_vtable = { "WhereBackward0", WhereBackward0_apply, WhereBackward0_release_saved };
 
+/* Forward mode of WhereBackward0 */
+typedef struct tg__fw_WhereBackward0 {
+    tg_tensor *condition;
+    tg_tensor *condition_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    tg_tensor *result;
+} tg__fw_WhereBackward0;
+
+/* result: where(condition, self_t, other_t) (term 0) */
+static tg_tensor *WhereBackward0_jvp0_0(tg__fw_WhereBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_where(n->condition, n->self_t, n->other_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* ClampBackward0: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 typedef struct tg__node_ClampBackward0 {
     tg_node base;
@@ -1296,6 +1777,29 @@ static void ClampBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ClampBackward0_vtable = { "ClampBackward0", ClampBackward0_apply, ClampBackward0_release_saved };
+
+/* Forward mode of ClampBackward0 */
+typedef struct tg__fw_ClampBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_opt_float min;
+    tg_opt_float max;
+    tg_tensor *result;
+} tg__fw_ClampBackward0;
+
+/* result: (clamp_backward(self_t, self, min, max)) (term 0) */
+static tg_tensor *ClampBackward0_jvp0_0(tg__fw_ClampBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_clamp_backward(n->self_t, n->self, n->min, n->max))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ClampBackward1: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 typedef struct tg__node_ClampBackward1 {
@@ -1431,6 +1935,27 @@ static int NegBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 
 static const tg_node_vtable NegBackward0_vtable = { "NegBackward0", NegBackward0_apply, NULL };
 
+/* Forward mode of NegBackward0 */
+typedef struct tg__fw_NegBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_NegBackward0;
+
+/* result: neg(self_t) (term 0) */
+static tg_tensor *NegBackward0_jvp0_0(tg__fw_NegBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_neg(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* AbsBackward0: abs(Tensor self) -> Tensor */
 typedef struct tg__node_AbsBackward0 {
     tg_node base;
@@ -1476,6 +2001,31 @@ static void AbsBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable AbsBackward0_vtable = { "AbsBackward0", AbsBackward0_apply, AbsBackward0_release_saved };
 
+/* Forward mode of AbsBackward0 */
+typedef struct tg__fw_AbsBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_AbsBackward0;
+
+/* result: self_t * self_p.sign() (term 0) */
+static tg_tensor *AbsBackward0_jvp0_0(tg__fw_AbsBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_sign(n->self))) goto done;
+    if (!(t1 = tg_mul(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* ExpBackward0: exp(Tensor self) -> Tensor */
 typedef struct tg__node_ExpBackward0 {
     tg_node base;
@@ -1517,6 +2067,27 @@ static void ExpBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ExpBackward0_vtable = { "ExpBackward0", ExpBackward0_apply, ExpBackward0_release_saved };
 
+/* Forward mode of ExpBackward0 */
+typedef struct tg__fw_ExpBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_ExpBackward0;
+
+/* result: (self_t * result) (term 0) */
+static tg_tensor *ExpBackward0_jvp0_0(tg__fw_ExpBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* LogBackward0: log(Tensor self) -> Tensor */
 typedef struct tg__node_LogBackward0 {
     tg_node base;
@@ -1557,6 +2128,27 @@ static void LogBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable LogBackward0_vtable = { "LogBackward0", LogBackward0_apply, LogBackward0_release_saved };
+
+/* Forward mode of LogBackward0 */
+typedef struct tg__fw_LogBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_LogBackward0;
+
+/* result: (self_t / self) (term 0) */
+static tg_tensor *LogBackward0_jvp0_0(tg__fw_LogBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_div(n->self_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SqrtBackward0: sqrt(Tensor self) -> Tensor */
 typedef struct tg__node_SqrtBackward0 {
@@ -1602,6 +2194,31 @@ static void SqrtBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable SqrtBackward0_vtable = { "SqrtBackward0", SqrtBackward0_apply, SqrtBackward0_release_saved };
+
+/* Forward mode of SqrtBackward0 */
+typedef struct tg__fw_SqrtBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SqrtBackward0;
+
+/* result: (self_t / (2 * result)) (term 0) */
+static tg_tensor *SqrtBackward0_jvp0_0(tg__fw_SqrtBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul_scalar(n->result, (double)(INT64_C(2))))) goto done;
+    if (!(t1 = tg_div(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* RsqrtBackward0: rsqrt(Tensor self) -> Tensor */
 typedef struct tg__node_RsqrtBackward0 {
@@ -1652,6 +2269,35 @@ static void RsqrtBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable RsqrtBackward0_vtable = { "RsqrtBackward0", RsqrtBackward0_apply, RsqrtBackward0_release_saved };
 
+/* Forward mode of RsqrtBackward0 */
+typedef struct tg__fw_RsqrtBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_RsqrtBackward0;
+
+/* result: (-0.5 * self_t * result.pow(3)) (term 0) */
+static tg_tensor *RsqrtBackward0_jvp0_0(tg__fw_RsqrtBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul_scalar(n->self_t, (-0.5)))) goto done;
+    if (!(t1 = tg_pow_scalar(n->result, (double)(INT64_C(3))))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
 /* SinBackward0: sin(Tensor self) -> Tensor */
 typedef struct tg__node_SinBackward0 {
     tg_node base;
@@ -1696,6 +2342,31 @@ static void SinBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable SinBackward0_vtable = { "SinBackward0", SinBackward0_apply, SinBackward0_release_saved };
+
+/* Forward mode of SinBackward0 */
+typedef struct tg__fw_SinBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SinBackward0;
+
+/* result: (self_t * self.cos()) (term 0) */
+static tg_tensor *SinBackward0_jvp0_0(tg__fw_SinBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_cos(n->self))) goto done;
+    if (!(t1 = tg_mul(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* CosBackward0: cos(Tensor self) -> Tensor */
 typedef struct tg__node_CosBackward0 {
@@ -1745,6 +2416,35 @@ static void CosBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable CosBackward0_vtable = { "CosBackward0", CosBackward0_apply, CosBackward0_release_saved };
+
+/* Forward mode of CosBackward0 */
+typedef struct tg__fw_CosBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_CosBackward0;
+
+/* result: (self_t * -self.sin()) (term 0) */
+static tg_tensor *CosBackward0_jvp0_0(tg__fw_CosBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_sin(n->self))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(n->self_t, t1))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
 
 /* TanhBackward0: tanh(Tensor self) -> Tensor */
 typedef struct tg__node_TanhBackward0 {
@@ -1799,6 +2499,39 @@ static void TanhBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable TanhBackward0_vtable = { "TanhBackward0", TanhBackward0_apply, TanhBackward0_release_saved };
 
+/* Forward mode of TanhBackward0 */
+typedef struct tg__fw_TanhBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_TanhBackward0;
+
+/* result: (self_t * (1 - result * result)) (term 0) */
+static tg_tensor *TanhBackward0_jvp0_0(tg__fw_TanhBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->result, n->result))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_add_scalar_fn(t1, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->self_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
 /* SigmoidBackward0: sigmoid(Tensor self) -> Tensor */
 typedef struct tg__node_SigmoidBackward0 {
     tg_node base;
@@ -1852,6 +2585,39 @@ static void SigmoidBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SigmoidBackward0_vtable = { "SigmoidBackward0", SigmoidBackward0_apply, SigmoidBackward0_release_saved };
 
+/* Forward mode of SigmoidBackward0 */
+typedef struct tg__fw_SigmoidBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SigmoidBackward0;
+
+/* result: (self_t * (result * (1 - result))) (term 0) */
+static tg_tensor *SigmoidBackward0_jvp0_0(tg__fw_SigmoidBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_neg(n->result))) goto done;
+    if (!(t1 = tg_add_scalar_fn(t0, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(n->result, t1))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->self_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
 /* ReluBackward0: relu(Tensor self) -> Tensor */
 typedef struct tg__node_ReluBackward0 {
     tg_node base;
@@ -1893,6 +2659,27 @@ static void ReluBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ReluBackward0_vtable = { "ReluBackward0", ReluBackward0_apply, ReluBackward0_release_saved };
 
+/* Forward mode of ReluBackward0 */
+typedef struct tg__fw_ReluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_ReluBackward0;
+
+/* result: (threshold_backward(self_t, result, 0)) (term 0) */
+static tg_tensor *ReluBackward0_jvp0_0(tg__fw_ReluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_threshold_backward(n->self_t, n->result, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SumBackward0: sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_SumBackward0 {
     tg_node base;
@@ -1926,6 +2713,30 @@ static int SumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 }
 
 static const tg_node_vtable SumBackward0_vtable = { "SumBackward0", SumBackward0_apply, NULL };
+
+/* Forward mode of SumBackward0 */
+typedef struct tg__fw_SumBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    bool keepdim;
+    tg_dtype dtype;
+    tg_tensor *result;
+} tg__fw_SumBackward0;
+
+/* result: sum(self_t, dim, keepdim, dtype) (term 0) */
+static tg_tensor *SumBackward0_jvp0_0(tg__fw_SumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_sum_fn(n->self_t, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = n->dtype }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* MeanBackward0: mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_MeanBackward0 {
@@ -1970,6 +2781,30 @@ static int MeanBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 }
 
 static const tg_node_vtable MeanBackward0_vtable = { "MeanBackward0", MeanBackward0_apply, NULL };
+
+/* Forward mode of MeanBackward0 */
+typedef struct tg__fw_MeanBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    bool keepdim;
+    tg_dtype dtype;
+    tg_tensor *result;
+} tg__fw_MeanBackward0;
+
+/* result: mean(self_t, dim, keepdim, dtype) (term 0) */
+static tg_tensor *MeanBackward0_jvp0_0(tg__fw_MeanBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mean_fn(n->self_t, (tg_mean_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = n->dtype }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ProdBackward0: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_ProdBackward0 {
@@ -2410,6 +3245,43 @@ static void MmBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MmBackward0_vtable = { "MmBackward0", MmBackward0_apply, MmBackward0_release_saved };
 
+/* Forward mode of MmBackward0 */
+typedef struct tg__fw_MmBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mat2;
+    tg_tensor *mat2_t;
+    tg_tensor *result;
+} tg__fw_MmBackward0;
+
+/* result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t) (term 0) */
+static tg_tensor *MmBackward0_jvp0_0(tg__fw_MmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mm(n->self_t, n->mat2))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t) (term 1) */
+static tg_tensor *MmBackward0_jvp0_1(tg__fw_MmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mm(n->self, n->mat2_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* LinearBackward0: linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 typedef struct tg__node_LinearBackward0 {
     tg_node base;
@@ -2552,6 +3424,43 @@ static void BmmBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable BmmBackward0_vtable = { "BmmBackward0", BmmBackward0_apply, BmmBackward0_release_saved };
+
+/* Forward mode of BmmBackward0 */
+typedef struct tg__fw_BmmBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mat2;
+    tg_tensor *mat2_t;
+    tg_tensor *result;
+} tg__fw_BmmBackward0;
+
+/* result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t) (term 0) */
+static tg_tensor *BmmBackward0_jvp0_0(tg__fw_BmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_bmm(n->self_t, n->mat2))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t) (term 1) */
+static tg_tensor *BmmBackward0_jvp0_1(tg__fw_BmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_bmm(n->self, n->mat2_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* AddmmBackward0: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 typedef struct tg__node_AddmmBackward0 {
@@ -2741,6 +3650,28 @@ static int ViewBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 
 static const tg_node_vtable ViewBackward0_vtable = { "ViewBackward0", ViewBackward0_apply, NULL };
 
+/* Forward mode of ViewBackward0 */
+typedef struct tg__fw_ViewBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list size;
+    tg_tensor *result;
+} tg__fw_ViewBackward0;
+
+/* result: view(self_t, size) (term 0) */
+static tg_tensor *ViewBackward0_jvp0_0(tg__fw_ViewBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_view(n->self_t, n->size))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* TransposeBackward0: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 typedef struct tg__node_TransposeBackward0 {
     tg_node base;
@@ -2774,6 +3705,29 @@ static int TransposeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_t
 
 static const tg_node_vtable TransposeBackward0_vtable = { "TransposeBackward0", TransposeBackward0_apply, NULL };
 
+/* Forward mode of TransposeBackward0 */
+typedef struct tg__fw_TransposeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim0;
+    int64_t dim1;
+    tg_tensor *result;
+} tg__fw_TransposeBackward0;
+
+/* result: transpose(self_t, dim0, dim1) (term 0) */
+static tg_tensor *TransposeBackward0_jvp0_0(tg__fw_TransposeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_transpose(n->self_t, n->dim0, n->dim1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* PermuteBackward0: permute(Tensor(a) self, int[] dims) -> Tensor(a) */
 typedef struct tg__node_PermuteBackward0 {
     tg_node base;
@@ -2805,6 +3759,28 @@ static int PermuteBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 }
 
 static const tg_node_vtable PermuteBackward0_vtable = { "PermuteBackward0", PermuteBackward0_apply, NULL };
+
+/* Forward mode of PermuteBackward0 */
+typedef struct tg__fw_PermuteBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dims;
+    tg_tensor *result;
+} tg__fw_PermuteBackward0;
+
+/* result: permute(self_t, dims) (term 0) */
+static tg_tensor *PermuteBackward0_jvp0_0(tg__fw_PermuteBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_permute(n->self_t, n->dims))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SqueezeBackward0: squeeze(Tensor(a) self) -> Tensor(a) */
 typedef struct tg__node_SqueezeBackward0 {
@@ -2838,6 +3814,27 @@ static int SqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 
 static const tg_node_vtable SqueezeBackward0_vtable = { "SqueezeBackward0", SqueezeBackward0_apply, NULL };
 
+/* Forward mode of SqueezeBackward0 */
+typedef struct tg__fw_SqueezeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SqueezeBackward0;
+
+/* result: squeeze(self_t) (term 0) */
+static tg_tensor *SqueezeBackward0_jvp0_0(tg__fw_SqueezeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_squeeze(n->self_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SqueezeBackward1: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
 typedef struct tg__node_SqueezeBackward1 {
     tg_node base;
@@ -2869,6 +3866,28 @@ static int SqueezeBackward1_apply(tg_node *node, tg_tensor *const *grads, tg_ten
 }
 
 static const tg_node_vtable SqueezeBackward1_vtable = { "SqueezeBackward1", SqueezeBackward1_apply, NULL };
+
+/* Forward mode of SqueezeBackward1 */
+typedef struct tg__fw_SqueezeBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *result;
+} tg__fw_SqueezeBackward1;
+
+/* result: squeeze(self_t, dim) (term 0) */
+static tg_tensor *SqueezeBackward1_jvp0_0(tg__fw_SqueezeBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_squeeze_dim(n->self_t, n->dim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* UnsqueezeBackward0: unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 typedef struct tg__node_UnsqueezeBackward0 {
@@ -2902,6 +3921,28 @@ static int UnsqueezeBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_t
 
 static const tg_node_vtable UnsqueezeBackward0_vtable = { "UnsqueezeBackward0", UnsqueezeBackward0_apply, NULL };
 
+/* Forward mode of UnsqueezeBackward0 */
+typedef struct tg__fw_UnsqueezeBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *result;
+} tg__fw_UnsqueezeBackward0;
+
+/* result: unsqueeze(self_t, dim) (term 0) */
+static tg_tensor *UnsqueezeBackward0_jvp0_0(tg__fw_UnsqueezeBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_unsqueeze(n->self_t, n->dim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* ExpandBackward0: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
 typedef struct tg__node_ExpandBackward0 {
     tg_node base;
@@ -2933,6 +3974,29 @@ static int ExpandBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 }
 
 static const tg_node_vtable ExpandBackward0_vtable = { "ExpandBackward0", ExpandBackward0_apply, NULL };
+
+/* Forward mode of ExpandBackward0 */
+typedef struct tg__fw_ExpandBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list size;
+    bool implicit;
+    tg_tensor *result;
+} tg__fw_ExpandBackward0;
+
+/* result: expand(self_t, size, implicit) (term 0) */
+static tg_tensor *ExpandBackward0_jvp0_0(tg__fw_ExpandBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_expand_fn(n->self_t, n->size, (tg_expand_opts){ .implicit = n->implicit }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SliceBackward0: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
 typedef struct tg__node_SliceBackward0 {
@@ -2970,6 +4034,31 @@ static int SliceBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 
 static const tg_node_vtable SliceBackward0_vtable = { "SliceBackward0", SliceBackward0_apply, NULL };
 
+/* Forward mode of SliceBackward0 */
+typedef struct tg__fw_SliceBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_opt_int start;
+    tg_opt_int end;
+    int64_t step;
+    tg_tensor *result;
+} tg__fw_SliceBackward0;
+
+/* result: slice(self_t, dim, start, end, step) (term 0) */
+static tg_tensor *SliceBackward0_jvp0_0(tg__fw_SliceBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = n->start, .end = n->end, .step = n->step }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SelectBackward0: select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
 typedef struct tg__node_SelectBackward0 {
     tg_node base;
@@ -3003,6 +4092,29 @@ static int SelectBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 }
 
 static const tg_node_vtable SelectBackward0_vtable = { "SelectBackward0", SelectBackward0_apply, NULL };
+
+/* Forward mode of SelectBackward0 */
+typedef struct tg__fw_SelectBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    int64_t index;
+    tg_tensor *result;
+} tg__fw_SelectBackward0;
+
+/* result: select(self_t, dim, index) (term 0) */
+static tg_tensor *SelectBackward0_jvp0_0(tg__fw_SelectBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_select(n->self_t, n->dim, n->index))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SliceBackwardBackward0: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
 typedef struct tg__node_SliceBackwardBackward0 {
@@ -3039,6 +4151,32 @@ static int SliceBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads, 
 
 static const tg_node_vtable SliceBackwardBackward0_vtable = { "SliceBackwardBackward0", SliceBackwardBackward0_apply, NULL };
 
+/* Forward mode of SliceBackwardBackward0 */
+typedef struct tg__fw_SliceBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_int_list input_sizes;
+    int64_t dim;
+    tg_opt_int start;
+    tg_opt_int end;
+    int64_t step;
+    tg_tensor *result;
+} tg__fw_SliceBackwardBackward0;
+
+/* result: slice_backward(grad_output_t, input_sizes, dim, start, end, step) (term 0) */
+static tg_tensor *SliceBackwardBackward0_jvp0_0(tg__fw_SliceBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_slice_backward(n->grad_output_t, n->input_sizes, n->dim, n->start, n->end, n->step))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SelectBackwardBackward0: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
 typedef struct tg__node_SelectBackwardBackward0 {
     tg_node base;
@@ -3071,6 +4209,30 @@ static int SelectBackwardBackward0_apply(tg_node *node, tg_tensor *const *grads,
 }
 
 static const tg_node_vtable SelectBackwardBackward0_vtable = { "SelectBackwardBackward0", SelectBackwardBackward0_apply, NULL };
+
+/* Forward mode of SelectBackwardBackward0 */
+typedef struct tg__fw_SelectBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_int_list input_sizes;
+    int64_t dim;
+    int64_t index;
+    tg_tensor *result;
+} tg__fw_SelectBackwardBackward0;
+
+/* result: select_backward(grad_output_t, input_sizes, dim, index) (term 0) */
+static tg_tensor *SelectBackwardBackward0_jvp0_0(tg__fw_SelectBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_select_backward(n->grad_output_t, n->input_sizes, n->dim, n->index))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* CatBackward0: cat(Tensor[] tensors, int dim=0) -> Tensor */
 typedef struct tg__node_CatBackward0 {
@@ -3137,6 +4299,29 @@ static int SplitBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 
 static const tg_node_vtable SplitBackward0_vtable = { "SplitBackward0", SplitBackward0_apply, NULL };
 
+/* Forward mode of SplitBackward0 */
+typedef struct tg__fw_SplitBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t split_size;
+    int64_t dim;
+    tg_tensor_list result;
+} tg__fw_SplitBackward0;
+
+/* result: split(self_t, split_size, dim) (term 0) */
+static tg_tensor_list SplitBackward0_jvp0_0(tg__fw_SplitBackward0 *n)
+{
+    tg_tensor_list tg_r = { NULL, 0 };
+    tg_tensor_list t0 = { NULL, 0 };
+    (void)n;
+    if (!(t0 = tg_split_fn(n->self_t, n->split_size, (tg_split_opts){ .dim = n->dim })).data) goto done;
+    tg_r = t0;
+    t0 = (tg_tensor_list){ NULL, 0 };
+done:
+    tg_tensor_list_release(t0);
+    return tg_r;
+}
+
 /* SplitWithSizesBackward0: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
 typedef struct tg__node_SplitWithSizesBackward0 {
     tg_node base;
@@ -3168,6 +4353,29 @@ static int SplitWithSizesBackward0_apply(tg_node *node, tg_tensor *const *grads,
 }
 
 static const tg_node_vtable SplitWithSizesBackward0_vtable = { "SplitWithSizesBackward0", SplitWithSizesBackward0_apply, NULL };
+
+/* Forward mode of SplitWithSizesBackward0 */
+typedef struct tg__fw_SplitWithSizesBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list split_sizes;
+    int64_t dim;
+    tg_tensor_list result;
+} tg__fw_SplitWithSizesBackward0;
+
+/* result: split_with_sizes(self_t, split_sizes, dim) (term 0) */
+static tg_tensor_list SplitWithSizesBackward0_jvp0_0(tg__fw_SplitWithSizesBackward0 *n)
+{
+    tg_tensor_list tg_r = { NULL, 0 };
+    tg_tensor_list t0 = { NULL, 0 };
+    (void)n;
+    if (!(t0 = tg_split_with_sizes_fn(n->self_t, n->split_sizes, (tg_split_with_sizes_opts){ .dim = n->dim })).data) goto done;
+    tg_r = t0;
+    t0 = (tg_tensor_list){ NULL, 0 };
+done:
+    tg_tensor_list_release(t0);
+    return tg_r;
+}
 
 /* UnbindBackward0: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
 typedef struct tg__node_UnbindBackward0 {
@@ -3201,6 +4409,28 @@ static int UnbindBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 
 static const tg_node_vtable UnbindBackward0_vtable = { "UnbindBackward0", UnbindBackward0_apply, NULL };
 
+/* Forward mode of UnbindBackward0 */
+typedef struct tg__fw_UnbindBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor_list result;
+} tg__fw_UnbindBackward0;
+
+/* result: unbind(self_t, dim) (term 0) */
+static tg_tensor_list UnbindBackward0_jvp0_0(tg__fw_UnbindBackward0 *n)
+{
+    tg_tensor_list tg_r = { NULL, 0 };
+    tg_tensor_list t0 = { NULL, 0 };
+    (void)n;
+    if (!(t0 = tg_unbind_fn(n->self_t, (tg_unbind_opts){ .dim = n->dim })).data) goto done;
+    tg_r = t0;
+    t0 = (tg_tensor_list){ NULL, 0 };
+done:
+    tg_tensor_list_release(t0);
+    return tg_r;
+}
+
 /* CloneBackward0: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_CloneBackward0 {
     tg_node base;
@@ -3226,6 +4456,28 @@ static int CloneBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tenso
 }
 
 static const tg_node_vtable CloneBackward0_vtable = { "CloneBackward0", CloneBackward0_apply, NULL };
+
+/* Forward mode of CloneBackward0 */
+typedef struct tg__fw_CloneBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_memory_format memory_format;
+    tg_tensor *result;
+} tg__fw_CloneBackward0;
+
+/* result: clone(self_t, memory_format) (term 0) */
+static tg_tensor *CloneBackward0_jvp0_0(tg__fw_CloneBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_clone_fn(n->self_t, (tg_clone_opts){ .memory_format = n->memory_format }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ToCopyBackward0: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 typedef struct tg__node_ToCopyBackward0 {
@@ -3260,6 +4512,33 @@ static int ToCopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 }
 
 static const tg_node_vtable ToCopyBackward0_vtable = { "ToCopyBackward0", ToCopyBackward0_apply, NULL };
+
+/* Forward mode of ToCopyBackward0 */
+typedef struct tg__fw_ToCopyBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_dtype dtype;
+    tg_layout layout;
+    tg_device device;
+    tg_opt_bool pin_memory;
+    bool non_blocking;
+    tg_memory_format memory_format;
+    tg_tensor *result;
+} tg__fw_ToCopyBackward0;
+
+/* result: _to_copy(self_t, dtype, layout, device, pin_memory, non_blocking, memory_format) (term 0) */
+static tg_tensor *ToCopyBackward0_jvp0_0(tg__fw_ToCopyBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg__to_copy_fn(n->self_t, (tg__to_copy_opts){ .dtype = n->dtype, .layout = n->layout, .device = n->device, .pin_memory = n->pin_memory, .non_blocking = n->non_blocking, .memory_format = n->memory_format }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* CopyBackward0: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 typedef struct tg__node_CopyBackward0 {
@@ -3302,6 +4581,30 @@ static int CopyBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 }
 
 static const tg_node_vtable CopyBackward0_vtable = { "CopyBackward0", CopyBackward0_apply, NULL };
+
+/* Forward mode of CopyBackward0 */
+typedef struct tg__fw_CopyBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *src;
+    tg_tensor *src_t;
+    bool non_blocking;
+    tg_tensor *result;
+} tg__fw_CopyBackward0;
+
+/* result: self_t.copy_(src_t) (term 0) */
+static tg_tensor *CopyBackward0_jvp0_0(tg__fw_CopyBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_copy__fn(n->self_t, n->src_t, (tg_copy__opts){ .non_blocking = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SoftmaxBackward0: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 typedef struct tg__node_SoftmaxBackward0 {
@@ -3640,6 +4943,44 @@ static void ThresholdBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ThresholdBackwardBackward0_vtable = { "ThresholdBackwardBackward0", ThresholdBackwardBackward0_apply, ThresholdBackwardBackward0_release_saved };
 
+/* Forward mode of ThresholdBackwardBackward0 */
+typedef struct tg__fw_ThresholdBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double threshold;
+    tg_tensor *result;
+} tg__fw_ThresholdBackwardBackward0;
+
+/* result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold) (term 0) */
+static tg_tensor *ThresholdBackwardBackward0_jvp0_0(tg__fw_ThresholdBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->self_t, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold) (term 1) */
+static tg_tensor *ThresholdBackwardBackward0_jvp0_1(tg__fw_ThresholdBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_threshold_backward(n->grad_output_t, n->self, n->threshold))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* NllLossForwardBackward0: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
 typedef struct tg__node_NllLossForwardBackward0 {
     tg_node base;
@@ -3815,6 +5156,48 @@ static void NativeDropoutBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable NativeDropoutBackward0_vtable = { "NativeDropoutBackward0", NativeDropoutBackward0_apply, NativeDropoutBackward0_release_saved };
+
+/* Forward mode of NativeDropoutBackward0 */
+typedef struct tg__fw_NativeDropoutBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    double p;
+    tg_opt_bool train;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_NativeDropoutBackward0;
+
+/* result0: (!train.has_value() || train.value()) ? (p == 1 ? 0.0 : 1.0 / (1.0 - p)) * input_t * result1 : input_t (term 0) */
+static tg_tensor *NativeDropoutBackward0_jvp0_0(tg__fw_NativeDropoutBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    double t1 = 0;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if ((!n->train.has_value) || n->train.value) {
+        if (n->p == INT64_C(1)) {
+            t1 = 0.0;
+        } else {
+            t1 = (1.0 / (1.0 - n->p));
+        }
+        if (!(t2 = tg_mul_scalar(n->input_t, t1))) goto done;
+        if (!(t3 = tg_mul(t2, n->result1))) goto done;
+        TG__GEN_DROP(t2);
+        t0 = t3;
+        t3 = NULL;
+    } else {
+        t0 = tg_retain(n->input_t);
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
 
 /* ConvolutionBackward0: convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
 typedef struct tg__node_ConvolutionBackward0 {
@@ -5013,6 +6396,30 @@ static int UpsampleNearest2dBackward0_apply(tg_node *node, tg_tensor *const *gra
 
 static const tg_node_vtable UpsampleNearest2dBackward0_vtable = { "UpsampleNearest2dBackward0", UpsampleNearest2dBackward0_apply, NULL };
 
+/* Forward mode of UpsampleNearest2dBackward0 */
+typedef struct tg__fw_UpsampleNearest2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list output_size;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    tg_tensor *result;
+} tg__fw_UpsampleNearest2dBackward0;
+
+/* result: upsample_nearest2d(self_t, output_size, scales_h, scales_w) (term 0) */
+static tg_tensor *UpsampleNearest2dBackward0_jvp0_0(tg__fw_UpsampleNearest2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_nearest2d_fn(n->self_t, n->output_size, (tg_upsample_nearest2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* UpsampleNearest2dBackwardBackward0: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 typedef struct tg__node_UpsampleNearest2dBackwardBackward0 {
     tg_node base;
@@ -5046,6 +6453,31 @@ static int UpsampleNearest2dBackwardBackward0_apply(tg_node *node, tg_tensor *co
 }
 
 static const tg_node_vtable UpsampleNearest2dBackwardBackward0_vtable = { "UpsampleNearest2dBackwardBackward0", UpsampleNearest2dBackwardBackward0_apply, NULL };
+
+/* Forward mode of UpsampleNearest2dBackwardBackward0 */
+typedef struct tg__fw_UpsampleNearest2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    tg_tensor *result;
+} tg__fw_UpsampleNearest2dBackwardBackward0;
+
+/* result: upsample_nearest2d_backward(grad_output_t, output_size, input_size, scales_h, scales_w) (term 0) */
+static tg_tensor *UpsampleNearest2dBackwardBackward0_jvp0_0(tg__fw_UpsampleNearest2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_nearest2d_backward_fn(n->grad_output_t, n->output_size, n->input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* UpsampleBilinear2dBackward0: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 typedef struct tg__node_UpsampleBilinear2dBackward0 {
@@ -5083,6 +6515,31 @@ static int UpsampleBilinear2dBackward0_apply(tg_node *node, tg_tensor *const *gr
 
 static const tg_node_vtable UpsampleBilinear2dBackward0_vtable = { "UpsampleBilinear2dBackward0", UpsampleBilinear2dBackward0_apply, NULL };
 
+/* Forward mode of UpsampleBilinear2dBackward0 */
+typedef struct tg__fw_UpsampleBilinear2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list output_size;
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    tg_tensor *result;
+} tg__fw_UpsampleBilinear2dBackward0;
+
+/* result: upsample_bilinear2d(self_t, output_size, align_corners, scales_h, scales_w) (term 0) */
+static tg_tensor *UpsampleBilinear2dBackward0_jvp0_0(tg__fw_UpsampleBilinear2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_bilinear2d_fn(n->self_t, n->output_size, n->align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* UpsampleBilinear2dBackwardBackward0: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 typedef struct tg__node_UpsampleBilinear2dBackwardBackward0 {
     tg_node base;
@@ -5117,6 +6574,32 @@ static int UpsampleBilinear2dBackwardBackward0_apply(tg_node *node, tg_tensor *c
 }
 
 static const tg_node_vtable UpsampleBilinear2dBackwardBackward0_vtable = { "UpsampleBilinear2dBackwardBackward0", UpsampleBilinear2dBackwardBackward0_apply, NULL };
+
+/* Forward mode of UpsampleBilinear2dBackwardBackward0 */
+typedef struct tg__fw_UpsampleBilinear2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_int_list output_size;
+    tg_int_list input_size;
+    bool align_corners;
+    tg_opt_float scales_h;
+    tg_opt_float scales_w;
+    tg_tensor *result;
+} tg__fw_UpsampleBilinear2dBackwardBackward0;
+
+/* result: upsample_bilinear2d_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w) (term 0) */
+static tg_tensor *UpsampleBilinear2dBackwardBackward0_jvp0_0(tg__fw_UpsampleBilinear2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_upsample_bilinear2d_backward_fn(n->grad_output_t, n->output_size, n->input_size, n->align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* LeakyReluBackward0: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
 typedef struct tg__node_LeakyReluBackward0 {
@@ -5160,6 +6643,28 @@ static void LeakyReluBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LeakyReluBackward0_vtable = { "LeakyReluBackward0", LeakyReluBackward0_apply, LeakyReluBackward0_release_saved };
 
+/* Forward mode of LeakyReluBackward0 */
+typedef struct tg__fw_LeakyReluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double negative_slope;
+    tg_tensor *result;
+} tg__fw_LeakyReluBackward0;
+
+/* result: (leaky_relu_backward(self_t, self, negative_slope, false)) (term 0) */
+static tg_tensor *LeakyReluBackward0_jvp0_0(tg__fw_LeakyReluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_leaky_relu_backward(n->self_t, n->self, n->negative_slope, false))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* LeakyReluBackward1: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
 typedef struct tg__node_LeakyReluBackward1 {
     tg_node base;
@@ -5201,6 +6706,32 @@ static void LeakyReluBackward1_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable LeakyReluBackward1_vtable = { "LeakyReluBackward1", LeakyReluBackward1_apply, LeakyReluBackward1_release_saved };
+
+/* Forward mode of LeakyReluBackward1 */
+typedef struct tg__fw_LeakyReluBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double negative_slope;
+    tg_tensor *result;
+} tg__fw_LeakyReluBackward1;
+
+/* result: self_t.copy_(leaky_relu_backward(original_self_t, result, negative_slope, true)) (term 0) */
+static tg_tensor *LeakyReluBackward1_jvp0_0(tg__fw_LeakyReluBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_leaky_relu_backward(n->self_t, n->result, n->negative_slope, true))) goto done;
+    if (!(t1 = tg_copy__fn(n->self_t, t0, (tg_copy__opts){ .non_blocking = false }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* LeakyReluBackwardBackward0: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
 typedef struct tg__node_LeakyReluBackwardBackward0 {
@@ -5260,6 +6791,31 @@ static void LeakyReluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LeakyReluBackwardBackward0_vtable = { "LeakyReluBackwardBackward0", LeakyReluBackwardBackward0_apply, LeakyReluBackwardBackward0_release_saved };
 
+/* Forward mode of LeakyReluBackwardBackward0 */
+typedef struct tg__fw_LeakyReluBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double negative_slope;
+    bool self_is_result;
+    tg_tensor *result;
+} tg__fw_LeakyReluBackwardBackward0;
+
+/* result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result) (term 0) */
+static tg_tensor *LeakyReluBackwardBackward0_jvp0_0(tg__fw_LeakyReluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_leaky_relu_backward(n->grad_output_t, n->self, n->negative_slope, n->self_is_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* HardtanhBackward0: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
 typedef struct tg__node_HardtanhBackward0 {
     tg_node base;
@@ -5302,6 +6858,29 @@ static void HardtanhBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable HardtanhBackward0_vtable = { "HardtanhBackward0", HardtanhBackward0_apply, HardtanhBackward0_release_saved };
+
+/* Forward mode of HardtanhBackward0 */
+typedef struct tg__fw_HardtanhBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double min_val;
+    double max_val;
+    tg_tensor *result;
+} tg__fw_HardtanhBackward0;
+
+/* result: (hardtanh_backward(self_t, self, min_val, max_val)) (term 0) */
+static tg_tensor *HardtanhBackward0_jvp0_0(tg__fw_HardtanhBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_hardtanh_backward(n->self_t, n->self, n->min_val, n->max_val))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* HardtanhBackwardBackward0: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 typedef struct tg__node_HardtanhBackwardBackward0 {
@@ -5362,6 +6941,43 @@ static void HardtanhBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable HardtanhBackwardBackward0_vtable = { "HardtanhBackwardBackward0", HardtanhBackwardBackward0_apply, HardtanhBackwardBackward0_release_saved };
 
+/* Forward mode of HardtanhBackwardBackward0 */
+typedef struct tg__fw_HardtanhBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double min_val;
+    double max_val;
+    tg_tensor *result;
+} tg__fw_HardtanhBackwardBackward0;
+
+/* result: where((self_p > min_val) * (self_p < max_val), grad_output_t, 0) (term 0) */
+static tg_tensor *HardtanhBackwardBackward0_jvp0_0(tg__fw_HardtanhBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_gt_scalar(n->self, n->min_val))) goto done;
+    if (!(t1 = tg_lt_scalar(n->self, n->max_val))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_where_scalar_other(t2, n->grad_output_t, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
 /* HardswishBackward0: hardswish(Tensor self) -> Tensor */
 typedef struct tg__node_HardswishBackward0 {
     tg_node base;
@@ -5402,6 +7018,27 @@ static void HardswishBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable HardswishBackward0_vtable = { "HardswishBackward0", HardswishBackward0_apply, HardswishBackward0_release_saved };
+
+/* Forward mode of HardswishBackward0 */
+typedef struct tg__fw_HardswishBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_HardswishBackward0;
+
+/* result: (hardswish_backward(self_t, self)) (term 0) */
+static tg_tensor *HardswishBackward0_jvp0_0(tg__fw_HardswishBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_hardswish_backward(n->self_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* HardswishBackwardBackward0: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
 typedef struct tg__node_HardswishBackwardBackward0 {
@@ -5484,6 +7121,59 @@ static void HardswishBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable HardswishBackwardBackward0_vtable = { "HardswishBackwardBackward0", HardswishBackwardBackward0_apply, HardswishBackwardBackward0_release_saved };
 
+/* Forward mode of HardswishBackwardBackward0 */
+typedef struct tg__fw_HardswishBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_HardswishBackwardBackward0;
+
+/* result: hardswish_backward(grad_output_t, self_p) + where(self_p.abs() < 3.0, self_t * grad_output_p / 3.0, 0) (term 0) */
+static tg_tensor *HardswishBackwardBackward0_jvp0_0(tg__fw_HardswishBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_hardswish_backward(n->grad_output_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: hardswish_backward(grad_output_t, self_p) + where(self_p.abs() < 3.0, self_t * grad_output_p / 3.0, 0) (term 1) */
+static tg_tensor *HardswishBackwardBackward0_jvp0_1(tg__fw_HardswishBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(t0 = tg_abs(n->self))) goto done;
+    if (!(t1 = tg_lt_scalar(t0, 3.0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(n->self_t, n->grad_output))) goto done;
+    if (!(t3 = tg_div_scalar(t2, 3.0))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_where_scalar_other(t1, t3, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* HardsigmoidBackward0: hardsigmoid(Tensor self) -> Tensor */
 typedef struct tg__node_HardsigmoidBackward0 {
     tg_node base;
@@ -5524,6 +7214,27 @@ static void HardsigmoidBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable HardsigmoidBackward0_vtable = { "HardsigmoidBackward0", HardsigmoidBackward0_apply, HardsigmoidBackward0_release_saved };
+
+/* Forward mode of HardsigmoidBackward0 */
+typedef struct tg__fw_HardsigmoidBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_HardsigmoidBackward0;
+
+/* result: (hardsigmoid_backward(self_t, self)) (term 0) */
+static tg_tensor *HardsigmoidBackward0_jvp0_0(tg__fw_HardsigmoidBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_hardsigmoid_backward(n->self_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* EluBackward0: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
 typedef struct tg__node_EluBackward0 {
@@ -5569,6 +7280,30 @@ static void EluBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EluBackward0_vtable = { "EluBackward0", EluBackward0_apply, EluBackward0_release_saved };
 
+/* Forward mode of EluBackward0 */
+typedef struct tg__fw_EluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double alpha;
+    double scale;
+    double input_scale;
+    tg_tensor *result;
+} tg__fw_EluBackward0;
+
+/* result: (elu_backward(self_t, alpha, scale, input_scale, /\* is_result *\/ false, self)) (term 0) */
+static tg_tensor *EluBackward0_jvp0_0(tg__fw_EluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_elu_backward(n->self_t, n->alpha, n->scale, n->input_scale, false, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* EluBackward1: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
 typedef struct tg__node_EluBackward1 {
     tg_node base;
@@ -5612,6 +7347,34 @@ static void EluBackward1_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable EluBackward1_vtable = { "EluBackward1", EluBackward1_apply, EluBackward1_release_saved };
+
+/* Forward mode of EluBackward1 */
+typedef struct tg__fw_EluBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double alpha;
+    double scale;
+    double input_scale;
+    tg_tensor *result;
+} tg__fw_EluBackward1;
+
+/* result: self_t.copy_(elu_backward(original_self_t, alpha, scale, input_scale, /\* is_result *\/ true, result)) (term 0) */
+static tg_tensor *EluBackward1_jvp0_0(tg__fw_EluBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_elu_backward(n->self_t, n->alpha, n->scale, n->input_scale, true, n->result))) goto done;
+    if (!(t1 = tg_copy__fn(n->self_t, t0, (tg_copy__opts){ .non_blocking = false }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* EluBackwardBackward0: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
 typedef struct tg__node_EluBackwardBackward0 {
@@ -5681,6 +7444,47 @@ static void EluBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable EluBackwardBackward0_vtable = { "EluBackwardBackward0", EluBackwardBackward0_apply, EluBackwardBackward0_release_saved };
+
+/* Forward mode of EluBackwardBackward0 */
+typedef struct tg__fw_EluBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    double alpha;
+    double scale;
+    double input_scale;
+    bool is_result;
+    tg_tensor *self_or_result;
+    tg_tensor *self_or_result_t;
+    tg_tensor *result;
+} tg__fw_EluBackwardBackward0;
+
+/* result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p) (term 0) */
+static tg_tensor *EluBackwardBackward0_jvp0_0(tg__fw_EluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_elu_backward(n->grad_output_t, n->alpha, n->scale, n->input_scale, n->is_result, n->self_or_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p) (term 1) */
+static tg_tensor *EluBackwardBackward0_jvp0_1(tg__fw_EluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_elu_double_backward(n->self_or_result_t, n->grad_output, n->alpha, n->scale, n->input_scale, n->is_result, n->self_or_result))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* NativeLayerNormBackward0: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeLayerNormBackward0 {
@@ -5903,6 +7707,32 @@ static void EmbeddingBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EmbeddingBackward0_vtable = { "EmbeddingBackward0", EmbeddingBackward0_apply, EmbeddingBackward0_release_saved };
 
+/* Forward mode of EmbeddingBackward0 */
+typedef struct tg__fw_EmbeddingBackward0 {
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *indices;
+    tg_tensor *indices_t;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    bool sparse;
+    tg_tensor *result;
+} tg__fw_EmbeddingBackward0;
+
+/* result: embedding(weight_t, indices_t, padding_idx, scale_grad_by_freq, sparse) (term 0) */
+static tg_tensor *EmbeddingBackward0_jvp0_0(tg__fw_EmbeddingBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_embedding_fn(n->weight_t, n->indices_t, (tg_embedding_opts){ .padding_idx = n->padding_idx, .scale_grad_by_freq = n->scale_grad_by_freq, .sparse = n->sparse }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* EmbeddingDenseBackwardBackward0: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
 typedef struct tg__node_EmbeddingDenseBackwardBackward0 {
     tg_node base;
@@ -5945,6 +7775,32 @@ static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable EmbeddingDenseBackwardBackward0_vtable = { "EmbeddingDenseBackwardBackward0", EmbeddingDenseBackwardBackward0_apply, EmbeddingDenseBackwardBackward0_release_saved };
 
+/* Forward mode of EmbeddingDenseBackwardBackward0 */
+typedef struct tg__fw_EmbeddingDenseBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *indices;
+    tg_tensor *indices_t;
+    int64_t num_weights;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    tg_tensor *result;
+} tg__fw_EmbeddingDenseBackwardBackward0;
+
+/* result: embedding_dense_backward(grad_output_t, indices_t, num_weights, padding_idx, scale_grad_by_freq) (term 0) */
+static tg_tensor *EmbeddingDenseBackwardBackward0_jvp0_0(tg__fw_EmbeddingDenseBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_embedding_dense_backward(n->grad_output_t, n->indices_t, n->num_weights, n->padding_idx, n->scale_grad_by_freq))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* GeluBackward0: gelu(Tensor self, *, str approximate='none') -> Tensor */
 typedef struct tg__node_GeluBackward0 {
     tg_node base;
@@ -5986,6 +7842,28 @@ static void GeluBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable GeluBackward0_vtable = { "GeluBackward0", GeluBackward0_apply, GeluBackward0_release_saved };
+
+/* Forward mode of GeluBackward0 */
+typedef struct tg__fw_GeluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    const char *approximate;
+    tg_tensor *result;
+} tg__fw_GeluBackward0;
+
+/* result: (gelu_backward(self_t, self, approximate)) (term 0) */
+static tg_tensor *GeluBackward0_jvp0_0(tg__fw_GeluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gelu_backward_fn(n->self_t, n->self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* GeluBackwardBackward0: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
 typedef struct tg__node_GeluBackwardBackward0 {
@@ -6053,6 +7931,44 @@ static void GeluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable GeluBackwardBackward0_vtable = { "GeluBackwardBackward0", GeluBackwardBackward0_apply, GeluBackwardBackward0_release_saved };
 
+/* Forward mode of GeluBackwardBackward0 */
+typedef struct tg__fw_GeluBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    const char *approximate;
+    tg_tensor *result;
+} tg__fw_GeluBackwardBackward0;
+
+/* result: gelu_backward(grad_output_t, self_p, approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate) (term 0) */
+static tg_tensor *GeluBackwardBackward0_jvp0_0(tg__fw_GeluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gelu_backward_fn(n->grad_output_t, n->self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: gelu_backward(grad_output_t, self_p, approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate) (term 1) */
+static tg_tensor *GeluBackwardBackward0_jvp0_1(tg__fw_GeluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gelu_double_backward(n->self_t, n->grad_output, n->self, n->approximate))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SiluBackward0: silu(Tensor self) -> Tensor */
 typedef struct tg__node_SiluBackward0 {
     tg_node base;
@@ -6093,6 +8009,27 @@ static void SiluBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable SiluBackward0_vtable = { "SiluBackward0", SiluBackward0_apply, SiluBackward0_release_saved };
+
+/* Forward mode of SiluBackward0 */
+typedef struct tg__fw_SiluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SiluBackward0;
+
+/* result: (silu_backward(self_t, self)) (term 0) */
+static tg_tensor *SiluBackward0_jvp0_0(tg__fw_SiluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_silu_backward(n->self_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SiluBackwardBackward0: silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 typedef struct tg__node_SiluBackwardBackward0 {
@@ -6251,6 +8188,27 @@ static void MishBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MishBackward0_vtable = { "MishBackward0", MishBackward0_apply, MishBackward0_release_saved };
+
+/* Forward mode of MishBackward0 */
+typedef struct tg__fw_MishBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_MishBackward0;
+
+/* result: (mish_backward(self_t, self)) (term 0) */
+static tg_tensor *MishBackward0_jvp0_0(tg__fw_MishBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mish_backward(n->self_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* MishBackwardBackward0: mish_backward(Tensor grad_output, Tensor self) -> Tensor */
 typedef struct tg__node_MishBackwardBackward0 {
@@ -6443,6 +8401,29 @@ static void SoftplusBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable SoftplusBackward0_vtable = { "SoftplusBackward0", SoftplusBackward0_apply, SoftplusBackward0_release_saved };
+
+/* Forward mode of SoftplusBackward0 */
+typedef struct tg__fw_SoftplusBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double beta;
+    double threshold;
+    tg_tensor *result;
+} tg__fw_SoftplusBackward0;
+
+/* result: (softplus_backward(self_t, self, beta, threshold)) (term 0) */
+static tg_tensor *SoftplusBackward0_jvp0_0(tg__fw_SoftplusBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_softplus_backward(n->self_t, n->self, n->beta, n->threshold))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SoftplusBackwardBackward0: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 typedef struct tg__node_SoftplusBackwardBackward0 {
@@ -6842,6 +8823,43 @@ static void ErfBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ErfBackward0_vtable = { "ErfBackward0", ErfBackward0_apply, ErfBackward0_release_saved };
 
+/* Forward mode of ErfBackward0 */
+typedef struct tg__fw_ErfBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_ErfBackward0;
+
+/* result: (1.1283791670955126 * exp(-(self.pow(2))) * self_t) (term 0) */
+static tg_tensor *ErfBackward0_jvp0_0(tg__fw_ErfBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(t0 = tg_pow_scalar(n->self, (double)(INT64_C(2))))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_exp(t1))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul_scalar(t2, 1.1283791670955126))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(t3, n->self_t))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* Log1pBackward0: log1p(Tensor self) -> Tensor */
 typedef struct tg__node_Log1pBackward0 {
     tg_node base;
@@ -6886,6 +8904,31 @@ static void Log1pBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable Log1pBackward0_vtable = { "Log1pBackward0", Log1pBackward0_apply, Log1pBackward0_release_saved };
+
+/* Forward mode of Log1pBackward0 */
+typedef struct tg__fw_Log1pBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_Log1pBackward0;
+
+/* result: (self_t / (self + 1)) (term 0) */
+static tg_tensor *Log1pBackward0_jvp0_0(tg__fw_Log1pBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_add_scalar_fn(n->self, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_div(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* Expm1Backward0: expm1(Tensor self) -> Tensor */
 typedef struct tg__node_Expm1Backward0 {
@@ -6932,6 +8975,31 @@ static void Expm1Backward0_release_saved(tg_node *node)
 
 static const tg_node_vtable Expm1Backward0_vtable = { "Expm1Backward0", Expm1Backward0_apply, Expm1Backward0_release_saved };
 
+/* Forward mode of Expm1Backward0 */
+typedef struct tg__fw_Expm1Backward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_Expm1Backward0;
+
+/* result: (self_t * (result + 1)) (term 0) */
+static tg_tensor *Expm1Backward0_jvp0_0(tg__fw_Expm1Backward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_add_scalar_fn(n->result, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_mul(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* MaskedFillBackward0: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
 typedef struct tg__node_MaskedFillBackward0 {
     tg_node base;
@@ -6972,6 +9040,30 @@ static void MaskedFillBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MaskedFillBackward0_vtable = { "MaskedFillBackward0", MaskedFillBackward0_apply, MaskedFillBackward0_release_saved };
+
+/* Forward mode of MaskedFillBackward0 */
+typedef struct tg__fw_MaskedFillBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mask;
+    tg_tensor *mask_t;
+    double value;
+    tg_tensor *result;
+} tg__fw_MaskedFillBackward0;
+
+/* result: self_t.masked_fill(mask, 0) (term 0) */
+static tg_tensor *MaskedFillBackward0_jvp0_0(tg__fw_MaskedFillBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_masked_fill_scalar(n->self_t, n->mask, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* MaskedFillBackward1: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
 typedef struct tg__node_MaskedFillBackward1 {
@@ -7037,6 +9129,31 @@ static void MaskedFillBackward1_release_saved(tg_node *node)
 
 static const tg_node_vtable MaskedFillBackward1_vtable = { "MaskedFillBackward1", MaskedFillBackward1_apply, MaskedFillBackward1_release_saved };
 
+/* Forward mode of MaskedFillBackward1 */
+typedef struct tg__fw_MaskedFillBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mask;
+    tg_tensor *mask_t;
+    tg_tensor *value;
+    tg_tensor *value_t;
+    tg_tensor *result;
+} tg__fw_MaskedFillBackward1;
+
+/* result: self_t.masked_fill(mask, value_t) (term 0) */
+static tg_tensor *MaskedFillBackward1_jvp0_0(tg__fw_MaskedFillBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_masked_fill(n->self_t, n->mask, n->value_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* TrilBackward0: tril(Tensor self, int diagonal=0) -> Tensor */
 typedef struct tg__node_TrilBackward0 {
     tg_node base;
@@ -7069,6 +9186,28 @@ static int TrilBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 
 static const tg_node_vtable TrilBackward0_vtable = { "TrilBackward0", TrilBackward0_apply, NULL };
 
+/* Forward mode of TrilBackward0 */
+typedef struct tg__fw_TrilBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t diagonal;
+    tg_tensor *result;
+} tg__fw_TrilBackward0;
+
+/* result: tril(self_t, diagonal) (term 0) */
+static tg_tensor *TrilBackward0_jvp0_0(tg__fw_TrilBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_tril_fn(n->self_t, (tg_tril_opts){ .diagonal = n->diagonal }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* TriuBackward0: triu(Tensor self, int diagonal=0) -> Tensor */
 typedef struct tg__node_TriuBackward0 {
     tg_node base;
@@ -7100,6 +9239,28 @@ static int TriuBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 }
 
 static const tg_node_vtable TriuBackward0_vtable = { "TriuBackward0", TriuBackward0_apply, NULL };
+
+/* Forward mode of TriuBackward0 */
+typedef struct tg__fw_TriuBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t diagonal;
+    tg_tensor *result;
+} tg__fw_TriuBackward0;
+
+/* result: triu(self_t, diagonal) (term 0) */
+static tg_tensor *TriuBackward0_jvp0_0(tg__fw_TriuBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_triu_fn(n->self_t, (tg_triu_opts){ .diagonal = n->diagonal }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* BaddbmmBackward0: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 typedef struct tg__node_BaddbmmBackward0 {
@@ -7237,6 +9398,69 @@ static void BaddbmmBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable BaddbmmBackward0_vtable = { "BaddbmmBackward0", BaddbmmBackward0_apply, BaddbmmBackward0_release_saved };
 
+/* Forward mode of BaddbmmBackward0 */
+typedef struct tg__fw_BaddbmmBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *batch1;
+    tg_tensor *batch1_t;
+    tg_tensor *batch2;
+    tg_tensor *batch2_t;
+    double beta;
+    double alpha;
+    tg_tensor *result;
+} tg__fw_BaddbmmBackward0;
+
+/* result: self_t * beta + batch1_t.bmm(batch2_p) * alpha + batch1_p.bmm(batch2_t) * alpha (term 0) */
+static tg_tensor *BaddbmmBackward0_jvp0_0(tg__fw_BaddbmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul_scalar(n->self_t, n->beta))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: self_t * beta + batch1_t.bmm(batch2_p) * alpha + batch1_p.bmm(batch2_t) * alpha (term 1) */
+static tg_tensor *BaddbmmBackward0_jvp0_1(tg__fw_BaddbmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_bmm(n->batch1_t, n->batch2))) goto done;
+    if (!(t1 = tg_mul_scalar(t0, n->alpha))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result: self_t * beta + batch1_t.bmm(batch2_p) * alpha + batch1_p.bmm(batch2_t) * alpha (term 2) */
+static tg_tensor *BaddbmmBackward0_jvp0_2(tg__fw_BaddbmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_bmm(n->batch1, n->batch2_t))) goto done;
+    if (!(t1 = tg_mul_scalar(t0, n->alpha))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* ScaledDotProductFusedAttentionBackward0: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
 typedef struct tg__node_ScaledDotProductFusedAttentionBackward0 {
     tg_node base;
@@ -7358,6 +9582,29 @@ static int CumsumBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 
 static const tg_node_vtable CumsumBackward0_vtable = { "CumsumBackward0", CumsumBackward0_apply, NULL };
 
+/* Forward mode of CumsumBackward0 */
+typedef struct tg__fw_CumsumBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *result;
+} tg__fw_CumsumBackward0;
+
+/* result: cumsum(self_t, dim, dtype) (term 0) */
+static tg_tensor *CumsumBackward0_jvp0_0(tg__fw_CumsumBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_cumsum_fn(n->self_t, n->dim, (tg_cumsum_opts){ .dtype = n->dtype }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* CumprodBackward0: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_CumprodBackward0 {
     tg_node base;
@@ -7441,6 +9688,28 @@ static int FlipBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 
 static const tg_node_vtable FlipBackward0_vtable = { "FlipBackward0", FlipBackward0_apply, NULL };
 
+/* Forward mode of FlipBackward0 */
+typedef struct tg__fw_FlipBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dims;
+    tg_tensor *result;
+} tg__fw_FlipBackward0;
+
+/* result: flip(self_t, dims) (term 0) */
+static tg_tensor *FlipBackward0_jvp0_0(tg__fw_FlipBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_flip(n->self_t, n->dims))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* RollBackward0: roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
 typedef struct tg__node_RollBackward0 {
     tg_node base;
@@ -7474,6 +9743,29 @@ static int RollBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor
 
 static const tg_node_vtable RollBackward0_vtable = { "RollBackward0", RollBackward0_apply, NULL };
 
+/* Forward mode of RollBackward0 */
+typedef struct tg__fw_RollBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list shifts;
+    tg_int_list dims;
+    tg_tensor *result;
+} tg__fw_RollBackward0;
+
+/* result: roll(self_t, shifts, dims) (term 0) */
+static tg_tensor *RollBackward0_jvp0_0(tg__fw_RollBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_roll_fn(n->self_t, n->shifts, (tg_roll_opts){ .dims = n->dims }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* RepeatBackward0: repeat(Tensor self, SymInt[] repeats) -> Tensor */
 typedef struct tg__node_RepeatBackward0 {
     tg_node base;
@@ -7506,6 +9798,28 @@ static int RepeatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tens
 }
 
 static const tg_node_vtable RepeatBackward0_vtable = { "RepeatBackward0", RepeatBackward0_apply, NULL };
+
+/* Forward mode of RepeatBackward0 */
+typedef struct tg__fw_RepeatBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list repeats;
+    tg_tensor *result;
+} tg__fw_RepeatBackward0;
+
+/* result: repeat(self_t, repeats) (term 0) */
+static tg_tensor *RepeatBackward0_jvp0_0(tg__fw_RepeatBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_repeat(n->self_t, n->repeats))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* IndexSelectBackward0: index_select(Tensor self, int dim, Tensor index) -> Tensor */
 typedef struct tg__node_IndexSelectBackward0 {
@@ -7549,6 +9863,30 @@ static void IndexSelectBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable IndexSelectBackward0_vtable = { "IndexSelectBackward0", IndexSelectBackward0_apply, IndexSelectBackward0_release_saved };
+
+/* Forward mode of IndexSelectBackward0 */
+typedef struct tg__fw_IndexSelectBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    tg_tensor *result;
+} tg__fw_IndexSelectBackward0;
+
+/* result: index_select(self_t, dim, index_t) (term 0) */
+static tg_tensor *IndexSelectBackward0_jvp0_0(tg__fw_IndexSelectBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_index_select(n->self_t, n->dim, n->index_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* GatherBackward0: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
 typedef struct tg__node_GatherBackward0 {
@@ -7597,6 +9935,31 @@ static void GatherBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable GatherBackward0_vtable = { "GatherBackward0", GatherBackward0_apply, GatherBackward0_release_saved };
+
+/* Forward mode of GatherBackward0 */
+typedef struct tg__fw_GatherBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    bool sparse_grad;
+    tg_tensor *result;
+} tg__fw_GatherBackward0;
+
+/* result: gather(self_t, dim, index_t, sparse_grad) (term 0) */
+static tg_tensor *GatherBackward0_jvp0_0(tg__fw_GatherBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->index_t, (tg_gather_opts){ .sparse_grad = n->sparse_grad }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ScatterBackward0: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 typedef struct tg__node_ScatterBackward0 {
@@ -7659,6 +10022,32 @@ static void ScatterBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ScatterBackward0_vtable = { "ScatterBackward0", ScatterBackward0_apply, ScatterBackward0_release_saved };
 
+/* Forward mode of ScatterBackward0 */
+typedef struct tg__fw_ScatterBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    tg_tensor *src;
+    tg_tensor *src_t;
+    tg_tensor *result;
+} tg__fw_ScatterBackward0;
+
+/* result: self_t.scatter(dim, index, src_t) (term 0) */
+static tg_tensor *ScatterBackward0_jvp0_0(tg__fw_ScatterBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_scatter_src(n->self_t, n->dim, n->index, n->src_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* ScatterBackward1: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 typedef struct tg__node_ScatterBackward1 {
     tg_node base;
@@ -7700,6 +10089,31 @@ static void ScatterBackward1_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ScatterBackward1_vtable = { "ScatterBackward1", ScatterBackward1_apply, ScatterBackward1_release_saved };
+
+/* Forward mode of ScatterBackward1 */
+typedef struct tg__fw_ScatterBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    double value;
+    tg_tensor *result;
+} tg__fw_ScatterBackward1;
+
+/* result: self_t.scatter(dim, index, 0) (term 0) */
+static tg_tensor *ScatterBackward1_jvp0_0(tg__fw_ScatterBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_scatter_value(n->self_t, n->dim, n->index, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ScatterAddBackward0: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 typedef struct tg__node_ScatterAddBackward0 {
@@ -7753,6 +10167,32 @@ static void ScatterAddBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ScatterAddBackward0_vtable = { "ScatterAddBackward0", ScatterAddBackward0_apply, ScatterAddBackward0_release_saved };
+
+/* Forward mode of ScatterAddBackward0 */
+typedef struct tg__fw_ScatterAddBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    tg_tensor *src;
+    tg_tensor *src_t;
+    tg_tensor *result;
+} tg__fw_ScatterAddBackward0;
+
+/* result: scatter_add(self_t, dim, index, src_t) (term 0) */
+static tg_tensor *ScatterAddBackward0_jvp0_0(tg__fw_ScatterAddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_scatter_add(n->self_t, n->dim, n->index, n->src_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ScatterReduceBackward0: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
 typedef struct tg__node_ScatterReduceBackward0 {
@@ -7901,6 +10341,33 @@ static void IndexAddBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable IndexAddBackward0_vtable = { "IndexAddBackward0", IndexAddBackward0_apply, IndexAddBackward0_release_saved };
 
+/* Forward mode of IndexAddBackward0 */
+typedef struct tg__fw_IndexAddBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    tg_tensor *source;
+    tg_tensor *source_t;
+    double alpha;
+    tg_tensor *result;
+} tg__fw_IndexAddBackward0;
+
+/* result: self_t.index_add(dim, index, source_t, alpha) (term 0) */
+static tg_tensor *IndexAddBackward0_jvp0_0(tg__fw_IndexAddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_index_add_fn(n->self_t, n->dim, n->index, n->source_t, (tg_index_add_opts){ .alpha = n->alpha }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* IndexBackward0: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
 typedef struct tg__node_IndexBackward0 {
     tg_node base;
@@ -7944,6 +10411,29 @@ static void IndexBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable IndexBackward0_vtable = { "IndexBackward0", IndexBackward0_apply, IndexBackward0_release_saved };
+
+/* Forward mode of IndexBackward0 */
+typedef struct tg__fw_IndexBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor_list indices;
+    tg_tensor_list indices_t;
+    tg_tensor *result;
+} tg__fw_IndexBackward0;
+
+/* result: index(self_t, indices_t) (term 0) */
+static tg_tensor *IndexBackward0_jvp0_0(tg__fw_IndexBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_index(n->self_t, n->indices_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* IndexPutBackward0: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
 typedef struct tg__node_IndexPutBackward0 {
@@ -8025,6 +10515,32 @@ static void IndexPutBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable IndexPutBackward0_vtable = { "IndexPutBackward0", IndexPutBackward0_apply, IndexPutBackward0_release_saved };
 
+/* Forward mode of IndexPutBackward0 */
+typedef struct tg__fw_IndexPutBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor_list indices;
+    tg_tensor_list indices_t;
+    tg_tensor *values;
+    tg_tensor *values_t;
+    bool accumulate;
+    tg_tensor *result;
+} tg__fw_IndexPutBackward0;
+
+/* result: self_t.index_put(indices, values_t, accumulate) (term 0) */
+static tg_tensor *IndexPutBackward0_jvp0_0(tg__fw_IndexPutBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_index_put_fn(n->self_t, n->indices, n->values_t, (tg_index_put_opts){ .accumulate = n->accumulate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* IndexPutBackward1: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
 typedef struct tg__node_IndexPutBackward1 {
     tg_node base;
@@ -8105,6 +10621,32 @@ static void IndexPutBackward1_release_saved(tg_node *node)
 
 static const tg_node_vtable IndexPutBackward1_vtable = { "IndexPutBackward1", IndexPutBackward1_apply, IndexPutBackward1_release_saved };
 
+/* Forward mode of IndexPutBackward1 */
+typedef struct tg__fw_IndexPutBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor_list indices;
+    tg_tensor_list indices_t;
+    tg_tensor *values;
+    tg_tensor *values_t;
+    bool accumulate;
+    tg_tensor *result;
+} tg__fw_IndexPutBackward1;
+
+/* result: self_t.index_put_(indices, values_t, accumulate) (term 0) */
+static tg_tensor *IndexPutBackward1_jvp0_0(tg__fw_IndexPutBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_index_put__fn(n->self_t, n->indices, n->values_t, (tg_index_put__opts){ .accumulate = n->accumulate }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* MaskedSelectBackward0: masked_select(Tensor self, Tensor mask) -> Tensor */
 typedef struct tg__node_MaskedSelectBackward0 {
     tg_node base;
@@ -8150,6 +10692,29 @@ static void MaskedSelectBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MaskedSelectBackward0_vtable = { "MaskedSelectBackward0", MaskedSelectBackward0_apply, MaskedSelectBackward0_release_saved };
+
+/* Forward mode of MaskedSelectBackward0 */
+typedef struct tg__fw_MaskedSelectBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mask;
+    tg_tensor *mask_t;
+    tg_tensor *result;
+} tg__fw_MaskedSelectBackward0;
+
+/* result: masked_select(self_t, mask_t) (term 0) */
+static tg_tensor *MaskedSelectBackward0_jvp0_0(tg__fw_MaskedSelectBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_masked_select(n->self_t, n->mask_t))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* SortBackward0: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
 typedef struct tg__node_SortBackward0 {
@@ -8275,18 +10840,62 @@ static tg_tensor *tg__below_fill_(tg_tensor *self, double value)
     return tg_r;
 }
 
+/* fill_.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_fill_(self, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_fill_(self, value);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_FillBackward0 n = { .self = tg_self0, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, FillBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("fill_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_fill_(self, value);
+        return tg__fwk_fill_(self, value);
     if (tg_autograd_check_inplace("fill_", self))
         return NULL;
     tg__node_FillBackward0 *tg_n = (tg__node_FillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &FillBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_fill_(self, value);
+    tg_tensor *tg_r = tg__fwk_fill_(self, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8520,18 +11129,62 @@ static tg_tensor *tg__below_uniform_(tg_tensor *self, double from, double to, tg
     return tg_r;
 }
 
+/* uniform_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_uniform_(self, from, to, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UniformBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UniformBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("uniform_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_uniform_(self, from, to, generator);
+        return tg__fwk_uniform_(self, from, to, generator);
     if (tg_autograd_check_inplace("uniform_", self))
         return NULL;
     tg__node_UniformBackward0 *tg_n = (tg__node_UniformBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UniformBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
+    tg_tensor *tg_r = tg__fwk_uniform_(self, from, to, generator);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8551,18 +11204,62 @@ static tg_tensor *tg__below_normal_(tg_tensor *self, double mean, double std, tg
     return tg_r;
 }
 
+/* normal_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_normal_(self, mean, std, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NormalBackward0 n = { .self = tg_self0, .mean = mean, .std = std, .generator = generator, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NormalBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("normal_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_normal_(self, mean, std, generator);
+        return tg__fwk_normal_(self, mean, std, generator);
     if (tg_autograd_check_inplace("normal_", self))
         return NULL;
     tg__node_NormalBackward0 *tg_n = (tg__node_NormalBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NormalBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
+    tg_tensor *tg_r = tg__fwk_normal_(self, mean, std, generator);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8582,18 +11279,62 @@ static tg_tensor *tg__below_random_(tg_tensor *self, int64_t from, tg_opt_int to
     return tg_r;
 }
 
+/* random_.from below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_random_(self, from, to, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_RandomBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, RandomBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("random_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_random_(self, from, to, generator);
+        return tg__fwk_random_(self, from, to, generator);
     if (tg_autograd_check_inplace("random_", self))
         return NULL;
     tg__node_RandomBackward0 *tg_n = (tg__node_RandomBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RandomBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
+    tg_tensor *tg_r = tg__fwk_random_(self, from, to, generator);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8717,18 +11458,27 @@ static tg_tensor *tg__below_add(tg_tensor *self, tg_tensor *other, double alpha)
     return tg_r;
 }
 
+/* add.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_add(self, other, alpha);
+    tg__fw_not_compiled("add.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_add(self, other, alpha);
+        return tg__fwk_add(self, other, alpha);
     tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_add(self, other, alpha);
+    tg_tensor *tg_r = tg__fwk_add(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8748,11 +11498,20 @@ static tg_tensor *tg__below_add_(tg_tensor *self, tg_tensor *other, double alpha
     return tg_r;
 }
 
+/* add_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_add_(self, other, alpha);
+    tg__fw_not_compiled("add_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_add_(self, other, alpha);
+        return tg__fwk_add_(self, other, alpha);
     if (tg_autograd_check_inplace("add_", self))
         return NULL;
     tg__node_AddBackward0 *tg_n = (tg__node_AddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddBackward0_vtable, 1, 2);
@@ -8761,7 +11520,7 @@ tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double al
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_add_(self, other, alpha);
+    tg_tensor *tg_r = tg__fwk_add_(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8798,18 +11557,27 @@ static tg_tensor *tg__below_sub(tg_tensor *self, tg_tensor *other, double alpha)
     return tg_r;
 }
 
+/* sub.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_sub(self, other, alpha);
+    tg__fw_not_compiled("sub.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_sub(self, other, alpha);
+        return tg__fwk_sub(self, other, alpha);
     tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_sub(self, other, alpha);
+    tg_tensor *tg_r = tg__fwk_sub(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8829,11 +11597,20 @@ static tg_tensor *tg__below_sub_(tg_tensor *self, tg_tensor *other, double alpha
     return tg_r;
 }
 
+/* sub_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_sub_(self, other, alpha);
+    tg__fw_not_compiled("sub_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_sub_(self, other, alpha);
+        return tg__fwk_sub_(self, other, alpha);
     if (tg_autograd_check_inplace("sub_", self))
         return NULL;
     tg__node_SubBackward0 *tg_n = (tg__node_SubBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SubBackward0_vtable, 1, 2);
@@ -8842,7 +11619,7 @@ tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double al
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
+    tg_tensor *tg_r = tg__fwk_sub_(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8879,11 +11656,56 @@ static tg_tensor *tg__below_mul(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* mul.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mul(self, other);
+    tg_tensor *tg_r = tg__below_mul(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MulBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("mul", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_mul(self, other);
+        return tg__fwk_mul(self, other);
     tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -8891,7 +11713,7 @@ tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_mul(self, other);
+    tg_tensor *tg_r = tg__fwk_mul(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8911,11 +11733,62 @@ static tg_tensor *tg__below_mul_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* mul_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mul_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_mul_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MulBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("mul_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_mul_(self, other);
+        return tg__fwk_mul_(self, other);
     if (tg_autograd_check_inplace("mul_", self))
         return NULL;
     tg__node_MulBackward0 *tg_n = (tg__node_MulBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MulBackward0_vtable, 1, 2);
@@ -8931,7 +11804,7 @@ tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_mul_(self, other);
+    tg_tensor *tg_r = tg__fwk_mul_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -8968,11 +11841,52 @@ static tg_tensor *tg__below_div(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* div.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div(self, other);
+    tg_tensor *tg_r = tg__below_div(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_DivBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_div(self, other);
+        return tg__fwk_div(self, other);
     tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg_autograd_node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -8980,7 +11894,7 @@ tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_div(self, other);
+    tg_tensor *tg_r = tg__fwk_div(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9000,11 +11914,58 @@ static tg_tensor *tg__below_div_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* div_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_div_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_DivBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_div_(self, other);
+        return tg__fwk_div_(self, other);
     if (tg_autograd_check_inplace("div_", self))
         return NULL;
     tg__node_DivBackward0 *tg_n = (tg__node_DivBackward0 *)tg_autograd_node_new(sizeof *tg_n, &DivBackward0_vtable, 1, 2);
@@ -9020,7 +11981,7 @@ tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_div_(self, other);
+    tg_tensor *tg_r = tg__fwk_div_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9057,11 +12018,52 @@ static tg_tensor *tg__below_div_mode(tg_tensor *self, tg_tensor *other, const ch
     return tg_r;
 }
 
+/* div.Tensor_mode below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_mode(self, other, rounding_mode);
+    tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_DivBackward1 n = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_div_mode(self, other, rounding_mode);
+        return tg__fwk_div_mode(self, other, rounding_mode);
     tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -9071,7 +12073,7 @@ tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
-    tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
+    tg_tensor *tg_r = tg__fwk_div_mode(self, other, rounding_mode);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9091,11 +12093,58 @@ static tg_tensor *tg__below_div_mode_(tg_tensor *self, tg_tensor *other, const c
     return tg_r;
 }
 
+/* div_.Tensor_mode below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_mode_(self, other, rounding_mode);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_DivBackward1 n = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_div_mode_(self, other, rounding_mode);
+        return tg__fwk_div_mode_(self, other, rounding_mode);
     if (tg_autograd_check_inplace("div_", self))
         return NULL;
     tg__node_DivBackward1 *tg_n = (tg__node_DivBackward1 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(rounding_mode), &DivBackward1_vtable, 1, 2);
@@ -9113,7 +12162,7 @@ tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, cons
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
-    tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
+    tg_tensor *tg_r = tg__fwk_div_mode_(self, other, rounding_mode);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9150,11 +12199,20 @@ static tg_tensor *tg__below_pow(tg_tensor *self, tg_tensor *exponent)
     return tg_r;
 }
 
+/* pow.Tensor_Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
+{
+    tg_tensor *const tg_in[] = { self, exponent };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_pow(self, exponent);
+    tg__fw_not_compiled("pow.Tensor_Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_pow(self, exponent);
+        return tg__fwk_pow(self, exponent);
     tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg_autograd_node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -9162,7 +12220,7 @@ tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, exponent);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->exponent, exponent, false, 0);
-    tg_tensor *tg_r = tg__below_pow(self, exponent);
+    tg_tensor *tg_r = tg__fwk_pow(self, exponent);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9183,11 +12241,20 @@ static tg_tensor *tg__below_pow_(tg_tensor *self, tg_tensor *exponent)
     return tg_r;
 }
 
+/* pow_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
+{
+    tg_tensor *const tg_in[] = { self, exponent };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_pow_(self, exponent);
+    tg__fw_not_compiled("pow_.Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_pow_(self, exponent);
+        return tg__fwk_pow_(self, exponent);
     if (tg_autograd_check_inplace("pow_", self))
         return NULL;
     tg__node_PowBackward0 *tg_n = (tg__node_PowBackward0 *)tg_autograd_node_new(sizeof *tg_n, &PowBackward0_vtable, 1, 2);
@@ -9203,7 +12270,7 @@ tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->exponent, exponent, false, 0);
-    tg_tensor *tg_r = tg__below_pow_(self, exponent);
+    tg_tensor *tg_r = tg__fwk_pow_(self, exponent);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9258,11 +12325,58 @@ static tg_tensor *tg__below_maximum(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* maximum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_maximum(self, other);
+    tg_tensor *tg_r = tg__below_maximum(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaximumBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("maximum", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_maximum(self, other);
+        return tg__fwk_maximum(self, other);
     tg__node_MaximumBackward0 *tg_n = (tg__node_MaximumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaximumBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -9270,7 +12384,7 @@ tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_maximum(self, other);
+    tg_tensor *tg_r = tg__fwk_maximum(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9307,11 +12421,58 @@ static tg_tensor *tg__below_minimum(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* minimum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_minimum(self, other);
+    tg_tensor *tg_r = tg__below_minimum(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MinimumBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("minimum", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_minimum(self, other);
+        return tg__fwk_minimum(self, other);
     tg__node_MinimumBackward0 *tg_n = (tg__node_MinimumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MinimumBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -9319,7 +12480,7 @@ tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__below_minimum(self, other);
+    tg_tensor *tg_r = tg__fwk_minimum(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9356,17 +12517,56 @@ static tg_tensor *tg__below_eq(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* eq.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_eq(self, other);
+    tg_tensor *tg_r = tg__below_eq(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EqBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("eq", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_eq(self, other);
+        return tg__fwk_eq(self, other);
     tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_eq(self, other);
+    tg_tensor *tg_r = tg__fwk_eq(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9386,11 +12586,56 @@ static tg_tensor *tg__below_eq_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* eq_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_eq_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_eq_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EqBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("eq_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_eq_(self, other);
+        return tg__fwk_eq_(self, other);
     if (tg_autograd_check_inplace("eq_", self))
         return NULL;
     tg__node_EqBackward0 *tg_n = (tg__node_EqBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EqBackward0_vtable, 1, 2);
@@ -9398,7 +12643,7 @@ tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_eq_(self, other);
+    tg_tensor *tg_r = tg__fwk_eq_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9452,17 +12697,56 @@ static tg_tensor *tg__below_ne(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* ne.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ne(self, other);
+    tg_tensor *tg_r = tg__below_ne(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("ne", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_ne(self, other);
+        return tg__fwk_ne(self, other);
     tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_ne(self, other);
+    tg_tensor *tg_r = tg__fwk_ne(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9482,11 +12766,56 @@ static tg_tensor *tg__below_ne_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* ne_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ne_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_ne_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("ne_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_ne_(self, other);
+        return tg__fwk_ne_(self, other);
     if (tg_autograd_check_inplace("ne_", self))
         return NULL;
     tg__node_NeBackward0 *tg_n = (tg__node_NeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NeBackward0_vtable, 1, 2);
@@ -9494,7 +12823,7 @@ tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_ne_(self, other);
+    tg_tensor *tg_r = tg__fwk_ne_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9548,17 +12877,56 @@ static tg_tensor *tg__below_lt(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* lt.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_lt(self, other);
+    tg_tensor *tg_r = tg__below_lt(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LtBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("lt", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_lt(self, other);
+        return tg__fwk_lt(self, other);
     tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_lt(self, other);
+    tg_tensor *tg_r = tg__fwk_lt(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9578,11 +12946,56 @@ static tg_tensor *tg__below_lt_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* lt_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_lt_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_lt_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LtBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("lt_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_lt_(self, other);
+        return tg__fwk_lt_(self, other);
     if (tg_autograd_check_inplace("lt_", self))
         return NULL;
     tg__node_LtBackward0 *tg_n = (tg__node_LtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LtBackward0_vtable, 1, 2);
@@ -9590,7 +13003,7 @@ tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_lt_(self, other);
+    tg_tensor *tg_r = tg__fwk_lt_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9644,17 +13057,56 @@ static tg_tensor *tg__below_le(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* le.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_le(self, other);
+    tg_tensor *tg_r = tg__below_le(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("le", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_le(self, other);
+        return tg__fwk_le(self, other);
     tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_le(self, other);
+    tg_tensor *tg_r = tg__fwk_le(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9674,11 +13126,56 @@ static tg_tensor *tg__below_le_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* le_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_le_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_le_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("le_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_le_(self, other);
+        return tg__fwk_le_(self, other);
     if (tg_autograd_check_inplace("le_", self))
         return NULL;
     tg__node_LeBackward0 *tg_n = (tg__node_LeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeBackward0_vtable, 1, 2);
@@ -9686,7 +13183,7 @@ tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_le_(self, other);
+    tg_tensor *tg_r = tg__fwk_le_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9740,17 +13237,56 @@ static tg_tensor *tg__below_gt(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* gt.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gt(self, other);
+    tg_tensor *tg_r = tg__below_gt(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GtBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("gt", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_gt(self, other);
+        return tg__fwk_gt(self, other);
     tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_gt(self, other);
+    tg_tensor *tg_r = tg__fwk_gt(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9770,11 +13306,56 @@ static tg_tensor *tg__below_gt_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* gt_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gt_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_gt_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GtBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("gt_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_gt_(self, other);
+        return tg__fwk_gt_(self, other);
     if (tg_autograd_check_inplace("gt_", self))
         return NULL;
     tg__node_GtBackward0 *tg_n = (tg__node_GtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GtBackward0_vtable, 1, 2);
@@ -9782,7 +13363,7 @@ tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_gt_(self, other);
+    tg_tensor *tg_r = tg__fwk_gt_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9836,17 +13417,56 @@ static tg_tensor *tg__below_ge(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* ge.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ge(self, other);
+    tg_tensor *tg_r = tg__below_ge(self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("ge", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_ge(self, other);
+        return tg__fwk_ge(self, other);
     tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_ge(self, other);
+    tg_tensor *tg_r = tg__fwk_ge(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9866,11 +13486,56 @@ static tg_tensor *tg__below_ge_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
+/* ge_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ge_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_ge_(self, other);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("ge_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_ge_(self, other);
+        return tg__fwk_ge_(self, other);
     if (tg_autograd_check_inplace("ge_", self))
         return NULL;
     tg__node_GeBackward0 *tg_n = (tg__node_GeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GeBackward0_vtable, 1, 2);
@@ -9878,7 +13543,7 @@ tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__below_ge_(self, other);
+    tg_tensor *tg_r = tg__fwk_ge_(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9932,18 +13597,60 @@ static tg_tensor *tg__below_where(tg_tensor *condition, tg_tensor *self, tg_tens
     return tg_r;
 }
 
+/* where.self below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { condition, self, other };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_where(condition, self, other);
+    tg_tensor *tg_r = tg__below_where(condition, self, other);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_WhereBackward0 n = { .condition = condition, .self = self, .other = other, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("where", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.condition_t);
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { condition, self, other };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_where(condition, self, other);
+        return tg__fwk_where(condition, self, other);
     tg__node_WhereBackward0 *tg_n = (tg__node_WhereBackward0 *)tg_autograd_node_new(sizeof *tg_n, &WhereBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->condition, condition, false, 0);
-    tg_tensor *tg_r = tg__below_where(condition, self, other);
+    tg_tensor *tg_r = tg__fwk_where(condition, self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -9980,11 +13687,49 @@ static tg_tensor *tg__below_clamp(tg_tensor *self, tg_opt_float min, tg_opt_floa
     return tg_r;
 }
 
+/* clamp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clamp(self, min, max);
+    tg_tensor *tg_r = tg__below_clamp(self, min, max);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ClampBackward0 n = { .self = self, .min = min, .max = max, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("clamp", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_clamp(self, min, max);
+        return tg__fwk_clamp(self, min, max);
     tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -9992,7 +13737,7 @@ tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_f
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min = min;
     tg_n->max = max;
-    tg_tensor *tg_r = tg__below_clamp(self, min, max);
+    tg_tensor *tg_r = tg__fwk_clamp(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10012,11 +13757,55 @@ static tg_tensor *tg__below_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_flo
     return tg_r;
 }
 
+/* clamp_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clamp_(self, min, max);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_clamp_(self, min, max);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ClampBackward0 n = { .self = tg_self0, .min = min, .max = max, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("clamp_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_clamp_(self, min, max);
+        return tg__fwk_clamp_(self, min, max);
     if (tg_autograd_check_inplace("clamp_", self))
         return NULL;
     tg__node_ClampBackward0 *tg_n = (tg__node_ClampBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward0_vtable, 1, 1);
@@ -10032,7 +13821,7 @@ tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_
     tg_release(tg_orig);
     tg_n->min = min;
     tg_n->max = max;
-    tg_tensor *tg_r = tg__below_clamp_(self, min, max);
+    tg_tensor *tg_r = tg__fwk_clamp_(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10069,11 +13858,20 @@ static tg_tensor *tg__below_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_ten
     return tg_r;
 }
 
+/* clamp.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    tg_tensor *const tg_in[] = { self, min, max };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_clamp_tensor(self, min, max);
+    tg__fw_not_compiled("clamp.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_clamp_tensor(self, min, max);
+        return tg__fwk_clamp_tensor(self, min, max);
     tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -10085,7 +13883,7 @@ tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_
     tg_n->min_defined = min != NULL;
     tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
-    tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
+    tg_tensor *tg_r = tg__fwk_clamp_tensor(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10105,11 +13903,20 @@ static tg_tensor *tg__below_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_te
     return tg_r;
 }
 
+/* clamp_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    tg_tensor *const tg_in[] = { self, min, max };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_clamp_tensor_(self, min, max);
+    tg__fw_not_compiled("clamp_.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_clamp_tensor_(self, min, max);
+        return tg__fwk_clamp_tensor_(self, min, max);
     if (tg_autograd_check_inplace("clamp_", self))
         return NULL;
     tg__node_ClampBackward1 *tg_n = (tg__node_ClampBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ClampBackward1_vtable, 1, 3);
@@ -10129,7 +13936,7 @@ tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg
     tg_n->min_defined = min != NULL;
     tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
-    tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
+    tg_tensor *tg_r = tg__fwk_clamp_tensor_(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10166,16 +13973,54 @@ static tg_tensor *tg__below_neg(tg_tensor *self)
     return tg_r;
 }
 
+/* neg below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_neg(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_neg(self);
+    tg_tensor *tg_r = tg__below_neg(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NegBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("neg", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_neg(self);
+        return tg__fwk_neg(self);
     tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_neg(self);
+    tg_tensor *tg_r = tg__fwk_neg(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10195,18 +14040,62 @@ static tg_tensor *tg__below_neg_(tg_tensor *self)
     return tg_r;
 }
 
+/* neg_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_neg_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_neg_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_neg_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NegBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("neg_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_neg_(self);
+        return tg__fwk_neg_(self);
     if (tg_autograd_check_inplace("neg_", self))
         return NULL;
     tg__node_NegBackward0 *tg_n = (tg__node_NegBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NegBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_neg_(self);
+    tg_tensor *tg_r = tg__fwk_neg_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10243,17 +14132,55 @@ static tg_tensor *tg__below_abs(tg_tensor *self)
     return tg_r;
 }
 
+/* abs below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_abs(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_abs(self);
+    tg_tensor *tg_r = tg__below_abs(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AbsBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("abs", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_abs(self);
+        return tg__fwk_abs(self);
     tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_abs(self);
+    tg_tensor *tg_r = tg__fwk_abs(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10273,11 +14200,55 @@ static tg_tensor *tg__below_abs_(tg_tensor *self)
     return tg_r;
 }
 
+/* abs_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_abs_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_abs_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_abs_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AbsBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("abs_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_abs_(self);
+        return tg__fwk_abs_(self);
     if (tg_autograd_check_inplace("abs_", self))
         return NULL;
     tg__node_AbsBackward0 *tg_n = (tg__node_AbsBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AbsBackward0_vtable, 1, 1);
@@ -10291,7 +14262,7 @@ tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_abs_(self);
+    tg_tensor *tg_r = tg__fwk_abs_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10328,16 +14299,54 @@ static tg_tensor *tg__below_exp(tg_tensor *self)
     return tg_r;
 }
 
+/* exp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_exp(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_exp(self);
+    tg_tensor *tg_r = tg__below_exp(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ExpBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("exp", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_exp(self);
+        return tg__fwk_exp(self);
     tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_exp(self);
+    tg_tensor *tg_r = tg__fwk_exp(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10358,18 +14367,62 @@ static tg_tensor *tg__below_exp_(tg_tensor *self)
     return tg_r;
 }
 
+/* exp_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_exp_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_exp_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_exp_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ExpBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("exp_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_exp_(self);
+        return tg__fwk_exp_(self);
     if (tg_autograd_check_inplace("exp_", self))
         return NULL;
     tg__node_ExpBackward0 *tg_n = (tg__node_ExpBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_exp_(self);
+    tg_tensor *tg_r = tg__fwk_exp_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10407,17 +14460,55 @@ static tg_tensor *tg__below_log(tg_tensor *self)
     return tg_r;
 }
 
+/* log below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log(self);
+    tg_tensor *tg_r = tg__below_log(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("log", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_log(self);
+        return tg__fwk_log(self);
     tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_log(self);
+    tg_tensor *tg_r = tg__fwk_log(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10437,11 +14528,55 @@ static tg_tensor *tg__below_log_(tg_tensor *self)
     return tg_r;
 }
 
+/* log_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_log_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("log_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_log_(self);
+        return tg__fwk_log_(self);
     if (tg_autograd_check_inplace("log_", self))
         return NULL;
     tg__node_LogBackward0 *tg_n = (tg__node_LogBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogBackward0_vtable, 1, 1);
@@ -10455,7 +14590,7 @@ tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_log_(self);
+    tg_tensor *tg_r = tg__fwk_log_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10492,16 +14627,54 @@ static tg_tensor *tg__below_sqrt(tg_tensor *self)
     return tg_r;
 }
 
+/* sqrt below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sqrt(self);
+    tg_tensor *tg_r = tg__below_sqrt(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SqrtBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sqrt", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sqrt(self);
+        return tg__fwk_sqrt(self);
     tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_sqrt(self);
+    tg_tensor *tg_r = tg__fwk_sqrt(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10522,18 +14695,62 @@ static tg_tensor *tg__below_sqrt_(tg_tensor *self)
     return tg_r;
 }
 
+/* sqrt_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sqrt_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sqrt_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SqrtBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("sqrt_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sqrt_(self);
+        return tg__fwk_sqrt_(self);
     if (tg_autograd_check_inplace("sqrt_", self))
         return NULL;
     tg__node_SqrtBackward0 *tg_n = (tg__node_SqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_sqrt_(self);
+    tg_tensor *tg_r = tg__fwk_sqrt_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10571,16 +14788,54 @@ static tg_tensor *tg__below_rsqrt(tg_tensor *self)
     return tg_r;
 }
 
+/* rsqrt below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_rsqrt(self);
+    tg_tensor *tg_r = tg__below_rsqrt(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_RsqrtBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("rsqrt", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_rsqrt(self);
+        return tg__fwk_rsqrt(self);
     tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_rsqrt(self);
+    tg_tensor *tg_r = tg__fwk_rsqrt(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10601,18 +14856,62 @@ static tg_tensor *tg__below_rsqrt_(tg_tensor *self)
     return tg_r;
 }
 
+/* rsqrt_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_rsqrt_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_rsqrt_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_RsqrtBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("rsqrt_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_rsqrt_(self);
+        return tg__fwk_rsqrt_(self);
     if (tg_autograd_check_inplace("rsqrt_", self))
         return NULL;
     tg__node_RsqrtBackward0 *tg_n = (tg__node_RsqrtBackward0 *)tg_autograd_node_new(sizeof *tg_n, &RsqrtBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_rsqrt_(self);
+    tg_tensor *tg_r = tg__fwk_rsqrt_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10650,17 +14949,55 @@ static tg_tensor *tg__below_sin(tg_tensor *self)
     return tg_r;
 }
 
+/* sin below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sin(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sin(self);
+    tg_tensor *tg_r = tg__below_sin(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SinBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sin", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sin(self);
+        return tg__fwk_sin(self);
     tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_sin(self);
+    tg_tensor *tg_r = tg__fwk_sin(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10680,11 +15017,55 @@ static tg_tensor *tg__below_sin_(tg_tensor *self)
     return tg_r;
 }
 
+/* sin_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sin_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sin_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sin_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SinBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("sin_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sin_(self);
+        return tg__fwk_sin_(self);
     if (tg_autograd_check_inplace("sin_", self))
         return NULL;
     tg__node_SinBackward0 *tg_n = (tg__node_SinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SinBackward0_vtable, 1, 1);
@@ -10698,7 +15079,7 @@ tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_sin_(self);
+    tg_tensor *tg_r = tg__fwk_sin_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10735,17 +15116,55 @@ static tg_tensor *tg__below_cos(tg_tensor *self)
     return tg_r;
 }
 
+/* cos below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cos(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cos(self);
+    tg_tensor *tg_r = tg__below_cos(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CosBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("cos", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cos(self);
+        return tg__fwk_cos(self);
     tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_cos(self);
+    tg_tensor *tg_r = tg__fwk_cos(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10765,11 +15184,55 @@ static tg_tensor *tg__below_cos_(tg_tensor *self)
     return tg_r;
 }
 
+/* cos_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cos_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cos_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cos_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CosBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("cos_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cos_(self);
+        return tg__fwk_cos_(self);
     if (tg_autograd_check_inplace("cos_", self))
         return NULL;
     tg__node_CosBackward0 *tg_n = (tg__node_CosBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CosBackward0_vtable, 1, 1);
@@ -10783,7 +15246,7 @@ tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_cos_(self);
+    tg_tensor *tg_r = tg__fwk_cos_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10820,16 +15283,54 @@ static tg_tensor *tg__below_tanh(tg_tensor *self)
     return tg_r;
 }
 
+/* tanh below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tanh(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tanh(self);
+    tg_tensor *tg_r = tg__below_tanh(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TanhBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("tanh", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_tanh(self);
+        return tg__fwk_tanh(self);
     tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_tanh(self);
+    tg_tensor *tg_r = tg__fwk_tanh(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10850,18 +15351,62 @@ static tg_tensor *tg__below_tanh_(tg_tensor *self)
     return tg_r;
 }
 
+/* tanh_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tanh_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_tanh_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TanhBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("tanh_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_tanh_(self);
+        return tg__fwk_tanh_(self);
     if (tg_autograd_check_inplace("tanh_", self))
         return NULL;
     tg__node_TanhBackward0 *tg_n = (tg__node_TanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TanhBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_tanh_(self);
+    tg_tensor *tg_r = tg__fwk_tanh_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10899,16 +15444,54 @@ static tg_tensor *tg__below_sigmoid(tg_tensor *self)
     return tg_r;
 }
 
+/* sigmoid below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sigmoid(self);
+    tg_tensor *tg_r = tg__below_sigmoid(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SigmoidBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sigmoid", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sigmoid(self);
+        return tg__fwk_sigmoid(self);
     tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_sigmoid(self);
+    tg_tensor *tg_r = tg__fwk_sigmoid(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10929,18 +15512,62 @@ static tg_tensor *tg__below_sigmoid_(tg_tensor *self)
     return tg_r;
 }
 
+/* sigmoid_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sigmoid_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sigmoid_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SigmoidBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("sigmoid_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sigmoid_(self);
+        return tg__fwk_sigmoid_(self);
     if (tg_autograd_check_inplace("sigmoid_", self))
         return NULL;
     tg__node_SigmoidBackward0 *tg_n = (tg__node_SigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SigmoidBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_sigmoid_(self);
+    tg_tensor *tg_r = tg__fwk_sigmoid_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -10978,16 +15605,54 @@ static tg_tensor *tg__below_relu(tg_tensor *self)
     return tg_r;
 }
 
+/* relu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_relu(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_relu(self);
+    tg_tensor *tg_r = tg__below_relu(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReluBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("relu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_relu(self);
+        return tg__fwk_relu(self);
     tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_relu(self);
+    tg_tensor *tg_r = tg__fwk_relu(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11008,18 +15673,62 @@ static tg_tensor *tg__below_relu_(tg_tensor *self)
     return tg_r;
 }
 
+/* relu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_relu_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_relu_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_relu_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReluBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("relu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_relu_(self);
+        return tg__fwk_relu_(self);
     if (tg_autograd_check_inplace("relu_", self))
         return NULL;
     tg__node_ReluBackward0 *tg_n = (tg__node_ReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ReluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_relu_(self);
+    tg_tensor *tg_r = tg__fwk_relu_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11057,11 +15766,49 @@ static tg_tensor *tg__below_sum(tg_tensor *self, tg_int_list dim, bool keepdim, 
     return tg_r;
 }
 
+/* sum.dim_IntList below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sum(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SumBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SumBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sum", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sum(self, dim, keepdim, dtype);
+        return tg__fwk_sum(self, dim, keepdim, dtype);
     tg__node_SumBackward0 *tg_n = (tg__node_SumBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &SumBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11070,7 +15817,7 @@ tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdi
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__fwk_sum(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11107,11 +15854,49 @@ static tg_tensor *tg__below_mean(tg_tensor *self, tg_int_list dim, bool keepdim,
     return tg_r;
 }
 
+/* mean.dim below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mean(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MeanBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MeanBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("mean", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_mean(self, dim, keepdim, dtype);
+        return tg__fwk_mean(self, dim, keepdim, dtype);
     tg__node_MeanBackward0 *tg_n = (tg__node_MeanBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &MeanBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11120,7 +15905,7 @@ tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepd
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__fwk_mean(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11157,11 +15942,20 @@ static tg_tensor *tg__below_prod_dim(tg_tensor *self, int64_t dim, bool keepdim,
     return tg_r;
 }
 
+/* prod.dim_int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_prod_dim(self, dim, keepdim, dtype);
+    tg__fw_not_implemented("prod.dim_int");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_prod_dim(self, dim, keepdim, dtype);
+        return tg__fwk_prod_dim(self, dim, keepdim, dtype);
     tg__node_ProdBackward0 *tg_n = (tg__node_ProdBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ProdBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11169,7 +15963,7 @@ tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__fwk_prod_dim(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11207,11 +16001,20 @@ static tg_tensor *tg__below_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     return tg_r;
 }
 
+/* amax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_amax(self, dim, keepdim);
+    tg__fw_not_compiled("amax", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_amax(self, dim, keepdim);
+        return tg__fwk_amax(self, dim, keepdim);
     tg__node_AmaxBackward0 *tg_n = (tg__node_AmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11220,7 +16023,7 @@ tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
+    tg_tensor *tg_r = tg__fwk_amax(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11258,11 +16061,20 @@ static tg_tensor *tg__below_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     return tg_r;
 }
 
+/* amin below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_amin(self, dim, keepdim);
+    tg__fw_not_compiled("amin", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_amin(self, dim, keepdim);
+        return tg__fwk_amin(self, dim, keepdim);
     tg__node_AminBackward0 *tg_n = (tg__node_AminBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &AminBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11271,7 +16083,7 @@ tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
+    tg_tensor *tg_r = tg__fwk_amin(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11309,11 +16121,20 @@ static tg_values_indices tg__below_max_dim(tg_tensor *self, int64_t dim, bool ke
     return tg_r;
 }
 
+/* max.dim below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_max_dim(self, dim, keepdim);
+    tg__fw_not_compiled("max.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return (tg_values_indices){ 0 };
+}
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_max_dim(self, dim, keepdim);
+        return tg__fwk_max_dim(self, dim, keepdim);
     tg__node_MaxBackward0 *tg_n = (tg__node_MaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
@@ -11321,7 +16142,7 @@ tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
+    tg_values_indices tg_r = tg__fwk_max_dim(self, dim, keepdim);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
@@ -11359,11 +16180,20 @@ static tg_values_indices tg__below_min_dim(tg_tensor *self, int64_t dim, bool ke
     return tg_r;
 }
 
+/* min.dim below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_min_dim(self, dim, keepdim);
+    tg__fw_not_compiled("min.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return (tg_values_indices){ 0 };
+}
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_min_dim(self, dim, keepdim);
+        return tg__fwk_min_dim(self, dim, keepdim);
     tg__node_MinBackward0 *tg_n = (tg__node_MinBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MinBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
@@ -11371,7 +16201,7 @@ tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
+    tg_values_indices tg_r = tg__fwk_min_dim(self, dim, keepdim);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
@@ -11409,6 +16239,16 @@ static tg_tensor *tg__below_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim
     return tg_r;
 }
 
+/* argmax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_argmax(self, dim, keepdim);
+    tg__fw_not_implemented("argmax");
+    return NULL;
+}
+
 static int tg__ni_apply_argmax(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -11423,13 +16263,13 @@ tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keep
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_argmax(self, dim, keepdim);
+        return tg__fwk_argmax(self, dim, keepdim);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_argmax, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__below_argmax(self, dim, keepdim);
+    tg_tensor *tg_r = tg__fwk_argmax(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -11466,6 +16306,16 @@ static tg_tensor *tg__below_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim
     return tg_r;
 }
 
+/* argmin below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_argmin(self, dim, keepdim);
+    tg__fw_not_implemented("argmin");
+    return NULL;
+}
+
 static int tg__ni_apply_argmin(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -11480,13 +16330,13 @@ tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keep
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_argmin(self, dim, keepdim);
+        return tg__fwk_argmin(self, dim, keepdim);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_argmin, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__below_argmin(self, dim, keepdim);
+    tg_tensor *tg_r = tg__fwk_argmin(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -11523,11 +16373,20 @@ static tg_tensor *tg__below_var(tg_tensor *self, tg_int_list dim, tg_opt_int cor
     return tg_r;
 }
 
+/* var.correction below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_var(self, dim, correction, keepdim);
+    tg__fw_not_implemented("var.correction");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_var(self, dim, correction, keepdim);
+        return tg__fwk_var(self, dim, correction, keepdim);
     tg__node_VarBackward0 *tg_n = (tg__node_VarBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &VarBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11537,7 +16396,7 @@ tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
+    tg_tensor *tg_r = tg__fwk_var(self, dim, correction, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11574,11 +16433,20 @@ static tg_tensor *tg__below_std(tg_tensor *self, tg_int_list dim, tg_opt_int cor
     return tg_r;
 }
 
+/* std.correction below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_std(self, dim, correction, keepdim);
+    tg__fw_not_implemented("std.correction");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_std(self, dim, correction, keepdim);
+        return tg__fwk_std(self, dim, correction, keepdim);
     tg__node_StdBackward0 *tg_n = (tg__node_StdBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &StdBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -11588,7 +16456,7 @@ tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
+    tg_tensor *tg_r = tg__fwk_std(self, dim, correction, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11626,11 +16494,56 @@ static tg_tensor *tg__below_mm(tg_tensor *self, tg_tensor *mat2)
     return tg_r;
 }
 
+/* mm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
+{
+    tg_tensor *const tg_in[] = { self, mat2 };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mm(self, mat2);
+    tg_tensor *tg_r = tg__below_mm(self, mat2);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MmBackward0 n = { .self = self, .mat2 = mat2, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat2, tg_l)) {
+                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("mm", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mat2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_mm(self, mat2);
+        return tg__fwk_mm(self, mat2);
     tg__node_MmBackward0 *tg_n = (tg__node_MmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MmBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -11638,7 +16551,7 @@ tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
-    tg_tensor *tg_r = tg__below_mm(self, mat2);
+    tg_tensor *tg_r = tg__fwk_mm(self, mat2);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11675,11 +16588,56 @@ static tg_tensor *tg__below_bmm(tg_tensor *self, tg_tensor *mat2)
     return tg_r;
 }
 
+/* bmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
+{
+    tg_tensor *const tg_in[] = { self, mat2 };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_bmm(self, mat2);
+    tg_tensor *tg_r = tg__below_bmm(self, mat2);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_BmmBackward0 n = { .self = self, .mat2 = mat2, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat2, tg_l)) {
+                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("bmm", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mat2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_bmm(self, mat2);
+        return tg__fwk_bmm(self, mat2);
     tg__node_BmmBackward0 *tg_n = (tg__node_BmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BmmBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -11687,7 +16645,7 @@ tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
-    tg_tensor *tg_r = tg__below_bmm(self, mat2);
+    tg_tensor *tg_r = tg__fwk_bmm(self, mat2);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11724,11 +16682,20 @@ static tg_tensor *tg__below_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *m
     return tg_r;
 }
 
+/* addmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, mat1, mat2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_addmm(self, mat1, mat2, beta, alpha);
+    tg__fw_not_compiled("addmm", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_addmm(self, mat1, mat2, beta, alpha);
+        return tg__fwk_addmm(self, mat1, mat2, beta, alpha);
     tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -11739,7 +16706,7 @@ tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
+    tg_tensor *tg_r = tg__fwk_addmm(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11759,11 +16726,20 @@ static tg_tensor *tg__below_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *
     return tg_r;
 }
 
+/* addmm_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, mat1, mat2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_addmm_(self, mat1, mat2, beta, alpha);
+    tg__fw_not_compiled("addmm_", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_addmm_(self, mat1, mat2, beta, alpha);
+        return tg__fwk_addmm_(self, mat1, mat2, beta, alpha);
     if (tg_autograd_check_inplace("addmm_", self))
         return NULL;
     tg__node_AddmmBackward0 *tg_n = (tg__node_AddmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AddmmBackward0_vtable, 1, 3);
@@ -11776,7 +16752,7 @@ tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tenso
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
+    tg_tensor *tg_r = tg__fwk_addmm_(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11830,16 +16806,25 @@ static tg_tensor *tg__below_as_strided(tg_tensor *self, tg_int_list size, tg_int
     return tg_r;
 }
 
+/* as_strided below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_as_strided(self, size, stride, storage_offset);
+    tg__fw_not_implemented("as_strided");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_as_strided(self, size, stride, storage_offset);
+        return tg__fwk_as_strided(self, size, stride, storage_offset);
     tg__node_AsStridedBackward0 *tg_n = (tg__node_AsStridedBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AsStridedBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_as_strided(self, size, stride, storage_offset);
+    tg_tensor *tg_r = tg__fwk_as_strided(self, size, stride, storage_offset);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11859,17 +16844,55 @@ static tg_tensor *tg__below_view(tg_tensor *self, tg_int_list size)
     return tg_r;
 }
 
+/* view below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_view(self, size);
+    tg_tensor *tg_r = tg__below_view(self, size);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ViewBackward0 n = { .self = self, .size = size, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ViewBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("view", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_view(self, size);
+        return tg__fwk_view(self, size);
     tg__node_ViewBackward0 *tg_n = (tg__node_ViewBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ViewBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__below_view(self, size);
+    tg_tensor *tg_r = tg__fwk_view(self, size);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11889,18 +16912,56 @@ static tg_tensor *tg__below_transpose(tg_tensor *self, int64_t dim0, int64_t dim
     return tg_r;
 }
 
+/* transpose.int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_transpose(self, dim0, dim1);
+    tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TransposeBackward0 n = { .self = self, .dim0 = dim0, .dim1 = dim1, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TransposeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("transpose", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_transpose(self, dim0, dim1);
+        return tg__fwk_transpose(self, dim0, dim1);
     tg__node_TransposeBackward0 *tg_n = (tg__node_TransposeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TransposeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim0 = dim0;
     tg_n->dim1 = dim1;
-    tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
+    tg_tensor *tg_r = tg__fwk_transpose(self, dim0, dim1);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11920,18 +16981,56 @@ static tg_tensor *tg__below_permute(tg_tensor *self, tg_int_list dims)
     return tg_r;
 }
 
+/* permute below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_permute(self, dims);
+    tg_tensor *tg_r = tg__below_permute(self, dims);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_PermuteBackward0 n = { .self = self, .dims = dims, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, PermuteBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("permute", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_permute(self, dims);
+        return tg__fwk_permute(self, dims);
     tg__node_PermuteBackward0 *tg_n = (tg__node_PermuteBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &PermuteBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__below_permute(self, dims);
+    tg_tensor *tg_r = tg__fwk_permute(self, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11951,17 +17050,55 @@ static tg_tensor *tg__below_squeeze(tg_tensor *self)
     return tg_r;
 }
 
+/* squeeze below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_squeeze(self);
+    tg_tensor *tg_r = tg__below_squeeze(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SqueezeBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("squeeze", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_squeeze(self);
+        return tg__fwk_squeeze(self);
     tg__node_SqueezeBackward0 *tg_n = (tg__node_SqueezeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SqueezeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__below_squeeze(self);
+    tg_tensor *tg_r = tg__fwk_squeeze(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -11981,17 +17118,55 @@ static tg_tensor *tg__below_squeeze_dim(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
+/* squeeze.dim below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_squeeze_dim(self, dim);
+    tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SqueezeBackward1 n = { .self = self, .dim = dim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("squeeze", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_squeeze_dim(self, dim);
+        return tg__fwk_squeeze_dim(self, dim);
     tg__node_SqueezeBackward1 *tg_n = (tg__node_SqueezeBackward1 *)tg_autograd_node_new(sizeof *tg_n, &SqueezeBackward1_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
+    tg_tensor *tg_r = tg__fwk_squeeze_dim(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12011,17 +17186,55 @@ static tg_tensor *tg__below_unsqueeze(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
+/* unsqueeze below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_unsqueeze(self, dim);
+    tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UnsqueezeBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UnsqueezeBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("unsqueeze", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_unsqueeze(self, dim);
+        return tg__fwk_unsqueeze(self, dim);
     tg__node_UnsqueezeBackward0 *tg_n = (tg__node_UnsqueezeBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UnsqueezeBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
+    tg_tensor *tg_r = tg__fwk_unsqueeze(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12041,17 +17254,55 @@ static tg_tensor *tg__below_expand(tg_tensor *self, tg_int_list size, bool impli
     return tg_r;
 }
 
+/* expand below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implicit)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expand(self, size, implicit);
+    tg_tensor *tg_r = tg__below_expand(self, size, implicit);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ExpandBackward0 n = { .self = self, .size = size, .implicit = implicit, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpandBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("expand", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_expand(self, size, implicit);
+        return tg__fwk_expand(self, size, implicit);
     tg__node_ExpandBackward0 *tg_n = (tg__node_ExpandBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ExpandBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__below_expand(self, size, implicit);
+    tg_tensor *tg_r = tg__fwk_expand(self, size, implicit);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12071,11 +17322,49 @@ static tg_tensor *tg__below_slice(tg_tensor *self, int64_t dim, tg_opt_int start
     return tg_r;
 }
 
+/* slice.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_slice(self, dim, start, end, step);
+    tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SliceBackward0 n = { .self = self, .dim = dim, .start = start, .end = end, .step = step, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("slice", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_slice(self, dim, start, end, step);
+        return tg__fwk_slice(self, dim, start, end, step);
     tg__node_SliceBackward0 *tg_n = (tg__node_SliceBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SliceBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -12085,7 +17374,7 @@ tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int st
     tg_n->start = start;
     tg_n->end = end;
     tg_n->step = step;
-    tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
+    tg_tensor *tg_r = tg__fwk_slice(self, dim, start, end, step);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12105,11 +17394,49 @@ static tg_tensor *tg__below_select(tg_tensor *self, int64_t dim, int64_t index)
     return tg_r;
 }
 
+/* select.int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_select(self, dim, index);
+    tg_tensor *tg_r = tg__below_select(self, dim, index);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("select", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_select(self, dim, index);
+        return tg__fwk_select(self, dim, index);
     tg__node_SelectBackward0 *tg_n = (tg__node_SelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SelectBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -12117,7 +17444,7 @@ tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t inde
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->index = index;
-    tg_tensor *tg_r = tg__below_select(self, dim, index);
+    tg_tensor *tg_r = tg__fwk_select(self, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12137,16 +17464,54 @@ static tg_tensor *tg__below_clone(tg_tensor *self, tg_memory_format memory_forma
     return tg_r;
 }
 
+/* clone below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clone(self, memory_format);
+    tg_tensor *tg_r = tg__below_clone(self, memory_format);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CloneBackward0 n = { .self = self, .memory_format = memory_format, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CloneBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("clone", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_clone(self, memory_format);
+        return tg__fwk_clone(self, memory_format);
     tg__node_CloneBackward0 *tg_n = (tg__node_CloneBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CloneBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_clone(self, memory_format);
+    tg_tensor *tg_r = tg__fwk_clone(self, memory_format);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12166,10 +17531,18 @@ static tg_tensor *tg__below_cat(tg_tensor_list tensors, int64_t dim)
     return tg_r;
 }
 
+/* cat below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
+{
+    if (!(tg__fw_any(tensors.data, (int)tensors.len)))
+        return tg__below_cat(tensors, dim);
+    tg__fw_not_compiled("cat", "it calls 'cat_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
     if (!(tg_autograd_any_requires_grad(tensors.data, (int)tensors.len)))
-        return tg__below_cat(tensors, dim);
+        return tg__fwk_cat(tensors, dim);
     tg__node_CatBackward0 *tg_n = (tg__node_CatBackward0 *)tg_autograd_node_new(sizeof *tg_n + (size_t)tensors.len * sizeof(int64_t), &CatBackward0_vtable, 1, 0 + (int)tensors.len);
     if (!tg_n)
         return NULL;
@@ -12178,7 +17551,7 @@ tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
         tg_autograd_node_set_next_edge(&tg_n->base, 0 + (int)tg_i, tensors.data[tg_i]);
     tg_n->tensors_size_0 = tg__gen_keep_list_sizes(tensors, dim, &tg_cursor);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_cat(tensors, dim);
+    tg_tensor *tg_r = tg__fwk_cat(tensors, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12232,12 +17605,45 @@ static tg_tensor_list tg__below_split(tg_tensor *self, int64_t split_size, int64
     return tg_r;
 }
 
+/* split.Tensor below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_split(self, split_size, dim);
+    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
+    if (!tg_r.data) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SplitBackward0 n = { .self = self, .split_size = split_size, .dim = dim, .result = tg_r };
+        if (tg__fw_has(self, tg_l)) {
+            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                goto fail;
+            if (tg__fw_set_list("split", tg_r, SplitBackward0_jvp0_0(&n), tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_tensor_list_release(tg_r);
+            return (tg_tensor_list){ NULL, 0 };
+        }
+    }
+    return tg_r;
+}
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_split(self, split_size, dim);
-    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
+        return tg__fwk_split(self, split_size, dim);
+    tg_tensor_list tg_r = tg__fwk_split(self, split_size, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_SplitBackward0 *tg_n = (tg__node_SplitBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitBackward0_vtable, (int)tg_r.len, 1);
@@ -12263,12 +17669,45 @@ static tg_tensor_list tg__below_split_with_sizes(tg_tensor *self, tg_int_list sp
     return tg_r;
 }
 
+/* split_with_sizes below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_split_with_sizes(self, split_sizes, dim);
+    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
+    if (!tg_r.data) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SplitWithSizesBackward0 n = { .self = self, .split_sizes = split_sizes, .dim = dim, .result = tg_r };
+        if (tg__fw_has(self, tg_l)) {
+            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                goto fail;
+            if (tg__fw_set_list("split_with_sizes", tg_r, SplitWithSizesBackward0_jvp0_0(&n), tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_tensor_list_release(tg_r);
+            return (tg_tensor_list){ NULL, 0 };
+        }
+    }
+    return tg_r;
+}
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_split_with_sizes(self, split_sizes, dim);
-    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
+        return tg__fwk_split_with_sizes(self, split_sizes, dim);
+    tg_tensor_list tg_r = tg__fwk_split_with_sizes(self, split_sizes, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_SplitWithSizesBackward0 *tg_n = (tg__node_SplitWithSizesBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitWithSizesBackward0_vtable, (int)tg_r.len, 1);
@@ -12294,12 +17733,45 @@ static tg_tensor_list tg__below_unbind(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
+/* unbind.int below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_unbind(self, dim);
+    tg_tensor_list tg_r = tg__below_unbind(self, dim);
+    if (!tg_r.data) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UnbindBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        if (tg__fw_has(self, tg_l)) {
+            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                goto fail;
+            if (tg__fw_set_list("unbind", tg_r, UnbindBackward0_jvp0_0(&n), tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_tensor_list_release(tg_r);
+            return (tg_tensor_list){ NULL, 0 };
+        }
+    }
+    return tg_r;
+}
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_unbind(self, dim);
-    tg_tensor_list tg_r = tg__below_unbind(self, dim);
+        return tg__fwk_unbind(self, dim);
+    tg_tensor_list tg_r = tg__fwk_unbind(self, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_UnbindBackward0 *tg_n = (tg__node_UnbindBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UnbindBackward0_vtable, (int)tg_r.len, 1);
@@ -12325,11 +17797,49 @@ static tg_tensor *tg__below__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout 
     return tg_r;
 }
 
+/* _to_copy below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ToCopyBackward0 n = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ToCopyBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_to_copy", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+        return tg__fwk__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
     tg__node_ToCopyBackward0 *tg_n = (tg__node_ToCopyBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ToCopyBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -12337,7 +17847,7 @@ tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layo
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->self_device = tg_tensor_device(self);
     tg_n->layout = layout;
-    tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    tg_tensor *tg_r = tg__fwk__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12357,11 +17867,58 @@ static tg_tensor *tg__below_copy_(tg_tensor *self, tg_tensor *src, bool non_bloc
     return tg_r;
 }
 
+/* copy_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
+{
+    tg_tensor *const tg_in[] = { self, src };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_copy_(self, src, non_blocking);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CopyBackward0 n = { .self = tg_self0, .src = src, .non_blocking = non_blocking, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CopyBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("copy_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     tg_tensor *const tg_in[] = { self, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_copy_(self, src, non_blocking);
+        return tg__fwk_copy_(self, src, non_blocking);
     if (tg_autograd_check_inplace("copy_", self))
         return NULL;
     tg__node_CopyBackward0 *tg_n = (tg__node_CopyBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CopyBackward0_vtable, 1, 2);
@@ -12369,7 +17926,7 @@ tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_b
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
-    tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
+    tg_tensor *tg_r = tg__fwk_copy_(self, src, non_blocking);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12389,18 +17946,27 @@ static tg_tensor *tg__below__softmax(tg_tensor *self, int64_t dim, bool half_to_
     return tg_r;
 }
 
+/* _softmax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__softmax(self, dim, half_to_float);
+    tg__fw_not_compiled("_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below__softmax(self, dim, half_to_float);
+        return tg__fwk__softmax(self, dim, half_to_float);
     tg__node_SoftmaxBackward0 *tg_n = (tg__node_SoftmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
+    tg_tensor *tg_r = tg__fwk__softmax(self, dim, half_to_float);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12438,18 +18004,27 @@ static tg_tensor *tg__below__log_softmax(tg_tensor *self, int64_t dim, bool half
     return tg_r;
 }
 
+/* _log_softmax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__log_softmax(self, dim, half_to_float);
+    tg__fw_not_compiled("_log_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below__log_softmax(self, dim, half_to_float);
+        return tg__fwk__log_softmax(self, dim, half_to_float);
     tg__node_LogSoftmaxBackward0 *tg_n = (tg__node_LogSoftmaxBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSoftmaxBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
+    tg_tensor *tg_r = tg__fwk__log_softmax(self, dim, half_to_float);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12487,11 +18062,49 @@ static tg_tensor *tg__below_slice_backward(tg_tensor *grad_output, tg_int_list i
     return tg_r;
 }
 
+/* slice_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SliceBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("slice_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { grad_output };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+        return tg__fwk_slice_backward(grad_output, input_sizes, dim, start, end, step);
     tg__node_SliceBackwardBackward0 *tg_n = (tg__node_SliceBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SliceBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -12500,7 +18113,7 @@ tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_lis
     tg_n->start = start;
     tg_n->end = end;
     tg_n->step = step;
-    tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    tg_tensor *tg_r = tg__fwk_slice_backward(grad_output, input_sizes, dim, start, end, step);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12520,18 +18133,56 @@ static tg_tensor *tg__below_select_backward(tg_tensor *grad_output, tg_int_list 
     return tg_r;
 }
 
+/* select_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_select_backward(grad_output, input_sizes, dim, index);
+    tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SelectBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("select_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { grad_output };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_select_backward(grad_output, input_sizes, dim, index);
+        return tg__fwk_select_backward(grad_output, input_sizes, dim, index);
     tg__node_SelectBackwardBackward0 *tg_n = (tg__node_SelectBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SelectBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_n->dim = dim;
     tg_n->index = index;
-    tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
+    tg_tensor *tg_r = tg__fwk_select_backward(grad_output, input_sizes, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12551,11 +18202,56 @@ static tg_tensor *tg__below_threshold_backward(tg_tensor *grad_output, tg_tensor
     return tg_r;
 }
 
+/* threshold_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_threshold_backward(grad_output, self, threshold);
+    tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ThresholdBackwardBackward0 n = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("threshold_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_threshold_backward(grad_output, self, threshold);
+        return tg__fwk_threshold_backward(grad_output, self, threshold);
     tg__node_ThresholdBackwardBackward0 *tg_n = (tg__node_ThresholdBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ThresholdBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -12563,7 +18259,7 @@ tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
+    tg_tensor *tg_r = tg__fwk_threshold_backward(grad_output, self, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12583,11 +18279,20 @@ static tg_tensor *tg__below__softmax_backward_data(tg_tensor *grad_output, tg_te
     return tg_r;
 }
 
+/* _softmax_backward_data below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+{
+    tg_tensor *const tg_in[] = { grad_output, output };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg__fw_not_implemented("_softmax_backward_data");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+        return tg__fwk__softmax_backward_data(grad_output, output, dim, input_dtype);
     tg__node_SoftmaxBackwardDataBackward0 *tg_n = (tg__node_SoftmaxBackwardDataBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftmaxBackwardDataBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -12597,7 +18302,7 @@ tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg
     tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
     tg_n->input_dtype = input_dtype;
-    tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *tg_r = tg__fwk__softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12617,11 +18322,20 @@ static tg_tensor *tg__below__log_softmax_backward_data(tg_tensor *grad_output, t
     return tg_r;
 }
 
+/* _log_softmax_backward_data below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+{
+    tg_tensor *const tg_in[] = { grad_output, output };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg__fw_not_implemented("_log_softmax_backward_data");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+        return tg__fwk__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     tg__node_LogSoftmaxBackwardDataBackward0 *tg_n = (tg__node_LogSoftmaxBackwardDataBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSoftmaxBackwardDataBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -12630,7 +18344,7 @@ tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *tg_r = tg__fwk__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12650,11 +18364,20 @@ static tg_tensor *tg__below_linear(tg_tensor *input, tg_tensor *weight, tg_tenso
     return tg_r;
 }
 
+/* linear below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_linear(input, weight, bias);
+    tg__fw_not_implemented("linear");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_linear(input, weight, bias);
+        return tg__fwk_linear(input, weight, bias);
     tg__node_LinearBackward0 *tg_n = (tg__node_LinearBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LinearBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -12663,7 +18386,7 @@ tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_te
     tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
     tg_autograd_save(&tg_n->input, input, false, 0);
     tg_autograd_save(&tg_n->weight, weight, false, 0);
-    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
+    tg_tensor *tg_r = tg__fwk_linear(input, weight, bias);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12683,11 +18406,20 @@ static tg_output_total_weight tg__below_nll_loss_forward(tg_tensor *self, tg_ten
     return tg_r;
 }
 
+/* nll_loss_forward below autograd, then its outputs' tangents */
+static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
+{
+    tg_tensor *const tg_in[] = { self, target, weight };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    tg__fw_not_implemented("nll_loss_forward");
+    return (tg_output_total_weight){ 0 };
+}
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
     tg_tensor *const tg_in[] = { self, target, weight };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+        return tg__fwk_nll_loss_forward(self, target, weight, reduction, ignore_index);
     tg__node_NllLossForwardBackward0 *tg_n = (tg__node_NllLossForwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NllLossForwardBackward0_vtable, 2, 2);
     if (!tg_n)
         return (tg_output_total_weight){ 0 };
@@ -12699,7 +18431,7 @@ tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
-    tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    tg_output_total_weight tg_r = tg__fwk_nll_loss_forward(self, target, weight, reduction, ignore_index);
     if (!tg_r.output && !tg_r.total_weight) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_total_weight){ 0 };
@@ -12720,11 +18452,20 @@ static tg_tensor *tg__below_nll_loss_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
+/* nll_loss_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tg__fw_not_implemented("nll_loss_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
     if (!(tg_autograd_any_requires_grad(tg_in, 5)))
-        return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+        return tg__fwk_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     tg__node_NllLossBackwardBackward0 *tg_n = (tg__node_NllLossBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NllLossBackwardBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -12736,7 +18477,7 @@ tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tens
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
-    tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tg_tensor *tg_r = tg__fwk_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12756,17 +18497,55 @@ static tg_tensors2 tg__below_native_dropout(tg_tensor *input, double p, tg_opt_b
     return tg_r;
 }
 
+/* native_dropout below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+{
+    tg_tensor *const tg_in[] = { input };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_native_dropout(input, p, train);
+    tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
+    if (!tg_r.r0 && !tg_r.r1) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeDropoutBackward0 n = { .input = input, .p = p, .train = train, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeDropoutBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_dropout", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1);
+            return (tg_tensors2){ 0 };
+        }
+    }
+    return tg_r;
+}
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
     tg_tensor *const tg_in[] = { input };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_native_dropout(input, p, train);
+        return tg__fwk_native_dropout(input, p, train);
     tg__node_NativeDropoutBackward0 *tg_n = (tg__node_NativeDropoutBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeDropoutBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_tensors2){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
     tg_n->p = p;
-    tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
+    tg_tensors2 tg_r = tg__fwk_native_dropout(input, p, train);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
@@ -12787,11 +18566,20 @@ static tg_tensor *tg__below_convolution(tg_tensor *input, tg_tensor *weight, tg_
     return tg_r;
 }
 
+/* convolution below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg__fw_not_implemented("convolution");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+        return tg__fwk_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
     tg__node_ConvolutionBackward0 *tg_n = (tg__node_ConvolutionBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation) + tg__gen_ints_bytes(output_padding), &ConvolutionBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -12809,7 +18597,7 @@ tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, 
     tg_n->transposed = transposed;
     tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
     tg_n->groups = groups;
-    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg_tensor *tg_r = tg__fwk_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12829,11 +18617,20 @@ static tg_tensors3 tg__below_convolution_backward(tg_tensor *grad_output, tg_ten
     return tg_r;
 }
 
+/* convolution_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_output, input, weight };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__fw_not_implemented("convolution_backward");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_output, input, weight };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+        return tg__fwk_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
     tg__node_ConvolutionBackwardBackward0 *tg_n = (tg__node_ConvolutionBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation) + tg__gen_ints_bytes(output_padding), &ConvolutionBackwardBackward0_vtable, 3, 3);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -12850,7 +18647,7 @@ tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_
     tg_n->transposed = transposed;
     tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
     tg_n->groups = groups;
-    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_tensors3 tg_r = tg__fwk_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -12874,11 +18671,20 @@ static tg_tensors2 tg__below_max_pool2d_with_indices(tg_tensor *self, tg_int_lis
     return tg_r;
 }
 
+/* max_pool2d_with_indices below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg__fw_not_implemented("max_pool2d_with_indices");
+    return (tg_tensors2){ 0 };
+}
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+        return tg__fwk_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
     tg__node_MaxPool2dWithIndicesBackward0 *tg_n = (tg__node_MaxPool2dWithIndicesBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding) + tg__gen_ints_bytes(dilation), &MaxPool2dWithIndicesBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_tensors2){ 0 };
@@ -12890,7 +18696,7 @@ tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
     tg_n->dilation = tg__gen_keep_ints(dilation, &tg_cursor);
     tg_n->ceil_mode = ceil_mode;
-    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg_tensors2 tg_r = tg__fwk_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
@@ -12911,11 +18717,20 @@ static tg_tensor *tg__below_max_pool2d_with_indices_backward(tg_tensor *grad_out
     return tg_r;
 }
 
+/* max_pool2d_with_indices_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg__fw_not_implemented("max_pool2d_with_indices_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+        return tg__fwk_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
     tg__node_MaxPool2dWithIndicesBackwardBackward0 *tg_n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxPool2dWithIndicesBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -12923,7 +18738,7 @@ tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg_tensor *tg_r = tg__fwk_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12943,18 +18758,27 @@ static tg_tensor *tg__below_max_pool_double_backward(tg_tensor *self, tg_tensor 
     return tg_r;
 }
 
+/* max_pool_double_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_max_pool_double_backward(self, indices, dim);
+    tg__fw_not_implemented("max_pool_double_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_max_pool_double_backward(self, indices, dim);
+        return tg__fwk_max_pool_double_backward(self, indices, dim);
     tg__node_MaxPoolDoubleBackwardBackward0 *tg_n = (tg__node_MaxPoolDoubleBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaxPoolDoubleBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
+    tg_tensor *tg_r = tg__fwk_max_pool_double_backward(self, indices, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -12974,11 +18798,20 @@ static tg_tensor *tg__below_avg_pool2d(tg_tensor *self, tg_int_list kernel_size,
     return tg_r;
 }
 
+/* avg_pool2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__fw_not_implemented("avg_pool2d");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+        return tg__fwk_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     tg__node_AvgPool2dBackward0 *tg_n = (tg__node_AvgPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding), &AvgPool2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -12991,7 +18824,7 @@ tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_si
     tg_n->ceil_mode = ceil_mode;
     tg_n->count_include_pad = count_include_pad;
     tg_n->divisor_override = divisor_override;
-    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *tg_r = tg__fwk_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13011,11 +18844,20 @@ static tg_tensor *tg__below_avg_pool2d_backward(tg_tensor *grad_output, tg_tenso
     return tg_r;
 }
 
+/* avg_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__fw_not_implemented("avg_pool2d_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+        return tg__fwk_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     tg__node_AvgPool2dBackwardBackward0 *tg_n = (tg__node_AvgPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(kernel_size) + tg__gen_ints_bytes(stride) + tg__gen_ints_bytes(padding), &AvgPool2dBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13029,7 +18871,7 @@ tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_te
     tg_n->ceil_mode = ceil_mode;
     tg_n->count_include_pad = count_include_pad;
     tg_n->divisor_override = divisor_override;
-    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *tg_r = tg__fwk_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13049,17 +18891,26 @@ static tg_tensor *tg__below__adaptive_avg_pool2d(tg_tensor *self, tg_int_list ou
     return tg_r;
 }
 
+/* _adaptive_avg_pool2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__adaptive_avg_pool2d(self, output_size);
+    tg__fw_not_implemented("_adaptive_avg_pool2d");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below__adaptive_avg_pool2d(self, output_size);
+        return tg__fwk__adaptive_avg_pool2d(self, output_size);
     tg__node_AdaptiveAvgPool2dBackward0 *tg_n = (tg__node_AdaptiveAvgPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveAvgPool2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
+    tg_tensor *tg_r = tg__fwk__adaptive_avg_pool2d(self, output_size);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13079,11 +18930,20 @@ static tg_tensor *tg__below__adaptive_avg_pool2d_backward(tg_tensor *grad_output
     return tg_r;
 }
 
+/* _adaptive_avg_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    tg__fw_not_implemented("_adaptive_avg_pool2d_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+        return tg__fwk__adaptive_avg_pool2d_backward(grad_output, self);
     tg__node_AdaptiveAvgPool2dBackwardBackward0 *tg_n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveAvgPool2dBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13091,7 +18951,7 @@ tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_out
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg__saved_sizes_save(&tg_n->grad_output_sizes, grad_output);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    tg_tensor *tg_r = tg__fwk__adaptive_avg_pool2d_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13111,17 +18971,26 @@ static tg_tensors2 tg__below_adaptive_max_pool2d(tg_tensor *self, tg_int_list ou
     return tg_r;
 }
 
+/* adaptive_max_pool2d below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_adaptive_max_pool2d(self, output_size);
+    tg__fw_not_implemented("adaptive_max_pool2d");
+    return (tg_tensors2){ 0 };
+}
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_adaptive_max_pool2d(self, output_size);
+        return tg__fwk_adaptive_max_pool2d(self, output_size);
     tg__node_AdaptiveMaxPool2dBackward0 *tg_n = (tg__node_AdaptiveMaxPool2dBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveMaxPool2dBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_tensors2){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
+    tg_tensors2 tg_r = tg__fwk_adaptive_max_pool2d(self, output_size);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
@@ -13142,11 +19011,20 @@ static tg_tensor *tg__below_adaptive_max_pool2d_backward(tg_tensor *grad_output,
     return tg_r;
 }
 
+/* adaptive_max_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg__fw_not_implemented("adaptive_max_pool2d_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+        return tg__fwk_adaptive_max_pool2d_backward(grad_output, self, indices);
     tg__node_AdaptiveMaxPool2dBackwardBackward0 *tg_n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &AdaptiveMaxPool2dBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13154,7 +19032,7 @@ tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_outp
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg_tensor *tg_r = tg__fwk_adaptive_max_pool2d_backward(grad_output, self, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13174,18 +19052,27 @@ static tg_tensor *tg__below_constant_pad_nd(tg_tensor *self, tg_int_list pad, do
     return tg_r;
 }
 
+/* constant_pad_nd below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_constant_pad_nd(self, pad, value);
+    tg__fw_not_implemented("constant_pad_nd");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_constant_pad_nd(self, pad, value);
+        return tg__fwk_constant_pad_nd(self, pad, value);
     tg__node_ConstantPadNdBackward0 *tg_n = (tg__node_ConstantPadNdBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(pad), &ConstantPadNdBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->pad = tg__gen_keep_ints(pad, &tg_cursor);
-    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
+    tg_tensor *tg_r = tg__fwk_constant_pad_nd(self, pad, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13205,11 +19092,20 @@ static tg_tensor *tg__below_reflection_pad2d(tg_tensor *self, tg_int_list paddin
     return tg_r;
 }
 
+/* reflection_pad2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_reflection_pad2d(self, padding);
+    tg__fw_not_implemented("reflection_pad2d");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_reflection_pad2d(self, padding);
+        return tg__fwk_reflection_pad2d(self, padding);
     tg__node_ReflectionPad2dBackward0 *tg_n = (tg__node_ReflectionPad2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReflectionPad2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13217,7 +19113,7 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list pad
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
+    tg_tensor *tg_r = tg__fwk_reflection_pad2d(self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13237,11 +19133,20 @@ static tg_tensor *tg__below_reflection_pad2d_backward(tg_tensor *grad_output, tg
     return tg_r;
 }
 
+/* reflection_pad2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    tg__fw_not_implemented("reflection_pad2d_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_reflection_pad2d_backward(grad_output, self, padding);
+        return tg__fwk_reflection_pad2d_backward(grad_output, self, padding);
     tg__node_ReflectionPad2dBackwardBackward0 *tg_n = (tg__node_ReflectionPad2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReflectionPad2dBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13250,7 +19155,7 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output,
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    tg_tensor *tg_r = tg__fwk_reflection_pad2d_backward(grad_output, self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13270,11 +19175,20 @@ static tg_tensor *tg__below_replication_pad2d(tg_tensor *self, tg_int_list paddi
     return tg_r;
 }
 
+/* replication_pad2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_replication_pad2d(self, padding);
+    tg__fw_not_implemented("replication_pad2d");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_replication_pad2d(self, padding);
+        return tg__fwk_replication_pad2d(self, padding);
     tg__node_ReplicationPad2dBackward0 *tg_n = (tg__node_ReplicationPad2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReplicationPad2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13282,7 +19196,7 @@ tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list pa
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
+    tg_tensor *tg_r = tg__fwk_replication_pad2d(self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13302,11 +19216,20 @@ static tg_tensor *tg__below_replication_pad2d_backward(tg_tensor *grad_output, t
     return tg_r;
 }
 
+/* replication_pad2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_replication_pad2d_backward(grad_output, self, padding);
+    tg__fw_not_implemented("replication_pad2d_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_replication_pad2d_backward(grad_output, self, padding);
+        return tg__fwk_replication_pad2d_backward(grad_output, self, padding);
     tg__node_ReplicationPad2dBackwardBackward0 *tg_n = (tg__node_ReplicationPad2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(padding), &ReplicationPad2dBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13315,7 +19238,7 @@ tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
+    tg_tensor *tg_r = tg__fwk_replication_pad2d_backward(grad_output, self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13335,11 +19258,20 @@ static tg_tensors3 tg__below_native_batch_norm(tg_tensor *input, tg_tensor *weig
     return tg_r;
 }
 
+/* native_batch_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg__fw_not_implemented("native_batch_norm");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
     if (!(tg_autograd_any_requires_grad(tg_in, 5)))
-        return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+        return tg__fwk_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
     tg__node_NativeBatchNormBackward0 *tg_n = (tg__node_NativeBatchNormBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeBatchNormBackward0_vtable, 3, 3);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -13355,7 +19287,7 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *w
     tg_n->running_var_defined = running_var != NULL;
     tg_n->training = training;
     tg_n->eps = eps;
-    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg_tensors3 tg_r = tg__fwk_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -13377,11 +19309,20 @@ static tg_tensors3 tg__below_native_batch_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
+/* native_batch_norm_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
+    if (!(tg__fw_any(tg_in, 7)))
+        return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg__fw_not_implemented("native_batch_norm_backward");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
     if (!(tg_autograd_any_requires_grad(tg_in, 7)))
-        return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+        return tg__fwk_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
     tg__node_NativeBatchNormBackwardBackward0 *tg_n = (tg__node_NativeBatchNormBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeBatchNormBackwardBackward0_vtable, 3, 5);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -13404,7 +19345,7 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, 
     tg_n->save_invstd_defined = save_invstd != NULL;
     tg_n->train = train;
     tg_n->eps = eps;
-    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg_tensors3 tg_r = tg__fwk_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -13428,11 +19369,20 @@ static tg_tensors3 tg__below_native_group_norm(tg_tensor *input, tg_tensor *weig
     return tg_r;
 }
 
+/* native_group_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg__fw_not_implemented("native_group_norm");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+        return tg__fwk_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
     tg__node_NativeGroupNormBackward0 *tg_n = (tg__node_NativeGroupNormBackward0 *)tg_autograd_node_new(sizeof *tg_n, &NativeGroupNormBackward0_vtable, 3, 3);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -13446,7 +19396,7 @@ tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *w
     tg_n->C = C;
     tg_n->HxW = HxW;
     tg_n->group = group;
-    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg_tensors3 tg_r = tg__fwk_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -13468,6 +19418,16 @@ static tg_tensors3 tg__below_native_group_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
+/* native_group_norm_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg__fw_not_implemented("native_group_norm_backward");
+    return (tg_tensors3){ 0 };
+}
+
 static int tg__ni_apply_native_group_norm_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -13482,7 +19442,7 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight };
     if (!(tg_autograd_any_requires_grad(tg_in, 5)))
-        return tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+        return tg__fwk_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_native_group_norm_backward, 3, 5);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -13492,7 +19452,7 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
     tg_autograd_node_set_next_edge(tg_n, tg_e++, mean);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, rstd);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, weight);
-    tg_tensors3 tg_r = tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg_tensors3 tg_r = tg__fwk_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(tg_n);
         return (tg_tensors3){ 0 };
@@ -13516,11 +19476,49 @@ static tg_tensor *tg__below_upsample_nearest2d(tg_tensor *self, tg_int_list outp
     return tg_r;
 }
 
+/* upsample_nearest2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UpsampleNearest2dBackward0 n = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("upsample_nearest2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+        return tg__fwk_upsample_nearest2d(self, output_size, scales_h, scales_w);
     tg__node_UpsampleNearest2dBackward0 *tg_n = (tg__node_UpsampleNearest2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleNearest2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13530,7 +19528,7 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list o
     tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__fwk_upsample_nearest2d(self, output_size, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13550,11 +19548,49 @@ static tg_tensor *tg__below_upsample_nearest2d_backward(tg_tensor *grad_output, 
     return tg_r;
 }
 
+/* upsample_nearest2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UpsampleNearest2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("upsample_nearest2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+        return tg__fwk_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
     tg__node_UpsampleNearest2dBackwardBackward0 *tg_n = (tg__node_UpsampleNearest2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleNearest2dBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13563,7 +19599,7 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_outpu
     tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__fwk_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13583,11 +19619,49 @@ static tg_tensor *tg__below_upsample_bilinear2d(tg_tensor *self, tg_int_list out
     return tg_r;
 }
 
+/* upsample_bilinear2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UpsampleBilinear2dBackward0 n = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("upsample_bilinear2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+        return tg__fwk_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
     tg__node_UpsampleBilinear2dBackward0 *tg_n = (tg__node_UpsampleBilinear2dBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleBilinear2dBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13598,7 +19672,7 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list 
     tg_n->align_corners = align_corners;
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__fwk_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13618,11 +19692,49 @@ static tg_tensor *tg__below_upsample_bilinear2d_backward(tg_tensor *grad_output,
     return tg_r;
 }
 
+/* upsample_bilinear2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_UpsampleBilinear2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("upsample_bilinear2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+        return tg__fwk_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
     tg__node_UpsampleBilinear2dBackwardBackward0 *tg_n = (tg__node_UpsampleBilinear2dBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(output_size), &UpsampleBilinear2dBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13632,7 +19744,7 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_outp
     tg_n->align_corners = align_corners;
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__fwk_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13669,18 +19781,56 @@ static tg_tensor *tg__below_leaky_relu(tg_tensor *self, double negative_slope)
     return tg_r;
 }
 
+/* leaky_relu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_leaky_relu(self, negative_slope);
+    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LeakyReluBackward0 n = { .self = self, .negative_slope = negative_slope, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("leaky_relu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_leaky_relu(self, negative_slope);
+        return tg__fwk_leaky_relu(self, negative_slope);
     tg__node_LeakyReluBackward0 *tg_n = (tg__node_LeakyReluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
+    tg_tensor *tg_r = tg__fwk_leaky_relu(self, negative_slope);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13700,11 +19850,55 @@ static tg_tensor *tg__below_leaky_relu_(tg_tensor *self, double negative_slope)
     return tg_r;
 }
 
+/* leaky_relu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_leaky_relu_(self, negative_slope);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LeakyReluBackward1 n = { .self = tg_self0, .negative_slope = negative_slope, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("leaky_relu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_leaky_relu_(self, negative_slope);
+        return tg__fwk_leaky_relu_(self, negative_slope);
     if (tg_autograd_check_inplace("leaky_relu_", self))
         return NULL;
     tg__node_LeakyReluBackward1 *tg_n = (tg__node_LeakyReluBackward1 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackward1_vtable, 1, 1);
@@ -13712,7 +19906,7 @@ tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slop
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
+    tg_tensor *tg_r = tg__fwk_leaky_relu_(self, negative_slope);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13733,11 +19927,50 @@ static tg_tensor *tg__below_leaky_relu_backward(tg_tensor *grad_output, tg_tenso
     return tg_r;
 }
 
+/* leaky_relu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LeakyReluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("leaky_relu_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+        return tg__fwk_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
     tg__node_LeakyReluBackwardBackward0 *tg_n = (tg__node_LeakyReluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LeakyReluBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13745,7 +19978,7 @@ tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_te
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg_tensor *tg_r = tg__fwk_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13782,11 +20015,49 @@ static tg_tensor *tg__below_hardtanh(tg_tensor *self, double min_val, double max
     return tg_r;
 }
 
+/* hardtanh below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardtanh(self, min_val, max_val);
+    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardtanhBackward0 n = { .self = self, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("hardtanh", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardtanh(self, min_val, max_val);
+        return tg__fwk_hardtanh(self, min_val, max_val);
     tg__node_HardtanhBackward0 *tg_n = (tg__node_HardtanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -13794,7 +20065,7 @@ tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double 
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
+    tg_tensor *tg_r = tg__fwk_hardtanh(self, min_val, max_val);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13814,11 +20085,55 @@ static tg_tensor *tg__below_hardtanh_(tg_tensor *self, double min_val, double ma
     return tg_r;
 }
 
+/* hardtanh_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardtanh_(self, min_val, max_val);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardtanhBackward0 n = { .self = tg_self0, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("hardtanh_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardtanh_(self, min_val, max_val);
+        return tg__fwk_hardtanh_(self, min_val, max_val);
     if (tg_autograd_check_inplace("hardtanh_", self))
         return NULL;
     tg__node_HardtanhBackward0 *tg_n = (tg__node_HardtanhBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackward0_vtable, 1, 1);
@@ -13834,7 +20149,7 @@ tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double
     tg_release(tg_orig);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
+    tg_tensor *tg_r = tg__fwk_hardtanh_(self, min_val, max_val);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13854,11 +20169,50 @@ static tg_tensor *tg__below_hardtanh_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
+/* hardtanh_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardtanhBackwardBackward0 n = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("hardtanh_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+        return tg__fwk_hardtanh_backward(grad_output, self, min_val, max_val);
     tg__node_HardtanhBackwardBackward0 *tg_n = (tg__node_HardtanhBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardtanhBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13867,7 +20221,7 @@ tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tens
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg_tensor *tg_r = tg__fwk_hardtanh_backward(grad_output, self, min_val, max_val);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13904,17 +20258,55 @@ static tg_tensor *tg__below_hardswish(tg_tensor *self)
     return tg_r;
 }
 
+/* hardswish below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardswish(self);
+    tg_tensor *tg_r = tg__below_hardswish(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardswishBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("hardswish", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardswish(self);
+        return tg__fwk_hardswish(self);
     tg__node_HardswishBackward0 *tg_n = (tg__node_HardswishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_hardswish(self);
+    tg_tensor *tg_r = tg__fwk_hardswish(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13934,11 +20326,55 @@ static tg_tensor *tg__below_hardswish_(tg_tensor *self)
     return tg_r;
 }
 
+/* hardswish_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardswish_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardswish_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardswishBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("hardswish_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardswish_(self);
+        return tg__fwk_hardswish_(self);
     if (tg_autograd_check_inplace("hardswish_", self))
         return NULL;
     tg__node_HardswishBackward0 *tg_n = (tg__node_HardswishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackward0_vtable, 1, 1);
@@ -13952,7 +20388,7 @@ tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_hardswish_(self);
+    tg_tensor *tg_r = tg__fwk_hardswish_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -13972,11 +20408,56 @@ static tg_tensor *tg__below_hardswish_backward(tg_tensor *grad_output, tg_tensor
     return tg_r;
 }
 
+/* hardswish_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_hardswish_backward(grad_output, self);
+    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardswishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("hardswish_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_hardswish_backward(grad_output, self);
+        return tg__fwk_hardswish_backward(grad_output, self);
     tg__node_HardswishBackwardBackward0 *tg_n = (tg__node_HardswishBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardswishBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -13984,7 +20465,7 @@ tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
+    tg_tensor *tg_r = tg__fwk_hardswish_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14021,17 +20502,55 @@ static tg_tensor *tg__below_hardsigmoid(tg_tensor *self)
     return tg_r;
 }
 
+/* hardsigmoid below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardsigmoid(self);
+    tg_tensor *tg_r = tg__below_hardsigmoid(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardsigmoidBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("hardsigmoid", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardsigmoid(self);
+        return tg__fwk_hardsigmoid(self);
     tg__node_HardsigmoidBackward0 *tg_n = (tg__node_HardsigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardsigmoidBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_hardsigmoid(self);
+    tg_tensor *tg_r = tg__fwk_hardsigmoid(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14051,11 +20570,55 @@ static tg_tensor *tg__below_hardsigmoid_(tg_tensor *self)
     return tg_r;
 }
 
+/* hardsigmoid_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardsigmoid_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_HardsigmoidBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("hardsigmoid_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_hardsigmoid_(self);
+        return tg__fwk_hardsigmoid_(self);
     if (tg_autograd_check_inplace("hardsigmoid_", self))
         return NULL;
     tg__node_HardsigmoidBackward0 *tg_n = (tg__node_HardsigmoidBackward0 *)tg_autograd_node_new(sizeof *tg_n, &HardsigmoidBackward0_vtable, 1, 1);
@@ -14069,7 +20632,7 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
+    tg_tensor *tg_r = tg__fwk_hardsigmoid_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14089,6 +20652,16 @@ static tg_tensor *tg__below_hardsigmoid_backward(tg_tensor *grad_output, tg_tens
     return tg_r;
 }
 
+/* hardsigmoid_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_hardsigmoid_backward(grad_output, self);
+    tg__fw_not_implemented("hardsigmoid_backward");
+    return NULL;
+}
+
 static int tg__ni_apply_hardsigmoid_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -14103,14 +20676,14 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_t
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_hardsigmoid_backward(grad_output, self);
+        return tg__fwk_hardsigmoid_backward(grad_output, self);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_hardsigmoid_backward, 1, 2);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_output);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__below_hardsigmoid_backward(grad_output, self);
+    tg_tensor *tg_r = tg__fwk_hardsigmoid_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -14147,11 +20720,49 @@ static tg_tensor *tg__below_elu(tg_tensor *self, double alpha, double scale, dou
     return tg_r;
 }
 
+/* elu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_elu(self, alpha, scale, input_scale);
+    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EluBackward0 n = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("elu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_elu(self, alpha, scale, input_scale);
+        return tg__fwk_elu(self, alpha, scale, input_scale);
     tg__node_EluBackward0 *tg_n = (tg__node_EluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -14160,7 +20771,7 @@ tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, 
     tg_n->alpha = alpha;
     tg_n->scale = scale;
     tg_n->input_scale = input_scale;
-    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
+    tg_tensor *tg_r = tg__fwk_elu(self, alpha, scale, input_scale);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14180,11 +20791,55 @@ static tg_tensor *tg__below_elu_(tg_tensor *self, double alpha, double scale, do
     return tg_r;
 }
 
+/* elu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_elu_(self, alpha, scale, input_scale);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EluBackward1 n = { .self = tg_self0, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("elu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_elu_(self, alpha, scale, input_scale);
+        return tg__fwk_elu_(self, alpha, scale, input_scale);
     if (tg_autograd_check_inplace("elu_", self))
         return NULL;
     tg__node_EluBackward1 *tg_n = (tg__node_EluBackward1 *)tg_autograd_node_new(sizeof *tg_n, &EluBackward1_vtable, 1, 1);
@@ -14194,7 +20849,7 @@ tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale,
     tg_n->alpha = alpha;
     tg_n->scale = scale;
     tg_n->input_scale = input_scale;
-    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
+    tg_tensor *tg_r = tg__fwk_elu_(self, alpha, scale, input_scale);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14215,11 +20870,56 @@ static tg_tensor *tg__below_elu_backward(tg_tensor *grad_output, double alpha, d
     return tg_r;
 }
 
+/* elu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self_or_result };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EluBackwardBackward0 n = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self_or_result, tg_l)) {
+                if (!n.self_or_result_t && self_or_result && !(n.self_or_result_t = tg__fw_tangent_or_zeros(self_or_result, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("elu_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_or_result_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self_or_result };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+        return tg__fwk_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
     tg__node_EluBackwardBackward0 *tg_n = (tg__node_EluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EluBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14231,7 +20931,7 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     tg_n->input_scale = input_scale;
     tg_n->is_result = is_result;
     tg_autograd_save(&tg_n->self_or_result, self_or_result, false, 0);
-    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_tensor *tg_r = tg__fwk_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14251,11 +20951,20 @@ static tg_tensors3 tg__below_native_layer_norm(tg_tensor *input, tg_int_list nor
     return tg_r;
 }
 
+/* native_layer_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg__fw_not_implemented("native_layer_norm");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+        return tg__fwk_native_layer_norm(input, normalized_shape, weight, bias, eps);
     tg__node_NativeLayerNormBackward0 *tg_n = (tg__node_NativeLayerNormBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(normalized_shape), &NativeLayerNormBackward0_vtable, 3, 3);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -14269,7 +20978,7 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list 
     tg_n->weight_defined = weight != NULL;
     tg_autograd_save(&tg_n->bias, bias, false, 0);
     tg_n->bias_defined = bias != NULL;
-    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg_tensors3 tg_r = tg__fwk_native_layer_norm(input, normalized_shape, weight, bias, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -14291,11 +21000,20 @@ static tg_tensors3 tg__below_native_layer_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
+/* native_layer_norm_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
+    if (!(tg__fw_any(tg_in, 6)))
+        return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg__fw_not_implemented("native_layer_norm_backward");
+    return (tg_tensors3){ 0 };
+}
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
     if (!(tg_autograd_any_requires_grad(tg_in, 6)))
-        return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+        return tg__fwk_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
     tg__node_NativeLayerNormBackwardBackward0 *tg_n = (tg__node_NativeLayerNormBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(normalized_shape), &NativeLayerNormBackwardBackward0_vtable, 3, 5);
     if (!tg_n)
         return (tg_tensors3){ 0 };
@@ -14312,7 +21030,7 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, 
     tg_autograd_save(&tg_n->rstd, rstd, false, 0);
     tg_autograd_save(&tg_n->weight, weight, false, 0);
     tg_n->weight_defined = weight != NULL;
-    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg_tensors3 tg_r = tg__fwk_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -14336,11 +21054,52 @@ static tg_tensor *tg__below_embedding(tg_tensor *weight, tg_tensor *indices, int
     return tg_r;
 }
 
+/* embedding below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_tensor *const tg_in[] = { weight, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EmbeddingBackward0 n = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(weight, tg_l) || tg__fw_has(indices, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!n.indices_t && indices && !(n.indices_t = tg__fw_tangent_or_zeros(indices, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("embedding", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.weight_t);
+        tg_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
     tg_tensor *const tg_in[] = { weight, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+        return tg__fwk_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
     tg__node_EmbeddingBackward0 *tg_n = (tg__node_EmbeddingBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EmbeddingBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -14350,7 +21109,7 @@ tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, 
     tg_n->padding_idx = padding_idx;
     tg_n->scale_grad_by_freq = scale_grad_by_freq;
     tg_n->sparse = sparse;
-    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg_tensor *tg_r = tg__fwk_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14370,18 +21129,59 @@ static tg_tensor *tg__below_embedding_dense_backward(tg_tensor *grad_output, tg_
     return tg_r;
 }
 
+/* embedding_dense_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    tg_tensor *const tg_in[] = { grad_output, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_EmbeddingDenseBackwardBackward0 n = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l) || tg__fw_has(indices, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!n.indices_t && indices && !(n.indices_t = tg__fw_tangent_or_zeros(indices, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingDenseBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("embedding_dense_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
 {
     tg_tensor *const tg_in[] = { grad_output, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+        return tg__fwk_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
     tg__node_EmbeddingDenseBackwardBackward0 *tg_n = (tg__node_EmbeddingDenseBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &EmbeddingDenseBackwardBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
     tg_n->padding_idx = padding_idx;
-    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_tensor *tg_r = tg__fwk_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14418,11 +21218,55 @@ static tg_tensor *tg__below_gelu_(tg_tensor *self, const char *approximate)
     return tg_r;
 }
 
+/* gelu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_gelu_(self, approximate);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GeluBackward0 n = { .self = tg_self0, .approximate = approximate, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("gelu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_gelu_(self, approximate);
+        return tg__fwk_gelu_(self, approximate);
     if (tg_autograd_check_inplace("gelu_", self))
         return NULL;
     tg__node_GeluBackward0 *tg_n = (tg__node_GeluBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackward0_vtable, 1, 1);
@@ -14438,7 +21282,7 @@ tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
+    tg_tensor *tg_r = tg__fwk_gelu_(self, approximate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14458,11 +21302,49 @@ static tg_tensor *tg__below_gelu(tg_tensor *self, const char *approximate)
     return tg_r;
 }
 
+/* gelu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_gelu(self, approximate);
+    tg_tensor *tg_r = tg__below_gelu(self, approximate);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GeluBackward0 n = { .self = self, .approximate = approximate, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("gelu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_gelu(self, approximate);
+        return tg__fwk_gelu(self, approximate);
     tg__node_GeluBackward0 *tg_n = (tg__node_GeluBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -14470,7 +21352,7 @@ tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__below_gelu(self, approximate);
+    tg_tensor *tg_r = tg__fwk_gelu(self, approximate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14507,11 +21389,56 @@ static tg_tensor *tg__below_gelu_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
+/* gelu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gelu_backward(grad_output, self, approximate);
+    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GeluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .approximate = approximate, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("gelu_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_gelu_backward(grad_output, self, approximate);
+        return tg__fwk_gelu_backward(grad_output, self, approximate);
     tg__node_GeluBackwardBackward0 *tg_n = (tg__node_GeluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(approximate), &GeluBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14521,7 +21448,7 @@ tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
+    tg_tensor *tg_r = tg__fwk_gelu_backward(grad_output, self, approximate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14558,17 +21485,55 @@ static tg_tensor *tg__below_silu(tg_tensor *self)
     return tg_r;
 }
 
+/* silu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_silu(self);
+    tg_tensor *tg_r = tg__below_silu(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SiluBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("silu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_silu(self);
+        return tg__fwk_silu(self);
     tg__node_SiluBackward0 *tg_n = (tg__node_SiluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_silu(self);
+    tg_tensor *tg_r = tg__fwk_silu(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14588,11 +21553,55 @@ static tg_tensor *tg__below_silu_(tg_tensor *self)
     return tg_r;
 }
 
+/* silu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_silu_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_silu_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SiluBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("silu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_silu_(self);
+        return tg__fwk_silu_(self);
     if (tg_autograd_check_inplace("silu_", self))
         return NULL;
     tg__node_SiluBackward0 *tg_n = (tg__node_SiluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackward0_vtable, 1, 1);
@@ -14606,7 +21615,7 @@ tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_silu_(self);
+    tg_tensor *tg_r = tg__fwk_silu_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14643,11 +21652,20 @@ static tg_tensor *tg__below_silu_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
+/* silu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_silu_backward(grad_output, self);
+    tg__fw_not_implemented("silu_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_silu_backward(grad_output, self);
+        return tg__fwk_silu_backward(grad_output, self);
     tg__node_SiluBackwardBackward0 *tg_n = (tg__node_SiluBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SiluBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14655,7 +21673,7 @@ tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
+    tg_tensor *tg_r = tg__fwk_silu_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14692,17 +21710,55 @@ static tg_tensor *tg__below_mish(tg_tensor *self)
     return tg_r;
 }
 
+/* mish below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mish(self);
+    tg_tensor *tg_r = tg__below_mish(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MishBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("mish", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_mish(self);
+        return tg__fwk_mish(self);
     tg__node_MishBackward0 *tg_n = (tg__node_MishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_mish(self);
+    tg_tensor *tg_r = tg__fwk_mish(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14722,11 +21778,55 @@ static tg_tensor *tg__below_mish_(tg_tensor *self)
     return tg_r;
 }
 
+/* mish_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mish_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_mish_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MishBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("mish_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_mish_(self);
+        return tg__fwk_mish_(self);
     if (tg_autograd_check_inplace("mish_", self))
         return NULL;
     tg__node_MishBackward0 *tg_n = (tg__node_MishBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackward0_vtable, 1, 1);
@@ -14740,7 +21840,7 @@ tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_mish_(self);
+    tg_tensor *tg_r = tg__fwk_mish_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14760,11 +21860,20 @@ static tg_tensor *tg__below_mish_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
+/* mish_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mish_backward(grad_output, self);
+    tg__fw_not_implemented("mish_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_mish_backward(grad_output, self);
+        return tg__fwk_mish_backward(grad_output, self);
     tg__node_MishBackwardBackward0 *tg_n = (tg__node_MishBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MishBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14772,7 +21881,7 @@ tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
+    tg_tensor *tg_r = tg__fwk_mish_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14809,11 +21918,49 @@ static tg_tensor *tg__below_softplus(tg_tensor *self, double beta, double thresh
     return tg_r;
 }
 
+/* softplus below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_softplus(self, beta, threshold);
+    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SoftplusBackward0 n = { .self = self, .beta = beta, .threshold = threshold, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("softplus", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_softplus(self, beta, threshold);
+        return tg__fwk_softplus(self, beta, threshold);
     tg__node_SoftplusBackward0 *tg_n = (tg__node_SoftplusBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftplusBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -14821,7 +21968,7 @@ tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double thr
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->beta = beta;
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
+    tg_tensor *tg_r = tg__fwk_softplus(self, beta, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14858,11 +22005,20 @@ static tg_tensor *tg__below_softplus_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
+/* softplus_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_softplus_backward(grad_output, self, beta, threshold);
+    tg__fw_not_implemented("softplus_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_softplus_backward(grad_output, self, beta, threshold);
+        return tg__fwk_softplus_backward(grad_output, self, beta, threshold);
     tg__node_SoftplusBackwardBackward0 *tg_n = (tg__node_SoftplusBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SoftplusBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14872,7 +22028,7 @@ tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tens
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->beta = beta;
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
+    tg_tensor *tg_r = tg__fwk_softplus_backward(grad_output, self, beta, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14892,17 +22048,26 @@ static tg_output_buffer tg__below_log_sigmoid_forward(tg_tensor *self)
     return tg_r;
 }
 
+/* log_sigmoid_forward below autograd, then its outputs' tangents */
+static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log_sigmoid_forward(self);
+    tg__fw_not_implemented("log_sigmoid_forward");
+    return (tg_output_buffer){ 0 };
+}
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_log_sigmoid_forward(self);
+        return tg__fwk_log_sigmoid_forward(self);
     tg__node_LogSigmoidForwardBackward0 *tg_n = (tg__node_LogSigmoidForwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidForwardBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_output_buffer){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
+    tg_output_buffer tg_r = tg__fwk_log_sigmoid_forward(self);
     if (!tg_r.output && !tg_r.buffer) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_buffer){ 0 };
@@ -14923,11 +22088,20 @@ static tg_tensor *tg__below_log_sigmoid_backward(tg_tensor *grad_output, tg_tens
     return tg_r;
 }
 
+/* log_sigmoid_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, buffer };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    tg__fw_not_implemented("log_sigmoid_backward");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
 {
     tg_tensor *const tg_in[] = { grad_output, self, buffer };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
+        return tg__fwk_log_sigmoid_backward(grad_output, self, buffer);
     tg__node_LogSigmoidBackwardBackward0 *tg_n = (tg__node_LogSigmoidBackwardBackward0 *)tg_autograd_node_new(sizeof *tg_n, &LogSigmoidBackwardBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -14936,7 +22110,7 @@ tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_t
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->buffer, buffer, false, 0);
-    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    tg_tensor *tg_r = tg__fwk_log_sigmoid_backward(grad_output, self, buffer);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -14973,18 +22147,27 @@ static tg_tensor *tg__below_glu(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
+/* glu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_glu(self, dim);
+    tg__fw_not_implemented("glu");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_glu(self, dim);
+        return tg__fwk_glu(self, dim);
     tg__node_GluBackward0 *tg_n = (tg__node_GluBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GluBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_glu(self, dim);
+    tg_tensor *tg_r = tg__fwk_glu(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15004,11 +22187,20 @@ static tg_tensor *tg__below_logsumexp(tg_tensor *self, tg_int_list dim, bool kee
     return tg_r;
 }
 
+/* logsumexp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_logsumexp(self, dim, keepdim);
+    tg__fw_not_implemented("logsumexp");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_logsumexp(self, dim, keepdim);
+        return tg__fwk_logsumexp(self, dim, keepdim);
     tg__node_LogsumexpBackward0 *tg_n = (tg__node_LogsumexpBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dim), &LogsumexpBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -15017,7 +22209,7 @@ tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool 
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
+    tg_tensor *tg_r = tg__fwk_logsumexp(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15055,17 +22247,55 @@ static tg_tensor *tg__below_erf(tg_tensor *self)
     return tg_r;
 }
 
+/* erf below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_erf(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_erf(self);
+    tg_tensor *tg_r = tg__below_erf(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ErfBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("erf", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_erf(self);
+        return tg__fwk_erf(self);
     tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_erf(self);
+    tg_tensor *tg_r = tg__fwk_erf(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15085,11 +22315,55 @@ static tg_tensor *tg__below_erf_(tg_tensor *self)
     return tg_r;
 }
 
+/* erf_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_erf_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_erf_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_erf_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ErfBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("erf_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_erf_(self);
+        return tg__fwk_erf_(self);
     if (tg_autograd_check_inplace("erf_", self))
         return NULL;
     tg__node_ErfBackward0 *tg_n = (tg__node_ErfBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ErfBackward0_vtable, 1, 1);
@@ -15103,7 +22377,7 @@ tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_erf_(self);
+    tg_tensor *tg_r = tg__fwk_erf_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15140,17 +22414,55 @@ static tg_tensor *tg__below_log1p(tg_tensor *self)
     return tg_r;
 }
 
+/* log1p below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log1p(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log1p(self);
+    tg_tensor *tg_r = tg__below_log1p(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_Log1pBackward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("log1p", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_log1p(self);
+        return tg__fwk_log1p(self);
     tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__below_log1p(self);
+    tg_tensor *tg_r = tg__fwk_log1p(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15170,11 +22482,55 @@ static tg_tensor *tg__below_log1p_(tg_tensor *self)
     return tg_r;
 }
 
+/* log1p_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log1p_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_log1p_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_Log1pBackward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("log1p_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_log1p_(self);
+        return tg__fwk_log1p_(self);
     if (tg_autograd_check_inplace("log1p_", self))
         return NULL;
     tg__node_Log1pBackward0 *tg_n = (tg__node_Log1pBackward0 *)tg_autograd_node_new(sizeof *tg_n, &Log1pBackward0_vtable, 1, 1);
@@ -15188,7 +22544,7 @@ tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__below_log1p_(self);
+    tg_tensor *tg_r = tg__fwk_log1p_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15225,16 +22581,54 @@ static tg_tensor *tg__below_expm1(tg_tensor *self)
     return tg_r;
 }
 
+/* expm1 below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expm1(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expm1(self);
+    tg_tensor *tg_r = tg__below_expm1(self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_Expm1Backward0 n = { .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("expm1", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_expm1(self);
+        return tg__fwk_expm1(self);
     tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_expm1(self);
+    tg_tensor *tg_r = tg__fwk_expm1(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15255,18 +22649,62 @@ static tg_tensor *tg__below_expm1_(tg_tensor *self)
     return tg_r;
 }
 
+/* expm1_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expm1_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_expm1_(self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_Expm1Backward0 n = { .self = tg_self0, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("expm1_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_expm1_(self);
+        return tg__fwk_expm1_(self);
     if (tg_autograd_check_inplace("expm1_", self))
         return NULL;
     tg__node_Expm1Backward0 *tg_n = (tg__node_Expm1Backward0 *)tg_autograd_node_new(sizeof *tg_n, &Expm1Backward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__below_expm1_(self);
+    tg_tensor *tg_r = tg__fwk_expm1_(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15304,11 +22742,56 @@ static tg_tensor *tg__below_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask
     return tg_r;
 }
 
+/* masked_fill_.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_fill_scalar_(self, mask, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaskedFillBackward0 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("masked_fill_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mask_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_masked_fill_scalar_(self, mask, value);
+        return tg__fwk_masked_fill_scalar_(self, mask, value);
     if (tg_autograd_check_inplace("masked_fill_", self))
         return NULL;
     tg__node_MaskedFillBackward0 *tg_n = (tg__node_MaskedFillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward0_vtable, 1, 1);
@@ -15316,7 +22799,7 @@ tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *m
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
+    tg_tensor *tg_r = tg__fwk_masked_fill_scalar_(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15336,17 +22819,56 @@ static tg_tensor *tg__below_masked_fill_scalar(tg_tensor *self, tg_tensor *mask,
     return tg_r;
 }
 
+/* masked_fill.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_fill_scalar(self, mask, value);
+    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaskedFillBackward0 n = { .self = self, .mask = mask, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("masked_fill", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mask_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_masked_fill_scalar(self, mask, value);
+        return tg__fwk_masked_fill_scalar(self, mask, value);
     tg__node_MaskedFillBackward0 *tg_n = (tg__node_MaskedFillBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
+    tg_tensor *tg_r = tg__fwk_masked_fill_scalar(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15366,11 +22888,59 @@ static tg_tensor *tg__below_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_te
     return tg_r;
 }
 
+/* masked_fill_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_masked_fill_(self, mask, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaskedFillBackward1 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(value, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("masked_fill_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mask_t);
+        tg_release(n.value_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_masked_fill_(self, mask, value);
+        return tg__fwk_masked_fill_(self, mask, value);
     if (tg_autograd_check_inplace("masked_fill_", self))
         return NULL;
     tg__node_MaskedFillBackward1 *tg_n = (tg__node_MaskedFillBackward1 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward1_vtable, 1, 2);
@@ -15379,7 +22949,7 @@ tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
+    tg_tensor *tg_r = tg__fwk_masked_fill_(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15399,18 +22969,60 @@ static tg_tensor *tg__below_masked_fill(tg_tensor *self, tg_tensor *mask, tg_ten
     return tg_r;
 }
 
+/* masked_fill.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_masked_fill(self, mask, value);
+    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaskedFillBackward1 n = { .self = self, .mask = mask, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(value, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("masked_fill", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mask_t);
+        tg_release(n.value_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_masked_fill(self, mask, value);
+        return tg__fwk_masked_fill(self, mask, value);
     tg__node_MaskedFillBackward1 *tg_n = (tg__node_MaskedFillBackward1 *)tg_autograd_node_new(sizeof *tg_n, &MaskedFillBackward1_vtable, 1, 2);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
+    tg_tensor *tg_r = tg__fwk_masked_fill(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15447,17 +23059,55 @@ static tg_tensor *tg__below_triu(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
+/* triu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_triu(self, diagonal);
+    tg_tensor *tg_r = tg__below_triu(self, diagonal);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TriuBackward0 n = { .self = self, .diagonal = diagonal, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("triu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_triu(self, diagonal);
+        return tg__fwk_triu(self, diagonal);
     tg__node_TriuBackward0 *tg_n = (tg__node_TriuBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TriuBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__below_triu(self, diagonal);
+    tg_tensor *tg_r = tg__fwk_triu(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15477,11 +23127,55 @@ static tg_tensor *tg__below_triu_(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
+/* triu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_triu_(self, diagonal);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TriuBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("triu_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_triu_(self, diagonal);
+        return tg__fwk_triu_(self, diagonal);
     if (tg_autograd_check_inplace("triu_", self))
         return NULL;
     tg__node_TriuBackward0 *tg_n = (tg__node_TriuBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TriuBackward0_vtable, 1, 1);
@@ -15489,7 +23183,7 @@ tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
+    tg_tensor *tg_r = tg__fwk_triu_(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15526,17 +23220,55 @@ static tg_tensor *tg__below_tril(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
+/* tril below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tril(self, diagonal);
+    tg_tensor *tg_r = tg__below_tril(self, diagonal);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TrilBackward0 n = { .self = self, .diagonal = diagonal, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("tril", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_tril(self, diagonal);
+        return tg__fwk_tril(self, diagonal);
     tg__node_TrilBackward0 *tg_n = (tg__node_TrilBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TrilBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__below_tril(self, diagonal);
+    tg_tensor *tg_r = tg__fwk_tril(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15556,11 +23288,55 @@ static tg_tensor *tg__below_tril_(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
+/* tril_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tril_(self, diagonal);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TrilBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("tril_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_tril_(self, diagonal);
+        return tg__fwk_tril_(self, diagonal);
     if (tg_autograd_check_inplace("tril_", self))
         return NULL;
     tg__node_TrilBackward0 *tg_n = (tg__node_TrilBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TrilBackward0_vtable, 1, 1);
@@ -15568,7 +23344,7 @@ tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
+    tg_tensor *tg_r = tg__fwk_tril_(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15588,11 +23364,63 @@ static tg_tensor *tg__below_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tenso
     return tg_r;
 }
 
+/* baddbmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_BaddbmmBackward0 n = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(batch1, tg_l)) {
+                if (!n.batch1_t && batch1 && !(n.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(batch2, tg_l)) {
+                if (!n.batch2_t && batch2 && !(n.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("baddbmm", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.batch1_t);
+        tg_release(n.batch2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+        return tg__fwk_baddbmm(self, batch1, batch2, beta, alpha);
     tg__node_BaddbmmBackward0 *tg_n = (tg__node_BaddbmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BaddbmmBackward0_vtable, 1, 3);
     if (!tg_n)
         return NULL;
@@ -15603,7 +23431,7 @@ tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_te
     tg_autograd_save(&tg_n->batch2, batch2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_r = tg__fwk_baddbmm(self, batch1, batch2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15623,11 +23451,69 @@ static tg_tensor *tg__below_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tens
     return tg_r;
 }
 
+/* baddbmm_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_BaddbmmBackward0 n = { .self = tg_self0, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(batch1, tg_l)) {
+                if (!n.batch1_t && batch1 && !(n.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(batch2, tg_l)) {
+                if (!n.batch2_t && batch2 && !(n.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("baddbmm_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.batch1_t);
+        tg_release(n.batch2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+        return tg__fwk_baddbmm_(self, batch1, batch2, beta, alpha);
     if (tg_autograd_check_inplace("baddbmm_", self))
         return NULL;
     tg__node_BaddbmmBackward0 *tg_n = (tg__node_BaddbmmBackward0 *)tg_autograd_node_new(sizeof *tg_n, &BaddbmmBackward0_vtable, 1, 3);
@@ -15640,7 +23526,7 @@ tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_t
     tg_autograd_save(&tg_n->batch2, batch2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_r = tg__fwk_baddbmm_(self, batch1, batch2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15677,11 +23563,20 @@ static tg_output_logsumexp tg__below__scaled_dot_product_fused_attention(tg_tens
     return tg_r;
 }
 
+/* _scaled_dot_product_fused_attention below autograd, then its outputs' tangents */
+static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_tensor *const tg_in[] = { query, key, value, attn_mask };
+    if (!(tg__fw_any(tg_in, 4)))
+        return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg__fw_not_implemented("_scaled_dot_product_fused_attention");
+    return (tg_output_logsumexp){ 0 };
+}
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
     if (!(tg_autograd_any_requires_grad(tg_in, 4)))
-        return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+        return tg__fwk__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
     tg__node_ScaledDotProductFusedAttentionBackward0 *tg_n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScaledDotProductFusedAttentionBackward0_vtable, 2, 3);
     if (!tg_n)
         return (tg_output_logsumexp){ 0 };
@@ -15696,7 +23591,7 @@ tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_t
     tg_autograd_save(&tg_n->attn_mask, attn_mask, false, 0);
     tg_n->attn_mask_defined = attn_mask != NULL;
     tg_n->scale = scale;
-    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg_output_logsumexp tg_r = tg__fwk__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
     if (!tg_r.output && !tg_r.logsumexp) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_logsumexp){ 0 };
@@ -15718,6 +23613,16 @@ static tg_grad_query_grad_key_grad_value tg__below__scaled_dot_product_fused_att
     return tg_r;
 }
 
+/* _scaled_dot_product_fused_attention_backward below autograd, then its outputs' tangents */
+static tg_grad_query_grad_key_grad_value tg__fwk__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_tensor *const tg_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
+    if (!(tg__fw_any(tg_in, 7)))
+        return tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
+    return (tg_grad_query_grad_key_grad_value){ 0 };
+}
+
 static int tg__ni_apply__scaled_dot_product_fused_attention_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -15732,7 +23637,7 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
 {
     tg_tensor *const tg_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
     if (!(tg_autograd_any_requires_grad(tg_in, 7)))
-        return tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+        return tg__fwk__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__scaled_dot_product_fused_attention_backward, 3, 7);
     if (!tg_n)
         return (tg_grad_query_grad_key_grad_value){ 0 };
@@ -15744,7 +23649,7 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, out);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, logsumexp);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, attn_mask);
-    tg_grad_query_grad_key_grad_value tg_r = tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    tg_grad_query_grad_key_grad_value tg_r = tg__fwk__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
     if (!tg_r.grad_query && !tg_r.grad_key && !tg_r.grad_value) {
         tg_autograd_node_release(tg_n);
         return (tg_grad_query_grad_key_grad_value){ 0 };
@@ -15785,18 +23690,56 @@ static tg_tensor *tg__below_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
     return tg_r;
 }
 
+/* cumsum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumsum(self, dim, dtype);
+    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CumsumBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("cumsum", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cumsum(self, dim, dtype);
+        return tg__fwk_cumsum(self, dim, dtype);
     tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
+    tg_tensor *tg_r = tg__fwk_cumsum(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15816,11 +23759,55 @@ static tg_tensor *tg__below_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype
     return tg_r;
 }
 
+/* cumsum_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumsum_(self, dim, dtype);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CumsumBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("cumsum_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cumsum_(self, dim, dtype);
+        return tg__fwk_cumsum_(self, dim, dtype);
     if (tg_autograd_check_inplace("cumsum_", self))
         return NULL;
     tg__node_CumsumBackward0 *tg_n = (tg__node_CumsumBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumsumBackward0_vtable, 1, 1);
@@ -15829,7 +23816,7 @@ tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dt
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
+    tg_tensor *tg_r = tg__fwk_cumsum_(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15866,18 +23853,27 @@ static tg_tensor *tg__below_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype
     return tg_r;
 }
 
+/* cumprod below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumprod(self, dim, dtype);
+    tg__fw_not_implemented("cumprod");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cumprod(self, dim, dtype);
+        return tg__fwk_cumprod(self, dim, dtype);
     tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
+    tg_tensor *tg_r = tg__fwk_cumprod(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15898,11 +23894,20 @@ static tg_tensor *tg__below_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtyp
     return tg_r;
 }
 
+/* cumprod_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumprod_(self, dim, dtype);
+    tg__fw_not_implemented("cumprod_");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_cumprod_(self, dim, dtype);
+        return tg__fwk_cumprod_(self, dim, dtype);
     if (tg_autograd_check_inplace("cumprod_", self))
         return NULL;
     tg__node_CumprodBackward0 *tg_n = (tg__node_CumprodBackward0 *)tg_autograd_node_new(sizeof *tg_n, &CumprodBackward0_vtable, 1, 1);
@@ -15917,7 +23922,7 @@ tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype d
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
+    tg_tensor *tg_r = tg__fwk_cumprod_(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15938,18 +23943,56 @@ static tg_tensor *tg__below_flip(tg_tensor *self, tg_int_list dims)
     return tg_r;
 }
 
+/* flip below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_flip(self, dims);
+    tg_tensor *tg_r = tg__below_flip(self, dims);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_FlipBackward0 n = { .self = self, .dims = dims, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, FlipBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("flip", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_flip(self, dims);
+        return tg__fwk_flip(self, dims);
     tg__node_FlipBackward0 *tg_n = (tg__node_FlipBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(dims), &FlipBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__below_flip(self, dims);
+    tg_tensor *tg_r = tg__fwk_flip(self, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -15969,11 +24012,49 @@ static tg_tensor *tg__below_roll(tg_tensor *self, tg_int_list shifts, tg_int_lis
     return tg_r;
 }
 
+/* roll below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_roll(self, shifts, dims);
+    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_RollBackward0 n = { .self = self, .shifts = shifts, .dims = dims, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, RollBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("roll", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_roll(self, shifts, dims);
+        return tg__fwk_roll(self, shifts, dims);
     tg__node_RollBackward0 *tg_n = (tg__node_RollBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(shifts) + tg__gen_ints_bytes(dims), &RollBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -15981,7 +24062,7 @@ tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->shifts = tg__gen_keep_ints(shifts, &tg_cursor);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
+    tg_tensor *tg_r = tg__fwk_roll(self, shifts, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16001,11 +24082,49 @@ static tg_tensor *tg__below_repeat(tg_tensor *self, tg_int_list repeats)
     return tg_r;
 }
 
+/* repeat below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_repeat(self, repeats);
+    tg_tensor *tg_r = tg__below_repeat(self, repeats);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_RepeatBackward0 n = { .self = self, .repeats = repeats, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, RepeatBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("repeat", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_repeat(self, repeats);
+        return tg__fwk_repeat(self, repeats);
     tg__node_RepeatBackward0 *tg_n = (tg__node_RepeatBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_ints_bytes(repeats), &RepeatBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -16013,7 +24132,7 @@ tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->repeats = tg__gen_keep_ints(repeats, &tg_cursor);
-    tg_tensor *tg_r = tg__below_repeat(self, repeats);
+    tg_tensor *tg_r = tg__fwk_repeat(self, repeats);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16033,6 +24152,16 @@ static tg_tensor *tg__below_repeat_interleave(tg_tensor *repeats, tg_opt_int out
     return tg_r;
 }
 
+/* repeat_interleave.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
+{
+    tg_tensor *const tg_in[] = { repeats };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_repeat_interleave(repeats, output_size);
+    tg__fw_not_implemented("repeat_interleave.Tensor");
+    return NULL;
+}
+
 static int tg__ni_apply_repeat_interleave(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16047,13 +24176,13 @@ tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int 
 {
     tg_tensor *const tg_in[] = { repeats };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_repeat_interleave(repeats, output_size);
+        return tg__fwk_repeat_interleave(repeats, output_size);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_repeat_interleave, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, repeats);
-    tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
+    tg_tensor *tg_r = tg__fwk_repeat_interleave(repeats, output_size);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16073,11 +24202,52 @@ static tg_tensor *tg__below_index_select(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
+/* index_select below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_index_select(self, dim, index);
+    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexSelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.index_t && index && !(n.index_t = tg__fw_tangent_or_zeros(index, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexSelectBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("index_select", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_index_select(self, dim, index);
+        return tg__fwk_index_select(self, dim, index);
     tg__node_IndexSelectBackward0 *tg_n = (tg__node_IndexSelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexSelectBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -16085,7 +24255,7 @@ tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_ten
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
+    tg_tensor *tg_r = tg__fwk_index_select(self, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16122,11 +24292,52 @@ static tg_tensor *tg__below_gather(tg_tensor *self, int64_t dim, tg_tensor *inde
     return tg_r;
 }
 
+/* gather below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gather(self, dim, index, sparse_grad);
+    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GatherBackward0 n = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.index_t && index && !(n.index_t = tg__fw_tangent_or_zeros(index, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GatherBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("gather", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_gather(self, dim, index, sparse_grad);
+        return tg__fwk_gather(self, dim, index, sparse_grad);
     tg__node_GatherBackward0 *tg_n = (tg__node_GatherBackward0 *)tg_autograd_node_new(sizeof *tg_n, &GatherBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
@@ -16135,7 +24346,7 @@ tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *i
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg_n->sparse_grad = sparse_grad;
-    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
+    tg_tensor *tg_r = tg__fwk_gather(self, dim, index, sparse_grad);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16172,11 +24383,53 @@ static tg_tensor *tg__below_scatter_src(tg_tensor *self, int64_t dim, tg_tensor 
     return tg_r;
 }
 
+/* scatter.src below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_src(self, dim, index, src);
+    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("scatter", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_src(self, dim, index, src);
+        return tg__fwk_scatter_src(self, dim, index, src);
     tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -16184,7 +24437,7 @@ tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tens
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
+    tg_tensor *tg_r = tg__fwk_scatter_src(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16204,11 +24457,59 @@ static tg_tensor *tg__below_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
+/* scatter_.src below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_src_(self, dim, index, src);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("scatter_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_src_(self, dim, index, src);
+        return tg__fwk_scatter_src_(self, dim, index, src);
     if (tg_autograd_check_inplace("scatter_", self))
         return NULL;
     tg__node_ScatterBackward0 *tg_n = (tg__node_ScatterBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward0_vtable, 1, 2);
@@ -16218,7 +24519,7 @@ tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
+    tg_tensor *tg_r = tg__fwk_scatter_src_(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16255,18 +24556,57 @@ static tg_tensor *tg__below_scatter_value(tg_tensor *self, int64_t dim, tg_tenso
     return tg_r;
 }
 
+/* scatter.value below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value(self, dim, index, value);
+    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterBackward1 n = { .self = self, .dim = dim, .index = index, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("scatter", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_scatter_value(self, dim, index, value);
+        return tg__fwk_scatter_value(self, dim, index, value);
     tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
+    tg_tensor *tg_r = tg__fwk_scatter_value(self, dim, index, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16286,11 +24626,56 @@ static tg_tensor *tg__below_scatter_value_(tg_tensor *self, int64_t dim, tg_tens
     return tg_r;
 }
 
+/* scatter_.value below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value_(self, dim, index, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterBackward1 n = { .self = tg_self0, .dim = dim, .index = index, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("scatter_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_scatter_value_(self, dim, index, value);
+        return tg__fwk_scatter_value_(self, dim, index, value);
     if (tg_autograd_check_inplace("scatter_", self))
         return NULL;
     tg__node_ScatterBackward1 *tg_n = (tg__node_ScatterBackward1 *)tg_autograd_node_new(sizeof *tg_n, &ScatterBackward1_vtable, 1, 1);
@@ -16299,7 +24684,7 @@ tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_t
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
+    tg_tensor *tg_r = tg__fwk_scatter_value_(self, dim, index, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16336,6 +24721,16 @@ static tg_tensor *tg__below_scatter_reduce(tg_tensor *self, int64_t dim, tg_tens
     return tg_r;
 }
 
+/* scatter.reduce below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce(self, dim, index, src, reduce);
+    tg__fw_not_implemented("scatter.reduce");
+    return NULL;
+}
+
 static int tg__ni_apply_scatter_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16350,7 +24745,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_t
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_reduce(self, dim, index, src, reduce);
+        return tg__fwk_scatter_reduce(self, dim, index, src, reduce);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce, 1, 3);
     if (!tg_n)
         return NULL;
@@ -16358,7 +24753,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
-    tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
+    tg_tensor *tg_r = tg__fwk_scatter_reduce(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16378,6 +24773,16 @@ static tg_tensor *tg__below_scatter_reduce_(tg_tensor *self, int64_t dim, tg_ten
     return tg_r;
 }
 
+/* scatter_.reduce below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    tg__fw_not_implemented("scatter_.reduce");
+    return NULL;
+}
+
 static int tg__ni_apply_scatter_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16392,7 +24797,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_reduce_(self, dim, index, src, reduce);
+        return tg__fwk_scatter_reduce_(self, dim, index, src, reduce);
     if (tg_autograd_check_inplace("scatter_", self))
         return NULL;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_reduce_, 1, 3);
@@ -16402,7 +24807,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
-    tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    tg_tensor *tg_r = tg__fwk_scatter_reduce_(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16439,6 +24844,16 @@ static tg_tensor *tg__below_scatter_value_reduce(tg_tensor *self, int64_t dim, t
     return tg_r;
 }
 
+/* scatter.value_reduce below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    tg__fw_not_implemented("scatter.value_reduce");
+    return NULL;
+}
+
 static int tg__ni_apply_scatter_value_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16453,14 +24868,14 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+        return tg__fwk_scatter_value_reduce(self, dim, index, value, reduce);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce, 1, 2);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
-    tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_tensor *tg_r = tg__fwk_scatter_value_reduce(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16480,6 +24895,16 @@ static tg_tensor *tg__below_scatter_value_reduce_(tg_tensor *self, int64_t dim, 
     return tg_r;
 }
 
+/* scatter_.value_reduce below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg__fw_not_implemented("scatter_.value_reduce");
+    return NULL;
+}
+
 static int tg__ni_apply_scatter_value_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16494,7 +24919,7 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
 {
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+        return tg__fwk_scatter_value_reduce_(self, dim, index, value, reduce);
     if (tg_autograd_check_inplace("scatter_", self))
         return NULL;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_scatter_value_reduce_, 1, 2);
@@ -16503,7 +24928,7 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
-    tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg_tensor *tg_r = tg__fwk_scatter_value_reduce_(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16540,11 +24965,53 @@ static tg_tensor *tg__below_scatter_add(tg_tensor *self, int64_t dim, tg_tensor 
     return tg_r;
 }
 
+/* scatter_add below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_add(self, dim, index, src);
+    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterAddBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("scatter_add", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_add(self, dim, index, src);
+        return tg__fwk_scatter_add(self, dim, index, src);
     tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -16552,7 +25019,7 @@ tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tens
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
+    tg_tensor *tg_r = tg__fwk_scatter_add(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16572,11 +25039,59 @@ static tg_tensor *tg__below_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
+/* scatter_add_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_add_(self, dim, index, src);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("scatter_add_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_add_(self, dim, index, src);
+        return tg__fwk_scatter_add_(self, dim, index, src);
     if (tg_autograd_check_inplace("scatter_add_", self))
         return NULL;
     tg__node_ScatterAddBackward0 *tg_n = (tg__node_ScatterAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &ScatterAddBackward0_vtable, 1, 2);
@@ -16586,7 +25101,7 @@ tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
+    tg_tensor *tg_r = tg__fwk_scatter_add_(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16623,11 +25138,20 @@ static tg_tensor *tg__below_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_
     return tg_r;
 }
 
+/* scatter_reduce.two below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg__fw_not_implemented("scatter_reduce.two");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+        return tg__fwk_scatter_reduce_two(self, dim, index, src, reduce, include_self);
     tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -16640,7 +25164,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, 
     tg_autograd_save(&tg_n->src, src, false, 0);
     tg_n->include_self = include_self;
     tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
-    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg_tensor *tg_r = tg__fwk_scatter_reduce_two(self, dim, index, src, reduce, include_self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16661,11 +25185,20 @@ static tg_tensor *tg__below_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg
     return tg_r;
 }
 
+/* scatter_reduce_.two below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    tg__fw_not_implemented("scatter_reduce_.two");
+    return NULL;
+}
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+        return tg__fwk_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
     if (tg_autograd_check_inplace("scatter_reduce_", self))
         return NULL;
     tg__node_ScatterReduceBackward0 *tg_n = (tg__node_ScatterReduceBackward0 *)tg_autograd_node_new(sizeof *tg_n + tg__gen_str_bytes(reduce), &ScatterReduceBackward0_vtable, 1, 2);
@@ -16686,7 +25219,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim,
     tg_autograd_save(&tg_n->src, src, false, 0);
     tg_n->include_self = include_self;
     tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
-    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    tg_tensor *tg_r = tg__fwk_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16724,11 +25257,53 @@ static tg_tensor *tg__below_index_add(tg_tensor *self, int64_t dim, tg_tensor *i
     return tg_r;
 }
 
+/* index_add below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_index_add(self, dim, index, source, alpha);
+    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexAddBackward0 n = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(source, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("index_add", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.source_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_index_add(self, dim, index, source, alpha);
+        return tg__fwk_index_add(self, dim, index, source, alpha);
     tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -16738,7 +25313,7 @@ tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg__saved_sizes_save(&tg_n->source_sizes, source);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
+    tg_tensor *tg_r = tg__fwk_index_add(self, dim, index, source, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16758,11 +25333,59 @@ static tg_tensor *tg__below_index_add_(tg_tensor *self, int64_t dim, tg_tensor *
     return tg_r;
 }
 
+/* index_add_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_index_add_(self, dim, index, source, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(source, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("index_add_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.source_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_index_add_(self, dim, index, source, alpha);
+        return tg__fwk_index_add_(self, dim, index, source, alpha);
     if (tg_autograd_check_inplace("index_add_", self))
         return NULL;
     tg__node_IndexAddBackward0 *tg_n = (tg__node_IndexAddBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexAddBackward0_vtable, 1, 2);
@@ -16774,7 +25397,7 @@ tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tenso
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg__saved_sizes_save(&tg_n->source_sizes, source);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
+    tg_tensor *tg_r = tg__fwk_index_add_(self, dim, index, source, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16794,6 +25417,16 @@ static tg_tensor *tg__below_nonzero(tg_tensor *self)
     return tg_r;
 }
 
+/* nonzero below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_nonzero(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_nonzero(self);
+    tg__fw_not_implemented("nonzero");
+    return NULL;
+}
+
 static int tg__ni_apply_nonzero(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -16808,13 +25441,13 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_nonzero(self);
+        return tg__fwk_nonzero(self);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_nonzero, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__below_nonzero(self);
+    tg_tensor *tg_r = tg__fwk_nonzero(self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -16834,18 +25467,59 @@ static tg_tensor *tg__below_index(tg_tensor *self, tg_tensor_list indices)
     return tg_r;
 }
 
+/* index.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 1)))
+        return tg__below_index(self, indices);
+    tg_tensor *tg_r = tg__below_index(self, indices);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexBackward0 n = { .self = self, .indices = indices, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has_list(indices.data, (int)indices.len, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.indices_t.data && !(n.indices_t = tg__fw_tangents_or_zeros(indices, tg_l)).data)
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("index", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_tensor_list_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_index(self, indices);
+        return tg__fwk_index(self, indices);
     tg__node_IndexBackward0 *tg_n = (tg__node_IndexBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->indices = tg__gen_keep_tensors(indices);
-    tg_tensor *tg_r = tg__below_index(self, indices);
+    tg_tensor *tg_r = tg__fwk_index(self, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16865,11 +25539,59 @@ static tg_tensor *tg__below_index_put_(tg_tensor *self, tg_tensor_list indices, 
     return tg_r;
 }
 
+/* index_put_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
+        return tg__below_index_put_(self, indices, values, accumulate);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexPutBackward1 n = { .self = tg_self0, .indices = indices, .values = values, .accumulate = accumulate, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(values, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.values_t && values && !(n.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("index_put_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_tensor_list_release(n.indices_t);
+        tg_release(n.values_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
     if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_index_put_(self, indices, values, accumulate);
+        return tg__fwk_index_put_(self, indices, values, accumulate);
     if (tg_autograd_check_inplace("index_put_", self))
         return NULL;
     tg__node_IndexPutBackward1 *tg_n = (tg__node_IndexPutBackward1 *)tg_autograd_node_new(sizeof *tg_n, &IndexPutBackward1_vtable, 1, 2);
@@ -16880,7 +25602,7 @@ tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indice
     tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
-    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
+    tg_tensor *tg_r = tg__fwk_index_put_(self, indices, values, accumulate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16900,11 +25622,53 @@ static tg_tensor *tg__below_index_put(tg_tensor *self, tg_tensor_list indices, t
     return tg_r;
 }
 
+/* index_put below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
+        return tg__below_index_put(self, indices, values, accumulate);
+    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_IndexPutBackward0 n = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(values, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.values_t && values && !(n.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("index_put", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_tensor_list_release(n.indices_t);
+        tg_release(n.values_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
     if (!(tg_autograd_any_requires_grad(indices.data, (int)indices.len) || tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_index_put(self, indices, values, accumulate);
+        return tg__fwk_index_put(self, indices, values, accumulate);
     tg__node_IndexPutBackward0 *tg_n = (tg__node_IndexPutBackward0 *)tg_autograd_node_new(sizeof *tg_n, &IndexPutBackward0_vtable, 1, 2);
     if (!tg_n)
         return NULL;
@@ -16913,7 +25677,7 @@ tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices
     tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
-    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
+    tg_tensor *tg_r = tg__fwk_index_put(self, indices, values, accumulate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16933,18 +25697,59 @@ static tg_tensor *tg__below_masked_select(tg_tensor *self, tg_tensor *mask)
     return tg_r;
 }
 
+/* masked_select below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_select(self, mask);
+    tg_tensor *tg_r = tg__below_masked_select(self, mask);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaskedSelectBackward0 n = { .self = self, .mask = mask, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l) || tg__fw_has(mask, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!n.mask_t && mask && !(n.mask_t = tg__fw_tangent_or_zeros(mask, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedSelectBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("masked_select", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mask_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
+}
 tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 {
     tg_tensor *const tg_in[] = { self, mask };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_masked_select(self, mask);
+        return tg__fwk_masked_select(self, mask);
     tg__node_MaskedSelectBackward0 *tg_n = (tg__node_MaskedSelectBackward0 *)tg_autograd_node_new(sizeof *tg_n, &MaskedSelectBackward0_vtable, 1, 1);
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__below_masked_select(self, mask);
+    tg_tensor *tg_r = tg__fwk_masked_select(self, mask);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -16981,18 +25786,27 @@ static tg_values_indices tg__below_sort_stable(tg_tensor *self, tg_opt_bool stab
     return tg_r;
 }
 
+/* sort.stable below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sort_stable(self, stable, dim, descending);
+    tg__fw_not_implemented("sort.stable");
+    return (tg_values_indices){ 0 };
+}
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_sort_stable(self, stable, dim, descending);
+        return tg__fwk_sort_stable(self, stable, dim, descending);
     tg__node_SortBackward0 *tg_n = (tg__node_SortBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SortBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
-    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
+    tg_values_indices tg_r = tg__fwk_sort_stable(self, stable, dim, descending);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
@@ -17030,18 +25844,27 @@ static tg_values_indices tg__below_topk(tg_tensor *self, int64_t k, int64_t dim,
     return tg_r;
 }
 
+/* topk below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_topk(self, k, dim, largest, sorted);
+    tg__fw_not_implemented("topk");
+    return (tg_values_indices){ 0 };
+}
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_topk(self, k, dim, largest, sorted);
+        return tg__fwk_topk(self, k, dim, largest, sorted);
     tg__node_TopkBackward0 *tg_n = (tg__node_TopkBackward0 *)tg_autograd_node_new(sizeof *tg_n, &TopkBackward0_vtable, 2, 1);
     if (!tg_n)
         return (tg_values_indices){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
-    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
+    tg_values_indices tg_r = tg__fwk_topk(self, k, dim, largest, sorted);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
@@ -17062,6 +25885,16 @@ static tg_tensor *tg__below_sort_backward(tg_tensor *grad, int64_t dim, tg_tenso
     return tg_r;
 }
 
+/* sort_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
+{
+    tg_tensor *const tg_in[] = { grad, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_sort_backward(grad, dim, indices, sizes);
+    tg__fw_not_implemented("sort_backward");
+    return NULL;
+}
+
 static int tg__ni_apply_sort_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -17076,14 +25909,14 @@ tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_te
 {
     tg_tensor *const tg_in[] = { grad, indices };
     if (!(tg_autograd_any_requires_grad(tg_in, 2)))
-        return tg__below_sort_backward(grad, dim, indices, sizes);
+        return tg__fwk_sort_backward(grad, dim, indices, sizes);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_sort_backward, 1, 2);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, indices);
-    tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
+    tg_tensor *tg_r = tg__fwk_sort_backward(grad, dim, indices, sizes);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -17120,6 +25953,16 @@ static tg_tensor *tg__below_multinomial(tg_tensor *self, int64_t num_samples, bo
     return tg_r;
 }
 
+/* multinomial below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_multinomial(self, num_samples, replacement, generator);
+    tg__fw_not_implemented("multinomial");
+    return NULL;
+}
+
 static int tg__ni_apply_multinomial(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -17134,13 +25977,13 @@ tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples,
 {
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
-        return tg__below_multinomial(self, num_samples, replacement, generator);
+        return tg__fwk_multinomial(self, num_samples, replacement, generator);
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_multinomial, 1, 1);
     if (!tg_n)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
+    tg_tensor *tg_r = tg__fwk_multinomial(self, num_samples, replacement, generator);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -17160,6 +26003,15 @@ static tg_tensor_list tg__below__foreach_norm(tg_tensor_list self, double ord)
     return tg_r;
 }
 
+/* _foreach_norm.Scalar below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk__foreach_norm(tg_tensor_list self, double ord)
+{
+    if (!(tg__fw_any(self.data, (int)self.len)))
+        return tg__below__foreach_norm(self, ord);
+    tg__fw_not_implemented("_foreach_norm.Scalar");
+    return (tg_tensor_list){ NULL, 0 };
+}
+
 static int tg__ni_apply__foreach_norm(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -17173,8 +26025,8 @@ static const tg_node_vtable tg__ni_vtable__foreach_norm = { "NotImplemented", tg
 tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord)
 {
     if (!(tg_autograd_any_requires_grad(self.data, (int)self.len)))
-        return tg__below__foreach_norm(self, ord);
-    tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
+        return tg__fwk__foreach_norm(self, ord);
+    tg_tensor_list tg_r = tg__fwk__foreach_norm(self, ord);
     if (!tg_r.data)
         return tg_r;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__foreach_norm, (int)tg_r.len, 0 + (int)self.len);
@@ -17201,6 +26053,16 @@ static tg_tensor *tg__below_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tenso
     return tg_r;
 }
 
+/* sgd_step_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
+{
+    tg_tensor *const tg_in[] = { self, grad, momentum_buffer };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+    tg__fw_not_implemented("sgd_step_");
+    return NULL;
+}
+
 static int tg__ni_apply_sgd_step_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -17215,7 +26077,7 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
 {
     tg_tensor *const tg_in[] = { self, grad, momentum_buffer };
     if (!(tg_autograd_any_requires_grad(tg_in, 3)))
-        return tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+        return tg__fwk_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
     if (tg_autograd_check_inplace("sgd_step_", self))
         return NULL;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_sgd_step_, 1, 3);
@@ -17225,7 +26087,7 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, momentum_buffer);
-    tg_tensor *tg_r = tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+    tg_tensor *tg_r = tg__fwk_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -17245,6 +26107,16 @@ static tg_tensor *tg__below_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tens
     return tg_r;
 }
 
+/* adam_step_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
+{
+    tg_tensor *const tg_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
+    tg__fw_not_implemented("adam_step_");
+    return NULL;
+}
+
 static int tg__ni_apply_adam_step_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
 {
     (void)node;
@@ -17259,7 +26131,7 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
 {
     tg_tensor *const tg_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
     if (!(tg_autograd_any_requires_grad(tg_in, 5)))
-        return tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
+        return tg__fwk_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
     if (tg_autograd_check_inplace("adam_step_", self))
         return NULL;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable_adam_step_, 1, 5);
@@ -17271,7 +26143,7 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg_sq);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, max_exp_avg_sq);
-    tg_tensor *tg_r = tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
+    tg_tensor *tg_r = tg__fwk_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -17458,4 +26330,26 @@ tg_tensor *tg__autograd_accumulate(tg_tensor *a, tg_tensor *b)
 tg_tensor *tg__autograd_ones_like(tg_tensor *t)
 {
     return tg_ones_like(t);
+}
+
+/* Forward mode (runtime/autograd/forward.c): make_dual's and unpack_dual's view, the sum of a
+ * formula's terms, a tangent written in place. */
+tg_tensor *tg__autograd_alias(tg_tensor *t)
+{
+    return tg_view(t, ((tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) }));
+}
+
+tg_tensor *tg__autograd_sub(tg_tensor *a, tg_tensor *b)
+{
+    return tg_sub(a, b);
+}
+
+tg_tensor *tg__autograd_neg(tg_tensor *a)
+{
+    return tg_neg(a);
+}
+
+tg_tensor *tg__autograd_copy_(tg_tensor *dst, tg_tensor *src)
+{
+    return tg_copy_(dst, src);
 }

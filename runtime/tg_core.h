@@ -380,7 +380,7 @@ int tg_fw_dual_level_enter(void);
 int tg_fw_dual_level_exit(int level);
 /* A block inside a new level named `level`: TG_DUAL_LEVEL(lv) { ... } (do not leave it with
  * return/goto/break). The block is skipped when the level cannot be entered. */
-#define TG_DUAL_LEVEL(level)                                                        \
+#define TG_DUAL_LEVEL(level)                                                            \
     for (int level = tg_fw_dual_level_enter(), tg__dl_once = (level >= 0); tg__dl_once; \
          tg__dl_once = 0, tg_fw_dual_level_exit(level))
 /* A view of `primal` (sharing its storage and its reverse-mode history, like PyTorch's

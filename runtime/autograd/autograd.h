@@ -157,6 +157,46 @@ int tg_autograd_not_implemented(const char *what);
  * accepts. A new reference (g itself when it fits), or NULL with an error. */
 tg_tensor *tg_autograd_fit_grad(const tg_node *node, int i, tg_tensor *g);
 
+/* ---- forward mode (forward.c; tg_core.h has the public side) ----
+ * The generated autograd kernel of an operator with a `result:` formula, after running the op,
+ * computes its outputs' tangents at every level where an input has one: with the level
+ * suspended (the formula's operators see primal values), the inputs' tangents (zeros for an
+ * input without one), the compiled formula, then tg__fw_set / tg__fw_set_inplace. */
+int tg__fw_levels(void); /* how many dual levels are entered (0: forward mode unused) */
+/* Some tensor (NULLs skipped) has a tangent at an entered, unsuspended level. */
+bool tg__fw_any(tg_tensor *const *ts, int n);
+/* ... at `level`. */
+bool tg__fw_any_level(tg_tensor *const *ts, int n, int level);
+/* Whether t (any of ts) has a tangent at `level`, suspended or not: what the code computing
+ * that level's tangents asks after suspending it. */
+bool tg__fw_has(const tg_tensor *t, int level);
+bool tg__fw_has_list(tg_tensor *const *ts, int n, int level);
+/* Hides `level`'s tangents on this thread; returns the token tg__fw_resume restores. */
+int tg__fw_suspend(int level);
+void tg__fw_resume(int token);
+/* t's tangent at `level` (a new reference), zeros of t's shape when it has none; NULL for a
+ * NULL t (no error) or with an error. */
+tg_tensor *tg__fw_tangent_or_zeros(tg_tensor *t, int level);
+/* The same for each element (owned list; NULL elements stay NULL); { NULL, 0 } on error. */
+tg_tensor_list tg__fw_tangents_or_zeros(tg_tensor_list l, int level);
+/* Attaches `tangent` (owned; NULL: the formula failed, returns -1) to output `out` at `level`
+ * (converted to out's dtype; a shape other than out's is an error naming op). An integral
+ * output gets none. 0 or -1. */
+int tg__fw_set(const char *op, tg_tensor *out, tg_tensor *tangent, int level);
+/* The same for the self of an in-place op: written into self's tangent in place when it has
+ * one (views of self share it); a view without one gets the matching view of its base's
+ * tangent (made zeros when the base has none). */
+int tg__fw_set_inplace(const char *op, tg_tensor *self, tg_tensor *tangent, int level);
+/* The same for each element of a Tensor[] output (tangents owned; NULL elements get none). */
+int tg__fw_set_list(const char *op, tg_tensor_list outs, tg_tensor_list tangents, int level);
+/* acc + term (acc - term when negate), both owned (acc NULL: term, or -term); NULL with an
+ * error when term is NULL (its formula failed) or the sum fails. */
+tg_tensor *tg__fw_add_term(tg_tensor *acc, tg_tensor *term, bool negate);
+/* "forward AD is not implemented for 'op'" (and why tgen did not compile the formula it has);
+ * return -1. */
+int tg__fw_not_implemented(const char *op);
+int tg__fw_not_compiled(const char *op, const char *why);
+
 #ifdef __cplusplus
 }
 #endif

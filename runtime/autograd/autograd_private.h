@@ -27,6 +27,7 @@ struct tg_autograd_meta {
      * clears this pointer (under `lock`) when it dies; readers upgrade it under `lock`. */
     tg_node *grad_accumulator;
     struct tg_hook_list *hooks; /* owned; leaf tensor hooks (non-leaf ones live on grad_fn) */
+    struct tg__fw_grads *fw;    /* owned; forward-mode tangents per level (forward.c) */
     int32_t output_nr;          /* which output of grad_fn this tensor is */
     bool retains_grad;          /* has a retain entry on grad_fn's pre_hooks */
     uint8_t lock;               /* spinlock over grad, grad_accumulator and hooks */
@@ -51,6 +52,13 @@ static inline void tg__meta_unlock(struct tg_autograd_meta *m)
 {
     __atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
 }
+
+/* forward.c: frees a meta's tangents. */
+void tg__fw_grads_free(struct tg__fw_grads *g);
+/* Gives dst (a saved output's detached alias) src's live tangents as detached aliases, with
+ * theirs, recursively: a backward formula reading the output sees its tangents (forward over
+ * reverse), and the saved value holds no history that could lead back to its node. 0 or -1. */
+int tg__fw_copy_detached(tg_tensor *dst, const tg_tensor *src);
 
 /* meta.c: t's meta, created (zeroed) when missing; NULL + error on OOM. */
 struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t);

@@ -22,4 +22,13 @@ tg_tensor *tg__autograd_accumulate(tg_tensor *a, tg_tensor *b);
 /* Ones shaped like t (the implicit gradient of a scalar root). */
 tg_tensor *tg__autograd_ones_like(tg_tensor *t);
 
+/* A view of all of t (the same sizes), with t's reverse-mode history and the tangents the view
+ * operator propagates: what make_dual and unpack_dual return. */
+tg_tensor *tg__autograd_alias(tg_tensor *t);
+/* a - b and -a (forward formulas' terms). */
+tg_tensor *tg__autograd_sub(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg__autograd_neg(tg_tensor *a);
+/* dst.copy_(src): a tangent written in place. */
+tg_tensor *tg__autograd_copy_(tg_tensor *dst, tg_tensor *src);
+
 #endif

@@ -41,6 +41,7 @@ void tg__autograd_meta_free(struct tg_autograd_meta *m)
         }
     }
     tg__hook_list_free(m->hooks);
+    tg__fw_grads_free(m->fw);
     tg_tensor *g = m->grad;
     tg__ag_block_free(m);
     tg_release(g);

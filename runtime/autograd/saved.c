@@ -64,6 +64,11 @@ void tg_autograd_save(tg_saved *s, tg_tensor *t, bool is_output, int output_nr)
     *s = (tg_saved){ NULL, 0, output_nr, is_output, t != NULL };
     if (!t) return;
     s->data = is_output ? output_alias(t) : tg_retain(t);
+    /* Forward over reverse: the alias keeps the output's tangents (detached: no cycle). */
+    if (is_output && s->data && t->fw_dual && tg__fw_copy_detached(s->data, t)) {
+        tg_release(s->data);
+        s->data = NULL;
+    }
     /* On OOM data stays NULL while defined is set: unpack then reports an error. A copy made
      * by output_alias has its own counter: compare against that one. */
     if (s->data) s->version = tg__version(s->data);
@@ -102,6 +107,10 @@ tg_tensor *tg_autograd_unpack(tg_saved *s, tg_node *owner)
     if (!s->is_output || !owner || !tg__grad_enabled_tls) return tg_retain(s->data);
     /* create_graph: the output with its history, so the backward is differentiable. */
     tg_tensor *v = output_alias(s->data);
+    if (v && s->data->fw_dual && tg__fw_copy_detached(v, s->data)) {
+        tg_release(v);
+        return NULL;
+    }
     if (!v) return NULL;
     struct tg_autograd_meta *m = tg__autograd_meta_get(v);
     if (!m) {

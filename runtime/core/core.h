@@ -64,6 +64,8 @@ struct tg_tensor {
     tg_device device;
     bool is_wrapped_number; /* a Scalar wrapped as a 0-dim tensor: weak in type promotion */
     bool requires_grad;
+    bool fw_dual;         /* has had a forward-mode tangent (autograd/forward.c): dispatch
+                           * sends its operators to their autograd kernels */
     int64_t *version;     /* shared by views of one base; heap cell, refcounted with base */
     tg_tensor *view_base; /* the tensor this one views (owned reference), or NULL */
     struct tg_autograd_meta *autograd; /* grad, grad_fn, hooks; NULL when unused */

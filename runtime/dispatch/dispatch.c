@@ -26,7 +26,8 @@ tg_keyset tg_dispatch_tensor_keys(const tg_tensor *t)
 {
     /* A tensor's device type is valid (checked when its storage was made): it is its key. */
     tg_keyset k = TG__KEY(t->device.type);
-    if (t->requires_grad && tg__grad_enabled_tls) k |= TG__KEY(TG_KEY_AUTOGRAD);
+    /* Forward mode works whatever grad mode says, as in PyTorch. */
+    if ((t->requires_grad && tg__grad_enabled_tls) || t->fw_dual) k |= TG__KEY(TG_KEY_AUTOGRAD);
     return k;
 }
 
