@@ -3,9 +3,11 @@
  * A check is one direction: a tangent vector per differentiated input (NULL: that input stays
  * plain). Its numerical side perturbs the inputs' memory by +-eps v and runs f on plain
  * tensors; its analytical side runs f inside a fresh dual level on the inputs made dual with
- * v and reads the outputs' tangents. f always sees detached copies of the differentiated
+ * v and reads the outputs' tangents, and their primals, which must be the values f gives on
+ * the plain inputs. f always sees detached copies of the differentiated
  * inputs (same memory, no reverse-mode history), as PyTorch's check does, so that only
  * forward mode is exercised. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,16 +19,17 @@ typedef struct fw_state {
     tg_tensor *args[GC_MAX_INPUTS]; /* what f gets: in[] with differentiated inputs detached */
     int n_in;
     gc_opts o;
-    int n_diff;                   /* differentiated inputs */
-    int diff[GC_MAX_INPUTS];      /* their positions in in[] */
-    int64_t m[GC_MAX_INPUTS];     /* their numels */
-    double *orig[GC_MAX_INPUTS];  /* their values, to restore after a perturbation */
-    int n_out;                    /* outputs of f */
-    int n_f;                      /* floating outputs */
-    int fout[GC_MAX_OUTPUTS];     /* their positions among f's outputs */
-    int64_t n[GC_MAX_OUTPUTS];    /* their numels */
-    double *num[GC_MAX_OUTPUTS];  /* the numerical Jacobian-vector product, n[o] each */
-    double *vals[GC_MAX_OUTPUTS]; /* scratch: one evaluation's values, then a tangent's */
+    int n_diff;                    /* differentiated inputs */
+    int diff[GC_MAX_INPUTS];       /* their positions in in[] */
+    int64_t m[GC_MAX_INPUTS];      /* their numels */
+    double *orig[GC_MAX_INPUTS];   /* their values, to restore after a perturbation */
+    int n_out;                     /* outputs of f */
+    int n_f;                       /* floating outputs */
+    int fout[GC_MAX_OUTPUTS];      /* their positions among f's outputs */
+    int64_t n[GC_MAX_OUTPUTS];     /* their numels */
+    double *plain[GC_MAX_OUTPUTS]; /* the outputs of f on the plain inputs, n[o] each */
+    double *num[GC_MAX_OUTPUTS];   /* the numerical Jacobian-vector product, n[o] each */
+    double *vals[GC_MAX_OUTPUTS];  /* scratch: one evaluation's values, then a tangent's */
     char *msg;
     size_t msg_size;
 } fw_state;
@@ -97,6 +100,23 @@ static bool numerical_jvp(fw_state *s, double *const *v, const char *what)
     return ok;
 }
 
+/* Output o's primal (the values of f on dual inputs) against those on plain inputs. */
+static bool compare_primal(fw_state *s, const char *what, int o, tg_tensor *primal)
+{
+    double *got = s->vals[o];
+    if (tg_tensor_to_doubles(primal, got, s->n[o]) != 0)
+        return gc__fail(s->msg, s->msg_size, "%s: reading the primal of output %d: %s", what,
+                        s->fout[o], last_error());
+    for (int64_t k = 0; k < s->n[o]; k++)
+        if (!gc__close_enough(got[k], s->plain[o][k], &s->o) &&
+            !(isnan(got[k]) && isnan(s->plain[o][k])))
+            return gc__fail(s->msg, s->msg_size,
+                            "%s: output %d, output element %lld: the value on dual inputs is "
+                            "%.10g, on plain inputs %.10g",
+                            what, s->fout[o], (long long)k, got[k], s->plain[o][k]);
+    return true;
+}
+
 /* Output o's tangent t (NULL: zero) against num[o]. */
 static bool compare_tangent(fw_state *s, const char *what, int o, tg_tensor *y, tg_tensor *t)
 {
@@ -164,7 +184,7 @@ static bool analytical_jvp(fw_state *s, double *const *v, const char *what)
         if (!d.primal)
             ok = gc__fail(s->msg, s->msg_size, "%s: unpacking output %d failed: %s", what,
                           s->fout[o], last_error());
-        else ok = compare_tangent(s, what, o, y, d.tangent);
+        else ok = compare_primal(s, what, o, d.primal) && compare_tangent(s, what, o, y, d.tangent);
         tg_release(d.primal);
         tg_release(d.tangent);
     }
@@ -251,10 +271,12 @@ static bool setup(fw_state *s, tg_tensor *const *in)
     }
     gc__release_all(out, s->n_out);
     for (int o = 0; o < s->n_f; o++) {
-        s->num[o] = malloc(sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1));
-        s->vals[o] = malloc(sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1));
+        size_t bytes = sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1);
+        s->plain[o] = malloc(bytes);
+        s->num[o] = malloc(bytes);
+        s->vals[o] = malloc(bytes);
     }
-    return true;
+    return eval_values(s, s->plain, "plain inputs");
 }
 
 static void teardown(fw_state *s)
@@ -264,6 +286,7 @@ static void teardown(fw_state *s)
         free(s->orig[k]);
     }
     for (int o = 0; o < s->n_f; o++) {
+        free(s->plain[o]);
         free(s->num[o]);
         free(s->vals[o]);
     }

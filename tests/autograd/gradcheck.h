@@ -92,11 +92,12 @@ bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts
  * tangent v (one-hot per element when the input has at most opts->full_max elements, the
  * Jacobian column by column, else GC_VJPS random v), and every floating output's tangent
  * (tg_unpack_dual; none counts as zero, as in PyTorch) is compared with the central difference
- * (f(x + eps v) - f(x - eps v)) / (2 eps). Then, with two or more such inputs, all of them dual
- * at once with random tangents (the sum of the per-input products). Same metric and messages
- * as gc_gradcheck (output, input, element); an operator without a forward formula fails with
- * its error ("forward AD is not implemented for ..."). Everything it creates is released; the
- * inputs are left as they were. Defined in fwgradcheck.c. */
+ * (f(x + eps v) - f(x - eps v)) / (2 eps), and every output's primal with f's value on the
+ * plain inputs. Then, with two or more such inputs, all of them dual at once with random
+ * tangents (the sum of the per-input products). Same metric and messages as gc_gradcheck
+ * (output, input, element); an operator without a forward formula fails with its error
+ * ("forward AD is not implemented for ..."). Everything it creates is released; the inputs are
+ * left as they were. Defined in fwgradcheck.c. */
 bool gc_fwgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
                     size_t msg_size);
 
