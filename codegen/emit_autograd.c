@@ -513,7 +513,7 @@ static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op,
     if (fwk) {
         kernel = tgs_replace(c->arena, kernel, tgs_fmt(c->arena, "tg__below_%s(", op->cname),
                              tgs_fmt(c->arena, "tg__fwk_%s(", op->cname));
-        not_impl_node = tgs_fmt(c->arena, "%s%s%s", fwk, *not_impl_node ? "\n" : "", not_impl_node);
+        not_impl_node = tgs_fmt(c->arena, "%s\n%s", fwk, not_impl_node);
     }
     const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
     for (int i = 0; i < op->nargs; i++) args[i] = op->args[i].name;

@@ -66,16 +66,16 @@ const char *tge_forward_entry_code(tge_ctx *c, const tgf_deriv *d)
         else if (is_list(k)) tgs_list_addf(&fields, c->arena, "tg_tensor_list %s_t;", f);
     }
     for (int i = 0; i < op->nrets; i++)
-        tgs_list_addf(&fields, c->arena, "%s;",
-                      tga_cdecl(c->arena, op->rets[i].kind, tgf_saved_field(c->arena, d, true, i, 0)));
+        tgs_list_addf(
+            &fields, c->arena, "%s;",
+            tga_cdecl(c->arena, op->rets[i].kind, tgf_saved_field(c->arena, d, true, i, 0)));
     for (int k = 0; k < d->nfw; k++) {
         const tgf_fw_formula *f = &d->fw[k];
         for (int t = 0; !f->limit && t < f->nterms; t++)
             tgs_list_add(&fns, c->arena,
-                         tgf_compile_forward(c->arena, d, f->terms[t].root, term_fn(c, d, k, t),
-                                             ctx_type(c, d),
-                                             tgs_fmt(c->arena, "%s: %s (term %d)", f->src->vars,
-                                                     f->src->text, t)));
+                         tgf_compile_forward(
+                             c->arena, d, f->terms[t].root, term_fn(c, d, k, t), ctx_type(c, d),
+                             tgs_fmt(c->arena, "%s: %s (term %d)", f->src->vars, f->src->text, t)));
     }
     tgs_buf b;
     tgs_buf_init(&b);
@@ -143,8 +143,7 @@ static void output_code(tge_ctx *c, tgs_list *lines, const tga_op *op, const tgf
                              op->opname, out, term_fn(c, d, k, 0)));
         const char *body = tgs_list_join(&loads, c->arena, "\n");
         tgs_list_addf(lines, c->arena, "if (%s) {\n%s\n}",
-                      cond.n ? tgs_list_join(&cond, c->arena, " || ") : "true",
-                      indent(c, body, 1));
+                      cond.n ? tgs_list_join(&cond, c->arena, " || ") : "true", indent(c, body, 1));
         return;
     }
     tgs_list inner = { 0 };
@@ -237,8 +236,9 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deri
     }
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
     if (inplace) /* the formulas read self as it was (PyTorch's original_self) */
-        tgs_printf(&b, "    tg_tensor *tg_self0 = tg_clone(%s);\n    if (!tg_self0)\n        return %s;\n",
-                   op->args[0].name, fail);
+        tgs_printf(
+            &b, "    tg_tensor *tg_self0 = tg_clone(%s);\n    if (!tg_self0)\n        return %s;\n",
+            op->args[0].name, fail);
     tgs_printf(&b, "    %s = %s;\n", tga_var_decl(c->arena, op->ret_ctype, "tg_r"), below_call);
     tgs_list none = { 0 };
     for (int i = 0; i < op->nrets; i++)
@@ -251,8 +251,10 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deri
     tgs_list init = { 0 }, release = { 0 }, body = { 0 };
     for (int i = 0; i < op->nargs; i++) {
         const char *f = tgf_saved_field(c->arena, d, false, i, 0);
-        tgs_list_addf(&init, c->arena, ".%s = %s", f, inplace && i == 0 ? "tg_self0" : op->args[i].name);
-        if (is_tensor(op->args[i].kind)) tgs_list_addf(&release, c->arena, "tg_release(n.%s_t);", f);
+        tgs_list_addf(&init, c->arena, ".%s = %s", f,
+                      inplace && i == 0 ? "tg_self0" : op->args[i].name);
+        if (is_tensor(op->args[i].kind))
+            tgs_list_addf(&release, c->arena, "tg_release(n.%s_t);", f);
         else if (is_list(op->args[i].kind))
             tgs_list_addf(&release, c->arena, "tg_tensor_list_release(n.%s_t);", f);
     }

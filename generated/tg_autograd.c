@@ -10884,6 +10884,7 @@ static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
     tg_tensor *const tg_in[] = { self };
@@ -11173,6 +11174,7 @@ static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_g
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -11248,6 +11250,7 @@ static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_g
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -11323,6 +11326,7 @@ static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, 
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
     tg_tensor *const tg_in[] = { self };
@@ -11467,6 +11471,7 @@ static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
     tg__fw_not_compiled("add.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11507,6 +11512,7 @@ static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
     tg__fw_not_compiled("add_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11566,6 +11572,7 @@ static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
     tg__fw_not_compiled("sub.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11606,6 +11613,7 @@ static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
     tg__fw_not_compiled("sub_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11701,6 +11709,7 @@ static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11784,6 +11793,7 @@ static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11882,6 +11892,7 @@ static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -11961,6 +11972,7 @@ static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12059,6 +12071,7 @@ static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12140,6 +12153,7 @@ static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const cha
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12208,6 +12222,7 @@ static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
     tg__fw_not_compiled("pow.Tensor_Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
@@ -12250,6 +12265,7 @@ static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
     tg__fw_not_compiled("pow_.Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
     tg_tensor *const tg_in[] = { self, exponent };
@@ -12372,6 +12388,7 @@ static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12468,6 +12485,7 @@ static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12556,6 +12574,7 @@ static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12631,6 +12650,7 @@ static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12736,6 +12756,7 @@ static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12811,6 +12832,7 @@ static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12916,6 +12938,7 @@ static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -12991,6 +13014,7 @@ static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13096,6 +13120,7 @@ static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13171,6 +13196,7 @@ static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13276,6 +13302,7 @@ static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13351,6 +13378,7 @@ static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13456,6 +13484,7 @@ static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13531,6 +13560,7 @@ static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { self, other };
@@ -13639,6 +13669,7 @@ static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
     tg_tensor *const tg_in[] = { condition, self, other };
@@ -13725,6 +13756,7 @@ static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
@@ -13801,6 +13833,7 @@ static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
     tg_tensor *const tg_in[] = { self };
@@ -13867,6 +13900,7 @@ static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tenso
     tg__fw_not_compiled("clamp.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
@@ -13912,6 +13946,7 @@ static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tens
     tg__fw_not_compiled("clamp_.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
     tg_tensor *const tg_in[] = { self, min, max };
@@ -14011,6 +14046,7 @@ static tg_tensor *tg__fwk_neg(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14084,6 +14120,7 @@ static tg_tensor *tg__fwk_neg_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14170,6 +14207,7 @@ static tg_tensor *tg__fwk_abs(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14244,6 +14282,7 @@ static tg_tensor *tg__fwk_abs_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14337,6 +14376,7 @@ static tg_tensor *tg__fwk_exp(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14411,6 +14451,7 @@ static tg_tensor *tg__fwk_exp_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14498,6 +14539,7 @@ static tg_tensor *tg__fwk_log(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14572,6 +14614,7 @@ static tg_tensor *tg__fwk_log_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14665,6 +14708,7 @@ static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14739,6 +14783,7 @@ static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14826,6 +14871,7 @@ static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14900,6 +14946,7 @@ static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -14987,6 +15034,7 @@ static tg_tensor *tg__fwk_sin(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15061,6 +15109,7 @@ static tg_tensor *tg__fwk_sin_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15154,6 +15203,7 @@ static tg_tensor *tg__fwk_cos(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15228,6 +15278,7 @@ static tg_tensor *tg__fwk_cos_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15321,6 +15372,7 @@ static tg_tensor *tg__fwk_tanh(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15395,6 +15447,7 @@ static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15482,6 +15535,7 @@ static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15556,6 +15610,7 @@ static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15643,6 +15698,7 @@ static tg_tensor *tg__fwk_relu(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15717,6 +15773,7 @@ static tg_tensor *tg__fwk_relu_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15804,6 +15861,7 @@ static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15892,6 +15950,7 @@ static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -15951,6 +16010,7 @@ static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, t
     tg__fw_not_implemented("prod.dim_int");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16010,6 +16070,7 @@ static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg__fw_not_compiled("amax", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16070,6 +16131,7 @@ static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg__fw_not_compiled("amin", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16130,6 +16192,7 @@ static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keep
     tg__fw_not_compiled("max.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
     return (tg_values_indices){ 0 };
 }
+
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16189,6 +16252,7 @@ static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keep
     tg__fw_not_compiled("min.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
     return (tg_values_indices){ 0 };
 }
+
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16382,6 +16446,7 @@ static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     tg__fw_not_implemented("var.correction");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16442,6 +16507,7 @@ static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     tg__fw_not_implemented("std.correction");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16539,6 +16605,7 @@ static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
@@ -16633,6 +16700,7 @@ static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
@@ -16691,6 +16759,7 @@ static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat
     tg__fw_not_compiled("addmm", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
@@ -16735,6 +16804,7 @@ static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
     tg__fw_not_compiled("addmm_", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
@@ -16815,6 +16885,7 @@ static tg_tensor *tg__fwk_as_strided(tg_tensor *self, tg_int_list size, tg_int_l
     tg__fw_not_implemented("as_strided");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16882,6 +16953,7 @@ static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -16950,6 +17022,7 @@ static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17019,6 +17092,7 @@ static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17088,6 +17162,7 @@ static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17156,6 +17231,7 @@ static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17224,6 +17300,7 @@ static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17292,6 +17369,7 @@ static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implici
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17360,6 +17438,7 @@ static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17432,6 +17511,7 @@ static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17502,6 +17582,7 @@ static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17539,6 +17620,7 @@ static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
     tg__fw_not_compiled("cat", "it calls 'cat_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
     if (!(tg_autograd_any_requires_grad(tensors.data, (int)tensors.len)))
@@ -17638,6 +17720,7 @@ static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17702,6 +17785,7 @@ static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list spli
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17766,6 +17850,7 @@ static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
     }
     return tg_r;
 }
+
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17835,6 +17920,7 @@ static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout la
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
     tg_tensor *const tg_in[] = { self };
@@ -17914,6 +18000,7 @@ static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocki
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
     tg_tensor *const tg_in[] = { self, src };
@@ -17955,6 +18042,7 @@ static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_fl
     tg__fw_not_compiled("_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18013,6 +18101,7 @@ static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_t
     tg__fw_not_compiled("_log_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18100,6 +18189,7 @@ static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list inp
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -18171,6 +18261,7 @@ static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list in
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -18247,6 +18338,7 @@ static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -18288,6 +18380,7 @@ static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tens
     tg__fw_not_implemented("_softmax_backward_data");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
@@ -18331,6 +18424,7 @@ static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_
     tg__fw_not_implemented("_log_softmax_backward_data");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
@@ -18373,6 +18467,7 @@ static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor 
     tg__fw_not_implemented("linear");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -18415,6 +18510,7 @@ static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tenso
     tg__fw_not_implemented("nll_loss_forward");
     return (tg_output_total_weight){ 0 };
 }
+
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
     tg_tensor *const tg_in[] = { self, target, weight };
@@ -18461,6 +18557,7 @@ static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *s
     tg__fw_not_implemented("nll_loss_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
@@ -18535,6 +18632,7 @@ static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_boo
     }
     return tg_r;
 }
+
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
     tg_tensor *const tg_in[] = { input };
@@ -18575,6 +18673,7 @@ static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_te
     tg__fw_not_implemented("convolution");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -18626,6 +18725,7 @@ static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tenso
     tg__fw_not_implemented("convolution_backward");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_output, input, weight };
@@ -18680,6 +18780,7 @@ static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list 
     tg__fw_not_implemented("max_pool2d_with_indices");
     return (tg_tensors2){ 0 };
 }
+
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18726,6 +18827,7 @@ static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_outpu
     tg__fw_not_implemented("max_pool2d_with_indices_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
@@ -18767,6 +18869,7 @@ static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *i
     tg__fw_not_implemented("max_pool_double_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self, indices };
@@ -18807,6 +18910,7 @@ static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, t
     tg__fw_not_implemented("avg_pool2d");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18853,6 +18957,7 @@ static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor 
     tg__fw_not_implemented("avg_pool2d_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -18900,6 +19005,7 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list outp
     tg__fw_not_implemented("_adaptive_avg_pool2d");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -18939,6 +19045,7 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, 
     tg__fw_not_implemented("_adaptive_avg_pool2d_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -18980,6 +19087,7 @@ static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list outp
     tg__fw_not_implemented("adaptive_max_pool2d");
     return (tg_tensors2){ 0 };
 }
+
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19020,6 +19128,7 @@ static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, t
     tg__fw_not_implemented("adaptive_max_pool2d_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
@@ -19061,6 +19170,7 @@ static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, doub
     tg__fw_not_implemented("constant_pad_nd");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19101,6 +19211,7 @@ static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
     tg__fw_not_implemented("reflection_pad2d");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19142,6 +19253,7 @@ static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_t
     tg__fw_not_implemented("reflection_pad2d_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -19184,6 +19296,7 @@ static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding
     tg__fw_not_implemented("replication_pad2d");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19225,6 +19338,7 @@ static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_
     tg__fw_not_implemented("replication_pad2d_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -19267,6 +19381,7 @@ static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight
     tg__fw_not_implemented("native_batch_norm");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
@@ -19318,6 +19433,7 @@ static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_te
     tg__fw_not_implemented("native_batch_norm_backward");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
@@ -19378,6 +19494,7 @@ static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight
     tg__fw_not_implemented("native_group_norm");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -19514,6 +19631,7 @@ static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19586,6 +19704,7 @@ static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -19657,6 +19776,7 @@ static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list outpu
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19730,6 +19850,7 @@ static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, t
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
     tg_tensor *const tg_in[] = { grad_output };
@@ -19819,6 +19940,7 @@ static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19894,6 +20016,7 @@ static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
 {
     tg_tensor *const tg_in[] = { self };
@@ -19966,6 +20089,7 @@ static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -20053,6 +20177,7 @@ static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_v
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20129,6 +20254,7 @@ static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20208,6 +20334,7 @@ static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *s
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -20296,6 +20423,7 @@ static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20370,6 +20498,7 @@ static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20453,6 +20582,7 @@ static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -20540,6 +20670,7 @@ static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20614,6 +20745,7 @@ static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20758,6 +20890,7 @@ static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, doubl
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20835,6 +20968,7 @@ static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, doub
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
     tg_tensor *const tg_in[] = { self };
@@ -20915,6 +21049,7 @@ static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, dou
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
 {
     tg_tensor *const tg_in[] = { grad_output, self_or_result };
@@ -20960,6 +21095,7 @@ static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list norma
     tg__fw_not_implemented("native_layer_norm");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
@@ -21009,6 +21145,7 @@ static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_te
     tg__fw_not_implemented("native_layer_norm_backward");
     return (tg_tensors3){ 0 };
 }
+
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
@@ -21095,6 +21232,7 @@ static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
     tg_tensor *const tg_in[] = { weight, indices };
@@ -21170,6 +21308,7 @@ static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_te
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
 {
     tg_tensor *const tg_in[] = { grad_output, indices };
@@ -21262,6 +21401,7 @@ static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21340,6 +21480,7 @@ static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21434,6 +21575,7 @@ static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self,
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -21523,6 +21665,7 @@ static tg_tensor *tg__fwk_silu(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21597,6 +21740,7 @@ static tg_tensor *tg__fwk_silu_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21661,6 +21805,7 @@ static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
     tg__fw_not_implemented("silu_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -21748,6 +21893,7 @@ static tg_tensor *tg__fwk_mish(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21822,6 +21968,7 @@ static tg_tensor *tg__fwk_mish_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -21869,6 +22016,7 @@ static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
     tg__fw_not_implemented("mish_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -21956,6 +22104,7 @@ static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshol
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22014,6 +22163,7 @@ static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *s
     tg__fw_not_implemented("softplus_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
@@ -22057,6 +22207,7 @@ static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
     tg__fw_not_implemented("log_sigmoid_forward");
     return (tg_output_buffer){ 0 };
 }
+
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22097,6 +22248,7 @@ static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor
     tg__fw_not_implemented("log_sigmoid_backward");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
 {
     tg_tensor *const tg_in[] = { grad_output, self, buffer };
@@ -22156,6 +22308,7 @@ static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
     tg__fw_not_implemented("glu");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22196,6 +22349,7 @@ static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepd
     tg__fw_not_implemented("logsumexp");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22285,6 +22439,7 @@ static tg_tensor *tg__fwk_erf(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22359,6 +22514,7 @@ static tg_tensor *tg__fwk_erf_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22452,6 +22608,7 @@ static tg_tensor *tg__fwk_log1p(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22526,6 +22683,7 @@ static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22619,6 +22777,7 @@ static tg_tensor *tg__fwk_expm1(tg_tensor *self)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22693,6 +22852,7 @@ static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 {
     tg_tensor *const tg_in[] = { self };
@@ -22787,6 +22947,7 @@ static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, 
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -22858,6 +23019,7 @@ static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, d
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -22936,6 +23098,7 @@ static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tens
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
@@ -23011,6 +23174,7 @@ static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tenso
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
@@ -23097,6 +23261,7 @@ static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23171,6 +23336,7 @@ static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23258,6 +23424,7 @@ static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23332,6 +23499,7 @@ static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23416,6 +23584,7 @@ static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
@@ -23509,6 +23678,7 @@ static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
@@ -23572,6 +23742,7 @@ static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor
     tg__fw_not_implemented("_scaled_dot_product_fused_attention");
     return (tg_output_logsumexp){ 0 };
 }
+
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
@@ -23728,6 +23899,7 @@ static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23803,6 +23975,7 @@ static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23862,6 +24035,7 @@ static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg__fw_not_implemented("cumprod");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23903,6 +24077,7 @@ static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg__fw_not_implemented("cumprod_");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
     tg_tensor *const tg_in[] = { self };
@@ -23981,6 +24156,7 @@ static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24050,6 +24226,7 @@ static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24120,6 +24297,7 @@ static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
 {
     tg_tensor *const tg_in[] = { self };
@@ -24243,6 +24421,7 @@ static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -24333,6 +24512,7 @@ static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index,
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -24425,6 +24605,7 @@ static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *i
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -24505,6 +24686,7 @@ static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -24595,6 +24777,7 @@ static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor 
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -24671,6 +24854,7 @@ static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
     tg_tensor *const tg_in[] = { self, index };
@@ -25007,6 +25191,7 @@ static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *i
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -25087,6 +25272,7 @@ static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -25147,6 +25333,7 @@ static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_te
     tg__fw_not_implemented("scatter_reduce.two");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -25194,6 +25381,7 @@ static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_t
     tg__fw_not_implemented("scatter_reduce_.two");
     return NULL;
 }
+
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
     tg_tensor *const tg_in[] = { self, index, src };
@@ -25299,6 +25487,7 @@ static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *ind
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
@@ -25381,6 +25570,7 @@ static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *in
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
     tg_tensor *const tg_in[] = { self, index, source };
@@ -25508,6 +25698,7 @@ static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25587,6 +25778,7 @@ static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg
     tg_release(tg_self0);
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
@@ -25664,6 +25856,7 @@ static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
     tg_tensor *const tg_in[] = { self, values };
@@ -25738,6 +25931,7 @@ static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
     }
     return tg_r;
 }
+
 tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 {
     tg_tensor *const tg_in[] = { self, mask };
@@ -25795,6 +25989,7 @@ static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable
     tg__fw_not_implemented("sort.stable");
     return (tg_values_indices){ 0 };
 }
+
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
     tg_tensor *const tg_in[] = { self };
@@ -25853,6 +26048,7 @@ static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, b
     tg__fw_not_implemented("topk");
     return (tg_values_indices){ 0 };
 }
+
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
 {
     tg_tensor *const tg_in[] = { self };

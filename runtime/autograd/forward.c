@@ -240,8 +240,30 @@ tg_tensor_list tg__fw_tangents_or_zeros(tg_tensor_list l, int level)
 
 /* The tangent (owned) fitted to `out`: its shape (a formula may give a broadcastable one:
  * expanded), its dtype (converted). NULL with an error naming op when it cannot be. */
+static bool broadcasts_to(const tg_tensor *t, const tg_tensor *out)
+{
+    if (t->ndim > out->ndim) return false;
+    for (int64_t i = 1; i <= t->ndim; i++) {
+        int64_t a = t->sizes[t->ndim - i], b = out->sizes[out->ndim - i];
+        if (a != b && a != 1) return false;
+    }
+    return true;
+}
+
 static tg_tensor *fit(const char *op, const tg_tensor *out, tg_tensor *tangent)
 {
+    if (!tg__same_sizes(out, tangent) && broadcasts_to(tangent, out)) {
+        /* The terms that ran were broadcast by the operator (add(x, b) with only b dual): the
+         * full tangent, as a tensor of its own (an in-place op may write it later). */
+        tg_output_meta m = meta_of(out);
+        m.dtype = tangent->dtype;
+        tg_tensor *z = tg__autograd_zeros(&m);
+        tg_tensor *full = z ? tg__autograd_accumulate(z, tangent) : NULL;
+        tg_release(z);
+        tg_release(tangent);
+        if (!full) return NULL;
+        tangent = full;
+    }
     if (!tg__same_sizes(out, tangent)) {
         char a[128], b[128];
         tg__error(op,
@@ -272,8 +294,7 @@ int tg__fw_set(const char *op, tg_tensor *out, tg_tensor *tangent, int level)
 
 /* The tangent of view `self` inside its base's tangent `bt` (laid out like the base), or NULL
  * (no error) when the base's tangent has another layout. */
-static tg_tensor *view_of_base_tangent(const tg_tensor *self, const tg_tensor *base,
-                                       tg_tensor *bt)
+static tg_tensor *view_of_base_tangent(const tg_tensor *self, const tg_tensor *base, tg_tensor *bt)
 {
     if (!tg__same_sizes(base, bt) || bt->dtype != self->dtype) return NULL;
     for (int64_t i = 0; i < base->ndim; i++)
@@ -304,9 +325,8 @@ int tg__fw_set_inplace(const char *op, tg_tensor *self, tg_tensor *tangent, int 
         tg_tensor *v = view_of_base_tangent(self, base, bt);
         if (!v) {
             tg_release(tangent);
-            return tg__fail(op,
-                            "forward AD: an in-place operation on a view whose base's tangent "
-                            "is laid out differently from the base is not supported");
+            return tg__fail(op, "forward AD: an in-place operation on a view whose base's tangent "
+                                "is laid out differently from the base is not supported");
         }
         if (store(self, v, level)) {
             tg_release(tangent);
@@ -350,8 +370,9 @@ tg_tensor *tg__fw_add_term(tg_tensor *acc, tg_tensor *term, bool negate)
         tg_release(acc);
         return NULL;
     }
-    tg_tensor *r = !acc ? (negate ? tg__autograd_neg(term) : tg_retain(term))
-                        : (negate ? tg__autograd_sub(acc, term) : tg__autograd_accumulate(acc, term));
+    tg_tensor *r =
+        !acc ? (negate ? tg__autograd_neg(term) : tg_retain(term))
+             : (negate ? tg__autograd_sub(acc, term) : tg__autograd_accumulate(acc, term));
     tg_release(acc);
     tg_release(term);
     return r;
@@ -359,8 +380,10 @@ tg_tensor *tg__fw_add_term(tg_tensor *acc, tg_tensor *term, bool negate)
 
 int tg__fw_not_compiled(const char *op, const char *why)
 {
-    return tg__fail(op, "forward AD is not implemented for '%s': tgen does not compile its "
-                        "`result:` formula (%s)", op, why);
+    return tg__fail(op,
+                    "forward AD is not implemented for '%s': tgen does not compile its "
+                    "`result:` formula (%s)",
+                    op, why);
 }
 
 int tg__fw_not_implemented(const char *op)

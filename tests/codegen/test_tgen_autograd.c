@@ -197,3 +197,31 @@ Test(tgen_autograd, output_is_deterministic)
     if (system(cmd) != 0) cr_log_warn("could not remove %s", again);
     free(again);
 }
+
+/* Forward mode: a formula's terms are C functions over the forward context, each run only when
+ * its tangent exists; auto_element_wise is the backward formula on the tangent, auto_linear the
+ * operator on the tangents; in-place ops read self as it was; an operator without a forward
+ * formula fails when a tangent reaches it. */
+Test(tgen_autograd, forward_mode)
+{
+    expect_in(autograd_c, "if (!(t0 = tg_mul(n->other_t, n->self))) goto done;", "mul jvp term 0");
+    expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->other))) goto done;", "mul jvp term 1");
+    char *k = section(autograd_c, "static tg_tensor *tg__fwk_mul(");
+    expect_in(k, "if (tg__fw_has(other, tg_l)) {", "mul: term 0 runs with other's tangent");
+    expect_in(k, "if (tg__fw_has(self, tg_l)) {", "mul: term 1 runs with self's tangent");
+    expect_in(k, "tg__fw_set(\"mul\", tg_r, tg_t, tg_l)", "mul");
+    free(k);
+    k = section(autograd_c, "static tg_tensor *tg__fwk_mul_(");
+    expect_in(k, "tg_tensor *tg_self0 = tg_clone(self);", "mul_ keeps self as it was");
+    expect_in(k, ".self = tg_self0", "mul_");
+    expect_in(k, "tg__fw_set_inplace(\"mul_\", tg_r, tg_t, tg_l)", "mul_");
+    free(k);
+    expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->result))) goto done;",
+              "exp: auto_element_wise");
+    expect_in(autograd_c, "tg_expand_fn(n->self_t, n->size,", "expand: auto_linear");
+    expect_in(autograd_c, "tg__fw_not_implemented(\"floor\");", "floor");
+    /* The autograd kernel runs the op through the forward-mode wrapper. */
+    k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul(");
+    expect_in(k, "return tg__fwk_mul(self, other);", "mul");
+    free(k);
+}
