@@ -94,7 +94,9 @@ void tg_autograd_set_history(tg_tensor *t, tg_node *n, int output_nr);
  * leaf Variable that requires grad is being used in an in-place operation.") or a view of a
  * tensor that requires grad (not supported: clear error). Returns 0 or -1. */
 int tg_autograd_check_inplace(const char *op, const tg_tensor *t);
-/* out= variants do not record: error when grad mode is on and an argument requires grad
+/* out= variants do not record: error when an argument has a tangent (PyTorch's "Trying to use
+ * forward AD with add_out that does not support it because it is an out= function"), or when
+ * grad mode is on and an argument requires grad
  * ("add(): functions with out=... arguments don't support automatic differentiation, but one
  * of the arguments requires grad."). Returns 0 or -1. */
 int tg_autograd_check_out(const char *op, tg_tensor *const *ts, int n);

@@ -360,6 +360,11 @@ int tg_autograd_check_inplace(const char *op, const tg_tensor *t)
 
 int tg_autograd_check_out(const char *op, tg_tensor *const *ts, int n)
 {
+    if (tg__fw_any(ts, n))
+        return tg__fail(NULL,
+                        "Trying to use forward AD with %s_out that does not support it because it "
+                        "is an out= function",
+                        op);
     if (!tg_autograd_any_requires_grad(ts, n)) return 0;
     return tg__fail(NULL,
                     "%s(): functions with out=... arguments don't support automatic "
