@@ -427,6 +427,13 @@ val tgf__c_compile(cc *c, const tgf_node *n)
     case TGF_HELPER: return compile_call(c, n);
     case TGF_BUILTIN: return tgf__c_builtin(c, n); /* those tgf_c_builtin_ok accepts */
     case TGF_COP:
+        if (n->nargs == 2 && (!strcmp(n->c, "==") || !strcmp(n->c, "!=")) &&
+            (n->args[0]->type == TGA_STR || n->args[0]->type == TGA_OPT_STR) &&
+            (n->args[1]->type == TGA_STR || n->args[1]->type == TGA_OPT_STR))
+            /* strings compare by value (`reduce == "sum"`), not as pointers */
+            return plain(tgs_fmt(c->a, "(%stg__gen_str_eq(%s, %s))", n->c[0] == '!' ? "!" : "",
+                                 tgf__c_compile(c, n->args[0]).c,
+                                 tgf__c_compile(c, n->args[1]).c));
         if (n->nargs == 1)
             return plain(tgs_fmt(c->a, "(%s%s)", n->c, tgf__c_compile(c, n->args[0]).c));
         return plain(tgs_fmt(c->a, "(%s %s %s)", tgf__c_compile(c, n->args[0]).c, n->c,

@@ -429,6 +429,47 @@ static int AddBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 
 static const tg_node_vtable AddBackward0_vtable = { "AddBackward0", AddBackward0_apply, NULL };
 
+/* Forward mode of AddBackward0 */
+typedef struct tg__fw_AddBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    double alpha;
+    tg_tensor *result;
+} tg__fw_AddBackward0;
+
+/* result: self_t + (alpha == 1 ? other_t : other_t * alpha) (term 0) */
+static tg_tensor *AddBackward0_jvp0_0(tg__fw_AddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->self_t);
+    return tg_r;
+}
+
+/* result: self_t + (alpha == 1 ? other_t : other_t * alpha) (term 1) */
+static tg_tensor *AddBackward0_jvp0_1(tg__fw_AddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (n->alpha == INT64_C(1)) {
+        t0 = tg_retain(n->other_t);
+    } else {
+        if (!(t1 = tg_mul_scalar(n->other_t, n->alpha))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* SubBackward0: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 typedef struct tg__node_SubBackward0 {
     tg_node base;
@@ -483,6 +524,47 @@ static int SubBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 }
 
 static const tg_node_vtable SubBackward0_vtable = { "SubBackward0", SubBackward0_apply, NULL };
+
+/* Forward mode of SubBackward0 */
+typedef struct tg__fw_SubBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *other;
+    tg_tensor *other_t;
+    double alpha;
+    tg_tensor *result;
+} tg__fw_SubBackward0;
+
+/* result: self_t - (alpha == 1 ? other_t : other_t * alpha) (term 0) */
+static tg_tensor *SubBackward0_jvp0_0(tg__fw_SubBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->self_t);
+    return tg_r;
+}
+
+/* result: self_t - (alpha == 1 ? other_t : other_t * alpha) (term 1) */
+static tg_tensor *SubBackward0_jvp0_1(tg__fw_SubBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (n->alpha == INT64_C(1)) {
+        t0 = tg_retain(n->other_t);
+    } else {
+        if (!(t1 = tg_mul_scalar(n->other_t, n->alpha))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* MulBackward0: mul.Tensor(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_MulBackward0 {
@@ -669,25 +751,35 @@ typedef struct tg__fw_DivBackward0 {
     tg_tensor *result;
 } tg__fw_DivBackward0;
 
-/* result: (self_t - other_t * result) / other_p (term 0) */
+/* result: self_t / other_p - other_t * result / other_p (term 0) */
 static tg_tensor *DivBackward0_jvp0_0(tg__fw_DivBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_div(n->self_t, n->other))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: self_t / other_p - other_t * result / other_p (term 1) */
+static tg_tensor *DivBackward0_jvp0_1(tg__fw_DivBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
     (void)n;
     if (!(t0 = tg_mul(n->other_t, n->result))) goto done;
-    if (!(t1 = tg_sub_fn(n->self_t, t0, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_div(t0, n->other))) goto done;
     TG__GEN_DROP(t0);
-    if (!(t2 = tg_div(t1, n->other))) goto done;
-    TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = t1;
+    t1 = NULL;
 done:
     tg_release(t0);
     tg_release(t1);
-    tg_release(t2);
     return tg_r;
 }
 
@@ -767,17 +859,13 @@ typedef struct tg__fw_DivBackward1 {
     tg_tensor *result;
 } tg__fw_DivBackward1;
 
-/* result: rounding_mode.has_value() ? zeros_like(result) : self_t / other_p - other_t * (self_p / other_p) / other_p (term 0) */
+/* result: (rounding_mode.has_value() ? zeros_like(result) : self_t / other_p) - (rounding_mode.has_value() ? zeros_like(result) : other_t * (self_p / other_p) / other_p) (term 0) */
 static tg_tensor *DivBackward1_jvp0_0(tg__fw_DivBackward1 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     tg_tensor *t1 = NULL;
     tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
     (void)n;
     if (n->rounding_mode != NULL) {
         if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -785,16 +873,40 @@ static tg_tensor *DivBackward1_jvp0_0(tg__fw_DivBackward1 *n)
         t1 = NULL;
     } else {
         if (!(t2 = tg_div(n->self_t, n->other))) goto done;
-        if (!(t3 = tg_div(n->self, n->other))) goto done;
-        if (!(t4 = tg_mul(n->other_t, t3))) goto done;
-        TG__GEN_DROP(t3);
-        if (!(t5 = tg_div(t4, n->other))) goto done;
-        TG__GEN_DROP(t4);
-        if (!(t6 = tg_sub_fn(t2, t5, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        t0 = t2;
+        t2 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* result: (rounding_mode.has_value() ? zeros_like(result) : self_t / other_p) - (rounding_mode.has_value() ? zeros_like(result) : other_t * (self_p / other_p) / other_p) (term 1) */
+static tg_tensor *DivBackward1_jvp0_1(tg__fw_DivBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (n->rounding_mode != NULL) {
+        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_div(n->self, n->other))) goto done;
+        if (!(t3 = tg_mul(n->other_t, t2))) goto done;
         TG__GEN_DROP(t2);
-        TG__GEN_DROP(t5);
-        t0 = t6;
-        t6 = NULL;
+        if (!(t4 = tg_div(t3, n->other))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
     }
     tg_r = t0;
     t0 = NULL;
@@ -804,8 +916,6 @@ done:
     tg_release(t2);
     tg_release(t3);
     tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
     return tg_r;
 }
 
@@ -926,6 +1036,87 @@ static void PowBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable PowBackward0_vtable = { "PowBackward0", PowBackward0_apply, PowBackward0_release_saved };
 
+/* Forward mode of PowBackward0 */
+typedef struct tg__fw_PowBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *exponent;
+    tg_tensor *exponent_t;
+    tg_tensor *result;
+} tg__fw_PowBackward0;
+
+/* result: where(exponent_p == 0, 0, self_t * exponent_p * self_p.pow(exponent_p - 1)) + where((self_p == 0) * (exponent_p >= 0), 0, exponent_t * result * self_p.log()) (term 0) */
+static tg_tensor *PowBackward0_jvp0_0(tg__fw_PowBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_eq_scalar(n->exponent, (double)(INT64_C(0))))) goto done;
+    if (!(t1 = tg_mul(n->self_t, n->exponent))) goto done;
+    if (!(t2 = tg_sub_scalar_fn(n->exponent, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
+    if (!(t3 = tg_pow(n->self, t2))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(t1, t3))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t4))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+/* result: where(exponent_p == 0, 0, self_t * exponent_p * self_p.pow(exponent_p - 1)) + where((self_p == 0) * (exponent_p >= 0), 0, exponent_t * result * self_p.log()) (term 1) */
+static tg_tensor *PowBackward0_jvp0_1(tg__fw_PowBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    (void)n;
+    if (!(t0 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t1 = tg_ge_scalar(n->exponent, (double)(INT64_C(0))))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->exponent_t, n->result))) goto done;
+    if (!(t4 = tg_log(n->self))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_where_scalar_self(t2, (double)(INT64_C(0)), t5))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t5);
+    tg_r = t6;
+    t6 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    return tg_r;
+}
+
 /* MaximumBackward0: maximum(Tensor self, Tensor other) -> Tensor */
 typedef struct tg__node_MaximumBackward0 {
     tg_node base;
@@ -1035,16 +1226,37 @@ typedef struct tg__fw_MaximumBackward0 {
     tg_tensor *result;
 } tg__fw_MaximumBackward0;
 
-/* result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) * (self_t - other_t) (term 0) */
+/* result: self_t * where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type()))) (term 0) */
 static tg_tensor *MaximumBackward0_jvp0_0(tg__fw_MaximumBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
     (void)n;
-    tg_r = tg_retain(n->other_t);
+    if (!(t0 = tg_eq(n->self, n->other))) goto done;
+    if (!(t1 = tg_gt(n->self, n->other))) goto done;
+    if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(n->self_t, t3))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
     return tg_r;
 }
 
-/* result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) * (self_t - other_t) (term 1) */
+/* result: self_t * where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type()))) (term 1) */
 static tg_tensor *MaximumBackward0_jvp0_1(tg__fw_MaximumBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
@@ -1054,6 +1266,7 @@ static tg_tensor *MaximumBackward0_jvp0_1(tg__fw_MaximumBackward0 *n)
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
     (void)n;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_gt(n->self, n->other))) goto done;
@@ -1062,12 +1275,14 @@ static tg_tensor *MaximumBackward0_jvp0_1(tg__fw_MaximumBackward0 *n)
     if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t2);
-    if (!(t4 = tg_sub_fn(n->self_t, n->other_t, (tg_sub_opts){ .alpha = 1 }))) goto done;
-    if (!(t5 = tg_mul(t3, t4))) goto done;
+    if (!(t4 = tg_neg(t3))) goto done;
     TG__GEN_DROP(t3);
+    if (!(t5 = tg_add_scalar_fn(t4, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    if (!(t6 = tg_mul(n->other_t, t5))) goto done;
+    TG__GEN_DROP(t5);
+    tg_r = t6;
+    t6 = NULL;
 done:
     tg_release(t0);
     tg_release(t1);
@@ -1075,6 +1290,7 @@ done:
     tg_release(t3);
     tg_release(t4);
     tg_release(t5);
+    tg_release(t6);
     return tg_r;
 }
 
@@ -1187,16 +1403,37 @@ typedef struct tg__fw_MinimumBackward0 {
     tg_tensor *result;
 } tg__fw_MinimumBackward0;
 
-/* result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) * (self_t - other_t) (term 0) */
+/* result: self_t * where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type()))) (term 0) */
 static tg_tensor *MinimumBackward0_jvp0_0(tg__fw_MinimumBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
     (void)n;
-    tg_r = tg_retain(n->other_t);
+    if (!(t0 = tg_eq(n->self, n->other))) goto done;
+    if (!(t1 = tg_lt(n->self, n->other))) goto done;
+    if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul(n->self_t, t3))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
     return tg_r;
 }
 
-/* result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) * (self_t - other_t) (term 1) */
+/* result: self_t * where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type()))) (term 1) */
 static tg_tensor *MinimumBackward0_jvp0_1(tg__fw_MinimumBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
@@ -1206,6 +1443,7 @@ static tg_tensor *MinimumBackward0_jvp0_1(tg__fw_MinimumBackward0 *n)
     tg_tensor *t3 = NULL;
     tg_tensor *t4 = NULL;
     tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
     (void)n;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_lt(n->self, n->other))) goto done;
@@ -1214,12 +1452,14 @@ static tg_tensor *MinimumBackward0_jvp0_1(tg__fw_MinimumBackward0 *n)
     if (!(t3 = tg_where_scalar_self(t0, 0.5, t2))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t2);
-    if (!(t4 = tg_sub_fn(n->self_t, n->other_t, (tg_sub_opts){ .alpha = 1 }))) goto done;
-    if (!(t5 = tg_mul(t3, t4))) goto done;
+    if (!(t4 = tg_neg(t3))) goto done;
     TG__GEN_DROP(t3);
+    if (!(t5 = tg_add_scalar_fn(t4, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    if (!(t6 = tg_mul(n->other_t, t5))) goto done;
+    TG__GEN_DROP(t5);
+    tg_r = t6;
+    t6 = NULL;
 done:
     tg_release(t0);
     tg_release(t1);
@@ -1227,6 +1467,7 @@ done:
     tg_release(t3);
     tg_release(t4);
     tg_release(t5);
+    tg_release(t6);
     return tg_r;
 }
 
@@ -1721,13 +1962,27 @@ typedef struct tg__fw_WhereBackward0 {
     tg_tensor *result;
 } tg__fw_WhereBackward0;
 
-/* result: where(condition, self_t, other_t) (term 0) */
+/* result: where(condition, self_t, 0) + where(condition, 0, other_t) (term 0) */
 static tg_tensor *WhereBackward0_jvp0_0(tg__fw_WhereBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_where(n->condition, n->self_t, n->other_t))) goto done;
+    if (!(t0 = tg_where_scalar_other(n->condition, n->self_t, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: where(condition, self_t, 0) + where(condition, 0, other_t) (term 1) */
+static tg_tensor *WhereBackward0_jvp0_1(tg__fw_WhereBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_where_scalar_self(n->condition, (double)(INT64_C(0)), n->other_t))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -1903,6 +2158,183 @@ static void ClampBackward1_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ClampBackward1_vtable = { "ClampBackward1", ClampBackward1_apply, ClampBackward1_release_saved };
+
+/* Forward mode of ClampBackward1 */
+typedef struct tg__fw_ClampBackward1 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *min;
+    tg_tensor *min_t;
+    tg_tensor *max;
+    tg_tensor *max_t;
+    tg_tensor *result;
+} tg__fw_ClampBackward1;
+
+/* result: (min_p.has_value() && max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, 0, where(self_p > max_p, 0, self_t))) : min_p.has_value() ? where(self_p > min_p, self_t, 0) : max_p.has_value() ? where(self_p < max_p, self_t, 0) : self_t) + (max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, min_t, 0)) : where(self_p > min_p, 0, min_t)) + (min_p.has_value() ? where(min_p > max_p, max_t, where(self_p < min_p, 0, where(self_p > max_p, max_t, 0))) : where(self_p < max_p, 0, max_t)) (term 0) */
+static tg_tensor *ClampBackward1_jvp0_0(tg__fw_ClampBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    (void)n;
+    if ((n->min != NULL) && (n->max != NULL)) {
+        if (!(t1 = tg_gt(n->min, n->max))) goto done;
+        if (!(t2 = tg_lt(n->self, n->min))) goto done;
+        if (!(t3 = tg_gt(n->self, n->max))) goto done;
+        if (!(t4 = tg_where_scalar_self(t3, (double)(INT64_C(0)), n->self_t))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_where_scalar_self(t2, (double)(INT64_C(0)), t4))) goto done;
+        TG__GEN_DROP(t2);
+        TG__GEN_DROP(t4);
+        if (!(t6 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t5))) goto done;
+        TG__GEN_DROP(t1);
+        TG__GEN_DROP(t5);
+        t0 = t6;
+        t6 = NULL;
+    } else {
+        if (n->min != NULL) {
+            if (!(t8 = tg_gt(n->self, n->min))) goto done;
+            if (!(t9 = tg_where_scalar_other(t8, n->self_t, (double)(INT64_C(0))))) goto done;
+            TG__GEN_DROP(t8);
+            t7 = t9;
+            t9 = NULL;
+        } else {
+            if (n->max != NULL) {
+                if (!(t11 = tg_lt(n->self, n->max))) goto done;
+                if (!(t12 = tg_where_scalar_other(t11, n->self_t, (double)(INT64_C(0))))) goto done;
+                TG__GEN_DROP(t11);
+                t10 = t12;
+                t12 = NULL;
+            } else {
+                t10 = tg_retain(n->self_t);
+            }
+            t7 = t10;
+            t10 = NULL;
+        }
+        t0 = t7;
+        t7 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    return tg_r;
+}
+
+/* result: (min_p.has_value() && max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, 0, where(self_p > max_p, 0, self_t))) : min_p.has_value() ? where(self_p > min_p, self_t, 0) : max_p.has_value() ? where(self_p < max_p, self_t, 0) : self_t) + (max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, min_t, 0)) : where(self_p > min_p, 0, min_t)) + (min_p.has_value() ? where(min_p > max_p, max_t, where(self_p < min_p, 0, where(self_p > max_p, max_t, 0))) : where(self_p < max_p, 0, max_t)) (term 1) */
+static tg_tensor *ClampBackward1_jvp0_1(tg__fw_ClampBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    (void)n;
+    if (n->max != NULL) {
+        if (!(t1 = tg_gt(n->min, n->max))) goto done;
+        if (!(t2 = tg_lt(n->self, n->min))) goto done;
+        if (!(t3 = tg_where_scalar_other(t2, n->min_t, (double)(INT64_C(0))))) goto done;
+        TG__GEN_DROP(t2);
+        if (!(t4 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t3))) goto done;
+        TG__GEN_DROP(t1);
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    } else {
+        if (!(t5 = tg_gt(n->self, n->min))) goto done;
+        if (!(t6 = tg_where_scalar_self(t5, (double)(INT64_C(0)), n->min_t))) goto done;
+        TG__GEN_DROP(t5);
+        t0 = t6;
+        t6 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    return tg_r;
+}
+
+/* result: (min_p.has_value() && max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, 0, where(self_p > max_p, 0, self_t))) : min_p.has_value() ? where(self_p > min_p, self_t, 0) : max_p.has_value() ? where(self_p < max_p, self_t, 0) : self_t) + (max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, min_t, 0)) : where(self_p > min_p, 0, min_t)) + (min_p.has_value() ? where(min_p > max_p, max_t, where(self_p < min_p, 0, where(self_p > max_p, max_t, 0))) : where(self_p < max_p, 0, max_t)) (term 2) */
+static tg_tensor *ClampBackward1_jvp0_2(tg__fw_ClampBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    (void)n;
+    if (n->min != NULL) {
+        if (!(t1 = tg_gt(n->min, n->max))) goto done;
+        if (!(t2 = tg_lt(n->self, n->min))) goto done;
+        if (!(t3 = tg_gt(n->self, n->max))) goto done;
+        if (!(t4 = tg_where_scalar_other(t3, n->max_t, (double)(INT64_C(0))))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_where_scalar_self(t2, (double)(INT64_C(0)), t4))) goto done;
+        TG__GEN_DROP(t2);
+        TG__GEN_DROP(t4);
+        if (!(t6 = tg_where(t1, n->max_t, t5))) goto done;
+        TG__GEN_DROP(t1);
+        TG__GEN_DROP(t5);
+        t0 = t6;
+        t6 = NULL;
+    } else {
+        if (!(t7 = tg_lt(n->self, n->max))) goto done;
+        if (!(t8 = tg_where_scalar_self(t7, (double)(INT64_C(0)), n->max_t))) goto done;
+        TG__GEN_DROP(t7);
+        t0 = t8;
+        t8 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    return tg_r;
+}
 
 /* NegBackward0: neg(Tensor self) -> Tensor */
 typedef struct tg__node_NegBackward0 {
@@ -2858,6 +3290,46 @@ static void ProdBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ProdBackward0_vtable = { "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved };
 
+/* Forward mode of ProdBackward0 */
+typedef struct tg__fw_ProdBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    bool keepdim;
+    tg_dtype dtype;
+    tg_tensor *result;
+} tg__fw_ProdBackward0;
+
+/* result: (prod_backward(ones_like(result), self_p.to(result.scalar_type()), result, dim, keepdim) * self_t).sum(dim, keepdim) (term 0) */
+static tg_tensor *ProdBackward0_jvp0_0(tg__fw_ProdBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_to_fn(n->self, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t2 = tg_prod_backward(t0, t1, n->result, n->dim, n->keepdim))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(t2, n->self_t))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* AmaxBackward0: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 typedef struct tg__node_AmaxBackward0 {
     tg_node base;
@@ -2917,6 +3389,57 @@ static void AmaxBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable AmaxBackward0_vtable = { "AmaxBackward0", AmaxBackward0_apply, AmaxBackward0_release_saved };
+
+/* Forward mode of AmaxBackward0 */
+typedef struct tg__fw_AmaxBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    bool keepdim;
+    tg_tensor *result;
+} tg__fw_AmaxBackward0;
+
+/* result: where(self_p == restore_reduced_dims(result, dim, keepdim), self_t, 0).sum(dim, keepdim) / (self_p == restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim) (term 0) */
+static tg_tensor *AmaxBackward0_jvp0_0(tg__fw_AmaxBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    (void)n;
+    if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
+    if (!(t1 = tg_eq(n->self, t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_where_scalar_other(t1, n->self_t, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_sum_fn(t2, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
+    if (!(t5 = tg_eq(n->self, t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_sum_fn(t5, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_div(t3, t6))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t6);
+    tg_r = t7;
+    t7 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    return tg_r;
+}
 
 /* AminBackward0: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 typedef struct tg__node_AminBackward0 {
@@ -2978,6 +3501,57 @@ static void AminBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable AminBackward0_vtable = { "AminBackward0", AminBackward0_apply, AminBackward0_release_saved };
 
+/* Forward mode of AminBackward0 */
+typedef struct tg__fw_AminBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    bool keepdim;
+    tg_tensor *result;
+} tg__fw_AminBackward0;
+
+/* result: where(self_p == restore_reduced_dims(result, dim, keepdim), self_t, 0).sum(dim, keepdim) / (self_p == restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim) (term 0) */
+static tg_tensor *AminBackward0_jvp0_0(tg__fw_AminBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    (void)n;
+    if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
+    if (!(t1 = tg_eq(n->self, t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_where_scalar_other(t1, n->self_t, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_sum_fn(t2, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
+    if (!(t5 = tg_eq(n->self, t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_sum_fn(t5, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_div(t3, t6))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t6);
+    tg_r = t7;
+    t7 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    return tg_r;
+}
+
 /* MaxBackward0: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 typedef struct tg__node_MaxBackward0 {
     tg_node base;
@@ -3021,6 +3595,50 @@ static void MaxBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MaxBackward0_vtable = { "MaxBackward0", MaxBackward0_apply, MaxBackward0_release_saved };
+
+/* Forward mode of MaxBackward0 */
+typedef struct tg__fw_MaxBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    bool keepdim;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_MaxBackward0;
+
+/* values: keepdim ? self_t.gather(dim, indices) : self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim) (term 0) */
+static tg_tensor *MaxBackward0_jvp0_0(tg__fw_MaxBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (n->keepdim) {
+        if (!(t1 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_unsqueeze(n->result1, n->dim))) goto done;
+        if (!(t3 = tg_gather_fn(n->self_t, n->dim, t2, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+        TG__GEN_DROP(t2);
+        if (!(t4 = tg_squeeze_dim(t3, n->dim))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
 
 /* MinBackward0: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 typedef struct tg__node_MinBackward0 {
@@ -3066,6 +3684,50 @@ static void MinBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MinBackward0_vtable = { "MinBackward0", MinBackward0_apply, MinBackward0_release_saved };
 
+/* Forward mode of MinBackward0 */
+typedef struct tg__fw_MinBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    bool keepdim;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_MinBackward0;
+
+/* values: keepdim ? self_t.gather(dim, indices) : self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim) (term 0) */
+static tg_tensor *MinBackward0_jvp0_0(tg__fw_MinBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (n->keepdim) {
+        if (!(t1 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_unsqueeze(n->result1, n->dim))) goto done;
+        if (!(t3 = tg_gather_fn(n->self_t, n->dim, t2, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+        TG__GEN_DROP(t2);
+        if (!(t4 = tg_squeeze_dim(t3, n->dim))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* VarBackward0: var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 typedef struct tg__node_VarBackward0 {
     tg_node base;
@@ -3109,6 +3771,34 @@ static void VarBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable VarBackward0_vtable = { "VarBackward0", VarBackward0_apply, VarBackward0_release_saved };
+
+/* Forward mode of VarBackward0 */
+typedef struct tg__fw_VarBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    tg_opt_int correction;
+    bool keepdim;
+    tg_tensor *result;
+} tg__fw_VarBackward0;
+
+/* result: var_backward(self_t, self_p, dim, correction, true).sum(dim, keepdim) (term 0) */
+static tg_tensor *VarBackward0_jvp0_0(tg__fw_VarBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_var_backward(n->self_t, n->self, n->dim, n->correction, true))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* StdBackward0: std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 typedef struct tg__node_StdBackward0 {
@@ -3174,6 +3864,50 @@ static void StdBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable StdBackward0_vtable = { "StdBackward0", StdBackward0_apply, StdBackward0_release_saved };
+
+/* Forward mode of StdBackward0 */
+typedef struct tg__fw_StdBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    tg_opt_int correction;
+    bool keepdim;
+    tg_tensor *result;
+} tg__fw_StdBackward0;
+
+/* result: (var_backward(self_t, self_p, dim, correction, true).sum(dim, keepdim) / (2. * result)).masked_fill(result == 0, 0) (term 0) */
+static tg_tensor *StdBackward0_jvp0_0(tg__fw_StdBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_var_backward(n->self_t, n->self, n->dim, n->correction, true))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul_scalar(n->result, 2.0))) goto done;
+    if (!(t3 = tg_div(t1, t2))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_eq_scalar(n->result, (double)(INT64_C(0))))) goto done;
+    if (!(t5 = tg_masked_fill_scalar(t3, t4, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
 
 /* MmBackward0: mm(Tensor self, Tensor mat2) -> Tensor */
 typedef struct tg__node_MmBackward0 {
@@ -3254,7 +3988,7 @@ typedef struct tg__fw_MmBackward0 {
     tg_tensor *result;
 } tg__fw_MmBackward0;
 
-/* result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t) (term 0) */
+/* result: mm(self_t, mat2_p) + mm(self_p, mat2_t) (term 0) */
 static tg_tensor *MmBackward0_jvp0_0(tg__fw_MmBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
@@ -3268,7 +4002,7 @@ done:
     return tg_r;
 }
 
-/* result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t) (term 1) */
+/* result: mm(self_t, mat2_p) + mm(self_p, mat2_t) (term 1) */
 static tg_tensor *MmBackward0_jvp0_1(tg__fw_MmBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
@@ -3354,6 +4088,62 @@ static void LinearBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable LinearBackward0_vtable = { "LinearBackward0", LinearBackward0_apply, LinearBackward0_release_saved };
+
+/* Forward mode of LinearBackward0 */
+typedef struct tg__fw_LinearBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    tg_tensor *result;
+} tg__fw_LinearBackward0;
+
+/* result: input_t.matmul(weight_p.t()) + input_p.matmul(weight_t.t()) + bias_t (term 0) */
+static tg_tensor *LinearBackward0_jvp0_0(tg__fw_LinearBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_t(n->weight))) goto done;
+    if (!(t1 = tg_matmul(n->input_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result: input_t.matmul(weight_p.t()) + input_p.matmul(weight_t.t()) + bias_t (term 1) */
+static tg_tensor *LinearBackward0_jvp0_1(tg__fw_LinearBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_t(n->weight_t))) goto done;
+    if (!(t1 = tg_matmul(n->input, t0))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result: input_t.matmul(weight_p.t()) + input_p.matmul(weight_t.t()) + bias_t (term 2) */
+static tg_tensor *LinearBackward0_jvp0_2(tg__fw_LinearBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->bias_t);
+    return tg_r;
+}
 
 /* BmmBackward0: bmm(Tensor self, Tensor mat2) -> Tensor */
 typedef struct tg__node_BmmBackward0 {
@@ -3597,6 +4387,101 @@ static void AddmmBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable AddmmBackward0_vtable = { "AddmmBackward0", AddmmBackward0_apply, AddmmBackward0_release_saved };
+
+/* Forward mode of AddmmBackward0 */
+typedef struct tg__fw_AddmmBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *mat1;
+    tg_tensor *mat1_t;
+    tg_tensor *mat2;
+    tg_tensor *mat2_t;
+    double beta;
+    double alpha;
+    tg_tensor *result;
+} tg__fw_AddmmBackward0;
+
+/* result: (beta == 1 ? self_t : self_t * beta) + (alpha == 1 ? mat1_t.mm(mat2_p) : mat1_t.mm(mat2_p) * alpha) + (alpha == 1 ? mat1_p.mm(mat2_t) : mat1_p.mm(mat2_t) * alpha) (term 0) */
+static tg_tensor *AddmmBackward0_jvp0_0(tg__fw_AddmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (n->beta == INT64_C(1)) {
+        t0 = tg_retain(n->self_t);
+    } else {
+        if (!(t1 = tg_mul_scalar(n->self_t, n->beta))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result: (beta == 1 ? self_t : self_t * beta) + (alpha == 1 ? mat1_t.mm(mat2_p) : mat1_t.mm(mat2_p) * alpha) + (alpha == 1 ? mat1_p.mm(mat2_t) : mat1_p.mm(mat2_t) * alpha) (term 1) */
+static tg_tensor *AddmmBackward0_jvp0_1(tg__fw_AddmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (n->alpha == INT64_C(1)) {
+        if (!(t1 = tg_mm(n->mat1_t, n->mat2))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_mm(n->mat1_t, n->mat2))) goto done;
+        if (!(t3 = tg_mul_scalar(t2, n->alpha))) goto done;
+        TG__GEN_DROP(t2);
+        t0 = t3;
+        t3 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
+/* result: (beta == 1 ? self_t : self_t * beta) + (alpha == 1 ? mat1_t.mm(mat2_p) : mat1_t.mm(mat2_p) * alpha) + (alpha == 1 ? mat1_p.mm(mat2_t) : mat1_p.mm(mat2_t) * alpha) (term 2) */
+static tg_tensor *AddmmBackward0_jvp0_2(tg__fw_AddmmBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (n->alpha == INT64_C(1)) {
+        if (!(t1 = tg_mm(n->mat1, n->mat2_t))) goto done;
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (!(t2 = tg_mm(n->mat1, n->mat2_t))) goto done;
+        if (!(t3 = tg_mul_scalar(t2, n->alpha))) goto done;
+        TG__GEN_DROP(t2);
+        t0 = t3;
+        t3 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
 
 /* AsStridedBackward0: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
 typedef struct tg__node_AsStridedBackward0 {
@@ -4267,6 +5152,28 @@ static int CatBackward0_apply(tg_node *node, tg_tensor *const *grads, tg_tensor 
 
 static const tg_node_vtable CatBackward0_vtable = { "CatBackward0", CatBackward0_apply, NULL };
 
+/* Forward mode of CatBackward0 */
+typedef struct tg__fw_CatBackward0 {
+    tg_tensor_list tensors;
+    tg_tensor_list tensors_t;
+    int64_t dim;
+    tg_tensor *result;
+} tg__fw_CatBackward0;
+
+/* result: cat(tensors_t, dim) (term 0) */
+static tg_tensor *CatBackward0_jvp0_0(tg__fw_CatBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_cat_fn(n->tensors_t, (tg_cat_opts){ .dim = n->dim }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* SplitBackward0: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
 typedef struct tg__node_SplitBackward0 {
     tg_node base;
@@ -4649,6 +5556,41 @@ static void SoftmaxBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SoftmaxBackward0_vtable = { "SoftmaxBackward0", SoftmaxBackward0_apply, SoftmaxBackward0_release_saved };
 
+/* Forward mode of SoftmaxBackward0 */
+typedef struct tg__fw_SoftmaxBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    bool half_to_float;
+    tg_tensor *result;
+} tg__fw_SoftmaxBackward0;
+
+/* result: result * (self_t - (self_t * result).sum(dim, true)) (term 0) */
+static tg_tensor *SoftmaxBackward0_jvp0_0(tg__fw_SoftmaxBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->result))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_sub_fn(n->self_t, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->result, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
 /* LogSoftmaxBackward0: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 typedef struct tg__node_LogSoftmaxBackward0 {
     tg_node base;
@@ -4691,6 +5633,46 @@ static void LogSoftmaxBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable LogSoftmaxBackward0_vtable = { "LogSoftmaxBackward0", LogSoftmaxBackward0_apply, LogSoftmaxBackward0_release_saved };
+
+/* Forward mode of LogSoftmaxBackward0 */
+typedef struct tg__fw_LogSoftmaxBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    bool half_to_float;
+    tg_tensor *result;
+} tg__fw_LogSoftmaxBackward0;
+
+/* result: self_t - (self_t * result.exp()).sum(dim, true) (term 0) */
+static tg_tensor *LogSoftmaxBackward0_jvp0_0(tg__fw_LogSoftmaxBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->self_t);
+    return tg_r;
+}
+
+/* result: self_t - (self_t * result.exp()).sum(dim, true) (term 1) */
+static tg_tensor *LogSoftmaxBackward0_jvp0_1(tg__fw_LogSoftmaxBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_exp(n->result))) goto done;
+    if (!(t1 = tg_mul(n->self_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
 
 /* SoftmaxBackwardDataBackward0: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 typedef struct tg__node_SoftmaxBackwardDataBackward0 {
@@ -4791,6 +5773,79 @@ static void SoftmaxBackwardDataBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SoftmaxBackwardDataBackward0_vtable = { "SoftmaxBackwardDataBackward0", SoftmaxBackwardDataBackward0_apply, SoftmaxBackwardDataBackward0_release_saved };
 
+/* Forward mode of SoftmaxBackwardDataBackward0 */
+typedef struct tg__fw_SoftmaxBackwardDataBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *output;
+    tg_tensor *output_t;
+    int64_t dim;
+    tg_dtype input_dtype;
+    tg_tensor *result;
+} tg__fw_SoftmaxBackwardDataBackward0;
+
+/* result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, true)) - output_p * (grad_output_p * output_t).sum(dim, true) (term 0) */
+static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_0(tg__fw_SoftmaxBackwardDataBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg__softmax_backward_data(n->grad_output_t, n->output, n->dim, n->input_dtype))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, true)) - output_p * (grad_output_p * output_t).sum(dim, true) (term 1) */
+static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_1(tg__fw_SoftmaxBackwardDataBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->grad_output, n->output))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_sub_fn(n->grad_output, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->output_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
+/* result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, true)) - output_p * (grad_output_p * output_t).sum(dim, true) (term 2) */
+static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_2(tg__fw_SoftmaxBackwardDataBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->grad_output, n->output_t))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(n->output, t1))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
 /* LogSoftmaxBackwardDataBackward0: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 typedef struct tg__node_LogSoftmaxBackwardDataBackward0 {
     tg_node base;
@@ -4885,6 +5940,57 @@ static void LogSoftmaxBackwardDataBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LogSoftmaxBackwardDataBackward0_vtable = { "LogSoftmaxBackwardDataBackward0", LogSoftmaxBackwardDataBackward0_apply, LogSoftmaxBackwardDataBackward0_release_saved };
 
+/* Forward mode of LogSoftmaxBackwardDataBackward0 */
+typedef struct tg__fw_LogSoftmaxBackwardDataBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *output;
+    tg_tensor *output_t;
+    int64_t dim;
+    tg_dtype input_dtype;
+    tg_tensor *result;
+} tg__fw_LogSoftmaxBackwardDataBackward0;
+
+/* result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) - output_t * output_p.exp() * grad_output_p.sum(dim, true) (term 0) */
+static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_0(tg__fw_LogSoftmaxBackwardDataBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg__log_softmax_backward_data(n->grad_output_t, n->output, n->dim, n->input_dtype))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) - output_t * output_p.exp() * grad_output_p.sum(dim, true) (term 1) */
+static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_1(tg__fw_LogSoftmaxBackwardDataBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_exp(n->output))) goto done;
+    if (!(t1 = tg_mul(n->output_t, t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_sum_fn(n->grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t3 = tg_mul(t1, t2))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
 /* ThresholdBackwardBackward0: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
 typedef struct tg__node_ThresholdBackwardBackward0 {
     tg_node base;
@@ -4953,22 +6059,8 @@ typedef struct tg__fw_ThresholdBackwardBackward0 {
     tg_tensor *result;
 } tg__fw_ThresholdBackwardBackward0;
 
-/* result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold) (term 0) */
+/* result: threshold_backward(grad_output_t, self_p, threshold) (term 0) */
 static tg_tensor *ThresholdBackwardBackward0_jvp0_0(tg__fw_ThresholdBackwardBackward0 *n)
-{
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
-    if (!(t0 = tg_zeros_like_fn(n->self_t, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
-done:
-    tg_release(t0);
-    return tg_r;
-}
-
-/* result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold) (term 1) */
-static tg_tensor *ThresholdBackwardBackward0_jvp0_1(tg__fw_ThresholdBackwardBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
@@ -5042,6 +6134,40 @@ static void NllLossForwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NllLossForwardBackward0_vtable = { "NllLossForwardBackward0", NllLossForwardBackward0_apply, NllLossForwardBackward0_release_saved };
 
+/* Forward mode of NllLossForwardBackward0 */
+typedef struct tg__fw_NllLossForwardBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *target;
+    tg_tensor *target_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    int64_t reduction;
+    int64_t ignore_index;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_NllLossForwardBackward0;
+
+/* output: std::get<0>(nll_loss_forward(self_t, target, weight, reduction, ignore_index)) (term 0) */
+static tg_tensor *NllLossForwardBackward0_jvp0_0(tg__fw_NllLossForwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_output_total_weight t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_nll_loss_forward(n->self_t, n->target, n->weight, n->reduction, n->ignore_index);
+    if (!t0.output && !t0.total_weight) goto done;
+    t1 = t0.output;
+    t0.output = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.output);
+    tg_release(t0.total_weight);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* NllLossBackwardBackward0: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
 typedef struct tg__node_NllLossBackwardBackward0 {
     tg_node base;
@@ -5108,6 +6234,37 @@ static void NllLossBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable NllLossBackwardBackward0_vtable = { "NllLossBackwardBackward0", NllLossBackwardBackward0_apply, NllLossBackwardBackward0_release_saved };
+
+/* Forward mode of NllLossBackwardBackward0 */
+typedef struct tg__fw_NllLossBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *target;
+    tg_tensor *target_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    int64_t reduction;
+    int64_t ignore_index;
+    tg_tensor *total_weight;
+    tg_tensor *total_weight_t;
+    tg_tensor *result;
+} tg__fw_NllLossBackwardBackward0;
+
+/* result: nll_loss_backward(grad_output_t, self_p, target, weight, reduction, ignore_index, total_weight) (term 0) */
+static tg_tensor *NllLossBackwardBackward0_jvp0_0(tg__fw_NllLossBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_nll_loss_backward(n->grad_output_t, n->self, n->target, n->weight, n->reduction, n->ignore_index, n->total_weight))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* NativeDropoutBackward0: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
 typedef struct tg__node_NativeDropoutBackward0 {
@@ -5286,6 +6443,73 @@ static void ConvolutionBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ConvolutionBackward0_vtable = { "ConvolutionBackward0", ConvolutionBackward0_apply, ConvolutionBackward0_release_saved };
 
+/* Forward mode of ConvolutionBackward0 */
+typedef struct tg__fw_ConvolutionBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool transposed;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_tensor *result;
+} tg__fw_ConvolutionBackward0;
+
+/* result: convolution(input_t, weight_p, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + convolution(input_p, weight_t, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + bias_t.expand(result.transpose(1, -1).sizes()).transpose(1, -1) (term 0) */
+static tg_tensor *ConvolutionBackward0_jvp0_0(tg__fw_ConvolutionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_convolution(n->input_t, n->weight, NULL, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: convolution(input_t, weight_p, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + convolution(input_p, weight_t, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + bias_t.expand(result.transpose(1, -1).sizes()).transpose(1, -1) (term 1) */
+static tg_tensor *ConvolutionBackward0_jvp0_1(tg__fw_ConvolutionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_convolution(n->input, n->weight_t, NULL, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: convolution(input_t, weight_p, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + convolution(input_p, weight_t, c10::nullopt, stride, padding, dilation, transposed, output_padding, groups) + bias_t.expand(result.transpose(1, -1).sizes()).transpose(1, -1) (term 2) */
+static tg_tensor *ConvolutionBackward0_jvp0_2(tg__fw_ConvolutionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_transpose(n->result, INT64_C(1), (-INT64_C(1))))) goto done;
+    if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
 /* ConvolutionBackwardBackward0: convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_ConvolutionBackwardBackward0 {
     tg_node base;
@@ -5357,6 +6581,143 @@ static void ConvolutionBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ConvolutionBackwardBackward0_vtable = { "ConvolutionBackwardBackward0", ConvolutionBackwardBackward0_apply, ConvolutionBackwardBackward0_release_saved };
 
+/* Forward mode of ConvolutionBackwardBackward0 */
+typedef struct tg__fw_ConvolutionBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_int_list bias_sizes;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool transposed;
+    tg_int_list output_padding;
+    int64_t groups;
+    tg_bool_list output_mask;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_ConvolutionBackwardBackward0;
+
+/* result0: std::get<0>(convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) + std::get<0>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) (term 0) */
+static tg_tensor *ConvolutionBackwardBackward0_jvp0_0(tg__fw_ConvolutionBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_convolution_backward(n->grad_output, n->input, n->weight_t, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result0: std::get<0>(convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) + std::get<0>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) (term 1) */
+static tg_tensor *ConvolutionBackwardBackward0_jvp0_1(tg__fw_ConvolutionBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_convolution_backward(n->grad_output_t, n->input, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) (term 0) */
+static tg_tensor *ConvolutionBackwardBackward0_jvp1_0(tg__fw_ConvolutionBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_convolution_backward(n->grad_output, n->input_t, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) (term 1) */
+static tg_tensor *ConvolutionBackwardBackward0_jvp1_1(tg__fw_ConvolutionBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_convolution_backward(n->grad_output_t, n->input, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result2: result2.defined() ? grad_output_t.sum(0).reshape({grad_output_t.size(1), -1}).sum(1) : Tensor() (term 0) */
+static tg_tensor *ConvolutionBackwardBackward0_jvp2_0(tg__fw_ConvolutionBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    int64_t t2 = 0;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (n->result2 != NULL) {
+        if (!(t1 = tg_sum_fn(n->grad_output_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (tg__gen_size(tg__gen_sizes(n->grad_output_t), INT64_C(1), &t2)) goto done;
+        if (!(t3 = tg_reshape(t1, (tg_int_list){ (const int64_t[]){ t2, (-INT64_C(1)) }, 2 }))) goto done;
+        TG__GEN_DROP(t1);
+        if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+        TG__GEN_DROP(t3);
+        t0 = t4;
+        t4 = NULL;
+    } else {
+        t0 = tg_retain(NULL);
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* MaxPool2dWithIndicesBackward0: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
 typedef struct tg__node_MaxPool2dWithIndicesBackward0 {
     tg_node base;
@@ -5407,6 +6768,45 @@ static void MaxPool2dWithIndicesBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MaxPool2dWithIndicesBackward0_vtable = { "MaxPool2dWithIndicesBackward0", MaxPool2dWithIndicesBackward0_apply, MaxPool2dWithIndicesBackward0_release_saved };
+
+/* Forward mode of MaxPool2dWithIndicesBackward0 */
+typedef struct tg__fw_MaxPool2dWithIndicesBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_MaxPool2dWithIndicesBackward0;
+
+/* result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view(result1.sizes()) (term 0) */
+static tg_tensor *MaxPool2dWithIndicesBackward0_jvp0_0(tg__fw_MaxPool2dWithIndicesBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_flatten_fn(n->self_t, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
+    if (!(t1 = tg_flatten_fn(n->result1, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
+    if (!(t2 = tg_gather_fn(t0, (-INT64_C(1)), t1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_view(t2, tg__gen_sizes(n->result1)))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
 
 /* MaxPool2dWithIndicesBackwardBackward0: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
 typedef struct tg__node_MaxPool2dWithIndicesBackwardBackward0 {
@@ -5471,6 +6871,36 @@ static void MaxPool2dWithIndicesBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MaxPool2dWithIndicesBackwardBackward0_vtable = { "MaxPool2dWithIndicesBackwardBackward0", MaxPool2dWithIndicesBackwardBackward0_apply, MaxPool2dWithIndicesBackwardBackward0_release_saved };
 
+/* Forward mode of MaxPool2dWithIndicesBackwardBackward0 */
+typedef struct tg__fw_MaxPool2dWithIndicesBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    tg_int_list dilation;
+    bool ceil_mode;
+    tg_tensor *indices;
+    tg_tensor *indices_t;
+    tg_tensor *result;
+} tg__fw_MaxPool2dWithIndicesBackwardBackward0;
+
+/* result: max_pool2d_with_indices_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode, indices) (term 0) */
+static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_jvp0_0(tg__fw_MaxPool2dWithIndicesBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_max_pool2d_with_indices_backward(n->grad_output_t, n->self, n->kernel_size, n->stride, n->padding, n->dilation, n->ceil_mode, n->indices))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* MaxPoolDoubleBackwardBackward0: max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
 typedef struct tg__node_MaxPoolDoubleBackwardBackward0 {
     tg_node base;
@@ -5516,6 +6946,30 @@ static void MaxPoolDoubleBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable MaxPoolDoubleBackwardBackward0_vtable = { "MaxPoolDoubleBackwardBackward0", MaxPoolDoubleBackwardBackward0_apply, MaxPoolDoubleBackwardBackward0_release_saved };
+
+/* Forward mode of MaxPoolDoubleBackwardBackward0 */
+typedef struct tg__fw_MaxPoolDoubleBackwardBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *indices;
+    tg_tensor *indices_t;
+    int64_t dim;
+    tg_tensor *result;
+} tg__fw_MaxPoolDoubleBackwardBackward0;
+
+/* result: max_pool_double_backward(self_t, indices, dim) (term 0) */
+static tg_tensor *MaxPoolDoubleBackwardBackward0_jvp0_0(tg__fw_MaxPoolDoubleBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_max_pool_double_backward(n->self_t, n->indices, n->dim))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* AvgPool2dBackward0: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 typedef struct tg__node_AvgPool2dBackward0 {
@@ -5563,6 +7017,33 @@ static void AvgPool2dBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable AvgPool2dBackward0_vtable = { "AvgPool2dBackward0", AvgPool2dBackward0_apply, AvgPool2dBackward0_release_saved };
+
+/* Forward mode of AvgPool2dBackward0 */
+typedef struct tg__fw_AvgPool2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+    tg_tensor *result;
+} tg__fw_AvgPool2dBackward0;
+
+/* result: avg_pool2d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) (term 0) */
+static tg_tensor *AvgPool2dBackward0_jvp0_0(tg__fw_AvgPool2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_avg_pool2d_fn(n->self_t, n->kernel_size, (tg_avg_pool2d_opts){ .stride = n->stride, .padding = n->padding, .ceil_mode = n->ceil_mode, .count_include_pad = n->count_include_pad, .divisor_override = n->divisor_override }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* AvgPool2dBackwardBackward0: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 typedef struct tg__node_AvgPool2dBackwardBackward0 {
@@ -5628,6 +7109,35 @@ static void AvgPool2dBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable AvgPool2dBackwardBackward0_vtable = { "AvgPool2dBackwardBackward0", AvgPool2dBackwardBackward0_apply, AvgPool2dBackwardBackward0_release_saved };
 
+/* Forward mode of AvgPool2dBackwardBackward0 */
+typedef struct tg__fw_AvgPool2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list kernel_size;
+    tg_int_list stride;
+    tg_int_list padding;
+    bool ceil_mode;
+    bool count_include_pad;
+    tg_opt_int divisor_override;
+    tg_tensor *result;
+} tg__fw_AvgPool2dBackwardBackward0;
+
+/* result: avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) (term 0) */
+static tg_tensor *AvgPool2dBackwardBackward0_jvp0_0(tg__fw_AvgPool2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_avg_pool2d_backward(n->grad_output_t, n->self, n->kernel_size, n->stride, n->padding, n->ceil_mode, n->count_include_pad, n->divisor_override))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* AdaptiveAvgPool2dBackward0: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
 typedef struct tg__node_AdaptiveAvgPool2dBackward0 {
     tg_node base;
@@ -5668,6 +7178,28 @@ static void AdaptiveAvgPool2dBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable AdaptiveAvgPool2dBackward0_vtable = { "AdaptiveAvgPool2dBackward0", AdaptiveAvgPool2dBackward0_apply, AdaptiveAvgPool2dBackward0_release_saved };
+
+/* Forward mode of AdaptiveAvgPool2dBackward0 */
+typedef struct tg__fw_AdaptiveAvgPool2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list output_size;
+    tg_tensor *result;
+} tg__fw_AdaptiveAvgPool2dBackward0;
+
+/* result: _adaptive_avg_pool2d(self_t, output_size) (term 0) */
+static tg_tensor *AdaptiveAvgPool2dBackward0_jvp0_0(tg__fw_AdaptiveAvgPool2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg__adaptive_avg_pool2d(n->self_t, n->output_size))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* AdaptiveAvgPool2dBackwardBackward0: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
 typedef struct tg__node_AdaptiveAvgPool2dBackwardBackward0 {
@@ -5732,6 +7264,29 @@ static void AdaptiveAvgPool2dBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable AdaptiveAvgPool2dBackwardBackward0_vtable = { "AdaptiveAvgPool2dBackwardBackward0", AdaptiveAvgPool2dBackwardBackward0_apply, AdaptiveAvgPool2dBackwardBackward0_release_saved };
 
+/* Forward mode of AdaptiveAvgPool2dBackwardBackward0 */
+typedef struct tg__fw_AdaptiveAvgPool2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_AdaptiveAvgPool2dBackwardBackward0;
+
+/* result: _adaptive_avg_pool2d_backward(grad_output_t, self_p) (term 0) */
+static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_jvp0_0(tg__fw_AdaptiveAvgPool2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg__adaptive_avg_pool2d_backward(n->grad_output_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* AdaptiveMaxPool2dBackward0: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
 typedef struct tg__node_AdaptiveMaxPool2dBackward0 {
     tg_node base;
@@ -5777,6 +7332,41 @@ static void AdaptiveMaxPool2dBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable AdaptiveMaxPool2dBackward0_vtable = { "AdaptiveMaxPool2dBackward0", AdaptiveMaxPool2dBackward0_apply, AdaptiveMaxPool2dBackward0_release_saved };
+
+/* Forward mode of AdaptiveMaxPool2dBackward0 */
+typedef struct tg__fw_AdaptiveMaxPool2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list output_size;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_AdaptiveMaxPool2dBackward0;
+
+/* result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view(result1.sizes()) (term 0) */
+static tg_tensor *AdaptiveMaxPool2dBackward0_jvp0_0(tg__fw_AdaptiveMaxPool2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_flatten_fn(n->self_t, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
+    if (!(t1 = tg_flatten_fn(n->result1, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
+    if (!(t2 = tg_gather_fn(t0, (-INT64_C(1)), t1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_view(t2, tg__gen_sizes(n->result1)))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
 
 /* AdaptiveMaxPool2dBackwardBackward0: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
 typedef struct tg__node_AdaptiveMaxPool2dBackwardBackward0 {
@@ -5841,6 +7431,31 @@ static void AdaptiveMaxPool2dBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable AdaptiveMaxPool2dBackwardBackward0_vtable = { "AdaptiveMaxPool2dBackwardBackward0", AdaptiveMaxPool2dBackwardBackward0_apply, AdaptiveMaxPool2dBackwardBackward0_release_saved };
 
+/* Forward mode of AdaptiveMaxPool2dBackwardBackward0 */
+typedef struct tg__fw_AdaptiveMaxPool2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *indices;
+    tg_tensor *indices_t;
+    tg_tensor *result;
+} tg__fw_AdaptiveMaxPool2dBackwardBackward0;
+
+/* result: adaptive_max_pool2d_backward(grad_output_t, self_p, indices) (term 0) */
+static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_jvp0_0(tg__fw_AdaptiveMaxPool2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_adaptive_max_pool2d_backward(n->grad_output_t, n->self, n->indices))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* ConstantPadNdBackward0: constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 typedef struct tg__node_ConstantPadNdBackward0 {
     tg_node base;
@@ -5872,6 +7487,29 @@ static int ConstantPadNdBackward0_apply(tg_node *node, tg_tensor *const *grads, 
 }
 
 static const tg_node_vtable ConstantPadNdBackward0_vtable = { "ConstantPadNdBackward0", ConstantPadNdBackward0_apply, NULL };
+
+/* Forward mode of ConstantPadNdBackward0 */
+typedef struct tg__fw_ConstantPadNdBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list pad;
+    double value;
+    tg_tensor *result;
+} tg__fw_ConstantPadNdBackward0;
+
+/* result: constant_pad_nd(self_t, pad, 0) (term 0) */
+static tg_tensor *ConstantPadNdBackward0_jvp0_0(tg__fw_ConstantPadNdBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_constant_pad_nd_fn(n->self_t, n->pad, (tg_constant_pad_nd_opts){ .value = (double)(INT64_C(0)) }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ReflectionPad2dBackward0: reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
 typedef struct tg__node_ReflectionPad2dBackward0 {
@@ -5914,6 +7552,28 @@ static void ReflectionPad2dBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ReflectionPad2dBackward0_vtable = { "ReflectionPad2dBackward0", ReflectionPad2dBackward0_apply, ReflectionPad2dBackward0_release_saved };
+
+/* Forward mode of ReflectionPad2dBackward0 */
+typedef struct tg__fw_ReflectionPad2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list padding;
+    tg_tensor *result;
+} tg__fw_ReflectionPad2dBackward0;
+
+/* result: reflection_pad2d(self_t, padding) (term 0) */
+static tg_tensor *ReflectionPad2dBackward0_jvp0_0(tg__fw_ReflectionPad2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_reflection_pad2d(n->self_t, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ReflectionPad2dBackwardBackward0: reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
 typedef struct tg__node_ReflectionPad2dBackwardBackward0 {
@@ -5974,6 +7634,30 @@ static void ReflectionPad2dBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ReflectionPad2dBackwardBackward0_vtable = { "ReflectionPad2dBackwardBackward0", ReflectionPad2dBackwardBackward0_apply, ReflectionPad2dBackwardBackward0_release_saved };
 
+/* Forward mode of ReflectionPad2dBackwardBackward0 */
+typedef struct tg__fw_ReflectionPad2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list padding;
+    tg_tensor *result;
+} tg__fw_ReflectionPad2dBackwardBackward0;
+
+/* result: reflection_pad2d_backward(grad_output_t, self_p, padding) (term 0) */
+static tg_tensor *ReflectionPad2dBackwardBackward0_jvp0_0(tg__fw_ReflectionPad2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_reflection_pad2d_backward(n->grad_output_t, n->self, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* ReplicationPad2dBackward0: replication_pad2d(Tensor self, int[4] padding) -> Tensor */
 typedef struct tg__node_ReplicationPad2dBackward0 {
     tg_node base;
@@ -6015,6 +7699,28 @@ static void ReplicationPad2dBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ReplicationPad2dBackward0_vtable = { "ReplicationPad2dBackward0", ReplicationPad2dBackward0_apply, ReplicationPad2dBackward0_release_saved };
+
+/* Forward mode of ReplicationPad2dBackward0 */
+typedef struct tg__fw_ReplicationPad2dBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list padding;
+    tg_tensor *result;
+} tg__fw_ReplicationPad2dBackward0;
+
+/* result: replication_pad2d(self_t, padding) (term 0) */
+static tg_tensor *ReplicationPad2dBackward0_jvp0_0(tg__fw_ReplicationPad2dBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_replication_pad2d(n->self_t, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* ReplicationPad2dBackwardBackward0: replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
 typedef struct tg__node_ReplicationPad2dBackwardBackward0 {
@@ -6074,6 +7780,30 @@ static void ReplicationPad2dBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ReplicationPad2dBackwardBackward0_vtable = { "ReplicationPad2dBackwardBackward0", ReplicationPad2dBackwardBackward0_apply, ReplicationPad2dBackwardBackward0_release_saved };
+
+/* Forward mode of ReplicationPad2dBackwardBackward0 */
+typedef struct tg__fw_ReplicationPad2dBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list padding;
+    tg_tensor *result;
+} tg__fw_ReplicationPad2dBackwardBackward0;
+
+/* result: replication_pad2d_backward(grad_output_t, self_p, padding) (term 0) */
+static tg_tensor *ReplicationPad2dBackwardBackward0_jvp0_0(tg__fw_ReplicationPad2dBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_replication_pad2d_backward(n->grad_output_t, n->self, n->padding))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* NativeBatchNormBackward0: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeBatchNormBackward0 {
@@ -6175,6 +7905,576 @@ static void NativeBatchNormBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NativeBatchNormBackward0_vtable = { "NativeBatchNormBackward0", NativeBatchNormBackward0_apply, NativeBatchNormBackward0_release_saved };
 
+/* Forward mode of NativeBatchNormBackward0 */
+typedef struct tg__fw_NativeBatchNormBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    tg_tensor *running_mean;
+    tg_tensor *running_mean_t;
+    tg_tensor *running_var;
+    tg_tensor *running_var_t;
+    bool training;
+    double momentum;
+    double eps;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_NativeBatchNormBackward0;
+
+/* result0: (training ? (weight_p.has_value() ? result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) : input_t * (weight_p.has_value() ? (running_var + eps).rsqrt() * weight_p : (running_var + eps).rsqrt()).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) + (training ? (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (input_p - running_mean.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * (running_var + eps).rsqrt().expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 0) */
+static tg_tensor *NativeBatchNormBackward0_jvp0_0(tg__fw_NativeBatchNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    int64_t t6 = 0;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    int64_t t12 = 0;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    tg_tensor *t22 = NULL;
+    tg_tensor *t23 = NULL;
+    tg_tensor *t24 = NULL;
+    tg_tensor *t25 = NULL;
+    tg_tensor *t26 = NULL;
+    tg_tensor *t27 = NULL;
+    tg_tensor *t28 = NULL;
+    tg_tensor *t29 = NULL;
+    tg_tensor *t30 = NULL;
+    tg_tensor *t31 = NULL;
+    tg_tensor *t32 = NULL;
+    int64_t t33 = 0;
+    tg_tensor *t34 = NULL;
+    tg_tensor *t35 = NULL;
+    tg_tensor *t36 = NULL;
+    tg_tensor *t37 = NULL;
+    tg_tensor *t38 = NULL;
+    tg_tensor *t39 = NULL;
+    int64_t t40 = 0;
+    tg_tensor *t41 = NULL;
+    tg_tensor *t42 = NULL;
+    tg_tensor *t43 = NULL;
+    tg_tensor *t44 = NULL;
+    tg_tensor *t45 = NULL;
+    tg_tensor *t46 = NULL;
+    tg_tensor *t47 = NULL;
+    tg_tensor *t48 = NULL;
+    tg_tensor *t49 = NULL;
+    tg_tensor *t50 = NULL;
+    tg_tensor *t51 = NULL;
+    int64_t t52 = 0;
+    tg_tensor *t53 = NULL;
+    tg_tensor *t54 = NULL;
+    tg_tensor *t55 = NULL;
+    tg_tensor *t56 = NULL;
+    tg_tensor *t57 = NULL;
+    int64_t t58 = 0;
+    tg_tensor *t59 = NULL;
+    tg_tensor *t60 = NULL;
+    tg_tensor *t61 = NULL;
+    tg_tensor *t62 = NULL;
+    tg_tensor *t63 = NULL;
+    tg_tensor *t64 = NULL;
+    tg_tensor *t65 = NULL;
+    tg_tensor *t66 = NULL;
+    tg_tensor *t67 = NULL;
+    tg_tensor *t68 = NULL;
+    tg_tensor *t69 = NULL;
+    tg_tensor *t70 = NULL;
+    tg_tensor *t71 = NULL;
+    tg_tensor *t72 = NULL;
+    tg_tensor *t73 = NULL;
+    tg_tensor *t74 = NULL;
+    tg_tensor *t75 = NULL;
+    tg_tensor *t76 = NULL;
+    tg_tensor *t77 = NULL;
+    tg_tensor *t78 = NULL;
+    int64_t t79 = 0;
+    tg_tensor *t80 = NULL;
+    tg_tensor *t81 = NULL;
+    tg_tensor *t82 = NULL;
+    tg_tensor *t83 = NULL;
+    tg_tensor *t84 = NULL;
+    tg_tensor *t85 = NULL;
+    int64_t t86 = 0;
+    tg_tensor *t87 = NULL;
+    tg_tensor *t88 = NULL;
+    tg_tensor *t89 = NULL;
+    tg_tensor *t90 = NULL;
+    tg_tensor *t91 = NULL;
+    tg_tensor *t92 = NULL;
+    tg_tensor *t93 = NULL;
+    tg_tensor *t94 = NULL;
+    tg_tensor *t95 = NULL;
+    tg_tensor *t96 = NULL;
+    tg_tensor *t97 = NULL;
+    tg_tensor *t98 = NULL;
+    tg_tensor *t99 = NULL;
+    (void)n;
+    if (n->training) {
+        if (n->weight != NULL) {
+            if (!(t2 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t3 = tg_expand_fn(n->result2, tg__gen_sizes(t2), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t2);
+            if (!(t4 = tg_transpose(t3, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t3);
+            if (!(t5 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t6)) goto done;
+            if (!(t7 = tg_reshape(t5, (tg_int_list){ (const int64_t[]){ t6, (-INT64_C(1)) }, 2 }))) goto done;
+            TG__GEN_DROP(t5);
+            if (!(t8 = tg_sum_fn(t7, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t7);
+            if (!(t9 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t10 = tg_expand_fn(t8, tg__gen_sizes(t9), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t8);
+            TG__GEN_DROP(t9);
+            if (!(t11 = tg_transpose(t10, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t10);
+            if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+                t12 = INT64_C(1);
+            } else {
+                t12 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+            }
+            if (!(t13 = tg_div_scalar(t11, (double)(t12)))) goto done;
+            TG__GEN_DROP(t11);
+            if (!(t14 = tg_sub_fn(n->input_t, t13, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t13);
+            if (!(t15 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t16 = tg_expand_fn(n->result1, tg__gen_sizes(t15), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t15);
+            if (!(t17 = tg_transpose(t16, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t16);
+            if (!(t18 = tg_sub_fn(n->input, t17, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t17);
+            if (!(t19 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t20 = tg_expand_fn(n->result2, tg__gen_sizes(t19), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t19);
+            if (!(t21 = tg_transpose(t20, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t20);
+            if (!(t22 = tg_mul(t18, t21))) goto done;
+            TG__GEN_DROP(t18);
+            TG__GEN_DROP(t21);
+            if (!(t23 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t24 = tg_expand_fn(n->result1, tg__gen_sizes(t23), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t23);
+            if (!(t25 = tg_transpose(t24, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t24);
+            if (!(t26 = tg_sub_fn(n->input, t25, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t25);
+            if (!(t27 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t28 = tg_expand_fn(n->result2, tg__gen_sizes(t27), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t27);
+            if (!(t29 = tg_transpose(t28, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t28);
+            if (!(t30 = tg_mul(t26, t29))) goto done;
+            TG__GEN_DROP(t26);
+            TG__GEN_DROP(t29);
+            if (!(t31 = tg_mul(t30, n->input_t))) goto done;
+            TG__GEN_DROP(t30);
+            if (!(t32 = tg_sum_fn(t31, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t31);
+            if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t33)) goto done;
+            if (!(t34 = tg_reshape(t32, (tg_int_list){ (const int64_t[]){ t33, (-INT64_C(1)) }, 2 }))) goto done;
+            TG__GEN_DROP(t32);
+            if (!(t35 = tg_sum_fn(t34, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t34);
+            if (!(t36 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t37 = tg_expand_fn(t35, tg__gen_sizes(t36), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t35);
+            TG__GEN_DROP(t36);
+            if (!(t38 = tg_transpose(t37, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t37);
+            if (!(t39 = tg_mul(t22, t38))) goto done;
+            TG__GEN_DROP(t22);
+            TG__GEN_DROP(t38);
+            if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+                t40 = INT64_C(1);
+            } else {
+                t40 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+            }
+            if (!(t41 = tg_div_scalar(t39, (double)(t40)))) goto done;
+            TG__GEN_DROP(t39);
+            if (!(t42 = tg_sub_fn(t14, t41, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t14);
+            TG__GEN_DROP(t41);
+            if (!(t43 = tg_mul(t4, t42))) goto done;
+            TG__GEN_DROP(t4);
+            TG__GEN_DROP(t42);
+            if (!(t44 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t45 = tg_expand_fn(n->weight, tg__gen_sizes(t44), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t44);
+            if (!(t46 = tg_transpose(t45, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t45);
+            if (!(t47 = tg_mul(t43, t46))) goto done;
+            TG__GEN_DROP(t43);
+            TG__GEN_DROP(t46);
+            t1 = t47;
+            t47 = NULL;
+        } else {
+            if (!(t48 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t49 = tg_expand_fn(n->result2, tg__gen_sizes(t48), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t48);
+            if (!(t50 = tg_transpose(t49, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t49);
+            if (!(t51 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t52)) goto done;
+            if (!(t53 = tg_reshape(t51, (tg_int_list){ (const int64_t[]){ t52, (-INT64_C(1)) }, 2 }))) goto done;
+            TG__GEN_DROP(t51);
+            if (!(t54 = tg_sum_fn(t53, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t53);
+            if (!(t55 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t56 = tg_expand_fn(t54, tg__gen_sizes(t55), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t54);
+            TG__GEN_DROP(t55);
+            if (!(t57 = tg_transpose(t56, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t56);
+            if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+                t58 = INT64_C(1);
+            } else {
+                t58 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+            }
+            if (!(t59 = tg_div_scalar(t57, (double)(t58)))) goto done;
+            TG__GEN_DROP(t57);
+            if (!(t60 = tg_sub_fn(n->input_t, t59, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t59);
+            if (!(t61 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t62 = tg_expand_fn(n->result1, tg__gen_sizes(t61), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t61);
+            if (!(t63 = tg_transpose(t62, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t62);
+            if (!(t64 = tg_sub_fn(n->input, t63, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t63);
+            if (!(t65 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t66 = tg_expand_fn(n->result2, tg__gen_sizes(t65), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t65);
+            if (!(t67 = tg_transpose(t66, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t66);
+            if (!(t68 = tg_mul(t64, t67))) goto done;
+            TG__GEN_DROP(t64);
+            TG__GEN_DROP(t67);
+            if (!(t69 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t70 = tg_expand_fn(n->result1, tg__gen_sizes(t69), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t69);
+            if (!(t71 = tg_transpose(t70, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t70);
+            if (!(t72 = tg_sub_fn(n->input, t71, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t71);
+            if (!(t73 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t74 = tg_expand_fn(n->result2, tg__gen_sizes(t73), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t73);
+            if (!(t75 = tg_transpose(t74, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t74);
+            if (!(t76 = tg_mul(t72, t75))) goto done;
+            TG__GEN_DROP(t72);
+            TG__GEN_DROP(t75);
+            if (!(t77 = tg_mul(t76, n->input_t))) goto done;
+            TG__GEN_DROP(t76);
+            if (!(t78 = tg_sum_fn(t77, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t77);
+            if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t79)) goto done;
+            if (!(t80 = tg_reshape(t78, (tg_int_list){ (const int64_t[]){ t79, (-INT64_C(1)) }, 2 }))) goto done;
+            TG__GEN_DROP(t78);
+            if (!(t81 = tg_sum_fn(t80, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            TG__GEN_DROP(t80);
+            if (!(t82 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+            if (!(t83 = tg_expand_fn(t81, tg__gen_sizes(t82), (tg_expand_opts){ .implicit = false }))) goto done;
+            TG__GEN_DROP(t81);
+            TG__GEN_DROP(t82);
+            if (!(t84 = tg_transpose(t83, INT64_C(1), (-INT64_C(1))))) goto done;
+            TG__GEN_DROP(t83);
+            if (!(t85 = tg_mul(t68, t84))) goto done;
+            TG__GEN_DROP(t68);
+            TG__GEN_DROP(t84);
+            if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+                t86 = INT64_C(1);
+            } else {
+                t86 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+            }
+            if (!(t87 = tg_div_scalar(t85, (double)(t86)))) goto done;
+            TG__GEN_DROP(t85);
+            if (!(t88 = tg_sub_fn(t60, t87, (tg_sub_opts){ .alpha = 1 }))) goto done;
+            TG__GEN_DROP(t60);
+            TG__GEN_DROP(t87);
+            if (!(t89 = tg_mul(t50, t88))) goto done;
+            TG__GEN_DROP(t50);
+            TG__GEN_DROP(t88);
+            t1 = t89;
+            t89 = NULL;
+        }
+        t0 = t1;
+        t1 = NULL;
+    } else {
+        if (n->weight != NULL) {
+            if (!(t91 = tg_add_scalar_fn(n->running_var, n->eps, (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+            if (!(t92 = tg_rsqrt(t91))) goto done;
+            TG__GEN_DROP(t91);
+            if (!(t93 = tg_mul(t92, n->weight))) goto done;
+            TG__GEN_DROP(t92);
+            t90 = t93;
+            t93 = NULL;
+        } else {
+            if (!(t94 = tg_add_scalar_fn(n->running_var, n->eps, (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+            if (!(t95 = tg_rsqrt(t94))) goto done;
+            TG__GEN_DROP(t94);
+            t90 = t95;
+            t95 = NULL;
+        }
+        if (!(t96 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t97 = tg_expand_fn(t90, tg__gen_sizes(t96), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t90);
+        TG__GEN_DROP(t96);
+        if (!(t98 = tg_transpose(t97, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t97);
+        if (!(t99 = tg_mul(n->input_t, t98))) goto done;
+        TG__GEN_DROP(t98);
+        t0 = t99;
+        t99 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    tg_release(t22);
+    tg_release(t23);
+    tg_release(t24);
+    tg_release(t25);
+    tg_release(t26);
+    tg_release(t27);
+    tg_release(t28);
+    tg_release(t29);
+    tg_release(t30);
+    tg_release(t31);
+    tg_release(t32);
+    tg_release(t34);
+    tg_release(t35);
+    tg_release(t36);
+    tg_release(t37);
+    tg_release(t38);
+    tg_release(t39);
+    tg_release(t41);
+    tg_release(t42);
+    tg_release(t43);
+    tg_release(t44);
+    tg_release(t45);
+    tg_release(t46);
+    tg_release(t47);
+    tg_release(t48);
+    tg_release(t49);
+    tg_release(t50);
+    tg_release(t51);
+    tg_release(t53);
+    tg_release(t54);
+    tg_release(t55);
+    tg_release(t56);
+    tg_release(t57);
+    tg_release(t59);
+    tg_release(t60);
+    tg_release(t61);
+    tg_release(t62);
+    tg_release(t63);
+    tg_release(t64);
+    tg_release(t65);
+    tg_release(t66);
+    tg_release(t67);
+    tg_release(t68);
+    tg_release(t69);
+    tg_release(t70);
+    tg_release(t71);
+    tg_release(t72);
+    tg_release(t73);
+    tg_release(t74);
+    tg_release(t75);
+    tg_release(t76);
+    tg_release(t77);
+    tg_release(t78);
+    tg_release(t80);
+    tg_release(t81);
+    tg_release(t82);
+    tg_release(t83);
+    tg_release(t84);
+    tg_release(t85);
+    tg_release(t87);
+    tg_release(t88);
+    tg_release(t89);
+    tg_release(t90);
+    tg_release(t91);
+    tg_release(t92);
+    tg_release(t93);
+    tg_release(t94);
+    tg_release(t95);
+    tg_release(t96);
+    tg_release(t97);
+    tg_release(t98);
+    tg_release(t99);
+    return tg_r;
+}
+
+/* result0: (training ? (weight_p.has_value() ? result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) : input_t * (weight_p.has_value() ? (running_var + eps).rsqrt() * weight_p : (running_var + eps).rsqrt()).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) + (training ? (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (input_p - running_mean.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * (running_var + eps).rsqrt().expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 1) */
+static tg_tensor *NativeBatchNormBackward0_jvp0_1(tg__fw_NativeBatchNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    tg_tensor *t22 = NULL;
+    (void)n;
+    if (n->training) {
+        if (!(t1 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t2 = tg_expand_fn(n->result1, tg__gen_sizes(t1), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t1);
+        if (!(t3 = tg_transpose(t2, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t2);
+        if (!(t4 = tg_sub_fn(n->input, t3, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t6 = tg_expand_fn(n->result2, tg__gen_sizes(t5), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t5);
+        if (!(t7 = tg_transpose(t6, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t6);
+        if (!(t8 = tg_mul(t4, t7))) goto done;
+        TG__GEN_DROP(t4);
+        TG__GEN_DROP(t7);
+        t0 = t8;
+        t8 = NULL;
+    } else {
+        if (!(t9 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t10 = tg_expand_fn(n->running_mean, tg__gen_sizes(t9), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t9);
+        if (!(t11 = tg_transpose(t10, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t10);
+        if (!(t12 = tg_sub_fn(n->input, t11, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t11);
+        if (!(t13 = tg_add_scalar_fn(n->running_var, n->eps, (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+        if (!(t14 = tg_rsqrt(t13))) goto done;
+        TG__GEN_DROP(t13);
+        if (!(t15 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t16 = tg_expand_fn(t14, tg__gen_sizes(t15), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t14);
+        TG__GEN_DROP(t15);
+        if (!(t17 = tg_transpose(t16, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t16);
+        if (!(t18 = tg_mul(t12, t17))) goto done;
+        TG__GEN_DROP(t12);
+        TG__GEN_DROP(t17);
+        t0 = t18;
+        t18 = NULL;
+    }
+    if (!(t19 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+    if (!(t20 = tg_expand_fn(n->weight_t, tg__gen_sizes(t19), (tg_expand_opts){ .implicit = false }))) goto done;
+    TG__GEN_DROP(t19);
+    if (!(t21 = tg_transpose(t20, INT64_C(1), (-INT64_C(1))))) goto done;
+    TG__GEN_DROP(t20);
+    if (!(t22 = tg_mul(t0, t21))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t21);
+    tg_r = t22;
+    t22 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    tg_release(t22);
+    return tg_r;
+}
+
+/* result0: (training ? (weight_p.has_value() ? result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) : input_t * (weight_p.has_value() ? (running_var + eps).rsqrt() * weight_p : (running_var + eps).rsqrt()).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) + (training ? (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (input_p - running_mean.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * (running_var + eps).rsqrt().expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 2) */
+static tg_tensor *NativeBatchNormBackward0_jvp0_2(tg__fw_NativeBatchNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+    if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
 /* NativeBatchNormBackwardBackward0: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeBatchNormBackwardBackward0 {
     tg_node base;
@@ -6271,6 +8571,177 @@ static void NativeBatchNormBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NativeBatchNormBackwardBackward0_vtable = { "NativeBatchNormBackwardBackward0", NativeBatchNormBackwardBackward0_apply, NativeBatchNormBackwardBackward0_release_saved };
 
+/* Forward mode of NativeBatchNormBackwardBackward0 */
+typedef struct tg__fw_NativeBatchNormBackwardBackward0 {
+    tg_tensor *grad_out;
+    tg_tensor *grad_out_t;
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *running_mean;
+    tg_tensor *running_mean_t;
+    tg_tensor *running_var;
+    tg_tensor *running_var_t;
+    tg_tensor *save_mean;
+    tg_tensor *save_mean_t;
+    tg_tensor *save_invstd;
+    tg_tensor *save_invstd_t;
+    bool train;
+    double eps;
+    tg_bool_list output_mask;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_NativeBatchNormBackwardBackward0;
+
+/* result0: std::get<0>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) (term 0) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_0(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result0: std::get<0>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) (term 1) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_1(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_batchnorm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result0: std::get<0>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) (term 2) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_2(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_batchnorm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 0) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_0(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 1) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_1(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_batchnorm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 2) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_2(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_batchnorm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result2: std::get<2>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, false, true})) (term 0) */
+static tg_tensor *NativeBatchNormBackwardBackward0_jvp2_0(tg__fw_NativeBatchNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ false, false, true }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r2;
+    t0.r2 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
 /* NativeGroupNormBackward0: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeGroupNormBackward0 {
     tg_node base;
@@ -6360,6 +8831,378 @@ static void NativeGroupNormBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable NativeGroupNormBackward0_vtable = { "NativeGroupNormBackward0", NativeGroupNormBackward0_apply, NativeGroupNormBackward0_release_saved };
+
+/* Forward mode of NativeGroupNormBackward0 */
+typedef struct tg__fw_NativeGroupNormBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    int64_t N;
+    int64_t C;
+    int64_t HxW;
+    int64_t group;
+    double eps;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_NativeGroupNormBackward0;
+
+/* result0: (weight_p.has_value() ? (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes()) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes())) + ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1)).reshape(input_p.sizes()) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 0) */
+static tg_tensor *NativeGroupNormBackward0_jvp0_0(tg__fw_NativeGroupNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    tg_tensor *t22 = NULL;
+    tg_tensor *t23 = NULL;
+    tg_tensor *t24 = NULL;
+    tg_tensor *t25 = NULL;
+    tg_tensor *t26 = NULL;
+    tg_tensor *t27 = NULL;
+    tg_tensor *t28 = NULL;
+    tg_tensor *t29 = NULL;
+    tg_tensor *t30 = NULL;
+    tg_tensor *t31 = NULL;
+    tg_tensor *t32 = NULL;
+    tg_tensor *t33 = NULL;
+    tg_tensor *t34 = NULL;
+    tg_tensor *t35 = NULL;
+    tg_tensor *t36 = NULL;
+    tg_tensor *t37 = NULL;
+    tg_tensor *t38 = NULL;
+    tg_tensor *t39 = NULL;
+    tg_tensor *t40 = NULL;
+    tg_tensor *t41 = NULL;
+    tg_tensor *t42 = NULL;
+    tg_tensor *t43 = NULL;
+    tg_tensor *t44 = NULL;
+    tg_tensor *t45 = NULL;
+    tg_tensor *t46 = NULL;
+    tg_tensor *t47 = NULL;
+    tg_tensor *t48 = NULL;
+    (void)n;
+    if (n->weight != NULL) {
+        if (!(t1 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t2 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t3 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t4 = tg_mean_fn(t3, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_sub_fn(t2, t4, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t2);
+        TG__GEN_DROP(t4);
+        if (!(t6 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t7 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+        if (!(t8 = tg_sub_fn(t6, t7, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t6);
+        TG__GEN_DROP(t7);
+        if (!(t9 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t10 = tg_mul(t8, t9))) goto done;
+        TG__GEN_DROP(t8);
+        TG__GEN_DROP(t9);
+        if (!(t11 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t12 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+        if (!(t13 = tg_sub_fn(t11, t12, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t11);
+        TG__GEN_DROP(t12);
+        if (!(t14 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t15 = tg_mul(t13, t14))) goto done;
+        TG__GEN_DROP(t13);
+        TG__GEN_DROP(t14);
+        if (!(t16 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t17 = tg_mul(t15, t16))) goto done;
+        TG__GEN_DROP(t15);
+        TG__GEN_DROP(t16);
+        if (!(t18 = tg_mean_fn(t17, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        TG__GEN_DROP(t17);
+        if (!(t19 = tg_mul(t10, t18))) goto done;
+        TG__GEN_DROP(t10);
+        TG__GEN_DROP(t18);
+        if (!(t20 = tg_sub_fn(t5, t19, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t5);
+        TG__GEN_DROP(t19);
+        if (!(t21 = tg_mul(t1, t20))) goto done;
+        TG__GEN_DROP(t1);
+        TG__GEN_DROP(t20);
+        if (!(t22 = tg_reshape(t21, tg__gen_sizes(n->input)))) goto done;
+        TG__GEN_DROP(t21);
+        if (!(t23 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+        if (!(t24 = tg_expand_fn(n->weight, tg__gen_sizes(t23), (tg_expand_opts){ .implicit = false }))) goto done;
+        TG__GEN_DROP(t23);
+        if (!(t25 = tg_transpose(t24, INT64_C(1), (-INT64_C(1))))) goto done;
+        TG__GEN_DROP(t24);
+        if (!(t26 = tg_mul(t22, t25))) goto done;
+        TG__GEN_DROP(t22);
+        TG__GEN_DROP(t25);
+        t0 = t26;
+        t26 = NULL;
+    } else {
+        if (!(t27 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t28 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t29 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t30 = tg_mean_fn(t29, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        TG__GEN_DROP(t29);
+        if (!(t31 = tg_sub_fn(t28, t30, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t28);
+        TG__GEN_DROP(t30);
+        if (!(t32 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t33 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+        if (!(t34 = tg_sub_fn(t32, t33, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t32);
+        TG__GEN_DROP(t33);
+        if (!(t35 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t36 = tg_mul(t34, t35))) goto done;
+        TG__GEN_DROP(t34);
+        TG__GEN_DROP(t35);
+        if (!(t37 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t38 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+        if (!(t39 = tg_sub_fn(t37, t38, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t37);
+        TG__GEN_DROP(t38);
+        if (!(t40 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+        if (!(t41 = tg_mul(t39, t40))) goto done;
+        TG__GEN_DROP(t39);
+        TG__GEN_DROP(t40);
+        if (!(t42 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t43 = tg_mul(t41, t42))) goto done;
+        TG__GEN_DROP(t41);
+        TG__GEN_DROP(t42);
+        if (!(t44 = tg_mean_fn(t43, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        TG__GEN_DROP(t43);
+        if (!(t45 = tg_mul(t36, t44))) goto done;
+        TG__GEN_DROP(t36);
+        TG__GEN_DROP(t44);
+        if (!(t46 = tg_sub_fn(t31, t45, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t31);
+        TG__GEN_DROP(t45);
+        if (!(t47 = tg_mul(t27, t46))) goto done;
+        TG__GEN_DROP(t27);
+        TG__GEN_DROP(t46);
+        if (!(t48 = tg_reshape(t47, tg__gen_sizes(n->input)))) goto done;
+        TG__GEN_DROP(t47);
+        t0 = t48;
+        t48 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    tg_release(t22);
+    tg_release(t23);
+    tg_release(t24);
+    tg_release(t25);
+    tg_release(t26);
+    tg_release(t27);
+    tg_release(t28);
+    tg_release(t29);
+    tg_release(t30);
+    tg_release(t31);
+    tg_release(t32);
+    tg_release(t33);
+    tg_release(t34);
+    tg_release(t35);
+    tg_release(t36);
+    tg_release(t37);
+    tg_release(t38);
+    tg_release(t39);
+    tg_release(t40);
+    tg_release(t41);
+    tg_release(t42);
+    tg_release(t43);
+    tg_release(t44);
+    tg_release(t45);
+    tg_release(t46);
+    tg_release(t47);
+    tg_release(t48);
+    return tg_r;
+}
+
+/* result0: (weight_p.has_value() ? (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes()) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes())) + ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1)).reshape(input_p.sizes()) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 1) */
+static tg_tensor *NativeGroupNormBackward0_jvp0_1(tg__fw_NativeGroupNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    (void)n;
+    if (!(t0 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t1 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+    if (!(t2 = tg_sub_fn(t0, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+    if (!(t4 = tg_mul(t2, t3))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_reshape(t4, tg__gen_sizes(n->input)))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+    if (!(t7 = tg_expand_fn(n->weight_t, tg__gen_sizes(t6), (tg_expand_opts){ .implicit = false }))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_transpose(t7, INT64_C(1), (-INT64_C(1))))) goto done;
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_mul(t5, t8))) goto done;
+    TG__GEN_DROP(t5);
+    TG__GEN_DROP(t8);
+    tg_r = t9;
+    t9 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    return tg_r;
+}
+
+/* result0: (weight_p.has_value() ? (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes()) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes())) + ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1)).reshape(input_p.sizes()) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 2) */
+static tg_tensor *NativeGroupNormBackward0_jvp0_2(tg__fw_NativeGroupNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
+    if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* result1: input_t.reshape({N, group, -1}).mean(-1) (term 0) */
+static tg_tensor *NativeGroupNormBackward0_jvp1_0(tg__fw_NativeGroupNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t1 = tg_mean_fn(t0, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result2: -result2.pow(2) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1) (term 0) */
+static tg_tensor *NativeGroupNormBackward0_jvp2_0(tg__fw_NativeGroupNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    (void)n;
+    if (!(t0 = tg_pow_scalar(n->result2, (double)(INT64_C(2))))) goto done;
+    if (!(t1 = tg_neg(t0))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t3 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
+    if (!(t4 = tg_sub_fn(t2, t3, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
+    if (!(t6 = tg_mul(t4, t5))) goto done;
+    TG__GEN_DROP(t4);
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t8 = tg_mul(t6, t7))) goto done;
+    TG__GEN_DROP(t6);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_mean_fn(t8, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_mul(t1, t9))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t9);
+    tg_r = t10;
+    t10 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    return tg_r;
+}
 
 /* UpsampleNearest2dBackward0: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 typedef struct tg__node_UpsampleNearest2dBackward0 {
@@ -7579,6 +10422,202 @@ static void NativeLayerNormBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable NativeLayerNormBackward0_vtable = { "NativeLayerNormBackward0", NativeLayerNormBackward0_apply, NativeLayerNormBackward0_release_saved };
 
+/* Forward mode of NativeLayerNormBackward0 */
+typedef struct tg__fw_NativeLayerNormBackward0 {
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_int_list normalized_shape;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    double eps;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_NativeLayerNormBackward0;
+
+/* result0: (weight_p.has_value() ? result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p : result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) + (input_p - result1) * result2 * weight_t + bias_t (term 0) */
+static tg_tensor *NativeLayerNormBackward0_jvp0_0(tg__fw_NativeLayerNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    int64_t t2 = 0;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    int64_t t12 = 0;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    int64_t t18 = 0;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    tg_tensor *t22 = NULL;
+    tg_tensor *t23 = NULL;
+    tg_tensor *t24 = NULL;
+    tg_tensor *t25 = NULL;
+    tg_tensor *t26 = NULL;
+    tg_tensor *t27 = NULL;
+    int64_t t28 = 0;
+    tg_tensor *t29 = NULL;
+    tg_tensor *t30 = NULL;
+    tg_tensor *t31 = NULL;
+    (void)n;
+    if (n->weight != NULL) {
+        if (!(t1 = tg_sum_to_size(n->input_t, tg__gen_sizes(n->result1)))) goto done;
+        if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+            t2 = INT64_C(1);
+        } else {
+            t2 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+        }
+        if (!(t3 = tg_div_scalar(t1, (double)(t2)))) goto done;
+        TG__GEN_DROP(t1);
+        if (!(t4 = tg_sub_fn(n->input_t, t3, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t3);
+        if (!(t5 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        if (!(t6 = tg_mul(t5, n->result2))) goto done;
+        TG__GEN_DROP(t5);
+        if (!(t7 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        if (!(t8 = tg_mul(t7, n->result2))) goto done;
+        TG__GEN_DROP(t7);
+        if (!(t9 = tg_mul(t8, n->input_t))) goto done;
+        TG__GEN_DROP(t8);
+        if (!(t10 = tg_sum_to_size(t9, tg__gen_sizes(n->result1)))) goto done;
+        TG__GEN_DROP(t9);
+        if (!(t11 = tg_mul(t6, t10))) goto done;
+        TG__GEN_DROP(t6);
+        TG__GEN_DROP(t10);
+        if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+            t12 = INT64_C(1);
+        } else {
+            t12 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+        }
+        if (!(t13 = tg_div_scalar(t11, (double)(t12)))) goto done;
+        TG__GEN_DROP(t11);
+        if (!(t14 = tg_sub_fn(t4, t13, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t4);
+        TG__GEN_DROP(t13);
+        if (!(t15 = tg_mul(n->result2, t14))) goto done;
+        TG__GEN_DROP(t14);
+        if (!(t16 = tg_mul(t15, n->weight))) goto done;
+        TG__GEN_DROP(t15);
+        t0 = t16;
+        t16 = NULL;
+    } else {
+        if (!(t17 = tg_sum_to_size(n->input_t, tg__gen_sizes(n->result1)))) goto done;
+        if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+            t18 = INT64_C(1);
+        } else {
+            t18 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+        }
+        if (!(t19 = tg_div_scalar(t17, (double)(t18)))) goto done;
+        TG__GEN_DROP(t17);
+        if (!(t20 = tg_sub_fn(n->input_t, t19, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t19);
+        if (!(t21 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        if (!(t22 = tg_mul(t21, n->result2))) goto done;
+        TG__GEN_DROP(t21);
+        if (!(t23 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        if (!(t24 = tg_mul(t23, n->result2))) goto done;
+        TG__GEN_DROP(t23);
+        if (!(t25 = tg_mul(t24, n->input_t))) goto done;
+        TG__GEN_DROP(t24);
+        if (!(t26 = tg_sum_to_size(t25, tg__gen_sizes(n->result1)))) goto done;
+        TG__GEN_DROP(t25);
+        if (!(t27 = tg_mul(t22, t26))) goto done;
+        TG__GEN_DROP(t22);
+        TG__GEN_DROP(t26);
+        if (tg_tensor_numel(n->result1) == INT64_C(0)) {
+            t28 = INT64_C(1);
+        } else {
+            t28 = (tg_tensor_numel(n->input) / tg_tensor_numel(n->result1));
+        }
+        if (!(t29 = tg_div_scalar(t27, (double)(t28)))) goto done;
+        TG__GEN_DROP(t27);
+        if (!(t30 = tg_sub_fn(t20, t29, (tg_sub_opts){ .alpha = 1 }))) goto done;
+        TG__GEN_DROP(t20);
+        TG__GEN_DROP(t29);
+        if (!(t31 = tg_mul(n->result2, t30))) goto done;
+        TG__GEN_DROP(t30);
+        t0 = t31;
+        t31 = NULL;
+    }
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    tg_release(t22);
+    tg_release(t23);
+    tg_release(t24);
+    tg_release(t25);
+    tg_release(t26);
+    tg_release(t27);
+    tg_release(t29);
+    tg_release(t30);
+    tg_release(t31);
+    return tg_r;
+}
+
+/* result0: (weight_p.has_value() ? result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p : result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) + (input_p - result1) * result2 * weight_t + bias_t (term 1) */
+static tg_tensor *NativeLayerNormBackward0_jvp0_1(tg__fw_NativeLayerNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    (void)n;
+    if (!(t0 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    if (!(t1 = tg_mul(t0, n->result2))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(t1, n->weight_t))) goto done;
+    TG__GEN_DROP(t1);
+    tg_r = t2;
+    t2 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* result0: (weight_p.has_value() ? result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p : result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) + (input_p - result1) * result2 * weight_t + bias_t (term 2) */
+static tg_tensor *NativeLayerNormBackward0_jvp0_2(tg__fw_NativeLayerNormBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    (void)n;
+    tg_r = tg_retain(n->bias_t);
+    return tg_r;
+}
+
 /* NativeLayerNormBackwardBackward0: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 typedef struct tg__node_NativeLayerNormBackwardBackward0 {
     tg_node base;
@@ -7659,6 +10698,174 @@ static void NativeLayerNormBackwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable NativeLayerNormBackwardBackward0_vtable = { "NativeLayerNormBackwardBackward0", NativeLayerNormBackwardBackward0_apply, NativeLayerNormBackwardBackward0_release_saved };
+
+/* Forward mode of NativeLayerNormBackwardBackward0 */
+typedef struct tg__fw_NativeLayerNormBackwardBackward0 {
+    tg_tensor *grad_out;
+    tg_tensor *grad_out_t;
+    tg_tensor *input;
+    tg_tensor *input_t;
+    tg_int_list normalized_shape;
+    tg_tensor *mean;
+    tg_tensor *mean_t;
+    tg_tensor *rstd;
+    tg_tensor *rstd_t;
+    tg_tensor *weight;
+    tg_tensor *weight_t;
+    tg_tensor *bias;
+    tg_tensor *bias_t;
+    tg_bool_list output_mask;
+    tg_tensor *result0;
+    tg_tensor *result1;
+    tg_tensor *result2;
+} tg__fw_NativeLayerNormBackwardBackward0;
+
+/* result0: std::get<0>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) (term 0) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_0(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result0: std::get<0>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) (term 1) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_1(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_layer_norm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result0: std::get<0>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) (term 2) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_2(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_layer_norm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r0;
+    t0.r0 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 0) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_0(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 1) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_1(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_layer_norm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 2) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_2(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_layer_norm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* result2: std::get<2>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, false, true})) (term 0) */
+static tg_tensor *NativeLayerNormBackwardBackward0_jvp2_0(tg__fw_NativeLayerNormBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors3 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ false, false, true }, 3 });
+    if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
+    t1 = t0.r2;
+    t0.r2 = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t0.r2);
+    tg_release(t1);
+    return tg_r;
+}
 
 /* EmbeddingBackward0: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
 typedef struct tg__node_EmbeddingBackward0 {
@@ -8148,6 +11355,95 @@ static void SiluBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SiluBackwardBackward0_vtable = { "SiluBackwardBackward0", SiluBackwardBackward0_apply, SiluBackwardBackward0_release_saved };
 
+/* Forward mode of SiluBackwardBackward0 */
+typedef struct tg__fw_SiluBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_SiluBackwardBackward0;
+
+/* result: silu_backward(grad_output_t, self_p) + self_t * grad_output_p * self_p.sigmoid() * (1 - self_p.sigmoid()) * (2 + self_p * (1 - 2 * self_p.sigmoid())) (term 0) */
+static tg_tensor *SiluBackwardBackward0_jvp0_0(tg__fw_SiluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_silu_backward(n->grad_output_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: silu_backward(grad_output_t, self_p) + self_t * grad_output_p * self_p.sigmoid() * (1 - self_p.sigmoid()) * (2 + self_p * (1 - 2 * self_p.sigmoid())) (term 1) */
+static tg_tensor *SiluBackwardBackward0_jvp0_1(tg__fw_SiluBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(n->self))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_sigmoid(n->self))) goto done;
+    if (!(t4 = tg_neg(t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_add_scalar_fn(t4, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_mul(t2, t5))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_sigmoid(n->self))) goto done;
+    if (!(t8 = tg_mul_scalar(t7, (double)(INT64_C(2))))) goto done;
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_neg(t8))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_add_scalar_fn(t9, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(n->self, t10))) goto done;
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_add_scalar_fn(t11, (double)(INT64_C(2)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t11);
+    if (!(t13 = tg_mul(t6, t12))) goto done;
+    TG__GEN_DROP(t6);
+    TG__GEN_DROP(t12);
+    tg_r = t13;
+    t13 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    return tg_r;
+}
+
 /* MishBackward0: mish(Tensor self) -> Tensor */
 typedef struct tg__node_MishBackward0 {
     tg_node base;
@@ -8359,6 +11655,127 @@ static void MishBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable MishBackwardBackward0_vtable = { "MishBackwardBackward0", MishBackwardBackward0_apply, MishBackwardBackward0_release_saved };
 
+/* Forward mode of MishBackwardBackward0 */
+typedef struct tg__fw_MishBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result;
+} tg__fw_MishBackwardBackward0;
+
+/* result: mish_backward(grad_output_t, self_p) + self_t * grad_output_p * self_p.sigmoid() * (1 - softplus(self_p).tanh().pow(2)) * (2 + self_p * (1 - self_p.sigmoid()) - 2 * self_p * self_p.sigmoid() * softplus(self_p).tanh()) (term 0) */
+static tg_tensor *MishBackwardBackward0_jvp0_0(tg__fw_MishBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_mish_backward(n->grad_output_t, n->self))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: mish_backward(grad_output_t, self_p) + self_t * grad_output_p * self_p.sigmoid() * (1 - softplus(self_p).tanh().pow(2)) * (2 + self_p * (1 - self_p.sigmoid()) - 2 * self_p * self_p.sigmoid() * softplus(self_p).tanh()) (term 1) */
+static tg_tensor *MishBackwardBackward0_jvp0_1(tg__fw_MishBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    tg_tensor *t20 = NULL;
+    tg_tensor *t21 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(n->self))) goto done;
+    if (!(t2 = tg_mul(t0, t1))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_softplus_fn(n->self, (tg_softplus_opts){ .beta = 1, .threshold = 20 }))) goto done;
+    if (!(t4 = tg_tanh(t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_pow_scalar(t4, (double)(INT64_C(2))))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_neg(t5))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_add_scalar_fn(t6, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t2, t7))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sigmoid(n->self))) goto done;
+    if (!(t10 = tg_neg(t9))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_add_scalar_fn(t10, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_mul(n->self, t11))) goto done;
+    TG__GEN_DROP(t11);
+    if (!(t13 = tg_add_scalar_fn(t12, (double)(INT64_C(2)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t12);
+    if (!(t14 = tg_mul_scalar(n->self, (double)(INT64_C(2))))) goto done;
+    if (!(t15 = tg_sigmoid(n->self))) goto done;
+    if (!(t16 = tg_mul(t14, t15))) goto done;
+    TG__GEN_DROP(t14);
+    TG__GEN_DROP(t15);
+    if (!(t17 = tg_softplus_fn(n->self, (tg_softplus_opts){ .beta = 1, .threshold = 20 }))) goto done;
+    if (!(t18 = tg_tanh(t17))) goto done;
+    TG__GEN_DROP(t17);
+    if (!(t19 = tg_mul(t16, t18))) goto done;
+    TG__GEN_DROP(t16);
+    TG__GEN_DROP(t18);
+    if (!(t20 = tg_sub_fn(t13, t19, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t13);
+    TG__GEN_DROP(t19);
+    if (!(t21 = tg_mul(t8, t20))) goto done;
+    TG__GEN_DROP(t8);
+    TG__GEN_DROP(t20);
+    tg_r = t21;
+    t21 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    tg_release(t20);
+    tg_release(t21);
+    return tg_r;
+}
+
 /* SoftplusBackward0: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
 typedef struct tg__node_SoftplusBackward0 {
     tg_node base;
@@ -8540,6 +11957,93 @@ static void SoftplusBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SoftplusBackwardBackward0_vtable = { "SoftplusBackwardBackward0", SoftplusBackwardBackward0_apply, SoftplusBackwardBackward0_release_saved };
 
+/* Forward mode of SoftplusBackwardBackward0 */
+typedef struct tg__fw_SoftplusBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    double beta;
+    double threshold;
+    tg_tensor *result;
+} tg__fw_SoftplusBackwardBackward0;
+
+/* result: softplus_backward(grad_output_t, self_p, beta, threshold) + where(self_p * beta > threshold, 0, self_t * grad_output_p * beta * (self_p * beta).sigmoid() * (1 - (self_p * beta).sigmoid())) (term 0) */
+static tg_tensor *SoftplusBackwardBackward0_jvp0_0(tg__fw_SoftplusBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_softplus_backward(n->grad_output_t, n->self, n->beta, n->threshold))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: softplus_backward(grad_output_t, self_p, beta, threshold) + where(self_p * beta > threshold, 0, self_t * grad_output_p * beta * (self_p * beta).sigmoid() * (1 - (self_p * beta).sigmoid())) (term 1) */
+static tg_tensor *SoftplusBackwardBackward0_jvp0_1(tg__fw_SoftplusBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul_scalar(n->self, n->beta))) goto done;
+    if (!(t1 = tg_gt_scalar(t0, n->threshold))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_mul(n->self_t, n->grad_output))) goto done;
+    if (!(t3 = tg_mul_scalar(t2, n->beta))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_mul_scalar(n->self, n->beta))) goto done;
+    if (!(t5 = tg_sigmoid(t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_mul(t3, t5))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_mul_scalar(n->self, n->beta))) goto done;
+    if (!(t8 = tg_sigmoid(t7))) goto done;
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_neg(t8))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_add_scalar_fn(t9, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t6, t10))) goto done;
+    TG__GEN_DROP(t6);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t11))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t11);
+    tg_r = t12;
+    t12 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    return tg_r;
+}
+
 /* LogSigmoidForwardBackward0: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
 typedef struct tg__node_LogSigmoidForwardBackward0 {
     tg_node base;
@@ -8585,6 +12089,28 @@ static void LogSigmoidForwardBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable LogSigmoidForwardBackward0_vtable = { "LogSigmoidForwardBackward0", LogSigmoidForwardBackward0_apply, LogSigmoidForwardBackward0_release_saved };
+
+/* Forward mode of LogSigmoidForwardBackward0 */
+typedef struct tg__fw_LogSigmoidForwardBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_LogSigmoidForwardBackward0;
+
+/* output: log_sigmoid_backward(self_t, self_p, buffer) (term 0) */
+static tg_tensor *LogSigmoidForwardBackward0_jvp0_0(tg__fw_LogSigmoidForwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_log_sigmoid_backward(n->self_t, n->self, n->result1))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 /* LogSigmoidBackwardBackward0: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
 typedef struct tg__node_LogSigmoidBackwardBackward0 {
@@ -8676,6 +12202,65 @@ static void LogSigmoidBackwardBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LogSigmoidBackwardBackward0_vtable = { "LogSigmoidBackwardBackward0", LogSigmoidBackwardBackward0_apply, LogSigmoidBackwardBackward0_release_saved };
 
+/* Forward mode of LogSigmoidBackwardBackward0 */
+typedef struct tg__fw_LogSigmoidBackwardBackward0 {
+    tg_tensor *grad_output;
+    tg_tensor *grad_output_t;
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_tensor *buffer;
+    tg_tensor *buffer_t;
+    tg_tensor *result;
+} tg__fw_LogSigmoidBackwardBackward0;
+
+/* result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + self_t * grad_output_p * (self_p.sigmoid() - 1) * self_p.sigmoid() (term 0) */
+static tg_tensor *LogSigmoidBackwardBackward0_jvp0_0(tg__fw_LogSigmoidBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_log_sigmoid_backward(n->grad_output_t, n->self, n->buffer))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + self_t * grad_output_p * (self_p.sigmoid() - 1) * self_p.sigmoid() (term 1) */
+static tg_tensor *LogSigmoidBackwardBackward0_jvp0_1(tg__fw_LogSigmoidBackwardBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
+    if (!(t1 = tg_sigmoid(n->self))) goto done;
+    if (!(t2 = tg_sub_scalar_fn(t1, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(t0, t2))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sigmoid(n->self))) goto done;
+    if (!(t5 = tg_mul(t3, t4))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
 /* LogsumexpBackward0: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
 typedef struct tg__node_LogsumexpBackward0 {
     tg_node base;
@@ -8724,6 +12309,45 @@ static void LogsumexpBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable LogsumexpBackward0_vtable = { "LogsumexpBackward0", LogsumexpBackward0_apply, LogsumexpBackward0_release_saved };
 
+/* Forward mode of LogsumexpBackward0 */
+typedef struct tg__fw_LogsumexpBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_int_list dim;
+    bool keepdim;
+    tg_tensor *result;
+} tg__fw_LogsumexpBackward0;
+
+/* result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim) (term 0) */
+static tg_tensor *LogsumexpBackward0_jvp0_0(tg__fw_LogsumexpBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    (void)n;
+    if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
+    if (!(t1 = tg_sub_fn(n->self, t0, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_exp(t1))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_mul(n->self_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t3);
+    tg_r = t4;
+    t4 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    return tg_r;
+}
+
 /* GluBackward0: glu(Tensor self, int dim=-1) -> Tensor */
 typedef struct tg__node_GluBackward0 {
     tg_node base;
@@ -8765,6 +12389,86 @@ static void GluBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable GluBackward0_vtable = { "GluBackward0", GluBackward0_apply, GluBackward0_release_saved };
+
+/* Forward mode of GluBackward0 */
+typedef struct tg__fw_GluBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *result;
+} tg__fw_GluBackward0;
+
+/* result: self_t.slice(dim, 0, result.size(dim)) * self_p.slice(dim, result.size(dim)).sigmoid() + self_t.slice(dim, result.size(dim)) * result * (1 - self_p.slice(dim, result.size(dim)).sigmoid()) (term 0) */
+static tg_tensor *GluBackward0_jvp0_0(tg__fw_GluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    int64_t t0 = 0;
+    tg_tensor *t1 = NULL;
+    int64_t t2 = 0;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
+    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, INT64_C(0) }, .end = (tg_opt_int){ true, t0 }, .step = 1 }))) goto done;
+    if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t2)) goto done;
+    if (!(t3 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t2 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t4 = tg_sigmoid(t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_mul(t1, t4))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t1);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
+
+/* result: self_t.slice(dim, 0, result.size(dim)) * self_p.slice(dim, result.size(dim)).sigmoid() + self_t.slice(dim, result.size(dim)) * result * (1 - self_p.slice(dim, result.size(dim)).sigmoid()) (term 1) */
+static tg_tensor *GluBackward0_jvp0_1(tg__fw_GluBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    int64_t t0 = 0;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    int64_t t3 = 0;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    (void)n;
+    if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
+    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t0 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t2 = tg_mul(t1, n->result))) goto done;
+    TG__GEN_DROP(t1);
+    if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t3)) goto done;
+    if (!(t4 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t3 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t5 = tg_sigmoid(t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_neg(t5))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_add_scalar_fn(t6, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t2, t7))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t7);
+    tg_r = t8;
+    t8 = NULL;
+done:
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    return tg_r;
+}
 
 /* ErfBackward0: erf(Tensor self) -> Tensor */
 typedef struct tg__node_ErfBackward0 {
@@ -9140,13 +12844,27 @@ typedef struct tg__fw_MaskedFillBackward1 {
     tg_tensor *result;
 } tg__fw_MaskedFillBackward1;
 
-/* result: self_t.masked_fill(mask, value_t) (term 0) */
+/* result: self_t.masked_fill(mask, 0) + where(mask, value_t, 0) (term 0) */
 static tg_tensor *MaskedFillBackward1_jvp0_0(tg__fw_MaskedFillBackward1 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_masked_fill(n->self_t, n->mask, n->value_t))) goto done;
+    if (!(t0 = tg_masked_fill_scalar(n->self_t, n->mask, (double)(INT64_C(0))))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
+/* result: self_t.masked_fill(mask, 0) + where(mask, value_t, 0) (term 1) */
+static tg_tensor *MaskedFillBackward1_jvp0_1(tg__fw_MaskedFillBackward1 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_where_scalar_other(n->mask, n->value_t, (double)(INT64_C(0))))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
@@ -9545,6 +13263,199 @@ static void ScaledDotProductFusedAttentionBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable ScaledDotProductFusedAttentionBackward0_vtable = { "ScaledDotProductFusedAttentionBackward0", ScaledDotProductFusedAttentionBackward0_apply, ScaledDotProductFusedAttentionBackward0_release_saved };
 
+/* Forward mode of ScaledDotProductFusedAttentionBackward0 */
+typedef struct tg__fw_ScaledDotProductFusedAttentionBackward0 {
+    tg_tensor *query;
+    tg_tensor *query_t;
+    tg_tensor *key;
+    tg_tensor *key_t;
+    tg_tensor *value;
+    tg_tensor *value_t;
+    double dropout_p;
+    bool is_causal;
+    tg_tensor *attn_mask;
+    tg_tensor *attn_mask_t;
+    tg_opt_float scale;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_ScaledDotProductFusedAttentionBackward0;
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 0) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_0(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_output_logsumexp t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_fused_attention_fn(n->query, n->key, n->value_t, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = 0.0, .is_causal = n->is_causal, .attn_mask = n->attn_mask, .scale = n->scale });
+    if (!t0.output && !t0.logsumexp) goto done;
+    t1 = t0.output;
+    t0.output = NULL;
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0.output);
+    tg_release(t0.logsumexp);
+    tg_release(t1);
+    return tg_r;
+}
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 1) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors2 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensors2 t4 = { 0 };
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    double t13 = 0;
+    int64_t t14 = 0;
+    tg_tensor *t15 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t0.r0 && !t0.r1) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    if (!(t2 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t3 = tg_matmul(n->query_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t4.r0 && !t4.r1) goto done;
+    t5 = t4.r1;
+    t4.r1 = NULL;
+    if (!(t6 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t7 = tg_matmul(n->query_t, t6))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t5, t7))) goto done;
+    TG__GEN_DROP(t5);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t1, t10))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_matmul(t11, n->value))) goto done;
+    TG__GEN_DROP(t11);
+    if (n->scale.has_value) {
+        t13 = n->scale.value;
+    } else {
+        if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
+        t13 = (1.0 / sqrt((double)(t14)));
+    }
+    if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
+    TG__GEN_DROP(t12);
+    tg_r = t15;
+    t15 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4.r0);
+    tg_release(t4.r1);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t15);
+    return tg_r;
+}
+
+/* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 2) */
+static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(tg__fw_ScaledDotProductFusedAttentionBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensors2 t0 = { 0 };
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensors2 t4 = { 0 };
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    double t13 = 0;
+    int64_t t14 = 0;
+    tg_tensor *t15 = NULL;
+    (void)n;
+    t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t0.r0 && !t0.r1) goto done;
+    t1 = t0.r1;
+    t0.r1 = NULL;
+    if (!(t2 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t3 = tg_matmul(n->query, t2))) goto done;
+    TG__GEN_DROP(t2);
+    t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
+    if (!t4.r0 && !t4.r1) goto done;
+    t5 = t4.r1;
+    t4.r1 = NULL;
+    if (!(t6 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
+    if (!(t7 = tg_matmul(n->query, t6))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_mul(t5, t7))) goto done;
+    TG__GEN_DROP(t5);
+    TG__GEN_DROP(t7);
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
+    TG__GEN_DROP(t3);
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_mul(t1, t10))) goto done;
+    TG__GEN_DROP(t1);
+    TG__GEN_DROP(t10);
+    if (!(t12 = tg_matmul(t11, n->value))) goto done;
+    TG__GEN_DROP(t11);
+    if (n->scale.has_value) {
+        t13 = n->scale.value;
+    } else {
+        if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
+        t13 = (1.0 / sqrt((double)(t14)));
+    }
+    if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
+    TG__GEN_DROP(t12);
+    tg_r = t15;
+    t15 = NULL;
+done:
+    tg_release(t0.r0);
+    tg_release(t0.r1);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4.r0);
+    tg_release(t4.r1);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t15);
+    return tg_r;
+}
+
 /* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 typedef struct tg__node_CumsumBackward0 {
     tg_node base;
@@ -9655,6 +13566,105 @@ static void CumprodBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable CumprodBackward0_vtable = { "CumprodBackward0", CumprodBackward0_apply, CumprodBackward0_release_saved };
+
+/* Forward mode of CumprodBackward0 */
+typedef struct tg__fw_CumprodBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_dtype dtype;
+    tg_tensor *result;
+} tg__fw_CumprodBackward0;
+
+/* result: where((self_p == 0).cumsum(dim) == 0, result * (self_t / where(self_p == 0, 1, self_p)).cumsum(dim), where((self_p == 0).cumsum(dim) == 1, where(self_p == 0, 1, self_p).cumprod(dim) * where(self_p == 0, self_t, 0).cumsum(dim), 0)) (term 0) */
+static tg_tensor *CumprodBackward0_jvp0_0(tg__fw_CumprodBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    tg_tensor *t6 = NULL;
+    tg_tensor *t7 = NULL;
+    tg_tensor *t8 = NULL;
+    tg_tensor *t9 = NULL;
+    tg_tensor *t10 = NULL;
+    tg_tensor *t11 = NULL;
+    tg_tensor *t12 = NULL;
+    tg_tensor *t13 = NULL;
+    tg_tensor *t14 = NULL;
+    tg_tensor *t15 = NULL;
+    tg_tensor *t16 = NULL;
+    tg_tensor *t17 = NULL;
+    tg_tensor *t18 = NULL;
+    tg_tensor *t19 = NULL;
+    (void)n;
+    if (!(t0 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t1 = tg_cumsum_fn(t0, n->dim, (tg_cumsum_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t0);
+    if (!(t2 = tg_eq_scalar(t1, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t1);
+    if (!(t3 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t4 = tg_where_scalar_self(t3, (double)(INT64_C(1)), n->self))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_div(n->self_t, t4))) goto done;
+    TG__GEN_DROP(t4);
+    if (!(t6 = tg_cumsum_fn(t5, n->dim, (tg_cumsum_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t5);
+    if (!(t7 = tg_mul(n->result, t6))) goto done;
+    TG__GEN_DROP(t6);
+    if (!(t8 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t9 = tg_cumsum_fn(t8, n->dim, (tg_cumsum_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t8);
+    if (!(t10 = tg_eq_scalar(t9, (double)(INT64_C(1))))) goto done;
+    TG__GEN_DROP(t9);
+    if (!(t11 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t12 = tg_where_scalar_self(t11, (double)(INT64_C(1)), n->self))) goto done;
+    TG__GEN_DROP(t11);
+    if (!(t13 = tg_cumprod_fn(t12, n->dim, (tg_cumprod_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t12);
+    if (!(t14 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
+    if (!(t15 = tg_where_scalar_other(t14, n->self_t, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t14);
+    if (!(t16 = tg_cumsum_fn(t15, n->dim, (tg_cumsum_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
+    TG__GEN_DROP(t15);
+    if (!(t17 = tg_mul(t13, t16))) goto done;
+    TG__GEN_DROP(t13);
+    TG__GEN_DROP(t16);
+    if (!(t18 = tg_where_scalar_other(t10, t17, (double)(INT64_C(0))))) goto done;
+    TG__GEN_DROP(t10);
+    TG__GEN_DROP(t17);
+    if (!(t19 = tg_where(t2, t7, t18))) goto done;
+    TG__GEN_DROP(t2);
+    TG__GEN_DROP(t7);
+    TG__GEN_DROP(t18);
+    tg_r = t19;
+    t19 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    tg_release(t6);
+    tg_release(t7);
+    tg_release(t8);
+    tg_release(t9);
+    tg_release(t10);
+    tg_release(t11);
+    tg_release(t12);
+    tg_release(t13);
+    tg_release(t14);
+    tg_release(t15);
+    tg_release(t16);
+    tg_release(t17);
+    tg_release(t18);
+    tg_release(t19);
+    return tg_r;
+}
 
 /* FlipBackward0: flip(Tensor self, int[] dims) -> Tensor */
 typedef struct tg__node_FlipBackward0 {
@@ -10034,17 +14044,35 @@ typedef struct tg__fw_ScatterBackward0 {
     tg_tensor *result;
 } tg__fw_ScatterBackward0;
 
-/* result: self_t.scatter(dim, index, src_t) (term 0) */
+/* result: self_t.scatter(dim, index, 0) + zeros_like(self_p).scatter(dim, index, src_t) (term 0) */
 static tg_tensor *ScatterBackward0_jvp0_0(tg__fw_ScatterBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_scatter_src(n->self_t, n->dim, n->index, n->src_t))) goto done;
+    if (!(t0 = tg_scatter_value(n->self_t, n->dim, n->index, (double)(INT64_C(0))))) goto done;
     tg_r = t0;
     t0 = NULL;
 done:
     tg_release(t0);
+    return tg_r;
+}
+
+/* result: self_t.scatter(dim, index, 0) + zeros_like(self_p).scatter(dim, index, src_t) (term 1) */
+static tg_tensor *ScatterBackward0_jvp0_1(tg__fw_ScatterBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_scatter_src(t0, n->dim, n->index, n->src_t))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
     return tg_r;
 }
 
@@ -10180,17 +14208,30 @@ typedef struct tg__fw_ScatterAddBackward0 {
     tg_tensor *result;
 } tg__fw_ScatterAddBackward0;
 
-/* result: scatter_add(self_t, dim, index, src_t) (term 0) */
+/* result: self_t + zeros_like(self_p).scatter_add(dim, index, src_t) (term 0) */
 static tg_tensor *ScatterAddBackward0_jvp0_0(tg__fw_ScatterAddBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_scatter_add(n->self_t, n->dim, n->index, n->src_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg_retain(n->self_t);
+    return tg_r;
+}
+
+/* result: self_t + zeros_like(self_p).scatter_add(dim, index, src_t) (term 1) */
+static tg_tensor *ScatterAddBackward0_jvp0_1(tg__fw_ScatterAddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_scatter_add(t0, n->dim, n->index, n->src_t))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
 done:
     tg_release(t0);
+    tg_release(t1);
     return tg_r;
 }
 
@@ -10261,6 +14302,84 @@ static void ScatterReduceBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable ScatterReduceBackward0_vtable = { "ScatterReduceBackward0", ScatterReduceBackward0_apply, ScatterReduceBackward0_release_saved };
+
+/* Forward mode of ScatterReduceBackward0 */
+typedef struct tg__fw_ScatterReduceBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t dim;
+    tg_tensor *index;
+    tg_tensor *index_t;
+    tg_tensor *src;
+    tg_tensor *src_t;
+    const char *reduce;
+    bool include_self;
+    tg_tensor *result;
+} tg__fw_ScatterReduceBackward0;
+
+/* result: self_t * std::get<0>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result)) + zeros_like(result).scatter_add(dim, index, src_t * std::get<1>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 0) */
+static tg_tensor *ScatterReduceBackward0_jvp0_0(tg__fw_ScatterReduceBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensors2 t1 = { 0 };
+    tg_tensor *t2 = NULL;
+    tg_tensor *t3 = NULL;
+    (void)n;
+    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    t1 = tg_scatter_reduce_backward(t0, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
+    if (!t1.r0 && !t1.r1) goto done;
+    TG__GEN_DROP(t0);
+    t2 = t1.r0;
+    t1.r0 = NULL;
+    if (!(t3 = tg_mul(n->self_t, t2))) goto done;
+    TG__GEN_DROP(t2);
+    tg_r = t3;
+    t3 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1.r0);
+    tg_release(t1.r1);
+    tg_release(t2);
+    tg_release(t3);
+    return tg_r;
+}
+
+/* result: self_t * std::get<0>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result)) + zeros_like(result).scatter_add(dim, index, src_t * std::get<1>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 1) */
+static tg_tensor *ScatterReduceBackward0_jvp0_1(tg__fw_ScatterReduceBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensors2 t2 = { 0 };
+    tg_tensor *t3 = NULL;
+    tg_tensor *t4 = NULL;
+    tg_tensor *t5 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    t2 = tg_scatter_reduce_backward(t1, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
+    if (!t2.r0 && !t2.r1) goto done;
+    TG__GEN_DROP(t1);
+    t3 = t2.r1;
+    t2.r1 = NULL;
+    if (!(t4 = tg_mul(n->src_t, t3))) goto done;
+    TG__GEN_DROP(t3);
+    if (!(t5 = tg_scatter_add(t0, n->dim, n->index, t4))) goto done;
+    TG__GEN_DROP(t0);
+    TG__GEN_DROP(t4);
+    tg_r = t5;
+    t5 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
+    tg_release(t2.r0);
+    tg_release(t2.r1);
+    tg_release(t3);
+    tg_release(t4);
+    tg_release(t5);
+    return tg_r;
+}
 
 /* IndexAddBackward0: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
 typedef struct tg__node_IndexAddBackward0 {
@@ -10354,17 +14473,30 @@ typedef struct tg__fw_IndexAddBackward0 {
     tg_tensor *result;
 } tg__fw_IndexAddBackward0;
 
-/* result: self_t.index_add(dim, index, source_t, alpha) (term 0) */
+/* result: self_t + zeros_like(self_p).index_add(dim, index, source_t, alpha) (term 0) */
 static tg_tensor *IndexAddBackward0_jvp0_0(tg__fw_IndexAddBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
     (void)n;
-    if (!(t0 = tg_index_add_fn(n->self_t, n->dim, n->index, n->source_t, (tg_index_add_opts){ .alpha = n->alpha }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg_retain(n->self_t);
+    return tg_r;
+}
+
+/* result: self_t + zeros_like(self_p).index_add(dim, index, source_t, alpha) (term 1) */
+static tg_tensor *IndexAddBackward0_jvp0_1(tg__fw_IndexAddBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_index_add_fn(t0, n->dim, n->index, n->source_t, (tg_index_add_opts){ .alpha = n->alpha }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
 done:
     tg_release(t0);
+    tg_release(t1);
     return tg_r;
 }
 
@@ -10527,17 +14659,47 @@ typedef struct tg__fw_IndexPutBackward0 {
     tg_tensor *result;
 } tg__fw_IndexPutBackward0;
 
-/* result: self_t.index_put(indices, values_t, accumulate) (term 0) */
+/* result: (accumulate ? self_t : self_t.index_put(indices, zeros_like(values_p), false)) + zeros_like(self_p).index_put(indices, values_t, accumulate) (term 0) */
 static tg_tensor *IndexPutBackward0_jvp0_0(tg__fw_IndexPutBackward0 *n)
 {
     tg_tensor *tg_r = NULL;
     tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    tg_tensor *t2 = NULL;
     (void)n;
-    if (!(t0 = tg_index_put_fn(n->self_t, n->indices, n->values_t, (tg_index_put_opts){ .accumulate = n->accumulate }))) goto done;
+    if (n->accumulate) {
+        t0 = tg_retain(n->self_t);
+    } else {
+        if (!(t1 = tg_zeros_like_fn(n->values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t2 = tg_index_put_fn(n->self_t, n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
+        TG__GEN_DROP(t1);
+        t0 = t2;
+        t2 = NULL;
+    }
     tg_r = t0;
     t0 = NULL;
 done:
     tg_release(t0);
+    tg_release(t1);
+    tg_release(t2);
+    return tg_r;
+}
+
+/* result: (accumulate ? self_t : self_t.index_put(indices, zeros_like(values_p), false)) + zeros_like(self_p).index_put(indices, values_t, accumulate) (term 1) */
+static tg_tensor *IndexPutBackward0_jvp0_1(tg__fw_IndexPutBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    tg_tensor *t1 = NULL;
+    (void)n;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_index_put_fn(t0, n->indices, n->values_t, (tg_index_put_opts){ .accumulate = n->accumulate }))) goto done;
+    TG__GEN_DROP(t0);
+    tg_r = t1;
+    t1 = NULL;
+done:
+    tg_release(t0);
+    tg_release(t1);
     return tg_r;
 }
 
@@ -10759,6 +14921,31 @@ static void SortBackward0_release_saved(tg_node *node)
 
 static const tg_node_vtable SortBackward0_vtable = { "SortBackward0", SortBackward0_apply, SortBackward0_release_saved };
 
+/* Forward mode of SortBackward0 */
+typedef struct tg__fw_SortBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    tg_opt_bool stable;
+    int64_t dim;
+    bool descending;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_SortBackward0;
+
+/* values: self_t.gather(dim, indices) (term 0) */
+static tg_tensor *SortBackward0_jvp0_0(tg__fw_SortBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
+
 /* TopkBackward0: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
 typedef struct tg__node_TopkBackward0 {
     tg_node base;
@@ -10801,6 +14988,32 @@ static void TopkBackward0_release_saved(tg_node *node)
 }
 
 static const tg_node_vtable TopkBackward0_vtable = { "TopkBackward0", TopkBackward0_apply, TopkBackward0_release_saved };
+
+/* Forward mode of TopkBackward0 */
+typedef struct tg__fw_TopkBackward0 {
+    tg_tensor *self;
+    tg_tensor *self_t;
+    int64_t k;
+    int64_t dim;
+    bool largest;
+    bool sorted;
+    tg_tensor *result0;
+    tg_tensor *result1;
+} tg__fw_TopkBackward0;
+
+/* values: self_t.gather(dim, indices) (term 0) */
+static tg_tensor *TopkBackward0_jvp0_0(tg__fw_TopkBackward0 *n)
+{
+    tg_tensor *tg_r = NULL;
+    tg_tensor *t0 = NULL;
+    (void)n;
+    if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
+    tg_r = t0;
+    t0 = NULL;
+done:
+    tg_release(t0);
+    return tg_r;
+}
 
 
 /* ---- autograd kernels ---- */
@@ -11468,8 +15681,44 @@ static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_add(self, other, alpha);
-    tg__fw_not_compiled("add.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_add(self, other, alpha);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AddBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("add", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
@@ -11509,8 +15758,50 @@ static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_add_(self, other, alpha);
-    tg__fw_not_compiled("add_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_add_(self, other, alpha);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AddBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("add_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
@@ -11569,8 +15860,44 @@ static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_sub(self, other, alpha);
-    tg__fw_not_compiled("sub.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_sub(self, other, alpha);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SubBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&n), true)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sub", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
@@ -11610,8 +15937,50 @@ static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
     tg_tensor *const tg_in[] = { self, other };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_sub_(self, other, alpha);
-    tg__fw_not_compiled("sub_.Tensor", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SubBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
+                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&n), true)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("sub_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.other_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
@@ -11868,12 +16237,16 @@ static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
         tg__fw_DivBackward0 n = { .self = self, .other = other, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&n), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
@@ -11946,12 +16319,16 @@ static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
         tg__fw_DivBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&n), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
@@ -12047,12 +16424,16 @@ static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char
         tg__fw_DivBackward1 n = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&n), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
@@ -12127,12 +16508,16 @@ static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const cha
         tg__fw_DivBackward1 n = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&n), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
@@ -12219,8 +16604,44 @@ static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
     tg_tensor *const tg_in[] = { self, exponent };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_pow(self, exponent);
-    tg__fw_not_compiled("pow.Tensor_Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_pow(self, exponent);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_PowBackward0 n = { .self = self, .exponent = exponent, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(exponent, tg_l)) {
+                if (!n.exponent_t && exponent && !(n.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("pow", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.exponent_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
@@ -12262,8 +16683,50 @@ static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
     tg_tensor *const tg_in[] = { self, exponent };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_pow_(self, exponent);
-    tg__fw_not_compiled("pow_.Tensor", "it calls 'pow_backward_self' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_pow_(self, exponent);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_PowBackward0 n = { .self = tg_self0, .exponent = exponent, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(exponent, tg_l)) {
+                if (!n.exponent_t && exponent && !(n.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("pow_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.exponent_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
@@ -12358,15 +16821,13 @@ static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
         tg__fw_MaximumBackward0 n = { .self = self, .other = other, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_0(&n), false)))
                     goto fail;
             }
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_1(&n), false)))
@@ -12455,15 +16916,13 @@ static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
         tg__fw_MinimumBackward0 n = { .self = self, .other = other, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_0(&n), false)))
                     goto fail;
             }
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
                 if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_1(&n), false)))
@@ -13644,12 +18103,16 @@ static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor
         tg__fw_WhereBackward0 n = { .condition = condition, .self = self, .other = other, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(other, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(other, tg_l)) {
                 if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("where", tg_r, tg_t, tg_l))
@@ -13897,8 +18360,51 @@ static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tenso
     tg_tensor *const tg_in[] = { self, min, max };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_clamp_tensor(self, min, max);
-    tg__fw_not_compiled("clamp.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ClampBackward1 n = { .self = self, .min = min, .max = max, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(min, tg_l)) {
+                if (!n.min_t && min && !(n.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(max, tg_l)) {
+                if (!n.max_t && max && !(n.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("clamp", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.min_t);
+        tg_release(n.max_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
@@ -13943,8 +18449,57 @@ static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tens
     tg_tensor *const tg_in[] = { self, min, max };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_clamp_tensor_(self, min, max);
-    tg__fw_not_compiled("clamp_.Tensor", "it calls 'clamp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ClampBackward1 n = { .self = tg_self0, .min = min, .max = max, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(min, tg_l)) {
+                if (!n.min_t && min && !(n.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(max, tg_l)) {
+                if (!n.max_t && max && !(n.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("clamp_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.min_t);
+        tg_release(n.max_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
@@ -16007,8 +20562,37 @@ static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, t
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_prod_dim(self, dim, keepdim, dtype);
-    tg__fw_not_implemented("prod.dim_int");
-    return NULL;
+    tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ProdBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ProdBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("prod", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
@@ -16067,8 +20651,37 @@ static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_amax(self, dim, keepdim);
-    tg__fw_not_compiled("amax", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AmaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AmaxBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("amax", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
@@ -16128,8 +20741,37 @@ static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_amin(self, dim, keepdim);
-    tg__fw_not_compiled("amin", "it calls 'amaxamin_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AminBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AminBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("amin", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
@@ -16189,8 +20831,37 @@ static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keep
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_max_dim(self, dim, keepdim);
-    tg__fw_not_compiled("max.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return (tg_values_indices){ 0 };
+    tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
+    if (!tg_r.values && !tg_r.indices) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg_r.values, .result1 = tg_r.indices };
+        if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("max", tg_r.values, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.values); tg_release(tg_r.indices);
+            return (tg_values_indices){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
@@ -16249,8 +20920,37 @@ static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keep
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_min_dim(self, dim, keepdim);
-    tg__fw_not_compiled("min.dim", "it calls 'gather_with_keepdimed_indices' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return (tg_values_indices){ 0 };
+    tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
+    if (!tg_r.values && !tg_r.indices) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MinBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg_r.values, .result1 = tg_r.indices };
+        if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MinBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("min", tg_r.values, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.values); tg_release(tg_r.indices);
+            return (tg_values_indices){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
@@ -16443,8 +21143,37 @@ static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_var(self, dim, correction, keepdim);
-    tg__fw_not_implemented("var.correction");
-    return NULL;
+    tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_VarBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, VarBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("var", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
@@ -16504,8 +21233,37 @@ static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int corre
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_std(self, dim, correction, keepdim);
-    tg__fw_not_implemented("std.correction");
-    return NULL;
+    tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_StdBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, StdBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("std", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
@@ -16756,8 +21514,51 @@ static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_addmm(self, mat1, mat2, beta, alpha);
-    tg__fw_not_compiled("addmm", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AddmmBackward0 n = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat1, tg_l)) {
+                if (!n.mat1_t && mat1 && !(n.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat2, tg_l)) {
+                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("addmm", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mat1_t);
+        tg_release(n.mat2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
@@ -16801,8 +21602,57 @@ static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_addmm_(self, mat1, mat2, beta, alpha);
-    tg__fw_not_compiled("addmm_", "it calls 'maybe_multiply' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AddmmBackward0 n = { .self = tg_self0, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat1, tg_l)) {
+                if (!n.mat1_t && mat1 && !(n.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(mat2, tg_l)) {
+                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("addmm_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.mat1_t);
+        tg_release(n.mat2_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
@@ -17617,8 +22467,37 @@ static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
 {
     if (!(tg__fw_any(tensors.data, (int)tensors.len)))
         return tg__below_cat(tensors, dim);
-    tg__fw_not_compiled("cat", "it calls 'cat_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below_cat(tensors, dim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tensors.data, (int)tensors.len, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CatBackward0 n = { .tensors = tensors, .dim = dim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has_list(tensors.data, (int)tensors.len, tg_l)) {
+                if (!n.tensors_t.data && !(n.tensors_t = tg__fw_tangents_or_zeros(tensors, tg_l)).data)
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CatBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("cat", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_tensor_list_release(n.tensors_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
@@ -18039,8 +22918,37 @@ static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_fl
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below__softmax(self, dim, half_to_float);
-    tg__fw_not_compiled("_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_softmax", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
@@ -18098,8 +23006,43 @@ static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_t
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below__log_softmax(self, dim, half_to_float);
-    tg__fw_not_compiled("_log_softmax", "it calls 'logsumexp_jvp' of the autograd vocabulary, which forward formulas may not (only operators)");
-    return NULL;
+    tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogSoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_1(&n), true)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_log_softmax", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
@@ -18310,16 +23253,10 @@ static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *
         tg__fw_ThresholdBackwardBackward0 n = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
-                    goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_0(&n), false)))
-                    goto fail;
-            }
             if (tg__fw_has(grad_output, tg_l)) {
                 if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_0(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("threshold_backward", tg_r, tg_t, tg_l))
@@ -18377,8 +23314,50 @@ static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tens
     tg_tensor *const tg_in[] = { grad_output, output };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg__fw_not_implemented("_softmax_backward_data");
-    return NULL;
+    tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(output, tg_l)) {
+                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(output, tg_l)) {
+                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_2(&n), true)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_softmax_backward_data", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
@@ -18421,8 +23400,44 @@ static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_
     tg_tensor *const tg_in[] = { grad_output, output };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg__fw_not_implemented("_log_softmax_backward_data");
-    return NULL;
+    tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogSoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(output, tg_l)) {
+                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_1(&n), true)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_log_softmax_backward_data", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.output_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
@@ -18464,8 +23479,51 @@ static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor 
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_linear(input, weight, bias);
-    tg__fw_not_implemented("linear");
-    return NULL;
+    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LinearBackward0 n = { .input = input, .weight = weight, .bias = bias, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(bias, tg_l)) {
+                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("linear", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
@@ -18507,8 +23565,39 @@ static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tenso
     tg_tensor *const tg_in[] = { self, target, weight };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
-    tg__fw_not_implemented("nll_loss_forward");
-    return (tg_output_total_weight){ 0 };
+    tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    if (!tg_r.output && !tg_r.total_weight) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NllLossForwardBackward0 n = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .result0 = tg_r.output, .result1 = tg_r.total_weight };
+        if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NllLossForwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("nll_loss_forward", tg_r.output, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.target_t);
+        tg_release(n.weight_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.output); tg_release(tg_r.total_weight);
+            return (tg_output_total_weight){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
@@ -18554,8 +23643,41 @@ static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *s
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
     if (!(tg__fw_any(tg_in, 5)))
         return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-    tg__fw_not_implemented("nll_loss_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 5, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NllLossBackwardBackward0 n = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NllLossBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("nll_loss_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_release(n.target_t);
+        tg_release(n.weight_t);
+        tg_release(n.total_weight_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
@@ -18670,8 +23792,51 @@ static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_te
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-    tg__fw_not_implemented("convolution");
-    return NULL;
+    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ConvolutionBackward0 n = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(bias, tg_l)) {
+                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("convolution", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
@@ -18722,8 +23887,73 @@ static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tenso
     tg_tensor *const tg_in[] = { grad_output, input, weight };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
-    tg__fw_not_implemented("convolution_backward");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ConvolutionBackwardBackward0 n = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("convolution_backward", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("convolution_backward", tg_r.r1, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp2_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("convolution_backward", tg_r.r2, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
@@ -18777,8 +24007,37 @@ static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list 
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
-    tg__fw_not_implemented("max_pool2d_with_indices");
-    return (tg_tensors2){ 0 };
+    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    if (!tg_r.r0 && !tg_r.r1) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaxPool2dWithIndicesBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("max_pool2d_with_indices", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1);
+            return (tg_tensors2){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
@@ -18824,8 +24083,39 @@ static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_outpu
     tg_tensor *const tg_in[] = { grad_output, self, indices };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-    tg__fw_not_implemented("max_pool2d_with_indices_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaxPool2dWithIndicesBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("max_pool2d_with_indices_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
@@ -18866,8 +24156,38 @@ static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *i
     tg_tensor *const tg_in[] = { self, indices };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_max_pool_double_backward(self, indices, dim);
-    tg__fw_not_implemented("max_pool_double_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MaxPoolDoubleBackwardBackward0 n = { .self = self, .indices = indices, .dim = dim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPoolDoubleBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("max_pool_double_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
@@ -18907,8 +24227,37 @@ static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, t
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    tg__fw_not_implemented("avg_pool2d");
-    return NULL;
+    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AvgPool2dBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("avg_pool2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
@@ -18954,8 +24303,38 @@ static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor 
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    tg__fw_not_implemented("avg_pool2d_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("avg_pool2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
@@ -19002,8 +24381,37 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list outp
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below__adaptive_avg_pool2d(self, output_size);
-    tg__fw_not_implemented("_adaptive_avg_pool2d");
-    return NULL;
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AdaptiveAvgPool2dBackward0 n = { .self = self, .output_size = output_size, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_adaptive_avg_pool2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
@@ -19042,8 +24450,38 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, 
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
-    tg__fw_not_implemented("_adaptive_avg_pool2d_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AdaptiveAvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_adaptive_avg_pool2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
@@ -19084,8 +24522,37 @@ static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list outp
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_adaptive_max_pool2d(self, output_size);
-    tg__fw_not_implemented("adaptive_max_pool2d");
-    return (tg_tensors2){ 0 };
+    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
+    if (!tg_r.r0 && !tg_r.r1) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AdaptiveMaxPool2dBackward0 n = { .self = self, .output_size = output_size, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("adaptive_max_pool2d", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1);
+            return (tg_tensors2){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
@@ -19125,8 +24592,39 @@ static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, t
     tg_tensor *const tg_in[] = { grad_output, self, indices };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
-    tg__fw_not_implemented("adaptive_max_pool2d_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_AdaptiveMaxPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .indices = indices, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("adaptive_max_pool2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_release(n.indices_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
@@ -19167,8 +24665,37 @@ static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, doub
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_constant_pad_nd(self, pad, value);
-    tg__fw_not_implemented("constant_pad_nd");
-    return NULL;
+    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ConstantPadNdBackward0 n = { .self = self, .pad = pad, .value = value, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ConstantPadNdBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("constant_pad_nd", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
@@ -19208,8 +24735,37 @@ static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_reflection_pad2d(self, padding);
-    tg__fw_not_implemented("reflection_pad2d");
-    return NULL;
+    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReflectionPad2dBackward0 n = { .self = self, .padding = padding, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("reflection_pad2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
@@ -19250,8 +24806,38 @@ static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_t
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_reflection_pad2d_backward(grad_output, self, padding);
-    tg__fw_not_implemented("reflection_pad2d_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReflectionPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("reflection_pad2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
@@ -19293,8 +24879,37 @@ static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_replication_pad2d(self, padding);
-    tg__fw_not_implemented("replication_pad2d");
-    return NULL;
+    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReplicationPad2dBackward0 n = { .self = self, .padding = padding, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("replication_pad2d", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
@@ -19335,8 +24950,38 @@ static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_replication_pad2d_backward(grad_output, self, padding);
-    tg__fw_not_implemented("replication_pad2d_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ReplicationPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("replication_pad2d_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
@@ -19378,8 +25023,53 @@ static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight
     tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
     if (!(tg__fw_any(tg_in, 5)))
         return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-    tg__fw_not_implemented("native_batch_norm");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 5, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeBatchNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(bias, tg_l)) {
+                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_batch_norm", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_release(n.running_mean_t);
+        tg_release(n.running_var_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
@@ -19430,8 +25120,89 @@ static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_te
     tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
     if (!(tg__fw_any(tg_in, 7)))
         return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-    tg__fw_not_implemented("native_batch_norm_backward");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 7, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeBatchNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r1, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp2_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r2, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_out_t);
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.running_mean_t);
+        tg_release(n.running_var_t);
+        tg_release(n.save_mean_t);
+        tg_release(n.save_invstd_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
@@ -19491,8 +25262,73 @@ static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
-    tg__fw_not_implemented("native_group_norm");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeGroupNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(bias, tg_l)) {
+                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_group_norm", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp1_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_group_norm", tg_r.r1, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp2_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_group_norm", tg_r.r2, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
@@ -21092,8 +26928,51 @@ static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list norma
     tg_tensor *const tg_in[] = { input, weight, bias };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
-    tg__fw_not_implemented("native_layer_norm");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeLayerNormBackward0 n = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(bias, tg_l)) {
+                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_layer_norm", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.input_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
@@ -21142,8 +27021,88 @@ static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_te
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
     if (!(tg__fw_any(tg_in, 6)))
         return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
-    tg__fw_not_implemented("native_layer_norm_backward");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 6, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_NativeLayerNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r0, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(input, tg_l)) {
+                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(weight, tg_l)) {
+                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r1, tg_t, tg_l))
+                goto fail;
+        }
+        if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_out, tg_l)) {
+                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp2_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r2, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_out_t);
+        tg_release(n.input_t);
+        tg_release(n.mean_t);
+        tg_release(n.rstd_t);
+        tg_release(n.weight_t);
+        tg_release(n.bias_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+            return (tg_tensors3){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
@@ -21802,8 +27761,44 @@ static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_silu_backward(grad_output, self);
-    tg__fw_not_implemented("silu_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SiluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("silu_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
@@ -22013,8 +28008,44 @@ static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_mish_backward(grad_output, self);
-    tg__fw_not_implemented("mish_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_MishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("mish_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
@@ -22160,8 +28191,44 @@ static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *s
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_softplus_backward(grad_output, self, beta, threshold);
-    tg__fw_not_implemented("softplus_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 2, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SoftplusBackwardBackward0 n = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("softplus_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
@@ -22204,8 +28271,37 @@ static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_log_sigmoid_forward(self);
-    tg__fw_not_implemented("log_sigmoid_forward");
-    return (tg_output_buffer){ 0 };
+    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
+    if (!tg_r.output && !tg_r.buffer) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogSigmoidForwardBackward0 n = { .self = self, .result0 = tg_r.output, .result1 = tg_r.buffer };
+        if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidForwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("log_sigmoid_forward", tg_r.output, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.output); tg_release(tg_r.buffer);
+            return (tg_output_buffer){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
@@ -22245,8 +28341,45 @@ static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor
     tg_tensor *const tg_in[] = { grad_output, self, buffer };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_log_sigmoid_backward(grad_output, self, buffer);
-    tg__fw_not_implemented("log_sigmoid_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogSigmoidBackwardBackward0 n = { .grad_output = grad_output, .self = self, .buffer = buffer, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(grad_output, tg_l)) {
+                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("log_sigmoid_backward", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.grad_output_t);
+        tg_release(n.self_t);
+        tg_release(n.buffer_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
@@ -22305,8 +28438,43 @@ static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_glu(self, dim);
-    tg__fw_not_implemented("glu");
-    return NULL;
+    tg_tensor *tg_r = tg__below_glu(self, dim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_GluBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("glu", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
@@ -22346,8 +28514,37 @@ static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepd
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_logsumexp(self, dim, keepdim);
-    tg__fw_not_implemented("logsumexp");
-    return NULL;
+    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_LogsumexpBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, LogsumexpBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("logsumexp", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
@@ -23071,12 +29268,16 @@ static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tens
         tg__fw_MaskedFillBackward1 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(value, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(value, tg_l)) {
                 if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("masked_fill_", tg_r, tg_t, tg_l))
@@ -23149,12 +29350,16 @@ static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tenso
         tg__fw_MaskedFillBackward1 n = { .self = self, .mask = mask, .value = value, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(value, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(value, tg_l)) {
                 if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("masked_fill", tg_r, tg_t, tg_l))
@@ -23739,8 +29944,52 @@ static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
     if (!(tg__fw_any(tg_in, 4)))
         return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
-    tg__fw_not_implemented("_scaled_dot_product_fused_attention");
-    return (tg_output_logsumexp){ 0 };
+    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    if (!tg_r.output && !tg_r.logsumexp) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 4, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScaledDotProductFusedAttentionBackward0 n = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg_r.output, .result1 = tg_r.logsumexp };
+        if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(value, tg_l)) {
+                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(query, tg_l)) {
+                if (!n.query_t && query && !(n.query_t = tg__fw_tangent_or_zeros(query, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(key, tg_l)) {
+                if (!n.key_t && key && !(n.key_t = tg__fw_tangent_or_zeros(key, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_2(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("_scaled_dot_product_fused_attention", tg_r.output, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.query_t);
+        tg_release(n.key_t);
+        tg_release(n.value_t);
+        tg_release(n.attn_mask_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.output); tg_release(tg_r.logsumexp);
+            return (tg_output_logsumexp){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
@@ -24032,8 +30281,37 @@ static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_cumprod(self, dim, dtype);
-    tg__fw_not_implemented("cumprod");
-    return NULL;
+    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CumprodBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("cumprod", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
@@ -24074,8 +30352,43 @@ static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_cumprod_(self, dim, dtype);
-    tg__fw_not_implemented("cumprod_");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_CumprodBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("cumprod_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
@@ -24580,12 +30893,16 @@ static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *i
         tg__fw_ScatterBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
                 if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter", tg_r, tg_t, tg_l))
@@ -24659,12 +30976,16 @@ static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *
         tg__fw_ScatterBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
                 if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_", tg_r, tg_t, tg_l))
@@ -25166,12 +31487,16 @@ static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *i
         tg__fw_ScatterAddBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
                 if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter_add", tg_r, tg_t, tg_l))
@@ -25245,12 +31570,16 @@ static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *
         tg__fw_ScatterAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
                 if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_add_", tg_r, tg_t, tg_l))
@@ -25330,8 +31659,45 @@ static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_te
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
-    tg__fw_not_implemented("scatter_reduce.two");
-    return NULL;
+    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterReduceBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("scatter_reduce", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
@@ -25378,8 +31744,51 @@ static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_t
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
-    tg__fw_not_implemented("scatter_reduce_.two");
-    return NULL;
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (!tg_r) {
+        tg_release(tg_self0);
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 3, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_ScatterReduceBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg_r };
+        if (tg_r && tg__gen_differentiable(tg_r)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(src, tg_l)) {
+                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set_inplace("scatter_reduce_", tg_r, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_release(n.index_t);
+        tg_release(n.src_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_self0);
+            tg_release(tg_r);
+            return NULL;
+        }
+    }
+    tg_release(tg_self0);
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
@@ -25462,12 +31871,16 @@ static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *ind
         tg__fw_IndexAddBackward0 n = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(source, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(source, tg_l)) {
                 if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index_add", tg_r, tg_t, tg_l))
@@ -25543,12 +31956,16 @@ static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *in
         tg__fw_IndexAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(source, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(source, tg_l)) {
                 if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("index_add_", tg_r, tg_t, tg_l))
@@ -25831,12 +32248,16 @@ static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_
         tg__fw_IndexPutBackward0 n = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg_r };
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
-            if (tg__fw_has(self, tg_l) || tg__fw_has(values, tg_l)) {
+            if (tg__fw_has(self, tg_l)) {
                 if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(values, tg_l)) {
                 if (!n.values_t && values && !(n.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_1(&n), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index_put", tg_r, tg_t, tg_l))
@@ -25986,8 +32407,37 @@ static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_sort_stable(self, stable, dim, descending);
-    tg__fw_not_implemented("sort.stable");
-    return (tg_values_indices){ 0 };
+    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
+    if (!tg_r.values && !tg_r.indices) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_SortBackward0 n = { .self = self, .stable = stable, .dim = dim, .descending = descending, .result0 = tg_r.values, .result1 = tg_r.indices };
+        if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SortBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("sort", tg_r.values, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.values); tg_release(tg_r.indices);
+            return (tg_values_indices){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
@@ -26045,8 +32495,37 @@ static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, b
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_topk(self, k, dim, largest, sorted);
-    tg__fw_not_implemented("topk");
-    return (tg_values_indices){ 0 };
+    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
+    if (!tg_r.values && !tg_r.indices) {
+        return tg_r;
+    }
+    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
+        if (!(tg__fw_any_level(tg_in, 1, tg_l)))
+            continue;
+        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
+        tg__fw_TopkBackward0 n = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted, .result0 = tg_r.values, .result1 = tg_r.indices };
+        if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
+            tg_tensor *tg_t = NULL;
+            if (tg__fw_has(self, tg_l)) {
+                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, TopkBackward0_jvp0_0(&n), false)))
+                    goto fail;
+            }
+            if (tg_t && tg__fw_set("topk", tg_r.values, tg_t, tg_l))
+                goto fail;
+        }
+        tg_rc = 0;
+    fail:
+        tg_release(n.self_t);
+        tg_scope_resume(tg_sc);
+        tg__fw_resume(tg_fs);
+        if (tg_rc) {
+            tg_release(tg_r.values); tg_release(tg_r.indices);
+            return (tg_values_indices){ 0 };
+        }
+    }
+    return tg_r;
 }
 
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)

@@ -187,6 +187,12 @@ static inline TG__UNUSED tg_tensor_list tg__gen_keep_tensors(tg_tensor_list l)
 
 static inline TG__UNUSED size_t tg__gen_str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
 
+/* `a == b` of two strings (str? may be NULL: equal only to NULL). */
+static inline TG__UNUSED bool tg__gen_str_eq(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static inline TG__UNUSED const char *tg__gen_keep_str(const char *s, char **cursor)
 {
     if (!s) return NULL;
