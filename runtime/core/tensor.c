@@ -308,6 +308,7 @@ static inline tg_tensor *header_new(thread_state *me, tblock *b, tg_dtype dtype,
     t->device = dev;
     t->is_wrapped_number = false;
     t->requires_grad = false;
+    t->fw_dual = false;
     t->view_base = NULL;
     t->autograd = NULL;
     b->owners = 1;
